@@ -1,0 +1,57 @@
+package mcpname
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestDSHPublicName is the vector table of schemes.md §B.3 (#1–#13) with the stated lengths.
+func TestDSHPublicName(t *testing.T) {
+	tests := []struct {
+		name, server, raw, want string
+		units                   int
+	}{
+		{"#1", "github", "create_issue", "mcp__github__create_issue", 25},
+		{"#2 hyphen legal, no hash", "my-server", "get-user", "mcp__my-server__get-user", 24},
+		{"#3", "fs", "read.file", "mcp__fs__read_file_a70c27002fc8", 31},
+		{"#4", "github", "get.me", "mcp__github__get_me_e1d9d12cf09b", 32},
+		{"#5 distinct from #4", "github", "get_me", "mcp__github__get_me", 19},
+		{"#6", "srv", "tool name with spaces", "mcp__srv__tool_name_with_spaces_fdfc4ce454cb", 44},
+		{"#7 exactly 64, clean", "x", strings.Repeat("a", 56), "mcp__x__" + strings.Repeat("a", 56), 64},
+		{"#8", "x", strings.Repeat("a", 57), "mcp__x__" + strings.Repeat("a", 43) + "_dcdae049e14e", 64},
+		{"#9", "a", strings.Repeat("x", 60), "mcp__a__" + strings.Repeat("x", 43) + "_cd632357a2c1", 64},
+		{"#10", "srv", "héllo", "mcp__srv__h_llo_69aafb962afa", 28},
+		{"#11 emoji is two units", "srv", "🚀launch", "mcp__srv____launch_479a0680ce62", 31},
+		{"#12", enterpriseServer, enterpriseTool, "mcp__enterprise-database-management__synchronize-al_00414678f001", 64},
+		{"#13 no de-dup of prefix", "mcp__already", "t", "mcp__mcp__already__t", 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DSHPublicName(tt.server, tt.raw)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.units, Len(got))
+			assert.True(t, CodexNameAccepted(got, DSHMaxLength), "DSH names fit the 64 rule")
+		})
+	}
+}
+
+// TestDSHHashInput is the hash-input example of §B.3.
+func TestDSHHashInput(t *testing.T) {
+	sum := sha256.Sum256([]byte("fs\x00read.file"))
+	h := hex.EncodeToString(sum[:])
+	assert.True(t, strings.HasPrefix(h, "a70c27002fc8cfaedcb3"), h)
+	assert.True(t, strings.HasSuffix(h, "6269"), h)
+	assert.Equal(t, "mcp__fs__read_file_"+h[:DSHHashLength], DSHPublicName("fs", "read.file"))
+}
+
+func TestDSHHashedLengths(t *testing.T) {
+	// A lossy change forces the hash even when short; a hashed name is 64 units once the
+	// sanitized name has at least 51.
+	assert.Len(t, DSHPublicName("s", "a.b"), len("mcp__s__a_b")+1+DSHHashLength)
+	assert.Len(t, DSHPublicName("s", strings.Repeat("é", 80)), DSHMaxLength)
+	assert.Equal(t, DSHHeadLength, 51)
+}
