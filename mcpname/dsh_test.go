@@ -55,3 +55,31 @@ func TestDSHHashedLengths(t *testing.T) {
 	assert.Len(t, DSHPublicName("s", strings.Repeat("é", 80)), DSHMaxLength)
 	assert.Equal(t, DSHHeadLength, 51)
 }
+
+// FuzzDSHPublicName: a public name always satisfies the 64-unit provider rule, is kept verbatim
+// exactly when it already did, and otherwise ends in "_" + 12 hex digits.
+func FuzzDSHPublicName(f *testing.F) {
+	for _, s := range [][2]string{{"fs", "read.file"}, {"srv", "🚀launch"}, {"x", strings.Repeat("a", 57)},
+		{"a", "\xff\xfe"}, {"", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, server, raw string) {
+		got := DSHPublicName(server, raw)
+		if !CodexNameAccepted(got, DSHMaxLength) {
+			t.Fatalf("DSHPublicName(%q, %q) = %q breaks ^[A-Za-z0-9_-]{1,64}$", server, raw, got)
+		}
+		joined := Prefix + server + "__" + raw
+		verbatim := CodexNameAccepted(joined, DSHMaxLength)
+		if verbatim != (got == joined) {
+			t.Fatalf("DSHPublicName(%q, %q) = %q: verbatim %v", server, raw, got, verbatim)
+		}
+		if !verbatim && (len(got) < 13 || got[len(got)-13] != '_' ||
+			strings.Trim(got[len(got)-12:], "0123456789abcdef") != "") {
+			t.Fatalf("DSHPublicName(%q, %q) = %q lacks the hash suffix", server, raw, got)
+		}
+		// Claude Code names keep the charset but neither length nor content: one unit per unit.
+		if c := ClaudeName(server, raw); !CodexNameAccepted(c, len(c)) || len(c) != Len(joined) && !strings.HasPrefix(server, claudeAIServerPrefix) && !strings.HasPrefix(raw, claudeAIServerPrefix) {
+			t.Fatalf("ClaudeName(%q, %q) = %q: charset or unit count broken", server, raw, c)
+		}
+	})
+}
