@@ -86,7 +86,7 @@ type Evaluation struct {
 	// Decision is deny, ask, allow or default.
 	Decision Decision
 	// Rule is the rule that decided (the first matching deny, ask or non-refused allow rule);
-	// nil when Decision is default.
+	// nil when Decision is default. It points into the Rules passed to Evaluate.
 	Rule *Rule
 	// Refused lists, in order, the allow rules that matched but were refused by the registry
 	// guard before the decision was reached (empty when a deny or ask rule decided, since

@@ -108,3 +108,13 @@ func TestIsMcpAllowAmbiguousOff(t *testing.T) {
 		assert.False(t, permission.HasAmbiguousMcpGrant(p, *id, []permission.Identity{}), p)
 	}
 }
+
+// TestAcknowledgedResidualE1 pins caveat R23-1 of qwen-reference.md §2.6: a legacy exact entry
+// still grants foo:bar/a.b while foo_bar has an unrelated tool (scenario E1 grants), whereas
+// the wildcard form is refused (E2).
+func TestAcknowledgedResidualE1(t *testing.T) {
+	reg := ids("foo:bar", "a.b", "foo_bar", "unrelated")
+	ctx := permission.NewTool("foo:bar", "a.b").Context(permission.ContextProducer)
+	assert.Equal(t, permission.DecisionAllow, permission.Evaluate(permission.NewRules([]string{"mcp__foo_bar__a.b"}, nil, nil), ctx, reg).Decision)
+	assert.Equal(t, permission.DecisionDefault, permission.Evaluate(permission.NewRules([]string{"mcp__foo_bar__*"}, nil, nil), ctx, reg).Decision)
+}
