@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Exit codes (one place maps errors to them; listed in every command's help).
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitPartial = 3 // some stores could not be read or written, or an audit --fail-on hit
+	exitInUse   = 4 // a store is in use by another process; nothing was changed in it
+)
+
+const exitCodesHelp = `EXIT STATUS:
+   0  success (also when there is nothing to change)
+   1  error
+   2  usage error
+   3  partial: some stores could not be read or rewritten (listed), or an audit --fail-on matched
+   4  refused: a store is in use by another process (changed while being read, or locked)`
+
+// version is set by the build (-ldflags "-X main.version=…").
+var version = "dev"
+
+// Env is everything a command may touch outside its options: injectable for tests.
+type Env struct {
+	In          io.Reader
+	Out, Err    io.Writer
+	InTerminal  bool // standard input is a terminal (prompts are allowed)
+	ErrTerminal bool // standard error is a terminal (progress bars are allowed)
+	Getenv      func(string) string
+	Home        string
+	Now         func() time.Time
+	// beforeCheck is a test hook run right before a store's final in-use check.
+	beforeCheck func(store.Ref)
+}
+
+func systemEnv() *Env {
+	home, _ := os.UserHomeDir()
+	return &Env{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		InTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
+		ErrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		Getenv:      os.Getenv,
+		Home:        home,
+		Now:         time.Now,
+	}
+}
+
+// exitErr carries an exit code and an optional message.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+// usageErrorf is a usage error (exit 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitErr{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// withCode returns an error that exits with code and prints nothing more (the command already
+// reported the details).
+func withCode(code int) error { return &exitErr{code: code} }
+
+// exitCode maps an error to the process exit status.
+func exitCode(err error) int {
+	var ee *exitErr
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, store.ErrInUse):
+		return exitInUse
+	default:
+		return exitError
+	}
+}
+
+// run builds the application with env's streams, runs it and returns the exit code.
+func run(ctx context.Context, args []string, env *Env) int {
+	app := newApp(env)
+	if err := checkFlagOrder(app, args); err != nil {
+		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
+		return exitUsage
+	}
+	err := app.RunContext(ctx, args)
+	if err != nil && err.Error() != "" {
+		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+func newApp(env *Env) *cli.App {
+	app := &cli.App{
+		Name:  "sessionfix",
+		Usage: "find, fix and audit legacy MCP tool names in AI coding agents' session stores",
+		Description: `sessionfix scans session stores for MCP tool names in legacy spellings (dotted,
+over-long, non-ASCII, middle-truncated) that strict model providers now reject, rewrites them
+the way Qwen Code 0.24.4 registers them (dry-run by default, backups and undo), and audits
+which permission rules match which tools.`,
+		Version:         version,
+		Reader:          env.In,
+		Writer:          env.Out,
+		ErrWriter:       env.Err,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		OnUsageError:    onUsageError,
+		Commands: []*cli.Command{
+			newScanCommand(env),
+			newFixCommand(env),
+			newUndoCommand(env),
+			newRunsCommand(env),
+			newNamesCommand(env),
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = onUsageError
+		if c.Description != "" {
+			c.Description += "\n\n" + exitCodesHelp
+		}
+	}
+	return app
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &exitErr{code: exitUsage, err: err}
+}
+
+// checkFlagOrder rejects a flag written after a positional argument: urfave/cli stops parsing
+// flags at the first argument, so "fix DIR --apply" would silently be a dry run over a path
+// named "--apply". "--" ends flags as usual.
+func checkFlagOrder(app *cli.App, args []string) error {
+	if len(args) < 3 {
+		return nil
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil {
+		return nil
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		if _, isBool := f.(*cli.BoolFlag); isBool {
+			continue
+		}
+		for _, n := range f.Names() {
+			takesValue[n] = true
+		}
+	}
+	sawArg := false
+	for i := 2; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			if sawArg {
+				return fmt.Errorf("flag %s comes after a path: put flags before paths (sessionfix %s [flags] PATH...)", a, args[1])
+			}
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] {
+				i++ // its value
+			}
+		default:
+			sawArg = true
+		}
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store/jsonscan"
+)
+
+type namesOptions struct {
+	Names  []string
+	Stdin  bool
+	JSON   bool
+	Format string
+}
+
+func newNamesCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "names",
+		Usage:     "show how names are classified and rewritten (normalize, normalizeMcp, legacy)",
+		ArgsUsage: "[NAME...]",
+		Description: `For support engineers: for each name, its class (naming.md) and what Qwen Code's
+functions give for it: normalize (the registered name of a tool whose raw identity it is),
+normalizeMcp (what Qwen Code 0.24.4 sends for a stored name) and legacy (what versions before
+the provider-safe change registered).
+
+Names come as arguments or, with --stdin, one per line on standard input. With --json each
+input line is a JSON string (or an object with a "raw" key), so any name can be given:
+control characters, lone surrogates ("\ud800"), newlines.
+
+EXAMPLES:
+   sessionfix names mcp__lit__literature.search_pubmed
+   printf 'mcp__foo.bar__deploy.prod\nread_file\n' | sessionfix names --stdin
+   sessionfix names --stdin --json --format jsonl < fixtures/vectors/qwen-names.jsonl`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "stdin", Usage: "read names from standard input, one per line"},
+			&cli.BoolFlag{Name: "json", Usage: "with --stdin: each line is a JSON string (or an object with \"raw\")"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or jsonl"},
+		},
+		Action: func(c *cli.Context) error {
+			opts := namesOptions{Names: c.Args().Slice(), Stdin: c.Bool("stdin"), JSON: c.Bool("json"), Format: c.String("format")}
+			return runNames(c.Context, env, opts)
+		},
+	}
+}
+
+// nameInput is one name to describe, with its exact UTF-16 units when it holds a lone surrogate.
+type nameInput struct {
+	str   string
+	units []uint16
+}
+
+func runNames(_ context.Context, env *Env, opts namesOptions) error {
+	if opts.Format != "table" && opts.Format != "jsonl" {
+		return usageErrorf("--format must be table or jsonl, not %q", opts.Format)
+	}
+	if opts.JSON && !opts.Stdin {
+		return usageErrorf("--json needs --stdin")
+	}
+	if opts.Stdin && len(opts.Names) > 0 {
+		return usageErrorf("give names as arguments or with --stdin, not both")
+	}
+	if !opts.Stdin && len(opts.Names) == 0 {
+		return usageErrorf("no names: give names as arguments or use --stdin")
+	}
+	var inputs []nameInput
+	bad := 0
+	if opts.Stdin {
+		r := bufio.NewReader(env.In)
+		for n := int64(1); ; n++ {
+			line, err := r.ReadString('\n')
+			if line == "" && err == io.EOF {
+				break
+			}
+			if err != nil && err != io.EOF {
+				return fmt.Errorf("read standard input: %w", err)
+			}
+			line = strings.TrimSuffix(line, "\n")
+			if opts.JSON {
+				in, perr := parseJSONName(line)
+				if perr != nil {
+					fmt.Fprintf(env.Err, "sessionfix: standard input line %d: %v\n", n, perr)
+					bad++
+					continue
+				}
+				inputs = append(inputs, in)
+			} else {
+				inputs = append(inputs, nameInput{str: strings.TrimSuffix(line, "\r")})
+			}
+			if err == io.EOF {
+				break
+			}
+		}
+	} else {
+		for _, a := range opts.Names {
+			inputs = append(inputs, nameInput{str: a})
+		}
+	}
+	if err := writeNames(env.Out, inputs, opts.Format); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return &exitErr{code: exitPartial, err: fmt.Errorf("%d input lines could not be read", bad)}
+	}
+	return nil
+}
+
+// parseJSONName reads a JSON string, or an object whose "raw" member is a string.
+func parseJSONName(line string) (nameInput, error) {
+	b := []byte(strings.TrimSpace(line))
+	if len(b) > 0 && b[0] == '{' {
+		var raw *jsonscan.Capture
+		sc := jsonscan.New(rawPattern, jsonscan.Document, func(r *jsonscan.Record) error {
+			if r.Err != nil {
+				return r.Err
+			}
+			if len(r.Captures) > 0 {
+				c := r.Captures[0]
+				raw = &c
+			}
+			return nil
+		})
+		if _, err := sc.Write(b); err != nil {
+			return nameInput{}, fmt.Errorf("invalid JSON: %w", err)
+		}
+		if err := sc.Close(); err != nil {
+			return nameInput{}, fmt.Errorf("invalid JSON: %w", err)
+		}
+		if raw == nil {
+			return nameInput{}, fmt.Errorf("object has no string member \"raw\"")
+		}
+		b = raw.Raw
+	}
+	v, err := jsonscan.Unquote(b)
+	if err != nil {
+		return nameInput{}, fmt.Errorf("not a JSON string: %s", reports.Printable(truncate(string(b), 60)))
+	}
+	return nameInput{str: v.Str, units: v.Units}, nil
+}
+
+var rawPattern = jsonscan.MustCompile("raw")
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func describeName(in nameInput) (class mcpname.Class, normalized, mcpNormalized, legacy string) {
+	if in.units != nil {
+		c := mcpname.ClassifyUnits(in.units, nil)
+		return c.Class, mcpname.NormalizeUnits(in.units), c.Registered, mcpname.LegacyUnits(in.units)
+	}
+	c := mcpname.Classify(in.str, nil)
+	return c.Class, mcpname.Normalize(in.str), c.Registered, mcpname.Legacy(in.str)
+}
+
+func writeNames(w io.Writer, inputs []nameInput, format string) error {
+	bw := bufio.NewWriter(w)
+	if format == "jsonl" {
+		var b []byte
+		for _, in := range inputs {
+			class, norm, mcpNorm, leg := describeName(in)
+			b = append(b[:0], `{"raw":`...)
+			if in.units != nil {
+				b = jsonscan.AppendQuoteUnits(b, in.units)
+			} else {
+				b = jsonscan.AppendQuote(b, in.str)
+			}
+			b = append(b, `,"class":`...)
+			b = jsonscan.AppendQuote(b, string(class))
+			b = append(b, `,"normalized":`...)
+			b = jsonscan.AppendQuote(b, norm)
+			b = append(b, `,"mcp_normalized":`...)
+			if in.units != nil && !mcpname.HasPrefixUnits(in.units) {
+				b = jsonscan.AppendQuoteUnits(b, in.units) // unchanged, exact
+			} else {
+				b = jsonscan.AppendQuote(b, mcpNorm)
+			}
+			b = append(b, `,"legacy":`...)
+			b = jsonscan.AppendQuote(b, leg)
+			b = append(b, "}\n"...)
+			if _, err := bw.Write(b); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+	t := &reports.Table{Columns: []string{"raw", "class", "normalized", "mcp_normalized", "legacy"}}
+	for _, in := range inputs {
+		class, norm, mcpNorm, leg := describeName(in)
+		t.Add(in.str, string(class), norm, mcpNorm, leg)
+	}
+	if err := reports.WriteText(bw, t); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

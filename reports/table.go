@@ -1,0 +1,133 @@
+// Package reports renders tables of plain strings as aligned text, CSV (made inert for
+// spreadsheets) and JSON. It knows nothing of stores: callers turn their results into Tables.
+//
+// reports never imports store, scan, rewrite or cmd.
+package reports
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Table is a header and rows of cells.
+type Table struct {
+	Columns []string
+	Rows    [][]string
+}
+
+// Add appends a row.
+func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
+
+// WriteText writes t with columns aligned by display width (runes), two spaces apart, the
+// header in upper case. Cells are made printable: control characters are shown as \uXXXX so a
+// hostile name cannot move the cursor or hide text on a terminal.
+func WriteText(w io.Writer, t *Table) error {
+	widths := make([]int, len(t.Columns))
+	rows := make([][]string, 0, len(t.Rows)+1)
+	head := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		head[i] = strings.ToUpper(c)
+	}
+	rows = append(rows, head)
+	for _, r := range t.Rows {
+		clean := make([]string, len(r))
+		for i, c := range r {
+			clean[i] = Printable(c)
+		}
+		rows = append(rows, clean)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(widths) {
+				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+			}
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Printable replaces control and bidi-override characters with \uXXXX escapes.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafeRune(r) {
+			b.WriteString(`\u`)
+			const hex = "0123456789abcdef"
+			b.WriteByte(hex[r>>12&0xf])
+			b.WriteByte(hex[r>>8&0xf])
+			b.WriteByte(hex[r>>4&0xf])
+			b.WriteByte(hex[r&0xf])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) ||
+		(r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// CSVSafe makes a cell inert for spreadsheets: a cell starting with '=', '+', '-', '@', tab or
+// CR gets a leading apostrophe (OWASP CSV injection guidance).
+func CSVSafe(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
+}
+
+// WriteCSV writes t as RFC 4180 CSV with a header row, every cell passed through CSVSafe.
+func WriteCSV(w io.Writer, t *Table) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.Columns); err != nil {
+		return err
+	}
+	row := make([]string, len(t.Columns))
+	for _, r := range t.Rows {
+		for i := range row {
+			row[i] = ""
+			if i < len(r) {
+				row[i] = CSVSafe(r[i])
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteJSON writes v as indented JSON without HTML escaping (names keep '<', '>' and '&').
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,349 @@
+// Package rewrite turns scanned name sites into a plan (what would change, and why each other
+// name is kept), applies a plan with backups and a journal, and undoes runs.
+//
+// The plan is data: Build is pure and deterministic (sorted), Apply consumes it, and dry-run
+// only prints it. rewrite imports store (and store/all to reopen stores for undo) and mcpname;
+// it never imports scan, audit, reports or cmd.
+package rewrite
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Action is what the plan does with one name site.
+type Action string
+
+// Actions of a Decision.
+const (
+	ActRewrite Action = "rewrite" // replaced by New
+	ActKeep    Action = "keep"    // a legacy name deliberately kept (reported)
+	ActNone    Action = "none"    // nothing to do (builtin, clean, normalized)
+)
+
+// Policy holds the user's choices for the rewrite rule (naming.md "Classes").
+type Policy struct {
+	// KeepTruncated keeps legacy-truncated-dotted names instead of normalizing them.
+	KeepTruncated bool
+	// RewriteLossy rewrites lossy-legacy names to the registered name of the one inventory
+	// tool they belong to (needs Index).
+	RewriteLossy bool
+	// Index holds known raw identities (an inventory). May be nil.
+	Index *mcpname.Index
+}
+
+// Decision is the verdict on one name site.
+type Decision struct {
+	Site   store.Site    `json:"site"`
+	Class  mcpname.Class `json:"class"`
+	Action Action        `json:"action"`
+	New    string        `json:"new,omitempty"`
+	// Source says where New came from ("normalizeMcp", "inventory: mcp__lit__get+data", …).
+	Source string `json:"source,omitempty"`
+	// Note explains a keep or flags a rewrite ("no current tool answers to the new name").
+	Note string `json:"note,omitempty"`
+}
+
+// StorePlan is the plan for one store.
+type StorePlan struct {
+	Store     store.Store     `json:"-"`
+	Snap      *store.Snapshot `json:"-"`
+	Decisions []Decision      `json:"decisions"`
+	// Warnings are plan-level findings (a call and its response disagree, a key clash).
+	Warnings []store.Problem `json:"warnings,omitempty"`
+}
+
+// Edits returns the edits of the store's rewrite decisions, in offset order.
+func (sp *StorePlan) Edits() []store.Edit {
+	var out []store.Edit
+	for _, d := range sp.Decisions {
+		if d.Action == ActRewrite {
+			out = append(out, store.Edit{Site: d.Site, New: d.New})
+		}
+	}
+	return out
+}
+
+// Count returns how many decisions have action a.
+func (sp *StorePlan) Count(a Action) int {
+	n := 0
+	for _, d := range sp.Decisions {
+		if d.Action == a {
+			n++
+		}
+	}
+	return n
+}
+
+// Plan is the whole plan, one StorePlan per readable store, sorted by path.
+type Plan struct {
+	Stores []*StorePlan
+}
+
+// Totals summarizes a plan.
+type Totals struct {
+	Stores        int                   `json:"stores"`
+	Sites         int                   `json:"sites"`
+	Rewrite       int                   `json:"rewrite"`
+	RewriteStores int                   `json:"rewrite_stores"`
+	Kept          int                   `json:"kept"`
+	KeptTruncated int                   `json:"kept_truncated"`
+	ByClass       map[mcpname.Class]int `json:"by_class"`
+}
+
+// Totals counts the plan's decisions.
+func (p *Plan) Totals() Totals {
+	t := Totals{ByClass: map[mcpname.Class]int{}}
+	for _, sp := range p.Stores {
+		t.Stores++
+		n := sp.Count(ActRewrite)
+		t.Rewrite += n
+		if n > 0 {
+			t.RewriteStores++
+		}
+		for _, d := range sp.Decisions {
+			t.Sites++
+			t.ByClass[d.Class]++
+			if d.Action == ActKeep {
+				t.Kept++
+				if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
+					t.KeptTruncated++
+				}
+			}
+		}
+	}
+	return t
+}
+
+// Namer decides the fate of every site of one store. Implementations are pure.
+type Namer interface {
+	Decide(snap *store.Snapshot, pol Policy) []Decision
+}
+
+// NamerFor returns the naming rule of an agent: Qwen Code's normalizeMcp classes for "qwen",
+// and the provider-safe rule (normalize only names a provider rejects) for any other agent.
+// Every agent is listed here explicitly.
+func NamerFor(agent string) Namer {
+	switch agent {
+	case "qwen":
+		return qwenNamer{}
+	default:
+		return providerSafeNamer{}
+	}
+}
+
+// Build makes the plan for scanned stores (snapshots with their stores). Stores that could not
+// be read are left out (the caller reports them). The index of known raw identities is
+// enriched with the legacy-dotted names seen in the snapshots (Qwen Code treats a restored
+// dotted name as a raw identity), so names already normalized from them classify as
+// "normalized".
+func Build(scanned []Scanned, pol Policy) *Plan {
+	pol.Index = enrichIndex(pol.Index, scanned)
+	p := &Plan{}
+	for _, s := range scanned {
+		if s.Snap == nil {
+			continue
+		}
+		sp := &StorePlan{Store: s.Store, Snap: s.Snap, Decisions: NamerFor(s.Snap.Agent).Decide(s.Snap, pol)}
+		checkPairs(sp)
+		checkKeyClashes(sp)
+		sort.SliceStable(sp.Decisions, func(i, j int) bool {
+			return sp.Decisions[i].Site.Loc.Offset < sp.Decisions[j].Site.Loc.Offset ||
+				(sp.Decisions[i].Site.Loc.Offset == sp.Decisions[j].Site.Loc.Offset && sp.Decisions[i].Site.Loc.Row < sp.Decisions[j].Site.Loc.Row)
+		})
+		p.Stores = append(p.Stores, sp)
+	}
+	sort.Slice(p.Stores, func(i, j int) bool { return p.Stores[i].Snap.Ref.Path < p.Stores[j].Snap.Ref.Path })
+	return p
+}
+
+// Scanned pairs a store with its snapshot.
+type Scanned struct {
+	Store store.Store
+	Snap  *store.Snapshot
+}
+
+func enrichIndex(ix *mcpname.Index, scanned []Scanned) *mcpname.Index {
+	out := mcpname.NewIndex()
+	if ix != nil {
+		for _, r := range ix.Raws() {
+			out.Add(r)
+		}
+	}
+	for _, s := range scanned {
+		if s.Snap == nil || s.Snap.Agent != "qwen" {
+			continue
+		}
+		for _, site := range s.Snap.Sites {
+			if site.Units == nil && mcpname.HasPrefix(site.Name) && !mcpname.IsProviderSafe(site.Name) && !mcpname.IsTruncationShape(site.Name) {
+				out.Add(site.Name)
+			}
+		}
+	}
+	return out
+}
+
+// qwenNamer is Qwen Code 0.24.4's rule: normalizeMcp of each stored name, with the classes of
+// naming.md deciding what is kept.
+type qwenNamer struct{}
+
+func (qwenNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
+	out := make([]Decision, 0, len(snap.Sites))
+	for _, site := range snap.Sites {
+		var c mcpname.Classification
+		if site.Units != nil {
+			c = mcpname.ClassifyUnits(site.Units, pol.Index)
+		} else {
+			c = mcpname.Classify(site.Name, pol.Index)
+		}
+		d := Decision{Site: site, Class: c.Class, Action: ActNone}
+		switch c.Class {
+		case mcpname.ClassLegacyDotted:
+			d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
+		case mcpname.ClassLegacyTruncatedDotted:
+			if pol.KeepTruncated {
+				d.Action, d.Note = ActKeep, "middle-truncated legacy name kept (--keep-truncated)"
+			} else {
+				d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
+				d.Note = "middle-truncated: no current tool answers to the new name"
+			}
+			if c.Owner != "" {
+				d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
+			}
+		case mcpname.ClassLegacyTruncated:
+			d.Action, d.Note = ActKeep, "middle-truncated legacy name kept as it is (possibly truncated; its middle cannot be rebuilt)"
+			if c.Owner != "" {
+				d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
+			}
+		case mcpname.ClassLossyLegacy:
+			if pol.RewriteLossy {
+				d.Action, d.New, d.Source = ActRewrite, c.OwnerRegistered, "inventory: "+c.Owner
+			} else {
+				d.Action = ActKeep
+				d.Note = fmt.Sprintf("lossy legacy spelling of %s (registered %s); rewrite with --rewrite-lossy", c.Owner, c.OwnerRegistered)
+			}
+		}
+		if site.ReadOnly && d.Action == ActRewrite {
+			d.Action, d.New, d.Note = ActKeep, "", "raw identity record: never rewritten"
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// providerSafeNamer rewrites only names a provider rejects, with Normalize (stores.md §3: for
+// agents that do not use mcp__ names).
+type providerSafeNamer struct{}
+
+func (providerSafeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
+	out := make([]Decision, 0, len(snap.Sites))
+	for _, site := range snap.Sites {
+		d := Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
+		safe := site.Units == nil && mcpname.IsProviderSafe(site.Name)
+		if !mcpname.HasPrefix(site.Name) && safe {
+			d.Class = mcpname.ClassBuiltin
+		}
+		if !safe {
+			d.Class = mcpname.ClassLegacyDotted
+			if site.ReadOnly {
+				d.Action, d.Note = ActKeep, "raw identity record: never rewritten"
+			} else {
+				d.Action, d.Source = ActRewrite, "normalize"
+				if site.Units != nil {
+					d.New = mcpname.NormalizeUnits(site.Units)
+				} else {
+					d.New = mcpname.Normalize(site.Name)
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// checkPairs verifies that a call and its response (same call id) end with the same name.
+// The rule is a function of the stored name, so equal old names always end equal; differing
+// ones are reported.
+func checkPairs(sp *StorePlan) {
+	type end struct {
+		final string
+		d     *Decision
+	}
+	calls := map[string]end{}
+	final := func(d *Decision) string {
+		if d.Action == ActRewrite {
+			return d.New
+		}
+		return d.Site.Name
+	}
+	for i := range sp.Decisions {
+		d := &sp.Decisions[i]
+		if d.Site.CallID != "" && isCallSite(d.Site) {
+			calls[pairKey(d.Site)] = end{final(d), d}
+		}
+	}
+	for i := range sp.Decisions {
+		d := &sp.Decisions[i]
+		if d.Site.CallID == "" || !isResponseSite(d.Site) {
+			continue
+		}
+		c, ok := calls[pairKey(d.Site)]
+		if ok && c.final != final(d) {
+			sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
+				Reason: fmt.Sprintf("response %q of call id %s ends as %q but its call (line %d) ends as %q",
+					d.Site.Name, d.Site.CallID, final(d), c.d.Site.Loc.Line, c.final)})
+		}
+	}
+}
+
+func isCallSite(s store.Site) bool {
+	return s.Kind == store.SiteCall || s.Field == "call"
+}
+
+func isResponseSite(s store.Site) bool {
+	return s.Kind == store.SiteResponse || s.Field == "response"
+}
+
+// pairKey scopes call ids: the live history and each snapshot (compressed, bootstrap) pair
+// separately.
+func pairKey(s store.Site) string {
+	scope := "history"
+	if s.Kind == store.SiteCompressed || s.Kind == store.SiteBootstrap {
+		scope = fmt.Sprintf("%s@%d", s.Kind, s.Loc.Line)
+	}
+	return scope + "\x00" + s.CallID
+}
+
+// checkKeyClashes cancels rewrites of object keys that would duplicate another key of the same
+// object (JSON.parse keeps only the last duplicate, so counts would be lost).
+func checkKeyClashes(sp *StorePlan) {
+	byScope := map[string][]int{}
+	for i, d := range sp.Decisions {
+		if d.Site.Key && d.Site.Scope != "" {
+			byScope[d.Site.Scope] = append(byScope[d.Site.Scope], i)
+		}
+	}
+	for _, idx := range byScope {
+		seen := map[string]int{}
+		for _, i := range idx {
+			d := &sp.Decisions[i]
+			name := d.Site.Name
+			if d.Action == ActRewrite {
+				name = d.New
+			}
+			seen[name]++
+		}
+		for _, i := range idx {
+			d := &sp.Decisions[i]
+			if d.Action == ActRewrite && seen[d.New] > 1 {
+				sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
+					Reason: fmt.Sprintf("key %q not renamed to %q: the object already has that key (%s)", d.Site.Name, d.New, d.Site.Scope)})
+				d.Action, d.Note = ActKeep, fmt.Sprintf("would duplicate key %q", d.New)
+				d.New = ""
+			}
+		}
+	}
+}

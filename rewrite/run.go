@@ -1,0 +1,546 @@
+package rewrite
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Run states recorded in a manifest.
+const (
+	StateApplying        = "applying"         // the run was interrupted (journal only)
+	StateApplied         = "applied"          // every planned store was rewritten
+	StatePartial         = "partial"          // some stores were skipped or failed
+	StateNothing         = "nothing-to-do"    // no store needed a change
+	StateUndone          = "undone"           // every change was restored
+	StatePartiallyUndone = "partially-undone" // undo refused some stores
+)
+
+// Manifest is manifest.json of a run directory: everything undo needs.
+type Manifest struct {
+	Version   int         `json:"version"`
+	RunID     string      `json:"run_id"`
+	Created   time.Time   `json:"created"`
+	Command   string      `json:"command,omitempty"`
+	Roots     []string    `json:"roots,omitempty"`
+	State     string      `json:"state"`
+	UndoneAt  *time.Time  `json:"undone_at,omitempty"`
+	Files     []FileEntry `json:"files"`
+	Skipped   []Skipped   `json:"skipped,omitempty"`
+	ToolNotes []string    `json:"notes,omitempty"`
+}
+
+// FileEntry records one rewritten store.
+type FileEntry struct {
+	store.Change
+	Renames []Rename `json:"renames"`
+	// Restored is set once undo put the backup back.
+	Restored bool `json:"restored,omitempty"`
+}
+
+// Rename counts one old → new name in a store.
+type Rename struct {
+	Old   string `json:"old"`
+	New   string `json:"new"`
+	Count int    `json:"count"`
+}
+
+// Skipped records a planned store that was not rewritten, with why.
+type Skipped struct {
+	Ref    store.Ref `json:"store"`
+	Reason string    `json:"reason"`
+	InUse  bool      `json:"in_use,omitempty"`
+}
+
+// journalEntry is one line of journal.jsonl, appended (and fsynced) around each replace so an
+// interrupted run can still be undone.
+type journalEntry struct {
+	Event  string     `json:"event"` // "commit" (about to replace), "done", "abort"
+	Entry  *FileEntry `json:"entry,omitempty"`
+	Path   string     `json:"path,omitempty"`
+	Reason string     `json:"reason,omitempty"`
+}
+
+const (
+	manifestName = "manifest.json"
+	journalName  = "journal.jsonl"
+	backupsDir   = "backups"
+	runsDir      = "runs"
+)
+
+// DefaultStateDir is ${XDG_STATE_HOME:-~/.local/state}/sessionfix.
+func DefaultStateDir(getenv func(string) string, home string) string {
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "sessionfix")
+	}
+	return filepath.Join(home, ".local", "state", "sessionfix")
+}
+
+// NewRunID returns a sortable run id: UTC time to the second plus 4 random hex digits.
+func NewRunID(now time.Time) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// ApplyOptions tunes Apply.
+type ApplyOptions struct {
+	StateDir string
+	Command  string
+	Roots    []string
+	Now      func() time.Time
+	// Workers bounds parallel rewrites (default 2: rewriting is I/O bound).
+	Workers int
+	// Progress is called once per store done.
+	Progress func(store.Ref)
+	// BeforeCheck is a test hook passed to each store (see store.ApplyOptions).
+	BeforeCheck func(store.Ref)
+}
+
+// Outcome is what happened to one planned store.
+type Outcome struct {
+	Ref    store.Ref
+	Edits  int
+	Change *store.Change
+	Err    error
+}
+
+// InUse reports whether the store was refused because another process uses it.
+func (o Outcome) InUse() bool { return errors.Is(o.Err, store.ErrInUse) }
+
+// Result is the result of Apply.
+type Result struct {
+	RunID    string
+	Dir      string
+	Manifest *Manifest
+	Outcomes []Outcome
+}
+
+// Rewritten counts stores and names rewritten.
+func (r *Result) Rewritten() (stores, names int) {
+	for _, o := range r.Outcomes {
+		if o.Err == nil && o.Change != nil {
+			stores++
+			names += o.Edits
+		}
+	}
+	return stores, names
+}
+
+// Apply rewrites every store of the plan that has rewrite decisions, each through its
+// store.Writer, keeping a backup of each original in a new run directory
+// <StateDir>/runs/<run-id>/ with a journal and, at the end, manifest.json. A store that is in
+// use or fails is skipped and recorded; the others go on. Apply creates no run directory when
+// the plan has nothing to rewrite (Result.RunID is then empty).
+func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	var work []*StorePlan
+	for _, sp := range p.Stores {
+		if sp.Count(ActRewrite) > 0 {
+			work = append(work, sp)
+		}
+	}
+	res := &Result{}
+	if len(work) == 0 {
+		return res, nil
+	}
+	created := now()
+	res.RunID = NewRunID(created)
+	res.Dir = filepath.Join(opt.StateDir, runsDir, res.RunID)
+	if err := os.MkdirAll(filepath.Join(res.Dir, backupsDir), 0o700); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	j, err := openJournal(filepath.Join(res.Dir, journalName))
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	m := &Manifest{Version: 1, RunID: res.RunID, Created: created.UTC(), Command: opt.Command, Roots: opt.Roots, State: StateApplying}
+	if err := writeManifest(res.Dir, m); err != nil {
+		return nil, err
+	}
+
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	outcomes := make([]Outcome, len(work))
+	entries := make([]*FileEntry, len(work))
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i, sp := range work {
+		if ctx.Err() != nil {
+			outcomes[i] = Outcome{Ref: sp.Snap.Ref, Err: ctx.Err()}
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			outcomes[i], entries[i] = applyOne(ctx, sp, i, res.Dir, j, opt)
+			if opt.Progress != nil {
+				opt.Progress(sp.Snap.Ref)
+			}
+		}()
+	}
+	wg.Wait()
+
+	for i, o := range outcomes {
+		if o.Err != nil {
+			m.Skipped = append(m.Skipped, Skipped{Ref: o.Ref, Reason: o.Err.Error(), InUse: o.InUse()})
+			continue
+		}
+		m.Files = append(m.Files, *entries[i])
+		for _, w := range o.Change.Warnings {
+			m.ToolNotes = append(m.ToolNotes, fmt.Sprintf("%s: %s", o.Ref.Path, w))
+		}
+	}
+	switch {
+	case len(m.Skipped) == 0:
+		m.State = StateApplied
+	case len(m.Files) == 0 && len(m.Skipped) > 0:
+		m.State = StatePartial
+	default:
+		m.State = StatePartial
+	}
+	if err := writeManifest(res.Dir, m); err != nil {
+		return nil, err
+	}
+	res.Manifest, res.Outcomes = m, outcomes
+	return res, nil
+}
+
+func applyOne(ctx context.Context, sp *StorePlan, i int, dir string, j *journal, opt ApplyOptions) (Outcome, *FileEntry) {
+	ref := sp.Snap.Ref
+	o := Outcome{Ref: ref}
+	w, ok := sp.Store.(store.Writer)
+	if !ok {
+		o.Err = fmt.Errorf("%s: %w: the %s backend cannot rewrite", ref.Path, store.ErrNotWritable, ref.Kind)
+		return o, nil
+	}
+	edits := sp.Edits()
+	entry := &FileEntry{Renames: renames(edits)}
+	bk := filepath.Join(dir, backupsDir, fmt.Sprintf("%04d-%s", i+1, sanitizeBase(filepath.Base(ref.Path))))
+	aopt := store.ApplyOptions{
+		BackupPath: bk,
+		BeforeCommit: func(ch *store.Change) error {
+			ch.Ref = ref
+			ch.Edits = len(edits)
+			entry.Change = *ch
+			return j.append(journalEntry{Event: "commit", Entry: entry})
+		},
+	}
+	if opt.BeforeCheck != nil {
+		aopt.BeforeCheck = func() { opt.BeforeCheck(ref) }
+	}
+	ch, err := w.Apply(ctx, sp.Snap, edits, aopt)
+	if err != nil {
+		o.Err = err
+		_ = j.append(journalEntry{Event: "abort", Path: ref.Path, Reason: err.Error()})
+		return o, nil
+	}
+	ch.Ref = ref
+	entry.Change = *ch
+	o.Change, o.Edits = ch, len(edits)
+	_ = j.append(journalEntry{Event: "done", Path: ref.Path, Entry: entry})
+	return o, entry
+}
+
+func renames(edits []store.Edit) []Rename {
+	counts := map[[2]string]int{}
+	for _, e := range edits {
+		counts[[2]string{e.Site.Name, e.New}]++
+	}
+	out := make([]Rename, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, Rename{Old: k[0], New: k[1], Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Old < out[j].Old || (out[i].Old == out[j].Old && out[i].New < out[j].New) })
+	return out
+}
+
+func sanitizeBase(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// journal is an append-only, fsynced JSONL file.
+type journal struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func openJournal(path string) (*journal, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	return &journal{f: f}, nil
+}
+
+func (j *journal) append(e journalEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	return j.f.Sync()
+}
+
+func (j *journal) close() { j.f.Close() }
+
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, manifestName), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	return nil
+}
+
+// ReadRun loads the manifest of a run directory. For a run interrupted before its manifest was
+// final, the files are recovered from the journal (every "commit" not followed by "abort").
+func ReadRun(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", filepath.Base(dir), err)
+	}
+	m := &Manifest{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("read run %s: manifest: %w", filepath.Base(dir), err)
+	}
+	if m.State == StateApplying {
+		files, err := recoverJournal(filepath.Join(dir, journalName))
+		if err != nil {
+			return nil, err
+		}
+		m.Files = files
+	}
+	return m, nil
+}
+
+func recoverJournal(path string) ([]FileEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	defer f.Close()
+	pending := map[string]*FileEntry{}
+	var order []string
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			var e journalEntry
+			if json.Unmarshal(line, &e) == nil {
+				switch e.Event {
+				case "commit", "done":
+					if e.Entry != nil {
+						p := e.Entry.Ref.Path
+						if _, ok := pending[p]; !ok {
+							order = append(order, p)
+						}
+						pending[p] = e.Entry
+					}
+				case "abort":
+					delete(pending, e.Path)
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read journal: %w", err)
+		}
+	}
+	var out []FileEntry
+	for _, p := range order {
+		if e, ok := pending[p]; ok {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
+}
+
+// RunInfo is one run in a listing.
+type RunInfo struct {
+	ID       string    `json:"run_id"`
+	Dir      string    `json:"dir"`
+	Created  time.Time `json:"created"`
+	State    string    `json:"state"`
+	Files    int       `json:"files"`
+	Names    int       `json:"names"`
+	Skipped  int       `json:"skipped"`
+	Command  string    `json:"command,omitempty"`
+	ReadErr  string    `json:"error,omitempty"`
+	Restored int       `json:"restored"`
+}
+
+// ListRuns returns the runs under stateDir, oldest first. A run whose manifest cannot be read
+// is listed with ReadErr set.
+func ListRuns(stateDir string) ([]RunInfo, error) {
+	ents, err := os.ReadDir(filepath.Join(stateDir, runsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []RunInfo
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(stateDir, runsDir, e.Name())
+		ri := RunInfo{ID: e.Name(), Dir: dir}
+		m, err := ReadRun(dir)
+		if err != nil {
+			ri.ReadErr = err.Error()
+			out = append(out, ri)
+			continue
+		}
+		ri.Created, ri.State, ri.Command, ri.Skipped = m.Created, m.State, m.Command, len(m.Skipped)
+		ri.Files = len(m.Files)
+		for _, f := range m.Files {
+			ri.Names += f.Edits
+			if f.Restored {
+				ri.Restored++
+			}
+		}
+		out = append(out, ri)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// ErrNoRun means no run matches the request.
+var ErrNoRun = errors.New("no such run")
+
+// FindRun resolves a run id (or unique prefix), or with last the newest run that still has
+// changes to undo.
+func FindRun(stateDir, id string, last bool) (string, error) {
+	runs, err := ListRuns(stateDir)
+	if err != nil {
+		return "", err
+	}
+	if last {
+		for i := len(runs) - 1; i >= 0; i-- {
+			r := runs[i]
+			if r.ReadErr == "" && r.Files > 0 && r.State != StateUndone {
+				return r.Dir, nil
+			}
+		}
+		return "", fmt.Errorf("%w: no run with changes left to undo in %s", ErrNoRun, stateDir)
+	}
+	var match []RunInfo
+	for _, r := range runs {
+		if r.ID == id {
+			return r.Dir, nil
+		}
+		if strings.HasPrefix(r.ID, id) {
+			match = append(match, r)
+		}
+	}
+	switch len(match) {
+	case 1:
+		return match[0].Dir, nil
+	case 0:
+		return "", fmt.Errorf("%w: %q in %s", ErrNoRun, id, stateDir)
+	default:
+		return "", fmt.Errorf("%w: %q is ambiguous (%d runs)", ErrNoRun, id, len(match))
+	}
+}
+
+// UndoOutcome is what undo did to one store.
+type UndoOutcome struct {
+	Ref   store.Ref
+	Names int
+	Err   error
+	// Already is set when the store already held its original content.
+	Already bool
+}
+
+// Opener reopens a recorded store for undo (store/all.Open).
+type Opener func(store.Ref) (store.Store, error)
+
+// Undo restores every file of the run in dir from its backup, newest change first, through the
+// store's Restorer: byte for byte, with the original mode and mtime. A store that changed since
+// the run (its content is not the run's "after" content) is refused unless force is set; the
+// others are still restored. The manifest records what was restored.
+func Undo(ctx context.Context, dir string, open Opener, force bool, now func() time.Time) ([]UndoOutcome, *Manifest, error) {
+	m, err := ReadRun(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []UndoOutcome
+	for i := len(m.Files) - 1; i >= 0; i-- {
+		f := &m.Files[i]
+		o := UndoOutcome{Ref: f.Ref, Names: f.Edits}
+		if f.Restored {
+			o.Already = true
+			out = append(out, o)
+			continue
+		}
+		st, err := open(f.Ref)
+		if err == nil {
+			r, ok := st.(store.Restorer)
+			if !ok {
+				err = fmt.Errorf("%s: the %s backend cannot restore", f.Ref.Path, f.Ref.Kind)
+			} else {
+				err = r.Restore(ctx, &f.Change, force)
+			}
+		}
+		if err == nil {
+			f.Restored = true
+		}
+		o.Err = err
+		out = append(out, o)
+	}
+	restored := 0
+	for _, f := range m.Files {
+		if f.Restored {
+			restored++
+		}
+	}
+	if restored == len(m.Files) {
+		m.State = StateUndone
+		t := now().UTC()
+		m.UndoneAt = &t
+	} else if restored > 0 {
+		m.State = StatePartiallyUndone
+	}
+	if err := writeManifest(dir, m); err != nil {
+		return out, m, err
+	}
+	return out, m, nil
+}

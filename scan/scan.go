@@ -1,0 +1,237 @@
+// Package scan finds stores (discovery) and reads them in parallel with a bounded number of
+// workers. It never writes. Each store's failure is recorded with the store, never fatal to the
+// run, and results come back sorted by path so every report is deterministic.
+//
+// scan imports store and its backends (through store/all); it never imports rewrite, audit,
+// reports or cmd.
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
+)
+
+// Env is what discovery reads from the environment; inject it for tests.
+type Env struct {
+	Getenv func(string) string
+	Home   string
+}
+
+// DefaultQwenRoot is Qwen Code's runtime directory: $QWEN_RUNTIME_DIR, else $QWEN_HOME, else
+// ~/.qwen (qwen-reference.md §4.1).
+func DefaultQwenRoot(env Env) string {
+	for _, k := range []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"} {
+		if v := env.Getenv(k); v != "" {
+			return expandHome(v, env.Home)
+		}
+	}
+	return filepath.Join(env.Home, ".qwen")
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// Target is one store found by discovery.
+type Target struct {
+	Store store.Store
+	Size  int64
+}
+
+// Issue is a path discovery could not use, with why.
+type Issue struct {
+	Path     string
+	Severity store.Severity
+	Reason   string
+}
+
+// Found is the result of Discover.
+type Found struct {
+	Targets []Target
+	Issues  []Issue
+	// Ignored counts regular files under the roots that are not stores.
+	Ignored int
+}
+
+// TotalSize is the byte size of all targets.
+func (f *Found) TotalSize() int64 {
+	var n int64
+	for _, t := range f.Targets {
+		n += t.Size
+	}
+	return n
+}
+
+// Discover walks the roots (directories are walked recursively; a file is taken as it is) and
+// returns every store found. A root may be an agent's runtime directory, a project's chats/
+// directory or one file. An explicit file that is not a known store is an error Issue; files
+// found by a walk that are not stores are only counted. Symbolic links inside a walk are not
+// followed (reported as info); an explicit symlinked file is resolved to its target.
+func Discover(roots []string) *Found {
+	f := &Found{}
+	seen := map[string]bool{}
+	for _, root := range roots {
+		fi, err := os.Stat(root)
+		if err != nil {
+			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
+			continue
+		}
+		if !fi.IsDir() {
+			real, err := filepath.EvalSymlinks(root)
+			if err != nil {
+				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
+				continue
+			}
+			if !f.add(real, fi.Size(), seen, true) {
+				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a known session, usage, checkpoint or settings store"})
+			}
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link not followed; pass its target to include it"})
+			case d.IsDir():
+				if path != root && skipDir(d.Name()) {
+					return fs.SkipDir
+				}
+			case d.Type().IsRegular():
+				info, err := d.Info()
+				if err != nil {
+					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
+					return nil
+				}
+				if !f.add(path, info.Size(), seen, false) {
+					f.Ignored++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
+		}
+	}
+	sort.Slice(f.Targets, func(i, j int) bool { return f.Targets[i].Store.Ref().Path < f.Targets[j].Store.Ref().Path })
+	sort.SliceStable(f.Issues, func(i, j int) bool { return f.Issues[i].Path < f.Issues[j].Path })
+	return f
+}
+
+// skipDir names directories that never hold stores (and can be huge).
+func skipDir(name string) bool {
+	switch name {
+	case ".git", "node_modules", "tool-results", "debug":
+		return true
+	}
+	return false
+}
+
+// add detects the store at path; it reports whether path is a store (or an unsupported one).
+func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool) bool {
+	if seen[path] {
+		return true
+	}
+	head, err := all.ReadHead(path)
+	if err != nil {
+		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
+		return true
+	}
+	d := all.Detect(path, head)
+	switch {
+	case d.Unsupported != "":
+		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning, Reason: d.Unsupported})
+		return true
+	case d.Store == nil:
+		return false
+	}
+	seen[path] = true
+	f.Targets = append(f.Targets, Target{Store: d.Store, Size: size})
+	return true
+}
+
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s: %v", pe.Op, pe.Err)
+	}
+	return err.Error()
+}
+
+// Result is one scanned store: its snapshot, or the error that kept it from being read.
+type Result struct {
+	Store store.Store
+	Snap  *store.Snapshot
+	Err   error
+}
+
+// Options tunes Run.
+type Options struct {
+	// Workers bounds parallel reads (default: number of CPUs, at most 8).
+	Workers int
+	// Hash asks each store for its content hash (needed before a rewrite).
+	Hash bool
+	// Progress is called with bytes read (from several goroutines, serialized by Run).
+	Progress func(n int64)
+}
+
+// Run scans every target with a bounded pool of workers and returns one Result per target,
+// sorted by path. A store that cannot be read yields a Result with Err set; Run itself fails
+// only when ctx is cancelled.
+func Run(ctx context.Context, targets []Target, opt Options) ([]Result, error) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = min(runtime.NumCPU(), 8)
+	}
+	results := make([]Result, len(targets))
+	var mu sync.Mutex
+	progress := opt.Progress
+	if progress != nil {
+		progress = func(n int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			opt.Progress(n)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i, t := range targets {
+		g.Go(func() error {
+			snap, err := t.Store.Scan(gctx, store.ScanOptions{Hash: opt.Hash, Progress: progress})
+			if err != nil && gctx.Err() != nil {
+				return gctx.Err()
+			}
+			results[i] = Result{Store: t.Store, Snap: snap, Err: err}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].Store.Ref().Path < results[j].Store.Ref().Path })
+	return results, nil
+}

@@ -1,0 +1,209 @@
+// Package jsonl is the backend for line-oriented and single-document JSON stores: Qwen Code
+// chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints (and any other format
+// described by a Profile). It finds name sites with store/jsonscan, in one streaming pass with
+// flat memory whatever the line length, and rewrites by splicing the new name token over the
+// old one: every other byte of the file stays identical.
+//
+// jsonl imports only store, store/jsonscan and the standard library.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonscan"
+)
+
+// SessionFileName is the name Qwen Code gives session files (qwen-reference.md §4.1).
+var SessionFileName = regexp.MustCompile(`^[0-9a-fA-F-]{32,36}\.jsonl$`)
+
+// Store is one JSON Lines or JSON file read with a Profile.
+type Store struct {
+	path string
+	prof *Profile
+}
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Writer   = (*Store)(nil)
+	_ store.Restorer = (*Store)(nil)
+)
+
+// Open returns the store at path read with prof. It does not touch the file.
+func Open(path string, prof *Profile) *Store { return &Store{path: path, prof: prof} }
+
+// Ref identifies the store.
+func (s *Store) Ref() store.Ref { return store.Ref{Path: s.path, Kind: s.prof.Kind} }
+
+const readBufSize = 256 << 10
+
+// Scan reads the file once and returns its name sites. Invalid JSON lines are reported as
+// warnings and yield no sites; invalid UTF-8 is an error that makes the file not writable; a
+// name token longer than the capture limit is an error. Scan fails only when the file cannot
+// be opened or read.
+func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", s.path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", s.path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("read %s: is a directory", s.path)
+	}
+	snap := &store.Snapshot{
+		Ref:   s.Ref(),
+		Agent: s.prof.Agent,
+		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()},
+	}
+	b := &builder{snap: snap}
+	var invalidJSON, badUTF8 int
+	sc := jsonscan.New(s.prof.pat, s.prof.Mode, func(rec *jsonscan.Record) error {
+		if !rec.Blank {
+			snap.Records++
+		}
+		if rec.BadUTF8 >= 0 {
+			badUTF8++
+			if snap.NotWritable == "" {
+				snap.NotWritable = fmt.Sprintf("invalid UTF-8 at line %d", rec.Line)
+			}
+			if badUTF8 <= maxProblemsPerKind {
+				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Line, Offset: rec.BadUTF8}, Severity: store.SevError,
+					Reason: fmt.Sprintf("invalid UTF-8 at byte offset %d; the file is not rewritten", rec.BadUTF8)})
+			}
+		}
+		if rec.Err != nil {
+			invalidJSON++
+			if invalidJSON <= maxProblemsPerKind {
+				what := "line left as it is"
+				if s.prof.Mode == jsonscan.Document {
+					what = "file left as it is"
+				}
+				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Err.Line, Offset: rec.Err.Offset}, Severity: store.SevWarning,
+					Reason: fmt.Sprintf("invalid JSON (%s, column %d); %s", rec.Err.Msg, rec.Err.Column, what)})
+			}
+			return nil
+		}
+		s.prof.resolve(rec, b)
+		return nil
+	})
+	var w io.Writer = sc
+	h := sha256.New()
+	if opt.Hash {
+		w = io.MultiWriter(sc, h)
+	}
+	buf := make([]byte, readBufSize)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, rerr := f.Read(buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return nil, err
+			}
+			if opt.Progress != nil {
+				opt.Progress(int64(n))
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("read %s: %w", s.path, rerr)
+		}
+	}
+	if err := sc.Close(); err != nil {
+		return nil, err
+	}
+	if sc.Offset() != fi.Size() {
+		// The file grew or shrank while we read it: the offsets still hold for what we read,
+		// and RewriteFile will refuse it as in use.
+		snap.State.Size = sc.Offset()
+	}
+	if opt.Hash {
+		snap.State.SHA256 = hex.EncodeToString(h.Sum(nil))
+	}
+	for _, n := range []struct {
+		count int
+		what  string
+	}{{invalidJSON, "invalid JSON lines"}, {badUTF8, "lines with invalid UTF-8"}} {
+		if n.count > maxProblemsPerKind {
+			snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning,
+				Reason: fmt.Sprintf("%d %s in all (the first %d are listed)", n.count, n.what, maxProblemsPerKind)})
+		}
+	}
+	return snap, nil
+}
+
+// Apply rewrites the given sites (from a Scan of this store) with store.RewriteFile: each old
+// token is checked and replaced by the new name as a plain JSON string; nothing else changes.
+func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.Edit, opt store.ApplyOptions) (*store.Change, error) {
+	if snap.NotWritable != "" {
+		return nil, fmt.Errorf("rewrite %s: %w: %s", s.path, store.ErrNotWritable, snap.NotWritable)
+	}
+	sorted := append([]store.Edit(nil), edits...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Site.Loc.Offset < sorted[j].Site.Loc.Offset })
+	for i := 1; i < len(sorted); i++ {
+		prev := sorted[i-1].Site
+		if prev.Loc.Offset+int64(len(prev.Raw)) > sorted[i].Site.Loc.Offset {
+			return nil, fmt.Errorf("rewrite %s: overlapping edits at offsets %d and %d", s.path, prev.Loc.Offset, sorted[i].Site.Loc.Offset)
+		}
+	}
+	ch, err := store.RewriteFile(ctx, s.path, snap.State, Splice(sorted), opt)
+	if err != nil {
+		return nil, err
+	}
+	ch.Ref = s.Ref()
+	ch.Edits = len(sorted)
+	return ch, nil
+}
+
+// Restore puts the backup of ch back (see store.RestoreFile).
+func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error {
+	return store.RestoreFile(ctx, s.path, ch, force)
+}
+
+// ErrTokenMismatch means the bytes at an edit's offset are not the token the scan saw.
+var ErrTokenMismatch = errors.New("name token not found at its offset")
+
+// Splice returns a Transform that copies the source and replaces, at each edit's offset, the
+// old token (checked byte for byte) by the new name written as a JSON string. Edits must be
+// sorted by offset and not overlap. A mismatch returns an *store.InUseError wrapping
+// ErrTokenMismatch semantics: the content changed since it was scanned.
+func Splice(edits []store.Edit) store.Transform {
+	return func(dst io.Writer, src io.Reader) error {
+		br := bufio.NewReaderSize(src, readBufSize)
+		var pos int64
+		var tok []byte
+		for _, e := range edits {
+			if _, err := io.CopyN(dst, br, e.Site.Loc.Offset-pos); err != nil {
+				return fmt.Errorf("copy up to offset %d: %w", e.Site.Loc.Offset, err)
+			}
+			old := make([]byte, len(e.Site.Raw))
+			if _, err := io.ReadFull(br, old); err != nil || !bytes.Equal(old, e.Site.Raw) {
+				return &store.InUseError{Reason: fmt.Sprintf("line %d: %v (content changed since it was scanned)", e.Site.Loc.Line, ErrTokenMismatch)}
+			}
+			tok = jsonscan.AppendQuote(tok[:0], e.New)
+			if _, err := dst.Write(tok); err != nil {
+				return err
+			}
+			pos = e.Site.Loc.Offset + int64(len(old))
+		}
+		_, err := io.CopyBuffer(dst, br, make([]byte, readBufSize))
+		return err
+	}
+}

@@ -1,0 +1,206 @@
+package jsonscan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Elem is one step of a JSON path: an object key (Index < 0) or an array index (Key "").
+type Elem struct {
+	Key   string
+	Index int
+}
+
+// Path is the location of a value inside one JSON document, from the root.
+type Path []Elem
+
+// String renders the path as "message.parts[2].functionCall.name" (keys that are not plain
+// identifiers are written as ["key"]).
+func (p Path) String() string {
+	var b strings.Builder
+	for i, e := range p {
+		if e.Index >= 0 {
+			b.WriteString("[")
+			b.WriteString(strconv.Itoa(e.Index))
+			b.WriteString("]")
+			continue
+		}
+		if isIdent(e.Key) {
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(e.Key)
+		} else {
+			b.WriteString("[")
+			b.WriteString(strconv.Quote(e.Key))
+			b.WriteString("]")
+		}
+	}
+	return b.String()
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '$' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// Prefix returns the first n elements of p.
+func (p Path) Prefix(n int) Path {
+	if n > len(p) {
+		n = len(p)
+	}
+	return p[:n]
+}
+
+// Equal reports whether p and q are the same path.
+func (p Path) Equal(q Path) bool {
+	if len(p) != len(q) {
+		return false
+	}
+	for i := range p {
+		if p[i] != q[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Patterns is a compiled set of path patterns. A pattern is written as dot-separated steps:
+//
+//	key       an object member with that exact key
+//	[*]       any element of an array
+//	*         any member of an object (its value)
+//	{}        the keys of an object (the key strings themselves are captured)
+//
+// A leading "[*]" addresses a root array. Examples: "message.parts[*].functionCall.name",
+// "tools.byName.{}", "[*].parts[*].functionResponse.name". Only string values (or keys) at a
+// matching path are captured; other values there are ignored.
+type Patterns struct {
+	root *node
+	n    int
+}
+
+type node struct {
+	keys     map[string]*node
+	anyElem  *node
+	anyKey   *node
+	capture  int // pattern id capturing a string value here, or -1
+	keyCapID int // pattern id capturing the keys of an object here, or -1
+}
+
+func newNode() *node { return &node{capture: -1, keyCapID: -1} }
+
+// Compile builds a pattern set; pattern i is reported as Capture.Pattern == i.
+func Compile(patterns ...string) (*Patterns, error) {
+	p := &Patterns{root: newNode()}
+	for id, pat := range patterns {
+		if err := p.add(id, pat); err != nil {
+			return nil, err
+		}
+	}
+	p.n = len(patterns)
+	return p, nil
+}
+
+// MustCompile is Compile that panics on a malformed pattern (for package-level tables).
+func MustCompile(patterns ...string) *Patterns {
+	p, err := Compile(patterns...)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func (p *Patterns) add(id int, pat string) error {
+	steps, err := splitPattern(pat)
+	if err != nil {
+		return fmt.Errorf("compile pattern %q: %w", pat, err)
+	}
+	n := p.root
+	for i, s := range steps {
+		last := i == len(steps)-1
+		switch s {
+		case "[*]":
+			if n.anyElem == nil {
+				n.anyElem = newNode()
+			}
+			n = n.anyElem
+		case "*":
+			if n.anyKey == nil {
+				n.anyKey = newNode()
+			}
+			n = n.anyKey
+		case "{}":
+			if !last {
+				return fmt.Errorf("compile pattern %q: {} must be the last step", pat)
+			}
+			n.keyCapID = id
+			return nil
+		default:
+			if n.keys == nil {
+				n.keys = map[string]*node{}
+			}
+			c := n.keys[s]
+			if c == nil {
+				c = newNode()
+				n.keys[s] = c
+			}
+			n = c
+		}
+	}
+	if len(steps) == 0 {
+		return fmt.Errorf("compile pattern %q: empty", pat)
+	}
+	n.capture = id
+	return nil
+}
+
+func splitPattern(pat string) ([]string, error) {
+	var steps []string
+	for i := 0; i < len(pat); {
+		switch {
+		case strings.HasPrefix(pat[i:], "[*]"):
+			steps = append(steps, "[*]")
+			i += 3
+		case pat[i] == '.':
+			i++
+		default:
+			j := i
+			for j < len(pat) && pat[j] != '.' && pat[j] != '[' {
+				j++
+			}
+			if j == i {
+				return nil, fmt.Errorf("unexpected %q at %d", pat[i], i)
+			}
+			steps = append(steps, pat[i:j])
+			i = j
+		}
+	}
+	return steps, nil
+}
+
+// child returns the node reached from n by an object member key (nil when no pattern goes on).
+func (n *node) childKey(key []byte) *node {
+	if n == nil {
+		return nil
+	}
+	if c, ok := n.keys[string(key)]; ok {
+		return c
+	}
+	return n.anyKey
+}
+
+// wantsKeys reports whether some pattern needs the member keys of an object at n, either to
+// descend or to capture them.
+func (n *node) wantsKeys() bool {
+	return n != nil && (len(n.keys) > 0 || n.anyKey != nil || n.keyCapID >= 0)
+}

@@ -1,0 +1,252 @@
+// Package store defines what a store is (one place that holds tool names: a JSONL session
+// file, a JSON checkpoint, a settings file, a SQLite database), the name sites found in it, and
+// the contract every backend implements. Backends live in subpackages named by kind
+// (store/jsonl, store/settings, store/sqlite) and are listed explicitly by their callers; there
+// is no self-registration.
+//
+// store and its subpackages never import scan, rewrite, audit, reports or cmd.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// Kind names a store format. The value appears in reports and run manifests.
+type Kind string
+
+// Store kinds known to sessionfix.
+const (
+	KindQwenSession    Kind = "qwen-session"    // <runtime>/projects/<id>/chats/<session>.jsonl
+	KindQwenUsage      Kind = "qwen-usage"      // <runtime>/usage_record.jsonl (names are object keys)
+	KindQwenCheckpoint Kind = "qwen-checkpoint" // /chat save: tmp/<hash>/checkpoint-<tag>.json
+	KindQwenEditCkpt   Kind = "qwen-edit-checkpoint"
+	KindCodexRollout   Kind = "codex-rollout"
+	KindSettings       Kind = "qwen-settings"
+	KindSQLite         Kind = "sqlite"
+)
+
+// Ref identifies one store.
+type Ref struct {
+	Path string `json:"path"`
+	Kind Kind   `json:"kind"`
+}
+
+func (r Ref) String() string { return r.Path }
+
+// SiteKind tells what a name site is (stores.md §1).
+type SiteKind string
+
+// Name sites of Qwen Code stores (stores.md §1) and others.
+const (
+	SiteCall       SiteKind = "call"       // message.parts[i].functionCall.name
+	SiteResponse   SiteKind = "response"   // message.parts[i].functionResponse.name
+	SiteBridge     SiteKind = "bridge"     // functionCall.args.name of a "tool_call" bridge call
+	SiteTelemetry  SiteKind = "telemetry"  // systemPayload.uiEvent.function_name
+	SiteCompressed SiteKind = "compressed" // systemPayload.compressedHistory[j].parts[i]…
+	SiteBootstrap  SiteKind = "bootstrap"  // systemPayload.history[j].parts[i]… (agent_bootstrap)
+	SiteUsageKey   SiteKind = "usage-key"  // usage_record.jsonl tools.byName.<name>
+	SiteCheckpoint SiteKind = "checkpoint" // /chat save and edit checkpoint files
+	SiteRule       SiteKind = "rule"       // a permission rule in a settings file
+	SiteColumn     SiteKind = "column"     // a JSON value in a SQLite column
+)
+
+// Loc locates a name site inside its store.
+type Loc struct {
+	// Line is the 1-based line for line-oriented stores (0 otherwise).
+	Line int64 `json:"line,omitempty"`
+	// Row names the row for table stores ("part id=prt_01…"); empty otherwise.
+	Row string `json:"row,omitempty"`
+	// Offset is the byte offset of the JSON string token (opening quote) in the file, or in
+	// the column value for table stores.
+	Offset int64 `json:"offset"`
+}
+
+func (l Loc) String() string {
+	switch {
+	case l.Row != "":
+		return l.Row
+	case l.Line > 0:
+		return fmt.Sprintf("%d", l.Line)
+	default:
+		return fmt.Sprintf("@%d", l.Offset)
+	}
+}
+
+// Site is one spot inside a store that holds one tool name.
+type Site struct {
+	Loc  Loc      `json:"loc"`
+	Kind SiteKind `json:"site"`
+	// Path is the JSON path of the value inside its record ("message.parts[2].functionCall.name").
+	Path string `json:"path"`
+	// Name is the decoded name; a lone surrogate appears as U+FFFD (Units is then exact).
+	Name  string   `json:"name"`
+	Units []uint16 `json:"-"`
+	// Raw is the exact token in the store, quotes included; a rewrite checks it is still there.
+	Raw []byte `json:"-"`
+	// Key is true when the name is an object key (usage_record tools.byName).
+	Key bool `json:"key,omitempty"`
+	// CallID ties a call to its response (functionCall.id == functionResponse.id).
+	CallID string `json:"call_id,omitempty"`
+	// Server is the raw server key when the record names it (telemetry mcp_server_name).
+	Server string `json:"server,omitempty"`
+	// Group identifies sites that must change together (same object, e.g. a Codex namespace
+	// and name); empty when the site stands alone.
+	Group string `json:"group,omitempty"`
+	// Field distinguishes the fields of a group ("name", "namespace").
+	Field string `json:"field,omitempty"`
+	// Scope is an object-key uniqueness scope: key sites with the same Scope must stay distinct.
+	Scope string `json:"scope,omitempty"`
+	// ReadOnly marks a site that is reported but never rewritten (raw identities).
+	ReadOnly bool `json:"read_only,omitempty"`
+}
+
+// Identity is a raw MCP identity recorded in a store (Codex invocation records, thread items).
+type Identity struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	CallID string `json:"call_id,omitempty"`
+	Loc    Loc    `json:"loc"`
+}
+
+// Severity grades a Problem.
+type Severity string
+
+// Problem severities.
+const (
+	SevError   Severity = "error"   // part of the store could not be read; the run exits 3
+	SevWarning Severity = "warning" // reported, nothing lost
+	SevInfo    Severity = "info"
+)
+
+// Problem is something wrong with a store, with where and why. Problems never stop a scan.
+type Problem struct {
+	Loc      Loc      `json:"loc"`
+	Severity Severity `json:"severity"`
+	Reason   string   `json:"reason"`
+}
+
+// FileState is what a file looked like when it was read: enough to notice it changed.
+type FileState struct {
+	Size    int64       `json:"size"`
+	Mode    fs.FileMode `json:"mode"`
+	ModTime time.Time   `json:"mtime"`
+	SHA256  string      `json:"sha256,omitempty"`
+}
+
+// Snapshot is the result of scanning one store.
+type Snapshot struct {
+	Ref   Ref       `json:"store"`
+	State FileState `json:"state"`
+	// Agent is the naming scheme the store's agent uses ("qwen", "codex", "opencode", …).
+	Agent      string     `json:"agent"`
+	Records    int64      `json:"records"`
+	Sites      []Site     `json:"sites"`
+	Identities []Identity `json:"identities,omitempty"`
+	Problems   []Problem  `json:"problems,omitempty"`
+	// NotWritable says why the store must not be rewritten ("" when it may be).
+	NotWritable string `json:"not_writable,omitempty"`
+	// Extra holds backend-specific data a Writer needs later (never printed).
+	Extra any `json:"-"`
+}
+
+// Failed reports whether the snapshot has an error-level problem.
+func (s *Snapshot) Failed() bool {
+	for _, p := range s.Problems {
+		if p.Severity == SevError {
+			return true
+		}
+	}
+	return false
+}
+
+// Edit replaces the name at one site.
+type Edit struct {
+	Site Site   `json:"site"`
+	New  string `json:"new"`
+}
+
+// ScanOptions tunes a scan.
+type ScanOptions struct {
+	// Hash asks for the SHA-256 of the content (needed before a rewrite, not for a report).
+	Hash bool
+	// Progress, when set, is called with the number of bytes read since the last call.
+	Progress func(n int64)
+}
+
+// Store is one place that holds tool names.
+//
+// Scan reads the store and returns every name site and every problem; it never changes the
+// store and never fails for bad content (bad lines are Problems); it returns an error only when
+// the store cannot be read at all (not found: an error wrapping fs.ErrNotExist). Stores are safe
+// to scan concurrently with each other; one Store value is used by one goroutine at a time.
+type Store interface {
+	Ref() Ref
+	Scan(ctx context.Context, opt ScanOptions) (*Snapshot, error)
+}
+
+// ApplyOptions tells a Writer where to keep the backup and lets the caller journal the change
+// before it becomes visible.
+type ApplyOptions struct {
+	// BackupPath is where the Writer must put a copy of the original (a file it creates).
+	BackupPath string
+	// BeforeCommit is called once the backup and the new content are durable and right before
+	// the store is replaced; an error aborts the change (nothing is replaced).
+	BeforeCommit func(*Change) error
+	// Hooks for tests: called right before the final in-use check.
+	BeforeCheck func()
+}
+
+// Change describes one applied rewrite, as recorded in a run manifest.
+type Change struct {
+	Ref    Ref       `json:"store"`
+	Backup string    `json:"backup"`
+	Before FileState `json:"before"`
+	After  FileState `json:"after"`
+	Edits  int       `json:"names_changed"`
+	// Verify is backend-specific data undo uses to check the store still holds the "after"
+	// content (for files the After.SHA256 suffices).
+	Verify []byte `json:"verify,omitempty"`
+	// Warnings are things the user should know about this change.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Writer is the capability of rewriting a store. Apply replaces the given sites of a store
+// scanned as snap, atomically: afterwards the store holds either the old content or the new
+// one, never a mix. Every byte outside the edited tokens stays identical. It returns
+// ErrInUse (wrapped in an InUseError) when the store changed since snap or is locked by
+// another process, and changes nothing then.
+type Writer interface {
+	Apply(ctx context.Context, snap *Snapshot, edits []Edit, opt ApplyOptions) (*Change, error)
+}
+
+// Restorer is the capability of undoing a Change from its backup. Restore fails with an
+// InUseError when the store no longer holds the "after" content, unless force is set.
+type Restorer interface {
+	Restore(ctx context.Context, ch *Change, force bool) error
+}
+
+// ErrInUse means the store is being used by another process: it changed under us or is locked.
+var ErrInUse = errors.New("store is in use by another process")
+
+// ErrNotWritable means the store must not be rewritten (invalid UTF-8, compressed, …).
+var ErrNotWritable = errors.New("store is not writable")
+
+// InUseError says which store is in use and why.
+type InUseError struct {
+	Path   string
+	Reason string
+}
+
+func (e *InUseError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s (%s)", ErrInUse, e.Reason)
+	}
+	return fmt.Sprintf("%s: %s (%s)", e.Path, ErrInUse, e.Reason)
+}
+
+// Unwrap returns ErrInUse.
+func (e *InUseError) Unwrap() error { return ErrInUse }
