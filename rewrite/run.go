@@ -274,7 +274,9 @@ func renames(edits []store.Edit) []Rename {
 	for k, n := range counts {
 		out = append(out, Rename{Old: k[0], New: k[1], Count: n})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Old < out[j].Old || (out[i].Old == out[j].Old && out[i].New < out[j].New) })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Old < out[j].Old || (out[i].Old == out[j].Old && out[i].New < out[j].New)
+	})
 	return out
 }
 

@@ -2,8 +2,8 @@ package jsonscan
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -110,7 +110,7 @@ type Scanner struct {
 	bad      []int64 // pending offsets of invalid UTF-8, ascending
 	started  bool
 	head     []byte // first bytes held back before the BOM check
-	err      error // callback error: sticky
+	err      error  // callback error: sticky
 	closed   bool
 	maxDepth int
 }

@@ -172,7 +172,7 @@ func TestTooLongCapture(t *testing.T) {
 func TestUnquote(t *testing.T) {
 	tests := []struct {
 		name, tok, want string
-		lone           bool
+		lone            bool
 	}{
 		{"plain", `"mcp__a__b"`, "mcp__a__b", false},
 		{"escaped dot", `"mcp__lit__literature\u002esearch"`, "mcp__lit__literature.search", false},
