@@ -215,6 +215,11 @@ func (qwenNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 			}
 		case mcpname.ClassLegacyTruncated:
 			d.Action, d.Note = ActKeep, "middle-truncated legacy name kept as it is (possibly truncated; its middle cannot be rebuilt)"
+			if c.Owner == "" && mcpname.HasHashSuffix(site.Name) {
+				// normalize keeps the "___" at 28 of a truncated dotted name and appends a
+				// hash: this is most likely such a name already rewritten.
+				d.Action, d.Note = ActNone, "truncation shape with a hash suffix: most likely a middle-truncated dotted name already normalized"
+			}
 			if c.Owner != "" {
 				d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
 			}

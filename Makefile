@@ -1,0 +1,44 @@
+# sessionfix — see README.md. Needs Go (1.26+) and gcc (cgo, for the SQLite driver).
+GO      ?= go
+BIN     ?= bin/sessionfix
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: all build test demo bench lint fuzz clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sessionfix
+
+## test: vet, then every unit, property and end-to-end test (CI runs this)
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## demo: the main job on a copy of the bundled real fixtures (scan, dry-run, apply, scan, undo)
+demo: build
+	./scripts/demo.sh $(BIN)
+
+## bench: build a ~1 GiB corpus from the fixture records and measure scan and fix throughput,
+## peak memory, against cat|wc -l and cp -r; plus the Go benchmarks of the hot paths
+BENCH_SIZE ?= 1024
+BENCH_DIR  ?=
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./store/jsonscan ./store/jsonl ./mcpname
+	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) -size-mib $(BENCH_SIZE) $(if $(BENCH_DIR),-dir $(BENCH_DIR))
+
+## lint: formatting, vet, staticcheck
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+## fuzz: run each fuzz target for FUZZTIME (default 30s)
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./mcpname
+	$(GO) test -run '^$$' -fuzz FuzzScannerAgreesWithEncodingJSON -fuzztime $(FUZZTIME) ./store/jsonscan
+
+clean:
+	rm -rf bin
