@@ -22,12 +22,19 @@ import (
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // Env is what discovery reads from the environment; inject it for tests.
 type Env struct {
 	Getenv func(string) string
 	Home   string
+}
+
+// DefaultCodexRoots are the directories of the Codex home ($CODEX_HOME, else ~/.codex) that
+// hold rollouts: sessions/ and archived_sessions/ (schemes.md §A.6).
+func DefaultCodexRoots(env Env) []string {
+	return codex.SessionDirs(codex.Home(env.Getenv, env.Home))
 }
 
 // DefaultQwenRoot is Qwen Code's runtime directory: $QWEN_RUNTIME_DIR, else $QWEN_HOME, else
@@ -86,7 +93,11 @@ func (f *Found) TotalSize() int64 {
 // directory or one file. An explicit file that is not a known store is an error Issue; files
 // found by a walk that are not stores are only counted. Symbolic links inside a walk are not
 // followed (reported as info); an explicit symlinked file is resolved to its target.
-func Discover(roots []string) *Found {
+func Discover(roots []string) *Found { return DiscoverAs(roots, "") }
+
+// DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: "codex" reads every
+// *.jsonl as a Codex rollout, "qwen" skips Codex rollouts; "" detects by name and content).
+func DiscoverAs(roots []string, agent string) *Found {
 	f := &Found{}
 	seen := map[string]bool{}
 	for _, root := range roots {
@@ -101,7 +112,7 @@ func Discover(roots []string) *Found {
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
 				continue
 			}
-			if !f.add(real, fi.Size(), seen, true) {
+			if !f.add(agent, real, fi.Size(), seen) {
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a known session, usage, checkpoint or settings store"})
 			}
 			continue
@@ -127,7 +138,7 @@ func Discover(roots []string) *Found {
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					return nil
 				}
-				if !f.add(path, info.Size(), seen, false) {
+				if !f.add(agent, path, info.Size(), seen) {
 					f.Ignored++
 				}
 			}
@@ -152,7 +163,7 @@ func skipDir(name string) bool {
 }
 
 // add detects the store at path; it reports whether path is a store (or an unsupported one).
-func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool) bool {
+func (f *Found) add(agent, path string, size int64, seen map[string]bool) bool {
 	if seen[path] {
 		return true
 	}
@@ -161,7 +172,7 @@ func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 		return true
 	}
-	d := all.Detect(path, head)
+	d := all.DetectAs(agent, path, head)
 	switch {
 	case d.Unsupported != "":
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning, Reason: d.Unsupported})

@@ -86,6 +86,9 @@ type Site struct {
 	Name  string   `json:"name"`
 	Units []uint16 `json:"-"`
 	// Raw is the exact token in the store, quotes included; a rewrite checks it is still there.
+	// An empty Raw marks an absent member (a Codex function_call without "namespace"): Name is
+	// "", Offset is where the member would go (right after a sibling value), and an Edit there
+	// inserts the member `,"<Field>":<new>`.
 	Raw []byte `json:"-"`
 	// Key is true when the name is an object key (usage_record tools.byName).
 	Key bool `json:"key,omitempty"`

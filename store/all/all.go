@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/store"
@@ -29,10 +30,34 @@ type Detection struct {
 
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
+// Agents a walk can be restricted to (DetectAs); "" means any.
+const (
+	AgentQwen  = "qwen"
+	AgentCodex = "codex"
+)
+
+// Agents lists the agent names DetectAs accepts, for usage messages.
+var Agents = []string{AgentQwen, AgentCodex}
+
 // Detect picks the backend for path from its name and head (its first bytes, up to HeadSize).
-func Detect(path string, head []byte) Detection {
+func Detect(path string, head []byte) Detection { return DetectAs("", path, head) }
+
+// DetectAs is Detect for one agent's stores ("" = any agent, by name and content):
+//   - "codex" reads every *.jsonl as a Codex rollout (except the Codex home's history.jsonl and
+//     session_index.jsonl), whatever its first line, and no Qwen Code store;
+//   - "qwen" never takes a Codex rollout.
+//
+// A zstd-compressed store (*.zst or the zstd magic) is reported as Unsupported, never parsed.
+func DetectAs(agent, path string, head []byte) Detection {
+	base := filepath.Base(path)
 	if strings.HasSuffix(path, ".zst") || bytes.HasPrefix(head, zstdMagic) {
-		if strings.Contains(path, ".json") {
+		switch {
+		case agent != AgentQwen && (jsonl.IsCodexRolloutName(base) || agent == AgentCodex && strings.HasSuffix(base, ".jsonl.zst")):
+			if _, err := os.Stat(strings.TrimSuffix(path, ".zst")); err == nil {
+				return Detection{Unsupported: "zstd-compressed Codex rollout next to its plain .jsonl (Codex reads the plain file): not parsed"}
+			}
+			return Detection{Unsupported: "zstd-compressed Codex rollout: reported, not parsed; its tool names are not checked (decompress it with zstd -d, keep only the .jsonl, and run again to repair it)"}
+		case strings.Contains(path, ".json"):
 			return Detection{Unsupported: "zstd-compressed store: reported, not parsed"}
 		}
 		return Detection{}
@@ -41,7 +66,20 @@ func Detect(path string, head []byte) Detection {
 	if i := bytes.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
-	if p := jsonl.Detect(path, bytes.TrimPrefix(first, []byte("\xEF\xBB\xBF"))); p != nil {
+	first = bytes.TrimPrefix(first, []byte("\xEF\xBB\xBF"))
+	var p *jsonl.Profile
+	switch agent {
+	case AgentCodex:
+		if strings.HasSuffix(base, ".jsonl") && !jsonl.IsCodexCompanion(base) {
+			p = jsonl.CodexRollout
+		}
+	default:
+		p = jsonl.Detect(path, first)
+		if agent == AgentQwen && p == jsonl.CodexRollout {
+			p = nil
+		}
+	}
+	if p != nil {
 		return Detection{Store: jsonl.Open(path, p)}
 	}
 	return Detection{}

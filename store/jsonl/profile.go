@@ -275,7 +275,7 @@ var QwenEditCheckpoint = func() *Profile {
 }()
 
 // Profiles lists every profile of this package, for discovery and by-kind lookup.
-var Profiles = []*Profile{QwenSession, QwenUsage, QwenCheckpoint, QwenEditCheckpoint}
+var Profiles = []*Profile{QwenSession, QwenUsage, QwenCheckpoint, QwenEditCheckpoint, CodexRollout}
 
 // ProfileByKind returns the profile of a store kind, or nil.
 func ProfileByKind(k store.Kind) *Profile {
@@ -288,8 +288,8 @@ func ProfileByKind(k store.Kind) *Profile {
 }
 
 // Detect picks the profile of a file from its name and, for other *.jsonl files, its first
-// line (a Qwen Code record has "uuid", "sessionId" and "type"). It returns nil when the file
-// is none of this package's formats.
+// line (a Codex rollout starts with a session_meta record; a Qwen Code record has "uuid",
+// "sessionId" and "type"). It returns nil when the file is none of this package's formats.
 func Detect(path string, firstLine []byte) *Profile {
 	base := path[strings.LastIndexAny(path, `/\`)+1:]
 	dir := path[:max(0, strings.LastIndexAny(path, `/\`))]
@@ -303,6 +303,9 @@ func Detect(path string, firstLine []byte) *Profile {
 	case strings.HasSuffix(base, ".jsonl"):
 		if SessionFileName.MatchString(base) {
 			return QwenSession
+		}
+		if IsCodexRolloutName(base) || LooksLikeCodexRollout(firstLine) {
+			return CodexRollout
 		}
 		line := string(firstLine)
 		if strings.Contains(line, `"sessionId"`) && strings.Contains(line, `"uuid"`) && strings.Contains(line, `"type"`) {

@@ -181,9 +181,11 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 var ErrTokenMismatch = errors.New("name token not found at its offset")
 
 // Splice returns a Transform that copies the source and replaces, at each edit's offset, the
-// old token (checked byte for byte) by the new name written as a JSON string. Edits must be
-// sorted by offset and not overlap. A mismatch returns an *store.InUseError wrapping
-// ErrTokenMismatch semantics: the content changed since it was scanned.
+// old token (checked byte for byte) by the new name written as a JSON string. An edit of an
+// absent member (Site.Raw empty, see store.Site) inserts `,"<Site.Field>":<new name>` at its
+// offset instead. Edits must be sorted by offset and not overlap. A mismatch returns an
+// *store.InUseError wrapping ErrTokenMismatch semantics: the content changed since it was
+// scanned.
 func Splice(edits []store.Edit) store.Transform {
 	return func(dst io.Writer, src io.Reader) error {
 		br := bufio.NewReaderSize(src, readBufSize)
@@ -197,7 +199,11 @@ func Splice(edits []store.Edit) store.Transform {
 			if _, err := io.ReadFull(br, old); err != nil || !bytes.Equal(old, e.Site.Raw) {
 				return &store.InUseError{Reason: fmt.Sprintf("line %d: %v (content changed since it was scanned)", e.Site.Loc.Line, ErrTokenMismatch)}
 			}
-			tok = jsonscan.AppendQuote(tok[:0], e.New)
+			tok = tok[:0]
+			if len(old) == 0 {
+				tok = append(jsonscan.AppendQuote(append(tok, ','), e.Site.Field), ':')
+			}
+			tok = jsonscan.AppendQuote(tok, e.New)
 			if _, err := dst.Write(tok); err != nil {
 				return err
 			}
