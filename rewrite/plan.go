@@ -2,8 +2,9 @@
 // name is kept), applies a plan with backups and a journal, and undoes runs.
 //
 // The plan is data: Build is pure and deterministic (sorted), Apply consumes it, and dry-run
-// only prints it. rewrite imports store (and store/all to reopen stores for undo) and mcpname;
-// it never imports scan, audit, reports or cmd.
+// only prints it. rewrite imports store (store/all to reopen stores for undo, store/jsonl and
+// store/codex for the Codex rollout layout and config) and mcpname; it never imports scan,
+// audit, reports or cmd.
 package rewrite
 
 import (
@@ -33,6 +34,8 @@ type Policy struct {
 	RewriteLossy bool
 	// Index holds known raw identities (an inventory). May be nil.
 	Index *mcpname.Index
+	// Codex is what the Codex namer knows beyond the rollouts (inventory, config.toml).
+	Codex CodexPolicy
 }
 
 // Decision is the verdict on one name site.
@@ -67,13 +70,63 @@ func (sp *StorePlan) Edits() []store.Edit {
 	return out
 }
 
-// Count returns how many decisions have action a.
+// Count returns how many names have action a. Sites of one Group (a Codex function_call's
+// name and namespace) are one name, whose action is the strongest of its sites' (rewrite, then
+// keep, then none).
 func (sp *StorePlan) Count(a Action) int {
 	n := 0
-	for _, d := range sp.Decisions {
+	for _, d := range sp.Names() {
 		if d.Action == a {
 			n++
 		}
+	}
+	return n
+}
+
+// Names returns one decision per name: a lone site's own, or, for the sites of one Group, the
+// first decision with the group's strongest action (see Count). The order is the plan's.
+func (sp *StorePlan) Names() []Decision {
+	out := make([]Decision, 0, len(sp.Decisions))
+	at := map[string]int{}
+	for _, d := range sp.Decisions {
+		if d.Site.Group == "" {
+			out = append(out, d)
+			continue
+		}
+		i, seen := at[d.Site.Group]
+		switch {
+		case !seen:
+			at[d.Site.Group] = len(out)
+			out = append(out, d)
+		case actionRank(d.Action) > actionRank(out[i].Action):
+			out[i] = d
+		}
+	}
+	return out
+}
+
+func actionRank(a Action) int {
+	switch a {
+	case ActRewrite:
+		return 2
+	case ActKeep:
+		return 1
+	}
+	return 0
+}
+
+// NameCount counts the names an edit list changes: edits of sites of one Group count once.
+func NameCount(edits []store.Edit) int {
+	n := 0
+	groups := map[string]bool{}
+	for _, e := range edits {
+		if g := e.Site.Group; g != "" {
+			if groups[g] {
+				continue
+			}
+			groups[g] = true
+		}
+		n++
 	}
 	return n
 }
@@ -94,7 +147,7 @@ type Totals struct {
 	ByClass       map[mcpname.Class]int `json:"by_class"`
 }
 
-// Totals counts the plan's decisions.
+// Totals counts the plan's names (see StorePlan.Names).
 func (p *Plan) Totals() Totals {
 	t := Totals{ByClass: map[mcpname.Class]int{}}
 	for _, sp := range p.Stores {
@@ -104,7 +157,7 @@ func (p *Plan) Totals() Totals {
 		if n > 0 {
 			t.RewriteStores++
 		}
-		for _, d := range sp.Decisions {
+		for _, d := range sp.Names() {
 			t.Sites++
 			t.ByClass[d.Class]++
 			if d.Action == ActKeep {
@@ -124,12 +177,15 @@ type Namer interface {
 }
 
 // NamerFor returns the naming rule of an agent: Qwen Code's normalizeMcp classes for "qwen",
-// and the provider-safe rule (normalize only names a provider rejects) for any other agent.
-// Every agent is listed here explicitly.
+// the current Codex name of each rejected call's raw identity for "codex" (codex.go), and the
+// provider-safe rule (normalize only names a provider rejects) for any other agent. Every agent
+// is listed here explicitly.
 func NamerFor(agent string) Namer {
 	switch agent {
 	case "qwen":
 		return qwenNamer{}
+	case "codex":
+		return codexNamer{}
 	default:
 		return providerSafeNamer{}
 	}

@@ -244,7 +244,7 @@ func applyOne(ctx context.Context, sp *StorePlan, i int, dir string, j *journal,
 		BackupPath: bk,
 		BeforeCommit: func(ch *store.Change) error {
 			ch.Ref = ref
-			ch.Edits = len(edits)
+			ch.Edits = NameCount(edits)
 			entry.Change = *ch
 			return j.append(journalEntry{Event: "commit", Entry: entry})
 		},
@@ -259,8 +259,9 @@ func applyOne(ctx context.Context, sp *StorePlan, i int, dir string, j *journal,
 		return o, nil
 	}
 	ch.Ref = ref
+	ch.Edits = NameCount(edits)
 	entry.Change = *ch
-	o.Change, o.Edits = ch, len(edits)
+	o.Change, o.Edits = ch, ch.Edits
 	_ = j.append(journalEntry{Event: "done", Path: ref.Path, Entry: entry})
 	return o, entry
 }

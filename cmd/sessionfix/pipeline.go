@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,18 +24,23 @@ type planOptions struct {
 	KeepTruncated bool
 	RewriteLossy  bool
 	Inventory     string
+	Agent         string
+	CodexConfig   string
 }
 
 func planFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
-		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names", TakesFile: true},
+		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
+		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen or codex (default: detect each file by name and content; also picks the default root)"},
+		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
 	}
 }
 
 func readPlanFlags(c *cli.Context) planOptions {
-	return planOptions{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory")}
+	return planOptions{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
+		Agent: c.String("agent"), CodexConfig: c.String("codex-config")}
 }
 
 // planned is the result of discover + scan + plan.
@@ -52,15 +58,18 @@ func scanAndPlan(ctx context.Context, env *Env, paths []string, workers int, has
 	if po.RewriteLossy && po.Inventory == "" {
 		return nil, usageErrorf("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
 	}
+	if err := checkAgent(po.Agent); err != nil {
+		return nil, err
+	}
 	ix, err := loadInventoryIndex(po.Inventory)
 	if err != nil {
 		return nil, err
 	}
 	roots := paths
 	if len(roots) == 0 {
-		roots = []string{scan.DefaultQwenRoot(scan.Env{Getenv: env.Getenv, Home: env.Home})}
+		roots = defaultRoots(env, po.Agent)
 	}
-	found := scan.Discover(roots)
+	found := scan.DiscoverAs(roots, po.Agent)
 	var bar *progressbar.ProgressBar
 	opt := scan.Options{Workers: workers, Hash: hash}
 	if env.ErrTerminal && found.TotalSize() >= progressThreshold {
@@ -82,7 +91,11 @@ func scanAndPlan(ctx context.Context, env *Env, paths []string, workers int, has
 			scanned = append(scanned, rewrite.Scanned{Store: r.Store, Snap: r.Snap})
 		}
 	}
-	p := rewrite.Build(scanned, rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix})
+	cx, err := codexPolicy(env, po, results)
+	if err != nil {
+		return nil, err
+	}
+	p := rewrite.Build(scanned, rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx})
 	return &planned{roots: roots, found: found, results: results, plan: p}, nil
 }
 
@@ -202,9 +215,10 @@ func (ps *planned) report(elapsed time.Duration) *scanReport {
 		rep.Records += r.Snap.Records
 		row.Records, row.Problems = r.Snap.Records, len(r.Snap.Problems)
 		if sp := byPath[row.Path]; sp != nil {
-			row.Sites, row.Rewrite, row.Kept = len(sp.Decisions), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
+			row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
 			row.Problems += len(sp.Warnings)
-			for _, d := range sp.Decisions {
+			also := groupedRewrites(sp)
+			for _, d := range sp.Names() {
 				var m map[[3]string]*renameRow
 				switch d.Action {
 				case rewrite.ActRewrite:
@@ -214,9 +228,10 @@ func (ps *planned) report(elapsed time.Duration) *scanReport {
 				default:
 					continue
 				}
-				k := [3]string{d.Site.Name, d.New, d.Note}
+				newName := d.New + also[d.Site.Group]
+				k := [3]string{d.Site.Name, newName, d.Note}
 				if m[k] == nil {
-					m[k] = &renameRow{Old: d.Site.Name, New: d.New, Class: string(d.Class), Note: d.Note}
+					m[k] = &renameRow{Old: d.Site.Name, New: newName, Class: string(d.Class), Note: d.Note}
 				}
 				m[k].Count++
 			}
@@ -243,7 +258,7 @@ func sortedRows(m map[[3]string]*renameRow) []renameRow {
 
 func classTable(rep *scanReport) *reports.Table {
 	t := &reports.Table{Columns: []string{"class", "names", "fix action"}}
-	for _, c := range mcpname.Classes {
+	for _, c := range append(slices.Clone(mcpname.Classes), rewrite.CodexClasses...) {
 		n := rep.Classes[c]
 		if n == 0 {
 			continue
@@ -263,6 +278,10 @@ func classAction(c mcpname.Class) string {
 		return "rewrite to normalizeMcp(name); keep with --keep-truncated"
 	case mcpname.ClassLossyLegacy:
 		return "keep; rewrite with --rewrite-lossy"
+	case rewrite.ClassCodexRejected:
+		return "rewrite to the current Codex name (namespace + name) of its raw identity"
+	case rewrite.ClassCodexUnattributed:
+		return "keep (raw identity unknown; pass --inventory or --codex-config)"
 	default:
 		return "none"
 	}
