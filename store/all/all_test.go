@@ -1,0 +1,72 @@
+package all
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+func TestDetectAsCodex(t *testing.T) {
+	dir := t.TempDir()
+	both := filepath.Join(dir, "rollout-2026-01-01T00-00-00-b.jsonl")
+	require.NoError(t, os.WriteFile(both, []byte("{}\n"), 0o600))
+	const meta = `{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}` + "\n"
+	const qwen = `{"uuid":"u","sessionId":"s","type":"user"}` + "\n"
+	tests := []struct {
+		name        string
+		agent       string
+		path        string
+		head        string
+		kind        store.Kind // "" = not a store
+		unsupported string     // substring of Detection.Unsupported
+	}{
+		{"auto: rollout by name", "", "/c/sessions/2026/01/01/rollout-2026-01-01T00-00-00-a.jsonl", "", store.KindCodexRollout, ""},
+		{"auto: rollout by content", "", "/tmp/copy.jsonl", meta, store.KindCodexRollout, ""},
+		{"auto: qwen by content", "", "/tmp/copy.jsonl", qwen, store.KindQwenSession, ""},
+		{"auto: BOM before session_meta", "", "/tmp/copy.jsonl", "\xEF\xBB\xBF" + meta, store.KindCodexRollout, ""},
+		{"codex: any jsonl is a rollout", AgentCodex, "/tmp/odd.jsonl", `{"x":1}`, store.KindCodexRollout, ""},
+		{"codex: a qwen-looking file is read as a rollout", AgentCodex, "/tmp/copy.jsonl", qwen, store.KindCodexRollout, ""},
+		{"codex: history.jsonl is not a rollout", AgentCodex, "/c/history.jsonl", `{"session_id":"s"}`, "", ""},
+		{"codex: session_index.jsonl is not a rollout", AgentCodex, "/c/session_index.jsonl", `{"id":"s"}`, "", ""},
+		{"codex: other files", AgentCodex, "/c/config.toml", "[x]", "", ""},
+		{"qwen: never a rollout", AgentQwen, "/c/sessions/rollout-a.jsonl", meta, "", ""},
+		{"qwen: qwen session", AgentQwen, "/tmp/copy.jsonl", qwen, store.KindQwenSession, ""},
+		{"zst rollout alone", "", "/c/sessions/rollout-2026-01-01T00-00-00-a.jsonl.zst", "\x28\xb5\x2f\xfd", "", "zstd-compressed Codex rollout: reported, not parsed"},
+		{"zst rollout next to its plain file", "", both + ".zst", "\x28\xb5\x2f\xfd", "", "next to its plain .jsonl"},
+		{"codex: any jsonl.zst", AgentCodex, "/c/archived_sessions/x.jsonl.zst", "", "", "zstd-compressed Codex rollout"},
+		{"other zst json", "", "/q/usage_record.jsonl.zst", "", "", "zstd-compressed store"},
+		{"zst that is no store", "", "/q/blob.zst", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := DetectAs(tt.agent, tt.path, []byte(tt.head))
+			if tt.kind == "" {
+				assert.Nil(t, d.Store)
+			} else {
+				require.NotNil(t, d.Store)
+				assert.Equal(t, tt.kind, d.Store.Ref().Kind)
+				assert.Equal(t, tt.path, d.Store.Ref().Path)
+			}
+			if tt.unsupported == "" {
+				assert.Empty(t, d.Unsupported)
+			} else {
+				assert.Contains(t, d.Unsupported, tt.unsupported)
+			}
+		})
+	}
+}
+
+func TestOpenCodexRollout(t *testing.T) {
+	s, err := Open(store.Ref{Path: "/c/rollout-a.jsonl", Kind: store.KindCodexRollout})
+	require.NoError(t, err)
+	assert.Equal(t, store.KindCodexRollout, s.Ref().Kind)
+	_, isWriter := s.(store.Writer)
+	_, isRestorer := s.(store.Restorer)
+	assert.True(t, isWriter)
+	assert.True(t, isRestorer)
+}

@@ -1,0 +1,147 @@
+package codex
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+)
+
+func TestLoadConfigFixture(t *testing.T) {
+	c, err := LoadConfig("../../fixtures/codex-real/config.toml")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"foo-bar", "lit"}, c.ServerKeys())
+	assert.Empty(t, c.InvalidServerKeys())
+	lit := c.Servers["lit"]
+	assert.True(t, lit.Enabled)
+	assert.Equal(t, "python3", lit.Command)
+	assert.Equal(t, []string{"/home/demo/bin/fake_mcp.py"}, lit.Args)
+	assert.False(t, lit.HasEnabledTools)
+	assert.Equal(t, map[string]string{"TOOLS": "get_data,deploy.prod"}, c.Servers["foo-bar"].Env)
+	assert.Equal(t, mcpname.CodexE6Params(), c.Params(), "no naming knob: the default E6 parameters")
+	assert.True(t, c.Registers(mcpname.CodexTool{Server: "lit", Tool: "搜索文献"}))
+}
+
+func TestLoadConfigMissing(t *testing.T) {
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "config.toml"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+func TestConfigRegisters(t *testing.T) {
+	c, err := ParseConfig("config.toml", []byte(`
+[mcp_servers.a]
+command = "a"
+enabled_tools = ["x", "y"]
+disabled_tools = ["y"]
+
+[mcp_servers.b]
+url = "http://127.0.0.1:1/mcp"
+enabled = false
+
+[mcp_servers.c]
+command = "c"
+enabled_tools = []
+
+[mcp_servers."d.e"]
+command = "d"
+`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c"}, c.ServerKeys(), "disabled servers keep their key; invalid keys are left out")
+	assert.Equal(t, []string{"d.e"}, c.InvalidServerKeys())
+	tests := []struct {
+		name string
+		tool mcpname.CodexTool
+		want bool
+	}{
+		{"allow-listed", mcpname.CodexTool{Server: "a", Tool: "x"}, true},
+		{"allow-listed then deny-listed", mcpname.CodexTool{Server: "a", Tool: "y"}, false},
+		{"not allow-listed", mcpname.CodexTool{Server: "a", Tool: "z"}, false},
+		{"server disabled", mcpname.CodexTool{Server: "b", Tool: "x"}, false},
+		{"empty allow-list allows nothing", mcpname.CodexTool{Server: "c", Tool: "x"}, false},
+		{"invalid server key never starts", mcpname.CodexTool{Server: "d.e", Tool: "x"}, false},
+		{"server the config does not know", mcpname.CodexTool{Server: "zz", Tool: "x"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, c.Registers(tt.tool))
+		})
+	}
+	var nilConfig *Config
+	assert.True(t, nilConfig.Registers(mcpname.CodexTool{Server: "a", Tool: "z"}))
+	assert.Nil(t, nilConfig.ServerKeys())
+}
+
+func TestConfigParams(t *testing.T) {
+	tests := []struct {
+		name        string
+		toml        string
+		addPrefix   bool
+		nonPrefixed []string
+	}{
+		{"defaults", ``, true, nil},
+		{"server list", `non_prefixed_mcp_tool_servers = ["github"]`, true, []string{"github"}},
+		{"feature alone", "[features]\nnon_prefixed_mcp_tool_names = true", false, nil},
+		{"feature and list: only the listed lose the prefix", "non_prefixed_mcp_tool_servers = [\"web\"]\n[features]\nnon_prefixed_mcp_tool_names = true", true, []string{"web"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig("config.toml", []byte(tt.toml))
+			require.NoError(t, err)
+			p := c.Params()
+			assert.Equal(t, mcpname.ResponsesNameMax, p.Max)
+			assert.Equal(t, tt.addPrefix, p.AddPrefix)
+			assert.Equal(t, tt.nonPrefixed, p.NonPrefixedServers)
+		})
+	}
+	var nilConfig *Config
+	assert.Equal(t, mcpname.CodexE6Params(), nilConfig.Params())
+}
+
+func TestConfigErrorHidesValues(t *testing.T) {
+	tests := []struct {
+		name string
+		toml string
+	}{
+		{"syntax", "[mcp_servers.a]\nenv = { TOKEN = \"sk-secret-value\" \n"},
+		{"type", "[mcp_servers.a]\nenabled = \"sk-secret-value\"\n"},
+		{"args type", "[mcp_servers.a]\nargs = \"sk-secret-value\"\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("/h/.codex/config.toml", []byte(tt.toml))
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrConfig)
+			var ce *ConfigError
+			require.True(t, errors.As(err, &ce))
+			assert.Equal(t, "/h/.codex/config.toml", ce.Path)
+			assert.NotContains(t, err.Error(), "sk-secret-value")
+		})
+	}
+}
+
+func TestHome(t *testing.T) {
+	tests := []struct {
+		name, env, want string
+	}{
+		{"default", "", "/home/me/.codex"},
+		{"CODEX_HOME", "/srv/codex", "/srv/codex"},
+		{"tilde", "~/alt", "/home/me/alt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string {
+				if k == "CODEX_HOME" {
+					return tt.env
+				}
+				return ""
+			}
+			assert.Equal(t, tt.want, Home(getenv, "/home/me"))
+		})
+	}
+	assert.Equal(t, []string{"/c/sessions", "/c/archived_sessions"}, SessionDirs("/c"))
+}
