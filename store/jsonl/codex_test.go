@@ -128,8 +128,8 @@ func TestCodexRolloutRecords(t *testing.T) {
 		identities []store.Identity
 	}{
 		{
-			name: "function_call without namespace",
-			line: `{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"mcp__lit__get+data","arguments":"{}","call_id":"c1"}}`,
+			name:  "function_call without namespace",
+			line:  `{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"mcp__lit__get+data","arguments":"{}","call_id":"c1"}}`,
 			sites: []store.Site{{Kind: store.SiteCall, Path: "payload.name", Name: "mcp__lit__get+data", CallID: "c1", Field: "name"}},
 		},
 		{
@@ -141,8 +141,8 @@ func TestCodexRolloutRecords(t *testing.T) {
 			},
 		},
 		{
-			name: "escaped name",
-			line: `{"type":"response_item","payload":{"type":"function_call","name":"mcp__lit__\u641c\u7d22","call_id":"c3"}}`,
+			name:  "escaped name",
+			line:  `{"type":"response_item","payload":{"type":"function_call","name":"mcp__lit__\u641c\u7d22","call_id":"c3"}}`,
 			sites: []store.Site{{Kind: store.SiteCall, Path: "payload.name", Name: "mcp__lit__搜索", CallID: "c3", Field: "name"}},
 		},
 		{
@@ -157,8 +157,8 @@ func TestCodexRolloutRecords(t *testing.T) {
 			},
 		},
 		{
-			name: "bare item (before the envelope)",
-			line: `{"type":"function_call","name":"lit__get.data","arguments":"{}","call_id":"c6"}`,
+			name:  "bare item (before the envelope)",
+			line:  `{"type":"function_call","name":"lit__get.data","arguments":"{}","call_id":"c6"}`,
 			sites: []store.Site{{Kind: store.SiteCall, Path: "name", Name: "lit__get.data", CallID: "c6", Field: "name"}},
 		},
 		{
