@@ -288,7 +288,8 @@ var codexHashedFlat = regexp.MustCompile(`^.{24}[0-9a-f]{40}$`)
 // codexSplitsByKey returns the raw identities a flat name spells with one of the configured
 // server keys, with the era of the spelling: E0 "<key>__OAI_CODEX_MCP__<tool>", E2
 // "mcp__<key>__<tool>", E1 "<key>__<tool>" (E1/E2 names over 64 bytes were hashed, so longer
-// names only split as E0). The tool part is taken as the raw tool name: flat eras up to E2 did
+// names only split as E0; a name with the E0 marker after a key is not also read as that key's
+// E1 name). The tool part is taken as the raw tool name: flat eras up to E2 did
 // not sanitize (a name written by E3, 2026-01 on, may carry a sanitized spelling; such names are
 // always accepted and only enter the tool set).
 func codexSplitsByKey(name string, keys []string) map[mcpname.CodexTool]mcpname.CodexEra {
@@ -303,6 +304,7 @@ func codexSplitsByKey(name string, keys []string) map[mcpname.CodexTool]mcpname.
 	for _, k := range keys {
 		if tool, ok := strings.CutPrefix(name, k+mcpname.CodexE0Marker); ok {
 			add(k, tool, mcpname.CodexE0)
+			continue // not also the E1 tool "OAI_CODEX_MCP__<tool>" of the same key
 		}
 		if len(name) > mcpname.CodexFlatMax {
 			continue
