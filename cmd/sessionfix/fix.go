@@ -40,6 +40,11 @@ name. Provider-safe names, including middle-truncated legacy names, stay byte fo
 and its response always end with the same name. Only the bytes of each rewritten name change:
 key order, spacing, escapes, line endings, a BOM and a missing final newline are kept.
 
+In a Codex rollout, a function_call whose name a provider rejects is rewritten to the name
+today's Codex registers for its raw MCP identity, as "name" plus an inserted "namespace"
+member; the plan says where each raw identity came from (invocation record, --inventory, or a
+config.toml server key, --codex-config). A rejected name nothing attributes is kept.
+
 With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
 changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
 reported "in use"), renamed over the original with its mode and mtime kept (Qwen Code sorts
@@ -51,7 +56,8 @@ EXAMPLES:
    sessionfix fix                                   # dry-run over ~/.qwen
    sessionfix fix --apply --yes ~/.qwen             # rewrite, with backups
    sessionfix fix --keep-truncated --apply --yes ~/.qwen/projects/-home-me-src-app/chats
-   sessionfix fix --format json > plan.json`,
+   sessionfix fix --format json > plan.json
+   sessionfix fix --agent codex --apply --yes       # Codex rollouts under $CODEX_HOME or ~/.codex`,
 		Flags: append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation (required with --apply when standard input is not a terminal)"},
