@@ -95,7 +95,7 @@ func contentPatterns(prefixes []string) []string {
 	for _, p := range prefixes {
 		for _, f := range partFieldPaths {
 			if p == "" {
-				out = append(out, "[*]."+f)
+				out = append(out, "[*].parts[*]."+f)
 			} else {
 				out = append(out, p+".parts[*]."+f)
 			}
