@@ -83,6 +83,15 @@ func ParseAgent(path string, data []byte) (*Agent, error) {
 	root := doc.Content[0]
 	ap := agentParser{path: path, data: data, bom: bom, lines: splitLines(data), lineOffset: fmFirstLine - 1}
 	a := &Agent{Path: path}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if seen[k.Value] {
+			a.Warnings = append(a.Warnings, ap.warning(k,
+				fmt.Sprintf("front matter key %q appears more than once; the last one is used", k.Value)))
+		}
+		seen[k.Value] = true
+	}
 
 	name := ap.value(root, "name")
 	desc := ap.value(root, "description")
@@ -153,14 +162,23 @@ func AgentDirs(opts DiscoverOptions) []string {
 	return append(out, filepath.Join(GlobalDir(opts), "agents"))
 }
 
-var yamlLinePattern = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var (
+	yamlLinePattern = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	// yamlParserProblem matches the problems yaml.v3's parser (not its scanner) reports. For
+	// those, yaml.v3 prints the 0-based line of the construct being parsed; scanner and
+	// decoder errors carry 1-based lines.
+	yamlParserProblem = regexp.MustCompile(`^did not find expected (<document start>|node content|key|'-' indicator|',' or '\]'|',' or '\}')$`)
+)
 
 // yamlErrorLine extracts the 1-based line of a yaml.v3 error, relative to the YAML text.
 func yamlErrorLine(err error) (int, string) {
 	msg := err.Error()
 	if m := yamlLinePattern.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		return n, m[2]
+		if yamlParserProblem.MatchString(m[2]) {
+			n++
+		}
+		return max(n, 1), m[2]
 	}
 	return 1, strings.TrimPrefix(msg, "yaml: ")
 }
@@ -187,8 +205,8 @@ func splitLines(data []byte) []int {
 	return starts
 }
 
-// value returns the node of the last key named name in mapping n (YAML forbids duplicates;
-// yaml.v3 reports them as errors, so "last" only matters defensively).
+// value returns the node of the last key named name in mapping n (yaml.v3 does not reject
+// duplicate keys when decoding into a Node; ParseAgent warns about them).
 func (ap *agentParser) value(n *yaml.Node, name string) *yaml.Node {
 	var v *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {

@@ -51,9 +51,9 @@ type ruleRow struct {
 }
 
 func rows(rules []Rule) []ruleRow {
-	out := make([]ruleRow, len(rules))
-	for i, r := range rules {
-		out[i] = ruleRow{r.Key, r.Index, r.Kind, r.Literal, r.Line, r.Column}
+	var out []ruleRow
+	for _, r := range rules {
+		out = append(out, ruleRow{r.Key, r.Index, r.Kind, r.Literal, r.Line, r.Column})
 	}
 	return out
 }

@@ -14,20 +14,32 @@ const Redacted = "[redacted]"
 // GoString, Format (all verbs, so %v, %+v, %#v, %s, %q, %x), MarshalJSON and MarshalText —
 // prints Redacted. Reveal returns the value; call it only to start a server.
 //
+// The value sits behind a pointer on purpose: when fmt meets a bad verb anywhere in a value
+// (e.g. "%s" on a struct holding an int), it prints the whole value by reflection without
+// calling any method, and it dereferences pointers only at the top level — so a nested
+// Secret then shows as an address, never as its text.
+//
 // The zero Secret holds "".
 type Secret struct {
-	v string
+	box *secretBox
 }
 
+type secretBox struct{ v string }
+
 // NewSecret wraps v.
-func NewSecret(v string) Secret { return Secret{v: v} }
+func NewSecret(v string) Secret { return Secret{box: &secretBox{v: v}} }
 
 // Reveal returns the secret value. The only legitimate use is handing it to a child process
 // or an HTTP request (inventory.Discover).
-func (s Secret) Reveal() string { return s.v }
+func (s Secret) Reveal() string {
+	if s.box == nil {
+		return ""
+	}
+	return s.box.v
+}
 
 // IsZero reports whether the secret holds the empty string.
-func (s Secret) IsZero() bool { return s.v == "" }
+func (s Secret) IsZero() bool { return s.Reveal() == "" }
 
 // String returns Redacted.
 func (s Secret) String() string { return Redacted }
