@@ -256,6 +256,7 @@ type headerTransport struct {
 	headers map[string]settings.Secret
 }
 
+// RoundTrip sets the configured headers on a copy of req and sends it.
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range t.headers {

@@ -30,11 +30,19 @@
 // Lines and columns are 1-based; columns count bytes (as Go tools do), so a CJK character
 // before the position counts 3.
 //
+// Known divergences, all on files no user writes by hand: the JWCC parser rejects invalid
+// UTF-8 and U+2028/U+2029 inside comments, which strip-json-comments lets through. Subagent
+// front matter with a YAML syntax error is reported, where Qwen Code may still load it
+// through its lenient line-based fallback parser.
+//
 // # Secrets
 //
-// Settings hold API keys, MCP env and headers, and MCP args may carry tokens. Their values
-// are kept only as Secret, whose String, GoString, Format and MarshalJSON print a fixed
-// placeholder; nothing in this package puts a secret value into an error or a Warning.
+// Settings hold API keys, MCP env and headers, and MCP args may carry tokens. API keys and
+// the top-level "env" are not read at all; MCP env, header and arg values are kept only as
+// Secret, whose every printed form is a fixed placeholder; nothing in this package puts a
+// secret value into an error or a Warning. Expanded strings (Rule.Expanded,
+// MCPServer.Command, Cwd, URL) contain the values of the environment variables a file
+// references, as Qwen Code sees them: reports print Rule.Literal.
 //
 // # Imports
 //

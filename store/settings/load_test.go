@@ -81,6 +81,7 @@ func TestLoadUserFixture(t *testing.T) {
 		{"tools.disabled", 0, KindDisabled, "mcp__foo.bar__get_data", 33, 18},
 	}, rows(f.Rules))
 	assertTokens(t, data, f.Rules)
+	assert.Equal(t, fixtureUser+`:19:7 permissions.allow[0] "mcp__lit__literature.search_pubmed"`, f.Rules[3].String())
 	for _, r := range f.Rules {
 		assert.Equal(t, fixtureUser, r.File)
 		assert.Equal(t, ScopeUser, r.Scope)
@@ -108,6 +109,7 @@ func TestLoadUserFixture(t *testing.T) {
 	}, got)
 	assert.Equal(t, "/home/demo/bin/lit_server.py", f.MCPServers[0].Args[0].Reveal())
 	assert.Equal(t, `"foo.bar"`, string(data[f.MCPServers[1].Origin.Offset:f.MCPServers[1].Origin.End]))
+	assert.Equal(t, fixtureUser+":7:5 mcpServers.foo.bar", f.MCPServers[1].Origin.String())
 }
 
 func keys(m map[string]Secret) []string {
