@@ -344,3 +344,47 @@ func TestFixKeepTruncatedAndLossy(t *testing.T) {
 	assert.Contains(t, r.out, "mcp__lit_______0s19gpv")
 	assert.Contains(t, r.out, "lossy-legacy")
 }
+
+func TestFixJSONAndInteractiveConfirm(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	state := filepath.Join(t.TempDir(), "S")
+	for _, args := range [][]string{{"fix", "--format", "json", dir}, {"fix", "--verbose", "--format", "json", dir}} {
+		r := runCLI(t, env, "", args...)
+		require.Equal(t, 0, r.code, r.err)
+		var doc struct {
+			Mode   string `json:"mode"`
+			Stores []struct {
+				Path      string `json:"path"`
+				Decisions []struct{ Old, New, Action string }
+			} `json:"stores"`
+			Summary string `json:"summary"`
+			Totals  struct{ Rewrite int } `json:"totals"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.out), &doc), r.out)
+		assert.Equal(t, "dry-run", doc.Mode)
+		assert.Equal(t, 35, doc.Totals.Rewrite)
+		assert.NotEmpty(t, doc.Stores)
+	}
+
+	// Interactive: "n" changes nothing, "y" applies.
+	before := snapshotTree(t, dir)
+	env.InTerminal = true
+	r := runCLI(t, env, "n\n", "fix", "--apply", "--state-dir", state, dir)
+	require.Equal(t, 0, r.code, r.err)
+	assert.Contains(t, r.err, "nothing was changed")
+	assert.Equal(t, before, snapshotTree(t, dir))
+	r = runCLI(t, env, "y\n", "fix", "--apply", "--state-dir", state, "--format", "json", dir)
+	require.Equal(t, 0, r.code, r.err)
+	var doc struct {
+		Mode    string `json:"mode"`
+		RunID   string `json:"run_id"`
+		Summary string `json:"summary"`
+	}
+	// The plan is printed as text before the prompt; the JSON document follows it.
+	i := strings.Index(r.out, `{"mode":"apply"`)
+	require.GreaterOrEqual(t, i, 0, r.out)
+	require.NoError(t, json.Unmarshal([]byte(r.out[i:]), &doc), r.out[i:])
+	assert.Equal(t, "rewrote 35 names in 3 files; 7 legacy truncated names kept", doc.Summary)
+	assert.NotEmpty(t, doc.RunID)
+}
