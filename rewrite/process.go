@@ -54,7 +54,7 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	slots := make(chan struct{}, workers)   // a slot is held from scan start until emitted
+	slots := make(chan struct{}, workers)          // a slot is held from scan start until emitted
 	done := make([]chan *StoreResult, len(stores)) // per store, in order
 	for i := range done {
 		done[i] = make(chan *StoreResult, 1)

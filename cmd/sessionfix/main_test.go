@@ -358,7 +358,7 @@ func TestFixJSONAndInteractiveConfirm(t *testing.T) {
 				Path      string `json:"path"`
 				Decisions []struct{ Old, New, Action string }
 			} `json:"stores"`
-			Summary string `json:"summary"`
+			Summary string                `json:"summary"`
 			Totals  struct{ Rewrite int } `json:"totals"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(r.out), &doc), r.out)
