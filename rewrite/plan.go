@@ -160,6 +160,16 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
 	sp := &StorePlan{Store: st, Snap: snap, Decisions: NamerFor(snap.Agent).Decide(snap, pol)}
 	checkPairs(sp)
 	checkKeyClashes(sp)
+	if snap.NotWritable != "" {
+		// The store must not be written (invalid UTF-8, …): what would have been rewritten is
+		// kept and says why; the store's own problem makes the run partial.
+		for i := range sp.Decisions {
+			if d := &sp.Decisions[i]; d.Action == ActRewrite {
+				d.Action, d.Note = ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", snap.NotWritable, d.New)
+				d.New = ""
+			}
+		}
+	}
 	sort.SliceStable(sp.Decisions, func(i, j int) bool {
 		a, b := sp.Decisions[i].Site.Loc, sp.Decisions[j].Site.Loc
 		if a.Row != b.Row {

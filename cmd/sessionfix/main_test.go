@@ -388,3 +388,19 @@ func TestFixJSONAndInteractiveConfirm(t *testing.T) {
 	assert.Equal(t, "rewrote 35 names in 3 files; 7 legacy truncated names kept", doc.Summary)
 	assert.NotEmpty(t, doc.RunID)
 }
+
+func TestFixLeavesInvalidUTF8FileAlone(t *testing.T) {
+	env := testEnv(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	content := `{"message":{"parts":[{"functionCall":{"name":"mcp__a.b__c"}}]}}` + "\n" + "{\"x\":\"\xff\"}\n"
+	require.NoError(t, os.WriteFile(bad, []byte(content), 0o600))
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(dir, "S"), dir)
+	assert.Equal(t, exitPartial, r.code, r.out)
+	assert.Contains(t, r.out, "invalid UTF-8")
+	assert.Contains(t, r.out, "not rewritten")
+	got, _ := os.ReadFile(bad)
+	assert.Equal(t, content, string(got))
+	_, err := os.Stat(filepath.Join(dir, "S"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no run is created when nothing can be written")
+}
