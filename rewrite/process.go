@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/sessionfix/sessionfix/store"
@@ -32,14 +33,15 @@ type StoreResult struct {
 
 // Process scans, plans and (with Apply) rewrites each store, one store at a time per worker,
 // and calls emit with each result in the order of stores. At most Workers stores are held in
-// memory at once (scanned, waiting to be emitted, or being rewritten), whatever the number or
+// memory at once (default: the number of CPUs, at most 8; scanned, waiting to be emitted, or
+// being rewritten), whatever the number or
 // total size of the stores. A store that cannot be read or rewritten is reported through its
 // result; Process fails only when ctx is cancelled or emit returns an error. The returned
 // Result names the run (empty when nothing was rewritten).
 func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessOptions, emit func(*StoreResult) error) (*Result, error) {
 	workers := opt.Workers
 	if workers <= 0 {
-		workers = 2
+		workers = min(runtime.NumCPU(), 8)
 	}
 	r := newRun(opt.ApplyOptions)
 	var progMu sync.Mutex
