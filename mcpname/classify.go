@@ -52,6 +52,7 @@ type Classification struct {
 // legacy spellings. The zero value and nil are an empty index. Not safe for concurrent writes;
 // safe for concurrent reads once built.
 type Index struct {
+	parent     *Index // consulted first; never modified through this index
 	raws       map[string]bool
 	registered map[string][]string // registered name -> raw identities
 	legacy     map[string][]string // legacy name -> raw identities
@@ -66,9 +67,29 @@ func NewIndex(raws ...string) *Index {
 	return ix
 }
 
+// Extend returns a new index holding ix's raw identities plus raws. ix is shared, not copied
+// (cheap for a large inventory) and must not be modified afterwards.
+func (ix *Index) Extend(raws ...string) *Index {
+	out := &Index{parent: ix, raws: map[string]bool{}, registered: map[string][]string{}, legacy: map[string][]string{}}
+	for _, r := range raws {
+		out.Add(r)
+	}
+	return out
+}
+
+// has reports whether raw is known here or in a parent.
+func (ix *Index) has(raw string) bool {
+	for ; ix != nil; ix = ix.parent {
+		if ix.raws[raw] {
+			return true
+		}
+	}
+	return false
+}
+
 // Add records one raw identity; adding one twice has no effect.
 func (ix *Index) Add(raw string) {
-	if ix.raws[raw] {
+	if ix.has(raw) {
 		return
 	}
 	ix.raws[raw] = true
@@ -80,20 +101,20 @@ func (ix *Index) Add(raw string) {
 
 // Len returns the number of raw identities.
 func (ix *Index) Len() int {
-	if ix == nil {
-		return 0
+	n := 0
+	for ; ix != nil; ix = ix.parent {
+		n += len(ix.raws)
 	}
-	return len(ix.raws)
+	return n
 }
 
 // Raws returns the raw identities, sorted.
 func (ix *Index) Raws() []string {
-	if ix == nil {
-		return nil
-	}
-	out := make([]string, 0, len(ix.raws))
-	for r := range ix.raws {
-		out = append(out, r)
+	var out []string
+	for ; ix != nil; ix = ix.parent {
+		for r := range ix.raws {
+			out = append(out, r)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -101,18 +122,27 @@ func (ix *Index) Raws() []string {
 
 // RegisteredBy returns the raw identities whose registered name is name (sorted).
 func (ix *Index) RegisteredBy(name string) []string {
-	if ix == nil {
-		return nil
-	}
-	return ix.registered[name]
+	return ix.lookup(name, func(x *Index) map[string][]string { return x.registered })
 }
 
 // LegacyOf returns the raw identities whose legacy spelling is name (sorted).
 func (ix *Index) LegacyOf(name string) []string {
+	return ix.lookup(name, func(x *Index) map[string][]string { return x.legacy })
+}
+
+func (ix *Index) lookup(name string, m func(*Index) map[string][]string) []string {
 	if ix == nil {
 		return nil
 	}
-	return ix.legacy[name]
+	if ix.parent == nil {
+		return m(ix)[name]
+	}
+	var out []string
+	for x := ix; x != nil; x = x.parent {
+		out = append(out, m(x)[name]...)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func appendSorted(list []string, s string) []string {

@@ -93,3 +93,13 @@ func TestTruncationShapeBoundaries(t *testing.T) {
 	assert.False(t, HasHashSuffix("mcp__lit__ok_tool"))
 	assert.False(t, HasHashSuffix("mcp__lit__x_0S19GPV"))
 }
+
+func TestIndexExtendSharesAndDedupes(t *testing.T) {
+	base := realInventory()
+	ext := base.Extend(Raw("lit", "literature.search_pubmed"), Raw("new", "a.b"))
+	assert.Equal(t, base.Len()+1, ext.Len(), "a raw identity already in the parent is not added twice")
+	assert.Equal(t, []string{"mcp__lit__literature.search_pubmed"}, ext.RegisteredBy("mcp__lit__literature_search_pubmed_1nv53db"))
+	assert.Equal(t, []string{"mcp__new__a.b"}, ext.LegacyOf("mcp__new__a.b"))
+	assert.Empty(t, base.LegacyOf("mcp__new__a.b"), "the parent is not modified")
+	assert.Equal(t, ClassNormalized, Classify(Normalize("mcp__new__a.b"), ext).Class)
+}

@@ -201,11 +201,11 @@ func writeCodex(t testing.TB, lines ...string) string {
 	return path
 }
 
-func call(name, callID string) string {
+func rolloutCall(name, callID string) string {
 	return `{"type":"response_item","payload":{"type":"function_call","name":"` + name + `","arguments":"{}","call_id":"` + callID + `"}}`
 }
 
-func end(callID, server, tool string) string {
+func rolloutEnd(callID, server, tool string) string {
 	return `{"type":"event_msg","payload":{"type":"mcp_tool_call_end","call_id":"` + callID + `","invocation":{"server":"` + server + `","tool":"` + tool + `"}}}`
 }
 
@@ -223,71 +223,71 @@ func TestCodexNamerAttribution(t *testing.T) {
 	}{
 		{
 			name:   "invocation records",
-			lines:  []string{call("mcp__lit__literature.search_pubmed", "c1"), end("c1", "lit", "literature.search_pubmed"), call("mcp__lit__literature_search_pubmed", "c2"), end("c2", "lit", "literature_search_pubmed")},
+			lines:  []string{rolloutCall("mcp__lit__literature.search_pubmed", "c1"), rolloutEnd("c1", "lit", "literature.search_pubmed"), rolloutCall("mcp__lit__literature_search_pubmed", "c2"), rolloutEnd("c2", "lit", "literature_search_pubmed")},
 			want:   map[string]repair{"mcp__lit__literature.search_pubmed": fixtureRepairs["mcp__lit__literature.search_pubmed"]},
 			source: SourceInvocation,
 		},
 		{
 			name:   "invocation record wins over the config keys",
-			lines:  []string{call("mcp__a__b__c.d", "c1"), end("c1", "a__b", "c.d")},
+			lines:  []string{rolloutCall("mcp__a__b__c.d", "c1"), rolloutEnd("c1", "a__b", "c.d")},
 			pol:    CodexPolicy{Config: codexConfig(t, "[mcp_servers.a]\ncommand='x'\n[mcp_servers.a__b]\ncommand='x'")},
 			want:   map[string]repair{"mcp__a__b__c.d": {"mcp__a__b__c.d", "mcp__a__b", "c_d"}},
 			source: SourceInvocation,
 		},
 		{
 			name:  "conflicting invocation records",
-			lines: []string{call("mcp__lit__x.y", "c1"), end("c1", "lit", "x.y"), end("c1", "lit", "x_y")},
+			lines: []string{rolloutCall("mcp__lit__x.y", "c1"), rolloutEnd("c1", "lit", "x.y"), rolloutEnd("c1", "lit", "x_y")},
 			pol:   CodexPolicy{Config: fixtureConfig(t, "")},
 			why:   "conflicting invocation records",
 		},
 		{
 			name:  "two configured keys spell the name",
-			lines: []string{call("mcp__a__b__c.d", "c1")},
+			lines: []string{rolloutCall("mcp__a__b__c.d", "c1")},
 			pol:   CodexPolicy{Config: codexConfig(t, "[mcp_servers.a]\ncommand='x'\n[mcp_servers.a__b]\ncommand='x'")},
 			why:   "2 configured server keys match",
 		},
 		{
 			name:  "no configured key matches",
-			lines: []string{call("mcp__other__x.y", "c1")},
+			lines: []string{rolloutCall("mcp__other__x.y", "c1")},
 			pol:   CodexPolicy{Config: fixtureConfig(t, "")},
 			why:   "no configured server key matches",
 		},
 		{
 			name:  "a hashed flat name needs the inventory",
-			lines: []string{call(hashed, "c1")},
+			lines: []string{rolloutCall(hashed, "c1")},
 			pol:   CodexPolicy{Config: fixtureConfig(t, "")},
 			why:   "a hashed flat name needs the inventory",
 		},
 		{
 			name:   "E2 hash match",
-			lines:  []string{call(hashed, "c1")},
+			lines:  []string{rolloutCall(hashed, "c1")},
 			pol:    CodexPolicy{Inventory: []mcpname.CodexTool{{Server: "lit", Tool: "get.data_for_a_specific_location_and_date_range_extended"}}},
 			want:   map[string]repair{hashed: {hashed, "mcp__lit", "get_data_for_a_specific_location_and_date_range_extended"}},
 			source: "inventory (E2 hash match)",
 		},
 		{
 			name:   "E1 and E0 spellings by config key",
-			lines:  []string{call("lit__a.b", "c1"), call("lit__OAI_CODEX_MCP__c.d", "c2")},
+			lines:  []string{rolloutCall("lit__a.b", "c1"), rolloutCall("lit__OAI_CODEX_MCP__c.d", "c2")},
 			pol:    CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'")},
 			want:   map[string]repair{"lit__a.b": {"lit__a.b", "mcp__lit", "a_b"}, "lit__OAI_CODEX_MCP__c.d": {"lit__OAI_CODEX_MCP__c.d", "mcp__lit", "c_d"}},
 			source: "", // checked below: E1 and E0
 		},
 		{
 			name:   "E1 name by inventory",
-			lines:  []string{call("lit__a.b", "c1")},
+			lines:  []string{rolloutCall("lit__a.b", "c1")},
 			pol:    CodexPolicy{Inventory: []mcpname.CodexTool{{Server: "lit", Tool: "a.b"}}},
 			want:   map[string]repair{"lit__a.b": {"lit__a.b", "mcp__lit", "a_b"}},
 			source: "inventory (E1 name)",
 		},
 		{
 			name:  "no inventory tool has the name",
-			lines: []string{call("mcp__lit__zz.z", "c1")},
+			lines: []string{rolloutCall("mcp__lit__zz.z", "c1")},
 			pol:   CodexPolicy{Inventory: codexInventory},
 			why:   "no inventory tool has this flat name",
 		},
 		{
 			name:   "over 64 bytes is rejected",
-			lines:  []string{call("lit__OAI_CODEX_MCP__"+strings.Repeat("x", 50), "c1")},
+			lines:  []string{rolloutCall("lit__OAI_CODEX_MCP__"+strings.Repeat("x", 50), "c1")},
 			pol:    CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'")},
 			want:   map[string]repair{"lit__OAI_CODEX_MCP__" + strings.Repeat("x", 50): {"lit__OAI_CODEX_MCP__" + strings.Repeat("x", 50), "mcp__lit", strings.Repeat("x", 50)}},
 			source: "config.toml server key (E0 spelling)",
@@ -322,7 +322,7 @@ func TestCodexNamerAttribution(t *testing.T) {
 }
 
 func TestCodexNamerUnregistered(t *testing.T) {
-	lines := []string{call("mcp__lit__gone.tool", "c1"), end("c1", "lit", "gone.tool")}
+	lines := []string{rolloutCall("mcp__lit__gone.tool", "c1"), rolloutEnd("c1", "lit", "gone.tool")}
 	sp := planCodex(t, writeCodex(t, lines...), Policy{Codex: CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json"}})
 	got, _ := rewrites(t, sp)
 	assert.Equal(t, map[string]repair{"mcp__lit__gone.tool": {"mcp__lit__gone.tool", "mcp__lit", "gone_tool"}}, got)
@@ -347,7 +347,7 @@ func TestCodexNamerExistingNamespace(t *testing.T) {
 	// in place, nothing is inserted.
 	long := strings.Repeat("t", 130)
 	line := `{"type":"response_item","payload":{"type":"function_call","name":"` + long + `","namespace":"mcp__lit__","call_id":"c1"}}`
-	sp := planCodex(t, writeCodex(t, line, end("c1", "lit", long)), Policy{})
+	sp := planCodex(t, writeCodex(t, line, rolloutEnd("c1", "lit", long)), Policy{})
 	want := mcpname.CodexAllocate([]mcpname.CodexTool{{Server: "lit", Tool: long}}, mcpname.CodexE6Params())[mcpname.CodexTool{Server: "lit", Tool: long}]
 	require.Equal(t, "mcp__lit", want.Namespace)
 	var news []string

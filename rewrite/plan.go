@@ -192,28 +192,48 @@ func NamerFor(agent string) Namer {
 }
 
 // Build makes the plan for scanned stores (snapshots with their stores). Stores that could not
-// be read are left out (the caller reports them). The index of known raw identities is
-// enriched with the legacy-dotted names seen in the snapshots (Qwen Code treats a restored
-// dotted name as a raw identity), so names already normalized from them classify as
-// "normalized".
+// be read are left out (the caller reports them). Each store is planned on its own (see
+// PlanStore), so Build and the streaming Process give the same decisions.
 func Build(scanned []Scanned, pol Policy) *Plan {
-	pol.Index = enrichIndex(pol.Index, scanned)
 	p := &Plan{}
 	for _, s := range scanned {
 		if s.Snap == nil {
 			continue
 		}
-		sp := &StorePlan{Store: s.Store, Snap: s.Snap, Decisions: NamerFor(s.Snap.Agent).Decide(s.Snap, pol)}
-		checkPairs(sp)
-		checkKeyClashes(sp)
-		sort.SliceStable(sp.Decisions, func(i, j int) bool {
-			return sp.Decisions[i].Site.Loc.Offset < sp.Decisions[j].Site.Loc.Offset ||
-				(sp.Decisions[i].Site.Loc.Offset == sp.Decisions[j].Site.Loc.Offset && sp.Decisions[i].Site.Loc.Row < sp.Decisions[j].Site.Loc.Row)
-		})
-		p.Stores = append(p.Stores, sp)
+		p.Stores = append(p.Stores, PlanStore(s.Store, s.Snap, pol))
 	}
 	sort.Slice(p.Stores, func(i, j int) bool { return p.Stores[i].Snap.Ref.Path < p.Stores[j].Snap.Ref.Path })
 	return p
+}
+
+// PlanStore plans one scanned store: the agent's Namer decides each site, then a call and its
+// response are checked to end with the same name and object keys are kept distinct. The index
+// of known raw identities is completed with the store's own legacy-dotted names (Qwen Code
+// treats a restored dotted name as a raw identity), so a name normalized from one of them in the
+// same store classifies as "normalized". Decisions are sorted by position.
+func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
+	pol.Index = enrichIndex(pol.Index, snap)
+	sp := &StorePlan{Store: st, Snap: snap, Decisions: NamerFor(snap.Agent).Decide(snap, pol)}
+	checkPairs(sp)
+	checkKeyClashes(sp)
+	if snap.NotWritable != "" {
+		// The store must not be written (invalid UTF-8, …): what would have been rewritten is
+		// kept and says why; the store's own problem makes the run partial.
+		for i := range sp.Decisions {
+			if d := &sp.Decisions[i]; d.Action == ActRewrite {
+				d.Action, d.Note = ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", snap.NotWritable, d.New)
+				d.New = ""
+			}
+		}
+	}
+	sort.SliceStable(sp.Decisions, func(i, j int) bool {
+		a, b := sp.Decisions[i].Site.Loc, sp.Decisions[j].Site.Loc
+		if a.Row != b.Row {
+			return a.Row < b.Row
+		}
+		return a.Offset < b.Offset
+	})
+	return sp
 }
 
 // Scanned pairs a store with its snapshot.
@@ -222,24 +242,25 @@ type Scanned struct {
 	Snap  *store.Snapshot
 }
 
-func enrichIndex(ix *mcpname.Index, scanned []Scanned) *mcpname.Index {
-	out := mcpname.NewIndex()
-	if ix != nil {
-		for _, r := range ix.Raws() {
-			out.Add(r)
+// enrichIndex returns ix plus the store's legacy-dotted names as raw identities (ix itself is
+// not modified; nil when there is nothing to know).
+func enrichIndex(ix *mcpname.Index, snap *store.Snapshot) *mcpname.Index {
+	if snap.Agent != "qwen" {
+		return ix
+	}
+	var dotted []string
+	for _, site := range snap.Sites {
+		if site.Units == nil && mcpname.HasPrefix(site.Name) && !mcpname.IsProviderSafe(site.Name) && !mcpname.IsTruncationShape(site.Name) {
+			dotted = append(dotted, site.Name)
 		}
 	}
-	for _, s := range scanned {
-		if s.Snap == nil || s.Snap.Agent != "qwen" {
-			continue
-		}
-		for _, site := range s.Snap.Sites {
-			if site.Units == nil && mcpname.HasPrefix(site.Name) && !mcpname.IsProviderSafe(site.Name) && !mcpname.IsTruncationShape(site.Name) {
-				out.Add(site.Name)
-			}
-		}
+	if len(dotted) == 0 {
+		return ix
 	}
-	return out
+	if ix == nil {
+		return mcpname.NewIndex(dotted...)
+	}
+	return ix.Extend(dotted...)
 }
 
 // qwenNamer is Qwen Code 0.24.4's rule: normalizeMcp of each stored name, with the classes of

@@ -148,42 +148,18 @@ func (r *Result) Rewritten() (stores, names int) {
 // use or fails is skipped and recorded; the others go on. Apply creates no run directory when
 // the plan has nothing to rewrite (Result.RunID is then empty).
 func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
-	now := time.Now
-	if opt.Now != nil {
-		now = opt.Now
-	}
 	var work []*StorePlan
 	for _, sp := range p.Stores {
 		if sp.Count(ActRewrite) > 0 {
 			work = append(work, sp)
 		}
 	}
-	res := &Result{}
-	if len(work) == 0 {
-		return res, nil
-	}
-	created := now()
-	res.RunID = NewRunID(created)
-	res.Dir = filepath.Join(opt.StateDir, runsDir, res.RunID)
-	if err := os.MkdirAll(filepath.Join(res.Dir, backupsDir), 0o700); err != nil {
-		return nil, fmt.Errorf("create run directory: %w", err)
-	}
-	j, err := openJournal(filepath.Join(res.Dir, journalName))
-	if err != nil {
-		return nil, err
-	}
-	defer j.close()
-	m := &Manifest{Version: 1, RunID: res.RunID, Created: created.UTC(), Command: opt.Command, Roots: opt.Roots, State: StateApplying}
-	if err := writeManifest(res.Dir, m); err != nil {
-		return nil, err
-	}
-
+	r := newRun(opt)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = 2
 	}
 	outcomes := make([]Outcome, len(work))
-	entries := make([]*FileEntry, len(work))
 	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	for i, sp := range work {
@@ -196,40 +172,111 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			outcomes[i], entries[i] = applyOne(ctx, sp, i, res.Dir, j, opt)
+			outcomes[i] = r.apply(ctx, sp)
 			if opt.Progress != nil {
 				opt.Progress(sp.Snap.Ref)
 			}
 		}()
 	}
 	wg.Wait()
-
-	for i, o := range outcomes {
-		if o.Err != nil {
-			m.Skipped = append(m.Skipped, Skipped{Ref: o.Ref, Reason: o.Err.Error(), InUse: o.InUse()})
-			continue
-		}
-		m.Files = append(m.Files, *entries[i])
-		for _, w := range o.Change.Warnings {
-			m.ToolNotes = append(m.ToolNotes, fmt.Sprintf("%s: %s", o.Ref.Path, w))
-		}
-	}
-	switch {
-	case len(m.Skipped) == 0:
-		m.State = StateApplied
-	case len(m.Files) == 0 && len(m.Skipped) > 0:
-		m.State = StatePartial
-	default:
-		m.State = StatePartial
-	}
-	if err := writeManifest(res.Dir, m); err != nil {
+	res, err := r.finish()
+	if err != nil {
 		return nil, err
 	}
-	res.Manifest, res.Outcomes = m, outcomes
+	res.Outcomes = outcomes
 	return res, nil
 }
 
-func applyOne(ctx context.Context, sp *StorePlan, i int, dir string, j *journal, opt ApplyOptions) (Outcome, *FileEntry) {
+// run is one apply run: its directory, journal and manifest are created on the first store
+// that needs a rewrite. Safe for concurrent use.
+type run struct {
+	opt     ApplyOptions
+	now     func() time.Time
+	mu      sync.Mutex
+	dir     string
+	id      string
+	j       *journal
+	m       *Manifest
+	seq     int
+	initErr error
+}
+
+func newRun(opt ApplyOptions) *run {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	return &run{opt: opt, now: now}
+}
+
+// start creates the run directory once.
+func (r *run) start() error {
+	if r.m != nil || r.initErr != nil {
+		return r.initErr
+	}
+	created := r.now()
+	r.id = NewRunID(created)
+	r.dir = filepath.Join(r.opt.StateDir, runsDir, r.id)
+	if err := os.MkdirAll(filepath.Join(r.dir, backupsDir), 0o700); err != nil {
+		r.initErr = fmt.Errorf("create run directory: %w", err)
+		return r.initErr
+	}
+	j, err := openJournal(filepath.Join(r.dir, journalName))
+	if err != nil {
+		r.initErr = err
+		return err
+	}
+	r.j = j
+	r.m = &Manifest{Version: 1, RunID: r.id, Created: created.UTC(), Command: r.opt.Command, Roots: r.opt.Roots, State: StateApplying}
+	r.initErr = writeManifest(r.dir, r.m)
+	return r.initErr
+}
+
+// apply rewrites one planned store and records the outcome in the manifest.
+func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
+	r.mu.Lock()
+	err := r.start()
+	r.seq++
+	seq := r.seq
+	r.mu.Unlock()
+	if err != nil {
+		return Outcome{Ref: sp.Snap.Ref, Err: err}
+	}
+	o, entry := applyOne(ctx, sp, seq, r.dir, r.j, r.opt)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o.Err != nil {
+		r.m.Skipped = append(r.m.Skipped, Skipped{Ref: o.Ref, Reason: o.Err.Error(), InUse: o.InUse()})
+		return o
+	}
+	r.m.Files = append(r.m.Files, *entry)
+	for _, w := range o.Change.Warnings {
+		r.m.ToolNotes = append(r.m.ToolNotes, fmt.Sprintf("%s: %s", o.Ref.Path, w))
+	}
+	return o
+}
+
+// finish writes the final manifest (files sorted by path) and closes the journal.
+func (r *run) finish() (*Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		return &Result{}, r.initErr
+	}
+	defer r.j.close()
+	sort.Slice(r.m.Files, func(i, j int) bool { return r.m.Files[i].Ref.Path < r.m.Files[j].Ref.Path })
+	sort.Slice(r.m.Skipped, func(i, j int) bool { return r.m.Skipped[i].Ref.Path < r.m.Skipped[j].Ref.Path })
+	r.m.State = StateApplied
+	if len(r.m.Skipped) > 0 {
+		r.m.State = StatePartial
+	}
+	if err := writeManifest(r.dir, r.m); err != nil {
+		return nil, err
+	}
+	return &Result{RunID: r.id, Dir: r.dir, Manifest: r.m}, nil
+}
+
+func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journal, opt ApplyOptions) (Outcome, *FileEntry) {
 	ref := sp.Snap.Ref
 	o := Outcome{Ref: ref}
 	w, ok := sp.Store.(store.Writer)
@@ -239,7 +286,7 @@ func applyOne(ctx context.Context, sp *StorePlan, i int, dir string, j *journal,
 	}
 	edits := sp.Edits()
 	entry := &FileEntry{Renames: renames(edits)}
-	bk := filepath.Join(dir, backupsDir, fmt.Sprintf("%04d-%s", i+1, sanitizeBase(filepath.Base(ref.Path))))
+	bk := filepath.Join(dir, backupsDir, fmt.Sprintf("%04d-%s", seq, sanitizeBase(filepath.Base(ref.Path))))
 	aopt := store.ApplyOptions{
 		BackupPath: bk,
 		BeforeCommit: func(ch *store.Change) error {

@@ -20,6 +20,9 @@ import (
 // Transform writes the new content of a file to dst while reading the original from src.
 type Transform func(dst io.Writer, src io.Reader) error
 
+// testHookBeforeRename runs between the last in-use check and the rename (tests only).
+var testHookBeforeRename func(path string)
+
 // copyBufSize is the buffer of every streaming copy: memory stays flat whatever the file size.
 const copyBufSize = 256 << 10
 
@@ -165,6 +168,9 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if err := unchanged(path, orig, fi); err != nil {
 		keepBackup = false
 		return nil, err
+	}
+	if testHookBeforeRename != nil {
+		testHookBeforeRename(path)
 	}
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		keepBackup = false

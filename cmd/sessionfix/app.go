@@ -119,7 +119,9 @@ func newApp(env *Env) *cli.App {
 		Description: `sessionfix scans session stores for MCP tool names in legacy spellings (dotted,
 over-long, non-ASCII, middle-truncated) that strict model providers now reject, rewrites them
 the way Qwen Code 0.24.4 registers them (dry-run by default, backups and undo), and audits
-which permission rules match which tools.`,
+which permission rules match which tools.
+
+` + exitCodesHelp,
 		Version:         version,
 		Reader:          env.In,
 		Writer:          env.Out,

@@ -59,14 +59,14 @@ func existingDirs(paths []string) []string {
 	return out
 }
 
-// codexPolicy gathers what the Codex namer needs, once some Codex rollout is being planned:
+// codexPolicy gathers what the Codex namer needs, once discovery found some Codex rollout:
 // the config.toml (--codex-config, else $CODEX_HOME/config.toml when it exists) and the
 // inventory file (--inventory) as raw (server, tool) pairs.
-func codexPolicy(env *Env, po planOptions, results []scan.Result) (rewrite.CodexPolicy, error) {
+func codexPolicy(env *Env, po planOptions, found *scan.Found) (rewrite.CodexPolicy, error) {
 	var pol rewrite.CodexPolicy
 	needed := false
-	for _, r := range results {
-		if r.Err == nil && r.Store.Ref().Kind == store.KindCodexRollout {
+	for _, t := range found.Targets {
+		if t.Store.Ref().Kind == store.KindCodexRollout {
 			needed = true
 			break
 		}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/rewrite"
 )
 
 const codexFixtures = "../../fixtures/codex-real/"
@@ -20,17 +22,17 @@ const codexFixtures = "../../fixtures/codex-real/"
 // codexRolloutRel is where the 0.50.0 session lives in a Codex home (its real file name).
 const codexRolloutRel = "sessions/2026/11/30/rollout-2026-11-30T18-55-07-01a22dcf-9134-7922-bfac-658542a5f64b.jsonl"
 
-// testEnv is an Env over buffers, with a fake environment and home.
-type testEnv struct {
+// codexEnv is an Env over buffers, with a fake environment and home.
+type codexEnv struct {
 	*Env
 	out, err *bytes.Buffer
 }
 
-func newTestEnv(t testing.TB, vars map[string]string) *testEnv {
+func newCodexEnv(t testing.TB, vars map[string]string) *codexEnv {
 	t.Helper()
 	out, errb := &bytes.Buffer{}, &bytes.Buffer{}
 	home := t.TempDir()
-	return &testEnv{Env: &Env{
+	return &codexEnv{Env: &Env{
 		In: strings.NewReader(""), Out: out, Err: errb,
 		Getenv: func(k string) string { return vars[k] },
 		Home:   home,
@@ -38,7 +40,7 @@ func newTestEnv(t testing.TB, vars map[string]string) *testEnv {
 	}, out: out, err: errb}
 }
 
-func (e *testEnv) run(t testing.TB, args ...string) int {
+func (e *codexEnv) run(t testing.TB, args ...string) int {
 	t.Helper()
 	e.out.Reset()
 	e.err.Reset()
@@ -107,7 +109,7 @@ func TestCodexFixAcceptance(t *testing.T) {
 	before, err := os.Stat(path)
 	require.NoError(t, err)
 	state := t.TempDir()
-	e := newTestEnv(t, map[string]string{"CODEX_HOME": home})
+	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 
 	// Dry run: the plan names every rewrite and its source, and writes nothing.
 	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex"), e.err.String())
@@ -221,9 +223,12 @@ func TestCodexFixInvocationRecordsKept(t *testing.T) {
 	require.Len(t, records, 8)
 	home, path := codexHome(t, orig, false) // no config.toml: the records alone attribute
 	state := t.TempDir()
-	e := newTestEnv(t, map[string]string{"CODEX_HOME": home})
+	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json"), e.err.String())
-	var rep fixReport
+	var rep struct {
+		Totals rewrite.Totals `json:"totals"`
+		Stores []fixStore     `json:"stores"`
+	}
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
 	assert.Equal(t, 4, rep.Totals.Rewrite)
 	for _, s := range rep.Stores {
@@ -255,7 +260,7 @@ func TestCodexFixInvocationRecordsKept(t *testing.T) {
 func TestCodexFix0169Untouched(t *testing.T) {
 	orig := readFixture(t, "rollout-codex-0.169.0.jsonl")
 	home, path := codexHome(t, orig, true)
-	e := newTestEnv(t, map[string]string{"CODEX_HOME": home})
+	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 	require.Equal(t, exitOK, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
 	assert.Contains(t, e.out.String(), "nothing to change")
 	got, err := os.ReadFile(path)
@@ -287,7 +292,7 @@ func TestCodexDiscovery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newTestEnv(t, map[string]string{"CODEX_HOME": home})
+			e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 			require.Equal(t, tt.code, e.run(t, tt.args...), e.err.String())
 			var rep scanReport
 			require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
@@ -309,7 +314,7 @@ func TestCodexDiscovery(t *testing.T) {
 		})
 	}
 
-	e := newTestEnv(t, nil)
+	e := newCodexEnv(t, nil)
 	assert.Equal(t, exitUsage, e.run(t, "scan", "--agent", "claude"))
 	assert.Contains(t, e.err.String(), "--agent must be one of qwen, codex")
 }
@@ -317,7 +322,7 @@ func TestCodexDiscovery(t *testing.T) {
 func TestCodexConfigFlag(t *testing.T) {
 	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
 	home, path := codexHome(t, orig, false)
-	e := newTestEnv(t, map[string]string{"CODEX_HOME": home})
+	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 
 	// Without config or inventory nothing can be attributed: the names are kept, reported.
 	require.Equal(t, exitOK, e.run(t, "fix", path), e.err.String())

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,24 +77,6 @@ EXAMPLES:
 	}
 }
 
-// fixReport is fix --format json.
-type fixReport struct {
-	Mode     string         `json:"mode"` // "dry-run" or "apply"
-	RunID    string         `json:"run_id,omitempty"`
-	RunDir   string         `json:"run_dir,omitempty"`
-	Summary  string         `json:"summary"`
-	Totals   rewrite.Totals `json:"totals"`
-	Stores   []fixStore     `json:"stores"`
-	Skipped  []skippedRow   `json:"skipped,omitempty"`
-	Problems []problemRow   `json:"problems"`
-}
-
-type fixStore struct {
-	Path      string        `json:"path"`
-	Kind      string        `json:"kind"`
-	Decisions []decisionRow `json:"decisions"`
-}
-
 type decisionRow struct {
 	Where  string `json:"where"`
 	Site   string `json:"site"`
@@ -106,10 +89,145 @@ type decisionRow struct {
 	Note   string `json:"note,omitempty"`
 }
 
+// storeOutcome is what --apply did to one store.
+type storeOutcome struct {
+	Status string `json:"status"` // rewritten, in-use, failed
+	Names  int    `json:"names"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type fixStore struct {
+	Path      string        `json:"path"`
+	Kind      string        `json:"kind"`
+	Decisions []decisionRow `json:"decisions,omitempty"`
+	Outcome   *storeOutcome `json:"outcome,omitempty"`
+}
+
 type skippedRow struct {
 	Path   string `json:"path"`
 	InUse  bool   `json:"in_use"`
 	Reason string `json:"reason"`
+}
+
+// fixOutput prints fix results as they stream in: the plan of each store (table or one JSON
+// object per store) and, with --apply, what happened to it.
+type fixOutput struct {
+	env       *Env
+	opts      fixOptions
+	showPlan  bool
+	jsonStart bool
+	stores    int
+	names     int
+	skipped   []skippedRow
+}
+
+func (o *fixOutput) store(r *rewrite.StoreResult) error {
+	if r.Plan == nil {
+		return nil // reported with the problems
+	}
+	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind)}
+	if o.showPlan {
+		for _, d := range r.Plan.Decisions {
+			if d.Action == rewrite.ActNone && !o.opts.Verbose {
+				continue
+			}
+			fs.Decisions = append(fs.Decisions, decisionRow{Where: d.Site.Loc.String(), Site: siteLabel(d.Site), Path: d.Site.Path,
+				Old: d.Site.Name, New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
+		}
+	}
+	if oc := r.Outcome; oc != nil {
+		switch {
+		case oc.Err == nil:
+			fs.Outcome = &storeOutcome{Status: "rewritten", Names: oc.Edits}
+			o.stores++
+			o.names += oc.Edits
+		case oc.InUse():
+			fs.Outcome = &storeOutcome{Status: "in-use", Reason: oc.Err.Error()}
+			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error()})
+		default:
+			fs.Outcome = &storeOutcome{Status: "failed", Reason: oc.Err.Error()}
+			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, Reason: oc.Err.Error()})
+		}
+	}
+	if len(fs.Decisions) == 0 && fs.Outcome == nil {
+		return nil
+	}
+	if o.opts.Format == "json" {
+		b, err := marshalJSON(fs)
+		if err != nil {
+			return err
+		}
+		sep := ",\n"
+		if !o.jsonStart {
+			sep = ""
+			o.jsonStart = true
+		}
+		_, err = fmt.Fprintf(o.env.Out, "%s%s", sep, b)
+		return err
+	}
+	if len(fs.Decisions) > 0 {
+		if err := writeStorePlan(o.env.Out, fs); err != nil {
+			return err
+		}
+	}
+	if fs.Outcome != nil && fs.Outcome.Status != "rewritten" {
+		label := "failed"
+		if fs.Outcome.Status == "in-use" {
+			label = "in use, skipped"
+		}
+		fmt.Fprintf(o.env.Out, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(fs.Outcome.Reason))
+	}
+	return nil
+}
+
+// begin opens the JSON document.
+func (o *fixOutput) begin(mode string) {
+	o.jsonStart = false
+	if o.opts.Format == "json" {
+		fmt.Fprintf(o.env.Out, "{\"mode\":%q,\"stores\":[\n", mode)
+	}
+}
+
+// fixTail is the end of the JSON document.
+type fixTail struct {
+	RunID    string         `json:"run_id,omitempty"`
+	RunDir   string         `json:"run_dir,omitempty"`
+	Summary  string         `json:"summary"`
+	Totals   rewrite.Totals `json:"totals"`
+	Skipped  []skippedRow   `json:"skipped"`
+	Problems []problemRow   `json:"problems"`
+}
+
+func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
+	if o.opts.Format == "json" {
+		t := fixTail{Summary: summary, Totals: a.rep.Totals, Skipped: o.skipped, Problems: a.rep.Problems}
+		if t.Skipped == nil {
+			t.Skipped = []skippedRow{}
+		}
+		if res != nil {
+			t.RunID, t.RunDir = res.RunID, res.Dir
+		}
+		b, err := marshalJSON(t)
+		if err != nil {
+			return err
+		}
+		// Splice the tail's members into the open document.
+		_, err = fmt.Fprintf(o.env.Out, "\n],%s\n", b[1:])
+		return err
+	}
+	writeProblems(o.env.Out, a.rep.Problems)
+	fmt.Fprintln(o.env.Out, summary)
+	return nil
+}
+
+func marshalJSON(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
 }
 
 func runFix(ctx context.Context, env *Env, opts fixOptions) error {
@@ -122,107 +240,85 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.StateDir == "" {
 		opts.StateDir = rewrite.DefaultStateDir(env.Getenv, env.Home)
 	}
-	ps, err := scanAndPlan(ctx, env, opts.Paths, opts.Workers, opts.Apply, opts.Common)
+	p, err := newPipeline(env, opts.Paths, opts.Common)
 	if err != nil {
 		return err
 	}
-	totals := ps.plan.Totals()
-	rep := &fixReport{Mode: "dry-run", Totals: totals, Problems: ps.problems()}
-	for _, sp := range ps.plan.Stores {
-		fs := fixStore{Path: sp.Snap.Ref.Path, Kind: string(sp.Snap.Ref.Kind)}
-		for _, d := range sp.Decisions {
-			if d.Action == rewrite.ActNone && !opts.Verbose {
-				continue
-			}
-			fs.Decisions = append(fs.Decisions, decisionRow{Where: d.Site.Loc.String(), Site: siteLabel(d.Site), Path: d.Site.Path,
-				Old: d.Site.Name, New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
-		}
-		if len(fs.Decisions) > 0 {
-			rep.Stores = append(rep.Stores, fs)
-		}
-	}
+	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: p.roots, Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
+	out := &fixOutput{env: env, opts: opts, showPlan: true}
 
-	if !opts.Apply || totals.Rewrite == 0 {
-		if opts.Apply {
-			rep.Mode = "apply"
-		}
-		rep.Summary = ps.summaryLine(false)
-		if err := writeFix(env, rep, opts); err != nil {
+	if !opts.Apply {
+		out.begin("dry-run")
+		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, out.store); err != nil {
 			return err
 		}
-		if ps.failed() {
+		summary := p.agg.summaryLine(false)
+		if err := out.end(p.agg, summary, nil); err != nil {
+			return err
+		}
+		if p.agg.rep.Totals.Rewrite > 0 && opts.Format == "table" {
+			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
+		}
+		if p.agg.failed {
 			return withCode(exitPartial)
 		}
 		return nil
 	}
 
-	// --apply: say exactly what will be touched, then confirm.
-	rep.Mode = "apply"
-	if opts.Format == "table" {
-		if err := writeFixPlan(env.Out, rep); err != nil {
+	if !opts.Yes {
+		// Interactive: show the whole plan, ask, then apply in a second pass that reads every
+		// store afresh (anything that changed meanwhile is planned again).
+		fmt.Fprintln(env.Out, "planned changes:")
+		tableOpts := opts
+		tableOpts.Format = "table" // a person reads this before answering
+		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: true}
+		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, planOut.store); err != nil {
 			return err
 		}
-		writeProblems(env.Out, rep.Problems)
-	}
-	if !opts.Yes {
+		writeProblems(env.Out, p.agg.rep.Problems)
+		fmt.Fprintln(env.Out, p.agg.summaryLine(false))
+		t := p.agg.rep.Totals
+		if t.Rewrite == 0 {
+			return nil
+		}
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
-			plural(totals.Rewrite, "name"), plural(totals.RewriteStores, "file"), opts.StateDir)
+			plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"), opts.StateDir)
 		if !confirm(env.In) {
 			fmt.Fprintln(env.Err, "nothing was changed")
 			return nil
 		}
+		if p, err = newPipeline(env, opts.Paths, opts.Common); err != nil {
+			return err
+		}
+		out.showPlan = false
 	}
-	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: ps.roots, Now: env.Now}
-	if env.beforeCheck != nil {
-		aopt.BeforeCheck = env.beforeCheck
-	}
-	res, err := rewrite.Apply(ctx, ps.plan, aopt)
+	out.begin("apply")
+	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt}, out.store)
 	if err != nil {
 		return err
 	}
-	rep.RunID, rep.RunDir = res.RunID, res.Dir
-	stores, names := res.Rewritten()
-	inUse, failed := 0, 0
-	for _, o := range res.Outcomes {
-		if o.Err == nil {
-			continue
-		}
-		rep.Skipped = append(rep.Skipped, skippedRow{Path: o.Ref.Path, InUse: o.InUse(), Reason: o.Err.Error()})
-		if o.InUse() {
-			inUse++
-		} else {
-			failed++
+	summary := p.agg.summaryLine(false)
+	if p.agg.rep.Totals.Rewrite > 0 {
+		summary = fmt.Sprintf("rewrote %s in %s; %s kept", plural(out.names, "name"), plural(out.stores, "file"),
+			plural(p.agg.rep.Totals.KeptTruncated, "legacy truncated name"))
+		if len(out.skipped) > 0 {
+			summary += fmt.Sprintf("; %s skipped", plural(len(out.skipped), "file"))
 		}
 	}
-	rep.Summary = fmt.Sprintf("rewrote %s in %s; %s kept", plural(names, "name"), plural(stores, "file"), plural(totals.KeptTruncated, "legacy truncated name"))
-	if len(rep.Skipped) > 0 {
-		rep.Summary += fmt.Sprintf("; %s skipped", plural(len(rep.Skipped), "file"))
+	if err := out.end(p.agg, summary, res); err != nil {
+		return err
 	}
-	if opts.Format == "json" {
-		if err := reports.WriteJSON(env.Out, rep); err != nil {
-			return err
-		}
-	} else {
-		for _, s := range rep.Skipped {
-			label := "failed"
-			if s.InUse {
-				label = "in use, skipped"
-			}
-			fmt.Fprintf(env.Out, "%s: %s: %s\n", s.Path, label, s.Reason)
-		}
-		fmt.Fprintln(env.Out, rep.Summary)
+	if opts.Format == "table" && res.RunID != "" {
 		fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
 			res.RunID, res.Dir, shellQuote(opts.StateDir), res.RunID)
-		if res.Manifest != nil {
-			for _, n := range res.Manifest.ToolNotes {
-				fmt.Fprintf(env.Out, "note: %s\n", n)
-			}
+		for _, n := range res.Manifest.ToolNotes {
+			fmt.Fprintf(env.Out, "note: %s\n", n)
 		}
 	}
 	switch {
-	case inUse > 0:
+	case p.agg.inUse > 0:
 		return withCode(exitInUse)
-	case failed > 0 || ps.failed():
+	case p.agg.applyErrs > 0 || p.agg.failed:
 		return withCode(exitPartial)
 	}
 	return nil
@@ -235,58 +331,41 @@ func siteLabel(s store.Site) string {
 	return string(s.Kind)
 }
 
-func writeFix(env *Env, rep *fixReport, opts fixOptions) error {
-	if opts.Format == "json" {
-		return reports.WriteJSON(env.Out, rep)
+// writeStorePlan prints one store's plan.
+func writeStorePlan(w io.Writer, fs fixStore) error {
+	fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), fs.Kind)
+	t := &reports.Table{Columns: []string{"where", "site", "old", "new", "class"}}
+	notes := map[string]bool{}
+	var noteOrder []string
+	for _, d := range fs.Decisions {
+		newName := d.New
+		switch d.Action {
+		case string(rewrite.ActKeep):
+			newName = "(kept)"
+		case string(rewrite.ActNone):
+			newName = "(unchanged)"
+		}
+		t.Add(d.Where, d.Site, d.Old, newName, d.Class)
+		if d.Note != "" {
+			k := d.Old + ": " + d.Note
+			if !notes[k] {
+				notes[k] = true
+				noteOrder = append(noteOrder, k)
+			}
+		}
 	}
-	if err := writeFixPlan(env.Out, rep); err != nil {
+	var b strings.Builder
+	if err := reports.WriteText(&b, t); err != nil {
 		return err
 	}
-	writeProblems(env.Out, rep.Problems)
-	fmt.Fprintln(env.Out, rep.Summary)
-	if rep.Totals.Rewrite > 0 && !opts.Apply {
-		fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
-	return nil
-}
-
-// writeFixPlan prints the plan grouped by store.
-func writeFixPlan(w io.Writer, rep *fixReport) error {
-	for _, fs := range rep.Stores {
-		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), fs.Kind)
-		t := &reports.Table{Columns: []string{"where", "site", "old", "new", "class"}}
-		notes := map[string]bool{}
-		var noteOrder []string
-		for _, d := range fs.Decisions {
-			newName := d.New
-			switch d.Action {
-			case string(rewrite.ActKeep):
-				newName = "(kept)"
-			case string(rewrite.ActNone):
-				newName = "(unchanged)"
-			}
-			t.Add(d.Where, d.Site, d.Old, newName, d.Class)
-			if d.Note != "" {
-				k := d.Old + ": " + d.Note
-				if !notes[k] {
-					notes[k] = true
-					noteOrder = append(noteOrder, k)
-				}
-			}
-		}
-		var b strings.Builder
-		if err := reports.WriteText(&b, t); err != nil {
-			return err
-		}
-		for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-			fmt.Fprintf(w, "  %s\n", line)
-		}
-		for _, n := range noteOrder {
-			fmt.Fprintf(w, "  note: %s\n", reports.Printable(n))
-		}
-		fmt.Fprintln(w)
+	for _, n := range noteOrder {
+		fmt.Fprintf(w, "  note: %s\n", reports.Printable(n))
 	}
-	return nil
+	_, err := fmt.Fprintln(w)
+	return err
 }
 
 // confirm reads a yes/no answer; anything but y/yes is no.

@@ -43,18 +43,21 @@ func readPlanFlags(c *cli.Context) planOptions {
 		Agent: c.String("agent"), CodexConfig: c.String("codex-config")}
 }
 
-// planned is the result of discover + scan + plan.
-type planned struct {
-	roots   []string
-	found   *scan.Found
-	results []scan.Result
-	plan    *rewrite.Plan
+// pipeline is discover → (scan → plan → apply) per store, with a streaming aggregate.
+type pipeline struct {
+	env   *Env
+	roots []string
+	found *scan.Found
+	pol   rewrite.Policy
+	agg   *aggregate
 }
 
 // progressThreshold: a progress bar appears on a terminal when the work is at least this big.
 const progressThreshold = 64 << 20
 
-func scanAndPlan(ctx context.Context, env *Env, paths []string, workers int, hash bool, po planOptions) (*planned, error) {
+// newPipeline resolves the roots (default: the agents' homes, see defaultRoots), loads the
+// inventory, discovers the stores and, when some are Codex rollouts, loads the Codex policy.
+func newPipeline(env *Env, paths []string, po planOptions) (*pipeline, error) {
 	if po.RewriteLossy && po.Inventory == "" {
 		return nil, usageErrorf("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
 	}
@@ -70,48 +73,162 @@ func scanAndPlan(ctx context.Context, env *Env, paths []string, workers int, has
 		roots = defaultRoots(env, po.Agent)
 	}
 	found := scan.DiscoverAs(roots, po.Agent)
-	var bar *progressbar.ProgressBar
-	opt := scan.Options{Workers: workers, Hash: hash}
-	if env.ErrTerminal && found.TotalSize() >= progressThreshold {
-		bar = progressbar.DefaultBytes(found.TotalSize(), "scanning")
-		bar.ChangeMax64(found.TotalSize())
-		opt.Progress = func(n int64) { _ = bar.Add64(n) }
-	}
-	results, err := scan.Run(ctx, found.Targets, opt)
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(env.Err)
-	}
+	cx, err := codexPolicy(env, po, found)
 	if err != nil {
 		return nil, err
 	}
-	var scanned []rewrite.Scanned
-	for _, r := range results {
-		if r.Err == nil {
-			scanned = append(scanned, rewrite.Scanned{Store: r.Store, Snap: r.Snap})
-		}
-	}
-	cx, err := codexPolicy(env, po, results)
-	if err != nil {
-		return nil, err
-	}
-	p := rewrite.Build(scanned, rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx})
-	return &planned{roots: roots, found: found, results: results, plan: p}, nil
+	p := &pipeline{env: env, roots: roots, found: found,
+		pol: rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx}}
+	p.agg = newAggregate(p.found)
+	return p, nil
 }
 
-// failed reports whether some store could not be read or holds an error-level problem.
-func (ps *planned) failed() bool {
-	for _, is := range ps.found.Issues {
+// run processes every store, calling each (after aggregation) for each result in path order.
+func (p *pipeline) run(ctx context.Context, opt rewrite.ProcessOptions, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
+	stores := make([]store.Store, len(p.found.Targets))
+	for i, t := range p.found.Targets {
+		stores[i] = t.Store
+	}
+	var bar *progressbar.ProgressBar
+	if p.env.ErrTerminal && p.found.TotalSize() >= progressThreshold {
+		bar = progressbar.NewOptions64(p.found.TotalSize(), progressbar.OptionSetWriter(p.env.Err),
+			progressbar.OptionSetDescription("reading"), progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+		opt.Progress = func(n int64) { _ = bar.Add64(n) }
+	}
+	res, err := rewrite.Process(ctx, stores, p.pol, opt, func(r *rewrite.StoreResult) error {
+		p.agg.add(r)
+		if each != nil {
+			return each(r)
+		}
+		return nil
+	})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	p.agg.finish()
+	return res, err
+}
+
+// aggregate is the run-wide summary built store by store (memory: one row per store and one
+// entry per distinct name, never per site).
+type aggregate struct {
+	rep       scanReport
+	renames   map[[3]string]*renameRow
+	kept      map[[3]string]*renameRow
+	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
+	dotted    map[string]bool
+	failed    bool
+	inUse     int
+	applyErrs int
+}
+
+func newAggregate(found *scan.Found) *aggregate {
+	a := &aggregate{renames: map[[3]string]*renameRow{}, kept: map[[3]string]*renameRow{},
+		hashClean: map[string]int{}, dotted: map[string]bool{}}
+	a.rep.Ignored = found.Ignored
+	a.rep.Totals.ByClass = map[mcpname.Class]int{}
+	for _, is := range found.Issues {
+		a.rep.Problems = append(a.rep.Problems, problemRow{Path: is.Path, Severity: string(is.Severity), Reason: is.Reason})
 		if is.Severity == store.SevError {
-			return true
+			a.failed = true
 		}
 	}
-	for _, r := range ps.results {
-		if r.Err != nil || (r.Snap != nil && r.Snap.Failed()) {
-			return true
+	return a
+}
+
+func (a *aggregate) add(r *rewrite.StoreResult) {
+	ref := r.Store.Ref()
+	row := storeRow{Path: ref.Path, Kind: string(ref.Kind)}
+	if r.ScanErr != nil {
+		row.Error = r.ScanErr.Error()
+		a.rep.Stores = append(a.rep.Stores, row)
+		a.rep.Problems = append(a.rep.Problems, problemRow{Path: ref.Path, Severity: string(store.SevError), Reason: r.ScanErr.Error()})
+		a.failed = true
+		return
+	}
+	sp := r.Plan
+	snap := sp.Snap
+	a.rep.Bytes += snap.State.Size
+	a.rep.Records += snap.Records
+	row.Records, row.Problems = snap.Records, len(snap.Problems)+len(sp.Warnings)
+	row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
+	if snap.Failed() {
+		a.failed = true
+	}
+	for _, pr := range snap.Problems {
+		a.rep.Problems = append(a.rep.Problems, problemRow{Path: ref.Path, Where: whereOf(pr.Loc), Severity: string(pr.Severity), Reason: pr.Reason})
+	}
+	for _, w := range sp.Warnings {
+		a.rep.Problems = append(a.rep.Problems, problemRow{Path: ref.Path, Where: whereOf(w.Loc), Severity: string(w.Severity), Reason: w.Reason})
+	}
+	t := &a.rep.Totals
+	t.Stores++
+	t.Rewrite += row.Rewrite
+	if row.Rewrite > 0 {
+		t.RewriteStores++
+	}
+	also := groupedRewrites(sp)
+	for _, d := range sp.Names() {
+		t.Sites++
+		t.ByClass[d.Class]++
+		var m map[[3]string]*renameRow
+		switch d.Action {
+		case rewrite.ActRewrite:
+			m = a.renames
+			if d.Class == mcpname.ClassLegacyDotted {
+				a.dotted[d.Site.Name] = true
+			}
+		case rewrite.ActKeep:
+			m = a.kept
+			t.Kept++
+			if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
+				t.KeptTruncated++
+			}
+		default:
+			if d.Class == mcpname.ClassClean && mcpname.HasHashSuffix(d.Site.Name) {
+				a.hashClean[d.Site.Name]++
+			}
+			continue
+		}
+		newName := d.New + also[d.Site.Group]
+		k := [3]string{d.Site.Name, newName, d.Note}
+		if m[k] == nil {
+			m[k] = &renameRow{Old: d.Site.Name, New: newName, Class: string(d.Class), Note: d.Note}
+		}
+		m[k].Count++
+	}
+	if o := r.Outcome; o != nil && o.Err != nil {
+		if o.InUse() {
+			a.inUse++
+		} else {
+			a.applyErrs++
 		}
 	}
-	return false
+	a.rep.Stores = append(a.rep.Stores, row)
+}
+
+// finish completes the aggregate: a clean name with a hash suffix that is the normalized form
+// of a dotted name seen anywhere in the run counts as "normalized".
+func (a *aggregate) finish() {
+	norm := map[string]bool{}
+	for d := range a.dotted {
+		norm[mcpname.Normalize(d)] = true
+	}
+	for name, n := range a.hashClean {
+		if norm[name] {
+			a.rep.Totals.ByClass[mcpname.ClassClean] -= n
+			a.rep.Totals.ByClass[mcpname.ClassNormalized] += n
+		}
+	}
+	if a.rep.Totals.ByClass[mcpname.ClassClean] == 0 {
+		delete(a.rep.Totals.ByClass, mcpname.ClassClean)
+	}
+	a.rep.Classes = a.rep.Totals.ByClass
+	a.rep.Renames, a.rep.Kept = sortedRows(a.renames), sortedRows(a.kept)
+	if a.rep.Problems == nil {
+		a.rep.Problems = []problemRow{}
+	}
 }
 
 // problemRow is one problem in a report.
@@ -128,29 +245,6 @@ func (p problemRow) String() string {
 		loc += ":" + p.Where
 	}
 	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, p.Reason)
-}
-
-// problems lists every discovery issue, unreadable store, store problem and plan warning.
-func (ps *planned) problems() []problemRow {
-	var out []problemRow
-	for _, is := range ps.found.Issues {
-		out = append(out, problemRow{Path: is.Path, Severity: string(is.Severity), Reason: is.Reason})
-	}
-	for _, r := range ps.results {
-		if r.Err != nil {
-			out = append(out, problemRow{Path: r.Store.Ref().Path, Severity: string(store.SevError), Reason: r.Err.Error()})
-			continue
-		}
-		for _, p := range r.Snap.Problems {
-			out = append(out, problemRow{Path: r.Snap.Ref.Path, Where: whereOf(p.Loc), Severity: string(p.Severity), Reason: p.Reason})
-		}
-	}
-	for _, sp := range ps.plan.Stores {
-		for _, w := range sp.Warnings {
-			out = append(out, problemRow{Path: sp.Snap.Ref.Path, Where: whereOf(w.Loc), Severity: string(w.Severity), Reason: w.Reason})
-		}
-	}
-	return out
 }
 
 func whereOf(l store.Loc) string {
@@ -194,54 +288,6 @@ type renameRow struct {
 	Note  string `json:"note,omitempty"`
 }
 
-func (ps *planned) report(elapsed time.Duration) *scanReport {
-	rep := &scanReport{Roots: ps.roots, Elapsed: elapsed.Round(time.Millisecond).String(), Ignored: ps.found.Ignored,
-		Totals: ps.plan.Totals(), Problems: ps.problems()}
-	rep.Classes = rep.Totals.ByClass
-	byPath := map[string]*rewrite.StorePlan{}
-	for _, sp := range ps.plan.Stores {
-		byPath[sp.Snap.Ref.Path] = sp
-	}
-	renames := map[[3]string]*renameRow{}
-	kept := map[[3]string]*renameRow{}
-	for _, r := range ps.results {
-		row := storeRow{Path: r.Store.Ref().Path, Kind: string(r.Store.Ref().Kind)}
-		if r.Err != nil {
-			row.Error = r.Err.Error()
-			rep.Stores = append(rep.Stores, row)
-			continue
-		}
-		rep.Bytes += r.Snap.State.Size
-		rep.Records += r.Snap.Records
-		row.Records, row.Problems = r.Snap.Records, len(r.Snap.Problems)
-		if sp := byPath[row.Path]; sp != nil {
-			row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
-			row.Problems += len(sp.Warnings)
-			also := groupedRewrites(sp)
-			for _, d := range sp.Names() {
-				var m map[[3]string]*renameRow
-				switch d.Action {
-				case rewrite.ActRewrite:
-					m = renames
-				case rewrite.ActKeep:
-					m = kept
-				default:
-					continue
-				}
-				newName := d.New + also[d.Site.Group]
-				k := [3]string{d.Site.Name, newName, d.Note}
-				if m[k] == nil {
-					m[k] = &renameRow{Old: d.Site.Name, New: newName, Class: string(d.Class), Note: d.Note}
-				}
-				m[k].Count++
-			}
-		}
-		rep.Stores = append(rep.Stores, row)
-	}
-	rep.Renames, rep.Kept = sortedRows(renames), sortedRows(kept)
-	return rep
-}
-
 func sortedRows(m map[[3]string]*renameRow) []renameRow {
 	out := make([]renameRow, 0, len(m))
 	for _, r := range m {
@@ -254,6 +300,24 @@ func sortedRows(m map[[3]string]*renameRow) []renameRow {
 		return out[i].New < out[j].New
 	})
 	return out
+}
+
+// summaryLine is the closing sentence of scan and fix ("would rewrite …", "rewrote …").
+func (a *aggregate) summaryLine(applied bool) string {
+	t := a.rep.Totals
+	if t.Rewrite == 0 {
+		s := fmt.Sprintf("nothing to change: no name needs rewriting in %s", plural(t.Stores, "store"))
+		if t.KeptTruncated > 0 {
+			s += fmt.Sprintf("; %s kept", plural(t.KeptTruncated, "legacy truncated name"))
+		}
+		return s
+	}
+	verb := "would rewrite"
+	if applied {
+		verb = "rewrote"
+	}
+	return fmt.Sprintf("%s %s in %s; %s kept", verb, plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"),
+		plural(t.KeptTruncated, "legacy truncated name"))
 }
 
 func classTable(rep *scanReport) *reports.Table {

@@ -51,28 +51,33 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		return usageErrorf("--format must be table or json, not %q", opts.Format)
 	}
 	start := time.Now()
-	ps, err := scanAndPlan(ctx, env, opts.Paths, opts.Workers, false, opts.Common)
+	p, err := newPipeline(env, opts.Paths, opts.Common)
 	if err != nil {
 		return err
 	}
-	rep := ps.report(time.Since(start))
+	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, nil); err != nil {
+		return err
+	}
+	rep := &p.agg.rep
+	rep.Roots, rep.Elapsed = p.roots, time.Since(start).Round(time.Millisecond).String()
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
 		}
-	} else if err := writeScanText(env, ps, rep); err != nil {
+	} else if err := writeScanText(env, p.agg); err != nil {
 		return err
 	}
-	if ps.failed() {
+	if p.agg.failed {
 		return withCode(exitPartial)
 	}
 	return nil
 }
 
-func writeScanText(env *Env, ps *planned, rep *scanReport) error {
+func writeScanText(env *Env, a *aggregate) error {
 	w := env.Out
-	fmt.Fprintf(w, "scanned %d stores (%s, %d records, %d name sites) in %s\n",
-		rep.Totals.Stores, humanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
+	rep := &a.rep
+	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
+		plural(rep.Totals.Stores, "store"), humanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
 	if rep.Ignored > 0 {
 		fmt.Fprintf(w, "%d other files are not stores and were not read\n", rep.Ignored)
 	}
@@ -92,26 +97,6 @@ func writeScanText(env *Env, ps *planned, rep *scanReport) error {
 	}
 	writeProblems(w, rep.Problems)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, ps.summaryLine(false))
+	fmt.Fprintln(w, a.summaryLine(false))
 	return nil
 }
-
-// plannedTotalsLine is shared wording between scan and fix.
-func (ps *planned) summaryLine(applied bool) string {
-	t := ps.plan.Totals()
-	if t.Rewrite == 0 {
-		s := fmt.Sprintf("nothing to change: no name needs rewriting in %d stores", t.Stores)
-		if t.KeptTruncated > 0 {
-			s += fmt.Sprintf("; %s kept", plural(t.KeptTruncated, "legacy truncated name"))
-		}
-		return s
-	}
-	verb := "would rewrite"
-	if applied {
-		verb = "rewrote"
-	}
-	return fmt.Sprintf("%s %s in %s; %s kept", verb, plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"),
-		plural(t.KeptTruncated, "legacy truncated name"))
-}
-
-var _ = rewrite.ActRewrite

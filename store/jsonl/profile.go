@@ -95,7 +95,7 @@ func contentPatterns(prefixes []string) []string {
 	for _, p := range prefixes {
 		for _, f := range partFieldPaths {
 			if p == "" {
-				out = append(out, "[*]."+f)
+				out = append(out, "[*].parts[*]."+f)
 			} else {
 				out = append(out, p+".parts[*]."+f)
 			}
@@ -114,8 +114,8 @@ type partGroup struct {
 // response and bridge sites. A bridge site is functionCall.args.name of a call whose name is
 // "tool_call" (Qwen Code 0.2x deferred MCP tools).
 func resolveParts(rec *jsonscan.Record, b *builder, base int, kinds []store.SiteKind) {
-	groups := map[string]*partGroup{}
-	var order []string
+	groups := map[int64]*partGroup{}
+	var order []int64
 	for i := range rec.Captures {
 		c := &rec.Captures[i]
 		id := c.Pattern - base
@@ -123,12 +123,13 @@ func resolveParts(rec *jsonscan.Record, b *builder, base int, kinds []store.Site
 			continue
 		}
 		field := id % nPartFields
-		// The part is the path up to the parts[i] index.
+		// The part is the object holding functionCall/functionResponse: the container of
+		// Path[len-2] (Path[len-3] for functionCall.args.name), identified by its offset.
 		cut := len(c.Path) - 2
 		if field == fcArgsName {
 			cut = len(c.Path) - 3
 		}
-		key := c.Path.Prefix(cut).String()
+		key := c.Starts[cut]
 		g := groups[key]
 		if g == nil {
 			g = &partGroup{kind: kinds[id/nPartFields]}

@@ -90,7 +90,9 @@ type Patterns struct {
 }
 
 type node struct {
+	label    string // the key of the edge leading here ("" for [*], * and the root)
 	keys     map[string]*node
+	lits     []*node // the same children as keys, for a fast linear lookup
 	anyElem  *node
 	anyKey   *node
 	capture  int // pattern id capturing a string value here, or -1
@@ -152,7 +154,9 @@ func (p *Patterns) add(id int, pat string) error {
 			c := n.keys[s]
 			if c == nil {
 				c = newNode()
+				c.label = s
 				n.keys[s] = c
+				n.lits = append(n.lits, c)
 			}
 			n = c
 		}
@@ -188,12 +192,19 @@ func splitPattern(pat string) ([]string, error) {
 	return steps, nil
 }
 
-// child returns the node reached from n by an object member key (nil when no pattern goes on).
+// childKey returns the node reached from n by an object member key (nil when no pattern goes
+// on). The lookup does not allocate.
 func (n *node) childKey(key []byte) *node {
 	if n == nil {
 		return nil
 	}
-	if c, ok := n.keys[string(key)]; ok {
+	if len(n.lits) <= 8 {
+		for _, c := range n.lits {
+			if string(key) == c.label {
+				return c
+			}
+		}
+	} else if c, ok := n.keys[string(key)]; ok {
 		return c
 	}
 	return n.anyKey

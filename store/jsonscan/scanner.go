@@ -36,6 +36,9 @@ type Capture struct {
 	Key     bool  // the capture is an object key
 	Line    int64 // 1-based line of the token
 	TooLong bool  // longer than the capture limit; Raw is nil
+	// Starts[i] is the offset of the container holding Path[i] (Starts[0] is the root value):
+	// captures with the same Starts[i] are inside the same object or array.
+	Starts []int64
 }
 
 // Value decodes the captured token (see Unquote). It fails for a TooLong capture.
@@ -118,9 +121,12 @@ type Scanner struct {
 type frame struct {
 	obj   bool
 	node  *node
+	start int64 // offset of the opening '{' or '['
 	index int
-	key   []byte // decoded key of the current member (only when node wants keys)
-	keyOK bool
+	// For an object whose node wants keys: the node the current member leads to (nil when no
+	// pattern goes on) and its decoded key when the edge is not a literal one.
+	child *node
+	key   []byte
 }
 
 type expect uint8
@@ -347,7 +353,7 @@ func (s *Scanner) startValue(p []byte, i *int, base int64) {
 			s.fail(at, "nesting too deep")
 			return
 		}
-		s.stack = append(s.stack, frame{obj: c == '{', node: n})
+		s.stack = append(s.stack, frame{obj: c == '{', node: n, start: at})
 		if c == '{' {
 			s.expect = expKeyOrEnd
 		} else {
@@ -386,10 +392,7 @@ func (s *Scanner) valueNode() *node {
 		return nil
 	}
 	if f.obj {
-		if !f.keyOK {
-			return nil
-		}
-		return f.node.childKey(f.key)
+		return f.child
 	}
 	return f.node.anyElem
 }
@@ -522,11 +525,20 @@ func (s *Scanner) endString() {
 	s.tok = tokNone
 	if s.strKey {
 		f := &s.stack[len(s.stack)-1]
-		f.keyOK = false
+		f.child = nil
+		f.key = f.key[:0]
 		if s.strNeed && !s.strLong {
-			if v, err := Unquote(s.strBuf); err == nil {
-				f.key = append(f.key[:0], v.Str...)
-				f.keyOK = !v.Lone()
+			body := s.strBuf[1 : len(s.strBuf)-1]
+			ok := true
+			if indexByte(body, '\\') < 0 {
+				f.key = append(f.key, body...)
+			} else if v, err := Unquote(s.strBuf); err == nil && !v.Lone() {
+				f.key = append(f.key, v.Str...)
+			} else {
+				ok = false // undecodable key: nothing below it matches
+			}
+			if ok {
+				f.child = f.node.childKey(f.key)
 			}
 		}
 		if s.strCapID >= 0 {
@@ -547,29 +559,32 @@ func (s *Scanner) addCapture(key bool) {
 		c.Raw = append([]byte(nil), s.strBuf...)
 		c.Len = int64(len(c.Raw))
 	}
-	c.Path = s.path(key)
+	c.Path, c.Starts = s.path(key)
 	s.rec.Captures = append(s.rec.Captures, c)
 }
 
 // path builds the path of the current value (or, for a key, of the member it names).
-func (s *Scanner) path(forKey bool) Path {
-	p := make(Path, 0, len(s.stack))
+func (s *Scanner) path(forKey bool) (Path, []int64) {
+	p := make(Path, len(s.stack))
+	starts := make([]int64, len(s.stack))
 	for i := range s.stack {
 		f := &s.stack[i]
+		starts[i] = f.start
 		last := i == len(s.stack)-1
-		if f.obj {
-			if last && forKey {
-				// The key being captured: decode it for the path.
-				v, _ := Unquote(s.strBuf)
-				p = append(p, Elem{Key: v.Str, Index: -1})
-				continue
-			}
-			p = append(p, Elem{Key: string(f.key), Index: -1})
-		} else {
-			p = append(p, Elem{Index: f.index})
+		switch {
+		case !f.obj:
+			p[i] = Elem{Index: f.index}
+		case last && forKey:
+			// The key being captured: decode it for the path.
+			v, _ := Unquote(s.strBuf)
+			p[i] = Elem{Key: v.Str, Index: -1}
+		case f.child != nil && f.child.label != "":
+			p[i] = Elem{Key: f.child.label, Index: -1} // a literal edge: no allocation
+		default:
+			p[i] = Elem{Key: string(f.key), Index: -1}
 		}
 	}
-	return p
+	return p, starts
 }
 
 func (s *Scanner) valueDone() {

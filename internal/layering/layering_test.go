@@ -1,0 +1,88 @@
+// Package layering checks the dependency rules of DEVELOPERS.md / conventions.md §14 on the
+// source itself, so a wrong import fails make test instead of being found in review.
+package layering
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/sessionfix/sessionfix/"
+
+// imports returns, for every package directory under the module root, its non-test imports.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root := "../.."
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "fixtures" || strings.HasPrefix(d.Name(), ".")) && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		rel = filepath.ToSlash(rel)
+		for _, is := range f.Imports {
+			v, _ := strconv.Unquote(is.Path.Value)
+			out[rel] = append(out[rel], v)
+		}
+		return nil
+	}))
+	return out
+}
+
+func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
+
+func TestDependenciesPointInward(t *testing.T) {
+	all := imports(t)
+	require.Contains(t, all, "mcpname")
+	rules := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"mcpname", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal"}},
+		{"permission", []string{"store", "scan", "rewrite", "audit", "reports", "cmd"}},
+		{"store", []string{"scan", "rewrite", "audit", "reports", "cmd"}},
+		{"reports", []string{"store", "scan", "rewrite", "cmd"}},
+		{"scan", []string{"rewrite", "audit", "reports", "cmd"}},
+		{"rewrite", []string{"scan", "audit", "reports", "cmd"}},
+		{"audit", []string{"scan", "rewrite", "cmd"}},
+	}
+	for pkg, imps := range all {
+		for _, imp := range imps {
+			if !strings.HasPrefix(imp, module) {
+				if imp == "github.com/mattn/go-sqlite3" {
+					assert.True(t, under(pkg, "store/sqlite"), "%s imports the SQLite driver; only store/sqlite may", pkg)
+				}
+				continue
+			}
+			target := strings.TrimPrefix(imp, module)
+			assert.False(t, under(target, "cmd"), "%s imports %s: nothing imports cmd", pkg, target)
+			for _, r := range rules {
+				if !under(pkg, r.pkg) {
+					continue
+				}
+				for _, f := range r.forbidden {
+					assert.False(t, under(target, f), "%s must not import %s", pkg, target)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package rewrite
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// ProcessOptions tunes Process.
+type ProcessOptions struct {
+	// Apply rewrites each store right after planning it (a run directory is created on the
+	// first rewrite); without it Process only scans and plans.
+	Apply bool
+	ApplyOptions
+	// Hash asks each store for its content hash (always on with Apply).
+	Hash bool
+	// Progress is called with bytes read (serialized).
+	Progress func(n int64)
+}
+
+// StoreResult is one store through the pipeline: its plan (or the error that kept it from
+// being read) and, with Apply, what happened when it was rewritten. It is valid only during
+// the emit callback: the pipeline drops it afterwards so memory stays flat.
+type StoreResult struct {
+	Store   store.Store
+	Plan    *StorePlan // nil when ScanErr is set
+	ScanErr error
+	// Outcome is set when Apply was on and the plan had something to rewrite.
+	Outcome *Outcome
+}
+
+// Process scans, plans and (with Apply) rewrites each store, one store at a time per worker,
+// and calls emit with each result in the order of stores. At most Workers stores are held in
+// memory at once (default: the number of CPUs, at most 8; scanned, waiting to be emitted, or
+// being rewritten), whatever the number or
+// total size of the stores. A store that cannot be read or rewritten is reported through its
+// result; Process fails only when ctx is cancelled or emit returns an error. The returned
+// Result names the run (empty when nothing was rewritten).
+func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessOptions, emit func(*StoreResult) error) (*Result, error) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = min(runtime.NumCPU(), 8)
+	}
+	r := newRun(opt.ApplyOptions)
+	var progMu sync.Mutex
+	sopt := store.ScanOptions{Hash: opt.Hash || opt.Apply}
+	if opt.Progress != nil {
+		sopt.Progress = func(n int64) {
+			progMu.Lock()
+			defer progMu.Unlock()
+			opt.Progress(n)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	slots := make(chan struct{}, workers)          // a slot is held from scan start until emitted
+	done := make([]chan *StoreResult, len(stores)) // per store, in order
+	for i := range done {
+		done[i] = make(chan *StoreResult, 1)
+	}
+	go func() {
+		for i, st := range stores {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				for ; i < len(stores); i++ {
+					done[i] <- &StoreResult{Store: stores[i], ScanErr: ctx.Err()}
+				}
+				return
+			}
+			go func() {
+				done[i] <- processOne(ctx, st, pol, opt, sopt, r)
+			}()
+		}
+	}()
+	var emitErr error
+	for i := range stores {
+		res := <-done[i]
+		if emitErr == nil && ctx.Err() == nil {
+			emitErr = emit(res)
+			if emitErr != nil {
+				cancel()
+			}
+		}
+		<-slots
+	}
+	out, err := r.finish()
+	if emitErr != nil {
+		return out, emitErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, context.Cause(ctx)
+}
+
+func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOptions, sopt store.ScanOptions, r *run) *StoreResult {
+	res := &StoreResult{Store: st}
+	snap, err := st.Scan(ctx, sopt)
+	if err != nil {
+		res.ScanErr = err
+		return res
+	}
+	res.Plan = PlanStore(st, snap, pol)
+	if opt.Apply && res.Plan.Count(ActRewrite) > 0 && ctx.Err() == nil {
+		o := r.apply(ctx, res.Plan)
+		res.Outcome = &o
+		if opt.Progress == nil && opt.ApplyOptions.Progress != nil {
+			opt.ApplyOptions.Progress(snap.Ref)
+		}
+	}
+	return res
+}

@@ -1,0 +1,223 @@
+package rewrite
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+)
+
+func writeSession(t testing.TB, dir, name string, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	return p
+}
+
+func call(id, name string) string {
+	return `{"message":{"parts":[{"functionCall":{"id":"` + id + `","name":"` + name + `"}}]}}`
+}
+
+func resp(id, name string) string {
+	return `{"message":{"parts":[{"functionResponse":{"id":"` + id + `","name":"` + name + `"}}]}}`
+}
+
+func scanned(t testing.TB, paths ...string) []Scanned {
+	t.Helper()
+	var out []Scanned
+	for _, p := range paths {
+		prof := jsonl.Detect(p, nil)
+		if prof == nil {
+			prof = jsonl.QwenSession
+		}
+		st := jsonl.Open(p, prof)
+		snap, err := st.Scan(context.Background(), store.ScanOptions{Hash: true})
+		require.NoError(t, err)
+		out = append(out, Scanned{st, snap})
+	}
+	return out
+}
+
+func decisions(sp *StorePlan) []string {
+	var out []string
+	for _, d := range sp.Decisions {
+		out = append(out, string(d.Class)+":"+string(d.Action)+":"+d.Site.Name+"→"+d.New)
+	}
+	return out
+}
+
+func TestPlanClassesAndPolicy(t *testing.T) {
+	dir := t.TempDir()
+	p := writeSession(t, dir, "0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl",
+		call("a", "mcp__lit__literature.search_pubmed"),
+		call("b", "mcp__lit__get_data_for_a_spe___location_and_date_range_extended"),
+		call("c", "mcp__com.example.enterprise-___documents_by_semantic_similarity"),
+		call("d", "mcp__lit__get_data"),
+		call("e", "mcp__lit__literature_search_pubmed_1nv53db"),
+		call("f", "read_file"))
+	sc := scanned(t, p)
+
+	plan := Build(sc, Policy{})
+	require.Len(t, plan.Stores, 1)
+	assert.Equal(t, []string{
+		"legacy-dotted:rewrite:mcp__lit__literature.search_pubmed→mcp__lit__literature_search_pubmed_1nv53db",
+		"legacy-truncated:keep:mcp__lit__get_data_for_a_spe___location_and_date_range_extended→",
+		"legacy-truncated-dotted:rewrite:mcp__com.example.enterprise-___documents_by_semantic_similarity→mcp__com_example_enterprise-___documents_by_semantic_si_0bznu1u",
+		"clean:none:mcp__lit__get_data→",
+		"normalized:none:mcp__lit__literature_search_pubmed_1nv53db→", // its dotted form is in the same store
+		"builtin:none:read_file→",
+	}, decisions(plan.Stores[0]))
+	assert.Equal(t, "normalizeMcp", plan.Stores[0].Decisions[0].Source)
+	assert.Contains(t, plan.Stores[0].Decisions[2].Note, "no current tool answers")
+
+	ix := mcpname.NewIndex(mcpname.Raw("lit", "get+data"), mcpname.Raw("com.example.enterprise-search", "query_documents_by_semantic_similarity"))
+	plan = Build(sc, Policy{KeepTruncated: true, RewriteLossy: true, Index: ix})
+	got := decisions(plan.Stores[0])
+	assert.Equal(t, "legacy-truncated-dotted:keep:mcp__com.example.enterprise-___documents_by_semantic_similarity→", got[2])
+	assert.Equal(t, "lossy-legacy:rewrite:mcp__lit__get_data→mcp__lit__get_data_0kcpus5", got[3])
+	assert.Equal(t, "inventory: mcp__lit__get+data", plan.Stores[0].Decisions[3].Source)
+	assert.Contains(t, plan.Stores[0].Decisions[2].Note, "mcp__com.example.enterprise-search__query_documents_by_semantic_similarity")
+
+	tot := Build(sc, Policy{}).Totals()
+	assert.Equal(t, 2, tot.Rewrite)
+	assert.Equal(t, 1, tot.KeptTruncated)
+	assert.Equal(t, 1, tot.ByClass[mcpname.ClassNormalized])
+}
+
+func TestPairsAndKeyClashes(t *testing.T) {
+	dir := t.TempDir()
+	p := writeSession(t, dir, "s.jsonl",
+		call("x1", "mcp__a.b__c"), resp("x1", "mcp__a.b__c"),
+		call("x2", "mcp__a.b__c"), resp("x2", "mcp__other.srv__d"))
+	plan := Build(scanned(t, p), Policy{})
+	require.Len(t, plan.Stores[0].Warnings, 1)
+	assert.Contains(t, plan.Stores[0].Warnings[0].Reason, "call id x2")
+
+	u := filepath.Join(dir, "usage_record.jsonl")
+	require.NoError(t, os.WriteFile(u, []byte(`{"tools":{"byName":{"mcp__a.b__c":{"count":1},"mcp__a_b__c_`+mcpname.Hash("mcp__a.b__c")+`":{"count":2},"mcp__x.y__z":{"count":3}}}}`+"\n"), 0o600))
+	plan = Build(scanned(t, u), Policy{})
+	sp := plan.Stores[0]
+	assert.Equal(t, 1, sp.Count(ActRewrite), "only the key that does not clash is renamed")
+	require.Len(t, sp.Warnings, 1)
+	assert.Contains(t, sp.Warnings[0].Reason, "already has that key")
+}
+
+func TestApplyJournalManifestAndUndo(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"), resp("1", "mcp__a.b__c"))
+	b := writeSession(t, dir, "b.jsonl", call("1", "mcp__ok__c"))
+	c := writeSession(t, dir, "c.jsonl", call("1", "mcp__x.y__z"))
+	origA, _ := os.ReadFile(a)
+	origC, _ := os.ReadFile(c)
+	state := filepath.Join(t.TempDir(), "state")
+	now := func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
+	res, err := Apply(context.Background(), Build(scanned(t, a, b, c), Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.RunID)
+	assert.True(t, strings.HasPrefix(res.RunID, "20261130T100000Z-"))
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, StateApplied, m.State)
+	require.Len(t, m.Files, 2)
+	assert.Equal(t, a, m.Files[0].Ref.Path)
+	assert.Equal(t, []Rename{{Old: "mcp__a.b__c", New: "mcp__a_b__c_" + mcpname.Hash("mcp__a.b__c"), Count: 2}}, m.Files[0].Renames)
+	assert.NotEqual(t, m.Files[0].Before.SHA256, m.Files[0].After.SHA256)
+
+	// The manifest is what undo reads; an interrupted run is recovered from the journal.
+	raw, _ := os.ReadFile(filepath.Join(res.Dir, manifestName))
+	var mm map[string]any
+	require.NoError(t, json.Unmarshal(raw, &mm))
+	interrupted := *m
+	interrupted.State, interrupted.Files = StateApplying, nil
+	require.NoError(t, writeManifest(res.Dir, &interrupted))
+	rec, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	assert.Len(t, rec.Files, 2, "files recovered from the journal")
+
+	// c changed since the run: refused, a still restored; then --force restores c.
+	require.NoError(t, os.WriteFile(c, []byte("changed\n"), 0o600))
+	outs, m2, err := Undo(context.Background(), res.Dir, all.Open, false, now)
+	require.NoError(t, err)
+	require.Len(t, outs, 2)
+	assert.Equal(t, StatePartiallyUndone, m2.State)
+	var refused int
+	for _, o := range outs {
+		if o.Err != nil {
+			refused++
+			assert.ErrorIs(t, o.Err, store.ErrInUse)
+			assert.Equal(t, c, o.Ref.Path)
+		}
+	}
+	assert.Equal(t, 1, refused)
+	got, _ := os.ReadFile(a)
+	assert.Equal(t, origA, got)
+
+	dirFound, err := FindRun(state, "", true)
+	require.NoError(t, err)
+	assert.Equal(t, res.Dir, dirFound, "a partially undone run is still the last one to undo")
+	outs, m3, err := Undo(context.Background(), res.Dir, all.Open, true, now)
+	require.NoError(t, err)
+	assert.Equal(t, StateUndone, m3.State)
+	assert.True(t, outs[len(outs)-1].Already || outs[0].Already)
+	got, _ = os.ReadFile(c)
+	assert.Equal(t, origC, got)
+	_, err = FindRun(state, "", true)
+	assert.ErrorIs(t, err, ErrNoRun)
+
+	runs, err := ListRuns(state)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, StateUndone, runs[0].State)
+	assert.Equal(t, 3, runs[0].Names)
+	_, err = FindRun(state, res.RunID[:10], false)
+	require.NoError(t, err, "a unique prefix finds the run")
+}
+
+func TestApplyNothingCreatesNoRun(t *testing.T) {
+	dir := t.TempDir()
+	b := writeSession(t, dir, "b.jsonl", call("1", "mcp__ok__c"))
+	state := filepath.Join(t.TempDir(), "state")
+	res, err := Apply(context.Background(), Build(scanned(t, b), Policy{}), ApplyOptions{StateDir: state})
+	require.NoError(t, err)
+	assert.Empty(t, res.RunID)
+	_, err = os.Stat(state)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestProcessStreamsInOrderAndApplies(t *testing.T) {
+	dir := t.TempDir()
+	var stores []store.Store
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		p := writeSession(t, dir, n+".jsonl", call("1", "mcp__"+n+".x__t"))
+		stores = append(stores, jsonl.Open(p, jsonl.QwenSession))
+	}
+	missing := jsonl.Open(filepath.Join(dir, "zz.jsonl"), jsonl.QwenSession)
+	stores = append(stores, missing)
+	var order []string
+	res, err := Process(context.Background(), stores, Policy{}, ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: filepath.Join(t.TempDir(), "s"), Workers: 3}},
+		func(r *StoreResult) error {
+			order = append(order, filepath.Base(r.Store.Ref().Path))
+			if r.ScanErr == nil {
+				require.NotNil(t, r.Outcome)
+				assert.NoError(t, r.Outcome.Err)
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl", "e.jsonl", "zz.jsonl"}, order)
+	require.NotNil(t, res.Manifest)
+	assert.Len(t, res.Manifest.Files, 5)
+	got, _ := os.ReadFile(filepath.Join(dir, "c.jsonl"))
+	assert.Contains(t, string(got), mcpname.Normalize("mcp__c.x__t"))
+}

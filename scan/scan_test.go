@@ -1,0 +1,93 @@
+package scan
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+const sessionLine = `{"uuid":"u","sessionId":"s","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"name":"mcp__a.b__c"}}]}}` + "\n"
+
+func write(t testing.TB, root, rel, content string) string {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func TestDefaultQwenRoot(t *testing.T) {
+	env := func(m map[string]string) Env {
+		return Env{Getenv: func(k string) string { return m[k] }, Home: "/home/u"}
+	}
+	assert.Equal(t, "/home/u/.qwen", DefaultQwenRoot(env(nil)))
+	assert.Equal(t, "/q", DefaultQwenRoot(env(map[string]string{"QWEN_HOME": "/q"})))
+	assert.Equal(t, "/r", DefaultQwenRoot(env(map[string]string{"QWEN_HOME": "/q", "QWEN_RUNTIME_DIR": "/r"})))
+	assert.Equal(t, "/home/u/rt", DefaultQwenRoot(env(map[string]string{"QWEN_RUNTIME_DIR": "~/rt"})))
+}
+
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	sess := write(t, root, "projects/-home-a/chats/0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)
+	arch := write(t, root, "projects/-home-a/chats/archive/11111111-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)
+	usage := write(t, root, "usage_record.jsonl", `{"tools":{"byName":{}}}`+"\n")
+	ck := write(t, root, "tmp/abc/checkpoint-tag.json", "[]")
+	write(t, root, "tmp/abc/logs.json", "[]")
+	write(t, root, "usage/token-usage-2026-11.jsonl", `{"sessionId":"s","model":"m"}`+"\n")
+	write(t, root, "debug/x.jsonl", sessionLine) // skipped directory
+	write(t, root, "projects/-home-a/chats/22222222-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl.zst", "\x28\xb5\x2f\xfd")
+	require.NoError(t, os.Symlink(sess, filepath.Join(root, "link.jsonl")))
+
+	f := Discover([]string{root})
+	var paths []string
+	for _, tg := range f.Targets {
+		paths = append(paths, tg.Store.Ref().Path)
+	}
+	assert.ElementsMatch(t, []string{sess, arch, usage, ck}, paths)
+	assert.Equal(t, 2, f.Ignored, "logs.json and token usage are not stores")
+	var reasons []string
+	for _, is := range f.Issues {
+		reasons = append(reasons, string(is.Severity)+" "+filepath.Base(is.Path)+": "+is.Reason)
+	}
+	assert.ElementsMatch(t, []string{
+		"info link.jsonl: symbolic link not followed; pass its target to include it",
+		"warning 22222222-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl.zst: zstd-compressed store: reported, not parsed",
+	}, reasons)
+
+	// One file, a chats dir, a missing path and a file that is no store.
+	f = Discover([]string{sess, filepath.Join(root, "projects/-home-a/chats"), filepath.Join(root, "nope"), filepath.Join(root, "tmp/abc/logs.json")})
+	assert.Len(t, f.Targets, 2, "the session given twice is read once")
+	require.Len(t, f.Issues, 3)
+	var errs int
+	for _, is := range f.Issues {
+		if is.Severity == store.SevError {
+			errs++
+		}
+	}
+	assert.Equal(t, 2, errs)
+}
+
+func TestRunSortsAndRecordsFailures(t *testing.T) {
+	root := t.TempDir()
+	for _, n := range []string{"c", "a", "b"} {
+		write(t, root, n+"/0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)
+	}
+	f := Discover([]string{root})
+	require.Len(t, f.Targets, 3)
+	require.NoError(t, os.Remove(f.Targets[1].Store.Ref().Path)) // vanishes after discovery
+	var seen int64
+	res, err := Run(context.Background(), f.Targets, Options{Workers: 2, Progress: func(n int64) { seen += n }})
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	assert.Contains(t, res[0].Store.Ref().Path, "/a/")
+	assert.NoError(t, res[0].Err)
+	assert.Error(t, res[1].Err)
+	assert.Len(t, res[2].Snap.Sites, 1)
+	assert.Equal(t, int64(2*len(sessionLine)), seen)
+}

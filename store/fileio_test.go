@@ -1,0 +1,97 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func upper(dst io.Writer, src io.Reader) error {
+	b, err := io.ReadAll(src)
+	if err != nil {
+		return err
+	}
+	_, err = dst.Write(bytes.ToUpper(b))
+	return err
+}
+
+func stateOf(t testing.TB, path string) FileState {
+	t.Helper()
+	st, err := StatFile(path)
+	require.NoError(t, err)
+	st.SHA256, err = HashFile(path)
+	require.NoError(t, err)
+	return st
+}
+
+func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	want := stateOf(t, p)
+	testHookBeforeRename = func(path string) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, _ = f.WriteString("late\n")
+		f.Close()
+	}
+	defer func() { testHookBeforeRename = nil }()
+	ch, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	require.NoError(t, err)
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, "ABC\nlate\n", string(got), "an append that raced the rename is not lost")
+	require.Len(t, ch.Warnings, 1)
+	assert.Contains(t, ch.Warnings[0], "5 bytes appended while replacing were carried over")
+	sum := sha256.Sum256(got)
+	assert.Equal(t, hex.EncodeToString(sum[:]), ch.After.SHA256)
+	assert.Equal(t, int64(len(got)), ch.After.Size)
+}
+
+func TestRewriteFileAbortsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	want := stateOf(t, p)
+	bk := filepath.Join(dir, "bk", "1")
+	boom := errors.New("journal disk full")
+	_, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: bk, BeforeCommit: func(*Change) error { return boom }})
+	require.ErrorIs(t, err, boom)
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, "abc\n", string(got))
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		assert.False(t, strings.HasPrefix(e.Name(), "."), "temp left: %s", e.Name())
+	}
+	_, err = os.Stat(bk)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// A transform failure leaves the file too.
+	_, err = RewriteFile(context.Background(), p, want, func(io.Writer, io.Reader) error { return boom }, ApplyOptions{BackupPath: bk})
+	require.ErrorIs(t, err, boom)
+	got, _ = os.ReadFile(p)
+	assert.Equal(t, "abc\n", string(got))
+
+	// Content changed with the same size and mtime: caught by the hash.
+	require.NoError(t, os.WriteFile(p, []byte("xyz\n"), 0o600))
+	require.NoError(t, os.Chtimes(p, want.ModTime, want.ModTime))
+	_, err = RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: bk})
+	require.ErrorIs(t, err, ErrInUse)
+	got, _ = os.ReadFile(p)
+	assert.Equal(t, "xyz\n", string(got))
+}
+
+func TestRewriteFileRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	_, err := RewriteFile(context.Background(), dir, FileState{}, upper, ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "b")})
+	require.ErrorIs(t, err, ErrNotWritable)
+}

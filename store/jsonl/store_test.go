@@ -1,0 +1,320 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+func writeFile(t testing.TB, dir, name string, content []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, content, 0o640))
+	old := time.Date(2026, 5, 1, 9, 0, 0, 123456789, time.UTC)
+	require.NoError(t, os.Chtimes(p, old, old))
+	return p
+}
+
+// normalizeAll rewrites every dotted MCP site the way the plan's default rule does.
+func normalizeAll(snap *store.Snapshot) []store.Edit {
+	var edits []store.Edit
+	for _, s := range snap.Sites {
+		if n := mcpname.NormalizeMcp(s.Name); n != s.Name && s.Units == nil {
+			edits = append(edits, store.Edit{Site: s, New: n})
+		} else if s.Units != nil && mcpname.HasPrefixUnits(s.Units) {
+			edits = append(edits, store.Edit{Site: s, New: mcpname.NormalizeMcpUnits(s.Units)})
+		}
+	}
+	return edits
+}
+
+func scanFile(t testing.TB, path string, p *Profile) *store.Snapshot {
+	t.Helper()
+	snap, err := Open(path, p).Scan(context.Background(), store.ScanOptions{Hash: true})
+	require.NoError(t, err)
+	return snap
+}
+
+func apply(t testing.TB, path string, p *Profile, snap *store.Snapshot, edits []store.Edit) (*store.Change, error) {
+	t.Helper()
+	bk := filepath.Join(t.TempDir(), "backup")
+	return Open(path, p).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: bk})
+}
+
+func call(id, name string) string {
+	return `{"uuid":"u-` + id + `","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"` + id + `","name":"` + name + `","args":{"q":"<x> & y"}}}]}}`
+}
+
+func resp(id, name string) string {
+	return `{"uuid":"r-` + id + `","type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"id":"` + id + `","name":"` + name + `","response":{"output":"ok"}}}]},"toolCallResult":{"callId":"` + id + `"}}`
+}
+
+func TestByteExactRewrite(t *testing.T) {
+	tests := []struct {
+		name   string
+		input  string
+		want   string
+		sites  int
+		probs  int
+		notW   bool
+		expErr bool
+	}{
+		{
+			name:  "LF",
+			input: call("c1", "mcp__lit__literature.search_pubmed") + "\n" + resp("c1", "mcp__lit__literature.search_pubmed") + "\n",
+			want:  call("c1", "mcp__lit__literature_search_pubmed_1nv53db") + "\n" + resp("c1", "mcp__lit__literature_search_pubmed_1nv53db") + "\n",
+			sites: 2,
+		},
+		{
+			name:  "CRLF and no final newline",
+			input: call("c1", "mcp__foo.bar__deploy.prod") + "\r\n" + resp("c1", "mcp__foo.bar__deploy.prod"),
+			want:  call("c1", "mcp__foo_bar__deploy_prod_0tgvvnc") + "\r\n" + resp("c1", "mcp__foo_bar__deploy_prod_0tgvvnc"),
+			sites: 2,
+		},
+		{
+			name:  "BOM kept",
+			input: "\xEF\xBB\xBF" + call("c1", "mcp__foo.bar__deploy.prod") + "\n",
+			want:  "\xEF\xBB\xBF" + call("c1", "mcp__foo_bar__deploy_prod_0tgvvnc") + "\n",
+			sites: 1,
+		},
+		{
+			name:  "escaped dot is a dotted name; other escapes kept",
+			input: `{"message":{"parts":[{"functionCall":{"name":"mcp__lit__literature\u002esearch_pubmed","args":{"t":"\u003cb\u003e \/ é \u00e9"}}}]},"n":1.50e+3}` + "\n",
+			want:  `{"message":{"parts":[{"functionCall":{"name":"mcp__lit__literature_search_pubmed_1nv53db","args":{"t":"\u003cb\u003e \/ é \u00e9"}}}]},"n":1.50e+3}` + "\n",
+			sites: 1,
+		},
+		{
+			name:  "non-ASCII raw and escaped",
+			input: call("a", "mcp__lit__搜索文献") + "\n" + call("b", `mcp__lit__\u641c\u7d22\u6587\u732e`) + "\n",
+			want:  call("a", "mcp__lit_______0s19gpv") + "\n" + call("b", "mcp__lit_______0s19gpv") + "\n",
+			sites: 2,
+		},
+		{
+			name:  "invalid JSON lines left byte for byte",
+			input: call("c1", "mcp__a.b__c") + "\n" + `{"message":{"parts":[{"functionCall":{"name":"mcp__a.b__c` + "\n" + "<<<<<<< HEAD\n" + call("c2", "mcp__a.b__c") + "\n",
+			want:  call("c1", "mcp__a_b__c_"+mcpname.Hash("mcp__a.b__c")) + "\n" + `{"message":{"parts":[{"functionCall":{"name":"mcp__a.b__c` + "\n" + "<<<<<<< HEAD\n" + call("c2", "mcp__a_b__c_"+mcpname.Hash("mcp__a.b__c")) + "\n",
+			sites: 2, probs: 2,
+		},
+		{
+			name:  "key order, spacing and numbers untouched",
+			input: `{ "z" : 1 , "message" : { "parts" : [ { "functionCall" : { "name" : "mcp__x.y__z" } } ] } , "a" : -0.0 }` + "\n",
+			want:  `{ "z" : 1 , "message" : { "parts" : [ { "functionCall" : { "name" : "mcp__x_y__z_` + mcpname.Hash("mcp__x.y__z") + `" } } ] } , "a" : -0.0 }` + "\n",
+			sites: 1,
+		},
+		{
+			name:  "invalid UTF-8 is reported and the file is not written",
+			input: call("c1", "mcp__a.b__c") + "\n" + `{"x":"` + "\xff" + `"}` + "\n",
+			sites: 1, probs: 1, notW: true, expErr: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, t.TempDir(), "0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", []byte(tt.input))
+			fi, _ := os.Stat(p)
+			snap := scanFile(t, p, QwenSession)
+			assert.Len(t, snap.Sites, tt.sites)
+			assert.Len(t, snap.Problems, tt.probs, "%v", snap.Problems)
+			assert.Equal(t, tt.notW, snap.NotWritable != "")
+			ch, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+			got, _ := os.ReadFile(p)
+			if tt.expErr {
+				require.ErrorIs(t, err, store.ErrNotWritable)
+				assert.Equal(t, tt.input, string(got), "a refused file is untouched")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(got))
+			after, _ := os.Stat(p)
+			assert.Equal(t, fi.ModTime(), after.ModTime(), "mtime kept to the nanosecond")
+			assert.Equal(t, fi.Mode(), after.Mode(), "mode kept")
+			sum := sha256.Sum256(got)
+			assert.Equal(t, hex.EncodeToString(sum[:]), ch.After.SHA256)
+			bk, _ := os.ReadFile(ch.Backup)
+			assert.Equal(t, tt.input, string(bk), "backup is the original")
+		})
+	}
+}
+
+func TestSitesOfEveryKind(t *testing.T) {
+	lines := []string{
+		// bridge: a deferred MCP tool called through tool_call (Qwen Code 0.2x), args before name
+		`{"message":{"parts":[{"functionCall":{"args":{"name":"mcp__foo.bar__get_data","arguments":{}},"id":"b1","name":"tool_call"}}]}}`,
+		// args.name of a non-bridge call is an argument, not a site
+		`{"message":{"parts":[{"functionCall":{"id":"c2","name":"mcp__x__search","args":{"name":"mcp__not.a__site"}}}]}}`,
+		`{"type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"function_name":"mcp__foo.bar__get_data","mcp_server_name":"foo.bar","call_id":"b1"}}}`,
+		`{"type":"system","subtype":"chat_compression","systemPayload":{"compressedHistory":[{"role":"model","parts":[{"functionCall":{"id":"k1","name":"mcp__a.b__c"}}]},{"role":"user","parts":[{"functionResponse":{"id":"k1","name":"mcp__a.b__c"}}]}]}}`,
+		`{"type":"system","subtype":"agent_bootstrap","systemPayload":{"history":[{"role":"model","parts":[{"functionCall":{"id":"h1","name":"tool_call","args":{"name":"mcp__d.e__f"}}}]}]}}`,
+	}
+	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	snap := scanFile(t, p, QwenSession)
+	type got struct {
+		Line         int64
+		Kind, Field  string
+		Name, CallID string
+		Server       string
+	}
+	var sites []got
+	for _, s := range snap.Sites {
+		sites = append(sites, got{s.Loc.Line, string(s.Kind), s.Field, s.Name, s.CallID, s.Server})
+	}
+	assert.Equal(t, []got{
+		{1, "call", "", "tool_call", "b1", ""},
+		{1, "bridge", "", "mcp__foo.bar__get_data", "b1", ""},
+		{2, "call", "", "mcp__x__search", "c2", ""},
+		{3, "telemetry", "", "mcp__foo.bar__get_data", "b1", "foo.bar"},
+		{4, "compressed", "call", "mcp__a.b__c", "k1", ""},
+		{4, "compressed", "response", "mcp__a.b__c", "k1", ""},
+		{5, "bootstrap", "call", "tool_call", "h1", ""},
+		{5, "bootstrap", "bridge", "mcp__d.e__f", "h1", ""},
+	}, sites)
+}
+
+func TestUsageKeysAndCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	u := writeFile(t, dir, "usage_record.jsonl", []byte(`{"tools":{"totalCalls":2,"byName":{"mcp__lit__literature.search_pubmed":{"count":1},"read_file":{"count":1}}}}`+"\n"))
+	snap := scanFile(t, u, Detect(u, nil))
+	require.Len(t, snap.Sites, 2)
+	assert.True(t, snap.Sites[0].Key)
+	assert.Equal(t, "line 1 tools.byName", snap.Sites[0].Scope)
+	_, err := apply(t, u, QwenUsage, snap, normalizeAll(snap))
+	require.NoError(t, err)
+	b, _ := os.ReadFile(u)
+	assert.Equal(t, `{"tools":{"totalCalls":2,"byName":{"mcp__lit__literature_search_pubmed_1nv53db":{"count":1},"read_file":{"count":1}}}}`+"\n", string(b))
+
+	ck := writeFile(t, dir, "tmp/abc/checkpoint-my%20tag.json", []byte("[\n  {\"role\": \"model\", \"parts\": [{\"functionCall\": {\"id\": \"c\", \"name\": \"mcp__z.db__q\"}}]}\n]\n"))
+	require.Equal(t, QwenCheckpoint, Detect(ck, nil))
+	snap = scanFile(t, ck, QwenCheckpoint)
+	require.Len(t, snap.Sites, 1)
+	assert.Equal(t, int64(2), snap.Sites[0].Loc.Line)
+
+	ed := writeFile(t, dir, "tmp/abc/checkpoints/2026-x-edit.json", []byte(`{"history":[],"clientHistory":[{"role":"model","parts":[{"functionCall":{"name":"mcp__a.b__c"}}]}],"toolCall":{"name":"edit","args":{}}}`))
+	require.Equal(t, QwenEditCheckpoint, Detect(ed, nil))
+	snap = scanFile(t, ed, QwenEditCheckpoint)
+	assert.Len(t, snap.Sites, 2)
+}
+
+func TestApplyRefusesChangedFile(t *testing.T) {
+	in := call("c1", "mcp__a.b__c") + "\n"
+	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
+	snap := scanFile(t, p, QwenSession)
+
+	// Appended after the scan: refused, nothing lost.
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(call("c2", "mcp__new.line__x") + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = apply(t, p, QwenSession, snap, normalizeAll(snap))
+	require.ErrorIs(t, err, store.ErrInUse)
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, in+call("c2", "mcp__new.line__x")+"\n", string(got))
+	assertNoTemp(t, filepath.Dir(p))
+}
+
+func TestApplyRefusesAppendDuringRewrite(t *testing.T) {
+	in := call("c1", "mcp__a.b__c") + "\n"
+	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
+	snap := scanFile(t, p, QwenSession)
+	extra := call("c2", "mcp__late__x") + "\n"
+	bk := filepath.Join(t.TempDir(), "backup")
+	_, err := Open(p, QwenSession).Apply(context.Background(), snap, normalizeAll(snap), store.ApplyOptions{
+		BackupPath: bk,
+		BeforeCheck: func() {
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, _ = f.WriteString(extra)
+			f.Close()
+		},
+	})
+	var iu *store.InUseError
+	require.ErrorAs(t, err, &iu)
+	assert.Contains(t, iu.Reason, "appended to while rewriting")
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, in+extra, string(got), "the appended line is still there")
+	assertNoTemp(t, filepath.Dir(p))
+	_, err = os.Stat(bk)
+	assert.ErrorIs(t, err, os.ErrNotExist, "no backup is left for a refused file")
+}
+
+func TestRestore(t *testing.T) {
+	in := call("c1", "mcp__a.b__c") + "\n"
+	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
+	fi0, _ := os.Stat(p)
+	snap := scanFile(t, p, QwenSession)
+	ch, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+	require.NoError(t, err)
+	st := Open(p, QwenSession)
+
+	// Changed since the run: refused without force.
+	rewritten, _ := os.ReadFile(p)
+	require.NoError(t, os.WriteFile(p, append(rewritten, []byte("{}\n")...), 0o640))
+	err = st.Restore(context.Background(), ch, false)
+	require.ErrorIs(t, err, store.ErrInUse)
+	require.NoError(t, st.Restore(context.Background(), ch, true))
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, in, string(got))
+	fi, _ := os.Stat(p)
+	assert.Equal(t, fi0.ModTime(), fi.ModTime())
+	assert.Equal(t, fi0.Mode(), fi.Mode())
+
+	// A damaged backup is never restored.
+	require.NoError(t, os.WriteFile(ch.Backup, []byte("x"), 0o600))
+	err = st.Restore(context.Background(), ch, true)
+	assert.ErrorContains(t, err, "damaged")
+}
+
+func TestLongLineStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 200 MB file")
+	}
+	// A 200 MB line (a huge tool output) with a dotted name after it: scanned and rewritten
+	// with flat memory (no line buffer), every other byte identical.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.jsonl")
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	head := `{"message":{"parts":[{"functionResponse":{"id":"c1","response":{"output":"`
+	_, _ = f.WriteString(head)
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	for i := 0; i < 200; i++ {
+		_, err = f.Write(chunk)
+		require.NoError(t, err)
+	}
+	tail := `"},"name":"mcp__big.srv__dump"}}]}}` + "\n"
+	_, _ = f.WriteString(tail)
+	require.NoError(t, f.Close())
+	snap := scanFile(t, p, QwenSession)
+	require.Len(t, snap.Sites, 1)
+	assert.Empty(t, snap.Problems)
+	_, err = apply(t, p, QwenSession, snap, normalizeAll(snap))
+	require.NoError(t, err)
+	fi, _ := os.Stat(p)
+	want := mcpname.Normalize("mcp__big.srv__dump")
+	assert.Equal(t, int64(len(head)+200<<20+len(tail)-len("mcp__big.srv__dump")+len(want)), fi.Size())
+	g, _ := os.Open(p)
+	defer g.Close()
+	buf := make([]byte, len(tail)+64)
+	_, _ = g.ReadAt(buf[:len(tail)-len("mcp__big.srv__dump")+len(want)], fi.Size()-int64(len(tail)-len("mcp__big.srv__dump")+len(want)))
+	assert.Equal(t, strings.Replace(tail, "mcp__big.srv__dump", want, 1), string(buf[:len(tail)-len("mcp__big.srv__dump")+len(want)]))
+}
+
+func assertNoTemp(t testing.TB, dir string) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		assert.False(t, strings.HasPrefix(e.Name(), "."), "temp file left behind: %s", e.Name())
+	}
+}

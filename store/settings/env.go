@@ -1,0 +1,79 @@
+package settings
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Env is an injected process environment (name → value). Logic in this package never reads
+// os.Getenv; the command layer builds an Env with EnvFromList(os.Environ()) and tests build
+// one literally. A nil Env defines no variable.
+type Env map[string]string
+
+// EnvFromList builds an Env from "NAME=value" entries (the shape of os.Environ). Entries
+// without "=" are ignored; a later entry for the same name wins.
+func EnvFromList(list []string) Env {
+	env := make(Env, len(list))
+	for _, kv := range list {
+		if i := strings.IndexByte(kv, '='); i > 0 {
+			env[kv[:i]] = kv[i+1:]
+		}
+	}
+	return env
+}
+
+// Lookup returns the value of name and whether it is defined (an empty value is defined).
+func (e Env) Lookup(name string) (string, bool) {
+	v, ok := e[name]
+	return v, ok
+}
+
+// nonEmpty returns the value of name when it is set and not empty (JavaScript truthiness,
+// which is how Qwen Code tests QWEN_HOME and the system settings overrides).
+func (e Env) nonEmpty(name string) (string, bool) {
+	v, ok := e[name]
+	return v, ok && v != ""
+}
+
+// List returns the environment as sorted "NAME=value" entries (the shape exec.Cmd.Env wants).
+func (e Env) List() []string {
+	out := make([]string, 0, len(e))
+	for k, v := range e {
+		out = append(out, k+"="+v)
+	}
+	sortStrings(out)
+	return out
+}
+
+// envVarPattern is Qwen Code's resolveEnvVarsInString pattern /\$(?:(\w+)|{([^}]+)})/g
+// (packages/cli/src/utils/envVarResolver.ts). Go's \w is ASCII [0-9A-Za-z_], as JavaScript's
+// is without the u flag.
+var envVarPattern = regexp.MustCompile(`\$(?:(\w+)|\{([^}]+)\})`)
+
+// neverExpanded lists Qwen Code's INTERNAL_SECRET_ENV_VARS: newer releases never resolve them
+// from the process environment in settings, whatever the environment holds.
+var neverExpanded = map[string]bool{"QWEN_SERVER_TOKEN": true, "QWEN_DAEMON_TOKEN": true}
+
+// Expand replaces $NAME and ${NAME} in s with their values from env, as Qwen Code does with
+// every string value of a settings file when it loads it (qwen-reference.md §4.6;
+// envVarResolver.ts resolveEnvVarsInString). An undefined variable is left exactly as
+// written; a variable defined as "" expands to "". The replacement is literal (a value
+// containing "$" is not expanded again). Object keys are never expanded, only values.
+func Expand(s string, env Env) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	return envVarPattern.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[1:]
+		if strings.HasPrefix(name, "{") {
+			name = name[1 : len(name)-1]
+		}
+		if neverExpanded[name] {
+			return m
+		}
+		if v, ok := env.Lookup(name); ok {
+			return v
+		}
+		return m
+	})
+}
