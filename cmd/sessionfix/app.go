@@ -41,8 +41,11 @@ type Env struct {
 	InTerminal  bool // standard input is a terminal (prompts are allowed)
 	ErrTerminal bool // standard error is a terminal (progress bars are allowed)
 	Getenv      func(string) string
-	Home        string
-	Now         func() time.Time
+	// Environ lists the environment (os.Environ shape); MCP servers started by --discover
+	// inherit it. Nil means an empty environment.
+	Environ func() []string
+	Home    string
+	Now     func() time.Time
 	// beforeCheck is a test hook run right before a store's final in-use check.
 	beforeCheck func(store.Ref)
 }
@@ -54,6 +57,7 @@ func systemEnv() *Env {
 		InTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
 		ErrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv:      os.Getenv,
+		Environ:     os.Environ,
 		Home:        home,
 		Now:         time.Now,
 	}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +17,8 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/inventory"
+	"github.com/sessionfix/sessionfix/store/settings"
 )
 
 // checkAgent validates --agent ("" = detect by name and content).
@@ -59,11 +61,28 @@ func existingDirs(paths []string) []string {
 	return out
 }
 
+// codexCache remembers the Codex policy of a command's first pipeline.
+type codexCache struct {
+	done bool
+	res  codexResult
+}
+
+// codexResult is the Codex policy and what loading it found worth reporting (servers that
+// could not be listed).
+type codexResult struct {
+	pol      rewrite.CodexPolicy
+	problems []problemRow
+}
+
 // codexPolicy gathers what the Codex namer needs, once discovery found some Codex rollout:
-// the config.toml (--codex-config, else $CODEX_HOME/config.toml when it exists) and the
-// inventory file (--inventory) as raw (server, tool) pairs.
-func codexPolicy(env *Env, po planOptions, found *scan.Found) (rewrite.CodexPolicy, error) {
-	var pol rewrite.CodexPolicy
+// the config.toml (--codex-config, else $CODEX_HOME/config.toml when it exists), and the
+// inventory as raw (server, tool) pairs: the --inventory file and, with --discover, the tools
+// listed by the config's enabled MCP servers. It is computed once per command (po.codex).
+func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found) (codexResult, error) {
+	if po.codex != nil && po.codex.done {
+		return po.codex.res, nil
+	}
+	var res codexResult
 	needed := false
 	for _, t := range found.Targets {
 		if t.Store.Ref().Kind == store.KindCodexRollout {
@@ -72,7 +91,7 @@ func codexPolicy(env *Env, po planOptions, found *scan.Found) (rewrite.CodexPoli
 		}
 	}
 	if !needed {
-		return pol, nil
+		return res, nil
 	}
 	path, explicit := po.CodexConfig, true
 	if path == "" {
@@ -81,44 +100,54 @@ func codexPolicy(env *Env, po planOptions, found *scan.Found) (rewrite.CodexPoli
 	cfg, err := codex.LoadConfig(path)
 	switch {
 	case err == nil:
-		pol.Config = cfg
+		res.pol.Config = cfg
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		// No config: names are attributed from invocation records and the inventory only.
 	case !explicit:
-		return pol, fmt.Errorf("%w (pass --codex-config to use another file)", err)
+		return res, fmt.Errorf("%w (pass --codex-config to use another file)", err)
 	default:
-		return pol, err
+		return res, err
 	}
+	inv := inventory.New()
+	var sources []string
 	if po.Inventory != "" {
-		tools, err := loadCodexInventory(po.Inventory)
+		file, err := inventory.Load(po.Inventory)
 		if err != nil {
-			return pol, err
+			return res, err
 		}
-		pol.Inventory, pol.InventorySource = tools, po.Inventory
+		inv.Merge(file)
+		sources = append(sources, po.Inventory)
 	}
-	return pol, nil
+	if po.Discover {
+		if cfg == nil {
+			return res, usageErrorf("--discover needs a Codex config.toml (none at %s; pass --codex-config)", path)
+		}
+		found, errs := discoverCodex(ctx, env, cfg)
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		inv.Merge(found)
+		sources = append(sources, "the servers of "+cfg.Path)
+		for _, e := range errs {
+			res.problems = append(res.problems, problemRow{Path: cfg.Path, Severity: string(store.SevWarning),
+				Reason: e.Error() + "; its tools are not in the inventory"})
+		}
+	}
+	if len(sources) > 0 {
+		res.pol.Inventory, res.pol.InventorySource = codexTools(inv), strings.Join(sources, " and ")
+	}
+	if po.codex != nil {
+		po.codex.done, po.codex.res = true, res
+	}
+	return res, nil
 }
 
-// loadCodexInventory reads an inventory file (the same {"servers": {KEY: {"tools": [...]}}}
-// format as for Qwen Code) as raw Codex identities, sorted by server then tool. Keys Codex
-// would refuse to start are kept here; the namer leaves them out of the tool set.
-func loadCodexInventory(path string) ([]mcpname.CodexTool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read inventory: %w", err)
-	}
-	var inv struct {
-		Servers map[string]struct {
-			Tools []string `json:"tools"`
-		} `json:"servers"`
-	}
-	if err := json.Unmarshal(b, &inv); err != nil {
-		return nil, fmt.Errorf("read inventory %s: %w", path, err)
-	}
+// codexTools flattens an inventory into raw Codex identities, sorted by server then tool.
+func codexTools(inv *inventory.Inventory) []mcpname.CodexTool {
 	tools := []mcpname.CodexTool{}
-	for server, s := range inv.Servers {
-		for _, t := range s.Tools {
-			tools = append(tools, mcpname.CodexTool{Server: server, Tool: t})
+	for _, key := range inv.Keys() {
+		for _, t := range inv.Servers[key].Tools {
+			tools = append(tools, mcpname.CodexTool{Server: key, Tool: t.Name})
 		}
 	}
 	sort.Slice(tools, func(i, j int) bool {
@@ -127,7 +156,58 @@ func loadCodexInventory(path string) ([]mcpname.CodexTool, error) {
 		}
 		return tools[i].Tool < tools[j].Tool
 	})
-	return tools, nil
+	return tools
+}
+
+// discoverCodex lists the tools of every enabled server of a Codex config (stdio: command,
+// args, cwd, env over this process's environment; streamable HTTP: url, http_headers, and the
+// bearer token named by bearer_token_env_var) with store/inventory's MCP client. Servers that
+// fail are returned, the others listed. Values from the config are handed over as secrets.
+func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (*inventory.Inventory, []*inventory.ServerError) {
+	var servers []settings.MCPServer
+	for _, key := range cfg.ServerKeys() {
+		s := cfg.Servers[key]
+		if !s.Enabled {
+			continue
+		}
+		ms := settings.MCPServer{Key: key, Command: s.Command, Cwd: s.Cwd, URL: s.URL}
+		switch {
+		case s.Command != "":
+			ms.Transport = settings.TransportStdio
+		case s.URL != "":
+			ms.Transport, ms.URLKey = settings.TransportHTTP, "url"
+		}
+		for _, a := range s.Args {
+			ms.Args = append(ms.Args, settings.NewSecret(a))
+		}
+		ms.Env = secrets(s.Env)
+		ms.Headers = secrets(s.HTTPHeaders)
+		if s.BearerTokenEnvVar != "" {
+			if tok := env.Getenv(s.BearerTokenEnvVar); tok != "" {
+				if ms.Headers == nil {
+					ms.Headers = map[string]settings.Secret{}
+				}
+				ms.Headers["Authorization"] = settings.NewSecret("Bearer " + tok)
+			}
+		}
+		servers = append(servers, ms)
+	}
+	var base settings.Env
+	if env.Environ != nil {
+		base = settings.EnvFromList(env.Environ())
+	}
+	return inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: version})
+}
+
+func secrets(m map[string]string) map[string]settings.Secret {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]settings.Secret, len(m))
+	for k, v := range m {
+		out[k] = settings.NewSecret(v)
+	}
+	return out
 }
 
 // groupedRewrites describes, for each Group of sites rewritten together, the rewrites of its

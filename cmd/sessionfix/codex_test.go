@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
@@ -346,4 +351,91 @@ func TestCodexConfigFlag(t *testing.T) {
 	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", bad, path))
 	assert.Contains(t, e.err.String(), "invalid Codex config.toml")
 	assert.NotContains(t, e.err.String(), "sk-secret")
+}
+
+// The test binary doubles as a stdio MCP server for --discover: when fakeMCPEnv is "serve",
+// TestMain serves the tools listed (JSON array) in fakeToolsEnv instead of running the tests.
+const (
+	fakeMCPEnv   = "SESSIONFIX_TEST_FAKE_MCP"
+	fakeToolsEnv = "SESSIONFIX_TEST_FAKE_TOOLS"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeMCPEnv) != "serve" {
+		os.Exit(m.Run())
+	}
+	var tools []string
+	if err := json.Unmarshal([]byte(os.Getenv(fakeToolsEnv)), &tools); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"},
+		&mcp.ServerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, name := range tools {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+	}
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// fakeServerTOML is a [mcp_servers.<key>] table that starts this test binary as a server
+// listing tools.
+func fakeServerTOML(t testing.TB, key string, tools ...string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	list, err := json.Marshal(tools)
+	require.NoError(t, err)
+	return fmt.Sprintf("[mcp_servers.%s]\ncommand = %q\nenv = { %s = \"serve\", %s = %q }\n", key, exe, fakeMCPEnv, fakeToolsEnv, list)
+}
+
+func TestCodexDiscover(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	home, path := codexHome(t, orig, false)
+	// lit lists one more tool than the session used, colliding with get+data: with the full
+	// inventory get+data gets a suffix, as Codex gives it; "broken" cannot start.
+	cfg := fakeServerTOML(t, "lit", "literature.search_pubmed", "literature_search_pubmed", "get+data", "get_data",
+		"get_data_for_a_specific_location_and_date_range_extended", "搜索文献", "ok_tool") +
+		fakeServerTOML(t, "foo-bar", "get_data", "deploy.prod") +
+		"[mcp_servers.broken]\ncommand = \"/nonexistent/server\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600))
+	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
+	e.Environ = os.Environ
+
+	require.Equal(t, exitOK, e.run(t, "fix", "--discover", "--format", "json", path), e.err.String())
+	var rep struct {
+		Stores   []fixStore   `json:"stores"`
+		Problems []problemRow `json:"problems"`
+	}
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
+	require.Len(t, rep.Stores, 1)
+	got := map[string]string{}
+	for _, d := range rep.Stores[0].Decisions {
+		if d.Site == "call/name" {
+			got[d.Old] = d.New
+			assert.Equal(t, "inventory (E2 name)", d.Source, d.Old)
+			assert.Contains(t, d.Note, "over the 9 registered tools of the servers of "+filepath.Join(home, "config.toml"))
+		}
+	}
+	getData := mcpname.CodexAllocate([]mcpname.CodexTool{{Server: "lit", Tool: "get+data"}, {Server: "lit", Tool: "get_data"}}, mcpname.CodexE6Params())
+	assert.Equal(t, map[string]string{
+		"mcp__foo-bar__deploy.prod":          "deploy_prod",
+		"mcp__lit__get+data":                 getData[mcpname.CodexTool{Server: "lit", Tool: "get+data"}].Name,
+		"mcp__lit__literature.search_pubmed": "literature_search_pubmed_977c8bf14fb3",
+		"mcp__lit__搜索文献":                     "____",
+	}, got)
+	assert.Regexp(t, `^get_data_[0-9a-f]{12}$`, got["mcp__lit__get+data"])
+	require.Len(t, rep.Problems, 1)
+	assert.Contains(t, rep.Problems[0].Reason, `discover MCP server "broken"`)
+	assert.Equal(t, "warning", rep.Problems[0].Severity)
+
+	// Without a config there is nothing to discover.
+	require.NoError(t, os.Remove(filepath.Join(home, "config.toml")))
+	assert.Equal(t, exitUsage, e.run(t, "fix", "--discover", path))
+	assert.Contains(t, e.err.String(), "--discover needs a Codex config.toml")
 }

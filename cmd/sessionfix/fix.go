@@ -44,7 +44,8 @@ key order, spacing, escapes, line endings, a BOM and a missing final newline are
 In a Codex rollout, a function_call whose name a provider rejects is rewritten to the name
 today's Codex registers for its raw MCP identity, as "name" plus an inserted "namespace"
 member; the plan says where each raw identity came from (invocation record, --inventory, or a
-config.toml server key, --codex-config). A rejected name nothing attributes is kept.
+config.toml server key, --codex-config; --discover lists the tools of the config's servers).
+A rejected name nothing attributes is kept.
 
 With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
 changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
@@ -240,7 +241,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.StateDir == "" {
 		opts.StateDir = rewrite.DefaultStateDir(env.Getenv, env.Home)
 	}
-	p, err := newPipeline(env, opts.Paths, opts.Common)
+	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
 		return err
 	}
@@ -287,7 +288,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			fmt.Fprintln(env.Err, "nothing was changed")
 			return nil
 		}
-		if p, err = newPipeline(env, opts.Paths, opts.Common); err != nil {
+		if p, err = newPipeline(ctx, env, opts.Paths, opts.Common); err != nil {
 			return err
 		}
 		out.showPlan = false

@@ -26,6 +26,10 @@ type planOptions struct {
 	Inventory     string
 	Agent         string
 	CodexConfig   string
+	Discover      bool
+	// codex keeps the Codex policy of the first pipeline, so a plan confirmed interactively is
+	// applied with the same inventory (discovery runs once).
+	codex *codexCache
 }
 
 func planFlags() []cli.Flag {
@@ -35,12 +39,13 @@ func planFlags() []cli.Flag {
 		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
 		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen or codex (default: detect each file by name and content; also picks the default root)"},
 		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
+		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
 	}
 }
 
 func readPlanFlags(c *cli.Context) planOptions {
 	return planOptions{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
-		Agent: c.String("agent"), CodexConfig: c.String("codex-config")}
+		Agent: c.String("agent"), CodexConfig: c.String("codex-config"), Discover: c.Bool("discover"), codex: &codexCache{}}
 }
 
 // pipeline is discover → (scan → plan → apply) per store, with a streaming aggregate.
@@ -57,7 +62,7 @@ const progressThreshold = 64 << 20
 
 // newPipeline resolves the roots (default: the agents' homes, see defaultRoots), loads the
 // inventory, discovers the stores and, when some are Codex rollouts, loads the Codex policy.
-func newPipeline(env *Env, paths []string, po planOptions) (*pipeline, error) {
+func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) (*pipeline, error) {
 	if po.RewriteLossy && po.Inventory == "" {
 		return nil, usageErrorf("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
 	}
@@ -73,13 +78,14 @@ func newPipeline(env *Env, paths []string, po planOptions) (*pipeline, error) {
 		roots = defaultRoots(env, po.Agent)
 	}
 	found := scan.DiscoverAs(roots, po.Agent)
-	cx, err := codexPolicy(env, po, found)
+	cx, err := codexPolicy(ctx, env, po, found)
 	if err != nil {
 		return nil, err
 	}
 	p := &pipeline{env: env, roots: roots, found: found,
-		pol: rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx}}
+		pol: rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol}}
 	p.agg = newAggregate(p.found)
+	p.agg.rep.Problems = append(p.agg.rep.Problems, cx.problems...)
 	return p, nil
 }
 

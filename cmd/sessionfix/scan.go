@@ -51,7 +51,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		return usageErrorf("--format must be table or json, not %q", opts.Format)
 	}
 	start := time.Now()
-	p, err := newPipeline(env, opts.Paths, opts.Common)
+	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
 		return err
 	}

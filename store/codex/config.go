@@ -53,12 +53,15 @@ type Server struct {
 	// DisabledTools is the deny-list of raw MCP tool names, applied after the allow-list.
 	DisabledTools []string
 
-	// Transport: stdio (Command, Args, Env, Cwd) or streamable HTTP (URL).
-	Command string
-	Args    []string
-	Env     map[string]string
-	Cwd     string
-	URL     string
+	// Transport: stdio (Command, Args, Env, Cwd) or streamable HTTP (URL, HTTPHeaders, and
+	// BearerTokenEnvVar, the name of the environment variable holding a bearer token).
+	Command           string
+	Args              []string
+	Env               map[string]string
+	Cwd               string
+	URL               string
+	HTTPHeaders       map[string]string
+	BearerTokenEnvVar string
 }
 
 // Config is what sessionfix reads from a Codex config.toml.
@@ -98,6 +101,8 @@ type rawServer struct {
 	Env           map[string]string `toml:"env"`
 	Cwd           string            `toml:"cwd"`
 	URL           string            `toml:"url"`
+	HTTPHeaders   map[string]string `toml:"http_headers"`
+	BearerEnvVar  string            `toml:"bearer_token_env_var"`
 }
 
 type rawConfig struct {
@@ -131,7 +136,8 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	for key, rs := range raw.MCPServers {
 		s := Server{Enabled: rs.Enabled == nil || *rs.Enabled, EnabledTools: rs.EnabledTools,
 			HasEnabledTools: md.IsDefined("mcp_servers", key, "enabled_tools"), DisabledTools: rs.DisabledTools,
-			Command: rs.Command, Args: rs.Args, Env: rs.Env, Cwd: rs.Cwd, URL: rs.URL}
+			Command: rs.Command, Args: rs.Args, Env: rs.Env, Cwd: rs.Cwd, URL: rs.URL,
+			HTTPHeaders: rs.HTTPHeaders, BearerTokenEnvVar: rs.BearerEnvVar}
 		c.Servers[key] = s
 	}
 	return c, nil
