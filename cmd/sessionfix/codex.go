@@ -29,9 +29,9 @@ func checkAgent(agent string) error {
 	return usageErrorf("--agent must be one of %s, not %q", strings.Join(all.Agents, ", "), agent)
 }
 
-// defaultRoots are the roots walked when no PATH is given: Qwen Code's runtime directory for
-// --agent qwen; the Codex home's sessions/ and archived_sessions/ for --agent codex; otherwise
-// every one of those that exists (Qwen Code's, so that its absence is reported, when none does).
+// defaultRoots are the roots walked when no PATH is given: the Codex home's sessions/ and
+// archived_sessions/ for --agent codex; otherwise Qwen Code's runtime directory ($QWEN_RUNTIME_DIR,
+// else $QWEN_HOME, else ~/.qwen), as the core contract says.
 func defaultRoots(env *Env, agent string) []string {
 	senv := scan.Env{Getenv: env.Getenv, Home: env.Home}
 	qwen := []string{scan.DefaultQwenRoot(senv)}
@@ -44,9 +44,6 @@ func defaultRoots(env *Env, agent string) []string {
 			return dirs
 		}
 		return codexDirs[:1]
-	}
-	if dirs := existingDirs(append(qwen, codexDirs...)); len(dirs) > 0 {
-		return dirs
 	}
 	return qwen
 }

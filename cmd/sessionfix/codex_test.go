@@ -229,7 +229,7 @@ func TestCodexFixInvocationRecordsKept(t *testing.T) {
 	home, path := codexHome(t, orig, false) // no config.toml: the records alone attribute
 	state := t.TempDir()
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
-	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json"), e.err.String())
+	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--format", "json"), e.err.String())
 	var rep struct {
 		Totals rewrite.Totals `json:"totals"`
 		Stores []fixStore     `json:"stores"`
@@ -242,7 +242,7 @@ func TestCodexFixInvocationRecordsKept(t *testing.T) {
 		}
 	}
 
-	require.Equal(t, exitOK, e.run(t, "fix", "--apply", "--yes", "--state-dir", state), e.err.String())
+	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", state), e.err.String())
 	fixed, err := os.ReadFile(path)
 	require.NoError(t, err)
 	for _, rec := range records {
@@ -266,7 +266,7 @@ func TestCodexFix0169Untouched(t *testing.T) {
 	orig := readFixture(t, "rollout-codex-0.169.0.jsonl")
 	home, path := codexHome(t, orig, true)
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
-	require.Equal(t, exitOK, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
+	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
 	assert.Contains(t, e.out.String(), "nothing to change")
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -291,7 +291,7 @@ func TestCodexDiscovery(t *testing.T) {
 		stores int
 	}{
 		{"--agent codex walks sessions/ and archived_sessions/", []string{"scan", "--agent", "codex", "--format", "json"}, exitOK, 2},
-		{"auto: the Codex home is a default root when it exists", []string{"scan", "--format", "json"}, exitOK, 2},
+		{"default root is Qwen Code's only (the Codex home needs --agent codex)", []string{"scan", "--format", "json"}, exitPartial, 0},
 		{"--agent qwen does not look there", []string{"scan", "--agent", "qwen", "--format", "json"}, exitPartial, 0},
 		{"a Codex home given as a path, by content", []string{"scan", "--format", "json", home}, exitOK, 2},
 	}

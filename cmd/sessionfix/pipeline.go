@@ -60,7 +60,7 @@ type pipeline struct {
 // progressThreshold: a progress bar appears on a terminal when the work is at least this big.
 const progressThreshold = 64 << 20
 
-// newPipeline resolves the roots (default: the agents' homes, see defaultRoots), loads the
+// newPipeline resolves the roots (default: see defaultRoots), loads the
 // inventory, discovers the stores and, when some are Codex rollouts, loads the Codex policy.
 func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) (*pipeline, error) {
 	if po.RewriteLossy && po.Inventory == "" {

@@ -24,8 +24,8 @@ func newScanCommand(env *Env) *cli.Command {
 		Usage:     "find legacy MCP tool names in session stores (read-only)",
 		ArgsUsage: "[PATH...]",
 		Description: `Walks the given paths (default: Qwen Code's runtime directory, $QWEN_RUNTIME_DIR, else
-$QWEN_HOME, else ~/.qwen, and the Codex home's sessions/ and archived_sessions/, $CODEX_HOME
-else ~/.codex, those that exist; --agent picks one) in parallel and reports every tool name
+$QWEN_HOME, else ~/.qwen; with --agent codex, the Codex home's sessions/ and archived_sessions/,
+$CODEX_HOME else ~/.codex) in parallel and reports every tool name
 found in session files, usage records, checkpoints and Codex rollouts: counts per class and per
 store, and the old → new map a fix would apply. A PATH may be a runtime directory, a project's
 chats/ directory or one file. Never writes anything.
