@@ -21,9 +21,7 @@ type Profile struct {
 
 // builder collects what a record yields.
 type builder struct {
-	snap     *store.Snapshot
-	problems int
-	line     int64
+	snap *store.Snapshot
 }
 
 // maxProblemsPerKind caps how many problems of one reason a file reports one by one.
