@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/settings"
 )
 
 // Exit codes (one place maps errors to them; listed in every command's help).
@@ -41,10 +42,21 @@ type Env struct {
 	InTerminal  bool // standard input is a terminal (prompts are allowed)
 	ErrTerminal bool // standard error is a terminal (progress bars are allowed)
 	Getenv      func(string) string
-	Home        string
-	Now         func() time.Time
+	// Environ lists the whole environment ("NAME=value"); settings expand $VAR with it and
+	// audit --discover passes it to the MCP servers it starts. nil means an empty one.
+	Environ func() []string
+	Home    string
+	Now     func() time.Time
 	// beforeCheck is a test hook run right before a store's final in-use check.
 	beforeCheck func(store.Ref)
+}
+
+// settingsEnv is the environment settings are expanded with.
+func (e *Env) settingsEnv() settings.Env {
+	if e.Environ == nil {
+		return settings.Env{}
+	}
+	return settings.EnvFromList(e.Environ())
 }
 
 func systemEnv() *Env {
@@ -54,6 +66,7 @@ func systemEnv() *Env {
 		InTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
 		ErrTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv:      os.Getenv,
+		Environ:     os.Environ,
 		Home:        home,
 		Now:         time.Now,
 	}

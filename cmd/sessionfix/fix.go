@@ -121,7 +121,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		return err
 	}
 	totals := ps.plan.Totals()
-	rep := &fixReport{Mode: "dry-run", Totals: totals, Problems: ps.problems()}
+	rep := &fixReport{Mode: "dry-run", Totals: totals, Problems: append(ps.problems(), ps.settings.notes()...)}
 	for _, sp := range ps.plan.Stores {
 		fs := fixStore{Path: sp.Snap.Ref.Path, Kind: string(sp.Snap.Ref.Kind)}
 		for _, d := range sp.Decisions {

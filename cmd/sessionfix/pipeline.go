@@ -43,6 +43,9 @@ type planned struct {
 	found   *scan.Found
 	results []scan.Result
 	plan    *rewrite.Plan
+	// settings holds the settings files among the roots and their legacy-spelled rules
+	// (reported only; settings are never rewritten).
+	settings *settingsScan
 }
 
 // progressThreshold: a progress bar appears on a terminal when the work is at least this big.
@@ -60,7 +63,9 @@ func scanAndPlan(ctx context.Context, env *Env, paths []string, workers int, has
 	if len(roots) == 0 {
 		roots = []string{scan.DefaultQwenRoot(scan.Env{Getenv: env.Getenv, Home: env.Home})}
 	}
-	found := scan.Discover(roots)
+	settingsFiles, storeRoots, walked := splitSettingsRoots(roots)
+	found := scan.Discover(storeRoots)
+	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
 	var bar *progressbar.ProgressBar
 	opt := scan.Options{Workers: workers, Hash: hash}
 	if env.ErrTerminal && found.TotalSize() >= progressThreshold {
@@ -83,7 +88,8 @@ func scanAndPlan(ctx context.Context, env *Env, paths []string, workers int, has
 		}
 	}
 	p := rewrite.Build(scanned, rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix})
-	return &planned{roots: roots, found: found, results: results, plan: p}, nil
+	ss := scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)
+	return &planned{roots: roots, found: found, results: results, plan: p, settings: ss}, nil
 }
 
 // failed reports whether some store could not be read or holds an error-level problem.
@@ -98,7 +104,7 @@ func (ps *planned) failed() bool {
 			return true
 		}
 	}
-	return false
+	return ps.settings != nil && len(ps.settings.Errors) > 0
 }
 
 // problemRow is one problem in a report.
@@ -122,6 +128,9 @@ func (ps *planned) problems() []problemRow {
 	var out []problemRow
 	for _, is := range ps.found.Issues {
 		out = append(out, problemRow{Path: is.Path, Severity: string(is.Severity), Reason: is.Reason})
+	}
+	if ps.settings != nil {
+		out = append(out, ps.settings.Errors...)
 	}
 	for _, r := range ps.results {
 		if r.Err != nil {
@@ -149,17 +158,20 @@ func whereOf(l store.Loc) string {
 
 // scanReport is the machine-readable scan result (scan --format json).
 type scanReport struct {
-	Roots    []string              `json:"roots"`
-	Elapsed  string                `json:"elapsed"`
-	Bytes    int64                 `json:"bytes"`
-	Records  int64                 `json:"records"`
-	Ignored  int                   `json:"ignored_files"`
-	Totals   rewrite.Totals        `json:"totals"`
-	Classes  map[mcpname.Class]int `json:"classes"`
-	Stores   []storeRow            `json:"stores"`
-	Renames  []renameRow           `json:"renames"`
-	Kept     []renameRow           `json:"kept"`
-	Problems []problemRow          `json:"problems"`
+	Roots   []string              `json:"roots"`
+	Elapsed string                `json:"elapsed"`
+	Bytes   int64                 `json:"bytes"`
+	Records int64                 `json:"records"`
+	Ignored int                   `json:"ignored_files"`
+	Totals  rewrite.Totals        `json:"totals"`
+	Classes map[mcpname.Class]int `json:"classes"`
+	Stores  []storeRow            `json:"stores"`
+	Renames []renameRow           `json:"renames"`
+	Kept    []renameRow           `json:"kept"`
+	// SettingsRules are the rules of settings files among the roots written in legacy
+	// spellings (reported, never rewritten).
+	SettingsRules []settingsRuleRow `json:"settings_rules"`
+	Problems      []problemRow      `json:"problems"`
 }
 
 type storeRow struct {
@@ -224,6 +236,7 @@ func (ps *planned) report(elapsed time.Duration) *scanReport {
 		rep.Stores = append(rep.Stores, row)
 	}
 	rep.Renames, rep.Kept = sortedRows(renames), sortedRows(kept)
+	rep.SettingsRules = ps.settings.rows()
 	return rep
 }
 
