@@ -146,6 +146,7 @@ which permission rules match which tools.`,
 			newUndoCommand(env),
 			newRunsCommand(env),
 			newNamesCommand(env),
+			newAuditCommand(env),
 		},
 	}
 	for _, c := range app.Commands {
