@@ -20,6 +20,7 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/scan"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/inventory"
 	"github.com/sessionfix/sessionfix/store/settings"
 )
@@ -31,6 +32,8 @@ type auditOptions struct {
 	// Project is the workspace whose .qwen/settings.json and .qwen/agents are read when
 	// Settings is empty.
 	Project string
+	// Cwd resolves a relative $QWEN_HOME, as Qwen Code does against its working directory.
+	Cwd string
 	// Agents are --agents directories; empty: next to the settings files.
 	Agents          []string
 	Inventory       string
@@ -71,8 +74,9 @@ Settings: without --settings, the files Qwen Code loads: system defaults, user
 ($QWEN_HOME/settings.json, else ~/.qwen/settings.json), workspace (--project DIR, default the
 current directory: DIR/.qwen/settings.json) and system (/etc/qwen-code/settings.json or
 $QWEN_CODE_SYSTEM_SETTINGS_PATH). --settings FILE (repeatable) reads only the files given; write
-SCOPE=FILE to set the scope (user, workspace, system, system-defaults); a bare FILE named
-.qwen/settings.json outside the home directory is a workspace file, others are "explicit".
+SCOPE=FILE to set the scope (user, workspace, system, system-defaults); a bare FILE is "user"
+when it is the user settings file, "workspace" when it is DIR/.qwen/settings.json, else
+"explicit" (merged after the workspace, before the system scope).
 Subagents: .qwen/agents/*.md next to each user or workspace settings file, or --agents DIR.
 A file that cannot be parsed is reported with file:line:col; the rest goes on (exit 3).
 
@@ -134,11 +138,12 @@ EXAMPLES:
 				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
 				AllPairs: c.Bool("all-pairs"), FailOn: c.StringSlice("fail-on"), Mode: c.String("mode"), Subagent: c.String("subagent"),
 			}
+			wd, err := os.Getwd()
+			if err != nil {
+				return fmt.Errorf("audit: current directory: %w", err)
+			}
+			opts.Cwd = wd
 			if opts.Project == "" && len(opts.Settings) == 0 {
-				wd, err := os.Getwd()
-				if err != nil {
-					return fmt.Errorf("audit: current directory: %w", err)
-				}
 				opts.Project = wd
 			}
 			return runAudit(c.Context, env, opts)
@@ -207,7 +212,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	}
 	senv := env.settingsEnv()
 	r := &auditRun{env: env}
-	dopts := settings.DiscoverOptions{Env: senv, Home: env.Home, ProjectDir: opts.Project, Cwd: opts.Project}
+	dopts := settings.DiscoverOptions{Env: senv, Home: env.Home, ProjectDir: opts.Project, Cwd: opts.Cwd}
 	sources, err := settingsSources(opts.Settings, dopts)
 	if err != nil {
 		return err
@@ -365,7 +370,7 @@ func (r *auditRun) historyNames(ctx context.Context, roots []string) []string {
 	}
 	found := scan.Discover(roots)
 	for _, is := range found.Issues {
-		if is.Severity == "error" {
+		if is.Severity == store.SevError {
 			r.problem(fmt.Errorf("%s: %s", is.Path, is.Reason))
 		}
 	}
