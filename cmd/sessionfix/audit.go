@@ -236,7 +236,14 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	if len(agentDirs) == 0 {
 		agentDirs = defaultAgentDirs(opts.Settings, files, dopts)
 	}
+	seenDir := map[string]bool{}
 	for _, d := range agentDirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			if seenDir[abs] {
+				continue
+			}
+			seenDir[abs] = true
+		}
 		as, errs := settings.LoadAgentsDir(d)
 		r.agents = append(r.agents, as...)
 		for _, e := range errs {
@@ -284,6 +291,7 @@ func settingsSources(args []string, dopts settings.DiscoverOptions) ([]settings.
 	}
 	global := settings.GlobalDir(dopts)
 	var out []settings.Source
+	seen := map[string]bool{}
 	for _, a := range args {
 		path, scope := a, settings.Scope("")
 		if k, v, ok := strings.Cut(a, "="); ok {
@@ -297,6 +305,12 @@ func settingsSources(args []string, dopts settings.DiscoverOptions) ([]settings.
 		}
 		if scope == "" {
 			scope = settingsScope(path, dopts.Home, global)
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			if seen[abs] {
+				continue // a file given twice is read once
+			}
+			seen[abs] = true
 		}
 		out = append(out, settings.Source{Scope: scope, Path: path})
 	}

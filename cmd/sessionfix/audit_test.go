@@ -123,6 +123,10 @@ func TestAuditAcceptance(t *testing.T) {
 		"mcp__com.example.enterprise-___documents_by_semantic_similarity", "com.example.enterprise-search",
 		"query_documents_by_semantic_similarity", "mcp__com_example_enterprise-search__query_documents_by__10hvo5y", "no", "match", "lost"})
 
+	r = runCLI(t, env, "", append(fixtureArgs(), "--settings", "./"+fixtureSettings+"/settings.json", "--agents", fixtureSettings+"/workspace/.qwen/agents/")...)
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, string(pairs), r.out, "a settings file or agents directory given twice is read once")
+
 	r = runCLI(t, env, "", append(fixtureArgs(), "--all-pairs")...)
 	require.Equal(t, exitOK, r.code, r.err)
 	assert.Len(t, readCSV(t, []byte(r.out)), 1+18*12, "--all-pairs: every pair, to standard output")
