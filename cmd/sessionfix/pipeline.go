@@ -158,20 +158,21 @@ func whereOf(l store.Loc) string {
 
 // scanReport is the machine-readable scan result (scan --format json).
 type scanReport struct {
-	Roots   []string              `json:"roots"`
-	Elapsed string                `json:"elapsed"`
-	Bytes   int64                 `json:"bytes"`
-	Records int64                 `json:"records"`
-	Ignored int                   `json:"ignored_files"`
-	Totals  rewrite.Totals        `json:"totals"`
-	Classes map[mcpname.Class]int `json:"classes"`
-	Stores  []storeRow            `json:"stores"`
-	Renames []renameRow           `json:"renames"`
-	Kept    []renameRow           `json:"kept"`
+	Roots    []string              `json:"roots"`
+	Elapsed  string                `json:"elapsed"`
+	Bytes    int64                 `json:"bytes"`
+	Records  int64                 `json:"records"`
+	Ignored  int                   `json:"ignored_files"`
+	Totals   rewrite.Totals        `json:"totals"`
+	Classes  map[mcpname.Class]int `json:"classes"`
+	Stores   []storeRow            `json:"stores"`
+	Renames  []renameRow           `json:"renames"`
+	Kept     []renameRow           `json:"kept"`
+	Problems []problemRow          `json:"problems"`
+
 	// SettingsRules are the rules of settings files among the roots written in legacy
 	// spellings (reported, never rewritten).
 	SettingsRules []settingsRuleRow `json:"settings_rules"`
-	Problems      []problemRow      `json:"problems"`
 }
 
 type storeRow struct {
