@@ -484,7 +484,7 @@ func auditPage(env *Env, opts auditOptions, r *auditRun, rep *audit.Report, pair
 			{Label: "refused", Value: c.Refused, Tone: "warn"},
 		},
 		Sections: []reports.HTMLSection{
-			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "key", "now", "before", "change"},
+			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "now", "before", "change"},
 				Empty: "No rule matches any tool, now or before."},
 			{ID: "tools", Title: "Tools", Table: tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
 				Empty: "The inventory has no tools."},
