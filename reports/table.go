@@ -1,7 +1,10 @@
 // Package reports renders tables of plain strings as aligned text, CSV (made inert for
-// spreadsheets) and JSON. It knows nothing of stores: callers turn their results into Tables.
+// spreadsheets), JSON and one self-contained HTML page (WriteHTML: escaped, no network
+// fetches, CSP-pinned inline script for sorting and filtering). It knows nothing of stores:
+// callers turn their results into Tables.
 //
-// reports never imports store, scan, rewrite or cmd.
+// reports imports only the standard library; it never imports store, scan, rewrite, audit or
+// cmd.
 package reports
 
 import (

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/settings"
 )
 
 // Exit codes (one place maps errors to them; listed in every command's help).
@@ -41,13 +42,21 @@ type Env struct {
 	InTerminal  bool // standard input is a terminal (prompts are allowed)
 	ErrTerminal bool // standard error is a terminal (progress bars are allowed)
 	Getenv      func(string) string
-	// Environ lists the environment (os.Environ shape); MCP servers started by --discover
-	// inherit it. Nil means an empty environment.
+	// Environ lists the whole environment ("NAME=value"); settings expand $VAR with it and
+	// --discover passes it to the MCP servers it starts. nil means an empty one.
 	Environ func() []string
 	Home    string
 	Now     func() time.Time
 	// beforeCheck is a test hook run right before a store's final in-use check.
 	beforeCheck func(store.Ref)
+}
+
+// settingsEnv is the environment settings are expanded with.
+func (e *Env) settingsEnv() settings.Env {
+	if e.Environ == nil {
+		return settings.Env{}
+	}
+	return settings.EnvFromList(e.Environ())
 }
 
 func systemEnv() *Env {
@@ -139,6 +148,7 @@ which permission rules match which tools.
 			newUndoCommand(env),
 			newRunsCommand(env),
 			newNamesCommand(env),
+			newAuditCommand(env),
 		},
 	}
 	for _, c := range app.Commands {

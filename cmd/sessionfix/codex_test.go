@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -351,36 +348,6 @@ func TestCodexConfigFlag(t *testing.T) {
 	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", bad, path))
 	assert.Contains(t, e.err.String(), "invalid Codex config.toml")
 	assert.NotContains(t, e.err.String(), "sk-secret")
-}
-
-// The test binary doubles as a stdio MCP server for --discover: when fakeMCPEnv is "serve",
-// TestMain serves the tools listed (JSON array) in fakeToolsEnv instead of running the tests.
-const (
-	fakeMCPEnv   = "SESSIONFIX_TEST_FAKE_MCP"
-	fakeToolsEnv = "SESSIONFIX_TEST_FAKE_TOOLS"
-)
-
-func TestMain(m *testing.M) {
-	if os.Getenv(fakeMCPEnv) != "serve" {
-		os.Exit(m.Run())
-	}
-	var tools []string
-	if err := json.Unmarshal([]byte(os.Getenv(fakeToolsEnv)), &tools); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"},
-		&mcp.ServerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	for _, name := range tools {
-		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{}, nil
-			})
-	}
-	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		os.Exit(1)
-	}
-	os.Exit(0)
 }
 
 // fakeServerTOML is a [mcp_servers.<key>] table that starts this test binary as a server

@@ -245,6 +245,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return err
 	}
+	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.notes()...)
 	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: p.roots, Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
 	out := &fixOutput{env: env, opts: opts, showPlan: true}
 

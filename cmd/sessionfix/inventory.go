@@ -1,35 +1,20 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/store/inventory"
 )
 
-// loadInventoryIndex reads an inventory file ("" = none) into an index of raw identities.
+// loadInventoryIndex reads an inventory file ("" = none) into an index of raw identities. A
+// file that is not valid JSON (comments allowed) or not of the inventory shape is an error
+// naming the file, line and column (inventory.Load).
 func loadInventoryIndex(path string) (*mcpname.Index, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	inv, err := inventory.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("read inventory: %w", err)
+		return nil, err
 	}
-	var inv struct {
-		Servers map[string]struct {
-			Tools []string `json:"tools"`
-		} `json:"servers"`
-	}
-	if err := json.Unmarshal(b, &inv); err != nil {
-		return nil, fmt.Errorf("read inventory %s: %w", path, err)
-	}
-	ix := mcpname.NewIndex()
-	for server, s := range inv.Servers {
-		for _, t := range s.Tools {
-			ix.Add(mcpname.Raw(server, t))
-		}
-	}
-	return ix, nil
+	return inv.Index(), nil
 }

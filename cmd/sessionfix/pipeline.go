@@ -55,6 +55,9 @@ type pipeline struct {
 	found *scan.Found
 	pol   rewrite.Policy
 	agg   *aggregate
+	// settings holds the settings files among the roots and their legacy-spelled rules
+	// (reported only; settings are never rewritten).
+	settings *settingsScan
 }
 
 // progressThreshold: a progress bar appears on a terminal when the work is at least this big.
@@ -77,15 +80,23 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if len(roots) == 0 {
 		roots = defaultRoots(env, po.Agent)
 	}
-	found := scan.DiscoverAs(roots, po.Agent)
+	settingsFiles, storeRoots, walked := splitSettingsRoots(roots)
+	found := scan.DiscoverAs(storeRoots, po.Agent)
+	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
 	cx, err := codexPolicy(ctx, env, po, found)
 	if err != nil {
 		return nil, err
 	}
 	p := &pipeline{env: env, roots: roots, found: found,
-		pol: rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol}}
+		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol},
+		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = newAggregate(p.found)
 	p.agg.rep.Problems = append(p.agg.rep.Problems, cx.problems...)
+	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.Errors...)
+	p.agg.rep.SettingsRules = p.settings.rows()
+	if len(p.settings.Errors) > 0 {
+		p.agg.failed = true
+	}
 	return p, nil
 }
 
@@ -235,6 +246,9 @@ func (a *aggregate) finish() {
 	if a.rep.Problems == nil {
 		a.rep.Problems = []problemRow{}
 	}
+	if a.rep.SettingsRules == nil {
+		a.rep.SettingsRules = []settingsRuleRow{}
+	}
 }
 
 // problemRow is one problem in a report.
@@ -273,6 +287,9 @@ type scanReport struct {
 	Renames  []renameRow           `json:"renames"`
 	Kept     []renameRow           `json:"kept"`
 	Problems []problemRow          `json:"problems"`
+	// SettingsRules are the rules of settings files among the roots written in legacy
+	// spellings (reported, never rewritten).
+	SettingsRules []settingsRuleRow `json:"settings_rules"`
 }
 
 type storeRow struct {

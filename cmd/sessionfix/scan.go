@@ -28,7 +28,10 @@ $QWEN_HOME, else ~/.qwen; with --agent codex, the Codex home's sessions/ and arc
 $CODEX_HOME else ~/.codex) in parallel and reports every tool name
 found in session files, usage records, checkpoints and Codex rollouts: counts per class and per
 store, and the old → new map a fix would apply. A PATH may be a runtime directory, a project's
-chats/ directory or one file. Never writes anything.
+chats/ directory or one file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a
+PATH named settings.json) are read too: their rules written in legacy spellings are listed with
+file:line:col; settings are never rewritten ("sessionfix audit" says what each rule matches now).
+Never writes anything.
 
 EXAMPLES:
    sessionfix scan
@@ -92,6 +95,12 @@ func writeScanText(env *Env, a *aggregate) error {
 	if len(rep.Renames) > 0 || len(rep.Kept) > 0 {
 		fmt.Fprintln(w)
 		if err := reports.WriteText(w, renameTable(rep)); err != nil {
+			return err
+		}
+	}
+	if len(rep.SettingsRules) > 0 {
+		fmt.Fprintf(w, "\nsettings rules in legacy spellings (reported, never rewritten; see sessionfix audit):\n")
+		if err := reports.WriteText(w, settingsTable(rep.SettingsRules)); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,384 @@
+package audit_test
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store/inventory"
+	"github.com/sessionfix/sessionfix/store/settings"
+)
+
+func TestLegacyMatch(t *testing.T) {
+	tests := []struct {
+		name, pattern, legacy string
+		want                  bool
+	}{
+		{"exact legacy spelling", "mcp__lit__literature.search_pubmed", "mcp__lit__literature.search_pubmed", true},
+		{"registered spelling is not the legacy one", "mcp__lit__literature_search_pubmed_1nv53db", "mcp__lit__literature.search_pubmed", false},
+		{"prefix wildcard", "mcp__foo.bar__*", "mcp__foo.bar__get_data", true},
+		{"prefix wildcard inside the server key", "mcp__foo*", "mcp__foo.bar__get_data", true},
+		{"prefix wildcard of another server", "mcp__foo_bar__*", "mcp__foo.bar__get_data", false},
+		{"bare star never matched", "*", "mcp__foo.bar__get_data", false},
+		{"non-mcp prefix wildcard", "m*", "mcp__github__create_issue", true},
+		{"whole server, second field", "mcp__foo.bar", "mcp__foo.bar__get_data", true},
+		{"whole server, other key", "mcp__foo", "mcp__foo.bar__get_data", false},
+		{"whole server, flattened split", "mcp__foo", "mcp__foo____internal", true},
+		{"whole server with __ in the key never equals one field", "mcp__a__b", "mcp__a__b___hidden", false},
+		{"truncated legacy spelling, exact", "mcp__lit__get_data_for_a_spe___location_and_date_range_extended",
+			"mcp__lit__get_data_for_a_spe___location_and_date_range_extended", true},
+		{"built-in rule", "read_file", "mcp__lit__ok_tool", false},
+		{"empty pattern", "", "mcp__lit__ok_tool", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, audit.LegacyMatch(tt.pattern, tt.legacy))
+		})
+	}
+}
+
+func TestChangeOf(t *testing.T) {
+	tests := []struct {
+		now, before permission.Match
+		want        audit.Change
+	}{
+		{permission.Matched, permission.Matched, audit.ChangeSame},
+		{permission.NoMatch, permission.NoMatch, audit.ChangeSame},
+		{permission.Matched, permission.NoMatch, audit.ChangeGained},
+		{permission.NoMatch, permission.Matched, audit.ChangeLost},
+		{permission.Refused, permission.Matched, audit.ChangeLost},
+		{permission.Refused, permission.NoMatch, audit.ChangeSame},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.now)+"_"+string(tt.before), func(t *testing.T) {
+			assert.Equal(t, tt.want, audit.ChangeOf(tt.now, tt.before))
+		})
+	}
+}
+
+// TestOutcomeAgreesWithDecide checks the before-side layering (Outcome) against
+// permission.Decide for every decision it can reach, in every mode and trust.
+func TestOutcomeAgreesWithDecide(t *testing.T) {
+	tool := permission.NewTool("srv", "t")
+	rulesFor := map[audit.Decision]permission.Rules{
+		audit.DecisionDeny:    permission.NewRules(nil, nil, []string{"mcp__srv"}),
+		audit.DecisionAsk:     permission.NewRules(nil, []string{"mcp__srv"}, nil),
+		audit.DecisionAllow:   permission.NewRules([]string{"mcp__srv"}, nil, nil),
+		audit.DecisionDefault: {},
+	}
+	for _, mode := range []permission.Mode{permission.ModeDefault, permission.ModeYolo, permission.ModePlan, permission.ModeAutoEdit} {
+		for _, trusted := range []bool{false, true} {
+			for d, rules := range rulesFor {
+				out := permission.Decide(permission.Call{Context: tool.Context(permission.ContextProducer), Trusted: trusted,
+					Mode: mode, Rules: rules, Registry: []permission.Identity{tool.Identity}})
+				assert.Equal(t, out.Verdict, audit.Outcome(d, trusted, mode), "%s trusted=%v %s", mode, trusted, d)
+			}
+			gated := permission.Decide(permission.Call{Context: tool.Context(permission.ContextProducer), Trusted: trusted, Mode: mode, Disabled: true})
+			for _, d := range []audit.Decision{audit.DecisionExcluded, audit.DecisionDisabled, audit.DecisionDisallowed} {
+				assert.Equal(t, gated.Verdict, audit.Outcome(d, trusted, mode))
+			}
+		}
+	}
+}
+
+func loadFixture(t testing.TB) audit.Input {
+	t.Helper()
+	const dir = "../fixtures/qwen-settings/"
+	user, err := settings.Load(dir+"settings.json", settings.ScopeUser, nil)
+	require.NoError(t, err)
+	ws, err := settings.Load(dir+"workspace/.qwen/settings.json", settings.ScopeWorkspace, nil)
+	require.NoError(t, err)
+	agents, errs := settings.LoadAgentsDir(dir + "workspace/.qwen/agents")
+	require.Empty(t, errs)
+	inv, err := inventory.Load(dir + "inventory.json")
+	require.NoError(t, err)
+	return audit.Input{Settings: settings.Merge(user, ws), Agents: agents, Inventory: inv}
+}
+
+type pairKey struct{ rule, server, tool string }
+
+func pairsByKey(rep *audit.Report) map[pairKey]audit.Pair {
+	out := map[pairKey]audit.Pair{}
+	for _, p := range rep.Pairs {
+		t := rep.Tools[p.Tool]
+		out[pairKey{rep.Rules[p.Rule].Literal, t.Identity.Server, t.Identity.Tool}] = p
+	}
+	return out
+}
+
+// TestFixture pins the audit of fixtures/qwen-settings (user + workspace settings, the
+// verifier subagent, inventory.json).
+func TestFixture(t *testing.T) {
+	rep, err := audit.Run(loadFixture(t))
+	require.NoError(t, err)
+	assert.Equal(t, audit.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3, Refused: 0}, rep.Counts)
+	assert.False(t, rep.Inferred())
+	assert.Len(t, rep.Pairs, 18*12)
+
+	pairs := pairsByKey(rep)
+	tests := []struct {
+		name        string
+		key         pairKey
+		now, before permission.Match
+		change      audit.Change
+	}{
+		{"truncated legacy allow is no longer published for a 29-unit key",
+			pairKey{"mcp__com.example.enterprise-___documents_by_semantic_similarity", "com.example.enterprise-search", "query_documents_by_semantic_similarity"},
+			permission.NoMatch, permission.Matched, audit.ChangeLost},
+		{"registered-name allow written by a new version",
+			pairKey{"mcp__foo_bar__get_data_0xybsnb", "foo.bar", "get_data"}, permission.Matched, permission.NoMatch, audit.ChangeGained},
+		{"ask for the underscore server now also restricts the dotted one",
+			pairKey{"mcp__foo_bar__*", "foo.bar", "deploy.prod"}, permission.Matched, permission.NoMatch, audit.ChangeGained},
+		{"ask for the underscore server, its own tool",
+			pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}, permission.Matched, permission.Matched, audit.ChangeSame},
+		{"dotted whole-server allow does not reach foo_bar",
+			pairKey{"mcp__foo.bar", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, audit.ChangeSame},
+		{"dotted whole-server allow keeps its own server",
+			pairKey{"mcp__foo.bar", "foo.bar", "get_data"}, permission.Matched, permission.Matched, audit.ChangeSame},
+		{"legacy exact deny through the raw alias",
+			pairKey{"mcp__foo.bar__deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, audit.ChangeSame},
+		{"tools.disabled legacy entry", pairKey{"mcp__foo.bar__get_data", "foo.bar", "get_data"}, permission.Matched, permission.Matched, audit.ChangeSame},
+		{"tools.disabled legacy entry does not disable the colliding server",
+			pairKey{"mcp__foo.bar__get_data", "foo_bar", "get_data"}, permission.NoMatch, permission.NoMatch, audit.ChangeSame},
+		{"excludeTools compares the raw name", pairKey{"deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, audit.ChangeSame},
+		{"excludeTools is per server", pairKey{"deploy.prod", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, audit.ChangeSame},
+		{"subagent blocklist", pairKey{"mcp__com.example.enterprise-search__list", "com.example.enterprise-search", "list"}, permission.Matched, permission.Matched, audit.ChangeSame},
+		{"tools.exclude CJK legacy spelling", pairKey{"mcp__lit______", "lit", "搜索文献"}, permission.Matched, permission.Matched, audit.ChangeSame},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := pairs[tt.key]
+			require.True(t, ok)
+			assert.Equal(t, tt.now, p.Now, "now")
+			assert.Equal(t, tt.before, p.Before, "before")
+			assert.Equal(t, tt.change, p.Change, "change")
+		})
+	}
+
+	decisions := map[string][2]audit.Decision{}
+	outcomes := map[string][2]permission.Verdict{}
+	for _, tool := range rep.Tools {
+		k := tool.Identity.Server + "/" + tool.Identity.Tool
+		decisions[k] = [2]audit.Decision{tool.Now.Decision, tool.Before.Decision}
+		outcomes[k] = [2]permission.Verdict{tool.Now.Outcome, tool.Before.Outcome}
+	}
+	assert.Equal(t, map[string][2]audit.Decision{
+		"com.example.enterprise-search/list":                                   {audit.DecisionDefault, audit.DecisionDefault},
+		"com.example.enterprise-search/query_documents_by_semantic_similarity": {audit.DecisionDefault, audit.DecisionAllow},
+		"foo.bar/deploy.prod":                                                  {audit.DecisionExcluded, audit.DecisionExcluded},
+		"foo.bar/get_data":                                                     {audit.DecisionDisabled, audit.DecisionDisabled},
+		"foo_bar/evil":                                                         {audit.DecisionDeny, audit.DecisionDeny},
+		"foo_bar/get_data":                                                     {audit.DecisionAsk, audit.DecisionAsk},
+		"lit/get+data":                                                         {audit.DecisionAllow, audit.DecisionAllow},
+		"lit/get_data_for_a_specific_location_and_date_range_extended": {audit.DecisionDeny, audit.DecisionDeny},
+		"lit/literature.search_pubmed":                                 {audit.DecisionAllow, audit.DecisionAllow},
+		"lit/literature_search_pubmed":                                 {audit.DecisionAllow, audit.DecisionAllow},
+		"lit/ok_tool":                                                  {audit.DecisionAllow, audit.DecisionAllow},
+		"lit/搜索文献":                                                     {audit.DecisionDeny, audit.DecisionDeny},
+	}, decisions)
+	assert.Equal(t, [2]permission.Verdict{permission.VerdictRan, permission.VerdictRan},
+		outcomes["com.example.enterprise-search/query_documents_by_semantic_similarity"], "trusted server: ran either way")
+	assert.Equal(t, [2]permission.Verdict{permission.VerdictAsk, permission.VerdictAsk}, outcomes["foo_bar/get_data"])
+
+	// Tool decisions name their rule with its origin.
+	for _, tool := range rep.Tools {
+		if tool.Identity.Server == "foo_bar" && tool.Identity.Tool == "evil" {
+			r := rep.Rules[tool.Now.Rule]
+			assert.Equal(t, "permissions.deny", r.Key)
+			assert.Equal(t, settings.ScopeWorkspace, r.Scope)
+			assert.Equal(t, 0, r.Index)
+		}
+	}
+}
+
+// TestFixtureAsSubagent describes the verifier subagent's calls: its blocklist hides the
+// dotted server and the enterprise list tool.
+func TestFixtureAsSubagent(t *testing.T) {
+	in := loadFixture(t)
+	in.Agent = "verifier"
+	rep, err := audit.Run(in)
+	require.NoError(t, err)
+	for _, tool := range rep.Tools {
+		if tool.Identity == (permission.Identity{Server: "com.example.enterprise-search", Tool: "list"}) {
+			assert.Equal(t, audit.DecisionDisallowed, tool.Now.Decision)
+			assert.Equal(t, permission.VerdictBlock, tool.Now.Outcome)
+			assert.Equal(t, "mcp__com.example.enterprise-search__list", rep.Rules[tool.Now.Rule].Literal)
+			assert.Equal(t, audit.DecisionDisallowed, tool.Before.Decision)
+		}
+	}
+
+	in.Agent = "nobody"
+	_, err = audit.Run(in)
+	assert.ErrorIs(t, err, audit.ErrUnknownAgent)
+}
+
+func parse(t testing.TB, doc string) *settings.File {
+	t.Helper()
+	f, err := settings.Parse("settings.json", []byte(doc), settings.ScopeUser, settings.Env{"SRV": "foo.bar"})
+	require.NoError(t, err)
+	return f
+}
+
+func run(t testing.TB, doc string, inv *inventory.Inventory) *audit.Report {
+	t.Helper()
+	rep, err := audit.Run(audit.Input{Settings: settings.Merge(parse(t, doc)), Inventory: inv})
+	require.NoError(t, err)
+	return rep
+}
+
+func toolOf(rep *audit.Report, server, tool string) audit.Tool {
+	for _, t := range rep.Tools {
+		if t.Identity == (permission.Identity{Server: server, Tool: tool}) {
+			return t
+		}
+	}
+	return audit.Tool{}
+}
+
+func TestRefusedGrantIsLost(t *testing.T) {
+	inv := inventory.New()
+	inv.Add("foo.bar", false, inventory.SourceFile, "evil")
+	inv.Add("foo_bar", false, inventory.SourceFile, "evil")
+	rep := run(t, `{"permissions": {"allow": ["mcp__foo_bar__*"]}}`, inv)
+	assert.Equal(t, 1, rep.Counts.Refused)
+	pairs := pairsByKey(rep)
+	p := pairs[pairKey{"mcp__foo_bar__*", "foo.bar", "evil"}]
+	assert.Equal(t, permission.Refused, p.Now, "P1: the dotted server's grant is refused")
+	assert.Equal(t, permission.NoMatch, p.Before)
+	assert.Equal(t, audit.ChangeSame, p.Change, "no → refused is no gain")
+	assert.Equal(t, permission.Matched, pairs[pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}].Now)
+
+	dotted := toolOf(rep, "foo.bar", "evil")
+	assert.Equal(t, audit.DecisionDefault, dotted.Now.Decision)
+	assert.Equal(t, []int{0}, dotted.Now.Refused)
+	assert.Equal(t, permission.VerdictAsk, dotted.Now.Outcome)
+
+	// E2: a grant that matched the legacy spelling and is refused now is lost.
+	inv = inventory.New()
+	inv.Add("foo:bar", false, inventory.SourceFile, "a.b")
+	inv.Add("foo_bar", false, inventory.SourceFile, "unrelated")
+	rep = run(t, `{"permissions": {"allow": ["mcp__foo_bar__*"]}}`, inv)
+	p = pairsByKey(rep)[pairKey{"mcp__foo_bar__*", "foo:bar", "a.b"}]
+	assert.Equal(t, permission.Refused, p.Now)
+	assert.Equal(t, permission.Matched, p.Before, "legacy mcp__foo_bar__a.b starts with the prefix")
+	assert.Equal(t, audit.ChangeLost, p.Change)
+	assert.Equal(t, audit.Counts{Rules: 1, Tools: 2, Pairs: 2, Lost: 1, Refused: 1}, rep.Counts)
+	colon := toolOf(rep, "foo:bar", "a.b")
+	assert.Equal(t, [2]audit.Decision{audit.DecisionDefault, audit.DecisionAllow}, [2]audit.Decision{colon.Now.Decision, colon.Before.Decision})
+	assert.Equal(t, [2]permission.Verdict{permission.VerdictAsk, permission.VerdictRan}, [2]permission.Verdict{colon.Now.Outcome, colon.Before.Outcome})
+}
+
+func TestRegistrationGates(t *testing.T) {
+	inv := inventory.New()
+	inv.Add("a", false, inventory.SourceFile, "x", "y")
+	inv.Add("b", true, inventory.SourceFile, "x")
+	inv.Add("scratch-1", false, inventory.SourceFile, "x")
+	tests := []struct {
+		name string
+		doc  string
+		want map[string]audit.Decision
+		note map[string]string
+	}{
+		{"no gates", `{}`, map[string]audit.Decision{"a/x": audit.DecisionDefault, "a/y": audit.DecisionDefault, "b/x": audit.DecisionDefault, "scratch-1/x": audit.DecisionDefault}, nil},
+		{"mcp.excluded glob", `{"mcp": {"excluded": ["scratch-?"]}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionDefault, "scratch-1/x": audit.DecisionExcluded}, nil},
+		{"mcp.allowed set", `{"mcp": {"allowed": ["a"]}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionDefault, "b/x": audit.DecisionExcluded},
+			map[string]string{"b/x": "server not in mcp.allowed"}},
+		{"empty mcp.allowed lets no server through", `{"mcp": {"allowed": []}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionExcluded, "b/x": audit.DecisionExcluded}, nil},
+		{"includeTools", `{"mcpServers": {"a": {"command": "a", "includeTools": ["x(id)"]}}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionDefault, "a/y": audit.DecisionExcluded, "b/x": audit.DecisionDefault},
+			map[string]string{"a/y": "tool not in includeTools"}},
+		{"empty includeTools lets no tool through", `{"mcpServers": {"a": {"command": "a", "includeTools": []}}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionExcluded, "a/y": audit.DecisionExcluded}, nil},
+		{"excludeTools wins over includeTools", `{"mcpServers": {"a": {"command": "a", "includeTools": ["x"], "excludeTools": ["x"]}}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionExcluded}, nil},
+		{"tools.disabled", `{"tools": {"disabled": ["mcp__a__y"]}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionDefault, "a/y": audit.DecisionDisabled}, nil},
+		{"deny comes after the gates", `{"tools": {"disabled": ["mcp__a__y"]}, "permissions": {"deny": ["mcp__a"]}}`,
+			map[string]audit.Decision{"a/x": audit.DecisionDeny, "a/y": audit.DecisionDisabled}, nil},
+		{"settings trust overrides the inventory", `{"mcpServers": {"b": {"command": "b", "trust": false}}}`,
+			map[string]audit.Decision{"b/x": audit.DecisionDefault}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := run(t, tt.doc, inv)
+			for k, want := range tt.want {
+				server, tool, _ := strings.Cut(k, "/")
+				got := toolOf(rep, server, tool)
+				assert.Equal(t, want, got.Now.Decision, k)
+				assert.Equal(t, want, got.Before.Decision, "%s before", k)
+				if n, ok := tt.note[k]; ok {
+					assert.Equal(t, n, got.Now.Note)
+					assert.Equal(t, "("+n+")", rep.RuleText(got.Now))
+				}
+			}
+		})
+	}
+	// trust: b is trusted in the inventory, and not when the settings say so.
+	assert.Equal(t, permission.VerdictRan, toolOf(run(t, `{}`, inv), "b", "x").Now.Outcome)
+	assert.Equal(t, permission.VerdictAsk, toolOf(run(t, `{"mcpServers": {"b": {"command": "b", "trust": false}}}`, inv), "b", "x").Now.Outcome)
+}
+
+// TestRulesPrintAsWritten: rules are matched after $VAR expansion but reported as written,
+// so an environment value never reaches a report.
+func TestRulesPrintAsWritten(t *testing.T) {
+	inv := inventory.New()
+	inv.Add("foo.bar", false, inventory.SourceFile, "get_data")
+	rep := run(t, `{"permissions": {"deny": ["mcp__$SRV"]}}`, inv)
+	tool := toolOf(rep, "foo.bar", "get_data")
+	assert.Equal(t, audit.DecisionDeny, tool.Now.Decision, "matched after expansion")
+	require.Len(t, rep.PairRows(false), 1)
+	assert.Equal(t, "mcp__$SRV", rep.PairRows(false)[0][4])
+	assert.Equal(t, "mcp__$SRV", rep.ToolRows()[0][5])
+}
+
+func TestTables(t *testing.T) {
+	inv := inventory.New()
+	inv.Add("lit", false, inventory.SourceInferred, "ok_tool")
+	rep := run(t, `{"permissions": {"allow": ["mcp__lit", "Read"]}}`, inv)
+	assert.True(t, rep.Inferred())
+	assert.Equal(t, append(append([]string{}, audit.PairColumns...), "inventory"), rep.Columns(audit.PairColumns))
+	assert.Equal(t, [][]string{{"settings.json", "user", "permissions.allow", "0", "mcp__lit", "lit", "ok_tool",
+		"mcp__lit__ok_tool", "match", "match", "same", "inferred"}}, rep.PairRows(false))
+	assert.Len(t, rep.PairRows(true), 2, "--all-pairs lists the built-in rule too")
+	assert.Equal(t, [][]string{{"lit", "ok_tool", "mcp__lit__ok_tool", "mcp__lit__ok_tool", "allow", "mcp__lit", "ran",
+		"allow", "mcp__lit", "ran", "inferred"}}, rep.ToolRows())
+	assert.Len(t, audit.PairColumns, 11)
+	assert.Len(t, audit.ToolColumns, 10)
+}
+
+// TestImportsStayInward checks the layering rule of the package comment.
+func TestImportsStayInward(t *testing.T) {
+	const module = "github.com/sessionfix/sessionfix/"
+	allowed := map[string]bool{module + "mcpname": true, module + "permission": true,
+		module + "store/settings": true, module + "store/inventory": true}
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			path, err := strconv.Unquote(imp.Path.Value)
+			require.NoError(t, err)
+			if strings.HasPrefix(path, module) {
+				assert.True(t, allowed[path], "%s imports %s", name, path)
+			}
+		}
+		checked++
+	}
+	assert.GreaterOrEqual(t, checked, 3)
+}

@@ -1,0 +1,61 @@
+// Package audit answers, for a user's settings and MCP tools, which permission rules match
+// which tools after the provider-safe rename, which matched before it, and what each tool's
+// decision is now and was then (audit.md).
+//
+// It owns:
+//   - Run: the pure evaluation of every (rule, tool) pair and every tool's decision, from an
+//     Input of merged settings (store/settings.Merged), subagent files (settings.Agent) and an
+//     inventory (store/inventory.Inventory);
+//   - LegacyMatch: audit.md's definition of "matched before" (the pre-rename matcher on the
+//     tool's legacy spelling);
+//   - the column contract of the CSV tables (PairColumns, ToolColumns) and their rows.
+//
+// Run does no I/O: no files, no clock, no environment, no network. The command layer loads
+// settings, agents and inventory, and renders the Report through package reports.
+//
+// # What "now" and "before" mean, per list
+//
+// now follows Qwen Code's final matching (qwen-reference.md §2, package permission) with the
+// producer context a real call carries (registered name, permissionAliases, identity) and the
+// live registry of every registered inventory tool:
+//
+//	permissions.allow, tools.allowed   grant predicate, then the registry ambiguity guard:
+//	                                   match, refused or no
+//	permissions.ask, permissions.deny,
+//	tools.exclude, disallowedTools     restrictive predicate (MatchesToolPattern)
+//	tools.disabled                     IsToolDisabled with the ungated disabledToolAliases
+//	mcpServers.<key>.includeTools      the raw tool name of that server's tools: entry == name
+//	                                   or entry starts with name + "("
+//	mcpServers.<key>.excludeTools      the raw tool name of that server's tools, exact
+//	mcp.allowed, mcp.excluded          server-key glob (MatchesServerPattern)
+//
+// before is audit.md's definition for the rule lists (LegacyMatch on the tool's legacy name,
+// for allow, ask, deny and disallowedTools; allow rules were never refused then); a
+// tools.disabled entry matched before when it equals the legacy name; includeTools,
+// excludeTools and mcp.allowed/excluded compare raw names and server keys, which the rename
+// does not touch, so before equals now. tools.core is not a rule list (a hard allowlist of
+// built-in tools; MCP tools are exempt) and is left out.
+//
+// # Decisions
+//
+// A tool's decision now is, in Qwen Code's layer order (qwen-reference.md §2.2): excluded
+// (mcp.allowed/excluded, includeTools/excludeTools: the tool is never discovered), disabled
+// (tools.disabled), disallowed (only when the decisions describe calls made by a subagent:
+// its disallowedTools), then permission.Evaluate's deny / ask / allow / default. The outcome
+// in the chosen approval mode (default: "default") is permission.Decide's verdict: block, ask
+// or ran. The decision before is the same layering with every match replaced by its "before"
+// value, no registry guard, and the same trust and mode.
+//
+// Interpretations (documented, not in audit.md): a tool removed at registration (excluded or
+// disabled) is not in the live registry other tools' grants are checked against, as in Qwen
+// Code; a denied tool stays registered. A server declared only in a subagent's own
+// mcpServers (and not in the settings' mcpServers) is agent-local: its tools are not in the
+// session registry (qwen-reference.md §2.6, R26-1). A server's trust comes from the effective
+// settings when it is configured there, else from the inventory. Folder trust
+// (security.folderTrust, trustedFolders.json) is not evaluated: trust is taken as configured.
+//
+// # Imports
+//
+// audit imports mcpname, permission, store/settings and store/inventory (values only). It
+// must not import scan, rewrite, reports or cmd.
+package audit

@@ -1,0 +1,652 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"github.com/urfave/cli/v2"
+
+	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/scan"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/inventory"
+	"github.com/sessionfix/sessionfix/store/settings"
+)
+
+type auditOptions struct {
+	// Settings are --settings values: PATH or SCOPE=PATH (SCOPE: system-defaults, user,
+	// workspace, system, explicit). Empty: discover the scopes as Qwen Code does.
+	Settings []string
+	// Project is the workspace whose .qwen/settings.json and .qwen/agents are read when
+	// Settings is empty.
+	Project string
+	// Cwd resolves a relative $QWEN_HOME, as Qwen Code does against its working directory.
+	Cwd string
+	// Agents are --agents directories; empty: next to the settings files.
+	Agents          []string
+	Inventory       string
+	Discover        bool
+	DiscoverTimeout time.Duration
+	// History are the session stores names are inferred from (default: Qwen Code's runtime
+	// directory); used only without Inventory and Discover.
+	History  []string
+	Format   string
+	Out      string
+	ToolsOut string
+	AllPairs bool
+	FailOn   []string
+	Mode     string
+	Subagent string
+}
+
+var (
+	auditFormats = []string{"csv", "html", "json"}
+	failOnValues = []string{"lost", "refused", "gained"}
+	auditModes   = []string{string(permission.ModeDefault), string(permission.ModeYolo), string(permission.ModeAutoEdit), string(permission.ModePlan)}
+)
+
+func newAuditCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:  "audit",
+		Usage: "show which permission rules match which MCP tools now, and before the rename (CSV, HTML, JSON)",
+		Description: `Reads Qwen Code settings (permissions.allow/ask/deny, tools.allowed/exclude/disabled,
+mcp.allowed/excluded, mcpServers includeTools/excludeTools) and subagent files (disallowedTools),
+pairs every rule with every MCP tool of the inventory and says, per pair, whether the rule
+matches the tool now ("match", "no", or "refused": an allow rule the registry ambiguity guard
+refuses), whether it matched before the provider-safe rename (against the tool's legacy name),
+and the change ("same", "gained", "lost"). Per tool: the decision (deny, ask, allow, default,
+disabled, excluded, disallowed), the rule that decided and the outcome (ran, ask, block), now
+and before. Nothing is written but the reports.
+
+Settings: without --settings, the files Qwen Code loads: system defaults, user
+($QWEN_HOME/settings.json, else ~/.qwen/settings.json), workspace (--project DIR, default the
+current directory: DIR/.qwen/settings.json) and system (/etc/qwen-code/settings.json or
+$QWEN_CODE_SYSTEM_SETTINGS_PATH). --settings FILE (repeatable) reads only the files given; write
+SCOPE=FILE to set the scope (user, workspace, system, system-defaults); a bare FILE is "user"
+when it is the user settings file, "workspace" when it is DIR/.qwen/settings.json, else
+"explicit" (merged after the workspace, before the system scope).
+Subagents: .qwen/agents/*.md next to each user or workspace settings file, or --agents DIR.
+A file that cannot be parsed is reported with file:line:col; the rest goes on (exit 3).
+
+Inventory (the MCP tools): --inventory FILE ({"servers": {"<key>": {"trust": false, "tools":
+["<raw tool name>", …]}}}), or --discover, which STARTS EVERY MCP SERVER CONFIGURED IN THE
+SETTINGS (runs their commands, connects to their URLs with their headers) and calls tools/list,
+each within --discover-timeout; a server that fails is reported and the rest go on (exit 3).
+Discovery never happens unless asked. Without either, server keys come from mcpServers and
+tool names from the session history (--history PATH, default Qwen Code's runtime directory)
+where they can be recovered; both tables then get a last column "inventory" saying "inferred".
+
+Outputs: --format csv (default) writes the pairs table to --out (default "-", standard output):
+   settings_file,scope,key,index,rule,server,tool,registered_name,now,before,change
+one row per pair where now or before is not "no" (--all-pairs: every pair). --tools-out PATH
+writes the tools table as CSV (with any --format):
+   server,tool,registered_name,legacy_name,decision_now,rule_now,outcome_now,
+   decision_before,rule_before,outcome_before
+--format html writes one self-contained page (both tables, counts, sort and filter; no network
+fetches; readable with scripts off); --format json writes everything, with rule origins
+(line, column) and aliases. Cells starting with = + - @ tab or CR are made inert for
+spreadsheets; control and bidi characters are shown as \uXXXX in CSV and HTML. Rules are shown
+as written (before $VAR expansion); env and header values never appear.
+
+Outcomes are computed in --mode (default: default, as audit.md asks). --subagent NAME computes
+the tool decisions for calls made by that subagent (its disallowedTools hide tools).
+
+--fail-on lost,refused,gained (any subset) exits 3 when such a pair exists: for scheduled audits.
+A summary line goes to standard error.
+
+EXAMPLES:
+   sessionfix audit --inventory tools.json --out pairs.csv --tools-out tools.csv
+   sessionfix audit --settings ~/.qwen/settings.json --settings workspace=app/.qwen/settings.json \
+       --agents app/.qwen/agents --inventory tools.json --format html --out audit.html
+   sessionfix audit --discover --discover-timeout 20s --format json --out audit.json
+   sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "settings", Usage: "settings file to read, as FILE or SCOPE=FILE (repeatable; default: the scopes Qwen Code loads)", TakesFile: true},
+			&cli.StringFlag{Name: "project", Usage: "workspace directory whose .qwen/settings.json and .qwen/agents are read (default: current directory; without --settings only)", TakesFile: true},
+			&cli.StringSliceFlag{Name: "agents", Usage: "directory of subagent .md files (repeatable; default: .qwen/agents next to the settings files)", TakesFile: true},
+			&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw server keys and tool names, trust)", TakesFile: true},
+			&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers configured in the settings (RUNS THEIR COMMANDS) and list their tools"},
+			&cli.DurationFlag{Name: "discover-timeout", Value: inventory.DefaultTimeout, Usage: "time limit for each server with --discover"},
+			&cli.StringSliceFlag{Name: "history", Usage: "session stores to infer tool names from when there is no inventory (default: Qwen Code's runtime directory)", TakesFile: true},
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html or json"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file, or - for standard output"},
+			&cli.StringFlag{Name: "tools-out", Usage: "also write the tools table as CSV to this file (- for standard output)", TakesFile: true},
+			&cli.BoolFlag{Name: "all-pairs", Usage: "list every (rule, tool) pair, also those that match neither now nor before"},
+			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 3 when a pair is lost, refused or gained (comma-separated subset)"},
+			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
+			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("audit takes no arguments (got %q); use --settings FILE", c.Args().First())
+			}
+			opts := auditOptions{
+				Settings: c.StringSlice("settings"), Project: c.String("project"), Agents: c.StringSlice("agents"),
+				Inventory: c.String("inventory"), Discover: c.Bool("discover"), DiscoverTimeout: c.Duration("discover-timeout"),
+				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
+				AllPairs: c.Bool("all-pairs"), FailOn: c.StringSlice("fail-on"), Mode: c.String("mode"), Subagent: c.String("subagent"),
+			}
+			wd, err := os.Getwd()
+			if err != nil {
+				return fmt.Errorf("audit: current directory: %w", err)
+			}
+			opts.Cwd = wd
+			if opts.Project == "" && len(opts.Settings) == 0 {
+				opts.Project = wd
+			}
+			return runAudit(c.Context, env, opts)
+		},
+	}
+}
+
+func (o *auditOptions) validate() error {
+	if !slices.Contains(auditFormats, o.Format) {
+		return usageErrorf("--format must be csv, html or json, not %q", o.Format)
+	}
+	if !slices.Contains(auditModes, o.Mode) {
+		return usageErrorf("--mode must be one of %s, not %q", strings.Join(auditModes, ", "), o.Mode)
+	}
+	var fail []string
+	for _, v := range o.FailOn {
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if !slices.Contains(failOnValues, f) {
+				return usageErrorf("--fail-on takes lost, refused and gained, not %q", f)
+			}
+			fail = append(fail, f)
+		}
+	}
+	o.FailOn = fail
+	if o.Inventory != "" && o.Discover {
+		return usageErrorf("--inventory and --discover exclude each other: give the tool list, or let sessionfix ask the servers")
+	}
+	if o.Inventory != "" && len(o.History) > 0 || o.Discover && len(o.History) > 0 {
+		return usageErrorf("--history is used only to infer tools, without --inventory or --discover")
+	}
+	if o.Out == "" {
+		o.Out = "-"
+	}
+	if o.Out == "-" && o.ToolsOut == "-" {
+		return usageErrorf("--out and --tools-out cannot both be standard output")
+	}
+	if o.DiscoverTimeout <= 0 {
+		return usageErrorf("--discover-timeout must be positive")
+	}
+	return nil
+}
+
+// auditRun carries the loaded inputs and whatever went wrong on the way.
+type auditRun struct {
+	env     *Env
+	files   []*settings.File
+	agents  []*settings.Agent
+	inv     *inventory.Inventory
+	invFrom string
+	partial bool
+}
+
+func (r *auditRun) problem(err error) {
+	r.partial = true
+	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
+}
+
+func (r *auditRun) warn(format string, args ...any) {
+	fmt.Fprintf(r.env.Err, "sessionfix: "+format+"\n", args...)
+}
+
+func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	senv := env.settingsEnv()
+	r := &auditRun{env: env}
+	dopts := settings.DiscoverOptions{Env: senv, Home: env.Home, ProjectDir: opts.Project, Cwd: opts.Cwd}
+	sources, err := settingsSources(opts.Settings, dopts)
+	if err != nil {
+		return err
+	}
+	files, errs := settings.LoadAll(sources, senv)
+	for _, e := range errs {
+		r.problem(e)
+	}
+	for _, f := range files {
+		for _, w := range f.Warnings {
+			r.warn("warning: %s", reports.Printable(w.String()))
+		}
+	}
+	r.files = files
+	merged := settings.Merge(files...)
+	if merged.FolderTrust != nil && *merged.FolderTrust {
+		r.warn("note: security.folderTrust is enabled; the audit takes each server's trust as configured (trustedFolders.json is not read)")
+	}
+
+	agentDirs := opts.Agents
+	if len(agentDirs) == 0 {
+		agentDirs = defaultAgentDirs(opts.Settings, files, dopts)
+	}
+	seenDir := map[string]bool{}
+	for _, d := range agentDirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			if seenDir[abs] {
+				continue
+			}
+			seenDir[abs] = true
+		}
+		as, errs := settings.LoadAgentsDir(d)
+		r.agents = append(r.agents, as...)
+		for _, e := range errs {
+			r.problem(e)
+		}
+	}
+
+	if err := r.loadInventory(ctx, opts, merged, senv); err != nil {
+		return err
+	}
+
+	rep, err := audit.Run(audit.Input{Settings: merged, Agents: r.agents, Inventory: r.inv,
+		Mode: permission.Mode(opts.Mode), Agent: opts.Subagent})
+	if err != nil {
+		if errors.Is(err, audit.ErrUnknownAgent) {
+			return usageErrorf("--subagent %q: no such subagent in %s", opts.Subagent, strings.Join(agentDirs, ", "))
+		}
+		return err
+	}
+
+	if err := writeAuditOutputs(env, opts, r, rep); err != nil {
+		return err
+	}
+	c := rep.Counts
+	fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
+		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.invFrom, plural(c.Pairs, "pair"), c.Lost, c.Gained, c.Refused)
+	hit := false
+	for _, f := range opts.FailOn {
+		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": c.Refused}[f]
+		if n > 0 {
+			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s\n", f, plural(n, "pair"), f)
+			hit = true
+		}
+	}
+	if hit || r.partial {
+		return withCode(exitPartial)
+	}
+	return nil
+}
+
+// settingsSources turns --settings values into sources, or discovers the scopes.
+func settingsSources(args []string, dopts settings.DiscoverOptions) ([]settings.Source, error) {
+	if len(args) == 0 {
+		return settings.Discover(dopts), nil
+	}
+	global := settings.GlobalDir(dopts)
+	var out []settings.Source
+	seen := map[string]bool{}
+	for _, a := range args {
+		path, scope := a, settings.Scope("")
+		if k, v, ok := strings.Cut(a, "="); ok {
+			switch s := settings.Scope(k); s {
+			case settings.ScopeSystemDefaults, settings.ScopeUser, settings.ScopeWorkspace, settings.ScopeSystem, settings.ScopeExplicit:
+				path, scope = v, s
+			}
+		}
+		if path == "" {
+			return nil, usageErrorf("--settings %q: no file", a)
+		}
+		if scope == "" {
+			scope = settingsScope(path, dopts.Home, global)
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			if seen[abs] {
+				continue // a file given twice is read once
+			}
+			seen[abs] = true
+		}
+		out = append(out, settings.Source{Scope: scope, Path: path})
+	}
+	return out, nil
+}
+
+// defaultAgentDirs: Qwen Code's agent directories when the scopes were discovered, else
+// .qwen/agents next to every user or workspace settings file given.
+func defaultAgentDirs(explicit []string, files []*settings.File, dopts settings.DiscoverOptions) []string {
+	if len(explicit) == 0 {
+		return settings.AgentDirs(dopts)
+	}
+	var dirs []string
+	for _, f := range files {
+		if f.Scope == settings.ScopeUser || f.Scope == settings.ScopeWorkspace {
+			d := filepath.Join(filepath.Dir(f.Path), "agents")
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
+}
+
+// loadInventory reads --inventory, runs --discover, or infers the tools.
+func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged *settings.Merged, senv settings.Env) error {
+	switch {
+	case opts.Inventory != "":
+		inv, err := inventory.Load(opts.Inventory)
+		if err != nil {
+			return err
+		}
+		r.inv, r.invFrom = inv, "file "+opts.Inventory
+	case opts.Discover:
+		if len(merged.MCPServers) == 0 {
+			r.warn("--discover: the settings configure no MCP server")
+		}
+		inv, errs := inventory.Discover(ctx, merged.MCPServers, inventory.DiscoverOptions{Env: senv, Timeout: opts.DiscoverTimeout,
+			ClientName: "sessionfix", ClientVersion: version})
+		for _, k := range inv.Keys() {
+			fmt.Fprintf(r.env.Err, "discover: %s: %s\n", reports.Printable(strconv.Quote(k)), plural(len(inv.Servers[k].Tools), "tool"))
+		}
+		for _, e := range errs {
+			r.problem(e)
+		}
+		r.inv, r.invFrom = inv, "discovered"
+	default:
+		seen := r.historyNames(ctx, opts.History)
+		r.inv = inventory.Infer(merged.MCPServers, seen)
+		n := 0
+		for _, s := range r.inv.Servers {
+			n += len(s.Tools)
+		}
+		r.invFrom = "inferred"
+		r.warn("note: no --inventory or --discover: %s of %s inferred from settings and %s in session history; rows say inventory=inferred",
+			plural(n, "tool"), plural(len(r.inv.Servers), "server"), plural(len(seen), "name"))
+	}
+	return nil
+}
+
+// historyNames returns the distinct tool names stored in the session history (read-only
+// scan of the given roots, default Qwen Code's runtime directory; a missing default
+// directory is no history).
+func (r *auditRun) historyNames(ctx context.Context, roots []string) []string {
+	if len(roots) == 0 {
+		def := scan.DefaultQwenRoot(scan.Env{Getenv: r.env.Getenv, Home: r.env.Home})
+		if _, err := os.Stat(def); err != nil {
+			return nil
+		}
+		roots = []string{def}
+	}
+	found := scan.Discover(roots)
+	for _, is := range found.Issues {
+		if is.Severity == store.SevError {
+			r.problem(fmt.Errorf("%s: %s", is.Path, is.Reason))
+		}
+	}
+	results, err := scan.Run(ctx, found.Targets, scan.Options{})
+	if err != nil {
+		r.problem(fmt.Errorf("read session history: %w", err))
+		return nil
+	}
+	set := map[string]bool{}
+	var names []string
+	for _, res := range results {
+		if res.Err != nil {
+			r.problem(res.Err)
+			continue
+		}
+		for _, s := range res.Snap.Sites {
+			if !set[s.Name] {
+				set[s.Name] = true
+				names = append(names, s.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// auditTable builds a reports.Table whose cells are made printable (control and bidi
+// characters as \uXXXX): CSV and HTML show names, they do not reproduce hostile bytes.
+func auditTable(columns []string, rows [][]string) *reports.Table {
+	t := &reports.Table{Columns: columns}
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = reports.Printable(c)
+		}
+		t.Add(cells...)
+	}
+	return t
+}
+
+func writeAuditOutputs(env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
+	pairs := auditTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
+	tools := auditTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
+	var main bytes.Buffer
+	var err error
+	switch opts.Format {
+	case "csv":
+		err = reports.WriteCSV(&main, pairs)
+	case "html":
+		err = reports.WriteHTML(&main, auditPage(env, opts, r, rep, pairs, tools))
+	case "json":
+		err = reports.WriteJSON(&main, auditJSON(env, opts, r, rep))
+	}
+	if err != nil {
+		return fmt.Errorf("audit: render %s: %w", opts.Format, err)
+	}
+	if err := writeOutput(env.Out, opts.Out, main.Bytes()); err != nil {
+		return err
+	}
+	if opts.ToolsOut != "" {
+		var b bytes.Buffer
+		if err := reports.WriteCSV(&b, tools); err != nil {
+			return fmt.Errorf("audit: render tools: %w", err)
+		}
+		return writeOutput(env.Out, opts.ToolsOut, b.Bytes())
+	}
+	return nil
+}
+
+// writeOutput writes data to stdout ("-") or atomically to a file (a scheduled job never
+// sees half a report).
+func writeOutput(stdout io.Writer, path string, data []byte) error {
+	if path == "-" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	if err := renameio.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("audit: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func auditPage(env *Env, opts auditOptions, r *auditRun, rep *audit.Report, pairs, tools *reports.Table) *reports.HTMLPage {
+	c := rep.Counts
+	p := &reports.HTMLPage{
+		Title: "sessionfix audit: permission rules and MCP tools",
+		Meta: []string{
+			"Generated " + env.Now().UTC().Format(time.RFC3339) + " by sessionfix " + version + "; approval mode " + string(rep.Mode) + auditAs(rep),
+			"Settings: " + fileList(r.files) + agentList(r.agents),
+			"Inventory: " + r.invFrom,
+		},
+		Counts: []reports.HTMLCount{
+			{Label: "rules", Value: c.Rules},
+			{Label: "tools", Value: c.Tools},
+			{Label: "lost", Value: c.Lost, Tone: "bad"},
+			{Label: "gained", Value: c.Gained, Tone: "warn"},
+			{Label: "refused", Value: c.Refused, Tone: "warn"},
+		},
+		Sections: []reports.HTMLSection{
+			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "now", "before", "change"},
+				Empty: "No rule matches any tool, now or before."},
+			{ID: "tools", Title: "Tools", Table: tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
+				Empty: "The inventory has no tools."},
+		},
+	}
+	if rep.Inferred() {
+		p.Notes = append(p.Notes, "The inventory was inferred from settings and session history: tools never called are missing, and a legacy name may stand for a raw name it cannot restore. Use --inventory or --discover for exact lists.")
+	}
+	if opts.AllPairs {
+		p.Sections[0].Title += " (every pair)"
+	}
+	return p
+}
+
+func auditAs(rep *audit.Report) string {
+	if rep.Agent == "" {
+		return ""
+	}
+	return "; calls made by subagent " + strconv.Quote(rep.Agent)
+}
+
+func fileList(files []*settings.File) string {
+	if len(files) == 0 {
+		return "none found"
+	}
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = f.Path + " (" + string(f.Scope) + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func agentList(agents []*settings.Agent) string {
+	if len(agents) == 0 {
+		return ""
+	}
+	parts := make([]string, len(agents))
+	for i, a := range agents {
+		parts[i] = a.Path
+	}
+	return "; subagents: " + strings.Join(parts, ", ")
+}
+
+// auditReport is audit --format json.
+type auditReport struct {
+	Generated string         `json:"generated"`
+	Mode      string         `json:"mode"`
+	Subagent  string         `json:"subagent,omitempty"`
+	Inventory string         `json:"inventory"`
+	Counts    audit.Counts   `json:"counts"`
+	Settings  []jsonSettings `json:"settings"`
+	Agents    []string       `json:"agents"`
+	Rules     []jsonRule     `json:"rules"`
+	Shadowed  []jsonRule     `json:"shadowed,omitempty"`
+	Tools     []jsonTool     `json:"tools"`
+	Pairs     []jsonPair     `json:"pairs"`
+}
+
+// jsonPair has the columns of the pairs table (audit.PairColumns, plus inventory when
+// inferred).
+type jsonPair struct {
+	File       string `json:"settings_file"`
+	Scope      string `json:"scope"`
+	Key        string `json:"key"`
+	Index      int    `json:"index"`
+	Rule       string `json:"rule"`
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	Registered string `json:"registered_name"`
+	Now        string `json:"now"`
+	Before     string `json:"before"`
+	Change     string `json:"change"`
+	Inventory  string `json:"inventory,omitempty"`
+}
+
+type jsonSettings struct {
+	Path  string `json:"path"`
+	Scope string `json:"scope"`
+}
+
+type jsonRule struct {
+	File    string `json:"settings_file"`
+	Scope   string `json:"scope"`
+	Key     string `json:"key"`
+	Index   int    `json:"index"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Rule    string `json:"rule"`
+	Kind    string `json:"kind"`
+	Server  string `json:"server,omitempty"`
+	Ignored string `json:"ignored,omitempty"`
+}
+
+type jsonVerdict struct {
+	Decision string   `json:"decision"`
+	Rule     string   `json:"rule,omitempty"`
+	RuleAt   string   `json:"rule_at,omitempty"`
+	Note     string   `json:"note,omitempty"`
+	Refused  []string `json:"refused,omitempty"`
+	Outcome  string   `json:"outcome"`
+}
+
+type jsonTool struct {
+	Server            string      `json:"server"`
+	Tool              string      `json:"tool"`
+	Registered        string      `json:"registered_name"`
+	Legacy            string      `json:"legacy_name"`
+	PermissionAliases []string    `json:"permission_aliases"`
+	DisabledAliases   []string    `json:"disabled_aliases"`
+	Trusted           bool        `json:"trusted"`
+	AgentLocal        bool        `json:"agent_local,omitempty"`
+	Inventory         string      `json:"inventory"`
+	Now               jsonVerdict `json:"now"`
+	Before            jsonVerdict `json:"before"`
+}
+
+func ruleJSON(r settings.Rule) jsonRule {
+	return jsonRule{File: r.File, Scope: string(r.Scope), Key: r.Key, Index: r.Index, Line: r.Line, Column: r.Column,
+		Rule: r.Literal, Kind: string(r.Kind), Server: r.Server, Ignored: r.Ignored}
+}
+
+func auditJSON(env *Env, opts auditOptions, r *auditRun, rep *audit.Report) *auditReport {
+	out := &auditReport{Generated: env.Now().UTC().Format(time.RFC3339), Mode: string(rep.Mode), Subagent: rep.Agent,
+		Inventory: r.invFrom, Counts: rep.Counts, Settings: []jsonSettings{}, Agents: []string{}, Rules: []jsonRule{},
+		Tools: []jsonTool{}, Pairs: []jsonPair{}}
+	for _, f := range r.files {
+		out.Settings = append(out.Settings, jsonSettings{Path: f.Path, Scope: string(f.Scope)})
+	}
+	for _, a := range r.agents {
+		out.Agents = append(out.Agents, a.Path)
+	}
+	for _, ru := range rep.Rules {
+		out.Rules = append(out.Rules, ruleJSON(ru))
+	}
+	for _, ru := range rep.Shadowed {
+		out.Shadowed = append(out.Shadowed, ruleJSON(ru))
+	}
+	verdict := func(v audit.Verdict) jsonVerdict {
+		j := jsonVerdict{Decision: string(v.Decision), Note: v.Note, Outcome: string(v.Outcome)}
+		if v.Rule >= 0 {
+			ru := rep.Rules[v.Rule]
+			j.Rule, j.RuleAt = ru.Literal, ru.Origin.String()
+		}
+		for _, i := range v.Refused {
+			j.Refused = append(j.Refused, rep.Rules[i].Literal)
+		}
+		return j
+	}
+	for _, t := range rep.Tools {
+		out.Tools = append(out.Tools, jsonTool{Server: t.Identity.Server, Tool: t.Identity.Tool, Registered: t.Name, Legacy: t.Legacy,
+			PermissionAliases: t.PermissionAliases, DisabledAliases: t.DisabledToolAliases, Trusted: t.Trusted,
+			AgentLocal: t.AgentLocal, Inventory: string(t.Source), Now: verdict(t.Now), Before: verdict(t.Before)})
+	}
+	for _, p := range rep.VisiblePairs(opts.AllPairs) {
+		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
+		jp := jsonPair{File: ru.File, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index, Rule: ru.Literal,
+			Server: t.Identity.Server, Tool: t.Identity.Tool, Registered: t.Name, Now: string(p.Now), Before: string(p.Before),
+			Change: string(p.Change)}
+		if rep.Inferred() {
+			jp.Inventory = string(t.Source)
+		}
+		out.Pairs = append(out.Pairs, jp)
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The test binary doubles as a stdio MCP server for --discover (audit, and fix --agent codex): with fakeMCPEnv set
+// to "serve" it lists the tools named (JSON array) in fakeToolsEnv and exits when stdin
+// closes (the helper-process pattern of os/exec's tests).
+const (
+	fakeMCPEnv   = "SESSIONFIX_TEST_MCP"
+	fakeToolsEnv = "SESSIONFIX_TEST_MCP_TOOLS"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeMCPEnv) != "serve" {
+		os.Exit(m.Run())
+	}
+	var tools []string
+	if err := json.Unmarshal([]byte(os.Getenv(fakeToolsEnv)), &tools); err != nil {
+		fmt.Fprintln(os.Stderr, "fake MCP server:", err)
+		os.Exit(1)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"},
+		&mcp.ServerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, name := range tools {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+	}
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "fake MCP server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

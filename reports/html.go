@@ -1,0 +1,244 @@
+package reports
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"regexp"
+	"slices"
+)
+
+// HTMLPage is one self-contained HTML report: a title, counts, notes and tables. Every string
+// in it is untrusted text (tool and server names come from remote MCP servers): WriteHTML
+// escapes all of it.
+type HTMLPage struct {
+	Title string
+	// Meta are short lines under the title (when, from which inputs).
+	Meta []string
+	// Counts are shown as large numbers at the top.
+	Counts []HTMLCount
+	// Notes are warnings shown under the counts (files that could not be read, …).
+	Notes    []string
+	Sections []HTMLSection
+}
+
+// HTMLCount is one number at the top of the page.
+type HTMLCount struct {
+	Label string
+	Value int
+	// Tone colours a non-zero count: "" (neutral), "bad", "warn" or "good".
+	Tone string
+}
+
+// HTMLSection is one table of the page.
+type HTMLSection struct {
+	// ID names the section in links and in the fragment state (#<ID>.sort=…); it must match
+	// [a-z][a-z0-9-]*.
+	ID    string
+	Title string
+	Table *Table
+	// Facets are column names that get a drop-down filter of their distinct values; their
+	// cells carry data-v="<value>" so the style sheet can colour known values (match, lost,
+	// refused, block, ran, ask…).
+	Facets []string
+	// Empty is shown instead of the table when it has no rows.
+	Empty string
+}
+
+// ErrBadSection is returned (wrapped) by WriteHTML for a section with an invalid ID or a
+// facet that is not one of its columns.
+var ErrBadSection = errors.New("bad HTML section")
+
+var sectionID = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+//go:embed html/report.js
+var reportJS string
+
+//go:embed html/report.css
+var reportCSS string
+
+// ContentSecurityPolicy is the policy of every page WriteHTML writes (in a meta element):
+// nothing may be fetched, no form sent, and only the page's own script and style sheet,
+// pinned by their SHA-256, may run. An injected element or event handler could not run even
+// if escaping failed.
+var ContentSecurityPolicy = fmt.Sprintf("default-src 'none'; script-src '%s'; style-src '%s'; img-src 'none'; base-uri 'none'; form-action 'none'",
+	cspHash(reportJS), cspHash(reportCSS))
+
+func cspHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+type htmlCell struct {
+	V     string
+	Facet bool
+}
+
+type htmlFacet struct {
+	Col    int
+	Name   string
+	Values []string
+}
+
+type htmlSection struct {
+	ID, Title, Empty string
+	Columns          []string
+	Rows             [][]htmlCell
+	Facets           []htmlFacet
+}
+
+type htmlData struct {
+	Title, CSP string
+	CSS        template.CSS
+	JS         template.JS
+	Meta       []string
+	Counts     []HTMLCount
+	Notes      []string
+	Sections   []htmlSection
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>{{.CSS}}</style>
+</head>
+<body>
+<header>
+<h1>{{.Title}}</h1>
+{{- range .Meta}}
+<p class="meta">{{.}}</p>
+{{- end}}
+</header>
+<ul class="counts">
+{{- range .Counts}}
+<li{{if and .Tone .Value}} data-tone="{{.Tone}}"{{end}}><span class="n">{{.Value}}</span> <span class="label">{{.Label}}</span></li>
+{{- end}}
+</ul>
+{{- if .Notes}}
+<ul class="notes">
+{{- range .Notes}}
+<li>{{.}}</li>
+{{- end}}
+</ul>
+{{- end}}
+<noscript><p class="hint">Sorting and filtering need JavaScript; every row is listed below.</p></noscript>
+<nav>{{range $i, $s := .Sections}}{{if $i}} · {{end}}<a href="#{{$s.ID}}">{{$s.Title}}</a>{{end}}</nav>
+{{- range .Sections}}
+<section id="{{.ID}}" data-section="{{.ID}}">
+<h2>{{.Title}} <span class="shown" data-shown>{{len .Rows}} rows</span></h2>
+{{- if .Rows}}
+<div class="controls" hidden>
+<label>Filter <input type="search" data-filter placeholder="text in any column" autocomplete="off"></label>
+{{- range .Facets}}
+<label>{{.Name}} <select data-facet data-col="{{.Col}}"><option value="">all</option>{{range .Values}}<option>{{.}}</option>{{end}}</select></label>
+{{- end}}
+</div>
+<div class="scroll">
+<table>
+<thead><tr>{{range .Columns}}<th scope="col" data-name="{{.}}">{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr>{{range .}}<td{{if .Facet}} data-v="{{.V}}"{{end}}>{{.V}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+</div>
+{{- else}}
+<p class="empty">{{.Empty}}</p>
+{{- end}}
+</section>
+{{- end}}
+<script>{{.JS}}</script>
+</body>
+</html>
+`))
+
+// WriteHTML writes p as one self-contained HTML document: inline style sheet and script (no
+// network fetches, pinned by ContentSecurityPolicy), every text escaped by html/template
+// after Printable has made control and bidi-override characters visible as \uXXXX, long
+// names wrapped anywhere. Without scripts the page is complete and readable (every row is in
+// the markup); with them, column headers sort (numbers numerically), a text box and the
+// facet drop-downs filter rows, and the state is kept in the URL fragment
+// (#<section>.q=text&<section>.sort=-column&<section>.<facet column>=value), so a view can be
+// linked and opened directly.
+func WriteHTML(w io.Writer, p *HTMLPage) error {
+	d := htmlData{Title: Printable(p.Title), CSP: ContentSecurityPolicy, CSS: template.CSS(reportCSS), JS: template.JS(reportJS),
+		Counts: make([]HTMLCount, len(p.Counts))}
+	for _, m := range p.Meta {
+		d.Meta = append(d.Meta, Printable(m))
+	}
+	for _, n := range p.Notes {
+		d.Notes = append(d.Notes, Printable(n))
+	}
+	for i, c := range p.Counts {
+		d.Counts[i] = HTMLCount{Label: Printable(c.Label), Value: c.Value, Tone: c.Tone}
+	}
+	for _, s := range p.Sections {
+		hs, err := htmlSectionOf(s)
+		if err != nil {
+			return err
+		}
+		d.Sections = append(d.Sections, hs)
+	}
+	return pageTemplate.Execute(w, d)
+}
+
+func htmlSectionOf(s HTMLSection) (htmlSection, error) {
+	if !sectionID.MatchString(s.ID) {
+		return htmlSection{}, fmt.Errorf("write HTML section %q: id: %w", s.ID, ErrBadSection)
+	}
+	t := s.Table
+	if t == nil {
+		t = &Table{}
+	}
+	hs := htmlSection{ID: s.ID, Title: Printable(s.Title), Empty: Printable(s.Empty)}
+	if hs.Empty == "" {
+		hs.Empty = "Nothing to list."
+	}
+	facetCol := map[int]bool{}
+	for _, f := range s.Facets {
+		col := slices.Index(t.Columns, f)
+		if col < 0 {
+			return htmlSection{}, fmt.Errorf("write HTML section %q: facet %q is not a column: %w", s.ID, f, ErrBadSection)
+		}
+		facetCol[col] = true
+		hs.Facets = append(hs.Facets, htmlFacet{Col: col, Name: Printable(f)})
+	}
+	for _, c := range t.Columns {
+		hs.Columns = append(hs.Columns, Printable(c))
+	}
+	values := make(map[int]map[string]bool, len(facetCol))
+	for _, r := range t.Rows {
+		row := make([]htmlCell, len(t.Columns))
+		for i := range row {
+			v := ""
+			if i < len(r) {
+				v = Printable(r[i])
+			}
+			row[i] = htmlCell{V: v, Facet: facetCol[i]}
+			if facetCol[i] {
+				if values[i] == nil {
+					values[i] = map[string]bool{}
+				}
+				values[i][v] = true
+			}
+		}
+		hs.Rows = append(hs.Rows, row)
+	}
+	for i := range hs.Facets {
+		for v := range values[hs.Facets[i].Col] {
+			hs.Facets[i].Values = append(hs.Facets[i].Values, v)
+		}
+		slices.Sort(hs.Facets[i].Values)
+	}
+	return hs, nil
+}

@@ -1,0 +1,152 @@
+// Package htmltest drives a real headless Chromium for tests of the HTML reports: it loads a
+// page (scripts on), and returns the DOM after the scripts ran, or a screenshot. Tests that
+// use it skip, with a message saying how to enable them, when no Chromium is installed (CI
+// has only Go and gcc).
+//
+// It imports only the standard library and testing helpers; only tests import it.
+package htmltest
+
+import (
+	"bytes"
+	"context"
+	"html"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Names are the executables looked up on PATH, in order.
+var Names = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// Chromium returns the path of a Chromium (or Chrome) executable, or skips the test.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, n := range Names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Skip("skipped: no chromium or chromium-browser on PATH, so the HTML report is not checked in a real browser " +
+		"(install it, e.g. apt-get install chromium, to run this test)")
+	return ""
+}
+
+// FileURL returns the file:// URL of path with the given fragment ("" = none).
+func FileURL(t testing.TB, path, fragment string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatalf("file URL of %s: %v", path, err)
+	}
+	u := "file://" + filepath.ToSlash(abs)
+	if fragment != "" {
+		u += "#" + fragment
+	}
+	return u
+}
+
+// run starts Chromium headless with a fresh profile, no network services, and the extra args.
+func run(t testing.TB, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
+		"--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+	}
+	return out
+}
+
+// DumpDOM loads url and returns the serialized DOM after its scripts ran.
+func DumpDOM(t testing.TB, bin, url string) string {
+	t.Helper()
+	return string(run(t, bin, "--dump-dom", url))
+}
+
+// Screenshot loads url and writes a PNG of a width×height window to path.
+func Screenshot(t testing.TB, bin, url, path string, width, height int) {
+	t.Helper()
+	run(t, bin, "--hide-scrollbars", "--window-size="+strconv.Itoa(width)+","+strconv.Itoa(height), "--screenshot="+path, url)
+}
+
+// Row is one table row of a dumped DOM.
+type Row struct {
+	Hidden bool
+	// Cells are the text contents of the row's td cells (entities decoded).
+	Cells []string
+}
+
+var (
+	sectionRE = regexp.MustCompile(`(?s)<section id="([^"]+)"[^>]*>(.*?)</section>`)
+	rowRE     = regexp.MustCompile(`(?s)<tr( hidden="")?>(.*?)</tr>`)
+	cellRE    = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
+	shownRE   = regexp.MustCompile(`<span class="shown" data-shown="">([^<]*)</span>`)
+)
+
+// Section returns the body rows of the section with the given id and its "rows shown" text.
+// Cells hold text only (the page never nests markup in a cell), so entities are decoded and
+// any tag would be kept verbatim and make the comparison fail.
+func Section(t testing.TB, dom, id string) (rows []Row, shown string) {
+	t.Helper()
+	for _, m := range sectionRE.FindAllStringSubmatch(dom, -1) {
+		if m[1] != id {
+			continue
+		}
+		body := m[2]
+		if s := shownRE.FindStringSubmatch(body); s != nil {
+			shown = s[1]
+		}
+		if i := strings.Index(body, "<tbody>"); i >= 0 {
+			body = body[i:]
+		}
+		for _, r := range rowRE.FindAllStringSubmatch(body, -1) {
+			row := Row{Hidden: r[1] != ""}
+			for _, c := range cellRE.FindAllStringSubmatch(r[2], -1) {
+				row.Cells = append(row.Cells, html.UnescapeString(c[1]))
+			}
+			rows = append(rows, row)
+		}
+		return rows, shown
+	}
+	t.Fatalf("section %q not in the DOM", id)
+	return nil, ""
+}
+
+// Visible returns the rows that are not hidden.
+func Visible(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if !r.Hidden {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+var (
+	scriptRE = regexp.MustCompile(`(?s)<script>(.*?)</script>`)
+	styleRE  = regexp.MustCompile(`(?s)<style>(.*?)</style>`)
+	tagRE    = regexp.MustCompile(`<([A-Za-z][A-Za-z0-9-]*)`)
+)
+
+// Tags counts the element names of a document outside the contents of its script and style
+// elements.
+func Tags(doc string) map[string]int {
+	doc = scriptRE.ReplaceAllString(doc, "<script></script>")
+	doc = styleRE.ReplaceAllString(doc, "<style></style>")
+	tags := map[string]int{}
+	for _, m := range tagRE.FindAllStringSubmatch(doc, -1) {
+		tags[strings.ToLower(m[1])]++
+	}
+	return tags
+}

@@ -1,0 +1,37 @@
+package reports_test
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestImportsStayInward checks the package comment: the non-test files of reports and
+// reports/htmltest import the standard library only.
+func TestImportsStayInward(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	more, err := filepath.Glob("htmltest/*.go")
+	require.NoError(t, err)
+	checked := 0
+	for _, name := range append(files, more...) {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			path, err := strconv.Unquote(imp.Path.Value)
+			require.NoError(t, err)
+			assert.False(t, strings.Contains(strings.SplitN(path, "/", 2)[0], "."), "%s imports %s", name, path)
+		}
+		checked++
+	}
+	assert.Equal(t, 3, checked, "table.go, html.go, htmltest.go")
+}
