@@ -1,0 +1,198 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// DefaultBusyTimeout is how long a write waits for another process's write lock before the store
+// is refused as in use (--busy-timeout).
+const DefaultBusyTimeout = 5 * time.Second
+
+// Header is the first 16 bytes of every SQLite database file.
+var Header = []byte("SQLite format 3\x00")
+
+type openMode string
+
+const (
+	modeRO     openMode = "ro"  // read-only; the file must exist
+	modeRW     openMode = "rw"  // read-write; the file must exist
+	modeCreate openMode = "rwc" // read-write, created when missing
+)
+
+// dsn builds a go-sqlite3 URI filename: "file:<path>?mode=…&_busy_timeout=…". Writers sync fully
+// (a change reported as done is on disk, also in WAL mode).
+func dsn(path string, mode openMode, busy time.Duration) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	q := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", r.Replace(filepath.ToSlash(abs)), mode, busy.Milliseconds())
+	if mode != modeRO {
+		q += "&_synchronous=FULL"
+	}
+	return q, nil
+}
+
+// openDB opens a database handle with one connection (every use takes it with Connx).
+func openDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
+	d, err := dsn(path, mode, busy)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db, err := sqlx.Open("sqlite3", d)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (another connection holds a lock).
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	return false
+}
+
+// inUse wraps a busy error as the store's in-use refusal.
+func inUse(path string, busy time.Duration, err error) error {
+	return &store.InUseError{Path: path, Reason: fmt.Sprintf("the database is locked by another process (waited %s for its write lock: %v)", busy, err)}
+}
+
+// beginImmediate takes the write lock on conn, waiting up to the busy timeout.
+func beginImmediate(ctx context.Context, conn *sqlx.Conn, path string, busy time.Duration) error {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if isBusy(err) {
+			return inUse(path, busy, err)
+		}
+		return fmt.Errorf("begin write transaction on %s: %w", path, err)
+	}
+	return nil
+}
+
+// quoteIdent quotes an SQL identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// targetGuard keeps a write to a set of table.column targets from changing anything else
+// through the schema's UPDATE triggers: an authorizer answers SQLITE_IGNORE to every UPDATE of
+// another column (the trigger's assignment is dropped, the statement goes on), and records what
+// it kept unchanged. INSERT and DELETE in triggers (full-text index upkeep) still run.
+type targetGuard struct {
+	mu      sync.Mutex
+	targets map[string]bool
+	kept    map[string]bool
+}
+
+func newTargetGuard(targets []string) *targetGuard {
+	g := &targetGuard{targets: map[string]bool{}, kept: map[string]bool{}}
+	for _, t := range targets {
+		g.targets[strings.ToLower(t)] = true
+	}
+	return g
+}
+
+func (g *targetGuard) install(ctx context.Context, conn *sqlx.Conn) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
+		}
+		c.RegisterAuthorizer(func(op int, table, column, _ string) int {
+			if op != sqlite3.SQLITE_UPDATE {
+				return sqlite3.SQLITE_OK
+			}
+			key := strings.ToLower(table + "." + column)
+			if g.targets[key] {
+				return sqlite3.SQLITE_OK
+			}
+			g.mu.Lock()
+			g.kept[table+"."+column] = true
+			g.mu.Unlock()
+			return sqlite3.SQLITE_IGNORE
+		})
+		return nil
+	})
+}
+
+// warnings says which columns triggers would have changed.
+func (g *targetGuard) warnings() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for k := range g.kept {
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	sort.Strings(out)
+	return []string{fmt.Sprintf("kept %s unchanged: an UPDATE trigger of the store's schema would have changed it along with the names", strings.Join(out, ", "))}
+}
+
+// integrityCheck runs PRAGMA integrity_check on conn and returns its first line ("ok" when sound).
+func integrityCheck(ctx context.Context, conn *sqlx.Conn) (string, error) {
+	rows, err := conn.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return "", fmt.Errorf("integrity_check: %w", err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return "", fmt.Errorf("integrity_check: %w", err)
+		}
+		if len(lines) < 5 {
+			lines = append(lines, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("integrity_check: %w", err)
+	}
+	return strings.Join(lines, "; "), nil
+}
+
+// IntegrityCheck opens the database at path read-only and returns what PRAGMA integrity_check
+// says ("ok" for a sound database; otherwise its first messages joined by "; ").
+func IntegrityCheck(ctx context.Context, path string) (string, error) {
+	db, err := openDB(path, modeRO, DefaultBusyTimeout)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", path, err)
+	}
+	defer conn.Close()
+	return integrityCheck(ctx, conn)
+}
+
+// journalMode returns the database's journal mode ("wal", "delete", …).
+func journalMode(ctx context.Context, conn *sqlx.Conn) (string, error) {
+	var m string
+	if err := conn.GetContext(ctx, &m, "PRAGMA journal_mode"); err != nil {
+		return "", fmt.Errorf("read journal mode: %w", err)
+	}
+	return strings.ToLower(m), nil
+}
+
+// rollback ends a transaction that was not committed (errors are moot then).
+func rollback(conn *sqlx.Conn) {
+	_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+}

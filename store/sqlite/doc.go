@@ -1,0 +1,33 @@
+// Package sqlite is the backend for agents' SQLite session stores (opencode, crush, goose, the
+// Codex thread history and state databases, and any other store described by a Profile): it
+// finds tool-name sites inside JSON columns, rewrites them in place with the same byte-exact
+// splicing as the JSONL backend, and undoes a rewrite from its backup (stores.md §3).
+//
+// A store is described by a Profile: for each table, the key columns, the JSON column, the JSON
+// paths of its name sites (with an optional condition such as `$.type == "tool"`), and which
+// sites hold permission rules or raw identities (reported, never rewritten). Built-in profiles:
+// Opencode, Crush, Goose, CodexHistory and CodexState; DetectProfile picks one from the schema
+// (PRAGMA table_info) and LoadProfile reads a JSON profile for any other store. A table or column
+// a profile names but the database lacks is reported as a problem, never assumed.
+//
+// Reading: a connection opened read-only (mode=ro) reads each table in rowid batches inside one
+// read transaction (WAL databases: writers are never blocked) or one short transaction per batch
+// (rollback-journal databases: a writer waits at most one batch). Column values are fed to
+// store/jsonscan one row at a time: memory stays flat whatever the table size. Payloads starting
+// with the zstd magic (28 b5 2f fd) are reported as compressed and never parsed.
+//
+// Writing (Apply): one BEGIN IMMEDIATE transaction per store with a busy timeout (a store whose
+// write lock another process holds longer is refused with store.ErrInUse); while the lock is
+// held, a copy of the database is taken through the SQLite online backup API into the run
+// directory; each changed row is re-read, its name tokens are checked byte for byte and spliced
+// (nothing else in the JSON text changes, the storage class TEXT/BLOB is kept); PRAGMA
+// integrity_check must say "ok" before COMMIT. UPDATE triggers of the agent's schema (crush bumps
+// messages.updated_at) are kept from changing any other column, so only the planned JSON values
+// change. Undo (Restore) checks that every rewritten value still hashes to what the run wrote and
+// copies the original values back from the backup under the write lock; a live WAL database file
+// is never copied byte-wise.
+//
+// sqlite is the only package that imports the SQLite driver (github.com/mattn/go-sqlite3, through
+// github.com/jmoiron/sqlx). It imports store, store/jsonscan and mcpname-free standard code only;
+// it never imports scan, rewrite, audit, reports or cmd.
+package sqlite

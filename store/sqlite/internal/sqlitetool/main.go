@@ -1,0 +1,97 @@
+// Command sqlitetool builds, digests and checks SQLite databases for the demo and the benchmark
+// (CI has no sqlite3 shell):
+//
+//	sqlitetool build OUT.db SCRIPT.sql...   create OUT.db (WAL) from SQL text such as a .dump
+//	sqlitetool dump DB                      the deterministic .dump of DB (store/sqlite.Dump)
+//	sqlitetool sha256 DB                    the SHA-256 of that dump
+//	sqlitetool check DB                     PRAGMA integrity_check
+//	sqlitetool lock DB SECONDS              hold DB's write lock, as a running agent would
+//	sqlitetool bench OUT.db PARTS           an opencode database with PARTS parts (sqlitebench)
+//
+// It uses only store/sqlite's exported API.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "sqlitetool:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) < 2 {
+		return fmt.Errorf("usage: sqlitetool build|dump|sha256|check|lock|bench DB [ARGS]")
+	}
+	db := args[1]
+	switch args[0] {
+	case "build":
+		var scripts []io.Reader
+		for _, p := range args[2:] {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			scripts = append(scripts, f)
+		}
+		return sqlite.BuildFromSQL(ctx, db, true, scripts...)
+	case "dump":
+		return sqlite.Dump(ctx, db, out)
+	case "sha256":
+		sum, err := sqlite.DumpSHA256(ctx, db)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, sum)
+		return err
+	case "check":
+		res, err := sqlite.IntegrityCheck(ctx, db)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, res)
+		return err
+	case "lock":
+		secs := 10.0
+		if len(args) > 2 {
+			var err error
+			if secs, err = strconv.ParseFloat(args[2], 64); err != nil {
+				return err
+			}
+		}
+		l, err := sqlite.HoldWriteLock(ctx, db, sqlite.DefaultBusyTimeout)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "locked")
+		time.Sleep(time.Duration(secs * float64(time.Second)))
+		return l.Release()
+	case "bench":
+		if len(args) < 3 {
+			return fmt.Errorf("usage: sqlitetool bench OUT.db PARTS")
+		}
+		n, err := strconv.Atoi(args[2])
+		if err != nil {
+			return err
+		}
+		st, err := sqlitebench.Generate(ctx, db, n)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(out, "%d parts, %d events, %d legacy names, %d bytes\n", st.Parts, st.Events, st.Legacy, st.Bytes)
+		return err
+	}
+	return fmt.Errorf("unknown command %q", args[0])
+}

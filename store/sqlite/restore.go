@@ -1,0 +1,173 @@
+package sqlite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Restore undoes ch: under the write lock (BEGIN IMMEDIATE with the busy timeout), every value
+// the change rewrote is checked to still hash to what the change wrote, and its original value
+// is copied back from the backup (read through SQLite, never by copying the live database
+// file). Rows the agent added or changed elsewhere since the run are kept. A rewritten value
+// that changed or disappeared since the run refuses the undo with an *store.InUseError, unless
+// force is set (then the original values are put back where the rows still exist). PRAGMA
+// integrity_check must say "ok" before COMMIT. The backup must still hash to ch.Before.SHA256.
+func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error {
+	var v verifyInfo
+	if err := json.Unmarshal(ch.Verify, &v); err != nil || v.Version != 1 || v.RowsFile == "" {
+		return fmt.Errorf("restore %s: the run records no SQLite change (verify data: %v)", s.path, err)
+	}
+	if got, err := store.HashFile(ch.Backup); err != nil {
+		return fmt.Errorf("read backup %s: %w", ch.Backup, err)
+	} else if got != ch.Before.SHA256 {
+		return fmt.Errorf("backup %s is damaged: sha256 %s, want %s", ch.Backup, got, ch.Before.SHA256)
+	}
+	rows, err := os.ReadFile(v.RowsFile)
+	if err != nil {
+		return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
+	}
+	if sum := sha256.Sum256(rows); hex.EncodeToString(sum[:]) != v.RowsSHA256 {
+		return fmt.Errorf("change record %s is damaged", v.RowsFile)
+	}
+	if _, err := os.Stat(s.path); err != nil {
+		return &store.InUseError{Path: s.path, Reason: fmt.Sprintf("the database is gone (%v)", err)}
+	}
+
+	busy := s.opt.busy()
+	bdb, err := openDB(ch.Backup, modeRO, busy)
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+	bconn, err := bdb.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("open backup %s: %w", ch.Backup, err)
+	}
+	defer bconn.Close()
+	db, err := openDB(s.path, modeRW, busy)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", s.path, err)
+	}
+	defer conn.Close()
+	if err := newTargetGuard(v.Targets).install(ctx, conn); err != nil {
+		return fmt.Errorf("open %s: %w", s.path, err)
+	}
+	if err := beginImmediate(ctx, conn, s.path, busy); err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			rollback(conn)
+		}
+	}()
+
+	var changed []string
+	dec := json.NewDecoder(bufio.NewReader(bytes.NewReader(rows)))
+	dec.UseNumber()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var l rowLine
+		if err := dec.Decode(&l); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
+		}
+		keys, err := decodeKeys(l.Key)
+		if err != nil {
+			return fmt.Errorf("read change record %s: %s: %w", v.RowsFile, l.Row, err)
+		}
+		where, args := keyWhere(l.KeyCols, keys)
+		btyp, bval, err := readValue(ctx, bconn, "main", l.Table, l.Column, where, args)
+		if err != nil {
+			return fmt.Errorf("read %s from backup %s: %w", l.Row, ch.Backup, err)
+		}
+		if valueHash(btyp, bval) != l.Before {
+			return fmt.Errorf("backup %s does not hold the original of %s", ch.Backup, l.Row)
+		}
+		typ, val, err := readValue(ctx, conn, "main", l.Table, l.Column, where, args)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			changed = append(changed, l.Row+" was deleted")
+			continue
+		case err != nil:
+			return fmt.Errorf("read %s of %s: %w", l.Row, s.path, err)
+		}
+		switch valueHash(typ, val) {
+		case l.Before:
+			continue // already the original
+		case l.After:
+		default:
+			changed = append(changed, l.Row+" changed")
+			if !force {
+				continue
+			}
+		}
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(l.Table), quoteIdent(l.Column), where),
+			append([]any{bindValue(btyp, bval)}, args...)...); err != nil {
+			return fmt.Errorf("restore %s of %s: %w", l.Row, s.path, err)
+		}
+	}
+	if len(changed) > 0 && !force {
+		more := ""
+		if len(changed) > 3 {
+			more = fmt.Sprintf(" and %d more", len(changed)-3)
+			changed = changed[:3]
+		}
+		return &store.InUseError{Path: s.path, Reason: fmt.Sprintf("changed since the run: %s%s (use --force to restore anyway)", strings.Join(changed, ", "), more)}
+	}
+	if res, err := integrityCheck(ctx, conn); err != nil {
+		return fmt.Errorf("check %s: %w", s.path, err)
+	} else if res != "ok" {
+		return fmt.Errorf("restore %s: integrity_check says %q; nothing was changed", s.path, res)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		if isBusy(err) {
+			return inUse(s.path, busy, err)
+		}
+		return fmt.Errorf("commit %s: %w", s.path, err)
+	}
+	committed = true
+	return nil
+}
+
+// decodeKeys turns JSON key values back into driver values (integers stay int64).
+func decodeKeys(raw []any) ([]any, error) {
+	out := make([]any, len(raw))
+	for i, k := range raw {
+		switch v := k.(type) {
+		case string:
+			out[i] = v
+		case json.Number:
+			if n, err := v.Int64(); err == nil {
+				out[i] = n
+			} else if f, err := v.Float64(); err == nil {
+				out[i] = f
+			} else {
+				return nil, fmt.Errorf("bad key %s", v)
+			}
+		default:
+			return nil, fmt.Errorf("bad key %v", k)
+		}
+	}
+	return out, nil
+}

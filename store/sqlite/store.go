@@ -1,0 +1,130 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Options tunes a SQLite store.
+type Options struct {
+	// BusyTimeout is how long to wait for another connection's lock (the write lock when
+	// rewriting or undoing; a writer's commit when reading a rollback-journal database).
+	// Zero means DefaultBusyTimeout; a negative value means do not wait.
+	BusyTimeout time.Duration
+	// Profile, when set, is tried before the built-in profiles (`--profile FILE`).
+	Profile *Profile
+}
+
+func (o Options) busy() time.Duration {
+	switch {
+	case o.BusyTimeout == 0:
+		return DefaultBusyTimeout
+	case o.BusyTimeout < 0:
+		return 0
+	}
+	return o.BusyTimeout
+}
+
+// Store is one SQLite database read with a Profile.
+type Store struct {
+	path string
+	opt  Options
+	prof *Profile // nil: detected from the schema at Scan
+}
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Writer   = (*Store)(nil)
+	_ store.Restorer = (*Store)(nil)
+)
+
+// Open returns the store at path. The profile is detected from the schema when the store is
+// scanned (opt.Profile first, then the built-ins); Restore needs none. Open does not touch the
+// file.
+func Open(path string, opt Options) *Store { return &Store{path: path, opt: opt} }
+
+// OpenWith returns the store at path read with prof.
+func OpenWith(path string, prof *Profile, opt Options) *Store {
+	return &Store{path: path, opt: opt, prof: prof}
+}
+
+// Ref identifies the store.
+func (s *Store) Ref() store.Ref { return store.Ref{Path: s.path, Kind: store.KindSQLite} }
+
+// Profile returns the profile the store is read with (nil before a Scan detected it).
+func (s *Store) Profile() *Profile { return s.prof }
+
+// IsDatabase reports whether head (the first bytes of a file) is a SQLite database header.
+func IsDatabase(head []byte) bool { return bytes.HasPrefix(head, Header) }
+
+// detectBusy caps how long Detect waits for a lock.
+const detectBusy = 250 * time.Millisecond
+
+// ErrNoProfile means no profile describes the database.
+var ErrNoProfile = errors.New("no known SQLite store profile matches the database")
+
+// NoProfileError says which tables the database has, so the user can write a profile.
+type NoProfileError struct {
+	Path   string
+	Tables []string
+}
+
+func (e *NoProfileError) Error() string { return e.Path + ": " + e.Reason() }
+
+// Reason is the message without the path.
+func (e *NoProfileError) Reason() string {
+	t := strings.Join(e.Tables, ", ")
+	if len(t) > 200 {
+		t = t[:200] + "…"
+	}
+	return fmt.Sprintf("%v (tables: %s); describe it with --profile FILE", ErrNoProfile, t)
+}
+
+// Unwrap returns ErrNoProfile.
+func (e *NoProfileError) Unwrap() error { return ErrNoProfile }
+
+// Detect opens the database at path read-only, reads its schema and returns the store with the
+// matching profile (opt.Profile first, then Builtins). It returns a *NoProfileError when no
+// profile matches, and another error when the schema cannot be read.
+func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
+	// Discovery must not stall on a database another program keeps locked.
+	db, err := openDB(path, modeRO, min(opt.busy(), detectBusy))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer conn.Close()
+	sch, err := readSchema(ctx, conn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p := detectProfile(sch, append([]*Profile{opt.Profile}, Builtins...)...)
+	if p == nil {
+		return nil, &NoProfileError{Path: path, Tables: sch.names}
+	}
+	return OpenWith(path, p, opt), nil
+}
+
+// fileState returns the state of the database: size of the file plus its WAL, mode and mtime.
+func fileState(path string) (store.FileState, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return store.FileState{}, err
+	}
+	st := store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}
+	if w, err := os.Stat(path + "-wal"); err == nil {
+		st.Size += w.Size()
+	}
+	return st, nil
+}
