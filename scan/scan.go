@@ -93,11 +93,17 @@ func (f *Found) TotalSize() int64 {
 // directory or one file. An explicit file that is not a known store is an error Issue; files
 // found by a walk that are not stores are only counted. Symbolic links inside a walk are not
 // followed (reported as info); an explicit symlinked file is resolved to its target.
-func Discover(roots []string) *Found { return DiscoverAs(roots, "") }
+func Discover(roots []string) *Found { return DiscoverWith(roots, all.Options{}) }
 
 // DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: "codex" reads every
 // *.jsonl as a Codex rollout, "qwen" skips Codex rollouts; "" detects by name and content).
 func DiscoverAs(roots []string, agent string) *Found {
+	return DiscoverWith(roots, all.Options{Agent: agent})
+}
+
+// DiscoverWith is DiscoverAs with backend options (store/all.Options: the agent, the SQLite
+// busy timeout and profile).
+func DiscoverWith(roots []string, opt all.Options) *Found {
 	f := &Found{}
 	seen := map[string]bool{}
 	for _, root := range roots {
@@ -112,7 +118,7 @@ func DiscoverAs(roots []string, agent string) *Found {
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
 				continue
 			}
-			if !f.add(agent, real, fi.Size(), seen) {
+			if !f.add(real, fi.Size(), seen, true, opt) {
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a known session, usage, checkpoint or settings store"})
 			}
 			continue
@@ -138,7 +144,7 @@ func DiscoverAs(roots []string, agent string) *Found {
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					return nil
 				}
-				if !f.add(agent, path, info.Size(), seen) {
+				if !f.add(path, info.Size(), seen, false, opt) {
 					f.Ignored++
 				}
 			}
@@ -163,7 +169,7 @@ func skipDir(name string) bool {
 }
 
 // add detects the store at path; it reports whether path is a store (or an unsupported one).
-func (f *Found) add(agent, path string, size int64, seen map[string]bool) bool {
+func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool, opt all.Options) bool {
 	if seen[path] {
 		return true
 	}
@@ -172,10 +178,13 @@ func (f *Found) add(agent, path string, size int64, seen map[string]bool) bool {
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 		return true
 	}
-	d := all.DetectAs(agent, path, head)
+	d := all.DetectWith(path, head, opt)
 	switch {
 	case d.Unsupported != "":
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning, Reason: d.Unsupported})
+		return true
+	case d.NotStore != "" && explicit:
+		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: d.NotStore})
 		return true
 	case d.Store == nil:
 		return false

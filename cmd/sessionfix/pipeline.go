@@ -30,6 +30,9 @@ type planOptions struct {
 	// codex keeps the Codex policy of the first pipeline, so a plan confirmed interactively is
 	// applied with the same inventory (discovery runs once).
 	codex *codexCache
+	// SQLite stores: --profile FILE and --busy-timeout.
+	Profile     string
+	BusyTimeout time.Duration
 }
 
 func planFlags() []cli.Flag {
@@ -40,12 +43,15 @@ func planFlags() []cli.Flag {
 		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen or codex (default: detect each file by name and content; also picks the default root)"},
 		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
 		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
+		profileFlag(),
+		busyTimeoutFlag(),
 	}
 }
 
 func readPlanFlags(c *cli.Context) planOptions {
 	return planOptions{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
-		Agent: c.String("agent"), CodexConfig: c.String("codex-config"), Discover: c.Bool("discover"), codex: &codexCache{}}
+		Agent: c.String("agent"), CodexConfig: c.String("codex-config"), Discover: c.Bool("discover"), codex: &codexCache{},
+		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
 }
 
 // pipeline is discover → (scan → plan → apply) per store, with a streaming aggregate.
@@ -81,7 +87,12 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		roots = defaultRoots(env, po.Agent)
 	}
 	settingsFiles, storeRoots, walked := splitSettingsRoots(roots)
-	found := scan.DiscoverAs(storeRoots, po.Agent)
+	sopt, err := storeOptions(po.Profile, po.BusyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	sopt.Agent = po.Agent
+	found := scan.DiscoverWith(storeRoots, sopt)
 	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
 	cx, err := codexPolicy(ctx, env, po, found)
 	if err != nil {

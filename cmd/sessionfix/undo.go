@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
@@ -17,6 +19,8 @@ type undoOptions struct {
 	Force    bool
 	Yes      bool
 	StateDir string
+	// BusyTimeout bounds the wait for a SQLite store's write lock.
+	BusyTimeout time.Duration
 }
 
 func newUndoCommand(env *Env) *cli.Command {
@@ -41,9 +45,11 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "force", Usage: "restore stores that changed since the run too (their later changes are lost)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --force: do not ask for confirmation"},
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
+			busyTimeoutFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			opts := undoOptions{Last: c.Bool("last"), Force: c.Bool("force"), Yes: c.Bool("yes"), StateDir: c.String("state-dir")}
+			opts := undoOptions{Last: c.Bool("last"), Force: c.Bool("force"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
+				BusyTimeout: c.Duration("busy-timeout")}
 			switch c.NArg() {
 			case 0:
 			case 1:
@@ -91,7 +97,12 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 			return nil
 		}
 	}
-	outs, _, err := rewrite.Undo(ctx, dir, all.Open, opts.Force, env.Now)
+	sopt, err := storeOptions("", opts.BusyTimeout)
+	if err != nil {
+		return err
+	}
+	open := func(ref store.Ref) (store.Store, error) { return all.OpenWith(ref, sopt) }
+	outs, _, err := rewrite.Undo(ctx, dir, open, opts.Force, env.Now)
 	restored, refused, inUse := 0, 0, 0
 	for _, o := range outs {
 		switch {

@@ -6,6 +6,7 @@ package all
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // HeadSize is how many leading bytes Detect wants to see.
@@ -26,6 +28,17 @@ type Detection struct {
 	Store store.Store
 	// Unsupported says why a file that looks like a store cannot be read ("zstd-compressed").
 	Unsupported string
+	// NotStore says why a file that looked like a candidate is not a store (a SQLite database
+	// no profile describes); discovery reports it for a file named explicitly.
+	NotStore string
+}
+
+// Options tunes detection: the agent a walk is restricted to (DetectAs; "" = any) and what some
+// backends need besides a path, the SQLite busy timeout and a user profile (--busy-timeout,
+// --profile). The zero value is the defaults.
+type Options struct {
+	Agent  string
+	SQLite sqlite.Options
 }
 
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
@@ -40,7 +53,7 @@ const (
 var Agents = []string{AgentQwen, AgentCodex}
 
 // Detect picks the backend for path from its name and head (its first bytes, up to HeadSize).
-func Detect(path string, head []byte) Detection { return DetectAs("", path, head) }
+func Detect(path string, head []byte) Detection { return DetectWith(path, head, Options{}) }
 
 // DetectAs is Detect for one agent's stores ("" = any agent, by name and content):
 //   - "codex" reads every *.jsonl as a Codex rollout (except the Codex home's history.jsonl and
@@ -49,6 +62,27 @@ func Detect(path string, head []byte) Detection { return DetectAs("", path, head
 //
 // A zstd-compressed store (*.zst or the zstd magic) is reported as Unsupported, never parsed.
 func DetectAs(agent, path string, head []byte) Detection {
+	return DetectWith(path, head, Options{Agent: agent})
+}
+
+// DetectWith is DetectAs with backend options. A SQLite database is recognised by its header,
+// whatever its name, and opened read-only to match its schema against the profiles; with an
+// Agent, only a profile of that agent takes it.
+func DetectWith(path string, head []byte, opt Options) Detection {
+	agent := opt.Agent
+	if sqlite.IsDatabase(head) {
+		st, err := sqlite.Detect(context.Background(), path, opt.SQLite)
+		var np *sqlite.NoProfileError
+		switch {
+		case errors.As(err, &np):
+			return Detection{NotStore: np.Reason()}
+		case err != nil:
+			return Detection{Unsupported: "SQLite database that cannot be read: " + err.Error()}
+		case agent != "" && st.Profile().Agent != agent:
+			return Detection{NotStore: fmt.Sprintf("a %s SQLite store, not a %s one", st.Profile().Name, agent)}
+		}
+		return Detection{Store: st}
+	}
 	base := filepath.Base(path)
 	if strings.HasSuffix(path, ".zst") || bytes.HasPrefix(head, zstdMagic) {
 		switch {
@@ -100,8 +134,15 @@ func ReadHead(path string) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// Open returns the store recorded as ref (for undo). It does not touch the store.
-func Open(ref store.Ref) (store.Store, error) {
+// Open returns the store recorded as ref (for undo), with default options. It does not touch the
+// store.
+func Open(ref store.Ref) (store.Store, error) { return OpenWith(ref, Options{}) }
+
+// OpenWith is Open with backend options.
+func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
+	if ref.Kind == store.KindSQLite {
+		return sqlite.Open(ref.Path, opt.SQLite), nil
+	}
 	if p := jsonl.ProfileByKind(ref.Kind); p != nil {
 		return jsonl.Open(ref.Path, p), nil
 	}

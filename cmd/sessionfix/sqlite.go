@@ -1,0 +1,35 @@
+package main
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// busyTimeoutFlag is --busy-timeout of scan, fix and undo.
+func busyTimeoutFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "busy-timeout", Value: sqlite.DefaultBusyTimeout,
+		Usage: "how long to wait for a SQLite store's lock held by a running agent before refusing the store as in use (exit 4)"}
+}
+
+// profileFlag is --profile of scan and fix.
+func profileFlag() cli.Flag {
+	return &cli.StringFlag{Name: "profile", TakesFile: true,
+		Usage: "JSON profile of a SQLite store (tables, key and JSON columns, name paths; see README), tried before the built-in ones"}
+}
+
+// storeOptions turns --profile and --busy-timeout into the backends' options.
+func storeOptions(profile string, busy time.Duration) (all.Options, error) {
+	opt := all.Options{SQLite: sqlite.Options{BusyTimeout: busy}}
+	if profile != "" {
+		p, err := sqlite.LoadProfile(profile)
+		if err != nil {
+			return opt, usageErrorf("--profile: %v", err)
+		}
+		opt.SQLite.Profile = p
+	}
+	return opt, nil
+}
