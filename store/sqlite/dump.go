@@ -151,8 +151,18 @@ func appendLiteral(b []byte, v any) []byte {
 		}
 		return append(b, s...)
 	case string:
+		// Line breaks and NULs are written as char(n) so that every row is one line.
 		b = append(b, '\'')
-		b = append(b, strings.ReplaceAll(x, "'", "''")...)
+		for i := 0; i < len(x); i++ {
+			switch c := x[i]; c {
+			case '\'':
+				b = append(b, "''"...)
+			case '\n', '\r', 0:
+				b = fmt.Appendf(b, "'||char(%d)||'", c)
+			default:
+				b = append(b, c)
+			}
+		}
 		return append(b, '\'')
 	case []byte:
 		b = append(b, "X'"...)
