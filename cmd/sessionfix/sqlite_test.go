@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// opencodeStore builds, in a fresh directory, the opencode database of the real dump plus the
+// legacy rows of store/sqlite's tests (11 names to rewrite in part and event).
+func opencodeStore(t testing.TB) (dir, db string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "opencode")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	db = filepath.Join(dir, "opencode.db")
+	var rs []io.Reader
+	for _, p := range []string{"../../fixtures/opencode-real/opencode.sql", "../../store/sqlite/testdata/opencode-legacy.sql"} {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		defer f.Close()
+		rs = append(rs, f)
+	}
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, true, rs...))
+	return dir, db
+}
+
+func dumpSHA(t testing.TB, db string) string {
+	t.Helper()
+	s, err := sqlite.DumpSHA256(context.Background(), db)
+	require.NoError(t, err)
+	return s
+}
+
+// TestFixSQLiteStore: scan finds the database by its header, fix plans and applies, a second
+// fix finds nothing, undo restores a dump-identical database.
+func TestFixSQLiteStore(t *testing.T) {
+	env := testEnv(t)
+	dir, db := opencodeStore(t)
+	state := filepath.Join(t.TempDir(), "S")
+	// The name says nothing: detection is by header bytes.
+	renamed := filepath.Join(dir, "sessions.data")
+	require.NoError(t, os.Rename(db, renamed))
+	db = renamed
+	orig := dumpSHA(t, db)
+
+	r := runCLI(t, env, "", "scan", "--format", "json", dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	var rep struct {
+		Stores []struct {
+			Path, Kind     string
+			Sites, Rewrite int
+		} `json:"stores"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
+	require.Len(t, rep.Stores, 1)
+	assert.Equal(t, "sqlite", rep.Stores[0].Kind)
+	assert.Equal(t, 11, rep.Stores[0].Rewrite)
+
+	r = runCLI(t, env, "", "fix", dir)
+	require.Equal(t, 0, r.code, r.err)
+	assert.Contains(t, r.out, "part id=prt_legacy00000000000000000001")
+	assert.Contains(t, r.out, "lit_literature_search_pubmed_138667s")
+	assert.Equal(t, orig, dumpSHA(t, db), "dry-run changes nothing")
+
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "rewrote 11 names")
+	assert.NotEqual(t, orig, dumpSHA(t, db))
+	check, err := sqlite.IntegrityCheck(context.Background(), db)
+	require.NoError(t, err)
+	assert.Equal(t, "ok", check)
+
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, 0, r.code, r.err)
+	assert.Contains(t, r.out, "nothing to change")
+
+	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Equal(t, orig, dumpSHA(t, db), "undo restores a dump-identical database")
+}
+
+// TestScanNamesUnknownDatabase: a SQLite file named explicitly that no profile describes is an
+// error naming its tables; --profile describes it.
+func TestScanNamesUnknownDatabase(t *testing.T) {
+	env := testEnv(t)
+	db := filepath.Join(t.TempDir(), "notes.db")
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, false, stringReader(
+		`CREATE TABLE notes (id INTEGER PRIMARY KEY, doc TEXT); INSERT INTO notes VALUES (1, '{"tool":"lit.search"}');`)))
+	r := runCLI(t, env, "", "scan", db)
+	assert.Equal(t, exitPartial, r.code)
+	assert.Contains(t, r.out, "no known SQLite store profile matches the database (tables: notes); describe it with --profile FILE")
+
+	prof := filepath.Join(t.TempDir(), "notes.json")
+	require.NoError(t, os.WriteFile(prof, []byte(`{"name":"notes","agent":"notes","tables":[{"table":"notes","column":"doc","sites":[{"path":"$.tool"}]}]}`), 0o644))
+	r = runCLI(t, env, "", "scan", "--profile", prof, db)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "lit_search_0ded33o")
+
+	r = runCLI(t, env, "", "scan", "--profile", filepath.Join(t.TempDir(), "missing.json"), db)
+	assert.Equal(t, exitUsage, r.code)
+}
+
+// TestHelperSQLiteWriteLock is not a test: it is the second process of TestFixSQLiteInUse, an
+// agent holding the store's write lock until its stdin closes.
+func TestHelperSQLiteWriteLock(t *testing.T) {
+	path := os.Getenv("SESSIONFIX_TEST_SQLITE_LOCK")
+	if path == "" {
+		t.Skip("helper process")
+	}
+	lock, err := sqlite.HoldWriteLock(context.Background(), path, 5*time.Second)
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(2)
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	_ = lock.Release()
+	os.Exit(0)
+}
+
+// TestFixSQLiteInUse: while a second process holds the write lock, fix --apply gives up with
+// exit 4 and "store is in use by another process", and nothing changes; undo does the same.
+func TestFixSQLiteInUse(t *testing.T) {
+	env := testEnv(t)
+	dir, db := opencodeStore(t)
+	state := filepath.Join(t.TempDir(), "S")
+	orig := dumpSHA(t, db)
+
+	lock := func() func() {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSQLiteWriteLock$")
+		cmd.Env = append(os.Environ(), "SESSIONFIX_TEST_SQLITE_LOCK="+db)
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "locked\n", line)
+		return func() { stdin.Close(); require.NoError(t, cmd.Wait()) }
+	}
+
+	release := lock()
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "300ms", "--state-dir", state, dir)
+	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "store is in use by another process")
+	release()
+	assert.Equal(t, orig, dumpSHA(t, db), "nothing changed")
+
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	after := dumpSHA(t, db)
+
+	release = lock()
+	r = runCLI(t, env, "", "undo", "--last", "--busy-timeout", "300ms", "--state-dir", state)
+	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "store is in use by another process")
+	release()
+	assert.Equal(t, after, dumpSHA(t, db))
+
+	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Equal(t, orig, dumpSHA(t, db))
+}
+
+func stringReader(s string) io.Reader { return strings.NewReader(s) }
