@@ -36,3 +36,45 @@ step sessionfix undo --last --state-dir state
 "$bin" undo --last --state-dir "$state"
 [ "$(checksum)" = "$before" ] || { echo "demo: undo did not restore every byte" >&2; exit 1; }
 echo "(every file is byte-for-byte the original again)"
+
+# A SQLite session store: opencode's database, built from the real dump plus legacy rows (CI has
+# no sqlite3 shell, so a small Go helper builds it and digests its .dump).
+(cd "$root" && ${GO:-go} build -o "$work/sqlitetool" ./store/sqlite/internal/sqlitetool)
+tool="$work/sqlitetool"
+mkdir -p opencode
+"$tool" build opencode/opencode.db "$root/fixtures/opencode-real/opencode.sql" "$root/store/sqlite/testdata/opencode-legacy.sql"
+dbsum=$("$tool" sha256 opencode/opencode.db)
+dbcheck() { [ "$("$tool" check opencode/opencode.db)" = ok ] || { echo "demo: integrity_check failed" >&2; exit 1; }; }
+
+step sessionfix scan opencode "   # found by its header bytes; names in part and in the event log"
+"$bin" scan opencode
+
+step sessionfix fix opencode "   # dry-run"
+"$bin" fix opencode | tail -n 3
+[ "$("$tool" sha256 opencode/opencode.db)" = "$dbsum" ] || { echo "demo: dry-run changed the database" >&2; exit 1; }
+echo "(dry-run: the sha256 of the database's .dump is unchanged)"
+
+step sessionfix fix --apply --yes --busy-timeout 500ms opencode "   # while an agent holds the write lock"
+"$tool" lock opencode/opencode.db 30 > lock.out &
+locker=$!
+for _ in $(seq 100); do grep -q locked lock.out 2>/dev/null && break; sleep 0.05; done
+code=0
+"$bin" fix --apply --yes --busy-timeout 500ms --state-dir "$state" opencode | grep -E "in use|^rewrote" || code=$?
+kill "$locker"; wait "$locker" 2>/dev/null || true
+[ "$code" = 4 ] || { echo "demo: expected exit 4 for a locked store, got $code" >&2; exit 1; }
+[ "$("$tool" sha256 opencode/opencode.db)" = "$dbsum" ] || { echo "demo: a refused fix changed the database" >&2; exit 1; }
+echo "(exit 4: nothing was changed)"
+
+step sessionfix fix --apply --yes --state-dir state opencode
+"$bin" fix --apply --yes --state-dir "$state" opencode | tail -n 2
+dbcheck
+echo "(integrity_check: ok)"
+
+step sessionfix scan opencode "   # after the fix"
+"$bin" scan opencode | tail -n 1
+
+step sessionfix undo --last --state-dir state
+"$bin" undo --last --state-dir "$state"
+dbcheck
+[ "$("$tool" sha256 opencode/opencode.db)" = "$dbsum" ] || { echo "demo: undo did not restore the database" >&2; exit 1; }
+echo "(the database's .dump is identical to the original again; integrity_check: ok)"

@@ -214,7 +214,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		keep = false
 		if isBusy(err) {
-			return nil, inUse(s.path, busy, err)
+			return nil, inUse(s.path, busy)
 		}
 		return nil, fmt.Errorf("commit %s: %w", s.path, err)
 	}

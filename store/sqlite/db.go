@@ -70,15 +70,15 @@ func isBusy(err error) bool {
 }
 
 // inUse wraps a busy error as the store's in-use refusal.
-func inUse(path string, busy time.Duration, err error) error {
-	return &store.InUseError{Path: path, Reason: fmt.Sprintf("the database is locked by another process (waited %s for its write lock: %v)", busy, err)}
+func inUse(path string, busy time.Duration) error {
+	return &store.InUseError{Path: path, Reason: fmt.Sprintf("its write lock is held by another connection; gave up after %s", busy)}
 }
 
 // beginImmediate takes the write lock on conn, waiting up to the busy timeout.
 func beginImmediate(ctx context.Context, conn *sqlx.Conn, path string, busy time.Duration) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		if isBusy(err) {
-			return inUse(path, busy, err)
+			return inUse(path, busy)
 		}
 		return fmt.Errorf("begin write transaction on %s: %w", path, err)
 	}

@@ -142,7 +142,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		if isBusy(err) {
-			return inUse(s.path, busy, err)
+			return inUse(s.path, busy)
 		}
 		return fmt.Errorf("commit %s: %w", s.path, err)
 	}
