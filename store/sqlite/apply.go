@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/sessionfix/sessionfix/store"
@@ -52,7 +51,7 @@ type rowLine struct {
 // rowEdits are the edits of one row's JSON value, in offset order.
 type rowEdits struct {
 	label string
-	ref   *rowRef
+	loc   rowLoc
 	edits []store.Edit
 }
 
@@ -106,7 +105,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	var targets []string
 	seen := map[string]bool{}
 	for _, g := range groups {
-		ts := ex.comp.tables[g.ref.spec].spec
+		ts := ex.comp.tables[g.loc.spec].spec
 		t := ts.Table + "." + ts.Column
 		if !seen[t] {
 			seen[t] = true
@@ -168,11 +167,13 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 
+	stmts := newStmtCache(conn)
+	defer stmts.close()
 	for _, g := range groups {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		line, err := s.rewriteRow(ctx, conn, ex, g)
+		line, err := s.rewriteRow(ctx, stmts, ex, g)
 		if err != nil {
 			return nil, err
 		}
@@ -225,11 +226,16 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	return ch, nil
 }
 
-// rewriteRow re-reads one row, checks and splices its name tokens, and writes it back.
-func (s *Store) rewriteRow(ctx context.Context, conn *sqlx.Conn, ex *scanExtra, g rowEdits) (*rowLine, error) {
-	ts := ex.comp.tables[g.ref.spec].spec
-	where, args := keyWhere(g.ref.keyCols, g.ref.keys)
-	typ, val, err := readValue(ctx, conn, "main", ts.Table, ts.Column, where, args)
+// rewriteRow re-reads one row (by the rowid or key it was scanned with, checking it is still
+// the same row), checks and splices its name tokens, and writes it back.
+func (s *Store) rewriteRow(ctx context.Context, conn *stmtCache, ex *scanExtra, g rowEdits) (*rowLine, error) {
+	ts := ex.comp.tables[g.loc.spec].spec
+	keyCols := ex.keyCols[g.loc.spec]
+	where, args := "rowid = ?", []any{g.loc.rowid}
+	if g.loc.keyed {
+		where, args = keyWhere(keyCols, ex.keyed[g.label])
+	}
+	rowid, typ, val, keys, err := readRow(ctx, conn, ts.Table, ts.Column, keyCols, !g.loc.keyed, where, args)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s was deleted since it was scanned", g.label)}
@@ -237,6 +243,13 @@ func (s *Store) rewriteRow(ctx context.Context, conn *sqlx.Conn, ex *scanExtra, 
 		return nil, fmt.Errorf("read %s of %s: %w", g.label, s.path, err)
 	case typ != "text" && typ != "blob":
 		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s.%s of %s is no longer text (%s)", ts.Table, ts.Column, g.label, typ)}
+	}
+	cols, kv, usable := rowKey(keyCols, keys, rowid)
+	if lbl := rowLabel(ts.Table, cols, kv); g.label != lbl && !strings.HasPrefix(g.label, lbl+" ") {
+		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s moved since it was scanned (its rowid now holds %s)", g.label, lbl)}
+	}
+	if !usable {
+		return nil, fmt.Errorf("rewrite %s of %s: the row has no key to find it again", g.label, s.path)
 	}
 	nv, err := splice(val, g.edits)
 	if err != nil {
@@ -250,13 +263,55 @@ func (s *Store) rewriteRow(ctx context.Context, conn *sqlx.Conn, ex *scanExtra, 
 	if n, err := res.RowsAffected(); err == nil && n != 1 {
 		return nil, fmt.Errorf("update %s of %s: %d rows matched its key", g.label, s.path, n)
 	}
-	return &rowLine{Table: ts.Table, Column: ts.Column, KeyCols: g.ref.keyCols, Key: g.ref.keys, Row: g.label, Names: len(g.edits),
+	return &rowLine{Table: ts.Table, Column: ts.Column, KeyCols: cols, Key: kv, Row: g.label, Names: len(g.edits),
 		Before: valueHash(typ, val), After: valueHash(typ, nv)}, nil
+}
+
+// readRow reads the rowid (withRowid), the column value with its storage class and the key
+// values of the one row matching where.
+func readRow(ctx context.Context, conn *stmtCache, table, column string, keyCols []string, withRowid bool, where string, args []any) (sql.NullInt64, string, []byte, []any, error) {
+	var rowid sql.NullInt64
+	cols := []string{"NULL", "typeof(" + quoteIdent(column) + ")", "+" + quoteIdent(column)}
+	if withRowid {
+		cols[0] = "rowid"
+	}
+	for _, k := range keyCols {
+		cols = append(cols, "+"+quoteIdent(k))
+	}
+	rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s LIMIT 2", strings.Join(cols, ", "), quoteIdent(table), where), args...)
+	if err != nil {
+		return rowid, "", nil, nil, err
+	}
+	defer rows.Close()
+	var typ string
+	var val []byte
+	keys := make([]any, len(keyCols))
+	dest := []any{&rowid, &typ, &val}
+	for i := range keys {
+		dest = append(dest, &keys[i])
+	}
+	n := 0
+	for rows.Next() {
+		n++
+		if err := rows.Scan(dest...); err != nil {
+			return rowid, "", nil, nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return rowid, "", nil, nil, err
+	}
+	switch n {
+	case 0:
+		return rowid, "", nil, nil, sql.ErrNoRows
+	case 1:
+		return rowid, typ, val, keys, nil
+	}
+	return rowid, "", nil, nil, fmt.Errorf("the key of %s does not identify one row", table)
 }
 
 // readValue reads one column value (with its storage class) of the row matching where; it
 // fails with sql.ErrNoRows when no row matches and with an error when several do.
-func readValue(ctx context.Context, conn *sqlx.Conn, schema, table, column, where string, args []any) (string, []byte, error) {
+func readValue(ctx context.Context, conn *stmtCache, schema, table, column, where string, args []any) (string, []byte, error) {
 	q := fmt.Sprintf("SELECT typeof(%s), +%s FROM %s.%s WHERE %s LIMIT 2", quoteIdent(column), quoteIdent(column),
 		quoteIdent(schema), quoteIdent(table), where)
 	rows, err := conn.QueryContext(ctx, q, args...)
@@ -326,13 +381,13 @@ func groupEdits(ex *scanExtra, edits []store.Edit) ([]rowEdits, error) {
 		if e.Site.ReadOnly {
 			return nil, fmt.Errorf("%s %s: the site is read-only (%s)", e.Site.Loc.Row, e.Site.Path, e.Site.Name)
 		}
-		ref := ex.rows[e.Site.Loc.Row]
-		if ref == nil {
+		loc, ok := ex.rows[e.Site.Loc.Row]
+		if !ok {
 			return nil, fmt.Errorf("%s: row not found in the scan", e.Site.Loc.Row)
 		}
 		g := by[e.Site.Loc.Row]
 		if g == nil {
-			g = &rowEdits{label: e.Site.Loc.Row, ref: ref}
+			g = &rowEdits{label: e.Site.Loc.Row, loc: loc}
 			by[e.Site.Loc.Row] = g
 		}
 		g.edits = append(g.edits, e)
@@ -349,10 +404,10 @@ func groupEdits(ex *scanExtra, edits []store.Edit) ([]rowEdits, error) {
 		out = append(out, *g)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].ref.spec != out[j].ref.spec {
-			return out[i].ref.spec < out[j].ref.spec
+		if out[i].loc.spec != out[j].loc.spec {
+			return out[i].loc.spec < out[j].loc.spec
 		}
-		return out[i].label < out[j].label
+		return out[i].loc.rowid < out[j].loc.rowid || (out[i].loc.rowid == out[j].loc.rowid && out[i].label < out[j].label)
 	})
 	return out, nil
 }

@@ -79,6 +79,9 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 		}
 	}()
 
+	stmts, bstmts := newStmtCache(conn), newStmtCache(bconn)
+	defer stmts.close()
+	defer bstmts.close()
 	var changed []string
 	dec := json.NewDecoder(bufio.NewReader(bytes.NewReader(rows)))
 	dec.UseNumber()
@@ -97,14 +100,14 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 			return fmt.Errorf("read change record %s: %s: %w", v.RowsFile, l.Row, err)
 		}
 		where, args := keyWhere(l.KeyCols, keys)
-		btyp, bval, err := readValue(ctx, bconn, "main", l.Table, l.Column, where, args)
+		btyp, bval, err := readValue(ctx, bstmts, "main", l.Table, l.Column, where, args)
 		if err != nil {
 			return fmt.Errorf("read %s from backup %s: %w", l.Row, ch.Backup, err)
 		}
 		if valueHash(btyp, bval) != l.Before {
 			return fmt.Errorf("backup %s does not hold the original of %s", ch.Backup, l.Row)
 		}
-		typ, val, err := readValue(ctx, conn, "main", l.Table, l.Column, where, args)
+		typ, val, err := readValue(ctx, stmts, "main", l.Table, l.Column, where, args)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			changed = append(changed, l.Row+" was deleted")
@@ -122,7 +125,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 				continue
 			}
 		}
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(l.Table), quoteIdent(l.Column), where),
+		if _, err := stmts.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(l.Table), quoteIdent(l.Column), where),
 			append([]any{bindValue(btyp, bval)}, args...)...); err != nil {
 			return fmt.Errorf("restore %s of %s: %w", l.Row, s.path, err)
 		}

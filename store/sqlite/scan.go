@@ -23,18 +23,25 @@ const batchRows = 2000
 // maxProblemsPerKind caps how many problems of one reason a store reports one by one.
 const maxProblemsPerKind = 20
 
-// scanExtra is what a Writer needs from a scan: where each row with sites is.
+// scanExtra is what a Writer needs from a scan: where each row with sites is. It holds no
+// pointer per row (a million rows cost a map of small values, not a million objects).
 type scanExtra struct {
-	comp *compiled
-	rows map[string]*rowRef // by Loc.Row
+	comp    *compiled
+	keyCols [][]string        // per table spec: the key columns ("rowid" when none)
+	rows    map[string]rowLoc // by Loc.Row
+	keyed   map[string][]any  // keys of rows of tables without rowid, by Loc.Row
 }
 
-// rowRef finds one row of one table spec again.
-type rowRef struct {
-	spec    int      // index into comp.tables
-	keyCols []string // shared per table; ["rowid"] when the row has no usable key
-	keys    []any    // int64, float64 or string
+// rowLoc finds one row of one table spec again: by rowid, or (keyed) by its key values.
+type rowLoc struct {
+	spec  int32
+	keyed bool
+	rowid int64
 }
+
+// siteChunk is how many sites are gathered before a new chunk starts (a million sites are
+// never copied by slice growth, only once at the end).
+const siteChunk = 4096
 
 // reader is one read-only scan of a database.
 type reader struct {
@@ -46,6 +53,31 @@ type reader struct {
 	progress func(int64)
 	counts   map[string]int // problems per reason kind
 	paths    map[string]string
+	chunks   [][]store.Site
+	lines    []*jsonscan.Scanner // per table spec
+	cur      rowCtx
+}
+
+func (r *reader) addSite(s store.Site) {
+	if n := len(r.chunks); n == 0 || len(r.chunks[n-1]) == cap(r.chunks[n-1]) {
+		r.chunks = append(r.chunks, make([]store.Site, 0, siteChunk))
+	}
+	c := &r.chunks[len(r.chunks)-1]
+	*c = append(*c, s)
+}
+
+// sites joins the chunks.
+func (r *reader) sites() []store.Site {
+	n := 0
+	for _, c := range r.chunks {
+		n += len(c)
+	}
+	out := make([]store.Site, 0, n)
+	for _, c := range r.chunks {
+		out = append(out, c...)
+	}
+	r.chunks = nil
+	return out
 }
 
 func (r *reader) problem(kind string, sev store.Severity, loc store.Loc, reason string) {
@@ -97,7 +129,8 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	}
 	snap := &store.Snapshot{Ref: s.Ref(), State: st, Agent: s.prof.Agent}
 	r := &reader{path: s.path, conn: conn, sch: sch, snap: snap, progress: opt.Progress,
-		extra: &scanExtra{comp: comp, rows: map[string]*rowRef{}}, counts: map[string]int{}, paths: map[string]string{}}
+		extra:  &scanExtra{comp: comp, keyCols: make([][]string, len(comp.tables)), rows: map[string]rowLoc{}, keyed: map[string][]any{}},
+		counts: map[string]int{}, paths: map[string]string{}, lines: make([]*jsonscan.Scanner, len(comp.tables))}
 	if mode == "wal" {
 		// One read transaction: a consistent view of every table, and writers go on.
 		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
@@ -125,6 +158,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 				Reason: fmt.Sprintf("%d rows with %s in all (the first %d are listed)", n, kind, maxProblemsPerKind)})
 		}
 	}
+	snap.Sites = r.sites()
 	snap.Extra = r.extra
 	return snap, nil
 }
@@ -249,6 +283,7 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 	if q == nil {
 		return nil
 	}
+	r.extra.keyCols[idx] = q.keyCols
 	var last int64 = -1 << 63
 	nk := len(q.keyCols)
 	for {
@@ -302,51 +337,108 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 	}
 }
 
-// row finds the sites of one row's JSON value.
+// rowCtx is the row being read.
+type rowCtx struct {
+	idx      int
+	ct       *compiledTable
+	rowid    sql.NullInt64
+	keyCols  []string
+	keyVals  []any
+	usable   bool
+	scope    any
+	labelCol bool
+	label    string // computed on first use
+	err      *jsonscan.SyntaxError
+	errAt    int64
+	badUTF8  int64
+}
+
+// labelOf returns the row's label ("part id=prt_…"), unique in the store.
+func (r *reader) labelOf(c *rowCtx) string {
+	if c.label != "" {
+		return c.label
+	}
+	spec := c.ct.spec
+	label := rowLabel(spec.Table, c.keyCols, c.keyVals)
+	if c.labelCol {
+		label += " " + spec.Column
+	}
+	if old, ok := r.extra.rows[label]; ok && (int(old.spec) != c.idx || old.rowid != c.rowid.Int64 || old.keyed) {
+		// Two rows print alike: keep them apart.
+		label += fmt.Sprintf(" #%d", c.rowid.Int64)
+	}
+	c.label = label
+	return label
+}
+
+var bom = []byte("\xEF\xBB\xBF")
+
+// row finds the sites of one row's JSON value. A value on one line goes through the table's
+// long-lived JSON Lines scanner (no scanner built per row); one with line breaks (pretty-printed)
+// or a byte order mark gets its own document scanner. Both give the same captures, offsets
+// relative to the value.
 func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, typ string, val []byte, keys []any, scope any, labelColumn bool) {
 	if typ != "text" && typ != "blob" {
 		return // NULL or a number: no JSON document
 	}
 	spec := ct.spec
-	keyCols, keyVals, usable := rowKey(q.keyCols, keys, rowid)
-	label := rowLabel(spec.Table, keyCols, keyVals)
-	if labelColumn {
-		label += " " + spec.Column
-	}
-	if old, ok := r.extra.rows[label]; ok && (old.spec != idx || !sameKeys(old.keys, keyVals)) {
-		// Two rows print alike: keep them apart.
-		label += fmt.Sprintf(" #%d", rowid.Int64)
-	}
-	loc := store.Loc{Row: label}
+	c := &r.cur
+	*c = rowCtx{idx: idx, ct: ct, rowid: rowid, scope: scope, labelCol: labelColumn, badUTF8: -1}
+	c.keyCols, c.keyVals, c.usable = rowKey(q.keyCols, keys, rowid)
+	c.usable = c.usable || rowid.Valid
 	if bytes.HasPrefix(val, zstdMagic) {
-		r.problem("zstd-compressed payloads", store.SevWarning, loc,
+		r.problem("zstd-compressed payloads", store.SevWarning, store.Loc{Row: r.labelOf(c)},
 			fmt.Sprintf("%s.%s is zstd-compressed (%d bytes): reported, not parsed", spec.Table, spec.Column, len(val)))
 		return
 	}
-	var rec *jsonscan.Record
-	sc := jsonscan.New(ct.pat, jsonscan.Document, func(rr *jsonscan.Record) error {
-		if rr.Err == nil && rr.BadUTF8 < 0 && len(rr.Captures) > 0 {
-			r.resolve(idx, ct, rr, loc, scope, keyCols, keyVals, usable)
+	lines := len(val) > 0 && bytes.IndexByte(val, '\n') < 0 && !bytes.HasPrefix(val, bom)
+	if lines {
+		sc := r.lines[idx]
+		if sc == nil {
+			sc = jsonscan.New(ct.pat, jsonscan.Lines, r.onRecord)
+			r.lines[idx] = sc
 		}
-		rec = rr
-		return nil
-	})
-	_, _ = sc.Write(val)
-	_ = sc.Close()
+		_, _ = sc.Write(val)
+		_, _ = sc.Write(newline)
+	}
+	if c.err != nil || !lines {
+		// Errors are described as for a whole document (rare: the cost does not matter).
+		c.err = nil
+		sc := jsonscan.New(ct.pat, jsonscan.Document, r.onRecord)
+		_, _ = sc.Write(val)
+		_ = sc.Close()
+	}
 	switch {
-	case rec == nil:
-	case rec.Err != nil:
-		r.problem("invalid JSON", store.SevWarning, loc,
-			fmt.Sprintf("invalid JSON in %s.%s (%s, offset %d); row left as it is", spec.Table, spec.Column, rec.Err.Msg, rec.Err.Offset))
-	case rec.BadUTF8 >= 0:
-		r.problem("invalid UTF-8", store.SevWarning, loc,
-			fmt.Sprintf("invalid UTF-8 in %s.%s at byte offset %d; row left as it is", spec.Table, spec.Column, rec.BadUTF8))
+	case c.err != nil:
+		r.problem("invalid JSON", store.SevWarning, store.Loc{Row: r.labelOf(c)},
+			fmt.Sprintf("invalid JSON in %s.%s (%s, offset %d); row left as it is", spec.Table, spec.Column, c.err.Msg, c.errAt))
+	case c.badUTF8 >= 0:
+		r.problem("invalid UTF-8", store.SevWarning, store.Loc{Row: r.labelOf(c)},
+			fmt.Sprintf("invalid UTF-8 in %s.%s at byte offset %d; row left as it is", spec.Table, spec.Column, c.badUTF8))
 	}
 }
 
+var newline = []byte{'\n'}
+
+// onRecord receives the scanned value of the current row.
+func (r *reader) onRecord(rec *jsonscan.Record) error {
+	c := &r.cur
+	switch {
+	case rec.Err != nil:
+		c.err, c.errAt = rec.Err, rec.Err.Offset-rec.Start
+	case rec.Blank:
+		c.err, c.errAt = &jsonscan.SyntaxError{Msg: "empty document"}, 0
+	case rec.BadUTF8 >= 0:
+		c.badUTF8 = rec.BadUTF8 - rec.Start
+	case len(rec.Captures) > 0:
+		r.resolve(c, rec)
+	}
+	return nil
+}
+
 // resolve turns the captures of one JSON value into sites (and identities).
-func (r *reader) resolve(idx int, ct *compiledTable, rec *jsonscan.Record, loc store.Loc, scope any, keyCols []string, keyVals []any, usable bool) {
-	spec := ct.spec
+func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
+	ct, spec, base := rc.ct, rc.ct.spec, rec.Start
 	added := false
 	for i := range ct.sites {
 		cs := &ct.sites[i]
@@ -361,20 +453,21 @@ func (r *reader) resolve(idx int, ct *compiledTable, rec *jsonscan.Record, loc s
 					continue
 				}
 			}
+			row := r.labelOf(rc)
 			v, err := c.Value()
 			if err != nil {
-				r.problem("names that cannot be handled", store.SevError, store.Loc{Row: loc.Row, Offset: c.Offset},
+				r.problem("names that cannot be handled", store.SevError, store.Loc{Row: row, Offset: c.Offset - base},
 					fmt.Sprintf("name at %s.%s %s cannot be handled: %v", spec.Table, spec.Column, c.Path, err))
 				continue
 			}
 			readOnly := cs.spec.ReadOnly || cs.spec.Identity || cs.kind == store.SiteRule
-			if !usable && !readOnly {
-				r.problem("unusable row keys", store.SevWarning, loc,
+			if !rc.usable && !readOnly {
+				r.problem("unusable row keys", store.SevWarning, store.Loc{Row: row},
 					fmt.Sprintf("%s row key is not a number or text: its names are reported, not rewritten", spec.Table))
 				readOnly = true
 			}
 			site := store.Site{
-				Loc:      store.Loc{Row: loc.Row, Offset: c.Offset},
+				Loc:      store.Loc{Row: row, Offset: c.Offset - base},
 				Kind:     cs.kind,
 				Path:     r.path1(spec.Column, c.Path),
 				Name:     v.Str,
@@ -385,8 +478,12 @@ func (r *reader) resolve(idx int, ct *compiledTable, rec *jsonscan.Record, loc s
 			}
 			if id, ok := bound(rec, cs.callID, c); ok {
 				site.CallID = id
-				if scope != nil {
-					site.CallID = fmt.Sprint(scope) + "/" + id
+				switch sc := rc.scope.(type) {
+				case nil:
+				case string:
+					site.CallID = sc + "/" + id
+				default:
+					site.CallID = fmt.Sprint(sc) + "/" + id
 				}
 			}
 			if srv, ok := bound(rec, cs.server, c); ok {
@@ -395,12 +492,16 @@ func (r *reader) resolve(idx int, ct *compiledTable, rec *jsonscan.Record, loc s
 			if cs.spec.Identity {
 				r.snap.Identities = append(r.snap.Identities, store.Identity{Server: site.Server, Tool: site.Name, CallID: site.CallID, Loc: site.Loc})
 			}
-			r.snap.Sites = append(r.snap.Sites, site)
+			r.addSite(site)
 			added = true
 		}
 	}
 	if added {
-		r.extra.rows[loc.Row] = &rowRef{spec: idx, keyCols: keyCols, keys: append([]any(nil), keyVals...)}
+		l := rowLoc{spec: int32(rc.idx), rowid: rc.rowid.Int64, keyed: !rc.rowid.Valid}
+		if l.keyed {
+			r.extra.keyed[rc.label] = append([]any(nil), rc.keyVals...)
+		}
+		r.extra.rows[rc.label] = l
 	}
 }
 
@@ -490,26 +591,16 @@ func plainKey(s string) bool {
 	if s == "" || s == "NULL" {
 		return false
 	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return false
+	if c := s[0]; (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'I' || c == 'i' || c == 'N' || c == 'n' {
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			return false
+		}
 	}
 	if strings.HasPrefix(s, "X'") {
 		return false
 	}
 	for _, c := range s {
 		if c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-func sameKeys(a, b []any) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
 			return false
 		}
 	}
