@@ -37,6 +37,8 @@ func TestConformance(t *testing.T) {
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`, 11},
 		{"crush", func(tb testing.TB) string { return buildDB(tb, "crush.db", crushSQL) },
 			`UPDATE messages SET parts = replace(parts, '"finished":true', '"finished":false') WHERE id = 'm-0002'`, 6},
+		{"crush in rollback-journal mode", func(tb testing.TB) string { return buildJournalDB(tb, "crush.db", crushSQL) },
+			`UPDATE messages SET parts = replace(parts, '"finished":true', '"finished":false') WHERE id = 'm-0006'`, 6},
 		{"goose", func(tb testing.TB) string { return buildDB(tb, "sessions.db", gooseSQL) },
 			`UPDATE messages SET content_json = replace(content_json, '"status":"success"', '"status":"error"') WHERE id = 2`, 6},
 	}

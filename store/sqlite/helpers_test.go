@@ -28,6 +28,17 @@ const (
 // given as "sql:…").
 func buildDB(tb testing.TB, name string, scripts ...string) string {
 	tb.Helper()
+	return build(tb, name, true, scripts...)
+}
+
+// buildJournalDB is buildDB in rollback-journal mode (journal_mode=delete).
+func buildJournalDB(tb testing.TB, name string, scripts ...string) string {
+	tb.Helper()
+	return build(tb, name, false, scripts...)
+}
+
+func build(tb testing.TB, name string, wal bool, scripts ...string) string {
+	tb.Helper()
 	p := filepath.Join(tb.TempDir(), name)
 	var rs []io.Reader
 	for _, s := range scripts {
@@ -40,7 +51,7 @@ func buildDB(tb testing.TB, name string, scripts ...string) string {
 		tb.Cleanup(func() { f.Close() })
 		rs = append(rs, f)
 	}
-	require.NoError(tb, sqlite.BuildFromSQL(context.Background(), p, true, rs...))
+	require.NoError(tb, sqlite.BuildFromSQL(context.Background(), p, wal, rs...))
 	return p
 }
 
