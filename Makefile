@@ -26,6 +26,7 @@ BENCH_SIZE ?= 1024
 BENCH_DIR  ?=
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./store/jsonscan ./store/jsonl ./mcpname
+	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./store/sqlite/sqlitebench   # a 1M-part opencode database
 	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) -size-mib $(BENCH_SIZE) $(if $(BENCH_DIR),-dir $(BENCH_DIR))
 
 ## lint: formatting, vet, staticcheck
