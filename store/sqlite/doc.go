@@ -27,7 +27,7 @@
 // copies the original values back from the backup under the write lock; a live WAL database file
 // is never copied byte-wise.
 //
-// sqlite is the only package that imports the SQLite driver (github.com/mattn/go-sqlite3, through
-// github.com/jmoiron/sqlx). It imports store, store/jsonscan and mcpname-free standard code only;
-// it never imports scan, rewrite, audit, reports or cmd.
+// sqlite is the only package that imports the SQLite driver (github.com/mattn/go-sqlite3, used
+// through github.com/jmoiron/sqlx); its subpackages use its exported API. Of this module it imports
+// store and store/jsonscan only: never scan, rewrite, audit, reports or cmd.
 package sqlite

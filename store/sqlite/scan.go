@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -152,8 +153,13 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 			return nil, err
 		}
 	}
-	for kind, n := range r.counts {
-		if n > maxProblemsPerKind {
+	kinds := make([]string, 0, len(r.counts))
+	for kind := range r.counts {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		if n := r.counts[kind]; n > maxProblemsPerKind {
 			snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning,
 				Reason: fmt.Sprintf("%d rows with %s in all (the first %d are listed)", n, kind, maxProblemsPerKind)})
 		}

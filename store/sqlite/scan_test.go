@@ -3,11 +3,14 @@ package sqlite_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -388,4 +391,59 @@ INSERT INTO history VALUES (4, 'call', NULL);`)
 	assert.Equal(t, "text", queryString(t, db, "SELECT typeof(doc) FROM history WHERE k = 2"))
 	assert.Equal(t, `{"calls":[{"t":"mcp","id":"a","fn":"lit_search_0ded33o"},{"t":"local","fn":"x.y"}]}`,
 		queryString(t, db, "SELECT CAST(doc AS TEXT) FROM history WHERE k = 1"))
+}
+
+// TestWithoutRowidAndOddKeys: a WITHOUT ROWID table is read in key order and rewritten by its key;
+// a row whose key cannot be bound again (a BLOB) is reported and never rewritten; more than 20
+// problems of one kind are summarized.
+func TestWithoutRowidAndOddKeys(t *testing.T) {
+	ctx := context.Background()
+	prof, err := sqlite.ParseProfile([]byte(`{"name":"kv","agent":"kv","tables":[
+		{"table":"kv","column":"doc","sites":[{"path":"$.tool"}]}]}`))
+	require.NoError(t, err)
+	var bad strings.Builder
+	for i := 0; i < 25; i++ {
+		fmt.Fprintf(&bad, "INSERT INTO kv VALUES ('z%02d', '{\"tool\":');\n", i)
+	}
+	p := buildDB(t, "kv.db", `sql:CREATE TABLE kv (k PRIMARY KEY, doc TEXT) WITHOUT ROWID;
+INSERT INTO kv VALUES ('b key', '{"tool":"lit.b"}');
+INSERT INTO kv VALUES ('a', '{"tool":"lit.a"}');
+INSERT INTO kv VALUES (X'0102', '{"tool":"lit.blob"}');
+INSERT INTO kv VALUES (7, '{"tool":"lit_ok"}');
+`+bad.String())
+	st := sqlite.OpenWith(p, prof, sqlite.Options{})
+	snap := scanStore(t, st)
+	assert.Equal(t, []siteRow{
+		{"kv k=7", "doc:tool", "lit_ok", store.SiteColumn, false},
+		{"kv k=a", "doc:tool", "lit.a", store.SiteColumn, false},
+		{`kv k="b key"`, "doc:tool", "lit.b", store.SiteColumn, false},
+		{"kv k=X'0102'", "doc:tool", "lit.blob", store.SiteColumn, true},
+	}, rowsOf(snap), "rows in key order (integers, text, blobs), odd keys quoted")
+	rs := reasons(snap)
+	require.Len(t, rs, 1+20+1)
+	assert.Equal(t, "warning: invalid JSON in kv.doc (unexpected end of input, offset 8); row left as it is", rs[0])
+	assert.Equal(t, "warning: kv row key is not a number or text: its names are reported, not rewritten", rs[20])
+	assert.Equal(t, "warning: 25 rows with invalid JSON in all (the first 20 are listed)", rs[21])
+
+	before := dumpText(t, p)
+	edits := storetest.Edits(snap, storetest.ProviderSafe)
+	require.Len(t, edits, 2)
+	ch, err := st.Apply(ctx, snap, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
+	require.NoError(t, err)
+	assert.Equal(t, `{"tool":"lit_b_`+mcpHash(t, "lit.b")+`"}`, queryString(t, p, "SELECT doc FROM kv WHERE k = 'b key'"))
+	assert.Equal(t, `{"tool":"lit.blob"}`, queryString(t, p, "SELECT doc FROM kv WHERE k = X'0102'"))
+	require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
+	assert.Equal(t, before, dumpText(t, p))
+}
+
+// mcpHash is the 7-character suffix normalize gives a name (naming.md), computed here from the
+// rule itself: FNV-1a over the UTF-16 units, base 36, padded to 7.
+func mcpHash(t *testing.T, name string) string {
+	t.Helper()
+	h := uint32(2166136261)
+	for _, u := range utf16.Encode([]rune(name)) {
+		h = (h ^ uint32(u)) * 16777619
+	}
+	s := strconv.FormatUint(uint64(h), 36)
+	return strings.Repeat("0", 7-len(s)) + s
 }
