@@ -1,0 +1,58 @@
+package all_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// TestDetectSQLite: a SQLite database is recognised by its header whatever its name; one no
+// profile describes is not a store (with the reason); one that cannot be read is unsupported.
+func TestDetectSQLite(t *testing.T) {
+	dir := t.TempDir()
+	oc := filepath.Join(dir, "history.bin")
+	f, err := os.Open("../../fixtures/opencode-real/opencode.sql")
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), oc, true, f))
+	notes := filepath.Join(dir, "notes.db")
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), notes, false, strings.NewReader("CREATE TABLE notes (id INTEGER PRIMARY KEY);")))
+	torn := filepath.Join(dir, "torn.db")
+	require.NoError(t, os.WriteFile(torn, append([]byte("SQLite format 3\x00"), make([]byte, 50)...), 0o644))
+
+	tests := []struct {
+		name, path          string
+		store, notStore, un bool
+	}{
+		{"opencode under any name", oc, true, false, false},
+		{"unknown schema", notes, false, true, false},
+		{"unreadable", torn, false, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			head, err := all.ReadHead(tt.path)
+			require.NoError(t, err)
+			d := all.DetectWith(tt.path, head, all.Options{SQLite: sqlite.Options{BusyTimeout: time.Second}})
+			assert.Equal(t, tt.store, d.Store != nil)
+			assert.Equal(t, tt.notStore, d.NotStore != "", d.NotStore)
+			assert.Equal(t, tt.un, d.Unsupported != "", d.Unsupported)
+			if d.Store != nil {
+				assert.Equal(t, store.Ref{Path: tt.path, Kind: store.KindSQLite}, d.Store.Ref())
+			}
+		})
+	}
+	st, err := all.Open(store.Ref{Path: oc, Kind: store.KindSQLite})
+	require.NoError(t, err)
+	_, ok := st.(store.Restorer)
+	assert.True(t, ok, "a SQLite store reopened for undo can restore")
+}
