@@ -79,7 +79,7 @@ func DetectWith(path string, head []byte, opt Options) Detection {
 		case err != nil:
 			return Detection{Unsupported: "SQLite database that cannot be read: " + err.Error()}
 		case agent != "" && st.Profile().Agent != agent:
-			return Detection{NotStore: fmt.Sprintf("a %s SQLite store, not a %s one", st.Profile().Name, agent)}
+			return Detection{NotStore: fmt.Sprintf("SQLite store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, agent)}
 		}
 		return Detection{Store: st}
 	}

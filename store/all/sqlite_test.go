@@ -51,6 +51,12 @@ func TestDetectSQLite(t *testing.T) {
 			}
 		})
 	}
+	head, err := all.ReadHead(oc)
+	require.NoError(t, err)
+	assert.Nil(t, all.DetectAs(all.AgentCodex, oc, head).Store, "with --agent codex an opencode database is not read")
+	assert.Equal(t, "SQLite store of opencode (profile opencode), not of codex", all.DetectAs(all.AgentCodex, oc, head).NotStore)
+	assert.NotNil(t, all.DetectAs("", oc, head).Store)
+
 	st, err := all.Open(store.Ref{Path: oc, Kind: store.KindSQLite})
 	require.NoError(t, err)
 	_, ok := st.(store.Restorer)

@@ -61,8 +61,8 @@ var Goose = &Profile{
 }
 
 // CodexHistory is Codex's thread_history_1.sqlite: mcpToolCall items hold the raw server key and
-// tool name, a ready inventory; they are reported and never rewritten (the model-facing names
-// live in the rollout JSONL).
+// tool name, a ready inventory; they are reported as Snapshot.Identities and never rewritten (the
+// model-facing names live in the rollout JSONL).
 var CodexHistory = &Profile{
 	Name:   "codex",
 	Agent:  "codex",

@@ -87,8 +87,9 @@ type SiteSpec struct {
 	Server string `json:"server,omitempty"`
 	// ReadOnly sites are reported and never rewritten.
 	ReadOnly bool `json:"read_only,omitempty"`
-	// Identity marks a raw identity (the tool name a server listed, with Server): reported as
-	// a read-only site and as a Snapshot identity, never rewritten (stores.md §3, Codex).
+	// Identity marks a raw identity (the tool name a server listed, with Server): reported in
+	// Snapshot.Identities (an inventory), not as a name site, and never rewritten (stores.md §3,
+	// Codex).
 	Identity bool `json:"identity,omitempty"`
 }
 

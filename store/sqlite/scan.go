@@ -496,7 +496,10 @@ func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 				site.Server = srv
 			}
 			if cs.spec.Identity {
+				// A raw identity is an inventory entry, not a name the model was given: it is
+				// reported in Snapshot.Identities and never planned (stores.md §3).
 				r.snap.Identities = append(r.snap.Identities, store.Identity{Server: site.Server, Tool: site.Name, CallID: site.CallID, Loc: site.Loc})
+				continue
 			}
 			r.addSite(site)
 			added = true

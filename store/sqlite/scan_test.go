@@ -68,7 +68,6 @@ func TestSitesPointAtTheirTokens(t *testing.T) {
 		{"opencode", "opencode.db", opencodeDB},
 		{"crush", "crush.db", func(tb testing.TB) string { return buildDB(tb, "crush.db", crushSQL) }},
 		{"goose", "sessions.db", func(tb testing.TB) string { return buildDB(tb, "sessions.db", gooseSQL) }},
-		{"codex", "thread_history_1.sqlite", func(tb testing.TB) string { return buildDB(tb, "thread_history_1.sqlite", codexHistory) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,9 +195,10 @@ func TestScanCrushAndGoose(t *testing.T) {
 }
 
 // TestCodexHistoryIdentities: the Codex thread history's mcpToolCall items are raw identities,
-// reported (a ready inventory) and never rewritten.
+// reported (a ready inventory, each located at its tool token) and never planned.
 func TestCodexHistoryIdentities(t *testing.T) {
-	st := detect(t, buildDB(t, "thread_history_1.sqlite", codexHistory))
+	p := buildDB(t, "thread_history_1.sqlite", codexHistory)
+	st := detect(t, p)
 	require.Equal(t, "codex", st.Profile().Name)
 	snap := scanStore(t, st)
 	assert.Equal(t, "codex", snap.Agent)
@@ -210,13 +210,14 @@ func TestCodexHistoryIdentities(t *testing.T) {
 	assert.Equal(t, []string{"foo-bar/deploy.prod", "foo-bar/get_data", "lit/get+data",
 		"lit/get_data_for_a_specific_location_and_date_range_extended", "lit/literature.search_pubmed",
 		"lit/literature_search_pubmed", "lit/ok_tool", "lit/搜索文献"}, got)
-	require.Len(t, snap.Sites, 8)
-	for _, s := range snap.Sites {
-		assert.True(t, s.ReadOnly, "%s: raw identities are never rewritten", s.Loc.Row)
-		assert.NotEmpty(t, s.Server)
+	assert.Empty(t, snap.Sites, "raw identities are no name sites: nothing is ever planned for them")
+	for _, id := range snap.Identities {
+		assert.Contains(t, id.Loc.Row, "thread_items thread_id=01a22dcf-f4ff-7ad3-8cd2-1ea80c2bfa34 turn_id=")
+		item := id.Loc.Row[strings.LastIndex(id.Loc.Row, "item_id=")+len("item_id="):]
+		assert.Equal(t, "01a22dcf-f4ff-7ad3-8cd2-1ea80c2bfa34/"+item, id.CallID)
+		val := queryString(t, p, "SELECT item_json FROM thread_items WHERE item_id = ?", item)
+		assert.True(t, strings.HasPrefix(val[id.Loc.Offset:], `"`+id.Tool+`"`), "%s: the offset points at the tool token", id.Loc.Row)
 	}
-	assert.Empty(t, storetest.Edits(snap, storetest.ProviderSafe))
-	assert.Contains(t, snap.Sites[0].Loc.Row, "thread_items thread_id=01a22dcf-f4ff-7ad3-8cd2-1ea80c2bfa34 turn_id=")
 }
 
 // TestCodexStateThreads: each thread's rollout path is checked (exists, here or under the
