@@ -109,6 +109,10 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	byGroup := map[string]*codexGroup{}
 	for i, site := range snap.Sites {
 		out[i] = Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
+		if site.ReadOnly {
+			out[i].Note = readOnlyNote
+			continue
+		}
 		key := site.Group
 		if key == "" {
 			key = fmt.Sprintf("site %d", i)

@@ -309,12 +309,16 @@ func (qwenNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 			}
 		}
 		if site.ReadOnly && d.Action == ActRewrite {
-			d.Action, d.New, d.Note = ActKeep, "", "raw identity record: never rewritten"
+			d.Action, d.New, d.Note = ActKeep, "", readOnlyNote
 		}
 		out = append(out, d)
 	}
 	return out
 }
+
+// readOnlyNote explains a site that is reported but never rewritten (raw identity records,
+// permission rules kept in a store).
+const readOnlyNote = "reported only: this record is never rewritten"
 
 // providerSafeNamer rewrites only names a provider rejects, with Normalize (stores.md §3: for
 // agents that do not use mcp__ names).
@@ -331,7 +335,7 @@ func (providerSafeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 		if !safe {
 			d.Class = mcpname.ClassLegacyDotted
 			if site.ReadOnly {
-				d.Action, d.Note = ActKeep, "raw identity record: never rewritten"
+				d.Action, d.Note = ActKeep, readOnlyNote
 			} else {
 				d.Action, d.Source = ActRewrite, "normalize"
 				if site.Units != nil {

@@ -221,3 +221,20 @@ func TestProcessStreamsInOrderAndApplies(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(dir, "c.jsonl"))
 	assert.Contains(t, string(got), mcpname.Normalize("mcp__c.x__t"))
 }
+
+func TestReadOnlySitesAreNeverRewritten(t *testing.T) {
+	for _, agent := range []string{"qwen", "codex", "opencode"} {
+		t.Run(agent, func(t *testing.T) {
+			snap := &store.Snapshot{Ref: store.Ref{Path: "x"}, Agent: agent, Sites: []store.Site{
+				{Name: "mcp__lit__literature.search_pubmed", ReadOnly: true, Raw: []byte(`"mcp__lit__literature.search_pubmed"`)},
+				{Name: "lit_search.pubmed", ReadOnly: true, Raw: []byte(`"lit_search.pubmed"`)},
+			}}
+			sp := PlanStore(nil, snap, Policy{})
+			assert.Equal(t, 0, sp.Count(ActRewrite))
+			assert.Empty(t, sp.Edits())
+			for _, d := range sp.Decisions {
+				assert.Empty(t, d.New)
+			}
+		})
+	}
+}
