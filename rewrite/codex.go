@@ -107,7 +107,8 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	out := make([]Decision, len(snap.Sites))
 	var groups []*codexGroup
 	byGroup := map[string]*codexGroup{}
-	for i, site := range snap.Sites {
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
 		out[i] = Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
 		if site.ReadOnly {
 			out[i].Note = readOnlyNote
@@ -200,13 +201,14 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 			t.Server, t.Tool, source, name.Namespace, name.Name, setLabel, extra)
 		nsDecision := Decision{Class: ClassCodexRejected, Action: ActRewrite, New: name.Namespace, Source: source}
 		if g.nsIdx >= 0 {
-			nsDecision.Site = *g.ns
+			nsDecision.Site = g.ns
 			if g.ns.Name == name.Namespace {
 				nsDecision.Action, nsDecision.New = ActNone, ""
 			}
 			out[g.nsIdx] = nsDecision
 		} else {
-			nsDecision.Site = jsonl.CodexNamespaceSite(*g.name)
+			ns := jsonl.CodexNamespaceSite(*g.name)
+			nsDecision.Site = &ns
 			inserts = append(inserts, nsDecision)
 		}
 	}

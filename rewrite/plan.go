@@ -40,7 +40,9 @@ type Policy struct {
 
 // Decision is the verdict on one name site.
 type Decision struct {
-	Site   store.Site    `json:"site"`
+	// Site points into the snapshot's Sites (or at a site a Namer adds, such as a Codex
+	// namespace member to insert); decisions never copy sites.
+	Site   *store.Site   `json:"site"`
 	Class  mcpname.Class `json:"class"`
 	Action Action        `json:"action"`
 	New    string        `json:"new,omitempty"`
@@ -64,7 +66,7 @@ func (sp *StorePlan) Edits() []store.Edit {
 	var out []store.Edit
 	for _, d := range sp.Decisions {
 		if d.Action == ActRewrite {
-			out = append(out, store.Edit{Site: d.Site, New: d.New})
+			out = append(out, store.Edit{Site: *d.Site, New: d.New})
 		}
 	}
 	return out
@@ -269,7 +271,8 @@ type qwenNamer struct{}
 
 func (qwenNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	out := make([]Decision, 0, len(snap.Sites))
-	for _, site := range snap.Sites {
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
 		var c mcpname.Classification
 		if site.Units != nil {
 			c = mcpname.ClassifyUnits(site.Units, pol.Index)
@@ -326,7 +329,8 @@ type providerSafeNamer struct{}
 
 func (providerSafeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	out := make([]Decision, 0, len(snap.Sites))
-	for _, site := range snap.Sites {
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
 		d := Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
 		safe := site.Units == nil && mcpname.IsProviderSafe(site.Name)
 		if !mcpname.HasPrefix(site.Name) && safe {
@@ -367,16 +371,16 @@ func checkPairs(sp *StorePlan) {
 	}
 	for i := range sp.Decisions {
 		d := &sp.Decisions[i]
-		if d.Site.CallID != "" && isCallSite(d.Site) {
-			calls[pairKey(d.Site)] = end{final(d), d}
+		if d.Site.CallID != "" && isCallSite(*d.Site) {
+			calls[pairKey(*d.Site)] = end{final(d), d}
 		}
 	}
 	for i := range sp.Decisions {
 		d := &sp.Decisions[i]
-		if d.Site.CallID == "" || !isResponseSite(d.Site) {
+		if d.Site.CallID == "" || !isResponseSite(*d.Site) {
 			continue
 		}
-		c, ok := calls[pairKey(d.Site)]
+		c, ok := calls[pairKey(*d.Site)]
 		if ok && c.final != final(d) {
 			sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
 				Reason: fmt.Sprintf("response %q of call id %s ends as %q but its call (line %d) ends as %q",

@@ -132,7 +132,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			if d.Action == rewrite.ActNone && !o.opts.Verbose {
 				continue
 			}
-			fs.Decisions = append(fs.Decisions, decisionRow{Where: d.Site.Loc.String(), Site: siteLabel(d.Site), Path: d.Site.Path,
+			fs.Decisions = append(fs.Decisions, decisionRow{Where: d.Site.Loc.String(), Site: siteLabel(*d.Site), Path: d.Site.Path,
 				Old: d.Site.Name, New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
 		}
 	}
