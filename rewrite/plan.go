@@ -271,52 +271,76 @@ type qwenNamer struct{}
 
 func (qwenNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	out := make([]Decision, 0, len(snap.Sites))
+	// A store repeats the same few names: classify each distinct name once (the result, New
+	// included, is shared by its sites).
+	cache := map[string]Decision{}
 	for i := range snap.Sites {
 		site := &snap.Sites[i]
+		if site.Units == nil {
+			if d, ok := cache[site.Name]; ok {
+				d.Site = site
+				out = append(out, readOnlyGuard(d))
+				continue
+			}
+		}
 		var c mcpname.Classification
 		if site.Units != nil {
 			c = mcpname.ClassifyUnits(site.Units, pol.Index)
 		} else {
 			c = mcpname.Classify(site.Name, pol.Index)
 		}
-		d := Decision{Site: site, Class: c.Class, Action: ActNone}
-		switch c.Class {
-		case mcpname.ClassLegacyDotted:
-			d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
-		case mcpname.ClassLegacyTruncatedDotted:
-			if pol.KeepTruncated {
-				d.Action, d.Note = ActKeep, "middle-truncated legacy name kept (--keep-truncated)"
-			} else {
-				d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
-				d.Note = "middle-truncated: no current tool answers to the new name"
-			}
-			if c.Owner != "" {
-				d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
-			}
-		case mcpname.ClassLegacyTruncated:
-			d.Action, d.Note = ActKeep, "middle-truncated legacy name kept as it is (possibly truncated; its middle cannot be rebuilt)"
-			if c.Owner == "" && mcpname.HasHashSuffix(site.Name) {
-				// normalize keeps the "___" at 28 of a truncated dotted name and appends a
-				// hash: this is most likely such a name already rewritten.
-				d.Action, d.Note = ActNone, "truncation shape with a hash suffix: most likely a middle-truncated dotted name already normalized"
-			}
-			if c.Owner != "" {
-				d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
-			}
-		case mcpname.ClassLossyLegacy:
-			if pol.RewriteLossy {
-				d.Action, d.New, d.Source = ActRewrite, c.OwnerRegistered, "inventory: "+c.Owner
-			} else {
-				d.Action = ActKeep
-				d.Note = fmt.Sprintf("lossy legacy spelling of %s (registered %s); rewrite with --rewrite-lossy", c.Owner, c.OwnerRegistered)
-			}
+		d := qwenDecision(site, c, pol)
+		if site.Units == nil {
+			cache[site.Name] = d
 		}
-		if site.ReadOnly && d.Action == ActRewrite {
-			d.Action, d.New, d.Note = ActKeep, "", readOnlyNote
-		}
-		out = append(out, d)
+		out = append(out, readOnlyGuard(d))
 	}
 	return out
+}
+
+// readOnlyGuard turns a rewrite of a read-only site into a keep.
+func readOnlyGuard(d Decision) Decision {
+	if d.Site.ReadOnly && d.Action == ActRewrite {
+		d.Action, d.New, d.Note = ActKeep, "", readOnlyNote
+	}
+	return d
+}
+
+// qwenDecision applies the classes of naming.md to one classified name.
+func qwenDecision(site *store.Site, c mcpname.Classification, pol Policy) Decision {
+	d := Decision{Site: site, Class: c.Class, Action: ActNone}
+	switch c.Class {
+	case mcpname.ClassLegacyDotted:
+		d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
+	case mcpname.ClassLegacyTruncatedDotted:
+		if pol.KeepTruncated {
+			d.Action, d.Note = ActKeep, "middle-truncated legacy name kept (--keep-truncated)"
+		} else {
+			d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
+			d.Note = "middle-truncated: no current tool answers to the new name"
+		}
+		if c.Owner != "" {
+			d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
+		}
+	case mcpname.ClassLegacyTruncated:
+		d.Action, d.Note = ActKeep, "middle-truncated legacy name kept as it is (possibly truncated; its middle cannot be rebuilt)"
+		if c.Owner == "" && mcpname.HasHashSuffix(site.Name) {
+			// normalize keeps the "___" at 28 of a truncated dotted name and appends a
+			// hash: this is most likely such a name already rewritten.
+			d.Action, d.Note = ActNone, "truncation shape with a hash suffix: most likely a middle-truncated dotted name already normalized"
+		}
+		if c.Owner != "" {
+			d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
+		}
+	case mcpname.ClassLossyLegacy:
+		if pol.RewriteLossy {
+			d.Action, d.New, d.Source = ActRewrite, c.OwnerRegistered, "inventory: "+c.Owner
+		} else {
+			d.Action = ActKeep
+			d.Note = fmt.Sprintf("lossy legacy spelling of %s (registered %s); rewrite with --rewrite-lossy", c.Owner, c.OwnerRegistered)
+		}
+	}
+	return d
 }
 
 // readOnlyNote explains a site that is reported but never rewritten (raw identity records,

@@ -15,13 +15,54 @@ type Profile struct {
 	Agent string // naming scheme of the agent that wrote it ("qwen", "codex")
 	Mode  jsonscan.Mode
 	pat   *jsonscan.Patterns
-	// resolve turns the captures of one valid record into sites and identities.
+	// resolve turns the collected captures of one valid record into sites and identities.
 	resolve func(rec *jsonscan.Record, b *builder)
+	// capture and end are a streaming resolver, used instead of resolve when set: capture
+	// sees each capture as the scanner finds it (valid only during the call) and may add
+	// sites at once; end runs when a valid record ends. Sites added for a record that turns
+	// out invalid are dropped. Memory then stays flat however many names a record holds.
+	capture func(c *jsonscan.Capture, b *builder)
+	end     func(rec *jsonscan.Record, b *builder)
 }
 
 // builder collects what a record yields.
 type builder struct {
 	snap *store.Snapshot
+	// streaming state: the part being collected and other pending captures (owned copies)
+	part    partGroup
+	partKey int64
+	partOn  bool
+	pending [4]*jsonscan.Capture
+	// names interns decoded names: a session repeats the same few names many times.
+	names map[string]string
+}
+
+// own copies a streamed capture so it outlives the callback.
+func own(c *jsonscan.Capture) *jsonscan.Capture {
+	cc := *c
+	cc.Raw = append([]byte(nil), c.Raw...)
+	cc.Path = append(jsonscan.Path(nil), c.Path...)
+	cc.Starts = nil
+	return &cc
+}
+
+// reset drops the streaming state (at the end of every record).
+func (b *builder) reset() {
+	b.part, b.partOn = partGroup{}, false
+	b.pending = [4]*jsonscan.Capture{}
+}
+
+func (b *builder) intern(s string) string {
+	if b.names == nil {
+		b.names = map[string]string{}
+	}
+	if v, ok := b.names[s]; ok {
+		return v
+	}
+	if len(b.names) < 1<<16 {
+		b.names[s] = s
+	}
+	return s
 }
 
 // maxProblemsPerKind caps how many problems of one reason a file reports one by one.
@@ -47,9 +88,9 @@ func (b *builder) site(c *jsonscan.Capture, kind store.SiteKind, field string) (
 		Loc:   store.Loc{Line: c.Line, Offset: c.Offset},
 		Kind:  kind,
 		Path:  c.Path.String(),
-		Name:  v.Str,
+		Name:  b.intern(v.Str),
 		Units: v.Units,
-		Raw:   c.Raw,
+		Raw:   append([]byte(nil), c.Raw...),
 		Key:   c.Key,
 		Field: field,
 	}
@@ -108,68 +149,105 @@ type partGroup struct {
 	fields [nPartFields]*jsonscan.Capture
 }
 
-// resolveParts turns part captures (pattern ids base..base+len(kinds)*nPartFields) into call,
-// response and bridge sites. A bridge site is functionCall.args.name of a call whose name is
-// "tool_call" (Qwen Code 0.2x deferred MCP tools).
+// partOf tells whether capture c is a part field (pattern ids base..base+len(kinds)*nPartFields)
+// and returns its field, the part's kind and the part's identity: the offset of the object
+// holding functionCall/functionResponse (the container of Path[len-2], Path[len-3] for
+// functionCall.args.name).
+func partOf(c *jsonscan.Capture, base int, kinds []store.SiteKind) (field int, kind store.SiteKind, key int64, ok bool) {
+	id := c.Pattern - base
+	if id < 0 || id >= len(kinds)*nPartFields {
+		return 0, "", 0, false
+	}
+	field = id % nPartFields
+	cut := len(c.Path) - 2
+	if field == fcArgsName {
+		cut = len(c.Path) - 3
+	}
+	return field, kinds[id/nPartFields], c.Starts[cut], true
+}
+
+// resolveParts turns the collected part captures of a record into sites (see emitPart).
 func resolveParts(rec *jsonscan.Record, b *builder, base int, kinds []store.SiteKind) {
 	groups := map[int64]*partGroup{}
 	var order []int64
 	for i := range rec.Captures {
 		c := &rec.Captures[i]
-		id := c.Pattern - base
-		if id < 0 || id >= len(kinds)*nPartFields {
+		field, kind, key, ok := partOf(c, base, kinds)
+		if !ok {
 			continue
 		}
-		field := id % nPartFields
-		// The part is the object holding functionCall/functionResponse: the container of
-		// Path[len-2] (Path[len-3] for functionCall.args.name), identified by its offset.
-		cut := len(c.Path) - 2
-		if field == fcArgsName {
-			cut = len(c.Path) - 3
-		}
-		key := c.Starts[cut]
 		g := groups[key]
 		if g == nil {
-			g = &partGroup{kind: kinds[id/nPartFields]}
+			g = &partGroup{kind: kind}
 			groups[key] = g
 			order = append(order, key)
 		}
 		g.fields[field] = c
 	}
 	for _, key := range order {
-		g := groups[key]
-		callID := captureString(g.fields[fcID])
-		if c := g.fields[fcName]; c != nil {
-			kind, field := g.kind, ""
-			if kind != store.SiteCall {
-				field = "call"
-			}
-			if s, ok := b.site(c, kind, field); ok {
-				s.CallID = callID
-				b.add(s)
-				if s.Name == "tool_call" && g.fields[fcArgsName] != nil {
-					bk, bf := store.SiteBridge, ""
-					if g.kind != store.SiteCall {
-						bk, bf = g.kind, "bridge"
-					}
-					if bs, ok := b.site(g.fields[fcArgsName], bk, bf); ok {
-						bs.CallID = callID
-						b.add(bs)
-					}
+		emitPart(b, groups[key])
+	}
+}
+
+// streamPart collects a streamed part capture; a capture of another part first emits the
+// part collected so far (the scanner reports a part's members before the next part's).
+func streamPart(c *jsonscan.Capture, b *builder, base int, kinds []store.SiteKind) bool {
+	field, kind, key, ok := partOf(c, base, kinds)
+	if !ok {
+		return false
+	}
+	if b.partOn && b.partKey != key {
+		emitPart(b, &b.part)
+		b.part = partGroup{}
+	}
+	b.partOn, b.partKey, b.part.kind = true, key, kind
+	b.part.fields[field] = own(c)
+	return true
+}
+
+// flushPart emits the part being streamed, if any.
+func flushPart(b *builder) {
+	if b.partOn {
+		emitPart(b, &b.part)
+	}
+	b.part, b.partOn = partGroup{}, false
+}
+
+// emitPart turns one part's captures into call, response and bridge sites. A bridge site is
+// functionCall.args.name of a call whose name is "tool_call" (Qwen Code 0.2x deferred MCP
+// tools).
+func emitPart(b *builder, g *partGroup) {
+	callID := captureString(g.fields[fcID])
+	if c := g.fields[fcName]; c != nil {
+		kind, field := g.kind, ""
+		if kind != store.SiteCall {
+			field = "call"
+		}
+		if s, ok := b.site(c, kind, field); ok {
+			s.CallID = callID
+			b.add(s)
+			if s.Name == "tool_call" && g.fields[fcArgsName] != nil {
+				bk, bf := store.SiteBridge, ""
+				if g.kind != store.SiteCall {
+					bk, bf = g.kind, "bridge"
+				}
+				if bs, ok := b.site(g.fields[fcArgsName], bk, bf); ok {
+					bs.CallID = callID
+					b.add(bs)
 				}
 			}
 		}
-		if c := g.fields[frName]; c != nil {
-			kind, field := g.kind, ""
-			if kind == store.SiteCall {
-				kind = store.SiteResponse
-			} else {
-				field = "response"
-			}
-			if s, ok := b.site(c, kind, field); ok {
-				s.CallID = captureString(g.fields[frID])
-				b.add(s)
-			}
+	}
+	if c := g.fields[frName]; c != nil {
+		kind, field := g.kind, ""
+		if kind == store.SiteCall {
+			kind = store.SiteResponse
+		} else {
+			field = "response"
+		}
+		if s, ok := b.site(c, kind, field); ok {
+			s.CallID = captureString(g.fields[frID])
+			b.add(s)
 		}
 	}
 }
@@ -187,7 +265,8 @@ func captureString(c *jsonscan.Capture) string {
 }
 
 // QwenSession is a Qwen Code chat session: <runtime>/projects/<id>/chats/<session>.jsonl
-// (stores.md §1): call, response, bridge, telemetry, compressed and bootstrap sites.
+// (stores.md §1): call, response, bridge, telemetry, compressed and bootstrap sites. A
+// chat_compression record holds a whole history on one line, so sites are found streaming.
 var QwenSession = func() *Profile {
 	prefixes := make([]string, len(qwenContents))
 	kinds := make([]store.SiteKind, len(qwenContents))
@@ -200,24 +279,16 @@ var QwenSession = func() *Profile {
 	return &Profile{
 		Kind: store.KindQwenSession, Agent: "qwen", Mode: jsonscan.Lines,
 		pat: jsonscan.MustCompile(pats...),
-		resolve: func(rec *jsonscan.Record, b *builder) {
-			resolveParts(rec, b, 0, kinds)
-			var name *jsonscan.Capture
-			var server, callID string
-			for i := range rec.Captures {
-				c := &rec.Captures[i]
-				switch c.Pattern {
-				case tel:
-					name = c
-				case tel + 1:
-					server = captureString(c)
-				case tel + 2:
-					callID = captureString(c)
-				}
+		capture: func(c *jsonscan.Capture, b *builder) {
+			if !streamPart(c, b, 0, kinds) && c.Pattern >= tel && c.Pattern < tel+3 {
+				b.pending[c.Pattern-tel] = own(c)
 			}
-			if name != nil {
+		},
+		end: func(_ *jsonscan.Record, b *builder) {
+			flushPart(b)
+			if name := b.pending[0]; name != nil {
 				if s, ok := b.site(name, store.SiteTelemetry, ""); ok {
-					s.Server, s.CallID = server, callID
+					s.Server, s.CallID = captureString(b.pending[1]), captureString(b.pending[2])
 					b.add(s)
 				}
 			}
@@ -230,15 +301,13 @@ var QwenSession = func() *Profile {
 var QwenUsage = &Profile{
 	Kind: store.KindQwenUsage, Agent: "qwen", Mode: jsonscan.Lines,
 	pat: jsonscan.MustCompile("tools.byName.{}"),
-	resolve: func(rec *jsonscan.Record, b *builder) {
-		for i := range rec.Captures {
-			c := &rec.Captures[i]
-			if s, ok := b.site(c, store.SiteUsageKey, ""); ok {
-				s.Scope = fmt.Sprintf("line %d tools.byName", rec.Line)
-				b.add(s)
-			}
+	capture: func(c *jsonscan.Capture, b *builder) {
+		if s, ok := b.site(c, store.SiteUsageKey, ""); ok {
+			s.Scope = fmt.Sprintf("line %d tools.byName", c.Line)
+			b.add(s)
 		}
 	},
+	end: func(*jsonscan.Record, *builder) {},
 }
 
 // QwenCheckpoint is a "/chat save" file, tmp/<projectHash>/checkpoint-<tag>.json: a JSON array
@@ -246,9 +315,10 @@ var QwenUsage = &Profile{
 var QwenCheckpoint = &Profile{
 	Kind: store.KindQwenCheckpoint, Agent: "qwen", Mode: jsonscan.Document,
 	pat: jsonscan.MustCompile(contentPatterns([]string{""})...),
-	resolve: func(rec *jsonscan.Record, b *builder) {
-		resolveParts(rec, b, 0, []store.SiteKind{store.SiteCall})
+	capture: func(c *jsonscan.Capture, b *builder) {
+		streamPart(c, b, 0, []store.SiteKind{store.SiteCall})
 	},
+	end: func(_ *jsonscan.Record, b *builder) { flushPart(b) },
 }
 
 // QwenEditCheckpoint is a restorable edit checkpoint, tmp/<projectHash>/checkpoints/*.json:
@@ -260,16 +330,15 @@ var QwenEditCheckpoint = func() *Profile {
 	return &Profile{
 		Kind: store.KindQwenEditCkpt, Agent: "qwen", Mode: jsonscan.Document,
 		pat: jsonscan.MustCompile(pats...),
-		resolve: func(rec *jsonscan.Record, b *builder) {
-			resolveParts(rec, b, 0, []store.SiteKind{store.SiteCall, store.SiteCall})
-			for i := range rec.Captures {
-				if c := &rec.Captures[i]; c.Pattern == tc {
-					if s, ok := b.site(c, store.SiteCheckpoint, "toolCall"); ok {
-						b.add(s)
-					}
-				}
+		capture: func(c *jsonscan.Capture, b *builder) {
+			if streamPart(c, b, 0, []store.SiteKind{store.SiteCall, store.SiteCall}) || c.Pattern != tc {
+				return
+			}
+			if s, ok := b.site(c, store.SiteCheckpoint, "toolCall"); ok {
+				b.add(s)
 			}
 		},
+		end: func(_ *jsonscan.Record, b *builder) { flushPart(b) },
 	}
 }()
 

@@ -71,7 +71,14 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	}
 	b := &builder{snap: snap}
 	var invalidJSON, badUTF8 int
+	mark := 0 // sites before the current record
 	sc := jsonscan.New(s.prof.pat, s.prof.Mode, func(rec *jsonscan.Record) error {
+		defer func() { mark = len(snap.Sites) }()
+		if rec.Err != nil && s.prof.capture != nil {
+			// Streamed sites of an invalid record are dropped.
+			snap.Sites = snap.Sites[:mark]
+			b.reset()
+		}
 		if !rec.Blank {
 			snap.Records++
 		}
@@ -97,9 +104,17 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 			}
 			return nil
 		}
-		s.prof.resolve(rec, b)
+		if s.prof.capture != nil {
+			s.prof.end(rec, b)
+			b.reset()
+		} else {
+			s.prof.resolve(rec, b)
+		}
 		return nil
 	})
+	if s.prof.capture != nil {
+		sc.SetCaptureFunc(func(c *jsonscan.Capture) { s.prof.capture(c, b) })
+	}
 	var w io.Writer = sc
 	h := sha256.New()
 	if opt.Hash {

@@ -80,10 +80,15 @@ func (e *SyntaxError) Error() string {
 // matches the compiled patterns, with their exact byte offsets. It never holds more than the
 // container stack and the captured tokens in memory. Not safe for concurrent use.
 type Scanner struct {
-	pat      *Patterns
-	mode     Mode
-	onRecord func(*Record) error
-	maxCap   int
+	pat       *Patterns
+	mode      Mode
+	onRecord  func(*Record) error
+	onCapture func(*Capture)
+	maxCap    int
+	// reused by streamed captures
+	pathBuf   Path
+	startsBuf []int64
+	capBuf    Capture
 
 	off       int64 // absolute offset of the next byte
 	line      int64 // current 1-based line
@@ -161,6 +166,13 @@ func New(p *Patterns, mode Mode, onRecord func(*Record) error) *Scanner {
 	s.resetRecord()
 	return s
 }
+
+// SetCaptureFunc streams captures: each one is handed to fn as soon as its token ends instead
+// of being collected in Record.Captures, so memory does not grow with the number of captures in
+// a record. The Capture (its Raw, Path and Starts too) is valid only during the call. The
+// record may still turn out invalid: the Record callback then reports Err, and the caller must
+// drop what it built from that record's captures.
+func (s *Scanner) SetCaptureFunc(fn func(*Capture)) { s.onCapture = fn }
 
 // SetMaxCapture changes the capture limit (bytes per token, quotes included).
 func (s *Scanner) SetMaxCapture(n int) { s.maxCap = n }
@@ -554,6 +566,17 @@ func (s *Scanner) endString() {
 }
 
 func (s *Scanner) addCapture(key bool) {
+	if s.onCapture != nil {
+		c := &s.capBuf
+		*c = Capture{Pattern: s.strCapID, Offset: s.strStart, Key: key, Line: s.strLine, TooLong: s.strLong}
+		if !s.strLong {
+			c.Raw, c.Len = s.strBuf, int64(len(s.strBuf))
+		}
+		s.pathBuf, s.startsBuf = s.pathInto(key, s.pathBuf[:0], s.startsBuf[:0])
+		c.Path, c.Starts = s.pathBuf, s.startsBuf
+		s.onCapture(c)
+		return
+	}
 	c := Capture{Pattern: s.strCapID, Offset: s.strStart, Key: key, Line: s.strLine, TooLong: s.strLong}
 	if !s.strLong {
 		c.Raw = append([]byte(nil), s.strBuf...)
@@ -565,23 +588,26 @@ func (s *Scanner) addCapture(key bool) {
 
 // path builds the path of the current value (or, for a key, of the member it names).
 func (s *Scanner) path(forKey bool) (Path, []int64) {
-	p := make(Path, len(s.stack))
-	starts := make([]int64, len(s.stack))
+	return s.pathInto(forKey, make(Path, 0, len(s.stack)), make([]int64, 0, len(s.stack)))
+}
+
+// pathInto appends the current path and container starts to p and starts.
+func (s *Scanner) pathInto(forKey bool, p Path, starts []int64) (Path, []int64) {
 	for i := range s.stack {
 		f := &s.stack[i]
-		starts[i] = f.start
+		starts = append(starts, f.start)
 		last := i == len(s.stack)-1
 		switch {
 		case !f.obj:
-			p[i] = Elem{Index: f.index}
+			p = append(p, Elem{Index: f.index})
 		case last && forKey:
 			// The key being captured: decode it for the path.
 			v, _ := Unquote(s.strBuf)
-			p[i] = Elem{Key: v.Str, Index: -1}
+			p = append(p, Elem{Key: v.Str, Index: -1})
 		case f.child != nil && f.child.label != "":
-			p[i] = Elem{Key: f.child.label, Index: -1} // a literal edge: no allocation
+			p = append(p, Elem{Key: f.child.label, Index: -1}) // a literal edge: no allocation
 		default:
-			p[i] = Elem{Key: string(f.key), Index: -1}
+			p = append(p, Elem{Key: string(f.key), Index: -1})
 		}
 	}
 	return p, starts
