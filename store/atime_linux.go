@@ -13,3 +13,12 @@ func atime(fi os.FileInfo) time.Time {
 	}
 	return time.Now()
 }
+
+// ctime returns the inode change time of fi: any write or metadata change moves it, and no
+// process can set it back.
+func ctime(fi os.FileInfo) (time.Time, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec)), true
+	}
+	return time.Time{}, false
+}

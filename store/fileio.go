@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,6 +26,15 @@ var testHookBeforeRename func(path string)
 
 // copyBufSize is the buffer of every streaming copy: memory stays flat whatever the file size.
 const copyBufSize = 256 << 10
+
+// castagnoli is the CRC-32C table (hardware-accelerated on amd64 and arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// NewFingerprint returns the hash behind FileState.Fingerprint and a function formatting its
+// sum ("crc32c:<8 hex digits>").
+func NewFingerprint() (hash.Hash32, func(hash.Hash32) string) {
+	return crc32.New(castagnoli), func(h hash.Hash32) string { return fmt.Sprintf("crc32c:%08x", h.Sum32()) }
+}
 
 // StatFile returns the FileState of path without hashing it.
 func StatFile(path string) (FileState, error) {
@@ -90,17 +100,35 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		defer lock.Unlock()
 	}
 
-	// The backup is created exclusively: a run never overwrites an earlier backup.
+	// The backup is created exclusively: a run never overwrites an earlier backup. It is a
+	// hard link to the original inode when the run directory is on the same file system (the
+	// rename below leaves that inode untouched, so nothing needs copying), else a copy made in
+	// the same pass that reads the original.
 	if err := os.MkdirAll(filepath.Dir(opt.BackupPath), 0o700); err != nil {
 		return nil, fmt.Errorf("create backup directory: %w", err)
 	}
-	bk, err := os.OpenFile(opt.BackupPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	linked := false
+	if err := os.Link(path, opt.BackupPath); err == nil {
+		if bfi, err := os.Stat(opt.BackupPath); err == nil && os.SameFile(bfi, fi) {
+			linked = true
+		} else {
+			os.Remove(opt.BackupPath)
+			return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+		}
+	} else if errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("create backup of %s: %w", path, err)
+	}
+	var bk *os.File
+	if !linked {
+		if bk, err = os.OpenFile(opt.BackupPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
+			return nil, fmt.Errorf("create backup of %s: %w", path, err)
+		}
 	}
 	keepBackup := false
 	defer func() {
-		bk.Close()
+		if bk != nil {
+			bk.Close()
+		}
 		if !keepBackup {
 			os.Remove(opt.BackupPath)
 		}
@@ -112,9 +140,20 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 	defer pf.Cleanup() // removes the temp unless it was renamed
 
+	// The reference for the final in-use check: stat again after the link (which touched the
+	// inode's ctime).
+	ref, err := orig.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
 	before, after := sha256.New(), sha256.New()
-	bw := bufio.NewWriterSize(bk, copyBufSize)
-	src := io.TeeReader(io.TeeReader(&ctxReader{ctx: ctx, r: orig}, before), bw)
+	fp, fpText := NewFingerprint()
+	var src io.Reader = io.TeeReader(&ctxReader{ctx: ctx, r: orig}, io.MultiWriter(before, fp))
+	var bw *bufio.Writer
+	if bk != nil {
+		bw = bufio.NewWriterSize(bk, copyBufSize)
+		src = io.TeeReader(src, bw)
+	}
 	out := &countWriter{w: io.MultiWriter(pf, after)}
 	ow := bufio.NewWriterSize(out, copyBufSize)
 	if err := transform(ow, src); err != nil {
@@ -127,15 +166,19 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if err := ow.Flush(); err != nil {
 		return nil, fmt.Errorf("write temp for %s: %w", path, err)
 	}
-	if err := bw.Flush(); err != nil {
-		return nil, fmt.Errorf("write backup of %s: %w", path, err)
+	if bw != nil {
+		if err := bw.Flush(); err != nil {
+			return nil, fmt.Errorf("write backup of %s: %w", path, err)
+		}
 	}
 	beforeSum := hex.EncodeToString(before.Sum(nil))
-	if want.SHA256 != "" && beforeSum != want.SHA256 {
+	if (want.SHA256 != "" && beforeSum != want.SHA256) || (want.Fingerprint != "" && fpText(fp) != want.Fingerprint) {
 		return nil, &InUseError{Path: path, Reason: "content changed since it was scanned"}
 	}
-	if err := bk.Sync(); err != nil {
-		return nil, fmt.Errorf("sync backup of %s: %w", path, err)
+	if bk != nil {
+		if err := bk.Sync(); err != nil {
+			return nil, fmt.Errorf("sync backup of %s: %w", path, err)
+		}
 	}
 	if err := syncDir(filepath.Dir(opt.BackupPath)); err != nil {
 		return nil, err
@@ -152,9 +195,10 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 
 	ch = &Change{
-		Backup: opt.BackupPath,
-		Before: FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
-		After:  FileState{Size: out.n, Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: hex.EncodeToString(after.Sum(nil))},
+		Backup:     opt.BackupPath,
+		BackupLink: linked,
+		Before:     FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
+		After:      FileState{Size: out.n, Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: hex.EncodeToString(after.Sum(nil))},
 	}
 	if opt.BeforeCommit != nil {
 		if err := opt.BeforeCommit(ch); err != nil {
@@ -165,7 +209,7 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if opt.BeforeCheck != nil {
 		opt.BeforeCheck()
 	}
-	if err := unchanged(path, orig, fi); err != nil {
+	if err := unchanged(path, orig, ref); err != nil {
 		keepBackup = false
 		return nil, err
 	}
@@ -200,6 +244,11 @@ func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 	}
 	if now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
 		return &InUseError{Path: path, Reason: fmt.Sprintf("appended to while rewriting (size %d→%d)", fi.Size(), now.Size())}
+	}
+	if a, ok := ctime(now); ok {
+		if b, ok := ctime(fi); ok && !a.Equal(b) {
+			return &InUseError{Path: path, Reason: "changed while rewriting (its inode change time moved)"}
+		}
 	}
 	if ofi, err := orig.Stat(); err == nil && ofi.Size() != fi.Size() {
 		return &InUseError{Path: path, Reason: "appended to while rewriting"}
@@ -239,10 +288,13 @@ func carryOver(orig *os.File, size int64, path string, after hash.Hash, ch *Chan
 // returns an *InUseError naming the mismatch otherwise. The backup itself must still hash to
 // ch.Before.SHA256.
 func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error {
-	if got, err := HashFile(ch.Backup); err != nil {
-		return fmt.Errorf("read backup %s: %w", ch.Backup, err)
+	// Only the first Before.Size bytes of the backup are the original: a process that kept the
+	// old file open may have appended to the linked inode after the run (those bytes stay in
+	// the backup).
+	if got, err := hashPrefix(ch.Backup, ch.Before.Size); err != nil {
+		return fmt.Errorf("backup %s is damaged or unreadable: %w", ch.Backup, err)
 	} else if got != ch.Before.SHA256 {
-		return fmt.Errorf("backup %s is damaged: sha256 %s, want %s", ch.Backup, got, ch.Before.SHA256)
+		return fmt.Errorf("backup %s is damaged: sha256 of its first %d bytes is %s, want %s", ch.Backup, ch.Before.Size, got, ch.Before.SHA256)
 	}
 	cur, err := HashFile(path)
 	switch {
@@ -267,7 +319,7 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 		return fmt.Errorf("create temp file next to %s: %w", path, err)
 	}
 	defer pf.Cleanup()
-	if _, err := io.CopyBuffer(pf, &ctxReader{ctx: ctx, r: src}, make([]byte, copyBufSize)); err != nil {
+	if _, err := io.CopyBuffer(pf, &ctxReader{ctx: ctx, r: io.LimitReader(src, ch.Before.Size)}, make([]byte, copyBufSize)); err != nil {
 		return fmt.Errorf("restore %s: %w", path, err)
 	}
 	if err := pf.Chmod(ch.Before.Mode.Perm()); err != nil {
@@ -286,6 +338,24 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	return syncDir(filepath.Dir(path))
+}
+
+// hashPrefix returns the hex SHA-256 of the first n bytes of a file (an error when it is
+// shorter).
+func hashPrefix(path string, n int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, io.LimitReader(f, n), make([]byte, copyBufSize)); err != nil {
+		return "", err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() < n {
+		return "", fmt.Errorf("backup is %d bytes, want at least %d", fi.Size(), n)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // syncDir fsyncs a directory so a rename in it is durable.

@@ -55,6 +55,34 @@ func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 	sum := sha256.Sum256(got)
 	assert.Equal(t, hex.EncodeToString(sum[:]), ch.After.SHA256)
 	assert.Equal(t, int64(len(got)), ch.After.Size)
+
+	// The linked backup also holds the late bytes; undo restores exactly the original.
+	assert.True(t, ch.BackupLink)
+	require.NoError(t, RestoreFile(context.Background(), p, ch, false))
+	got, _ = os.ReadFile(p)
+	assert.Equal(t, "abc\n", string(got))
+}
+
+func TestRewriteFileCopiesBackupAcrossFileSystems(t *testing.T) {
+	// /dev/shm is tmpfs: a backup there cannot be a hard link to a file under TempDir.
+	shm, err := os.MkdirTemp("/dev/shm", "sessionfix-test-")
+	if err != nil {
+		t.Skip("no /dev/shm here:", err)
+	}
+	defer os.RemoveAll(shm)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(shm, "bk")})
+	require.NoError(t, err)
+	if ch.BackupLink {
+		t.Skip("same file system: nothing to check")
+	}
+	b, _ := os.ReadFile(ch.Backup)
+	assert.Equal(t, "abc\n", string(b))
+	require.NoError(t, RestoreFile(context.Background(), p, ch, false))
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, "abc\n", string(got))
 }
 
 func TestRewriteFileAbortsCleanly(t *testing.T) {

@@ -138,6 +138,9 @@ type FileState struct {
 	Mode    fs.FileMode `json:"mode"`
 	ModTime time.Time   `json:"mtime"`
 	SHA256  string      `json:"sha256,omitempty"`
+	// Fingerprint is a cheap content checksum taken when the store was scanned
+	// ("crc32c:<hex>"); a rewrite refuses the file when what it reads does not match.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Snapshot is the result of scanning one store.
@@ -174,7 +177,8 @@ type Edit struct {
 
 // ScanOptions tunes a scan.
 type ScanOptions struct {
-	// Hash asks for the SHA-256 of the content (needed before a rewrite, not for a report).
+	// Hash asks for a content fingerprint (FileState.Fingerprint, or SHA256), needed before a
+	// rewrite to notice a store that changed since it was scanned; not needed for a report.
 	Hash bool
 	// Progress, when set, is called with the number of bytes read since the last call.
 	Progress func(n int64)
@@ -205,11 +209,14 @@ type ApplyOptions struct {
 
 // Change describes one applied rewrite, as recorded in a run manifest.
 type Change struct {
-	Ref    Ref       `json:"store"`
-	Backup string    `json:"backup"`
-	Before FileState `json:"before"`
-	After  FileState `json:"after"`
-	Edits  int       `json:"names_changed"`
+	Ref    Ref    `json:"store"`
+	Backup string `json:"backup"`
+	// BackupLink is set when Backup is a hard link to the original inode (same file system)
+	// rather than a copy; either way it holds the original bytes.
+	BackupLink bool      `json:"backup_is_link,omitempty"`
+	Before     FileState `json:"before"`
+	After      FileState `json:"after"`
+	Edits      int       `json:"names_changed"`
 	// Verify is backend-specific data undo uses to check the store still holds the "after"
 	// content (for files the After.SHA256 suffices).
 	Verify []byte `json:"verify,omitempty"`

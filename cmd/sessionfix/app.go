@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,13 @@ func systemEnv() *Env {
 	}
 }
 
+// flushOut writes out buffered results (before a prompt, so the user sees what is asked).
+func flushOut(env *Env) {
+	if f, ok := env.Out.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
+}
+
 // exitErr carries an exit code and an optional message.
 type exitErr struct {
 	code int
@@ -113,6 +121,13 @@ func exitCode(err error) int {
 
 // run builds the application with env's streams, runs it and returns the exit code.
 func run(ctx context.Context, args []string, env *Env) int {
+	// Results can be long (a plan lists every name): buffer them, and flush before any
+	// prompt and at the end.
+	out := bufio.NewWriterSize(env.Out, 64<<10)
+	e := *env
+	e.Out = out
+	env = &e
+	defer out.Flush()
 	app := newApp(env)
 	if err := checkFlagOrder(app, args); err != nil {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)

@@ -283,6 +283,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if t.Rewrite == 0 {
 			return nil
 		}
+		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
 			plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"), opts.StateDir)
 		if !confirm(env.In) {

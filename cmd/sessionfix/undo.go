@@ -91,6 +91,7 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 		if !env.InTerminal {
 			return usageErrorf("--force needs --yes when standard input is not a terminal (nothing was changed)")
 		}
+		flushOut(env)
 		fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
 		if !confirm(env.In) {
 			fmt.Fprintln(env.Err, "nothing was changed")

@@ -11,8 +11,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -116,9 +114,9 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		sc.SetCaptureFunc(func(c *jsonscan.Capture) { s.prof.capture(c, b) })
 	}
 	var w io.Writer = sc
-	h := sha256.New()
+	fp, fpText := store.NewFingerprint()
 	if opt.Hash {
-		w = io.MultiWriter(sc, h)
+		w = io.MultiWriter(sc, fp)
 	}
 	buf := make([]byte, readBufSize)
 	for {
@@ -150,7 +148,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		snap.State.Size = sc.Offset()
 	}
 	if opt.Hash {
-		snap.State.SHA256 = hex.EncodeToString(h.Sum(nil))
+		snap.State.Fingerprint = fpText(fp)
 	}
 	for _, n := range []struct {
 		count int

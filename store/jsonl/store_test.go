@@ -318,3 +318,20 @@ func assertNoTemp(t testing.TB, dir string) {
 		assert.False(t, strings.HasPrefix(e.Name(), "."), "temp file left behind: %s", e.Name())
 	}
 }
+
+func TestApplyRefusesSameSizeChangeSinceScan(t *testing.T) {
+	in := call("c1", "mcp__a.b__c") + "\n" + `{"x":"aaaa"}` + "\n"
+	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
+	snap := scanFile(t, p, QwenSession)
+	require.NotEmpty(t, snap.State.Fingerprint)
+	// Same size, mtime put back: only the content fingerprint tells.
+	changed := strings.Replace(in, "aaaa", "bbbb", 1)
+	require.NoError(t, os.WriteFile(p, []byte(changed), 0o640))
+	require.NoError(t, os.Chtimes(p, snap.State.ModTime, snap.State.ModTime))
+	_, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+	var iu *store.InUseError
+	require.ErrorAs(t, err, &iu)
+	assert.Contains(t, iu.Reason, "content changed since it was scanned")
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, changed, string(got))
+}
