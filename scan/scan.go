@@ -31,10 +31,13 @@ type Env struct {
 	Home   string
 }
 
-// DefaultCodexRoots are the directories of the Codex home ($CODEX_HOME, else ~/.codex) that
-// hold rollouts: sessions/ and archived_sessions/ (schemes.md §A.6).
+// DefaultCodexRoots are the places of the Codex home ($CODEX_HOME, else ~/.codex) that hold
+// sessions: the rollout directories sessions/ and archived_sessions/ (schemes.md §A.6), then
+// the SQLite state files that exist (state_*.sqlite, thread_history_*.sqlite; §A.7), read for
+// consistency only.
 func DefaultCodexRoots(env Env) []string {
-	return codex.SessionDirs(codex.Home(env.Getenv, env.Home))
+	home := codex.Home(env.Getenv, env.Home)
+	return append(codex.SessionDirs(home), codex.StateDBs(env.Getenv, home)...)
 }
 
 // DefaultQwenRoot is Qwen Code's runtime directory: $QWEN_RUNTIME_DIR, else $QWEN_HOME, else

@@ -40,18 +40,18 @@ func defaultRoots(env *Env, agent string) []string {
 	case all.AgentQwen:
 		return qwen
 	case all.AgentCodex:
-		if dirs := existingDirs(codexDirs); len(dirs) > 0 {
-			return dirs
+		if found := existing(codexDirs); len(found) > 0 {
+			return found
 		}
 		return codexDirs[:1]
 	}
 	return qwen
 }
 
-func existingDirs(paths []string) []string {
+func existing(paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		if _, err := os.Stat(p); err == nil {
 			out = append(out, p)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 const codexFixtures = "../../fixtures/codex-real/"
@@ -405,4 +406,43 @@ func TestCodexDiscover(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(home, "config.toml")))
 	assert.Equal(t, exitUsage, e.run(t, "fix", "--discover", path))
 	assert.Contains(t, e.err.String(), "--discover needs a Codex config.toml")
+}
+
+// TestCodexStateDatabasesAreReadForConsistency: with --agent codex the Codex home's
+// state_5.sqlite is scanned too; its threads are checked against the rollout files and
+// reported, never rewritten.
+func TestCodexStateDatabasesAreReadForConsistency(t *testing.T) {
+	home, _ := codexHome(t, readFixture(t, "rollout-codex-0.169.0.jsonl"), true)
+	sqlText, err := os.Open(codexFixtures + "state_5.sql")
+	require.NoError(t, err)
+	defer sqlText.Close()
+	db := filepath.Join(home, "state_5.sqlite")
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, true, sqlText))
+	before, err := sqlite.DumpSHA256(context.Background(), db)
+	require.NoError(t, err)
+
+	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
+	code := e.run(t, "scan", "--agent", "codex", "--format", "json")
+	require.Equal(t, exitOK, code, e.err.String())
+	var rep scanReport
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
+	var dbRow *storeRow
+	for i := range rep.Stores {
+		if rep.Stores[i].Path == db {
+			dbRow = &rep.Stores[i]
+		}
+	}
+	require.NotNil(t, dbRow, "the state database is scanned: %+v", rep.Stores)
+	var threadNotes int
+	for _, p := range rep.Problems {
+		if p.Path == db && strings.Contains(p.Reason, "rollout") {
+			threadNotes++
+		}
+	}
+	assert.Positive(t, threadNotes, "the thread's rollout path (recorded under /home/demo) is reported: %+v", rep.Problems)
+
+	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
+	after, err := sqlite.DumpSHA256(context.Background(), db)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the state database is never changed")
 }

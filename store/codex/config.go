@@ -40,6 +40,22 @@ func SessionDirs(codexHome string) []string {
 	return []string{filepath.Join(codexHome, "sessions"), filepath.Join(codexHome, "archived_sessions")}
 }
 
+// StateDBs returns Codex's SQLite state files that exist: state_*.sqlite and
+// thread_history_*.sqlite in $CODEX_SQLITE_HOME, else the Codex home (schemes.md §A.7). They
+// are read for consistency with the rollouts, never rewritten.
+func StateDBs(getenv func(string) string, codexHome string) []string {
+	dir := codexHome
+	if v := getenv("CODEX_SQLITE_HOME"); v != "" {
+		dir = v
+	}
+	var out []string
+	for _, pat := range []string{"state_*.sqlite", "thread_history_*.sqlite"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		out = append(out, m...)
+	}
+	return out
+}
+
 // Server is one [mcp_servers.<KEY>] table of config.toml (codex-rs/config/src/mcp_types.rs;
 // schemes.md §A.8), reduced to what naming and discovery need. Env, headers and token settings
 // are secrets: they are kept for starting the server, never printed.
