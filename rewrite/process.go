@@ -56,36 +56,43 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	slots := make(chan struct{}, workers)          // a slot is held from scan start until emitted
-	done := make([]chan *StoreResult, len(stores)) // per store, in order
+	slots := make(chan struct{}, workers) // a slot is held from scan start until emitted
+	type item struct {
+		res  *StoreResult
+		slot bool // the item holds a slot, released once it is emitted
+	}
+	done := make([]chan item, len(stores)) // per store, in order
 	for i := range done {
-		done[i] = make(chan *StoreResult, 1)
+		done[i] = make(chan item, 1)
 	}
 	go func() {
 		for i, st := range stores {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
+				// Stores not started are reported as cancelled and hold no slot.
 				for ; i < len(stores); i++ {
-					done[i] <- &StoreResult{Store: stores[i], ScanErr: ctx.Err()}
+					done[i] <- item{res: &StoreResult{Store: stores[i], ScanErr: ctx.Err()}}
 				}
 				return
 			}
 			go func() {
-				done[i] <- processOne(ctx, st, pol, opt, sopt, r)
+				done[i] <- item{res: processOne(ctx, st, pol, opt, sopt, r), slot: true}
 			}()
 		}
 	}()
 	var emitErr error
 	for i := range stores {
-		res := <-done[i]
+		it := <-done[i]
 		if emitErr == nil && ctx.Err() == nil {
-			emitErr = emit(res)
+			emitErr = emit(it.res)
 			if emitErr != nil {
 				cancel()
 			}
 		}
-		<-slots
+		if it.slot {
+			<-slots
+		}
 	}
 	out, err := r.finish()
 	if emitErr != nil {

@@ -3,6 +3,7 @@ package rewrite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,5 +237,34 @@ func TestReadOnlySitesAreNeverRewritten(t *testing.T) {
 				assert.Empty(t, d.New)
 			}
 		})
+	}
+}
+
+func TestProcessStopsWhenCancelled(t *testing.T) {
+	dir := t.TempDir()
+	var stores []store.Store
+	for i := 0; i < 50; i++ {
+		p := writeSession(t, dir, fmt.Sprintf("%02d.jsonl", i), call("1", "mcp__a.b__c"))
+		stores = append(stores, jsonl.Open(p, jsonl.QwenSession))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	seen := 0
+	done := make(chan error, 1)
+	go func() {
+		_, err := Process(ctx, stores, Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}}, func(*StoreResult) error {
+			seen++
+			if seen == 3 {
+				cancel()
+			}
+			return nil
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Less(t, seen, 50)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Process did not return after cancellation")
 	}
 }

@@ -378,15 +378,25 @@ func writeManifest(dir string, m *Manifest) error {
 }
 
 // ReadRun loads the manifest of a run directory. For a run interrupted before its manifest was
-// final, the files are recovered from the journal (every "commit" not followed by "abort").
+// final, or whose manifest is missing or damaged, the files are recovered from the journal
+// (every "commit" not followed by "abort"); the manifest's other fields are then best effort.
 func ReadRun(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, manifestName))
-	if err != nil {
-		return nil, fmt.Errorf("read run %s: %w", filepath.Base(dir), err)
-	}
 	m := &Manifest{}
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("read run %s: manifest: %w", filepath.Base(dir), err)
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err == nil {
+		err = json.Unmarshal(b, m)
+	}
+	if err != nil {
+		files, jerr := recoverJournal(filepath.Join(dir, journalName))
+		if jerr != nil {
+			return nil, fmt.Errorf("read run %s: manifest: %v; journal: %w", filepath.Base(dir), err, jerr)
+		}
+		m = &Manifest{Version: 1, RunID: filepath.Base(dir), State: StateApplying, Files: files,
+			ToolNotes: []string{"manifest.json unreadable (" + err.Error() + "): files recovered from journal.jsonl"}}
+		if fi, serr := os.Stat(dir); serr == nil {
+			m.Created = fi.ModTime().UTC()
+		}
+		return m, nil
 	}
 	if m.State == StateApplying {
 		files, err := recoverJournal(filepath.Join(dir, journalName))
@@ -489,7 +499,13 @@ func ListRuns(stateDir string) ([]RunInfo, error) {
 		}
 		out = append(out, ri)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	// Oldest first by creation time (to the nanosecond; ids only carry the second), then id.
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out, nil
 }
 

@@ -80,6 +80,8 @@ type Found struct {
 	Issues  []Issue
 	// Ignored counts regular files under the roots that are not stores.
 	Ignored int
+	// IgnoredPaths lists them (the first 1000).
+	IgnoredPaths []string
 }
 
 // TotalSize is the byte size of all targets.
@@ -93,23 +95,56 @@ func (f *Found) TotalSize() int64 {
 
 // Discover walks the roots (directories are walked recursively; a file is taken as it is) and
 // returns every store found. A root may be an agent's runtime directory, a project's chats/
-// directory or one file. An explicit file that is not a known store is an error Issue; files
-// found by a walk that are not stores are only counted. Symbolic links inside a walk are not
-// followed (reported as info); an explicit symlinked file is resolved to its target.
-func Discover(roots []string) *Found { return DiscoverWith(roots, all.Options{}) }
+// directory or one file. Every path is made absolute (a run manifest must name stores wherever
+// undo runs from), so a tree given twice is read once. An explicit file that is not a known
+// store, or not a regular file, is an error Issue; files found by a walk that are not stores are
+// counted and listed (Found.IgnoredPaths). Symbolic links inside a walk are not followed
+// (reported as info); an explicit symlinked file is resolved to its target.
+func Discover(roots []string) *Found { return DiscoverWith(roots, DiscoverOptions{}) }
 
 // DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: "codex" reads every
 // *.jsonl as a Codex rollout, "qwen" skips Codex rollouts; "" detects by name and content).
 func DiscoverAs(roots []string, agent string) *Found {
-	return DiscoverWith(roots, all.Options{Agent: agent})
+	return DiscoverWith(roots, DiscoverOptions{Backend: all.Options{Agent: agent}})
 }
 
-// DiscoverWith is DiscoverAs with backend options (store/all.Options: the agent, the SQLite
-// busy timeout and profile).
-func DiscoverWith(roots []string, opt all.Options) *Found {
+// DiscoverOptions tunes DiscoverWith.
+type DiscoverOptions struct {
+	// Backend are the store/all options (agent, SQLite busy timeout and profile).
+	Backend all.Options
+	// Exclude lists directories never read (sessionfix's own state directory: its backups
+	// are copies of stores and must never be rewritten).
+	Exclude []string
+}
+
+// maxIgnoredListed bounds Found.IgnoredPaths.
+const maxIgnoredListed = 1000
+
+// DiscoverWith is Discover with options.
+func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 	f := &Found{}
 	seen := map[string]bool{}
+	var excluded []string
+	for _, x := range opt.Exclude {
+		if a, err := filepath.Abs(x); err == nil {
+			excluded = append(excluded, a)
+			if r, err := filepath.EvalSymlinks(a); err == nil && r != a {
+				excluded = append(excluded, r)
+			}
+		}
+	}
+	isExcluded := func(p string) bool {
+		for _, x := range excluded {
+			if p == x || strings.HasPrefix(p, x+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, root := range roots {
+		if a, err := filepath.Abs(root); err == nil {
+			root = a
+		}
 		fi, err := os.Stat(root)
 		if err != nil {
 			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
@@ -117,11 +152,14 @@ func DiscoverWith(roots []string, opt all.Options) *Found {
 		}
 		if !fi.IsDir() {
 			real, err := filepath.EvalSymlinks(root)
-			if err != nil {
+			switch {
+			case err != nil:
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
-				continue
-			}
-			if !f.add(real, fi.Size(), seen, true, opt) {
+			case !fi.Mode().IsRegular():
+				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"})
+			case isExcluded(real):
+				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "inside sessionfix's state directory: backups are never read as stores"})
+			case !f.add(real, fi.Size(), seen, true, opt.Backend):
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a known session, usage, checkpoint or settings store"})
 			}
 			continue
@@ -138,18 +176,32 @@ func DiscoverWith(roots []string, opt all.Options) *Found {
 			case d.Type()&fs.ModeSymlink != 0:
 				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link not followed; pass its target to include it"})
 			case d.IsDir():
+				if isExcluded(path) {
+					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "sessionfix's state directory (runs and backups): not read"})
+					return fs.SkipDir
+				}
 				if path != root && skipDir(d.Name()) {
 					return fs.SkipDir
 				}
 			case d.Type().IsRegular():
+				if tempOf := leftoverTemp(path, d.Name()); tempOf != "" {
+					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning,
+						Reason: "left over by an interrupted sessionfix run (a temp copy of " + tempOf + "); delete it once no sessionfix run is going on"})
+					return nil
+				}
 				info, err := d.Info()
 				if err != nil {
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					return nil
 				}
-				if !f.add(path, info.Size(), seen, false, opt) {
+				if !f.add(path, info.Size(), seen, false, opt.Backend) {
 					f.Ignored++
+					if len(f.IgnoredPaths) < maxIgnoredListed {
+						f.IgnoredPaths = append(f.IgnoredPaths, path)
+					}
 				}
+			default:
+				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "not a regular file (" + d.Type().String() + "): not read"})
 			}
 			return nil
 		})
@@ -160,6 +212,29 @@ func DiscoverWith(roots []string, opt all.Options) *Found {
 	sort.Slice(f.Targets, func(i, j int) bool { return f.Targets[i].Store.Ref().Path < f.Targets[j].Store.Ref().Path })
 	sort.SliceStable(f.Issues, func(i, j int) bool { return f.Issues[i].Path < f.Issues[j].Path })
 	return f
+}
+
+// leftoverTemp recognises the temp file a rewrite creates beside a store (renameio:
+// "." + name + random digits) when the store itself is there; it returns the store's name.
+func leftoverTemp(path, name string) string {
+	if len(name) < 3 || name[0] != '.' {
+		return ""
+	}
+	i := len(name)
+	for i > 1 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	if i == len(name) || i <= 1 {
+		return ""
+	}
+	base := name[1:i]
+	if !strings.HasSuffix(base, ".jsonl") && !strings.HasSuffix(base, ".json") {
+		return ""
+	}
+	if st, err := os.Stat(filepath.Join(filepath.Dir(path), base)); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return base
 }
 
 // skipDir names directories that never hold stores (and can be huge).

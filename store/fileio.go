@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -90,6 +91,9 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if fi.Size() != want.Size || !fi.ModTime().Equal(want.ModTime) {
 		return nil, &InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
 			want.Size, fi.Size(), want.ModTime.Format(time.RFC3339Nano), fi.ModTime().Format(time.RFC3339Nano))}
+	}
+	if w := openWriters(fi); len(w) > 0 {
+		return nil, heldOpen(path, w)
 	}
 	lock := flock.New(path)
 	locked, lerr := lock.TryRLock()
@@ -253,7 +257,16 @@ func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 	if ofi, err := orig.Stat(); err == nil && ofi.Size() != fi.Size() {
 		return &InUseError{Path: path, Reason: "appended to while rewriting"}
 	}
+	if w := openWriters(now); len(w) > 0 {
+		return heldOpen(path, w)
+	}
 	return nil
+}
+
+// heldOpen is the refusal of a file another process keeps open for writing: replacing it would
+// send that process's next writes to the old, unlinked file.
+func heldOpen(path string, writers []string) error {
+	return &InUseError{Path: path, Reason: "held open for writing by " + strings.Join(writers, ", ") + "; stop the agent first"}
 }
 
 // carryOver appends to path whatever was written to the old inode after size.
@@ -308,6 +321,17 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 		// Already the original content: only mode and mtime may need restoring.
 	case cur != ch.After.SHA256 && !force:
 		return &InUseError{Path: path, Reason: "changed since the run (sha256 is not the one the run wrote; use --force to restore anyway)"}
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if w := openWriters(fi); len(w) > 0 {
+			return heldOpen(path, w)
+		}
+		lock := flock.New(path)
+		if ok, err := lock.TryRLock(); err == nil && !ok {
+			return &InUseError{Path: path, Reason: "locked by another process"}
+		} else if ok {
+			defer lock.Unlock()
+		}
 	}
 	src, err := os.Open(ch.Backup)
 	if err != nil {

@@ -238,9 +238,8 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Apply && !opts.Yes && !env.InTerminal {
 		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
 	}
-	if opts.StateDir == "" {
-		opts.StateDir = rewrite.DefaultStateDir(env.Getenv, env.Home)
-	}
+	opts.StateDir = stateDirOf(env, opts.StateDir)
+	opts.Common.StateDir = opts.StateDir
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -403,4 +404,64 @@ func TestFixLeavesInvalidUTF8FileAlone(t *testing.T) {
 	assert.Equal(t, content, string(got))
 	_, err := os.Stat(filepath.Join(dir, "S"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no run is created when nothing can be written")
+}
+
+func TestDiscoveryEdgeCases(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	// The default state dir lives inside the scanned tree (HOME=tree): a first run's backups
+	// must never be read as stores by a second run.
+	env.Home = filepath.Dir(dir)
+	env.Getenv = func(string) string { return "" }
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", env.Home)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	r = runCLI(t, env, "", "scan", "--format", "json", env.Home)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "sessionfix's state directory")
+	assert.NotContains(t, r.out, "/backups/0")
+	r = runCLI(t, env, "", "undo", "--last")
+	require.Equal(t, 0, r.code, r.out+r.err)
+
+	// The same tree given twice is read once; a non-UUID *.jsonl in chats/ is a session; a
+	// FIFO named explicitly is refused (not opened); a leftover temp is named.
+	extra := filepath.Join(dir, "projects/-home-demo-src-api/chats/notauuid.jsonl")
+	require.NoError(t, os.WriteFile(extra, []byte(`{"message":{"parts":[{"functionCall":{"name":"mcp__a.b__c"}}]}}`+"\n"), 0o600))
+	tmp := filepath.Join(dir, "projects/-home-demo-src-api/chats/.notauuid.jsonl4711")
+	require.NoError(t, os.WriteFile(tmp, []byte("x"), 0o600))
+	fifo := filepath.Join(t.TempDir(), "f.jsonl")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	rel, err := filepath.Rel(mustGetwd(t), dir)
+	require.NoError(t, err)
+	r = runCLI(t, testEnv(t), "", "scan", "--format", "json", dir, rel, filepath.Join(dir, "usage_record.jsonl"), fifo)
+	assert.Equal(t, exitPartial, r.code)
+	var rep scanReport
+	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
+	assert.Len(t, rep.Stores, 5, "4 fixture stores + chats/notauuid.jsonl, each once")
+	var reasons []string
+	for _, p := range rep.Problems {
+		reasons = append(reasons, filepath.Base(p.Path)+": "+p.Reason)
+	}
+	assert.Contains(t, strings.Join(reasons, "\n"), "f.jsonl: not a regular file")
+	assert.Contains(t, strings.Join(reasons, "\n"), ".notauuid.jsonl4711: left over by an interrupted sessionfix run")
+}
+
+func TestUndoFromAnotherDirectory(t *testing.T) {
+	env := testEnv(t)
+	work := t.TempDir()
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", filepath.Join(work, "dot-qwen"))
+	orig := snapshotTree(t, filepath.Join(work, "dot-qwen"))
+	t.Chdir(work)
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", "st", "dot-qwen")
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "undo with: sessionfix undo --state-dir "+filepath.Join(work, "st"))
+	t.Chdir(t.TempDir())
+	r = runCLI(t, env, "", "undo", "--last", "--state-dir", filepath.Join(work, "st"))
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Equal(t, orig, snapshotTree(t, filepath.Join(work, "dot-qwen")))
+}
+
+func mustGetwd(t testing.TB) string {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	return wd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -33,6 +34,24 @@ type planOptions struct {
 	// SQLite stores: --profile FILE and --busy-timeout.
 	Profile     string
 	BusyTimeout time.Duration
+	// StateDir is fix's --state-dir ("" = the default); discovery never reads it.
+	StateDir string
+}
+
+// stateDirOf resolves the state directory: dir, else $SESSIONFIX_STATE_DIR, else
+// ${XDG_STATE_HOME:-~/.local/state}/sessionfix; always absolute, so the run manifest and the
+// undo hint name it wherever they are read from.
+func stateDirOf(env *Env, dir string) string {
+	if dir == "" {
+		dir = env.Getenv("SESSIONFIX_STATE_DIR")
+	}
+	if dir == "" {
+		dir = rewrite.DefaultStateDir(env.Getenv, env.Home)
+	}
+	if a, err := filepath.Abs(dir); err == nil {
+		dir = a
+	}
+	return dir
 }
 
 func planFlags() []cli.Flag {
@@ -92,7 +111,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		return nil, err
 	}
 	sopt.Agent = po.Agent
-	found := scan.DiscoverWith(storeRoots, sopt)
+	found := scan.DiscoverWith(storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{stateDirOf(env, po.StateDir)}})
 	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
 	cx, err := codexPolicy(ctx, env, po, found)
 	if err != nil {

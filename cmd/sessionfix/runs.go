@@ -42,9 +42,7 @@ func runRuns(_ context.Context, env *Env, opts runsOptions) error {
 	if opts.Format != "table" && opts.Format != "json" {
 		return usageErrorf("--format must be table or json, not %q", opts.Format)
 	}
-	if opts.StateDir == "" {
-		opts.StateDir = rewrite.DefaultStateDir(env.Getenv, env.Home)
-	}
+	opts.StateDir = stateDirOf(env, opts.StateDir)
 	runs, err := rewrite.ListRuns(opts.StateDir)
 	if err != nil {
 		return err

@@ -66,9 +66,7 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 	if (opts.RunID == "") == !opts.Last {
 		return usageErrorf("give a RUN_ID or --last (not both)")
 	}
-	if opts.StateDir == "" {
-		opts.StateDir = rewrite.DefaultStateDir(env.Getenv, env.Home)
-	}
+	opts.StateDir = stateDirOf(env, opts.StateDir)
 	dir, err := rewrite.FindRun(opts.StateDir, opts.RunID, opts.Last)
 	if err != nil {
 		return err

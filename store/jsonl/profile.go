@@ -342,6 +342,12 @@ var QwenEditCheckpoint = func() *Profile {
 	}
 }()
 
+// inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/).
+func inChats(dir string) bool {
+	dir = strings.ReplaceAll(dir, `\`, "/")
+	return strings.HasSuffix(dir, "/chats") || strings.Contains(dir+"/", "/chats/")
+}
+
 // Profiles lists every profile of this package, for discovery and by-kind lookup.
 var Profiles = []*Profile{QwenSession, QwenUsage, QwenCheckpoint, QwenEditCheckpoint, CodexRollout}
 
@@ -369,7 +375,7 @@ func Detect(path string, firstLine []byte) *Profile {
 	case strings.HasSuffix(dir, "checkpoints") && strings.HasSuffix(base, ".json"):
 		return QwenEditCheckpoint
 	case strings.HasSuffix(base, ".jsonl"):
-		if SessionFileName.MatchString(base) {
+		if SessionFileName.MatchString(base) || inChats(dir) {
 			return QwenSession
 		}
 		if IsCodexRolloutName(base) || LooksLikeCodexRollout(firstLine) {

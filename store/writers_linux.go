@@ -1,0 +1,129 @@
+package store
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// An agent that keeps its session file open (a Node.js WriteStream, Codex's rollout writer) goes
+// on writing to the old inode after the file is replaced: those writes would vanish from the
+// session. Linux shows every process's open files under /proc/<pid>/fd, so a file another
+// process holds open for writing is refused as in use. Processes of other users are not
+// visible without privileges; they are not looked at.
+
+// fileID is a file's device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// openFD is one open file descriptor of another process.
+type openFD struct {
+	pid int
+	fd  string
+}
+
+// procSnapshot maps files to the descriptors other processes hold on them.
+type procSnapshot struct {
+	at    time.Time
+	files map[fileID][]openFD
+}
+
+var (
+	procMu   sync.Mutex
+	procSnap *procSnapshot
+)
+
+// procSnapshotTTL bounds how old the view of open files may be when a file is checked (a full
+// scan of /proc costs a few milliseconds).
+const procSnapshotTTL = 250 * time.Millisecond
+
+func snapshotOpenFiles() *procSnapshot {
+	procMu.Lock()
+	defer procMu.Unlock()
+	if procSnap != nil && time.Since(procSnap.at) < procSnapshotTTL {
+		return procSnap
+	}
+	s := &procSnapshot{at: time.Now(), files: map[fileID][]openFD{}}
+	self := os.Getpid()
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		procSnap = s
+		return s
+	}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		fdDir := filepath.Join("/proc", p.Name(), "fd")
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue // gone, or another user's
+		}
+		for _, fd := range fds {
+			var st syscall.Stat_t
+			if syscall.Stat(filepath.Join(fdDir, fd.Name()), &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				continue
+			}
+			id := fileID{uint64(st.Dev), st.Ino}
+			s.files[id] = append(s.files[id], openFD{pid: pid, fd: fd.Name()})
+		}
+	}
+	procSnap = s
+	return s
+}
+
+// openWriters returns "pid N (command)" for each other process that holds the file of fi open
+// for writing (O_WRONLY or O_RDWR), as far as /proc shows.
+func openWriters(fi os.FileInfo) []string {
+	id := idOfStat(fi)
+	if id == (fileID{}) {
+		return nil
+	}
+	var out []string
+	for _, o := range snapshotOpenFiles().files[id] {
+		if !fdWritable(o) {
+			continue
+		}
+		out = append(out, "pid "+strconv.Itoa(o.pid)+" ("+procComm(o.pid)+")")
+	}
+	return out
+}
+
+// fdWritable reads the descriptor's open flags from /proc/<pid>/fdinfo/<fd>.
+func fdWritable(o openFD) bool {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(o.pid), "fdinfo", o.fd))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			return err == nil && flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0
+		}
+	}
+	return false
+}
+
+func procComm(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// idOfStat is the fileID of fi (zero when unknown).
+func idOfStat(fi os.FileInfo) fileID {
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if st == nil {
+		return fileID{}
+	}
+	return fileID{uint64(st.Dev), st.Ino}
+}
