@@ -156,7 +156,7 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	for _, o := range outs {
 		if o.Err != nil {
 			refused++
-			assert.ErrorIs(t, o.Err, store.ErrInUse)
+			assert.ErrorIs(t, o.Err, store.ErrChangedSinceRun)
 			assert.Equal(t, c, o.Ref.Path)
 		}
 	}

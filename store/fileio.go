@@ -298,7 +298,8 @@ func carryOver(orig *os.File, size int64, path string, after hash.Hash, ch *Chan
 
 // RestoreFile puts a backup back at path, byte for byte, with the original mode and mtime.
 // Unless force is set it first checks that path still holds the "after" content of ch and
-// returns an *InUseError naming the mismatch otherwise. The backup itself must still hash to
+// returns a *ChangedError naming the mismatch otherwise (an *InUseError when another process
+// holds it open for writing or locked). The backup itself must still hash to
 // ch.Before.SHA256.
 func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error {
 	// Only the first Before.Size bytes of the backup are the original: a process that kept the
@@ -313,14 +314,14 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if !force {
-			return &InUseError{Path: path, Reason: "no longer exists (use --force to recreate it)"}
+			return &ChangedError{Path: path, Reason: "it no longer exists; --force recreates it"}
 		}
 	case err != nil:
 		return fmt.Errorf("read %s: %w", path, err)
 	case cur == ch.Before.SHA256:
 		// Already the original content: only mode and mtime may need restoring.
 	case cur != ch.After.SHA256 && !force:
-		return &InUseError{Path: path, Reason: "changed since the run (sha256 is not the one the run wrote; use --force to restore anyway)"}
+		return &ChangedError{Path: path, Reason: "its sha256 is not the one the run wrote"}
 	}
 	if fi, err := os.Stat(path); err == nil {
 		if w := openWriters(fi); len(w) > 0 {

@@ -242,6 +242,23 @@ type Restorer interface {
 // ErrInUse means the store is being used by another process: it changed under us or is locked.
 var ErrInUse = errors.New("store is in use by another process")
 
+// ErrChangedSinceRun means undo found a store that no longer holds what the run wrote (an agent
+// wrote to it later, or it was deleted): restoring it would lose those later changes.
+var ErrChangedSinceRun = errors.New("changed since the run")
+
+// ChangedError says which store changed since the run and how.
+type ChangedError struct {
+	Path   string
+	Reason string
+}
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("%s: %s (%s; use --force to restore anyway)", e.Path, ErrChangedSinceRun, e.Reason)
+}
+
+// Unwrap returns ErrChangedSinceRun.
+func (e *ChangedError) Unwrap() error { return ErrChangedSinceRun }
+
 // ErrNotWritable means the store must not be rewritten (invalid UTF-8, compressed, …).
 var ErrNotWritable = errors.New("store is not writable")
 

@@ -86,6 +86,12 @@ func openWriters(fi os.FileInfo) []string {
 	}
 	var out []string
 	for _, o := range snapshotOpenFiles().files[id] {
+		// The snapshot may be up to procSnapshotTTL old and inode numbers are reused: check
+		// that the descriptor still points at this file.
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", strconv.Itoa(o.pid), "fd", o.fd), &st) != nil || (fileID{uint64(st.Dev), st.Ino}) != id {
+			continue
+		}
 		if !fdWritable(o) {
 			continue
 		}

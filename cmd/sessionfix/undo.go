@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -63,8 +64,14 @@ EXAMPLES:
 }
 
 func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
-	if (opts.RunID == "") == !opts.Last {
-		return usageErrorf("give a RUN_ID or --last (not both)")
+	switch {
+	case opts.RunID == "" && !opts.Last:
+		return usageErrorf("give a RUN_ID or --last (sessionfix runs lists them)")
+	case opts.RunID != "" && opts.Last:
+		return usageErrorf("give a RUN_ID or --last, not both")
+	}
+	if opts.Force && !opts.Yes && !env.InTerminal {
+		return usageErrorf("--force needs --yes when standard input is not a terminal (nothing was changed)")
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	dir, err := rewrite.FindRun(opts.StateDir, opts.RunID, opts.Last)
@@ -79,15 +86,21 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 		fmt.Fprintf(env.Out, "run %s was already undone at %s; nothing to do\n", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
 		return nil
 	}
-	fmt.Fprintf(env.Out, "undoing run %s (%s) from %s:\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir)
+	todo := 0
 	for _, f := range m.Files {
 		if !f.Restored {
-			fmt.Fprintf(env.Out, "  restore %s (%s changed)\n", reports.Printable(f.Ref.Path), plural(f.Edits, "name"))
+			todo++
 		}
 	}
+	fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, plural(todo, "file"))
+	for _, n := range m.ToolNotes {
+		fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
+	}
 	if opts.Force && !opts.Yes {
-		if !env.InTerminal {
-			return usageErrorf("--force needs --yes when standard input is not a terminal (nothing was changed)")
+		for _, f := range m.Files {
+			if !f.Restored {
+				fmt.Fprintf(env.Out, "  %s (%s changed)\n", reports.Printable(f.Ref.Path), plural(f.Edits, "name"))
+			}
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
@@ -102,26 +115,38 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 	}
 	open := func(ref store.Ref) (store.Store, error) { return all.OpenWith(ref, sopt) }
 	outs, _, err := rewrite.Undo(ctx, dir, open, opts.Force, env.Now)
-	restored, refused, inUse := 0, 0, 0
+	restored, changed, inUse, failed := 0, 0, 0, 0
 	for _, o := range outs {
+		path := reports.Printable(o.Ref.Path)
 		switch {
 		case o.Already:
-		case o.Err != nil:
-			refused++
-			if exitCode(o.Err) == exitInUse {
-				inUse++
-			}
-			fmt.Fprintf(env.Out, "  refused %s\n", reports.Printable(o.Err.Error()))
-		default:
+		case o.Err == nil:
 			restored++
+			fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
+		case errors.Is(o.Err, store.ErrChangedSinceRun):
+			changed++
+			fmt.Fprintf(env.Out, "  refused  %s\n", reports.Printable(o.Err.Error()))
+		case errors.Is(o.Err, store.ErrInUse):
+			inUse++
+			fmt.Fprintf(env.Out, "  refused  %s\n", reports.Printable(o.Err.Error()))
+		default:
+			failed++
+			fmt.Fprintf(env.Out, "  failed   %s\n", reports.Printable(o.Err.Error()))
 		}
 	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Out, "restored %s of run %s", plural(restored, "file"), m.RunID)
-	if refused > 0 {
-		fmt.Fprintf(env.Out, "; %s refused (undo again with --force to restore them anyway)\n", plural(refused, "file"))
+	if left := changed + inUse + failed; left > 0 {
+		fmt.Fprintf(env.Out, "; %s not restored", plural(left, "file"))
+		switch {
+		case changed > 0 && !opts.Force:
+			fmt.Fprint(env.Out, " (undo the same run with --force --yes to restore changed files anyway, losing their later changes)")
+		case inUse > 0:
+			fmt.Fprint(env.Out, " (stop the agent using them and undo the same run again)")
+		}
+		fmt.Fprintln(env.Out)
 		if inUse > 0 {
 			return withCode(exitInUse)
 		}

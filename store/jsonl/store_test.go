@@ -262,7 +262,7 @@ func TestRestore(t *testing.T) {
 	rewritten, _ := os.ReadFile(p)
 	require.NoError(t, os.WriteFile(p, append(rewritten, []byte("{}\n")...), 0o640))
 	err = st.Restore(context.Background(), ch, false)
-	require.ErrorIs(t, err, store.ErrInUse)
+	require.ErrorIs(t, err, store.ErrChangedSinceRun)
 	require.NoError(t, st.Restore(context.Background(), ch, true))
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, in, string(got))

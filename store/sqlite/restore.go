@@ -21,7 +21,7 @@ import (
 // the change rewrote is checked to still hash to what the change wrote, and its original value
 // is copied back from the backup (read through SQLite, never by copying the live database
 // file). Rows the agent added or changed elsewhere since the run are kept. A rewritten value
-// that changed or disappeared since the run refuses the undo with an *store.InUseError, unless
+// that changed or disappeared since the run refuses the undo with a *store.ChangedError, unless
 // force is set (then the original values are put back where the rows still exist). PRAGMA
 // integrity_check must say "ok" before COMMIT. The backup must still hash to ch.Before.SHA256.
 func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error {
@@ -42,7 +42,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 		return fmt.Errorf("change record %s is damaged", v.RowsFile)
 	}
 	if _, err := os.Stat(s.path); err != nil {
-		return &store.InUseError{Path: s.path, Reason: fmt.Sprintf("the database is gone (%v)", err)}
+		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("the database is gone (%v)", err)}
 	}
 
 	busy := s.opt.busy()
@@ -136,7 +136,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 			more = fmt.Sprintf(" and %d more", len(changed)-3)
 			changed = changed[:3]
 		}
-		return &store.InUseError{Path: s.path, Reason: fmt.Sprintf("changed since the run: %s%s (use --force to restore anyway)", strings.Join(changed, ", "), more)}
+		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("rows changed: %s%s", strings.Join(changed, ", "), more)}
 	}
 	if res, err := integrityCheck(ctx, conn); err != nil {
 		return fmt.Errorf("check %s: %w", s.path, err)

@@ -229,9 +229,10 @@ func testUndoRefuses(t *testing.T, f Fixture) {
 	require.NoError(t, err)
 	r := st.(store.Restorer)
 	err = r.Restore(context.Background(), ch, false)
-	require.ErrorIs(t, err, store.ErrInUse, "undo refuses a store changed since the run")
-	var iu *store.InUseError
-	require.ErrorAs(t, err, &iu)
+	require.ErrorIs(t, err, store.ErrChangedSinceRun, "undo refuses a store changed since the run")
+	var ce *store.ChangedError
+	require.ErrorAs(t, err, &ce)
+	assert.NotEmpty(t, ce.Path)
 	assert.Equal(t, tampered, f.Digest(t), "a refused undo changes nothing")
 	require.NoError(t, r.Restore(context.Background(), ch, true), "--force restores anyway")
 	back := scan(t, st)
