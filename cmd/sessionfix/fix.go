@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -117,6 +120,7 @@ type fixOutput struct {
 	opts      fixOptions
 	showPlan  bool
 	jsonStart bool
+	began     bool
 	stores    int
 	names     int
 	skipped   []skippedRow
@@ -184,6 +188,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 // begin opens the JSON document.
 func (o *fixOutput) begin(mode string) {
 	o.jsonStart = false
+	o.began = true
 	if o.opts.Format == "json" {
 		fmt.Fprintf(o.env.Out, "{\"mode\":%q,\"stores\":[\n", mode)
 	}
@@ -221,6 +226,55 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 	return nil
 }
 
+// abort ends the output of a run stopped by err (an interrupt, an unusable state directory):
+// the JSON document is closed with an "error" member, and what a run already rewrote is named
+// so it can be undone.
+func (o *fixOutput) abort(err error, res *rewrite.Result) error {
+	if errors.Is(err, context.Canceled) {
+		err = errors.New("interrupted")
+	}
+	hint := ""
+	if res != nil && res.RunID != "" {
+		hint = fmt.Sprintf("; %s already rewritten in run %s (undo with: sessionfix undo --state-dir %s %s)",
+			plural(o.stores, "file"), res.RunID, shellQuote(o.opts.StateDir), res.RunID)
+	}
+	if o.opts.Format == "json" && o.began {
+		tail := map[string]any{"error": err.Error() + hint, "skipped": o.skipped}
+		if res != nil {
+			tail["run_id"], tail["run_dir"] = res.RunID, res.Dir
+		}
+		b, merr := marshalJSON(tail)
+		if merr == nil {
+			fmt.Fprintf(o.env.Out, "\n],%s\n", b[1:])
+		}
+	}
+	return fmt.Errorf("%w%s", err, hint)
+}
+
+// checkStateDir makes sure runs can be recorded before anything is rewritten, without
+// creating anything: the nearest existing directory on the way to <dir>/runs must be
+// writable.
+func checkStateDir(dir string) error {
+	p := filepath.Join(dir, "runs")
+	for {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("state directory %s is not usable (nothing was changed): %s is not a directory", dir, p)
+			}
+			if err := syscall.Access(p, 0x2|0x1); err != nil { // W_OK|X_OK
+				return fmt.Errorf("state directory %s is not writable (nothing was changed): %s: %w", dir, p, err)
+			}
+			return nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("state directory %s is not usable (nothing was changed): %w", dir, err)
+		}
+		p = parent
+	}
+}
+
 func marshalJSON(v any) ([]byte, error) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
@@ -251,7 +305,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if !opts.Apply {
 		out.begin("dry-run")
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, out.store); err != nil {
-			return err
+			return out.abort(err, nil)
 		}
 		summary := p.agg.summaryLine(false)
 		if err := out.end(p.agg, summary, nil); err != nil {
@@ -294,10 +348,13 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 		out.showPlan = false
 	}
+	if err := checkStateDir(opts.StateDir); err != nil {
+		return out.abort(err, nil)
+	}
 	out.begin("apply")
 	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt}, out.store)
 	if err != nil {
-		return err
+		return out.abort(err, res)
 	}
 	summary := p.agg.summaryLine(false)
 	if p.agg.rep.Totals.Rewrite > 0 {

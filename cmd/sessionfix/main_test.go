@@ -465,3 +465,26 @@ func mustGetwd(t testing.TB) string {
 	require.NoError(t, err)
 	return wd
 }
+
+func TestInterruptedRunKeepsJSONValid(t *testing.T) {
+	dir := fixtureCopy(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	e := *testEnv(t)
+	e.In, e.Out, e.Err = strings.NewReader(""), &out, &errb
+	code := run(ctx, []string{"sessionfix", "fix", "--apply", "--yes", "--format", "json", "--state-dir", filepath.Join(t.TempDir(), "S"), dir}, &e)
+	assert.Equal(t, exitError, code)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), out.String())
+	assert.Equal(t, "interrupted", doc["error"])
+	assert.Contains(t, errb.String(), "interrupted")
+
+	if os.Geteuid() != 0 {
+		ro := t.TempDir()
+		require.NoError(t, os.Chmod(ro, 0o500))
+		r := runCLI(t, testEnv(t), "", "fix", "--apply", "--yes", "--format", "json", "--state-dir", filepath.Join(ro, "S"), dir)
+		assert.Equal(t, exitError, r.code)
+		assert.Contains(t, r.err, "not writable (nothing was changed)")
+	}
+}

@@ -279,6 +279,9 @@ func (a *aggregate) finish() {
 	if a.rep.SettingsRules == nil {
 		a.rep.SettingsRules = []settingsRuleRow{}
 	}
+	if a.rep.Stores == nil {
+		a.rep.Stores = []storeRow{}
+	}
 }
 
 // problemRow is one problem in a report.
