@@ -454,7 +454,7 @@ func checkKeyClashes(sp *StorePlan) {
 			d := &sp.Decisions[i]
 			if d.Action == ActRewrite && seen[d.New] > 1 {
 				sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
-					Reason: fmt.Sprintf("key %q not renamed to %q: the object already has that key (%s)", d.Site.Name, d.New, d.Site.Scope)})
+					Reason: fmt.Sprintf("key %q not renamed to %q: another key of the same object (%s) is or would become %q, and JSON keeps only one of duplicate keys", d.Site.Name, d.New, d.Site.Scope, d.New)})
 				d.Action, d.Note = ActKeep, fmt.Sprintf("would duplicate key %q", d.New)
 				d.New = ""
 			}

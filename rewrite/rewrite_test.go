@@ -111,7 +111,7 @@ func TestPairsAndKeyClashes(t *testing.T) {
 	sp := plan.Stores[0]
 	assert.Equal(t, 1, sp.Count(ActRewrite), "only the key that does not clash is renamed")
 	require.Len(t, sp.Warnings, 1)
-	assert.Contains(t, sp.Warnings[0].Reason, "already has that key")
+	assert.Contains(t, sp.Warnings[0].Reason, "JSON keeps only one of duplicate keys")
 }
 
 func TestApplyJournalManifestAndUndo(t *testing.T) {

@@ -358,11 +358,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	summary := p.agg.summaryLine(false)
 	if p.agg.rep.Totals.Rewrite > 0 {
-		summary = fmt.Sprintf("rewrote %s in %s; %s kept", plural(out.names, "name"), plural(out.stores, "file"),
-			plural(p.agg.rep.Totals.KeptTruncated, "legacy truncated name"))
-		if len(out.skipped) > 0 {
-			summary += fmt.Sprintf("; %s skipped", plural(len(out.skipped), "file"))
-		}
+		summary = p.agg.appliedLine(out.names, out.stores, len(out.skipped))
 	}
 	if err := out.end(p.agg, summary, res); err != nil {
 		return err

@@ -358,22 +358,37 @@ func sortedRows(m map[[3]string]*renameRow) []renameRow {
 	return out
 }
 
-// summaryLine is the closing sentence of scan and fix ("would rewrite …", "rewrote …").
+// summaryLine is the closing sentence of scan and fix ("would rewrite …", "rewrote …"). Every
+// legacy name left in place is counted: middle-truncated ones (kept by design) and any other
+// kept one (a lossy name without --rewrite-lossy, a key clash, a file that must not be
+// written), so "nothing to change" never hides a name a provider still rejects.
 func (a *aggregate) summaryLine(applied bool) string {
 	t := a.rep.Totals
+	kept := fmt.Sprintf("%s kept", plural(t.KeptTruncated, "legacy truncated name"))
+	if other := t.Kept - t.KeptTruncated; other > 0 {
+		kept += fmt.Sprintf("; %s kept (see the notes and warnings)", plural(other, "other legacy name"))
+	}
 	if t.Rewrite == 0 {
-		s := fmt.Sprintf("nothing to change: no name needs rewriting in %s", plural(t.Stores, "store"))
-		if t.KeptTruncated > 0 {
-			s += fmt.Sprintf("; %s kept", plural(t.KeptTruncated, "legacy truncated name"))
-		}
-		return s
+		return fmt.Sprintf("nothing to change: no name needs rewriting in %s; %s", plural(t.Stores, "store"), kept)
 	}
 	verb := "would rewrite"
 	if applied {
 		verb = "rewrote"
 	}
-	return fmt.Sprintf("%s %s in %s; %s kept", verb, plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"),
-		plural(t.KeptTruncated, "legacy truncated name"))
+	return fmt.Sprintf("%s %s in %s; %s", verb, plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"), kept)
+}
+
+// appliedLine is the closing sentence of fix --apply: what was really rewritten.
+func (a *aggregate) appliedLine(names, files, skipped int) string {
+	t := a.rep.Totals
+	s := fmt.Sprintf("rewrote %s in %s; %s kept", plural(names, "name"), plural(files, "file"), plural(t.KeptTruncated, "legacy truncated name"))
+	if other := t.Kept - t.KeptTruncated; other > 0 {
+		s += fmt.Sprintf("; %s kept (see the notes and warnings)", plural(other, "other legacy name"))
+	}
+	if skipped > 0 {
+		s += fmt.Sprintf("; %s skipped", plural(skipped, "file"))
+	}
+	return s
 }
 
 func classTable(rep *scanReport) *reports.Table {
