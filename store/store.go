@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
+	"unicode/utf16"
 )
 
 // Kind names a store format. The value appears in reports and run manifests.
@@ -105,6 +107,28 @@ type Site struct {
 	Scope string `json:"scope,omitempty"`
 	// ReadOnly marks a site that is reported but never rewritten (raw identities).
 	ReadOnly bool `json:"read_only,omitempty"`
+}
+
+// DisplayName is Name for output: exact, with a lone surrogate written as the escape text
+// "\ud800" (so \ud800 and \udc00 stay distinguishable where Name has U+FFFD for both).
+func (s *Site) DisplayName() string {
+	if s.Units == nil {
+		return s.Name
+	}
+	var b strings.Builder
+	for i := 0; i < len(s.Units); i++ {
+		c := rune(s.Units[i])
+		switch {
+		case utf16.IsSurrogate(c) && c < 0xdc00 && i+1 < len(s.Units) && s.Units[i+1] >= 0xdc00 && s.Units[i+1] <= 0xdfff:
+			b.WriteRune(utf16.DecodeRune(c, rune(s.Units[i+1])))
+			i++
+		case utf16.IsSurrogate(c):
+			fmt.Fprintf(&b, "\\u%04x", c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }
 
 // Identity is a raw MCP identity recorded in a store (Codex invocation records, thread items).

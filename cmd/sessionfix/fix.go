@@ -137,7 +137,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 				continue
 			}
 			fs.Decisions = append(fs.Decisions, decisionRow{Where: d.Site.Loc.String(), Site: siteLabel(*d.Site), Path: d.Site.Path,
-				Old: d.Site.Name, New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
+				Old: d.Site.DisplayName(), New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
 		}
 	}
 	if oc := r.Outcome; oc != nil {

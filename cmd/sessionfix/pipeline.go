@@ -239,9 +239,10 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 			continue
 		}
 		newName := d.New + also[d.Site.Group]
-		k := [3]string{d.Site.Name, newName, d.Note}
+		old := d.Site.DisplayName()
+		k := [3]string{old, newName, d.Note}
 		if m[k] == nil {
-			m[k] = &renameRow{Old: d.Site.Name, New: newName, Class: string(d.Class), Note: d.Note}
+			m[k] = &renameRow{Old: old, New: newName, Class: string(d.Class), Note: d.Note}
 		}
 		m[k].Count++
 	}
