@@ -187,10 +187,11 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if err := syncDir(filepath.Dir(opt.BackupPath)); err != nil {
 		return nil, err
 	}
-	if err := pf.Chmod(fi.Mode().Perm()); err != nil {
+	chownLike(pf.File, fi) // before chmod: chown clears setuid/setgid
+	if err := pf.Chmod(modeBits(fi.Mode())); err != nil {
 		return nil, fmt.Errorf("chmod temp for %s: %w", path, err)
 	}
-	chownLike(pf.File, fi)
+	xattrWarnings := copyXattrs(path, pf.File)
 	if err := pf.Sync(); err != nil {
 		return nil, fmt.Errorf("sync temp for %s: %w", path, err)
 	}
@@ -199,6 +200,7 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 
 	ch = &Change{
+		Warnings:   xattrWarnings,
 		Backup:     opt.BackupPath,
 		BackupLink: linked,
 		Before:     FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
@@ -347,12 +349,19 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 	if _, err := io.CopyBuffer(pf, &ctxReader{ctx: ctx, r: io.LimitReader(src, ch.Before.Size)}, make([]byte, copyBufSize)); err != nil {
 		return fmt.Errorf("restore %s: %w", path, err)
 	}
-	if err := pf.Chmod(ch.Before.Mode.Perm()); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
 	if fi, err := os.Stat(path); err == nil {
 		chownLike(pf.File, fi)
 	}
+	if err := pf.Chmod(modeBits(ch.Before.Mode)); err != nil {
+		return fmt.Errorf("chmod %s: %w", path, err)
+	}
+	// The attributes of the original: the current file carries them (the fix copied them),
+	// else the backup (a hard link is the original inode).
+	xsrc := path
+	if _, err := os.Stat(path); err != nil {
+		xsrc = ch.Backup
+	}
+	copyXattrs(xsrc, pf.File)
 	if err := pf.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
@@ -381,6 +390,11 @@ func hashPrefix(path string, n int64) (string, error) {
 		return "", fmt.Errorf("backup is %d bytes, want at least %d", fi.Size(), n)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// modeBits are the permission bits a replaced file keeps: rwx plus setuid, setgid and sticky.
+func modeBits(m os.FileMode) os.FileMode {
+	return m & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
 }
 
 // syncDir fsyncs a directory so a rename in it is durable.

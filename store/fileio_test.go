@@ -123,3 +123,29 @@ func TestRewriteFileRefusesNonRegular(t *testing.T) {
 	_, err := RewriteFile(context.Background(), dir, FileState{}, upper, ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "b")})
 	require.ErrorIs(t, err, ErrNotWritable)
 }
+
+func TestRewriteFileKeepsSpecialModeBitsAndXattrs(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	require.NoError(t, os.Chmod(p, 0o640|os.ModeSetgid))
+	xattrOK := setXattr(p, "user.sessionfix-test", "kept") == nil
+	orig, err := os.Stat(p)
+	require.NoError(t, err)
+
+	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	require.NoError(t, err)
+	fi, _ := os.Stat(p)
+	assert.Equal(t, orig.Mode(), fi.Mode(), "setgid kept")
+	if xattrOK {
+		assert.Equal(t, "kept", getXattr(t, p, "user.sessionfix-test"))
+	}
+	require.NoError(t, RestoreFile(context.Background(), p, ch, false))
+	fi, _ = os.Stat(p)
+	assert.Equal(t, orig.Mode(), fi.Mode(), "setgid restored")
+	if xattrOK {
+		assert.Equal(t, "kept", getXattr(t, p, "user.sessionfix-test"))
+	} else {
+		t.Log("this file system has no user xattrs: only mode bits checked")
+	}
+}

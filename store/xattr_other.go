@@ -1,0 +1,8 @@
+//go:build !linux
+
+package store
+
+import "os"
+
+// copyXattrs is only implemented on Linux; elsewhere extended attributes are not carried over.
+func copyXattrs(string, *os.File) []string { return nil }

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package store
+
+import (
+	"errors"
+	"testing"
+)
+
+func setXattr(string, string, string) error { return errors.New("not supported") }
+
+func getXattr(testing.TB, string, string) string { return "" }
