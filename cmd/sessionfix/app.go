@@ -207,7 +207,11 @@ func checkFlagOrder(app *cli.App, args []string) error {
 			return nil
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			if sawArg {
-				return fmt.Errorf("flag %s comes after a path: put flags before paths (sessionfix %s [flags] PATH...)", a, args[1])
+				usage := cmd.ArgsUsage
+				if usage == "" {
+					usage = "ARGS"
+				}
+				return fmt.Errorf("flag %s comes after an argument: put flags first (sessionfix %s [flags] %s)", a, args[1], usage)
 			}
 			name := strings.TrimLeft(a, "-")
 			if !strings.Contains(name, "=") && takesValue[name] {

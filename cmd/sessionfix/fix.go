@@ -27,6 +27,7 @@ type fixOptions struct {
 	Format   string
 	Workers  int
 	Verbose  bool
+	Quiet    bool
 	Common   planOptions
 }
 
@@ -70,11 +71,12 @@ EXAMPLES:
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			&cli.IntFlag{Name: "workers", Usage: "parallel readers (default: CPUs, at most 8)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the names that need nothing (builtin, clean, normalized)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list each name: only stores skipped, problems and the summary"},
 		),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
-				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c),
+				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
 			}
 			return runFix(c.Context, env, opts)
 		},
@@ -300,7 +302,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.notes()...)
 	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: p.roots, Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
-	out := &fixOutput{env: env, opts: opts, showPlan: true}
+	if opts.Quiet && opts.Verbose {
+		return usageErrorf("--quiet and --verbose contradict each other")
+	}
+	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet}
 
 	if !opts.Apply {
 		out.begin("dry-run")
@@ -326,7 +331,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		fmt.Fprintln(env.Out, "planned changes:")
 		tableOpts := opts
 		tableOpts.Format = "table" // a person reads this before answering
-		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: true}
+		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet}
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, planOut.store); err != nil {
 			return err
 		}

@@ -317,7 +317,7 @@ func TestScanOutputsAndExitCodes(t *testing.T) {
 
 	r = runCLI(t, testEnv(t), "", "scan", dir, "--format", "json")
 	assert.Equal(t, exitUsage, r.code)
-	assert.Contains(t, r.err, "put flags before paths")
+	assert.Contains(t, r.err, "put flags first (sessionfix scan [flags] [PATH...])")
 }
 
 func TestFixKeepTruncatedAndLossy(t *testing.T) {
@@ -487,4 +487,21 @@ func TestInterruptedRunKeepsJSONValid(t *testing.T) {
 		assert.Equal(t, exitError, r.code)
 		assert.Contains(t, r.err, "not writable (nothing was changed)")
 	}
+}
+
+func TestNamesInputHygiene(t *testing.T) {
+	// A BOM is not part of the first name; invalid UTF-8 is reported, not silently replaced.
+	r := runCLI(t, testEnv(t), "\uFEFFmcp__a.b__c\nmcp__x\xff__y\nread_file\n", "names", "--stdin", "--format", "json")
+	assert.Equal(t, exitPartial, r.code)
+	assert.Contains(t, r.err, "standard input line 2: invalid UTF-8")
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], `"raw":"mcp__a.b__c","class":"legacy-dotted"`)
+
+	inv := filepath.Join(t.TempDir(), "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers":{"lit":{"tools":["literature.search_pubmed","get+data"]}}}`), 0o600))
+	r = runCLI(t, testEnv(t), "", "names", "--inventory", inv, "--format", "jsonl", "mcp__lit__literature_search_pubmed_1nv53db", "mcp__lit__get_data")
+	require.Equal(t, 0, r.code, r.err)
+	assert.Contains(t, r.out, `"class":"normalized"`)
+	assert.Contains(t, r.out, `"class":"lossy-legacy"`)
 }

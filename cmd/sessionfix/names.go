@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,10 +16,11 @@ import (
 )
 
 type namesOptions struct {
-	Names  []string
-	Stdin  bool
-	JSON   bool
-	Format string
+	Names     []string
+	Stdin     bool
+	JSON      bool
+	Format    string
+	Inventory string
 }
 
 func newNamesCommand(env *Env) *cli.Command {
@@ -42,10 +44,11 @@ EXAMPLES:
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stdin", Usage: "read names from standard input, one per line"},
 			&cli.BoolFlag{Name: "json", Usage: "with --stdin: each line is a JSON string (or an object with \"raw\")"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or jsonl"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, or jsonl (one JSON object a line; json is accepted too)"},
+			&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools, to tell lossy-legacy and normalized names (as scan does)", TakesFile: true},
 		},
 		Action: func(c *cli.Context) error {
-			opts := namesOptions{Names: c.Args().Slice(), Stdin: c.Bool("stdin"), JSON: c.Bool("json"), Format: c.String("format")}
+			opts := namesOptions{Names: c.Args().Slice(), Stdin: c.Bool("stdin"), JSON: c.Bool("json"), Format: c.String("format"), Inventory: c.String("inventory")}
 			return runNames(c.Context, env, opts)
 		},
 	}
@@ -58,8 +61,15 @@ type nameInput struct {
 }
 
 func runNames(_ context.Context, env *Env, opts namesOptions) error {
+	if opts.Format == "json" {
+		opts.Format = "jsonl"
+	}
 	if opts.Format != "table" && opts.Format != "jsonl" {
 		return usageErrorf("--format must be table or jsonl, not %q", opts.Format)
+	}
+	ix, err := loadInventoryIndex(opts.Inventory)
+	if err != nil {
+		return err
 	}
 	if opts.JSON && !opts.Stdin {
 		return usageErrorf("--json needs --stdin")
@@ -83,6 +93,17 @@ func runNames(_ context.Context, env *Env, opts namesOptions) error {
 				return fmt.Errorf("read standard input: %w", err)
 			}
 			line = strings.TrimSuffix(line, "\n")
+			if n == 1 {
+				line = strings.TrimPrefix(line, "\uFEFF") // a byte order mark is not part of the first name
+			}
+			if !opts.JSON && !utf8.ValidString(line) {
+				fmt.Fprintf(env.Err, "sessionfix: standard input line %d: invalid UTF-8 (use --json with \\u escapes for such names)\n", n)
+				bad++
+				if err == io.EOF {
+					break
+				}
+				continue
+			}
 			if opts.JSON {
 				in, perr := parseJSONName(line)
 				if perr != nil {
@@ -103,7 +124,7 @@ func runNames(_ context.Context, env *Env, opts namesOptions) error {
 			inputs = append(inputs, nameInput{str: a})
 		}
 	}
-	if err := writeNames(env.Out, inputs, opts.Format); err != nil {
+	if err := writeNames(env.Out, inputs, opts.Format, ix); err != nil {
 		return err
 	}
 	if bad > 0 {
@@ -154,21 +175,21 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func describeName(in nameInput) (class mcpname.Class, normalized, mcpNormalized, legacy string) {
+func describeName(in nameInput, ix *mcpname.Index) (class mcpname.Class, normalized, mcpNormalized, legacy string) {
 	if in.units != nil {
-		c := mcpname.ClassifyUnits(in.units, nil)
+		c := mcpname.ClassifyUnits(in.units, ix)
 		return c.Class, mcpname.NormalizeUnits(in.units), c.Registered, mcpname.LegacyUnits(in.units)
 	}
-	c := mcpname.Classify(in.str, nil)
+	c := mcpname.Classify(in.str, ix)
 	return c.Class, mcpname.Normalize(in.str), c.Registered, mcpname.Legacy(in.str)
 }
 
-func writeNames(w io.Writer, inputs []nameInput, format string) error {
+func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Index) error {
 	bw := bufio.NewWriter(w)
 	if format == "jsonl" {
 		var b []byte
 		for _, in := range inputs {
-			class, norm, mcpNorm, leg := describeName(in)
+			class, norm, mcpNorm, leg := describeName(in, ix)
 			b = append(b[:0], `{"raw":`...)
 			if in.units != nil {
 				b = jsonscan.AppendQuoteUnits(b, in.units)
@@ -196,7 +217,7 @@ func writeNames(w io.Writer, inputs []nameInput, format string) error {
 	}
 	t := &reports.Table{Columns: []string{"raw", "class", "normalized", "mcp_normalized", "legacy"}}
 	for _, in := range inputs {
-		class, norm, mcpNorm, leg := describeName(in)
+		class, norm, mcpNorm, leg := describeName(in, ix)
 		t.Add(in.str, string(class), norm, mcpNorm, leg)
 	}
 	if err := reports.WriteText(bw, t); err != nil {
