@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -36,6 +37,13 @@ type planOptions struct {
 	BusyTimeout time.Duration
 	// StateDir is fix's --state-dir ("" = the default); discovery never reads it.
 	StateDir string
+}
+
+// sameFile reports whether two paths name the same file.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // stateDirOf resolves the state directory: dir, else $SESSIONFIX_STATE_DIR, else
@@ -113,6 +121,9 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	sopt.Agent = po.Agent
 	found := scan.DiscoverWith(storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{stateDirOf(env, po.StateDir)}})
 	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
+	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {
+		return slices.ContainsFunc(settingsFiles, func(f string) bool { return sameFile(f, p) })
+	})
 	cx, err := codexPolicy(ctx, env, po, found)
 	if err != nil {
 		return nil, err
@@ -174,6 +185,10 @@ func newAggregate(found *scan.Found) *aggregate {
 	a := &aggregate{renames: map[[3]string]*renameRow{}, kept: map[[3]string]*renameRow{},
 		hashClean: map[string]int{}, dotted: map[string]bool{}}
 	a.rep.Ignored = found.Ignored
+	a.rep.IgnoredPaths = found.IgnoredPaths
+	if a.rep.IgnoredPaths == nil {
+		a.rep.IgnoredPaths = []string{}
+	}
 	a.rep.Totals.ByClass = map[mcpname.Class]int{}
 	for _, is := range found.Issues {
 		a.rep.Problems = append(a.rep.Problems, problemRow{Path: is.Path, Severity: string(is.Severity), Reason: is.Reason})
@@ -310,17 +325,19 @@ func whereOf(l store.Loc) string {
 
 // scanReport is the machine-readable scan result (scan --format json).
 type scanReport struct {
-	Roots    []string              `json:"roots"`
-	Elapsed  string                `json:"elapsed"`
-	Bytes    int64                 `json:"bytes"`
-	Records  int64                 `json:"records"`
-	Ignored  int                   `json:"ignored_files"`
-	Totals   rewrite.Totals        `json:"totals"`
-	Classes  map[mcpname.Class]int `json:"classes"`
-	Stores   []storeRow            `json:"stores"`
-	Renames  []renameRow           `json:"renames"`
-	Kept     []renameRow           `json:"kept"`
-	Problems []problemRow          `json:"problems"`
+	Roots   []string `json:"roots"`
+	Elapsed string   `json:"elapsed"`
+	Bytes   int64    `json:"bytes"`
+	Records int64    `json:"records"`
+	Ignored int      `json:"ignored_files"`
+	// IgnoredPaths names them (the first 1000): nothing is skipped silently.
+	IgnoredPaths []string              `json:"ignored_paths"`
+	Totals       rewrite.Totals        `json:"totals"`
+	Classes      map[mcpname.Class]int `json:"classes"`
+	Stores       []storeRow            `json:"stores"`
+	Renames      []renameRow           `json:"renames"`
+	Kept         []renameRow           `json:"kept"`
+	Problems     []problemRow          `json:"problems"`
 	// SettingsRules are the rules of settings files among the roots written in legacy
 	// spellings (reported, never rewritten).
 	SettingsRules []settingsRuleRow `json:"settings_rules"`

@@ -82,7 +82,7 @@ func writeScanText(env *Env, a *aggregate) error {
 	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
 		plural(rep.Totals.Stores, "store"), humanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
 	if rep.Ignored > 0 {
-		fmt.Fprintf(w, "%d other files are not stores and were not read\n", rep.Ignored)
+		fmt.Fprintf(w, "%d other files are not stores and were not read (--format json lists them)\n", rep.Ignored)
 	}
 	fmt.Fprintln(w)
 	if err := reports.WriteText(w, classTable(rep)); err != nil {
