@@ -12,16 +12,7 @@ const claudeAIServerPrefix = "claude.ai "
 // "claude.ai ", runs of "_" then collapse to one and one leading and one trailing "_" are
 // dropped. There is no length cap, truncation or hash.
 func ClaudeNormalize(name string) string {
-	u := Units(name)
-	b := make([]byte, len(u))
-	for i, c := range u {
-		if isProviderChar(c) {
-			b[i] = byte(c)
-		} else {
-			b[i] = '_'
-		}
-	}
-	n := string(b)
+	n := ProviderSubstitute(name)
 	if !strings.HasPrefix(name, claudeAIServerPrefix) {
 		return n
 	}

@@ -91,16 +91,9 @@ func Sanitize(name string) string { return SanitizeUnits(Units(name)) }
 
 // SanitizeUnits is Sanitize over UTF-16 code units.
 func SanitizeUnits(u []uint16) string {
-	b := make([]byte, 0, len(u)+len(fallbackPrefix))
+	b := substitute(u, isProviderChar)
 	if len(u) == 0 || u[0] > 0x7f || !isLetter(byte(u[0])) {
-		b = append(b, fallbackPrefix...)
-	}
-	for _, c := range u {
-		if isProviderChar(c) {
-			b = append(b, byte(c))
-		} else {
-			b = append(b, '_')
-		}
+		return fallbackPrefix + string(b)
 	}
 	return string(b)
 }
@@ -162,14 +155,7 @@ func Legacy(name string) string { return LegacyUnits(Units(name)) }
 
 // LegacyUnits is Legacy over UTF-16 code units.
 func LegacyUnits(u []uint16) string {
-	b := make([]byte, len(u))
-	for i, c := range u {
-		if isLegacyChar(c) {
-			b[i] = byte(c)
-		} else {
-			b[i] = '_'
-		}
-	}
+	b := substitute(u, isLegacyChar)
 	if len(b) > MaxLength {
 		out := make([]byte, 0, MaxLength)
 		out = append(out, b[:LegacyHeadLength]...)
@@ -182,32 +168,24 @@ func LegacyUnits(u []uint16) string {
 
 // LegacySubstitute is L(x) of qwen-reference.md: Legacy's character substitution without the
 // truncation (length-preserving).
-func LegacySubstitute(name string) string {
-	u := Units(name)
-	b := make([]byte, len(u))
-	for i, c := range u {
-		if isLegacyChar(c) {
-			b[i] = byte(c)
-		} else {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
+func LegacySubstitute(name string) string { return string(substitute(Units(name), isLegacyChar)) }
 
 // ProviderSubstitute is P(x) of qwen-reference.md: every unit outside [A-Za-z0-9_-] becomes '_'
 // (length-preserving, no "tool_" prefix).
-func ProviderSubstitute(name string) string {
-	u := Units(name)
+func ProviderSubstitute(name string) string { return string(substitute(Units(name), isProviderChar)) }
+
+// substitute maps each UTF-16 unit to itself when keep says so (keep only accepts ASCII) and
+// to '_' otherwise: one output byte per unit.
+func substitute(u []uint16, keep func(uint16) bool) []byte {
 	b := make([]byte, len(u))
 	for i, c := range u {
-		if isProviderChar(c) {
+		if keep(c) {
 			b[i] = byte(c)
 		} else {
 			b[i] = '_'
 		}
 	}
-	return string(b)
+	return b
 }
 
 // Raw builds the raw identity "mcp__<server>__<tool>" from a configured server key and the tool

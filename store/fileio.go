@@ -184,7 +184,7 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 			return nil, fmt.Errorf("sync backup of %s: %w", path, err)
 		}
 	}
-	if err := syncDir(filepath.Dir(opt.BackupPath)); err != nil {
+	if err := SyncDir(filepath.Dir(opt.BackupPath)); err != nil {
 		return nil, err
 	}
 	chownLike(pf.File, fi) // before chmod: chown clears setuid/setgid
@@ -226,7 +226,7 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		keepBackup = false
 		return nil, fmt.Errorf("replace %s: %w", path, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := SyncDir(filepath.Dir(path)); err != nil {
 		return ch, err
 	}
 	// An append that raced the rename went to the old inode: carry those bytes over so nothing
@@ -371,7 +371,7 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return SyncDir(filepath.Dir(path))
 }
 
 // hashPrefix returns the hex SHA-256 of the first n bytes of a file (an error when it is
@@ -397,8 +397,8 @@ func modeBits(m os.FileMode) os.FileMode {
 	return m & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
 }
 
-// syncDir fsyncs a directory so a rename in it is durable.
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory so a file created or renamed in it is durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("open directory %s: %w", dir, err)

@@ -192,7 +192,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	if err := rf.Sync(); err != nil {
 		return nil, fmt.Errorf("sync change record of %s: %w", s.path, err)
 	}
-	if err := syncDir(filepath.Dir(rowsPath)); err != nil {
+	if err := store.SyncDir(filepath.Dir(rowsPath)); err != nil {
 		return nil, err
 	}
 	v, err := json.Marshal(verifyInfo{Version: 1, Profile: ex.comp.prof.Name, Targets: targets,
@@ -489,7 +489,7 @@ func onlineBackup(ctx context.Context, src, dst string, busy time.Duration) erro
 		os.Remove(dst)
 		return fmt.Errorf("sync backup of %s: %w", src, err)
 	}
-	return syncDir(filepath.Dir(dst))
+	return store.SyncDir(filepath.Dir(dst))
 }
 
 func syncFile(path string) error {
@@ -499,17 +499,4 @@ func syncFile(path string) error {
 	}
 	defer f.Close()
 	return f.Sync()
-}
-
-// syncDir fsyncs a directory so a file created in it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }
