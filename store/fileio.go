@@ -95,10 +95,12 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if w := openWriters(fi); len(w) > 0 {
 		return nil, heldOpen(path, w)
 	}
+	// An exclusive advisory lock while rewriting: another sessionfix run (or any process
+	// that locks the file) is kept out, and a lock another process holds refuses the file.
 	lock := flock.New(path)
-	locked, lerr := lock.TryRLock()
+	locked, lerr := lock.TryLock()
 	if lerr == nil && !locked {
-		return nil, &InUseError{Path: path, Reason: "locked by another process"}
+		return nil, &InUseError{Path: path, Reason: "locked by another process (another sessionfix run, or an agent)"}
 	}
 	if locked {
 		defer lock.Unlock()
@@ -111,16 +113,22 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if err := os.MkdirAll(filepath.Dir(opt.BackupPath), 0o700); err != nil {
 		return nil, fmt.Errorf("create backup directory: %w", err)
 	}
+	// A file with other hard links (a cp -al or rsnapshot snapshot, say) keeps its inode alive
+	// under those names: they could change it later, so its backup must be a copy (and the
+	// other names keep the old content, as a rename-based replace must).
 	linked := false
-	if err := os.Link(path, opt.BackupPath); err == nil {
-		if bfi, err := os.Stat(opt.BackupPath); err == nil && os.SameFile(bfi, fi) {
-			linked = true
-		} else {
-			os.Remove(opt.BackupPath)
-			return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+	otherLinks := nlink(fi) > 1
+	if !otherLinks {
+		if err := os.Link(path, opt.BackupPath); err == nil {
+			if bfi, err := os.Stat(opt.BackupPath); err == nil && os.SameFile(bfi, fi) {
+				linked = true
+			} else {
+				os.Remove(opt.BackupPath)
+				return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+			}
+		} else if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create backup of %s: %w", path, err)
 		}
-	} else if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create backup of %s: %w", path, err)
 	}
 	var bk *os.File
 	if !linked {
@@ -199,6 +207,9 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		return nil, fmt.Errorf("set mtime of temp for %s: %w", path, err)
 	}
 
+	if otherLinks {
+		xattrWarnings = append(xattrWarnings, fmt.Sprintf("the file had %d hard links: only this name was rewritten, the other names keep the old content", nlink(fi)))
+	}
 	ch = &Change{
 		Warnings:   xattrWarnings,
 		Backup:     opt.BackupPath,

@@ -149,3 +149,20 @@ func TestRewriteFileKeepsSpecialModeBitsAndXattrs(t *testing.T) {
 		t.Log("this file system has no user xattrs: only mode bits checked")
 	}
 }
+
+func TestRewriteFileWithOtherHardLinksCopiesTheBackup(t *testing.T) {
+	dir := t.TempDir()
+	h1, h2 := filepath.Join(dir, "h1.jsonl"), filepath.Join(dir, "h2.jsonl")
+	require.NoError(t, os.WriteFile(h1, []byte("abc\n"), 0o600))
+	require.NoError(t, os.Link(h1, h2))
+	ch, err := RewriteFile(context.Background(), h1, stateOf(t, h1), upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	require.NoError(t, err)
+	assert.False(t, ch.BackupLink, "the inode lives on as h2: the backup is a copy")
+	require.Len(t, ch.Warnings, 1)
+	assert.Contains(t, ch.Warnings[0], "2 hard links")
+	// h2 keeps the old content and may change later: undo of h1 is unaffected.
+	require.NoError(t, os.WriteFile(h2, []byte("something else\n"), 0o600))
+	require.NoError(t, RestoreFile(context.Background(), h1, ch, false))
+	got, _ := os.ReadFile(h1)
+	assert.Equal(t, "abc\n", string(got))
+}

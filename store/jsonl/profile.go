@@ -166,29 +166,6 @@ func partOf(c *jsonscan.Capture, base int, kinds []store.SiteKind) (field int, k
 	return field, kinds[id/nPartFields], c.Starts[cut], true
 }
 
-// resolveParts turns the collected part captures of a record into sites (see emitPart).
-func resolveParts(rec *jsonscan.Record, b *builder, base int, kinds []store.SiteKind) {
-	groups := map[int64]*partGroup{}
-	var order []int64
-	for i := range rec.Captures {
-		c := &rec.Captures[i]
-		field, kind, key, ok := partOf(c, base, kinds)
-		if !ok {
-			continue
-		}
-		g := groups[key]
-		if g == nil {
-			g = &partGroup{kind: kind}
-			groups[key] = g
-			order = append(order, key)
-		}
-		g.fields[field] = c
-	}
-	for _, key := range order {
-		emitPart(b, groups[key])
-	}
-}
-
 // streamPart collects a streamed part capture; a capture of another part first emits the
 // part collected so far (the scanner reports a part's members before the next part's).
 func streamPart(c *jsonscan.Capture, b *builder, base int, kinds []store.SiteKind) bool {
