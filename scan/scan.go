@@ -258,6 +258,9 @@ func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool
 	}
 	d := all.DetectWith(path, head, opt)
 	switch {
+	case d.Unreadable != "":
+		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: d.Unreadable})
+		return true
 	case d.Unsupported != "":
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning, Reason: d.Unsupported})
 		return true

@@ -31,6 +31,8 @@ type Detection struct {
 	// NotStore says why a file that looked like a candidate is not a store (a SQLite database
 	// no profile describes); discovery reports it for a file named explicitly.
 	NotStore string
+	// Unreadable says why a store could not even be opened (an error: the run is partial).
+	Unreadable string
 }
 
 // Options tunes detection: the agent a walk is restricted to (DetectAs; "" = any) and what some
@@ -77,7 +79,11 @@ func DetectWith(path string, head []byte, opt Options) Detection {
 		case errors.As(err, &np):
 			return Detection{NotStore: np.Reason()}
 		case err != nil:
-			return Detection{Unsupported: "SQLite database that cannot be read: " + err.Error()}
+			reason := "SQLite database that cannot be read: " + err.Error()
+			if strings.Contains(err.Error(), "readonly database") {
+				reason += " (a WAL database needs its -shm file: read it where its directory is writable, or from a copy)"
+			}
+			return Detection{Unreadable: reason}
 		case agent != "" && st.Profile().Agent != agent:
 			return Detection{NotStore: fmt.Sprintf("SQLite store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, agent)}
 		}

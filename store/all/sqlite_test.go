@@ -45,7 +45,8 @@ func TestDetectSQLite(t *testing.T) {
 			d := all.DetectWith(tt.path, head, all.Options{SQLite: sqlite.Options{BusyTimeout: time.Second}})
 			assert.Equal(t, tt.store, d.Store != nil)
 			assert.Equal(t, tt.notStore, d.NotStore != "", d.NotStore)
-			assert.Equal(t, tt.un, d.Unsupported != "", d.Unsupported)
+			assert.Equal(t, tt.un, d.Unreadable != "", d.Unreadable)
+			assert.Empty(t, d.Unsupported)
 			if d.Store != nil {
 				assert.Equal(t, store.Ref{Path: tt.path, Kind: store.KindSQLite}, d.Store.Ref())
 			}
