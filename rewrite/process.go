@@ -94,7 +94,7 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 			<-slots
 		}
 	}
-	out, err := r.finish()
+	out, err := r.finish(context.Cause(ctx))
 	if emitErr != nil {
 		return out, emitErr
 	}

@@ -179,7 +179,7 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	res, err := r.finish()
+	res, err := r.finish(ctx.Err())
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,9 @@ func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
 }
 
 // finish writes the final manifest (files sorted by path) and closes the journal.
-func (r *run) finish() (*Result, error) {
+// finish writes the final manifest; interrupted (the context's error, or nil) marks a run
+// that stopped before every planned store was handled.
+func (r *run) finish(interrupted error) (*Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {
@@ -269,6 +271,10 @@ func (r *run) finish() (*Result, error) {
 	r.m.State = StateApplied
 	if len(r.m.Skipped) > 0 {
 		r.m.State = StatePartial
+	}
+	if interrupted != nil {
+		r.m.State = StatePartial
+		r.m.ToolNotes = append(r.m.ToolNotes, "interrupted ("+interrupted.Error()+"): stores after those listed were not rewritten")
 	}
 	if err := writeManifest(r.dir, r.m); err != nil {
 		return nil, err

@@ -236,12 +236,19 @@ func (o *fixOutput) abort(err error, res *rewrite.Result) error {
 		err = errors.New("interrupted")
 	}
 	hint := ""
-	if res != nil && res.RunID != "" {
+	if res != nil && res.RunID != "" && res.Manifest != nil {
 		hint = fmt.Sprintf("; %s already rewritten in run %s (undo with: sessionfix undo --state-dir %s %s)",
-			plural(o.stores, "file"), res.RunID, shellQuote(o.opts.StateDir), res.RunID)
+			plural(len(res.Manifest.Files), "file"), res.RunID, shellQuote(o.opts.StateDir), res.RunID)
 	}
-	if o.opts.Format == "json" && o.began {
-		tail := map[string]any{"error": err.Error() + hint, "skipped": o.skipped}
+	if o.opts.Format == "json" {
+		if !o.began {
+			fmt.Fprintf(o.env.Out, "{\"mode\":%q,\"stores\":[", "apply")
+		}
+		skipped := o.skipped
+		if skipped == nil {
+			skipped = []skippedRow{}
+		}
+		tail := map[string]any{"error": err.Error() + hint, "skipped": skipped}
 		if res != nil {
 			tail["run_id"], tail["run_dir"] = res.RunID, res.Dir
 		}
@@ -368,7 +375,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err := out.end(p.agg, summary, res); err != nil {
 		return err
 	}
-	if opts.Format == "table" && res.RunID != "" {
+	if opts.Format == "table" && res.RunID != "" && len(res.Manifest.Files) > 0 {
 		fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
 			res.RunID, res.Dir, shellQuote(opts.StateDir), res.RunID)
 		for _, n := range res.Manifest.ToolNotes {
