@@ -385,7 +385,7 @@ func TestCodexDiscover(t *testing.T) {
 	got := map[string]string{}
 	for _, d := range rep.Stores[0].Decisions {
 		if d.Site == "call/name" {
-			got[d.Old] = d.New
+			got[d.Old.String()] = d.New
 			assert.Equal(t, "inventory (E2 name)", d.Source, d.Old)
 			assert.Contains(t, d.Note, "over the 9 registered tools of the servers of "+filepath.Join(home, "config.toml"))
 		}

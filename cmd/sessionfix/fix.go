@@ -84,15 +84,15 @@ EXAMPLES:
 }
 
 type decisionRow struct {
-	Where  string `json:"where"`
-	Site   string `json:"site"`
-	Path   string `json:"path"`
-	Old    string `json:"old"`
-	New    string `json:"new,omitempty"`
-	Class  string `json:"class"`
-	Action string `json:"action"`
-	Source string `json:"source,omitempty"`
-	Note   string `json:"note,omitempty"`
+	Where  string   `json:"where"`
+	Site   string   `json:"site"`
+	Path   string   `json:"path"`
+	Old    nameText `json:"old"`
+	New    string   `json:"new,omitempty"`
+	Class  string   `json:"class"`
+	Action string   `json:"action"`
+	Source string   `json:"source,omitempty"`
+	Note   string   `json:"note,omitempty"`
 }
 
 // storeOutcome is what --apply did to one store.
@@ -139,7 +139,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 				continue
 			}
 			fs.Decisions = append(fs.Decisions, decisionRow{Where: d.Site.Loc.String(), Site: siteLabel(*d.Site), Path: d.Site.Path,
-				Old: d.Site.DisplayName(), New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
+				Old: siteName(d.Site), New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
 		}
 	}
 	if oc := r.Outcome; oc != nil {
@@ -412,9 +412,9 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 		case string(rewrite.ActNone):
 			newName = "(unchanged)"
 		}
-		t.Add(d.Where, d.Site, d.Old, newName, d.Class)
+		t.Add(d.Where, d.Site, d.Old.String(), newName, d.Class)
 		if d.Note != "" {
-			k := d.Old + ": " + d.Note
+			k := d.Old.String() + ": " + d.Note
 			if !notes[k] {
 				notes[k] = true
 				noteOrder = append(noteOrder, k)

@@ -505,3 +505,18 @@ func TestNamesInputHygiene(t *testing.T) {
 	assert.Contains(t, r.out, `"class":"normalized"`)
 	assert.Contains(t, r.out, `"class":"lossy-legacy"`)
 }
+
+func TestLoneSurrogatesStayExactInOutput(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "chats")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte(
+		`{"message":{"parts":[{"functionCall":{"name":"mcp__lit__x\ud800y"}}]}}`+"\n"+
+			`{"message":{"parts":[{"functionCall":{"name":"mcp__lit__x\udc00y"}}]}}`+"\n"), 0o600))
+	r := runCLI(t, testEnv(t), "", "fix", "--format", "json", dir)
+	require.Equal(t, 0, r.code, r.err)
+	assert.Contains(t, r.out, `"old":"mcp__lit__x\ud800y"`, "a JSON escape JSON.parse turns back into the same unit")
+	assert.Contains(t, r.out, `"old":"mcp__lit__x\udc00y"`)
+	r = runCLI(t, testEnv(t), "", "scan", dir)
+	assert.Contains(t, r.out, `mcp__lit__x\ud800y`)
+	assert.Contains(t, r.out, `mcp__lit__x\udc00y`)
+}

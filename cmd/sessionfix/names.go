@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonscan"
 )
 
@@ -218,7 +219,15 @@ func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Inde
 	t := &reports.Table{Columns: []string{"raw", "class", "normalized", "mcp_normalized", "legacy"}}
 	for _, in := range inputs {
 		class, norm, mcpNorm, leg := describeName(in, ix)
-		t.Add(in.str, string(class), norm, mcpNorm, leg)
+		raw := in.str
+		if in.units != nil {
+			raw = (&store.Site{Name: in.str, Units: in.units}).DisplayName()
+			mcpNorm = raw
+			if mcpname.HasPrefixUnits(in.units) {
+				mcpNorm = mcpname.NormalizeUnits(in.units)
+			}
+		}
+		t.Add(raw, string(class), norm, mcpNorm, leg)
 	}
 	if err := reports.WriteText(bw, t); err != nil {
 		return err

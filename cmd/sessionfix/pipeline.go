@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonscan"
 )
 
 // planOptions are the naming choices shared by scan and fix.
@@ -254,8 +256,8 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 			continue
 		}
 		newName := d.New + also[d.Site.Group]
-		old := d.Site.DisplayName()
-		k := [3]string{old, newName, d.Note}
+		old := siteName(d.Site)
+		k := [3]string{old.text, newName, d.Note}
 		if m[k] == nil {
 			m[k] = &renameRow{Old: old, New: newName, Class: string(d.Class), Note: d.Note}
 		}
@@ -354,12 +356,35 @@ type storeRow struct {
 	Error    string `json:"error,omitempty"`
 }
 
+// nameText is a stored name in a report: text tables show Site.DisplayName (a lone surrogate as
+// the text \ud800); JSON has the exact string, a lone surrogate written as a \uXXXX escape,
+// so JSON.parse gives back the very same UTF-16 units.
+type nameText struct {
+	text  string
+	units []uint16 // set only for a name with a lone surrogate
+}
+
+func siteName(s *store.Site) nameText { return nameText{text: s.DisplayName(), units: s.Units} }
+
+func (n nameText) String() string { return n.text }
+
+// MarshalJSON writes the exact name.
+func (n nameText) MarshalJSON() ([]byte, error) {
+	if n.units != nil {
+		return jsonscan.AppendQuoteUnits(nil, n.units), nil
+	}
+	return json.Marshal(n.text)
+}
+
+// UnmarshalJSON reads a name back (tests); a lone surrogate becomes U+FFFD.
+func (n *nameText) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &n.text) }
+
 type renameRow struct {
-	Old   string `json:"old"`
-	New   string `json:"new,omitempty"`
-	Class string `json:"class"`
-	Count int    `json:"count"`
-	Note  string `json:"note,omitempty"`
+	Old   nameText `json:"old"`
+	New   string   `json:"new,omitempty"`
+	Class string   `json:"class"`
+	Count int      `json:"count"`
+	Note  string   `json:"note,omitempty"`
 }
 
 func sortedRows(m map[[3]string]*renameRow) []renameRow {
@@ -368,8 +393,8 @@ func sortedRows(m map[[3]string]*renameRow) []renameRow {
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Old != out[j].Old {
-			return out[i].Old < out[j].Old
+		if out[i].Old.text != out[j].Old.text {
+			return out[i].Old.text < out[j].Old.text
 		}
 		return out[i].New < out[j].New
 	})
@@ -455,10 +480,10 @@ func storeTable(rep *scanReport) *reports.Table {
 func renameTable(rep *scanReport) *reports.Table {
 	t := &reports.Table{Columns: []string{"old", "new", "class", "count"}}
 	for _, r := range rep.Renames {
-		t.Add(r.Old, r.New, r.Class, fmt.Sprint(r.Count))
+		t.Add(r.Old.String(), r.New, r.Class, fmt.Sprint(r.Count))
 	}
 	for _, r := range rep.Kept {
-		t.Add(r.Old, "(kept)", r.Class, fmt.Sprint(r.Count))
+		t.Add(r.Old.String(), "(kept)", r.Class, fmt.Sprint(r.Count))
 	}
 	return t
 }
