@@ -66,7 +66,9 @@ func WriteText(w io.Writer, t *Table) error {
 	return nil
 }
 
-// Printable replaces control and bidi-override characters with \uXXXX escapes.
+// Printable replaces control, bidi and invisible characters (zero-width spaces and joiners,
+// soft hyphen, line separators, BOM) with \uXXXX escapes, so what a cell shows is what it
+// holds.
 func Printable(s string) string {
 	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
@@ -88,8 +90,21 @@ func Printable(s string) string {
 }
 
 func unsafeRune(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) ||
-		(r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0: // C0, DEL, C1 controls
+		return true
+	case r == 0x00ad, r == 0x034f, r == 0x061c, r == 0x180e: // soft hyphen, CGJ, ALM, MVS
+		return true
+	case r >= 0x200b && r <= 0x200f: // zero-width space/joiners, LRM, RLM
+		return true
+	case r >= 0x2028 && r <= 0x202e: // line/paragraph separators, bidi embeddings and overrides
+		return true
+	case r >= 0x2060 && r <= 0x206f: // word joiner, invisible operators, bidi isolates
+		return true
+	case r == 0xfeff, r >= 0xfff9 && r <= 0xfffb: // BOM/ZWNBSP, interlinear annotation
+		return true
+	}
+	return false
 }
 
 // CSVSafe makes a cell inert for spreadsheets: a cell starting with '=', '+', '-', '@', tab or

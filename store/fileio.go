@@ -327,7 +327,7 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if !force {
-			return &ChangedError{Path: path, Reason: "it no longer exists; --force recreates it"}
+			return &ChangedError{Path: path, Reason: "it no longer exists"}
 		}
 	case err != nil:
 		return fmt.Errorf("read %s: %w", path, err)

@@ -181,6 +181,9 @@ func (o *auditOptions) validate() error {
 	if o.Out == "-" && o.ToolsOut == "-" {
 		return usageErrorf("--out and --tools-out cannot both be standard output")
 	}
+	if o.ToolsOut != "" && o.ToolsOut != "-" && o.Out != "-" && sameOutput(o.Out, o.ToolsOut) {
+		return usageErrorf("--out and --tools-out name the same file: the tools table would overwrite the pairs")
+	}
 	if o.DiscoverTimeout <= 0 {
 		return usageErrorf("--discover-timeout must be positive")
 	}
@@ -195,10 +198,14 @@ type auditRun struct {
 	inv     *inventory.Inventory
 	invFrom string
 	partial bool
+	// problems are the inputs that could not be used (also written into the report, so a
+	// saved report never looks complete when it is not).
+	problems []string
 }
 
 func (r *auditRun) problem(err error) {
 	r.partial = true
+	r.problems = append(r.problems, err.Error())
 	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
 }
 
@@ -244,6 +251,12 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 			}
 			seenDir[abs] = true
 		}
+		if len(opts.Agents) > 0 {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				r.problem(fmt.Errorf("--agents %s: not a directory of subagent files", d))
+				continue
+			}
+		}
 		as, errs := settings.LoadAgentsDir(d)
 		r.agents = append(r.agents, as...)
 		for _, e := range errs {
@@ -269,7 +282,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	}
 	c := rep.Counts
 	fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
-		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.invFrom, plural(c.Pairs, "pair"), c.Lost, c.Gained, c.Refused)
+		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.invFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
 	hit := false
 	for _, f := range opts.FailOn {
 		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": c.Refused}[f]
@@ -454,6 +467,18 @@ func writeAuditOutputs(env *Env, opts auditOptions, r *auditRun, rep *audit.Repo
 	return nil
 }
 
+// sameOutput reports whether two output paths name the same file (existing or not).
+func sameOutput(a, b string) bool {
+	fa, erra := os.Stat(a)
+	fb, errb := os.Stat(b)
+	if erra == nil && errb == nil {
+		return os.SameFile(fa, fb)
+	}
+	aa, _ := filepath.Abs(a)
+	ab, _ := filepath.Abs(b)
+	return aa == ab
+}
+
 // writeOutput writes data to stdout ("-") or atomically to a file (a scheduled job never
 // sees half a report).
 func writeOutput(stdout io.Writer, path string, data []byte) error {
@@ -489,6 +514,9 @@ func auditPage(env *Env, opts auditOptions, r *auditRun, rep *audit.Report, pair
 			{ID: "tools", Title: "Tools", Table: tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
 				Empty: "The inventory has no tools."},
 		},
+	}
+	for _, e := range r.problems {
+		p.Notes = append(p.Notes, "Not read: "+e)
 	}
 	if rep.Inferred() {
 		p.Notes = append(p.Notes, "The inventory was inferred from settings and session history: tools never called are missing, and a legacy name may stand for a raw name it cannot restore. Use --inventory or --discover for exact lists.")
@@ -541,6 +569,8 @@ type auditReport struct {
 	Shadowed  []jsonRule     `json:"shadowed,omitempty"`
 	Tools     []jsonTool     `json:"tools"`
 	Pairs     []jsonPair     `json:"pairs"`
+	// Errors are the inputs that could not be used (settings, subagents, MCP servers).
+	Errors []string `json:"errors"`
 }
 
 // jsonPair has the columns of the pairs table (audit.PairColumns, plus inventory when
@@ -609,7 +639,8 @@ func ruleJSON(r settings.Rule) jsonRule {
 func auditJSON(env *Env, opts auditOptions, r *auditRun, rep *audit.Report) *auditReport {
 	out := &auditReport{Generated: env.Now().UTC().Format(time.RFC3339), Mode: string(rep.Mode), Subagent: rep.Agent,
 		Inventory: r.invFrom, Counts: rep.Counts, Settings: []jsonSettings{}, Agents: []string{}, Rules: []jsonRule{},
-		Tools: []jsonTool{}, Pairs: []jsonPair{}}
+		Tools: []jsonTool{}, Pairs: []jsonPair{}, Errors: append([]string{}, r.problems...)}
+	out.Counts.Pairs = len(rep.VisiblePairs(opts.AllPairs))
 	for _, f := range r.files {
 		out.Settings = append(out.Settings, jsonSettings{Path: f.Path, Scope: string(f.Scope)})
 	}

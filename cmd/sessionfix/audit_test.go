@@ -394,3 +394,25 @@ func TestAuditHostileNames(t *testing.T) {
 		assert.Contains(t, names, `<script>alert(1)</script>`)
 	})
 }
+
+func TestAuditReportsNameTheInputsThatFailed(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{\n  \"permissions\": {\"allow\": [\"mcp__a\",]}\n}\n"), 0o600))
+	inv := "../../fixtures/qwen-settings/inventory.json"
+	out := filepath.Join(dir, "audit.json")
+	r := runCLI(t, testEnv(t), "", "audit", "--settings", bad, "--agents", filepath.Join(dir, "nope"), "--inventory", inv, "--format", "json", "--out", out)
+	assert.Equal(t, exitPartial, r.code, r.err)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var rep struct {
+		Errors []string `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.Len(t, rep.Errors, 2, "the saved report says what it is missing")
+	assert.Contains(t, rep.Errors[0], "bad.json:2:")
+	assert.Contains(t, rep.Errors[1], "--agents")
+
+	r = runCLI(t, testEnv(t), "", "audit", "--inventory", inv, "--out", out, "--tools-out", out)
+	assert.Equal(t, exitUsage, r.code, "the tools table would overwrite the pairs")
+}

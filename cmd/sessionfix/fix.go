@@ -298,6 +298,9 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Format != "table" && opts.Format != "json" {
 		return usageErrorf("--format must be table or json, not %q", opts.Format)
 	}
+	if opts.Workers < 0 {
+		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
+	}
 	if opts.Apply && !opts.Yes && !env.InTerminal {
 		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
 	}

@@ -107,6 +107,9 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err := checkAgent(po.Agent); err != nil {
 		return nil, err
 	}
+	if po.BusyTimeout < 0 {
+		return nil, usageErrorf("--busy-timeout must not be negative")
+	}
 	ix, err := loadInventoryIndex(po.Inventory)
 	if err != nil {
 		return nil, err

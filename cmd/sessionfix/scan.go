@@ -53,6 +53,9 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if opts.Format != "table" && opts.Format != "json" {
 		return usageErrorf("--format must be table or json, not %q", opts.Format)
 	}
+	if opts.Workers < 0 {
+		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
+	}
 	start := time.Now()
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,11 +56,42 @@ type DiscoverOptions struct {
 type ServerError struct {
 	Server string
 	Err    error
+	// secrets are substrings of the server's URL (query values, the userinfo password) that
+	// the cause may quote and Error must not print.
+	secrets []string
 }
 
-// Error returns "discover MCP server "<key>": <cause>".
+// Error returns "discover MCP server "<key>": <cause>", with the URL's query values and
+// password replaced by [redacted] (transport errors quote the URL).
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("discover MCP server %q: %v", e.Server, e.Err)
+	msg := fmt.Sprint(e.Err)
+	for _, sec := range e.secrets {
+		msg = strings.ReplaceAll(msg, sec, settings.Redacted)
+	}
+	return fmt.Sprintf("discover MCP server %q: %s", e.Server, msg)
+}
+
+// urlSecrets lists the parts of a server URL that may hold credentials: each query value
+// (raw and decoded) and the userinfo password. Longer strings come first.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if p, ok := u.User.Password(); ok && p != "" {
+		out = append(out, p, url.QueryEscape(p))
+	}
+	for _, part := range strings.Split(u.RawQuery, "&") {
+		if _, v, ok := strings.Cut(part, "="); ok && v != "" {
+			out = append(out, v)
+			if d, err := url.QueryUnescape(v); err == nil && d != v {
+				out = append(out, d)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // Unwrap returns the cause.
@@ -102,7 +134,7 @@ func Discover(ctx context.Context, servers []settings.MCPServer, opts DiscoverOp
 	var errs []*ServerError
 	for i, s := range servers {
 		if results[i].err != nil {
-			errs = append(errs, &ServerError{Server: s.Key, Err: results[i].err})
+			errs = append(errs, &ServerError{Server: s.Key, Err: results[i].err, secrets: urlSecrets(s.URL)})
 			continue
 		}
 		inv.Add(s.Key, s.Trust, SourceDiscovered, results[i].tools...)

@@ -260,3 +260,14 @@ func TestLookPath(t *testing.T) {
 		})
 	}
 }
+
+func TestServerErrorRedactsURLSecrets(t *testing.T) {
+	raw := "http://u:P4ss%21@127.0.0.1:9/mcp?token=QUERYSECRET-000&api_key=a%2Fb&x="
+	e := &ServerError{Server: "s", Err: errors.New(`Post "` + raw + `": dial tcp: refused (token QUERYSECRET-000, key a/b, pass P4ss!)`), secrets: urlSecrets(raw)}
+	msg := e.Error()
+	for _, secret := range []string{"QUERYSECRET-000", "a%2Fb", "a/b", "P4ss!", "P4ss%21"} {
+		assert.NotContains(t, msg, secret)
+	}
+	assert.Contains(t, msg, "[redacted]")
+	assert.Contains(t, msg, `discover MCP server "s"`)
+}
