@@ -48,19 +48,11 @@ func Unquote(tok []byte) (Value, error) {
 		}
 		e := body[i+1]
 		i += 2
+		if c, ok := simpleEscape(e); ok {
+			out = append(out, c)
+			continue
+		}
 		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
 		case 'u':
 			r, ok := hex4(body, i)
 			if !ok {
@@ -100,23 +92,12 @@ func unitsOf(body []byte) []uint16 {
 		if c == '\\' {
 			e := body[i+1]
 			i += 2
-			switch e {
-			case 'b':
-				u = append(u, '\b')
-			case 'f':
-				u = append(u, '\f')
-			case 'n':
-				u = append(u, '\n')
-			case 'r':
-				u = append(u, '\r')
-			case 't':
-				u = append(u, '\t')
-			case 'u':
+			if c, ok := simpleEscape(e); ok {
+				u = append(u, uint16(c))
+			} else { // \uXXXX (the body is valid)
 				r, _ := hex4(body, i)
 				u = append(u, r)
 				i += 4
-			default:
-				u = append(u, uint16(e))
 			}
 			continue
 		}
@@ -125,6 +106,25 @@ func unitsOf(body []byte) []uint16 {
 		u = utf16.AppendRune(u, r)
 	}
 	return u
+}
+
+// simpleEscape decodes the one-character JSON escapes (\" \\ \/ \b \f \n \r \t).
+func simpleEscape(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }
 
 func hex4(b []byte, i int) (uint16, bool) {
