@@ -3,8 +3,8 @@
 // fetches, CSP-pinned inline script for sorting and filtering). It knows nothing of stores:
 // callers turn their results into Tables.
 //
-// reports imports only the standard library; it never imports store, scan, rewrite, audit or
-// cmd.
+// reports imports the standard library and github.com/mattn/go-runewidth (terminal display
+// width for text tables) only; it never imports store, scan, rewrite, audit or cmd.
 package reports
 
 import (
@@ -12,7 +12,8 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // Table is a header and rows of cells.
@@ -24,7 +25,17 @@ type Table struct {
 // Add appends a row.
 func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
-// WriteText writes t with columns aligned by display width (runes), two spaces apart, the
+// width is the fixed, locale-independent width rule of text tables: East Asian wide and
+// fullwidth characters (CJK, most emoji) take two terminal cells, combining marks none,
+// ambiguous-width characters one (UAX #11 via go-runewidth; the same on every machine, so
+// golden output does not depend on $LANG).
+var width = &runewidth.Condition{EastAsianWidth: false, StrictEmojiNeutral: true}
+
+// DisplayWidth is the number of terminal cells s takes (see width).
+func DisplayWidth(s string) int { return width.StringWidth(s) }
+
+// WriteText writes t with columns aligned by display width (terminal cells: a CJK character
+// counts two, a combining mark none; see DisplayWidth), two spaces apart, the
 // header in upper case. Cells are made printable: control characters are shown as \uXXXX so a
 // hostile name cannot move the cursor or hide text on a terminal.
 func WriteText(w io.Writer, t *Table) error {
@@ -45,7 +56,7 @@ func WriteText(w io.Writer, t *Table) error {
 	for _, r := range rows {
 		for i, c := range r {
 			if i < len(widths) {
-				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+				widths[i] = max(widths[i], DisplayWidth(c))
 			}
 		}
 	}
@@ -55,7 +66,7 @@ func WriteText(w io.Writer, t *Table) error {
 		for i, c := range r {
 			b.WriteString(c)
 			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+				b.WriteString(strings.Repeat(" ", widths[i]-DisplayWidth(c)+2))
 			}
 		}
 		b.WriteByte('\n')
