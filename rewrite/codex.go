@@ -66,6 +66,7 @@ const (
 	SourceInvocation = "invocation record"
 	SourceInventory  = "inventory"
 	SourceConfigKey  = "config.toml server key"
+	SourceHistory    = "thread history"
 )
 
 // CodexPolicy is what the Codex namer knows beyond the rollouts themselves.
@@ -78,6 +79,12 @@ type CodexPolicy struct {
 	// Config is the user's current Codex config.toml (server keys, tool filters, naming
 	// knobs); nil when none was found.
 	Config *codex.Config
+	// History are the raw identities (server key + raw tool name) Codex recorded in the
+	// home's thread_history_*.sqlite (mcpToolCall items), deduplicated; nil when none. They
+	// attribute flat names like an inventory (after it) and join the tool set when no
+	// inventory is given; HistorySource names the files in notes.
+	History       []mcpname.CodexTool
+	HistorySource string
 }
 
 // codexGroup is one function_call: its name site, its namespace site when present, and where
@@ -134,6 +141,7 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 
 	ids := codexIdentities(snap.Identities)
 	inv := newFlatIndex(cp.Inventory)
+	hist := newFlatIndex(cp.History)
 	keys := cp.Config.ServerKeys()
 	for _, g := range groups {
 		if g.name == nil {
@@ -149,7 +157,7 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 			limit = codexNamespacedLimit
 		}
 		g.accepted = g.name.Units == nil && (g.ns == nil || g.ns.Units == nil) && mcpname.CodexNameAccepted(g.stored, limit)
-		g.attrib, g.attributable = attributeCodexCall(g, ids, inv, keys)
+		g.attrib, g.attributable = attributeCodexCall(g, ids, inv, hist, cp.HistorySource, keys)
 	}
 
 	set, setLabel := codexToolSet(groups, cp)
@@ -236,7 +244,7 @@ func codexIdentities(recs []store.Identity) map[string]*mcpname.CodexTool {
 }
 
 // attributeCodexCall finds the raw identity of one call (see the file comment for the order).
-func attributeCodexCall(g *codexGroup, ids map[string]*mcpname.CodexTool, inv flatIndex, keys []string) (codexAttribution, bool) {
+func attributeCodexCall(g *codexGroup, ids map[string]*mcpname.CodexTool, inv, hist flatIndex, histSource string, keys []string) (codexAttribution, bool) {
 	if t, seen := ids[g.name.CallID]; seen && g.name.CallID != "" {
 		if t != nil {
 			return codexAttribution{tool: *t, source: SourceInvocation}, true
@@ -265,6 +273,20 @@ func attributeCodexCall(g *codexGroup, ids map[string]*mcpname.CodexTool, inv fl
 		}
 	} else {
 		why = append(why, "no inventory")
+	}
+	if hist != nil {
+		switch ms := hist[g.name.Name]; len(ms) {
+		case 1:
+			for t, m := range ms {
+				return codexAttribution{tool: t, source: SourceHistory, detail: orDefault(histSource, "thread_history") + ", " + m.label()}, true
+			}
+		case 0:
+			why = append(why, "no thread-history identity has this flat name")
+		default:
+			why = append(why, fmt.Sprintf("%d thread-history identities have this flat name", len(ms)))
+		}
+	} else {
+		why = append(why, "no thread history")
 	}
 	if len(keys) == 0 {
 		why = append(why, "no configured server key")
@@ -404,12 +426,20 @@ func codexToolSet(groups []*codexGroup, cp CodexPolicy) ([]mcpname.CodexTool, st
 		}
 		label = fmt.Sprintf("the %d registered tools of %s", len(set), orDefault(cp.InventorySource, "the inventory"))
 	} else {
+		for _, t := range cp.History {
+			add(t)
+		}
+		fromHistory := len(set)
 		for _, g := range groups {
 			if g.attributable {
 				add(g.attrib.tool)
 			}
 		}
 		label = fmt.Sprintf("the %d tools attributed in this rollout; pass --inventory for the full tool set", len(set))
+		if cp.History != nil {
+			label = fmt.Sprintf("the %d tools of %s and %d more attributed in this rollout; pass --inventory for the full tool set",
+				fromHistory, orDefault(cp.HistorySource, "the thread history"), len(set)-fromHistory)
+		}
 	}
 	sort.Slice(set, func(i, j int) bool {
 		if set[i].Server != set[j].Server {

@@ -19,6 +19,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/inventory"
 	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // checkAgent validates --agent ("" = detect by name and content).
@@ -64,18 +65,90 @@ type codexCache struct {
 	res  codexResult
 }
 
-// codexResult is the Codex policy and what loading it found worth reporting (servers that
-// could not be listed).
+// codexResult is the Codex policy, what loading it found worth reporting (servers that could
+// not be listed, thread histories that could not be read) and, for the plan, where the
+// config and inventory came from.
 type codexResult struct {
 	pol      rewrite.CodexPolicy
 	problems []problemRow
+	info     *codexInfo
+}
+
+// codexInfo names, in every plan (text and JSON), the Codex config and inventory a run used.
+type codexInfo struct {
+	// Home is the Codex home whose config.toml and thread_history_*.sqlite were read ("" with
+	// --codex-config and no home among the PATHs).
+	Home string `json:"home,omitempty"`
+	// Config is the config.toml read ("" when there is none).
+	Config string `json:"config"`
+	// ConfigFrom says why that file: "--codex-config", "the Codex home of PATH",
+	// "$CODEX_HOME" or "~/.codex".
+	ConfigFrom string `json:"config_from"`
+	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
+	Inventory []string `json:"inventory"`
+	// History lists the thread_history_*.sqlite files whose raw identities were used.
+	History []string `json:"history"`
+	// HistoryTools counts the distinct raw identities they hold.
+	HistoryTools int `json:"history_tools"`
+}
+
+// text is the plan's line about the Codex naming inputs.
+func (ci *codexInfo) text() string {
+	cfg := "none"
+	if ci.Config != "" {
+		cfg = ci.Config
+	} else if ci.Home != "" {
+		cfg = "none (no " + codex.ConfigName + " in " + ci.Home + ")"
+	}
+	s := fmt.Sprintf("Codex naming: config %s (%s)", cfg, ci.ConfigFrom)
+	if len(ci.Inventory) > 0 {
+		s += "; inventory " + strings.Join(ci.Inventory, " and ")
+	} else {
+		s += "; no inventory"
+	}
+	if len(ci.History) > 0 {
+		s += fmt.Sprintf("; raw identities of %s from %s", plural(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
+	} else {
+		s += "; no thread history"
+	}
+	return s
+}
+
+// codexHomeFor picks the Codex home a run's config.toml and thread history come from: the one
+// home the PATHs belong to (codex.HomeOf: a copied ~/.codex is repaired with its own config,
+// never the config of whoever runs sessionfix), else $CODEX_HOME, else ~/.codex. PATHs in
+// two different homes are a usage error (one run, one Codex configuration), unless
+// --codex-config names the config.
+func codexHomeFor(env *Env, roots []string, explicitConfig bool) (home, from string, fromEnv bool, err error) {
+	var homes []string
+	for _, r := range roots {
+		if h := codex.HomeOf(r); h != "" && !slices.Contains(homes, h) {
+			homes = append(homes, h)
+		}
+	}
+	switch {
+	case len(homes) == 1:
+		return homes[0], "the Codex home of PATH", false, nil
+	case len(homes) > 1 && !explicitConfig:
+		return "", "", false, usageErrorf("the PATHs are in %d Codex homes (%s): each home is named with its own config.toml; run once per home, or pass --codex-config",
+			len(homes), strings.Join(homes, ", "))
+	case len(homes) > 1:
+		return "", "", false, nil
+	}
+	from = "~/.codex"
+	if env.Getenv("CODEX_HOME") != "" {
+		from = "$CODEX_HOME"
+	}
+	return codex.Home(env.Getenv, env.Home), from, true, nil
 }
 
 // codexPolicy gathers what the Codex namer needs, once discovery found some Codex rollout:
-// the config.toml (--codex-config, else $CODEX_HOME/config.toml when it exists), and the
+// the config.toml (--codex-config, else that of the Codex home of the PATHs, else
+// $CODEX_HOME/config.toml or ~/.codex/config.toml, when it exists), the raw identities of the
+// home's thread_history_*.sqlite (and of any such database among the PATHs), and the
 // inventory as raw (server, tool) pairs: the --inventory file and, with --discover, the tools
 // listed by the config's enabled MCP servers. It is computed once per command (po.codex).
-func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found) (codexResult, error) {
+func codexPolicy(ctx context.Context, env *Env, po planOptions, roots []string, found *scan.Found, sopt all.Options) (codexResult, error) {
 	if po.codex != nil && po.codex.done {
 		return po.codex.res, nil
 	}
@@ -90,20 +163,55 @@ func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Foun
 	if !needed {
 		return res, nil
 	}
+	home, from, fromEnv, err := codexHomeFor(env, roots, po.CodexConfig != "")
+	if err != nil {
+		return res, err
+	}
+	info := &codexInfo{Home: home, ConfigFrom: from, Inventory: []string{}, History: []string{}}
 	path, explicit := po.CodexConfig, true
 	if path == "" {
-		path, explicit = filepath.Join(codex.Home(env.Getenv, env.Home), codex.ConfigName), false
+		path, explicit = filepath.Join(home, codex.ConfigName), false
+	} else {
+		info.ConfigFrom = "--codex-config"
 	}
 	cfg, err := codex.LoadConfig(path)
 	switch {
 	case err == nil:
 		res.pol.Config = cfg
+		info.Config = cfg.Path
 	case !explicit && errors.Is(err, fs.ErrNotExist):
-		// No config: names are attributed from invocation records and the inventory only.
+		// No config: names are attributed from invocation records, the thread history and the
+		// inventory only.
 	case !explicit:
 		return res, fmt.Errorf("%w (pass --codex-config to use another file)", err)
 	default:
 		return res, err
+	}
+	var dbs []string
+	if home != "" {
+		dbs = codex.HistoryDBs(home)
+		if fromEnv {
+			dbs = nil
+			for _, p := range codex.StateDBs(env.Getenv, home) {
+				if strings.HasPrefix(filepath.Base(p), "thread_history_") {
+					dbs = append(dbs, p)
+				}
+			}
+		}
+	}
+	for _, t := range found.Targets {
+		if st, ok := t.Store.(*sqlite.Store); ok && st.Profile() == sqlite.CodexHistory {
+			dbs = append(dbs, t.Store.Ref().Path)
+		}
+	}
+	hist, used, probs := codexHistory(ctx, dbs, sopt)
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	res.problems = append(res.problems, probs...)
+	if len(used) > 0 {
+		res.pol.History, res.pol.HistorySource = hist, strings.Join(baseNames(used), ", ")
+		info.History, info.HistoryTools = used, len(hist)
 	}
 	inv := inventory.New()
 	var sources []string
@@ -132,11 +240,62 @@ func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Foun
 	}
 	if len(sources) > 0 {
 		res.pol.Inventory, res.pol.InventorySource = codexTools(inv), strings.Join(sources, " and ")
+		info.Inventory = sources
 	}
+	res.info = info
 	if po.codex != nil {
 		po.codex.done, po.codex.res = true, res
 	}
 	return res, nil
+}
+
+// codexHistory reads the raw MCP identities of Codex thread-history databases (the
+// CodexHistory profile: mcpToolCall items of thread_items), deduplicated and sorted by server
+// then tool; used lists the databases read, in order, each once. A database that cannot be
+// read is a warning problem naming it; the run goes on without its identities.
+func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools []mcpname.CodexTool, used []string, probs []problemRow) {
+	seen := map[mcpname.CodexTool]bool{}
+	for _, p := range paths {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if slices.Contains(used, p) {
+			continue
+		}
+		snap, err := sqlite.OpenWith(p, sqlite.CodexHistory, sopt.SQLite).Scan(ctx, store.ScanOptions{})
+		if err != nil {
+			probs = append(probs, problemRow{Path: p, Severity: string(store.SevWarning),
+				Reason: "Codex thread history not read, its raw identities are not used for naming: " + err.Error()})
+			continue
+		}
+		used = append(used, p)
+		for _, id := range snap.Identities {
+			t := mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
+			if t.Server != "" && t.Tool != "" && !seen[t] {
+				seen[t] = true
+				tools = append(tools, t)
+			}
+		}
+	}
+	sortCodexTools(tools)
+	return tools, used, probs
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+func sortCodexTools(tools []mcpname.CodexTool) {
+	sort.Slice(tools, func(i, j int) bool {
+		if tools[i].Server != tools[j].Server {
+			return tools[i].Server < tools[j].Server
+		}
+		return tools[i].Tool < tools[j].Tool
+	})
 }
 
 // codexTools flattens an inventory into raw Codex identities, sorted by server then tool.
@@ -147,12 +306,7 @@ func codexTools(inv *inventory.Inventory) []mcpname.CodexTool {
 			tools = append(tools, mcpname.CodexTool{Server: key, Tool: t.Name})
 		}
 	}
-	sort.Slice(tools, func(i, j int) bool {
-		if tools[i].Server != tools[j].Server {
-			return tools[i].Server < tools[j].Server
-		}
-		return tools[i].Tool < tools[j].Tool
-	})
+	sortCodexTools(tools)
 	return tools
 }
 

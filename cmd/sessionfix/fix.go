@@ -47,9 +47,11 @@ key order, spacing, escapes, line endings, a BOM and a missing final newline are
 
 In a Codex rollout, a function_call whose name a provider rejects is rewritten to the name
 today's Codex registers for its raw MCP identity, as "name" plus an inserted "namespace"
-member; the plan says where each raw identity came from (invocation record, --inventory, or a
-config.toml server key, --codex-config; --discover lists the tools of the config's servers).
-A rejected name nothing attributes is kept.
+member; the plan says where each raw identity came from (invocation record, --inventory, the
+home's thread_history_*.sqlite, or a config.toml server key; --discover lists the tools of the
+config's servers) and which config.toml and inventory it used. A PATH inside a Codex home (a
+copied ~/.codex) is planned with that home's own config.toml and thread history, never with
+$CODEX_HOME's or ~/.codex's; --codex-config overrides. A rejected name nothing attributes is kept.
 
 With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
 changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
@@ -63,7 +65,8 @@ EXAMPLES:
    sessionfix fix --apply --yes ~/.qwen             # rewrite, with backups
    sessionfix fix --keep-truncated --apply --yes ~/.qwen/projects/-home-me-src-app/chats
    sessionfix fix --format json > plan.json
-   sessionfix fix --agent codex --apply --yes       # Codex rollouts under $CODEX_HOME or ~/.codex`,
+   sessionfix fix --agent codex --apply --yes       # Codex rollouts under $CODEX_HOME or ~/.codex
+   sessionfix fix tickets/4711/user-codex           # a copied Codex home, with its own config.toml`,
 		Flags: append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation (required with --apply when standard input is not a terminal)"},
@@ -204,11 +207,13 @@ type fixTail struct {
 	Totals   rewrite.Totals `json:"totals"`
 	Skipped  []skippedRow   `json:"skipped"`
 	Problems []problemRow   `json:"problems"`
+	// Codex names the config and inventory Codex rollouts were planned with.
+	Codex *codexInfo `json:"codex,omitempty"`
 }
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := fixTail{Summary: summary, Totals: a.rep.Totals, Skipped: o.skipped, Problems: a.rep.Problems}
+		t := fixTail{Summary: summary, Totals: a.rep.Totals, Skipped: o.skipped, Problems: a.rep.Problems, Codex: a.rep.Codex}
 		if t.Skipped == nil {
 			t.Skipped = []skippedRow{}
 		}
@@ -224,6 +229,7 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 		return err
 	}
 	writeProblems(o.env.Out, a.rep.Problems)
+	writeCodexInfo(o.env.Out, &a.rep)
 	fmt.Fprintln(o.env.Out, summary)
 	return nil
 }
@@ -346,6 +352,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			return err
 		}
 		writeProblems(env.Out, p.agg.rep.Problems)
+		writeCodexInfo(env.Out, &p.agg.rep)
 		fmt.Fprintln(env.Out, p.agg.summaryLine(false))
 		t := p.agg.rep.Totals
 		if t.Rewrite == 0 {

@@ -70,7 +70,7 @@ func planFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
 		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
 		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen or codex (default: detect each file by name and content; also picks the default root)"},
-		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
+		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home the PATHs are in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
 		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
 		profileFlag(),
 		busyTimeoutFlag(),
@@ -129,7 +129,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {
 		return slices.ContainsFunc(settingsFiles, func(f string) bool { return sameFile(f, p) })
 	})
-	cx, err := codexPolicy(ctx, env, po, found)
+	cx, err := codexPolicy(ctx, env, po, paths, found, sopt)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +138,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = newAggregate(p.found)
 	p.agg.rep.Problems = append(p.agg.rep.Problems, cx.problems...)
+	p.agg.rep.Codex = cx.info
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.Errors...)
 	p.agg.rep.SettingsRules = p.settings.rows()
 	if len(p.settings.Errors) > 0 {
@@ -180,6 +181,7 @@ type aggregate struct {
 	renames   map[[3]string]*renameRow
 	kept      map[[3]string]*renameRow
 	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
+	ids       map[mcpname.CodexTool]*identityRow
 	dotted    map[string]bool
 	failed    bool
 	inUse     int
@@ -188,7 +190,7 @@ type aggregate struct {
 
 func newAggregate(found *scan.Found) *aggregate {
 	a := &aggregate{renames: map[[3]string]*renameRow{}, kept: map[[3]string]*renameRow{},
-		hashClean: map[string]int{}, dotted: map[string]bool{}}
+		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*identityRow{}}
 	a.rep.Ignored = found.Ignored
 	a.rep.IgnoredPaths = found.IgnoredPaths
 	if a.rep.IgnoredPaths == nil {
@@ -228,6 +230,20 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 	}
 	for _, w := range sp.Warnings {
 		a.rep.Problems = append(a.rep.Problems, problemRow{Path: ref.Path, Where: whereOf(w.Loc), Severity: string(w.Severity), Reason: w.Reason})
+	}
+	counted := map[mcpname.CodexTool]bool{}
+	for _, id := range snap.Identities {
+		k := mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
+		r := a.ids[k]
+		if r == nil {
+			r = &identityRow{Server: id.Server, Tool: id.Tool}
+			a.ids[k] = r
+		}
+		r.Count++
+		if !counted[k] {
+			counted[k] = true
+			r.Stores++
+		}
 	}
 	t := &a.rep.Totals
 	t.Stores++
@@ -294,6 +310,17 @@ func (a *aggregate) finish() {
 	}
 	a.rep.Classes = a.rep.Totals.ByClass
 	a.rep.Renames, a.rep.Kept = sortedRows(a.renames), sortedRows(a.kept)
+	a.rep.Identities = make([]identityRow, 0, len(a.ids))
+	for _, r := range a.ids {
+		a.rep.Identities = append(a.rep.Identities, *r)
+	}
+	sort.Slice(a.rep.Identities, func(i, j int) bool {
+		x, y := a.rep.Identities[i], a.rep.Identities[j]
+		if x.Server != y.Server {
+			return x.Server < y.Server
+		}
+		return x.Tool < y.Tool
+	})
 	if a.rep.Problems == nil {
 		a.rep.Problems = []problemRow{}
 	}
@@ -346,6 +373,30 @@ type scanReport struct {
 	// SettingsRules are the rules of settings files among the roots written in legacy
 	// spellings (reported, never rewritten).
 	SettingsRules []settingsRuleRow `json:"settings_rules"`
+	// Identities are the raw MCP identities (server key, raw tool name) the stores record:
+	// Codex invocation records in rollouts and mcpToolCall items of thread_history_*.sqlite.
+	// Never rewritten; they name the tools Codex calls, so they feed the Codex namer.
+	Identities []identityRow `json:"identities"`
+	// Codex names the config.toml and inventory Codex rollouts were planned with (absent when
+	// the run found no Codex rollout).
+	Codex *codexInfo `json:"codex,omitempty"`
+}
+
+// identityRow is one raw MCP identity recorded in the stores: how many records hold it, in how
+// many stores.
+type identityRow struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	Count  int    `json:"count"`
+	Stores int    `json:"stores"`
+}
+
+func identityTable(rep *scanReport) *reports.Table {
+	t := &reports.Table{Columns: []string{"server", "raw tool", "records", "stores"}}
+	for _, r := range rep.Identities {
+		t.Add(r.Server, r.Tool, fmt.Sprint(r.Count), fmt.Sprint(r.Stores))
+	}
+	return t
 }
 
 type storeRow struct {
@@ -489,6 +540,14 @@ func renameTable(rep *scanReport) *reports.Table {
 		t.Add(r.Old.String(), "(kept)", r.Class, fmt.Sprint(r.Count))
 	}
 	return t
+}
+
+// writeCodexInfo prints which Codex config and inventory the plan used (nothing when the run
+// found no Codex rollout).
+func writeCodexInfo(w io.Writer, rep *scanReport) {
+	if rep.Codex != nil {
+		fmt.Fprintf(w, "\n%s\n", reports.Printable(rep.Codex.text()))
+	}
 }
 
 func writeProblems(w io.Writer, probs []problemRow) {

@@ -101,6 +101,12 @@ func writeScanText(env *Env, a *aggregate) error {
 			return err
 		}
 	}
+	if len(rep.Identities) > 0 {
+		fmt.Fprintf(w, "\nraw MCP identities recorded (Codex invocation records and thread history; never rewritten, used to name Codex calls):\n")
+		if err := reports.WriteText(w, identityTable(rep)); err != nil {
+			return err
+		}
+	}
 	if len(rep.SettingsRules) > 0 {
 		fmt.Fprintf(w, "\nsettings rules in legacy spellings (reported, never rewritten; see sessionfix audit):\n")
 		if err := reports.WriteText(w, settingsTable(rep.SettingsRules)); err != nil {
@@ -108,6 +114,7 @@ func writeScanText(env *Env, a *aggregate) error {
 		}
 	}
 	writeProblems(w, rep.Problems)
+	writeCodexInfo(w, rep)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, a.summaryLine(false))
 	return nil

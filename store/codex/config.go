@@ -239,3 +239,55 @@ func (c *Config) Params() mcpname.CodexParams {
 	}
 	return p
 }
+
+// IsHome reports whether dir looks like a Codex home: a directory holding config.toml, or a
+// sessions/ or archived_sessions/ directory (schemes.md §A.6). A copied ~/.codex is one.
+func IsHome(dir string) bool {
+	if fi, err := os.Stat(filepath.Join(dir, ConfigName)); err == nil && fi.Mode().IsRegular() {
+		return true
+	}
+	for _, d := range SessionDirs(dir) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// HomeOf returns the Codex home a path given on the command line belongs to, or "" when it
+// belongs to none: the directory itself when it is a home (IsHome; for a file, the directory
+// holding it), else the parent of the nearest enclosing sessions/ or archived_sessions/
+// directory (rollouts live in <home>/sessions/YYYY/MM/DD/ and <home>/archived_sessions/).
+// The path is made absolute first; nothing is created.
+func HomeOf(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	start := abs
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		start = filepath.Dir(abs)
+	}
+	if IsHome(start) {
+		return start
+	}
+	for dir := start; ; {
+		switch filepath.Base(dir) {
+		case "sessions", "archived_sessions":
+			return filepath.Dir(dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// HistoryDBs returns the thread_history_*.sqlite files directly in a Codex home, sorted (the
+// databases whose mcpToolCall items record raw MCP identities; schemes.md §A.7).
+func HistoryDBs(home string) []string {
+	m, _ := filepath.Glob(filepath.Join(home, "thread_history_*.sqlite"))
+	sort.Strings(m)
+	return m
+}

@@ -3,6 +3,7 @@ package codex
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -144,4 +145,39 @@ func TestHome(t *testing.T) {
 		})
 	}
 	assert.Equal(t, []string{"/c/sessions", "/c/archived_sessions"}, SessionDirs("/c"))
+}
+
+func TestHomeOf(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "tickets", "4711", "user-codex")
+	day := filepath.Join(home, "sessions", "2026", "11", "30")
+	require.NoError(t, os.MkdirAll(day, 0o755))
+	rollout := filepath.Join(day, "rollout-2026-11-30T18-55-07-x.jsonl")
+	require.NoError(t, os.WriteFile(rollout, []byte("{}\n"), 0o600))
+	withConfig := filepath.Join(base, "only-config")
+	require.NoError(t, os.MkdirAll(withConfig, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(withConfig, ConfigName), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(withConfig, "thread_history_1.sqlite"), nil, 0o600))
+	plain := filepath.Join(base, "plain")
+	require.NoError(t, os.MkdirAll(plain, 0o755))
+	loose := filepath.Join(plain, "copy.jsonl")
+	require.NoError(t, os.WriteFile(loose, []byte("{}\n"), 0o600))
+
+	tests := []struct{ name, path, want string }{
+		{"the home (sessions/ only)", home, home},
+		{"a home with config.toml only", withConfig, withConfig},
+		{"a database in the home", filepath.Join(withConfig, "thread_history_1.sqlite"), withConfig},
+		{"its sessions dir", filepath.Join(home, "sessions"), home},
+		{"a day dir", day, home},
+		{"a rollout", rollout, home},
+		{"a directory in no home", plain, ""},
+		{"a file in no home", loose, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, HomeOf(tt.path))
+		})
+	}
+	assert.Equal(t, []string{filepath.Join(withConfig, "thread_history_1.sqlite")}, HistoryDBs(withConfig))
+	assert.Empty(t, HistoryDBs(home))
 }

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// fixJSON is the part of fix --format json these tests read.
+type fixJSON struct {
+	Stores []fixStore `json:"stores"`
+	Codex  *codexInfo `json:"codex"`
+	Totals struct {
+		Rewrite int `json:"rewrite"`
+		Kept    int `json:"kept"`
+	} `json:"totals"`
+}
+
+// callRenames maps each planned call/name rewrite (old → new) of a fix --format json run.
+func callRenames(t testing.TB, out []byte) (map[string]string, fixJSON) {
+	t.Helper()
+	var rep fixJSON
+	require.NoError(t, json.Unmarshal(out, &rep), string(out))
+	got := map[string]string{}
+	for _, s := range rep.Stores {
+		for _, d := range s.Decisions {
+			if d.Site == "call/name" && d.Action == "rewrite" {
+				got[d.Old.String()] = d.New
+			}
+		}
+	}
+	return got, rep
+}
+
+// the user's own config (both literature tools enabled) gives the colliding pair suffixes.
+var userCodexNames = map[string]string{
+	"mcp__foo-bar__deploy.prod":          "deploy_prod",
+	"mcp__lit__get+data":                 "get_data",
+	"mcp__lit__literature.search_pubmed": "literature_search_pubmed_977c8bf14fb3",
+	"mcp__lit__搜索文献":                     "____",
+}
+
+// engineerConfig is a config.toml of the person running sessionfix: it disables
+// literature_search_pubmed, so under it literature.search_pubmed would get no suffix.
+const engineerConfig = `[mcp_servers.lit]
+command = "python3"
+disabled_tools = ["literature_search_pubmed"]
+
+[mcp_servers.foo-bar]
+command = "python3"
+`
+
+// TestCodexHomeAsPathUsesItsOwnConfig: a copied Codex home given as PATH is planned with its
+// own config.toml, never with $CODEX_HOME's or ~/.codex's (issue 8 item 2).
+func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	home, path := codexHome(t, orig, true)
+	cfg := filepath.Join(home, "config.toml")
+
+	// HOME empty, no CODEX_HOME: the home's own config attributes every name.
+	e := newCodexEnv(t, nil)
+	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", home), e.err.String())
+	got, rep := callRenames(t, e.out.Bytes())
+	assert.Equal(t, userCodexNames, got)
+	require.NotNil(t, rep.Codex, "the plan names the config it used")
+	assert.Equal(t, codexInfo{Home: home, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex)
+	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
+	assert.Contains(t, e.out.String(), "Codex naming: config "+cfg+" (the Codex home of PATH); no inventory; no thread history")
+	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
+
+	// The engineer's own ~/.codex/config.toml (and a $CODEX_HOME) are not read.
+	require.NoError(t, os.MkdirAll(filepath.Join(e.Home, ".codex"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.Home, ".codex", "config.toml"), []byte(engineerConfig), 0o600))
+	for _, vars := range []map[string]string{nil, {"CODEX_HOME": filepath.Join(e.Home, ".codex")}} {
+		e.Getenv = func(k string) string { return vars[k] }
+		for _, arg := range []string{home, filepath.Join(home, "sessions"), path} {
+			require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", arg), e.err.String())
+			got, rep := callRenames(t, e.out.Bytes())
+			assert.Equal(t, userCodexNames, got, "PATH %s, env %v", arg, vars)
+			assert.Equal(t, cfg, rep.Codex.Config)
+		}
+	}
+
+	// --codex-config still overrides.
+	eng := filepath.Join(e.Home, ".codex", "config.toml")
+	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", "--codex-config", eng, home), e.err.String())
+	got, rep = callRenames(t, e.out.Bytes())
+	assert.Equal(t, "literature_search_pubmed", got["mcp__lit__literature.search_pubmed"])
+	assert.Equal(t, eng, rep.Codex.Config)
+	assert.Equal(t, "--codex-config", rep.Codex.ConfigFrom)
+
+	// Without a PATH, the default home is named as such.
+	e.Getenv = func(k string) string { return map[string]string{"CODEX_HOME": home}[k] }
+	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex", "--format", "json"), e.err.String())
+	var srep scanReport
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &srep))
+	if assert.NotNil(t, srep.Codex) {
+		assert.Equal(t, "$CODEX_HOME", srep.Codex.ConfigFrom)
+		assert.Equal(t, cfg, srep.Codex.Config)
+	}
+
+	// Two homes in one run: refused, nothing guessed.
+	other, _ := codexHome(t, orig, true)
+	assert.Equal(t, exitUsage, e.run(t, "fix", home, other))
+	assert.Contains(t, e.err.String(), "the PATHs are in 2 Codex homes")
+}
+
+// TestCodexHomeApplyMatchesCodexHomeEnv: fix --apply on a copied home with an empty HOME and
+// no CODEX_HOME writes exactly what CODEX_HOME=<home> writes (the issue's acceptance).
+func TestCodexHomeApplyMatchesCodexHomeEnv(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	results := map[string][]byte{}
+	for _, mode := range []string{"path", "env"} {
+		home, path := codexHome(t, orig, true)
+		vars := map[string]string{}
+		args := []string{"fix", "--apply", "--yes", "--state-dir", t.TempDir()}
+		if mode == "env" {
+			vars["CODEX_HOME"] = home
+			args = append(args, "--agent", "codex")
+		} else {
+			args = append(args, home)
+		}
+		e := newCodexEnv(t, vars)
+		require.Equal(t, exitOK, e.run(t, args...), e.err.String())
+		assert.Contains(t, e.out.String(), "rewrote 4 names in 1 file", mode)
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		results[mode] = b
+	}
+	assert.NotEqual(t, orig, results["path"])
+	assert.Equal(t, string(results["env"]), string(results["path"]))
+}
+
+// buildHistory writes the fixture thread_history_1.sqlite into dir.
+func buildHistory(t testing.TB, dir string) string {
+	t.Helper()
+	f, err := os.Open(codexFixtures + "thread_history_1.sql")
+	require.NoError(t, err)
+	defer f.Close()
+	db := filepath.Join(dir, "thread_history_1.sqlite")
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, true, f))
+	return db
+}
+
+// TestCodexThreadHistoryFeedsTheNamer: a copied home with no config.toml but its
+// thread_history_1.sqlite attributes every rejected name from the raw identities Codex
+// recorded there, names the source, and scan lists those identities (issue 8 item 4).
+func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	home, _ := codexHome(t, orig, false)
+	db := buildHistory(t, home)
+	e := newCodexEnv(t, nil)
+
+	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", home), e.err.String())
+	got, rep := callRenames(t, e.out.Bytes())
+	assert.Equal(t, userCodexNames, got)
+	for _, s := range rep.Stores {
+		for _, d := range s.Decisions {
+			if d.Site == "call/name" && d.Action == "rewrite" {
+				assert.Equal(t, "thread history (thread_history_1.sqlite, E2 name)", d.Source, d.Old)
+				assert.Contains(t, d.Note, "over the 8 tools of thread_history_1.sqlite")
+			}
+		}
+	}
+	require.NotNil(t, rep.Codex)
+	assert.Equal(t, []string{db}, rep.Codex.History)
+	assert.Equal(t, 8, rep.Codex.HistoryTools)
+	assert.Equal(t, "", rep.Codex.Config)
+
+	require.Equal(t, exitOK, e.run(t, "scan", "--format", "json", home), e.err.String())
+	var srep scanReport
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &srep))
+	want := map[string]int{}
+	for _, id := range srep.Identities {
+		want[id.Server+"/"+id.Tool] = id.Count
+	}
+	assert.Equal(t, map[string]int{"foo-bar/deploy.prod": 1, "foo-bar/get_data": 1, "lit/get+data": 1,
+		"lit/get_data_for_a_specific_location_and_date_range_extended": 1, "lit/literature.search_pubmed": 1,
+		"lit/literature_search_pubmed": 1, "lit/ok_tool": 1, "lit/搜索文献": 1}, want)
+	require.Equal(t, exitOK, e.run(t, "scan", home), e.err.String())
+	assert.Contains(t, e.out.String(), "raw MCP identities recorded")
+	assert.Regexp(t, `lit +literature\.search_pubmed +1 +1`, e.out.String())
+	assert.Contains(t, e.out.String(), "raw identities of 8 tools from "+db)
+}
