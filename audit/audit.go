@@ -359,7 +359,7 @@ func (a *auditor) excluded(t *Tool) *Verdict {
 			return &Verdict{Decision: DecisionExcluded, Rule: a.origin[r.Origin]}
 		}
 	}
-	if !a.listSet(conf.Origin.File, "mcpServers."+key+".includeTools", "") {
+	if !a.listSet(conf.Origin.File, settings.ServerKeyPath(key)+".includeTools", "") {
 		return nil
 	}
 	for _, r := range conf.IncludeTools {

@@ -269,3 +269,51 @@ func hasLoneSurrogate(u []uint16) bool {
 	}
 	return false
 }
+
+// Reasons a name is not provider-safe (RejectReasons), in report order.
+const (
+	ReasonDot      = "dotted"    // holds '.'
+	ReasonNonASCII = "non-ascii" // holds a character above U+007F (or a lone surrogate)
+	ReasonSpace    = "space"     // holds a space or other ASCII control/blank
+	ReasonSymbol   = "symbol"    // holds another ASCII character outside [A-Za-z0-9_-] ('/', ':', '@', …)
+	ReasonLong     = "over-long" // longer than MaxLength (63) UTF-16 units
+	ReasonStart    = "bad-start" // does not start with an ASCII letter
+)
+
+// RejectReasons says why a provider rejects name (IsProviderSafe's rule,
+// ^[A-Za-z][A-Za-z0-9_-]*$ and at most 63 UTF-16 units): the Reason* values that apply, each
+// once, in the order of the constants; nil for a provider-safe name. Reports use it to name a
+// legacy-dotted name by its actual defect ("legacy-non-ascii", "legacy-dotted+over-long").
+func RejectReasons(name string) []string { return RejectReasonsUnits(Units(name)) }
+
+// RejectReasonsUnits is RejectReasons over UTF-16 code units.
+func RejectReasonsUnits(u []uint16) []string {
+	if IsProviderSafeUnits(u) {
+		return nil
+	}
+	var dot, nonASCII, space, symbol bool
+	for _, c := range u {
+		switch {
+		case isProviderChar(c):
+		case c == '.':
+			dot = true
+		case c > 0x7f:
+			nonASCII = true
+		case c <= ' ' || c == 0x7f:
+			space = true
+		default:
+			symbol = true
+		}
+	}
+	var out []string
+	for _, r := range []struct {
+		on bool
+		s  string
+	}{{dot, ReasonDot}, {nonASCII, ReasonNonASCII}, {space, ReasonSpace}, {symbol, ReasonSymbol},
+		{len(u) > MaxLength, ReasonLong}, {len(u) == 0 || u[0] > 0x7f || !isLetter(byte(u[0])), ReasonStart}} {
+		if r.on {
+			out = append(out, r.s)
+		}
+	}
+	return out
+}

@@ -103,3 +103,18 @@ func TestIndexExtendSharesAndDedupes(t *testing.T) {
 	assert.Empty(t, base.LegacyOf("mcp__new__a.b"), "the parent is not modified")
 	assert.Equal(t, ClassNormalized, Classify(Normalize("mcp__new__a.b"), ext).Class)
 }
+
+func TestRejectReasons(t *testing.T) {
+	for name, want := range map[string][]string{
+		"mcp__lit__search":                     nil,
+		"mcp__foo.bar__get_data":               {ReasonDot},
+		"mcp__文献__搜索":                          {ReasonNonASCII},
+		"mcp__lit__a b":                        {ReasonSpace},
+		"mcp__lit/x__y":                        {ReasonSymbol},
+		"mcp__" + strings.Repeat("a", 60):      {ReasonLong},
+		"mcp__a.b__é":                          {ReasonDot, ReasonNonASCII},
+		"mcp__a.b__" + strings.Repeat("x", 60): {ReasonDot, ReasonLong},
+	} {
+		assert.Equal(t, want, RejectReasons(name), name)
+	}
+}

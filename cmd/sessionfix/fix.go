@@ -56,9 +56,10 @@ $CODEX_HOME's or ~/.codex's; --codex-config overrides. A rejected name nothing a
 With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
 changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
 reported "in use"), renamed over the original with its mode and mtime kept (Qwen Code sorts
-sessions by mtime), and its original is copied first into the run's backup directory
-(--state-dir, default ${XDG_STATE_HOME:-~/.local/state}/sessionfix/runs/<run-id>/) with
-manifest.json. "sessionfix undo" restores a run byte for byte.
+sessions by mtime). Its original is kept first in the run's backup directory (--state-dir,
+default ${XDG_STATE_HOME:-~/.local/state}/sessionfix/runs/<run-id>/) with manifest.json: as a
+hard link to the original inode when the state directory is on the same file system (no
+copy, no extra space), else as a copy. "sessionfix undo" restores a run byte for byte.
 
 EXAMPLES:
    sessionfix fix                                   # dry-run over ~/.qwen
@@ -72,7 +73,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation (required with --apply when standard input is not a terminal)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs and backups are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
-			&cli.IntFlag{Name: "workers", Usage: "parallel readers (default: CPUs, at most 8)"},
+			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the names that need nothing (builtin, clean, normalized)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list each name: only stores skipped, problems and the summary"},
 		),
@@ -86,14 +87,22 @@ EXAMPLES:
 	}
 }
 
+// decisionRow is one planned name. Where is the location as text (kept for compatibility);
+// Line (1-based, line-oriented stores) or Row (a database row, "part id=prt_01…") and Offset
+// (byte offset of the name token) give it as fields of their own.
 type decisionRow struct {
 	Where  string   `json:"where"`
+	Line   int64    `json:"line,omitempty"`
+	Row    string   `json:"row,omitempty"`
+	Offset int64    `json:"offset"`
 	Site   string   `json:"site"`
 	Path   string   `json:"path"`
 	Old    nameText `json:"old"`
 	New    string   `json:"new,omitempty"`
 	Class  string   `json:"class"`
-	Action string   `json:"action"`
+	// Reasons: see renameRow.
+	Reasons []string `json:"reasons,omitempty"`
+	Action  string   `json:"action"`
 	Source string   `json:"source,omitempty"`
 	Note   string   `json:"note,omitempty"`
 }
@@ -108,6 +117,7 @@ type storeOutcome struct {
 type fixStore struct {
 	Path      string        `json:"path"`
 	Kind      string        `json:"kind"`
+	Profile   string        `json:"profile,omitempty"`
 	Decisions []decisionRow `json:"decisions,omitempty"`
 	Outcome   *storeOutcome `json:"outcome,omitempty"`
 }
@@ -127,6 +137,7 @@ type fixOutput struct {
 	jsonStart bool
 	began     bool
 	stores    int
+	dbs       int
 	names     int
 	skipped   []skippedRow
 }
@@ -135,14 +146,15 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 	if r.Plan == nil {
 		return nil // reported with the problems
 	}
-	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind)}
+	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: profileOf(r.Store)}
 	if o.showPlan {
 		for _, d := range r.Plan.Decisions {
 			if d.Action == rewrite.ActNone && !o.opts.Verbose {
 				continue
 			}
-			fs.Decisions = append(fs.Decisions, decisionRow{Where: d.Site.Loc.String(), Site: siteLabel(*d.Site), Path: d.Site.Path,
-				Old: siteName(d.Site), New: d.New, Class: string(d.Class), Action: string(d.Action), Source: d.Source, Note: d.Note})
+			l := d.Site.Loc
+			fs.Decisions = append(fs.Decisions, decisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: siteLabel(*d.Site), Path: d.Site.Path,
+				Old: siteName(d.Site), New: d.New, Class: string(d.Class), Reasons: rejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
 		}
 	}
 	if oc := r.Outcome; oc != nil {
@@ -150,6 +162,9 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 		case oc.Err == nil:
 			fs.Outcome = &storeOutcome{Status: "rewritten", Names: oc.Edits}
 			o.stores++
+			if r.Plan.Snap.Ref.Kind == store.KindSQLite {
+				o.dbs++
+			}
 			o.names += oc.Edits
 		case oc.InUse():
 			fs.Outcome = &storeOutcome{Status: "in-use", Reason: oc.Err.Error()}
@@ -360,7 +375,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
-			plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"), opts.StateDir)
+			plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, p.agg.rewriteDBs), opts.StateDir)
 		if !confirm(env.In) {
 			fmt.Fprintln(env.Err, "nothing was changed")
 			return nil
@@ -380,7 +395,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	summary := p.agg.summaryLine(false)
 	if p.agg.rep.Totals.Rewrite > 0 {
-		summary = p.agg.appliedLine(out.names, out.stores, len(out.skipped))
+		summary = p.agg.appliedLine(out.names, out.stores, out.dbs, len(out.skipped))
 	}
 	if err := out.end(p.agg, summary, res); err != nil {
 		return err
@@ -410,8 +425,8 @@ func siteLabel(s store.Site) string {
 
 // writeStorePlan prints one store's plan.
 func writeStorePlan(w io.Writer, fs fixStore) error {
-	fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), fs.Kind)
-	t := &reports.Table{Columns: []string{"where", "site", "old", "new", "class"}}
+	fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), kindLabel(fs.Kind, fs.Profile))
+	t := &reports.Table{Columns: []string{whereHeader(fs.Decisions), "site", "old", "new", "class"}}
 	notes := map[string]bool{}
 	var noteOrder []string
 	for _, d := range fs.Decisions {
@@ -422,7 +437,7 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 		case string(rewrite.ActNone):
 			newName = "(unchanged)"
 		}
-		t.Add(d.Where, d.Site, d.Old.String(), newName, d.Class)
+		t.Add(d.Where, d.Site, d.Old.String(), newName, reasonLabel(d.Class, d.Reasons))
 		if d.Note != "" {
 			k := d.Old.String() + ": " + d.Note
 			if !notes[k] {
@@ -443,6 +458,36 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 	}
 	_, err := fmt.Fprintln(w)
 	return err
+}
+
+// whereHeader names the location column of a plan by what it holds: "line" (line numbers),
+// "row" (database rows), "offset" (@byte offsets of a whole-file JSON store), or a
+// combination such as "line/row".
+func whereHeader(ds []decisionRow) string {
+	var line, row, off bool
+	for _, d := range ds {
+		switch {
+		case d.Row != "":
+			row = true
+		case d.Line > 0:
+			line = true
+		default:
+			off = true
+		}
+	}
+	var parts []string
+	for _, p := range []struct {
+		on bool
+		s  string
+	}{{line, "line"}, {row, "row"}, {off, "offset"}} {
+		if p.on {
+			parts = append(parts, p.s)
+		}
+	}
+	if len(parts) == 0 {
+		return "where"
+	}
+	return strings.Join(parts, "/")
 }
 
 // confirm reads a yes/no answer; anything but y/yes is no.

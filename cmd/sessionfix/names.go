@@ -227,7 +227,7 @@ func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Inde
 				mcpNorm = mcpname.NormalizeUnits(in.units)
 			}
 		}
-		t.Add(raw, string(class), norm, mcpNorm, leg)
+		t.Add(raw, classLabel(class, &store.Site{Name: in.str, Units: in.units}), norm, mcpNorm, leg)
 	}
 	if err := reports.WriteText(bw, t); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonscan"
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // planOptions are the naming choices shared by scan and fix.
@@ -186,11 +188,15 @@ type aggregate struct {
 	failed    bool
 	inUse     int
 	applyErrs int
+	// rewriteDBs counts the stores to rewrite that are databases ("in 2 files and 1 database").
+	rewriteDBs int
+	// dottedLabels counts the legacy-dotted sites by classLabel ("legacy-non-ascii", …).
+	dottedLabels map[string]int
 }
 
 func newAggregate(found *scan.Found) *aggregate {
 	a := &aggregate{renames: map[[3]string]*renameRow{}, kept: map[[3]string]*renameRow{},
-		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*identityRow{}}
+		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*identityRow{}, dottedLabels: map[string]int{}}
 	a.rep.Ignored = found.Ignored
 	a.rep.IgnoredPaths = found.IgnoredPaths
 	if a.rep.IgnoredPaths == nil {
@@ -198,7 +204,7 @@ func newAggregate(found *scan.Found) *aggregate {
 	}
 	a.rep.Totals.ByClass = map[mcpname.Class]int{}
 	for _, is := range found.Issues {
-		a.rep.Problems = append(a.rep.Problems, problemRow{Path: is.Path, Severity: string(is.Severity), Reason: is.Reason})
+		a.rep.Problems = append(a.rep.Problems, newProblem(is.Path, store.Loc{}, string(is.Severity), is.Reason))
 		if is.Severity == store.SevError {
 			a.failed = true
 		}
@@ -208,11 +214,11 @@ func newAggregate(found *scan.Found) *aggregate {
 
 func (a *aggregate) add(r *rewrite.StoreResult) {
 	ref := r.Store.Ref()
-	row := storeRow{Path: ref.Path, Kind: string(ref.Kind)}
+	row := storeRow{Path: ref.Path, Kind: string(ref.Kind), Profile: profileOf(r.Store)}
 	if r.ScanErr != nil {
 		row.Error = r.ScanErr.Error()
 		a.rep.Stores = append(a.rep.Stores, row)
-		a.rep.Problems = append(a.rep.Problems, problemRow{Path: ref.Path, Severity: string(store.SevError), Reason: r.ScanErr.Error()})
+		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
 		a.failed = true
 		return
 	}
@@ -226,10 +232,10 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 		a.failed = true
 	}
 	for _, pr := range snap.Problems {
-		a.rep.Problems = append(a.rep.Problems, problemRow{Path: ref.Path, Where: whereOf(pr.Loc), Severity: string(pr.Severity), Reason: pr.Reason})
+		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, pr.Loc, string(pr.Severity), pr.Reason))
 	}
 	for _, w := range sp.Warnings {
-		a.rep.Problems = append(a.rep.Problems, problemRow{Path: ref.Path, Where: whereOf(w.Loc), Severity: string(w.Severity), Reason: w.Reason})
+		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, w.Loc, string(w.Severity), w.Reason))
 	}
 	counted := map[mcpname.CodexTool]bool{}
 	for _, id := range snap.Identities {
@@ -250,11 +256,17 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 	t.Rewrite += row.Rewrite
 	if row.Rewrite > 0 {
 		t.RewriteStores++
+		if ref.Kind == store.KindSQLite {
+			a.rewriteDBs++
+		}
 	}
 	also := groupedRewrites(sp)
 	for _, d := range sp.Names() {
 		t.Sites++
 		t.ByClass[d.Class]++
+		if d.Class == mcpname.ClassLegacyDotted {
+			a.dottedLabels[classLabel(d.Class, d.Site)]++
+		}
 		var m map[[3]string]*renameRow
 		switch d.Action {
 		case rewrite.ActRewrite:
@@ -278,7 +290,7 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 		old := siteName(d.Site)
 		k := [3]string{old.text, newName, d.Note}
 		if m[k] == nil {
-			m[k] = &renameRow{Old: old, New: newName, Class: string(d.Class), Note: d.Note}
+			m[k] = &renameRow{Old: old, New: newName, Class: string(d.Class), Reasons: rejectReasons(d.Class, d.Site), Note: d.Note}
 		}
 		m[k].Count++
 	}
@@ -332,12 +344,37 @@ func (a *aggregate) finish() {
 	}
 }
 
-// problemRow is one problem in a report.
+// problemRow is one problem in a report. Where is the location as text (kept for
+// compatibility); Line (1-based line of a line-oriented store) or Row (the table row of a
+// database, "part id=prt_01…") give it as a field of its own.
 type problemRow struct {
 	Path     string `json:"path"`
 	Where    string `json:"where,omitempty"`
+	Line     int64  `json:"line,omitempty"`
+	Row      string `json:"row,omitempty"`
 	Severity string `json:"severity"`
 	Reason   string `json:"reason"`
+}
+
+// newProblem is a problemRow at loc; a reason that starts with the path itself (an error
+// that names its file) loses that prefix, so the printed line names the path once.
+func newProblem(path string, loc store.Loc, severity, reason string) problemRow {
+	return problemRow{Path: path, Where: whereOf(loc), Line: loc.Line, Row: loc.Row, Severity: severity, Reason: trimPathPrefix(path, reason)}
+}
+
+// trimPathPrefix drops the problem's own path from its reason: a leading "PATH: " and a
+// wrapped os error's "open PATH: " (also stat, lstat, read) anywhere in it, so the printed
+// line names the path once ("b.db: error: SQLite database that cannot be read: file is not a
+// database").
+func trimPathPrefix(path, reason string) string {
+	if path == "" {
+		return reason
+	}
+	reason = strings.TrimPrefix(reason, path+": ")
+	for _, op := range []string{"open ", "stat ", "lstat ", "read "} {
+		reason = strings.ReplaceAll(reason, op+path+": ", "")
+	}
+	return reason
 }
 
 func (p problemRow) String() string {
@@ -345,7 +382,7 @@ func (p problemRow) String() string {
 	if p.Where != "" {
 		loc += ":" + p.Where
 	}
-	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, p.Reason)
+	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, trimPathPrefix(p.Path, p.Reason))
 }
 
 func whereOf(l store.Loc) string {
@@ -400,8 +437,11 @@ func identityTable(rep *scanReport) *reports.Table {
 }
 
 type storeRow struct {
-	Path     string `json:"path"`
-	Kind     string `json:"kind"`
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	// Profile is the SQLite profile a database was read with ("opencode"); text tables show it
+	// as the kind.
+	Profile  string `json:"profile,omitempty"`
 	Records  int64  `json:"records"`
 	Sites    int    `json:"sites"`
 	Rewrite  int    `json:"rewrite"`
@@ -437,8 +477,62 @@ type renameRow struct {
 	Old   nameText `json:"old"`
 	New   string   `json:"new,omitempty"`
 	Class string   `json:"class"`
-	Count int      `json:"count"`
-	Note  string   `json:"note,omitempty"`
+	// Reasons say why a legacy-dotted name is rejected (mcpname.RejectReasons: "dotted",
+	// "non-ascii", "over-long", …); text tables show them as the class ("legacy-non-ascii").
+	Reasons []string `json:"reasons,omitempty"`
+	Count   int      `json:"count"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// rejectReasons is mcpname.RejectReasons of a legacy-dotted site (nil for other classes).
+func rejectReasons(c mcpname.Class, s *store.Site) []string {
+	if c != mcpname.ClassLegacyDotted {
+		return nil
+	}
+	if s.Units != nil {
+		return mcpname.RejectReasonsUnits(s.Units)
+	}
+	return mcpname.RejectReasons(s.Name)
+}
+
+// classLabel is the class a text table shows: a legacy-dotted name is named by what is wrong
+// with it ("legacy-dotted", "legacy-non-ascii", "legacy-dotted+over-long"), so a name without
+// a dot is not called dotted; other classes as they are.
+func classLabel(c mcpname.Class, s *store.Site) string { return reasonLabel(string(c), rejectReasons(c, s)) }
+
+func reasonLabel(class string, reasons []string) string {
+	if class != string(mcpname.ClassLegacyDotted) || len(reasons) == 0 {
+		return class
+	}
+	return "legacy-" + strings.Join(reasons, "+")
+}
+
+// kindLabel is the kind a text table shows: a database's profile name, else its kind.
+func kindLabel(kind, profile string) string {
+	if profile != "" {
+		return profile
+	}
+	return kind
+}
+
+// profileOf is the SQLite profile name of st ("" for other stores or before detection).
+func profileOf(st store.Store) string {
+	if db, ok := st.(*sqlite.Store); ok && db.Profile() != nil {
+		return db.Profile().Name
+	}
+	return ""
+}
+
+// storesPhrase counts stores as files and databases: "1 file", "1 database", "2 files and 1 database".
+func storesPhrase(stores, dbs int) string {
+	files := stores - dbs
+	switch {
+	case dbs == 0:
+		return plural(files, "file")
+	case files == 0:
+		return plural(dbs, "database")
+	}
+	return plural(files, "file") + " and " + plural(dbs, "database")
 }
 
 func sortedRows(m map[[3]string]*renameRow) []renameRow {
@@ -472,13 +566,13 @@ func (a *aggregate) summaryLine(applied bool) string {
 	if applied {
 		verb = "rewrote"
 	}
-	return fmt.Sprintf("%s %s in %s; %s", verb, plural(t.Rewrite, "name"), plural(t.RewriteStores, "file"), kept)
+	return fmt.Sprintf("%s %s in %s; %s", verb, plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, a.rewriteDBs), kept)
 }
 
 // appliedLine is the closing sentence of fix --apply: what was really rewritten.
-func (a *aggregate) appliedLine(names, files, skipped int) string {
+func (a *aggregate) appliedLine(names, stores, dbs, skipped int) string {
 	t := a.rep.Totals
-	s := fmt.Sprintf("rewrote %s in %s; %s kept", plural(names, "name"), plural(files, "file"), plural(t.KeptTruncated, "legacy truncated name"))
+	s := fmt.Sprintf("rewrote %s in %s; %s kept", plural(names, "name"), storesPhrase(stores, dbs), plural(t.KeptTruncated, "legacy truncated name"))
 	if other := t.Kept - t.KeptTruncated; other > 0 {
 		s += fmt.Sprintf("; %s kept (see the notes and warnings)", plural(other, "other legacy name"))
 	}
@@ -488,11 +582,18 @@ func (a *aggregate) appliedLine(names, files, skipped int) string {
 	return s
 }
 
-func classTable(rep *scanReport) *reports.Table {
+// classTable counts names per class; labels splits legacy-dotted by reason (classLabel).
+func classTable(rep *scanReport, labels map[string]int) *reports.Table {
 	t := &reports.Table{Columns: []string{"class", "names", "fix action"}}
 	for _, c := range append(slices.Clone(mcpname.Classes), rewrite.CodexClasses...) {
 		n := rep.Classes[c]
 		if n == 0 {
+			continue
+		}
+		if c == mcpname.ClassLegacyDotted && len(labels) > 0 {
+			for _, l := range slices.Sorted(maps.Keys(labels)) {
+				t.Add(l, fmt.Sprint(labels[l]), classAction(c))
+			}
 			continue
 		}
 		t.Add(string(c), fmt.Sprint(n), classAction(c))
@@ -523,10 +624,10 @@ func storeTable(rep *scanReport) *reports.Table {
 	t := &reports.Table{Columns: []string{"store", "kind", "records", "sites", "rewrite", "kept", "problems"}}
 	for _, s := range rep.Stores {
 		if s.Error != "" {
-			t.Add(s.Path, s.Kind, "-", "-", "-", "-", "unreadable")
+			t.Add(s.Path, kindLabel(s.Kind, s.Profile), "-", "-", "-", "-", "unreadable")
 			continue
 		}
-		t.Add(s.Path, s.Kind, fmt.Sprint(s.Records), fmt.Sprint(s.Sites), fmt.Sprint(s.Rewrite), fmt.Sprint(s.Kept), fmt.Sprint(s.Problems))
+		t.Add(s.Path, kindLabel(s.Kind, s.Profile), fmt.Sprint(s.Records), fmt.Sprint(s.Sites), fmt.Sprint(s.Rewrite), fmt.Sprint(s.Kept), fmt.Sprint(s.Problems))
 	}
 	return t
 }
@@ -534,10 +635,10 @@ func storeTable(rep *scanReport) *reports.Table {
 func renameTable(rep *scanReport) *reports.Table {
 	t := &reports.Table{Columns: []string{"old", "new", "class", "count"}}
 	for _, r := range rep.Renames {
-		t.Add(r.Old.String(), r.New, r.Class, fmt.Sprint(r.Count))
+		t.Add(r.Old.String(), r.New, reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
 	}
 	for _, r := range rep.Kept {
-		t.Add(r.Old.String(), "(kept)", r.Class, fmt.Sprint(r.Count))
+		t.Add(r.Old.String(), "(kept)", reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
 	}
 	return t
 }
@@ -581,4 +682,9 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// workersFlag is --workers of scan and fix; the help shows the one real default.
+func workersFlag() cli.Flag {
+	return &cli.IntFlag{Name: "workers", Usage: "parallel readers", DefaultText: "the number of CPUs, at most 8"}
 }

@@ -40,7 +40,7 @@ EXAMPLES:
    sessionfix scan --format json ~/.qwen > scan.json`,
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
-			&cli.IntFlag{Name: "workers", Usage: "parallel readers (default: CPUs, at most 8)"},
+			workersFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c)}
@@ -85,10 +85,14 @@ func writeScanText(env *Env, a *aggregate) error {
 	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
 		plural(rep.Totals.Stores, "store"), humanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
 	if rep.Ignored > 0 {
-		fmt.Fprintf(w, "%d other files are not stores and were not read (--format json lists them)\n", rep.Ignored)
+		what := "other files are not stores and were not read"
+		if rep.Ignored == 1 {
+			what = "other file is not a store and was not read"
+		}
+		fmt.Fprintf(w, "%d %s (--format json lists them)\n", rep.Ignored, what)
 	}
 	fmt.Fprintln(w)
-	if err := reports.WriteText(w, classTable(rep)); err != nil {
+	if err := reports.WriteText(w, classTable(rep, a.dottedLabels)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tailscale/hujson"
 )
@@ -386,12 +387,23 @@ func (p *parser) readFile(root *hujson.Object) {
 	}
 }
 
+// ServerKeyPath is the settings key path of an mcpServers entry as reports print it:
+// "mcpServers.lit", and "mcpServers.\"foo.bar\"" for a key holding a dot, a quote, a space or
+// brackets (or an empty key), so mcpServers."foo.bar".excludeTools cannot be read as the key
+// "foo" with a member "bar". Quoting follows JSON string syntax (strconv.Quote).
+func ServerKeyPath(key string) string {
+	if key == "" || strings.ContainsAny(key, ". \t\"'[]\\") || strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 }) {
+		return "mcpServers." + strconv.Quote(key)
+	}
+	return "mcpServers." + key
+}
+
 func (p *parser) readServers(servers *hujson.Object) {
 	seen := map[string]int{} // key -> index in f.MCPServers (last definition wins)
 	for i := range servers.Members {
 		m := &servers.Members[i]
 		key, _ := str(&m.Name)
-		keyPath := "mcpServers." + key
+		keyPath := ServerKeyPath(key)
 		o, ok := m.Value.Value.(*hujson.Object)
 		if !ok {
 			p.warn(m.Value.StartOffset, "%s: not an object; ignored", keyPath)

@@ -66,9 +66,9 @@ func TestLoadUserFixture(t *testing.T) {
 	assert.False(t, f.V1)
 	assert.Empty(t, f.Warnings)
 	assert.Equal(t, []ruleRow{
-		{"mcpServers.foo.bar.excludeTools", 0, KindExcludeTools, "deploy.prod", 11, 24},
-		{"mcpServers.com.example.enterprise-search.includeTools", 0, KindIncludeTools, "query_documents_by_semantic_similarity", 14, 77},
-		{"mcpServers.com.example.enterprise-search.includeTools", 1, KindIncludeTools, "list", 14, 119},
+		{`mcpServers."foo.bar".excludeTools`, 0, KindExcludeTools, "deploy.prod", 11, 24},
+		{`mcpServers."com.example.enterprise-search".includeTools`, 0, KindIncludeTools, "query_documents_by_semantic_similarity", 14, 77},
+		{`mcpServers."com.example.enterprise-search".includeTools`, 1, KindIncludeTools, "list", 14, 119},
 		{"permissions.allow", 0, KindAllow, "mcp__lit__literature.search_pubmed", 19, 7},
 		{"permissions.allow", 1, KindAllow, "mcp__foo.bar", 20, 7},
 		{"permissions.allow", 2, KindAllow, "mcp__com.example.enterprise-___documents_by_semantic_similarity", 21, 7},
@@ -109,7 +109,7 @@ func TestLoadUserFixture(t *testing.T) {
 	}, got)
 	assert.Equal(t, "/home/demo/bin/lit_server.py", f.MCPServers[0].Args[0].Reveal())
 	assert.Equal(t, `"foo.bar"`, string(data[f.MCPServers[1].Origin.Offset:f.MCPServers[1].Origin.End]))
-	assert.Equal(t, fixtureUser+":7:5 mcpServers.foo.bar", f.MCPServers[1].Origin.String())
+	assert.Equal(t, fixtureUser+`:7:5 mcpServers."foo.bar"`, f.MCPServers[1].Origin.String())
 }
 
 func keys(m map[string]Secret) []string {
@@ -406,4 +406,19 @@ func TestDuplicateServerKeys(t *testing.T) {
 	assert.Empty(t, f.Rules[1].Ignored)
 	require.Len(t, f.Warnings, 1)
 	assert.Contains(t, f.Warnings[0].Message, "more than once")
+}
+
+// TestServerKeyWithDotIsQuoted: mcpServers.foo.bar.excludeTools could be the key "foo" with a
+// member "bar"; a key holding a dot is printed quoted (issue 8 item 17).
+func TestServerKeyWithDotIsQuoted(t *testing.T) {
+	assert.Equal(t, "mcpServers.lit", ServerKeyPath("lit"))
+	assert.Equal(t, `mcpServers."foo.bar"`, ServerKeyPath("foo.bar"))
+	assert.Equal(t, `mcpServers."a b"`, ServerKeyPath("a b"))
+	assert.Equal(t, `mcpServers.""`, ServerKeyPath(""))
+	f, err := Parse("dir/settings.json", []byte(`{"mcpServers":{"foo.bar":{"command":"x","excludeTools":"get_data"}}}`), ScopeUser, nil)
+	require.NoError(t, err)
+	require.Len(t, f.Warnings, 1)
+	assert.Contains(t, f.Warnings[0].Message, `mcpServers."foo.bar".excludeTools: not an array`)
+	require.Len(t, f.MCPServers, 1)
+	assert.Equal(t, `mcpServers."foo.bar"`, f.MCPServers[0].Origin.Key)
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLabelsReadAsEnglish: issue 8 item 17, the labels of scan and fix.
+func TestLabelsReadAsEnglish(t *testing.T) {
+	env := testEnv(t)
+
+	t.Run("one other file", func(t *testing.T) {
+		dir := fixtureCopy(t) // usage/token-usage-2026-11.jsonl is not a store
+		r := runCLI(t, env, "", "scan", "--format", "json", dir)
+		var rep struct {
+			Ignored int `json:"ignored_files"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
+		require.Equal(t, 1, rep.Ignored)
+		r = runCLI(t, env, "", "scan", dir)
+		assert.Contains(t, r.out, "\n1 other file is not a store and was not read (--format json lists them)\n")
+		assert.NotContains(t, r.out, "1 other files")
+	})
+
+	t.Run("a database is named by its profile and counted as a database", func(t *testing.T) {
+		dir, _ := opencodeStore(t)
+		r := runCLI(t, env, "", "scan", dir)
+		require.Equal(t, 0, r.code, r.out+r.err)
+		assert.Regexp(t, `opencode\.db +opencode +\d+`, r.out)
+		assert.NotContains(t, r.out, " sqlite ")
+		assert.Contains(t, r.out, "would rewrite 11 names in 1 database;")
+
+		r = runCLI(t, env, "", "fix", dir)
+		assert.Contains(t, r.out, "opencode.db (opencode)\n")
+		assert.Regexp(t, `\n  ROW +SITE +OLD +NEW +CLASS\n`, r.out)
+		assert.Contains(t, r.out, "would rewrite 11 names in 1 database;")
+
+		r = runCLI(t, env, "", "fix", "--format", "json", dir)
+		var plan struct {
+			Stores []struct {
+				Kind, Profile string
+				Decisions     []map[string]any
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.out), &plan), r.out)
+		require.Len(t, plan.Stores, 1)
+		assert.Equal(t, "sqlite", plan.Stores[0].Kind, "the kind stays (manifests, scripts)")
+		assert.Equal(t, "opencode", plan.Stores[0].Profile)
+		d := plan.Stores[0].Decisions[0]
+		assert.Equal(t, "event id=evt_legacy00000000000000000001", d["row"])
+		assert.Nil(t, d["line"])
+		assert.IsType(t, float64(0), d["offset"])
+
+		state := filepath.Join(t.TempDir(), "S")
+		r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+		require.Equal(t, 0, r.code, r.out+r.err)
+		assert.Contains(t, r.out, "rewrote 11 names in 1 database;")
+	})
+
+	t.Run("where is a line number, in the header and as a JSON number", func(t *testing.T) {
+		dir := fixtureCopy(t)
+		r := runCLI(t, env, "", "fix", dir)
+		assert.Regexp(t, `\n  LINE +SITE +OLD +NEW +CLASS\n`, r.out)
+		assert.NotContains(t, r.out, "WHERE")
+		r = runCLI(t, env, "", "fix", "--format", "json", dir)
+		var plan struct {
+			Stores []struct{ Decisions []map[string]any }
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.out), &plan), r.out)
+		d := plan.Stores[0].Decisions[0]
+		line, ok := d["line"].(float64)
+		require.True(t, ok, "line is a number: %v", d)
+		assert.Equal(t, d["where"], jsonNum(line), "where keeps the same text")
+	})
+
+	t.Run("a name without a dot is not called dotted", func(t *testing.T) {
+		r := runCLI(t, env, "", "names", "mcp__文献__搜索", "mcp__foo.bar__x", "mcp__lit__"+strings.Repeat("x", 60))
+		require.Equal(t, 0, r.code, r.err)
+		assert.Regexp(t, `mcp__文献__搜索 +legacy-non-ascii `, r.out)
+		assert.Regexp(t, `mcp__foo\.bar__x +legacy-dotted `, r.out)
+		assert.Regexp(t, `x +legacy-over-long `, r.out)
+
+		dir := t.TempDir()
+		line := `{"uuid":"a","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"mcp__lit__搜索文献","args":{}}}]}}` + "\n"
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "projects", "p", "chats"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "projects", "p", "chats", "s.jsonl"), []byte(line), 0o644))
+		r = runCLI(t, env, "", "scan", dir)
+		require.Equal(t, 0, r.code, r.out+r.err)
+		assert.Regexp(t, `\nlegacy-non-ascii +1 +rewrite to normalizeMcp`, r.out)
+		assert.NotContains(t, r.out, "legacy-dotted")
+		r = runCLI(t, env, "", "scan", "--format", "json", dir)
+		assert.Contains(t, r.out, `"class": "legacy-dotted"`, "JSON keeps the machine class")
+		assert.Contains(t, r.out, `"reasons": [`+"\n"+`        "non-ascii"`)
+	})
+
+	t.Run("a problem names its path once", func(t *testing.T) {
+		dir := t.TempDir()
+		bad := filepath.Join(dir, "b.db")
+		require.NoError(t, os.WriteFile(bad, append([]byte("SQLite format 3\x00"), make([]byte, 4096)...), 0o644))
+		r := runCLI(t, env, "", "scan", dir)
+		all := r.out + r.err
+		assert.Contains(t, all, bad+": error: ")
+		assert.Equal(t, 1, strings.Count(all, bad), all)
+	})
+
+	t.Run("help texts", func(t *testing.T) {
+		for _, cmd := range []string{"scan", "fix"} {
+			r := runCLI(t, env, "", cmd, "--help")
+			assert.Contains(t, r.out, "--workers value       parallel readers (default: the number of CPUs, at most 8)\n", cmd)
+		}
+		r := runCLI(t, env, "", "fix", "--help")
+		assert.Contains(t, r.out, "hard link")
+	})
+}
+
+func jsonNum(f float64) string { b, _ := json.Marshal(f); return string(b) }
