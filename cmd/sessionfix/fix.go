@@ -103,8 +103,8 @@ type decisionRow struct {
 	// Reasons: see renameRow.
 	Reasons []string `json:"reasons,omitempty"`
 	Action  string   `json:"action"`
-	Source string   `json:"source,omitempty"`
-	Note   string   `json:"note,omitempty"`
+	Source  string   `json:"source,omitempty"`
+	Note    string   `json:"note,omitempty"`
 }
 
 // storeOutcome is what --apply did to one store.

@@ -498,7 +498,9 @@ func rejectReasons(c mcpname.Class, s *store.Site) []string {
 // classLabel is the class a text table shows: a legacy-dotted name is named by what is wrong
 // with it ("legacy-dotted", "legacy-non-ascii", "legacy-dotted+over-long"), so a name without
 // a dot is not called dotted; other classes as they are.
-func classLabel(c mcpname.Class, s *store.Site) string { return reasonLabel(string(c), rejectReasons(c, s)) }
+func classLabel(c mcpname.Class, s *store.Site) string {
+	return reasonLabel(string(c), rejectReasons(c, s))
+}
 
 func reasonLabel(class string, reasons []string) string {
 	if class != string(mcpname.ClassLegacyDotted) || len(reasons) == 0 {
