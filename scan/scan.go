@@ -267,8 +267,14 @@ func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool
 	case d.NotStore != "" && explicit:
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: d.NotStore})
 		return true
+	case d.Store == nil && d.Warning != "":
+		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning, Reason: d.Warning})
+		return true
 	case d.Store == nil:
 		return false
+	}
+	if d.Warning != "" {
+		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning, Reason: d.Warning})
 	}
 	seen[path] = true
 	f.Targets = append(f.Targets, Target{Store: d.Store, Size: size})

@@ -91,3 +91,18 @@ func TestRunSortsAndRecordsFailures(t *testing.T) {
 	assert.Len(t, res[2].Snap.Sites, 1)
 	assert.Equal(t, int64(2*len(sessionLine)), seen)
 }
+
+// TestDiscoverWrongAgentWarns: scan --agent codex over a Qwen home reports each file it reads
+// against its content (issue 8 item 11).
+func TestDiscoverWrongAgentWarns(t *testing.T) {
+	root := t.TempDir()
+	session := write(t, root, "projects/p/chats/3cea48a5.jsonl", sessionLine)
+	f := DiscoverAs([]string{root}, "codex")
+	require.Len(t, f.Targets, 1)
+	require.Len(t, f.Issues, 1)
+	assert.Equal(t, session, f.Issues[0].Path)
+	assert.Equal(t, store.SevWarning, f.Issues[0].Severity)
+	assert.Contains(t, f.Issues[0].Reason, "read as a Codex rollout (--agent codex), but it looks like a qwen store")
+
+	assert.Empty(t, Discover([]string{root}).Issues, "detected by content: nothing to warn about")
+}

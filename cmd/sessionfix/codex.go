@@ -94,13 +94,13 @@ type codexInfo struct {
 
 // text is the plan's line about the Codex naming inputs.
 func (ci *codexInfo) text() string {
-	cfg := "none"
-	if ci.Config != "" {
-		cfg = ci.Config
-	} else if ci.Home != "" {
-		cfg = "none (no " + codex.ConfigName + " in " + ci.Home + ")"
+	s := fmt.Sprintf("Codex naming: config %s (%s)", ci.Config, ci.ConfigFrom)
+	switch {
+	case ci.Config == "" && ci.Home != "":
+		s = fmt.Sprintf("Codex naming: no %s in %s (%s)", codex.ConfigName, ci.Home, ci.ConfigFrom)
+	case ci.Config == "":
+		s = "Codex naming: no config"
 	}
-	s := fmt.Sprintf("Codex naming: config %s (%s)", cfg, ci.ConfigFrom)
 	if len(ci.Inventory) > 0 {
 		s += "; inventory " + strings.Join(ci.Inventory, " and ")
 	} else {

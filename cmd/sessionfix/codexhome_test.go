@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -188,4 +189,21 @@ func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
 	assert.Contains(t, e.out.String(), "raw MCP identities recorded")
 	assert.Regexp(t, `lit +literature\.search_pubmed +1 +1`, e.out.String())
 	assert.Contains(t, e.out.String(), "raw identities of 8 tools from "+db)
+}
+
+// TestWrongAgentWarns: scan --agent codex over a Qwen home is no silent all-clear (issue 8
+// item 11): each Qwen file read as a rollout is named in a warning.
+func TestWrongAgentWarns(t *testing.T) {
+	dir := fixtureCopy(t)
+	e := newCodexEnv(t, nil)
+	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex", "--format", "json", dir), e.err.String())
+	var rep scanReport
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
+	warned := 0
+	for _, p := range rep.Problems {
+		if p.Severity == "warning" && strings.Contains(p.Reason, "read as a Codex rollout (--agent codex), but it looks like a qwen store (qwen-session)") {
+			warned++
+		}
+	}
+	assert.Equal(t, 3, warned, "the three Qwen sessions: %+v", rep.Problems)
 }

@@ -33,6 +33,11 @@ type Detection struct {
 	NotStore string
 	// Unreadable says why a store could not even be opened (an error: the run is partial).
 	Unreadable string
+	// Warning says that a forced agent (Options.Agent) goes against the file's content: the
+	// file is read as that agent's store although it looks like another one (Store set), or it
+	// is left out although it looks like another agent's store (Store nil). Discovery reports
+	// it, so a wrong --agent never gives a silent all-clear (issue 8 item 11).
+	Warning string
 }
 
 // Options tunes detection: the agent a walk is restricted to (DetectAs; "" = any) and what some
@@ -85,7 +90,8 @@ func DetectWith(path string, head []byte, opt Options) Detection {
 			}
 			return Detection{Unreadable: reason}
 		case agent != "" && st.Profile().Agent != agent:
-			return Detection{NotStore: fmt.Sprintf("SQLite store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, agent)}
+			why := fmt.Sprintf("SQLite store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, agent)
+			return Detection{NotStore: why, Warning: why + ": not read with --agent " + agent}
 		}
 		return Detection{Store: st}
 	}
@@ -108,21 +114,30 @@ func DetectWith(path string, head []byte, opt Options) Detection {
 	}
 	first = bytes.TrimPrefix(first, []byte("\xEF\xBB\xBF"))
 	var p *jsonl.Profile
+	auto := jsonl.Detect(path, first)
+	warning := ""
 	switch agent {
 	case AgentCodex:
 		if strings.HasSuffix(base, ".jsonl") && !jsonl.IsCodexCompanion(base) {
 			p = jsonl.CodexRollout
+			switch {
+			case auto != nil && auto != jsonl.CodexRollout:
+				warning = fmt.Sprintf("read as a Codex rollout (--agent codex), but it looks like a %s store (%s): its tool names are not where Codex keeps them; drop --agent or pass --agent %s", auto.Agent, auto.Kind, auto.Agent)
+			case auto == nil:
+				warning = "read as a Codex rollout (--agent codex), but it does not look like one (not named rollout-*.jsonl, no session_meta first line)"
+			}
 		}
 	default:
-		p = jsonl.Detect(path, first)
+		p = auto
 		if agent == AgentQwen && p == jsonl.CodexRollout {
 			p = nil
+			warning = "looks like a Codex rollout: not read with --agent qwen (drop --agent or pass --agent codex)"
 		}
 	}
 	if p != nil {
-		return Detection{Store: jsonl.Open(path, p)}
+		return Detection{Store: jsonl.Open(path, p), Warning: warning}
 	}
-	return Detection{}
+	return Detection{Warning: warning}
 }
 
 // ReadHead returns up to HeadSize leading bytes of the file at path.

@@ -70,3 +70,35 @@ func TestOpenCodexRollout(t *testing.T) {
 	assert.True(t, isWriter)
 	assert.True(t, isRestorer)
 }
+
+// TestDetectWarnsOnWrongAgent: a forced --agent that goes against a file's content is said
+// (issue 8 item 11), never a silent all-clear.
+func TestDetectWarnsOnWrongAgent(t *testing.T) {
+	const meta = `{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}`
+	const qwen = `{"uuid":"u","sessionId":"s","type":"user"}`
+	tests := []struct {
+		name, agent, path, head string
+		read                    bool
+		warning                 string // substring; "" = none
+	}{
+		{"codex on a qwen session", AgentCodex, "/q/projects/p/chats/3cea48a5.jsonl", qwen, true, "looks like a qwen store (qwen-session)"},
+		{"codex on usage_record", AgentCodex, "/q/usage_record.jsonl", `{"tools":{}}`, true, "looks like a qwen store (qwen-usage)"},
+		{"codex on an unknown jsonl", AgentCodex, "/q/usage/token-usage.jsonl", `{"x":1}`, true, "does not look like one"},
+		{"codex on a rollout", AgentCodex, "/c/copy.jsonl", meta, true, ""},
+		{"codex on a rollout by name", AgentCodex, "/c/rollout-2026-01-01T00-00-00-a.jsonl", `{}`, true, ""},
+		{"qwen on a rollout", AgentQwen, "/c/sessions/rollout-2026-01-01T00-00-00-a.jsonl", meta, false, "looks like a Codex rollout: not read with --agent qwen"},
+		{"qwen on a qwen session", AgentQwen, "/q/chats/a.jsonl", qwen, true, ""},
+		{"auto never warns", "", "/q/chats/a.jsonl", qwen, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := DetectAs(tt.agent, tt.path, []byte(tt.head+"\n"))
+			assert.Equal(t, tt.read, d.Store != nil)
+			if tt.warning == "" {
+				assert.Empty(t, d.Warning)
+			} else {
+				assert.Contains(t, d.Warning, tt.warning)
+			}
+		})
+	}
+}
