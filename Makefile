@@ -3,6 +3,7 @@ GO      ?= go
 BIN     ?= bin/sessionfix
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
+SHELL   := /bin/bash
 
 .PHONY: all build test demo bench lint fuzz clean
 
@@ -11,10 +12,12 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sessionfix
 
-## test: vet, then every unit, property and end-to-end test (CI runs this)
+## test: vet, then every unit, property and end-to-end test (CI runs this). Prints go test's
+## "ok"/"FAIL" lines (and the output of failing tests), then one line listing every skipped
+## test with its reason (internal/testsummary reads go test -json).
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	set -o pipefail; $(GO) test -count=1 -json ./... | $(GO) run ./internal/testsummary
 
 ## demo: the main job on a copy of the bundled real fixtures (scan, dry-run, apply, scan, undo)
 demo: build

@@ -47,9 +47,13 @@ dbsum=$("$tool" sha256 opencode/opencode.db)
 dbcheck() { [ "$("$tool" check opencode/opencode.db)" = ok ] || { echo "demo: integrity_check failed" >&2; exit 1; }; }
 
 step sessionfix scan opencode "   # found by its header bytes; names in part and in the event log"
+echo "(two rows of this database are broken on purpose (store/sqlite/testdata/opencode-legacy.sql): part"
+echo " prt_legacy…09 holds a zstd-compressed payload and prt_legacy…10 a torn JSON value. Expect one"
+echo " \"zstd-compressed\" and one \"invalid JSON\" warning for them below: both rows are reported and"
+echo " left as they are.)"
 "$bin" scan opencode
 
-step sessionfix fix opencode "   # dry-run"
+step sessionfix fix opencode "   # dry-run; the planted torn row is warned about again"
 "$bin" fix opencode | tail -n 3
 [ "$("$tool" sha256 opencode/opencode.db)" = "$dbsum" ] || { echo "demo: dry-run changed the database" >&2; exit 1; }
 echo "(dry-run: the sha256 of the database's .dump is unchanged)"

@@ -1,7 +1,8 @@
 // Package htmltest drives a real headless Chromium for tests of the HTML reports: it loads a
 // page (scripts on), and returns the DOM after the scripts ran, or a screenshot. Tests that
-// use it skip, with a message saying how to enable them, when no Chromium is installed (CI
-// has only Go and gcc).
+// use it skip, with a message saying how to enable them, when no Chromium is installed; with
+// CI=true (set by .ci/run, which installs Debian's chromium package) they fail instead, so CI
+// never passes without having run them.
 //
 // It imports only the standard library and testing helpers; only tests import it.
 package htmltest
@@ -10,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"html"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -22,17 +24,35 @@ import (
 // Names are the executables looked up on PATH, in order.
 var Names = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
-// Chromium returns the path of a Chromium (or Chrome) executable, or skips the test.
+// Chromium returns the path of a Chromium (or Chrome) executable. When there is none it skips
+// the test, or fails it when the environment has CI=true (see Missing).
 func Chromium(t testing.TB) string {
 	t.Helper()
+	p, msg, fatal := find(exec.LookPath, os.Getenv("CI"))
+	if p != "" {
+		return p
+	}
+	if fatal {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// find looks up Names with lookPath; with none found it returns the message to give and
+// whether the test must fail (ci is "true") rather than skip.
+func find(lookPath func(string) (string, error), ci string) (path, msg string, fatal bool) {
 	for _, n := range Names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
+		if p, err := lookPath(n); err == nil {
+			return p, "", false
 		}
 	}
-	t.Skip("skipped: no chromium or chromium-browser on PATH, so the HTML report is not checked in a real browser " +
-		"(install it, e.g. apt-get install chromium, to run this test)")
-	return ""
+	if ci == "true" {
+		return "", "CI=true but no chromium or chromium-browser on PATH: the HTML report cannot be checked in a " +
+			"real browser, and CI must run these tests (.ci/run installs Debian's chromium package when it runs as root)", true
+	}
+	return "", "skipped: no chromium or chromium-browser on PATH, so the HTML report is not checked in a real browser " +
+		"(install it, e.g. apt-get install chromium, to run this test; with CI=true this test fails instead)", false
 }
 
 // FileURL returns the file:// URL of path with the given fragment ("" = none).
