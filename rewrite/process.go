@@ -99,7 +99,7 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 		return out, emitErr
 	}
 	if err != nil {
-		return nil, err
+		return out, err // out still names the run: stores may have been rewritten
 	}
 	return out, context.Cause(ctx)
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 
 	"github.com/sessionfix/sessionfix/store"
@@ -68,11 +69,15 @@ type Skipped struct {
 }
 
 // journalEntry is one line of journal.jsonl, appended (and fsynced) around each replace so an
-// interrupted run can still be undone.
+// interrupted run can still be undone, and around each temp file so the next run can remove
+// what a killed one left.
 type journalEntry struct {
-	Event  string     `json:"event"` // "commit" (about to replace), "done", "abort"
+	// "commit" (about to replace), "done", "abort"; store.TempCreating, TempForeign, TempGone
+	// (Path is the temp file, Store the file it is for).
+	Event  string     `json:"event"`
 	Entry  *FileEntry `json:"entry,omitempty"`
 	Path   string     `json:"path,omitempty"`
+	Store  string     `json:"store,omitempty"`
 	Reason string     `json:"reason,omitempty"`
 }
 
@@ -131,10 +136,15 @@ type Result struct {
 	Outcomes []Outcome
 }
 
-// Rewritten counts stores and names rewritten.
+// Committed reports whether the store was rewritten (Change set): Err is then an error that
+// happened after the new content was in place (a *store.CommittedError), or nil.
+func (o Outcome) Committed() bool { return o.Change != nil }
+
+// Rewritten counts stores and names rewritten (including those with an error after the
+// rewrite, see Outcome.Committed).
 func (r *Result) Rewritten() (stores, names int) {
 	for _, o := range r.Outcomes {
-		if o.Err == nil && o.Change != nil {
+		if o.Change != nil {
 			stores++
 			names += o.Edits
 		}
@@ -180,11 +190,8 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	}
 	wg.Wait()
 	res, err := r.finish(ctx.Err())
-	if err != nil {
-		return nil, err
-	}
 	res.Outcomes = outcomes
-	return res, nil
+	return res, err
 }
 
 // run is one apply run: its directory, journal and manifest are created on the first store
@@ -245,7 +252,7 @@ func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
 	o, entry := applyOne(ctx, sp, seq, r.dir, r.j, r.opt)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if o.Err != nil {
+	if o.Change == nil {
 		r.m.Skipped = append(r.m.Skipped, Skipped{Ref: o.Ref, Reason: o.Err.Error(), InUse: o.InUse()})
 		return o
 	}
@@ -253,12 +260,17 @@ func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
 	for _, w := range o.Change.Warnings {
 		r.m.ToolNotes = append(r.m.ToolNotes, fmt.Sprintf("%s: %s", o.Ref.Path, w))
 	}
+	if o.Err != nil {
+		r.m.ToolNotes = append(r.m.ToolNotes, fmt.Sprintf("%s: rewritten, then: %s", o.Ref.Path, o.Err))
+	}
 	return o
 }
 
-// finish writes the final manifest (files sorted by path) and closes the journal.
-// finish writes the final manifest; interrupted (the context's error, or nil) marks a run
-// that stopped before every planned store was handled.
+// finish writes the final manifest (files sorted by path) and closes the journal;
+// interrupted (the context's error, or nil) marks a run that stopped before every planned
+// store was handled. The Result is returned even when the manifest cannot be written (a full
+// disk): the stores are rewritten all the same, and the journal (fsynced before each
+// replace) is what undo then reads.
 func (r *run) finish(interrupted error) (*Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -276,10 +288,11 @@ func (r *run) finish(interrupted error) (*Result, error) {
 		r.m.State = StatePartial
 		r.m.ToolNotes = append(r.m.ToolNotes, "interrupted ("+interrupted.Error()+"): stores after those listed were not rewritten")
 	}
+	res := &Result{RunID: r.id, Dir: r.dir, Manifest: r.m}
 	if err := writeManifest(r.dir, r.m); err != nil {
-		return nil, err
+		return res, fmt.Errorf("%w (the journal %s records every rewrite: undo reads it)", err, filepath.Join(r.dir, journalName))
 	}
-	return &Result{RunID: r.id, Dir: r.dir, Manifest: r.m}, nil
+	return res, nil
 }
 
 func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journal, opt ApplyOptions) (Outcome, *FileEntry) {
@@ -305,17 +318,23 @@ func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journa
 	if opt.BeforeCheck != nil {
 		aopt.BeforeCheck = func() { opt.BeforeCheck(ref) }
 	}
-	ch, err := w.Apply(ctx, sp.Snap, edits, aopt)
-	if err != nil {
+	ch, err := w.Apply(store.WithTempRecorder(ctx, j.recordTemp), sp.Snap, edits, aopt)
+	var ce *store.CommittedError
+	if err != nil && (ch == nil || !errors.As(err, &ce)) {
 		o.Err = err
 		_ = j.append(journalEntry{Event: "abort", Path: ref.Path, Reason: err.Error()})
 		return o, nil
 	}
+	// Rewritten (err, if any, happened after the new content was in place): recorded.
 	ch.Ref = ref
 	ch.Edits = NameCount(edits)
 	entry.Change = *ch
-	o.Change, o.Edits = ch, ch.Edits
-	_ = j.append(journalEntry{Event: "done", Path: ref.Path, Entry: entry})
+	o.Change, o.Edits, o.Err = ch, ch.Edits, err
+	done := journalEntry{Event: "done", Path: ref.Path, Entry: entry}
+	if err != nil {
+		done.Reason = err.Error()
+	}
+	_ = j.append(done)
 	return o, entry
 }
 
@@ -343,10 +362,12 @@ func sanitizeBase(s string) string {
 	}, s)
 }
 
-// journal is an append-only, fsynced JSONL file.
+// journal is an append-only, fsynced JSONL file, locked (flock) while a run or an undo uses
+// it: CleanLeftovers leaves the temp files of a locked journal alone.
 type journal struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	f    *os.File
+	lock *flock.Flock
 }
 
 func openJournal(path string) (*journal, error) {
@@ -354,7 +375,15 @@ func openJournal(path string) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	return &journal{f: f}, nil
+	lk := flock.New(path)
+	if ok, err := lk.TryLock(); err != nil || !ok {
+		f.Close()
+		if err == nil {
+			err = errors.New("another sessionfix process is using this run")
+		}
+		return nil, fmt.Errorf("lock journal %s: %w", path, err)
+	}
+	return &journal{f: f, lock: lk}, nil
 }
 
 func (j *journal) append(e journalEntry) error {
@@ -364,20 +393,40 @@ func (j *journal) append(e journalEntry) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if err := store.Fault(store.FaultWrite, j.f.Name()); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
 	if _, err := j.f.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("write journal: %w", err)
+	}
+	if err := store.Fault(store.FaultSync, j.f.Name()); err != nil {
+		return fmt.Errorf("sync journal: %w", err)
 	}
 	return j.f.Sync()
 }
 
-func (j *journal) close() { j.f.Close() }
+// recordTemp is the store.TempRecorder of a run: each temp file event is a journal line.
+func (j *journal) recordTemp(event, tmp, target string) error {
+	return j.append(journalEntry{Event: event, Path: tmp, Store: target})
+}
 
+func (j *journal) close() {
+	j.f.Close()
+	_ = j.lock.Unlock()
+}
+
+// writeManifest replaces manifest.json in dir; its temp file is a sibling
+// (".manifest.json<digits>", never in $TMPDIR), which CleanLeftovers removes after a crash.
 func writeManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(filepath.Join(dir, manifestName), append(b, '\n'), 0o600); err != nil {
+	path := filepath.Join(dir, manifestName)
+	if err := store.Fault(store.FaultWrite, path); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	if err := renameio.WriteFile(path, append(b, '\n'), 0o600, renameio.WithTempDir(dir)); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	return nil
@@ -574,6 +623,13 @@ func Undo(ctx context.Context, dir string, open Opener, force bool, now func() t
 	if err != nil {
 		return nil, nil, err
 	}
+	// The run's journal records undo's temp files too (see CleanLeftovers).
+	j, err := openJournal(filepath.Join(dir, journalName))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer j.close()
+	ctx = store.WithTempRecorder(ctx, j.recordTemp)
 	var out []UndoOutcome
 	for i := len(m.Files) - 1; i >= 0; i-- {
 		f := &m.Files[i]
@@ -592,7 +648,10 @@ func Undo(ctx context.Context, dir string, open Opener, force bool, now func() t
 				err = r.Restore(ctx, &f.Change, force)
 			}
 		}
-		if err == nil {
+		var ce *store.CommittedError
+		if err == nil || errors.As(err, &ce) {
+			// Restored (a CommittedError: the edits were reversed, with a late append
+			// carried over).
 			f.Restored = true
 		}
 		o.Err = err
@@ -615,4 +674,131 @@ func Undo(ctx context.Context, dir string, open Opener, force bool, now func() t
 		return out, m, err
 	}
 	return out, m, nil
+}
+
+// Leftover is a temp file a killed run or undo left, removed by CleanLeftovers.
+type Leftover struct {
+	Path  string `json:"path"`
+	RunID string `json:"run_id"`
+	// Store is the file the temp was for ("" for a manifest temp).
+	Store string `json:"store,omitempty"`
+	// Err is set when the file could not be removed.
+	Err error `json:"-"`
+}
+
+// CleanLeftovers removes the temp files of runs (and undos) under stateDir that were killed:
+// a file is removed only when it is provably sessionfix's own, that is
+//
+//   - a store's temp (".<name><digits>" beside it) that the run's journal announced
+//     (store.TempCreating) and never marked gone, or
+//   - a manifest temp (".manifest.json<digits>") inside the run's own directory;
+//
+// and it is a regular file, the run's journal is not locked by a live sessionfix process, and
+// the store is not locked either. It returns what it removed (or failed to remove). Temp files
+// of versions that did not journal them are left to scan's warning.
+func CleanLeftovers(stateDir string) ([]Leftover, error) {
+	ents, err := os.ReadDir(filepath.Join(stateDir, runsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []Leftover
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(stateDir, runsDir, e.Name())
+		out = append(out, cleanRun(dir, e.Name())...)
+	}
+	return out, nil
+}
+
+func cleanRun(dir, id string) []Leftover {
+	jpath := filepath.Join(dir, journalName)
+	if _, err := os.Stat(jpath); err != nil {
+		return nil
+	}
+	lk := flock.New(jpath)
+	if ok, err := lk.TryLock(); err != nil || !ok {
+		return nil // a live run or undo (or no journal)
+	}
+	defer lk.Unlock()
+	var out []Leftover
+	remove := func(l Leftover) {
+		fi, err := os.Lstat(l.Path)
+		if err != nil || !fi.Mode().IsRegular() {
+			return
+		}
+		if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			l.Err = err
+		}
+		out = append(out, l)
+	}
+	// Manifest temps of this run.
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if store.IsTempName(e.Name(), manifestName) {
+				remove(Leftover{Path: filepath.Join(dir, e.Name()), RunID: id})
+			}
+		}
+	}
+	// Store temps the journal announced and never saw gone.
+	b, err := os.ReadFile(jpath)
+	if err != nil {
+		return out
+	}
+	open := map[string]string{}
+	var order []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var je journalEntry
+		if json.Unmarshal([]byte(line), &je) != nil {
+			continue
+		}
+		switch je.Event {
+		case store.TempCreating:
+			if _, ok := open[je.Path]; !ok {
+				order = append(order, je.Path)
+			}
+			open[je.Path] = je.Store
+		case store.TempForeign, store.TempGone:
+			delete(open, je.Path)
+		}
+	}
+	var gone []journalEntry
+	for _, tmp := range order {
+		target, ok := open[tmp]
+		if !ok || target == "" || filepath.Dir(tmp) != filepath.Dir(target) || !store.IsTempName(filepath.Base(tmp), filepath.Base(target)) {
+			continue
+		}
+		if _, err := os.Lstat(tmp); err != nil {
+			gone = append(gone, journalEntry{Event: store.TempGone, Path: tmp, Store: target, Reason: "not found by cleanup"})
+			continue
+		}
+		// A store another process locks (a sessionfix run using its own journal) keeps its temp.
+		slk := flock.New(target)
+		if ok, err := slk.TryLock(); err == nil && !ok {
+			continue
+		} else if ok {
+			defer slk.Unlock()
+		}
+		n := len(out)
+		remove(Leftover{Path: tmp, RunID: id, Store: target})
+		if len(out) > n && out[n].Err == nil {
+			gone = append(gone, journalEntry{Event: store.TempGone, Path: tmp, Store: target, Reason: "removed by cleanup"})
+		}
+	}
+	if len(gone) > 0 {
+		if f, err := os.OpenFile(jpath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			for _, g := range gone {
+				if b, err := json.Marshal(g); err == nil {
+					_, _ = f.Write(append(b, '\n'))
+				}
+			}
+			_ = f.Sync()
+			f.Close()
+		}
+	}
+	return out
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
 )
 
 // Transform writes the new content of a file to dst while reading the original from src.
@@ -64,17 +63,27 @@ func HashFile(path string) (string, error) {
 // file is still what was scanned (want: size, mtime and SHA-256):
 //
 //  1. open the original and check size and mtime against want;
-//  2. refuse when another process holds a lock on it (flock);
-//  3. in one streaming pass, copy the original into opt.BackupPath, hash it, and write the
-//     transformed content to a temp sibling (".<name><random>", same directory);
+//  2. refuse when another process holds it open for writing (/proc) or locked (flock);
+//  3. in one streaming pass, copy the original into opt.BackupPath (or hard-link it), hash it,
+//     and write the transformed content to a temp sibling (".<name><digits>", same directory,
+//     announced to the context's TempRecorder before it is created);
 //  4. refuse when the hash differs from want (the content changed since the scan);
 //  5. fsync backup and temp, give the temp the original's mode and mtime (owner best-effort);
 //  6. call opt.BeforeCommit (the caller journals the change);
-//  7. check again that the original was not appended to or replaced, rename the temp over it
-//     and fsync the directory.
+//  7. check again, from a fresh view of /proc, that the original was not appended to,
+//     replaced or opened for writing, and rename the temp over it;
+//  8. check the old inode (the backup link and our descriptor hold it): a process that opened
+//     it for writing in the meantime would go on writing into the old file, so the rename is
+//     rolled back (the old inode is linked back at path) and the file refused as in use;
+//     bytes appended to it without a writer left open are carried over to the end of the new
+//     file, and the file reported in use (a *CommittedError wrapping an *InUseError);
+//  9. fsync the directory, and check the old inode once more.
 //
 // A crash at any instant leaves the old file or the new one at path. An in-use refusal returns
-// an *InUseError and leaves the file, and no temp, behind.
+// an *InUseError and leaves the file, and no temp, behind. An error once the new file is in
+// place is a *CommittedError returned with the Change, which the caller must record (undo
+// needs it). Change.After describes the bytes the rewrite wrote (the first After.Size bytes
+// of the file); bytes carried over follow them and are counted in Change.Carried.
 func RewriteFile(ctx context.Context, path string, want FileState, transform Transform, opt ApplyOptions) (ch *Change, err error) {
 	orig, err := os.Open(path)
 	if err != nil {
@@ -146,9 +155,9 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		}
 	}()
 
-	pf, err := renameio.TempFile(filepath.Dir(path), path)
+	pf, err := newPendingFile(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("create temp file next to %s: %w", path, err)
+		return nil, err
 	}
 	defer pf.Cleanup() // removes the temp unless it was renamed
 
@@ -163,7 +172,7 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	var src io.Reader = io.TeeReader(&ctxReader{ctx: ctx, r: orig}, io.MultiWriter(before, fp))
 	var bw *bufio.Writer
 	if bk != nil {
-		bw = bufio.NewWriterSize(bk, copyBufSize)
+		bw = bufio.NewWriterSize(faultWriter{w: bk, path: opt.BackupPath}, copyBufSize)
 		src = io.TeeReader(src, bw)
 	}
 	out := &countWriter{w: io.MultiWriter(pf, after)}
@@ -188,6 +197,9 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		return nil, &InUseError{Path: path, Reason: "content changed since it was scanned"}
 	}
 	if bk != nil {
+		if err := Fault(FaultSync, opt.BackupPath); err != nil {
+			return nil, fmt.Errorf("sync backup of %s: %w", path, err)
+		}
 		if err := bk.Sync(); err != nil {
 			return nil, fmt.Errorf("sync backup of %s: %w", path, err)
 		}
@@ -205,6 +217,10 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 	if err := os.Chtimes(pf.Name(), atime(fi), fi.ModTime()); err != nil {
 		return nil, fmt.Errorf("set mtime of temp for %s: %w", path, err)
+	}
+	newFi, err := pf.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat temp for %s: %w", path, err)
 	}
 
 	if otherLinks {
@@ -230,27 +246,165 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		keepBackup = false
 		return nil, err
 	}
+	// A second name for the old inode in the store's directory, the way back if the rename
+	// must be rolled back (a journaled temp; without hard links, the backup link serves).
+	keep, kerr := makeTemp(ctx, path, func(tmp string) error { return os.Link(path, tmp) })
+	if kerr == nil {
+		defer func() {
+			if keep != "" {
+				os.Remove(keep)
+				_ = recordTemp(ctx, TempGone, keep, path)
+			}
+		}()
+		if kfi, err := os.Stat(keep); err != nil || !os.SameFile(kfi, fi) {
+			keepBackup = false
+			return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+		}
+	} else if linked {
+		keep = ""
+	} else {
+		keepBackup = false
+		return nil, fmt.Errorf("link %s before replacing it: %w", path, kerr)
+	}
 	if testHookBeforeRename != nil {
 		testHookBeforeRename(path)
 	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	if err := pf.replace(); err != nil {
 		keepBackup = false
 		return nil, fmt.Errorf("replace %s: %w", path, err)
 	}
-	if err := SyncDir(filepath.Dir(path)); err != nil {
-		return ch, err
+	if testHookAfterRename != nil {
+		testHookAfterRename(path)
 	}
-	// An append that raced the rename went to the old inode: carry those bytes over so nothing
-	// is lost, and say so.
-	if grown, err := carryOver(orig, fi.Size(), path, after, ch); err != nil {
-		return ch, err
-	} else if grown > 0 {
-		ch.Warnings = append(ch.Warnings, fmt.Sprintf("%d bytes appended while replacing were carried over", grown))
+	// The new file is in place: from here on an error is returned with ch (a CommittedError).
+	lw := &lateWatch{ctx: ctx, path: path, orig: orig, old: fi, new: newFi, size: fi.Size(), written: out.n,
+		backup: opt.BackupPath, keep: keep, ch: ch}
+	if err := lw.check(); err != nil {
+		if errors.Is(err, errRolledBack) {
+			keepBackup, keep = false, ""
+			return nil, lw.inUse
+		}
+		return ch, &CommittedError{Err: err}
+	}
+	dirErr := SyncDir(filepath.Dir(path))
+	// A writer whose open raced the first check is visible now.
+	if err := lw.check(); err != nil {
+		if errors.Is(err, errRolledBack) {
+			keepBackup, keep = false, ""
+			return nil, lw.inUse
+		}
+		return ch, &CommittedError{Err: err}
+	}
+	if dirErr != nil {
+		return ch, &CommittedError{Err: dirErr}
+	}
+	if lw.carried > 0 {
+		ch.Carried = lw.carried
+		ch.Warnings = append(ch.Warnings, fmt.Sprintf("%d bytes appended while replacing were carried over to the end of the new file", lw.carried))
+		return ch, &CommittedError{Err: &InUseError{Path: path, Reason: fmt.Sprintf(
+			"appended to while it was being replaced: the %d new bytes were carried over (undo keeps them); stop the agent before fixing its session", lw.carried)}}
 	}
 	return ch, nil
 }
 
-// unchanged checks that path is still the inode we read and that it did not grow or change.
+// testHookAfterRename runs right after the rename, before the old inode is checked (tests
+// only).
+var testHookAfterRename func(path string)
+
+// CommittedError is an error that happened after a rewrite put the new file in place: the
+// store holds the new content and the Change returned with it must be recorded (undo needs
+// it). Err is what went wrong: an *InUseError when another process wrote to the store during
+// the replace, an I/O error (a directory fsync) otherwise.
+type CommittedError struct{ Err error }
+
+func (e *CommittedError) Error() string {
+	return e.Err.Error() + " (the file was rewritten and the change recorded)"
+}
+
+// Unwrap returns Err.
+func (e *CommittedError) Unwrap() error { return e.Err }
+
+// errRolledBack marks a replace that was undone because a writer held the old inode.
+var errRolledBack = errors.New("rolled back")
+
+// lateWatch checks the old inode after the rename: a writer holding it, or bytes appended.
+type lateWatch struct {
+	ctx     context.Context
+	path    string
+	orig    *os.File    // the old inode
+	old     os.FileInfo // its stat when scanned
+	new     os.FileInfo // the new inode
+	size    int64       // bytes of the old inode the rewrite read
+	written int64       // bytes of the new file the rewrite wrote
+	carried int64       // bytes carried over so far
+	backup  string      // the backup, a link to the old inode when keep is ""
+	keep    string      // a temp link to the old inode beside path ("" when none could be made)
+	ch      *Change
+	inUse   error // the refusal after a rollback
+}
+
+func (w *lateWatch) check() error {
+	if ws := writersOf(idOfStat(w.old), true); len(ws) > 0 {
+		reason := "held open for writing by " + strings.Join(ws, ", ") + ", which opened it while it was being rewritten"
+		if err := w.rollBack(); err != nil {
+			return &InUseError{Path: w.path, Reason: fmt.Sprintf(
+				"%s: it writes into the old file (kept at %s), not into the session, and the replace could not be rolled back (%v); stop the agent, then undo this run with --force or append the backup's bytes after byte %d to the session",
+				reason, w.backup, err, w.size)}
+		}
+		w.inUse = &InUseError{Path: w.path, Reason: reason + "; the replace was rolled back, nothing changed; stop the agent first"}
+		return errRolledBack
+	}
+	n, err := carryOver(w.orig, w.size+w.carried, w.path, w.new)
+	w.carried += n
+	return err
+}
+
+// rollBack puts the old inode back at path (a temp link to it renamed over the new file) and
+// moves to it whatever was appended to the new file meanwhile.
+func (w *lateWatch) rollBack() error {
+	nf, err := os.Open(w.path)
+	if err != nil {
+		return err
+	}
+	defer nf.Close()
+	if nfi, err := nf.Stat(); err != nil || !os.SameFile(nfi, w.new) {
+		return errors.New("the new file was replaced by another process")
+	}
+	tmp := w.keep
+	if tmp == "" {
+		var err error
+		if tmp, err = makeTemp(w.ctx, w.path, func(tmp string) error { return os.Link(w.backup, tmp) }); err != nil {
+			return err
+		}
+	}
+	if tfi, err := os.Stat(tmp); err != nil || !os.SameFile(tfi, w.old) {
+		os.Remove(tmp)
+		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
+		return errors.New("the backup is no longer the old file")
+	}
+	if err := Fault(FaultRename, w.path); err != nil {
+		os.Remove(tmp)
+		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
+		return err
+	}
+	if err := os.Rename(tmp, w.path); err != nil {
+		os.Remove(tmp)
+		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
+		return err
+	}
+	_ = recordTemp(w.ctx, TempGone, tmp, w.path)
+	// Bytes appended to the new file while it was in place (beyond what we wrote and carried)
+	// belong at the end of the old one.
+	if nfi, err := nf.Stat(); err == nil && nfi.Size() > w.written+w.carried {
+		if _, err := carryOver(nf, w.written+w.carried, w.path, w.old); err != nil {
+			return err
+		}
+	}
+	return SyncDir(filepath.Dir(w.path))
+}
+
+// unchanged checks that path is still the inode we read, that it did not grow or change and
+// that no other process holds it open for writing (a fresh view of /proc).
 func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 	now, err := os.Stat(path)
 	if err != nil {
@@ -270,7 +424,7 @@ func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 	if ofi, err := orig.Stat(); err == nil && ofi.Size() != fi.Size() {
 		return &InUseError{Path: path, Reason: "appended to while rewriting"}
 	}
-	if w := openWriters(now); len(w) > 0 {
+	if w := openWritersFresh(now); len(w) > 0 {
 		return heldOpen(path, w)
 	}
 	return nil
@@ -282,10 +436,12 @@ func heldOpen(path string, writers []string) error {
 	return &InUseError{Path: path, Reason: "held open for writing by " + strings.Join(writers, ", ") + "; stop the agent first"}
 }
 
-// carryOver appends to path whatever was written to the old inode after size.
-func carryOver(orig *os.File, size int64, path string, after hash.Hash, ch *Change) (int64, error) {
-	ofi, err := orig.Stat()
-	if err != nil || ofi.Size() <= size {
+// carryOver appends to path (which must still be the inode of dst) whatever src holds after
+// byte from, until src stops growing, and fsyncs it; it returns the bytes copied. The new
+// file is locked (flock) meanwhile, against another sessionfix run.
+func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, error) {
+	sfi, err := src.Stat()
+	if err != nil || sfi.Size() <= from {
 		return 0, nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -293,36 +449,44 @@ func carryOver(orig *os.File, size int64, path string, after hash.Hash, ch *Chan
 		return 0, fmt.Errorf("carry over late append to %s: %w", path, err)
 	}
 	defer f.Close()
-	n, err := io.CopyBuffer(io.MultiWriter(f, after), io.NewSectionReader(orig, size, ofi.Size()-size), make([]byte, copyBufSize))
-	if err != nil {
-		return n, fmt.Errorf("carry over late append to %s: %w", path, err)
+	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, dst) {
+		return 0, fmt.Errorf("carry over late append to %s: replaced by another process", path)
 	}
-	if err := f.Sync(); err != nil {
+	lk := flock.New(path)
+	if ok, _ := lk.TryLock(); ok {
+		defer lk.Unlock()
+	}
+	var n int64
+	for range 100 {
+		sfi, err := src.Stat()
+		if err != nil || sfi.Size() <= from+n {
+			break
+		}
+		m, err := io.CopyBuffer(faultWriter{w: f, path: path}, io.NewSectionReader(src, from+n, sfi.Size()-from-n), make([]byte, copyBufSize))
+		n += m
+		if err != nil {
+			return n, fmt.Errorf("carry over late append to %s: %w", path, err)
+		}
+	}
+	if err := Fault(FaultSync, path); err != nil {
 		return n, err
 	}
-	nfi, _ := f.Stat()
-	ch.After.Size += n
-	ch.After.SHA256 = hex.EncodeToString(after.Sum(nil))
-	if nfi != nil {
-		ch.After.ModTime = nfi.ModTime()
-	}
-	return n, nil
+	return n, f.Sync()
 }
 
-// RestoreFile puts a backup back at path, byte for byte, with the original mode and mtime.
-// Unless force is set it first checks that path still holds the "after" content of ch and
-// returns a *ChangedError naming the mismatch otherwise (an *InUseError when another process
-// holds it open for writing or locked). The backup itself must still hash to
-// ch.Before.SHA256.
+// RestoreFile undoes ch at path. Unless force is set it first checks what path holds:
+//
+//   - the "after" content of ch (its SHA-256): the backup is put back byte for byte, with the
+//     original mode and mtime;
+//   - the "after" content followed by more bytes (the agent went on with the session), and ch
+//     records its Sites: the edits are reversed in place (each recorded new token replaced by
+//     the old one, checked byte for byte) and everything after the first After.Size bytes is
+//     kept, through RewriteFile with a backup of the current file beside ch.Backup;
+//   - anything else: a *ChangedError naming the mismatch.
+//
+// It returns an *InUseError when another process holds the file open for writing or locked.
+// A full restore needs the backup's first Before.Size bytes to hash to ch.Before.SHA256.
 func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error {
-	// Only the first Before.Size bytes of the backup are the original: a process that kept the
-	// old file open may have appended to the linked inode after the run (those bytes stay in
-	// the backup).
-	if got, err := hashPrefix(ch.Backup, ch.Before.Size); err != nil {
-		return fmt.Errorf("backup %s is damaged or unreadable: %w", ch.Backup, err)
-	} else if got != ch.Before.SHA256 {
-		return fmt.Errorf("backup %s is damaged: sha256 of its first %d bytes is %s, want %s", ch.Backup, ch.Before.Size, got, ch.Before.SHA256)
-	}
 	cur, err := HashFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -331,13 +495,29 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 		}
 	case err != nil:
 		return fmt.Errorf("read %s: %w", path, err)
-	case cur == ch.Before.SHA256:
-		// Already the original content: only mode and mtime may need restoring.
-	case cur != ch.After.SHA256 && !force:
-		return &ChangedError{Path: path, Reason: "its sha256 is not the one the run wrote"}
+	case cur == ch.Before.SHA256 || cur == ch.After.SHA256:
+		// Already the original content (only mode and mtime may need restoring), or exactly
+		// what the run wrote: the backup goes back.
+	default:
+		if ok, err := appendedAfterRun(path, ch); err != nil {
+			return err
+		} else if ok {
+			return reverseEdits(ctx, path, ch)
+		}
+		if !force {
+			return &ChangedError{Path: path, Reason: "its sha256 is not the one the run wrote"}
+		}
+	}
+	// Only the first Before.Size bytes of the backup are the original: a process that kept the
+	// old file open may have appended to the linked inode after the run (those bytes stay in
+	// the backup).
+	if got, err := hashPrefix(ch.Backup, ch.Before.Size); err != nil {
+		return fmt.Errorf("backup %s is damaged or unreadable: %w", ch.Backup, err)
+	} else if got != ch.Before.SHA256 {
+		return fmt.Errorf("backup %s is damaged: sha256 of its first %d bytes is %s, want %s", ch.Backup, ch.Before.Size, got, ch.Before.SHA256)
 	}
 	if fi, err := os.Stat(path); err == nil {
-		if w := openWriters(fi); len(w) > 0 {
+		if w := openWritersFresh(fi); len(w) > 0 {
 			return heldOpen(path, w)
 		}
 		lock := flock.New(path)
@@ -352,9 +532,9 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 		return fmt.Errorf("open backup %s: %w", ch.Backup, err)
 	}
 	defer src.Close()
-	pf, err := renameio.TempFile(filepath.Dir(path), path)
+	pf, err := newPendingFile(ctx, path)
 	if err != nil {
-		return fmt.Errorf("create temp file next to %s: %w", path, err)
+		return err
 	}
 	defer pf.Cleanup()
 	if _, err := io.CopyBuffer(pf, &ctxReader{ctx: ctx, r: io.LimitReader(src, ch.Before.Size)}, make([]byte, copyBufSize)); err != nil {
@@ -379,10 +559,91 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 	if err := os.Chtimes(pf.Name(), time.Now(), ch.Before.ModTime); err != nil {
 		return fmt.Errorf("set mtime of %s: %w", path, err)
 	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
+	if err := pf.replace(); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	return SyncDir(filepath.Dir(path))
+}
+
+// appendedAfterRun reports whether path holds the run's "after" content followed by more
+// bytes, and ch records the sites needed to reverse the edits in place.
+func appendedAfterRun(path string, ch *Change) (bool, error) {
+	if len(ch.Sites) == 0 || ch.After.SHA256 == "" {
+		return false, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if fi.Size() <= ch.After.Size {
+		return false, nil
+	}
+	got, err := hashPrefix(path, ch.After.Size)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return got == ch.After.SHA256, nil
+}
+
+// reverseEdits writes the old tokens of ch.Sites back into path, keeping every byte after the
+// first After.Size bytes (see RestoreFile). The current file is kept beside ch.Backup
+// ("<backup>.before-undo", numbered when taken).
+func reverseEdits(ctx context.Context, path string, ch *Change) error {
+	st, err := StatFile(path)
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	bk := ch.Backup + ".before-undo"
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(bk); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		bk = fmt.Sprintf("%s.before-undo-%d", ch.Backup, i)
+	}
+	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, ch.After.SHA256), ApplyOptions{BackupPath: bk})
+	var ce *CommittedError
+	if errors.As(err, &ce) {
+		// In place, with what the agent appended meanwhile carried over: reversed.
+		return ce
+	}
+	return err
+}
+
+// ReverseSplice returns a Transform undoing edits (sorted by At, offsets of the source): at
+// each offset it checks the source holds New and writes Old instead; the rest is copied.
+// The first prefix bytes of the source must hash (SHA-256) to prefixSum, else it returns an
+// *InUseError (the file changed).
+func ReverseSplice(edits []ByteEdit, prefix int64, prefixSum string) Transform {
+	return func(dst io.Writer, src io.Reader) error {
+		h := sha256.New()
+		pr := io.TeeReader(io.LimitReader(src, prefix), h)
+		br := bufio.NewReaderSize(pr, copyBufSize)
+		var pos int64
+		for _, e := range edits {
+			if e.At < pos || e.At+int64(len(e.New)) > prefix {
+				return fmt.Errorf("recorded site at offset %d is out of order or past the run's %d bytes", e.At, prefix)
+			}
+			if _, err := io.CopyN(dst, br, e.At-pos); err != nil {
+				return fmt.Errorf("copy up to offset %d: %w", e.At, err)
+			}
+			got := make([]byte, len(e.New))
+			if _, err := io.ReadFull(br, got); err != nil || string(got) != e.New {
+				return &InUseError{Reason: fmt.Sprintf("offset %d does not hold the name the run wrote (changed since the run)", e.At)}
+			}
+			if _, err := io.WriteString(dst, e.Old); err != nil {
+				return err
+			}
+			pos = e.At + int64(len(e.New))
+		}
+		if _, err := io.CopyBuffer(dst, br, make([]byte, copyBufSize)); err != nil {
+			return err
+		}
+		if hex.EncodeToString(h.Sum(nil)) != prefixSum {
+			return &InUseError{Reason: "its first bytes are no longer what the run wrote"}
+		}
+		_, err := io.CopyBuffer(dst, src, make([]byte, copyBufSize))
+		return err
+	}
 }
 
 // hashPrefix returns the hex SHA-256 of the first n bytes of a file (an error when it is
@@ -410,11 +671,17 @@ func modeBits(m os.FileMode) os.FileMode {
 
 // SyncDir fsyncs a directory so a file created or renamed in it is durable.
 func SyncDir(dir string) error {
+	if err := Fault(FaultOpenDir, dir); err != nil {
+		return fmt.Errorf("open directory %s: %w", dir, err)
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
 	defer d.Close()
+	if err := Fault(FaultSyncDir, dir); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}

@@ -34,6 +34,15 @@ func stateOf(t testing.TB, path string) FileState {
 	return st
 }
 
+// upperSites is upper with the site it changes recorded, as the JSONL store records them.
+func upperSites(ch *Change) error {
+	ch.Sites = []ByteEdit{{At: 0, Old: "abc", New: "ABC"}}
+	return nil
+}
+
+// Issue 9 findings 1 and 2: bytes appended between the last check and the rename are carried
+// over, the store is reported in use (a CommittedError wrapping an InUseError: exit 4), the
+// run's "after" state covers only what the rewrite wrote, and undo keeps the late bytes.
 func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
@@ -46,21 +55,24 @@ func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 		f.Close()
 	}
 	defer func() { testHookBeforeRename = nil }()
-	ch, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
-	require.NoError(t, err)
+	ch, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
+	var ce *CommittedError
+	require.ErrorAs(t, err, &ce, "rewritten, and reported")
+	require.ErrorIs(t, err, ErrInUse, "a store appended to while it was replaced is reported in use")
+	require.NotNil(t, ch)
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "ABC\nlate\n", string(got), "an append that raced the rename is not lost")
-	require.Len(t, ch.Warnings, 1)
-	assert.Contains(t, ch.Warnings[0], "5 bytes appended while replacing were carried over")
-	sum := sha256.Sum256(got)
-	assert.Equal(t, hex.EncodeToString(sum[:]), ch.After.SHA256)
-	assert.Equal(t, int64(len(got)), ch.After.Size)
+	assert.Equal(t, int64(5), ch.Carried)
+	sum := sha256.Sum256([]byte("ABC\n"))
+	assert.Equal(t, hex.EncodeToString(sum[:]), ch.After.SHA256, "the after hash covers what the rewrite wrote, not the carried bytes")
+	assert.Equal(t, int64(4), ch.After.Size)
 
-	// The linked backup also holds the late bytes; undo restores exactly the original.
+	// Undo reverses the edit and keeps the carried line.
+	testHookBeforeRename = nil
 	assert.True(t, ch.BackupLink)
 	require.NoError(t, RestoreFile(context.Background(), p, ch, false))
 	got, _ = os.ReadFile(p)
-	assert.Equal(t, "abc\n", string(got))
+	assert.Equal(t, "abc\nlate\n", string(got))
 }
 
 func TestRewriteFileCopiesBackupAcrossFileSystems(t *testing.T) {

@@ -246,6 +246,22 @@ type Change struct {
 	Verify []byte `json:"verify,omitempty"`
 	// Warnings are things the user should know about this change.
 	Warnings []string `json:"warnings,omitempty"`
+	// Sites are the byte edits the run made, at offsets of the "after" content, in offset
+	// order (file stores; empty when unknown). Undo reverses them in place when the file was
+	// appended to after the run, keeping the appended bytes.
+	Sites []ByteEdit `json:"sites,omitempty"`
+	// Carried counts bytes appended to the original while it was being replaced, copied to
+	// the end of the new file (after its first After.Size bytes).
+	Carried int64 `json:"carried,omitempty"`
+}
+
+// ByteEdit is one replaced token of a file: at offset At of the new content the bytes New
+// stand where the original had Old (both exact bytes, JSON string tokens with their quotes;
+// Old is empty for an inserted member).
+type ByteEdit struct {
+	At  int64  `json:"at"`
+	Old string `json:"old"`
+	New string `json:"new"`
 }
 
 // Writer is the capability of rewriting a store. Apply replaces the given sites of a store

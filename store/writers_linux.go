@@ -37,14 +37,20 @@ var (
 	procSnap *procSnapshot
 )
 
-// procSnapshotTTL bounds how old the view of open files may be when a file is checked (a full
-// scan of /proc costs a few milliseconds).
+// procSnapshotTTL bounds how old the view of open files may be for the first check of a file
+// (a full scan of /proc costs a few milliseconds). The checks that guard a rename always take
+// a fresh view (openWritersFresh): an agent that opened the file while it was being copied
+// must be seen.
 const procSnapshotTTL = 250 * time.Millisecond
 
-func snapshotOpenFiles() *procSnapshot {
+func snapshotOpenFiles() *procSnapshot { return snapshotOpenFilesAt(false) }
+
+// snapshotOpenFilesAt returns the view of open files, a fresh one when fresh is set (the
+// shared view is then replaced by it).
+func snapshotOpenFilesAt(fresh bool) *procSnapshot {
 	procMu.Lock()
 	defer procMu.Unlock()
-	if procSnap != nil && time.Since(procSnap.at) < procSnapshotTTL {
+	if !fresh && procSnap != nil && time.Since(procSnap.at) < procSnapshotTTL {
 		return procSnap
 	}
 	s := &procSnapshot{at: time.Now(), files: map[fileID][]openFD{}}
@@ -79,13 +85,17 @@ func snapshotOpenFiles() *procSnapshot {
 
 // openWriters returns "pid N (command)" for each other process that holds the file of fi open
 // for writing (O_WRONLY or O_RDWR), as far as /proc shows.
-func openWriters(fi os.FileInfo) []string {
-	id := idOfStat(fi)
+func openWriters(fi os.FileInfo) []string { return writersOf(idOfStat(fi), false) }
+
+// openWritersFresh is openWriters from a fresh scan of /proc (never a cached view).
+func openWritersFresh(fi os.FileInfo) []string { return writersOf(idOfStat(fi), true) }
+
+func writersOf(id fileID, fresh bool) []string {
 	if id == (fileID{}) {
 		return nil
 	}
 	var out []string
-	for _, o := range snapshotOpenFiles().files[id] {
+	for _, o := range snapshotOpenFilesAt(fresh).files[id] {
 		// The snapshot may be up to procSnapshotTTL old and inode numbers are reused: check
 		// that the descriptor still points at this file.
 		var st syscall.Stat_t

@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,4 +58,96 @@ func TestRewriteFileRefusesAFileHeldOpenForWriting(t *testing.T) {
 	assert.Regexp(t, `pid [0-9]+ \((sh|sleep)\)`, iu.Reason, "the process is named (sh until it execs sleep)")
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "ABC\n", string(got), "left as the first rewrite made it")
+}
+
+// startWriter starts a process that opens path O_WRONLY|O_APPEND (as an agent resuming its
+// session does), writes line when told (a byte on its stdin), and exits; it returns once
+// /proc shows the descriptor, looked up directly (the shared /proc view is left as it is).
+func startWriter(t *testing.T, path, line string) (write func()) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `exec 3>>"$1"; read x; printf '%s' "$2" >&3`, "sh", path, line)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	fd := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "fd", "3")
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if st, err := os.Stat(fd); err == nil && os.SameFile(st, fi) {
+			return func() {
+				_, _ = in.Write([]byte("\n"))
+				_ = in.Close()
+				_ = cmd.Wait()
+			}
+		}
+	}
+	t.Fatal("the writer never opened the file")
+	return nil
+}
+
+// Issue 9 finding 1: an agent that opens its session while fix is copying it (after the first
+// in-use check) is seen by the final check, which takes a fresh view of /proc: the file is
+// refused, and the line it writes later lands in the session.
+func TestRewriteFileSeesAWriterThatOpenedDuringTheCopy(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	var write func()
+	opened := func(dst io.Writer, src io.Reader) error {
+		write = startWriter(t, p, "late\n")
+		return upper(dst, src)
+	}
+	_, err := RewriteFile(context.Background(), p, stateOf(t, p), opened, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	var iu *InUseError
+	require.ErrorAs(t, err, &iu)
+	assert.Contains(t, iu.Reason, "held open for writing by pid")
+	write()
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, "abc\nlate\n", string(got), "the agent's line is in the session")
+}
+
+// Issue 9 finding 1: an agent that opens its session between the final check and the rename
+// holds the old inode: the rename is rolled back, the file refused as in use, and what the
+// agent writes afterwards is in the session.
+func TestRewriteFileRollsBackWhenAWriterHoldsTheOldInode(t *testing.T) {
+	for _, crossFS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "linked backup", true: "copied backup"}[crossFS], func(t *testing.T) {
+			dir := t.TempDir()
+			bkDir := filepath.Join(dir, "bk")
+			if crossFS {
+				shm, err := os.MkdirTemp("/dev/shm", "sessionfix-test-")
+				if err != nil {
+					t.Skip("no /dev/shm for a backup on another file system:", err)
+				}
+				t.Cleanup(func() { os.RemoveAll(shm) })
+				bkDir = shm
+			}
+			p := filepath.Join(dir, "s.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+			orig, err := os.Stat(p)
+			require.NoError(t, err)
+			var write func()
+			testHookBeforeRename = func(path string) { write = startWriter(t, path, "late\n") }
+			defer func() { testHookBeforeRename = nil }()
+			ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(bkDir, "1")})
+			assert.Nil(t, ch, "nothing to record: the change was rolled back")
+			var iu *InUseError
+			require.ErrorAs(t, err, &iu)
+			assert.Contains(t, iu.Reason, "rolled back")
+			now, err := os.Stat(p)
+			require.NoError(t, err)
+			if bfi, err := os.Stat(filepath.Join(bkDir, "1")); err == nil && !crossFS {
+				t.Errorf("the backup of a rolled-back change is left: %v", bfi.Name())
+			}
+			assert.True(t, os.SameFile(orig, now), "the original inode is back at the path")
+			write()
+			got, _ := os.ReadFile(p)
+			assert.Equal(t, "abc\nlate\n", string(got), "the agent's line is in the session")
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				assert.False(t, strings.HasPrefix(e.Name(), "."), "temp file left behind: %s", e.Name())
+			}
+		})
+	}
 }

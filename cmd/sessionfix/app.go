@@ -23,7 +23,7 @@ const (
 	exitError   = 1
 	exitUsage   = 2
 	exitPartial = 3 // some stores could not be read or written, or an audit --fail-on hit
-	exitInUse   = 4 // a store is in use by another process; nothing was changed in it
+	exitInUse   = 4 // a store is in use by another process; nothing was changed in it, or what it appended meanwhile was carried over (fix says which)
 )
 
 const exitCodesHelp = `EXIT STATUS:

@@ -159,8 +159,13 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 	}
 	if oc := r.Outcome; oc != nil {
 		switch {
-		case oc.Err == nil:
+		case oc.Committed():
+			// Rewritten and recorded; an error after the replace (a late writer carried
+			// over, a directory fsync) is reported with it.
 			fs.Outcome = &storeOutcome{Status: "rewritten", Names: oc.Edits}
+			if oc.Err != nil {
+				fs.Outcome.Reason = oc.Err.Error()
+			}
 			o.stores++
 			if r.Plan.Snap.Ref.Kind == store.KindSQLite {
 				o.dbs++
@@ -194,6 +199,9 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 		if err := writeStorePlan(o.env.Out, fs); err != nil {
 			return err
 		}
+	}
+	if fs.Outcome != nil && fs.Outcome.Status == "rewritten" && fs.Outcome.Reason != "" {
+		fmt.Fprintf(o.env.Out, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(fs.Outcome.Reason))
 	}
 	if fs.Outcome != nil && fs.Outcome.Status != "rewritten" {
 		label := "failed"
@@ -388,6 +396,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err := checkStateDir(opts.StateDir); err != nil {
 		return out.abort(err, nil)
 	}
+	cleanLeftovers(env, opts.StateDir)
 	out.begin("apply")
 	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt}, out.store)
 	if err != nil {

@@ -67,3 +67,20 @@ func runRuns(_ context.Context, env *Env, opts runsOptions) error {
 	}
 	return reports.WriteText(env.Out, t)
 }
+
+// cleanLeftovers removes the temp files killed runs left (rewrite.CleanLeftovers) and says so
+// on stderr, one line per file.
+func cleanLeftovers(env *Env, stateDir string) {
+	left, err := rewrite.CleanLeftovers(stateDir)
+	if err != nil {
+		fmt.Fprintf(env.Err, "warning: looking for temp files of interrupted runs: %s\n", reports.Printable(err.Error()))
+		return
+	}
+	for _, l := range left {
+		if l.Err != nil {
+			fmt.Fprintf(env.Err, "warning: cannot remove temp file %s left by interrupted run %s: %s\n", reports.Printable(l.Path), l.RunID, reports.Printable(l.Err.Error()))
+			continue
+		}
+		fmt.Fprintf(env.Err, "removed temp file %s left by interrupted run %s\n", reports.Printable(l.Path), l.RunID)
+	}
+}

@@ -74,6 +74,7 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 		return usageErrorf("--force needs --yes when standard input is not a terminal (nothing was changed)")
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
+	cleanLeftovers(env, opts.StateDir)
 	dir, err := rewrite.FindRun(opts.StateDir, opts.RunID, opts.Last)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonscan"
@@ -176,13 +177,49 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 			return nil, fmt.Errorf("rewrite %s: overlapping edits at offsets %d and %d", s.path, prev.Loc.Offset, sorted[i].Site.Loc.Offset)
 		}
 	}
+	sites := Sites(sorted)
+	commit := opt.BeforeCommit
+	opt.BeforeCommit = func(ch *store.Change) error {
+		ch.Sites = sites
+		if commit != nil {
+			return commit(ch)
+		}
+		return nil
+	}
 	ch, err := store.RewriteFile(ctx, s.path, snap.State, Splice(sorted), opt)
-	if err != nil {
+	if ch == nil {
 		return nil, err
 	}
-	ch.Ref = s.Ref()
-	ch.Edits = len(sorted)
-	return ch, nil
+	if ch != nil {
+		ch.Ref = s.Ref()
+		ch.Edits = len(sorted)
+	}
+	return ch, err
+}
+
+// Sites returns the byte edits Splice(edits) makes, at offsets of its output (edits sorted
+// by offset), or nil when a token is not valid UTF-8 (a manifest cannot carry it exactly).
+func Sites(edits []store.Edit) []store.ByteEdit {
+	out := make([]store.ByteEdit, 0, len(edits))
+	var delta int64
+	for _, e := range edits {
+		tok := string(spliceToken(nil, e))
+		if !utf8.Valid(e.Site.Raw) || !utf8.ValidString(tok) {
+			return nil
+		}
+		out = append(out, store.ByteEdit{At: e.Site.Loc.Offset + delta, Old: string(e.Site.Raw), New: tok})
+		delta += int64(len(tok) - len(e.Site.Raw))
+	}
+	return out
+}
+
+// spliceToken appends to b the bytes Splice writes for e: the new name as a JSON string,
+// preceded by `,"<Field>":` for an absent member.
+func spliceToken(b []byte, e store.Edit) []byte {
+	if len(e.Site.Raw) == 0 {
+		b = append(jsonscan.AppendQuote(append(b, ','), e.Site.Field), ':')
+	}
+	return jsonscan.AppendQuote(b, e.New)
 }
 
 // Restore puts the backup of ch back (see store.RestoreFile).
@@ -212,11 +249,7 @@ func Splice(edits []store.Edit) store.Transform {
 			if _, err := io.ReadFull(br, old); err != nil || !bytes.Equal(old, e.Site.Raw) {
 				return &store.InUseError{Reason: fmt.Sprintf("line %d: %v (content changed since it was scanned)", e.Site.Loc.Line, ErrTokenMismatch)}
 			}
-			tok = tok[:0]
-			if len(old) == 0 {
-				tok = append(jsonscan.AppendQuote(append(tok, ','), e.Site.Field), ':')
-			}
-			tok = jsonscan.AppendQuote(tok, e.New)
+			tok = spliceToken(tok[:0], e)
 			if _, err := dst.Write(tok); err != nil {
 				return err
 			}

@@ -258,9 +258,9 @@ func TestRestore(t *testing.T) {
 	require.NoError(t, err)
 	st := Open(p, QwenSession)
 
-	// Changed since the run: refused without force.
+	// Changed since the run (not only appended to): refused without force.
 	rewritten, _ := os.ReadFile(p)
-	require.NoError(t, os.WriteFile(p, append(rewritten, []byte("{}\n")...), 0o640))
+	require.NoError(t, os.WriteFile(p, append([]byte("{}\n"), rewritten...), 0o640))
 	err = st.Restore(context.Background(), ch, false)
 	require.ErrorIs(t, err, store.ErrChangedSinceRun)
 	require.NoError(t, st.Restore(context.Background(), ch, true))
@@ -334,4 +334,28 @@ func TestApplyRefusesSameSizeChangeSinceScan(t *testing.T) {
 	assert.Contains(t, iu.Reason, "content changed since it was scanned")
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, changed, string(got))
+}
+
+// Issue 9 (undo as reverse edits): a session the agent continued after the fix is undone in
+// place: the old names are back at the recorded sites and the appended turns are kept.
+func TestRestoreReversesEditsAndKeepsAppendedLines(t *testing.T) {
+	in := call("c1", "mcp__a.b__c") + "\n" + call("c2", "mcp__x.y__z") + "\n"
+	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
+	snap := scanFile(t, p, QwenSession)
+	ch, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+	require.NoError(t, err)
+	require.Len(t, ch.Sites, len(normalizeAll(snap)), "every edit is recorded with its site")
+	rewritten, _ := os.ReadFile(p)
+	later := call("c3", "mcp__a_b__c") + "\n"
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(later)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	require.NoError(t, Open(p, QwenSession).Restore(context.Background(), ch, false))
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, in+later, string(got), "old names back, the appended line kept")
+	assert.NotEqual(t, string(rewritten), in)
+	assertNoTemp(t, filepath.Dir(p))
 }

@@ -36,12 +36,12 @@ func qwenSession(tb testing.TB) storetest.Fixture {
 			s := sha256.Sum256(b)
 			return hex.EncodeToString(s[:])
 		},
+		// A change inside what the run wrote (an append is undone in place, keeping it).
 		Tamper: func(tb testing.TB, _ *store.Change) {
-			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			b, err := os.ReadFile(p)
 			require.NoError(tb, err)
-			_, err = f.WriteString(`{"uuid":"late","type":"user","message":{"role":"user","parts":[{"text":"appended after the fix"}]}}` + "\n")
-			require.NoError(tb, err)
-			require.NoError(tb, f.Close())
+			b = append([]byte(`{"uuid":"early","type":"user","message":{"role":"user","parts":[{"text":"inserted before"}]}}`+"\n"), b...)
+			require.NoError(tb, os.WriteFile(p, b, 0o640))
 		},
 		// Qwen Code's rule: normalizeMcp of each stored name (naming.md).
 		Rename: func(s store.Site) (string, bool) {

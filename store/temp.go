@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A rewrite or restore writes the new content to a temp sibling of the store,
+// "." + <name> + <decimal digits> in the store's directory (the pattern renameio used, which
+// scan recognises), and renames it over the store. A run that is killed leaves that temp
+// behind. So that the next run can remove it knowing it is sessionfix's own, the name is
+// announced to a TempRecorder (the run's journal) before the file is created.
+
+// Temp events passed to a TempRecorder.
+const (
+	TempCreating = "temp"         // path is about to be created by this run
+	TempForeign  = "temp-foreign" // path existed already: it is not ours
+	TempGone     = "temp-done"    // path was renamed over the store or removed
+)
+
+// TempRecorder journals the life of temp file tmp beside the store at target (event is one of
+// the Temp* constants). An error from TempCreating aborts the rewrite before the file exists.
+type TempRecorder func(event, tmp, target string) error
+
+type tempRecorderKey struct{}
+
+// WithTempRecorder returns a context whose rewrites and restores announce their temp files to
+// rec.
+func WithTempRecorder(ctx context.Context, rec TempRecorder) context.Context {
+	return context.WithValue(ctx, tempRecorderKey{}, rec)
+}
+
+func recordTemp(ctx context.Context, event, tmp, target string) error {
+	if rec, ok := ctx.Value(tempRecorderKey{}).(TempRecorder); ok && rec != nil {
+		return rec(event, tmp, target)
+	}
+	return nil
+}
+
+// IsTempName reports whether name (a base name) is a temp name for the store named store:
+// "." + store + one or more decimal digits.
+func IsTempName(name, store string) bool {
+	rest, ok := strings.CutPrefix(name, "."+store)
+	if !ok || rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// newTempName returns a fresh temp name beside path.
+func newTempName(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+strconv.FormatUint(rand.Uint64N(1e12), 10))
+}
+
+// makeTemp creates a temp sibling of path with create (which must fail with an error matching
+// os.ErrExist when the name is taken), announcing it first.
+func makeTemp(ctx context.Context, path string, create func(tmp string) error) (string, error) {
+	for range 100 {
+		tmp := newTempName(path)
+		if err := recordTemp(ctx, TempCreating, tmp, path); err != nil {
+			return "", fmt.Errorf("record temp file for %s: %w", path, err)
+		}
+		err := create(tmp)
+		if errors.Is(err, os.ErrExist) {
+			_ = recordTemp(ctx, TempForeign, tmp, path)
+			continue
+		}
+		if err != nil {
+			_ = recordTemp(ctx, TempGone, tmp, path)
+			return "", err
+		}
+		return tmp, nil
+	}
+	return "", fmt.Errorf("create temp file next to %s: no free name", path)
+}
+
+// pendingFile is a temp sibling of path that replaces it on commit.
+type pendingFile struct {
+	*os.File
+	ctx  context.Context
+	path string
+	done bool
+}
+
+func newPendingFile(ctx context.Context, path string) (*pendingFile, error) {
+	var f *os.File
+	_, err := makeTemp(ctx, path, func(tmp string) error {
+		var err error
+		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create temp file next to %s: %w", path, err)
+	}
+	return &pendingFile{File: f, ctx: ctx, path: path}, nil
+}
+
+// Write goes through the fault seam.
+func (p *pendingFile) Write(b []byte) (int, error) {
+	if err := Fault(FaultWrite, p.Name()); err != nil {
+		return 0, err
+	}
+	return p.File.Write(b)
+}
+
+// Sync goes through the fault seam.
+func (p *pendingFile) Sync() error {
+	if err := Fault(FaultSync, p.Name()); err != nil {
+		return err
+	}
+	return p.File.Sync()
+}
+
+// Cleanup removes the temp unless it replaced path.
+func (p *pendingFile) Cleanup() {
+	if p.done {
+		return
+	}
+	p.File.Close()
+	os.Remove(p.Name())
+	p.done = true
+	_ = recordTemp(p.ctx, TempGone, p.Name(), p.path)
+}
+
+// replace fsyncs and closes the temp and renames it over path (the directory is not synced).
+func (p *pendingFile) replace() error {
+	if err := p.Sync(); err != nil {
+		return err
+	}
+	if err := p.File.Close(); err != nil {
+		return err
+	}
+	if err := Fault(FaultRename, p.path); err != nil {
+		return err
+	}
+	if err := os.Rename(p.Name(), p.path); err != nil {
+		return err
+	}
+	p.done = true
+	_ = recordTemp(p.ctx, TempGone, p.Name(), p.path)
+	return nil
+}
