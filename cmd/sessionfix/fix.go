@@ -37,7 +37,9 @@ func newFixCommand(env *Env) *cli.Command {
 		Usage:     "rewrite legacy MCP tool names (dry-run unless --apply)",
 		ArgsUsage: "[PATH...]",
 		Description: `Plans the rewrite of every legacy tool name found (same discovery as scan) and prints
-the plan: per store, where, which site, old → new and the class. Nothing is written unless
+the plan: per store, where, which site, old → new and the class. Above 20 stores the text
+output is a summary instead (stores per agent and kind, the 20 largest, old → new counts, kept
+names and why); -v lists every store's plan, --format json always has it. Nothing is written unless
 --apply is given; a non-interactive run also needs --yes.
 
 The rewrite is what Qwen Code 0.24.4 sends for a restored history: normalizeMcp of each stored
@@ -74,7 +76,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs and backups are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			workersFlag(),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "also list the names that need nothing (builtin, clean, normalized)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list the plan of every store, also the names that need nothing (builtin, clean, normalized); above %d stores the text output is otherwise a summary", summaryStores)},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list each name: only stores skipped, problems and the summary"},
 		),
 		Action: func(c *cli.Context) error {
@@ -134,6 +136,8 @@ type fixOutput struct {
 	env       *Env
 	opts      fixOptions
 	showPlan  bool
+	// summary: a large run in text: no per-store plan, writeSummary at the end.
+	summary bool
 	jsonStart bool
 	began     bool
 	stores    int
@@ -251,10 +255,28 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 		_, err = fmt.Fprintf(o.env.Out, "\n],%s\n", b[1:])
 		return err
 	}
+	if o.summary {
+		writeFixSummary(o.env.Out, a, o.opts.Quiet)
+	}
 	writeProblems(o.env.Out, a.rep.Problems)
 	writeCodexInfo(o.env.Out, &a.rep)
 	fmt.Fprintln(o.env.Out, summary)
 	return nil
+}
+
+// writeFixSummary is the bounded summary fix prints instead of the per-store plan of a run
+// over more than summaryStores stores (-v prints the plan, --format json has it).
+func writeFixSummary(w io.Writer, a *aggregate, quiet bool) {
+	if !quiet {
+		fmt.Fprintf(w, "%s: the plan of each store is not listed (-v lists it, --format json has it)\n\n", plural(len(a.rep.Stores), "store"))
+	}
+	_ = writeSummary(w, &a.rep, "-v")
+	fmt.Fprintln(w)
+}
+
+// summaryMode reports whether a fix run over n stores prints a summary instead of each plan.
+func summaryMode(opts fixOptions, n int) bool {
+	return opts.Format == "table" && !opts.Verbose && n > summaryStores
 }
 
 // abort ends the output of a run stopped by err (an interrupt, an unusable state directory):
@@ -344,7 +366,8 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Quiet && opts.Verbose {
 		return usageErrorf("--quiet and --verbose contradict each other")
 	}
-	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet}
+	large := summaryMode(opts, len(p.found.Targets))
+	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet && !large, summary: large}
 
 	if !opts.Apply {
 		out.begin("dry-run")
@@ -370,9 +393,12 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		fmt.Fprintln(env.Out, "planned changes:")
 		tableOpts := opts
 		tableOpts.Format = "table" // a person reads this before answering
-		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet}
+		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet && !large}
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, planOut.store); err != nil {
 			return err
+		}
+		if large {
+			writeFixSummary(env.Out, p.agg, opts.Quiet)
 		}
 		writeProblems(env.Out, p.agg.rep.Problems)
 		writeCodexInfo(env.Out, &p.agg.rep)
@@ -391,7 +417,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if p, err = newPipeline(ctx, env, opts.Paths, opts.Common); err != nil {
 			return err
 		}
-		out.showPlan = false
+		out.showPlan, out.summary = false, false // the plan or summary was just shown
 	}
 	if err := checkStateDir(opts.StateDir); err != nil {
 		return out.abort(err, nil)

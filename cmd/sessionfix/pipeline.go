@@ -226,7 +226,7 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 	snap := sp.Snap
 	a.rep.Bytes += snap.State.Size
 	a.rep.Records += snap.Records
-	row.Records, row.Problems = snap.Records, len(snap.Problems)+len(sp.Warnings)
+	row.Records, row.Problems, row.Bytes = snap.Records, len(snap.Problems)+len(sp.Warnings), snap.State.Size
 	row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
 	if snap.Failed() {
 		a.failed = true
@@ -441,7 +441,9 @@ type storeRow struct {
 	Kind string `json:"kind"`
 	// Profile is the SQLite profile a database was read with ("opencode"); text tables show it
 	// as the kind.
-	Profile  string `json:"profile,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// Bytes is the store's size when it was read.
+	Bytes    int64  `json:"bytes"`
 	Records  int64  `json:"records"`
 	Sites    int    `json:"sites"`
 	Rewrite  int    `json:"rewrite"`
@@ -622,9 +624,9 @@ func classAction(c mcpname.Class) string {
 	}
 }
 
-func storeTable(rep *scanReport) *reports.Table {
+func storeTable(stores []storeRow) *reports.Table {
 	t := &reports.Table{Columns: []string{"store", "kind", "records", "sites", "rewrite", "kept", "problems"}}
-	for _, s := range rep.Stores {
+	for _, s := range stores {
 		if s.Error != "" {
 			t.Add(s.Path, kindLabel(s.Kind, s.Profile), "-", "-", "-", "-", "unreadable")
 			continue
@@ -634,12 +636,17 @@ func storeTable(rep *scanReport) *reports.Table {
 	return t
 }
 
-func renameTable(rep *scanReport) *reports.Table {
+// renameTable lists old → new with counts, then the kept names, at most limit rows of
+// renames (0 = all).
+func renameTable(renames, kept []renameRow, limit int) *reports.Table {
 	t := &reports.Table{Columns: []string{"old", "new", "class", "count"}}
-	for _, r := range rep.Renames {
+	for i, r := range renames {
+		if limit > 0 && i == limit {
+			break
+		}
 		t.Add(r.Old.String(), r.New, reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
 	}
-	for _, r := range rep.Kept {
+	for _, r := range kept {
 		t.Add(r.Old.String(), "(kept)", reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
 	}
 	return t
@@ -689,4 +696,123 @@ func humanBytes(n int64) string {
 // workersFlag is --workers of scan and fix; the help shows the one real default.
 func workersFlag() cli.Flag {
 	return &cli.IntFlag{Name: "workers", Usage: "parallel readers", DefaultText: "the number of CPUs, at most 8"}
+}
+
+// summaryStores is how many stores scan and fix list one by one: above it, text output is a
+// summary (per agent and store kind, the largest stores, old → new counts) and -v or
+// --format json gives every store (issue 8: 5,000 sessions printed 115,002 plan lines).
+const summaryStores = 20
+
+// summaryRows caps each name table of the summary (old → new, kept); the JSON has them all.
+const summaryRows = 50
+
+// agentOf is the agent a store belongs to, from its kind label: "qwen" (qwen-session, …),
+// "codex" (codex-rollout, the codex and codex-state databases), else the profile
+// ("opencode", "crush", "goose").
+func agentOf(label string) string {
+	a, _, _ := strings.Cut(label, "-")
+	return a
+}
+
+// kindTable sums the stores per agent and store kind.
+func kindTable(rep *scanReport) *reports.Table {
+	type sum struct {
+		stores, sites, rewrite, kept, problems, unreadable int
+		records, bytes                                     int64
+	}
+	sums := map[[2]string]*sum{}
+	for _, s := range rep.Stores {
+		l := kindLabel(s.Kind, s.Profile)
+		k := [2]string{agentOf(l), l}
+		if sums[k] == nil {
+			sums[k] = &sum{}
+		}
+		m := sums[k]
+		m.stores++
+		if s.Error != "" {
+			m.unreadable++
+			continue
+		}
+		m.sites += s.Sites
+		m.rewrite += s.Rewrite
+		m.kept += s.Kept
+		m.problems += s.Problems
+		m.records += s.Records
+		m.bytes += s.Bytes
+	}
+	keys := slices.SortedFunc(maps.Keys(sums), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+	t := &reports.Table{Columns: []string{"agent", "kind", "stores", "size", "records", "sites", "rewrite", "kept", "problems"}}
+	for _, k := range keys {
+		m := sums[k]
+		probs := fmt.Sprint(m.problems)
+		if m.unreadable > 0 {
+			probs += fmt.Sprintf(" (+%d unreadable)", m.unreadable)
+		}
+		t.Add(k[0], k[1], fmt.Sprint(m.stores), humanBytes(m.bytes), fmt.Sprint(m.records), fmt.Sprint(m.sites),
+			fmt.Sprint(m.rewrite), fmt.Sprint(m.kept), probs)
+	}
+	return t
+}
+
+// largestStores returns the n largest stores by size (ties by path), unreadable ones last.
+func largestStores(rows []storeRow, n int) []storeRow {
+	out := slices.Clone(rows)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Bytes != out[j].Bytes {
+			return out[i].Bytes > out[j].Bytes
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out[:min(n, len(out))]
+}
+
+// keptTable lists the kept names with why each is kept (the plan's note, else the class's
+// rule), at most limit rows (0 = all).
+func keptTable(kept []renameRow, limit int) *reports.Table {
+	t := &reports.Table{Columns: []string{"kept name", "class", "count", "why"}}
+	for i, r := range kept {
+		if limit > 0 && i == limit {
+			break
+		}
+		why := r.Note
+		if why == "" {
+			why = classAction(mcpname.Class(r.Class))
+		}
+		t.Add(r.Old.String(), reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count), why)
+	}
+	return t
+}
+
+// writeSummary prints the bounded summary of a large run: stores per agent and kind, the
+// summaryStores largest stores, and old → new counts and kept names (each table at most
+// summaryRows rows; "-v" or --format json lists everything). how names the flag that lists
+// every store ("-v").
+func writeSummary(w io.Writer, rep *scanReport, how string) error {
+	fmt.Fprintln(w, "stores by agent and kind:")
+	if err := reports.WriteText(w, kindTable(rep)); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nthe %d largest of %s (%s or --format json lists every store):\n", min(summaryStores, len(rep.Stores)), plural(len(rep.Stores), "store"), how)
+	if err := reports.WriteText(w, storeTable(largestStores(rep.Stores, summaryStores))); err != nil {
+		return err
+	}
+	if len(rep.Renames) > 0 {
+		fmt.Fprintln(w, "\nold → new (names, over all stores):")
+		if err := reports.WriteText(w, renameTable(rep.Renames, nil, summaryRows)); err != nil {
+			return err
+		}
+		if n := len(rep.Renames) - summaryRows; n > 0 {
+			fmt.Fprintf(w, "… and %s more (--format json lists them)\n", plural(n, "distinct name"))
+		}
+	}
+	if len(rep.Kept) > 0 {
+		fmt.Fprintln(w, "\nkept names, and why:")
+		if err := reports.WriteText(w, keptTable(rep.Kept, summaryRows)); err != nil {
+			return err
+		}
+		if n := len(rep.Kept) - summaryRows; n > 0 {
+			fmt.Fprintf(w, "… and %s more (--format json lists them)\n", plural(n, "distinct name"))
+		}
+	}
+	return nil
 }

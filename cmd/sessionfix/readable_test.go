@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,3 +121,83 @@ func TestLabelsReadAsEnglish(t *testing.T) {
 }
 
 func jsonNum(f float64) string { b, _ := json.Marshal(f); return string(b) }
+
+// largeHome builds a Qwen runtime directory of n sessions from the three real fixture sessions
+// (copies under projects/p<i>/chats/) plus the fixture's usage_record.jsonl.
+func largeHome(t testing.TB, n int) string {
+	t.Helper()
+	src := fixtureCopy(t)
+	sessions, err := filepath.Glob(filepath.Join(src, "projects", "*", "chats", "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, sessions, 3)
+	dir := filepath.Join(t.TempDir(), "big")
+	for i := range n {
+		b, err := os.ReadFile(sessions[i%len(sessions)])
+		require.NoError(t, err)
+		chats := filepath.Join(dir, "projects", fmt.Sprintf("p%03d", i/10), "chats")
+		require.NoError(t, os.MkdirAll(chats, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(chats, fmt.Sprintf("s%03d.jsonl", i)), b, 0o644))
+	}
+	b, err := os.ReadFile(filepath.Join(src, "usage_record.jsonl"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "usage_record.jsonl"), b, 0o644))
+	return dir
+}
+
+func lineCount(s string) int { return strings.Count(s, "\n") }
+
+// TestLargeHomeTextIsASummary: issue 8 item 14. 300 sessions printed 322 scan lines and 4,613
+// fix lines (every store, every plan); now a summary of bounded size, the full lists with -v
+// and in JSON.
+func TestLargeHomeTextIsASummary(t *testing.T) {
+	env := testEnv(t)
+	dir := largeHome(t, 300)
+
+	r := runCLI(t, env, "", "scan", dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Less(t, lineCount(r.out), 70, r.out)
+	assert.Regexp(t, `\nqwen +qwen-session +300 +[0-9.]+ MiB +8600 +10600 +3000 +600 +0\n`, r.out)
+	assert.Regexp(t, `\nqwen +qwen-usage +1 `, r.out)
+	assert.Contains(t, r.out, "the 20 largest of 301 stores (-v or --format json lists every store):")
+	assert.Regexp(t, `\nmcp__foo\.bar__get_data +mcp__foo_bar__get_data_0xybsnb +legacy-dotted +601\n`, r.out)
+	assert.Regexp(t, `\nmcp__lit__get_data_for_a_spe___location_and_date_range_extended +legacy-truncated +601 +middle-truncated legacy name kept`, r.out)
+	assert.Equal(t, 20, strings.Count(r.out, "/chats/s"), "20 stores listed")
+
+	r = runCLI(t, env, "", "scan", "-v", dir)
+	assert.Equal(t, 300, strings.Count(r.out, "/chats/s"), "-v lists every store")
+
+	r = runCLI(t, env, "", "scan", "--format", "json", dir)
+	var rep struct {
+		Stores []struct{ Bytes int64 } `json:"stores"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
+	assert.Len(t, rep.Stores, 301)
+	assert.Positive(t, rep.Stores[0].Bytes)
+
+	r = runCLI(t, env, "", "fix", dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Less(t, lineCount(r.out), 70, r.out)
+	assert.Contains(t, r.out, "301 stores: the plan of each store is not listed (-v lists it, --format json has it)")
+	assert.Contains(t, r.out, "would rewrite 3005 names in 201 files;")
+	assert.NotContains(t, r.out, "  LINE ")
+
+	r = runCLI(t, env, "", "fix", "-v", dir)
+	assert.Equal(t, 301, strings.Count(r.out, "  LINE "), "-v prints every plan")
+
+	r = runCLI(t, env, "", "fix", "--format", "json", dir)
+	var plan struct {
+		Stores []struct{ Decisions []json.RawMessage } `json:"stores"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.out), &plan))
+	assert.Len(t, plan.Stores, 201, "JSON has the plan of every store with a change")
+
+	state := filepath.Join(t.TempDir(), "S")
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Less(t, lineCount(r.out), 70, r.out)
+	assert.Contains(t, r.out, "rewrote 3005 names in 201 files;")
+
+	small := fixtureCopy(t)
+	r = runCLI(t, env, "", "fix", small)
+	assert.Contains(t, r.out, "  LINE ", "a small home still prints its plan")
+}

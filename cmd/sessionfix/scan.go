@@ -15,6 +15,7 @@ type scanOptions struct {
 	Paths   []string
 	Format  string
 	Workers int
+	Verbose bool
 	Common  planOptions
 }
 
@@ -31,6 +32,8 @@ store, and the old → new map a fix would apply. A PATH may be a runtime direct
 chats/ directory or one file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a
 PATH named settings.json) are read too: their rules written in legacy spellings are listed with
 file:line:col; settings are never rewritten ("sessionfix audit" says what each rule matches now).
+Above 20 stores the text output is a summary (stores per agent and kind, the 20 largest, old →
+new counts, kept names and why); -v lists every store, --format json always does.
 Never writes anything.
 
 EXAMPLES:
@@ -41,9 +44,10 @@ EXAMPLES:
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			workersFlag(),
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", summaryStores)},
 		),
 		Action: func(c *cli.Context) error {
-			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c)}
+			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c)}
 			return runScan(c.Context, env, opts)
 		},
 	}
@@ -70,7 +74,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
 		}
-	} else if err := writeScanText(env, p.agg); err != nil {
+	} else if err := writeScanText(env, p.agg, opts.Verbose); err != nil {
 		return err
 	}
 	if p.agg.failed {
@@ -79,7 +83,9 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	return nil
 }
 
-func writeScanText(env *Env, a *aggregate) error {
+// writeScanText prints the scan report; above summaryStores stores and without verbose, the
+// stores and names are summarized (writeSummary).
+func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	w := env.Out
 	rep := &a.rep
 	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
@@ -96,13 +102,19 @@ func writeScanText(env *Env, a *aggregate) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	if err := reports.WriteText(w, storeTable(rep)); err != nil {
-		return err
-	}
-	if len(rep.Renames) > 0 || len(rep.Kept) > 0 {
-		fmt.Fprintln(w)
-		if err := reports.WriteText(w, renameTable(rep)); err != nil {
+	if !verbose && len(rep.Stores) > summaryStores {
+		if err := writeSummary(w, rep, "-v"); err != nil {
 			return err
+		}
+	} else {
+		if err := reports.WriteText(w, storeTable(rep.Stores)); err != nil {
+			return err
+		}
+		if len(rep.Renames) > 0 || len(rep.Kept) > 0 {
+			fmt.Fprintln(w)
+			if err := reports.WriteText(w, renameTable(rep.Renames, rep.Kept, 0)); err != nil {
+				return err
+			}
 		}
 	}
 	if len(rep.Identities) > 0 {
