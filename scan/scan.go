@@ -51,6 +51,20 @@ func DefaultQwenRoot(env Env) string {
 	return filepath.Join(env.Home, ".qwen")
 }
 
+// DefaultQwenRootTried says how DefaultQwenRoot chose, for an error about a missing runtime
+// directory: each variable looked at, in order ("$QWEN_RUNTIME_DIR (not set)",
+// "$QWEN_HOME=/x"), then "~/.qwen" when no variable was set.
+func DefaultQwenRootTried(env Env) []string {
+	var out []string
+	for _, k := range []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"} {
+		if v := env.Getenv(k); v != "" {
+			return append(out, "$"+k+"="+v)
+		}
+		out = append(out, "$"+k+" (not set)")
+	}
+	return append(out, "~/.qwen")
+}
+
 func expandHome(p, home string) string {
 	if p == "~" {
 		return home
@@ -74,10 +88,29 @@ type Issue struct {
 	Reason   string
 }
 
+// Root is what discovery made of one root, in the order given.
+type Root struct {
+	// Path is the root as given; Abs is its absolute form (the link's target when Path is a
+	// followed symbolic link).
+	Path, Abs string
+	// Err is why the root could not be read at all (it does not exist, cannot be stat'ed);
+	// nil otherwise.
+	Err error
+	// LinkTarget is set when Path is a symbolic link to a directory: the directory it names,
+	// which was walked instead.
+	LinkTarget string
+	// Dir says the root is a directory; Stores counts the stores found under it (a store
+	// also under an earlier root counts for both).
+	Dir    bool
+	Stores int
+}
+
 // Found is the result of Discover.
 type Found struct {
 	Targets []Target
 	Issues  []Issue
+	// Roots has one entry per root given.
+	Roots []Root
 	// Ignored counts regular files under the roots that are not stores.
 	Ignored int
 	// IgnoredPaths lists them (the first 1000).
@@ -99,7 +132,10 @@ func (f *Found) TotalSize() int64 {
 // undo runs from), so a tree given twice is read once. An explicit file that is not a known
 // store, or not a regular file, is an error Issue; files found by a walk that are not stores are
 // counted and listed (Found.IgnoredPaths). Symbolic links inside a walk are not followed
-// (reported as info); an explicit symlinked file is resolved to its target.
+// (reported as info); a root that is a symbolic link is followed (a symlinked ~/.qwen ->
+// /data/qwen is walked as /data/qwen, with an info Issue saying so) and an explicit symlinked
+// file is resolved to its target. Found.Roots says, per root, whether it could be read and how
+// many stores it held.
 func Discover(roots []string) *Found { return DiscoverWith(roots, DiscoverOptions{}) }
 
 // DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: "codex" reads every
@@ -141,14 +177,32 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 		}
 		return false
 	}
-	for _, root := range roots {
+	for _, given := range roots {
+		root := given
 		if a, err := filepath.Abs(root); err == nil {
 			root = a
 		}
+		f.Roots = append(f.Roots, Root{Path: given, Abs: root})
+		ri := &f.Roots[len(f.Roots)-1]
 		fi, err := os.Stat(root)
 		if err != nil {
+			ri.Err = err
 			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
 			continue
+		}
+		ri.Dir = fi.IsDir()
+		if lfi, lerr := os.Lstat(root); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 && fi.IsDir() {
+			// A symlinked root directory (~/.qwen -> /data/qwen): walk its target; WalkDir
+			// would stop at the link. Links inside the tree stay not followed.
+			real, err := filepath.EvalSymlinks(root)
+			if err != nil {
+				ri.Err = err
+				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
+				continue
+			}
+			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (links inside it are not)"})
+			ri.LinkTarget, ri.Abs = real, real
+			root = real
 		}
 		if !fi.IsDir() {
 			real, err := filepath.EvalSymlinks(root)
@@ -210,6 +264,17 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 		}
 	}
 	sort.Slice(f.Targets, func(i, j int) bool { return f.Targets[i].Store.Ref().Path < f.Targets[j].Store.Ref().Path })
+	for i := range f.Roots {
+		ri := &f.Roots[i]
+		if ri.Err != nil || !ri.Dir {
+			continue
+		}
+		for _, t := range f.Targets {
+			if p := t.Store.Ref().Path; p == ri.Abs || strings.HasPrefix(p, ri.Abs+string(filepath.Separator)) {
+				ri.Stores++
+			}
+		}
+	}
 	sort.SliceStable(f.Issues, func(i, j int) bool { return f.Issues[i].Path < f.Issues[j].Path })
 	return f
 }

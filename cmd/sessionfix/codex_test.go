@@ -289,14 +289,20 @@ func TestCodexDiscovery(t *testing.T) {
 		stores int
 	}{
 		{"--agent codex walks sessions/ and archived_sessions/", []string{"scan", "--agent", "codex", "--format", "json"}, exitOK, 2},
-		{"default root is Qwen Code's only (the Codex home needs --agent codex)", []string{"scan", "--format", "json"}, exitPartial, 0},
-		{"--agent qwen does not look there", []string{"scan", "--agent", "qwen", "--format", "json"}, exitPartial, 0},
+		{"default root is Qwen Code's only (the Codex home needs --agent codex)", []string{"scan", "--format", "json"}, exitError, 0},
+		{"--agent qwen does not look there", []string{"scan", "--agent", "qwen", "--format", "json"}, exitError, 0},
 		{"a Codex home given as a path, by content", []string{"scan", "--format", "json", home}, exitOK, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 			require.Equal(t, tt.code, e.run(t, tt.args...), e.err.String())
+			if tt.code == exitError {
+				// No ~/.qwen: an error naming what was tried, no report.
+				assert.Contains(t, e.err.String(), "no Qwen Code runtime directory found: tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen")
+				assert.Empty(t, e.out.String())
+				return
+			}
 			var rep scanReport
 			require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
 			assert.Len(t, rep.Stores, tt.stores)

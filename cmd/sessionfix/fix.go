@@ -197,6 +197,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			o.jsonStart = true
 		}
 		_, err = fmt.Fprintf(o.env.Out, "%s%s", sep, b)
+		o.skippedLine(fs)
 		return err
 	}
 	if len(fs.Decisions) > 0 {
@@ -204,17 +205,29 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			return err
 		}
 	}
-	if fs.Outcome != nil && fs.Outcome.Status == "rewritten" && fs.Outcome.Reason != "" {
-		fmt.Fprintf(o.env.Out, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(fs.Outcome.Reason))
-	}
-	if fs.Outcome != nil && fs.Outcome.Status != "rewritten" {
-		label := "failed"
-		if fs.Outcome.Status == "in-use" {
-			label = "in use, skipped"
-		}
-		fmt.Fprintf(o.env.Out, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(fs.Outcome.Reason))
-	}
+	o.skippedLine(fs)
 	return nil
+}
+
+// skippedLine reports a store --apply skipped (in use) or failed to write, on standard error
+// with every format (issue 8 item 7); JSON also has it in "skipped" and the store's outcome.
+func (o *fixOutput) skippedLine(fs fixStore) {
+	if fs.Outcome == nil {
+		return
+	}
+	if fs.Outcome.Status == "rewritten" {
+		if fs.Outcome.Reason != "" {
+			flushOut(o.env)
+			fmt.Fprintf(o.env.Err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(fs.Outcome.Reason))
+		}
+		return
+	}
+	label := "failed"
+	if fs.Outcome.Status == "in-use" {
+		label = "in use, skipped"
+	}
+	flushOut(o.env)
+	fmt.Fprintf(o.env.Err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(fs.Outcome.Reason))
 }
 
 // begin opens the JSON document.
@@ -253,12 +266,13 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 		}
 		// Splice the tail's members into the open document.
 		_, err = fmt.Fprintf(o.env.Out, "\n],%s\n", b[1:])
+		writeProblems(o.env, a.rep.Problems)
 		return err
 	}
 	if o.summary {
 		writeFixSummary(o.env.Out, a, o.opts.Quiet)
 	}
-	writeProblems(o.env.Out, a.rep.Problems)
+	writeProblems(o.env, a.rep.Problems)
 	writeCodexInfo(o.env.Out, &a.rep)
 	fmt.Fprintln(o.env.Out, summary)
 	return nil
@@ -400,7 +414,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if large {
 			writeFixSummary(env.Out, p.agg, opts.Quiet)
 		}
-		writeProblems(env.Out, p.agg.rep.Problems)
+		writeProblems(env, p.agg.rep.Problems)
 		writeCodexInfo(env.Out, &p.agg.rep)
 		fmt.Fprintln(env.Out, p.agg.summaryLine(false))
 		t := p.agg.rep.Totals

@@ -255,7 +255,7 @@ func TestFixSkipsFileAppendedDuringApply(t *testing.T) {
 	}
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
 	assert.Equal(t, exitInUse, r.code, r.out+r.err)
-	assert.Contains(t, r.out, "in use, skipped")
+	assert.Contains(t, r.err, "in use, skipped")
 	assert.Contains(t, r.out, "rewrote 20 names in 2 files")
 	got, _ := os.ReadFile(target)
 	assert.Equal(t, string(before)+line, string(got), "untouched, with the appended line")
@@ -310,10 +310,10 @@ func TestScanOutputsAndExitCodes(t *testing.T) {
 	defer os.Chmod(bad, 0o640)
 	r = runCLI(t, testEnv(t), "", "scan", dir, filepath.Join(dir, "nope"))
 	if os.Geteuid() != 0 {
-		assert.Contains(t, r.out, "50bcb974")
+		assert.Contains(t, r.err, "50bcb974")
 	}
 	assert.Equal(t, exitPartial, r.code)
-	assert.Contains(t, r.out, "nope: error")
+	assert.Contains(t, r.err, "nope: error")
 
 	r = runCLI(t, testEnv(t), "", "scan", dir, "--format", "json")
 	assert.Equal(t, exitUsage, r.code)

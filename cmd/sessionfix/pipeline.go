@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +23,7 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/jsonscan"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
@@ -131,6 +134,10 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {
 		return slices.ContainsFunc(settingsFiles, func(f string) bool { return sameFile(f, p) })
 	})
+	rootProbs, err := checkRoots(env, po.Agent, len(paths) == 0, found, settingsFiles)
+	if err != nil {
+		return nil, err
+	}
 	cx, err := codexPolicy(ctx, env, po, paths, found, sopt)
 	if err != nil {
 		return nil, err
@@ -139,6 +146,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol},
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = newAggregate(p.found)
+	p.agg.rep.Problems = append(p.agg.rep.Problems, rootProbs...)
 	p.agg.rep.Problems = append(p.agg.rep.Problems, cx.problems...)
 	p.agg.rep.Codex = cx.info
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.Errors...)
@@ -147,6 +155,61 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		p.agg.failed = true
 	}
 	return p, nil
+}
+
+// checkRoots turns what discovery made of the roots into an error or problems (issue 8 item 6):
+// when not one root could be read and no settings file was given, the run is an error (exit 1)
+// naming each path (for the default root, which variables and paths were tried) instead of
+// an empty report; a directory that holds no store (and no settings file) is a warning "no
+// store found under DIR". A root that is missing while others were read stays a problem
+// (discovery's error Issue: exit 3).
+func checkRoots(env *Env, agent string, isDefault bool, found *scan.Found, settingsFiles []string) ([]problemRow, error) {
+	var missing []string
+	var probs []problemRow
+	for _, r := range found.Roots {
+		switch {
+		case r.Err != nil:
+			missing = append(missing, fmt.Sprintf("%s: %s", r.Path, errReason(r.Err)))
+		case r.Dir && r.Stores == 0 && !slices.ContainsFunc(settingsFiles, func(f string) bool { return underRoot(f, r.Path) }):
+			probs = append(probs, problemRow{Path: r.Abs, Severity: string(store.SevWarning), Reason: "no store found under " + r.Path})
+		}
+	}
+	if len(missing) == 0 || len(missing) < len(found.Roots) || len(settingsFiles) > 0 {
+		return probs, nil
+	}
+	if !isDefault {
+		return nil, fmt.Errorf("nothing could be read: %s", strings.Join(missing, "; "))
+	}
+	senv := scan.Env{Getenv: env.Getenv, Home: env.Home}
+	if agent == all.AgentCodex {
+		tried := "$CODEX_HOME (not set), so ~/.codex"
+		if v := env.Getenv("CODEX_HOME"); v != "" {
+			tried = "$CODEX_HOME=" + v
+		}
+		return nil, fmt.Errorf("no Codex home with sessions found: tried %s: %s (pass a PATH, or set CODEX_HOME)",
+			tried, strings.Join(missing, "; "))
+	}
+	return nil, fmt.Errorf("no Qwen Code runtime directory found: tried %s: %s (pass a PATH, or set QWEN_HOME or QWEN_RUNTIME_DIR)",
+		strings.Join(scan.DefaultQwenRootTried(senv), ", "), strings.Join(missing, "; "))
+}
+
+// errReason is an error without its path ("no such file or directory").
+func errReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// underRoot reports whether path is root or lies under it.
+func underRoot(path, root string) bool {
+	a, err1 := filepath.Abs(path)
+	b, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // run processes every store, calling each (after aggregation) for each result in path order.
@@ -660,11 +723,17 @@ func writeCodexInfo(w io.Writer, rep *scanReport) {
 	}
 }
 
-func writeProblems(w io.Writer, probs []problemRow) {
+// writeProblems prints the problems and warnings of a run on standard error (issue 8 item 7:
+// the report on standard output stays machine-clean, also with --format json, which carries
+// them as members too). Standard output is flushed first, so on a terminal they appear after
+// the tables printed so far.
+func writeProblems(env *Env, probs []problemRow) {
 	if len(probs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%s:\n", plural(len(probs), "problem"))
+	flushOut(env)
+	w := env.Err
+	fmt.Fprintf(w, "%s:\n", plural(len(probs), "problem"))
 	for _, p := range probs {
 		fmt.Fprintf(w, "  %s\n", reports.Printable(p.String()))
 	}

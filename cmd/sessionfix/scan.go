@@ -74,6 +74,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
 		}
+		writeProblems(env, rep.Problems)
 	} else if err := writeScanText(env, p.agg, opts.Verbose); err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 			return err
 		}
 	}
-	writeProblems(w, rep.Problems)
+	writeProblems(env, rep.Problems)
 	writeCodexInfo(w, rep)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, a.summaryLine(false))

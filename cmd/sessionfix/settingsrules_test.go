@@ -42,13 +42,13 @@ func TestScanListsLegacySettingsRules(t *testing.T) {
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(dir, "..", "state"), settingsPath)
 	require.Equal(t, exitOK, r.code, r.err)
-	assert.Contains(t, r.out, settingsPath+": info: 5 rules in legacy spellings; settings are never rewritten", "without an inventory only the unsafe spellings are known")
+	assert.Contains(t, r.err, settingsPath+": info: 5 rules in legacy spellings; settings are never rewritten", "without an inventory only the unsafe spellings are known")
 	assert.Equal(t, before, snapshotTree(t, dir), "settings untouched")
 
 	require.NoError(t, os.WriteFile(settingsPath, []byte("{\"permissions\": {\"allow\": [\"a\",]}}\n"), 0o644))
 	r = runCLI(t, env, "", "scan", settingsPath)
 	assert.Equal(t, exitPartial, r.code)
-	assert.Contains(t, r.out, settingsPath+": error: "+settingsPath+":1:")
+	assert.Contains(t, r.err, settingsPath+": error: "+settingsPath+":1:")
 }
 
 // TestScanInventoryErrors: scan/fix --inventory read the file with the inventory store

@@ -101,7 +101,7 @@ func TestScanNamesUnknownDatabase(t *testing.T) {
 		`CREATE TABLE notes (id INTEGER PRIMARY KEY, doc TEXT); INSERT INTO notes VALUES (1, '{"tool":"lit.search"}');`)))
 	r := runCLI(t, env, "", "scan", db)
 	assert.Equal(t, exitPartial, r.code)
-	assert.Contains(t, r.out, "no known SQLite store profile matches the database (tables: notes); describe it with --profile FILE")
+	assert.Contains(t, r.err, "no known SQLite store profile matches the database (tables: notes); describe it with --profile FILE")
 
 	prof := filepath.Join(t.TempDir(), "notes.json")
 	require.NoError(t, os.WriteFile(prof, []byte(`{"name":"notes","agent":"notes","tables":[{"table":"notes","column":"doc","sites":[{"path":"$.tool"}]}]}`), 0o644))
@@ -156,7 +156,7 @@ func TestFixSQLiteInUse(t *testing.T) {
 	release := lock()
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "300ms", "--state-dir", state, dir)
 	assert.Equal(t, exitInUse, r.code, r.out+r.err)
-	assert.Contains(t, r.out, "store is in use by another process")
+	assert.Contains(t, r.err, "store is in use by another process")
 	release()
 	assert.Equal(t, orig, dumpSHA(t, db), "nothing changed")
 

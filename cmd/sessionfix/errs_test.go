@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// envWith is testEnv with extra variables.
+func envWith(t testing.TB, vars map[string]string) *Env {
+	env := testEnv(t)
+	base := env.Getenv
+	env.Getenv = func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		return base(k)
+	}
+	return env
+}
+
+// TestMissingRootsAreErrors: issue 8 item 6. A PATH that does not exist, or no default
+// runtime directory, is an error on stderr naming the path (and what was tried), exit 1, no
+// empty report; an empty directory says no store was found.
+func TestMissingRootsAreErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	for _, cmd := range []string{"scan", "fix"} {
+		r := runCLI(t, testEnv(t), "", cmd, missing)
+		assert.Equal(t, exitError, r.code, cmd)
+		assert.Equal(t, "sessionfix: nothing could be read: "+missing+": no such file or directory\n", r.err, cmd)
+		assert.Empty(t, r.out, cmd+": no empty tables, no \"nothing to change\"")
+	}
+
+	// The default root: no ~/.qwen (HOME is an empty directory).
+	env := testEnv(t)
+	r := runCLI(t, env, "", "scan")
+	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, "sessionfix: no Qwen Code runtime directory found: tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen: "+
+		filepath.Join(env.Home, ".qwen")+": no such file or directory (pass a PATH, or set QWEN_HOME or QWEN_RUNTIME_DIR)\n", r.err)
+	assert.Empty(t, r.out)
+	r = runCLI(t, envWith(t, map[string]string{"QWEN_HOME": missing}), "", "fix", "--format", "json")
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.err, "tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME="+missing+": "+missing+": no such file or directory")
+	r = runCLI(t, testEnv(t), "", "scan", "--agent", "codex")
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.err, "no Codex home with sessions found: tried $CODEX_HOME (not set), so ~/.codex: ")
+
+	// An empty directory: no error, but said.
+	empty := t.TempDir()
+	r = runCLI(t, testEnv(t), "", "scan", empty)
+	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Contains(t, r.err, empty+": warning: no store found under "+empty)
+
+	// One path read, one missing: the missing one is named, exit 3 (partial).
+	r = runCLI(t, testEnv(t), "", "scan", "--format", "json", fixtureCopy(t), missing)
+	assert.Equal(t, exitPartial, r.code)
+	assert.Contains(t, r.err, missing+": error: stat: no such file or directory")
+}
+
+// TestProblemsGoToStderr: issue 8 item 7. Per-store problems and warnings are written to
+// standard error; the report on standard output stays machine-clean (JSON still has them as
+// members).
+func TestProblemsGoToStderr(t *testing.T) {
+	dir := fixtureCopy(t)
+	bad := filepath.Join(dir, "projects/-home-demo-src-api/chats/0badbad0-0000-4000-8000-000000000000.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte("{\"message\":\n"), 0o600))
+	const reason = "0badbad0-0000-4000-8000-000000000000.jsonl:1: warning: invalid JSON (unexpected end of line, column 12); line left as it is"
+
+	r := runCLI(t, testEnv(t), "", "scan", "--format", "json", dir)
+	assert.Equal(t, exitOK, r.code)
+	var rep scanReport
+	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), "stdout is exactly one JSON document")
+	require.Len(t, rep.Problems, 1)
+	assert.Equal(t, bad, rep.Problems[0].Path)
+	assert.Contains(t, r.err, "1 problem:\n  "+strings.TrimSuffix(bad, filepath.Base(bad))+reason)
+
+	r = runCLI(t, testEnv(t), "", "scan", dir)
+	assert.Equal(t, exitOK, r.code)
+	assert.NotContains(t, r.out, "problem")
+	assert.Contains(t, r.err, reason)
+
+	for _, format := range []string{"table", "json"} {
+		r = runCLI(t, testEnv(t), "", "fix", "--format", format, dir)
+		assert.Equal(t, exitOK, r.code, format)
+		assert.NotContains(t, r.out, "1 problem:", format)
+		assert.Contains(t, r.err, reason, format)
+	}
+}
+
+// TestSymlinkedRootIsFollowed: issue 9 item 10. ~/.qwen -> /data/qwen (and a PATH that is a
+// symlink to a directory) is walked, with a note; links inside the tree are not followed.
+func TestSymlinkedRootIsFollowed(t *testing.T) {
+	env := testEnv(t)
+	real := fixtureCopy(t)
+	link := filepath.Join(env.Home, ".qwen")
+	require.NoError(t, os.Symlink(real, link))
+	// A link inside the tree to a session elsewhere stays not followed.
+	outside := filepath.Join(t.TempDir(), "other.jsonl")
+	b, err := os.ReadFile(filepath.Join(real, "projects/-home-demo-src-api/chats/50bcb974-4071-429f-a75f-7496ad5cddee.jsonl"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(outside, b, 0o600))
+	inner := filepath.Join(real, "projects/-home-demo-src-api/chats/11111111-2222-4333-8444-555555555555.jsonl")
+	require.NoError(t, os.Symlink(outside, inner))
+
+	for _, args := range [][]string{{"scan", "--format", "json"}, {"scan", "--format", "json", link}} {
+		r := runCLI(t, env, "", args...)
+		require.Equal(t, exitOK, r.code, r.err)
+		var rep scanReport
+		require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
+		assert.Equal(t, 4, rep.Totals.Stores, "the 4 stores of the linked tree, not the inner link")
+		assert.Equal(t, 35, rep.Totals.Rewrite)
+		assert.Contains(t, r.err, link+": info: symbolic link to "+real+": followed")
+		assert.Contains(t, r.err, inner+": info: symbolic link not followed")
+	}
+
+	// fix --apply through the link rewrites the real files; undo restores them.
+	before := snapshotTree(t, real)
+	r := runCLI(t, env, "", "fix", "--apply", "--yes")
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Contains(t, r.out, "rewrote 35 names in 3 files")
+	r = runCLI(t, env, "", "undo", "--last")
+	require.Equal(t, exitOK, r.code, r.out+r.err)
+	assert.Equal(t, before, snapshotTree(t, real))
+}
