@@ -52,6 +52,27 @@ type Decision struct {
 	Note string `json:"note,omitempty"`
 }
 
+// KeepsRejected reports whether d keeps a name a provider rejects where the agent sends it back
+// to the model (issue 8 item 3: a script must tell "all clean" from "broken session left as
+// is"): a Codex call nothing attributes (ClassCodexUnattributed), or any other kept name outside
+// the provider rule of mcpname.IsProviderSafe (^[A-Za-z][A-Za-z0-9_-]*$, at most 63 units: a
+// dotted name kept by --keep-truncated, a key clash, a file that must not be written).
+// Reported-only sites (raw identity records, permission rules) never count: no provider sees
+// them. Middle-truncated and lossy legacy names are provider-safe, so keeping them is no
+// finding.
+func (d Decision) KeepsRejected() bool {
+	if d.Action != ActKeep || d.Site == nil || d.Site.ReadOnly {
+		return false
+	}
+	if d.Class == ClassCodexUnattributed {
+		return true
+	}
+	if d.Site.Units != nil {
+		return !mcpname.IsProviderSafeUnits(d.Site.Units)
+	}
+	return !mcpname.IsProviderSafe(d.Site.Name)
+}
+
 // StorePlan is the plan for one store.
 type StorePlan struct {
 	Store     store.Store     `json:"-"`
@@ -140,13 +161,15 @@ type Plan struct {
 
 // Totals summarizes a plan.
 type Totals struct {
-	Stores        int                   `json:"stores"`
-	Sites         int                   `json:"sites"`
-	Rewrite       int                   `json:"rewrite"`
-	RewriteStores int                   `json:"rewrite_stores"`
-	Kept          int                   `json:"kept"`
-	KeptTruncated int                   `json:"kept_truncated"`
-	ByClass       map[mcpname.Class]int `json:"by_class"`
+	Stores        int `json:"stores"`
+	Sites         int `json:"sites"`
+	Rewrite       int `json:"rewrite"`
+	RewriteStores int `json:"rewrite_stores"`
+	Kept          int `json:"kept"`
+	KeptTruncated int `json:"kept_truncated"`
+	// KeptRejected counts the kept names a provider rejects (Decision.KeepsRejected).
+	KeptRejected int                   `json:"kept_rejected"`
+	ByClass      map[mcpname.Class]int `json:"by_class"`
 }
 
 // Totals counts the plan's names (see StorePlan.Names).
@@ -166,6 +189,9 @@ func (p *Plan) Totals() Totals {
 				t.Kept++
 				if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
 					t.KeptTruncated++
+				}
+				if d.KeepsRejected() {
+					t.KeptRejected++
 				}
 			}
 		}

@@ -24,6 +24,7 @@ const (
 	exitUsage   = 2
 	exitPartial = 3 // some stores could not be read or written, or an audit --fail-on hit
 	exitInUse   = 4 // a store is in use by another process; nothing was changed in it, or what it appended meanwhile was carried over (fix says which)
+	exitFinding = 5 // a policy finding: scan/fix --fail-on kept matched
 )
 
 const exitCodesHelp = `EXIT STATUS:
@@ -31,7 +32,8 @@ const exitCodesHelp = `EXIT STATUS:
    1  error
    2  usage error
    3  partial: some stores could not be read or rewritten (listed), or an audit --fail-on matched
-   4  refused: a store is in use by another process (changed while being read, or locked)`
+   4  refused: a store is in use by another process (changed while being read, or locked)
+   5  finding: with --fail-on kept (scan, fix), a name a provider rejects was kept`
 
 // version is set by the build (-ldflags "-X main.version=…").
 var version = "dev"

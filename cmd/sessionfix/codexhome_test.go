@@ -207,3 +207,48 @@ func TestWrongAgentWarns(t *testing.T) {
 	}
 	assert.Equal(t, 3, warned, "the three Qwen sessions: %+v", rep.Problems)
 }
+
+// TestKeptRejectedNamesAndFailOnKept: names a provider rejects that are kept are counted in a
+// closing line with why and how to fix, and --fail-on kept gives scan and fix exit 5 (issue 8
+// item 3); provider-safe kept names (middle-truncated) are no finding.
+func TestKeptRejectedNamesAndFailOnKept(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	bare, _ := codexHome(t, orig, false) // no config, no history: nothing attributes the names
+	e := newCodexEnv(t, nil)
+
+	const line = "4 names a provider rejects were kept: 4 codex-unattributed (raw MCP identity unknown; fix: pass --inventory or --codex-config"
+	require.Equal(t, exitOK, e.run(t, "fix", bare), e.err.String())
+	assert.Contains(t, e.out.String(), line)
+	for _, cmd := range []string{"fix", "scan"} {
+		assert.Equal(t, exitFinding, e.run(t, cmd, "--fail-on", "kept", bare), cmd)
+		assert.Contains(t, e.out.String(), line, cmd)
+		assert.Equal(t, cmd+": --fail-on kept: 4 names a provider rejects kept\n", e.err.String())
+	}
+	assert.Equal(t, exitFinding, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir(), "--fail-on", "kept", bare))
+
+	require.Equal(t, exitFinding, e.run(t, "fix", "--format", "json", "--fail-on", "kept", bare))
+	var tail struct {
+		KeptNote string `json:"kept_note"`
+		Totals   struct {
+			KeptRejected int `json:"kept_rejected"`
+		} `json:"totals"`
+	}
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &tail))
+	assert.Equal(t, 4, tail.Totals.KeptRejected)
+	assert.Contains(t, tail.KeptNote, line)
+
+	// Repaired with its config: nothing kept, --fail-on kept passes.
+	home, _ := codexHome(t, orig, true)
+	require.Equal(t, exitOK, e.run(t, "fix", "--fail-on", "kept", home), e.err.String())
+	assert.NotContains(t, e.out.String(), "a provider rejects were kept")
+
+	// Qwen: middle-truncated names are provider-safe (no finding); a dotted one kept by
+	// --keep-truncated is.
+	dir := fixtureCopy(t)
+	require.Equal(t, exitOK, e.run(t, "scan", "--fail-on", "kept", dir), e.err.String())
+	assert.Equal(t, exitFinding, e.run(t, "scan", "--fail-on", "kept", "--keep-truncated", dir))
+	assert.Contains(t, e.out.String(), "7 names a provider rejects were kept: 7 legacy-truncated-dotted (kept by --keep-truncated; fix: run without it)")
+
+	assert.Equal(t, exitUsage, e.run(t, "fix", "--fail-on", "lost", bare))
+	assert.Contains(t, e.err.String(), `--fail-on takes kept, not "lost"`)
+}

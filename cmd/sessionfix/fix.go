@@ -29,6 +29,8 @@ type fixOptions struct {
 	Verbose  bool
 	Quiet    bool
 	Common   planOptions
+	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
+	FailOn []string
 }
 
 func newFixCommand(env *Env) *cli.Command {
@@ -55,6 +57,12 @@ config's servers) and which config.toml and inventory it used. A PATH inside a C
 copied ~/.codex) is planned with that home's own config.toml and thread history, never with
 $CODEX_HOME's or ~/.codex's; --codex-config overrides. A rejected name nothing attributes is kept.
 
+Names a provider rejects that are kept (a Codex call nothing attributes, a dotted name kept by
+--keep-truncated, a name in a file that must not be written) are counted in a line after the
+summary: "N names a provider rejects were kept: why, how to fix". With --fail-on kept such a
+run exits 5 (after 3 and 4, which win), so a scheduled job can tell "all clean" from "broken
+session left as is".
+
 With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
 changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
 reported "in use"), renamed over the original with its mode and mtime kept (Qwen Code sorts
@@ -78,11 +86,13 @@ EXAMPLES:
 			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list the plan of every store, also the names that need nothing (builtin, clean, normalized); above %d stores the text output is otherwise a summary", summaryStores)},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list each name: only stores skipped, problems and the summary"},
+			failOnFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
+				FailOn: c.StringSlice("fail-on"),
 			}
 			return runFix(c.Context, env, opts)
 		},
@@ -133,11 +143,11 @@ type skippedRow struct {
 // fixOutput prints fix results as they stream in: the plan of each store (table or one JSON
 // object per store) and, with --apply, what happened to it.
 type fixOutput struct {
-	env       *Env
-	opts      fixOptions
-	showPlan  bool
+	env      *Env
+	opts     fixOptions
+	showPlan bool
 	// summary: a large run in text: no per-store plan, writeSummary at the end.
-	summary bool
+	summary   bool
 	jsonStart bool
 	began     bool
 	stores    int
@@ -241,9 +251,11 @@ func (o *fixOutput) begin(mode string) {
 
 // fixTail is the end of the JSON document.
 type fixTail struct {
-	RunID    string         `json:"run_id,omitempty"`
-	RunDir   string         `json:"run_dir,omitempty"`
-	Summary  string         `json:"summary"`
+	RunID   string `json:"run_id,omitempty"`
+	RunDir  string `json:"run_dir,omitempty"`
+	Summary string `json:"summary"`
+	// Kept is the keptLine sentence (kept_note) ("" when no name a provider rejects was kept).
+	Kept     string         `json:"kept_note,omitempty"`
 	Totals   rewrite.Totals `json:"totals"`
 	Skipped  []skippedRow   `json:"skipped"`
 	Problems []problemRow   `json:"problems"`
@@ -253,7 +265,7 @@ type fixTail struct {
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := fixTail{Summary: summary, Totals: a.rep.Totals, Skipped: o.skipped, Problems: a.rep.Problems, Codex: a.rep.Codex}
+		t := fixTail{Summary: summary, Kept: a.keptLine(), Totals: a.rep.Totals, Skipped: o.skipped, Problems: a.rep.Problems, Codex: a.rep.Codex}
 		if t.Skipped == nil {
 			t.Skipped = []skippedRow{}
 		}
@@ -275,6 +287,9 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 	writeProblems(o.env, a.rep.Problems)
 	writeCodexInfo(o.env.Out, &a.rep)
 	fmt.Fprintln(o.env.Out, summary)
+	if l := a.keptLine(); l != "" {
+		fmt.Fprintln(o.env.Out, l)
+	}
 	return nil
 }
 
@@ -369,6 +384,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Apply && !opts.Yes && !env.InTerminal {
 		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
 	}
+	failOnKept, err := checkFailOn(opts.FailOn)
+	if err != nil {
+		return err
+	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	opts.Common.StateDir = opts.StateDir
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
@@ -398,7 +417,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if p.agg.failed {
 			return withCode(exitPartial)
 		}
-		return nil
+		return p.agg.keptFinding(env, "fix", failOnKept)
 	}
 
 	if !opts.Yes {
@@ -417,9 +436,12 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		writeProblems(env, p.agg.rep.Problems)
 		writeCodexInfo(env.Out, &p.agg.rep)
 		fmt.Fprintln(env.Out, p.agg.summaryLine(false))
+		if l := p.agg.keptLine(); l != "" {
+			fmt.Fprintln(env.Out, l)
+		}
 		t := p.agg.rep.Totals
 		if t.Rewrite == 0 {
-			return nil
+			return p.agg.keptFinding(env, "fix", failOnKept)
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
@@ -462,7 +484,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	case p.agg.applyErrs > 0 || p.agg.failed:
 		return withCode(exitPartial)
 	}
-	return nil
+	return p.agg.keptFinding(env, "fix", failOnKept)
 }
 
 func siteLabel(s store.Site) string {

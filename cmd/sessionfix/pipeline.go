@@ -247,10 +247,12 @@ type aggregate struct {
 	kept      map[[3]string]*renameRow
 	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
 	ids       map[mcpname.CodexTool]*identityRow
-	dotted    map[string]bool
-	failed    bool
-	inUse     int
-	applyErrs int
+	// keptRejected counts, per class, the kept names a provider rejects.
+	keptRejected map[mcpname.Class]int
+	dotted       map[string]bool
+	failed       bool
+	inUse        int
+	applyErrs    int
 	// rewriteDBs counts the stores to rewrite that are databases ("in 2 files and 1 database").
 	rewriteDBs int
 	// dottedLabels counts the legacy-dotted sites by classLabel ("legacy-non-ascii", …).
@@ -259,7 +261,8 @@ type aggregate struct {
 
 func newAggregate(found *scan.Found) *aggregate {
 	a := &aggregate{renames: map[[3]string]*renameRow{}, kept: map[[3]string]*renameRow{},
-		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*identityRow{}, dottedLabels: map[string]int{}}
+		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*identityRow{}, dottedLabels: map[string]int{},
+		keptRejected: map[mcpname.Class]int{}}
 	a.rep.Ignored = found.Ignored
 	a.rep.IgnoredPaths = found.IgnoredPaths
 	if a.rep.IgnoredPaths == nil {
@@ -342,6 +345,10 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 			t.Kept++
 			if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
 				t.KeptTruncated++
+			}
+			if d.KeepsRejected() {
+				t.KeptRejected++
+				a.keptRejected[d.Class]++
 			}
 		default:
 			if d.Class == mcpname.ClassClean && mcpname.HasHashSuffix(d.Site.Name) {
@@ -634,6 +641,71 @@ func (a *aggregate) summaryLine(applied bool) string {
 		verb = "rewrote"
 	}
 	return fmt.Sprintf("%s %s in %s; %s", verb, plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, a.rewriteDBs), kept)
+}
+
+// keptLine is the sentence after the summary when names a provider rejects were kept ("" when
+// none): how many, why (per class) and how to fix them, so "nothing to change" is never read
+// as "all clean" (issue 8 item 3). --fail-on kept turns it into exit status exitFinding.
+func (a *aggregate) keptLine() string {
+	n := a.rep.Totals.KeptRejected
+	if n == 0 {
+		return ""
+	}
+	var why []string
+	for _, c := range slices.Sorted(maps.Keys(a.keptRejected)) {
+		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c)))
+	}
+	verb := "were"
+	if n == 1 {
+		verb = "was"
+	}
+	return fmt.Sprintf("%s a provider rejects %s kept: %s; a session holding them still fails where they are sent back (exit %d with --fail-on kept)",
+		plural(n, "name"), verb, strings.Join(why, "; "), exitFinding)
+}
+
+// keptWhy says why names of a class were kept although a provider rejects them, and how to
+// get them rewritten.
+func keptWhy(c mcpname.Class) string {
+	switch c {
+	case rewrite.ClassCodexUnattributed:
+		return "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read"
+	case mcpname.ClassLegacyTruncatedDotted:
+		return "kept by --keep-truncated; fix: run without it"
+	default:
+		return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
+	}
+}
+
+// checkFailOn validates --fail-on of scan and fix: "kept" is the only finding.
+func checkFailOn(vals []string) (bool, error) {
+	kept := false
+	for _, v := range vals {
+		for _, f := range strings.Split(v, ",") {
+			switch strings.TrimSpace(f) {
+			case "kept":
+				kept = true
+			case "":
+			default:
+				return false, usageErrorf("--fail-on takes kept, not %q", f)
+			}
+		}
+	}
+	return kept, nil
+}
+
+// failOnFlag is --fail-on of scan and fix.
+func failOnFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "fail-on", Usage: "exit 5 when a name a provider rejects is kept (kept): for scheduled jobs"}
+}
+
+// keptFinding prints the --fail-on kept finding on standard error and returns its exit error
+// (nil when --fail-on kept is off or nothing was kept).
+func (a *aggregate) keptFinding(env *Env, cmd string, failOnKept bool) error {
+	if !failOnKept || a.rep.Totals.KeptRejected == 0 {
+		return nil
+	}
+	fmt.Fprintf(env.Err, "%s: --fail-on kept: %s a provider rejects kept\n", cmd, plural(a.rep.Totals.KeptRejected, "name"))
+	return withCode(exitFinding)
 }
 
 // appliedLine is the closing sentence of fix --apply: what was really rewritten.

@@ -17,6 +17,8 @@ type scanOptions struct {
 	Workers int
 	Verbose bool
 	Common  planOptions
+	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
+	FailOn []string
 }
 
 func newScanCommand(env *Env) *cli.Command {
@@ -28,9 +30,11 @@ func newScanCommand(env *Env) *cli.Command {
 $QWEN_HOME, else ~/.qwen; with --agent codex, the Codex home's sessions/ and archived_sessions/,
 $CODEX_HOME else ~/.codex) in parallel and reports every tool name
 found in session files, usage records, checkpoints and Codex rollouts: counts per class and per
-store, and the old → new map a fix would apply. A PATH may be a runtime directory, a project's
-chats/ directory or one file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a
-PATH named settings.json) are read too: their rules written in legacy spellings are listed with
+store, and the old → new map a fix would apply. Names a provider rejects that cannot be
+rewritten are counted in a closing line ("N names a provider rejects were kept: why, how to
+fix"); --fail-on kept makes such a run exit 5, for scheduled jobs. A PATH may be a runtime
+directory, a Codex home (its own config.toml is used), a project's chats/ directory or one
+file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a PATH named settings.json) are read too: their rules written in legacy spellings are listed with
 file:line:col; settings are never rewritten ("sessionfix audit" says what each rule matches now).
 Above 20 stores the text output is a summary (stores per agent and kind, the 20 largest, old →
 new counts, kept names and why); -v lists every store, --format json always does.
@@ -45,9 +49,11 @@ EXAMPLES:
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", summaryStores)},
+			failOnFlag(),
 		),
 		Action: func(c *cli.Context) error {
-			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c)}
+			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c),
+				FailOn: c.StringSlice("fail-on")}
 			return runScan(c.Context, env, opts)
 		},
 	}
@@ -59,6 +65,10 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}
 	if opts.Workers < 0 {
 		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
+	}
+	failOnKept, err := checkFailOn(opts.FailOn)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
@@ -81,7 +91,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if p.agg.failed {
 		return withCode(exitPartial)
 	}
-	return nil
+	return p.agg.keptFinding(env, "scan", failOnKept)
 }
 
 // writeScanText prints the scan report; above summaryStores stores and without verbose, the
@@ -134,5 +144,8 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	writeCodexInfo(w, rep)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, a.summaryLine(false))
+	if l := a.keptLine(); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	return nil
 }
