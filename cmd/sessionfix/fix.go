@@ -30,7 +30,7 @@ type fixOptions struct {
 	Quiet    bool
 	Common   planOptions
 	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
-	FailOn []string
+	FailOn string
 }
 
 func newFixCommand(env *Env) *cli.Command {
@@ -92,7 +92,7 @@ EXAMPLES:
 			opts := fixOptions{
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
-				FailOn: c.StringSlice("fail-on"),
+				FailOn: c.String("fail-on"),
 			}
 			return runFix(c.Context, env, opts)
 		},

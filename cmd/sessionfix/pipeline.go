@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -677,10 +677,10 @@ func keptWhy(c mcpname.Class) string {
 }
 
 // checkFailOn validates --fail-on of scan and fix: "kept" is the only finding.
-func checkFailOn(vals []string) (bool, error) {
+func checkFailOn(val string) (bool, error) {
 	kept := false
-	for _, v := range vals {
-		for _, f := range strings.Split(v, ",") {
+	if val != "" {
+		for _, f := range strings.Split(val, ",") {
 			switch strings.TrimSpace(f) {
 			case "kept":
 				kept = true
@@ -695,7 +695,7 @@ func checkFailOn(vals []string) (bool, error) {
 
 // failOnFlag is --fail-on of scan and fix.
 func failOnFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "fail-on", Usage: "exit 5 when a name a provider rejects is kept (kept): for scheduled jobs"}
+	return &cli.StringFlag{Name: "fail-on", Usage: "kept: exit 5 when a name a provider rejects is kept (for scheduled jobs)"}
 }
 
 // keptFinding prints the --fail-on kept finding on standard error and returns its exit error

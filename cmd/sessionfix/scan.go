@@ -18,7 +18,7 @@ type scanOptions struct {
 	Verbose bool
 	Common  planOptions
 	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
-	FailOn []string
+	FailOn string
 }
 
 func newScanCommand(env *Env) *cli.Command {
@@ -34,7 +34,8 @@ store, and the old → new map a fix would apply. Names a provider rejects that 
 rewritten are counted in a closing line ("N names a provider rejects were kept: why, how to
 fix"); --fail-on kept makes such a run exit 5, for scheduled jobs. A PATH may be a runtime
 directory, a Codex home (its own config.toml is used), a project's chats/ directory or one
-file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a PATH named settings.json) are read too: their rules written in legacy spellings are listed with
+file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a PATH named
+settings.json) are read too: their rules written in legacy spellings are listed with
 file:line:col; settings are never rewritten ("sessionfix audit" says what each rule matches now).
 Above 20 stores the text output is a summary (stores per agent and kind, the 20 largest, old →
 new counts, kept names and why); -v lists every store, --format json always does.
@@ -53,7 +54,7 @@ EXAMPLES:
 		),
 		Action: func(c *cli.Context) error {
 			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c),
-				FailOn: c.StringSlice("fail-on")}
+				FailOn: c.String("fail-on")}
 			return runScan(c.Context, env, opts)
 		},
 	}
