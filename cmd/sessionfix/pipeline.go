@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -99,9 +98,6 @@ type pipeline struct {
 	// (reported only; settings are never rewritten).
 	settings *settingsScan
 }
-
-// progressThreshold: a progress bar appears on a terminal when the work is at least this big.
-const progressThreshold = 64 << 20
 
 // newPipeline resolves the roots (default: see defaultRoots), loads the
 // inventory, discovers the stores and, when some are Codex rollouts, loads the Codex policy.
@@ -218,22 +214,22 @@ func (p *pipeline) run(ctx context.Context, opt rewrite.ProcessOptions, each fun
 	for i, t := range p.found.Targets {
 		stores[i] = t.Store
 	}
-	var bar *progressbar.ProgressBar
-	if p.env.ErrTerminal && p.found.TotalSize() >= progressThreshold {
-		bar = progressbar.NewOptions64(p.found.TotalSize(), progressbar.OptionSetWriter(p.env.Err),
-			progressbar.OptionSetDescription("reading"), progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish())
-		opt.Progress = func(n int64) { _ = bar.Add64(n) }
+	bar := newProgress(p.env, opt.Apply, len(stores), p.found.TotalSize())
+	if bar != nil {
+		opt.Progress = bar.addBytes
 	}
 	res, err := rewrite.Process(ctx, stores, p.pol, opt, func(r *rewrite.StoreResult) error {
 		p.agg.add(r)
+		if bar != nil {
+			bar.storeDone()
+		}
 		if each != nil {
 			return each(r)
 		}
 		return nil
 	})
 	if bar != nil {
-		_ = bar.Finish()
+		bar.finish()
 	}
 	p.agg.finish()
 	return res, err

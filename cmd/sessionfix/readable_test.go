@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -200,4 +201,37 @@ func TestLargeHomeTextIsASummary(t *testing.T) {
 	small := fixtureCopy(t)
 	r = runCLI(t, env, "", "fix", small)
 	assert.Contains(t, r.out, "  LINE ", "a small home still prints its plan")
+}
+
+// TestProgressBarByFileCountAndTime: issue 8 item 15. 5,000 small files showed no bar (only
+// 64 MiB did), and --apply said "reading". The clock is injected: no test here waits.
+func TestProgressBarByFileCountAndTime(t *testing.T) {
+	big := largeHome(t, 300)
+	env := testEnv(t)
+	env.ErrTerminal = true
+
+	r := runCLI(t, env, "", "scan", big)
+	require.Equal(t, 0, r.code, r.err)
+	assert.Contains(t, r.err, "reading ")
+	assert.Regexp(t, `reading \d+/301 files`, r.err)
+
+	state := filepath.Join(t.TempDir(), "S")
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, big)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Regexp(t, `rewriting \d+/301 files`, r.err)
+	assert.NotContains(t, r.err, "reading ")
+
+	small := fixtureCopy(t)
+	r = runCLI(t, env, "", "scan", small)
+	assert.NotContains(t, r.err, "files", "a quick run over 4 files shows no bar")
+
+	slow := *env
+	tick := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	slow.Now = func() time.Time { tick = tick.Add(700 * time.Millisecond); return tick }
+	r = runCLI(t, &slow, "", "scan", small)
+	assert.Regexp(t, `reading \d+/4 files`, r.err, "a run that took over a second shows the bar")
+
+	env.ErrTerminal = false
+	r = runCLI(t, env, "", "scan", big)
+	assert.Empty(t, r.err, "never without a terminal")
 }
