@@ -17,14 +17,24 @@ import (
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 
-// Exit codes (one place maps errors to them; listed in every command's help).
+// Exit codes (one place maps errors to them; each command's help lists the ones it returns).
+// A scheduled job can tell them apart: 0 clean, 5 a policy finding, 3 input it could not read.
 const (
 	exitOK      = 0
 	exitError   = 1
 	exitUsage   = 2
-	exitPartial = 3 // some stores could not be read or written, or an audit --fail-on hit
+	exitPartial = 3 // some stores or inputs could not be read or written (each is listed)
 	exitInUse   = 4 // a store is in use by another process; nothing was changed in it, or what it appended meanwhile was carried over (fix says which)
-	exitFinding = 5 // a policy finding: scan/fix --fail-on kept matched
+	// exitFinding: a --fail-on condition was met (audit: a lost, refused or gained pair;
+	// fix/scan --fail-on kept: names a provider rejects were kept). The run itself succeeded.
+	exitFinding = 5
+	// exitDeclined: the user answered no at the [y/N] prompt; nothing was changed. Not 1
+	// (exitError): a script or wrapper must be able to tell "the user said no" from a failure.
+	exitDeclined = 6
+	// exitInterrupted and exitTerminated follow the shell convention 128+signal number:
+	// SIGINT (Ctrl-C) is 2, SIGTERM 15. Whatever was applied before is recorded for undo.
+	exitInterrupted = 130
+	exitTerminated  = 143
 )
 
 const exitCodesHelp = `EXIT STATUS:

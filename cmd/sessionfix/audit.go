@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/audit"
@@ -121,8 +120,8 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "discover-timeout", Value: inventory.DefaultTimeout, Usage: "time limit for each server with --discover"},
 			&cli.StringSliceFlag{Name: "history", Usage: "session stores to infer tool names from when there is no inventory (default: Qwen Code's runtime directory)", TakesFile: true},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html or json"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file, or - for standard output"},
-			&cli.StringFlag{Name: "tools-out", Usage: "also write the tools table as CSV to this file (- for standard output)", TakesFile: true},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file (replaced atomically), - for standard output, or a device or FIFO such as /dev/null or /dev/stdout (written through); a symbolic link is followed, never replaced"},
+			&cli.StringFlag{Name: "tools-out", Usage: "also write the tools table as CSV to this file (- for standard output; devices, FIFOs and links as --out)", TakesFile: true},
 			&cli.BoolFlag{Name: "all-pairs", Usage: "list every (rule, tool) pair, also those that match neither now nor before"},
 			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 3 when a pair is lost, refused or gained (comma-separated subset)"},
 			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
@@ -181,7 +180,7 @@ func (o *auditOptions) validate() error {
 	if o.Out == "-" && o.ToolsOut == "-" {
 		return usageErrorf("--out and --tools-out cannot both be standard output")
 	}
-	if o.ToolsOut != "" && o.ToolsOut != "-" && o.Out != "-" && sameOutput(o.Out, o.ToolsOut) {
+	if o.ToolsOut != "" && o.ToolsOut != "-" && o.Out != "-" && store.SameOutput(o.Out, o.ToolsOut) {
 		return usageErrorf("--out and --tools-out name the same file: the tools table would overwrite the pairs")
 	}
 	if o.DiscoverTimeout <= 0 {
@@ -467,27 +466,12 @@ func writeAuditOutputs(env *Env, opts auditOptions, r *auditRun, rep *audit.Repo
 	return nil
 }
 
-// sameOutput reports whether two output paths name the same file (existing or not).
-func sameOutput(a, b string) bool {
-	fa, erra := os.Stat(a)
-	fb, errb := os.Stat(b)
-	if erra == nil && errb == nil {
-		return os.SameFile(fa, fb)
-	}
-	aa, _ := filepath.Abs(a)
-	ab, _ := filepath.Abs(b)
-	return aa == ab
-}
-
-// writeOutput writes data to stdout ("-") or atomically to a file (a scheduled job never
-// sees half a report).
+// writeOutput writes a report to stdout ("-") or to the path the user named, by
+// store.WriteOutput's rules (a regular file replaced atomically, a device, FIFO or /dev/stdout
+// written through, a symbolic link followed, never replaced).
 func writeOutput(stdout io.Writer, path string, data []byte) error {
-	if path == "-" {
-		_, err := stdout.Write(data)
-		return err
-	}
-	if err := renameio.WriteFile(path, data, 0o644); err != nil {
-		return fmt.Errorf("audit: write %s: %w", path, err)
+	if err := store.WriteOutput(stdout, path, data); err != nil {
+		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
 }

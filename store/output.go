@@ -1,0 +1,183 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/renameio/v2"
+)
+
+// maxLinkHops bounds how many symbolic links WriteOutput follows (Linux's own limit, ELOOP).
+const maxLinkHops = 40
+
+// WriteOutput writes data to the output path a user named (a report, a table, a plan):
+//
+//   - "-" is stdout;
+//   - a symbolic link is followed, hop by hop (relative targets resolve against the link's
+//     directory), and its final target is written by the rules below: the link itself is never
+//     replaced;
+//   - a link into a process's descriptor table (/proc/self/fd/N, /dev/fd/N, /proc/PID/fd/N,
+//     which is what /dev/stdout and /dev/stderr are) is opened as it is and appended to, as a
+//     shell redirection is: the kernel resolves it to the descriptor's pipe, terminal or file;
+//   - a regular file, or a path that does not exist yet, is written crash-safely: a temp file
+//     in the same directory, fsync, rename over it, directory fsync (a reader never sees half a
+//     report); an existing file keeps its permission bits and, best effort, its owner; a new one
+//     is created 0644 less the umask;
+//   - a character device (/dev/null, a terminal) or a FIFO is written through: opened O_WRONLY,
+//     never created, truncated or renamed over (opening a FIFO waits for its reader);
+//   - anything else (a directory, a block device, a socket) is refused with an error naming
+//     the path and its type.
+//
+// Errors name the path as the user gave it (and its resolved target when they differ).
+func WriteOutput(stdout io.Writer, path string, data []byte) error {
+	if path == "-" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	target, fi, err := resolveOutput(path)
+	if err != nil {
+		return err
+	}
+	name := path
+	if target != path {
+		name = fmt.Sprintf("%s (→ %s)", path, target)
+	}
+	switch {
+	case fi == nil:
+		return replaceOutput(target, name, data, nil)
+	case fi.Mode()&os.ModeSymlink != 0:
+		// A descriptor link: open it through (resolveOutput stops only at those).
+		return writeThrough(target, name, data, os.O_WRONLY|os.O_APPEND)
+	case fi.Mode().IsRegular():
+		return replaceOutput(target, name, data, fi)
+	case fi.Mode()&os.ModeCharDevice != 0, fi.Mode()&os.ModeNamedPipe != 0:
+		return writeThrough(target, name, data, os.O_WRONLY)
+	default:
+		return fmt.Errorf("write %s: %s, not a file, device or FIFO: refusing to write a report there", name, fileKind(fi.Mode()))
+	}
+}
+
+// resolveOutput follows the symbolic links of path to the file that would be written. fi is
+// nil when that file does not exist yet (its directory must), the descriptor link itself when
+// the chain reaches a process's descriptor table, else the target's Lstat.
+func resolveOutput(path string) (string, os.FileInfo, error) {
+	cur := path
+	for hop := 0; ; hop++ {
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, os.ErrNotExist) {
+			return cur, nil, nil
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return cur, fi, nil
+		}
+		if isDescriptorLink(cur) {
+			return cur, fi, nil
+		}
+		if hop == maxLinkHops {
+			return "", nil, fmt.Errorf("write %s: more than %d symbolic links", path, maxLinkHops)
+		}
+		to, err := os.Readlink(cur)
+		if err != nil {
+			return "", nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(cur), to)
+		}
+		cur = to
+	}
+}
+
+// isDescriptorLink reports whether p is an entry of a descriptor table: /proc/self/fd/N,
+// /proc/thread-self/fd/N, /proc/PID/fd/N or /dev/fd/N. Their targets ("pipe:[123]", a deleted
+// file) are not paths to follow; opening the link itself reaches the open file.
+func isDescriptorLink(p string) bool {
+	dir := filepath.Dir(filepath.Clean(p))
+	if dir == "/dev/fd" {
+		return true
+	}
+	return strings.HasPrefix(dir, "/proc/") && filepath.Base(dir) == "fd"
+}
+
+// writeThrough opens an existing device, FIFO or descriptor link and writes data to it.
+func writeThrough(target, name string, data []byte, flag int) error {
+	f, err := os.OpenFile(target, flag, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// replaceOutput writes data to a temp sibling of target and renames it over target (old is
+// target's current FileInfo, nil when it does not exist).
+func replaceOutput(target, name string, data []byte, old os.FileInfo) error {
+	dir := filepath.Dir(target)
+	opts := []renameio.Option{renameio.WithTempDir(dir), renameio.WithPermissions(0o644)}
+	if old != nil {
+		opts = []renameio.Option{renameio.WithTempDir(dir), renameio.WithStaticPermissions(modeBits(old.Mode()))}
+	}
+	pf, err := renameio.NewPendingFile(target, opts...)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer pf.Cleanup()
+	if old != nil {
+		chownLike(pf.File, old)
+	}
+	if _, err := pf.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return SyncDir(dir)
+}
+
+// fileKind names a file type for an error message.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	default:
+		return "a special file (" + m.Type().String() + ")"
+	}
+}
+
+// SameOutput reports whether two output paths (neither "-") would overwrite each other: they
+// resolve (through symbolic links) to the same regular file, or to the same path that does not
+// exist yet. Two writes to one device or FIFO do not overwrite each other.
+func SameOutput(a, b string) bool {
+	ta, fa, erra := resolveOutput(a)
+	tb, fb, errb := resolveOutput(b)
+	if erra != nil || errb != nil {
+		return false
+	}
+	switch {
+	case fa == nil && fb == nil:
+		aa, _ := filepath.Abs(ta)
+		ab, _ := filepath.Abs(tb)
+		return aa == ab
+	case fa == nil || fb == nil:
+		return false
+	case fa.Mode().IsRegular() && fb.Mode().IsRegular():
+		return os.SameFile(fa, fb)
+	}
+	return false
+}
