@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 SHELL   := /bin/bash
 
-.PHONY: all build test demo bench lint fuzz clean
+.PHONY: all build test torture demo bench lint fuzz clean
 
 all: build
 
@@ -18,6 +18,12 @@ build:
 test:
 	$(GO) vet ./...
 	set -o pipefail; $(GO) test -count=1 -json ./... | $(GO) run ./internal/testsummary
+
+## torture: the long fault tests (internal/torture): SIGKILL at random instants of fix and undo,
+## agents writing to a session while it is fixed; prints trials, failures and bytes lost
+## (under 15 minutes; SESSIONFIX_TORTURE_TRIALS=N sets the trials per scenario)
+torture:
+	SESSIONFIX_TORTURE=1 $(GO) test -count=1 -timeout 15m -run TestTorture -v ./internal/torture
 
 ## demo: the main job on a copy of the bundled real fixtures (scan, dry-run, apply, scan, undo)
 demo: build

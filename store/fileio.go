@@ -562,7 +562,10 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 	if err := pf.replace(); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	return SyncDir(filepath.Dir(path))
+	if err := SyncDir(filepath.Dir(path)); err != nil {
+		return &CommittedError{Err: err} // restored: undo records it
+	}
+	return nil
 }
 
 // appendedAfterRun reports whether path holds the run's "after" content followed by more

@@ -116,14 +116,24 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 	}
 	open := func(ref store.Ref) (store.Store, error) { return all.OpenWith(ref, sopt) }
 	outs, _, err := rewrite.Undo(ctx, dir, open, opts.Force, env.Now)
-	restored, changed, inUse, failed := 0, 0, 0, 0
+	restored, changed, inUse, failed, late := 0, 0, 0, 0, 0
 	for _, o := range outs {
 		path := reports.Printable(o.Ref.Path)
+		var ce *store.CommittedError
 		switch {
 		case o.Already:
 		case o.Err == nil:
 			restored++
 			fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
+		case errors.As(o.Err, &ce):
+			// Restored, then something failed (a directory fsync) or the agent appended
+			// meanwhile (carried over): reported, and the exit status says so.
+			restored++
+			late++
+			if errors.Is(o.Err, store.ErrInUse) {
+				inUse++
+			}
+			fmt.Fprintf(env.Out, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
 		case errors.Is(o.Err, store.ErrChangedSinceRun):
 			changed++
 			fmt.Fprintf(env.Out, "  refused  %s\n", reports.Printable(o.Err.Error()))
@@ -154,5 +164,11 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 		return withCode(exitPartial)
 	}
 	fmt.Fprintln(env.Out)
+	switch {
+	case inUse > 0:
+		return withCode(exitInUse)
+	case late > 0:
+		return withCode(exitPartial)
+	}
 	return nil
 }
