@@ -390,6 +390,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	opts.Common.StateDir = opts.StateDir
+	if opts.Apply {
+		// Before discovery, so a removed leftover is not also reported by the scan.
+		cleanLeftovers(env, opts.StateDir)
+	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
 		return err
@@ -458,7 +462,6 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err := checkStateDir(opts.StateDir); err != nil {
 		return out.abort(err, nil)
 	}
-	cleanLeftovers(env, opts.StateDir)
 	out.begin("apply")
 	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt}, out.store)
 	if err != nil {
