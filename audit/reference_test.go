@@ -83,9 +83,9 @@ func findTool(t testing.TB, rep *audit.Report, id permission.Identity) audit.Too
 	return audit.Tool{}
 }
 
-// scenarioInput turns one §3.1 row into audit input: its servers become the inventory and
+// scenarioInput turns one qwen-reference.md §3.1 row into audit input: its servers become the inventory and
 // the settings' mcpServers (agent-local ones go into the subagent's front matter instead),
-// its rules a settings file, its subagent a verifier.md whose calls the decisions describe.
+// its rules a settings file, its subagent a .qwen/agents file whose calls the decisions describe.
 func scenarioInput(t testing.TB, sc permissiontest.Scenario) audit.Input {
 	t.Helper()
 	inv := inventory.New()

@@ -241,7 +241,7 @@ func CodexNameAccepted(name string, max int) bool {
 }
 
 // CodexCallForm is the shape of a stored Codex function_call, which bounds its naming era
-// (schemes.md §A.6, §E.3). The exact flat era (E0–E4) comes from session_meta.cli_version or the
+// (schemes.md §A.6, §E item 3). The exact flat era (E0–E4) comes from session_meta.cli_version or the
 // date, not from the name.
 type CodexCallForm int
 

@@ -57,7 +57,7 @@ func NewRules(allow, ask, deny []string) Rules {
 // Match is how one rule applies to one call.
 type Match string
 
-// Match values, as the audit reports them (audit.md "now").
+// Match values, as the audit reports them (audit.md §2 "now").
 const (
 	// NoMatch: the rule does not name the tool.
 	NoMatch Match = "no"

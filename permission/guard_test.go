@@ -19,7 +19,7 @@ func ids(pairs ...string) []permission.Identity {
 }
 
 // TestRegistryGuard replays scenarios of Qwen Code's mcp-grant-ambiguity.test.ts beyond the
-// §3.2 selection: an allow rule evaluated for each tool against a live registry.
+// qwen-reference.md §3.2 selection: an allow rule evaluated for each tool against a live registry.
 func TestRegistryGuard(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -99,7 +99,7 @@ fetches; readable with scripts off); --format json writes everything, with rule 
 spreadsheets; control and bidi characters are shown as \uXXXX in CSV and HTML. Rules are shown
 as written (before $VAR expansion); env and header values never appear.
 
-Outcomes are computed in --mode (default: default, as audit.md asks). --subagent NAME computes
+Outcomes are computed in --mode (default: default, as docs/audit.md §2 asks). --subagent NAME computes
 the tool decisions for calls made by that subagent (its disallowedTools hide tools).
 
 --fail-on lost,refused,gained (any subset) exits 3 when such a pair exists: for scheduled audits.

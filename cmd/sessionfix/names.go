@@ -29,7 +29,7 @@ func newNamesCommand(env *Env) *cli.Command {
 		Name:      "names",
 		Usage:     "show how names are classified and rewritten (normalize, normalizeMcp, legacy)",
 		ArgsUsage: "[NAME...]",
-		Description: `For support engineers: for each name, its class (naming.md) and what Qwen Code's
+		Description: `For support engineers: for each name, its class (docs/naming.md) and what Qwen Code's
 functions give for it: normalize (the registered name of a tool whose raw identity it is),
 normalizeMcp (what Qwen Code 0.24.4 sends for a stored name) and legacy (what versions before
 the provider-safe change registered).

@@ -1,4 +1,4 @@
-// Package layering checks the dependency rules of DEVELOPERS.md / conventions.md §14 on the
+// Package layering checks the dependency rules of conventions.md §14 (in docs/) on the
 // source itself, so a wrong import fails make test instead of being found in review.
 package layering
 
