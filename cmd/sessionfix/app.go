@@ -141,11 +141,16 @@ func run(ctx context.Context, args []string, env *Env) int {
 	env = &e
 	defer out.Flush()
 	app := newApp(env)
+	args, err := resolveCommand(app, args)
+	if err != nil {
+		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
+		return exitUsage
+	}
 	if err := checkFlagOrder(app, args); err != nil {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
 		return exitUsage
 	}
-	err := app.RunContext(ctx, args)
+	err = app.RunContext(ctx, args)
 	if err != nil && err.Error() != "" {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
 	}
@@ -189,6 +194,52 @@ which permission rules match which tools.
 
 func onUsageError(_ *cli.Context, err error, _ bool) error {
 	return &exitErr{code: exitUsage, err: err}
+}
+
+// resolveCommand checks the command word of args (the first argument after the global flags)
+// before urfave/cli sees it: "help" and "help CMD" become "--help" and "CMD --help" (the help
+// command itself is hidden), and a word that names no command is a usage error
+// (`unknown command "frob"`) instead of urfave/cli's "No help topic" with exit 1.
+func resolveCommand(app *cli.App, args []string) ([]string, error) {
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" {
+		if args[i] == "--" {
+			i++
+			break
+		}
+		i++
+	}
+	if i >= len(args) {
+		return args, nil
+	}
+	word := args[i]
+	if word == "help" {
+		rest := args[i+1:]
+		out := append([]string{}, args[:i]...)
+		switch {
+		case len(rest) == 0:
+			return append(out, "--help"), nil
+		case len(rest) > 1:
+			return nil, fmt.Errorf("help takes one command, not %d (sessionfix help COMMAND)", len(rest))
+		case app.Command(rest[0]) == nil:
+			return nil, unknownCommand(app, rest[0])
+		}
+		return append(out, rest[0], "--help"), nil
+	}
+	if app.Command(word) == nil {
+		return nil, unknownCommand(app, word)
+	}
+	return args, nil
+}
+
+func unknownCommand(app *cli.App, word string) error {
+	var names []string
+	for _, c := range app.Commands {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return fmt.Errorf("unknown command %q: the commands are %s (see sessionfix --help)", word, strings.Join(names, ", "))
 }
 
 // checkFlagOrder rejects a flag written after a positional argument: urfave/cli stops parsing
