@@ -111,6 +111,9 @@ type codexNamer struct{}
 
 func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	cp := pol.Codex
+	if c := pol.CodexByPath[snap.Ref.Path]; c != nil {
+		cp = *c
+	}
 	out := make([]Decision, len(snap.Sites))
 	var groups []*codexGroup
 	byGroup := map[string]*codexGroup{}

@@ -36,6 +36,10 @@ type Policy struct {
 	Index *mcpname.Index
 	// Codex is what the Codex namer knows beyond the rollouts (inventory, config.toml).
 	Codex CodexPolicy
+	// CodexByPath holds, when one run covers rollouts of several Codex homes, the policy of
+	// each rollout by its path (each home has its own config.toml and history); a rollout not
+	// in it uses Codex. Read-only while stores are planned.
+	CodexByPath map[string]*CodexPolicy
 }
 
 // Decision is the verdict on one name site.

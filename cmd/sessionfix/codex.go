@@ -65,20 +65,24 @@ type codexCache struct {
 	res  codexResult
 }
 
-// codexResult is the Codex policy, what loading it found worth reporting (servers that could
-// not be listed, thread histories that could not be read) and, for the plan, where the
-// config and inventory came from.
+// codexResult is the Codex policy (one per Codex home the rollouts live in), what loading it
+// found worth reporting (servers that could not be listed, thread histories that could not be
+// read) and, for the plan, where each home's config and inventory came from.
 type codexResult struct {
-	pol      rewrite.CodexPolicy
+	pol rewrite.CodexPolicy
+	// byPath holds the policy of each rollout when the run covers several Codex homes.
+	byPath   map[string]*rewrite.CodexPolicy
 	problems []problemRow
-	info     *codexInfo
+	info     []*codexInfo
 }
 
-// codexInfo names, in every plan (text and JSON), the Codex config and inventory a run used.
+// codexInfo names, in every plan (text and JSON), the Codex config and inventory the rollouts
+// of one Codex home were planned with.
 type codexInfo struct {
-	// Home is the Codex home whose config.toml and thread_history_*.sqlite were read ("" with
-	// --codex-config and no home among the PATHs).
+	// Home is the Codex home whose config.toml and thread_history_*.sqlite were read.
 	Home string `json:"home,omitempty"`
+	// Rollouts counts the rollouts planned with this entry.
+	Rollouts int `json:"rollouts"`
 	// Config is the config.toml read ("" when there is none).
 	Config string `json:"config"`
 	// ConfigFrom says why that file: "--codex-config", "the Codex home of PATH",
@@ -92,14 +96,17 @@ type codexInfo struct {
 	HistoryTools int `json:"history_tools"`
 }
 
-// text is the plan's line about the Codex naming inputs.
-func (ci *codexInfo) text() string {
+// text is the plan's line about the Codex naming inputs of one home.
+func (ci *codexInfo) text(several bool) string {
 	s := fmt.Sprintf("Codex naming: config %s (%s)", ci.Config, ci.ConfigFrom)
 	switch {
 	case ci.Config == "" && ci.Home != "":
 		s = fmt.Sprintf("Codex naming: no %s in %s (%s)", codex.ConfigName, ci.Home, ci.ConfigFrom)
 	case ci.Config == "":
 		s = "Codex naming: no config"
+	}
+	if several {
+		s += fmt.Sprintf(" for %s", plural(ci.Rollouts, "rollout"))
 	}
 	if len(ci.Inventory) > 0 {
 		s += "; inventory " + strings.Join(ci.Inventory, " and ")
@@ -114,139 +121,209 @@ func (ci *codexInfo) text() string {
 	return s
 }
 
-// codexHomeFor picks the Codex home a run's config.toml and thread history come from: the one
-// home the PATHs belong to (codex.HomeOf: a copied ~/.codex is repaired with its own config,
-// never the config of whoever runs sessionfix), else $CODEX_HOME, else ~/.codex. PATHs in
-// two different homes are a usage error (one run, one Codex configuration), unless
-// --codex-config names the config.
-func codexHomeFor(env *Env, roots []string, explicitConfig bool) (home, from string, fromEnv bool, err error) {
-	var homes []string
-	for _, r := range roots {
-		if h := codex.HomeOf(r); h != "" && !slices.Contains(homes, h) {
-			homes = append(homes, h)
-		}
-	}
-	switch {
-	case len(homes) == 1:
-		return homes[0], "the Codex home of PATH", false, nil
-	case len(homes) > 1 && !explicitConfig:
-		return "", "", false, usageErrorf("the PATHs are in %d Codex homes (%s): each home is named with its own config.toml; run once per home, or pass --codex-config",
-			len(homes), strings.Join(homes, ", "))
-	case len(homes) > 1:
-		return "", "", false, nil
-	}
-	from = "~/.codex"
-	if env.Getenv("CODEX_HOME") != "" {
-		from = "$CODEX_HOME"
-	}
-	return codex.Home(env.Getenv, env.Home), from, true, nil
+// codexHomeGroup is the rollouts of one Codex home and where that home came from.
+type codexHomeGroup struct {
+	home, from string
+	fromEnv    bool // the environment's home ($CODEX_HOME or ~/.codex): $CODEX_SQLITE_HOME applies
+	rollouts   []string
+	dbs        []string // thread-history databases found by discovery in this home
 }
 
-// codexPolicy gathers what the Codex namer needs, once discovery found some Codex rollout:
-// the config.toml (--codex-config, else that of the Codex home of the PATHs, else
-// $CODEX_HOME/config.toml or ~/.codex/config.toml, when it exists), the raw identities of the
-// home's thread_history_*.sqlite (and of any such database among the PATHs), and the
+// codexGroups sorts the discovered rollouts by the Codex home each lives in (codex.HomeOf: a
+// copied ~/.codex is planned with its own config.toml and thread history, never those of
+// whoever runs sessionfix); a rollout in no home is planned with the environment's home
+// ($CODEX_HOME, else ~/.codex). Thread-history databases among the targets join their home.
+// Groups come sorted by home.
+func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
+	envHome := codex.Home(env.Getenv, env.Home)
+	if a, err := filepath.Abs(envHome); err == nil {
+		envHome = a
+	}
+	envFrom := "~/.codex"
+	if env.Getenv("CODEX_HOME") != "" {
+		envFrom = "$CODEX_HOME"
+	}
+	byHome := map[string]*codexHomeGroup{}
+	homeOfDir := map[string]string{}
+	group := func(path string) *codexHomeGroup {
+		dir := filepath.Dir(path)
+		h, ok := homeOfDir[dir]
+		if !ok {
+			h = codex.HomeOf(path)
+			homeOfDir[dir] = h
+		}
+		if h == "" || sameFile(h, envHome) {
+			h = ""
+		}
+		g := byHome[h]
+		if g == nil {
+			g = &codexHomeGroup{home: h, from: "the Codex home of PATH"}
+			if h == "" {
+				g.home, g.from, g.fromEnv = envHome, envFrom, true
+			}
+			byHome[h] = g
+		}
+		return g
+	}
+	var dbs []string
+	for _, t := range found.Targets {
+		path := t.Store.Ref().Path
+		switch st := t.Store.(type) {
+		case *sqlite.Store:
+			if st.Profile() == sqlite.CodexHistory {
+				dbs = append(dbs, path)
+			}
+		default:
+			if t.Store.Ref().Kind == store.KindCodexRollout {
+				g := group(path)
+				g.rollouts = append(g.rollouts, path)
+			}
+		}
+	}
+	for _, db := range dbs {
+		h := codex.HomeOf(db)
+		if h == "" || sameFile(h, envHome) {
+			h = ""
+		}
+		if g := byHome[h]; g != nil {
+			g.dbs = append(g.dbs, db)
+		}
+	}
+	out := make([]*codexHomeGroup, 0, len(byHome))
+	for _, g := range byHome {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].home < out[j].home })
+	return out
+}
+
+// codexPolicy gathers what the Codex namer needs, once discovery found some Codex rollout,
+// for each Codex home the rollouts live in (codexGroups): the config.toml (--codex-config, else
+// that of the home), the raw identities of the home's thread_history_*.sqlite, and the
 // inventory as raw (server, tool) pairs: the --inventory file and, with --discover, the tools
 // listed by the config's enabled MCP servers. It is computed once per command (po.codex).
-func codexPolicy(ctx context.Context, env *Env, po planOptions, roots []string, found *scan.Found, sopt all.Options) (codexResult, error) {
+func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found, sopt all.Options) (codexResult, error) {
 	if po.codex != nil && po.codex.done {
 		return po.codex.res, nil
 	}
 	var res codexResult
-	needed := false
-	for _, t := range found.Targets {
-		if t.Store.Ref().Kind == store.KindCodexRollout {
-			needed = true
-			break
-		}
-	}
-	if !needed {
+	groups := codexGroups(env, found)
+	if len(groups) == 0 {
 		return res, nil
 	}
-	home, from, fromEnv, err := codexHomeFor(env, roots, po.CodexConfig != "")
-	if err != nil {
-		return res, err
+	var file *inventory.Inventory
+	if po.Inventory != "" {
+		f, err := inventory.Load(po.Inventory)
+		if err != nil {
+			return res, err
+		}
+		file = f
 	}
-	info := &codexInfo{Home: home, ConfigFrom: from, Inventory: []string{}, History: []string{}}
+	discovered := map[string]codexDiscovery{}
+	for _, g := range groups {
+		pol, info, probs, err := codexHomePolicy(ctx, env, po, g, file, discovered, sopt)
+		if err != nil {
+			return res, err
+		}
+		res.problems = append(res.problems, probs...)
+		res.info = append(res.info, info)
+		if len(groups) == 1 {
+			res.pol = pol
+			break
+		}
+		if res.byPath == nil {
+			res.byPath = map[string]*rewrite.CodexPolicy{}
+		}
+		for _, r := range g.rollouts {
+			res.byPath[r] = &pol
+		}
+	}
+	if po.codex != nil {
+		po.codex.done, po.codex.res = true, res
+	}
+	return res, nil
+}
+
+// codexDiscovery is what --discover listed for one config file.
+type codexDiscovery struct {
+	inv  *inventory.Inventory
+	errs []*inventory.ServerError
+}
+
+// codexHomePolicy builds the policy of one Codex home's rollouts (see codexPolicy);
+// discovered caches --discover per config file.
+func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHomeGroup, file *inventory.Inventory,
+	discovered map[string]codexDiscovery, sopt all.Options) (rewrite.CodexPolicy, *codexInfo, []problemRow, error) {
+	var pol rewrite.CodexPolicy
+	var probs []problemRow
+	info := &codexInfo{Home: g.home, Rollouts: len(g.rollouts), ConfigFrom: g.from, Inventory: []string{}, History: []string{}}
 	path, explicit := po.CodexConfig, true
 	if path == "" {
-		path, explicit = filepath.Join(home, codex.ConfigName), false
+		path, explicit = filepath.Join(g.home, codex.ConfigName), false
 	} else {
 		info.ConfigFrom = "--codex-config"
 	}
 	cfg, err := codex.LoadConfig(path)
 	switch {
 	case err == nil:
-		res.pol.Config = cfg
+		pol.Config = cfg
 		info.Config = cfg.Path
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		// No config: names are attributed from invocation records, the thread history and the
 		// inventory only.
 	case !explicit:
-		return res, fmt.Errorf("%w (pass --codex-config to use another file)", err)
+		return pol, nil, nil, fmt.Errorf("%w (pass --codex-config to use another file)", err)
 	default:
-		return res, err
+		return pol, nil, nil, err
 	}
-	var dbs []string
-	if home != "" {
-		dbs = codex.HistoryDBs(home)
-		if fromEnv {
-			dbs = nil
-			for _, p := range codex.StateDBs(env.Getenv, home) {
-				if strings.HasPrefix(filepath.Base(p), "thread_history_") {
-					dbs = append(dbs, p)
-				}
+	dbs := codex.HistoryDBs(g.home)
+	if g.fromEnv {
+		dbs = nil
+		for _, p := range codex.StateDBs(env.Getenv, g.home) {
+			if strings.HasPrefix(filepath.Base(p), "thread_history_") {
+				dbs = append(dbs, p)
 			}
 		}
 	}
-	for _, t := range found.Targets {
-		if st, ok := t.Store.(*sqlite.Store); ok && st.Profile() == sqlite.CodexHistory {
-			dbs = append(dbs, t.Store.Ref().Path)
-		}
-	}
-	hist, used, probs := codexHistory(ctx, dbs, sopt)
+	hist, used, hprobs := codexHistory(ctx, append(dbs, g.dbs...), sopt)
 	if err := ctx.Err(); err != nil {
-		return res, err
+		return pol, nil, nil, err
 	}
-	res.problems = append(res.problems, probs...)
+	probs = append(probs, hprobs...)
 	if len(used) > 0 {
-		res.pol.History, res.pol.HistorySource = hist, strings.Join(baseNames(used), ", ")
+		pol.History, pol.HistorySource = hist, strings.Join(baseNames(used), ", ")
 		info.History, info.HistoryTools = used, len(hist)
 	}
 	inv := inventory.New()
 	var sources []string
-	if po.Inventory != "" {
-		file, err := inventory.Load(po.Inventory)
-		if err != nil {
-			return res, err
-		}
+	if file != nil {
 		inv.Merge(file)
 		sources = append(sources, po.Inventory)
 	}
 	if po.Discover {
 		if cfg == nil {
-			return res, usageErrorf("--discover needs a Codex config.toml (none at %s; pass --codex-config)", path)
+			return pol, nil, nil, usageErrorf("--discover needs a Codex config.toml (none at %s; pass --codex-config)", path)
 		}
-		found, errs := discoverCodex(ctx, env, cfg)
-		if err := ctx.Err(); err != nil {
-			return res, err
+		d, ok := discovered[cfg.Path]
+		if !ok {
+			d.inv, d.errs = discoverCodex(ctx, env, cfg)
+			if err := ctx.Err(); err != nil {
+				return pol, nil, nil, err
+			}
+			discovered[cfg.Path] = d
+			for _, e := range d.errs {
+				probs = append(probs, problemRow{Path: cfg.Path, Severity: string(store.SevWarning),
+					Reason: e.Error() + "; its tools are not in the inventory"})
+			}
 		}
-		inv.Merge(found)
+		inv.Merge(d.inv)
 		sources = append(sources, "the servers of "+cfg.Path)
-		for _, e := range errs {
-			res.problems = append(res.problems, problemRow{Path: cfg.Path, Severity: string(store.SevWarning),
-				Reason: e.Error() + "; its tools are not in the inventory"})
-		}
 	}
 	if len(sources) > 0 {
-		res.pol.Inventory, res.pol.InventorySource = codexTools(inv), strings.Join(sources, " and ")
+		pol.Inventory, pol.InventorySource = codexTools(inv), strings.Join(sources, " and ")
 		info.Inventory = sources
 	}
-	res.info = info
-	if po.codex != nil {
-		po.codex.done, po.codex.res = true, res
-	}
-	return res, nil
+	return pol, info, probs, nil
 }
 
 // codexHistory reads the raw MCP identities of Codex thread-history databases (the

@@ -16,8 +16,8 @@ import (
 
 // fixJSON is the part of fix --format json these tests read.
 type fixJSON struct {
-	Stores []fixStore `json:"stores"`
-	Codex  *codexInfo `json:"codex"`
+	Stores []fixStore   `json:"stores"`
+	Codex  []*codexInfo `json:"codex"`
 	Totals struct {
 		Rewrite int `json:"rewrite"`
 		Kept    int `json:"kept"`
@@ -70,22 +70,24 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", home), e.err.String())
 	got, rep := callRenames(t, e.out.Bytes())
 	assert.Equal(t, userCodexNames, got)
-	require.NotNil(t, rep.Codex, "the plan names the config it used")
-	assert.Equal(t, codexInfo{Home: home, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex)
+	require.Len(t, rep.Codex, 1, "the plan names the config it used")
+	assert.Equal(t, codexInfo{Home: home, Rollouts: 1, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex[0])
 	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
 	assert.Contains(t, e.out.String(), "Codex naming: config "+cfg+" (the Codex home of PATH); no inventory; no thread history")
 	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
 
-	// The engineer's own ~/.codex/config.toml (and a $CODEX_HOME) are not read.
+	// The engineer's own ~/.codex/config.toml (and a $CODEX_HOME) are not read, whether the
+	// PATH is the home, its sessions/, one rollout or a directory above the home.
 	require.NoError(t, os.MkdirAll(filepath.Join(e.Home, ".codex"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(e.Home, ".codex", "config.toml"), []byte(engineerConfig), 0o600))
 	for _, vars := range []map[string]string{nil, {"CODEX_HOME": filepath.Join(e.Home, ".codex")}} {
 		e.Getenv = func(k string) string { return vars[k] }
-		for _, arg := range []string{home, filepath.Join(home, "sessions"), path} {
+		for _, arg := range []string{home, filepath.Join(home, "sessions"), path, filepath.Dir(home)} {
 			require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", arg), e.err.String())
 			got, rep := callRenames(t, e.out.Bytes())
 			assert.Equal(t, userCodexNames, got, "PATH %s, env %v", arg, vars)
-			assert.Equal(t, cfg, rep.Codex.Config)
+			require.Len(t, rep.Codex, 1)
+			assert.Equal(t, cfg, rep.Codex[0].Config)
 		}
 	}
 
@@ -94,23 +96,39 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", "--codex-config", eng, home), e.err.String())
 	got, rep = callRenames(t, e.out.Bytes())
 	assert.Equal(t, "literature_search_pubmed", got["mcp__lit__literature.search_pubmed"])
-	assert.Equal(t, eng, rep.Codex.Config)
-	assert.Equal(t, "--codex-config", rep.Codex.ConfigFrom)
+	require.Len(t, rep.Codex, 1)
+	assert.Equal(t, eng, rep.Codex[0].Config)
+	assert.Equal(t, "--codex-config", rep.Codex[0].ConfigFrom)
 
 	// Without a PATH, the default home is named as such.
 	e.Getenv = func(k string) string { return map[string]string{"CODEX_HOME": home}[k] }
 	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex", "--format", "json"), e.err.String())
 	var srep scanReport
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &srep))
-	if assert.NotNil(t, srep.Codex) {
-		assert.Equal(t, "$CODEX_HOME", srep.Codex.ConfigFrom)
-		assert.Equal(t, cfg, srep.Codex.Config)
+	if assert.Len(t, srep.Codex, 1) {
+		assert.Equal(t, "$CODEX_HOME", srep.Codex[0].ConfigFrom)
+		assert.Equal(t, cfg, srep.Codex[0].Config)
 	}
 
-	// Two homes in one run: refused, nothing guessed.
-	other, _ := codexHome(t, orig, true)
-	assert.Equal(t, exitUsage, e.run(t, "fix", home, other))
-	assert.Contains(t, e.err.String(), "the PATHs are in 2 Codex homes")
+	// Two homes in one run: each rollout is planned with its own home's config.
+	e.Getenv = func(string) string { return "" }
+	other, otherPath := codexHome(t, orig, false)
+	require.NoError(t, os.WriteFile(filepath.Join(other, "config.toml"), []byte(engineerConfig), 0o600))
+	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", home, other), e.err.String())
+	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
+	byStore := map[string]string{}
+	for _, s := range rep.Stores {
+		for _, d := range s.Decisions {
+			if d.Old.String() == "mcp__lit__literature.search_pubmed" {
+				byStore[s.Path] = d.New
+			}
+		}
+	}
+	assert.Equal(t, map[string]string{path: "literature_search_pubmed_977c8bf14fb3", otherPath: "literature_search_pubmed"}, byStore)
+	require.Len(t, rep.Codex, 2)
+	require.Equal(t, exitOK, e.run(t, "fix", home, other), e.err.String())
+	assert.Contains(t, e.out.String(), "Codex naming: config "+cfg+" (the Codex home of PATH) for 1 rollout; no inventory")
+	assert.Contains(t, e.out.String(), "Codex naming: config "+filepath.Join(other, "config.toml")+" (the Codex home of PATH) for 1 rollout; no inventory")
 }
 
 // TestCodexHomeApplyMatchesCodexHomeEnv: fix --apply on a copied home with an empty HOME and
@@ -170,10 +188,10 @@ func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
 			}
 		}
 	}
-	require.NotNil(t, rep.Codex)
-	assert.Equal(t, []string{db}, rep.Codex.History)
-	assert.Equal(t, 8, rep.Codex.HistoryTools)
-	assert.Equal(t, "", rep.Codex.Config)
+	require.Len(t, rep.Codex, 1)
+	assert.Equal(t, []string{db}, rep.Codex[0].History)
+	assert.Equal(t, 8, rep.Codex[0].HistoryTools)
+	assert.Equal(t, "", rep.Codex[0].Config)
 
 	require.Equal(t, exitOK, e.run(t, "scan", "--format", "json", home), e.err.String())
 	var srep scanReport

@@ -53,9 +53,9 @@ In a Codex rollout, a function_call whose name a provider rejects is rewritten t
 today's Codex registers for its raw MCP identity, as "name" plus an inserted "namespace"
 member; the plan says where each raw identity came from (invocation record, --inventory, the
 home's thread_history_*.sqlite, or a config.toml server key; --discover lists the tools of the
-config's servers) and which config.toml and inventory it used. A PATH inside a Codex home (a
+config's servers) and which config.toml and inventory it used. A rollout inside a Codex home (a
 copied ~/.codex) is planned with that home's own config.toml and thread history, never with
-$CODEX_HOME's or ~/.codex's; --codex-config overrides. A rejected name nothing attributes is kept.
+$CODEX_HOME's or ~/.codex's (a rollout in no home uses those); --codex-config overrides. A rejected name nothing attributes is kept.
 
 Names a provider rejects that are kept (a Codex call nothing attributes, a dotted name kept by
 --keep-truncated, a name in a file that must not be written) are counted in a line after the
@@ -260,7 +260,7 @@ type fixTail struct {
 	Skipped  []skippedRow   `json:"skipped"`
 	Problems []problemRow   `json:"problems"`
 	// Codex names the config and inventory Codex rollouts were planned with.
-	Codex *codexInfo `json:"codex,omitempty"`
+	Codex []*codexInfo `json:"codex,omitempty"`
 }
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {

@@ -74,7 +74,7 @@ func planFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
 		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
 		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen or codex (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
-		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home the PATHs are in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
+		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
 		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
 		profileFlag(),
 		busyTimeoutFlag(),
@@ -134,12 +134,12 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err != nil {
 		return nil, err
 	}
-	cx, err := codexPolicy(ctx, env, po, paths, found, sopt)
+	cx, err := codexPolicy(ctx, env, po, found, sopt)
 	if err != nil {
 		return nil, err
 	}
 	p := &pipeline{env: env, roots: roots, found: found,
-		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol},
+		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath},
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = newAggregate(p.found)
 	p.agg.rep.Problems = append(p.agg.rep.Problems, rootProbs...)
@@ -480,9 +480,9 @@ type scanReport struct {
 	// Codex invocation records in rollouts and mcpToolCall items of thread_history_*.sqlite.
 	// Never rewritten; they name the tools Codex calls, so they feed the Codex namer.
 	Identities []identityRow `json:"identities"`
-	// Codex names the config.toml and inventory Codex rollouts were planned with (absent when
-	// the run found no Codex rollout).
-	Codex *codexInfo `json:"codex,omitempty"`
+	// Codex names, per Codex home, the config.toml and inventory Codex rollouts were planned
+	// with (absent when the run found no Codex rollout).
+	Codex []*codexInfo `json:"codex,omitempty"`
 }
 
 // identityRow is one raw MCP identity recorded in the stores: how many records hold it, in how
@@ -786,8 +786,11 @@ func renameTable(renames, kept []renameRow, limit int) *reports.Table {
 // writeCodexInfo prints which Codex config and inventory the plan used (nothing when the run
 // found no Codex rollout).
 func writeCodexInfo(w io.Writer, rep *scanReport) {
-	if rep.Codex != nil {
-		fmt.Fprintf(w, "\n%s\n", reports.Printable(rep.Codex.text()))
+	if len(rep.Codex) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, ci := range rep.Codex {
+		fmt.Fprintln(w, reports.Printable(ci.text(len(rep.Codex) > 1)))
 	}
 }
 
