@@ -185,6 +185,19 @@ func describeName(in nameInput, ix *mcpname.Index) (class mcpname.Class, normali
 	return c.Class, mcpname.Normalize(in.str), c.Registered, mcpname.Legacy(in.str)
 }
 
+// lossyTarget is what fix --rewrite-lossy writes for a lossy-legacy name: its owner's raw
+// identity and registered name (Normalize(owner)); ok false for any other class.
+func lossyTarget(in nameInput, ix *mcpname.Index) (owner, registered string, ok bool) {
+	if in.units != nil {
+		return "", "", false // a lone surrogate is never provider-safe, so never lossy
+	}
+	c := mcpname.Classify(in.str, ix)
+	if c.Class != mcpname.ClassLossyLegacy {
+		return "", "", false
+	}
+	return c.Owner, c.OwnerRegistered, true
+}
+
 func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Index) error {
 	bw := bufio.NewWriter(w)
 	if format == "jsonl" {
@@ -209,6 +222,12 @@ func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Inde
 			}
 			b = append(b, `,"legacy":`...)
 			b = jsonscan.AppendQuote(b, leg)
+			if owner, reg, ok := lossyTarget(in, ix); ok {
+				b = append(b, `,"owner":`...)
+				b = jsonscan.AppendQuote(b, owner)
+				b = append(b, `,"rewrite_lossy":`...)
+				b = jsonscan.AppendQuote(b, reg)
+			}
 			b = append(b, "}\n"...)
 			if _, err := bw.Write(b); err != nil {
 				return err
@@ -217,7 +236,11 @@ func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Inde
 		return bw.Flush()
 	}
 	t := &reports.Table{Columns: []string{"raw", "class", "normalized", "mcp_normalized", "legacy"}}
+	var notes []string
 	for _, in := range inputs {
+		if owner, reg, ok := lossyTarget(in, ix); ok {
+			notes = append(notes, fmt.Sprintf("%s: lossy legacy spelling of %s; fix keeps it, fix --rewrite-lossy writes %s", in.str, owner, reg))
+		}
 		class, norm, mcpNorm, leg := describeName(in, ix)
 		raw := in.str
 		if in.units != nil {
@@ -231,6 +254,9 @@ func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Inde
 	}
 	if err := reports.WriteText(bw, t); err != nil {
 		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(bw, "note: %s\n", reports.Printable(n))
 	}
 	return bw.Flush()
 }

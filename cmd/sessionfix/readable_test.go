@@ -235,3 +235,75 @@ func TestProgressBarByFileCountAndTime(t *testing.T) {
 	r = runCLI(t, env, "", "scan", big)
 	assert.Empty(t, r.err, "never without a terminal")
 }
+
+// TestNamesShowsWhatRewriteLossyWrites and undo --format json: issue 8 item 18.
+func TestNamesShowsWhatRewriteLossyWrites(t *testing.T) {
+	env := testEnv(t)
+	inv := filepath.Join(t.TempDir(), "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers":{"lit":{"tools":["get+data","literature.search_pubmed"]}}}`), 0o644))
+	r := runCLI(t, env, "", "names", "--inventory", inv, "mcp__lit__get_data", "mcp__lit__x")
+	require.Equal(t, 0, r.code, r.err)
+	assert.Regexp(t, `mcp__lit__get_data +lossy-legacy `, r.out)
+	assert.Contains(t, r.out, "note: mcp__lit__get_data: lossy legacy spelling of mcp__lit__get+data; fix keeps it, fix --rewrite-lossy writes mcp__lit__get_data_0kcpus5\n")
+	assert.Equal(t, 1, strings.Count(r.out, "note:"), "only the lossy name gets a note")
+
+	r = runCLI(t, env, "", "names", "--format", "jsonl", "--inventory", inv, "mcp__lit__get_data")
+	assert.Equal(t, `{"raw":"mcp__lit__get_data","class":"lossy-legacy","normalized":"mcp__lit__get_data","mcp_normalized":"mcp__lit__get_data","legacy":"mcp__lit__get_data","owner":"mcp__lit__get+data","rewrite_lossy":"mcp__lit__get_data_0kcpus5"}`+"\n", r.out)
+
+	// What fix --rewrite-lossy really writes is that name.
+	dir := t.TempDir()
+	chats := filepath.Join(dir, "projects", "p", "chats")
+	require.NoError(t, os.MkdirAll(chats, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(chats, "s.jsonl"), []byte(`{"uuid":"a","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"mcp__lit__get_data","args":{}}}]}}`+"\n"), 0o644))
+	r = runCLI(t, env, "", "fix", "--inventory", inv, "--rewrite-lossy", dir)
+	assert.Regexp(t, `mcp__lit__get_data +mcp__lit__get_data_0kcpus5 +lossy-legacy`, r.out)
+}
+
+func TestUndoFormatJSON(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	state := filepath.Join(t.TempDir(), "S")
+	type report struct {
+		RunID         string `json:"run_id"`
+		RunDir        string `json:"run_dir"`
+		AlreadyUndone bool   `json:"already_undone"`
+		Files         []struct {
+			Path, Kind, Status string
+			Names              int
+		} `json:"files"`
+		Restored    int    `json:"restored"`
+		NotRestored int    `json:"not_restored"`
+		Summary     string `json:"summary"`
+		Error       string `json:"error"`
+	}
+
+	r := runCLI(t, env, "", "undo", "--format", "json", "--state-dir", state, "--last")
+	assert.NotEqual(t, 0, r.code)
+	var none report
+	require.NoError(t, json.Unmarshal([]byte(r.out), &none), "an undo that cannot run still closes its JSON: %q", r.out)
+	assert.NotEmpty(t, none.Error)
+
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+
+	r = runCLI(t, env, "", "undo", "--format", "json", "--state-dir", state, "--last")
+	require.Equal(t, 0, r.code, r.out+r.err)
+	var rep report
+	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
+	assert.NotEmpty(t, rep.RunID)
+	assert.Equal(t, 3, rep.Restored)
+	assert.Equal(t, 0, rep.NotRestored)
+	require.Len(t, rep.Files, 3)
+	for _, f := range rep.Files {
+		assert.Equal(t, "restored", f.Status, f.Path)
+		assert.Positive(t, f.Names)
+	}
+	assert.Equal(t, "restored 3 files of run "+rep.RunID, rep.Summary)
+	assert.Empty(t, rep.Error)
+
+	r = runCLI(t, env, "", "undo", "--format", "json", "--state-dir", state, rep.RunID)
+	var again report
+	require.NoError(t, json.Unmarshal([]byte(r.out), &again), r.out)
+	assert.True(t, again.AlreadyUndone)
+	assert.Equal(t, rep.RunID, again.RunID)
+}

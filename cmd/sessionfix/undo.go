@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -20,6 +21,7 @@ type undoOptions struct {
 	Force    bool
 	Yes      bool
 	StateDir string
+	Format   string
 	// BusyTimeout bounds the wait for a SQLite store's write lock.
 	BusyTimeout time.Duration
 }
@@ -40,17 +42,19 @@ EXAMPLES:
    sessionfix runs
    sessionfix undo --last
    sessionfix undo 20261130T190512Z-a1b2
-   sessionfix undo --force --yes --last`,
+   sessionfix undo --force --yes --last
+   sessionfix undo --last --format json   # {"run_id":…,"files":[{"path":…,"status":"restored",…}],…}`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "last", Usage: "undo the newest run that still has changes to undo"},
 			&cli.BoolFlag{Name: "force", Usage: "restore stores that changed since the run too (their later changes are lost)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --force: do not ask for confirmation"},
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json (one closed JSON document, also on errors)"},
 			busyTimeoutFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			opts := undoOptions{Last: c.Bool("last"), Force: c.Bool("force"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
-				BusyTimeout: c.Duration("busy-timeout")}
+				Format: c.String("format"), BusyTimeout: c.Duration("busy-timeout")}
 			switch c.NArg() {
 			case 0:
 			case 1:
@@ -63,7 +67,58 @@ EXAMPLES:
 	}
 }
 
-func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
+// undoFile is one store of an undo in --format json.
+type undoFile struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	// Status: restored (Reason set when something failed after the restore), already (restored
+	// by an earlier undo), changed (refused: it changed
+	// since the run; --force restores it), in-use (refused: an agent holds it), failed.
+	Status string `json:"status"`
+	Names  int    `json:"names"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// undoReport is undo --format json: always one closed document; Error is set when the undo
+// could not run or stopped (the files restored so far are still listed).
+type undoReport struct {
+	RunID          string     `json:"run_id,omitempty"`
+	RunDir         string     `json:"run_dir,omitempty"`
+	AlreadyUndone  bool       `json:"already_undone"`
+	Files          []undoFile `json:"files"`
+	Restored       int        `json:"restored"`
+	NotRestored    int        `json:"not_restored"`
+	Summary        string     `json:"summary,omitempty"`
+	Error          string     `json:"error,omitempty"`
+	NothingChanged bool       `json:"nothing_changed,omitempty"` // the --force confirmation was declined
+}
+
+func runUndo(ctx context.Context, env *Env, opts undoOptions) (err error) {
+	if opts.Format != "table" && opts.Format != "json" {
+		return usageErrorf("--format must be table or json, not %q", opts.Format)
+	}
+	if opts.Format == "json" {
+		rep := &undoReport{Files: []undoFile{}}
+		text := *env
+		text.Out = io.Discard // the text lines; the report is written instead
+		defer func() {
+			if err != nil && rep.Error == "" {
+				rep.Error = err.Error()
+			}
+			if werr := reports.WriteJSON(env.Out, rep); werr != nil && err == nil {
+				err = werr
+			}
+		}()
+		return undo(ctx, &text, opts, rep)
+	}
+	return undo(ctx, env, opts, nil)
+}
+
+// undo runs an undo, printing text to env.Out and, when rep is not nil, filling rep.
+func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) error {
+	if rep == nil {
+		rep = &undoReport{} // filled and dropped
+	}
 	switch {
 	case opts.RunID == "" && !opts.Last:
 		return usageErrorf("give a RUN_ID or --last (sessionfix runs lists them)")
@@ -83,7 +138,10 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 	if err != nil {
 		return err
 	}
+	rep.RunID, rep.RunDir = m.RunID, dir
 	if m.State == rewrite.StateUndone {
+		rep.AlreadyUndone = true
+		rep.Summary = fmt.Sprintf("run %s was already undone at %s; nothing to do", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
 		fmt.Fprintf(env.Out, "run %s was already undone at %s; nothing to do\n", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
 		return nil
 	}
@@ -98,15 +156,20 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 		fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
 	}
 	if opts.Force && !opts.Yes {
+		list := env.Out
+		if list == io.Discard {
+			list = env.Err // --format json: the list the question is about still reaches the person
+		}
 		for _, f := range m.Files {
 			if !f.Restored {
-				fmt.Fprintf(env.Out, "  %s (%s changed)\n", reports.Printable(f.Ref.Path), plural(f.Edits, "name"))
+				fmt.Fprintf(list, "  %s (%s changed)\n", reports.Printable(f.Ref.Path), plural(f.Edits, "name"))
 			}
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
 		if !confirm(env.In) {
 			fmt.Fprintln(env.Err, "nothing was changed")
+			rep.NothingChanged, rep.Summary = true, "nothing was changed"
 			return nil
 		}
 	}
@@ -120,10 +183,13 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 	for _, o := range outs {
 		path := reports.Printable(o.Ref.Path)
 		var ce *store.CommittedError
+		f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names}
 		switch {
 		case o.Already:
+			f.Status = "already"
 		case o.Err == nil:
 			restored++
+			f.Status = "restored"
 			fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
 		case errors.As(o.Err, &ce):
 			// Restored, then something failed (a directory fsync) or the agent appended
@@ -133,37 +199,45 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) error {
 			if errors.Is(o.Err, store.ErrInUse) {
 				inUse++
 			}
+			f.Status, f.Reason = "restored", o.Err.Error()
 			fmt.Fprintf(env.Out, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
 		case errors.Is(o.Err, store.ErrChangedSinceRun):
 			changed++
+			f.Status, f.Reason = "changed", o.Err.Error()
 			fmt.Fprintf(env.Out, "  refused  %s\n", reports.Printable(o.Err.Error()))
 		case errors.Is(o.Err, store.ErrInUse):
 			inUse++
+			f.Status, f.Reason = "in-use", o.Err.Error()
 			fmt.Fprintf(env.Out, "  refused  %s\n", reports.Printable(o.Err.Error()))
 		default:
 			failed++
+			f.Status, f.Reason = "failed", o.Err.Error()
 			fmt.Fprintf(env.Out, "  failed   %s\n", reports.Printable(o.Err.Error()))
 		}
+		rep.Files = append(rep.Files, f)
 	}
+	rep.Restored, rep.NotRestored = restored, changed+inUse+failed
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Out, "restored %s of run %s", plural(restored, "file"), m.RunID)
+	summary := fmt.Sprintf("restored %s of run %s", plural(restored, "file"), m.RunID)
 	if left := changed + inUse + failed; left > 0 {
-		fmt.Fprintf(env.Out, "; %s not restored", plural(left, "file"))
+		summary += fmt.Sprintf("; %s not restored", plural(left, "file"))
 		switch {
 		case changed > 0 && !opts.Force:
-			fmt.Fprint(env.Out, " (undo the same run with --force --yes to restore changed files anyway, losing their later changes)")
+			summary += " (undo the same run with --force --yes to restore changed files anyway, losing their later changes)"
 		case inUse > 0:
-			fmt.Fprint(env.Out, " (stop the agent using them and undo the same run again)")
+			summary += " (stop the agent using them and undo the same run again)"
 		}
-		fmt.Fprintln(env.Out)
+		rep.Summary = summary
+		fmt.Fprintln(env.Out, summary)
 		if inUse > 0 {
 			return withCode(exitInUse)
 		}
 		return withCode(exitPartial)
 	}
-	fmt.Fprintln(env.Out)
+	rep.Summary = summary
+	fmt.Fprintln(env.Out, summary)
 	switch {
 	case inUse > 0:
 		return withCode(exitInUse)
