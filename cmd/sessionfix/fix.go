@@ -70,6 +70,9 @@ sessions by mtime). Its original is kept first in the run's backup directory (--
 default ${XDG_STATE_HOME:-~/.local/state}/sessionfix/runs/<run-id>/) with manifest.json: as a
 hard link to the original inode when the state directory is on the same file system (no
 copy, no extra space), else as a copy. "sessionfix undo" restores a run byte for byte.
+A process that opens a session for writing while it is rewritten is seen (Linux /proc): the
+rename is rolled back and the session refused (exit 4); bytes appended during the rename are
+carried over (exit 4, "rewritten, but"). Temp files of killed runs are removed first.
 
 EXAMPLES:
    sessionfix fix                                   # dry-run over ~/.qwen

@@ -32,9 +32,12 @@ func newUndoCommand(env *Env) *cli.Command {
 		Usage:     "restore every store of a fix run from its backups",
 		ArgsUsage: "RUN_ID | --last",
 		Description: `Restores each store a "fix --apply" run rewrote, byte for byte (content, mode and mtime),
-from the backups in the run directory. A store that changed since the run (its sha256 is no
-longer the one the run wrote, e.g. the agent appended to the session) is refused and named,
-unless --force is given; the others are still restored. Undo only puts back bytes sessionfix
+from the backups in the run directory. A session the agent appended to after the run (its first
+bytes are still what the run wrote) is undone in place: the old names go back at the recorded
+sites and the appended lines stay. A store that changed otherwise since the run (its sha256 is no
+longer the one the run wrote) is refused and named, unless --force is given (which drops those
+changes); the others are still restored. Temp files that a killed run or undo left are removed
+first (named on stderr). Undo only puts back bytes sessionfix
 saved itself and refuses anything else, so it needs no --yes; --force (which overwrites
 changes made after the run) needs --yes when standard input is not a terminal.
 
