@@ -182,7 +182,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	}
 	open := func(ref store.Ref) (store.Store, error) { return all.OpenWith(ref, sopt) }
 	outs, _, err := rewrite.Undo(ctx, dir, open, opts.Force, env.Now)
-	restored, changed, inUse, failed, late := 0, 0, 0, 0, 0
+	restored, changed, inUse, failed, late, lateInUse := 0, 0, 0, 0, 0, 0
 	for _, o := range outs {
 		path := reports.Printable(o.Ref.Path)
 		var ce *store.CommittedError
@@ -200,7 +200,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			restored++
 			late++
 			if errors.Is(o.Err, store.ErrInUse) {
-				inUse++
+				lateInUse++
 			}
 			f.Status, f.Reason = "restored", o.Err.Error()
 			fmt.Fprintf(env.Out, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
@@ -242,7 +242,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	rep.Summary = summary
 	fmt.Fprintln(env.Out, summary)
 	switch {
-	case inUse > 0:
+	case lateInUse > 0:
 		return withCode(exitInUse)
 	case late > 0:
 		return withCode(exitPartial)
