@@ -147,13 +147,13 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 	homeOfDir := map[string]string{}
 	group := func(path string) *codexHomeGroup {
 		dir := filepath.Dir(path)
-		h, ok := homeOfDir[dir]
+		h, ok := homeOfDir[dir] // one lookup per directory, not per rollout
 		if !ok {
 			h = codex.HomeOf(path)
+			if h != "" && sameFile(h, envHome) {
+				h = ""
+			}
 			homeOfDir[dir] = h
-		}
-		if h == "" || sameFile(h, envHome) {
-			h = ""
 		}
 		g := byHome[h]
 		if g == nil {
