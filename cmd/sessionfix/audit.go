@@ -82,7 +82,9 @@ A file that cannot be parsed is reported with file:line:col; the rest goes on (e
 Inventory (the MCP tools): --inventory FILE ({"servers": {"<key>": {"trust": false, "tools":
 ["<raw tool name>", …]}}}), or --discover, which STARTS EVERY MCP SERVER CONFIGURED IN THE
 SETTINGS (runs their commands, connects to their URLs with their headers) and calls tools/list,
-each within --discover-timeout; a server that fails is reported and the rest go on (exit 3).
+each within --discover-timeout; a server that fails is reported (for a command: its exit status
+and last stderr lines, secrets redacted) and the rest go on (exit 3); when every server fails,
+no report is written (exit 1).
 Discovery never happens unless asked. Without either, server keys come from mcpServers and
 tool names from the session history (--history PATH, default Qwen Code's runtime directory)
 where they can be recovered; both tables then get a last column "inventory" saying "inferred".
@@ -364,6 +366,9 @@ func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged 
 			ClientName: "sessionfix", ClientVersion: version})
 		for _, k := range inv.Keys() {
 			fmt.Fprintf(r.env.Err, "discover: %s: %s\n", reports.Printable(strconv.Quote(k)), plural(len(inv.Servers[k].Tools), "tool"))
+		}
+		if err := allServersFailed(len(merged.MCPServers), errs); err != nil {
+			return err
 		}
 		for _, e := range errs {
 			r.problem(e)

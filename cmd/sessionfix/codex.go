@@ -306,13 +306,18 @@ func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHome
 		}
 		d, ok := discovered[cfg.Path]
 		if !ok {
-			d.inv, d.errs = discoverCodex(ctx, env, cfg)
+			var n int
+			d.inv, n, d.errs = discoverCodex(ctx, env, cfg)
 			if err := ctx.Err(); err != nil {
 				return pol, nil, nil, err
 			}
+			if err := allServersFailed(n, d.errs); err != nil {
+				return pol, nil, nil, err
+			}
 			discovered[cfg.Path] = d
+			// A server that could not be listed makes the run partial (exit 3), as in audit.
 			for _, e := range d.errs {
-				probs = append(probs, problemRow{Path: cfg.Path, Severity: string(store.SevWarning),
+				probs = append(probs, problemRow{Path: cfg.Path, Severity: string(store.SevError),
 					Reason: e.Error() + "; its tools are not in the inventory"})
 			}
 		}
@@ -390,8 +395,9 @@ func codexTools(inv *inventory.Inventory) []mcpname.CodexTool {
 // discoverCodex lists the tools of every enabled server of a Codex config (stdio: command,
 // args, cwd, env over this process's environment; streamable HTTP: url, http_headers, and the
 // bearer token named by bearer_token_env_var) with store/inventory's MCP client. Servers that
-// fail are returned, the others listed. Values from the config are handed over as secrets.
-func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (*inventory.Inventory, []*inventory.ServerError) {
+// fail are returned, the others listed; n counts the servers started. Values from the config
+// are handed over as secrets.
+func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (inv *inventory.Inventory, n int, errs []*inventory.ServerError) {
 	var servers []settings.MCPServer
 	for _, key := range cfg.ServerKeys() {
 		s := cfg.Servers[key]
@@ -424,7 +430,22 @@ func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (*inventory
 	if env.Environ != nil {
 		base = settings.EnvFromList(env.Environ())
 	}
-	return inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: version})
+	inv, errs = inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: version})
+	return inv, len(servers), errs
+}
+
+// allServersFailed is the error of a --discover where not one of n servers (n > 0) could be
+// listed: the same in fix and audit (exit 1, nothing planned or reported: an inventory of
+// nothing would make every result wrong), with each server's cause.
+func allServersFailed(n int, errs []*inventory.ServerError) error {
+	if n == 0 || len(errs) < n {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return fmt.Errorf("--discover: none of the %s could be listed (nothing was done):\n  %s", plural(n, "MCP server"), strings.Join(msgs, "\n  "))
 }
 
 func secrets(m map[string]string) map[string]settings.Secret {

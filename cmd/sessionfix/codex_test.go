@@ -381,7 +381,7 @@ func TestCodexDiscover(t *testing.T) {
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 	e.Environ = os.Environ
 
-	require.Equal(t, exitOK, e.run(t, "fix", "--discover", "--format", "json", path), e.err.String())
+	require.Equal(t, exitPartial, e.run(t, "fix", "--discover", "--format", "json", path), "a server failed: partial, as in audit: "+e.err.String())
 	var rep struct {
 		Stores   []fixStore   `json:"stores"`
 		Problems []problemRow `json:"problems"`
@@ -406,7 +406,7 @@ func TestCodexDiscover(t *testing.T) {
 	assert.Regexp(t, `^get_data_[0-9a-f]{12}$`, got["mcp__lit__get+data"])
 	require.Len(t, rep.Problems, 1)
 	assert.Contains(t, rep.Problems[0].Reason, `discover MCP server "broken"`)
-	assert.Equal(t, "warning", rep.Problems[0].Severity)
+	assert.Equal(t, "error", rep.Problems[0].Severity)
 
 	// Without a config there is nothing to discover.
 	require.NoError(t, os.Remove(filepath.Join(home, "config.toml")))

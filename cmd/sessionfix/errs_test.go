@@ -127,3 +127,62 @@ func TestSymlinkedRootIsFollowed(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.out+r.err)
 	assert.Equal(t, before, snapshotTree(t, real))
 }
+
+// TestDiscoverAllServersFailing: issue 8 item 12. A server that dies is named with its
+// command, exit status and last stderr lines, its configured secrets redacted; when every
+// server fails, fix and audit end alike: exit 1, nothing planned or reported.
+func TestDiscoverAllServersFailing(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "dying-server")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho \"starting with token $API_TOKEN\" >&2\necho 'backend unreachable' >&2\nexit 7\n"), 0o755))
+	want := `discover MCP server "dying": connect: `
+	tail := `; command "` + script + `" ended with exit status 7; its stderr ended with: starting with token [redacted] | backend unreachable`
+
+	settingsPath := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.WriteFile(settingsPath, []byte(`{"mcpServers": {"dying": {"command": "`+script+`", "env": {"API_TOKEN": "tok-SETTINGS-SECRET"}}}}`), 0o644))
+	env := testEnv(t)
+	env.Environ = func() []string { return []string{"PATH=" + dir} }
+	r := runCLI(t, env, "", "audit", "--settings", settingsPath, "--discover", "--discover-timeout", "1m")
+	assert.Equal(t, exitError, r.code, r.err)
+	assert.Contains(t, r.err, "sessionfix: --discover: none of the 1 MCP server could be listed (nothing was done):\n  "+want)
+	assert.Contains(t, r.err, tail)
+	assert.NotContains(t, r.err, "tok-SETTINGS-SECRET")
+	assert.Empty(t, r.out, "no report of an inventory of nothing")
+
+	home, rollout := codexHome(t, readFixture(t, "rollout-codex-0.50.0.jsonl"), false)
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte("[mcp_servers.dying]\ncommand = \""+script+"\"\nenv = { API_TOKEN = \"tok-CODEX-SECRET\" }\n"), 0o600))
+	before := snapshotTree(t, home)
+	r = runCLI(t, env, "", "fix", "--discover", "--apply", "--yes", rollout)
+	assert.Equal(t, exitError, r.code, "the same exit as audit: "+r.err)
+	assert.Contains(t, r.err, "sessionfix: --discover: none of the 1 MCP server could be listed (nothing was done):\n  "+want)
+	assert.Contains(t, r.err, tail)
+	assert.NotContains(t, r.err+r.out, "tok-CODEX-SECRET")
+	assert.Equal(t, before, snapshotTree(t, home), "nothing rewritten")
+}
+
+// TestSettingsSecretsNeverPrinted: issue 9 item 9. Rules are printed as written ($VAR not
+// expanded, and no current name computed from the variables' values); a settings string the
+// parser rejects is named by file:line:col, never quoted.
+func TestSettingsSecretsNeverPrinted(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "settings.json"),
+		[]byte(`{"permissions": {"allow": ["mcp__lit__$MY_TOKEN.x", "mcp__lit__${MY_TOKEN}.y"], "deny": ["mcp__lit__literature.search_pubmed"]}}`+"\n"), 0o644))
+	env := testEnv(t)
+	env.Environ = func() []string { return []string{"MY_TOKEN=sk-TOPSECRET"} }
+	for _, format := range []string{"table", "json"} {
+		r := runCLI(t, env, "", "scan", "--format", format, dir)
+		require.Equal(t, exitOK, r.code, r.err)
+		assert.NotContains(t, r.out+r.err, "TOPSECRET", format)
+		assert.Contains(t, r.out, "mcp__lit__$MY_TOKEN.x", format)
+		assert.Contains(t, r.out, "mcp__lit__literature_search_pubmed_1nv53db", "a rule without $VAR keeps its current name")
+	}
+	r := runCLI(t, env, "", "scan", dir)
+	assert.Regexp(t, `mcp__lit__\$\{MY_TOKEN\}\.y +not-provider-safe +\(depends on \$VAR values; not shown\)`, r.out)
+
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"mcpServers": {"x": {"command": "c", "env": {"TOKEN": "sk-LITERAL-SECRET\q"}}}}`+"\n"), 0o644))
+	r = runCLI(t, env, "", "audit", "--settings", bad, "--inventory", "../../fixtures/qwen-settings/inventory.json", "--format", "json")
+	assert.Equal(t, exitPartial, r.code)
+	assert.Contains(t, r.err, bad+":1:56: invalid string starting here (a bad escape such as \\q, or a control character such as a tab); its text is not shown")
+	assert.NotContains(t, r.err+r.out, "LITERAL-SECRET")
+}

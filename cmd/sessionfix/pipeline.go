@@ -144,6 +144,9 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	p.agg = newAggregate(p.found)
 	p.agg.rep.Problems = append(p.agg.rep.Problems, rootProbs...)
 	p.agg.rep.Problems = append(p.agg.rep.Problems, cx.problems...)
+	if slices.ContainsFunc(cx.problems, func(pr problemRow) bool { return pr.Severity == string(store.SevError) }) {
+		p.agg.failed = true
+	}
 	p.agg.rep.Codex = cx.info
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.Errors...)
 	p.agg.rep.SettingsRules = p.settings.rows()

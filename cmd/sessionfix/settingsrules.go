@@ -108,6 +108,9 @@ type settingsRuleRow struct {
 	// Registered are the current names of the tool(s) the rule names (empty for patterns).
 	Registered []string `json:"registered,omitempty"`
 	Ignored    string   `json:"ignored,omitempty"`
+	// VarDependent: the rule uses $VAR, its current name depends on the variables' values
+	// and is not shown (they may be secrets).
+	VarDependent bool `json:"var_dependent,omitempty"`
 }
 
 func (ss *settingsScan) rows() []settingsRuleRow {
@@ -118,7 +121,7 @@ func (ss *settingsScan) rows() []settingsRuleRow {
 	for _, l := range ss.Legacy {
 		out = append(out, settingsRuleRow{File: l.Rule.File, Line: l.Rule.Line, Column: l.Rule.Column, Key: l.Rule.Key,
 			Index: l.Rule.Index, Rule: l.Rule.Literal, Reason: string(l.Reason), Owners: l.Owners,
-			Registered: l.Registered, Ignored: l.Rule.Ignored})
+			Registered: l.Registered, Ignored: l.Rule.Ignored, VarDependent: l.VarDependent})
 	}
 	return out
 }
@@ -131,8 +134,11 @@ func settingsTable(rows []settingsRuleRow) *reports.Table {
 		if r.Ignored != "" {
 			reason += " (not in effect)"
 		}
-		t.Add(fmt.Sprintf("%s:%d:%d", r.File, r.Line, r.Column), fmt.Sprintf("%s[%d]", r.Key, r.Index), r.Rule, reason,
-			strings.Join(r.Registered, ", "))
+		current := strings.Join(r.Registered, ", ")
+		if r.VarDependent {
+			current = "(depends on $VAR values; not shown)"
+		}
+		t.Add(fmt.Sprintf("%s:%d:%d", r.File, r.Line, r.Column), fmt.Sprintf("%s[%d]", r.Key, r.Index), r.Rule, reason, current)
 	}
 	return t
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -42,7 +43,8 @@ type DiscoverOptions struct {
 	Timeout time.Duration
 	// Parallel is the number of servers discovered at once; zero means DefaultParallel.
 	Parallel int
-	// Stderr receives the servers' stderr; nil discards it (it may print secrets).
+	// Stderr also receives the servers' stderr, unredacted; nil: only the last lines are
+	// kept, redacted, for the ServerError.
 	Stderr io.Writer
 	// HTTPClient is the base client for httpUrl / url servers; nil means a client with
 	// http.DefaultTransport. Configured headers are added to every request.
@@ -51,47 +53,228 @@ type DiscoverOptions struct {
 	ClientName, ClientVersion string
 }
 
-// ServerError reports one server whose tools could not be listed. Err never holds header,
-// env or argument values.
+// ServerError reports one server whose tools could not be listed. Nothing it prints holds a
+// configured secret: env, header and secret-looking argument values, the bearer token, the
+// URL's user name, password, secret-looking path segments, query and fragment, and the values
+// of secret-named variables of the parent environment are replaced by settings.Redacted in
+// Error, in Stderr, and wherever the cause quotes them (issue 8 item 12, issue 9 item 9).
 type ServerError struct {
 	Server string
 	Err    error
-	// secrets are substrings of the server's URL (query values, the userinfo password) that
-	// the cause may quote and Error must not print.
+	// Command is the stdio server's command as configured (its arguments are not shown: they
+	// may be secrets); "" for a URL server.
+	Command string
+	// Exit is how the command ended ("exit status 3", "signal: killed"), "" when it did not
+	// start or was not waited for.
+	Exit string
+	// Stderr holds the last lines the command wrote to its standard error (at most
+	// stderrTailLines, redacted).
+	Stderr []string
+	// secrets are the values Error must not print, longest first.
 	secrets []string
+	// urls are the forms of the server URL a cause may quote, each with its redacted form.
+	urls [][2]string
 }
 
-// Error returns "discover MCP server "<key>": <cause>", with the URL's query values and
-// password replaced by [redacted] (transport errors quote the URL).
+// stderrTailLines and stderrTailBytes bound ServerError.Stderr.
+const (
+	stderrTailLines = 5
+	stderrTailBytes = 4 << 10
+)
+
+// Error returns "discover MCP server "<key>": <cause>[; command "<cmd>" <exit>][; its stderr
+// ended with: <line> | <line>]", redacted.
 func (e *ServerError) Error() string {
-	msg := fmt.Sprint(e.Err)
-	for _, sec := range e.secrets {
-		msg = strings.ReplaceAll(msg, sec, settings.Redacted)
+	msg := e.redact(fmt.Sprint(e.Err))
+	if e.Command != "" {
+		msg += fmt.Sprintf("; command %q", e.redact(e.Command))
+		if e.Exit != "" {
+			msg += " ended with " + e.Exit
+		}
+		if len(e.Stderr) == 0 {
+			msg += "; it wrote nothing to stderr"
+		} else {
+			msg += "; its stderr ended with: " + strings.Join(e.Stderr, " | ")
+		}
 	}
 	return fmt.Sprintf("discover MCP server %q: %s", e.Server, msg)
 }
 
-// urlSecrets lists the parts of a server URL that may hold credentials: each query value
-// (raw and decoded) and the userinfo password. Longer strings come first.
-func urlSecrets(raw string) []string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
+// redact replaces every URL form and every secret value in msg.
+func (e *ServerError) redact(msg string) string {
+	for _, u := range e.urls {
+		msg = strings.ReplaceAll(msg, u[0], u[1])
 	}
+	for _, sec := range e.secrets {
+		msg = strings.ReplaceAll(msg, sec, settings.Redacted)
+	}
+	return msg
+}
+
+// newServerError builds the error of server s, with what must be redacted from it.
+func newServerError(s settings.MCPServer, err error, proc *stdioProc, parent settings.Env) *ServerError {
+	e := &ServerError{Server: s.Key, Err: err}
+	e.secrets = serverSecrets(s, parent)
+	var urlParts []string
+	e.urls, urlParts = urlForms(s.URL)
+	e.secrets = append(e.secrets, urlParts...)
+	sortLongestFirst(e.secrets)
+	if proc != nil {
+		e.Command = s.Command
+		e.Exit = proc.exit()
+		for _, l := range proc.stderr.lines(stderrTailLines) {
+			e.Stderr = append(e.Stderr, e.redact(l))
+		}
+	}
+	return e
+}
+
+// secretName matches environment variable names that hold credentials.
+var secretName = regexp.MustCompile(`(?i)(token|secret|passw|key|auth|credential|cookie|session)`)
+
+// minSecretLen: shorter values ("1", "on") are not searched for, they would blank out
+// ordinary words and cannot be much of a secret.
+const minSecretLen = 4
+
+// serverSecrets lists the configured values of s that may be secrets: every env and header
+// value (and the credential after "Bearer "/"Basic "), argument values that follow a
+// secret-named flag or sit in a --name=value with a secret name, long opaque arguments, and
+// the values of secret-named variables of the parent environment.
+func serverSecrets(s settings.MCPServer, parent settings.Env) []string {
 	var out []string
-	if p, ok := u.User.Password(); ok && p != "" {
-		out = append(out, p, url.QueryEscape(p))
-	}
-	for _, part := range strings.Split(u.RawQuery, "&") {
-		if _, v, ok := strings.Cut(part, "="); ok && v != "" {
+	add := func(v string) {
+		if len(v) >= minSecretLen {
 			out = append(out, v)
-			if d, err := url.QueryUnescape(v); err == nil && d != v {
-				out = append(out, d)
+		}
+	}
+	for _, v := range s.Env {
+		add(v.Reveal())
+	}
+	for _, v := range s.Headers {
+		h := v.Reveal()
+		add(h)
+		if _, cred, ok := strings.Cut(h, " "); ok {
+			add(strings.TrimSpace(cred))
+		}
+	}
+	prevSecret := false
+	for _, a := range s.Args {
+		v := a.Reveal()
+		switch name, val, ok := strings.Cut(v, "="); {
+		case prevSecret:
+			add(v)
+		case ok && strings.HasPrefix(name, "-") && secretName.MatchString(name):
+			add(val)
+		case len(v) >= 20 && !strings.ContainsAny(v, "/@ ") && !strings.HasPrefix(v, "-"):
+			add(v)
+		}
+		prevSecret = strings.HasPrefix(v, "-") && !strings.Contains(v, "=") && secretName.MatchString(v)
+	}
+	for k, v := range parent {
+		if secretName.MatchString(k) {
+			add(v)
+		}
+	}
+	return out
+}
+
+func sortLongestFirst(ss []string) {
+	sort.Slice(ss, func(i, j int) bool { return len(ss[i]) > len(ss[j]) })
+}
+
+// urlForms returns the forms of a server URL a transport error may quote (as configured, as
+// net/url writes it back, with the password masked as net/http does), each paired with its
+// redacted form, and the URL's secret parts alone (user name, password, secret-looking path
+// segments, the query and each query value, the fragment; raw and decoded).
+func urlForms(raw string) (forms [][2]string, parts []string) {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return nil, nil
+	}
+	// URL parts are credentials by position: redacted from 3 bytes on (inside the whole URL
+	// any length is; a 1- or 2-byte value alone would blank out ordinary characters).
+	add := func(v string) {
+		for _, x := range []string{v, unescape(url.PathUnescape, v), unescape(url.QueryUnescape, v)} {
+			if len(x) >= 3 {
+				parts = append(parts, x)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
+	red := &url.URL{Scheme: u.Scheme, Host: u.Host, Opaque: u.Opaque}
+	if u.User != nil {
+		red.User = url.User(settings.Redacted)
+		add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			add(p)
+			add(url.QueryEscape(p))
+		}
+	}
+	segs := strings.Split(u.EscapedPath(), "/")
+	for i, seg := range segs {
+		if secretSegment(seg) {
+			add(seg)
+			segs[i] = settings.Redacted
+		}
+	}
+	redPath := strings.Join(segs, "/")
+	if u.RawQuery != "" {
+		add(u.RawQuery)
+		for _, part := range strings.Split(u.RawQuery, "&") {
+			if _, v, ok := strings.Cut(part, "="); ok {
+				add(v)
+			}
+		}
+	}
+	if u.Fragment != "" {
+		add(u.EscapedFragment())
+		add(u.Fragment)
+	}
+	s := red.Scheme + "://"
+	if red.User != nil {
+		s += settings.Redacted + "@"
+	}
+	s += red.Host + redPath
+	if u.RawQuery != "" || u.ForceQuery {
+		s += "?" + settings.Redacted
+	}
+	if u.Fragment != "" {
+		s += "#" + settings.Redacted
+	}
+	seen := map[string]bool{}
+	for _, f := range []string{raw, u.String(), u.Redacted(), stripPassword(u)} {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			forms = append(forms, [2]string{f, s})
+		}
+	}
+	sort.Slice(forms, func(i, j int) bool { return len(forms[i][0]) > len(forms[j][0]) })
+	sortLongestFirst(parts)
+	return forms, parts
+}
+
+// unescape returns f(v), or "" when it fails.
+func unescape(f func(string) (string, error), v string) string {
+	d, err := f(v)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// stripPassword is the URL as net/http quotes it in a *url.Error ("user:***@host").
+func stripPassword(u *url.URL) string {
+	if _, ok := u.User.Password(); !ok {
+		return ""
+	}
+	c := *u
+	c.User = url.UserPassword(u.User.Username(), "***")
+	return c.String()
+}
+
+// secretSegment: a URL path segment that looks like a credential rather than a route: 16
+// bytes or more, or 8 or more with a digit ("/v1/sk-4f9a…/mcp").
+func secretSegment(seg string) bool {
+	return len(seg) >= 16 || len(seg) >= 8 && strings.ContainsAny(seg, "0123456789")
 }
 
 // Unwrap returns the cause.
@@ -113,6 +296,7 @@ func Discover(ctx context.Context, servers []settings.MCPServer, opts DiscoverOp
 	}
 	type result struct {
 		tools []string
+		proc  *stdioProc
 		err   error
 	}
 	results := make([]result, len(servers))
@@ -124,8 +308,8 @@ func Discover(ctx context.Context, servers []settings.MCPServer, opts DiscoverOp
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			tools, err := listTools(ctx, s, opts)
-			results[i] = result{tools, err}
+			tools, proc, err := listTools(ctx, s, opts)
+			results[i] = result{tools, proc, err}
 		}()
 	}
 	wg.Wait()
@@ -134,7 +318,7 @@ func Discover(ctx context.Context, servers []settings.MCPServer, opts DiscoverOp
 	var errs []*ServerError
 	for i, s := range servers {
 		if results[i].err != nil {
-			errs = append(errs, &ServerError{Server: s.Key, Err: results[i].err, secrets: urlSecrets(s.URL)})
+			errs = append(errs, newServerError(s, results[i].err, results[i].proc, opts.Env))
 			continue
 		}
 		inv.Add(s.Key, s.Trust, SourceDiscovered, results[i].tools...)
@@ -143,8 +327,9 @@ func Discover(ctx context.Context, servers []settings.MCPServer, opts DiscoverOp
 	return inv, errs
 }
 
-// listTools connects to one server and returns every tool name of every tools/list page.
-func listTools(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) ([]string, error) {
+// listTools connects to one server and returns every tool name of every tools/list page; for a
+// stdio server also the started process (its exit status and stderr tail, for the error).
+func listTools(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) ([]string, *stdioProc, error) {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -152,9 +337,9 @@ func listTools(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	transport, err := newTransport(ctx, s, opts)
+	transport, proc, err := newTransport(ctx, s, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	name, version := opts.ClientName, opts.ClientVersion
 	if name == "" {
@@ -166,17 +351,19 @@ func listTools(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) 
 	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: version}, nil)
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", contextCause(ctx, err))
+		// The SDK closed the connection (the process was waited for) unless it never started.
+		return nil, proc, fmt.Errorf("connect: %w", contextCause(ctx, err))
 	}
-	defer func() { _ = session.Close() }()
 	var tools []string
 	for tool, err := range session.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("list tools: %w", contextCause(ctx, err))
+			_ = session.Close() // waits for the process: its exit status and stderr are complete
+			return nil, proc, fmt.Errorf("list tools: %w", contextCause(ctx, err))
 		}
 		tools = append(tools, tool.Name)
 	}
-	return tools, nil
+	_ = session.Close()
+	return tools, proc, nil
 }
 
 // contextCause makes a timeout recognizable (errors.Is(err, context.DeadlineExceeded)) even
@@ -188,21 +375,69 @@ func contextCause(ctx context.Context, err error) error {
 	return err
 }
 
-func newTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) (mcp.Transport, error) {
+func newTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) (mcp.Transport, *stdioProc, error) {
 	switch s.Transport {
 	case settings.TransportStdio:
 		return stdioTransport(ctx, s, opts)
 	case settings.TransportHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, opts),
-			MaxRetries: -1, DisableStandaloneSSE: true}, nil
+			MaxRetries: -1, DisableStandaloneSSE: true}, nil, nil
 	case settings.TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, opts)}, nil
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, opts)}, nil, nil
 	default:
-		return nil, ErrNoTransport
+		return nil, nil, ErrNoTransport
 	}
 }
 
-func stdioTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) (mcp.Transport, error) {
+// stdioProc is a started stdio server: its command and the tail of its stderr.
+type stdioProc struct {
+	cmd    *exec.Cmd
+	stderr *tailBuffer
+}
+
+// exit says how the process ended ("exit status 3", "signal: killed"), "" when it did not
+// start or has not been waited for.
+func (p *stdioProc) exit() string {
+	if p.cmd.ProcessState == nil {
+		return ""
+	}
+	return p.cmd.ProcessState.String()
+}
+
+// tailBuffer keeps the last stderrTailBytes written to it (safe for concurrent use).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write keeps the tail of p.
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - stderrTailBytes; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// lines returns the last n non-empty lines, trimmed.
+func (b *tailBuffer) lines(n int) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(string(b.buf), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+func stdioTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) (mcp.Transport, *stdioProc, error) {
 	env := settings.Env{}
 	for k, v := range opts.Env {
 		env[k] = v
@@ -212,7 +447,7 @@ func stdioTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOpti
 	}
 	path, err := lookPath(s.Command, env["PATH"], s.Cwd)
 	if err != nil {
-		return nil, fmt.Errorf("start %q: %w", s.Command, err)
+		return nil, nil, fmt.Errorf("start %q: %w", s.Command, err)
 	}
 	args := make([]string, len(s.Args))
 	for i, a := range s.Args {
@@ -221,9 +456,13 @@ func stdioTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOpti
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = env.List()
 	cmd.Dir = s.Cwd
-	cmd.Stderr = opts.Stderr
+	tail := &tailBuffer{}
+	cmd.Stderr = tail
+	if opts.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(tail, opts.Stderr)
+	}
 	cmd.WaitDelay = time.Second
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, &stdioProc{cmd: cmd, stderr: tail}, nil
 }
 
 // lookPath resolves a command the way Node's spawn does: a name with a path separator is

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ import (
 // The test binary doubles as a stdio MCP server: when fakeModeEnv is set, TestMain runs the
 // server instead of the tests (the helper-process pattern of os/exec's own tests).
 const (
-	fakeModeEnv  = "SESSIONFIX_FAKE_MCP"   // serve | hang | crash
+	fakeModeEnv  = "SESSIONFIX_FAKE_MCP"   // serve | hang | crash | leak
 	fakeToolsEnv = "SESSIONFIX_FAKE_TOOLS" // JSON array of tool names
 	fakePageEnv  = "SESSIONFIX_FAKE_PAGE"  // tools/list page size
 )
@@ -46,8 +47,18 @@ func TestMain(m *testing.M) {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	case "crash":
-		fmt.Fprintln(os.Stderr, "fake server: crashing on purpose")
+		fmt.Fprintln(os.Stderr, "fake server: exiting on purpose")
 		os.Exit(3)
+	case "leak":
+		// A server that prints its configuration before dying, as many do.
+		for i := 1; i <= 8; i++ {
+			fmt.Fprintf(os.Stderr, "noise line %d\n", i)
+		}
+		fmt.Fprintf(os.Stderr, "env API_TOKEN=%s\n", os.Getenv("API_TOKEN"))
+		fmt.Fprintf(os.Stderr, "args %s\n", strings.Join(os.Args[1:], " "))
+		fmt.Fprintf(os.Stderr, "parent GITHUB_TOKEN=%s\n", os.Getenv("GITHUB_TOKEN"))
+		fmt.Fprintln(os.Stderr, "fatal: cannot reach the backend")
+		os.Exit(5)
 	}
 }
 
@@ -266,11 +277,56 @@ func TestLookPath(t *testing.T) {
 
 func TestServerErrorRedactsURLSecrets(t *testing.T) {
 	raw := "http://u:P4ss%21@127.0.0.1:9/mcp?token=QUERYSECRET-000&api_key=a%2Fb&x="
-	e := &ServerError{Server: "s", Err: errors.New(`Post "` + raw + `": dial tcp: refused (token QUERYSECRET-000, key a/b, pass P4ss!)`), secrets: urlSecrets(raw)}
+	e := newServerError(settings.MCPServer{Key: "s", URL: raw}, errors.New(`Post "`+raw+`": dial tcp: refused (token QUERYSECRET-000, key a/b, pass P4ss!)`), nil, nil)
 	msg := e.Error()
 	for _, secret := range []string{"QUERYSECRET-000", "a%2Fb", "a/b", "P4ss!", "P4ss%21"} {
 		assert.NotContains(t, msg, secret)
 	}
 	assert.Contains(t, msg, "[redacted]")
 	assert.Contains(t, msg, `discover MCP server "s"`)
+}
+
+// TestServerErrorRedactsEveryURLPart: issue 9 item 9. The user name (a token used as user),
+// a token in the path and the fragment are redacted too, wherever the cause quotes them; the
+// host and plain route segments stay, so the server can be recognised.
+func TestServerErrorRedactsEveryURLPart(t *testing.T) {
+	raw := "https://ghp_USERTOKEN0123456789@mcp.example.com/v1/sk-PATHTOKEN42/mcp#frag-SECRET-77"
+	cause := fmt.Errorf(`Post %q: 401 Unauthorized (user ghp_USERTOKEN0123456789, path /v1/sk-PATHTOKEN42/mcp, fragment frag-SECRET-77)`, raw)
+	msg := newServerError(settings.MCPServer{Key: "gh", URL: raw}, cause, nil, nil).Error()
+	for _, secret := range []string{"ghp_USERTOKEN0123456789", "sk-PATHTOKEN42", "frag-SECRET-77"} {
+		assert.NotContains(t, msg, secret)
+	}
+	assert.Contains(t, msg, `Post "https://[redacted]@mcp.example.com/v1/[redacted]/mcp#[redacted]": 401 Unauthorized`)
+}
+
+// TestDiscoverFailureNamesCommandExitAndStderr: issue 8 item 12. A stdio server that dies is
+// reported with its command, its exit status and the last lines of its stderr, with every
+// configured secret (env, secret-looking args, the parent's secret-named variables) redacted.
+func TestDiscoverFailureNamesCommandExitAndStderr(t *testing.T) {
+	exe := testBinary(t)
+	parent := settings.Env{"GITHUB_TOKEN": "gho_PARENTSECRET", "PATH": t.TempDir()}
+	servers := loadServers(t, fmt.Sprintf(`{"mcpServers": {
+  "leaky": {"command": %[1]s, "args": ["--api-key", "ARGSECRET-1", "--token=ARGSECRET-2", "--verbose"],
+            "env": {%[2]q: "leak", "API_TOKEN": "ENVSECRET-3"}},
+  "crashes": {"command": %[1]s, "env": {%[2]q: "crash"}}
+}}`, jsonString(t, exe), fakeModeEnv), parent)
+	_, errs := Discover(context.Background(), servers, DiscoverOptions{Env: parent, Timeout: time.Minute})
+	require.Len(t, errs, 2)
+
+	crash := errs[0]
+	assert.Equal(t, "crashes", crash.Server)
+	assert.Equal(t, exe, crash.Command)
+	assert.Equal(t, "exit status 3", crash.Exit)
+	assert.Equal(t, []string{"fake server: exiting on purpose"}, crash.Stderr)
+	assert.Contains(t, crash.Error(), fmt.Sprintf("; command %q ended with exit status 3; its stderr ended with: fake server: exiting on purpose", exe))
+
+	leak := errs[1]
+	assert.Equal(t, "exit status 5", leak.Exit)
+	assert.Equal(t, []string{"env API_TOKEN=[redacted]", "args --api-key [redacted] --token=[redacted] --verbose",
+		"parent GITHUB_TOKEN=[redacted]", "fatal: cannot reach the backend"}, leak.Stderr[1:], "the last 5 lines, redacted")
+	assert.Equal(t, "noise line 8", leak.Stderr[0])
+	for _, secret := range []string{"ARGSECRET-1", "ARGSECRET-2", "ENVSECRET-3", "gho_PARENTSECRET"} {
+		assert.NotContains(t, leak.Error(), secret)
+	}
+	assert.True(t, strings.HasSuffix(leak.Error(), "| fatal: cannot reach the backend"), leak.Error())
 }

@@ -36,6 +36,10 @@ type LegacyRule struct {
 	// pattern (a trailing "*", or a server-level "mcp__<server>" rule), which names no
 	// single tool.
 	Registered []string `json:"registered,omitempty"`
+	// VarDependent: the rule uses $VAR / ${VAR}, so its current name would be computed from
+	// the variables' values (possibly secrets) and Registered is left empty; Name then holds
+	// expanded text and must not be printed either (issue 9 item 9).
+	VarDependent bool `json:"var_dependent,omitempty"`
 }
 
 // legacyKinds are the lists whose entries are qualified tool names or rules. includeTools /
@@ -77,7 +81,10 @@ func LegacyRules(rules []Rule, ix *mcpname.Index) []LegacyRule {
 		default:
 			continue
 		}
-		if isSingleTool(r.Expanded, name) {
+		switch {
+		case r.Expanded != r.Literal && len(owners) == 0:
+			lr.VarDependent = true
+		case isSingleTool(r.Expanded, name):
 			lr.Registered = registered(name, owners)
 		}
 		out = append(out, lr)

@@ -130,15 +130,35 @@ func (p *parser) errorAt(off int, cause error, reason string) *ParseError {
 
 var hujsonErrPattern = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
 
-// syntaxError turns a hujson error ("hujson: line L, column C: msg") into a ParseError.
+// syntaxError turns a hujson error ("hujson: line L, column C: msg") into a ParseError. The
+// parser's message quotes a bad literal whole ("invalid literal: \"sk-…\q\""), and a settings
+// string may be a secret (an env value, a header): the reason says what is wrong and the
+// position says where, the text is never repeated, and the parser's error is not kept as the
+// cause (issue 9 item 9).
 func (p *parser) syntaxError(err error) *ParseError {
 	m := hujsonErrPattern.FindStringSubmatch(err.Error())
 	if m == nil {
-		return &ParseError{Path: p.path, Line: 1, Column: 1, Reason: err.Error(), Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
+		reason := safeSyntaxReason(strings.TrimPrefix(err.Error(), "hujson: "))
+		return &ParseError{Path: p.path, Line: 1, Column: 1, Reason: reason, Err: fmt.Errorf("%w: %s", ErrSyntax, reason)}
 	}
 	line, _ := strconv.Atoi(m[1])
 	col, _ := strconv.Atoi(m[2])
-	return &ParseError{Path: p.path, Line: line, Column: col, Reason: m[3], Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
+	reason := safeSyntaxReason(m[3])
+	return &ParseError{Path: p.path, Line: line, Column: col, Reason: reason, Err: fmt.Errorf("%w: %s", ErrSyntax, reason)}
+}
+
+// safeSyntaxReason rewrites a hujson message that quotes the file's text ("invalid literal:
+// <text>") into one that does not; other messages quote at most one character and are kept.
+func safeSyntaxReason(msg string) string {
+	lit, ok := strings.CutPrefix(msg, "invalid literal: ")
+	switch {
+	case !ok:
+		return msg
+	case strings.HasPrefix(lit, `"`):
+		return `invalid string starting here (a bad escape such as \q, or a control character such as a tab); its text is not shown`
+	default:
+		return "invalid value starting here (not a string, number, true, false or null); its text is not shown"
+	}
 }
 
 // unterminatedString finds the first JSON string that reaches a line end or the end of the

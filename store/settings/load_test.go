@@ -422,3 +422,21 @@ func TestServerKeyWithDotIsQuoted(t *testing.T) {
 	require.Len(t, f.MCPServers, 1)
 	assert.Equal(t, `mcpServers."foo.bar"`, f.MCPServers[0].Origin.Key)
 }
+
+// TestParseErrorNeverQuotesTheFile: issue 9 item 9. A string or bare value the parser
+// rejects may be a secret: the error gives its position and what is wrong, never its text
+// (neither in Error nor in the wrapped cause).
+func TestParseErrorNeverQuotesTheFile(t *testing.T) {
+	for _, tc := range []struct{ doc, reason string }{
+		{`{"env": {"TOKEN": "sk-SECRET-1\q"}}`, `1:19: invalid string starting here (a bad escape such as \q, or a control character such as a tab); its text is not shown`},
+		{"{\"env\": {\"TOKEN\": \"sk-SECRET-2\tx\"}}", `1:19: invalid string starting here`},
+		{`{"env": {"TOKEN": sk-SECRET-3}}`, `1:19: invalid value starting here (not a string, number, true, false or null); its text is not shown`},
+	} {
+		_, err := Parse("s.json", []byte(tc.doc), ScopeUser, nil)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "s.json:"+tc.reason)
+		assert.NotContains(t, err.Error(), "SECRET")
+		assert.NotContains(t, errors.Unwrap(err).Error(), "SECRET")
+		assert.ErrorIs(t, err, ErrSyntax)
+	}
+}
