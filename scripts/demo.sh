@@ -53,7 +53,7 @@ echo " \"zstd-compressed\" and one \"invalid JSON\" warning for them below: both
 echo " left as they are.)"
 "$bin" scan opencode
 
-step sessionfix fix opencode "   # dry-run; the planted torn row is warned about again"
+step sessionfix fix opencode "   # dry-run; the two planted rows are warned about again"
 "$bin" fix opencode | tail -n 3
 [ "$("$tool" sha256 opencode/opencode.db)" = "$dbsum" ] || { echo "demo: dry-run changed the database" >&2; exit 1; }
 echo "(dry-run: the sha256 of the database's .dump is unchanged)"
