@@ -174,7 +174,7 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	got, _ = os.ReadFile(c)
 	assert.Equal(t, origC, got)
 	_, err = FindRun(state, "", true)
-	assert.ErrorIs(t, err, ErrNoRun)
+	assert.ErrorIs(t, err, ErrNothingToUndo)
 
 	runs, err := ListRuns(state)
 	require.NoError(t, err)

@@ -567,6 +567,10 @@ func ListRuns(stateDir string) ([]RunInfo, error) {
 // ErrNoRun means no run matches the request.
 var ErrNoRun = errors.New("no such run")
 
+// ErrNothingToUndo means FindRun's newest-run search found no run with changes left to undo
+// (none was recorded, or every one was undone): not a failure, like "nothing to change".
+var ErrNothingToUndo = errors.New("nothing to undo")
+
 // FindRun resolves a run id (or unique prefix), or with last the newest run that still has
 // changes to undo.
 func FindRun(stateDir, id string, last bool) (string, error) {
@@ -581,7 +585,7 @@ func FindRun(stateDir, id string, last bool) (string, error) {
 				return r.Dir, nil
 			}
 		}
-		return "", fmt.Errorf("%w: no run with changes left to undo in %s", ErrNoRun, stateDir)
+		return "", fmt.Errorf("%w: no run in %s has changes left to undo", ErrNothingToUndo, stateDir)
 	}
 	var match []RunInfo
 	for _, r := range runs {

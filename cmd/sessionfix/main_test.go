@@ -229,11 +229,21 @@ func TestFixAcceptance(t *testing.T) {
 	assert.Contains(t, r.out, "restored 3 files")
 	assert.Equal(t, orig, snapshotTree(t, dir), "undo restores sha256, mode and mtime")
 
+	// Nothing to undo is one answer, exit 0, whichever way the run is named (issue 8 item 8).
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
-	assert.Equal(t, exitError, r.code, "nothing left to undo")
+	assert.Equal(t, exitOK, r.code, "nothing left to undo: %s", r.err)
+	assert.Equal(t, "nothing to undo: no run in "+state+" has changes left to undo (sessionfix runs lists the runs)\n", r.out)
+	assert.Empty(t, r.err)
 	r = runCLI(t, env, "", "undo", "--state-dir", state, runs[0].Name())
-	assert.Equal(t, 0, r.code)
-	assert.Contains(t, r.out, "already undone")
+	assert.Equal(t, exitOK, r.code)
+	assert.Regexp(t, `^nothing to undo: run `+runs[0].Name()+` was already undone at 2026-11-30 12:00:00Z\n$`, r.out)
+	assert.Empty(t, r.err)
+	r = runCLI(t, env, "", "undo", "--last", "--state-dir", filepath.Join(t.TempDir(), "never-used"))
+	assert.Equal(t, exitOK, r.code, "no run ever recorded: %s", r.err)
+	assert.Contains(t, r.out, "nothing to undo: no run in ")
+	r = runCLI(t, env, "", "undo", "--state-dir", state, "20990101T000000Z-zzzz")
+	assert.Equal(t, exitError, r.code, "a run id that names no run is an error")
+	assert.Contains(t, r.err, `no such run: "20990101T000000Z-zzzz"`)
 }
 
 // TestFixSkipsFileAppendedDuringApply: an agent appending to a session while fix --apply runs

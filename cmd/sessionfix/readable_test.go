@@ -277,11 +277,18 @@ func TestUndoFormatJSON(t *testing.T) {
 		Error       string `json:"error"`
 	}
 
-	r := runCLI(t, env, "", "undo", "--format", "json", "--state-dir", state, "--last")
+	r := runCLI(t, env, "", "undo", "--format", "json", "--state-dir", state, "20990101T000000Z-zzzz")
 	assert.NotEqual(t, 0, r.code)
 	var none report
 	require.NoError(t, json.Unmarshal([]byte(r.out), &none), "an undo that cannot run still closes its JSON: %q", r.out)
 	assert.NotEmpty(t, none.Error)
+
+	r = runCLI(t, env, "", "undo", "--format", "json", "--state-dir", state, "--last")
+	assert.Equal(t, exitOK, r.code, "nothing to undo is not a failure")
+	var nothing report
+	require.NoError(t, json.Unmarshal([]byte(r.out), &nothing), r.out)
+	assert.Empty(t, nothing.Error)
+	assert.Contains(t, nothing.Summary, "nothing to undo: no run in ")
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
 	require.Equal(t, 0, r.code, r.out+r.err)

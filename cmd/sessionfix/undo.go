@@ -134,6 +134,11 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	cleanLeftovers(env, opts.StateDir)
 	dir, err := rewrite.FindRun(opts.StateDir, opts.RunID, opts.Last)
+	if errors.Is(err, rewrite.ErrNothingToUndo) {
+		rep.Summary = err.Error() + " (sessionfix runs lists the runs)"
+		fmt.Fprintln(env.Out, reports.Printable(rep.Summary))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -144,8 +149,8 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	rep.RunID, rep.RunDir = m.RunID, dir
 	if m.State == rewrite.StateUndone {
 		rep.AlreadyUndone = true
-		rep.Summary = fmt.Sprintf("run %s was already undone at %s; nothing to do", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
-		fmt.Fprintf(env.Out, "run %s was already undone at %s; nothing to do\n", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
+		rep.Summary = fmt.Sprintf("nothing to undo: run %s was already undone at %s", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
+		fmt.Fprintln(env.Out, rep.Summary)
 		return nil
 	}
 	todo := 0
