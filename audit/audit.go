@@ -35,7 +35,7 @@ const (
 	DecisionDefault Decision = "default"
 )
 
-// Change is how a (rule, tool) pair moved across the rename (audit.md).
+// Change is how a (rule, tool) pair moved across the rename (audit.md §2).
 type Change string
 
 // Changes.
@@ -69,7 +69,7 @@ type Input struct {
 	// Inventory is the MCP tools; nil means none.
 	Inventory *inventory.Inventory
 	// Mode is the approval mode the outcomes are computed in; "" means permission.ModeDefault
-	// (audit.md: "the outcome in default approval mode").
+	// (audit.md §2: "the outcome in default approval mode").
 	Mode permission.Mode
 	// Agent, when not empty, is the front matter name of the subagent whose calls the tool
 	// decisions describe (its disallowedTools hide tools). The first agent of that name in
@@ -164,7 +164,7 @@ func (r *Report) VisiblePairs(all bool) []Pair {
 	return out
 }
 
-// Inferred reports whether some tool of the inventory was inferred (audit.md: such rows say
+// Inferred reports whether some tool of the inventory was inferred (audit.md §1: such rows say
 // "inventory: inferred").
 func (r *Report) Inferred() bool {
 	for _, t := range r.Tools {

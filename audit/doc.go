@@ -1,12 +1,12 @@
 // Package audit answers, for a user's settings and MCP tools, which permission rules match
 // which tools after the provider-safe rename, which matched before it, and what each tool's
-// decision is now and was then (audit.md).
+// decision is now and was then (audit.md §2).
 //
 // It owns:
 //   - Run: the pure evaluation of every (rule, tool) pair and every tool's decision, from an
 //     Input of merged settings (store/settings.Merged), subagent files (settings.Agent) and an
 //     inventory (store/inventory.Inventory);
-//   - LegacyMatch: audit.md's definition of "matched before" (the pre-rename matcher on the
+//   - LegacyMatch: audit.md §2's definition of "matched before" (the pre-rename matcher on the
 //     tool's legacy spelling);
 //   - the column contract of the CSV tables (PairColumns, ToolColumns) and their rows.
 //
@@ -29,7 +29,7 @@
 //	mcpServers.<key>.excludeTools      the raw tool name of that server's tools, exact
 //	mcp.allowed, mcp.excluded          server-key glob (MatchesServerPattern)
 //
-// before is audit.md's definition for the rule lists (LegacyMatch on the tool's legacy name,
+// before is audit.md §2's definition for the rule lists (LegacyMatch on the tool's legacy name,
 // for allow, ask, deny and disallowedTools; allow rules were never refused then); a
 // tools.disabled entry matched before when it equals the legacy name; includeTools,
 // excludeTools and mcp.allowed/excluded compare raw names and server keys, which the rename
@@ -46,7 +46,7 @@
 // or ran. The decision before is the same layering with every match replaced by its "before"
 // value, no registry guard, and the same trust and mode.
 //
-// Interpretations (documented, not in audit.md): a tool removed at registration (excluded or
+// Interpretations (documented, not in audit.md §2): a tool removed at registration (excluded or
 // disabled) is not in the live registry other tools' grants are checked against, as in Qwen
 // Code; a denied tool stays registered. A server declared only in a subagent's own
 // mcpServers (and not in the settings' mcpServers) is agent-local: its tools are not in the

@@ -8,7 +8,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 
-// LegacyMatch is audit.md's "before" predicate: whether the rule tool name pattern matched a
+// LegacyMatch is audit.md §2's "before" predicate: whether the rule tool name pattern matched a
 // tool registered under its legacy name legacy (mcpname.Legacy of the raw identity) with the
 // matcher of Qwen Code versions before the provider-safe rename (pre-PR #12531
 // matchesMcpPattern: plain string comparisons, no aliases, no identity):

@@ -2,16 +2,16 @@ package audit
 
 import "strconv"
 
-// PairColumns are the columns of the pairs table, in audit.md's order (a contract: scheduled
+// PairColumns are the columns of the pairs table, in the order of audit.md §3 (a contract: scheduled
 // jobs read them by position).
 var PairColumns = []string{"settings_file", "scope", "key", "index", "rule", "server", "tool",
 	"registered_name", "now", "before", "change"}
 
-// ToolColumns are the columns of the tools table, in audit.md's order.
+// ToolColumns are the columns of the tools table, in the order of audit.md §3.
 var ToolColumns = []string{"server", "tool", "registered_name", "legacy_name", "decision_now",
 	"rule_now", "outcome_now", "decision_before", "rule_before", "outcome_before"}
 
-// InventoryColumn is appended to both tables when some tool was inferred (audit.md: such rows
+// InventoryColumn is appended to both tables when some tool was inferred (audit.md §1: such rows
 // say "inventory: inferred"); its cells are the inventory source of the row's tool (file,
 // discovered, inferred). Without inferred tools the tables have exactly the columns above.
 const InventoryColumn = "inventory"

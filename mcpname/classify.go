@@ -5,7 +5,7 @@ import "sort"
 // Class is what a stored tool name is, per naming.md "Classes of a stored name".
 type Class string
 
-// The classes of naming.md, in the order scan reports them.
+// The classes of naming.md §4, in the order scan reports them.
 const (
 	// ClassBuiltin: does not start with "mcp__" (read_file, tool_call, …). Never touched.
 	ClassBuiltin Class = "builtin"
@@ -181,7 +181,7 @@ func HasHashSuffix(name string) bool {
 	return true
 }
 
-// Classify returns the class of a stored name (naming.md). ix may be nil; without known raw
+// Classify returns the class of a stored name (naming.md §4). ix may be nil; without known raw
 // identities the classes lossy-legacy and normalized cannot be told and such names are clean.
 // The rules, in order:
 //  1. no "mcp__" prefix: builtin;

@@ -166,11 +166,11 @@ func LegacyUnits(u []uint16) string {
 	return string(b)
 }
 
-// LegacySubstitute is L(x) of qwen-reference.md: Legacy's character substitution without the
+// LegacySubstitute is L(x) of qwen-reference.md §0: Legacy's character substitution without the
 // truncation (length-preserving).
 func LegacySubstitute(name string) string { return string(substitute(Units(name), isLegacyChar)) }
 
-// ProviderSubstitute is P(x) of qwen-reference.md: every unit outside [A-Za-z0-9_-] becomes '_'
+// ProviderSubstitute is P(x) of qwen-reference.md §0: every unit outside [A-Za-z0-9_-] becomes '_'
 // (length-preserving, no "tool_" prefix).
 func ProviderSubstitute(name string) string { return string(substitute(Units(name), isProviderChar)) }
 

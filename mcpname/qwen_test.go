@@ -58,7 +58,7 @@ func TestVectors(t *testing.T) {
 }
 
 // TestReferenceTable checks the hand-computed table of qwen-reference.md §1.5 (hash column
-// included) and the real-run registered names of naming.md.
+// included) and the real-run registered names of naming.md §5.
 func TestReferenceTable(t *testing.T) {
 	tests := []struct {
 		name, in, normalized, hash, legacy string
@@ -96,7 +96,7 @@ func TestHashTextPadding(t *testing.T) {
 
 var safeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 
-// checkInvariants asserts the properties naming.md requires of any input.
+// checkInvariants asserts the properties naming.md §2 requires of any input.
 func checkInvariants(t testing.TB, in string) {
 	t.Helper()
 	out := Normalize(in)

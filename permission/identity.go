@@ -16,7 +16,7 @@ type Identity struct {
 	Tool   string `json:"tool"`
 }
 
-// Raw returns the raw identity "mcp__<server>__<tool>" (RAW of qwen-reference.md).
+// Raw returns the raw identity "mcp__<server>__<tool>" (RAW of qwen-reference.md §0).
 func (id Identity) Raw() string { return mcpname.Raw(id.Server, id.Tool) }
 
 // Tool is one MCP tool as Qwen Code's DiscoveredMCPTool builds it from its identity

@@ -19,7 +19,7 @@ type Context struct {
 	Identity *Identity
 }
 
-// seg is SEG(x) of qwen-reference.md: the raw, provider-substituted (P) and
+// seg is SEG(x) of qwen-reference.md §0: the raw, provider-substituted (P) and
 // legacy-substituted (L) spellings of a server key or tool segment, in that order.
 func seg(x string) [3]string {
 	return [3]string{x, mcpname.ProviderSubstitute(x), mcpname.LegacySubstitute(x)}

@@ -4,7 +4,7 @@
 //
 // An Inventory comes from one of three sources, recorded on every server and tool:
 //
-//   - SourceFile: an --inventory JSON file (Load / Parse), in the format of audit.md:
+//   - SourceFile: an --inventory JSON file (Load / Parse), in the format of audit.md §1:
 //     {"servers": {"foo.bar": {"trust": false, "tools": ["get_data", "deploy.prod"]}}};
 //   - SourceDiscovered: Discover starts each configured MCP server (stdio command, streamable
 //     HTTP or SSE) with the official Go SDK and pages through tools/list;

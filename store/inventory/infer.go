@@ -7,7 +7,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 
-// Infer builds an inventory without starting any server (audit.md: "Without either, server
+// Infer builds an inventory without starting any server (audit.md §1: "Without either, server
 // keys come from mcpServers and tool names from the session history where they can be
 // recovered; such rows say inventory: inferred"). Every server and tool gets SourceInferred.
 //

@@ -437,7 +437,7 @@ INSERT INTO kv VALUES (7, '{"tool":"lit_ok"}');
 	assert.Equal(t, before, dumpText(t, p))
 }
 
-// mcpHash is the 7-character suffix normalize gives a name (naming.md), computed here from the
+// mcpHash is the 7-character suffix normalize gives a name (naming.md §2), computed here from the
 // rule itself: FNV-1a over the UTF-16 units, base 36, padded to 7.
 func mcpHash(t *testing.T, name string) string {
 	t.Helper()

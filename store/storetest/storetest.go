@@ -7,7 +7,7 @@
 // package's own tests).
 //
 // The suite drives the store contract itself (store.Store, store.Writer, store.Restorer) with
-// the provider-safe rule of naming.md; storetest imports store, mcpname and testing helpers
+// the provider-safe rule of naming.md §2; storetest imports store, mcpname and testing helpers
 // only, never scan, rewrite or cmd.
 package storetest
 

@@ -43,7 +43,7 @@ func qwenSession(tb testing.TB) storetest.Fixture {
 			b = append([]byte(`{"uuid":"early","type":"user","message":{"role":"user","parts":[{"text":"inserted before"}]}}`+"\n"), b...)
 			require.NoError(tb, os.WriteFile(p, b, 0o640))
 		},
-		// Qwen Code's rule: normalizeMcp of each stored name (naming.md).
+		// Qwen Code's rule: normalizeMcp of each stored name (naming.md §2).
 		Rename: func(s store.Site) (string, bool) {
 			if n := mcpname.NormalizeMcp(s.Name); s.Units == nil && n != s.Name {
 				return n, true
