@@ -161,7 +161,24 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 	defer pf.Cleanup() // removes the temp unless it was renamed
 
-	// The reference for the final in-use check: stat again after the link (which touched the
+	// A second name for the old inode in the store's directory, the way back if the rename
+	// must be rolled back (a journaled temp; without hard links, the backup link serves).
+	keep, kerr := makeTemp(ctx, path, func(tmp string) error { return os.Link(path, tmp) })
+	if kerr == nil {
+		defer func() {
+			if keep != "" {
+				os.Remove(keep)
+				_ = recordTemp(ctx, TempGone, keep, path)
+			}
+		}()
+		if kfi, err := os.Stat(keep); err != nil || !os.SameFile(kfi, fi) {
+			return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+		}
+	} else if !linked {
+		return nil, fmt.Errorf("link %s before replacing it: %w", path, kerr)
+	}
+
+	// The reference for the final in-use check: stat again after the links (which touched the
 	// inode's ctime).
 	ref, err := orig.Stat()
 	if err != nil {
@@ -245,26 +262,6 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if err := unchanged(path, orig, ref); err != nil {
 		keepBackup = false
 		return nil, err
-	}
-	// A second name for the old inode in the store's directory, the way back if the rename
-	// must be rolled back (a journaled temp; without hard links, the backup link serves).
-	keep, kerr := makeTemp(ctx, path, func(tmp string) error { return os.Link(path, tmp) })
-	if kerr == nil {
-		defer func() {
-			if keep != "" {
-				os.Remove(keep)
-				_ = recordTemp(ctx, TempGone, keep, path)
-			}
-		}()
-		if kfi, err := os.Stat(keep); err != nil || !os.SameFile(kfi, fi) {
-			keepBackup = false
-			return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
-		}
-	} else if linked {
-		keep = ""
-	} else {
-		keepBackup = false
-		return nil, fmt.Errorf("link %s before replacing it: %w", path, kerr)
 	}
 	if testHookBeforeRename != nil {
 		testHookBeforeRename(path)

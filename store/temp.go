@@ -133,11 +133,9 @@ func (p *pendingFile) Cleanup() {
 	_ = recordTemp(p.ctx, TempGone, p.Name(), p.path)
 }
 
-// replace fsyncs and closes the temp and renames it over path (the directory is not synced).
+// replace closes the temp (which the caller fsynced) and renames it over path (the directory
+// is not synced).
 func (p *pendingFile) replace() error {
-	if err := p.Sync(); err != nil {
-		return err
-	}
 	if err := p.File.Close(); err != nil {
 		return err
 	}
