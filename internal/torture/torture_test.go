@@ -257,7 +257,7 @@ func temps(dirs ...string) []string {
 // killFix: SIGKILL at a random instant of fix; every file old or new; the next undo removes the
 // temp files and restores exactly.
 func killFix(h *harness, r *report) {
-	for i := range trialsOf(60) {
+	for i := range trialsOf(100) {
 		r.Trials++
 		trial := fmt.Sprintf("trial %d", i)
 		dir, state := h.fresh()
@@ -289,7 +289,7 @@ func killFix(h *harness, r *report) {
 // killUndo: a complete fix, then SIGKILL at a random instant of undo; every file old or new;
 // undo again restores exactly and removes the temp files.
 func killUndo(h *harness, r *report) {
-	for i := range trialsOf(40) {
+	for i := range trialsOf(60) {
 		r.Trials++
 		trial := fmt.Sprintf("trial %d", i)
 		dir, state := h.fresh()
