@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -34,6 +35,9 @@ const (
 
 // Manifest is manifest.json of a run directory: everything undo needs.
 type Manifest struct {
+	// Checksum is "sha256:" and the hex SHA-256 of the file with these 64 digits as zeros
+	// (version 2; see trust.go). It is the first member so it sits at a fixed offset.
+	Checksum  string      `json:"checksum,omitempty"`
 	Version   int         `json:"version"`
 	RunID     string      `json:"run_id"`
 	Created   time.Time   `json:"created"`
@@ -72,6 +76,8 @@ type Skipped struct {
 // interrupted run can still be undone, and around each temp file so the next run can remove
 // what a killed one left.
 type journalEntry struct {
+	// Sum seals the line like Manifest.Checksum (first member, see trust.go).
+	Sum string `json:"sum,omitempty"`
 	// "commit" (about to replace), "done", "abort"; store.TempCreating, TempForeign, TempGone
 	// (Path is the temp file, Store the file it is for).
 	Event  string     `json:"event"`
@@ -107,8 +113,10 @@ func NewRunID(now time.Time) string {
 type ApplyOptions struct {
 	StateDir string
 	Command  string
-	Roots    []string
-	Now      func() time.Time
+	// Roots are the paths the run was asked to fix; undo restores only stores under them (see
+	// CheckRun). Empty: each rewritten store is recorded as its own root.
+	Roots []string
+	Now   func() time.Time
 	// Workers bounds parallel rewrites (default 2: rewriting is I/O bound).
 	Workers int
 	// Progress is called once per store done.
@@ -234,7 +242,7 @@ func (r *run) start() error {
 		return err
 	}
 	r.j = j
-	r.m = &Manifest{Version: 1, RunID: r.id, Created: created.UTC(), Command: r.opt.Command, Roots: r.opt.Roots, State: StateApplying}
+	r.m = &Manifest{Version: manifestVersion, RunID: r.id, Created: created.UTC(), Command: r.opt.Command, Roots: absPaths(r.opt.Roots), State: StateApplying}
 	r.initErr = writeManifest(r.dir, r.m)
 	return r.initErr
 }
@@ -257,6 +265,11 @@ func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
 		return o
 	}
 	r.m.Files = append(r.m.Files, *entry)
+	if len(r.opt.Roots) == 0 {
+		// No roots given (a library caller): each rewritten store is its own root, so undo
+		// still has a bound to check paths against.
+		r.m.Roots = append(r.m.Roots, absPaths([]string{o.Ref.Path})...)
+	}
 	for _, w := range o.Change.Warnings {
 		r.m.ToolNotes = append(r.m.ToolNotes, fmt.Sprintf("%s: %s", o.Ref.Path, w))
 	}
@@ -387,7 +400,7 @@ func openJournal(path string) (*journal, error) {
 }
 
 func (j *journal) append(e journalEntry) error {
-	b, err := json.Marshal(e)
+	b, err := marshalJournalLine(e)
 	if err != nil {
 		return err
 	}
@@ -396,7 +409,7 @@ func (j *journal) append(e journalEntry) error {
 	if err := store.Fault(store.FaultWrite, j.f.Name()); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
+	if _, err := j.f.Write(b); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	if err := store.Fault(store.FaultSync, j.f.Name()); err != nil {
@@ -415,10 +428,23 @@ func (j *journal) close() {
 	_ = j.lock.Unlock()
 }
 
+// absPaths returns the paths made absolute and clean (a run records where its stores may be, so
+// undo can check them from any working directory); a path that cannot be made absolute is kept.
+func absPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
+		}
+		out[i] = p
+	}
+	return out
+}
+
 // writeManifest replaces manifest.json in dir; its temp file is a sibling
 // (".manifest.json<digits>", never in $TMPDIR), which CleanLeftovers removes after a crash.
 func writeManifest(dir string, m *Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := marshalManifest(m)
 	if err != nil {
 		return err
 	}
@@ -426,7 +452,7 @@ func writeManifest(dir string, m *Manifest) error {
 	if err := store.Fault(store.FaultWrite, path); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
-	if err := renameio.WriteFile(path, append(b, '\n'), 0o600, renameio.WithTempDir(dir)); err != nil {
+	if err := renameio.WriteFile(path, b, 0o600, renameio.WithTempDir(dir)); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	return nil
@@ -435,14 +461,22 @@ func writeManifest(dir string, m *Manifest) error {
 // ReadRun loads the manifest of a run directory. For a run interrupted before its manifest was
 // final, or whose manifest is missing or damaged, the files are recovered from the journal
 // (every "commit" not followed by "abort"); the manifest's other fields are then best effort.
+// A manifest or a journal line whose checksum does not match (see trust.go) refuses the run
+// with an *UntrustedError, also when the manifest is final (the journal is checked anyway).
 func ReadRun(dir string) (*Manifest, error) {
 	m := &Manifest{}
+	run := filepath.Base(dir)
 	b, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err == nil {
 		err = json.Unmarshal(b, m)
 	}
+	if err == nil {
+		if verr := verifyManifest(run, b, m); verr != nil {
+			return nil, verr
+		}
+	}
 	if err != nil {
-		files, jerr := recoverJournal(filepath.Join(dir, journalName))
+		files, jerr := recoverJournal(filepath.Join(dir, journalName), run, false)
 		if jerr != nil {
 			return nil, fmt.Errorf("read run %s: manifest: %v; journal: %w", filepath.Base(dir), err, jerr)
 		}
@@ -453,17 +487,23 @@ func ReadRun(dir string) (*Manifest, error) {
 		}
 		return m, nil
 	}
+	files, err := recoverJournal(filepath.Join(dir, journalName), run, m.Version >= manifestVersion)
 	if m.State == StateApplying {
-		files, err := recoverJournal(filepath.Join(dir, journalName))
 		if err != nil {
 			return nil, err
 		}
 		m.Files = files
+	} else if errors.Is(err, ErrUntrustedRun) {
+		return nil, err
 	}
 	return m, nil
 }
 
-func recoverJournal(path string) ([]FileEntry, error) {
+// recoverJournal returns the files the journal at path records (every "commit" or "done" not
+// followed by "abort"). Each complete line must be sealed when sealed is set or when any line
+// is, and its checksum must match; a last line without its newline that does not decode is
+// the torn write of an interrupted run and is left out.
+func recoverJournal(path, run string, sealed bool) ([]FileEntry, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read journal: %w", err)
@@ -472,11 +512,29 @@ func recoverJournal(path string) ([]FileEntry, error) {
 	pending := map[string]*FileEntry{}
 	var order []string
 	r := bufio.NewReader(f)
-	for {
+	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
+			torn := line[len(line)-1] != '\n'
+			body := bytes.TrimSuffix(line, []byte("\n"))
+			isSealed, ok := checkSeal(body, journalSealPrefix)
 			var e journalEntry
-			if json.Unmarshal(line, &e) == nil {
+			derr := json.Unmarshal(body, &e)
+			switch {
+			case torn && (derr != nil || !ok):
+				// the torn last write of a killed run: it recorded nothing yet
+				derr = errTorn
+			case isSealed && !ok:
+				return nil, &UntrustedError{Run: run, Where: fmt.Sprintf("%s line %d", journalName, n), Reason: "its checksum does not match its content (edited or damaged)"}
+			case !isSealed && sealed:
+				return nil, &UntrustedError{Run: run, Where: fmt.Sprintf("%s line %d", journalName, n), Reason: "the line carries no checksum (edited or damaged)"}
+			case derr != nil:
+				return nil, &UntrustedError{Run: run, Where: fmt.Sprintf("%s line %d", journalName, n), Reason: "not a journal entry: " + derr.Error()}
+			}
+			if isSealed {
+				sealed = true
+			}
+			if derr == nil {
 				switch e.Event {
 				case "commit", "done":
 					if e.Entry != nil {
@@ -564,6 +622,9 @@ func ListRuns(stateDir string) ([]RunInfo, error) {
 	return out, nil
 }
 
+// errTorn marks the torn last line of a journal.
+var errTorn = errors.New("torn journal line")
+
 // ErrNoRun means no run matches the request.
 var ErrNoRun = errors.New("no such run")
 
@@ -621,11 +682,16 @@ type Opener func(store.Ref) (store.Store, error)
 // Undo restores every file of the run in dir from its backup, newest change first, through the
 // store's Restorer: byte for byte, with the original mode and mtime. A store that changed since
 // the run (its content is not the run's "after" content) is refused unless force is set; the
-// others are still restored. The manifest records what was restored.
+// others are still restored. The manifest records what was restored. A run that fails its
+// checksums (ReadRun) or CheckRun is refused as a whole (an *UntrustedError): nothing is
+// restored, --force or not.
 func Undo(ctx context.Context, dir string, open Opener, force bool, now func() time.Time) ([]UndoOutcome, *Manifest, error) {
 	m, err := ReadRun(dir)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := CheckRun(dir, m); err != nil {
+		return nil, m, err
 	}
 	// The run's journal records undo's temp files too (see CleanLeftovers).
 	j, err := openJournal(filepath.Join(dir, journalName))
@@ -757,6 +823,9 @@ func cleanRun(dir, id string) []Leftover {
 	var order []string
 	for _, line := range strings.Split(string(b), "\n") {
 		var je journalEntry
+		if sealed, ok := checkSeal([]byte(line), journalSealPrefix); sealed && !ok {
+			continue // an edited line names no file to remove
+		}
 		if json.Unmarshal([]byte(line), &je) != nil {
 			continue
 		}
@@ -796,8 +865,8 @@ func cleanRun(dir, id string) []Leftover {
 	if len(gone) > 0 {
 		if f, err := os.OpenFile(jpath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
 			for _, g := range gone {
-				if b, err := json.Marshal(g); err == nil {
-					_, _ = f.Write(append(b, '\n'))
+				if b, err := marshalJournalLine(g); err == nil {
+					_, _ = f.Write(b)
 				}
 			}
 			_ = f.Sync()

@@ -711,3 +711,6 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// LinkCount returns the number of hard links of fi (1 where the platform does not say).
+func LinkCount(fi os.FileInfo) uint64 { return nlink(fi) }

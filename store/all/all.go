@@ -169,3 +169,29 @@ func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
 	}
 	return nil, fmt.Errorf("open %s: unknown store kind %q", ref.Path, ref.Kind)
 }
+
+// Reopen is OpenWith for undo, which must not take a run's word for what a file is: when a file
+// exists at ref.Path it must still be detected (DetectWith, by name and content) as a store of
+// ref.Kind, else an error says what it is instead. A missing file is opened as recorded.
+func Reopen(ref store.Ref, opt Options) (store.Store, error) {
+	head, err := ReadHead(ref.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return OpenWith(ref, opt)
+	case err != nil:
+		return nil, fmt.Errorf("open %s: %w", ref.Path, err)
+	}
+	if ref.Kind == store.KindCodexRollout {
+		opt.Agent = AgentCodex // --agent codex reads any *.jsonl as a rollout
+	}
+	d := DetectWith(ref.Path, head, opt)
+	switch {
+	case d.Store != nil && d.Store.Ref().Kind == ref.Kind:
+		return OpenWith(ref, opt)
+	case d.Store != nil:
+		return nil, fmt.Errorf("%s: the run recorded a %s store, but the file is now a %s store: not restored", ref.Path, ref.Kind, d.Store.Ref().Kind)
+	case d.Unreadable != "":
+		return nil, fmt.Errorf("%s: %s", ref.Path, d.Unreadable)
+	}
+	return nil, fmt.Errorf("%s: the run recorded a %s store, but the file is not one: not restored", ref.Path, ref.Kind)
+}

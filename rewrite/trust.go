@@ -1,0 +1,322 @@
+package rewrite
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// A run directory is not trusted input: it can be edited by anyone who can write the state
+// directory, restored from an old backup, or shared (issue 9, finding 8). Two layers guard undo:
+//
+//   - checksums: manifest.json and every journal.jsonl line carry a SHA-256 of their own bytes
+//     (seal); ReadRun refuses a run whose manifest or journal does not match. This catches any
+//     edit by hand or by a tool that does not know the scheme, and damage; it is not a secret
+//     (whoever can write the state directory can recompute it), so it is not the security
+//     boundary;
+//   - structural checks (CheckRun, run by Undo before anything is restored): what a manifest
+//     entry may ask undo to do is bounded whatever the checksum says.
+
+// ErrUntrustedRun means a run directory's manifest or journal failed its checksum or asks undo
+// for something a run of sessionfix never records (see CheckRun). Nothing is restored then.
+var ErrUntrustedRun = errors.New("run refused")
+
+// UntrustedError names the run file and entry that failed and why.
+type UntrustedError struct {
+	Run    string // run id
+	Where  string // "manifest.json", "manifest entry 2 (store /x)", "journal.jsonl line 3"
+	Reason string
+}
+
+func (e *UntrustedError) Error() string {
+	return fmt.Sprintf("%s %s: %s: %s; nothing was restored", ErrUntrustedRun, e.Run, e.Where, e.Reason)
+}
+
+// Unwrap returns ErrUntrustedRun.
+func (e *UntrustedError) Unwrap() error { return ErrUntrustedRun }
+
+// manifestVersion is the manifest version written now; version 2 manifests and their journal
+// lines are sealed (version 1 runs, written before checksums existed, are read unsealed and
+// still pass CheckRun).
+const manifestVersion = 2
+
+// Seal prefixes: the checksum is the first member of the JSON object, so it sits at a fixed
+// byte offset and is found without decoding.
+var (
+	manifestSealPrefix = []byte("{\n  \"checksum\": \"sha256:")
+	journalSealPrefix  = []byte("{\"sum\":\"sha256:")
+	zeroSum            = bytes.Repeat([]byte("0"), 64)
+)
+
+// seal fills the 64 zero digits that follow prefix at the start of b (b must start with
+// prefix+zeroSum) with the hex SHA-256 of b as it is with those zeros.
+func seal(b, prefix []byte) {
+	sum := sha256.Sum256(b)
+	hex.Encode(b[len(prefix):len(prefix)+64], sum[:])
+}
+
+// checkSeal reports whether b starts with prefix and a 64-digit checksum (sealed) and, if so,
+// whether the checksum is the SHA-256 of b with those digits replaced by zeros.
+func checkSeal(b, prefix []byte) (sealed, ok bool) {
+	if !bytes.HasPrefix(b, prefix) || len(b) < len(prefix)+64 {
+		return false, false
+	}
+	want := make([]byte, 64)
+	copy(want, b[len(prefix):len(prefix)+64])
+	c := bytes.Clone(b)
+	copy(c[len(prefix):], zeroSum)
+	sum := sha256.Sum256(c)
+	return true, hex.EncodeToString(sum[:]) == string(want)
+}
+
+// sealPlaceholder is the Checksum / Sum value marshalled before sealing.
+var sealPlaceholder = "sha256:" + string(zeroSum)
+
+// marshalManifest returns the sealed bytes of m (indented JSON, its Checksum first).
+func marshalManifest(m *Manifest) ([]byte, error) {
+	c := *m
+	c.Version = manifestVersion
+	c.Checksum = sealPlaceholder
+	b, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '\n')
+	if !bytes.HasPrefix(b, manifestSealPrefix) {
+		return nil, fmt.Errorf("manifest: checksum is not the first member")
+	}
+	seal(b, manifestSealPrefix)
+	m.Version = manifestVersion
+	return b, nil
+}
+
+// marshalJournalLine returns one sealed journal line (with its newline).
+func marshalJournalLine(e journalEntry) ([]byte, error) {
+	e.Sum = sealPlaceholder
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(b, journalSealPrefix) {
+		return nil, fmt.Errorf("journal: checksum is not the first member")
+	}
+	seal(b, journalSealPrefix)
+	return append(b, '\n'), nil
+}
+
+// verifyManifest checks the seal of manifest bytes b decoded as m: a version 2 (or later)
+// manifest must be sealed and match; an unsealed version 1 manifest is accepted.
+func verifyManifest(run string, b []byte, m *Manifest) error {
+	sealed, ok := checkSeal(b, manifestSealPrefix)
+	switch {
+	case sealed && !ok:
+		return &UntrustedError{Run: run, Where: manifestName, Reason: "its checksum does not match its content (edited or damaged)"}
+	case !sealed && (m.Version >= 2 || m.Checksum != ""):
+		return &UntrustedError{Run: run, Where: manifestName, Reason: fmt.Sprintf("version %d manifest without a valid checksum (edited or damaged)", m.Version)}
+	}
+	return nil
+}
+
+// CheckRun checks every not yet restored file entry of the manifest m of the run directory dir
+// against what a run of sessionfix records, on the file system as it is now:
+//
+//   - the store path is absolute and clean (no "..", no "."), lies under one of the run's
+//     recorded roots (made absolute by Apply; a root that is a symlink counts under its own
+//     spelling and its target), and no directory between the root and the store, nor the store
+//     itself, is a symlink;
+//   - the store, where it exists, is a regular file (not a symlink, device, FIFO, socket or
+//     directory);
+//   - the backup (and a SQLite change's rows file) is a regular file directly in the run's own
+//     backups/ directory (which is a real directory, not a symlink), with no other hard link
+//     unless it is the store's own inode (a run stopped before its rename);
+//   - the recorded original mode is a plain file mode, and it has setuid or setgid only where the
+//     backup file itself and the store as it is now both have that bit.
+//
+// It returns an *UntrustedError naming the first entry that fails (manifest entries count from
+// 1 in file order), nil when every entry passes.
+func CheckRun(dir string, m *Manifest) error {
+	fail := func(i int, f *FileEntry, format string, a ...any) error {
+		return &UntrustedError{Run: m.RunID, Where: fmt.Sprintf("manifest entry %d (store %q)", i+1, f.Ref.Path), Reason: fmt.Sprintf(format, a...)}
+	}
+	bdir := filepath.Join(dir, backupsDir)
+	for _, d := range []string{dir, bdir} {
+		if fi, err := os.Lstat(d); err == nil && (!fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+			return &UntrustedError{Run: m.RunID, Where: d, Reason: "is not a directory (a symlink or another file)"}
+		}
+	}
+	realB, _ := filepath.EvalSymlinks(bdir)
+	roots, err := absRoots(m.Roots)
+	if err != nil {
+		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: err.Error()}
+	}
+	for i := range m.Files {
+		f := &m.Files[i]
+		if f.Restored {
+			continue
+		}
+		p := f.Ref.Path
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || hasDotDot(p) {
+			return fail(i, f, "the store path is not absolute and clean")
+		}
+		root, ok := underRoot(p, roots)
+		if !ok {
+			return fail(i, f, "the store path is outside the run's roots (%s)", strings.Join(m.Roots, ", "))
+		}
+		if link := symlinkBelow(root, p); link != "" {
+			return fail(i, f, "%s is a symlink (a run never rewrites through one)", link)
+		}
+		cur, err := os.Lstat(p)
+		switch {
+		case err == nil && !cur.Mode().IsRegular():
+			return fail(i, f, "the store is not a regular file (%s)", cur.Mode().Type())
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return fail(i, f, "cannot check the store: %v", err)
+		}
+		bfi, err := checkInBackups(f.Backup, bdir, realB, p)
+		if err != nil {
+			return fail(i, f, "backup %q: %v", f.Backup, err)
+		}
+		if rf := rowsFile(f.Verify); rf != "" {
+			if _, err := checkInBackups(rf, bdir, realB, ""); err != nil {
+				return fail(i, f, "rows file %q: %v", rf, err)
+			}
+		}
+		mode := f.Before.Mode
+		if mode&os.ModeType != 0 {
+			return fail(i, f, "the recorded mode %s is not a regular file's", mode)
+		}
+		for _, bit := range []os.FileMode{os.ModeSetuid, os.ModeSetgid} {
+			if mode&bit == 0 {
+				continue
+			}
+			if bfi.Mode()&bit == 0 || cur == nil || cur.Mode()&bit == 0 {
+				return fail(i, f, "the recorded mode %s has %s, which the backup or the store does not have", mode, bitName(bit))
+			}
+		}
+	}
+	return nil
+}
+
+func bitName(b os.FileMode) string {
+	if b == os.ModeSetuid {
+		return "setuid"
+	}
+	return "setgid"
+}
+
+// absRoots makes the run's roots absolute and clean, each with its symlink-resolved form too.
+func absRoots(roots []string) ([]string, error) {
+	if len(roots) == 0 {
+		return nil, errors.New("the run records no roots")
+	}
+	var out []string
+	for _, r := range roots {
+		a, err := filepath.Abs(r)
+		if err != nil {
+			return nil, fmt.Errorf("root %q: %w", r, err)
+		}
+		out = append(out, a)
+		if e, err := filepath.EvalSymlinks(a); err == nil && e != a {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func hasDotDot(p string) bool {
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		if c == ".." || c == "." {
+			return true
+		}
+	}
+	return false
+}
+
+// underRoot returns the root p lies under (or is).
+func underRoot(p string, roots []string) (string, bool) {
+	for _, r := range roots {
+		rel, err := filepath.Rel(r, p)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// symlinkBelow returns the first path from below root down to p (p included, root excluded
+// unless it is p) that is a symlink, "" when none is.
+func symlinkBelow(root, p string) string {
+	rel, _ := filepath.Rel(root, p)
+	cur := root
+	parts := strings.Split(rel, string(filepath.Separator))
+	if rel == "." {
+		parts = nil
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return p
+		}
+	}
+	for _, c := range parts {
+		cur = filepath.Join(cur, c)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return cur
+		}
+	}
+	return ""
+}
+
+// checkInBackups checks that b is a regular file directly in the run's backups directory (bdir,
+// resolved realB) and has no other hard link (unless it is the store's inode, store != "").
+func checkInBackups(b, bdir, realB, storePath string) (os.FileInfo, error) {
+	if b == "" || !filepath.IsAbs(b) || filepath.Clean(b) != b || hasDotDot(b) {
+		return nil, errors.New("not an absolute clean path")
+	}
+	d := filepath.Dir(b)
+	if d != bdir {
+		rd, err := filepath.EvalSymlinks(d)
+		if err != nil || realB == "" || rd != realB {
+			return nil, errors.New("not in this run's backups directory")
+		}
+	}
+	fi, err := os.Lstat(b)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if store.LinkCount(fi) > 1 {
+		if storePath == "" {
+			return nil, errors.New("has other hard links")
+		}
+		if sfi, err := os.Lstat(storePath); err != nil || !os.SameFile(fi, sfi) {
+			return nil, errors.New("has other hard links (a backup holds the original inode alone)")
+		}
+	}
+	return fi, nil
+}
+
+// rowsFile returns the rows file a SQLite change's verify data names ("" for other stores).
+func rowsFile(verify []byte) string {
+	if len(verify) == 0 {
+		return ""
+	}
+	var v struct {
+		RowsFile string `json:"rows_file"`
+	}
+	if json.Unmarshal(verify, &v) != nil {
+		return ""
+	}
+	return v.RowsFile
+}
