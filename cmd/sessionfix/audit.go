@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,8 +40,12 @@ type auditOptions struct {
 	Discover        bool
 	DiscoverTimeout time.Duration
 	// History are the session stores names are inferred from (default: Qwen Code's runtime
-	// directory); used only without Inventory and Discover.
-	History  []string
+	// directory, or the Qwen homes among Paths); used only without Inventory and Discover.
+	History []string
+	// Paths are the PATH arguments (copied Qwen homes, project directories): when set, only
+	// the inputs found in them (and --settings, --agents, --history given) are read, never
+	// the scopes of whoever runs sessionfix.
+	Paths    []string
 	Format   string
 	Out      string
 	ToolsOut string
@@ -58,8 +63,9 @@ var (
 
 func newAuditCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:  "audit",
-		Usage: "show which permission rules match which MCP tools now, and before the rename (CSV, HTML, JSON)",
+		Name:      "audit",
+		Usage:     "show which permission rules match which MCP tools now, and before the rename (CSV, HTML, JSON)",
+		ArgsUsage: "[PATH...]",
 		Description: `Reads Qwen Code settings (permissions.allow/ask/deny, tools.allowed/exclude/disabled,
 mcp.allowed/excluded, mcpServers includeTools/excludeTools) and subagent files (disallowedTools),
 pairs every rule with every MCP tool of the inventory and says, per pair, whether the rule
@@ -69,7 +75,12 @@ and the change ("same", "gained", "lost"). Per tool: the decision (deny, ask, al
 disabled, excluded, disallowed), the rule that decided and the outcome (ran, ask, block), now
 and before. Nothing is written but the reports.
 
-Settings: without --settings, the files Qwen Code loads: system defaults, user
+PATH (repeatable) audits a copied Qwen Code home (a ~/.qwen: settings.json as the user scope,
+agents/, and its session history) or a project directory (.qwen/settings.json as the workspace
+scope, .qwen/agents): only what the PATHs hold is read (plus any --settings, --agents,
+--history given), never the settings of whoever runs sessionfix.
+
+Settings: without PATH or --settings, the files Qwen Code loads: system defaults, user
 ($QWEN_HOME/settings.json, else ~/.qwen/settings.json), workspace (--project DIR, default the
 current directory: DIR/.qwen/settings.json) and system (/etc/qwen-code/settings.json or
 $QWEN_CODE_SYSTEM_SETTINGS_PATH). --settings FILE (repeatable) reads only the files given; write
@@ -112,6 +123,7 @@ EXAMPLES:
    sessionfix audit --settings ~/.qwen/settings.json --settings workspace=app/.qwen/settings.json \
        --agents app/.qwen/agents --inventory tools.json --format html --out audit.html
    sessionfix audit --discover --discover-timeout 20s --format json --out audit.json
+   sessionfix audit --format html --out audit.html tickets/4711/user-qwen tickets/4711/app
    sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "settings", Usage: "settings file to read, as FILE or SCOPE=FILE (repeatable; default: the scopes Qwen Code loads)", TakesFile: true},
@@ -130,10 +142,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErrorf("audit takes no arguments (got %q); use --settings FILE", c.Args().First())
-			}
-			opts := auditOptions{
+			opts := auditOptions{Paths: c.Args().Slice(),
 				Settings: c.StringSlice("settings"), Project: c.String("project"), Agents: c.StringSlice("agents"),
 				Inventory: c.String("inventory"), Discover: c.Bool("discover"), DiscoverTimeout: c.Duration("discover-timeout"),
 				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
@@ -144,7 +153,14 @@ EXAMPLES:
 				return fmt.Errorf("audit: current directory: %w", err)
 			}
 			opts.Cwd = wd
-			if opts.Project == "" && len(opts.Settings) == 0 {
+			if len(opts.Paths) > 0 {
+				if opts.Project != "" {
+					return usageErrorf("--project and PATH exclude each other: give the project directory as a PATH")
+				}
+				if err := addPathInputs(env, &opts); err != nil {
+					return err
+				}
+			} else if opts.Project == "" && len(opts.Settings) == 0 {
 				opts.Project = wd
 			}
 			return runAudit(c.Context, env, opts)
@@ -221,7 +237,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	senv := env.settingsEnv()
 	r := &auditRun{env: env}
 	dopts := settings.DiscoverOptions{Env: senv, Home: env.Home, ProjectDir: opts.Project, Cwd: opts.Cwd}
-	sources, err := settingsSources(opts.Settings, dopts)
+	sources, err := settingsSources(opts.Settings, opts.Paths, dopts)
 	if err != nil {
 		return err
 	}
@@ -241,7 +257,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	}
 
 	agentDirs := opts.Agents
-	if len(agentDirs) == 0 {
+	if len(agentDirs) == 0 && len(opts.Paths) == 0 {
 		agentDirs = defaultAgentDirs(opts.Settings, files, dopts)
 	}
 	seenDir := map[string]bool{}
@@ -282,6 +298,13 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		return err
 	}
 	c := rep.Counts
+	if c.Rules == 0 {
+		where := "no settings or subagent file was read"
+		if len(r.files) > 0 || len(r.agents) > 0 {
+			where = "in " + fileList(r.files) + agentList(r.agents)
+		}
+		fmt.Fprintf(env.Err, "audit: no permission rule found (%s): every tool gets its default decision (the server's trust)\n", reports.Printable(where))
+	}
 	fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
 		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.invFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
 	hit := false
@@ -298,9 +321,50 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	return nil
 }
 
-// settingsSources turns --settings values into sources, or discovers the scopes.
-func settingsSources(args []string, dopts settings.DiscoverOptions) ([]settings.Source, error) {
+// addPathInputs turns audit's PATH arguments into settings files (SCOPE=FILE), subagent
+// directories and, without --inventory, --discover or --history, the history to infer tools
+// from (settings.InputsOf), and says on stderr what each PATH gave.
+func addPathInputs(env *Env, opts *auditOptions) error {
+	historyGiven := len(opts.History) > 0
+	for _, p := range opts.Paths {
+		in, err := settings.InputsOf(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("audit: %s: no such file or directory", p)
+		case err != nil:
+			return usageErrorf("audit: %v", err)
+		}
+		var got []string
+		if in.Settings != "" {
+			opts.Settings = append(opts.Settings, string(in.Scope)+"="+in.Settings)
+			got = append(got, fmt.Sprintf("settings %s (%s scope)", in.Settings, in.Scope))
+		} else {
+			got = append(got, "no settings.json in "+in.Dir)
+		}
+		if in.Agents != "" {
+			opts.Agents = append(opts.Agents, in.Agents)
+			got = append(got, "subagents "+in.Agents)
+		}
+		if in.History != "" && opts.Inventory == "" && !opts.Discover && !historyGiven {
+			opts.History = append(opts.History, in.History)
+			got = append(got, "session history "+in.History)
+		}
+		role := "Qwen Code home"
+		if in.Role == settings.RoleProject {
+			role = "project"
+		}
+		fmt.Fprintf(env.Err, "audit: %s is a %s: %s\n", reports.Printable(p), role, reports.Printable(strings.Join(got, ", ")))
+	}
+	return nil
+}
+
+// settingsSources turns --settings values into sources, or discovers the scopes (only when
+// no PATH was given: a PATH run reads nothing of the runner's own).
+func settingsSources(args []string, paths []string, dopts settings.DiscoverOptions) ([]settings.Source, error) {
 	if len(args) == 0 {
+		if len(paths) > 0 {
+			return nil, nil
+		}
 		return settings.Discover(dopts), nil
 	}
 	global := settings.GlobalDir(dopts)
@@ -375,7 +439,7 @@ func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged 
 		}
 		r.inv, r.invFrom = inv, "discovered"
 	default:
-		seen := r.historyNames(ctx, opts.History)
+		seen := r.historyNames(ctx, opts.History, len(opts.Paths) > 0)
 		r.inv = inventory.Infer(merged.MCPServers, seen)
 		n := 0
 		for _, s := range r.inv.Servers {
@@ -389,9 +453,12 @@ func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged 
 }
 
 // historyNames returns the distinct tool names stored in the session history (read-only
-// scan of the given roots, default Qwen Code's runtime directory; a missing default
-// directory is no history).
-func (r *auditRun) historyNames(ctx context.Context, roots []string) []string {
+// scan of the given roots, default Qwen Code's runtime directory unless noDefault (a PATH
+// run); a missing default directory is no history).
+func (r *auditRun) historyNames(ctx context.Context, roots []string, noDefault bool) []string {
+	if len(roots) == 0 && noDefault {
+		return nil
+	}
 	if len(roots) == 0 {
 		def := scan.DefaultQwenRoot(scan.Env{Getenv: r.env.Getenv, Home: r.env.Home})
 		if _, err := os.Stat(def); err != nil {

@@ -179,7 +179,7 @@ func TestAuditExitCodes(t *testing.T) {
 		{"both outputs to stdout", []string{"--tools-out", "-"}, exitUsage, "cannot both be standard output"},
 		{"inventory and discover", []string{"--discover"}, exitUsage, "--inventory and --discover exclude each other"},
 		{"unknown subagent", []string{"--subagent", "nobody"}, exitUsage, `--subagent "nobody": no such subagent`},
-		{"positional argument", []string{"extra.json"}, exitUsage, "audit takes no arguments"},
+		{"a file as PATH", []string{fixtureSettings + "/inventory.json"}, exitUsage, "inventory.json: not a directory (give a settings file with --settings)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -186,3 +186,60 @@ func TestSettingsSecretsNeverPrinted(t *testing.T) {
 	assert.Contains(t, r.err, bad+":1:56: invalid string starting here (a bad escape such as \\q, or a control character such as a tab); its text is not shown")
 	assert.NotContains(t, r.err+r.out, "LITERAL-SECRET")
 }
+
+// TestAuditPathAuditsThatHome: issue 8 item 13. "audit PATH" with a copied ~/.qwen and a
+// project directory audits their settings (user and workspace scopes), subagents and session
+// history — exactly what the equivalent --settings/--agents/--history flags give — and never
+// the settings of whoever runs it; a run without any rule says so.
+func TestAuditPathAuditsThatHome(t *testing.T) {
+	work := t.TempDir()
+	home := filepath.Join(work, "tickets", "4711", "user-qwen")
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
+	b, err := os.ReadFile("../../fixtures/qwen-settings/settings.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(home, "settings.json"), b, 0o644))
+	project := filepath.Join(work, "tickets", "4711", "app")
+	copyTree(t, "../../fixtures/qwen-settings/workspace", project)
+
+	env := testEnv(t) // HOME is an empty directory
+	r := runCLI(t, env, "", "audit", "--format", "json", home, project)
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Contains(t, r.err, "audit: "+home+" is a Qwen Code home: settings "+filepath.Join(home, "settings.json")+" (user scope), session history "+home+"\n")
+	assert.Contains(t, r.err, "audit: "+project+" is a project: settings "+filepath.Join(project, ".qwen", "settings.json")+" (workspace scope), subagents "+filepath.Join(project, ".qwen", "agents")+"\n")
+	var got auditReport
+	require.NoError(t, json.Unmarshal([]byte(r.out), &got))
+	assert.Equal(t, []jsonSettings{{Path: filepath.Join(home, "settings.json"), Scope: "user"},
+		{Path: filepath.Join(project, ".qwen", "settings.json"), Scope: "workspace"}}, got.Settings)
+	assert.Equal(t, []string{filepath.Join(project, ".qwen", "agents", "verifier.md")}, got.Agents)
+	assert.Equal(t, 18, got.Counts.Rules)
+	assert.Equal(t, "inferred", got.Inventory)
+	assert.Equal(t, 8, got.Counts.Tools, "tools inferred from that home's servers and history")
+
+	flags := runCLI(t, env, "", "audit", "--format", "json", "--settings", "user="+filepath.Join(home, "settings.json"),
+		"--settings", "workspace="+filepath.Join(project, ".qwen", "settings.json"), "--agents", filepath.Join(project, ".qwen", "agents"),
+		"--history", home)
+	require.Equal(t, exitOK, flags.code, flags.err)
+	assert.JSONEq(t, flags.out, r.out, "PATHs read exactly what the flags name")
+
+	// The runner's own settings are never read for a PATH.
+	mine := filepath.Join(env.Home, ".qwen", "settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(mine), 0o755))
+	require.NoError(t, os.WriteFile(mine, []byte(`{"permissions": {"deny": ["mcp__mine__tool"]}}`), 0o644))
+	again := runCLI(t, env, "", "audit", "--format", "json", home, project)
+	require.Equal(t, exitOK, again.code, again.err)
+	assert.JSONEq(t, r.out, again.out)
+
+	// A home without settings: no rule at all, said so.
+	require.NoError(t, os.Remove(filepath.Join(home, "settings.json")))
+	r = runCLI(t, env, "", "audit", home)
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Contains(t, r.err, "no settings.json in "+home)
+	assert.Contains(t, r.err, "audit: no permission rule found (no settings or subagent file was read): every tool gets its default decision")
+
+	r = runCLI(t, env, "", "audit", filepath.Join(work, "missing"))
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.err, filepath.Join(work, "missing")+": no such file or directory")
+	r = runCLI(t, env, "", "audit", t.TempDir())
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.err, "neither a Qwen Code home (settings.json or projects/ in it) nor a project (a .qwen directory in it)")
+}
