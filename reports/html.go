@@ -22,8 +22,19 @@ type HTMLPage struct {
 	// Counts are shown as large numbers at the top.
 	Counts []HTMLCount
 	// Notes are warnings shown under the counts (files that could not be read, …).
-	Notes    []string
+	Notes []string
+	// Legend explains the words and colours of the tables, under the counts.
+	Legend   []HTMLLegend
 	Sections []HTMLSection
+}
+
+// HTMLLegend is one entry of the page's legend: a term (a column name or a cell value) and
+// what it means. A Value entry is styled as the cells holding that value (data-v), so the
+// legend shows the colour it explains.
+type HTMLLegend struct {
+	Term  string
+	Value bool
+	Text  string
 }
 
 // HTMLCount is one number at the top of the page.
@@ -32,6 +43,9 @@ type HTMLCount struct {
 	Value int
 	// Tone colours a non-zero count: "" (neutral), "bad", "warn" or "good".
 	Tone string
+	// Href, when set, makes the count a link to the rows it counts: a fragment such as
+	// "#pairs.change=lost" (the section's filter state; see WriteHTML). It must start with "#".
+	Href string
 }
 
 // HTMLSection is one table of the page.
@@ -98,6 +112,7 @@ type htmlData struct {
 	Meta       []string
 	Counts     []HTMLCount
 	Notes      []string
+	Legend     []HTMLLegend
 	Sections   []htmlSection
 }
 
@@ -120,7 +135,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 </header>
 <ul class="counts">
 {{- range .Counts}}
-<li{{if and .Tone .Value}} data-tone="{{.Tone}}"{{end}}><span class="n">{{.Value}}</span> <span class="label">{{.Label}}</span></li>
+<li{{if and .Tone .Value}} data-tone="{{.Tone}}"{{end}}>{{if .Href}}<a href="{{.Href}}">{{end}}<span class="n">{{.Value}}</span> <span class="label">{{.Label}}</span>{{if .Href}}</a>{{end}}</li>
 {{- end}}
 </ul>
 {{- if .Notes}}
@@ -129,6 +144,16 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <li>{{.}}</li>
 {{- end}}
 </ul>
+{{- end}}
+{{- if .Legend}}
+<details class="legend" open>
+<summary>Legend</summary>
+<dl>
+{{- range .Legend}}
+<dt{{if .Value}} data-v="{{.Term}}"{{end}}>{{.Term}}</dt><dd>{{.Text}}</dd>
+{{- end}}
+</dl>
+</details>
 {{- end}}
 <noscript><p class="hint">Sorting and filtering need JavaScript; every row is listed below.</p></noscript>
 <nav>{{range $i, $s := .Sections}}{{if $i}} · {{end}}<a href="#{{$s.ID}}">{{$s.Title}}</a>{{end}}</nav>
@@ -169,7 +194,9 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 // the markup); with them, column headers sort (numbers numerically), a text box and the
 // facet drop-downs filter rows, and the state is kept in the URL fragment
 // (#<section>.q=text&<section>.sort=-column&<section>.<facet column>=value), so a view can be
-// linked and opened directly.
+// linked and opened directly; a count with an Href links to such a view of its rows (the
+// script applies a changed fragment at once). Identifiers never break inside a name: cells do
+// not wrap, a wide table scrolls sideways.
 func WriteHTML(w io.Writer, p *HTMLPage) error {
 	d := htmlData{Title: Printable(p.Title), CSP: ContentSecurityPolicy, CSS: template.CSS(reportCSS), JS: template.JS(reportJS),
 		Counts: make([]HTMLCount, len(p.Counts))}
@@ -180,7 +207,13 @@ func WriteHTML(w io.Writer, p *HTMLPage) error {
 		d.Notes = append(d.Notes, Printable(n))
 	}
 	for i, c := range p.Counts {
-		d.Counts[i] = HTMLCount{Label: Printable(c.Label), Value: c.Value, Tone: c.Tone}
+		if c.Href != "" && c.Href[0] != '#' {
+			return fmt.Errorf("write HTML count %q: href %q is not a fragment: %w", c.Label, c.Href, ErrBadSection)
+		}
+		d.Counts[i] = HTMLCount{Label: Printable(c.Label), Value: c.Value, Tone: c.Tone, Href: c.Href}
+	}
+	for _, l := range p.Legend {
+		d.Legend = append(d.Legend, HTMLLegend{Term: Printable(l.Term), Value: l.Value, Text: Printable(l.Text)})
 	}
 	for _, s := range p.Sections {
 		hs, err := htmlSectionOf(s)

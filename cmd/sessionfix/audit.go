@@ -557,13 +557,16 @@ func auditPage(env *Env, opts auditOptions, r *auditRun, rep *audit.Report, pair
 			"Settings: " + fileList(r.files) + agentList(r.agents),
 			"Inventory: " + r.invFrom,
 		},
+		// Each count links to its rows (the pairs table filtered by the facet it counts); tones
+		// are those of the cells: lost red, gained green, refused orange.
 		Counts: []reports.HTMLCount{
-			{Label: "rules", Value: c.Rules},
-			{Label: "tools", Value: c.Tools},
-			{Label: "lost", Value: c.Lost, Tone: "bad"},
-			{Label: "gained", Value: c.Gained, Tone: "warn"},
-			{Label: "refused", Value: c.Refused, Tone: "warn"},
+			{Label: "rules", Value: c.Rules, Href: "#pairs"},
+			{Label: "tools", Value: c.Tools, Href: "#tools"},
+			{Label: "lost", Value: c.Lost, Tone: "bad", Href: "#pairs.change=lost"},
+			{Label: "gained", Value: c.Gained, Tone: "good", Href: "#pairs.change=gained"},
+			{Label: "refused", Value: c.Refused, Tone: "warn", Href: "#pairs.now=refused"},
 		},
+		Legend: auditLegend,
 		Sections: []reports.HTMLSection{
 			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "now", "before", "change"},
 				Empty: "No rule matches any tool, now or before."},
@@ -581,6 +584,22 @@ func auditPage(env *Env, opts auditOptions, r *auditRun, rep *audit.Report, pair
 		p.Sections[0].Title += " (every pair)"
 	}
 	return p
+}
+
+// auditLegend explains the columns and values of the audit page (the words of audit --help).
+var auditLegend = []reports.HTMLLegend{
+	{Term: "now", Text: "does the rule match the tool's name as Qwen Code registers it today (normalized, mcp__server__tool_<hash> for a name that had dots)?"},
+	{Term: "before", Text: "did it match the tool's legacy name, as registered before the provider-safe rename?"},
+	{Term: "scope", Text: "where the rule comes from: system-defaults, user, workspace, explicit (--settings), system, or agent (a subagent's disallowedTools)."},
+	{Term: "match", Value: true, Text: "the rule applies to the tool."},
+	{Term: "no", Value: true, Text: "the rule does not apply to the tool."},
+	{Term: "refused", Value: true, Text: "an allow rule names the tool, but Qwen Code's ambiguity guard refuses the grant: the tool asks instead."},
+	{Term: "same", Value: true, Text: "the rename changed nothing for this pair."},
+	{Term: "gained", Value: true, Text: "the rule matches now and did not before: it took effect with the rename."},
+	{Term: "lost", Value: true, Text: "the rule matched before and no longer does (or is refused): what it granted or blocked is gone — fix the rule."},
+	{Term: "deny", Value: true, Text: "decisions and outcomes that restrict the tool (deny, block, disabled, excluded, disallowed): the rule is doing its job."},
+	{Term: "allow", Value: true, Text: "the tool runs without asking (outcome ran)."},
+	{Term: "ask", Value: true, Text: "the tool asks for approval first."},
 }
 
 func auditAs(rep *audit.Report) string {

@@ -127,11 +127,16 @@ func TestAuditHTMLInBrowser(t *testing.T) {
 
 	dom := htmltest.DumpDOM(t, bin, htmltest.FileURL(t, page, ""))
 	for _, c := range []string{
-		`<span class="n">18</span> <span class="label">rules</span>`,
-		`<span class="n">12</span> <span class="label">tools</span>`,
-		`<li data-tone="bad"><span class="n">1</span> <span class="label">lost</span>`,
-		`<li data-tone="warn"><span class="n">3</span> <span class="label">gained</span>`,
-		`<span class="n">0</span> <span class="label">refused</span>`,
+		`<a href="#pairs"><span class="n">18</span> <span class="label">rules</span></a>`,
+		`<a href="#tools"><span class="n">12</span> <span class="label">tools</span></a>`,
+		`<li data-tone="bad"><a href="#pairs.change=lost"><span class="n">1</span> <span class="label">lost</span></a>`,
+		// gained is green, as the gained cells are (issue 8 item 19)
+		`<li data-tone="good"><a href="#pairs.change=gained"><span class="n">3</span> <span class="label">gained</span></a>`,
+		`<a href="#pairs.now=refused"><span class="n">0</span> <span class="label">refused</span></a>`,
+		// a legend for the words of the tables, each value styled as its cells
+		`<summary>Legend</summary>`,
+		`<dt>now</dt><dd>`, `<dt>before</dt><dd>`, `<dt>scope</dt><dd>`,
+		`<dt data-v="lost">lost</dt>`, `<dt data-v="gained">gained</dt>`, `<dt data-v="refused">refused</dt>`,
 	} {
 		assert.Contains(t, dom, c)
 	}
@@ -155,6 +160,16 @@ func TestAuditHTMLInBrowser(t *testing.T) {
 		denied = append(denied, r.Cells[1])
 	}
 	assert.Equal(t, []string{"搜索文献", "get_data_for_a_specific_location_and_date_range_extended", "evil"}, denied, "deny rows, tool descending")
+
+	// Each count card's link opens its rows: as many visible rows as the card says.
+	for _, c := range []struct {
+		frag string
+		n    int
+	}{{"pairs.change=lost", 1}, {"pairs.change=gained", 3}} {
+		dom = htmltest.DumpDOM(t, bin, htmltest.FileURL(t, page, c.frag))
+		pairs, _ = htmltest.Section(t, dom, "pairs")
+		assert.Len(t, htmltest.Visible(pairs), c.n, c.frag)
+	}
 
 	if dir := os.Getenv("SESSIONFIX_SCREENSHOT_DIR"); dir != "" {
 		htmltest.Screenshot(t, bin, htmltest.FileURL(t, page, ""), filepath.Join(dir, "audit.png"), 1400, 1600)

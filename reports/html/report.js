@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   var state = new URLSearchParams(location.hash.slice(1));
+  var views = []; // per section: show(state) sets its controls from a fragment
   var each = function (list, fn) { Array.prototype.forEach.call(list, fn); };
   var text = function (row, i) { var c = row.cells[i]; return c ? c.textContent : ""; };
   var compare = function (a, b) {
@@ -71,17 +72,34 @@
     input.addEventListener("input", function () { apply(); setParam(id + ".q", input.value); save(); });
     facets.forEach(function (f) {
       var name = names[Number(f.getAttribute("data-col"))];
-      var v = state.get(id + "." + name);
-      if (v !== null && Array.prototype.some.call(f.options, function (o) { return o.value === v; })) { f.value = v; }
       f.addEventListener("change", function () { apply(); setParam(id + "." + name, f.value); save(); });
     });
-    input.value = state.get(id + ".q") || "";
-    var s = state.get(id + ".sort");
-    if (s) {
-      var desc = s.charAt(0) === "-", col = names.indexOf(desc ? s.slice(1) : s);
-      if (col >= 0) { sortBy(col, desc); }
-    }
+    var show = function (st) {
+      facets.forEach(function (f) {
+        var v = st.get(id + "." + names[Number(f.getAttribute("data-col"))]) || "";
+        f.value = Array.prototype.some.call(f.options, function (o) { return o.value === v; }) ? v : "";
+      });
+      input.value = st.get(id + ".q") || "";
+      var s = st.get(id + ".sort");
+      if (s) {
+        var desc = s.charAt(0) === "-", col = names.indexOf(desc ? s.slice(1) : s);
+        if (col >= 0) { sortBy(col, desc); }
+      }
+      apply();
+    };
+    views.push({ id: id, sec: sec, show: show });
     sec.querySelector(".controls").hidden = false;
-    apply();
+    show(state);
+  });
+
+  // A count card links to a filtered view ("#pairs.change=lost"): apply it and scroll to it.
+  window.addEventListener("hashchange", function () {
+    state = new URLSearchParams(location.hash.slice(1));
+    views.forEach(function (v) {
+      v.show(state);
+      var keyed = false;
+      state.forEach(function (_, k) { if (k.indexOf(v.id + ".") === 0) { keyed = true; } });
+      if (keyed) { v.sec.scrollIntoView(); }
+    });
   });
 })();
