@@ -1,10 +1,10 @@
-// Package docs holds the reference documents the code cites (naming.md, schemes.md §A.4, …)
-// and the test that keeps every citation resolvable: a `file.md` named in a Go comment, in a
+// Package citations keeps every citation of the reference documents in docs/ (naming.md,
+// schemes.md §A.4, …) resolvable: a `file.md` named in a Go comment, in a
 // command's help text or in README.md must exist in docs/ (or, as a path, in the repository),
 // each `§N.M` after it must be a heading of that file, and a quoted "text" right after a
 // citation must occur in it. Links between the documents (`[x](file.md#anchor)`) must point at
 // an existing file and heading.
-package docs
+package citations
 
 import (
 	"go/ast"
@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const root = ".."
+const root = "../.."
 
 // citation is one file.md token in a text, with its position for messages.
 type citation struct {
@@ -61,7 +61,7 @@ func goTexts(t *testing.T) map[string][]text {
 		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "fixtures" || d.Name() == "bin") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || filepath.Base(filepath.Dir(p)) == "docs" && filepath.Base(p) == "citations_test.go" {
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || filepath.Base(filepath.Dir(p)) == "citations" && filepath.Base(p) == "citations_test.go" {
 			return nil // this file's comments talk about citations in general
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
@@ -227,7 +227,7 @@ func slug(h string) string {
 }
 
 func TestDocLinksResolve(t *testing.T) {
-	files, err := filepath.Glob("*.md")
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
 	files = append(files, filepath.Join(root, "README.md"))
 	links := 0
