@@ -220,6 +220,9 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 		}
 		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
+				if path == root {
+					ri.Err = err // the root directory itself cannot be listed
+				}
 				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 				if d != nil && d.IsDir() {
 					return fs.SkipDir

@@ -106,3 +106,41 @@ func TestDiscoverWrongAgentWarns(t *testing.T) {
 
 	assert.Empty(t, Discover([]string{root}).Issues, "detected by content: nothing to warn about")
 }
+
+// TestDiscoverRoots: Found.Roots says per root whether it could be read and how many stores
+// it held; a root that is a symlink to a directory is walked (with a note), links inside stay
+// not followed (issue 8 item 6, issue 9 item 10).
+func TestDiscoverRoots(t *testing.T) {
+	real := t.TempDir()
+	sess := write(t, real, "projects/-home-a/chats/0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)
+	other := write(t, t.TempDir(), "x/11111111-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)
+	inner := filepath.Join(real, "projects/-home-a/chats/22222222-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	require.NoError(t, os.Symlink(other, inner))
+	link := filepath.Join(t.TempDir(), ".qwen")
+	require.NoError(t, os.Symlink(real, link))
+	empty := t.TempDir()
+	missing := filepath.Join(empty, "nope")
+
+	f := Discover([]string{link, empty, missing})
+	require.Len(t, f.Targets, 1)
+	assert.Equal(t, sess, f.Targets[0].Store.Ref().Path, "walked through the link, by its real path")
+	require.Len(t, f.Roots, 3)
+	assert.Equal(t, Root{Path: link, Abs: real, LinkTarget: real, Dir: true, Stores: 1}, f.Roots[0])
+	assert.Equal(t, Root{Path: empty, Abs: empty, Dir: true}, f.Roots[1])
+	assert.ErrorIs(t, f.Roots[2].Err, os.ErrNotExist)
+	reasons := map[string]string{}
+	for _, is := range f.Issues {
+		reasons[is.Path] = string(is.Severity) + ": " + is.Reason
+	}
+	assert.Equal(t, "info: symbolic link to "+real+": followed (links inside it are not)", reasons[link])
+	assert.Equal(t, "info: symbolic link not followed; pass its target to include it", reasons[inner])
+
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: a mode-000 directory is still readable, the unreadable-root case cannot be made")
+	}
+	locked := t.TempDir()
+	require.NoError(t, os.Chmod(locked, 0))
+	defer os.Chmod(locked, 0o755)
+	f = Discover([]string{locked})
+	assert.ErrorIs(t, f.Roots[0].Err, os.ErrPermission, "a root that cannot be listed could not be read at all")
+}
