@@ -85,6 +85,12 @@ func HashFile(path string) (string, error) {
 // needs it). Change.After describes the bytes the rewrite wrote (the first After.Size bytes
 // of the file); bytes carried over follow them and are counted in Change.Carried.
 func RewriteFile(ctx context.Context, path string, want FileState, transform Transform, opt ApplyOptions) (ch *Change, err error) {
+	return rewriteFile(ctx, path, want, transform, opt, nil)
+}
+
+// rewriteFile is RewriteFile; a non-nil meta gives the new file meta's mode and mtime instead
+// of the original's (a restore).
+func rewriteFile(ctx context.Context, path string, want FileState, transform Transform, opt ApplyOptions, meta *FileState) (ch *Change, err error) {
 	orig, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -224,15 +230,19 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if err := SyncDir(filepath.Dir(opt.BackupPath)); err != nil {
 		return nil, err
 	}
+	newMode, newMtime := fi.Mode(), fi.ModTime()
+	if meta != nil {
+		newMode, newMtime = meta.Mode, meta.ModTime
+	}
 	chownLike(pf.File, fi) // before chmod: chown clears setuid/setgid
-	if err := pf.Chmod(modeBits(fi.Mode())); err != nil {
+	if err := pf.Chmod(modeBits(newMode)); err != nil {
 		return nil, fmt.Errorf("chmod temp for %s: %w", path, err)
 	}
 	xattrWarnings := copyXattrs(path, pf.File)
 	if err := pf.Sync(); err != nil {
 		return nil, fmt.Errorf("sync temp for %s: %w", path, err)
 	}
-	if err := os.Chtimes(pf.Name(), atime(fi), fi.ModTime()); err != nil {
+	if err := os.Chtimes(pf.Name(), atime(fi), newMtime); err != nil {
 		return nil, fmt.Errorf("set mtime of temp for %s: %w", path, err)
 	}
 	newFi, err := pf.Stat()
@@ -248,7 +258,7 @@ func RewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		Backup:     opt.BackupPath,
 		BackupLink: linked,
 		Before:     FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
-		After:      FileState{Size: out.n, Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: hex.EncodeToString(after.Sum(nil))},
+		After:      FileState{Size: out.n, Mode: newMode, ModTime: newMtime, SHA256: hex.EncodeToString(after.Sum(nil))},
 	}
 	if opt.BeforeCommit != nil {
 		if err := opt.BeforeCommit(ch); err != nil {
@@ -513,16 +523,12 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 	} else if got != ch.Before.SHA256 {
 		return fmt.Errorf("backup %s is damaged: sha256 of its first %d bytes is %s, want %s", ch.Backup, ch.Before.Size, got, ch.Before.SHA256)
 	}
-	if fi, err := os.Stat(path); err == nil {
-		if w := openWritersFresh(fi); len(w) > 0 {
-			return heldOpen(path, w)
-		}
-		lock := flock.New(path)
-		if ok, err := lock.TryRLock(); err == nil && !ok {
-			return &InUseError{Path: path, Reason: "locked by another process"}
-		} else if ok {
-			defer lock.Unlock()
-		}
+	if st, err := StatFile(path); err == nil {
+		// Through rewriteFile: the same checks (writers, locks, content unchanged since it was
+		// hashed), a backup of the current file, and the old inode watched after the rename.
+		st.SHA256 = cur
+		_, err := rewriteFile(ctx, path, st, copyBackup(ch), ApplyOptions{BackupPath: undoBackupPath(ch)}, &ch.Before)
+		return err
 	}
 	src, err := os.Open(ch.Backup)
 	if err != nil {
@@ -593,20 +599,45 @@ func reverseEdits(ctx context.Context, path string, ch *Change) error {
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	bk := ch.Backup + ".before-undo"
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(bk); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		bk = fmt.Sprintf("%s.before-undo-%d", ch.Backup, i)
-	}
-	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, ch.After.SHA256), ApplyOptions{BackupPath: bk})
+	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, ch.After.SHA256), ApplyOptions{BackupPath: undoBackupPath(ch)})
 	var ce *CommittedError
 	if errors.As(err, &ce) {
 		// In place, with what the agent appended meanwhile carried over: reversed.
 		return ce
 	}
 	return err
+}
+
+// undoBackupPath is where undo keeps the file it replaces: "<backup>.before-undo", numbered
+// when taken.
+func undoBackupPath(ch *Change) string {
+	bk := ch.Backup + ".before-undo"
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(bk); errors.Is(err, os.ErrNotExist) {
+			return bk
+		}
+		bk = fmt.Sprintf("%s.before-undo-%d", ch.Backup, i)
+	}
+}
+
+// copyBackup is the Transform of a full restore: the first Before.Size bytes of the backup,
+// whatever the current file holds.
+func copyBackup(ch *Change) Transform {
+	return func(dst io.Writer, src io.Reader) error {
+		// The current content is read (hashed and checked), not kept.
+		if _, err := io.CopyBuffer(io.Discard, src, make([]byte, copyBufSize)); err != nil {
+			return err
+		}
+		f, err := os.Open(ch.Backup)
+		if err != nil {
+			return fmt.Errorf("open backup %s: %w", ch.Backup, err)
+		}
+		defer f.Close()
+		if _, err := io.CopyBuffer(dst, io.LimitReader(f, ch.Before.Size), make([]byte, copyBufSize)); err != nil {
+			return fmt.Errorf("restore from %s: %w", ch.Backup, err)
+		}
+		return nil
+	}
 }
 
 // ReverseSplice returns a Transform undoing edits (sorted by At, offsets of the source): at

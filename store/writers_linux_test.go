@@ -151,3 +151,23 @@ func TestRewriteFileRollsBackWhenAWriterHoldsTheOldInode(t *testing.T) {
 		})
 	}
 }
+
+// Undo is guarded the same way: a process that opens the session between undo's last check
+// and its rename is seen, the restore is rolled back and refused as in use, and its line stays.
+func TestRestoreFileRollsBackWhenAWriterHoldsTheOldInode(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	require.NoError(t, err)
+	var write func()
+	testHookBeforeRename = func(path string) { write = startWriter(t, path, "late\n") }
+	defer func() { testHookBeforeRename = nil }()
+	err = RestoreFile(context.Background(), p, ch, false)
+	var iu *InUseError
+	require.ErrorAs(t, err, &iu)
+	assert.Contains(t, iu.Reason, "rolled back")
+	write()
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, "ABC\nlate\n", string(got), "left as the run wrote it, with the agent's line")
+}
