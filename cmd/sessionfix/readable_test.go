@@ -63,6 +63,11 @@ func TestLabelsReadAsEnglish(t *testing.T) {
 		r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
 		require.Equal(t, 0, r.code, r.out+r.err)
 		assert.Contains(t, r.out, "rewrote 11 names in 1 database;")
+
+		r = runCLI(t, env, "", "undo", "--state-dir", state, "--last")
+		require.Equal(t, 0, r.code, r.out+r.err)
+		assert.Contains(t, r.out, ": 1 database to restore\n")
+		assert.Contains(t, r.out, "restored 1 database of run ")
 	})
 
 	t.Run("where is a line number, in the header and as a JSON number", func(t *testing.T) {

@@ -153,13 +153,16 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		fmt.Fprintln(env.Out, rep.Summary)
 		return nil
 	}
-	todo := 0
+	todo, todoDBs := 0, 0
 	for _, f := range m.Files {
 		if !f.Restored {
 			todo++
+			if f.Ref.Kind == store.KindSQLite {
+				todoDBs++
+			}
 		}
 	}
-	fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, plural(todo, "file"))
+	fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, storesPhrase(todo, todoDBs))
 	for _, n := range m.ToolNotes {
 		fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
 	}
@@ -188,6 +191,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	open := func(ref store.Ref) (store.Store, error) { return all.Reopen(ref, sopt) }
 	outs, _, err := rewrite.Undo(ctx, dir, open, opts.Force, env.Now)
 	restored, changed, inUse, failed, late, lateInUse := 0, 0, 0, 0, 0, 0
+	restoredDBs := 0
 	for _, o := range outs {
 		path := reports.Printable(o.Ref.Path)
 		var ce *store.CommittedError
@@ -197,12 +201,18 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			f.Status = "already"
 		case o.Err == nil:
 			restored++
+			if o.Ref.Kind == store.KindSQLite {
+				restoredDBs++
+			}
 			f.Status = "restored"
 			fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
 		case errors.As(o.Err, &ce):
 			// Restored, then something failed (a directory fsync) or the agent appended
 			// meanwhile (carried over): reported, and the exit status says so.
 			restored++
+			if o.Ref.Kind == store.KindSQLite {
+				restoredDBs++
+			}
 			late++
 			if errors.Is(o.Err, store.ErrInUse) {
 				lateInUse++
@@ -228,7 +238,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	if err != nil {
 		return err
 	}
-	summary := fmt.Sprintf("restored %s of run %s", plural(restored, "file"), m.RunID)
+	summary := fmt.Sprintf("restored %s of run %s", storesPhrase(restored, restoredDBs), m.RunID)
 	if left := changed + inUse + failed; left > 0 {
 		summary += fmt.Sprintf("; %s not restored", plural(left, "file"))
 		switch {
