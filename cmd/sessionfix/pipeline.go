@@ -281,10 +281,14 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 	ref := r.Store.Ref()
 	row := storeRow{Path: ref.Path, Kind: string(ref.Kind), Profile: profileOf(r.Store)}
 	if r.ScanErr != nil {
-		row.Error = r.ScanErr.Error()
+		row.Error, row.InUse = r.ScanErr.Error(), errors.Is(r.ScanErr, store.ErrInUse)
 		a.rep.Stores = append(a.rep.Stores, row)
 		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
-		a.failed = true
+		if row.InUse {
+			a.inUse++ // locked past --busy-timeout: exit 4, not "cannot be read"
+		} else {
+			a.failed = true
+		}
 		return
 	}
 	sp := r.Plan
@@ -519,6 +523,8 @@ type storeRow struct {
 	Kept     int    `json:"kept"`
 	Problems int    `json:"problems"`
 	Error    string `json:"error,omitempty"`
+	// InUse is set when Error says another process kept the store locked (exit 4).
+	InUse bool `json:"in_use,omitempty"`
 }
 
 // nameText is a stored name in a report: text tables show Site.DisplayName (a lone surrogate as
@@ -762,7 +768,11 @@ func storeTable(stores []storeRow) *reports.Table {
 	t := &reports.Table{Columns: []string{"store", "kind", "records", "sites", "rewrite", "kept", "problems"}}
 	for _, s := range stores {
 		if s.Error != "" {
-			t.Add(s.Path, kindLabel(s.Kind, s.Profile), "-", "-", "-", "-", "unreadable")
+			what := "unreadable"
+			if s.InUse {
+				what = "in use"
+			}
+			t.Add(s.Path, kindLabel(s.Kind, s.Profile), "-", "-", "-", "-", what)
 			continue
 		}
 		t.Add(s.Path, kindLabel(s.Kind, s.Profile), fmt.Sprint(s.Records), fmt.Sprint(s.Sites), fmt.Sprint(s.Rewrite), fmt.Sprint(s.Kept), fmt.Sprint(s.Problems))

@@ -89,7 +89,10 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	} else if err := writeScanText(env, p.agg, opts.Verbose); err != nil {
 		return err
 	}
-	if p.agg.failed {
+	switch {
+	case p.agg.inUse > 0:
+		return withCode(exitInUse)
+	case p.agg.failed:
 		return withCode(exitPartial)
 	}
 	return p.agg.keptFinding(env, "scan", failOnKept)

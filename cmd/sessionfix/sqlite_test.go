@@ -23,6 +23,12 @@ import (
 // legacy rows of store/sqlite's tests (11 names to rewrite in part and event).
 func opencodeStore(t testing.TB) (dir, db string) {
 	t.Helper()
+	return opencodeStoreMode(t, true)
+}
+
+// opencodeStoreMode is opencodeStore in WAL or rollback-journal (DELETE) mode.
+func opencodeStoreMode(t testing.TB, wal bool) (dir, db string) {
+	t.Helper()
 	dir = filepath.Join(t.TempDir(), "opencode")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	db = filepath.Join(dir, "opencode.db")
@@ -33,7 +39,7 @@ func opencodeStore(t testing.TB) (dir, db string) {
 		defer f.Close()
 		rs = append(rs, f)
 	}
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, true, rs...))
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, wal, rs...))
 	return dir, db
 }
 
@@ -120,7 +126,11 @@ func TestHelperSQLiteWriteLock(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process")
 	}
-	lock, err := sqlite.HoldWriteLock(context.Background(), path, 5*time.Second)
+	hold := sqlite.HoldWriteLock
+	if os.Getenv("SESSIONFIX_TEST_SQLITE_EXCLUSIVE") != "" {
+		hold = sqlite.HoldExclusiveLock
+	}
+	lock, err := hold(context.Background(), path, 5*time.Second)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(2)
@@ -174,6 +184,51 @@ func TestFixSQLiteInUse(t *testing.T) {
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
 	require.Equal(t, 0, r.code, r.out+r.err)
 	assert.Equal(t, orig, dumpSHA(t, db))
+}
+
+// holdLock starts the helper process holding db's write lock (exclusive: an EXCLUSIVE lock no
+// reader gets past) and returns its release.
+func holdLock(t *testing.T, db string, exclusive bool) func() {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSQLiteWriteLock$")
+	cmd.Env = append(os.Environ(), "SESSIONFIX_TEST_SQLITE_LOCK="+db)
+	if exclusive {
+		cmd.Env = append(cmd.Env, "SESSIONFIX_TEST_SQLITE_EXCLUSIVE=1")
+	}
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "locked\n", line)
+	return func() { stdin.Close(); require.NoError(t, cmd.Wait()) }
+}
+
+// TestScanSQLiteExclusiveLock (issue 9, finding 6): a database an agent keeps under an
+// EXCLUSIVE lock (WAL and rollback journal) is "in use", exit 4, after --busy-timeout — the
+// message says how long it waited — in scan and in fix; nothing changes and no run is left.
+// The original main said "cannot be read" (exit 3) after 250 ms whatever --busy-timeout said.
+func TestScanSQLiteExclusiveLock(t *testing.T) {
+	for _, wal := range []bool{true, false} {
+		env := testEnv(t)
+		dir, db := opencodeStoreMode(t, wal)
+		state := filepath.Join(t.TempDir(), "S")
+		orig := dumpSHA(t, db)
+		release := holdLock(t, db, true)
+		r := runCLI(t, env, "", "scan", "--busy-timeout", "700ms", dir)
+		assert.Equal(t, exitInUse, r.code, "wal=%v: %s", wal, r.out+r.err)
+		assert.Contains(t, r.err, "store is in use by another process (locked by another process; gave up reading it after 700ms (--busy-timeout))")
+		assert.Contains(t, r.out, "in use")
+		assert.NotContains(t, r.out+r.err, "cannot be read")
+		r = runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "700ms", "--state-dir", state, dir)
+		assert.Equal(t, exitInUse, r.code, "wal=%v: %s", wal, r.out+r.err)
+		release()
+		assert.Equal(t, orig, dumpSHA(t, db))
+		_, err := os.Stat(filepath.Join(state, "runs"))
+		assert.True(t, os.IsNotExist(err), "no run directory for a store refused before any rewrite")
+	}
 }
 
 func stringReader(s string) io.Reader { return strings.NewReader(s) }

@@ -89,7 +89,7 @@ func DetectWith(path string, head []byte, opt Options) Detection {
 				reason += " (a WAL database needs its -shm file: read it where its directory is writable, or from a copy)"
 			}
 			return Detection{Unreadable: reason}
-		case agent != "" && st.Profile().Agent != agent:
+		case agent != "" && st.Profile() != nil && st.Profile().Agent != agent:
 			why := fmt.Sprintf("SQLite store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, agent)
 			return Detection{NotStore: why, Warning: why + ": not read with --agent " + agent}
 		}

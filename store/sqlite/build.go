@@ -140,3 +140,30 @@ func HoldWriteLock(ctx context.Context, path string, busy time.Duration) (*Write
 		return db.Close()
 	}}, nil
 }
+
+// HoldExclusiveLock takes an EXCLUSIVE lock on the database at path, as an agent that opens its
+// store with PRAGMA locking_mode=EXCLUSIVE and writes does: no other connection can read it
+// (in WAL mode too) until Release. Tests use it for the in-use refusal of readers.
+func HoldExclusiveLock(ctx context.Context, path string, busy time.Duration) (*WriteLock, error) {
+	db, err := openDB(path, modeRW, busy)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	for _, q := range []string{"PRAGMA locking_mode=EXCLUSIVE", "BEGIN EXCLUSIVE", "SELECT count(*) FROM sqlite_schema"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			db.Close()
+			return nil, fmt.Errorf("lock %s: %s: %w", path, q, err)
+		}
+	}
+	return &WriteLock{release: func() error {
+		rollback(conn)
+		conn.Close()
+		return db.Close()
+	}}, nil
+}

@@ -92,7 +92,14 @@ func (r *reader) problem(kind string, sev store.Severity, loc store.Loc, reason 
 // row, Loc.Offset is the byte offset of the name token inside the column value). Missing tables
 // and columns, invalid JSON, invalid UTF-8 and zstd-compressed payloads are problems; Scan fails
 // only when the database cannot be opened or read, or no profile matches it.
-func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
+func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Snapshot, err error) {
+	defer func() {
+		// A lock another process keeps past the busy timeout (an EXCLUSIVE lock, a writer in
+		// rollback-journal mode) makes the store in use, not unreadable.
+		if err != nil && isBusy(err) {
+			snap, err = nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("locked by another process; gave up reading it after %s (--busy-timeout)", s.opt.busy())}
+		}
+	}()
 	st, err := fileState(s.path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
@@ -128,7 +135,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
-	snap := &store.Snapshot{Ref: s.Ref(), State: st, Agent: s.prof.Agent}
+	snap = &store.Snapshot{Ref: s.Ref(), State: st, Agent: s.prof.Agent}
 	r := &reader{path: s.path, conn: conn, sch: sch, snap: snap, progress: opt.Progress,
 		extra:  &scanExtra{comp: comp, keyCols: make([][]string, len(comp.tables)), rows: map[string]rowLoc{}, keyed: map[string][]any{}},
 		counts: map[string]int{}, paths: map[string]string{}, lines: make([]*jsonscan.Scanner, len(comp.tables))}

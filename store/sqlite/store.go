@@ -94,19 +94,25 @@ func (e *NoProfileError) Unwrap() error { return ErrNoProfile }
 // matching profile (opt.Profile first, then Builtins). It returns a *NoProfileError when no
 // profile matches, and another error when the schema cannot be read.
 func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
-	// Discovery must not stall on a database another program keeps locked.
+	// Discovery must not stall on a database another program keeps locked: a database still
+	// locked after detectBusy is a store whose profile Scan detects, waiting the full busy
+	// timeout (and refusing it as in use after that, exit 4; issue 9 finding 6).
 	db, err := openDB(path, modeRO, min(opt.busy(), detectBusy))
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	conn, err := db.Connx(ctx)
-	if err != nil {
+	if isBusy(err) {
+		return Open(path, opt), nil
+	} else if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer conn.Close()
 	sch, err := readSchema(ctx, conn)
-	if err != nil {
+	if isBusy(err) {
+		return Open(path, opt), nil
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	p := detectProfile(sch, append([]*Profile{opt.Profile}, Builtins...)...)
