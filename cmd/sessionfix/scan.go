@@ -39,6 +39,11 @@ settings.json) are read too: their rules written in legacy spellings are listed 
 file:line:col; settings are never rewritten ("sessionfix audit" says what each rule matches now).
 Above 20 stores the text output is a summary (stores per agent and kind, the 20 largest, old →
 new counts, kept names and why); -v lists every store, --format json always does.
+A PATH that is a symbolic link to a directory (~/.qwen -> /data/qwen) is followed, with a
+note; links inside the tree are not. A PATH that does not exist, or no default directory, is
+an error naming it (and the variables tried), exit 1, when nothing at all could be read; a
+directory without a store says so. Problems and warnings go to standard error, the report to
+standard output (--format json also lists them under "problems").
 Never writes anything.
 
 EXAMPLES:
