@@ -73,6 +73,8 @@ copy, no extra space), else as a copy. "sessionfix undo" restores a run byte for
 A process that opens a session for writing while it is rewritten is seen (Linux /proc): the
 rename is rolled back and the session refused (exit 4); bytes appended during the rename are
 carried over (exit 4, "rewritten, but"). Temp files of killed runs are removed first.
+Problems, warnings and stores skipped or refused are written to standard error; the plan to
+standard output (with --format json also as members). Missing PATHs: as for scan.
 
 EXAMPLES:
    sessionfix fix                                   # dry-run over ~/.qwen
