@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -145,7 +147,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	var raw rawConfig
 	md, err := toml.Decode(string(data), &raw)
 	if err != nil {
-		return nil, &ConfigError{Path: path, Err: redactTOMLError(err)}
+		return nil, &ConfigError{Path: path, Err: redactTOMLError(data, err)}
 	}
 	c := &Config{Path: path, Servers: make(map[string]Server, len(raw.MCPServers)),
 		NonPrefixedServers: raw.NonPrefixedServers, NonPrefixedFeature: raw.Features.NonPrefixed}
@@ -160,11 +162,20 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 }
 
 // redactTOMLError keeps the decoder's position and reason but not the offending line, which
-// could hold a secret.
-func redactTOMLError(err error) error {
+// could hold a secret. The position (1-based line, column in characters) is computed from the
+// byte offset of the offending byte in data: the decoder's own Line/Col are off for an error at
+// a line end (the next line) or after an unterminated array (BurntSushi/toml v1.6.0).
+func redactTOMLError(data []byte, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("line %d, column %d: %s", pe.Position.Line, pe.Position.Col, pe.Message)
+		line, col := pe.Position.Line, pe.Position.Col
+		if off := pe.Position.Start; off >= 0 && off <= len(data) {
+			before := data[:off]
+			nl := bytes.LastIndexByte(before, '\n')
+			line = 1 + bytes.Count(before, []byte{'\n'})
+			col = 1 + utf8.RuneCount(before[nl+1:])
+		}
+		return fmt.Errorf("line %d, column %d: %s", line, col, pe.Message)
 	}
 	return err
 }

@@ -125,6 +125,29 @@ func TestConfigErrorHidesValues(t *testing.T) {
 	}
 }
 
+// TestConfigErrorPosition: the position in a syntax error is that of the offending byte. The
+// TOML decoder's own Line/Col are off when the error is at a line end (it reports the next
+// line) or after an unterminated array (the previous line's length as the column), and count
+// bytes, not characters.
+func TestConfigErrorPosition(t *testing.T) {
+	tests := []struct {
+		name, toml, want string
+	}{
+		{"table name cut at the line end", "[mcp_servers.lit\n", "line 1, column 17: "},
+		{"array left open", "[mcp_servers.lit]\nargs = [\"a\" \nbearer = \"x\"\n", "line 3, column 1: "},
+		{"value missing", "a = 1\nb = = 2\n", "line 2, column 5: "},
+		{"multi-byte text before", "# \u00e9\u00e9\u00e9\nx = = 1\n", "line 2, column 5: "},
+		{"column in characters", "a = \"\u00e9\u00e9\" b\n", "line 1, column 9: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("/h/config.toml", []byte(tt.toml))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "/h/config.toml: invalid Codex config.toml: "+tt.want)
+		})
+	}
+}
+
 func TestHome(t *testing.T) {
 	tests := []struct {
 		name, env, want string
