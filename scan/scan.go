@@ -115,6 +115,53 @@ type Found struct {
 	Ignored int
 	// IgnoredPaths lists them (the first 1000).
 	IgnoredPaths []string
+	// links maps each followed symbolic link's target directory to the link's path (a
+	// symlinked root, a Codex home's sessions/ link), for Lexical.
+	links []link
+}
+
+// link is one followed symbolic link to a directory: the directory walked (real) and the
+// link's absolute path (lexical).
+type link struct{ real, lexical string }
+
+// Lexical returns path as reached through the symbolic link it was found under: a store at
+// /data/sessions/2026/x.jsonl found through ~/.codex/sessions -> /data/sessions is
+// ~/.codex/sessions/2026/x.jsonl. Stores are named by their real path (Target, manifests);
+// this is for what depends on where the user put the link, such as the Codex home a rollout
+// belongs to (codex.HomeOf). A path under no followed link is returned as it is.
+func (f *Found) Lexical(path string) string {
+	best := -1
+	for i, l := range f.links {
+		if (path == l.real || strings.HasPrefix(path, l.real+string(filepath.Separator))) &&
+			(best < 0 || len(l.real) > len(f.links[best].real)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return path
+	}
+	l := f.links[best]
+	return f.Lexical(l.lexical) + path[len(l.real):]
+}
+
+// codexSessionLink reports whether the symbolic link at path is a Codex home's sessions/ or
+// archived_sessions/ pointing to a directory (schemes.md §A.6): such a link is followed in a
+// walk, as the home's rollouts are there. It returns the link's target.
+func codexSessionLink(path string) (string, bool) {
+	switch filepath.Base(path) {
+	case "sessions", "archived_sessions":
+	default:
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	if abs, err := filepath.Abs(path); err != nil || strings.HasPrefix(abs, real+string(filepath.Separator)) {
+		return "", false // a link into a directory holding it: a loop
+	}
+	fi, err := os.Stat(real)
+	return real, err == nil && fi.IsDir()
 }
 
 // TotalSize is the byte size of all targets.
@@ -201,6 +248,7 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 				continue
 			}
 			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (links inside it are not)"})
+			f.links = append(f.links, link{real: real, lexical: root})
 			ri.LinkTarget, ri.Abs = real, real
 			root = real
 		}
@@ -218,7 +266,9 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 			}
 			continue
 		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		followed := map[string]bool{root: true}
+		var walk fs.WalkDirFunc
+		walk = func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if path == root {
 					ri.Err = err // the root directory itself cannot be listed
@@ -231,6 +281,17 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 			}
 			switch {
 			case d.Type()&fs.ModeSymlink != 0:
+				// A Codex home's sessions/ moved to another disk and linked back is the
+				// home's history: walked (once), links inside it are not followed.
+				if real, ok := codexSessionLink(path); ok && !followed[real] {
+					followed[real] = true
+					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (a Codex home's " + d.Name() + "/; links inside it are not)"})
+					f.links = append(f.links, link{real: real, lexical: path})
+					if err := filepath.WalkDir(real, walk); err != nil {
+						f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
+					}
+					return nil
+				}
 				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link not followed; pass its target to include it"})
 			case d.IsDir():
 				if isExcluded(path) {
@@ -261,8 +322,8 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "not a regular file (" + d.Type().String() + "): not read"})
 			}
 			return nil
-		})
-		if err != nil {
+		}
+		if err := filepath.WalkDir(root, walk); err != nil {
 			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
 		}
 	}
@@ -272,8 +333,9 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 		if ri.Err != nil || !ri.Dir {
 			continue
 		}
+		under := func(p string) bool { return p == ri.Abs || strings.HasPrefix(p, ri.Abs+string(filepath.Separator)) }
 		for _, t := range f.Targets {
-			if p := t.Store.Ref().Path; p == ri.Abs || strings.HasPrefix(p, ri.Abs+string(filepath.Separator)) {
+			if p := t.Store.Ref().Path; under(p) || under(f.Lexical(p)) {
 				ri.Stores++
 			}
 		}

@@ -149,7 +149,7 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 		dir := filepath.Dir(path)
 		h, ok := homeOfDir[dir] // one lookup per directory, not per rollout
 		if !ok {
-			h = codex.HomeOf(path)
+			h = codex.HomeOf(found.Lexical(path)) // the home holding the link, not its target
 			if h != "" && sameFile(h, envHome) {
 				h = ""
 			}
@@ -181,7 +181,7 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 		}
 	}
 	for _, db := range dbs {
-		h := codex.HomeOf(db)
+		h := codex.HomeOf(found.Lexical(db))
 		if h == "" || sameFile(h, envHome) {
 			h = ""
 		}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCodexHomeWithSymlinkedSessions: a Codex home whose sessions/ is a symbolic link to
+// another disk (a common way to move a large history) is planned with that home's config.toml,
+// whether PATH is the home, its sessions/ link, or the default ~/.codex: the home is where the
+// link is, not the directory the link points into.
+func TestCodexHomeWithSymlinkedSessions(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	home, path := codexHome(t, orig, true)
+	cfg := filepath.Join(home, "config.toml")
+	// Move sessions/ elsewhere and link it back.
+	elsewhere := filepath.Join(t.TempDir(), "disk2", "sessions")
+	require.NoError(t, os.MkdirAll(filepath.Dir(elsewhere), 0o755))
+	require.NoError(t, os.Rename(filepath.Join(home, "sessions"), elsewhere))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(home, "sessions")))
+	real, err := filepath.EvalSymlinks(path)
+	require.NoError(t, err)
+
+	e := newCodexEnv(t, nil)
+	for _, arg := range []string{home, filepath.Join(home, "sessions")} {
+		require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", arg), e.err.String())
+		got, rep := callRenames(t, e.out.Bytes())
+		assert.Equal(t, userCodexNames, got, "PATH %s", arg)
+		if assert.Len(t, rep.Codex, 1, "PATH %s", arg) {
+			assert.Equal(t, cfg, rep.Codex[0].Config, "PATH %s", arg)
+			assert.Equal(t, home, rep.Codex[0].Home, "PATH %s", arg)
+		}
+		if assert.Len(t, rep.Stores, 1) {
+			assert.Equal(t, real, rep.Stores[0].Path, "stores are named by their real path (the manifest's)")
+		}
+	}
+	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
+	assert.Contains(t, e.err.String(), filepath.Join(home, "sessions")+": info: symbolic link to "+elsewhere+": followed")
+	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
+
+	// The default home ~/.codex with a linked sessions/: its own config.toml, named as ~/.codex.
+	e2 := newCodexEnv(t, nil)
+	dot := filepath.Join(e2.Home, ".codex")
+	require.NoError(t, os.MkdirAll(dot, 0o755))
+	require.NoError(t, os.Rename(cfg, filepath.Join(dot, "config.toml")))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dot, "sessions")))
+	require.Equal(t, exitOK, e2.run(t, "fix", "--agent", "codex", "--format", "json"), e2.err.String())
+	got, rep := callRenames(t, e2.out.Bytes())
+	assert.Equal(t, userCodexNames, got)
+	if assert.Len(t, rep.Codex, 1) {
+		assert.Equal(t, filepath.Join(dot, "config.toml"), rep.Codex[0].Config)
+		assert.Equal(t, "~/.codex", rep.Codex[0].ConfigFrom)
+	}
+}
