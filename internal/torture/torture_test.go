@@ -34,6 +34,7 @@ var scenarios = []scenario{
 	{"writer-opens-during-copy", writerOpensDuringCopy},
 	{"writer-holds-descriptor", writerHoldsDescriptor},
 	{"writer-appends-during-fix", writerAppendsDuringFix},
+	{"writer-opens-at-random", writerOpensAtRandom},
 }
 
 type report struct {
@@ -509,5 +510,34 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writerOpensAtRandom: the agent opens its session for appending at a random instant of fix
+// (before, during the copy, around the rename, after), keeps the descriptor until fix exited,
+// then writes. The line must be in the session, and undo must keep it.
+func writerOpensAtRandom(h *harness, r *report) {
+	for i := range trialsOf(40) {
+		r.Trials++
+		trial := fmt.Sprintf("trial %d", i)
+		dir, state := h.fresh()
+		session := filepath.Join(dir, h.big)
+		cmd, out := h.start("fix", "--apply", "--yes", "--quiet", "--state-dir", state, dir)
+		time.Sleep(time.Duration(rand.Int64N(int64(h.fixDur) + 1)))
+		f, err := os.OpenFile(session, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		code := exitCode(cmd.Wait())
+		line := fmt.Sprintf(`{"uuid":"random-%d","type":"user","message":{"role":"user","parts":[{"text":"opened at a random instant"}]}}`+"\n", i)
+		_, _ = f.WriteString(line)
+		f.Close()
+		r.note(fmt.Sprintf("exit%d", code))
+		if code != 0 && code != 4 {
+			r.fail("%s: fix exit %d: %s", trial, code, out)
+		}
+		if lineCheck(r, trial, session, line, "after fix") {
+			undoKeeps(h, r, trial, dir, state, session, line)
+		}
 	}
 }
