@@ -304,7 +304,7 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 			case d.Type().IsRegular():
 				if tempOf := leftoverTemp(path, d.Name()); tempOf != "" {
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning,
-						Reason: "left over by an interrupted sessionfix run (a temp copy of " + tempOf + "); delete it once no sessionfix run is going on"})
+						Reason: "left over by an interrupted sessionfix run (a temp copy of " + tempOf + "); the next fix --apply or undo removes it when its run's journal names it, else delete it once no sessionfix run is going on"})
 					return nil
 				}
 				info, err := d.Info()
