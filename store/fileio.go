@@ -169,6 +169,8 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 
 	// A second name for the old inode in the store's directory, the way back if the rename
 	// must be rolled back (a journaled temp; without hard links, the backup link serves).
+	// (On a file system without hard links a rollback is not possible: a late writer is then
+	// reported, not rolled back.)
 	keep, kerr := makeTemp(ctx, path, func(tmp string) error { return os.Link(path, tmp) })
 	if kerr == nil {
 		defer func() {
@@ -180,8 +182,6 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		if kfi, err := os.Stat(keep); err != nil || !os.SameFile(kfi, fi) {
 			return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
-	} else if !linked {
-		return nil, fmt.Errorf("link %s before replacing it: %w", path, kerr)
 	}
 
 	// The reference for the final in-use check: stat again after the links (which touched the
@@ -285,7 +285,7 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 	// The new file is in place: from here on an error is returned with ch (a CommittedError).
 	lw := &lateWatch{ctx: ctx, path: path, orig: orig, old: fi, new: newFi, size: fi.Size(), written: out.n,
-		backup: opt.BackupPath, keep: keep, ch: ch}
+		backup: opt.BackupPath, linked: linked, keep: keep, ch: ch}
 	if err := lw.check(); err != nil {
 		if errors.Is(err, errRolledBack) {
 			keepBackup, keep = false, ""
@@ -344,7 +344,8 @@ type lateWatch struct {
 	size    int64       // bytes of the old inode the rewrite read
 	written int64       // bytes of the new file the rewrite wrote
 	carried int64       // bytes carried over so far
-	backup  string      // the backup, a link to the old inode when keep is ""
+	backup  string      // the backup
+	linked  bool        // the backup is a link to the old inode
 	keep    string      // a temp link to the old inode beside path ("" when none could be made)
 	ch      *Change
 	inUse   error // the refusal after a rollback
@@ -379,6 +380,9 @@ func (w *lateWatch) rollBack() error {
 	}
 	tmp := w.keep
 	if tmp == "" {
+		if !w.linked {
+			return errors.New("no other name of the old file to put back (no hard links here)")
+		}
 		var err error
 		if tmp, err = makeTemp(w.ctx, w.path, func(tmp string) error { return os.Link(w.backup, tmp) }); err != nil {
 			return err
