@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -37,13 +38,71 @@ const (
 	exitTerminated  = 143
 )
 
-const exitCodesHelp = `EXIT STATUS:
-   0  success (also when there is nothing to change)
-   1  error
-   2  usage error
-   3  partial: some stores could not be read or rewritten (listed), or an audit --fail-on matched
-   4  refused: a store is in use by another process (changed while being read, or locked)
-   5  finding: with --fail-on kept (scan, fix), a name a provider rejects was kept`
+// exitMeaning is the EXIT STATUS line of each code (README "Commands" says the same).
+var exitMeaning = map[int]string{
+	exitOK:          "success (also when there is nothing to change or undo)",
+	exitError:       "error: nothing could be done (a bad config, inventory or state directory, an unknown run)",
+	exitUsage:       "usage error (a bad flag, value or argument); nothing was done",
+	exitPartial:     "partial: some stores or inputs could not be read or rewritten (each is listed); wins over 5",
+	exitInUse:       "refused: a store is in use by another process (changed while being read, or locked)",
+	exitFinding:     "finding: a --fail-on condition matched (%s)",
+	exitDeclined:    "declined: the answer at the [y/N] prompt was no; nothing was changed",
+	exitInterrupted: "interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM); what was rewritten is recorded for undo",
+}
+
+// exitStatusHelp is the EXIT STATUS block of a command's help: only the codes it can return.
+// finding says what its --fail-on matches (empty when it has none).
+func exitStatusHelp(finding string, codes ...int) string {
+	var b strings.Builder
+	b.WriteString("EXIT STATUS:")
+	for _, c := range codes {
+		m := exitMeaning[c]
+		if c == exitFinding {
+			m = fmt.Sprintf(m, finding)
+		}
+		fmt.Fprintf(&b, "\n   %-3d  %s", c, m)
+	}
+	return b.String()
+}
+
+// commandExits lists, per command, the exit codes it can return (its help shows exactly these).
+var commandExits = map[string]struct {
+	finding string
+	codes   []int
+}{
+	"scan":  {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitFinding, exitInterrupted}},
+	"fix":   {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted}},
+	"undo":  {"", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitDeclined, exitInterrupted}},
+	"runs":  {"", []int{exitOK, exitError, exitUsage}},
+	"names": {"", []int{exitOK, exitError, exitUsage, exitPartial}},
+	"audit": {"--fail-on lost,refused,gained: such a pair was found", []int{exitOK, exitError, exitUsage, exitPartial, exitFinding, exitInterrupted}},
+}
+
+// signalError is the cancel cause of a run stopped by a signal (main.go): the process exits
+// 128 + the signal number, the shell's convention.
+type signalError struct{ sig syscall.Signal }
+
+func (e *signalError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// interruptedCode is the exit code of a run whose context was cancelled: 128 + the signal
+// number of its cause, exitInterrupted (Ctrl-C) when the cause is not a signal.
+func interruptedCode(ctx context.Context) int {
+	var se *signalError
+	if errors.As(context.Cause(ctx), &se) {
+		return 128 + int(se.sig)
+	}
+	return exitInterrupted
+}
 
 // version is set by the build (-ldflags "-X main.version=…").
 var version = "dev"
@@ -151,6 +210,23 @@ func run(ctx context.Context, args []string, env *Env) int {
 		return exitUsage
 	}
 	err = app.RunContext(ctx, args)
+	if ctx.Err() != nil {
+		// Stopped by a signal (or the caller): whatever the command made of it, the exit code
+		// says so, and "context canceled" reads as what happened.
+		msg := "interrupted"
+		if err != nil && err.Error() != "" {
+			msg = strings.ReplaceAll(err.Error(), context.Canceled.Error(), "interrupted")
+		}
+		if !strings.Contains(msg, "interrupted") {
+			msg = "interrupted: " + msg
+		}
+		var se *signalError
+		if errors.As(context.Cause(ctx), &se) {
+			msg = strings.Replace(msg, "interrupted", se.Error(), 1)
+		}
+		fmt.Fprintf(env.Err, "sessionfix: %s\n", msg)
+		return interruptedCode(ctx)
+	}
 	if err != nil && err.Error() != "" {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
 	}
@@ -166,7 +242,8 @@ over-long, non-ASCII, middle-truncated) that strict model providers now reject, 
 the way Qwen Code 0.24.4 registers them (dry-run by default, backups and undo), and audits
 which permission rules match which tools.
 
-` + exitCodesHelp,
+` + exitStatusHelp("audit --fail-on: a lost, refused or gained pair; scan, fix --fail-on kept: a rejected name was kept",
+			exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted),
 		Version:         version,
 		Reader:          env.In,
 		Writer:          env.Out,
@@ -185,8 +262,8 @@ which permission rules match which tools.
 	}
 	for _, c := range app.Commands {
 		c.OnUsageError = onUsageError
-		if c.Description != "" {
-			c.Description += "\n\n" + exitCodesHelp
+		if x, ok := commandExits[c.Name]; ok {
+			c.Description += "\n\n" + exitStatusHelp(x.finding, x.codes...)
 		}
 	}
 	return app

@@ -115,7 +115,8 @@ as written (before $VAR expansion); env and header values never appear.
 Outcomes are computed in --mode (default: default, as docs/audit.md §2 asks). --subagent NAME computes
 the tool decisions for calls made by that subagent (its disallowedTools hide tools).
 
---fail-on lost,refused,gained (any subset) exits 3 when such a pair exists: for scheduled audits.
+--fail-on lost,refused,gained (any subset) exits 5 when such a pair exists: for scheduled audits
+(exit 3, input that could not be read, wins: the findings may then be incomplete).
 A summary line goes to standard error.
 
 EXAMPLES:
@@ -137,7 +138,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file (replaced atomically), - for standard output, or a device or FIFO such as /dev/null or /dev/stdout (written through); a symbolic link is followed, never replaced"},
 			&cli.StringFlag{Name: "tools-out", Usage: "also write the tools table as CSV to this file (- for standard output; devices, FIFOs and links as --out)", TakesFile: true},
 			&cli.BoolFlag{Name: "all-pairs", Usage: "list every (rule, tool) pair, also those that match neither now nor before"},
-			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 3 when a pair is lost, refused or gained (comma-separated subset)"},
+			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 5 when a pair is lost, refused or gained (comma-separated subset; unreadable input, exit 3, wins)"},
 			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
 		},
@@ -315,8 +316,11 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 			hit = true
 		}
 	}
-	if hit || r.partial {
+	switch {
+	case r.partial: // the findings may be incomplete: broken input wins
 		return withCode(exitPartial)
+	case hit:
+		return withCode(exitFinding)
 	}
 	return nil
 }

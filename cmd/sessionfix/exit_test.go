@@ -1,9 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestUnknownCommandAndHelpTopic is issue 8 item 5: "sessionfix frob" said "No help topic for
@@ -35,4 +47,128 @@ func TestUnknownCommandAndHelpTopic(t *testing.T) {
 	r = runCLI(t, env, "", "help", "fix", "scan")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.err, "help takes one command")
+}
+
+// TestSignalExitCodes is issue 8 item 9: Ctrl-C exited 1. The real command (this test binary
+// running main) is stopped by SIGINT and SIGTERM while --discover waits for a server that
+// never answers; it exits 128+signal and says why.
+func TestSignalExitCodes(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+		name string
+	}{{syscall.SIGINT, exitInterrupted, "SIGINT"}, {syscall.SIGTERM, exitTerminated, "SIGTERM"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ready := filepath.Join(dir, "ready")
+			require.NoError(t, unix.Mkfifo(ready, 0o600))
+			settingsPath := filepath.Join(dir, "settings.json")
+			doc := fmt.Sprintf(`{"mcpServers": {"slow": {"command": %q, "env": {%q: "hang", %q: %q}}}}`, exe, fakeMCPEnv, fakeReadyEnv, ready)
+			require.NoError(t, os.WriteFile(settingsPath, []byte(doc), 0o644))
+
+			cmd := exec.Command(exe, "audit", "--settings", settingsPath, "--discover", "--discover-timeout", "10m")
+			cmd.Env = append(os.Environ(), fakeMCPEnv+"=main")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			b, err := os.ReadFile(ready) // returns once the server is up and waiting
+			require.NoError(t, err)
+			require.Equal(t, "ready\n", string(b))
+			require.NoError(t, cmd.Process.Signal(tc.sig))
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "exits with a code, not killed by the signal: %s", stderr.String())
+			assert.Equal(t, tc.code, ee.ExitCode(), stderr.String())
+			assert.Contains(t, stderr.String(), "sessionfix: "+tc.name+": stopping at the next safe point")
+			assert.Contains(t, stderr.String(), "interrupted by "+tc.name)
+		})
+	}
+}
+
+// blockingReader cancels the run when the prompt starts reading, then blocks like a terminal
+// nobody types into.
+type blockingReader struct {
+	cancel func()
+	block  chan struct{}
+}
+
+func (r *blockingReader) Read([]byte) (int, error) {
+	r.cancel()
+	<-r.block
+	return 0, io.EOF
+}
+
+// TestInterruptAtPromptAndDecline: Ctrl-C at the [y/N] prompt stops at once (exit 130,
+// nothing changed, not waiting for Enter); answering no exits 6 (exitDeclined) for fix and
+// undo --force.
+func TestInterruptAtPromptAndDecline(t *testing.T) {
+	dir := fixtureCopy(t)
+	state := filepath.Join(t.TempDir(), "S")
+	before := snapshotTree(t, dir)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	in := &blockingReader{cancel: func() { cancel(&signalError{sig: syscall.SIGINT}) }, block: make(chan struct{})}
+	defer close(in.block)
+	var out, errb bytes.Buffer
+	e := *testEnv(t)
+	e.In, e.Out, e.Err, e.InTerminal = in, &out, &errb, true
+	code := run(ctx, []string{"sessionfix", "fix", "--apply", "--state-dir", state, dir}, &e)
+	assert.Equal(t, exitInterrupted, code, errb.String())
+	assert.True(t, strings.HasSuffix(errb.String(), "[y/N] sessionfix: interrupted by SIGINT\n"), errb.String())
+	assert.Equal(t, before, snapshotTree(t, dir))
+
+	env := testEnv(t)
+	env.InTerminal = true
+	r := runCLI(t, env, "n\n", "fix", "--apply", "--state-dir", state, dir)
+	assert.Equal(t, exitDeclined, r.code, r.err)
+	assert.True(t, strings.HasSuffix(r.err, "[y/N] nothing was changed\n"), r.err)
+	assert.Equal(t, before, snapshotTree(t, dir))
+
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, exitOK, r.code, r.err)
+	r = runCLI(t, env, "n\n", "undo", "--force", "--last", "--state-dir", state)
+	assert.Equal(t, exitDeclined, r.code, r.err)
+	assert.Contains(t, r.err, "[y/N] nothing was changed\n")
+}
+
+// TestInterruptCodeFollowsTheSignal: the cause of the cancellation picks the code.
+func TestInterruptCodeFollowsTheSignal(t *testing.T) {
+	dir := fixtureCopy(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&signalError{sig: syscall.SIGTERM})
+	var out, errb bytes.Buffer
+	e := *testEnv(t)
+	e.In, e.Out, e.Err = strings.NewReader(""), &out, &errb
+	code := run(ctx, []string{"sessionfix", "scan", dir}, &e)
+	assert.Equal(t, exitTerminated, code)
+	assert.Contains(t, errb.String(), "sessionfix: interrupted by SIGTERM")
+}
+
+// TestHelpListsOnlyTheCommandsExitCodes: every command's EXIT STATUS block lists exactly the
+// codes it can return (issue 8 item 9).
+func TestHelpListsOnlyTheCommandsExitCodes(t *testing.T) {
+	want := map[string][]string{
+		"scan":  {"0", "1", "2", "3", "5", "130"},
+		"fix":   {"0", "1", "2", "3", "4", "5", "6", "130"},
+		"undo":  {"0", "1", "2", "3", "4", "6", "130"},
+		"runs":  {"0", "1", "2"},
+		"names": {"0", "1", "2", "3"},
+		"audit": {"0", "1", "2", "3", "5", "130"},
+	}
+	codeLine := regexp.MustCompile(`(?m)^ +(\d+) +\S`)
+	for cmd, codes := range want {
+		r := runCLI(t, testEnv(t), "", cmd, "--help")
+		require.Equal(t, exitOK, r.code)
+		block := r.out[strings.Index(r.out, "EXIT STATUS:"):]
+		block = block[:strings.Index(block, "\n\n")]
+		var got []string
+		for _, m := range codeLine.FindAllStringSubmatch(block, -1) {
+			got = append(got, m[1])
+		}
+		assert.Equal(t, codes, got, "%s --help:\n%s", cmd, block)
+	}
+	r := runCLI(t, testEnv(t), "", "audit", "--help")
+	assert.Contains(t, r.out, "5    finding: a --fail-on condition matched (--fail-on lost,refused,gained: such a pair was found)")
+	assert.Contains(t, r.out, "130  interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM)")
 }

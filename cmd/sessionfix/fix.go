@@ -455,9 +455,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
 			plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, p.agg.rewriteDBs), opts.StateDir)
-		if !confirm(env.In) {
-			fmt.Fprintln(env.Err, "nothing was changed")
-			return nil
+		if ok, err := confirm(ctx, env.In); err != nil {
+			return err
+		} else if !ok {
+			return declined(env)
 		}
 		if p, err = newPipeline(ctx, env, opts.Paths, opts.Common); err != nil {
 			return err
@@ -570,16 +571,37 @@ func whereHeader(ds []decisionRow) string {
 }
 
 // confirm reads a yes/no answer; anything but y/yes is no.
-func confirm(r io.Reader) bool {
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false
+// confirm reads the answer to a [y/N] prompt: true for "y" or "yes" (any case). A signal
+// (ctx cancelled) stops the wait at once, with ctx's error: the reader is left blocked in its
+// goroutine, and the process exits.
+func confirm(ctx context.Context, r io.Reader) (bool, error) {
+	answer := make(chan bool, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			answer <- false
+			return
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			answer <- true
+			return
+		}
+		answer <- false
+	}()
+	select {
+	case ok := <-answer:
+		return ok, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
 	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true
-	}
-	return false
+}
+
+// declined ends a run whose [y/N] question was answered no: said on standard error, exit
+// exitDeclined.
+func declined(env *Env) error {
+	fmt.Fprintln(env.Err, "nothing was changed")
+	return withCode(exitDeclined)
 }
 
 func shellQuote(s string) string {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -17,8 +18,43 @@ func main() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(256 << 20)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(context.Background())
 	code := run(ctx, os.Args, systemEnv())
 	stop()
 	os.Exit(code)
+}
+
+// notifySignals returns a context cancelled, with a *signalError cause, by the first SIGINT or
+// SIGTERM: the run stops at its next safe point (a store is never left half written), records
+// what it did and exits 130 or 143. A second signal exits at once with the same convention
+// (a crash-safe point too: every rewrite is a rename, the journal names it for undo), for a
+// run blocked where no context reaches (opening a FIFO nobody reads, say).
+func notifySignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		var first syscall.Signal
+		select {
+		case s := <-sigs:
+			first, _ = s.(syscall.Signal)
+			// Said before the cancel: the run may end (and exit) right after it.
+			fmt.Fprintf(os.Stderr, "\nsessionfix: %s: stopping at the next safe point (again to stop at once)\n", signalName(first))
+			cancel(&signalError{sig: first})
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			sig, _ := s.(syscall.Signal)
+			os.Exit(128 + int(sig))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }

@@ -382,8 +382,8 @@ func TestFixJSONAndInteractiveConfirm(t *testing.T) {
 	before := snapshotTree(t, dir)
 	env.InTerminal = true
 	r := runCLI(t, env, "n\n", "fix", "--apply", "--state-dir", state, dir)
-	require.Equal(t, 0, r.code, r.err)
-	assert.Contains(t, r.err, "nothing was changed")
+	require.Equal(t, exitDeclined, r.code, "declining has its own code (issue 8 item 9): %s", r.err)
+	assert.True(t, strings.HasSuffix(r.err, "[y/N] nothing was changed\n"), r.err)
 	assert.Equal(t, before, snapshotTree(t, dir))
 	r = runCLI(t, env, "y\n", "fix", "--apply", "--state-dir", state, "--format", "json", dir)
 	require.Equal(t, 0, r.code, r.err)
@@ -484,7 +484,7 @@ func TestInterruptedRunKeepsJSONValid(t *testing.T) {
 	e := *testEnv(t)
 	e.In, e.Out, e.Err = strings.NewReader(""), &out, &errb
 	code := run(ctx, []string{"sessionfix", "fix", "--apply", "--yes", "--format", "json", "--state-dir", filepath.Join(t.TempDir(), "S"), dir}, &e)
-	assert.Equal(t, exitError, code)
+	assert.Equal(t, exitInterrupted, code, "an interrupted run exits 130, the shell's convention")
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), out.String())
 	assert.Equal(t, "interrupted", doc["error"])

@@ -18,10 +18,22 @@ import (
 const (
 	fakeMCPEnv   = "SESSIONFIX_TEST_MCP"
 	fakeToolsEnv = "SESSIONFIX_TEST_MCP_TOOLS"
+	fakeReadyEnv = "SESSIONFIX_TEST_MCP_READY"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(fakeMCPEnv) != "serve" {
+	switch os.Getenv(fakeMCPEnv) {
+	case "main": // the real command, signal handling included (exit_test.go)
+		main()
+	case "hang": // a server that never answers: says "ready" on the FIFO named by fakeReadyEnv,
+		// then reads its requests until stdin closes
+		if err := os.WriteFile(os.Getenv(fakeReadyEnv), []byte("ready\n"), 0); err != nil {
+			os.Exit(1)
+		}
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	case "serve":
+	default:
 		os.Exit(m.Run())
 	}
 	var tools []string

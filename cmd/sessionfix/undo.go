@@ -178,10 +178,11 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
-		if !confirm(env.In) {
-			fmt.Fprintln(env.Err, "nothing was changed")
+		if ok, err := confirm(ctx, env.In); err != nil {
+			return err
+		} else if !ok {
 			rep.NothingChanged, rep.Summary = true, "nothing was changed"
-			return nil
+			return declined(env)
 		}
 	}
 	sopt, err := storeOptions("", opts.BusyTimeout)
