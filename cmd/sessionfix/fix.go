@@ -40,8 +40,9 @@ func newFixCommand(env *Env) *cli.Command {
 		ArgsUsage: "[PATH...]",
 		Description: `Plans the rewrite of every legacy tool name found (same discovery as scan) and prints
 the plan: per store, where, which site, old → new and the class. Above 20 stores the text
-output is a summary instead (stores per agent and kind, the 20 largest, old → new counts, kept
-names and why); -v lists every store's plan, --format json always has it. Nothing is written unless
+output ends with a summary (stores per agent and kind, the 20 largest, old → new counts, kept
+names and why) and lists the plans only when at most 20 stores have one; -v lists every
+store's plan, --format json always has it. Nothing is written unless
 --apply is given; a non-interactive run also needs --yes.
 
 The rewrite is what Qwen Code 0.24.4 sends for a restored history: normalizeMcp of each stored
@@ -151,8 +152,12 @@ type fixOutput struct {
 	env      *Env
 	opts     fixOptions
 	showPlan bool
-	// summary: a large run in text: no per-store plan, writeSummary at the end.
+	// summary: a large run in text (summaryMode): the plans of the first summaryStores stores
+	// with something to list are held in plans and printed at the end only when no more came
+	// (overflow false); writeSummary follows either way.
 	summary   bool
+	plans     []string
+	overflow  bool
 	jsonStart bool
 	began     bool
 	stores    int
@@ -216,12 +221,32 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 		return err
 	}
 	if len(fs.Decisions) > 0 {
-		if err := writeStorePlan(o.env.Out, fs); err != nil {
-			return err
+		switch {
+		case !o.summary:
+			if err := writeStorePlan(o.env.Out, fs); err != nil {
+				return err
+			}
+		case o.overflow:
+		case len(o.plans) == summaryStores:
+			o.overflow, o.plans = true, nil
+		default:
+			var b strings.Builder
+			if err := writeStorePlan(&b, fs); err != nil {
+				return err
+			}
+			o.plans = append(o.plans, b.String())
 		}
 	}
 	o.skippedLine(fs)
 	return nil
+}
+
+// writeHeld prints the plans a summary-mode run held back, when they were few enough
+// (writeFixSummary says so otherwise).
+func (o *fixOutput) writeHeld() {
+	for _, p := range o.plans {
+		fmt.Fprint(o.env.Out, p)
+	}
 }
 
 // skippedLine reports a store --apply skipped (in use) or failed to write, on standard error
@@ -287,7 +312,8 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 		return err
 	}
 	if o.summary {
-		writeFixSummary(o.env.Out, a, o.opts.Quiet)
+		o.writeHeld()
+		writeFixSummary(o.env.Out, a, o.opts.Quiet || !o.overflow)
 	}
 	writeProblems(o.env, a.rep.Problems)
 	writeCodexInfo(o.env.Out, &a.rep)
@@ -298,10 +324,12 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 	return nil
 }
 
-// writeFixSummary is the bounded summary fix prints instead of the per-store plan of a run
-// over more than summaryStores stores (-v prints the plan, --format json has it).
-func writeFixSummary(w io.Writer, a *aggregate, quiet bool) {
-	if !quiet {
+// writeFixSummary is the bounded summary fix prints after (or, when more than summaryStores
+// stores had a plan, instead of) the per-store plans of a run over more than summaryStores
+// stores; -v prints every plan, --format json has it. held: the plans were printed, so no
+// line says they were left out.
+func writeFixSummary(w io.Writer, a *aggregate, held bool) {
+	if !held {
 		fmt.Fprintf(w, "%s: the plan of each store is not listed (-v lists it, --format json has it)\n\n", plural(len(a.rep.Stores), "store"))
 	}
 	_ = writeSummary(w, &a.rep, "-v")
@@ -409,7 +437,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		return usageErrorf("--quiet and --verbose contradict each other")
 	}
 	large := summaryMode(opts, len(p.found.Targets))
-	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet && !large, summary: large}
+	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet, summary: large}
 
 	if !opts.Apply {
 		out.begin("dry-run")
@@ -435,12 +463,13 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		fmt.Fprintln(env.Out, "planned changes:")
 		tableOpts := opts
 		tableOpts.Format = "table" // a person reads this before answering
-		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet && !large}
+		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet, summary: large}
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, planOut.store); err != nil {
 			return err
 		}
 		if large {
-			writeFixSummary(env.Out, p.agg, opts.Quiet)
+			planOut.writeHeld()
+			writeFixSummary(env.Out, p.agg, opts.Quiet || !planOut.overflow)
 		}
 		writeProblems(env, p.agg.rep.Problems)
 		writeCodexInfo(env.Out, &p.agg.rep)

@@ -319,3 +319,31 @@ func TestUndoFormatJSON(t *testing.T) {
 	assert.True(t, again.AlreadyUndone)
 	assert.Equal(t, rep.RunID, again.RunID)
 }
+
+// TestLargeHomeWithFewChangesListsThem: 300 sessions of which only 2 need a rewrite still
+// print those 2 plans (with where each name is), then the summary.
+func TestLargeHomeWithFewChangesListsThem(t *testing.T) {
+	src := fixtureCopy(t)
+	clean, err := os.ReadFile(filepath.Join(src, "projects", "-home-demo-src-lab", "chats", "6c420482-9bae-4f87-8e2a-2bb4c3936481.jsonl"))
+	require.NoError(t, err)
+	dirty, err := os.ReadFile(filepath.Join(src, "projects", "-home-demo-src-api", "chats", "50bcb974-4071-429f-a75f-7496ad5cddee.jsonl"))
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "home")
+	chats := filepath.Join(dir, "projects", "p", "chats")
+	require.NoError(t, os.MkdirAll(chats, 0o755))
+	for i := range 300 {
+		b := clean
+		if i == 7 || i == 200 {
+			b = dirty
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(chats, fmt.Sprintf("s%03d.jsonl", i)), b, 0o644))
+	}
+	r := runCLI(t, testEnv(t), "", "fix", dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Equal(t, 2, strings.Count(r.out, "  LINE "), r.out)
+	assert.Contains(t, r.out, "s007.jsonl (qwen-session)\n")
+	assert.Contains(t, r.out, "s200.jsonl (qwen-session)\n")
+	assert.NotContains(t, r.out, "is not listed")
+	assert.Contains(t, r.out, "stores by agent and kind:")
+	assert.Less(t, lineCount(r.out), 100)
+}
