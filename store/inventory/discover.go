@@ -130,7 +130,7 @@ func newServerError(s settings.MCPServer, err error, proc *stdioProc, parent set
 }
 
 // secretName matches environment variable names that hold credentials.
-var secretName = regexp.MustCompile(`(?i)(token|secret|passw|key|auth|credential|cookie|session)`)
+var secretName = regexp.MustCompile(`(?i)(token|secret|passw|key|auth|credential|cookie)`)
 
 // minSecretLen: shorter values ("1", "on") are not searched for, they would blank out
 // ordinary words and cannot be much of a secret.
