@@ -243,3 +243,20 @@ func TestAuditPathAuditsThatHome(t *testing.T) {
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.err, "neither a Qwen Code home (settings.json or projects/ in it) nor a project (a .qwen directory in it)")
 }
+
+// TestUndoRefusalsGoToStderr: issue 8 item 7 for undo. A file undo refuses is named on
+// standard error; standard output keeps the run's lines and the summary.
+func TestUndoRefusalsGoToStderr(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", dir)
+	require.Equal(t, exitOK, r.code, r.err)
+	usage := filepath.Join(dir, "usage_record.jsonl")
+	require.NoError(t, os.WriteFile(usage, []byte("{}\n"), 0o644)) // changed since the run, not appended to
+	r = runCLI(t, env, "", "undo", "--last")
+	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	assert.Contains(t, r.err, "  refused  ")
+	assert.Contains(t, r.err, "usage_record.jsonl")
+	assert.NotContains(t, r.out, "refused  ")
+	assert.Contains(t, r.out, "1 file not restored")
+}

@@ -56,7 +56,7 @@ func TestErrorAfterRenameKeepsTheChangeRecorded(t *testing.T) {
 			r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
 			restore()
 			assert.Equal(t, exitPartial, r.code, r.out+r.err)
-			assert.Contains(t, r.out, "restored "+target+" (15 names), but: ")
+			assert.Contains(t, r.err, "restored "+target+" (15 names), but: ")
 			back, _ := os.ReadFile(target)
 			assert.Equal(t, string(orig), string(back))
 			r = runCLI(t, env, "", "runs", "--state-dir", state, "--format", "json")

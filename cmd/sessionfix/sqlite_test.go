@@ -177,7 +177,7 @@ func TestFixSQLiteInUse(t *testing.T) {
 	release = lock()
 	r = runCLI(t, env, "", "undo", "--last", "--busy-timeout", "300ms", "--state-dir", state)
 	assert.Equal(t, exitInUse, r.code, r.out+r.err)
-	assert.Contains(t, r.out, "store is in use by another process")
+	assert.Contains(t, r.err, "store is in use by another process", "a refused store is a problem: stderr")
 	release()
 	assert.Equal(t, after, dumpSHA(t, db))
 

@@ -117,7 +117,8 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) (err error) {
 	return undo(ctx, env, opts, nil)
 }
 
-// undo runs an undo, printing text to env.Out and, when rep is not nil, filling rep.
+// undo runs an undo, printing text to env.Out (files refused, failed or restored with a
+// problem to env.Err: issue 8 item 7) and, when rep is not nil, filling rep.
 func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) error {
 	if rep == nil {
 		rep = &undoReport{} // filled and dropped
@@ -219,19 +220,23 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 				lateInUse++
 			}
 			f.Status, f.Reason = "restored", o.Err.Error()
-			fmt.Fprintf(env.Out, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
+			flushOut(env)
+			fmt.Fprintf(env.Err, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
 		case errors.Is(o.Err, store.ErrChangedSinceRun):
 			changed++
 			f.Status, f.Reason = "changed", o.Err.Error()
-			fmt.Fprintf(env.Out, "  refused  %s\n", reports.Printable(o.Err.Error()))
+			flushOut(env)
+			fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
 		case errors.Is(o.Err, store.ErrInUse):
 			inUse++
 			f.Status, f.Reason = "in-use", o.Err.Error()
-			fmt.Fprintf(env.Out, "  refused  %s\n", reports.Printable(o.Err.Error()))
+			flushOut(env)
+			fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
 		default:
 			failed++
 			f.Status, f.Reason = "failed", o.Err.Error()
-			fmt.Fprintf(env.Out, "  failed   %s\n", reports.Printable(o.Err.Error()))
+			flushOut(env)
+			fmt.Fprintf(env.Err, "  failed   %s\n", reports.Printable(o.Err.Error()))
 		}
 		rep.Files = append(rep.Files, f)
 	}
