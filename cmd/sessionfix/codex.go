@@ -334,7 +334,8 @@ func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHome
 // codexHistory reads the raw MCP identities of Codex thread-history databases (the
 // CodexHistory profile: mcpToolCall items of thread_items), deduplicated and sorted by server
 // then tool; used lists the databases read, in order, each once. A database that cannot be
-// read is a warning problem naming it; the run goes on without its identities.
+// read is an error problem naming it (the run is partial, exit 3: without its identities a
+// colliding tool may get no suffix); the run goes on without its identities.
 func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools []mcpname.CodexTool, used []string, probs []problemRow) {
 	seen := map[mcpname.CodexTool]bool{}
 	for _, p := range paths {
@@ -346,7 +347,7 @@ func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools 
 		}
 		snap, err := sqlite.OpenWith(p, sqlite.CodexHistory, sopt.SQLite).Scan(ctx, store.ScanOptions{})
 		if err != nil {
-			probs = append(probs, problemRow{Path: p, Severity: string(store.SevWarning),
+			probs = append(probs, problemRow{Path: p, Severity: string(store.SevError),
 				Reason: "Codex thread history not read, its raw identities are not used for naming: " + err.Error()})
 			continue
 		}

@@ -56,3 +56,25 @@ func TestCodexHomeWithSymlinkedSessions(t *testing.T) {
 		assert.Equal(t, "~/.codex", rep.Codex[0].ConfigFrom)
 	}
 }
+
+// TestCodexDamagedThreadHistoryIsPartial: a thread_history_*.sqlite that cannot be read is an
+// input that could not be read (exit 3), whatever the damage: without its identities the tool
+// set misses tools, and a colliding name gets no suffix (here literature_search_pubmed instead
+// of literature_search_pubmed_977c8bf14fb3). Before, garbage bytes were a warning and exit 0,
+// a truncated database exit 3.
+func TestCodexDamagedThreadHistoryIsPartial(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	for name, content := range map[string][]byte{
+		"garbage":   []byte("this is not a database, just text written over it\n"),
+		"truncated": []byte("SQLite format 3\x00\x10\x00\x01\x01\x00\x40\x20\x20"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			home, _ := codexHome(t, orig, true)
+			db := filepath.Join(home, "thread_history_1.sqlite")
+			require.NoError(t, os.WriteFile(db, content, 0o600))
+			e := newCodexEnv(t, nil)
+			assert.Equal(t, exitPartial, e.run(t, "fix", home), e.err.String())
+			assert.Contains(t, e.err.String(), db+": error: Codex thread history not read, its raw identities are not used for naming: ")
+		})
+	}
+}
