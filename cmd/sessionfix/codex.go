@@ -74,6 +74,32 @@ type codexResult struct {
 	byPath   map[string]*rewrite.CodexPolicy
 	problems []problemRow
 	info     []*codexInfo
+	// skip lists the rollouts of homes whose own config.toml could not be read (invalid
+	// TOML, unreadable): they are left out of the plan, as planning them without the config
+	// could pick the wrong names; each home is an error problem (exit 3).
+	skip []string
+}
+
+// homeConfigError is a Codex home's own config.toml that exists but could not be read (not
+// one named by --codex-config, which stays an error of the whole run).
+type homeConfigError struct{ err error }
+
+func (e *homeConfigError) Error() string { return e.err.Error() }
+func (e *homeConfigError) Unwrap() error { return e.err }
+
+// homeConfigProblem reports a home whose config.toml could not be read and whose n rollouts
+// are therefore left as they are. The reason never quotes the file (codex.ConfigError).
+func homeConfigProblem(path string, n int, err error) problemRow {
+	reason := errReason(err)
+	var ce *codex.ConfigError
+	if errors.As(err, &ce) {
+		reason = fmt.Sprintf("%v: %v", codex.ErrConfig, ce.Err)
+	}
+	left := fmt.Sprintf("the %d rollouts of this Codex home are left as they are", n)
+	if n == 1 {
+		left = "the 1 rollout of this Codex home is left as it is"
+	}
+	return problemRow{Path: path, Severity: string(store.SevError), Reason: reason + "; " + left + " (fix the file, or pass --codex-config)"}
 }
 
 // codexInfo names, in every plan (text and JSON), the Codex config and inventory the rollouts
@@ -222,6 +248,13 @@ func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Foun
 	discovered := map[string]codexDiscovery{}
 	for _, g := range groups {
 		pol, info, probs, err := codexHomePolicy(ctx, env, po, g, file, discovered, sopt)
+		var hce *homeConfigError
+		if errors.As(err, &hce) {
+			// One home's broken config.toml: that home is left out, the others go on.
+			res.problems = append(res.problems, homeConfigProblem(filepath.Join(g.home, codex.ConfigName), len(g.rollouts), hce.err))
+			res.skip = append(res.skip, g.rollouts...)
+			continue
+		}
 		if err != nil {
 			return res, err
 		}
@@ -272,7 +305,7 @@ func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHome
 		// No config: names are attributed from invocation records, the thread history and the
 		// inventory only.
 	case !explicit:
-		return pol, nil, nil, fmt.Errorf("%w (pass --codex-config to use another file)", err)
+		return pol, nil, nil, &homeConfigError{err}
 	default:
 		return pol, nil, nil, err
 	}

@@ -78,3 +78,39 @@ func TestCodexDamagedThreadHistoryIsPartial(t *testing.T) {
 		})
 	}
 }
+
+// TestCodexBrokenHomeConfigLeavesOnlyThatHome: `fix tickets/` over several copied homes, one
+// with a config.toml that is not valid TOML: that home's rollouts are left as they are (planning
+// them without the config could pick the wrong names) and the error names file:line; the other
+// homes are planned and rewritten; the run is partial (exit 3), not a fatal error.
+func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	good, goodPath := codexHome(t, orig, true)
+	bad, badPath := codexHome(t, orig, false)
+	badCfg := filepath.Join(bad, "config.toml")
+	require.NoError(t, os.WriteFile(badCfg, []byte("[mcp_servers.lit\ncommand = \"sk-secret-value\"\n"), 0o600))
+	e := newCodexEnv(t, nil)
+
+	for _, cmd := range []string{"scan", "fix"} {
+		require.Equal(t, exitPartial, e.run(t, cmd, good, bad), e.err.String())
+		assert.Contains(t, e.err.String(), badCfg+": error: invalid Codex config.toml: line 1, column 17: expected '.' or ']' to end table name, but got '\\n' instead; the 1 rollout of this Codex home is left as it is (fix the file, or pass --codex-config)", cmd)
+		assert.NotContains(t, e.out.String()+e.err.String(), "sk-secret-value")
+	}
+	require.Equal(t, exitPartial, e.run(t, "fix", "--format", "json", good, bad), e.err.String())
+	got, rep := callRenames(t, e.out.Bytes())
+	assert.Equal(t, userCodexNames, got)
+	require.Len(t, rep.Stores, 1)
+	assert.Equal(t, goodPath, rep.Stores[0].Path)
+
+	require.Equal(t, exitPartial, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir(), good, bad), e.err.String())
+	b, err := os.ReadFile(badPath)
+	require.NoError(t, err)
+	assert.Equal(t, orig, b, "the broken home's rollout is untouched")
+	b, err = os.ReadFile(goodPath)
+	require.NoError(t, err)
+	assert.NotEqual(t, orig, b, "the other home is repaired")
+
+	// --codex-config naming a broken file is still an error of the whole run.
+	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", badCfg, good))
+	assert.Contains(t, e.err.String(), "invalid Codex config.toml: line 1, column 17")
+}

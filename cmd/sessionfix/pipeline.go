@@ -138,6 +138,13 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if len(cx.skip) > 0 { // rollouts of a home whose config.toml could not be read
+		skip := make(map[string]bool, len(cx.skip))
+		for _, p := range cx.skip {
+			skip[p] = true
+		}
+		found.Targets = slices.DeleteFunc(found.Targets, func(t scan.Target) bool { return skip[t.Store.Ref().Path] })
+	}
 	p := &pipeline{env: env, roots: roots, found: found,
 		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath},
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
