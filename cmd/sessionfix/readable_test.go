@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/reports"
 )
 
 // TestLabelsReadAsEnglish: issue 8 item 17, the labels of scan and fix.
@@ -346,4 +348,28 @@ func TestLargeHomeWithFewChangesListsThem(t *testing.T) {
 	assert.NotContains(t, r.out, "is not listed")
 	assert.Contains(t, r.out, "stores by agent and kind:")
 	assert.Less(t, lineCount(r.out), 100)
+}
+
+// TestPlanAlignsCJKNames: issue 8 item 16 end to end — the NEW column of a plan starts at the
+// same terminal cell in a row with a CJK name as in an ASCII row.
+func TestPlanAlignsCJKNames(t *testing.T) {
+	dir := t.TempDir()
+	chats := filepath.Join(dir, "projects", "p", "chats")
+	require.NoError(t, os.MkdirAll(chats, 0o755))
+	rec := func(id, name string) string {
+		return `{"uuid":"` + id + `","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"` + id + `","name":"` + name + `","args":{}}}]}}` + "\n"
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(chats, "s.jsonl"), []byte(rec("a", "mcp__lit__搜索文献.v2")+rec("b", "mcp__lit__literature.search")), 0o644))
+	r := runCLI(t, testEnv(t), "", "fix", dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	var cols []int
+	for _, line := range strings.Split(r.out, "\n") {
+		for _, n := range []string{"mcp__lit_______v2_", "mcp__lit__literature_search_"} {
+			if i := strings.Index(line, n); i >= 0 && strings.Contains(line, " call ") {
+				cols = append(cols, reports.DisplayWidth(line[:i]))
+			}
+		}
+	}
+	require.Len(t, cols, 2, r.out)
+	assert.Equal(t, cols[0], cols[1], "NEW column aligned:\n%s", r.out)
 }
