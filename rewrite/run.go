@@ -840,6 +840,7 @@ func cleanRun(dir, id string) []Leftover {
 		}
 	}
 	var gone []journalEntry
+	locked := map[string]bool{} // store → locked by another process
 	for _, tmp := range order {
 		target, ok := open[tmp]
 		if !ok || target == "" || filepath.Dir(tmp) != filepath.Dir(target) || !store.IsTempName(filepath.Base(tmp), filepath.Base(target)) {
@@ -850,11 +851,19 @@ func cleanRun(dir, id string) []Leftover {
 			continue
 		}
 		// A store another process locks (a sessionfix run using its own journal) keeps its temp.
-		slk := flock.New(target)
-		if ok, err := slk.TryLock(); err == nil && !ok {
+		// Each store is locked once (a second flock of ours would fail against the first).
+		busy, seen := locked[target]
+		if !seen {
+			slk := flock.New(target)
+			ok, err := slk.TryLock()
+			busy = err == nil && !ok
+			locked[target] = busy
+			if ok {
+				defer slk.Unlock()
+			}
+		}
+		if busy {
 			continue
-		} else if ok {
-			defer slk.Unlock()
 		}
 		n := len(out)
 		remove(Leftover{Path: tmp, RunID: id, Store: target})

@@ -106,11 +106,13 @@ func TestFixRemovesTempFilesOfAKilledRun(t *testing.T) {
 	run := filepath.Join(state, "runs", "20261130T115900Z-dead")
 	require.NoError(t, os.MkdirAll(filepath.Join(run, "backups"), 0o700))
 	tmp := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+"123456")
+	keep := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+"654321") // the rollback link
 	foreign := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+"999")
 	mtmp := filepath.Join(run, ".manifest.json4242")
-	journal := `{"event":"temp","path":` + quoteJSON(tmp) + `,"store":` + quoteJSON(target) + "}\n"
+	journal := `{"event":"temp","path":` + quoteJSON(tmp) + `,"store":` + quoteJSON(target) + "}\n" +
+		`{"event":"temp","path":` + quoteJSON(keep) + `,"store":` + quoteJSON(target) + "}\n"
 	require.NoError(t, os.WriteFile(filepath.Join(run, "journal.jsonl"), []byte(journal), 0o600))
-	for _, p := range []string{tmp, foreign, mtmp} {
+	for _, p := range []string{tmp, keep, foreign, mtmp} {
 		require.NoError(t, os.WriteFile(p, []byte("partial"), 0o600))
 	}
 
@@ -118,7 +120,8 @@ func TestFixRemovesTempFilesOfAKilledRun(t *testing.T) {
 	require.Equal(t, 0, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "removed temp file "+tmp+" left by interrupted run 20261130T115900Z-dead")
 	assert.Contains(t, r.err, "removed temp file "+mtmp+" left by interrupted run 20261130T115900Z-dead")
-	for _, p := range []string{tmp, mtmp} {
+	assert.Contains(t, r.err, "removed temp file "+keep+" left by interrupted run 20261130T115900Z-dead", "two temps of one store")
+	for _, p := range []string{tmp, keep, mtmp} {
 		_, err := os.Stat(p)
 		assert.ErrorIs(t, err, os.ErrNotExist, p)
 	}
