@@ -252,6 +252,9 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		}
 	}
 	r.files = files
+	if len(opts.Paths) == 0 {
+		warnHistorySettings(r, opts.History, files)
+	}
 	merged := settings.Merge(files...)
 	if merged.FolderTrust != nil && *merged.FolderTrust {
 		r.warn("note: security.folderTrust is enabled; the audit takes each server's trust as configured (trustedFolders.json is not read)")
@@ -360,6 +363,22 @@ func addPathInputs(env *Env, opts *auditOptions) error {
 		fmt.Fprintf(env.Err, "audit: %s is a %s: %s\n", reports.Printable(p), role, reports.Printable(strings.Join(got, ", ")))
 	}
 	return nil
+}
+
+// warnHistorySettings notes a --history directory that is a Qwen home whose settings.json is
+// not among the files read: --history only gives tool names, "audit DIR" audits that home.
+func warnHistorySettings(r *auditRun, history []string, files []*settings.File) {
+	for _, h := range history {
+		in, err := settings.InputsOf(h)
+		if err != nil || in.Role != settings.RoleHome || in.Settings == "" {
+			continue
+		}
+		if slices.ContainsFunc(files, func(f *settings.File) bool { return sameFile(f.Path, in.Settings) }) {
+			continue
+		}
+		r.warn("note: --history %s reads only its session history, not %s; to audit that home's settings run: sessionfix audit %s",
+			reports.Printable(h), reports.Printable(in.Settings), reports.Printable(shellQuote(h)))
+	}
 }
 
 // settingsSources turns --settings values into sources, or discovers the scopes (only when

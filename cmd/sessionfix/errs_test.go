@@ -229,6 +229,12 @@ func TestAuditPathAuditsThatHome(t *testing.T) {
 	require.Equal(t, exitOK, again.code, again.err)
 	assert.JSONEq(t, r.out, again.out)
 
+	// --history DIR only reads DIR's history: said so, with the command that audits DIR.
+	r = runCLI(t, env, "", "audit", "--history", home)
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Contains(t, r.err, "sessionfix: note: --history "+home+" reads only its session history, not "+filepath.Join(home, "settings.json")+
+		"; to audit that home's settings run: sessionfix audit "+home+"\n")
+
 	// A home without settings: no rule at all, said so.
 	require.NoError(t, os.Remove(filepath.Join(home, "settings.json")))
 	r = runCLI(t, env, "", "audit", home)
