@@ -308,6 +308,11 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 					return nil
 				}
 				info, err := d.Info()
+				if errors.Is(err, fs.ErrNotExist) {
+					// Removed since the directory was listed (a SQLite -journal deleted at
+					// commit or rolled back by detection, a temp file renamed): not there.
+					return nil
+				}
 				if err != nil {
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					return nil

@@ -426,6 +426,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Apply {
 		// Before discovery, so a removed leftover is not also reported by the scan.
 		cleanLeftovers(env, opts.StateDir)
+		opts.Common.RollBack = true
 	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {

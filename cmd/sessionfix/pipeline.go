@@ -43,6 +43,9 @@ type planOptions struct {
 	BusyTimeout time.Duration
 	// StateDir is fix's --state-dir ("" = the default); discovery never reads it.
 	StateDir string
+	// RollBack: fix --apply rolls back a hot SQLite journal a crashed writer left before it
+	// reads the database (scan and dry-runs only read: they report it).
+	RollBack bool
 }
 
 // sameFile reports whether two paths name the same file.
@@ -125,6 +128,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		return nil, err
 	}
 	sopt.Agent = po.Agent
+	sopt.SQLite.RollBack = po.RollBack
 	found := scan.DiscoverWith(storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{stateDirOf(env, po.StateDir)}})
 	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
 	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {

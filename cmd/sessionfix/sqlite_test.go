@@ -27,7 +27,7 @@ func opencodeStore(t testing.TB) (dir, db string) {
 }
 
 // opencodeStoreMode is opencodeStore in WAL or rollback-journal (DELETE) mode.
-func opencodeStoreMode(t testing.TB, wal bool) (dir, db string) {
+func opencodeStoreMode(t testing.TB, wal bool, extra ...io.Reader) (dir, db string) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "opencode")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -39,7 +39,7 @@ func opencodeStoreMode(t testing.TB, wal bool) (dir, db string) {
 		defer f.Close()
 		rs = append(rs, f)
 	}
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, wal, rs...))
+	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, wal, append(rs, extra...)...))
 	return dir, db
 }
 

@@ -107,6 +107,16 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Sn
 	if st.Mode.IsDir() {
 		return nil, fmt.Errorf("read %s: is a directory", s.path)
 	}
+	if s.opt.RollBack {
+		if ok, err := RollBackHotJournal(ctx, s.path, s.opt.busy()); err != nil {
+			return nil, err
+		} else if ok {
+			s.rolledBack = s.path + "-journal"
+		}
+		if st, err = fileState(s.path); err != nil {
+			return nil, fmt.Errorf("open %s: %w", s.path, err)
+		}
+	}
 	db, err := openDB(s.path, modeRO, s.opt.busy())
 	if err != nil {
 		return nil, err
@@ -114,12 +124,12 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Sn
 	defer db.Close()
 	conn, err := db.Connx(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", s.path, err)
+		return nil, hotJournalErr(s.path, fmt.Errorf("open %s: %w", s.path, err))
 	}
 	defer conn.Close()
 	sch, err := readSchema(ctx, conn)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.path, err)
+		return nil, hotJournalErr(s.path, fmt.Errorf("%s: %w", s.path, err))
 	}
 	if s.prof == nil {
 		s.prof = detectProfile(sch, append([]*Profile{s.opt.Profile}, Builtins...)...)
@@ -136,6 +146,10 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Sn
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
 	snap = &store.Snapshot{Ref: s.Ref(), State: st, Agent: s.prof.Agent}
+	if s.rolledBack != "" {
+		snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning,
+			Reason: fmt.Sprintf("rolled back the hot journal a crashed writer left (%s): the database is as it was before that unfinished transaction", s.rolledBack)})
+	}
 	r := &reader{path: s.path, conn: conn, sch: sch, snap: snap, progress: opt.Progress,
 		extra:  &scanExtra{comp: comp, keyCols: make([][]string, len(comp.tables)), rows: map[string]rowLoc{}, keyed: map[string][]any{}},
 		counts: map[string]int{}, paths: map[string]string{}, lines: make([]*jsonscan.Scanner, len(comp.tables))}

@@ -20,6 +20,10 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Profile, when set, is tried before the built-in profiles (`--profile FILE`).
 	Profile *Profile
+	// RollBack lets Detect and Scan roll back a hot journal (RollBackHotJournal) before they
+	// read: fix --apply and undo set it. Without it a database with a hot journal fails with a
+	// *HotJournalError (a read-only connection cannot roll it back).
+	RollBack bool
 }
 
 func (o Options) busy() time.Duration {
@@ -37,6 +41,8 @@ type Store struct {
 	path string
 	opt  Options
 	prof *Profile // nil: detected from the schema at Scan
+	// rolledBack is the hot journal Detect rolled back (Scan reports it).
+	rolledBack string
 }
 
 var (
@@ -94,6 +100,14 @@ func (e *NoProfileError) Unwrap() error { return ErrNoProfile }
 // matching profile (opt.Profile first, then Builtins). It returns a *NoProfileError when no
 // profile matches, and another error when the schema cannot be read.
 func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
+	var rolled string
+	if opt.RollBack {
+		if ok, err := RollBackHotJournal(ctx, path, opt.busy()); err != nil {
+			return nil, err
+		} else if ok {
+			rolled = path + "-journal"
+		}
+	}
 	// Discovery must not stall on a database another program keeps locked: a database still
 	// locked after detectBusy is a store whose profile Scan detects, waiting the full busy
 	// timeout (and refusing it as in use after that, exit 4; issue 9 finding 6).
@@ -104,22 +118,22 @@ func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
 	defer db.Close()
 	conn, err := db.Connx(ctx)
 	if isBusy(err) {
-		return Open(path, opt), nil
+		return &Store{path: path, opt: opt, rolledBack: rolled}, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, hotJournalErr(path, fmt.Errorf("open %s: %w", path, err))
 	}
 	defer conn.Close()
 	sch, err := readSchema(ctx, conn)
 	if isBusy(err) {
-		return Open(path, opt), nil
+		return &Store{path: path, opt: opt, rolledBack: rolled}, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, hotJournalErr(path, fmt.Errorf("%s: %w", path, err))
 	}
 	p := detectProfile(sch, append([]*Profile{opt.Profile}, Builtins...)...)
 	if p == nil {
 		return nil, &NoProfileError{Path: path, Tables: sch.names}
 	}
-	return OpenWith(path, p, opt), nil
+	return &Store{path: path, opt: opt, prof: p, rolledBack: rolled}, nil
 }
 
 // fileState returns the state of the database: size of the file plus its WAL, mode and mtime.

@@ -1,0 +1,99 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// journalMagic starts every rollback-journal header (SQLite file format §4.1: d9 d5 05 f9 20 a1
+// 63 d7). A journal whose header was zeroed (PERSIST mode, a committed transaction) is not hot.
+var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
+
+// ErrHotJournal means a writer crashed in the middle of a transaction on a rollback-journal
+// database and left its journal: until a read-write connection rolls it back, read-only
+// connections cannot read the database.
+var ErrHotJournal = errors.New("a crashed writer left a hot journal")
+
+// HotJournalError names the database and its journal.
+type HotJournalError struct {
+	Path    string
+	Journal string
+}
+
+func (e *HotJournalError) Error() string {
+	return fmt.Sprintf("%s: %v (%s): a read-only scan cannot roll it back; `sessionfix fix --apply` or `undo` rolls it back first (so does opening it with the agent)", e.Path, ErrHotJournal, e.Journal)
+}
+
+// Unwrap returns ErrHotJournal.
+func (e *HotJournalError) Unwrap() error { return ErrHotJournal }
+
+// HotJournal reports whether path has a journal that looks hot: <path>-journal exists, is not
+// empty and starts with the journal header magic. Whether it really is hot (no live writer holds
+// the RESERVED lock) only SQLite can tell under its locks; RollBackHotJournal lets it.
+func HotJournal(path string) (string, bool) {
+	j := path + "-journal"
+	f, err := os.Open(j)
+	if err != nil {
+		return j, false
+	}
+	defer f.Close()
+	head := make([]byte, len(journalMagic))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return j, false
+	}
+	return j, bytes.Equal(head, journalMagic)
+}
+
+// RollBackHotJournal rolls back the hot journal of the database at path, if it has one, with a
+// read-write connection: SQLite takes the database's locks (waiting up to busy for a live
+// writer), replays the journal's original pages and deletes it — the database is then exactly as
+// it was before the crashed transaction. It reports whether a journal was rolled back; when one
+// is still there afterwards (a live writer holds its lock) it returns an error.
+func RollBackHotJournal(ctx context.Context, path string, busy time.Duration) (bool, error) {
+	j, hot := HotJournal(path)
+	if !hot {
+		return false, nil
+	}
+	db, err := openDB(path, modeRW, busy)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return false, fmt.Errorf("roll back the hot journal of %s: %w", path, err)
+	}
+	defer conn.Close()
+	// The first read under a SHARED lock finds the journal hot and rolls it back (it needs the
+	// EXCLUSIVE lock, so a live writer makes it wait for the busy timeout).
+	var n int
+	if err := conn.GetContext(ctx, &n, "SELECT count(*) FROM sqlite_schema"); err != nil {
+		if isBusy(err) {
+			return false, inUse(path, busy)
+		}
+		return false, fmt.Errorf("roll back the hot journal of %s: %w", path, err)
+	}
+	conn.Close()
+	db.Close()
+	if _, still := HotJournal(path); still {
+		return false, fmt.Errorf("roll back the hot journal of %s: %s is still there", path, j)
+	}
+	return true, nil
+}
+
+// hotJournalErr turns err from a read-only open of path into a *HotJournalError when the
+// database has a hot journal (the read-only connection could not roll it back).
+func hotJournalErr(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if j, hot := HotJournal(path); hot {
+		return &HotJournalError{Path: path, Journal: j}
+	}
+	return err
+}
