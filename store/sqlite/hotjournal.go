@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// journalMagic starts every rollback-journal header (SQLite file format §4.1: d9 d5 05 f9 20 a1
+// journalMagic starts every rollback-journal header (https://sqlite.org/fileformat2.html, "The
+// Rollback Journal": d9 d5 05 f9 20 a1
 // 63 d7). A journal whose header was zeroed (PERSIST mode, a committed transaction) is not hot.
 var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
 
