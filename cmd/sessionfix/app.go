@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -250,7 +252,7 @@ which permission rules match which tools.
 		ErrWriter:       env.Err,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
-		OnUsageError:    onUsageError,
+		OnUsageError:    nil, // set below: it needs the app's flags
 		Commands: []*cli.Command{
 			newScanCommand(env),
 			newFixCommand(env),
@@ -260,8 +262,9 @@ which permission rules match which tools.
 			newAuditCommand(env),
 		},
 	}
+	app.OnUsageError = usageErrorFor("", app.Flags)
 	for _, c := range app.Commands {
-		c.OnUsageError = onUsageError
+		c.OnUsageError = usageErrorFor(c.Name, c.Flags)
 		if x, ok := commandExits[c.Name]; ok {
 			c.Description += "\n\n" + exitStatusHelp(x.finding, x.codes...)
 		}
@@ -269,8 +272,77 @@ which permission rules match which tools.
 	return app
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &exitErr{code: exitUsage, err: err}
+// usageErrorFor turns urfave/cli's flag errors (Go's flag package wording: `invalid value "x"
+// for flag -busy-timeout: parse error`) into sentences that say what was expected, with the
+// flag spelled as the help spells it: `--busy-timeout: expected a duration such as 5s, got "x"`.
+// cmd is the command name ("" for the top level), flags its flags. Exit 2.
+func usageErrorFor(cmd string, flags []cli.Flag) cli.OnUsageErrorFunc {
+	return func(_ *cli.Context, err error, _ bool) error {
+		return &exitErr{code: exitUsage, err: humanFlagError(cmd, flags, err)}
+	}
+}
+
+var (
+	flagInvalidValue = regexp.MustCompile(`^invalid value "((?:[^"\\]|\\.)*)" for flag -(\S+): (.*)$`)
+	flagInvalidBool  = regexp.MustCompile(`^invalid boolean value "((?:[^"\\]|\\.)*)" for -(\S+): (.*)$`)
+	flagUndefined    = regexp.MustCompile(`^flag provided but not defined: -(\S+)$`)
+	flagNeedsValue   = regexp.MustCompile(`^flag needs an argument: -(\S+)$`)
+)
+
+func humanFlagError(cmd string, flags []cli.Flag, err error) error {
+	help := "sessionfix --help"
+	if cmd != "" {
+		help = "sessionfix " + cmd + " --help"
+	}
+	msg := err.Error()
+	if m := flagInvalidValue.FindStringSubmatch(msg); m != nil {
+		got, _ := strconv.Unquote(`"` + m[1] + `"`)
+		want := "a valid value"
+		switch f := findFlag(flags, m[2]); f.(type) {
+		case *cli.DurationFlag:
+			want = "a duration such as 5s, 1m30s or 500ms"
+		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+			want = "a whole number such as 4"
+		case *cli.Float64Flag:
+			want = "a number such as 0.5"
+		case nil:
+		default:
+			if !strings.HasSuffix(m[3], "parse error") {
+				want = "a valid value (" + m[3] + ")"
+			}
+		}
+		return fmt.Errorf("%s: expected %s, got %q", dashed(m[2]), want, got)
+	}
+	if m := flagInvalidBool.FindStringSubmatch(msg); m != nil {
+		got, _ := strconv.Unquote(`"` + m[1] + `"`)
+		return fmt.Errorf("%s: expected true or false (or the flag alone), got %q", dashed(m[2]), got)
+	}
+	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("unknown flag %s (%s lists the flags)", dashed(m[1]), help)
+	}
+	if m := flagNeedsValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s needs a value (%s)", dashed(m[1]), help)
+	}
+	return err
+}
+
+// dashed spells a flag name as the help does: --name, or -n for a one-letter alias.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	return nil
 }
 
 // resolveCommand checks the command word of args (the first argument after the global flags)
@@ -311,6 +383,7 @@ func resolveCommand(app *cli.App, args []string) ([]string, error) {
 
 func unknownCommand(app *cli.App, word string) error {
 	var names []string
+	app.OnUsageError = usageErrorFor("", app.Flags)
 	for _, c := range app.Commands {
 		if !c.Hidden {
 			names = append(names, c.Name)

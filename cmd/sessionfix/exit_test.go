@@ -172,3 +172,55 @@ func TestHelpListsOnlyTheCommandsExitCodes(t *testing.T) {
 	assert.Contains(t, r.out, "5    finding: a --fail-on condition matched (--fail-on lost,refused,gained: such a pair was found)")
 	assert.Contains(t, r.out, "130  interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM)")
 }
+
+// TestDryRunFlagAndYesNote is issue 8 item 10: --dry-run/-n was rejected although dry-run is
+// the default, and -y without --apply silently did a dry run.
+func TestDryRunFlagAndYesNote(t *testing.T) {
+	dir := fixtureCopy(t)
+	state := filepath.Join(t.TempDir(), "S")
+	before := snapshotTree(t, dir)
+	plain := runCLI(t, testEnv(t), "", "fix", "--state-dir", state, dir)
+	require.Equal(t, exitOK, plain.code, plain.err)
+	for _, flag := range []string{"--dry-run", "-n"} {
+		r := runCLI(t, testEnv(t), "", "fix", flag, "--state-dir", state, dir)
+		assert.Equal(t, exitOK, r.code, "%s: %s", flag, r.err)
+		assert.Equal(t, plain.out, r.out, "%s is the default dry run", flag)
+		assert.NotContains(t, r.err, "note:")
+	}
+	assert.Equal(t, before, snapshotTree(t, dir))
+
+	r := runCLI(t, testEnv(t), "", "fix", "-n", "--apply", "--yes", "--state-dir", state, dir)
+	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, "sessionfix: --apply and --dry-run contradict each other (nothing was changed)\n", r.err)
+	assert.Equal(t, before, snapshotTree(t, dir))
+
+	r = runCLI(t, testEnv(t), "", "fix", "-y", "--state-dir", state, dir)
+	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, plain.out, r.out)
+	assert.True(t, strings.HasPrefix(r.err, "note: --yes without --apply: this is a dry run, nothing is written (add --apply to rewrite)\n"), r.err)
+	assert.Equal(t, before, snapshotTree(t, dir))
+}
+
+// TestFlagErrorsReadHuman: Go's flag wording ("invalid value \"x\" for flag -busy-timeout:
+// parse error") becomes what was expected, with the flag spelled as the help spells it.
+func TestFlagErrorsReadHuman(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fix", "--busy-timeout", "x"}, `sessionfix: --busy-timeout: expected a duration such as 5s, 1m30s or 500ms, got "x"` + "\n"},
+		{[]string{"undo", "--busy-timeout=10", "--last"}, `sessionfix: --busy-timeout: expected a duration such as 5s, 1m30s or 500ms, got "10"` + "\n"},
+		{[]string{"audit", "--discover-timeout", "soon"}, `sessionfix: --discover-timeout: expected a duration such as 5s, 1m30s or 500ms, got "soon"` + "\n"},
+		{[]string{"scan", "--workers", "many"}, `sessionfix: --workers: expected a whole number such as 4, got "many"` + "\n"},
+		{[]string{"fix", "--apply=maybe"}, `sessionfix: --apply: expected true or false (or the flag alone), got "maybe"` + "\n"},
+		{[]string{"fix", "--nope"}, "sessionfix: unknown flag --nope (sessionfix fix --help lists the flags)\n"},
+		{[]string{"scan", "-Z"}, "sessionfix: unknown flag -Z (sessionfix scan --help lists the flags)\n"},
+		{[]string{"--nope"}, "sessionfix: unknown flag --nope (sessionfix --help lists the flags)\n"},
+		{[]string{"fix", "--state-dir"}, "sessionfix: --state-dir needs a value (sessionfix fix --help)\n"},
+	} {
+		r := runCLI(t, testEnv(t), "", tc.args...)
+		assert.Equal(t, exitUsage, r.code, "%v", tc.args)
+		assert.Equal(t, tc.want, r.err, "%v", tc.args)
+		assert.Empty(t, r.out, "%v", tc.args)
+	}
+}

@@ -20,8 +20,10 @@ import (
 )
 
 type fixOptions struct {
-	Paths    []string
-	Apply    bool
+	Paths []string
+	Apply bool
+	// DryRun is --dry-run/-n: the default said explicitly (it contradicts --apply).
+	DryRun   bool
 	Yes      bool
 	StateDir string
 	Format   string
@@ -42,8 +44,9 @@ func newFixCommand(env *Env) *cli.Command {
 the plan: per store, where, which site, old → new and the class. Above 20 stores the text
 output ends with a summary (stores per agent and kind, the 20 largest, old → new counts, kept
 names and why) and lists the plans only when at most 20 stores have one; -v lists every
-store's plan, --format json always has it. Nothing is written unless
---apply is given; a non-interactive run also needs --yes.
+store's plan, --format json always has it. Nothing is written unless --apply is given
+(--dry-run or -n says the default explicitly; it contradicts --apply); a non-interactive run
+also needs --yes, and --yes without --apply is noted as a dry run.
 
 The rewrite is what Qwen Code 0.24.4 sends for a restored history: normalizeMcp of each stored
 name. Provider-safe names, including middle-truncated legacy names, stay byte for byte. A call
@@ -79,6 +82,7 @@ standard output (with --format json also as members). Missing PATHs: as for scan
 
 EXAMPLES:
    sessionfix fix                                   # dry-run over ~/.qwen
+   sessionfix fix -n ~/.qwen                        # the same, said explicitly
    sessionfix fix --apply --yes ~/.qwen             # rewrite, with backups
    sessionfix fix --keep-truncated --apply --yes ~/.qwen/projects/-home-me-src-app/chats
    sessionfix fix --format json > plan.json
@@ -86,6 +90,7 @@ EXAMPLES:
    sessionfix fix tickets/4711/user-codex           # a copied Codex home, with its own config.toml`,
 		Flags: append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing: the default, said explicitly (contradicts --apply)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation (required with --apply when standard input is not a terminal)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs and backups are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
@@ -96,7 +101,7 @@ EXAMPLES:
 		),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
-				Paths: c.Args().Slice(), Apply: c.Bool("apply"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
+				Paths: c.Args().Slice(), Apply: c.Bool("apply"), DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
 				FailOn: c.String("fail-on"),
 			}
@@ -414,8 +419,15 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Workers < 0 {
 		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
 	}
+	if opts.Apply && opts.DryRun {
+		return usageErrorf("--apply and --dry-run contradict each other (nothing was changed)")
+	}
 	if opts.Apply && !opts.Yes && !env.InTerminal {
 		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
+	}
+	if opts.Yes && !opts.Apply && !opts.DryRun {
+		// --yes answers the --apply question; without --apply there is none.
+		fmt.Fprintln(env.Err, "note: --yes without --apply: this is a dry run, nothing is written (add --apply to rewrite)")
 	}
 	failOnKept, err := checkFailOn(opts.FailOn)
 	if err != nil {
