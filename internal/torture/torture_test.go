@@ -290,7 +290,7 @@ func killFix(h *harness, r *report) {
 // killUndo: a complete fix, then SIGKILL at a random instant of undo; every file old or new;
 // undo again restores exactly and removes the temp files.
 func killUndo(h *harness, r *report) {
-	for i := range trialsOf(60) {
+	for i := range trialsOf(40) {
 		r.Trials++
 		trial := fmt.Sprintf("trial %d", i)
 		dir, state := h.fresh()
