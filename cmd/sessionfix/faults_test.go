@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,4 +146,99 @@ func TestFixRemovesTempFilesOfAKilledRun(t *testing.T) {
 func quoteJSON(s string) string {
 	b, _ := marshalJSON(s)
 	return string(b)
+}
+
+// Issue 9, fault tests: an I/O error injected at each write, fsync, rename and directory
+// open/fsync of a fix of one session in turn (then of its undo) never leaves the file mixed,
+// never loses the record of a rewrite (undo, repeated once if it failed, gives back every
+// original byte), and exits with a documented status.
+func TestEveryInjectedErrorLeavesFilesOldOrNewAndUndoable(t *testing.T) {
+	type call struct{ op, path string }
+	record := func(run func()) []call {
+		var calls []call
+		restore := store.SetFaultHook(func(op, path string) error {
+			calls = append(calls, call{op, path})
+			return nil
+		})
+		run()
+		restore()
+		return calls
+	}
+	failAt := func(n int) func() {
+		var i atomic.Int32
+		return store.SetFaultHook(func(op, path string) error {
+			if int(i.Add(1)) == n {
+				return syscall.EIO
+			}
+			return nil
+		})
+	}
+	env := testEnv(t)
+	pristine := fixtureCopy(t)
+	orig, err := os.ReadFile(filepath.Join(pristine, faultTarget))
+	require.NoError(t, err)
+	// setup copies the session into a fresh directory (and fixes it when fixed is set).
+	setup := func(t *testing.T, fixed bool) (session, state string) {
+		dir := t.TempDir()
+		session = filepath.Join(dir, filepath.Base(faultTarget))
+		require.NoError(t, os.WriteFile(session, orig, 0o640))
+		state = filepath.Join(t.TempDir(), "S")
+		if fixed {
+			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--quiet", "--state-dir", state, session)
+			require.Equal(t, 0, r.code, r.out+r.err)
+		}
+		return session, state
+	}
+	var fixed []byte
+	fixCalls := record(func() {
+		session, _ := setup(t, true)
+		fixed, _ = os.ReadFile(session)
+	})
+	require.NotEqual(t, string(orig), string(fixed))
+	require.Greater(t, len(fixCalls), 10, "the seam sees the fix's file operations")
+	check := func(t *testing.T, session, state, when string) {
+		got, _ := os.ReadFile(session)
+		if string(got) != string(orig) && string(got) != string(fixed) {
+			t.Errorf("%s: the session is neither old nor new", when)
+		}
+		for range 2 {
+			if r := runCLI(t, env, "", "undo", "--last", "--state-dir", state); r.code == 0 || strings.Contains(r.err+r.out, "no run") {
+				break
+			}
+		}
+		got, _ = os.ReadFile(session)
+		assert.Equal(t, string(orig), string(got), "%s: undo gives back the original", when)
+	}
+	for n := 1; n <= len(fixCalls); n++ {
+		c := fixCalls[n-1]
+		t.Run(fmt.Sprintf("fix-%02d-%s-%s", n, c.op, filepath.Base(c.path)), func(t *testing.T) {
+			session, state := setup(t, false)
+			restore := failAt(n)
+			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--quiet", "--state-dir", state, session)
+			restore()
+			assert.Contains(t, []int{0, exitError, exitPartial, exitInUse}, r.code, r.out+r.err)
+			check(t, session, state, "fix")
+		})
+	}
+	var undoCalls []call
+	{
+		session, state := setup(t, true)
+		undoCalls = record(func() {
+			require.Equal(t, 0, runCLI(t, env, "", "undo", "--last", "--state-dir", state).code)
+		})
+		got, _ := os.ReadFile(session)
+		require.Equal(t, string(orig), string(got))
+	}
+	require.Greater(t, len(undoCalls), 5, "the seam sees the undo's file operations")
+	for n := 1; n <= len(undoCalls); n++ {
+		c := undoCalls[n-1]
+		t.Run(fmt.Sprintf("undo-%02d-%s-%s", n, c.op, filepath.Base(c.path)), func(t *testing.T) {
+			session, state := setup(t, true)
+			restore := failAt(n)
+			r := runCLI(t, env, "", "undo", "--last", "--state-dir", state)
+			restore()
+			assert.Contains(t, []int{0, exitError, exitPartial, exitInUse}, r.code, r.out+r.err)
+			check(t, session, state, "undo")
+		})
+	}
 }
