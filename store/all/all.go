@@ -113,6 +113,9 @@ func DetectWith(path string, head []byte, opt Options) Detection {
 		first = first[:i]
 	}
 	first = bytes.TrimPrefix(first, []byte("\xEF\xBB\xBF"))
+	if jsonl.LooksLikeClaudeSession(path, first) {
+		return Detection{Unsupported: "Claude Code session: not read (sessionfix does not support Claude Code yet): its tool names are not checked"}
+	}
 	var p *jsonl.Profile
 	auto := jsonl.Detect(path, first)
 	warning := ""

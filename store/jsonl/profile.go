@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -320,6 +321,30 @@ var QwenEditCheckpoint = func() *Profile {
 }()
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/).
+// LooksLikeClaudeSession reports whether a *.jsonl outside a Qwen chats/ directory is a Claude
+// Code session (~/.claude/projects/<dir>/<uuid>.jsonl, <uuid>/subagents/agent-*.jsonl): named
+// like a Qwen session, but its first line is one only Claude Code writes — a message line with
+// "isSidechain", a "summary" with "leafUuid", a "queue-operation" or a "file-history-snapshot"
+// (Claude Code 1.0.51 and 2.1.x). Its tool names are not where a Qwen session keeps them.
+func LooksLikeClaudeSession(path string, firstLine []byte) bool {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	dir := path[:max(0, strings.LastIndexAny(path, `/\`))]
+	if !strings.HasSuffix(base, ".jsonl") || inChats(dir) {
+		return false
+	}
+	// Byte tests, not a decode: the first line may be cut at the head size.
+	line := bytes.TrimLeft(firstLine, " \t\r")
+	switch {
+	case !bytes.HasPrefix(line, []byte("{")):
+		return false
+	case bytes.Contains(line, []byte(`"isSidechain":`)):
+		return true
+	case bytes.HasPrefix(line, []byte(`{"type":"summary"`)) && bytes.Contains(line, []byte(`"leafUuid":`)):
+		return true
+	}
+	return bytes.HasPrefix(line, []byte(`{"type":"queue-operation"`)) || bytes.HasPrefix(line, []byte(`{"type":"file-history-snapshot"`))
+}
+
 func inChats(dir string) bool {
 	dir = strings.ReplaceAll(dir, `\`, "/")
 	return strings.HasSuffix(dir, "/chats") || strings.Contains(dir+"/", "/chats/")
