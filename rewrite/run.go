@@ -301,6 +301,14 @@ func (r *run) finish(interrupted error) (*Result, error) {
 		r.m.State = StatePartial
 		r.m.ToolNotes = append(r.m.ToolNotes, "interrupted ("+interrupted.Error()+"): stores after those listed were not rewritten")
 	}
+	if len(r.m.Files) == 0 && nothingJournaled(filepath.Join(r.dir, journalName)) {
+		// Every store was refused or failed before its rewrite (a SQLite store in use, exit 4):
+		// there is nothing to undo, so no run is left for `runs` to list (issue 9, finding 11).
+		r.j.close()
+		if err := os.RemoveAll(r.dir); err == nil {
+			return &Result{Manifest: r.m}, nil
+		}
+	}
 	res := &Result{RunID: r.id, Dir: r.dir, Manifest: r.m}
 	if err := writeManifest(r.dir, r.m); err != nil {
 		return res, fmt.Errorf("%w (the journal %s records every rewrite: undo reads it)", err, filepath.Join(r.dir, journalName))
@@ -620,6 +628,35 @@ func ListRuns(stateDir string) ([]RunInfo, error) {
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// nothingJournaled reports whether the journal at path records no change ("commit" or "done")
+// and no temp file still to clean up: the run it belongs to left nothing behind.
+func nothingJournaled(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	open := map[string]bool{}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var e journalEntry
+		if json.Unmarshal(line, &e) != nil {
+			return false
+		}
+		switch e.Event {
+		case "abort":
+		case store.TempCreating:
+			open[e.Path] = true
+		case store.TempForeign, store.TempGone:
+			delete(open, e.Path)
+		default:
+			return false
+		}
+	}
+	return len(open) == 0
 }
 
 // errTorn marks the torn last line of a journal.

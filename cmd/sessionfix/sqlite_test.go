@@ -232,3 +232,22 @@ func TestScanSQLiteExclusiveLock(t *testing.T) {
 }
 
 func stringReader(s string) io.Reader { return strings.NewReader(s) }
+
+// TestRefusedSQLiteStoreLeavesNoRun (issue 9, finding 11): fix --apply refusing a SQLite store
+// whose write lock an agent holds (exit 4) rewrote nothing, so it leaves no run directory and
+// `runs` lists none. The original main left an empty run behind each time.
+func TestRefusedSQLiteStoreLeavesNoRun(t *testing.T) {
+	env := testEnv(t)
+	dir, _ := opencodeStore(t)
+	state := filepath.Join(t.TempDir(), "S")
+	release := holdLock(t, filepath.Join(dir, "opencode.db"), false)
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "200ms", "--state-dir", state, dir)
+	release()
+	require.Equal(t, exitInUse, r.code, r.out+r.err)
+	runs, _ := os.ReadDir(filepath.Join(state, "runs"))
+	assert.Empty(t, runs, "no run directory for a run that rewrote nothing")
+	r = runCLI(t, env, "", "runs", "--state-dir", state)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.NotContains(t, r.out, "2026", "runs lists no run")
+	assert.NotContains(t, r.out, "undo with", "no undo hint")
+}

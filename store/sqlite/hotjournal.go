@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// journalMagic starts every rollback-journal header (https://sqlite.org/fileformat2.html, "The
-// Rollback Journal": d9 d5 05 f9 20 a1
-// 63 d7). A journal whose header was zeroed (PERSIST mode, a committed transaction) is not hot.
+// journalMagic starts every rollback-journal header: d9 d5 05 f9 20 a1 63 d7
+// (https://sqlite.org/fileformat2.html, "The Rollback Journal"). SQLite writes it only once the
+// journal is synced; a journal starting with zeros (not yet synced, or zeroed in PERSIST mode)
+// is not hot.
 var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
 
 // ErrHotJournal means a writer crashed in the middle of a transaction on a rollback-journal
