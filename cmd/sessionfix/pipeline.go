@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -461,12 +462,22 @@ func trimPathPrefix(path, reason string) string {
 	return reason
 }
 
+// pathLoc matches a reason that starts with its own path and a position: "PATH:2:1: rest"
+// (settings parse errors, file:line:col) — group 1 the position, group 2 the rest.
+var pathLoc = regexp.MustCompile(`^:(\d+(?::\d+)?): (.*)$`)
+
+// String is the problem's line: "PATH[:WHERE]: SEVERITY: REASON", the path named once (a
+// reason "PATH:2:1: …" becomes "PATH:2:1: error: …").
 func (p problemRow) String() string {
-	loc := p.Path
+	loc, reason := p.Path, p.Reason
 	if p.Where != "" {
 		loc += ":" + p.Where
+	} else if p.Path != "" && strings.HasPrefix(reason, p.Path+":") {
+		if m := pathLoc.FindStringSubmatch(reason[len(p.Path):]); m != nil {
+			loc, reason = p.Path+":"+m[1], m[2]
+		}
 	}
-	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, trimPathPrefix(p.Path, p.Reason))
+	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, trimPathPrefix(p.Path, reason))
 }
 
 func whereOf(l store.Loc) string {

@@ -118,6 +118,16 @@ func TestLabelsReadAsEnglish(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(all, bad), all)
 	})
 
+	t.Run("a settings parse error names its path once, with line and column", func(t *testing.T) {
+		dir := t.TempDir()
+		f := filepath.Join(dir, "settings.json")
+		require.NoError(t, os.WriteFile(f, []byte(`{"permissions": {"allow": [`+"\n"), 0o644))
+		r := runCLI(t, env, "", "scan", dir)
+		all := r.out + r.err
+		assert.Contains(t, all, f+":2:1: error: ")
+		assert.Equal(t, 1, strings.Count(all, f), all)
+	})
+
 	t.Run("help texts", func(t *testing.T) {
 		for _, cmd := range []string{"scan", "fix"} {
 			r := runCLI(t, env, "", cmd, "--help")
