@@ -48,7 +48,7 @@ func TestScanListsLegacySettingsRules(t *testing.T) {
 	require.NoError(t, os.WriteFile(settingsPath, []byte("{\"permissions\": {\"allow\": [\"a\",]}}\n"), 0o644))
 	r = runCLI(t, env, "", "scan", settingsPath)
 	assert.Equal(t, exitPartial, r.code)
-	assert.Contains(t, r.err, settingsPath+": error: "+settingsPath+":1:")
+	assert.Contains(t, r.err, settingsPath+":1:31: error: trailing comma", "the path once, with line and column")
 }
 
 // TestScanInventoryErrors: scan/fix --inventory read the file with the inventory store
