@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/google/renameio/v2"
@@ -20,9 +21,11 @@ const maxLinkHops = 40
 //   - a symbolic link is followed, hop by hop (relative targets resolve against the link's
 //     directory), and its final target is written by the rules below: the link itself is never
 //     replaced;
-//   - a link into a process's descriptor table (/proc/self/fd/N, /dev/fd/N, /proc/PID/fd/N,
-//     which is what /dev/stdout and /dev/stderr are) is opened as it is and appended to, as a
-//     shell redirection is: the kernel resolves it to the descriptor's pipe, terminal or file;
+//   - a link into this process's descriptor table (/dev/stdout, /dev/stderr: /proc/self/fd/N,
+//     /dev/fd/N) writes to that descriptor itself, fd 1 through stdout (so the bytes keep
+//     their order with everything else written there, and a file behind it is never
+//     truncated or overwritten at another offset); another process's (/proc/PID/fd/N) is
+//     opened and appended to;
 //   - a regular file, or a path that does not exist yet, is written crash-safely: a temp file
 //     in the same directory, fsync, rename over it, directory fsync (a reader never sees half a
 //     report); an existing file keeps its permission bits and, best effort, its owner; a new one
@@ -50,7 +53,17 @@ func WriteOutput(stdout io.Writer, path string, data []byte) error {
 	case fi == nil:
 		return replaceOutput(target, name, data, nil)
 	case fi.Mode()&os.ModeSymlink != 0:
-		// A descriptor link: open it through (resolveOutput stops only at those).
+		// A descriptor link (resolveOutput stops only at those).
+		if fd, own := ownDescriptor(target); own {
+			if fd == 1 {
+				_, err := stdout.Write(data)
+				return err
+			}
+			if err := writeFD(fd, data); err != nil {
+				return fmt.Errorf("write %s: %w", name, err)
+			}
+			return nil
+		}
 		return writeThrough(target, name, data, os.O_WRONLY|os.O_APPEND)
 	case fi.Mode().IsRegular():
 		return replaceOutput(target, name, data, fi)
@@ -103,6 +116,21 @@ func isDescriptorLink(p string) bool {
 		return true
 	}
 	return strings.HasPrefix(dir, "/proc/") && filepath.Base(dir) == "fd"
+}
+
+// ownDescriptor returns N when p is /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N or
+// /proc/<this pid>/fd/N.
+func ownDescriptor(p string) (int, bool) {
+	p = filepath.Clean(p)
+	fd, err := strconv.Atoi(filepath.Base(p))
+	if err != nil || fd < 0 {
+		return 0, false
+	}
+	switch dir := filepath.Dir(p); dir {
+	case "/dev/fd", "/proc/self/fd", "/proc/thread-self/fd", "/proc/" + strconv.Itoa(os.Getpid()) + "/fd":
+		return fd, true
+	}
+	return 0, false
 }
 
 // writeThrough opens an existing device, FIFO or descriptor link and writes data to it.

@@ -201,3 +201,27 @@ func TestSameOutput(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteOutputDevStdoutGoesThroughStdout(t *testing.T) {
+	// /dev/stdout and /dev/fd/1 are this process's fd 1: written through the stdout writer, so
+	// a report keeps its order with everything else written there (a shell's "> file" is
+	// never overwritten at another offset).
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd on this system")
+	}
+	for _, p := range []string{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Logf("%s: %v (not on this system)", p, err)
+			continue
+		}
+		var out bytes.Buffer
+		out.WriteString("before\n")
+		require.NoError(t, WriteOutput(&out, p, []byte(report)))
+		assert.Equal(t, "before\n"+report, out.String(), p)
+	}
+	link := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, os.Symlink("/dev/stdout", link))
+	var out bytes.Buffer
+	require.NoError(t, WriteOutput(&out, link, []byte(report)))
+	assert.Equal(t, report, out.String(), "a link to /dev/stdout")
+}
