@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,6 +90,7 @@ func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
 	bad, badPath := codexHome(t, orig, false)
 	badCfg := filepath.Join(bad, "config.toml")
 	require.NoError(t, os.WriteFile(badCfg, []byte("[mcp_servers.lit\ncommand = \"sk-secret-value\"\n"), 0o600))
+	buildHistory(t, bad) // would attribute every name if the home were planned without its config
 	e := newCodexEnv(t, nil)
 
 	for _, cmd := range []string{"scan", "fix"} {
@@ -109,6 +111,17 @@ func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
 	b, err = os.ReadFile(goodPath)
 	require.NoError(t, err)
 	assert.NotEqual(t, orig, b, "the other home is repaired")
+
+	// Interactive: the second pass (after "y") leaves the broken home out too.
+	require.NoError(t, os.WriteFile(goodPath, orig, 0o640))
+	e.In, e.InTerminal = strings.NewReader("y\n"), true
+	require.Equal(t, exitPartial, e.run(t, "fix", "--apply", "--state-dir", t.TempDir(), good, bad), e.err.String())
+	b, err = os.ReadFile(badPath)
+	require.NoError(t, err)
+	assert.Equal(t, orig, b, "the broken home's rollout is untouched (interactive)")
+	b, err = os.ReadFile(goodPath)
+	require.NoError(t, err)
+	assert.NotEqual(t, orig, b, "the other home is repaired (interactive)")
 
 	// --codex-config naming a broken file is still an error of the whole run.
 	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", badCfg, good))
