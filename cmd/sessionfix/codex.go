@@ -147,6 +147,9 @@ func (ci *codexInfo) text(several bool) string {
 	return s
 }
 
+// codexFromPath is codexInfo.ConfigFrom for a home found from PATH (codex.HomeOf).
+const codexFromPath = "the Codex home of PATH"
+
 // codexHomeGroup is the rollouts of one Codex home and where that home came from.
 type codexHomeGroup struct {
 	home, from string
@@ -183,7 +186,7 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 		}
 		g := byHome[h]
 		if g == nil {
-			g = &codexHomeGroup{home: h, from: "the Codex home of PATH"}
+			g = &codexHomeGroup{home: h, from: codexFromPath}
 			if h == "" {
 				g.home, g.from, g.fromEnv = envHome, envFrom, true
 			}

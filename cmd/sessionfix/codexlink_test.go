@@ -127,3 +127,22 @@ func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
 	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", badCfg, good))
 	assert.Contains(t, e.err.String(), "invalid Codex config.toml: line 1, column 17")
 }
+
+// TestKeptHintFitsWhatWasGiven: the fix hint for codex-unattributed names only suggests giving
+// the whole Codex home as PATH when a rollout was not planned with a home of PATH; when the
+// home was given and has neither a config.toml naming the servers nor a thread history, it says
+// so instead of suggesting what was just done.
+func TestKeptHintFitsWhatWasGiven(t *testing.T) {
+	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
+	bare, path := codexHome(t, orig, false)
+	e := newCodexEnv(t, nil)
+	require.Equal(t, exitOK, e.run(t, "fix", bare), e.err.String())
+	assert.Contains(t, e.out.String(), "4 codex-unattributed (raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls))")
+	assert.NotContains(t, e.out.String(), "give the whole Codex home as PATH")
+
+	// A rollout copied out of its home: planned with ~/.codex (empty here).
+	loose := filepath.Join(t.TempDir(), filepath.Base(path))
+	require.NoError(t, os.WriteFile(loose, orig, 0o600))
+	require.Equal(t, exitOK, e.run(t, "fix", loose), e.err.String())
+	assert.Contains(t, e.out.String(), "4 codex-unattributed (raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read)")
+}

@@ -680,7 +680,7 @@ func (a *aggregate) keptLine() string {
 	}
 	var why []string
 	for _, c := range slices.Sorted(maps.Keys(a.keptRejected)) {
-		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c)))
+		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.rep.Codex)))
 	}
 	verb := "were"
 	if n == 1 {
@@ -691,10 +691,15 @@ func (a *aggregate) keptLine() string {
 }
 
 // keptWhy says why names of a class were kept although a provider rejects them, and how to
-// get them rewritten.
-func keptWhy(c mcpname.Class) string {
+// get them rewritten. For Codex, homes are where the rollouts were planned from (codexInfo):
+// giving the whole Codex home as PATH is only suggested when some rollout was not planned with
+// a home of PATH.
+func keptWhy(c mcpname.Class, homes []*codexInfo) string {
 	switch c {
 	case rewrite.ClassCodexUnattributed:
+		if len(homes) > 0 && !slices.ContainsFunc(homes, func(ci *codexInfo) bool { return ci.ConfigFrom != codexFromPath }) {
+			return "raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls)"
+		}
 		return "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read"
 	case mcpname.ClassLegacyTruncatedDotted:
 		return "kept by --keep-truncated; fix: run without it"
