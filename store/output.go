@@ -18,8 +18,8 @@ const maxLinkHops = 40
 // WriteOutput writes data to the output path a user named (a report, a table, a plan):
 //
 //   - "-" is stdout;
-//   - a symbolic link is followed, hop by hop (relative targets resolve against the link's
-//     directory), and its final target is written by the rules below: the link itself is never
+//   - a symbolic link is followed, hop by hop (a relative target against the link's real
+//     directory, as the kernel does), and its final target is written by the rules below: the link itself is never
 //     replaced;
 //   - a link into this process's descriptor table (/dev/stdout, /dev/stderr: /proc/self/fd/N,
 //     /dev/fd/N) writes to that descriptor itself, fd 1 through stdout (so the bytes keep
@@ -101,7 +101,13 @@ func resolveOutput(path string) (string, os.FileInfo, error) {
 			return "", nil, fmt.Errorf("write %s: %w", path, err)
 		}
 		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(cur), to)
+			// Relative to the link's real directory, as the kernel resolves it: lexically
+			// joining would take ".." across a symlinked directory the wrong way.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(cur))
+			if err != nil {
+				return "", nil, fmt.Errorf("write %s: %w", path, err)
+			}
+			to = filepath.Join(dir, to)
 		}
 		cur = to
 	}

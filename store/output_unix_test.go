@@ -225,3 +225,18 @@ func TestWriteOutputDevStdoutGoesThroughStdout(t *testing.T) {
 	require.NoError(t, WriteOutput(&out, link, []byte(report)))
 	assert.Equal(t, report, out.String(), "a link to /dev/stdout")
 }
+
+func TestWriteOutputRelativeLinkInSymlinkedDirectory(t *testing.T) {
+	// root/alias → real/sub; real/sub/link.csv → ../t.csv means root/real/t.csv (the kernel
+	// resolves ".." in the link's real directory), not root/t.csv.
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "real", "sub"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join("real", "sub"), filepath.Join(root, "alias")))
+	require.NoError(t, os.Symlink("../t.csv", filepath.Join(root, "real", "sub", "link.csv")))
+	require.NoError(t, WriteOutput(io.Discard, filepath.Join(root, "alias", "link.csv"), []byte(report)))
+	b, err := os.ReadFile(filepath.Join(root, "real", "t.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, report, string(b))
+	_, err = os.Lstat(filepath.Join(root, "t.csv"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
