@@ -144,6 +144,18 @@ func (f *Found) Lexical(path string) string {
 	return f.Lexical(l.lexical) + path[len(l.real):]
 }
 
+// LinkTargets returns the directories walked through followed symbolic links (a symlinked
+// root, a Codex home's sessions/ link), in the order followed: stores found there live outside
+// the paths given, so a run that rewrites them counts these among its roots (undo restores only
+// under a run's roots).
+func (f *Found) LinkTargets() []string {
+	out := make([]string, 0, len(f.links))
+	for _, l := range f.links {
+		out = append(out, l.real)
+	}
+	return out
+}
+
 // codexSessionLink reports whether the symbolic link at path is a Codex home's sessions/ or
 // archived_sessions/ pointing to a directory (schemes.md §A.6): such a link is followed in a
 // walk, as the home's rollouts are there. It returns the link's target.

@@ -43,6 +43,18 @@ func TestCodexHomeWithSymlinkedSessions(t *testing.T) {
 	assert.Contains(t, e.err.String(), filepath.Join(home, "sessions")+": info: symbolic link to "+elsewhere+": followed")
 	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
 
+	// --apply then undo: the run's roots include the directory the link points to, so undo
+	// restores the rollout (before: "the store path is outside the run's roots").
+	state := t.TempDir()
+	require.Equal(t, exitOK, e.run(t, "fix", "--apply", "--yes", "--state-dir", state, home), e.err.String())
+	b, err := os.ReadFile(real)
+	require.NoError(t, err)
+	assert.NotEqual(t, orig, b)
+	require.Equal(t, exitOK, e.run(t, "undo", "--last", "--state-dir", state), e.err.String())
+	b, err = os.ReadFile(real)
+	require.NoError(t, err)
+	assert.Equal(t, orig, b, "undo gives the original bytes back")
+
 	// The default home ~/.codex with a linked sessions/: its own config.toml, named as ~/.codex.
 	e2 := newCodexEnv(t, nil)
 	dot := filepath.Join(e2.Home, ".codex")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -445,7 +446,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		return err
 	}
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.notes()...)
-	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: p.roots, Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
+	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
 	if opts.Quiet && opts.Verbose {
 		return usageErrorf("--quiet and --verbose contradict each other")
 	}
