@@ -264,7 +264,7 @@ func (o *fixOutput) skippedLine(fs fixStore) {
 	if fs.Outcome.Status == "rewritten" {
 		if fs.Outcome.Reason != "" {
 			flushOut(o.env)
-			fmt.Fprintf(o.env.Err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(fs.Outcome.Reason))
+			fmt.Fprintf(o.env.Err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(trimPathPrefix(fs.Path, fs.Outcome.Reason)))
 		}
 		return
 	}
@@ -273,7 +273,7 @@ func (o *fixOutput) skippedLine(fs fixStore) {
 		label = "in use, skipped"
 	}
 	flushOut(o.env)
-	fmt.Fprintf(o.env.Err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(fs.Outcome.Reason))
+	fmt.Fprintf(o.env.Err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(trimPathPrefix(fs.Path, fs.Outcome.Reason)))
 }
 
 // begin opens the JSON document.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // TestLabelsReadAsEnglish: issue 8 item 17, the labels of scan and fix.
@@ -382,4 +383,31 @@ func TestPlanAlignsCJKNames(t *testing.T) {
 	}
 	require.Len(t, cols, 2, r.out)
 	assert.Equal(t, cols[0], cols[1], "NEW column aligned:\n%s", r.out)
+}
+
+// TestSkippedLineNamesThePathOnce: "DB: in use, skipped: DB: store is in use…" named the
+// database twice (seen in make demo); the reason loses its own path (issue 8 item 17).
+func TestSkippedLineNamesThePathOnce(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	target := filepath.Join(dir, "projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl")
+	env.beforeCheck = func(ref store.Ref) {
+		if ref.Path == target {
+			f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, _ = f.WriteString(`{"uuid":"new","type":"user","message":{"role":"user","parts":[{"text":"x"}]}}` + "\n")
+			f.Close()
+		}
+	}
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "S"), dir)
+	require.Equal(t, exitInUse, r.code, r.out+r.err)
+	var line string
+	for _, l := range strings.Split(r.err, "\n") {
+		if strings.Contains(l, "in use, skipped") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, r.err)
+	assert.True(t, strings.HasPrefix(line, target+": in use, skipped: "), line)
+	assert.Equal(t, 1, strings.Count(line, target), line)
 }
