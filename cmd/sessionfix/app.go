@@ -68,6 +68,7 @@ func exitStatusHelp(finding string, codes ...int) string {
 }
 
 // commandExits lists, per command, the exit codes it can return (its help shows exactly these).
+// Every command can be interrupted: run maps a cancelled context to 130/143 whatever it returned.
 var commandExits = map[string]struct {
 	finding string
 	codes   []int
@@ -75,8 +76,8 @@ var commandExits = map[string]struct {
 	"scan":  {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitFinding, exitInterrupted}},
 	"fix":   {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted}},
 	"undo":  {"", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitDeclined, exitInterrupted}},
-	"runs":  {"", []int{exitOK, exitError, exitUsage}},
-	"names": {"", []int{exitOK, exitError, exitUsage, exitPartial}},
+	"runs":  {"", []int{exitOK, exitError, exitUsage, exitInterrupted}},
+	"names": {"", []int{exitOK, exitError, exitUsage, exitPartial, exitInterrupted}},
 	"audit": {"--fail-on lost,refused,gained: such a pair was found", []int{exitOK, exitError, exitUsage, exitPartial, exitFinding, exitInterrupted}},
 }
 
