@@ -153,6 +153,19 @@ func quoteJSON(s string) string {
 // never loses the record of a rewrite (undo, repeated once if it failed, gives back every
 // original byte), and exits with a documented status.
 func TestEveryInjectedErrorLeavesFilesOldOrNewAndUndoable(t *testing.T) {
+	t.Run("linked backup", func(t *testing.T) { testEveryInjectedError(t, "") })
+	// A state directory on another file system: the backup is a copy, written and fsynced.
+	shm, err := os.MkdirTemp("/dev/shm", "sessionfix-test-")
+	if err != nil {
+		t.Skip("no /dev/shm for a state directory on another file system:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	t.Run("copied backup", func(t *testing.T) { testEveryInjectedError(t, shm) })
+}
+
+// testEveryInjectedError runs the fault sweep with state directories under stateRoot (a
+// test temp directory when empty).
+func testEveryInjectedError(t *testing.T, stateRoot string) {
 	type call struct{ op, path string }
 	record := func(run func()) []call {
 		var calls []call
@@ -183,6 +196,11 @@ func TestEveryInjectedErrorLeavesFilesOldOrNewAndUndoable(t *testing.T) {
 		session = filepath.Join(dir, filepath.Base(faultTarget))
 		require.NoError(t, os.WriteFile(session, orig, 0o640))
 		state = filepath.Join(t.TempDir(), "S")
+		if stateRoot != "" {
+			s, err := os.MkdirTemp(stateRoot, "S")
+			require.NoError(t, err)
+			state = s
+		}
 		if fixed {
 			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--quiet", "--state-dir", state, session)
 			require.Equal(t, 0, r.code, r.out+r.err)
