@@ -407,7 +407,10 @@ func openJournal(path string) (*journal, error) {
 	return &journal{f: f, lock: lk}, nil
 }
 
-func (j *journal) append(e journalEntry) error {
+func (j *journal) append(e journalEntry) error { return j.write(e, true) }
+
+// write appends e, and fsyncs the journal when sync is set.
+func (j *journal) write(e journalEntry, sync bool) error {
 	b, err := marshalJournalLine(e)
 	if err != nil {
 		return err
@@ -420,15 +423,20 @@ func (j *journal) append(e journalEntry) error {
 	if _, err := j.f.Write(b); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
+	if !sync {
+		return nil
+	}
 	if err := store.Fault(store.FaultSync, j.f.Name()); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
 	return j.f.Sync()
 }
 
-// recordTemp is the store.TempRecorder of a run: each temp file event is a journal line.
+// recordTemp is the store.TempRecorder of a run: each temp file event is a journal line. An
+// announcement (and a foreign name) is fsynced before the file is created; a "gone" line is
+// not (lost in a crash, it only makes the next cleanup look for a file that is not there).
 func (j *journal) recordTemp(event, tmp, target string) error {
-	return j.append(journalEntry{Event: event, Path: tmp, Store: target})
+	return j.write(journalEntry{Event: event, Path: tmp, Store: target}, event != store.TempGone)
 }
 
 func (j *journal) close() {

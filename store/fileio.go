@@ -269,6 +269,10 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if opt.BeforeCheck != nil {
 		opt.BeforeCheck()
 	}
+	// From here to the rename nothing of ours opens the file: an open seen by the watch is
+	// another process's, and only then must /proc be looked at again after the rename.
+	opens := watchOpens(path)
+	defer opens.close()
 	if err := unchanged(path, orig, ref); err != nil {
 		keepBackup = false
 		return nil, err
@@ -285,7 +289,7 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 	// The new file is in place: from here on an error is returned with ch (a CommittedError).
 	lw := &lateWatch{ctx: ctx, path: path, orig: orig, old: fi, new: newFi, size: fi.Size(), written: out.n,
-		backup: opt.BackupPath, linked: linked, keep: keep, ch: ch}
+		backup: opt.BackupPath, linked: linked, keep: keep, ch: ch, opens: opens}
 	if err := lw.check(); err != nil {
 		if errors.Is(err, errRolledBack) {
 			keepBackup, keep = false, ""
@@ -348,10 +352,17 @@ type lateWatch struct {
 	linked  bool        // the backup is a link to the old inode
 	keep    string      // a temp link to the old inode beside path ("" when none could be made)
 	ch      *Change
-	inUse   error // the refusal after a rollback
+	opens   *openWatch // opens of the old inode since the final check (nil: unknown)
+	inUse   error      // the refusal after a rollback
 }
 
 func (w *lateWatch) check() error {
+	// No process opened the old inode since the final check found no writer: none holds it.
+	if !w.opens.opened() {
+		n, err := carryOver(w.orig, w.size+w.carried, w.path, w.new)
+		w.carried += n
+		return err
+	}
 	if ws := writersOf(idOfStat(w.old), true); len(ws) > 0 {
 		reason := "held open for writing by " + strings.Join(ws, ", ") + ", which opened it while it was being rewritten"
 		if err := w.rollBack(); err != nil {

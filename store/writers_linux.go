@@ -9,6 +9,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // An agent that keeps its session file open (a Node.js WriteStream, Codex's rollout writer) goes
@@ -142,4 +145,90 @@ func idOfStat(fi os.FileInfo) fileID {
 		return fileID{}
 	}
 	return fileID{uint64(st.Dev), st.Ino}
+}
+
+// openWatch sees every open of one inode (inotify IN_OPEN) from the moment it is set: when it
+// saw none, no process can have got a descriptor of the file since (the kernel reports the
+// open before the descriptor is installed), and /proc need not be scanned again. All watches
+// share one inotify instance (closing an instance costs milliseconds).
+type openWatch struct {
+	wd int
+}
+
+var inotify struct {
+	mu     sync.Mutex
+	fd     int // 0: not opened yet; -1: unavailable
+	opened map[int]bool
+}
+
+// watchOpens starts watching path's inode; nil when inotify is not available (every question
+// is then answered "opened", the safe side).
+func watchOpens(path string) *openWatch {
+	inotify.mu.Lock()
+	defer inotify.mu.Unlock()
+	if inotify.fd == 0 {
+		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+		if err != nil {
+			inotify.fd = -1
+		} else {
+			inotify.fd, inotify.opened = fd, map[int]bool{}
+		}
+	}
+	if inotify.fd < 0 {
+		return nil
+	}
+	drainInotify() // events of earlier watches with a reused number are not this one's
+	wd, err := unix.InotifyAddWatch(inotify.fd, path, unix.IN_OPEN)
+	if err != nil {
+		return nil
+	}
+	if _, dup := inotify.opened[wd]; dup {
+		return nil // the same inode watched twice at once: cannot tell the two apart
+	}
+	inotify.opened[wd] = false
+	return &openWatch{wd: wd}
+}
+
+// drainInotify reads the pending events into inotify.opened (mu held).
+func drainInotify() {
+	var buf [4096]byte
+	for {
+		n, err := unix.Read(inotify.fd, buf[:])
+		if n <= 0 || err != nil {
+			return
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			if seen, ok := inotify.opened[int(ev.Wd)]; ok && !seen && (ev.Mask&(unix.IN_OPEN|unix.IN_Q_OVERFLOW) != 0) {
+				inotify.opened[int(ev.Wd)] = true
+			}
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				for wd := range inotify.opened {
+					inotify.opened[wd] = true
+				}
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+}
+
+// opened reports whether the inode was opened since the watch was set (true when unknown).
+func (w *openWatch) opened() bool {
+	if w == nil {
+		return true
+	}
+	inotify.mu.Lock()
+	defer inotify.mu.Unlock()
+	drainInotify()
+	return inotify.opened[w.wd]
+}
+
+func (w *openWatch) close() {
+	if w == nil {
+		return
+	}
+	inotify.mu.Lock()
+	defer inotify.mu.Unlock()
+	_, _ = unix.InotifyRmWatch(inotify.fd, uint32(w.wd))
+	delete(inotify.opened, w.wd)
 }
