@@ -57,7 +57,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"mcpname", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal"}},
+		{"mcpname", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal", "provider"}},
+		// provider is the provider rule table: pure data over mcpname.
+		{"provider", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal"}},
 		{"permission", []string{"store", "scan", "rewrite", "audit", "reports", "cmd"}},
 		{"store", []string{"scan", "rewrite", "audit", "reports", "cmd"}},
 		{"reports", []string{"store", "scan", "rewrite", "cmd"}},
