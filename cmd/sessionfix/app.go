@@ -261,6 +261,7 @@ which permission rules match which tools.
 			newRunsCommand(env),
 			newNamesCommand(env),
 			newAuditCommand(env),
+			newCheckCommand(env),
 		},
 	}
 	app.OnUsageError = usageErrorFor("", app.Flags)

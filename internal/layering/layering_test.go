@@ -60,6 +60,8 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"mcpname", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal", "provider"}},
 		// provider is the provider rule table: pure data over mcpname.
 		{"provider", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal"}},
+		// check applies the provider table to a plan: no discovery, no output.
+		{"check", []string{"scan", "audit", "reports", "cmd"}},
 		{"permission", []string{"store", "scan", "rewrite", "audit", "reports", "cmd"}},
 		{"store", []string{"scan", "rewrite", "audit", "reports", "cmd"}},
 		{"reports", []string{"store", "scan", "rewrite", "cmd"}},

@@ -1,0 +1,198 @@
+// Package check says which providers (package provider) reject the tool names a plan found in
+// session stores, and the declared names of an inventory, and whether the name the fix plan
+// would write passes instead. It reads the plan rewrite.PlanStore computed (the scan pipeline's):
+// no second scanner, no second naming rule.
+//
+// The name a provider sees: a site's stored name, except for a Codex call whose name and
+// namespace are two members (one Site.Group): the provider sees the flat spelling
+// mcpname.CodexName.Flat (namespace without trailing '_' + "__" + name without leading '_';
+// E5 "mcp__fs" + "read_file" → "mcp__fs__read_file"), the string the Responses API shows the
+// model and the one Codex sends where a request cannot carry a namespace (schemes.md §A.4).
+// Sites no provider receives are not checked, and counted: telemetry, usage-record keys,
+// bridge-call arguments, permission rules and read-only raw identity records.
+package check
+
+import (
+	"slices"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/provider"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Rejection is one provider's verdict on one name: the rules it breaks.
+type Rejection struct {
+	Provider *provider.Provider
+	Rules    []provider.Violation
+}
+
+// Finding is one name site (or one declared tool) that some provider rejects now or after fix.
+type Finding struct {
+	// Store is the store path ("" for a declared inventory name); Loc its line or row.
+	Store string
+	Loc   store.Loc
+	// Kind is the site kind ("call", "response", "compressed", …; "declared" for an
+	// inventory tool) and JSONPath the value's path in its record.
+	Kind     string
+	JSONPath string
+	// Name is the name the provider sees; Units its exact UTF-16 units when it holds a lone
+	// surrogate (else nil).
+	Name  string
+	Units []uint16
+	Class mcpname.Class
+	// Action is the fix plan's action; After the name the provider would see after fix
+	// (Name when fix leaves the site as it is).
+	Action rewrite.Action
+	After  string
+	// Now and Then are the rejections of Name and of After (only providers that reject).
+	Now, Then []Rejection
+}
+
+// Result is the check of a set of stores and declared names.
+type Result struct {
+	Findings []Finding
+	// Checked counts the names checked (a Codex name+namespace group once); Skipped the sites
+	// not sent to any provider, by kind.
+	Checked int
+	Skipped map[string]int
+}
+
+// sent reports whether a provider receives the names of sites of this kind.
+func sent(s *store.Site) bool {
+	if s.ReadOnly {
+		return false
+	}
+	switch s.Kind {
+	case store.SiteTelemetry, store.SiteUsageKey, store.SiteBridge, store.SiteRule:
+		return false
+	}
+	return true
+}
+
+// Reject returns the providers of ps that reject name (units: see Finding.Units).
+func Reject(ps []*provider.Provider, name string, units []uint16) []Rejection {
+	var out []Rejection
+	for _, p := range ps {
+		if vs := p.Check(name, units); len(vs) > 0 {
+			out = append(out, Rejection{Provider: p, Rules: vs})
+		}
+	}
+	return out
+}
+
+// Store adds the findings of one store's plan to r, in the plan's order.
+func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
+	if r.Skipped == nil {
+		r.Skipped = map[string]int{}
+	}
+	path := sp.Store.Ref().Path
+	groups := map[string][]rewrite.Decision{}
+	for _, d := range sp.Decisions {
+		if g := d.Site.Group; g != "" {
+			groups[g] = append(groups[g], d)
+		}
+	}
+	done := map[string]bool{}
+	for _, d := range sp.Decisions {
+		s := d.Site
+		if !sent(s) {
+			r.Skipped[string(s.Kind)]++
+			continue
+		}
+		f := Finding{Store: path, Loc: s.Loc, Kind: string(s.Kind), JSONPath: s.Path, Class: d.Class, Action: d.Action}
+		if g := s.Group; g != "" {
+			if done[g] {
+				continue
+			}
+			done[g] = true
+			f.Name, f.After, f.Action = groupNames(groups[g])
+			if n := nameSite(groups[g]); n != nil {
+				f.Loc, f.JSONPath, f.Class = n.Site.Loc, n.Site.Path, n.Class
+			}
+		} else {
+			f.Name, f.Units, f.After = s.Name, s.Units, s.Name
+			if d.Action == rewrite.ActRewrite {
+				f.After = d.New
+			}
+		}
+		r.Checked++
+		f.Now = Reject(ps, f.Name, f.Units)
+		if f.After == f.Name && f.Action != rewrite.ActRewrite {
+			f.Then = f.Now
+		} else {
+			f.Then = Reject(ps, f.After, nil)
+		}
+		if len(f.Now) > 0 || len(f.Then) > 0 {
+			r.Findings = append(r.Findings, f)
+		}
+	}
+}
+
+// nameSite is the decision of a group's "name" member (nil when it has none).
+func nameSite(ds []rewrite.Decision) *rewrite.Decision {
+	for i := range ds {
+		if ds[i].Site.Field != "namespace" {
+			return &ds[i]
+		}
+	}
+	return nil
+}
+
+// groupNames is the flat name a provider sees for a Codex name+namespace group, before and
+// after fix, and the group's action (the strongest of its members', as StorePlan.Names).
+func groupNames(ds []rewrite.Decision) (now, after string, act rewrite.Action) {
+	var ns, name, ns2, name2 string
+	act = rewrite.ActNone
+	for _, d := range ds {
+		v, v2 := d.Site.Name, d.Site.Name
+		if d.Action == rewrite.ActRewrite {
+			v2 = d.New
+			act = rewrite.ActRewrite
+		} else if d.Action == rewrite.ActKeep && act == rewrite.ActNone {
+			act = rewrite.ActKeep
+		}
+		if d.Site.Field == "namespace" {
+			ns, ns2 = v, v2
+		} else {
+			name, name2 = v, v2
+		}
+	}
+	return flat(ns, name), flat(ns2, name2), act
+}
+
+// flat is what a provider sees of a namespace and name: the name alone without a namespace.
+func flat(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return mcpname.CodexName{Namespace: ns, Name: name}.Flat()
+}
+
+// Declared adds the findings of declared tool names (an inventory's): each name as given,
+// with kind ("declared", "declared-raw"), After the same name (fix never renames a declared
+// tool).
+func (r *Result) Declared(kind string, names []string, ps []*provider.Provider) {
+	for _, n := range names {
+		r.Checked++
+		rej := Reject(ps, n, nil)
+		if len(rej) > 0 {
+			r.Findings = append(r.Findings, Finding{Kind: kind, Name: n, After: n, Action: rewrite.ActNone, Now: rej, Then: rej})
+		}
+	}
+}
+
+// Count is how many findings provider id rejects now (then: after fix).
+func (r *Result) Count(id string, then bool) int {
+	n := 0
+	for _, f := range r.Findings {
+		rs := f.Now
+		if then {
+			rs = f.Then
+		}
+		if slices.ContainsFunc(rs, func(x Rejection) bool { return x.Provider.ID == id }) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/provider"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+func init() {
+	commandExits["check"] = struct {
+		finding string
+		codes   []int
+	}{"a name some --provider rejects was found (in history or the inventory)", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitInterrupted}}
+}
+
+type checkOptions struct {
+	Paths     []string
+	Providers string
+	Format    string
+	Workers   int
+	Common    planOptions
+}
+
+func newCheckCommand(env *Env) *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "say which model providers reject the stored and declared tool names (read-only)",
+		ArgsUsage: "[PATH...]",
+		Description: `Reads the same stores as scan (same PATH defaults and flags) and checks every tool name
+stored in a session's history, and every declared tool of --inventory, against the rules of
+the providers given by --provider: IDs of the built-in table (` + strings.Join(provider.IDs(), ", ") + `),
+"all", or a profile file of a gateway of one's own (--provider ./my-gateway.json; docs/providers.md).
+For each rejected name: the store and line (or row) of every record holding it ("would be
+rejected by bedrock at line 12"), the rule it breaks and the error text the provider answers,
+and "after fix": whether the name sessionfix fix would write passes every provider (a Qwen repair
+can still fail Kimi's first-letter rule). For a Codex call stored as namespace + name, the
+name checked is the flat spelling the model sees (mcp__fs + read_file -> mcp__fs__read_file).
+Names no provider receives (telemetry, usage-record keys, bridge-call arguments, raw identity
+records) are counted, not checked. Never writes anything. The README section "Which provider
+rejects what" lists the table and its sources.
+
+EXAMPLES:
+   sessionfix check --provider all
+   sessionfix check --provider openai-chat,kimi ~/.qwen
+   sessionfix check --provider ./my-gateway.json --inventory tools.json --format json`,
+		Flags: append(planFlags(),
+			&cli.StringFlag{Name: "provider", Usage: "providers to check against: comma-separated IDs, all, or a profile file (required)"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
+			workersFlag(),
+		),
+		Action: func(c *cli.Context) error {
+			return runCheck(c.Context, env, checkOptions{Paths: c.Args().Slice(), Providers: c.String("provider"),
+				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c)})
+		},
+	}
+}
+
+func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
+	if opts.Format != "table" && opts.Format != "json" {
+		return usageErrorf("--format must be table or json, not %q", opts.Format)
+	}
+	if opts.Workers < 0 {
+		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
+	}
+	ps, err := provider.Resolve(opts.Providers)
+	if err != nil {
+		return usageErrorf("--provider: %v", err)
+	}
+	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
+	if err != nil {
+		return err
+	}
+	var res check.Result
+	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
+		if r.ScanErr == nil && r.Plan != nil {
+			res.Store(r.Plan, ps)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if ix := p.pol.Index; ix != nil {
+		raws := ix.Raws()
+		reg := make([]string, 0, len(raws))
+		for _, r := range raws {
+			reg = append(reg, mcpname.Normalize(r))
+		}
+		res.Declared("declared", slices.Compact(slices.Sorted(slices.Values(reg))), ps)
+		res.Declared("declared-raw", raws, ps)
+	}
+	rep := checkReportOf(&res, ps, p.agg)
+	if opts.Format == "json" {
+		if err := reports.WriteJSON(env.Out, rep); err != nil {
+			return err
+		}
+		writeProblems(env, rep.Problems)
+	} else {
+		writeCheckText(env.Out, rep)
+		writeProblems(env, rep.Problems)
+	}
+	switch {
+	case p.agg.inUse > 0:
+		return withCode(exitInUse)
+	case p.agg.failed:
+		return withCode(exitPartial)
+	case rep.Rejected > 0:
+		fmt.Fprintf(env.Err, "check: %s (%s) rejected by at least one provider\n", plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"))
+		return withCode(exitFinding)
+	}
+	return nil
+}
+
+// checkReport is check's output (--format json prints it as is).
+type checkReport struct {
+	Stores  int            `json:"stores"`
+	Checked int            `json:"names_checked"`
+	Skipped map[string]int `json:"sites_not_sent"`
+	// Rejected counts the names (sites, declared tools) some provider rejects now;
+	// RejectedAfterFix those still rejected with the name fix would write.
+	Rejected         int             `json:"rejected"`
+	Distinct         int             `json:"rejected_distinct_names"`
+	RejectedAfterFix int             `json:"rejected_after_fix"`
+	Providers        []checkProvider `json:"providers"`
+	Findings         []checkFinding  `json:"findings"`
+	Problems         []problemRow    `json:"problems"`
+}
+
+type checkProvider struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Rule      string `json:"rule"`
+	Unit      string `json:"unit,omitempty"`
+	UnitWhy   string `json:"unit_why,omitempty"`
+	History   string `json:"history_validated"`
+	Source    string `json:"source"`
+	ErrorText string `json:"error_text,omitempty"`
+	Verified  bool   `json:"verified"`
+	// Now and AfterFix count the names this provider rejects before and after fix.
+	Now      int `json:"rejects"`
+	AfterFix int `json:"rejects_after_fix"`
+}
+
+type checkFinding struct {
+	Store    string           `json:"store,omitempty"`
+	Line     int64            `json:"line,omitempty"`
+	Row      string           `json:"row,omitempty"`
+	Kind     string           `json:"kind"`
+	Path     string           `json:"path,omitempty"`
+	Name     string           `json:"name"`
+	Class    string           `json:"class,omitempty"`
+	Action   string           `json:"fix_action"`
+	After    string           `json:"after_fix"`
+	Now      []checkRejection `json:"rejected_by"`
+	AfterFix []checkRejection `json:"rejected_after_fix_by"`
+}
+
+type checkRejection struct {
+	Provider string      `json:"provider"`
+	Rules    []checkRule `json:"rules"`
+}
+
+type checkRule struct {
+	Rule   string `json:"rule"`
+	Detail string `json:"detail"`
+}
+
+func checkReportOf(res *check.Result, ps []*provider.Provider, a *aggregate) *checkReport {
+	rep := &checkReport{Stores: a.rep.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []checkFinding{}, Problems: a.rep.Problems}
+	if rep.Skipped == nil {
+		rep.Skipped = map[string]int{}
+	}
+	if rep.Problems == nil {
+		rep.Problems = []problemRow{}
+	}
+	for _, p := range ps {
+		rep.Providers = append(rep.Providers, checkProvider{ID: p.ID, Name: p.Name, Rule: p.Rule(), Unit: string(p.Unit), UnitWhy: p.UnitWhy,
+			History: string(p.History), Source: p.Source, ErrorText: p.ErrorText, Verified: p.Verified,
+			Now: res.Count(p.ID, false), AfterFix: res.Count(p.ID, true)})
+	}
+	conv := func(rs []check.Rejection) []checkRejection {
+		out := []checkRejection{}
+		for _, r := range rs {
+			cr := checkRejection{Provider: r.Provider.ID}
+			for _, v := range r.Rules {
+				cr.Rules = append(cr.Rules, checkRule{Rule: v.Rule, Detail: v.Detail})
+			}
+			out = append(out, cr)
+		}
+		return out
+	}
+	distinct := map[string]bool{}
+	for _, f := range res.Findings {
+		if len(f.Now) > 0 {
+			rep.Rejected++
+			if !distinct[f.Name] {
+				distinct[f.Name] = true
+				rep.Distinct++
+			}
+		}
+		if len(f.Then) > 0 {
+			rep.RejectedAfterFix++
+		}
+		name := f.Name
+		if f.Units != nil {
+			name = (&store.Site{Name: f.Name, Units: f.Units}).DisplayName()
+		}
+		rep.Findings = append(rep.Findings, checkFinding{Store: f.Store, Line: f.Loc.Line, Row: f.Loc.Row, Kind: f.Kind, Path: f.JSONPath,
+			Name: name, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then)})
+	}
+	return rep
+}
+
+// writeCheckText prints the provider table, then per store (session) each distinct rejected
+// name with its records, rules and after-fix verdict, then the providers' error texts.
+func writeCheckText(w io.Writer, rep *checkReport) {
+	ids := make([]string, len(rep.Providers))
+	for i, p := range rep.Providers {
+		ids[i] = p.ID
+	}
+	fmt.Fprintf(w, "checked %s in %s against %s (%s)\n", plural(rep.Checked, "name"), plural(rep.Stores, "store"),
+		plural(len(rep.Providers), "provider"), strings.Join(ids, ", "))
+	if len(rep.Skipped) > 0 {
+		var parts []string
+		total := 0
+		for _, k := range slices.Sorted(maps.Keys(rep.Skipped)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, rep.Skipped[k]))
+			total += rep.Skipped[k]
+		}
+		fmt.Fprintf(w, "%s not sent to any provider, not checked (%s)\n", plural(total, "site"), strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	t := &reports.Table{Columns: []string{"provider", "rejects", "after fix", "history", "rule"}}
+	for _, p := range rep.Providers {
+		t.Add(p.ID, fmt.Sprint(p.Now), fmt.Sprint(p.AfterFix), p.History, p.Rule)
+	}
+	_ = reports.WriteText(w, t)
+
+	type key struct{ store, name string }
+	type entry struct {
+		f     checkFinding
+		where []string
+	}
+	var order []key
+	byKey := map[key]*entry{}
+	for _, f := range rep.Findings {
+		if len(f.Now) == 0 && len(f.AfterFix) == 0 {
+			continue
+		}
+		k := key{f.Store, f.Name + "\x00" + f.After}
+		e := byKey[k]
+		if e == nil {
+			e = &entry{f: f}
+			byKey[k] = e
+			order = append(order, k)
+		}
+		var at string
+		switch {
+		case f.Row != "":
+			at = "row " + f.Row
+		case f.Line > 0:
+			at = fmt.Sprintf("line %d", f.Line)
+		}
+		if at != "" && !slices.Contains(e.where, at) {
+			e.where = append(e.where, at)
+		}
+	}
+	last := "\x00"
+	for _, k := range order {
+		e := byKey[k]
+		if k.store != last {
+			last = k.store
+			fmt.Fprintln(w)
+			if k.store == "" {
+				fmt.Fprintln(w, "declared tools (--inventory):")
+			} else {
+				fmt.Fprintln(w, reports.Printable(k.store)+":")
+			}
+		}
+		f := e.f
+		label := f.Name
+		if f.Kind == "declared-raw" {
+			label += " (raw identity, as the server declares it)"
+		}
+		if len(f.Now) > 0 {
+			at := ""
+			if len(e.where) > 0 {
+				at = " at " + strings.Join(e.where, ", ")
+			}
+			fmt.Fprintf(w, "  %s\n    would be rejected by %s%s\n", reports.Printable(label), rejectedIDs(f.Now), at)
+			writeRuleLines(w, f.Now)
+		} else {
+			fmt.Fprintf(w, "  %s\n    accepted now\n", reports.Printable(label))
+		}
+		switch {
+		case f.Action == string(rewrite.ActRewrite) && len(f.AfterFix) == 0:
+			fmt.Fprintf(w, "    after fix: %s passes every provider checked\n", reports.Printable(f.After))
+		case f.Action == string(rewrite.ActRewrite):
+			fmt.Fprintf(w, "    after fix: %s is still rejected by %s\n", reports.Printable(f.After), rejectedIDs(f.AfterFix))
+			writeRuleLines(w, f.AfterFix)
+		case f.Kind == "declared" || f.Kind == "declared-raw":
+			fmt.Fprintln(w, "    after fix: unchanged (fix never renames a declared tool; rename it at its server)")
+		default:
+			fmt.Fprintf(w, "    after fix: unchanged (class %s: fix does not rename it), still rejected\n", f.Class)
+		}
+	}
+	var texts []string
+	for _, p := range rep.Providers {
+		if p.Now+p.AfterFix > 0 && p.ErrorText != "" {
+			texts = append(texts, fmt.Sprintf("  %s: %q", p.ID, p.ErrorText))
+		}
+	}
+	if len(texts) > 0 {
+		fmt.Fprintln(w, "\nwhat the provider answers (quoted from its source; --format json gives the sources):")
+		for _, s := range texts {
+			fmt.Fprintln(w, s)
+		}
+	}
+	fmt.Fprintln(w)
+	if rep.Rejected == 0 {
+		fmt.Fprintf(w, "no name is rejected by %s\n", strings.Join(ids, ", "))
+		return
+	}
+	fmt.Fprintf(w, "%s (%s) rejected now; %s still rejected after fix (exit %d)\n",
+		plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"), plural(rep.RejectedAfterFix, "name site"), exitFinding)
+}
+
+func rejectedIDs(rs []checkRejection) string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Provider
+	}
+	return strings.Join(ids, ", ")
+}
+
+// writeRuleLines prints the broken rules, one line per distinct rule text with the providers
+// that give it ("openai-chat, bedrock: pattern: does not match [a-zA-Z0-9_-]+").
+func writeRuleLines(w io.Writer, rs []checkRejection) {
+	var order []string
+	by := map[string][]string{}
+	for _, r := range rs {
+		d := ruleDetails(r)
+		if by[d] == nil {
+			order = append(order, d)
+		}
+		by[d] = append(by[d], r.Provider)
+	}
+	for _, d := range order {
+		fmt.Fprintf(w, "      %s: %s\n", strings.Join(by[d], ", "), d)
+	}
+}
+
+func ruleDetails(r checkRejection) string {
+	parts := make([]string, len(r.Rules))
+	for i, v := range r.Rules {
+		parts[i] = v.Rule + ": " + v.Detail
+	}
+	return strings.Join(parts, "; ")
+}
