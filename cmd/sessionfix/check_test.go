@@ -177,4 +177,3 @@ func TestCheckProfileAndInventory(t *testing.T) {
 	assert.Equal(t, []string{"declared-raw mcp__foo.bar__get_data my-gateway pattern"}, decl)
 	assert.Equal(t, "my-gateway", rep.Providers[0].ID)
 }
-
