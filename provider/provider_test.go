@@ -171,3 +171,15 @@ func TestResolve(t *testing.T) {
 	_, err = Resolve("")
 	require.ErrorContains(t, err, "no provider given")
 }
+
+// TestDocsListEveryRow: README's "Which provider rejects what" and docs/providers.md list
+// every row of the table (a row added to the data and not to the docs fails here).
+func TestDocsListEveryRow(t *testing.T) {
+	for _, f := range []string{"../README.md", "../docs/providers.md"} {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, p := range Table() {
+			assert.Contains(t, string(b), "| `"+p.ID+"` |", "%s does not list %s", f, p.ID)
+		}
+	}
+}
