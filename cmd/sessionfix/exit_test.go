@@ -24,7 +24,7 @@ func TestUnknownCommandAndHelpTopic(t *testing.T) {
 	env := testEnv(t)
 	r := runCLI(t, env, "", "frob")
 	assert.Equal(t, exitUsage, r.code)
-	assert.Equal(t, "sessionfix: unknown command \"frob\": the commands are scan, fix, undo, runs, names, audit (see sessionfix --help)\n", r.err)
+	assert.Equal(t, "sessionfix: unknown command \"frob\": the commands are scan, fix, undo, runs, names, audit, check (see sessionfix --help)\n", r.err)
 	assert.Empty(t, r.out)
 
 	r = runCLI(t, env, "", "help", "frob")
