@@ -35,7 +35,8 @@ type Capture struct {
 	Raw     []byte
 	Key     bool  // the capture is an object key
 	Line    int64 // 1-based line of the token
-	TooLong bool  // longer than the capture limit; Raw is nil
+	TooLong bool  // longer than the capture limit; Raw is nil (Len still says how long)
+	limit   int   // the capture limit in bytes (for Value's error)
 	// Starts[i] is the offset of the container holding Path[i] (Starts[0] is the root value):
 	// captures with the same Starts[i] are inside the same object or array.
 	Starts []int64
@@ -44,7 +45,11 @@ type Capture struct {
 // Value decodes the captured token (see Unquote). It fails for a TooLong capture.
 func (c *Capture) Value() (Value, error) {
 	if c.TooLong {
-		return Value{}, fmt.Errorf("string of %d bytes is longer than the %d-byte limit", c.Len, DefaultMaxCapture)
+		limit := c.limit
+		if limit == 0 {
+			limit = DefaultMaxCapture
+		}
+		return Value{}, fmt.Errorf("string of %d bytes is longer than the %d-byte limit", c.Len, limit)
 	}
 	return Unquote(c.Raw)
 }
@@ -106,6 +111,7 @@ type Scanner struct {
 	strCapID int    // capture pattern id of the string, -1 if not captured
 	strNeed  bool   // raw bytes are needed (capture or key decode)
 	strStart int64  // offset of the opening quote
+	strEnd   int64  // offset just past the closing quote (set when the string ends)
 	strLine  int64  //
 	strBuf   []byte // raw bytes of the string so far, quotes included, bounded
 	strLong  bool   // strBuf overflowed
@@ -471,6 +477,7 @@ func (s *Scanner) scanString(p []byte, i int, base int64) int {
 			case c == '"':
 				i++
 				s.appendStr(p[start:i])
+				s.strEnd = base + int64(i)
 				s.endString()
 				return i
 			case c == '\\':
@@ -568,7 +575,7 @@ func (s *Scanner) endString() {
 func (s *Scanner) addCapture(key bool) {
 	if s.onCapture != nil {
 		c := &s.capBuf
-		*c = Capture{Pattern: s.strCapID, Offset: s.strStart, Key: key, Line: s.strLine, TooLong: s.strLong}
+		*c = Capture{Pattern: s.strCapID, Offset: s.strStart, Len: s.strEnd - s.strStart, Key: key, Line: s.strLine, TooLong: s.strLong, limit: s.maxCap}
 		if !s.strLong {
 			c.Raw, c.Len = s.strBuf, int64(len(s.strBuf))
 		}
@@ -577,7 +584,7 @@ func (s *Scanner) addCapture(key bool) {
 		s.onCapture(c)
 		return
 	}
-	c := Capture{Pattern: s.strCapID, Offset: s.strStart, Key: key, Line: s.strLine, TooLong: s.strLong}
+	c := Capture{Pattern: s.strCapID, Offset: s.strStart, Len: s.strEnd - s.strStart, Key: key, Line: s.strLine, TooLong: s.strLong, limit: s.maxCap}
 	if !s.strLong {
 		c.Raw = append([]byte(nil), s.strBuf...)
 		c.Len = int64(len(c.Raw))

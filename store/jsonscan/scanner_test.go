@@ -166,7 +166,22 @@ func TestTooLongCapture(t *testing.T) {
 	assert.True(t, caps[0].TooLong)
 	assert.Nil(t, caps[0].Raw)
 	_, err = caps[0].Value()
-	assert.Error(t, err)
+	assert.EqualError(t, err, "string of 102 bytes is longer than the 50-byte limit")
+	assert.Equal(t, int64(102), caps[0].Len, "the token's length, quotes included, even when not kept")
+
+	// Fed in pieces (the length spans Writes), at the default limit: 40 MiB.
+	huge := strings.Repeat("y", 40<<20)
+	in = []byte(`{"message":{"parts":[{"functionCall":{"name":"` + huge + `"}}]}}`)
+	caps = nil
+	s = New(qwenPatterns, Lines, func(r *Record) error { caps = append(caps, r.Captures...); return nil })
+	for i := 0; i < len(in); i += 256 << 10 {
+		_, err = s.Write(in[i:min(len(in), i+256<<10)])
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	require.Len(t, caps, 1)
+	_, err = caps[0].Value()
+	assert.EqualError(t, err, "string of 41943042 bytes is longer than the 1048576-byte limit")
 }
 
 func TestUnquote(t *testing.T) {
