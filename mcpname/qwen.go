@@ -110,7 +110,7 @@ func Normalize(name string) string {
 	if IsProviderSafe(name) {
 		return name
 	}
-	return normalizeUnsafe(Units(name))
+	return normalizeMemo.get(name, func(n string) string { return normalizeUnsafe(Units(n)) })
 }
 
 // NormalizeUnits is Normalize over UTF-16 code units (exact for lone surrogates).
@@ -151,7 +151,9 @@ func NormalizeMcpUnits(u []uint16) string {
 // Legacy is Qwen Code's generateLegacyMcpToolName, the name versions before the provider-safe
 // change registered: every unit outside [A-Za-z0-9_.-] becomes '_' (dots are kept); a result
 // longer than 63 units is middle-truncated to first 28 + "___" + last 32 (exactly 63).
-func Legacy(name string) string { return LegacyUnits(Units(name)) }
+func Legacy(name string) string {
+	return legacyMemo.get(name, func(n string) string { return LegacyUnits(Units(n)) })
+}
 
 // LegacyUnits is Legacy over UTF-16 code units.
 func LegacyUnits(u []uint16) string {
@@ -168,11 +170,15 @@ func LegacyUnits(u []uint16) string {
 
 // LegacySubstitute is L(x) of qwen-reference.md §0: Legacy's character substitution without the
 // truncation (length-preserving).
-func LegacySubstitute(name string) string { return string(substitute(Units(name), isLegacyChar)) }
+func LegacySubstitute(name string) string {
+	return legacySubMemo.get(name, func(n string) string { return string(substitute(Units(n), isLegacyChar)) })
+}
 
 // ProviderSubstitute is P(x) of qwen-reference.md §0: every unit outside [A-Za-z0-9_-] becomes '_'
 // (length-preserving, no "tool_" prefix).
-func ProviderSubstitute(name string) string { return string(substitute(Units(name), isProviderChar)) }
+func ProviderSubstitute(name string) string {
+	return providerSubMemo.get(name, func(n string) string { return string(substitute(Units(n), isProviderChar)) })
+}
 
 // substitute maps each UTF-16 unit to itself when keep says so (keep only accepts ASCII) and
 // to '_' otherwise: one output byte per unit.
