@@ -34,13 +34,17 @@ func TestClaudeSessionIsNotAQwenSession(t *testing.T) {
 		}
 	}
 	qwen := `{"uuid":"ff0b20a0-2753-4902-80ca-e7a5e22ba79c","parentUuid":null,"sessionId":"3cea48a5-0bbc-425f-a107-6fec809f5dc8","timestamp":"2026-11-30T18:37:17.776Z","type":"user","cwd":"/home/demo/src/lab","version":"0.12.0","message":{"role":"user","parts":[{"text":"x"}]}}` + "\n"
-	for _, p := range []string{
-		"/home/u/.qwen/projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl",
-		"/tickets/4711/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl",
-	} {
-		d := Detect(p, []byte(qwen))
-		if assert.NotNil(t, d.Store, p) {
-			assert.Equal(t, jsonl.QwenSession.Kind, d.Store.Ref().Kind, p)
+	// A newer Qwen Code record may carry isSidechain (a subagent's), with Gemini parts.
+	qwenSide := `{"uuid":"ff0b20a0-2753-4902-80ca-e7a5e22ba79c","parentUuid":null,"sessionId":"3cea48a5-0bbc-425f-a107-6fec809f5dc8","timestamp":"2026-11-30T18:37:17.776Z","type":"user","cwd":"/x","version":"0.15.0","isSidechain":true,"agentId":"a1","message":{"role":"user","parts":[{"text":"x"}]}}` + "\n"
+	for _, line := range []string{qwen, qwenSide} {
+		for _, p := range []string{
+			"/home/u/.qwen/projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl",
+			"/tickets/4711/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl",
+		} {
+			d := Detect(p, []byte(line))
+			if assert.NotNil(t, d.Store, p) {
+				assert.Equal(t, jsonl.QwenSession.Kind, d.Store.Ref().Kind, p)
+			}
 		}
 	}
 	// A Qwen session in chats/ is one, whatever its first line says.

@@ -324,8 +324,9 @@ var QwenEditCheckpoint = func() *Profile {
 // LooksLikeClaudeSession reports whether a *.jsonl outside a Qwen chats/ directory is a Claude
 // Code session (~/.claude/projects/<dir>/<uuid>.jsonl, <uuid>/subagents/agent-*.jsonl): named
 // like a Qwen session, but its first line is one only Claude Code writes — a message line with
-// "isSidechain", a "summary" with "leafUuid", a "queue-operation" or a "file-history-snapshot"
-// (Claude Code 1.0.51 and 2.1.x). Its tool names are not where a Qwen session keeps them.
+// "isSidechain" whose message has content, not Gemini parts (newer Qwen Code records may have
+// isSidechain too; qwen-reference.md §4), a "summary" with "leafUuid", a
+// "queue-operation" or a "file-history-snapshot" (Claude Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are not where a Qwen session keeps them.
 func LooksLikeClaudeSession(path string, firstLine []byte) bool {
 	base := path[strings.LastIndexAny(path, `/\`)+1:]
 	dir := path[:max(0, strings.LastIndexAny(path, `/\`))]
@@ -338,7 +339,10 @@ func LooksLikeClaudeSession(path string, firstLine []byte) bool {
 	case !bytes.HasPrefix(line, []byte("{")):
 		return false
 	case bytes.Contains(line, []byte(`"isSidechain":`)):
-		return true
+		// Newer Qwen Code records may carry isSidechain too, but their message is Gemini
+		// {role, parts}; Claude Code's is {role, content} and its lines have userType.
+		return !bytes.Contains(line, []byte(`"parts":`)) &&
+			(bytes.Contains(line, []byte(`"content":`)) || bytes.Contains(line, []byte(`"userType":`)))
 	case bytes.HasPrefix(line, []byte(`{"type":"summary"`)) && bytes.Contains(line, []byte(`"leafUuid":`)):
 		return true
 	}
