@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,12 @@ const maxLinkHops = 40
 //
 // Errors name the path as the user gave it (and its resolved target when they differ).
 func WriteOutput(stdout io.Writer, path string, data []byte) error {
+	return WriteOutputContext(context.Background(), stdout, path, data)
+}
+
+// WriteOutputContext is WriteOutput that gives up when ctx ends (a signal) while it waits to
+// open a FIFO nobody reads yet or for a reader to drain it: the error then wraps ctx.Err().
+func WriteOutputContext(ctx context.Context, stdout io.Writer, path string, data []byte) error {
 	if path == "-" {
 		_, err := stdout.Write(data)
 		return err
@@ -64,11 +71,11 @@ func WriteOutput(stdout io.Writer, path string, data []byte) error {
 			}
 			return nil
 		}
-		return writeThrough(target, name, data, os.O_WRONLY|os.O_APPEND)
+		return writeThrough(ctx, target, name, data, os.O_WRONLY|os.O_APPEND)
 	case fi.Mode().IsRegular():
 		return replaceOutput(target, name, data, fi)
 	case fi.Mode()&os.ModeCharDevice != 0, fi.Mode()&os.ModeNamedPipe != 0:
-		return writeThrough(target, name, data, os.O_WRONLY)
+		return writeThrough(ctx, target, name, data, os.O_WRONLY)
 	default:
 		return fmt.Errorf("write %s: %s, not a file, device or FIFO: refusing to write a report there", name, fileKind(fi.Mode()))
 	}
@@ -139,18 +146,45 @@ func ownDescriptor(p string) (int, bool) {
 	return 0, false
 }
 
-// writeThrough opens an existing device, FIFO or descriptor link and writes data to it.
-func writeThrough(target, name string, data []byte, flag int) error {
-	f, err := os.OpenFile(target, flag, 0)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+// writeThrough opens an existing device, FIFO or descriptor link and writes data to it. The
+// open (a FIFO's waits for a reader) and the write (a full pipe waits for the reader) give up
+// when ctx ends; a file opened after that is closed at once.
+func writeThrough(ctx context.Context, target, name string, data []byte, flag int) error {
+	type opened struct {
+		f   *os.File
+		err error
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", name, err)
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(target, flag, 0)
+		ch <- opened{f, err}
+	}()
+	var f *os.File
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return fmt.Errorf("write %s: %w", name, o.err)
+		}
+		f = o.f
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return fmt.Errorf("write %s: %w", name, ctx.Err())
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+	stop := context.AfterFunc(ctx, func() { f.Close() }) // unblocks a Write to a full pipe
+	_, werr := f.Write(data)
+	if !stop() {
+		return fmt.Errorf("write %s: %w", name, ctx.Err())
+	}
+	cerr := f.Close()
+	if werr != nil {
+		return fmt.Errorf("write %s: %w", name, werr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("write %s: %w", name, cerr)
 	}
 	return nil
 }

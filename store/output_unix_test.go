@@ -4,6 +4,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -239,4 +240,34 @@ func TestWriteOutputRelativeLinkInSymlinkedDirectory(t *testing.T) {
 	assert.Equal(t, report, string(b))
 	_, err = os.Lstat(filepath.Join(root, "t.csv"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestWriteOutputFIFOGivesUpWhenCancelled(t *testing.T) {
+	// A FIFO nobody reads: opening it waits; a signal (the run's context) must end the wait.
+	fifo := filepath.Join(t.TempDir(), "nobody-reads")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := WriteOutputContext(ctx, io.Discard, fifo, []byte(report))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "write "+fifo+": ")
+	fi, err := os.Lstat(fifo)
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode()&os.ModeNamedPipe, "still a FIFO")
+}
+
+func TestWriteOutputFullPipeGivesUpWhenCancelled(t *testing.T) {
+	// A reader that opened the FIFO but reads nothing: the write fills the pipe and waits; the
+	// cancel closes the file, which ends the write.
+	fifo := filepath.Join(t.TempDir(), "slow-reader")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	r, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0) // a reader that never reads
+	require.NoError(t, err)
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	big := bytes.Repeat([]byte("x"), 4<<20) // far more than a pipe holds
+	done := make(chan error, 1)
+	go func() { done <- WriteOutputContext(ctx, io.Discard, fifo, big) }()
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
 }

@@ -298,7 +298,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		return err
 	}
 
-	if err := writeAuditOutputs(env, opts, r, rep); err != nil {
+	if err := writeAuditOutputs(ctx, env, opts, r, rep); err != nil {
 		return err
 	}
 	c := rep.Counts
@@ -532,7 +532,7 @@ func auditTable(columns []string, rows [][]string) *reports.Table {
 	return t
 }
 
-func writeAuditOutputs(env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
+func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
 	pairs := auditTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
 	tools := auditTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
 	var main bytes.Buffer
@@ -548,7 +548,7 @@ func writeAuditOutputs(env *Env, opts auditOptions, r *auditRun, rep *audit.Repo
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", opts.Format, err)
 	}
-	if err := writeOutput(env.Out, opts.Out, main.Bytes()); err != nil {
+	if err := writeOutput(ctx, env.Out, opts.Out, main.Bytes()); err != nil {
 		return err
 	}
 	if opts.ToolsOut != "" {
@@ -556,7 +556,7 @@ func writeAuditOutputs(env *Env, opts auditOptions, r *auditRun, rep *audit.Repo
 		if err := reports.WriteCSV(&b, tools); err != nil {
 			return fmt.Errorf("audit: render tools: %w", err)
 		}
-		return writeOutput(env.Out, opts.ToolsOut, b.Bytes())
+		return writeOutput(ctx, env.Out, opts.ToolsOut, b.Bytes())
 	}
 	return nil
 }
@@ -564,8 +564,8 @@ func writeAuditOutputs(env *Env, opts auditOptions, r *auditRun, rep *audit.Repo
 // writeOutput writes a report to stdout ("-") or to the path the user named, by
 // store.WriteOutput's rules (a regular file replaced atomically, a device, FIFO or /dev/stdout
 // written through, a symbolic link followed, never replaced).
-func writeOutput(stdout io.Writer, path string, data []byte) error {
-	if err := store.WriteOutput(stdout, path, data); err != nil {
+func writeOutput(ctx context.Context, stdout io.Writer, path string, data []byte) error {
+	if err := store.WriteOutputContext(ctx, stdout, path, data); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
