@@ -43,7 +43,7 @@ const (
 // exitMeaning is the EXIT STATUS line of each code (README "Commands" says the same).
 var exitMeaning = map[int]string{
 	exitOK:          "success (also when there is nothing to change or undo)",
-	exitError:       "error: nothing could be done (a bad config, inventory or state directory, an unknown run)",
+	exitError:       "error: nothing could be done (a bad config, inventory or state directory, an unknown run), or the results could not be written to standard output",
 	exitUsage:       "usage error (a bad flag, value or argument); nothing was done",
 	exitPartial:     "partial: some stores or inputs could not be read or rewritten (each is listed); wins over 5",
 	exitInUse:       "refused: a store is in use by another process (changed while being read, or locked)",
@@ -200,17 +200,34 @@ func run(ctx context.Context, args []string, env *Env) int {
 	out := bufio.NewWriterSize(env.Out, 64<<10)
 	e := *env
 	e.Out = out
-	env = &e
-	defer out.Flush()
+	code, err := runApp(ctx, args, &e)
+	// The results were not (all) written: a full disk behind `> report`, a closed descriptor.
+	// bufio keeps the first write error, also of the flushes before a prompt. A cron job must
+	// not read exit 0 with the report lost; a failure already said (names flushes itself) is
+	// not said twice.
+	if ferr := out.Flush(); ferr != nil {
+		if err == nil || !strings.Contains(err.Error(), ferr.Error()) {
+			fmt.Fprintf(env.Err, "sessionfix: results not written to standard output: %v\n", ferr)
+		}
+		if code == exitOK {
+			code = exitError
+		}
+	}
+	return code
+}
+
+// runApp runs the command line on env (whose Out is buffered by run) and returns its exit code
+// and the error it ended with (already printed).
+func runApp(ctx context.Context, args []string, env *Env) (int, error) {
 	app := newApp(env)
 	args, err := resolveCommand(app, args)
 	if err != nil {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
-		return exitUsage
+		return exitUsage, err
 	}
 	if err := checkFlagOrder(app, args); err != nil {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
-		return exitUsage
+		return exitUsage, err
 	}
 	err = app.RunContext(ctx, args)
 	if ctx.Err() != nil {
@@ -228,12 +245,12 @@ func run(ctx context.Context, args []string, env *Env) int {
 			msg = strings.Replace(msg, "interrupted", se.Error(), 1)
 		}
 		fmt.Fprintf(env.Err, "sessionfix: %s\n", msg)
-		return interruptedCode(ctx)
+		return interruptedCode(ctx), err
 	}
 	if err != nil && err.Error() != "" {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
 	}
-	return exitCode(err)
+	return exitCode(err), err
 }
 
 func newApp(env *Env) *cli.App {

@@ -126,7 +126,7 @@ func runNames(_ context.Context, env *Env, opts namesOptions) error {
 		}
 	}
 	if err := writeNames(env.Out, inputs, opts.Format, ix); err != nil {
-		return err
+		return fmt.Errorf("results not written to standard output: %w", err)
 	}
 	if bad > 0 {
 		return &exitErr{code: exitPartial, err: fmt.Errorf("%d input lines could not be read", bad)}
