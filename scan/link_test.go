@@ -64,3 +64,11 @@ func TestDiscoverFollowsCodexSessionsLink(t *testing.T) {
 	}
 	assert.True(t, loopInfo, "the loop is reported as a link not followed: %v", f.Issues)
 }
+
+func TestInside(t *testing.T) {
+	assert.True(t, inside("/a/b", "/"), "everything is inside /")
+	assert.True(t, inside("/a/b", "/a"))
+	assert.True(t, inside("/a", "/a"))
+	assert.False(t, inside("/ab", "/a"))
+	assert.False(t, inside("/a", "/a/b"))
+}

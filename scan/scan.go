@@ -156,6 +156,11 @@ func (f *Found) LinkTargets() []string {
 	return out
 }
 
+// inside reports whether path is dir or below it; dir may be the root directory.
+func inside(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
 // codexSessionLink reports whether the symbolic link at path is a Codex home's sessions/ or
 // archived_sessions/ pointing to a directory (schemes.md §A.6): such a link is followed in a
 // walk, as the home's rollouts are there. It returns the link's target.
@@ -169,8 +174,8 @@ func codexSessionLink(path string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	if abs, err := filepath.Abs(path); err != nil || strings.HasPrefix(abs, real+string(filepath.Separator)) {
-		return "", false // a link into a directory holding it: a loop
+	if abs, err := filepath.Abs(path); err != nil || inside(abs, real) {
+		return "", false // a link to a directory holding it (up to /): a loop
 	}
 	fi, err := os.Stat(real)
 	return real, err == nil && fi.IsDir()
