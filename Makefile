@@ -19,7 +19,8 @@ test:
 	$(GO) vet ./...
 	set -o pipefail; $(GO) test -count=1 -json ./... | $(GO) run ./internal/testsummary
 
-## torture: the long fault tests (internal/torture): SIGKILL at random instants of fix and undo,
+## torture: the long fault tests (internal/torture): SIGKILL at random instants of fix and undo
+## (JSONL and a rollback-journal SQLite store: hot journals), tampered run manifests and journals,
 ## agents writing to a session while it is fixed; prints trials, failures and bytes lost
 ## (under 15 minutes; SESSIONFIX_TORTURE_TRIALS=N sets the trials per scenario)
 torture:
