@@ -29,7 +29,13 @@ func TestDiscoverFollowsCodexSessionsLink(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(disk, "sessions"), filepath.Join(home, "other"))) // not a sessions dir
 	loop := filepath.Join(base, "loop")
 	require.NoError(t, os.MkdirAll(loop, 0o755))
+	write(t, loop, "auth.json", "{}")
 	require.NoError(t, os.Symlink(loop, filepath.Join(loop, "sessions")))
+	// A sessions link in a directory that is no Codex home (no config.toml, auth.json,
+	// history, state or thread-history file) is not followed.
+	plain := filepath.Join(base, "plain")
+	require.NoError(t, os.MkdirAll(plain, 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(disk, "archived"), filepath.Join(plain, "sessions")))
 
 	for _, roots := range [][]string{{home}, {base}, {home, filepath.Join(home, "sessions")}} {
 		f := Discover(roots)
@@ -63,6 +69,14 @@ func TestDiscoverFollowsCodexSessionsLink(t *testing.T) {
 		loopInfo = loopInfo || (is.Path == filepath.Join(loop, "sessions") && is.Reason == "symbolic link not followed; pass its target to include it")
 	}
 	assert.True(t, loopInfo, "the loop is reported as a link not followed: %v", f.Issues)
+	for _, tg := range f.Targets {
+		assert.NotEqual(t, filepath.Join(plain, "sessions", rel), f.Lexical(tg.Store.Ref().Path), "plain/sessions is not followed")
+	}
+	var plainInfo bool
+	for _, is := range f.Issues {
+		plainInfo = plainInfo || (is.Path == filepath.Join(plain, "sessions") && is.Reason == "symbolic link not followed; pass its target to include it")
+	}
+	assert.True(t, plainInfo, "plain/sessions: %v", f.Issues)
 }
 
 func TestInside(t *testing.T) {

@@ -156,6 +156,23 @@ func (f *Found) LinkTargets() []string {
 	return out
 }
 
+// codexHomeFiles reports whether dir holds a file only a Codex home has besides its session
+// directories: config.toml, auth.json, history.jsonl, session_index.jsonl, state_*.sqlite or
+// thread_history_*.sqlite (schemes.md §A.6, §A.7).
+func codexHomeFiles(dir string) bool {
+	for _, name := range []string{codex.ConfigName, "auth.json", "history.jsonl", "session_index.jsonl"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	for _, pat := range []string{"state_*.sqlite", "thread_history_*.sqlite"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pat)); len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // inside reports whether path is dir or below it; dir may be the root directory.
 func inside(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
@@ -169,6 +186,9 @@ func codexSessionLink(path string) (string, bool) {
 	case "sessions", "archived_sessions":
 	default:
 		return "", false
+	}
+	if !codexHomeFiles(filepath.Dir(path)) {
+		return "", false // a sessions link elsewhere (not in a Codex home) stays not followed
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
