@@ -3,8 +3,9 @@
 // fetches, CSP-pinned inline script for sorting and filtering). It knows nothing of stores:
 // callers turn their results into Tables.
 //
-// reports imports the standard library and github.com/mattn/go-runewidth (terminal display
-// width for text tables) only; it never imports store, scan, rewrite, audit or cmd.
+// WriteSARIF writes a SARIF 2.1.0 log (github.com/owenrumney/go-sarif/v2) from plain rules
+// and results. reports imports the standard library, github.com/mattn/go-runewidth (terminal
+// display width for text tables) and go-sarif only; it never imports store, scan, rewrite, audit or cmd.
 package reports
 
 import (

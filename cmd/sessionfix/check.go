@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -54,10 +58,11 @@ rejects what" lists the table and its sources.
 EXAMPLES:
    sessionfix check --provider all
    sessionfix check --provider openai-chat,kimi ~/.qwen
-   sessionfix check --provider ./my-gateway.json --inventory tools.json --format json`,
+   sessionfix check --provider ./my-gateway.json --inventory tools.json --format json
+   sessionfix check --provider all --format sarif > check.sarif`,
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "provider", Usage: "providers to check against: comma-separated IDs, all, or a profile file (required)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name site, provider and rule)"},
 			workersFlag(),
 		),
 		Action: func(c *cli.Context) error {
@@ -68,8 +73,8 @@ EXAMPLES:
 }
 
 func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
-	if opts.Format != "table" && opts.Format != "json" {
-		return usageErrorf("--format must be table or json, not %q", opts.Format)
+	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" {
+		return usageErrorf("--format must be table, json or sarif, not %q", opts.Format)
 	}
 	if opts.Workers < 0 {
 		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
@@ -101,12 +106,19 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		res.Declared("declared-raw", raws, ps)
 	}
 	rep := checkReportOf(&res, ps, p.agg)
-	if opts.Format == "json" {
+	switch opts.Format {
+	case "json":
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
-	} else {
+	case "sarif":
+		rules, results := checkSARIF(rep, opts.Common.Inventory)
+		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", rules, results); err != nil {
+			return err
+		}
+		writeProblems(env, rep.Problems)
+	default:
 		writeCheckText(env.Out, rep)
 		writeProblems(env, rep.Problems)
 	}
@@ -367,4 +379,87 @@ func ruleDetails(r checkRejection) string {
 		parts[i] = v.Rule + ": " + v.Detail
 	}
 	return strings.Join(parts, "; ")
+}
+
+// checkSARIF turns the report into SARIF rules and results: one rule per provider and rule it
+// breaks, id "provider/<provider id>/<rule>" (stable: "provider/bedrock/length"), and one
+// result per finding and rejecting provider, located at the store and line (a SQLite row is
+// named in the message; a declared tool is located at the inventory file). The fingerprint
+// is provider, name and store, without the line: a finding stays the same finding when
+// records are appended before it.
+func checkSARIF(rep *checkReport, inventory string) ([]reports.SARIFRule, []reports.SARIFResult) {
+	provs := map[string]checkProvider{}
+	for _, p := range rep.Providers {
+		provs[p.ID] = p
+	}
+	var rules []reports.SARIFRule
+	seen := map[string]bool{}
+	var results []reports.SARIFResult
+	for _, f := range rep.Findings {
+		for _, r := range f.Now {
+			p := provs[r.Provider]
+			for _, v := range r.Rules {
+				id := "provider/" + p.ID + "/" + v.Rule
+				if !seen[id] {
+					seen[id] = true
+					full := fmt.Sprintf("%s rejects a tool name that breaks its rule: %s. Source: %s.", p.Name, p.Rule, p.Source)
+					if p.ErrorText != "" {
+						full += fmt.Sprintf(" The provider answers: %q", p.ErrorText)
+					}
+					rules = append(rules, reports.SARIFRule{ID: id, Name: sarifRuleName(p.ID, v.Rule),
+						Short: fmt.Sprintf("%s rejects the name (%s)", p.Name, v.Rule), Full: full,
+						HelpURI: "https://github.com/sessionfix/sessionfix/blob/main/docs/providers.md"})
+				}
+				msg := fmt.Sprintf("%s would be rejected by %s: %s.", f.Name, p.Name, v.Detail)
+				if f.Row != "" {
+					msg += " At " + f.Row + "."
+				}
+				switch {
+				case f.Action == string(rewrite.ActRewrite) && len(f.AfterFix) == 0:
+					msg += fmt.Sprintf(" After sessionfix fix: %s, which every provider checked accepts.", f.After)
+				case f.Action == string(rewrite.ActRewrite):
+					msg += fmt.Sprintf(" After sessionfix fix: %s, still rejected by %s.", f.After, rejectedIDs(f.AfterFix))
+				default:
+					msg += " sessionfix fix does not change it."
+				}
+				path := f.Store
+				if path == "" {
+					path = inventory
+				}
+				results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: sarifPath(path), Line: f.Line,
+					Fingerprint: sarifFingerprint(p.ID, v.Rule, f.Name, sarifPath(path), f.Row)})
+			}
+		}
+	}
+	return rules, results
+}
+
+// sarifFingerprint is the first 16 bytes of the SHA-256 of the parts (NUL-separated), in hex.
+func sarifFingerprint(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:16])
+}
+
+// sarifRuleName is a rule's PascalCase name ("OpenaiChatPattern").
+func sarifRuleName(id, rule string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(id+"-"+rule, func(r rune) bool { return r == '-' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// sarifPath is a store path as a SARIF artifact URI: relative to the working directory when
+// it lies under it (so code scanning resolves it in the checkout), else absolute, always with
+// forward slashes.
+func sarifPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(p)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -176,4 +177,65 @@ func TestCheckProfileAndInventory(t *testing.T) {
 	// normalized (a hash suffix), which passes; no declared tool is named "search" itself.
 	assert.Equal(t, []string{"declared-raw mcp__foo.bar__get_data my-gateway pattern"}, decl)
 	assert.Equal(t, "my-gateway", rep.Providers[0].ID)
+}
+
+func TestCheckSARIF(t *testing.T) {
+	env := testEnv(t)
+	home := t.TempDir()
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
+	r := runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", home)
+	require.Equal(t, exitFinding, r.code, r.err)
+	f, err := os.Open("../../reports/testdata/sarif-schema-2.1.0.json")
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource("sarif.json", doc))
+	sch, err := c.Compile("sarif.json")
+	require.NoError(t, err)
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(r.out))
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(v))
+
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID string `json:"id"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Locations []struct {
+					Physical struct {
+						Artifact struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Region struct {
+							StartLine int `json:"startLine"`
+						} `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+				Fingerprints map[string]string `json:"partialFingerprints"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.out), &log))
+	run := log.Runs[0]
+	// 20 rejected sites × the 7 providers with the [a-zA-Z0-9_-] pattern, one rule each.
+	assert.Len(t, run.Results, 140)
+	var ids []string
+	for _, x := range run.Tool.Driver.Rules {
+		ids = append(ids, x.ID)
+	}
+	assert.Equal(t, []string{"provider/openai-chat/pattern", "provider/openai-responses/pattern", "provider/anthropic/pattern",
+		"provider/bedrock/pattern", "provider/deepseek/pattern", "provider/mistral/pattern", "provider/kimi/pattern"}, ids)
+	first := run.Results[0]
+	assert.Equal(t, "provider/openai-chat/pattern", first.RuleID)
+	assert.True(t, strings.HasSuffix(first.Locations[0].Physical.Artifact.URI, "/projects/-home-demo-src-api/chats/50bcb974-4071-429f-a75f-7496ad5cddee.jsonl"), first.Locations[0].Physical.Artifact.URI)
+	assert.Equal(t, 3, first.Locations[0].Physical.Region.StartLine)
+	assert.Len(t, first.Fingerprints["sessionfix/v1"], 32)
 }

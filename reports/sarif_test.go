@@ -1,0 +1,109 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// validateSARIF checks b against the OASIS SARIF 2.1.0 schema (testdata, copied from
+// oasis-tcs/sarif-spec sarif-2.1/schema/sarif-schema-2.1.0.json @ e0583813964e).
+func validateSARIF(t *testing.T, b []byte) {
+	t.Helper()
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource("sarif-schema-2.1.0.json", doc))
+	sch, err := c.Compile("sarif-schema-2.1.0.json")
+	require.NoError(t, err)
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(v))
+}
+
+func TestWriteSARIF(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteSARIF(&b, "sessionfix", "1.2.3", "https://example.test",
+		[]SARIFRule{{ID: "provider/kimi/pattern", Name: "KimiPattern", Short: "Kimi rejects the name", HelpURI: "https://example.test/h"}},
+		[]SARIFResult{
+			{RuleID: "provider/kimi/pattern", Message: "a.b rejected", Path: "s/one.jsonl", Line: 7, Fingerprint: "ab12"},
+			{RuleID: "provider/kimi/pattern", Message: "x.y rejected at row part id=1", Path: "/abs/opencode.db"},
+		}))
+	validateSARIF(t, b.Bytes())
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Name    string `json:"name"`
+					Version string `json:"version"`
+					Rules   []struct {
+						ID string `json:"id"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				RuleIndex int    `json:"ruleIndex"`
+				Level     string `json:"level"`
+				Locations []struct {
+					Physical struct {
+						Artifact struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Region *struct {
+							StartLine int `json:"startLine"`
+						} `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+				Fingerprints map[string]string `json:"partialFingerprints"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &log))
+	assert.Equal(t, "2.1.0", log.Version)
+	require.Len(t, log.Runs, 1)
+	r := log.Runs[0]
+	assert.Equal(t, "1.2.3", r.Tool.Driver.Version)
+	assert.Equal(t, "provider/kimi/pattern", r.Tool.Driver.Rules[0].ID)
+	require.Len(t, r.Results, 2)
+	assert.Equal(t, "error", r.Results[0].Level)
+	assert.Equal(t, "s/one.jsonl", r.Results[0].Locations[0].Physical.Artifact.URI)
+	assert.Equal(t, 7, r.Results[0].Locations[0].Physical.Region.StartLine)
+	assert.Equal(t, map[string]string{"sessionfix/v1": "ab12"}, r.Results[0].Fingerprints)
+	assert.Nil(t, r.Results[1].Locations[0].Physical.Region) // a row: no line
+}
+
+func TestWriteSARIFEmpty(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteSARIF(&b, "sessionfix", "dev", "https://example.test", nil, nil))
+	validateSARIF(t, b.Bytes())
+	assert.Contains(t, b.String(), `"results": []`)
+}
+
+// TestSARIFSchemaRejects: the schema check can fail (a log without runs, a bad version).
+func TestSARIFSchemaRejects(t *testing.T) {
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(t, c.AddResource("s.json", doc))
+	sch, err := c.Compile("s.json")
+	require.NoError(t, err)
+	for _, bad := range []string{`{"version":"2.1.0"}`, `{"version":"2.0.0","runs":[]}`,
+		`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"m"},"level":"fatal"}]}]}`} {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(bad)))
+		require.NoError(t, err)
+		assert.Error(t, sch.Validate(v), bad)
+	}
+}
