@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/google/renameio/v2"
 )
@@ -41,9 +43,27 @@ func WriteOutput(stdout io.Writer, path string, data []byte) error {
 	return WriteOutputContext(context.Background(), stdout, path, data)
 }
 
+// OutputOption tunes WriteOutputContext.
+type OutputOption func(*outputConfig)
+
+type outputConfig struct {
+	onWait func(name string)
+}
+
+// OnWait has WriteOutputContext call f (with the path as the user gave it, and its target
+// when a link led there) before it waits for a FIFO that has no reader yet, so the caller can
+// say why the run seems to hang (an `audit --out fifo` nobody reads).
+func OnWait(f func(name string)) OutputOption {
+	return func(c *outputConfig) { c.onWait = f }
+}
+
 // WriteOutputContext is WriteOutput that gives up when ctx ends (a signal) while it waits to
 // open a FIFO nobody reads yet or for a reader to drain it: the error then wraps ctx.Err().
-func WriteOutputContext(ctx context.Context, stdout io.Writer, path string, data []byte) error {
+func WriteOutputContext(ctx context.Context, stdout io.Writer, path string, data []byte, options ...OutputOption) error {
+	var cfg outputConfig
+	for _, o := range options {
+		o(&cfg)
+	}
 	if path == "-" {
 		_, err := stdout.Write(data)
 		return err
@@ -74,7 +94,12 @@ func WriteOutputContext(ctx context.Context, stdout io.Writer, path string, data
 		return writeThrough(ctx, target, name, data, os.O_WRONLY|os.O_APPEND)
 	case fi.Mode().IsRegular():
 		return replaceOutput(target, name, data, fi)
-	case fi.Mode()&os.ModeCharDevice != 0, fi.Mode()&os.ModeNamedPipe != 0:
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		if cfg.onWait != nil && !fifoHasReader(target) {
+			cfg.onWait(name)
+		}
+		return writeThrough(ctx, target, name, data, os.O_WRONLY)
+	case fi.Mode()&os.ModeCharDevice != 0:
 		return writeThrough(ctx, target, name, data, os.O_WRONLY)
 	default:
 		return fmt.Errorf("write %s: %s, not a file, device or FIFO: refusing to write a report there", name, fileKind(fi.Mode()))
@@ -146,6 +171,18 @@ func ownDescriptor(p string) (int, bool) {
 	return 0, false
 }
 
+// fifoHasReader reports whether the FIFO at path has a reader now: a non-blocking open for
+// writing fails with ENXIO when it has none (fifo(7)). Any other outcome counts as a reader
+// (the blocking open that follows reports a real error).
+func fifoHasReader(path string) bool {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return !errors.Is(err, syscall.ENXIO)
+	}
+	f.Close()
+	return true
+}
+
 // writeThrough opens an existing device, FIFO or descriptor link and writes data to it. The
 // open (a FIFO's waits for a reader) and the write (a full pipe waits for the reader) give up
 // when ctx ends; a file opened after that is closed at once.
@@ -199,19 +236,35 @@ func replaceOutput(target, name string, data []byte, old os.FileInfo) error {
 	}
 	pf, err := renameio.NewPendingFile(target, opts...)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return tempError(name, dir, err)
 	}
 	defer pf.Cleanup()
 	if old != nil {
 		chownLike(pf.File, old)
 	}
 	if _, err := pf.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return tempError(name, dir, err)
 	}
 	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return tempError(name, dir, err)
 	}
 	return SyncDir(dir)
+}
+
+// tempError words a failure of the temp file replaceOutput writes in dir: the temp's random
+// name ("open out/.x.csv9172705693470836540: read-only file system") means nothing to the
+// user, so the error names the output, the cause and the directory the temp was written in
+// (the cause stays wrapped for errors.Is).
+func tempError(name, dir string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return fmt.Errorf("write %s: %w (while writing a temporary file in %s to rename over it)", name, err, dir)
 }
 
 // fileKind names a file type for an error message.

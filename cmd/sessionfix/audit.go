@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -548,7 +547,7 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", opts.Format, err)
 	}
-	if err := writeOutput(ctx, env.Out, opts.Out, main.Bytes()); err != nil {
+	if err := writeOutput(ctx, env, opts.Out, main.Bytes()); err != nil {
 		return err
 	}
 	if opts.ToolsOut != "" {
@@ -556,16 +555,20 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 		if err := reports.WriteCSV(&b, tools); err != nil {
 			return fmt.Errorf("audit: render tools: %w", err)
 		}
-		return writeOutput(ctx, env.Out, opts.ToolsOut, b.Bytes())
+		return writeOutput(ctx, env, opts.ToolsOut, b.Bytes())
 	}
 	return nil
 }
 
 // writeOutput writes a report to stdout ("-") or to the path the user named, by
 // store.WriteOutput's rules (a regular file replaced atomically, a device, FIFO or /dev/stdout
-// written through, a symbolic link followed, never replaced).
-func writeOutput(ctx context.Context, stdout io.Writer, path string, data []byte) error {
-	if err := store.WriteOutputContext(ctx, stdout, path, data); err != nil {
+// written through, a symbolic link followed, never replaced). A FIFO with no reader yet is
+// waited for, and stderr says so (else the run looks hung).
+func writeOutput(ctx context.Context, env *Env, path string, data []byte) error {
+	waiting := store.OnWait(func(name string) {
+		fmt.Fprintf(env.Err, "sessionfix: audit: waiting for a reader of the FIFO %s (Ctrl-C stops)\n", name)
+	})
+	if err := store.WriteOutputContext(ctx, env.Out, path, data, waiting); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
