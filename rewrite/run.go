@@ -27,7 +27,7 @@ import (
 const (
 	StateApplying        = "applying"         // the run was interrupted (journal only)
 	StateApplied         = "applied"          // every planned store was rewritten
-	StatePartial         = "partial"          // some stores were skipped or failed
+	StatePartial         = "partial"          // some stores were skipped or failed, or the run was killed (ListRuns)
 	StateNothing         = "nothing-to-do"    // no store needed a change
 	StateUndone          = "undone"           // every change was restored
 	StatePartiallyUndone = "partially-undone" // undo refused some stores
@@ -620,6 +620,11 @@ func ListRuns(stateDir string) ([]RunInfo, error) {
 		}
 		ri.Created, ri.State, ri.Command, ri.Skipped = m.Created, m.State, m.Command, len(m.Skipped)
 		ri.Files = len(m.Files)
+		if m.State == StateApplying && !runLive(dir) {
+			// Killed before its manifest was final (no process holds its journal): what the
+			// journal recorded is listed, and undone, like any partial run.
+			ri.State = StatePartial
+		}
 		for _, f := range m.Files {
 			ri.Names += f.Edits
 			if f.Restored {
@@ -669,6 +674,24 @@ func nothingJournaled(path string) bool {
 
 // errTorn marks the torn last line of a journal.
 var errTorn = errors.New("torn journal line")
+
+// runLive reports whether a process (a fix or undo of this run) holds the run's journal lock.
+func runLive(dir string) bool {
+	jpath := filepath.Join(dir, journalName)
+	if _, err := os.Stat(jpath); err != nil {
+		return false
+	}
+	lk := flock.New(jpath)
+	ok, err := lk.TryLock()
+	if err != nil {
+		return false
+	}
+	if ok {
+		_ = lk.Unlock()
+		return false
+	}
+	return true
+}
 
 // ErrNoRun means no run matches the request.
 var ErrNoRun = errors.New("no such run")

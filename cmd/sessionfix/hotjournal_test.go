@@ -87,7 +87,7 @@ func TestSQLiteHotJournal(t *testing.T) {
 
 	r = runCLI(t, env, "", "runs", "--state-dir", state)
 	require.Equal(t, 0, r.code, r.out+r.err)
-	assert.Regexp(t, `applying\s+1\s+3011`, r.out, "the crashed run is listed with the store it journaled")
+	assert.Regexp(t, `partial\s+1\s+3011`, r.out, "the crashed run is listed as partial with the store it journaled")
 
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
 	require.Equal(t, 0, r.code, r.out+r.err)
