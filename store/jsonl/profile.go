@@ -325,8 +325,9 @@ var QwenEditCheckpoint = func() *Profile {
 // Code session (~/.claude/projects/<dir>/<uuid>.jsonl, <uuid>/subagents/agent-*.jsonl): named
 // like a Qwen session, but its first line is one only Claude Code writes — a message line with
 // "isSidechain" whose message has content, not Gemini parts (newer Qwen Code records may have
-// isSidechain too; qwen-reference.md §4), a "summary" with "leafUuid", a
-// "queue-operation" or a "file-history-snapshot" (Claude Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are not where a Qwen session keeps them.
+// isSidechain too; qwen-reference.md §4), a "summary" with "leafUuid", a "queue-operation" or
+// a "file-history-snapshot" (Claude Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are
+// not where a Qwen session keeps them.
 func LooksLikeClaudeSession(path string, firstLine []byte) bool {
 	base := path[strings.LastIndexAny(path, `/\`)+1:]
 	dir := path[:max(0, strings.LastIndexAny(path, `/\`))]
