@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -35,6 +36,9 @@ type checkOptions struct {
 	Format    string
 	Workers   int
 	Common    planOptions
+	// Baseline is --baseline: a previous check output (--format json or sarif); only findings
+	// not in it make the run exit 5.
+	Baseline string
 }
 
 func newCheckCommand(env *Env) *cli.Command {
@@ -59,15 +63,17 @@ EXAMPLES:
    sessionfix check --provider all
    sessionfix check --provider openai-chat,kimi ~/.qwen
    sessionfix check --provider ./my-gateway.json --inventory tools.json --format json
-   sessionfix check --provider all --format sarif > check.sarif`,
+   sessionfix check --provider all --format sarif > check.sarif
+   sessionfix check --provider all --baseline check.sarif`,
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "provider", Usage: "providers to check against: comma-separated IDs, all, or a profile file (required)"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name site, provider and rule)"},
 			workersFlag(),
+			&cli.StringFlag{Name: "baseline", Usage: "a previous check output (--format json or sarif): exit 5 only for findings not in it (new since the baseline)", TakesFile: true},
 		),
 		Action: func(c *cli.Context) error {
 			return runCheck(c.Context, env, checkOptions{Paths: c.Args().Slice(), Providers: c.String("provider"),
-				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c)})
+				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c), Baseline: c.String("baseline")})
 		},
 	}
 }
@@ -106,6 +112,24 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		res.Declared("declared-raw", raws, ps)
 	}
 	rep := checkReportOf(&res, ps, p.agg)
+	if opts.Baseline != "" {
+		known, err := loadCheckBaseline(opts.Baseline, opts.Common.Inventory)
+		if err != nil {
+			return err
+		}
+		rep.Baseline = &checkBaseline{File: opts.Baseline, Known: len(known)}
+		for i := range rep.Findings {
+			f := &rep.Findings[i]
+			for _, fp := range f.fingerprints(opts.Common.Inventory) {
+				if !known[fp] {
+					f.New = true
+				}
+			}
+			if f.New {
+				rep.Baseline.New++
+			}
+		}
+	}
 	switch opts.Format {
 	case "json":
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
@@ -127,6 +151,11 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		return withCode(exitInUse)
 	case p.agg.failed:
 		return withCode(exitPartial)
+	case rep.Baseline != nil:
+		if rep.Baseline.New > 0 {
+			fmt.Fprintf(env.Err, "check: %s rejected that %s not in the baseline %s\n", plural(rep.Baseline.New, "name site"), map[bool]string{true: "is", false: "are"}[rep.Baseline.New == 1], opts.Baseline)
+			return withCode(exitFinding)
+		}
 	case rep.Rejected > 0:
 		fmt.Fprintf(env.Err, "check: %s (%s) rejected by at least one provider\n", plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"))
 		return withCode(exitFinding)
@@ -141,12 +170,15 @@ type checkReport struct {
 	Skipped map[string]int `json:"sites_not_sent"`
 	// Rejected counts the names (sites, declared tools) some provider rejects now;
 	// RejectedAfterFix those still rejected with the name fix would write.
-	Rejected         int             `json:"rejected"`
-	Distinct         int             `json:"rejected_distinct_names"`
-	RejectedAfterFix int             `json:"rejected_after_fix"`
-	Providers        []checkProvider `json:"providers"`
-	Findings         []checkFinding  `json:"findings"`
-	Problems         []problemRow    `json:"problems"`
+	Rejected         int `json:"rejected"`
+	Distinct         int `json:"rejected_distinct_names"`
+	RejectedAfterFix int `json:"rejected_after_fix"`
+	// Baseline is set with --baseline: how many findings its file held, and how many of this
+	// run's rejected name sites are new since.
+	Baseline  *checkBaseline  `json:"baseline,omitempty"`
+	Providers []checkProvider `json:"providers"`
+	Findings  []checkFinding  `json:"findings"`
+	Problems  []problemRow    `json:"problems"`
 }
 
 type checkProvider struct {
@@ -176,6 +208,71 @@ type checkFinding struct {
 	After    string           `json:"after_fix"`
 	Now      []checkRejection `json:"rejected_by"`
 	AfterFix []checkRejection `json:"rejected_after_fix_by"`
+	// New: with --baseline, some provider rejection of this site is not in the baseline.
+	New bool `json:"new_since_baseline,omitempty"`
+}
+
+type checkBaseline struct {
+	File  string `json:"file"`
+	Known int    `json:"known_fingerprints"`
+	New   int    `json:"new"`
+}
+
+// fingerprints are the identities of a finding's rejections (one per provider and rule), as
+// SARIF partialFingerprints "sessionfix/v1" carries them; inventory locates declared tools.
+func (f checkFinding) fingerprints(inventory string) []string {
+	path := f.Store
+	if path == "" {
+		path = inventory
+	}
+	var out []string
+	for _, r := range f.Now {
+		for _, v := range r.Rules {
+			out = append(out, sarifFingerprint(r.Provider, v.Rule, f.Name, sarifPath(path), f.Row))
+		}
+	}
+	return out
+}
+
+// loadCheckBaseline reads the fingerprints of a previous check output: a SARIF log (its
+// partialFingerprints "sessionfix/v1") or check's JSON (recomputed from its findings). An
+// unreadable or unrecognised file is an error naming it.
+func loadCheckBaseline(path, inventory string) (map[string]bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	var probe struct {
+		Runs []struct {
+			Results []struct {
+				Fingerprints map[string]string `json:"partialFingerprints"`
+			} `json:"results"`
+		} `json:"runs"`
+		Findings []checkFinding `json:"findings"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("--baseline %s: not a check output (--format json or sarif): %v", path, err)
+	}
+	known := map[string]bool{}
+	switch {
+	case probe.Runs != nil:
+		for _, r := range probe.Runs {
+			for _, x := range r.Results {
+				if fp := x.Fingerprints["sessionfix/v1"]; fp != "" {
+					known[fp] = true
+				}
+			}
+		}
+	case probe.Findings != nil:
+		for _, f := range probe.Findings {
+			for _, fp := range f.fingerprints(inventory) {
+				known[fp] = true
+			}
+		}
+	default:
+		return nil, fmt.Errorf("--baseline %s: not a check output (no \"runs\" or \"findings\")", path)
+	}
+	return known, nil
 }
 
 type checkRejection struct {
@@ -342,6 +439,11 @@ func writeCheckText(w io.Writer, rep *checkReport) {
 	fmt.Fprintln(w)
 	if rep.Rejected == 0 {
 		fmt.Fprintf(w, "no name is rejected by %s\n", strings.Join(ids, ", "))
+		return
+	}
+	if b := rep.Baseline; b != nil {
+		fmt.Fprintf(w, "%s (%s) rejected now, %d of them new since the baseline %s (%d known fingerprints: provider, rule, name, store); %s still rejected after fix\n",
+			plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"), b.New, b.File, b.Known, plural(rep.RejectedAfterFix, "name site"))
 		return
 	}
 	fmt.Fprintf(w, "%s (%s) rejected now; %s still rejected after fix (exit %d)\n",

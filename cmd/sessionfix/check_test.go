@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -238,4 +239,54 @@ func TestCheckSARIF(t *testing.T) {
 	assert.True(t, strings.HasSuffix(first.Locations[0].Physical.Artifact.URI, "/projects/-home-demo-src-api/chats/50bcb974-4071-429f-a75f-7496ad5cddee.jsonl"), first.Locations[0].Physical.Artifact.URI)
 	assert.Equal(t, 3, first.Locations[0].Physical.Region.StartLine)
 	assert.Len(t, first.Fingerprints["sessionfix/v1"], 32)
+}
+
+// TestCheckBaseline: with --baseline (a previous JSON or SARIF output) only a finding added
+// since makes the run exit 5.
+func TestCheckBaseline(t *testing.T) {
+	env := testEnv(t)
+	home := t.TempDir()
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
+	dir := t.TempDir()
+	for _, format := range []string{"json", "sarif"} {
+		r := runCLI(t, env, "", "check", "--provider", "all", "--format", format, home)
+		require.Equal(t, exitFinding, r.code, r.err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "base."+format), []byte(r.out), 0o600))
+	}
+	for _, format := range []string{"json", "sarif"} {
+		r := runCLI(t, env, "", "check", "--provider", "all", "--baseline", filepath.Join(dir, "base."+format), home)
+		require.Equal(t, exitOK, r.code, r.err)
+		assert.Contains(t, r.out, "20 name sites (5 distinct names) rejected now, 0 of them new since the baseline")
+		assert.Contains(t, r.out, "(70 known fingerprints: provider, rule, name, store)") // 140 results, each name twice per store
+	}
+	// A session gains a record calling a new dotted tool.
+	sess := filepath.Join(home, "projects/-home-demo-src-api/chats/50bcb974-4071-429f-a75f-7496ad5cddee.jsonl")
+	b, err := os.ReadFile(sess)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	line5 := lines[4]
+	require.Contains(t, line5, `"mcp__foo.bar__get_data"`)
+	added := strings.ReplaceAll(line5, "mcp__foo.bar__get_data", "mcp__foo.bar__new_tool")
+	require.NoError(t, os.WriteFile(sess, []byte(string(b)+added+"\n"), 0o600))
+	for _, format := range []string{"json", "sarif"} {
+		rep, r := checkJSON(t, env, "--provider", "all", "--baseline", filepath.Join(dir, "base."+format), home)
+		require.Equal(t, exitFinding, r.code, r.err)
+		require.NotNil(t, rep.Baseline)
+		assert.Equal(t, 70, rep.Baseline.Known)
+		var fresh []string
+		for _, f := range rep.Findings {
+			if f.New {
+				fresh = append(fresh, fmt.Sprintf("%s@%d", f.Name, f.Line))
+			}
+		}
+		assert.Equal(t, []string{fmt.Sprintf("mcp__foo.bar__new_tool@%d", len(lines)+1)}, fresh)
+		assert.Equal(t, 1, rep.Baseline.New)
+		assert.Contains(t, r.err, "check: 1 name site rejected that is not in the baseline")
+	}
+	// A file that is no check output is an error naming it.
+	bad := filepath.Join(dir, "x.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"a":1}`), 0o600))
+	r := runCLI(t, env, "", "check", "--provider", "all", "--baseline", bad, home)
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.err, "--baseline "+bad+": not a check output")
 }
