@@ -128,6 +128,10 @@ func verifyManifest(run string, b []byte, m *Manifest) error {
 // CheckRun checks every not yet restored file entry of the manifest m of the run directory dir
 // against what a run of sessionfix records, on the file system as it is now:
 //
+//   - the runs directory, the run directory, its backups directory, manifest.json and
+//     journal.jsonl are owned by the effective user and not writable by group or others (Unix):
+//     the roots the path checks rely on come from the manifest itself, and its checksum is no
+//     secret, so only this bounds who can make undo write where;
 //   - the store path is absolute and clean (no "..", no "."), lies under one of the run's
 //     recorded roots (made absolute by Apply; a root that is a symlink counts under its own
 //     spelling and its target), and no directory between the root and the store, nor the store
@@ -150,6 +154,14 @@ func CheckRun(dir string, m *Manifest) error {
 	for _, d := range []string{dir, bdir} {
 		if fi, err := os.Lstat(d); err == nil && (!fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
 			return &UntrustedError{Run: m.RunID, Where: d, Reason: "is not a directory (a symlink or another file)"}
+		}
+	}
+	// Who may have written the run: every check below trusts the manifest's roots.
+	for _, p := range []string{filepath.Dir(dir), dir, bdir, filepath.Join(dir, manifestName), filepath.Join(dir, journalName)} {
+		if fi, err := os.Lstat(p); err == nil {
+			if why := checkOwner(p, fi); why != "" {
+				return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: why}
+			}
 		}
 	}
 	realB, _ := filepath.EvalSymlinks(bdir)

@@ -261,3 +261,71 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestUndoRefusesARunOthersCouldWrite (issue 9, finding 8; review3): the roots the path checks
+// rely on are part of the manifest and its checksum is a plain SHA-256, so a run re-sealed
+// with roots ["/"] passes every path check. Undo must then refuse a run that someone other
+// than the user running it could have written: a manifest owned by another uid, a run or runs
+// directory writable by group or others. The original main (and main before this test)
+// restored the victim, an existing *.jsonl outside the real roots, from such a run.
+func TestUndoRefusesARunOthersCouldWrite(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a run file another owner")
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(t *testing.T, runDir string)
+		want string
+	}{
+		{"manifest of another user", func(t *testing.T, runDir string) {
+			require.NoError(t, os.Chown(filepath.Join(runDir, "manifest.json"), 12345, 12345))
+		}, "is owned by uid 12345"},
+		{"group-writable run directory", func(t *testing.T, runDir string) {
+			require.NoError(t, os.Chmod(runDir, 0o770))
+		}, "is writable by group or others"},
+		{"world-writable runs directory", func(t *testing.T, runDir string) {
+			require.NoError(t, os.Chmod(filepath.Dir(runDir), 0o777))
+		}, "is writable by group or others"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testEnv(t)
+			dir := fixtureCopy(t)
+			state := filepath.Join(t.TempDir(), "S")
+			outside := t.TempDir()
+			victim := filepath.Join(outside, "victim.jsonl")
+			require.NoError(t, os.WriteFile(victim, []byte("{\"victim\":true}\n"), 0o600))
+			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+			require.Equal(t, 0, r.code, r.out+r.err)
+			runs, _ := os.ReadDir(filepath.Join(state, "runs"))
+			require.Len(t, runs, 1)
+			runDir := filepath.Join(state, "runs", runs[0].Name())
+			mp := filepath.Join(runDir, "manifest.json")
+			var m map[string]any
+			b, err := os.ReadFile(mp)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &m))
+			f := m["files"].([]any)[0].(map[string]any)
+			m["roots"] = []any{"/"}
+			f["store"].(map[string]any)["path"] = victim
+			f["store"].(map[string]any)["kind"] = "codex-rollout"
+			f["after"].(map[string]any)["sha256"] = fileSum(t, victim)
+			delete(f, "sites")
+			m["files"] = []any{f}
+			resealManifest(t, mp, m)
+			tc.edit(t, runDir)
+			before, err := os.ReadFile(victim)
+			require.NoError(t, err)
+
+			r = runCLI(t, env, "", "undo", "--state-dir", state, runs[0].Name())
+			assert.Equal(t, exitError, r.code, r.out+r.err)
+			assert.Contains(t, r.err, "run refused "+runs[0].Name())
+			assert.Contains(t, r.err, tc.want)
+			got, err := os.ReadFile(victim)
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(got), "the victim outside the real roots is unchanged")
+			fi, err := os.Stat(victim)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "and keeps its mode")
+		})
+	}
+}
