@@ -73,7 +73,7 @@ var commandExits = map[string]struct {
 	finding string
 	codes   []int
 }{
-	"scan":  {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitFinding, exitInterrupted}},
+	"scan":  {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitInterrupted}},
 	"fix":   {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted}},
 	"undo":  {"", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitDeclined, exitInterrupted}},
 	"runs":  {"", []int{exitOK, exitError, exitUsage, exitInterrupted}},
@@ -241,7 +241,8 @@ func runApp(ctx context.Context, args []string, env *Env) (int, error) {
 			msg = "interrupted: " + msg
 		}
 		var se *signalError
-		if errors.As(context.Cause(ctx), &se) {
+		if errors.As(context.Cause(ctx), &se) && !strings.Contains(msg, se.Error()) {
+			// The command's error may name the signal already (its cause).
 			msg = strings.Replace(msg, "interrupted", se.Error(), 1)
 		}
 		fmt.Fprintf(env.Err, "sessionfix: %s\n", msg)

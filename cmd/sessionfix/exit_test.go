@@ -149,7 +149,7 @@ func TestInterruptCodeFollowsTheSignal(t *testing.T) {
 // codes it can return (issue 8 item 9).
 func TestHelpListsOnlyTheCommandsExitCodes(t *testing.T) {
 	want := map[string][]string{
-		"scan":  {"0", "1", "2", "3", "5", "130"},
+		"scan":  {"0", "1", "2", "3", "4", "5", "130"},
 		"fix":   {"0", "1", "2", "3", "4", "5", "6", "130"},
 		"undo":  {"0", "1", "2", "3", "4", "6", "130"},
 		"runs":  {"0", "1", "2", "130"},

@@ -465,10 +465,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if p.agg.rep.Totals.Rewrite > 0 && opts.Format == "table" {
 			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
 		}
-		if p.agg.failed {
-			return withCode(exitPartial)
-		}
-		return p.agg.keptFinding(env, "fix", failOnKept)
+		return p.agg.endCode(env, "fix", failOnKept)
 	}
 
 	if !opts.Yes {
@@ -493,7 +490,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 		t := p.agg.rep.Totals
 		if t.Rewrite == 0 {
-			return p.agg.keptFinding(env, "fix", failOnKept)
+			return p.agg.endCode(env, "fix", failOnKept)
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",

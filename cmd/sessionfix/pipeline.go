@@ -732,6 +732,19 @@ func failOnFlag() cli.Flag {
 
 // keptFinding prints the --fail-on kept finding on standard error and returns its exit error
 // (nil when --fail-on kept is off or nothing was kept).
+// endCode is the exit of a run that read every store (scan, fix's dry run and its plan before
+// the prompt): a store in use, 4, wins over one that could not be read, 3, which wins over a
+// --fail-on kept finding, 5.
+func (a *aggregate) endCode(env *Env, cmd string, failOnKept bool) error {
+	switch {
+	case a.inUse > 0:
+		return withCode(exitInUse)
+	case a.failed:
+		return withCode(exitPartial)
+	}
+	return a.keptFinding(env, cmd, failOnKept)
+}
+
 func (a *aggregate) keptFinding(env *Env, cmd string, failOnKept bool) error {
 	if !failOnKept || a.rep.Totals.KeptRejected == 0 {
 		return nil

@@ -41,3 +41,38 @@ func TestStdoutWriteErrorIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// TestDryRunFixReportsAStoreInUse: a store locked past --busy-timeout is "in use", exit 4, in
+// fix's dry run as in scan and fix --apply (it exited 0, the error on stderr only); scan's
+// EXIT STATUS lists 4, which scan returns.
+func TestDryRunFixReportsAStoreInUse(t *testing.T) {
+	env := testEnv(t)
+	dir, db := opencodeStore(t)
+	release := holdLock(t, db, true)
+	defer release()
+	r := runCLI(t, env, "", "fix", "--busy-timeout", "300ms", dir)
+	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Contains(t, r.err, "store is in use by another process")
+	r = runCLI(t, env, "", "fix", "--format", "json", "--busy-timeout", "300ms", dir)
+	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	r = runCLI(t, env, "", "scan", "--busy-timeout", "300ms", dir)
+	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	r = runCLI(t, env, "", "scan", "--help")
+	assert.Contains(t, r.out, "      4    refused: a store is in use by another process")
+}
+
+// TestInterruptMessageSaysTheSignalOnce: a fix stopped by SIGINT said "interrupted by SIGINT
+// by SIGINT" (the command's error already named the signal, run named it again).
+func TestInterruptMessageSaysTheSignalOnce(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&signalError{sig: syscall.SIGINT})
+	var out, errb bytes.Buffer
+	e := *env
+	e.In, e.Out, e.Err = strings.NewReader(""), &out, &errb
+	code := run(ctx, []string{"sessionfix", "fix", "--apply", "--yes", "--state-dir", t.TempDir(), dir}, &e)
+	assert.Equal(t, 130, code)
+	assert.Contains(t, errb.String(), "interrupted by SIGINT")
+	assert.NotContains(t, errb.String(), "by SIGINT by SIGINT")
+}

@@ -94,13 +94,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	} else if err := writeScanText(env, p.agg, opts.Verbose); err != nil {
 		return err
 	}
-	switch {
-	case p.agg.inUse > 0:
-		return withCode(exitInUse)
-	case p.agg.failed:
-		return withCode(exitPartial)
-	}
-	return p.agg.keptFinding(env, "scan", failOnKept)
+	return p.agg.endCode(env, "scan", failOnKept)
 }
 
 // writeScanText prints the scan report; above summaryStores stores and without verbose, the
