@@ -41,6 +41,12 @@ first (named on stderr). Undo only puts back bytes sessionfix
 saved itself and refuses anything else, so it needs no --yes; --force (which overwrites
 changes made after the run) needs --yes when standard input is not a terminal.
 
+A run directory is not trusted: a manifest or journal line whose checksum does not match, a store
+path outside the run's roots (or with "..", a symlink, not a regular file), a backup outside the
+run's own backups/ directory, or a setuid/setgid mode the backup and the store lack refuses the
+whole run (exit 1, nothing restored, --force or not). A hot journal a crashed SQLite writer left
+is rolled back first.
+
 EXAMPLES:
    sessionfix runs
    sessionfix undo --last
