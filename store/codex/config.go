@@ -149,6 +149,10 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	if err != nil {
 		return nil, &ConfigError{Path: path, Err: redactTOMLError(data, err)}
 	}
+	// The decoder leaves the map empty, without an error, for mcp_servers = "…" or [ … ].
+	if typ := md.Type("mcp_servers"); typ != "" && typ != "Hash" {
+		return nil, &ConfigError{Path: path, Err: fmt.Errorf("%smcp_servers must be a table of servers, not %s", keyLine(data, "mcp_servers"), tomlTypeName(typ))}
+	}
 	c := &Config{Path: path, Servers: make(map[string]Server, len(raw.MCPServers)),
 		NonPrefixedServers: raw.NonPrefixedServers, NonPrefixedFeature: raw.Features.NonPrefixed}
 	for key, rs := range raw.MCPServers {
@@ -159,6 +163,37 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		c.Servers[key] = s
 	}
 	return c, nil
+}
+
+// keyLine returns "line N: " for the first line assigning the top-level key in data
+// ("key = …"), "" when there is none.
+func keyLine(data []byte, key string) string {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		l = bytes.TrimLeft(l, " \t")
+		if rest, ok := bytes.CutPrefix(l, []byte(key)); ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t"), []byte("=")) {
+			return fmt.Sprintf("line %d: ", i+1)
+		}
+	}
+	return ""
+}
+
+// tomlTypeName names a TOML type as the decoder's MetaData.Type gives it, in words.
+func tomlTypeName(typ string) string {
+	switch typ {
+	case "String":
+		return "a string"
+	case "Array":
+		return "an array"
+	case "Integer":
+		return "an integer"
+	case "Float":
+		return "a float"
+	case "Bool":
+		return "a boolean"
+	case "ArrayHash":
+		return "an array of tables"
+	}
+	return strings.ToLower(typ)
 }
 
 // redactTOMLError keeps the decoder's position and reason but not the offending line, which

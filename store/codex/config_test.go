@@ -148,6 +148,22 @@ func TestConfigErrorPosition(t *testing.T) {
 	}
 }
 
+// TestConfigNonTableServers: mcp_servers that is not a table is an invalid
+// config naming the key and line, not a config without servers (the TOML decoder leaves the
+// map empty without an error).
+func TestConfigNonTableServers(t *testing.T) {
+	for _, tt := range []struct{ toml, want string }{
+		{"model = \"m\"\nmcp_servers = \"sk-secret-value\"\n", "line 2: mcp_servers must be a table of servers, not a string"},
+		{"mcp_servers = [\"sk-secret-value\"]\n", "line 1: mcp_servers must be a table of servers, not an array"},
+	} {
+		_, err := ParseConfig("/h/config.toml", []byte(tt.toml))
+		require.Error(t, err, tt.toml)
+		assert.ErrorIs(t, err, ErrConfig)
+		assert.Equal(t, "/h/config.toml: invalid Codex config.toml: "+tt.want, err.Error())
+		assert.NotContains(t, err.Error(), "sk-secret-value")
+	}
+}
+
 func TestHome(t *testing.T) {
 	tests := []struct {
 		name, env, want string
