@@ -545,7 +545,7 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 		_, err := rewriteFile(ctx, path, st, copyBackup(ch), ApplyOptions{BackupPath: undoBackupPath(ch)}, &ch.Before)
 		return err
 	}
-	src, err := os.Open(ch.Backup)
+	src, err := openNoFollow(ch.Backup) // a backup swapped for a symlink after undo checked the run is refused
 	if err != nil {
 		return fmt.Errorf("open backup %s: %w", ch.Backup, err)
 	}

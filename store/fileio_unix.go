@@ -22,3 +22,8 @@ func nlink(fi os.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// openNoFollow opens path read-only, failing (ELOOP) when its last element is a symbolic link.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+}
