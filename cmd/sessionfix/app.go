@@ -285,6 +285,9 @@ which permission rules match which tools.
 	app.OnUsageError = usageErrorFor("", app.Flags)
 	for _, c := range app.Commands {
 		c.OnUsageError = usageErrorFor(c.Name, c.Flags)
+		// No implicit "help"/"h" subcommand: `fix h` is the PATH h (it printed fix's help and
+		// exited 0, fixing nothing). `sessionfix help fix` and `fix --help` are the help.
+		c.HideHelpCommand = true
 		if x, ok := commandExits[c.Name]; ok {
 			c.Description += "\n\n" + exitStatusHelp(x.finding, x.codes...)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,4 +76,31 @@ func TestInterruptMessageSaysTheSignalOnce(t *testing.T) {
 	assert.Equal(t, 130, code)
 	assert.Contains(t, errb.String(), "interrupted by SIGINT")
 	assert.NotContains(t, errb.String(), "by SIGINT by SIGINT")
+}
+
+// TestPathNamedHelpIsAPath: urfave/cli gave every command a hidden "help" (alias "h")
+// subcommand, so `sessionfix fix --apply --yes h` printed fix's help and exited 0 without
+// fixing the store at ./h. A PATH named h or help is a path; `sessionfix help CMD` and
+// `CMD --help` are the help.
+func TestPathNamedHelpIsAPath(t *testing.T) {
+	env := testEnv(t)
+	dir := t.TempDir()
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", filepath.Join(dir, "h"))
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", filepath.Join(dir, "help"))
+	t.Chdir(dir)
+	for _, p := range []string{"h", "help"} {
+		r := runCLI(t, env, "", "scan", p)
+		assert.Equal(t, 0, r.code, r.out+r.err)
+		assert.Contains(t, r.out, "scanned 4 stores", p)
+		assert.NotContains(t, r.out, "USAGE:", p)
+		r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(dir, "S"), p)
+		assert.Equal(t, 0, r.code, r.out+r.err)
+		assert.Contains(t, r.out, "rewrote 35 names in 3 files", p)
+	}
+	r := runCLI(t, env, "", "help", "fix")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.out, "USAGE:")
+	r = runCLI(t, env, "", "fix", "--help")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.out, "USAGE:")
 }
