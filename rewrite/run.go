@@ -420,7 +420,16 @@ func (j *journal) write(e journalEntry, sync bool) error {
 	if err := store.Fault(store.FaultWrite, j.f.Name()); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	if _, err := j.f.Write(b); err != nil {
+	// A short write (a full disk) must not leave half a line that the next line would run
+	// into: the journal is cut back to where the line began.
+	if fi, serr := j.f.Stat(); serr == nil {
+		if n, err := j.f.Write(b); err != nil {
+			if n > 0 {
+				_ = j.f.Truncate(fi.Size())
+			}
+			return fmt.Errorf("write journal: %w", err)
+		}
+	} else if _, err := j.f.Write(b); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	if !sync {
@@ -941,9 +950,15 @@ func cleanRun(dir, id string) []Leftover {
 	}
 	if len(gone) > 0 {
 		if f, err := os.OpenFile(jpath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			var buf []byte
 			for _, g := range gone {
 				if b, err := marshalJournalLine(g); err == nil {
-					_, _ = f.Write(b)
+					buf = append(buf, b...)
+				}
+			}
+			if fi, err := f.Stat(); err == nil {
+				if n, err := f.Write(buf); err != nil && n > 0 {
+					_ = f.Truncate(fi.Size()) // no half line (a full disk)
 				}
 			}
 			_ = f.Sync()

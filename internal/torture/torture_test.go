@@ -35,6 +35,7 @@ var scenarios = []scenario{
 	{"writer-holds-descriptor", writerHoldsDescriptor},
 	{"writer-appends-during-fix", writerAppendsDuringFix},
 	{"writer-opens-at-random", writerOpensAtRandom},
+	{"full-state-disk", fullStateDisk},
 }
 
 type report struct {
@@ -538,6 +539,69 @@ func writerOpensAtRandom(h *harness, r *report) {
 		}
 		if lineCheck(r, trial, session, line, "after fix") {
 			undoKeeps(h, r, trial, dir, state, session, line)
+		}
+	}
+}
+
+// fullStateDisk: the state directory on a small tmpfs (root only) left with 4 to 80 KiB free:
+// every file old or new; when fix rewrote anything it names the run to undo (exit not 0 when
+// it failed); once space is back, undo restores exactly.
+func fullStateDisk(h *harness, r *report) {
+	mnt := filepath.Join(h.t.TempDir(), "small")
+	if err := os.MkdirAll(mnt, 0o700); err != nil {
+		h.t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", mnt).CombinedOutput(); err != nil {
+		r.note("skipped-needs-root-mount")
+		fmt.Printf("torture: full-state-disk skipped: cannot mount a tmpfs (%v: %s)\n", err, bytes.TrimSpace(out))
+		return
+	}
+	_ = exec.Command("umount", mnt).Run()
+	for i, free := 0, 4; free <= 80; i, free = i+1, free+4 {
+		r.Trials++
+		trial := fmt.Sprintf("trial %d (%d KiB free)", i, free)
+		if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", mnt).Run(); err != nil {
+			r.fail("%s: mount: %v", trial, err)
+			return
+		}
+		fill := filepath.Join(mnt, "fill")
+		_ = os.WriteFile(fill, make([]byte, (128-free)<<10), 0o600) // as much as fits
+		base := h.t.TempDir()
+		dir := filepath.Join(base, "dot-qwen")
+		copyTree(h.t, filepath.Join(h.corpus, "projects/-home-demo-src-lab"), dir) // small: the fixture sessions only
+		before := sums(h.t, dir)
+		state := filepath.Join(mnt, "state")
+		code, out := h.sessionfix("fix", "--apply", "--yes", "--quiet", "--state-dir", state, dir)
+		r.note(fmt.Sprintf("exit%d", code))
+		changed := 0
+		for rel, sum := range sums(h.t, dir) {
+			if sum != before[rel] {
+				changed++
+			}
+		}
+		if changed > 0 && !strings.Contains(out, "undo") {
+			r.fail("%s: %d files rewritten (exit %d) and no undo hint: %s", trial, changed, code, out)
+		}
+		if code == 0 && strings.Contains(out, "no space left") {
+			r.fail("%s: a full disk ended with exit 0: %s", trial, out)
+		}
+		os.Remove(fill)
+		uout := ""
+		if changed > 0 {
+			r.note("rewrote")
+			var ucode int
+			if ucode, uout = h.sessionfix("undo", "--last", "--state-dir", state); ucode != 0 {
+				r.fail("%s: undo exit %d: %s", trial, ucode, uout)
+			}
+		}
+		for rel, sum := range sums(h.t, dir) {
+			if sum != before[rel] {
+				r.fail("%s: after undo %s is not the original (fix exit %d: %s; undo: %s)", trial, rel, code, out, uout)
+			}
+		}
+		if err := exec.Command("umount", mnt).Run(); err != nil {
+			r.fail("%s: umount: %v", trial, err)
+			return
 		}
 	}
 }
