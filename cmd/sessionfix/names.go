@@ -129,7 +129,7 @@ func runNames(_ context.Context, env *Env, opts namesOptions) error {
 		return fmt.Errorf("results not written to standard output: %w", err)
 	}
 	if bad > 0 {
-		return &exitErr{code: exitPartial, err: fmt.Errorf("%d input lines could not be read", bad)}
+		return &exitErr{code: exitPartial, err: fmt.Errorf("%s could not be read", plural(bad, "input line"))}
 	}
 	return nil
 }

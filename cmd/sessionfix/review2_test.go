@@ -104,3 +104,13 @@ func TestPathNamedHelpIsAPath(t *testing.T) {
 	assert.Equal(t, 0, r.code)
 	assert.Contains(t, r.out, "USAGE:")
 }
+
+// TestNamesBadInputCountReadsAsEnglish: "1 input lines could not be read" (issue 8 item 17's
+// "1 other files", in names).
+func TestNamesBadInputCountReadsAsEnglish(t *testing.T) {
+	r := runCLI(t, testEnv(t), "mcp__a.b__c\n\xff\xfe\n", "names", "--stdin")
+	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	assert.Contains(t, r.err, "sessionfix: 1 input line could not be read\n")
+	r = runCLI(t, testEnv(t), "\xff\n\xfe\n", "names", "--stdin")
+	assert.Contains(t, r.err, "sessionfix: 2 input lines could not be read\n")
+}
