@@ -67,7 +67,11 @@ func RollBackHotJournal(ctx context.Context, path string, busy time.Duration) (b
 	}
 	defer db.Close()
 	conn, err := db.Connx(ctx)
-	if err != nil {
+	if isBusy(err) {
+		// A live writer that spilled its cache has a journal with the magic too, and holds
+		// the lock: in use, not crashed (review3).
+		return false, inUse(path, busy)
+	} else if err != nil {
 		return false, fmt.Errorf("roll back the hot journal of %s: %w", path, err)
 	}
 	defer conn.Close()
@@ -89,10 +93,12 @@ func RollBackHotJournal(ctx context.Context, path string, busy time.Duration) (b
 }
 
 // hotJournalErr turns err from a read-only open of path into a *HotJournalError when the
-// database has a hot journal (the read-only connection could not roll it back).
+// database has a hot journal (the read-only connection could not roll it back). A busy error
+// is returned as it is: a journal with the magic whose writer still holds the lock is a live
+// transaction that spilled its cache, not a crashed one (Scan reports it in use).
 func hotJournalErr(path string, err error) error {
-	if err == nil {
-		return nil
+	if err == nil || isBusy(err) {
+		return err
 	}
 	if j, hot := HotJournal(path); hot {
 		return &HotJournalError{Path: path, Journal: j}
