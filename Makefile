@@ -21,7 +21,8 @@ test:
 
 ## torture: the long fault tests (internal/torture): SIGKILL at random instants of fix and undo
 ## (JSONL and a rollback-journal SQLite store: hot journals), tampered run manifests and journals,
-## agents writing to a session while it is fixed; prints trials, failures and bytes lost
+## agents writing to a session while it is fixed, a full state disk (tmpfs, root); prints trials,
+## failures and bytes lost
 ## (under 15 minutes; SESSIONFIX_TORTURE_TRIALS=N sets the trials per scenario)
 torture:
 	SESSIONFIX_TORTURE=1 $(GO) test -count=1 -timeout 15m -run TestTorture -v ./internal/torture
