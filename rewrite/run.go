@@ -404,7 +404,46 @@ func openJournal(path string) (*journal, error) {
 		}
 		return nil, fmt.Errorf("lock journal %s: %w", path, err)
 	}
+	if err := cutTornTail(path); err != nil {
+		f.Close()
+		_ = lk.Unlock()
+		return nil, fmt.Errorf("repair journal %s: %w", path, err)
+	}
 	return &journal{f: f, lock: lk}, nil
+}
+
+// cutTornTail removes a last line without its newline from the journal at path: the torn
+// write of a killed run (a SIGKILL can cut a large write short), which readers skip as long as
+// it stays last. Appending after it would make it a damaged line in the middle.
+func cutTornTail(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	end := fi.Size()
+	var buf [64 << 10]byte
+	for pos := end; pos > 0; {
+		n := int64(len(buf))
+		if pos < n {
+			n = pos
+		}
+		pos -= n
+		if _, err := f.ReadAt(buf[:n], pos); err != nil {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			if pos+int64(i)+1 == end {
+				return nil // ends with a newline: nothing torn
+			}
+			return f.Truncate(pos + int64(i) + 1)
+		}
+	}
+	return f.Truncate(0) // one torn line only
 }
 
 func (j *journal) append(e journalEntry) error { return j.write(e, true) }
@@ -949,6 +988,9 @@ func cleanRun(dir, id string) []Leftover {
 		}
 	}
 	if len(gone) > 0 {
+		if err := cutTornTail(jpath); err != nil {
+			return out
+		}
 		if f, err := os.OpenFile(jpath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
 			var buf []byte
 			for _, g := range gone {
