@@ -148,6 +148,13 @@ EXAMPLES:
 				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
 				AllPairs: c.Bool("all-pairs"), FailOn: c.StringSlice("fail-on"), Mode: c.String("mode"), Subagent: c.String("subagent"),
 			}
+			for _, f := range []string{"out", "tools-out"} {
+				// An empty value is an unset variable in a script (--out "$OUT"): the report
+				// would silently go to stdout, or the tools table nowhere.
+				if c.IsSet(f) && c.String(f) == "" {
+					return usageErrorf("--%s needs a path (- for standard output); it was given an empty one", f)
+				}
+			}
 			wd, err := os.Getwd()
 			if err != nil {
 				return fmt.Errorf("audit: current directory: %w", err)

@@ -114,3 +114,15 @@ func TestNamesBadInputCountReadsAsEnglish(t *testing.T) {
 	r = runCLI(t, testEnv(t), "\xff\n\xfe\n", "names", "--stdin")
 	assert.Contains(t, r.err, "sessionfix: 2 input lines could not be read\n")
 }
+
+// TestAuditEmptyOutputPathIsAUsageError: `--out "$OUT"` with OUT unset wrote the report to
+// standard output and `--tools-out ""` wrote no tools table, both silently (exit 0).
+func TestAuditEmptyOutputPathIsAUsageError(t *testing.T) {
+	base := []string{"audit", "--settings", "../../fixtures/qwen-settings/settings.json", "--inventory", "../../fixtures/qwen-settings/inventory.json"}
+	for _, flag := range []string{"--out", "--tools-out"} {
+		r := runCLI(t, testEnv(t), "", append(base, flag, "")...)
+		assert.Equal(t, exitUsage, r.code, r.out+r.err)
+		assert.Equal(t, "", r.out)
+		assert.Contains(t, r.err, "sessionfix: "+flag+" needs a path (- for standard output); it was given an empty one\n")
+	}
+}
