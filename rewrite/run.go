@@ -906,6 +906,9 @@ func cleanRun(dir, id string) []Leftover {
 	if _, err := os.Stat(jpath); err != nil {
 		return nil
 	}
+	if writableByOthers(dir) != "" {
+		return nil // its journal could name any file to remove (undo says why)
+	}
 	lk := flock.New(jpath)
 	if ok, err := lk.TryLock(); err != nil || !ok {
 		return nil // a live run or undo (or no journal)

@@ -157,12 +157,8 @@ func CheckRun(dir string, m *Manifest) error {
 		}
 	}
 	// Who may have written the run: every check below trusts the manifest's roots.
-	for _, p := range []string{filepath.Dir(dir), dir, bdir, filepath.Join(dir, manifestName), filepath.Join(dir, journalName)} {
-		if fi, err := os.Lstat(p); err == nil {
-			if why := checkOwner(p, fi); why != "" {
-				return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: why}
-			}
-		}
+	if why := writableByOthers(dir); why != "" {
+		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: why}
 	}
 	realB, _ := filepath.EvalSymlinks(bdir)
 	roots, err := absRoots(m.Roots)
@@ -215,6 +211,20 @@ func CheckRun(dir string, m *Manifest) error {
 		}
 	}
 	return nil
+}
+
+// writableByOthers returns why the run directory dir (its runs/ parent, itself, backups/,
+// manifest.json, journal.jsonl) could have been written by another user than the effective
+// one (checkOwner), "" when it could not.
+func writableByOthers(dir string) string {
+	for _, p := range []string{filepath.Dir(dir), dir, filepath.Join(dir, backupsDir), filepath.Join(dir, manifestName), filepath.Join(dir, journalName)} {
+		if fi, err := os.Lstat(p); err == nil {
+			if why := checkOwner(p, fi); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 func bitName(b os.FileMode) string {

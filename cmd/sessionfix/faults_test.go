@@ -260,3 +260,31 @@ func testEveryInjectedError(t *testing.T, stateRoot string) {
 		})
 	}
 }
+
+// TestFixIgnoresTempFilesAnnouncedByARunOthersCouldWrite (review3): a journal line is all it
+// takes for fix --apply to remove a file named `.<store><digits>`, and unsealed lines are read,
+// so a run directory another user can write (here: mode 0777) must not be cleaned from. The
+// main before this test removed the announced file.
+func TestFixIgnoresTempFilesAnnouncedByARunOthersCouldWrite(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	state := filepath.Join(t.TempDir(), "S")
+	outside := t.TempDir()
+	target := filepath.Join(outside, "notes")
+	victim := filepath.Join(outside, ".notes2026")
+	require.NoError(t, os.WriteFile(victim, []byte("not a temp file\n"), 0o600))
+	run := filepath.Join(state, "runs", "20261130T115900Z-evil")
+	require.NoError(t, os.MkdirAll(filepath.Join(run, "backups"), 0o700))
+	require.NoError(t, os.Chmod(run, 0o777))
+	journal := `{"event":"temp","path":` + quoteJSON(victim) + `,"store":` + quoteJSON(target) + "}\n"
+	require.NoError(t, os.WriteFile(filepath.Join(run, "journal.jsonl"), []byte(journal), 0o600))
+
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.NotContains(t, r.err, "removed temp file "+victim)
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err, "the file a world-writable run announced is kept")
+	assert.Equal(t, "not a temp file\n", string(b))
+	_, err = os.Stat(target)
+	assert.ErrorIs(t, err, os.ErrNotExist, "and no lock file is created at the announced store path")
+}
