@@ -128,8 +128,7 @@ func verifyManifest(run string, b []byte, m *Manifest) error {
 // CheckRun checks every not yet restored file entry of the manifest m of the run directory dir
 // against what a run of sessionfix records, on the file system as it is now:
 //
-//   - the runs directory, the run directory, its backups directory, manifest.json and
-//     journal.jsonl are owned by the effective user and not writable by group or others (Unix):
+//   - the run directory, its backups directory, manifest.json and journal.jsonl are owned by the effective user and not writable by group or others (Unix):
 //     the roots the path checks rely on come from the manifest itself, and its checksum is no
 //     secret, so only this bounds who can make undo write where;
 //   - the store path is absolute and clean (no "..", no "."), lies under one of the run's
@@ -213,11 +212,13 @@ func CheckRun(dir string, m *Manifest) error {
 	return nil
 }
 
-// writableByOthers returns why the run directory dir (its runs/ parent, itself, backups/,
-// manifest.json, journal.jsonl) could have been written by another user than the effective
-// one (checkOwner), "" when it could not.
+// writableByOthers returns why the run directory dir (itself, backups/, manifest.json,
+// journal.jsonl) could have been written by another user than the effective one (checkOwner),
+// "" when it could not. The runs/ parent is not checked: whoever may write it can only move
+// run directories, not make one the effective user owns (and `sudo sessionfix` with the
+// user's HOME puts root's runs in the user's runs/).
 func writableByOthers(dir string) string {
-	for _, p := range []string{filepath.Dir(dir), dir, filepath.Join(dir, backupsDir), filepath.Join(dir, manifestName), filepath.Join(dir, journalName)} {
+	for _, p := range []string{dir, filepath.Join(dir, backupsDir), filepath.Join(dir, manifestName), filepath.Join(dir, journalName)} {
 		if fi, err := os.Lstat(p); err == nil {
 			if why := checkOwner(p, fi); why != "" {
 				return why

@@ -265,8 +265,8 @@ func must[T any](v T, err error) T {
 // TestUndoRefusesARunOthersCouldWrite (issue 9, finding 8; review3): the roots the path checks
 // rely on are part of the manifest and its checksum is a plain SHA-256, so a run re-sealed
 // with roots ["/"] passes every path check. Undo must then refuse a run that someone other
-// than the user running it could have written: a manifest owned by another uid, a run or runs
-// directory writable by group or others. The original main (and main before this test)
+// than the user running it could have written: a manifest owned by another uid, a run
+// directory or manifest writable by group or others. The original main (and main before this test)
 // restored the victim, an existing *.jsonl outside the real roots, from such a run.
 func TestUndoRefusesARunOthersCouldWrite(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -283,8 +283,8 @@ func TestUndoRefusesARunOthersCouldWrite(t *testing.T) {
 		{"group-writable run directory", func(t *testing.T, runDir string) {
 			require.NoError(t, os.Chmod(runDir, 0o770))
 		}, "is writable by group or others"},
-		{"world-writable runs directory", func(t *testing.T, runDir string) {
-			require.NoError(t, os.Chmod(filepath.Dir(runDir), 0o777))
+		{"world-writable manifest", func(t *testing.T, runDir string) {
+			require.NoError(t, os.Chmod(filepath.Join(runDir, "manifest.json"), 0o666))
 		}, "is writable by group or others"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
