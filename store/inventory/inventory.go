@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
-	"strconv"
 
 	"github.com/tailscale/hujson"
 
@@ -216,17 +214,9 @@ func (p *parser) fail(off int, reason string) error {
 	return &settings.ParseError{Path: p.path, Line: line, Column: col, Reason: reason, Err: ErrFormat}
 }
 
-var hujsonErrPattern = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
-
+// syntaxError words a hujson error as settings does: the file's text is never quoted.
 func (p *parser) syntaxError(err error) error {
-	pe := &settings.ParseError{Path: p.path, Line: 1, Column: 1, Reason: err.Error(),
-		Err: fmt.Errorf("%w: %w", settings.ErrSyntax, err)}
-	if m := hujsonErrPattern.FindStringSubmatch(err.Error()); m != nil {
-		pe.Line, _ = strconv.Atoi(m[1])
-		pe.Column, _ = strconv.Atoi(m[2])
-		pe.Reason = m[3]
-	}
-	return pe
+	return settings.SyntaxError(p.path, err)
 }
 
 func str(v *hujson.Value) (string, bool) {

@@ -147,6 +147,13 @@ func (p *parser) syntaxError(err error) *ParseError {
 	return &ParseError{Path: p.path, Line: line, Column: col, Reason: reason, Err: fmt.Errorf("%w: %s", ErrSyntax, reason)}
 }
 
+// SyntaxError is the *ParseError for a hujson parse error of the file at path, worded as
+// settings' own (syntaxError): the file's text is never quoted. For other hand-written JSON
+// inputs of ours (an inventory).
+func SyntaxError(path string, err error) *ParseError {
+	return (&parser{path: path}).syntaxError(err)
+}
+
 // safeSyntaxReason rewrites a hujson message that quotes the file's text ("invalid literal:
 // <text>") into one that does not; other messages quote at most one character and are kept.
 func safeSyntaxReason(msg string) string {
