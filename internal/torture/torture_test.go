@@ -281,7 +281,7 @@ func killFix(h *harness, r *report) {
 		default:
 			r.fail("%s: undo exit %d: %s", trial, ucode, out)
 		}
-		h.checkOld(r, trial, dir)
+		h.checkOld(r, fmt.Sprintf("%s (undo exit %d: %s)", trial, ucode, strings.TrimSpace(out)), dir)
 		if l := temps(dir, state); len(l) > 0 {
 			r.fail("%s: temp files left after the next undo: %v", trial, l)
 		}
