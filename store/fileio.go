@@ -311,9 +311,9 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 	if lw.carried > 0 {
 		ch.Carried = lw.carried
-		ch.Warnings = append(ch.Warnings, fmt.Sprintf("%d bytes appended while replacing were carried over to the end of the new file", lw.carried))
+		ch.Warnings = append(ch.Warnings, fmt.Sprintf("%s appended while replacing %s carried over to the end of the new file", bytesPhrase(lw.carried), wasWere(lw.carried)))
 		return ch, &CommittedError{Err: &InUseError{Path: path, Reason: fmt.Sprintf(
-			"appended to while it was being replaced: the %d new bytes were carried over (undo keeps them); stop the agent before fixing its session", lw.carried)}}
+			"appended to while it was being replaced: %s carried over (undo keeps them); stop the agent before fixing its session", newBytesPhrase(lw.carried))}}
 	}
 	return ch, nil
 }
@@ -337,6 +337,30 @@ func (e *CommittedError) Unwrap() error { return e.Err }
 
 // errRolledBack marks a replace that was undone because a writer held the old inode.
 var errRolledBack = errors.New("rolled back")
+
+// bytesPhrase is n with its unit: "1 byte", "5 bytes".
+func bytesPhrase(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// newBytesPhrase is "the 1 new byte was", "the 5 new bytes were".
+func newBytesPhrase(n int64) string {
+	if n == 1 {
+		return "the 1 new byte was"
+	}
+	return fmt.Sprintf("the %d new bytes were", n)
+}
+
+// wasWere is the verb agreeing with a count of n.
+func wasWere(n int64) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
 
 // lateWatch checks the old inode after the rename: a writer holding it, or bytes appended.
 type lateWatch struct {

@@ -75,6 +75,26 @@ func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 	assert.Equal(t, "abc\nlate\n", string(got))
 }
 
+// A single carried byte is worded in the singular ("1 byte … was", not "1 bytes … were").
+func TestRewriteFileCarriedOneByteWording(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	want := stateOf(t, p)
+	testHookBeforeRename = func(path string) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, _ = f.WriteString("x")
+		f.Close()
+	}
+	defer func() { testHookBeforeRename = nil }()
+	ch, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
+	require.ErrorIs(t, err, ErrInUse)
+	require.NotNil(t, ch)
+	assert.Equal(t, []string{"1 byte appended while replacing was carried over to the end of the new file"}, ch.Warnings)
+	assert.Contains(t, err.Error(), "the 1 new byte was carried over")
+}
+
 func TestRewriteFileCopiesBackupAcrossFileSystems(t *testing.T) {
 	// /dev/shm is tmpfs: a backup there cannot be a hard link to a file under TempDir.
 	shm, err := os.MkdirTemp("/dev/shm", "sessionfix-test-")
