@@ -166,6 +166,7 @@ func TestUndoRefusesTamperedRuns(t *testing.T) {
 				assert.Contains(t, r.err, "manifest entry 1 (store ")
 			}
 			assert.Contains(t, r.err, "nothing was restored")
+			assert.NotContains(t, r.out, "to restore", "a refused run is not announced as being undone")
 			assert.Equal(t, outBefore, snapshotTree(t, outside), "nothing outside the roots changes")
 			assert.Equal(t, fixed, regularFiles(t, dir), "nothing inside the roots is restored from a tampered run")
 

@@ -160,6 +160,11 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		fmt.Fprintln(env.Out, rep.Summary)
 		return nil
 	}
+	// A run refused as a whole (rewrite.Undo checks it again) is refused before the
+	// "undoing run … to restore" line, so that line never precedes a refusal.
+	if err := rewrite.CheckRun(dir, m); err != nil {
+		return err
+	}
 	todo, todoDBs := 0, 0
 	for _, f := range m.Files {
 		if !f.Restored {
