@@ -50,9 +50,10 @@ EXAMPLES:
    sessionfix scan
    sessionfix scan ~/.qwen/projects/-home-me-src-app/chats
    sessionfix scan --agent codex
-   sessionfix scan --format json ~/.qwen > scan.json`,
+   sessionfix scan --format json ~/.qwen > scan.json
+   sessionfix scan --format sarif ~/.qwen > scan.sarif`,
 		Flags: append(planFlags(),
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name fix would rewrite or keeps although a provider rejects it)"},
 			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", summaryStores)},
 			failOnFlag(),
@@ -66,8 +67,8 @@ EXAMPLES:
 }
 
 func runScan(ctx context.Context, env *Env, opts scanOptions) error {
-	if opts.Format != "table" && opts.Format != "json" {
-		return usageErrorf("--format must be table or json, not %q", opts.Format)
+	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" {
+		return usageErrorf("--format must be table, json or sarif, not %q", opts.Format)
 	}
 	if opts.Workers < 0 {
 		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
@@ -81,13 +82,24 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, nil); err != nil {
+	var sar scanSARIF
+	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
+		if opts.Format == "sarif" && r.ScanErr == nil && r.Plan != nil {
+			sar.add(r.Plan)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	rep := &p.agg.rep
 	rep.Roots, rep.Elapsed = p.roots, time.Since(start).Round(time.Millisecond).String()
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
+			return err
+		}
+		writeProblems(env, rep.Problems)
+	} else if opts.Format == "sarif" {
+		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.rules, sar.results); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+)
+
+// scanSARIF collects scan's SARIF results, one store plan at a time (the pipeline's callback):
+// one result per name (a Codex name+namespace group once) that fix would rewrite (level
+// "warning") or that is kept although a provider rejects it (rewrite.Decision.KeepsRejected,
+// level "error"). Rule id "sessionfix/name/<class>" (mcpname and rewrite class names:
+// "sessionfix/name/legacy-dotted", "sessionfix/name/codex-unattributed"); location the store
+// path (sarifPath) and line, a SQLite row named in the message. The fingerprint
+// (partialFingerprints "sessionfix/v1") is "scan", class, name, store and row, without the
+// line: appending records keeps a finding's identity, as check's.
+type scanSARIF struct {
+	rules   []reports.SARIFRule
+	seen    map[string]bool
+	results []reports.SARIFResult
+}
+
+func (s *scanSARIF) add(sp *rewrite.StorePlan) {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	path := sarifPath(sp.Store.Ref().Path)
+	for _, d := range sp.Names() {
+		kept := d.KeepsRejected()
+		if d.Action != rewrite.ActRewrite && !kept {
+			continue
+		}
+		class := string(d.Class)
+		id := "sessionfix/name/" + class
+		if !s.seen[id] {
+			s.seen[id] = true
+			s.rules = append(s.rules, reports.SARIFRule{ID: id, Name: sarifRuleName("name", class),
+				Short: fmt.Sprintf("a stored MCP tool name of class %s", class),
+				Full: fmt.Sprintf("A tool name of class %s stored in an agent's session history: sessionfix fix rewrites it to the name the agent registers, "+
+					"or keeps it (reported) when it cannot; a kept name a provider rejects still fails the session where it is sent back.", class),
+				HelpURI: "https://github.com/sessionfix/sessionfix/blob/main/README.md"})
+		}
+		name := d.Site.DisplayName()
+		where := ""
+		if d.Site.Loc.Row != "" {
+			where = " At " + d.Site.Loc.Row + "."
+		}
+		var msg, level string
+		if kept {
+			level = "error"
+			note := d.Note
+			if note == "" {
+				note = "not rewritten"
+			}
+			msg = fmt.Sprintf("%s (%s, %s %s) is kept although a provider rejects it: %s.%s", name, class, d.Site.Kind, d.Site.Path, note, where)
+		} else {
+			level = "warning"
+			msg = fmt.Sprintf("%s (%s, %s %s) would be rewritten by sessionfix fix to %s.%s", name, class, d.Site.Kind, d.Site.Path, d.New, where)
+		}
+		s.results = append(s.results, reports.SARIFResult{RuleID: id, Message: msg, Path: path, Line: d.Site.Loc.Line, Level: level,
+			Fingerprint: sarifFingerprint("scan", class, name, path, d.Site.Loc.Row)})
+	}
+}
