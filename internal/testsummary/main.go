@@ -1,6 +1,7 @@
 // Command testsummary reads `go test -json` events on stdin and prints what a plain `go test`
 // prints (one "ok", "FAIL" or "?" line per package, build errors, the whole output of every
-// failing test), then one closing line listing every skipped test with its reason, so skips
+// failing test), then one closing line listing every skipped test with its reason (helper processes,
+// TestHelper…, named apart and not counted), so skips
 // are never silent. make test pipes into it; it exits 1 when a test or package failed or the
 // input holds a line that is not a test2json event (printed as it is), else 0.
 //
@@ -99,30 +100,57 @@ func reason(lines []string) string {
 }
 
 // Line is the one closing line: "skipped: none" or "skipped N tests: REASON (T1, T2); …",
-// tests grouped by reason, reasons in order of first appearance.
+// tests grouped by reason, reasons in order of first appearance. Helper processes (a test
+// named TestHelper…, which a test re-executes the binary to run and which skips when not
+// invoked so: isHelper) are not counted as skipped tests; they are named apart at the end,
+// "(not counted: N helper processes, not tests: P.TestHelperX, …)".
 func Line(skips []Skip) string {
-	if len(skips) == 0 {
-		return "skipped: none"
-	}
+	var tests, helpers []string
 	var order []string
 	by := map[string][]string{}
 	for _, s := range skips {
+		name := s.Package[strings.LastIndex(s.Package, "/")+1:] + "." + s.Test
+		if isHelper(s.Test) {
+			helpers = append(helpers, name)
+			continue
+		}
+		tests = append(tests, name)
 		if _, ok := by[s.Reason]; !ok {
 			order = append(order, s.Reason)
 		}
-		name := s.Package[strings.LastIndex(s.Package, "/")+1:] + "." + s.Test
 		by[s.Reason] = append(by[s.Reason], name)
 	}
-	groups := make([]string, len(order))
-	for i, r := range order {
-		sort.Strings(by[r])
-		groups[i] = strings.TrimSuffix(r, ".") + " (" + strings.Join(by[r], ", ") + ")"
+	line := "skipped: none"
+	if len(tests) > 0 {
+		groups := make([]string, len(order))
+		for i, r := range order {
+			sort.Strings(by[r])
+			groups[i] = strings.TrimSuffix(r, ".") + " (" + strings.Join(by[r], ", ") + ")"
+		}
+		noun := "tests"
+		if len(tests) == 1 {
+			noun = "test"
+		}
+		line = fmt.Sprintf("skipped %d %s: %s", len(tests), noun, strings.Join(groups, "; "))
 	}
-	noun := "tests"
-	if len(skips) == 1 {
-		noun = "test"
+	if len(helpers) > 0 {
+		sort.Strings(helpers)
+		noun := "helper processes"
+		if len(helpers) == 1 {
+			noun = "helper process"
+		}
+		line += fmt.Sprintf(" (not counted: %d %s, not tests: %s)", len(helpers), noun, strings.Join(helpers, ", "))
 	}
-	return fmt.Sprintf("skipped %d %s: %s", len(skips), noun, strings.Join(groups, "; "))
+	return line
+}
+
+// isHelper reports whether test (a name as go test prints it, subtests after "/") is a helper
+// process: a top-level test named TestHelper followed by an upper-case letter or nothing, the
+// project's convention for a test a test re-executes the binary to run.
+func isHelper(test string) bool {
+	top, _, _ := strings.Cut(test, "/")
+	rest, ok := strings.CutPrefix(top, "TestHelper")
+	return ok && (rest == "" || rest[0] >= 'A' && rest[0] <= 'Z' || rest[0] == '_')
 }
 
 func main() {

@@ -71,6 +71,20 @@ func TestLine(t *testing.T) {
 	}))
 }
 
+// Helper processes (TestHelper…, skipped when not run as a helper) are not skipped tests: they
+// are named apart and not counted.
+func TestLineHelperProcesses(t *testing.T) {
+	assert.Equal(t, "skipped 1 test: not root (x.TestDev) (not counted: 2 helper processes, not tests: sessionfix.TestHelperSQLiteWriteLock, sqlite.TestHelperHoldWriteLock)", Line([]Skip{
+		{"m/x", "TestDev", "not root."},
+		{"m/store/sqlite", "TestHelperHoldWriteLock", "not a helper process"},
+		{"m/cmd/sessionfix", "TestHelperSQLiteWriteLock", "not a helper process"},
+	}))
+	assert.Equal(t, "skipped: none (not counted: 1 helper process, not tests: y.TestHelperCrash)", Line([]Skip{
+		{"m/y", "TestHelperCrash", "helper"},
+	}))
+	assert.Equal(t, "skipped 1 test: slow (y.TestHelpers)", Line([]Skip{{"m/y", "TestHelpers", "slow"}}), "TestHelpers is not a helper process")
+}
+
 func TestNotAnEventFails(t *testing.T) {
 	var out strings.Builder
 	_, failed, err := Summarize(strings.NewReader("go: updates to go.mod needed\n"), &out)
