@@ -91,7 +91,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
-		return err
+		return jsonError(env, opts.Format, err)
 	}
 	var res check.Result
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
@@ -100,7 +100,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		}
 		return nil
 	}); err != nil {
-		return err
+		return jsonError(env, opts.Format, err)
 	}
 	if ix := p.pol.Index; ix != nil {
 		raws := ix.Raws()

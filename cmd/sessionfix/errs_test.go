@@ -266,3 +266,29 @@ func TestUndoRefusalsGoToStderr(t *testing.T) {
 	assert.NotContains(t, r.out, "refused  ")
 	assert.Contains(t, r.out, "1 file not restored")
 }
+
+// With --format json, a run that reads nothing still writes one closed JSON document with an
+// "error" member on stdout (as undo does), the message on stderr and exit 1 unchanged.
+func TestNothingReadJSONIsAClosedDocument(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	want := "nothing could be read: " + missing + ": no such file or directory"
+	for _, args := range [][]string{
+		{"scan"}, {"fix"}, {"fix", "--apply", "--yes"}, {"check", "--provider", "all"},
+	} {
+		name := strings.Join(args, " ")
+		r := runCLI(t, testEnv(t), "", append(args, "--format", "json", missing)...)
+		assert.Equal(t, exitError, r.code, name)
+		assert.Equal(t, "sessionfix: "+want+"\n", r.err, name)
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal([]byte(r.out), &doc), "%s: stdout %q", name, r.out)
+		assert.Equal(t, want, doc["error"], name)
+		if args[0] == "fix" {
+			mode := "dry-run"
+			if len(args) > 1 {
+				mode = "apply"
+			}
+			assert.Equal(t, mode, doc["mode"], name)
+			assert.Equal(t, []any{}, doc["stores"], name)
+		}
+	}
+}

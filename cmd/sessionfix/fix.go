@@ -361,7 +361,11 @@ func (o *fixOutput) abort(err error, res *rewrite.Result) error {
 	}
 	if o.opts.Format == "json" {
 		if !o.began {
-			fmt.Fprintf(o.env.Out, "{\"mode\":%q,\"stores\":[", "apply")
+			mode := "apply"
+			if !o.opts.Apply {
+				mode = "dry-run"
+			}
+			fmt.Fprintf(o.env.Out, "{\"mode\":%q,\"stores\":[", mode)
 		}
 		skipped := o.skipped
 		if skipped == nil {
@@ -443,7 +447,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
-		return err
+		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
 	}
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.notes()...)
 	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,7 +81,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	start := time.Now()
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
-		return err
+		return jsonError(env, opts.Format, err)
 	}
 	var sar scanSARIF
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
@@ -89,7 +90,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		}
 		return nil
 	}); err != nil {
-		return err
+		return jsonError(env, opts.Format, err)
 	}
 	rep := &p.agg.rep
 	rep.Roots, rep.Elapsed = p.roots, time.Since(start).Round(time.Millisecond).String()
@@ -107,6 +108,25 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		return err
 	}
 	return p.agg.endCode(env, "scan", failOnKept)
+}
+
+// jsonError ends the output of a run with --format json stopped by err before its report
+// (nothing could be read, an interrupt): one closed document {"error": "<err>"} on standard
+// output, as undo and an aborted fix write, so a script reading it never gets an empty or
+// open document. err is returned unchanged (the message still goes to standard error and the
+// exit status is err's). With another format nothing is written.
+func jsonError(env *Env, format string, err error) error {
+	if format != "json" {
+		return err
+	}
+	msg := err.Error()
+	if errors.Is(err, context.Canceled) {
+		msg = "interrupted"
+	}
+	if b, merr := marshalJSON(map[string]string{"error": msg}); merr == nil {
+		fmt.Fprintf(env.Out, "%s\n", b)
+	}
+	return err
 }
 
 // writeScanText prints the scan report; above summaryStores stores and without verbose, the
