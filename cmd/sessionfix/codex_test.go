@@ -298,9 +298,13 @@ func TestCodexDiscovery(t *testing.T) {
 			e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 			require.Equal(t, tt.code, e.run(t, tt.args...), e.err.String())
 			if tt.code == exitError {
-				// No ~/.qwen: an error naming what was tried, no report.
+				// No ~/.qwen: an error naming what was tried, no report (--format json: only
+				// the closed document with the error, jsonError).
 				assert.Contains(t, e.err.String(), "no Qwen Code runtime directory found: tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen")
-				assert.Empty(t, e.out.String())
+				var doc map[string]any
+				require.NoError(t, json.Unmarshal(e.out.Bytes(), &doc), e.out.String())
+				assert.Len(t, doc, 1, "no report, only the error")
+				assert.Contains(t, doc["error"], "no Qwen Code runtime directory found")
 				return
 			}
 			var rep scanReport
