@@ -55,7 +55,7 @@ type auditOptions struct {
 }
 
 var (
-	auditFormats = []string{"csv", "html", "json"}
+	auditFormats = []string{"csv", "html", "json", "sarif"}
 	failOnValues = []string{"lost", "refused", "gained"}
 	auditModes   = []string{string(permission.ModeDefault), string(permission.ModeYolo), string(permission.ModeAutoEdit), string(permission.ModePlan)}
 )
@@ -107,7 +107,9 @@ writes the tools table as CSV (with any --format):
    decision_before,rule_before,outcome_before
 --format html writes one self-contained page (both tables, counts, sort and filter; no network
 fetches; readable with scripts off); --format json writes everything, with rule origins
-(line, column) and aliases. Cells starting with = + - @ tab or CR are made inert for
+(line, column) and aliases; --format sarif writes SARIF 2.1.0 for code scanning: one result per
+lost (error), gained or refused (warning) pair, rule ids sessionfix/audit/lost, …/gained,
+…/refused, located at the settings file and the rule's line. Cells starting with = + - @ tab or CR are made inert for
 spreadsheets; control and bidi characters are shown as \uXXXX in CSV and HTML. Rules are shown
 as written (before $VAR expansion); env and header values never appear.
 
@@ -133,7 +135,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers configured in the settings (RUNS THEIR COMMANDS) and list their tools"},
 			&cli.DurationFlag{Name: "discover-timeout", Value: inventory.DefaultTimeout, Usage: "time limit for each server with --discover"},
 			&cli.StringSliceFlag{Name: "history", Usage: "session stores to infer tool names from when there is no inventory (default: Qwen Code's runtime directory)", TakesFile: true},
-			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html or json"},
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html, json or sarif (SARIF 2.1.0: one result per lost, gained or refused pair)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file (replaced atomically), - for standard output, or a device or FIFO such as /dev/null or /dev/stdout (written through); a symbolic link is followed, never replaced"},
 			&cli.StringFlag{Name: "tools-out", Usage: "also write the tools table as CSV to this file (- for standard output; devices, FIFOs and links as --out)", TakesFile: true},
 			&cli.BoolFlag{Name: "all-pairs", Usage: "list every (rule, tool) pair, also those that match neither now nor before"},
@@ -177,7 +179,7 @@ EXAMPLES:
 
 func (o *auditOptions) validate() error {
 	if !slices.Contains(auditFormats, o.Format) {
-		return usageErrorf("--format must be csv, html or json, not %q", o.Format)
+		return usageErrorf("--format must be csv, html, json or sarif, not %q", o.Format)
 	}
 	if !slices.Contains(auditModes, o.Mode) {
 		return usageErrorf("--mode must be one of %s, not %q", strings.Join(auditModes, ", "), o.Mode)
@@ -550,6 +552,8 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 		err = reports.WriteHTML(&main, auditPage(env, opts, r, rep, pairs, tools))
 	case "json":
 		err = reports.WriteJSON(&main, auditJSON(env, opts, r, rep))
+	case "sarif":
+		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", auditSARIFRules, auditSARIF(rep))
 	}
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", opts.Format, err)

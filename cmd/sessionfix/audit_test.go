@@ -192,7 +192,7 @@ func TestAuditExitCodes(t *testing.T) {
 		{"unreadable input wins over a finding", []string{"--agents", "no-such-agents-dir", "--fail-on", "lost"}, exitPartial, "audit: --fail-on lost: 1 pair lost\n"},
 		{"fail-on refused does not hit", []string{"--fail-on", "refused"}, exitOK, ""},
 		{"bad fail-on", []string{"--fail-on", "lost,broken"}, exitUsage, `--fail-on takes lost, refused and gained, not "broken"`},
-		{"bad format", []string{"--format", "xml"}, exitUsage, `--format must be csv, html or json, not "xml"`},
+		{"bad format", []string{"--format", "xml"}, exitUsage, `--format must be csv, html, json or sarif, not "xml"`},
 		{"bad mode", []string{"--mode", "auto"}, exitUsage, "--mode must be one of default, yolo, auto-edit, plan"},
 		{"both outputs to stdout", []string{"--tools-out", "-"}, exitUsage, "cannot both be standard output"},
 		{"inventory and discover", []string{"--discover"}, exitUsage, "--inventory and --discover exclude each other"},

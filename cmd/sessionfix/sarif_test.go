@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,10 +44,13 @@ type sarifLog struct {
 	} `json:"runs"`
 }
 
+// sarifSchema is the schema's path, made absolute before any test changes directory.
+var sarifSchema, _ = filepath.Abs("../../reports/testdata/sarif-schema-2.1.0.json")
+
 // validSARIF checks out against the OASIS SARIF 2.1.0 schema (reports/testdata) and decodes it.
 func validSARIF(t *testing.T, out string) sarifLog {
 	t.Helper()
-	f, err := os.Open("../../reports/testdata/sarif-schema-2.1.0.json")
+	f, err := os.Open(sarifSchema)
 	require.NoError(t, err)
 	defer f.Close()
 	doc, err := jsonschema.UnmarshalJSON(f)
@@ -109,4 +114,49 @@ func TestScanSARIFCodex(t *testing.T) {
 		assert.Equal(t, "sessionfix/name/codex-rejected", x.RuleID)
 		assert.Positive(t, x.Locations[0].Physical.Region.StartLine)
 	}
+}
+
+// TestAuditSARIF: audit --format sarif on the acceptance fixture: the 1 lost and 3 gained pairs
+// of the CSV, each at the settings file and the line of its rule.
+func TestAuditSARIF(t *testing.T) {
+	atRepoRoot(t)
+	r := runCLI(t, testEnv(t), "", append(fixtureArgs(), "--format", "sarif")...)
+	require.Equal(t, exitOK, r.code, r.err)
+	run := validSARIF(t, r.out).Runs[0]
+	var ids []string
+	for _, x := range run.Tool.Driver.Rules {
+		ids = append(ids, x.ID)
+	}
+	assert.Equal(t, []string{"sessionfix/audit/lost", "sessionfix/audit/gained", "sessionfix/audit/refused"}, ids)
+	var got []string
+	for _, x := range run.Results {
+		got = append(got, fmt.Sprintf("%s %s %s:%d", x.RuleID, x.Level, x.Locations[0].Physical.Artifact.URI, x.Locations[0].Physical.Region.StartLine))
+		assert.Len(t, x.Fingerprints["sessionfix/v1"], 32)
+	}
+	assert.Equal(t, []string{
+		"sessionfix/audit/gained warning fixtures/qwen-settings/workspace/.qwen/settings.json:3",
+		"sessionfix/audit/lost error fixtures/qwen-settings/settings.json:21",
+		"sessionfix/audit/gained warning fixtures/qwen-settings/settings.json:24",
+		"sessionfix/audit/gained warning fixtures/qwen-settings/settings.json:24",
+	}, got)
+	assert.Equal(t, `allow rule "mcp__com.example.enterprise-___documents_by_semantic_similarity" (permissions.allow[2]) lost tool query_documents_by_semantic_similarity (server com.example.enterprise-search, registered name mcp__com_example_enterprise-search__query_documents_by__10hvo5y): matched it before the rename (legacy name mcp__com.example.enterprise-___documents_by_semantic_similarity) and now matches no more.`,
+		run.Results[1].Message.Text)
+	assert.NotEqual(t, run.Results[2].Fingerprints, run.Results[3].Fingerprints, "two tools, two findings")
+}
+
+// TestAuditSARIFRefused: an allow rule the ambiguity guard refuses (two servers flattening
+// alike) is a refused result at its rule's line.
+func TestAuditSARIFRefused(t *testing.T) {
+	dir := t.TempDir()
+	set, inv := filepath.Join(dir, "settings.json"), filepath.Join(dir, "inv.json")
+	require.NoError(t, os.WriteFile(set, []byte("{\n  \"permissions\": {\n    \"allow\": [\"mcp__foo_bar__*\"]\n  }\n}\n"), 0o600))
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"foo.bar": {"tools": ["evil"]}, "foo_bar": {"tools": ["evil"]}}}`), 0o600))
+	r := runCLI(t, testEnv(t), "", "audit", "--settings", set, "--inventory", inv, "--format", "sarif")
+	require.Equal(t, exitOK, r.code, r.err)
+	run := validSARIF(t, r.out).Runs[0]
+	require.Len(t, run.Results, 1, r.out)
+	x := run.Results[0]
+	assert.Equal(t, "sessionfix/audit/refused", x.RuleID)
+	assert.Equal(t, 3, x.Locations[0].Physical.Region.StartLine)
+	assert.Equal(t, `allow rule "mcp__foo_bar__*" (permissions.allow[0]) refused tool evil (server foo.bar, registered name mcp__foo_bar__evil_1oxrpi0): names it, but the registry ambiguity guard refuses the grant.`, x.Message.Text)
 }
