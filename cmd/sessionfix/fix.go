@@ -150,6 +150,29 @@ type skippedRow struct {
 	Path   string `json:"path"`
 	InUse  bool   `json:"in_use"`
 	Reason string `json:"reason"`
+	db     bool   // a database (counted as such in the closing line)
+}
+
+// skippedPhrase is the closing line's count of the stores --apply skipped: files and databases
+// (storesPhrase) and why: "1 database skipped (in use)", "2 files skipped (1 in use, 1 failed)".
+func skippedPhrase(rows []skippedRow) string {
+	dbs, inUse := 0, 0
+	for _, r := range rows {
+		if r.db {
+			dbs++
+		}
+		if r.InUse {
+			inUse++
+		}
+	}
+	why := fmt.Sprintf("%d in use, %d failed", inUse, len(rows)-inUse)
+	switch inUse {
+	case len(rows):
+		why = "in use"
+	case 0:
+		why = "failed"
+	}
+	return fmt.Sprintf("%s skipped (%s)", storesPhrase(len(rows), dbs), why)
 }
 
 // fixOutput prints fix results as they stream in: the plan of each store (table or one JSON
@@ -203,10 +226,10 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			o.names += oc.Edits
 		case oc.InUse():
 			fs.Outcome = &storeOutcome{Status: "in-use", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error()})
+			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), db: r.Plan.Snap.Ref.Kind == store.KindSQLite})
 		default:
 			fs.Outcome = &storeOutcome{Status: "failed", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, Reason: oc.Err.Error()})
+			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, Reason: oc.Err.Error(), db: r.Plan.Snap.Ref.Kind == store.KindSQLite})
 		}
 	}
 	if len(fs.Decisions) == 0 && fs.Outcome == nil {
@@ -519,7 +542,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	summary := p.agg.summaryLine(false)
 	if p.agg.rep.Totals.Rewrite > 0 {
-		summary = p.agg.appliedLine(out.names, out.stores, out.dbs, len(out.skipped))
+		summary = p.agg.appliedLine(out.names, out.stores, out.dbs, out.skipped)
 	}
 	if err := out.end(p.agg, summary, res); err != nil {
 		return err

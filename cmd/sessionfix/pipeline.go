@@ -264,6 +264,9 @@ type aggregate struct {
 	failed       bool
 	inUse        int
 	applyErrs    int
+	// leftOut counts the stores that could not be read (their ScanErr), leftOutInUse those
+	// of them in use: not counted in Totals.Stores, so the closing line names them.
+	leftOut, leftOutInUse int
 	// rewriteDBs counts the stores to rewrite that are databases ("in 2 files and 1 database").
 	rewriteDBs int
 	// dottedLabels counts the legacy-dotted sites by classLabel ("legacy-non-ascii", …).
@@ -298,9 +301,11 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
 		if row.InUse {
 			a.inUse++ // locked past --busy-timeout: exit 4, not "cannot be read"
+			a.leftOutInUse++
 		} else {
 			a.failed = true
 		}
+		a.leftOut++
 		return
 	}
 	sp := r.Plan
@@ -661,13 +666,28 @@ func (a *aggregate) summaryLine(applied bool) string {
 		kept += fmt.Sprintf("; %s kept (see the notes and warnings)", plural(other, "other legacy name"))
 	}
 	if t.Rewrite == 0 {
-		return fmt.Sprintf("nothing to change: no name needs rewriting in %s; %s", plural(t.Stores, "store"), kept)
+		return fmt.Sprintf("nothing to change: no name needs rewriting in %s; %s", plural(t.Stores, "store"), kept) + a.leftOutPhrase()
 	}
 	verb := "would rewrite"
 	if applied {
 		verb = "rewrote"
 	}
-	return fmt.Sprintf("%s %s in %s; %s", verb, plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, a.rewriteDBs), kept)
+	return fmt.Sprintf("%s %s in %s; %s", verb, plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, a.rewriteDBs), kept) + a.leftOutPhrase()
+}
+
+// leftOutPhrase is the end of a closing line when stores could not be read ("" when none):
+// "; 1 store left out (in use; see errors)", "; 3 stores left out (see errors)", so a line
+// counting only the stores read is never taken for all clean.
+func (a *aggregate) leftOutPhrase() string {
+	switch {
+	case a.leftOut == 0:
+		return ""
+	case a.leftOutInUse == a.leftOut:
+		return fmt.Sprintf("; %s left out (in use; see errors)", plural(a.leftOut, "store"))
+	case a.leftOutInUse > 0:
+		return fmt.Sprintf("; %s left out (%d in use; see errors)", plural(a.leftOut, "store"), a.leftOutInUse)
+	}
+	return fmt.Sprintf("; %s left out (see errors)", plural(a.leftOut, "store"))
 }
 
 // keptLine is the sentence after the summary when names a provider rejects were kept ("" when
@@ -754,16 +774,16 @@ func (a *aggregate) keptFinding(env *Env, cmd string, failOnKept bool) error {
 }
 
 // appliedLine is the closing sentence of fix --apply: what was really rewritten.
-func (a *aggregate) appliedLine(names, stores, dbs, skipped int) string {
+func (a *aggregate) appliedLine(names, stores, dbs int, skipped []skippedRow) string {
 	t := a.rep.Totals
 	s := fmt.Sprintf("rewrote %s in %s; %s kept", plural(names, "name"), storesPhrase(stores, dbs), plural(t.KeptTruncated, "legacy truncated name"))
 	if other := t.Kept - t.KeptTruncated; other > 0 {
 		s += fmt.Sprintf("; %s kept (see the notes and warnings)", plural(other, "other legacy name"))
 	}
-	if skipped > 0 {
-		s += fmt.Sprintf("; %s skipped", plural(skipped, "file"))
+	if len(skipped) > 0 {
+		s += "; " + skippedPhrase(skipped)
 	}
-	return s
+	return s + a.leftOutPhrase()
 }
 
 // classTable counts names per class; labels splits legacy-dotted by reason (classLabel).

@@ -222,8 +222,10 @@ func TestScanSQLiteExclusiveLock(t *testing.T) {
 		assert.Contains(t, r.err, "store is in use by another process (locked by another process; gave up reading it after 700ms (--busy-timeout))")
 		assert.Contains(t, r.out, "in use")
 		assert.NotContains(t, r.out+r.err, "cannot be read")
+		assert.Contains(t, r.out, "nothing to change: no name needs rewriting in 0 stores; 0 legacy truncated names kept; 1 store left out (in use; see errors)\n")
 		r = runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "700ms", "--state-dir", state, dir)
 		assert.Equal(t, exitInUse, r.code, "wal=%v: %s", wal, r.out+r.err)
+		assert.Contains(t, r.out, "1 store left out (in use; see errors)\n", "wal=%v", wal)
 		release()
 		assert.Equal(t, orig, dumpSHA(t, db))
 		_, err := os.Stat(filepath.Join(state, "runs"))
@@ -244,6 +246,9 @@ func TestRefusedSQLiteStoreLeavesNoRun(t *testing.T) {
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "200ms", "--state-dir", state, dir)
 	release()
 	require.Equal(t, exitInUse, r.code, r.out+r.err)
+	// The closing line says the database was skipped because it is in use, counted as a
+	// database (the original main: "rewrote 0 names in 0 files; …; 1 file skipped").
+	assert.Contains(t, r.out, "rewrote 0 names in 0 files; 0 legacy truncated names kept; 1 other legacy name kept (see the notes and warnings); 1 database skipped (in use)\n")
 	runs, _ := os.ReadDir(filepath.Join(state, "runs"))
 	assert.Empty(t, runs, "no run directory for a run that rewrote nothing")
 	r = runCLI(t, env, "", "runs", "--state-dir", state)
