@@ -256,13 +256,7 @@ func loadCheckBaseline(path, inventory string) (map[string]bool, error) {
 	known := map[string]bool{}
 	switch {
 	case probe.Runs != nil:
-		for _, r := range probe.Runs {
-			for _, x := range r.Results {
-				if fp := x.Fingerprints["sessionfix/v1"]; fp != "" {
-					known[fp] = true
-				}
-			}
-		}
+		return loadSARIFBaseline(path)
 	case probe.Findings != nil:
 		for _, f := range probe.Findings {
 			for _, fp := range f.fingerprints(inventory) {
@@ -271,6 +265,39 @@ func loadCheckBaseline(path, inventory string) (map[string]bool, error) {
 		}
 	default:
 		return nil, fmt.Errorf("--baseline %s: not a check output (no \"runs\" or \"findings\")", path)
+	}
+	return known, nil
+}
+
+// loadSARIFBaseline reads the partialFingerprints "sessionfix/v1" of a SARIF log sessionfix
+// wrote (check, scan): the baseline of --baseline. A file that is no SARIF log is an error
+// naming it.
+func loadSARIFBaseline(path string) (map[string]bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Fingerprints map[string]string `json:"partialFingerprints"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &log); err != nil || log.Runs == nil {
+		why := "no \"runs\""
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("--baseline %s: not a SARIF output (--format sarif): %s", path, why)
+	}
+	known := map[string]bool{}
+	for _, r := range log.Runs {
+		for _, x := range r.Results {
+			if fp := x.Fingerprints["sessionfix/v1"]; fp != "" {
+				known[fp] = true
+			}
+		}
 	}
 	return known, nil
 }

@@ -160,3 +160,40 @@ func TestAuditSARIFRefused(t *testing.T) {
 	assert.Equal(t, 3, x.Locations[0].Physical.Region.StartLine)
 	assert.Equal(t, `allow rule "mcp__foo_bar__*" (permissions.allow[0]) refused tool evil (server foo.bar, registered name mcp__foo_bar__evil_1oxrpi0): names it, but the registry ambiguity guard refuses the grant.`, x.Message.Text)
 }
+
+// TestScanBaseline: scan --baseline (a previous scan --format sarif) exits 0 while nothing is
+// new, and 5 for exactly the finding a new record adds; a file that is no SARIF is an error.
+func TestScanBaseline(t *testing.T) {
+	env := testEnv(t)
+	home := t.TempDir()
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
+	base := filepath.Join(t.TempDir(), "base.sarif")
+	r := runCLI(t, env, "", "scan", "--format", "sarif", home)
+	require.Equal(t, exitOK, r.code, r.err)
+	require.NoError(t, os.WriteFile(base, []byte(r.out), 0o600))
+	r = runCLI(t, env, "", "scan", "--baseline", base, home)
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Contains(t, r.err, "scan: no finding new since the baseline "+base+" (35 findings now, 15 known fingerprints)\n")
+
+	sess := filepath.Join(home, "projects/-home-demo-src-api/chats/50bcb974-4071-429f-a75f-7496ad5cddee.jsonl")
+	b, err := os.ReadFile(sess)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	require.Contains(t, lines[4], `"mcp__foo.bar__get_data"`)
+	// Another record of a known name in the same store is not new; a new dotted name is.
+	again := lines[4] + "\n"
+	require.NoError(t, os.WriteFile(sess, []byte(string(b)+again), 0o600))
+	r = runCLI(t, env, "", "scan", "--baseline", base, home)
+	require.Equal(t, exitOK, r.code, r.err)
+	added := strings.ReplaceAll(lines[4], "mcp__foo.bar__get_data", "mcp__foo.bar__new_tool")
+	require.NoError(t, os.WriteFile(sess, []byte(string(b)+again+added+"\n"), 0o600))
+	r = runCLI(t, env, "", "scan", "--baseline", base, home)
+	require.Equal(t, exitFinding, r.code, r.err)
+	assert.Contains(t, r.err, "scan: 1 finding not in the baseline "+base+" (15 known fingerprints)\n")
+
+	bad := filepath.Join(t.TempDir(), "x.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"roots":[]}`), 0o600))
+	r = runCLI(t, env, "", "scan", "--baseline", bad, home)
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.err, "--baseline "+bad+`: not a SARIF output (--format sarif): no "runs"`)
+}

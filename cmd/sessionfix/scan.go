@@ -20,6 +20,9 @@ type scanOptions struct {
 	Common  planOptions
 	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
 	FailOn string
+	// Baseline is --baseline: a previous scan --format sarif output; only findings not in it
+	// make the run exit 5.
+	Baseline string
 }
 
 func newScanCommand(env *Env) *cli.Command {
@@ -33,7 +36,9 @@ $CODEX_HOME else ~/.codex) in parallel and reports every tool name
 found in session files, usage records, checkpoints and Codex rollouts: counts per class and per
 store, and the old → new map a fix would apply. Names a provider rejects that cannot be
 rewritten are counted in a closing line ("N names a provider rejects were kept: why, how to
-fix"); --fail-on kept makes such a run exit 5, for scheduled jobs. A PATH may be a runtime
+fix"); --fail-on kept makes such a run exit 5, for scheduled jobs. --baseline FILE (a previous
+scan --format sarif output) exits 5 only when a finding (a name fix would rewrite, or a kept
+name a provider rejects) is not in it: same class, name, store and row; the line may change. A PATH may be a runtime
 directory, a Codex home (its own config.toml is used), a project's chats/ directory or one
 file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a PATH named
 settings.json) are read too: their rules written in legacy spellings are listed with
@@ -52,16 +57,18 @@ EXAMPLES:
    sessionfix scan ~/.qwen/projects/-home-me-src-app/chats
    sessionfix scan --agent codex
    sessionfix scan --format json ~/.qwen > scan.json
-   sessionfix scan --format sarif ~/.qwen > scan.sarif`,
+   sessionfix scan --format sarif ~/.qwen > scan.sarif
+   sessionfix scan --baseline scan.sarif ~/.qwen`,
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name fix would rewrite or keeps although a provider rejects it)"},
 			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", summaryStores)},
 			failOnFlag(),
+			&cli.StringFlag{Name: "baseline", Usage: "a previous scan --format sarif output: exit 5 only for findings (names fix would rewrite or keeps while a provider rejects them) not in it", TakesFile: true},
 		),
 		Action: func(c *cli.Context) error {
 			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c),
-				FailOn: c.String("fail-on")}
+				FailOn: c.String("fail-on"), Baseline: c.String("baseline")}
 			return runScan(c.Context, env, opts)
 		},
 	}
@@ -78,6 +85,12 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if err != nil {
 		return err
 	}
+	var known map[string]bool
+	if opts.Baseline != "" {
+		if known, err = loadSARIFBaseline(opts.Baseline); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
@@ -85,7 +98,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}
 	var sar scanSARIF
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
-		if opts.Format == "sarif" && r.ScanErr == nil && r.Plan != nil {
+		if (opts.Format == "sarif" || known != nil) && r.ScanErr == nil && r.Plan != nil {
 			sar.add(r.Plan)
 		}
 		return nil
@@ -106,6 +119,20 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		writeProblems(env, rep.Problems)
 	} else if err := writeScanText(env, p.agg, opts.Verbose); err != nil {
 		return err
+	}
+	if known != nil && p.agg.inUse == 0 && !p.agg.failed {
+		n := 0
+		for _, r := range sar.results {
+			if !known[r.Fingerprint] {
+				n++
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(env.Err, "scan: %s not in the baseline %s (%d known fingerprints)\n", plural(n, "finding"), opts.Baseline, len(known))
+			return withCode(exitFinding)
+		}
+		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(len(sar.results), "finding"), len(known))
+		return nil
 	}
 	return p.agg.endCode(env, "scan", failOnKept)
 }
