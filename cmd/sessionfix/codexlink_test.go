@@ -109,6 +109,7 @@ func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
 		require.Equal(t, exitPartial, e.run(t, cmd, good, bad), e.err.String())
 		assert.Contains(t, e.err.String(), badCfg+": error: invalid Codex config.toml: line 1, column 17: expected '.' or ']' to end table name, but got '\\n' instead; the 1 rollout of this Codex home is left as it is (fix the file, or pass --codex-config)", cmd)
 		assert.NotContains(t, e.out.String()+e.err.String(), "sk-secret-value")
+		assert.Contains(t, e.out.String(), "; 1 store left out (see errors)\n", cmd+": the closing line does not read as all clean")
 	}
 	require.Equal(t, exitPartial, e.run(t, "fix", "--format", "json", good, bad), e.err.String())
 	got, rep := callRenames(t, e.out.Bytes())

@@ -143,17 +143,21 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err != nil {
 		return nil, err
 	}
+	leftOut := 0
 	if len(cx.skip) > 0 { // rollouts of a home whose config.toml could not be read
 		skip := make(map[string]bool, len(cx.skip))
 		for _, p := range cx.skip {
 			skip[p] = true
 		}
+		n := len(found.Targets)
 		found.Targets = slices.DeleteFunc(found.Targets, func(t scan.Target) bool { return skip[t.Store.Ref().Path] })
+		leftOut = n - len(found.Targets)
 	}
 	p := &pipeline{env: env, roots: roots, found: found,
 		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath},
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = newAggregate(p.found)
+	p.agg.leftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	p.agg.rep.Problems = append(p.agg.rep.Problems, rootProbs...)
 	p.agg.rep.Problems = append(p.agg.rep.Problems, cx.problems...)
 	if slices.ContainsFunc(cx.problems, func(pr problemRow) bool { return pr.Severity == string(store.SevError) }) {
@@ -264,8 +268,9 @@ type aggregate struct {
 	failed       bool
 	inUse        int
 	applyErrs    int
-	// leftOut counts the stores that could not be read (their ScanErr), leftOutInUse those
-	// of them in use: not counted in Totals.Stores, so the closing line names them.
+	// leftOut counts the stores that could not be read (their ScanErr) or were left out of the
+	// plan (the rollouts of a Codex home whose config.toml could not be read), leftOutInUse
+	// those in use: not counted in Totals.Stores, so the closing line names them.
 	leftOut, leftOutInUse int
 	// rewriteDBs counts the stores to rewrite that are databases ("in 2 files and 1 database").
 	rewriteDBs int
