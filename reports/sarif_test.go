@@ -3,31 +3,14 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// validateSARIF checks b against the OASIS SARIF 2.1.0 schema (testdata, copied from
-// oasis-tcs/sarif-spec sarif-2.1/schema/sarif-schema-2.1.0.json @ e0583813964e).
-func validateSARIF(t *testing.T, b []byte) {
-	t.Helper()
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	require.NoError(t, err)
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	require.NoError(t, err)
-	c := jsonschema.NewCompiler()
-	require.NoError(t, c.AddResource("sarif-schema-2.1.0.json", doc))
-	sch, err := c.Compile("sarif-schema-2.1.0.json")
-	require.NoError(t, err)
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	require.NoError(t, err)
-	require.NoError(t, sch.Validate(v))
-}
+	"github.com/sessionfix/sessionfix/reports/sariftest"
+)
 
 func TestWriteSARIF(t *testing.T) {
 	var b bytes.Buffer
@@ -37,7 +20,7 @@ func TestWriteSARIF(t *testing.T) {
 			{RuleID: "provider/kimi/pattern", Message: "a.b rejected", Path: "s/one.jsonl", Line: 7, Fingerprint: "ab12"},
 			{RuleID: "provider/kimi/pattern", Message: "x.y rejected at row part id=1", Path: "/abs/opencode.db"},
 		}))
-	validateSARIF(t, b.Bytes())
+	sariftest.Validate(t, b.Bytes())
 	var log struct {
 		Version string `json:"version"`
 		Runs    []struct {
@@ -85,21 +68,13 @@ func TestWriteSARIF(t *testing.T) {
 func TestWriteSARIFEmpty(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteSARIF(&b, "sessionfix", "dev", "https://example.test", nil, nil))
-	validateSARIF(t, b.Bytes())
+	sariftest.Validate(t, b.Bytes())
 	assert.Contains(t, b.String(), `"results": []`)
 }
 
 // TestSARIFSchemaRejects: the schema check can fail (a log without runs, a bad version).
 func TestSARIFSchemaRejects(t *testing.T) {
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	require.NoError(t, err)
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	require.NoError(t, err)
-	c := jsonschema.NewCompiler()
-	require.NoError(t, c.AddResource("s.json", doc))
-	sch, err := c.Compile("s.json")
-	require.NoError(t, err)
+	sch := sariftest.Schema(t)
 	for _, bad := range []string{`{"version":"2.1.0"}`, `{"version":"2.0.0","runs":[]}`,
 		`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"m"},"level":"fatal"}]}]}`} {
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(bad)))

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/reports/sariftest"
 )
 
 // sarifLog is the part of a SARIF log the tests read.
@@ -44,24 +45,10 @@ type sarifLog struct {
 	} `json:"runs"`
 }
 
-// sarifSchema is the schema's path, made absolute before any test changes directory.
-var sarifSchema, _ = filepath.Abs("../../reports/testdata/sarif-schema-2.1.0.json")
-
-// validSARIF checks out against the OASIS SARIF 2.1.0 schema (reports/testdata) and decodes it.
+// validSARIF checks out against the OASIS SARIF 2.1.0 schema (reports/sariftest) and decodes it.
 func validSARIF(t *testing.T, out string) sarifLog {
 	t.Helper()
-	f, err := os.Open(sarifSchema)
-	require.NoError(t, err)
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	require.NoError(t, err)
-	c := jsonschema.NewCompiler()
-	require.NoError(t, c.AddResource("sarif.json", doc))
-	sch, err := c.Compile("sarif.json")
-	require.NoError(t, err)
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	require.NoError(t, err)
-	require.NoError(t, sch.Validate(v))
+	sariftest.Validate(t, []byte(out))
 	var log sarifLog
 	require.NoError(t, json.Unmarshal([]byte(out), &log))
 	require.Len(t, log.Runs, 1)
