@@ -36,7 +36,7 @@ demo: build
 BENCH_SIZE ?= 1024
 BENCH_DIR  ?=
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./store/jsonscan ./store/jsonl ./mcpname
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/jsonscan ./store/jsonl ./mcpname
 	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./store/sqlite/sqlitebench   # a 1M-part opencode database
 	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) -size-mib $(BENCH_SIZE) $(if $(BENCH_DIR),-dir $(BENCH_DIR))
 
@@ -50,7 +50,7 @@ lint:
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzNormalize -fuzztime $(FUZZTIME) ./mcpname
-	$(GO) test -run '^$$' -fuzz FuzzScannerAgreesWithEncodingJSON -fuzztime $(FUZZTIME) ./store/jsonscan
+	$(GO) test -run '^$$' -fuzz FuzzScannerAgreesWithEncodingJSON -fuzztime $(FUZZTIME) ./internal/jsonscan
 
 clean:
 	rm -rf bin

@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonscan"
 )
 
 // Codex CLI rollouts (schemes.md §A.6): $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local

@@ -1,10 +1,10 @@
 // Package jsonl is the backend for line-oriented and single-document JSON stores: Qwen Code
 // chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints (and any other format
-// described by a Profile). It finds name sites with store/jsonscan, in one streaming pass with
+// described by a Profile). It finds name sites with internal/jsonscan, in one streaming pass with
 // flat memory whatever the line length, and rewrites by splicing the new name token over the
 // old one: every other byte of the file stays identical.
 //
-// jsonl imports only store, store/jsonscan and the standard library.
+// jsonl imports only store, internal/jsonscan and the standard library.
 package jsonl
 
 import (
@@ -19,8 +19,8 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonscan"
 )
 
 // SessionFileName is the name Qwen Code gives session files (qwen-reference.md §4.1).

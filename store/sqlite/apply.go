@@ -19,8 +19,8 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonscan"
 )
 
 // verifyInfo is Change.Verify for a SQLite store: where the per-row record of the change is.

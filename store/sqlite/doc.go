@@ -13,7 +13,7 @@
 // Reading: a connection opened read-only (mode=ro) reads each table in rowid batches inside one
 // read transaction (WAL databases: writers are never blocked) or one short transaction per batch
 // (rollback-journal databases: a writer waits at most one batch). Column values are fed to
-// store/jsonscan one row at a time: memory stays flat whatever the table size. Payloads starting
+// internal/jsonscan one row at a time: memory stays flat whatever the table size. Payloads starting
 // with the zstd magic (28 b5 2f fd) are reported as compressed and never parsed.
 //
 // Writing (Apply): one BEGIN IMMEDIATE transaction per store with a busy timeout (a store whose
@@ -29,5 +29,5 @@
 //
 // sqlite is the only package that imports the SQLite driver (github.com/mattn/go-sqlite3, used
 // through github.com/jmoiron/sqlx); its subpackages use its exported API. Of this module it imports
-// store and store/jsonscan only: never scan, rewrite, audit, reports or cmd.
+// store and internal/jsonscan only: never scan, rewrite, audit, reports or cmd.
 package sqlite

@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonscan"
 )
 
 // Profile describes one SQLite store format: where tool names live in it. It is plain data, so

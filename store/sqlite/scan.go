@@ -11,8 +11,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonscan"
 )
 
 // zstdMagic starts a zstd frame: such payloads are reported, never parsed (stores.md §3).
