@@ -20,6 +20,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -78,7 +79,7 @@ type Skipped struct {
 type journalEntry struct {
 	// Sum seals the line like Manifest.Checksum (first member, see trust.go).
 	Sum string `json:"sum,omitempty"`
-	// "commit" (about to replace), "done", "abort"; store.TempCreating, TempForeign, TempGone
+	// "commit" (about to replace), "done", "abort"; fileio.TempCreating, TempForeign, TempGone
 	// (Path is the temp file, Store the file it is for).
 	Event  string     `json:"event"`
 	Entry  *FileEntry `json:"entry,omitempty"`
@@ -145,7 +146,7 @@ type Result struct {
 }
 
 // Committed reports whether the store was rewritten (Change set): Err is then an error that
-// happened after the new content was in place (a *store.CommittedError), or nil.
+// happened after the new content was in place (a *fileio.CommittedError), or nil.
 func (o Outcome) Committed() bool { return o.Change != nil }
 
 // Rewritten counts stores and names rewritten (including those with an error after the
@@ -339,8 +340,8 @@ func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journa
 	if opt.BeforeCheck != nil {
 		aopt.BeforeCheck = func() { opt.BeforeCheck(ref) }
 	}
-	ch, err := w.Apply(store.WithTempRecorder(ctx, j.recordTemp), sp.Snap, edits, aopt)
-	var ce *store.CommittedError
+	ch, err := w.Apply(fileio.WithTempRecorder(ctx, j.recordTemp), sp.Snap, edits, aopt)
+	var ce *fileio.CommittedError
 	if err != nil && (ch == nil || !errors.As(err, &ce)) {
 		o.Err = err
 		_ = j.append(journalEntry{Event: "abort", Path: ref.Path, Reason: err.Error()})
@@ -456,7 +457,7 @@ func (j *journal) write(e journalEntry, sync bool) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if err := store.Fault(store.FaultWrite, j.f.Name()); err != nil {
+	if err := fileio.Fault(fileio.FaultWrite, j.f.Name()); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	// A short write (a full disk) must not leave half a line that the next line would run
@@ -474,17 +475,17 @@ func (j *journal) write(e journalEntry, sync bool) error {
 	if !sync {
 		return nil
 	}
-	if err := store.Fault(store.FaultSync, j.f.Name()); err != nil {
+	if err := fileio.Fault(fileio.FaultSync, j.f.Name()); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
 	return j.f.Sync()
 }
 
-// recordTemp is the store.TempRecorder of a run: each temp file event is a journal line. An
+// recordTemp is the fileio.TempRecorder of a run: each temp file event is a journal line. An
 // announcement (and a foreign name) is fsynced before the file is created; a "gone" line is
 // not (lost in a crash, it only makes the next cleanup look for a file that is not there).
 func (j *journal) recordTemp(event, tmp, target string) error {
-	return j.write(journalEntry{Event: event, Path: tmp, Store: target}, event != store.TempGone)
+	return j.write(journalEntry{Event: event, Path: tmp, Store: target}, event != fileio.TempGone)
 }
 
 func (j *journal) close() {
@@ -513,7 +514,7 @@ func writeManifest(dir string, m *Manifest) error {
 		return err
 	}
 	path := filepath.Join(dir, manifestName)
-	if err := store.Fault(store.FaultWrite, path); err != nil {
+	if err := fileio.Fault(fileio.FaultWrite, path); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	if err := renameio.WriteFile(path, b, 0o600, renameio.WithTempDir(dir)); err != nil {
@@ -709,9 +710,9 @@ func nothingJournaled(path string) bool {
 		}
 		switch e.Event {
 		case "abort":
-		case store.TempCreating:
+		case fileio.TempCreating:
 			open[e.Path] = true
-		case store.TempForeign, store.TempGone:
+		case fileio.TempForeign, fileio.TempGone:
 			delete(open, e.Path)
 		default:
 			return false
@@ -815,7 +816,7 @@ func Undo(ctx context.Context, dir string, open Opener, force bool, now func() t
 		return nil, nil, err
 	}
 	defer j.close()
-	ctx = store.WithTempRecorder(ctx, j.recordTemp)
+	ctx = fileio.WithTempRecorder(ctx, j.recordTemp)
 	var out []UndoOutcome
 	for i := len(m.Files) - 1; i >= 0; i-- {
 		f := &m.Files[i]
@@ -834,7 +835,7 @@ func Undo(ctx context.Context, dir string, open Opener, force bool, now func() t
 				err = r.Restore(ctx, &f.Change, force)
 			}
 		}
-		var ce *store.CommittedError
+		var ce *fileio.CommittedError
 		if err == nil || errors.As(err, &ce) {
 			// Restored (a CommittedError: the edits were reversed, with a late append
 			// carried over).
@@ -876,7 +877,7 @@ type Leftover struct {
 // a file is removed only when it is provably sessionfix's own, that is
 //
 //   - a store's temp (".<name><digits>" beside it) that the run's journal announced
-//     (store.TempCreating) and never marked gone, or
+//     (fileio.TempCreating) and never marked gone, or
 //   - a manifest temp (".manifest.json<digits>") inside the run's own directory;
 //
 // and it is a regular file, the run's journal is not locked by a live sessionfix process, and
@@ -928,7 +929,7 @@ func cleanRun(dir, id string) []Leftover {
 	// Manifest temps of this run.
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
-			if store.IsTempName(e.Name(), manifestName) {
+			if fileio.IsTempName(e.Name(), manifestName) {
 				remove(Leftover{Path: filepath.Join(dir, e.Name()), RunID: id})
 			}
 		}
@@ -949,12 +950,12 @@ func cleanRun(dir, id string) []Leftover {
 			continue
 		}
 		switch je.Event {
-		case store.TempCreating:
+		case fileio.TempCreating:
 			if _, ok := open[je.Path]; !ok {
 				order = append(order, je.Path)
 			}
 			open[je.Path] = je.Store
-		case store.TempForeign, store.TempGone:
+		case fileio.TempForeign, fileio.TempGone:
 			delete(open, je.Path)
 		}
 	}
@@ -962,11 +963,11 @@ func cleanRun(dir, id string) []Leftover {
 	locked := map[string]bool{} // store → locked by another process
 	for _, tmp := range order {
 		target, ok := open[tmp]
-		if !ok || target == "" || filepath.Dir(tmp) != filepath.Dir(target) || !store.IsTempName(filepath.Base(tmp), filepath.Base(target)) {
+		if !ok || target == "" || filepath.Dir(tmp) != filepath.Dir(target) || !fileio.IsTempName(filepath.Base(tmp), filepath.Base(target)) {
 			continue
 		}
 		if _, err := os.Lstat(tmp); err != nil {
-			gone = append(gone, journalEntry{Event: store.TempGone, Path: tmp, Store: target, Reason: "not found by cleanup"})
+			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "not found by cleanup"})
 			continue
 		}
 		// A store another process locks (a sessionfix run using its own journal) keeps its temp.
@@ -987,7 +988,7 @@ func cleanRun(dir, id string) []Leftover {
 		n := len(out)
 		remove(Leftover{Path: tmp, RunID: id, Store: target})
 		if len(out) > n && out[n].Err == nil {
-			gone = append(gone, journalEntry{Event: store.TempGone, Path: tmp, Store: target, Reason: "removed by cleanup"})
+			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "removed by cleanup"})
 		}
 	}
 	if len(gone) > 0 {

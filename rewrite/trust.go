@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/internal/fileio"
 )
 
 // A run directory is not trusted input: it can be edited by anyone who can write the state
@@ -319,7 +319,7 @@ func checkInBackups(b, bdir, realB, storePath string) (os.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	if store.LinkCount(fi) > 1 {
+	if fileio.LinkCount(fi) > 1 {
 		if storePath == "" {
 			return nil, errors.New("has other hard links")
 		}

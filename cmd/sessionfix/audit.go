@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/scan"
@@ -207,7 +208,7 @@ func (o *auditOptions) validate() error {
 	if o.Out == "-" && o.ToolsOut == "-" {
 		return usageErrorf("--out and --tools-out cannot both be standard output")
 	}
-	if o.ToolsOut != "" && o.ToolsOut != "-" && o.Out != "-" && store.SameOutput(o.Out, o.ToolsOut) {
+	if o.ToolsOut != "" && o.ToolsOut != "-" && o.Out != "-" && fileio.SameOutput(o.Out, o.ToolsOut) {
 		return usageErrorf("--out and --tools-out name the same file: the tools table would overwrite the pairs")
 	}
 	if o.DiscoverTimeout <= 0 {
@@ -572,14 +573,14 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 }
 
 // writeOutput writes a report to stdout ("-") or to the path the user named, by
-// store.WriteOutput's rules (a regular file replaced atomically, a device, FIFO or /dev/stdout
+// fileio.WriteOutput's rules (a regular file replaced atomically, a device, FIFO or /dev/stdout
 // written through, a symbolic link followed, never replaced). A FIFO with no reader yet is
 // waited for, and stderr says so (else the run looks hung).
 func writeOutput(ctx context.Context, env *Env, path string, data []byte) error {
-	waiting := store.OnWait(func(name string) {
+	waiting := fileio.OnWait(func(name string) {
 		fmt.Fprintf(env.Err, "sessionfix: audit: waiting for a reader of the FIFO %s (Ctrl-C stops)\n", name)
 	})
-	if err := store.WriteOutputContext(ctx, env.Out, path, data, waiting); err != nil {
+	if err := fileio.WriteOutputContext(ctx, env.Out, path, data, waiting); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil

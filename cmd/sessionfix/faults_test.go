@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/internal/fileio"
 )
 
 const faultTarget = "projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl"
@@ -24,7 +24,7 @@ func TestErrorAfterRenameKeepsTheChangeRecorded(t *testing.T) {
 	for _, tc := range []struct {
 		op  string
 		err error
-	}{{store.FaultSyncDir, syscall.EIO}, {store.FaultOpenDir, syscall.EACCES}} {
+	}{{fileio.FaultSyncDir, syscall.EIO}, {fileio.FaultOpenDir, syscall.EACCES}} {
 		t.Run(tc.op, func(t *testing.T) {
 			env := testEnv(t)
 			dir := fixtureCopy(t)
@@ -38,7 +38,7 @@ func TestErrorAfterRenameKeepsTheChangeRecorded(t *testing.T) {
 				}
 				return nil
 			}
-			restore := store.SetFaultHook(inject)
+			restore := fileio.SetFaultHook(inject)
 			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
 			restore()
 			assert.Equal(t, exitPartial, r.code, r.out+r.err)
@@ -53,7 +53,7 @@ func TestErrorAfterRenameKeepsTheChangeRecorded(t *testing.T) {
 			assert.Contains(t, r.out, `"files": 3`, r.out)
 
 			// The same error during undo: restored, recorded, reported.
-			restore = store.SetFaultHook(inject)
+			restore = fileio.SetFaultHook(inject)
 			r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
 			restore()
 			assert.Equal(t, exitPartial, r.code, r.out+r.err)
@@ -75,8 +75,8 @@ func TestFullStateDiskKeepsTheUndoHint(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "S")
 	before := snapshotTree(t, dir)
 	var manifests atomic.Int32
-	restore := store.SetFaultHook(func(op, path string) error {
-		if op == store.FaultWrite && filepath.Base(path) == "manifest.json" && manifests.Add(1) > 1 {
+	restore := fileio.SetFaultHook(func(op, path string) error {
+		if op == fileio.FaultWrite && filepath.Base(path) == "manifest.json" && manifests.Add(1) > 1 {
 			return syscall.ENOSPC
 		}
 		return nil
@@ -169,7 +169,7 @@ func testEveryInjectedError(t *testing.T, stateRoot string) {
 	type call struct{ op, path string }
 	record := func(run func()) []call {
 		var calls []call
-		restore := store.SetFaultHook(func(op, path string) error {
+		restore := fileio.SetFaultHook(func(op, path string) error {
 			calls = append(calls, call{op, path})
 			return nil
 		})
@@ -179,7 +179,7 @@ func testEveryInjectedError(t *testing.T, stateRoot string) {
 	}
 	failAt := func(n int) func() {
 		var i atomic.Int32
-		return store.SetFaultHook(func(op, path string) error {
+		return fileio.SetFaultHook(func(op, path string) error {
 			if int(i.Add(1)) == n {
 				return syscall.EIO
 			}

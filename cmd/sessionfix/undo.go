@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
@@ -208,7 +209,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	restoredDBs := 0
 	for _, o := range outs {
 		path := reports.Printable(o.Ref.Path)
-		var ce *store.CommittedError
+		var ce *fileio.CommittedError
 		f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names}
 		switch {
 		case o.Already:

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -115,7 +116,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		sc.SetCaptureFunc(func(c *jsonscan.Capture) { s.prof.capture(c, b) })
 	}
 	var w io.Writer = sc
-	fp, fpText := store.NewFingerprint()
+	fp, fpText := fileio.NewFingerprint()
 	if opt.Hash {
 		w = io.MultiWriter(sc, fp)
 	}
@@ -163,7 +164,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	return snap, nil
 }
 
-// Apply rewrites the given sites (from a Scan of this store) with store.RewriteFile: each old
+// Apply rewrites the given sites (from a Scan of this store) with fileio.RewriteFile: each old
 // token is checked and replaced by the new name as a plain JSON string; nothing else changes.
 func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.Edit, opt store.ApplyOptions) (*store.Change, error) {
 	if snap.NotWritable != "" {
@@ -186,7 +187,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 		}
 		return nil
 	}
-	ch, err := store.RewriteFile(ctx, s.path, snap.State, Splice(sorted), opt)
+	ch, err := fileio.RewriteFile(ctx, s.path, snap.State, Splice(sorted), opt)
 	if ch == nil {
 		return nil, err
 	}
@@ -222,9 +223,9 @@ func spliceToken(b []byte, e store.Edit) []byte {
 	return jsonscan.AppendQuote(b, e.New)
 }
 
-// Restore puts the backup of ch back (see store.RestoreFile).
+// Restore puts the backup of ch back (see fileio.RestoreFile).
 func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error {
-	return store.RestoreFile(ctx, s.path, ch, force)
+	return fileio.RestoreFile(ctx, s.path, ch, force)
 }
 
 // ErrTokenMismatch means the bytes at an edit's offset are not the token the scan saw.
@@ -236,7 +237,7 @@ var ErrTokenMismatch = errors.New("name token not found at its offset")
 // offset instead. Edits must be sorted by offset and not overlap. A mismatch returns an
 // *store.InUseError wrapping ErrTokenMismatch semantics: the content changed since it was
 // scanned.
-func Splice(edits []store.Edit) store.Transform {
+func Splice(edits []store.Edit) fileio.Transform {
 	return func(dst io.Writer, src io.Reader) error {
 		br := bufio.NewReaderSize(src, readBufSize)
 		var pos int64

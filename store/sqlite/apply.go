@@ -19,6 +19,7 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -153,7 +154,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 			os.Remove(rowsPath)
 		}
 	}()
-	bsum, err := store.HashFile(opt.BackupPath)
+	bsum, err := fileio.HashFile(opt.BackupPath)
 	if err != nil {
 		return nil, fmt.Errorf("read backup of %s: %w", s.path, err)
 	}
@@ -192,7 +193,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	if err := rf.Sync(); err != nil {
 		return nil, fmt.Errorf("sync change record of %s: %w", s.path, err)
 	}
-	if err := store.SyncDir(filepath.Dir(rowsPath)); err != nil {
+	if err := fileio.SyncDir(filepath.Dir(rowsPath)); err != nil {
 		return nil, err
 	}
 	v, err := json.Marshal(verifyInfo{Version: 1, Profile: ex.comp.prof.Name, Targets: targets,
@@ -489,7 +490,7 @@ func onlineBackup(ctx context.Context, src, dst string, busy time.Duration) erro
 		os.Remove(dst)
 		return fmt.Errorf("sync backup of %s: %w", src, err)
 	}
-	return store.SyncDir(filepath.Dir(dst))
+	return fileio.SyncDir(filepath.Dir(dst))
 }
 
 func syncFile(path string) error {

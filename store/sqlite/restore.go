@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -29,7 +30,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	if err := json.Unmarshal(ch.Verify, &v); err != nil || v.Version != 1 || v.RowsFile == "" {
 		return fmt.Errorf("restore %s: the run records no SQLite change (verify data: %v)", s.path, err)
 	}
-	if got, err := store.HashFile(ch.Backup); err != nil {
+	if got, err := fileio.HashFile(ch.Backup); err != nil {
 		return fmt.Errorf("read backup %s: %w", ch.Backup, err)
 	} else if got != ch.Before.SHA256 {
 		return fmt.Errorf("backup %s is damaged: sha256 %s, want %s", ch.Backup, got, ch.Before.SHA256)

@@ -1,4 +1,4 @@
-package store
+package fileio
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
 )
 
 func upper(dst io.Writer, src io.Reader) error {
@@ -25,7 +27,7 @@ func upper(dst io.Writer, src io.Reader) error {
 	return err
 }
 
-func stateOf(t testing.TB, path string) FileState {
+func stateOf(t testing.TB, path string) store.FileState {
 	t.Helper()
 	st, err := StatFile(path)
 	require.NoError(t, err)
@@ -35,13 +37,13 @@ func stateOf(t testing.TB, path string) FileState {
 }
 
 // upperSites is upper with the site it changes recorded, as the JSONL store records them.
-func upperSites(ch *Change) error {
-	ch.Sites = []ByteEdit{{At: 0, Old: "abc", New: "ABC"}}
+func upperSites(ch *store.Change) error {
+	ch.Sites = []store.ByteEdit{{At: 0, Old: "abc", New: "ABC"}}
 	return nil
 }
 
 // Issue 9 findings 1 and 2: bytes appended between the last check and the rename are carried
-// over, the store is reported in use (a CommittedError wrapping an InUseError: exit 4), the
+// over, the store is reported in use (a CommittedError wrapping a store.InUseError: exit 4), the
 // run's "after" state covers only what the rewrite wrote, and undo keeps the late bytes.
 func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 	dir := t.TempDir()
@@ -55,10 +57,10 @@ func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 		f.Close()
 	}
 	defer func() { testHookBeforeRename = nil }()
-	ch, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
+	ch, err := RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
 	var ce *CommittedError
 	require.ErrorAs(t, err, &ce, "rewritten, and reported")
-	require.ErrorIs(t, err, ErrInUse, "a store appended to while it was replaced is reported in use")
+	require.ErrorIs(t, err, store.ErrInUse, "a store appended to while it was replaced is reported in use")
 	require.NotNil(t, ch)
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "ABC\nlate\n", string(got), "an append that raced the rename is not lost")
@@ -88,8 +90,8 @@ func TestRewriteFileCarriedOneByteWording(t *testing.T) {
 		f.Close()
 	}
 	defer func() { testHookBeforeRename = nil }()
-	ch, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
-	require.ErrorIs(t, err, ErrInUse)
+	ch, err := RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
+	require.ErrorIs(t, err, store.ErrInUse)
 	require.NotNil(t, ch)
 	assert.Equal(t, []string{"1 byte appended while replacing was carried over to the end of the new file"}, ch.Warnings)
 	assert.Contains(t, err.Error(), "the 1 new byte was carried over")
@@ -105,7 +107,7 @@ func TestRewriteFileCopiesBackupAcrossFileSystems(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
 	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
-	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(shm, "bk")})
+	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(shm, "bk")})
 	require.NoError(t, err)
 	if ch.BackupLink {
 		t.Skip("same file system: nothing to check")
@@ -124,7 +126,7 @@ func TestRewriteFileAbortsCleanly(t *testing.T) {
 	want := stateOf(t, p)
 	bk := filepath.Join(dir, "bk", "1")
 	boom := errors.New("journal disk full")
-	_, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: bk, BeforeCommit: func(*Change) error { return boom }})
+	_, err := RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: bk, BeforeCommit: func(*store.Change) error { return boom }})
 	require.ErrorIs(t, err, boom)
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "abc\n", string(got))
@@ -136,7 +138,7 @@ func TestRewriteFileAbortsCleanly(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
 	// A transform failure leaves the file too.
-	_, err = RewriteFile(context.Background(), p, want, func(io.Writer, io.Reader) error { return boom }, ApplyOptions{BackupPath: bk})
+	_, err = RewriteFile(context.Background(), p, want, func(io.Writer, io.Reader) error { return boom }, store.ApplyOptions{BackupPath: bk})
 	require.ErrorIs(t, err, boom)
 	got, _ = os.ReadFile(p)
 	assert.Equal(t, "abc\n", string(got))
@@ -144,16 +146,16 @@ func TestRewriteFileAbortsCleanly(t *testing.T) {
 	// Content changed with the same size and mtime: caught by the hash.
 	require.NoError(t, os.WriteFile(p, []byte("xyz\n"), 0o600))
 	require.NoError(t, os.Chtimes(p, want.ModTime, want.ModTime))
-	_, err = RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: bk})
-	require.ErrorIs(t, err, ErrInUse)
+	_, err = RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: bk})
+	require.ErrorIs(t, err, store.ErrInUse)
 	got, _ = os.ReadFile(p)
 	assert.Equal(t, "xyz\n", string(got))
 }
 
 func TestRewriteFileRefusesNonRegular(t *testing.T) {
 	dir := t.TempDir()
-	_, err := RewriteFile(context.Background(), dir, FileState{}, upper, ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "b")})
-	require.ErrorIs(t, err, ErrNotWritable)
+	_, err := RewriteFile(context.Background(), dir, store.FileState{}, upper, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "b")})
+	require.ErrorIs(t, err, store.ErrNotWritable)
 }
 
 func TestRewriteFileKeepsSpecialModeBitsAndXattrs(t *testing.T) {
@@ -165,7 +167,7 @@ func TestRewriteFileKeepsSpecialModeBitsAndXattrs(t *testing.T) {
 	orig, err := os.Stat(p)
 	require.NoError(t, err)
 
-	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
 	require.NoError(t, err)
 	fi, _ := os.Stat(p)
 	assert.Equal(t, orig.Mode(), fi.Mode(), "setgid kept")
@@ -187,7 +189,7 @@ func TestRewriteFileWithOtherHardLinksCopiesTheBackup(t *testing.T) {
 	h1, h2 := filepath.Join(dir, "h1.jsonl"), filepath.Join(dir, "h2.jsonl")
 	require.NoError(t, os.WriteFile(h1, []byte("abc\n"), 0o600))
 	require.NoError(t, os.Link(h1, h2))
-	ch, err := RewriteFile(context.Background(), h1, stateOf(t, h1), upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	ch, err := RewriteFile(context.Background(), h1, stateOf(t, h1), upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
 	require.NoError(t, err)
 	assert.False(t, ch.BackupLink, "the inode lives on as h2: the backup is a copy")
 	require.Len(t, ch.Warnings, 1)

@@ -1,4 +1,4 @@
-package store
+package fileio
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // holdOpen starts a process that keeps path open with the given shell redirection ("3>>" to
@@ -46,13 +48,13 @@ func TestRewriteFileRefusesAFileHeldOpenForWriting(t *testing.T) {
 	want := stateOf(t, p)
 
 	holdOpen(t, "3<", p) // a reader (tail -f, an editor) does not block the rewrite
-	_, err := RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	_, err := RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
 	require.NoError(t, err)
 
 	want = stateOf(t, p)
 	holdOpen(t, "3>>", p) // an agent keeping its session open for appending does
-	_, err = RewriteFile(context.Background(), p, want, upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "2")})
-	var iu *InUseError
+	_, err = RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "2")})
+	var iu *store.InUseError
 	require.ErrorAs(t, err, &iu)
 	assert.Contains(t, iu.Reason, "held open for writing by pid")
 	assert.Regexp(t, `pid [0-9]+ \((sh|sleep)\)`, iu.Reason, "the process is named (sh until it execs sleep)")
@@ -98,8 +100,8 @@ func TestRewriteFileSeesAWriterThatOpenedDuringTheCopy(t *testing.T) {
 		write = startWriter(t, p, "late\n")
 		return upper(dst, src)
 	}
-	_, err := RewriteFile(context.Background(), p, stateOf(t, p), opened, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
-	var iu *InUseError
+	_, err := RewriteFile(context.Background(), p, stateOf(t, p), opened, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	var iu *store.InUseError
 	require.ErrorAs(t, err, &iu)
 	assert.Contains(t, iu.Reason, "held open for writing by pid")
 	write()
@@ -130,9 +132,9 @@ func TestRewriteFileRollsBackWhenAWriterHoldsTheOldInode(t *testing.T) {
 			var write func()
 			testHookBeforeRename = func(path string) { write = startWriter(t, path, "late\n") }
 			defer func() { testHookBeforeRename = nil }()
-			ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(bkDir, "1")})
+			ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(bkDir, "1")})
 			assert.Nil(t, ch, "nothing to record: the change was rolled back")
-			var iu *InUseError
+			var iu *store.InUseError
 			require.ErrorAs(t, err, &iu)
 			assert.Contains(t, iu.Reason, "rolled back")
 			now, err := os.Stat(p)
@@ -158,13 +160,13 @@ func TestRestoreFileRollsBackWhenAWriterHoldsTheOldInode(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
 	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
-	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
 	require.NoError(t, err)
 	var write func()
 	testHookBeforeRename = func(path string) { write = startWriter(t, path, "late\n") }
 	defer func() { testHookBeforeRename = nil }()
 	err = RestoreFile(context.Background(), p, ch, false)
-	var iu *InUseError
+	var iu *store.InUseError
 	require.ErrorAs(t, err, &iu)
 	assert.Contains(t, iu.Reason, "rolled back")
 	write()

@@ -1,4 +1,4 @@
-package store
+package fileio
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // Transform writes the new content of a file to dst while reading the original from src.
@@ -30,19 +32,19 @@ const copyBufSize = 256 << 10
 // castagnoli is the CRC-32C table (hardware-accelerated on amd64 and arm64).
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// NewFingerprint returns the hash behind FileState.Fingerprint and a function formatting its
+// NewFingerprint returns the hash behind store.FileState.Fingerprint and a function formatting its
 // sum ("crc32c:<8 hex digits>").
 func NewFingerprint() (hash.Hash32, func(hash.Hash32) string) {
 	return crc32.New(castagnoli), func(h hash.Hash32) string { return fmt.Sprintf("crc32c:%08x", h.Sum32()) }
 }
 
-// StatFile returns the FileState of path without hashing it.
-func StatFile(path string) (FileState, error) {
+// StatFile returns the store.FileState of path without hashing it.
+func StatFile(path string) (store.FileState, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return FileState{}, err
+		return store.FileState{}, err
 	}
-	return FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}, nil
+	return store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}, nil
 }
 
 // HashFile returns the hex SHA-256 of a file's content.
@@ -76,21 +78,21 @@ func HashFile(path string) (string, error) {
 //     it for writing in the meantime would go on writing into the old file, so the rename is
 //     rolled back (the old inode is linked back at path) and the file refused as in use;
 //     bytes appended to it without a writer left open are carried over to the end of the new
-//     file, and the file reported in use (a *CommittedError wrapping an *InUseError);
+//     file, and the file reported in use (a *CommittedError wrapping an *store.InUseError);
 //  9. fsync the directory, and check the old inode once more.
 //
 // A crash at any instant leaves the old file or the new one at path. An in-use refusal returns
-// an *InUseError and leaves the file, and no temp, behind. An error once the new file is in
-// place is a *CommittedError returned with the Change, which the caller must record (undo
-// needs it). Change.After describes the bytes the rewrite wrote (the first After.Size bytes
-// of the file); bytes carried over follow them and are counted in Change.Carried.
-func RewriteFile(ctx context.Context, path string, want FileState, transform Transform, opt ApplyOptions) (ch *Change, err error) {
+// an *store.InUseError and leaves the file, and no temp, behind. An error once the new file is in
+// place is a *CommittedError returned with the store.Change, which the caller must record (undo
+// needs it). store.Change.After describes the bytes the rewrite wrote (the first After.Size bytes
+// of the file); bytes carried over follow them and are counted in store.Change.Carried.
+func RewriteFile(ctx context.Context, path string, want store.FileState, transform Transform, opt store.ApplyOptions) (ch *store.Change, err error) {
 	return rewriteFile(ctx, path, want, transform, opt, nil)
 }
 
 // rewriteFile is RewriteFile; a non-nil meta gives the new file meta's mode and mtime instead
 // of the original's (a restore).
-func rewriteFile(ctx context.Context, path string, want FileState, transform Transform, opt ApplyOptions, meta *FileState) (ch *Change, err error) {
+func rewriteFile(ctx context.Context, path string, want store.FileState, transform Transform, opt store.ApplyOptions, meta *store.FileState) (ch *store.Change, err error) {
 	orig, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -101,10 +103,10 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("rewrite %s: %w: not a regular file", path, ErrNotWritable)
+		return nil, fmt.Errorf("rewrite %s: %w: not a regular file", path, store.ErrNotWritable)
 	}
 	if fi.Size() != want.Size || !fi.ModTime().Equal(want.ModTime) {
-		return nil, &InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
+		return nil, &store.InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
 			want.Size, fi.Size(), want.ModTime.Format(time.RFC3339Nano), fi.ModTime().Format(time.RFC3339Nano))}
 	}
 	if w := openWriters(fi); len(w) > 0 {
@@ -115,7 +117,7 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	lock := flock.New(path)
 	locked, lerr := lock.TryLock()
 	if lerr == nil && !locked {
-		return nil, &InUseError{Path: path, Reason: "locked by another process (another sessionfix run, or an agent)"}
+		return nil, &store.InUseError{Path: path, Reason: "locked by another process (another sessionfix run, or an agent)"}
 	}
 	if locked {
 		defer lock.Unlock()
@@ -139,7 +141,7 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 				linked = true
 			} else {
 				os.Remove(opt.BackupPath)
-				return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+				return nil, &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 			}
 		} else if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("create backup of %s: %w", path, err)
@@ -180,7 +182,7 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 			}
 		}()
 		if kfi, err := os.Stat(keep); err != nil || !os.SameFile(kfi, fi) {
-			return nil, &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+			return nil, &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
 	}
 
@@ -217,7 +219,7 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	}
 	beforeSum := hex.EncodeToString(before.Sum(nil))
 	if (want.SHA256 != "" && beforeSum != want.SHA256) || (want.Fingerprint != "" && fpText(fp) != want.Fingerprint) {
-		return nil, &InUseError{Path: path, Reason: "content changed since it was scanned"}
+		return nil, &store.InUseError{Path: path, Reason: "content changed since it was scanned"}
 	}
 	if bk != nil {
 		if err := Fault(FaultSync, opt.BackupPath); err != nil {
@@ -253,12 +255,12 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if otherLinks {
 		xattrWarnings = append(xattrWarnings, fmt.Sprintf("the file had %d hard links: only this name was rewritten, the other names keep the old content", nlink(fi)))
 	}
-	ch = &Change{
+	ch = &store.Change{
 		Warnings:   xattrWarnings,
 		Backup:     opt.BackupPath,
 		BackupLink: linked,
-		Before:     FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
-		After:      FileState{Size: out.n, Mode: newMode, ModTime: newMtime, SHA256: hex.EncodeToString(after.Sum(nil))},
+		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
+		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, SHA256: hex.EncodeToString(after.Sum(nil))},
 	}
 	if opt.BeforeCommit != nil {
 		if err := opt.BeforeCommit(ch); err != nil {
@@ -312,7 +314,7 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 	if lw.carried > 0 {
 		ch.Carried = lw.carried
 		ch.Warnings = append(ch.Warnings, fmt.Sprintf("%s appended while replacing %s carried over to the end of the new file", bytesPhrase(lw.carried), wasWere(lw.carried)))
-		return ch, &CommittedError{Err: &InUseError{Path: path, Reason: fmt.Sprintf(
+		return ch, &CommittedError{Err: &store.InUseError{Path: path, Reason: fmt.Sprintf(
 			"appended to while it was being replaced: %s carried over (undo keeps them); stop the agent before fixing its session", newBytesPhrase(lw.carried))}}
 	}
 	return ch, nil
@@ -323,8 +325,8 @@ func rewriteFile(ctx context.Context, path string, want FileState, transform Tra
 var testHookAfterRename func(path string)
 
 // CommittedError is an error that happened after a rewrite put the new file in place: the
-// store holds the new content and the Change returned with it must be recorded (undo needs
-// it). Err is what went wrong: an *InUseError when another process wrote to the store during
+// store holds the new content and the store.Change returned with it must be recorded (undo needs
+// it). Err is what went wrong: an *store.InUseError when another process wrote to the store during
 // the replace, an I/O error (a directory fsync) otherwise.
 type CommittedError struct{ Err error }
 
@@ -375,7 +377,7 @@ type lateWatch struct {
 	backup  string      // the backup
 	linked  bool        // the backup is a link to the old inode
 	keep    string      // a temp link to the old inode beside path ("" when none could be made)
-	ch      *Change
+	ch      *store.Change
 	opens   *openWatch // opens of the old inode since the final check (nil: unknown)
 	inUse   error      // the refusal after a rollback
 }
@@ -390,11 +392,11 @@ func (w *lateWatch) check() error {
 	if ws := writersOf(idOfStat(w.old), true); len(ws) > 0 {
 		reason := "held open for writing by " + strings.Join(ws, ", ") + ", which opened it while it was being rewritten"
 		if err := w.rollBack(); err != nil {
-			return &InUseError{Path: w.path, Reason: fmt.Sprintf(
+			return &store.InUseError{Path: w.path, Reason: fmt.Sprintf(
 				"%s: it writes into the old file (kept at %s), not into the session, and the replace could not be rolled back (%v); stop the agent, then undo this run with --force or append the backup's bytes after byte %d to the session",
 				reason, w.backup, err, w.size)}
 		}
-		w.inUse = &InUseError{Path: w.path, Reason: reason + "; the replace was rolled back, nothing changed; stop the agent first"}
+		w.inUse = &store.InUseError{Path: w.path, Reason: reason + "; the replace was rolled back, nothing changed; stop the agent first"}
 		return errRolledBack
 	}
 	n, err := carryOver(w.orig, w.size+w.carried, w.path, w.new)
@@ -454,21 +456,21 @@ func (w *lateWatch) rollBack() error {
 func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 	now, err := os.Stat(path)
 	if err != nil {
-		return &InUseError{Path: path, Reason: "disappeared while rewriting: " + err.Error()}
+		return &store.InUseError{Path: path, Reason: "disappeared while rewriting: " + err.Error()}
 	}
 	if !os.SameFile(now, fi) {
-		return &InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+		return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 	}
 	if now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
-		return &InUseError{Path: path, Reason: fmt.Sprintf("appended to while rewriting (size %d→%d)", fi.Size(), now.Size())}
+		return &store.InUseError{Path: path, Reason: fmt.Sprintf("appended to while rewriting (size %d→%d)", fi.Size(), now.Size())}
 	}
 	if a, ok := ctime(now); ok {
 		if b, ok := ctime(fi); ok && !a.Equal(b) {
-			return &InUseError{Path: path, Reason: "changed while rewriting (its inode change time moved)"}
+			return &store.InUseError{Path: path, Reason: "changed while rewriting (its inode change time moved)"}
 		}
 	}
 	if ofi, err := orig.Stat(); err == nil && ofi.Size() != fi.Size() {
-		return &InUseError{Path: path, Reason: "appended to while rewriting"}
+		return &store.InUseError{Path: path, Reason: "appended to while rewriting"}
 	}
 	if w := openWritersFresh(now); len(w) > 0 {
 		return heldOpen(path, w)
@@ -479,7 +481,7 @@ func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 // heldOpen is the refusal of a file another process keeps open for writing: replacing it would
 // send that process's next writes to the old, unlinked file.
 func heldOpen(path string, writers []string) error {
-	return &InUseError{Path: path, Reason: "held open for writing by " + strings.Join(writers, ", ") + "; stop the agent first"}
+	return &store.InUseError{Path: path, Reason: "held open for writing by " + strings.Join(writers, ", ") + "; stop the agent first"}
 }
 
 // carryOver appends to path (which must still be the inode of dst) whatever src holds after
@@ -528,16 +530,16 @@ func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, e
 //     records its Sites: the edits are reversed in place (each recorded new token replaced by
 //     the old one, checked byte for byte) and everything after the first After.Size bytes is
 //     kept, through RewriteFile with a backup of the current file beside ch.Backup;
-//   - anything else: a *ChangedError naming the mismatch.
+//   - anything else: a *store.ChangedError naming the mismatch.
 //
-// It returns an *InUseError when another process holds the file open for writing or locked.
+// It returns an *store.InUseError when another process holds the file open for writing or locked.
 // A full restore needs the backup's first Before.Size bytes to hash to ch.Before.SHA256.
-func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error {
+func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool) error {
 	cur, err := HashFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if !force {
-			return &ChangedError{Path: path, Reason: "it no longer exists"}
+			return &store.ChangedError{Path: path, Reason: "it no longer exists"}
 		}
 	case err != nil:
 		return fmt.Errorf("read %s: %w", path, err)
@@ -551,7 +553,7 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 			return reverseEdits(ctx, path, ch)
 		}
 		if !force {
-			return &ChangedError{Path: path, Reason: "its sha256 is not the one the run wrote"}
+			return &store.ChangedError{Path: path, Reason: "its sha256 is not the one the run wrote"}
 		}
 	}
 	// Only the first Before.Size bytes of the backup are the original: a process that kept the
@@ -566,7 +568,7 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 		// Through rewriteFile: the same checks (writers, locks, content unchanged since it was
 		// hashed), a backup of the current file, and the old inode watched after the rename.
 		st.SHA256 = cur
-		_, err := rewriteFile(ctx, path, st, copyBackup(ch), ApplyOptions{BackupPath: undoBackupPath(ch)}, &ch.Before)
+		_, err := rewriteFile(ctx, path, st, copyBackup(ch), store.ApplyOptions{BackupPath: undoBackupPath(ch)}, &ch.Before)
 		return err
 	}
 	src, err := openNoFollow(ch.Backup) // a backup swapped for a symlink after undo checked the run is refused
@@ -612,7 +614,7 @@ func RestoreFile(ctx context.Context, path string, ch *Change, force bool) error
 
 // appendedAfterRun reports whether path holds the run's "after" content followed by more
 // bytes, and ch records the sites needed to reverse the edits in place.
-func appendedAfterRun(path string, ch *Change) (bool, error) {
+func appendedAfterRun(path string, ch *store.Change) (bool, error) {
 	if len(ch.Sites) == 0 || ch.After.SHA256 == "" {
 		return false, nil
 	}
@@ -633,12 +635,12 @@ func appendedAfterRun(path string, ch *Change) (bool, error) {
 // reverseEdits writes the old tokens of ch.Sites back into path, keeping every byte after the
 // first After.Size bytes (see RestoreFile). The current file is kept beside ch.Backup
 // ("<backup>.before-undo", numbered when taken).
-func reverseEdits(ctx context.Context, path string, ch *Change) error {
+func reverseEdits(ctx context.Context, path string, ch *store.Change) error {
 	st, err := StatFile(path)
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, ch.After.SHA256), ApplyOptions{BackupPath: undoBackupPath(ch)})
+	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, ch.After.SHA256), store.ApplyOptions{BackupPath: undoBackupPath(ch)})
 	var ce *CommittedError
 	if errors.As(err, &ce) {
 		// In place, with what the agent appended meanwhile carried over: reversed.
@@ -649,7 +651,7 @@ func reverseEdits(ctx context.Context, path string, ch *Change) error {
 
 // undoBackupPath is where undo keeps the file it replaces: "<backup>.before-undo", numbered
 // when taken.
-func undoBackupPath(ch *Change) string {
+func undoBackupPath(ch *store.Change) string {
 	bk := ch.Backup + ".before-undo"
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(bk); errors.Is(err, os.ErrNotExist) {
@@ -661,7 +663,7 @@ func undoBackupPath(ch *Change) string {
 
 // copyBackup is the Transform of a full restore: the first Before.Size bytes of the backup,
 // whatever the current file holds.
-func copyBackup(ch *Change) Transform {
+func copyBackup(ch *store.Change) Transform {
 	return func(dst io.Writer, src io.Reader) error {
 		// The current content is read (hashed and checked), not kept.
 		if _, err := io.CopyBuffer(io.Discard, src, make([]byte, copyBufSize)); err != nil {
@@ -682,8 +684,8 @@ func copyBackup(ch *Change) Transform {
 // ReverseSplice returns a Transform undoing edits (sorted by At, offsets of the source): at
 // each offset it checks the source holds New and writes Old instead; the rest is copied.
 // The first prefix bytes of the source must hash (SHA-256) to prefixSum, else it returns an
-// *InUseError (the file changed).
-func ReverseSplice(edits []ByteEdit, prefix int64, prefixSum string) Transform {
+// *store.InUseError (the file changed).
+func ReverseSplice(edits []store.ByteEdit, prefix int64, prefixSum string) Transform {
 	return func(dst io.Writer, src io.Reader) error {
 		h := sha256.New()
 		pr := io.TeeReader(io.LimitReader(src, prefix), h)
@@ -698,7 +700,7 @@ func ReverseSplice(edits []ByteEdit, prefix int64, prefixSum string) Transform {
 			}
 			got := make([]byte, len(e.New))
 			if _, err := io.ReadFull(br, got); err != nil || string(got) != e.New {
-				return &InUseError{Reason: fmt.Sprintf("offset %d does not hold the name the run wrote (changed since the run)", e.At)}
+				return &store.InUseError{Reason: fmt.Sprintf("offset %d does not hold the name the run wrote (changed since the run)", e.At)}
 			}
 			if _, err := io.WriteString(dst, e.Old); err != nil {
 				return err
@@ -709,7 +711,7 @@ func ReverseSplice(edits []ByteEdit, prefix int64, prefixSum string) Transform {
 			return err
 		}
 		if hex.EncodeToString(h.Sum(nil)) != prefixSum {
-			return &InUseError{Reason: "its first bytes are no longer what the run wrote"}
+			return &store.InUseError{Reason: "its first bytes are no longer what the run wrote"}
 		}
 		_, err := io.CopyBuffer(dst, src, make([]byte, copyBufSize))
 		return err
