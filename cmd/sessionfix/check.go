@@ -89,6 +89,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	if err != nil {
 		return usageErrorf("--provider: %v", err)
 	}
+	if err := opts.Common.validate(); err != nil {
+		return err
+	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
 		return jsonError(env, opts.Format, err)

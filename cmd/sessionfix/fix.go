@@ -453,6 +453,12 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Apply && !opts.Yes && !env.InTerminal {
 		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
 	}
+	if opts.Quiet && opts.Verbose {
+		return usageErrorf("--quiet and --verbose contradict each other")
+	}
+	if err := opts.Common.validate(); err != nil {
+		return err
+	}
 	if opts.Yes && !opts.Apply && !opts.DryRun {
 		// --yes answers the --apply question; without --apply there is none.
 		fmt.Fprintln(env.Err, "note: --yes without --apply: this is a dry run, nothing is written (add --apply to rewrite)")
@@ -474,9 +480,6 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.notes()...)
 	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
-	if opts.Quiet && opts.Verbose {
-		return usageErrorf("--quiet and --verbose contradict each other")
-	}
 	large := summaryMode(opts, len(p.found.Targets))
 	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet, summary: large}
 

@@ -91,6 +91,22 @@ func readPlanFlags(c *cli.Context) planOptions {
 		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
 }
 
+// validate refuses contradictory or invalid naming flags. Commands call it before any side
+// effect (removing leftovers, starting MCP servers for --discover, reading stores); newPipeline
+// calls it again for callers that did not.
+func (po planOptions) validate() error {
+	if po.RewriteLossy && po.Inventory == "" {
+		return usageErrorf("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
+	}
+	if err := checkAgent(po.Agent); err != nil {
+		return err
+	}
+	if po.BusyTimeout < 0 {
+		return usageErrorf("--busy-timeout must not be negative")
+	}
+	return nil
+}
+
 // pipeline is discover → (scan → plan → apply) per store, with a streaming aggregate.
 type pipeline struct {
 	env   *Env
@@ -106,14 +122,8 @@ type pipeline struct {
 // newPipeline resolves the roots (default: see defaultRoots), loads the
 // inventory, discovers the stores and, when some are Codex rollouts, loads the Codex policy.
 func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) (*pipeline, error) {
-	if po.RewriteLossy && po.Inventory == "" {
-		return nil, usageErrorf("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
-	}
-	if err := checkAgent(po.Agent); err != nil {
+	if err := po.validate(); err != nil {
 		return nil, err
-	}
-	if po.BusyTimeout < 0 {
-		return nil, usageErrorf("--busy-timeout must not be negative")
 	}
 	ix, err := loadInventoryIndex(po.Inventory)
 	if err != nil {

@@ -85,6 +85,9 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.Common.validate(); err != nil {
+		return err
+	}
 	var known map[string]bool
 	if opts.Baseline != "" {
 		if known, err = loadSARIFBaseline(opts.Baseline); err != nil {
