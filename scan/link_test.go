@@ -38,7 +38,7 @@ func TestDiscoverFollowsCodexSessionsLink(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(disk, "archived"), filepath.Join(plain, "sessions")))
 
 	for _, roots := range [][]string{{home}, {base}, {home, filepath.Join(home, "sessions")}} {
-		f := Discover(roots)
+		f := discover(t, roots)
 		var paths, lexical []string
 		for _, tg := range f.Targets {
 			paths = append(paths, tg.Store.Ref().Path)
@@ -55,14 +55,14 @@ func TestDiscoverFollowsCodexSessionsLink(t *testing.T) {
 		assert.Equal(t, 2, f.Roots[0].Stores, "roots %v", roots)
 	}
 	// A root that is the link: the same lexical names.
-	f := Discover([]string{filepath.Join(home, "sessions")})
+	f := discover(t, []string{filepath.Join(home, "sessions")})
 	require.Len(t, f.Targets, 1)
 	assert.Equal(t, real, f.Targets[0].Store.Ref().Path)
 	assert.Equal(t, filepath.Join(home, "sessions", rel), f.Lexical(real))
 	assert.Equal(t, "/elsewhere/x.jsonl", f.Lexical("/elsewhere/x.jsonl"))
 
 	// loop/sessions -> loop is not followed (and Lexical does not chase it).
-	f = Discover([]string{base})
+	f = discover(t, []string{base})
 	assert.Equal(t, filepath.Join(loop, "x"), f.Lexical(filepath.Join(loop, "x")))
 	var loopInfo bool
 	for _, is := range f.Issues {

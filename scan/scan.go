@@ -219,13 +219,16 @@ func (f *Found) TotalSize() int64 {
 // (reported as info); a root that is a symbolic link is followed (a symlinked ~/.qwen ->
 // /data/qwen is walked as /data/qwen, with an info Issue saying so) and an explicit symlinked
 // file is resolved to its target. Found.Roots says, per root, whether it could be read and how
-// many stores it held.
-func Discover(roots []string) *Found { return DiscoverWith(roots, DiscoverOptions{}) }
+// many stores it held. Discover fails only when ctx is cancelled (its error; the walk stops at
+// the next file, and a SQLite database being detected stops waiting for its lock).
+func Discover(ctx context.Context, roots []string) (*Found, error) {
+	return DiscoverWith(ctx, roots, DiscoverOptions{})
+}
 
 // DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: "codex" reads every
 // *.jsonl as a Codex rollout, "qwen" skips Codex rollouts; "" detects by name and content).
-func DiscoverAs(roots []string, agent string) *Found {
-	return DiscoverWith(roots, DiscoverOptions{Backend: all.Options{Agent: agent}})
+func DiscoverAs(ctx context.Context, roots []string, agent string) (*Found, error) {
+	return DiscoverWith(ctx, roots, DiscoverOptions{Backend: all.Options{Agent: agent}})
 }
 
 // DiscoverOptions tunes DiscoverWith.
@@ -241,7 +244,7 @@ type DiscoverOptions struct {
 const maxIgnoredListed = 1000
 
 // DiscoverWith is Discover with options.
-func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
+func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Found, error) {
 	f := &Found{}
 	seen := map[string]bool{}
 	var excluded []string
@@ -262,6 +265,9 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 		return false
 	}
 	for _, given := range roots {
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
 		root := given
 		if a, err := filepath.Abs(root); err == nil {
 			root = a
@@ -298,7 +304,7 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"})
 			case isExcluded(real):
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "inside sessionfix's state directory: backups are never read as stores"})
-			case !f.add(real, fi.Size(), seen, true, opt.Backend):
+			case !f.add(ctx, real, fi.Size(), seen, true, opt.Backend):
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a known session, usage, checkpoint or settings store"})
 			}
 			continue
@@ -306,6 +312,9 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 		followed := map[string]bool{root: true}
 		var walk fs.WalkDirFunc
 		walk = func(path string, d fs.DirEntry, err error) error {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
 			if err != nil {
 				if path == root {
 					ri.Err = err // the root directory itself cannot be listed
@@ -325,6 +334,9 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (a Codex home's " + d.Name() + "/; links inside it are not)"})
 					f.links = append(f.links, link{real: real, lexical: path})
 					if err := filepath.WalkDir(real, walk); err != nil {
+						if cerr := ctx.Err(); cerr != nil {
+							return cerr
+						}
 						f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					}
 					return nil
@@ -354,7 +366,7 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					return nil
 				}
-				if !f.add(path, info.Size(), seen, false, opt.Backend) {
+				if !f.add(ctx, path, info.Size(), seen, false, opt.Backend) {
 					f.Ignored++
 					if len(f.IgnoredPaths) < maxIgnoredListed {
 						f.IgnoredPaths = append(f.IgnoredPaths, path)
@@ -366,6 +378,9 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 			return nil
 		}
 		if err := filepath.WalkDir(root, walk); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return f, cerr
+			}
 			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
 		}
 	}
@@ -383,7 +398,7 @@ func DiscoverWith(roots []string, opt DiscoverOptions) *Found {
 		}
 	}
 	sort.SliceStable(f.Issues, func(i, j int) bool { return f.Issues[i].Path < f.Issues[j].Path })
-	return f
+	return f, ctx.Err()
 }
 
 // leftoverTemp recognises the temp file a rewrite creates beside a store (renameio:
@@ -419,7 +434,7 @@ func skipDir(name string) bool {
 }
 
 // add detects the store at path; it reports whether path is a store (or an unsupported one).
-func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool, opt all.Options) bool {
+func (f *Found) add(ctx context.Context, path string, size int64, seen map[string]bool, explicit bool, opt all.Options) bool {
 	if seen[path] {
 		return true
 	}
@@ -428,7 +443,7 @@ func (f *Found) add(path string, size int64, seen map[string]bool, explicit bool
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 		return true
 	}
-	d := all.DetectWith(path, head, opt)
+	d := all.DetectWith(ctx, path, head, opt)
 	switch {
 	case d.Unreadable != "":
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: d.Unreadable})

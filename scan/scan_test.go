@@ -44,7 +44,7 @@ func TestDiscover(t *testing.T) {
 	write(t, root, "projects/-home-a/chats/22222222-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl.zst", "\x28\xb5\x2f\xfd")
 	require.NoError(t, os.Symlink(sess, filepath.Join(root, "link.jsonl")))
 
-	f := Discover([]string{root})
+	f := discover(t, []string{root})
 	var paths []string
 	for _, tg := range f.Targets {
 		paths = append(paths, tg.Store.Ref().Path)
@@ -61,7 +61,7 @@ func TestDiscover(t *testing.T) {
 	}, reasons)
 
 	// One file, a chats dir, a missing path and a file that is no store.
-	f = Discover([]string{sess, filepath.Join(root, "projects/-home-a/chats"), filepath.Join(root, "nope"), filepath.Join(root, "tmp/abc/logs.json")})
+	f = discover(t, []string{sess, filepath.Join(root, "projects/-home-a/chats"), filepath.Join(root, "nope"), filepath.Join(root, "tmp/abc/logs.json")})
 	assert.Len(t, f.Targets, 2, "the session given twice is read once")
 	require.Len(t, f.Issues, 3)
 	var errs int
@@ -78,7 +78,7 @@ func TestRunSortsAndRecordsFailures(t *testing.T) {
 	for _, n := range []string{"c", "a", "b"} {
 		write(t, root, n+"/0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)
 	}
-	f := Discover([]string{root})
+	f := discover(t, []string{root})
 	require.Len(t, f.Targets, 3)
 	require.NoError(t, os.Remove(f.Targets[1].Store.Ref().Path)) // vanishes after discovery
 	var seen int64
@@ -97,14 +97,14 @@ func TestRunSortsAndRecordsFailures(t *testing.T) {
 func TestDiscoverWrongAgentWarns(t *testing.T) {
 	root := t.TempDir()
 	session := write(t, root, "projects/p/chats/3cea48a5.jsonl", sessionLine)
-	f := DiscoverAs([]string{root}, "codex")
+	f := discoverAs(t, []string{root}, "codex")
 	require.Len(t, f.Targets, 1)
 	require.Len(t, f.Issues, 1)
 	assert.Equal(t, session, f.Issues[0].Path)
 	assert.Equal(t, store.SevWarning, f.Issues[0].Severity)
 	assert.Contains(t, f.Issues[0].Reason, "read as a Codex rollout (--agent codex), but it looks like a qwen store")
 
-	assert.Empty(t, Discover([]string{root}).Issues, "detected by content: nothing to warn about")
+	assert.Empty(t, discover(t, []string{root}).Issues, "detected by content: nothing to warn about")
 }
 
 // TestDiscoverRoots: Found.Roots says per root whether it could be read and how many stores
@@ -121,7 +121,7 @@ func TestDiscoverRoots(t *testing.T) {
 	empty := t.TempDir()
 	missing := filepath.Join(empty, "nope")
 
-	f := Discover([]string{link, empty, missing})
+	f := discover(t, []string{link, empty, missing})
 	require.Len(t, f.Targets, 1)
 	assert.Equal(t, sess, f.Targets[0].Store.Ref().Path, "walked through the link, by its real path")
 	require.Len(t, f.Roots, 3)
@@ -141,6 +141,33 @@ func TestDiscoverRoots(t *testing.T) {
 	locked := t.TempDir()
 	require.NoError(t, os.Chmod(locked, 0))
 	defer os.Chmod(locked, 0o755)
-	f = Discover([]string{locked})
+	f = discover(t, []string{locked})
 	assert.ErrorIs(t, f.Roots[0].Err, os.ErrPermission, "a root that cannot be listed could not be read at all")
+}
+
+// discover is Discover with a context that is never cancelled: it cannot fail.
+func discover(t testing.TB, roots []string) *Found {
+	t.Helper()
+	f, err := Discover(context.Background(), roots)
+	require.NoError(t, err)
+	return f
+}
+
+func discoverAs(t testing.TB, roots []string, agent string) *Found {
+	t.Helper()
+	f, err := DiscoverAs(context.Background(), roots, agent)
+	require.NoError(t, err)
+	return f
+}
+
+// TestDiscoverStopsWhenCancelled: ctx reaches discovery (issue 10 item 3): a cancelled context
+// ends the walk with its error, and no SQLite database is opened after it.
+func TestDiscoverStopsWhenCancelled(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "projects/-home-a/chats/s.jsonl", `{"type":"user"}`+"\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f, err := Discover(ctx, []string{root})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, f.Targets, "nothing is detected after the context is cancelled")
 }

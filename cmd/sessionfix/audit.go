@@ -498,7 +498,11 @@ func (r *auditRun) historyNames(ctx context.Context, roots []string, noDefault b
 		}
 		roots = []string{def}
 	}
-	found := scan.Discover(roots)
+	found, err := scan.Discover(ctx, roots)
+	if err != nil {
+		r.problem(fmt.Errorf("read session history: %w", err))
+		return nil
+	}
 	for _, is := range found.Issues {
 		if is.Severity == store.SevError {
 			r.problem(fmt.Errorf("%s: %s", is.Path, is.Reason))

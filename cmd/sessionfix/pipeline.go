@@ -140,7 +140,10 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	}
 	sopt.Agent = po.Agent
 	sopt.SQLite.RollBack = po.RollBack
-	found := scan.DiscoverWith(storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{stateDirOf(env, po.StateDir)}})
+	found, err := scan.DiscoverWith(ctx, storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{stateDirOf(env, po.StateDir)}})
+	if err != nil {
+		return nil, err
+	}
 	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
 	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {
 		return slices.ContainsFunc(settingsFiles, func(f string) bool { return sameFile(f, p) })

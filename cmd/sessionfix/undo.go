@@ -203,7 +203,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		return err
 	}
 	sopt.SQLite.RollBack = true // a hot journal is rolled back before the store is checked
-	open := func(ref store.Ref) (store.Store, error) { return all.Reopen(ref, sopt) }
+	open := func(ref store.Ref) (store.Store, error) { return all.Reopen(ctx, ref, sopt) }
 	outs, _, err := rewrite.Undo(ctx, dir, open, opts.Force, env.Now)
 	restored, changed, inUse, failed, late, lateInUse := 0, 0, 0, 0, 0, 0
 	restoredDBs := 0

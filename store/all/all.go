@@ -60,7 +60,9 @@ const (
 var Agents = []string{AgentQwen, AgentCodex}
 
 // Detect picks the backend for path from its name and head (its first bytes, up to HeadSize).
-func Detect(path string, head []byte) Detection { return DetectWith(path, head, Options{}) }
+func Detect(path string, head []byte) Detection {
+	return DetectWith(context.Background(), path, head, Options{})
+}
 
 // DetectAs is Detect for one agent's stores ("" = any agent, by name and content):
 //   - "codex" reads every *.jsonl as a Codex rollout (except the Codex home's history.jsonl and
@@ -69,16 +71,17 @@ func Detect(path string, head []byte) Detection { return DetectWith(path, head, 
 //
 // A zstd-compressed store (*.zst or the zstd magic) is reported as Unsupported, never parsed.
 func DetectAs(agent, path string, head []byte) Detection {
-	return DetectWith(path, head, Options{Agent: agent})
+	return DetectWith(context.Background(), path, head, Options{Agent: agent})
 }
 
 // DetectWith is DetectAs with backend options. A SQLite database is recognised by its header,
 // whatever its name, and opened read-only to match its schema against the profiles; with an
-// Agent, only a profile of that agent takes it.
-func DetectWith(path string, head []byte, opt Options) Detection {
+// Agent, only a profile of that agent takes it. ctx bounds the database's opening (a lock
+// wait of up to the busy timeout): cancelled, the database is Unreadable with ctx's error.
+func DetectWith(ctx context.Context, path string, head []byte, opt Options) Detection {
 	agent := opt.Agent
 	if sqlite.IsDatabase(head) {
-		st, err := sqlite.Detect(context.Background(), path, opt.SQLite)
+		st, err := sqlite.Detect(ctx, path, opt.SQLite)
 		var np *sqlite.NoProfileError
 		switch {
 		case errors.As(err, &np):
@@ -176,7 +179,7 @@ func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
 // Reopen is OpenWith for undo, which must not take a run's word for what a file is: when a file
 // exists at ref.Path it must still be detected (DetectWith, by name and content) as a store of
 // ref.Kind, else an error says what it is instead. A missing file is opened as recorded.
-func Reopen(ref store.Ref, opt Options) (store.Store, error) {
+func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error) {
 	head, err := ReadHead(ref.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -187,7 +190,7 @@ func Reopen(ref store.Ref, opt Options) (store.Store, error) {
 	if ref.Kind == store.KindCodexRollout {
 		opt.Agent = AgentCodex // --agent codex reads any *.jsonl as a rollout
 	}
-	d := DetectWith(ref.Path, head, opt)
+	d := DetectWith(ctx, ref.Path, head, opt)
 	switch {
 	case d.Store != nil && d.Store.Ref().Kind == ref.Kind:
 		return OpenWith(ref, opt)

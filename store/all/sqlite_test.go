@@ -42,7 +42,7 @@ func TestDetectSQLite(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			head, err := all.ReadHead(tt.path)
 			require.NoError(t, err)
-			d := all.DetectWith(tt.path, head, all.Options{SQLite: sqlite.Options{BusyTimeout: time.Second}})
+			d := all.DetectWith(context.Background(), tt.path, head, all.Options{SQLite: sqlite.Options{BusyTimeout: time.Second}})
 			assert.Equal(t, tt.store, d.Store != nil)
 			assert.Equal(t, tt.notStore, d.NotStore != "", d.NotStore)
 			assert.Equal(t, tt.un, d.Unreadable != "", d.Unreadable)
