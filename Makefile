@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 SHELL   := /bin/bash
 
-.PHONY: all build test torture demo bench lint fuzz clean
+.PHONY: all build test torture demo bench bench-go lint fuzz clean
 
 all: build
 
@@ -31,14 +31,19 @@ torture:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-## bench: build a ~1 GiB corpus from the fixture records and measure scan and fix throughput,
-## peak memory, against cat|wc -l and cp -r; plus the Go benchmarks of the hot paths
-BENCH_SIZE ?= 1024
-BENCH_DIR  ?=
+## bench: one table of how cost grows (cmd/sessionfix-bench): 256 MiB, 1 GiB and 4 GiB JSONL
+## corpora generated from the fixture records (scan vs cat|wc -l, fix --apply vs cp -r && sync)
+## and opencode SQLite databases (scan and fix vs the sqlite3 shell): time, ratio to the floor,
+## peak RSS, target met or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one);
+## BENCH_LARGE=1 adds the opt-in large cases. bench-go: the Go benchmarks of the hot paths.
+BENCH_DIR   ?=
+BENCH_LARGE ?=
 bench: build
+	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) $(if $(BENCH_DIR),-dir $(BENCH_DIR)) $(if $(filter 1,$(BENCH_LARGE)),-large)
+
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/jsonscan ./store/jsonl ./mcpname
 	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./store/sqlite/sqlitebench   # a 1M-part opencode database
-	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) -size-mib $(BENCH_SIZE) $(if $(BENCH_DIR),-dir $(BENCH_DIR))
 
 ## lint: formatting, vet, staticcheck
 lint:

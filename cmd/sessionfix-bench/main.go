@@ -1,150 +1,130 @@
-// Command sessionfix-bench builds a large corpus of session files from the fixture records and
-// measures sessionfix against plain tools on the same files (make bench):
+// Command sessionfix-bench measures how sessionfix's cost grows with the store (make bench): it
+// generates JSONL corpora from the fixture records (internal/benchcorpus) and opencode SQLite
+// databases (store/sqlite/sqlitebench) in a temp dir, times sessionfix against the floor of the
+// same work done by plain tools on the same data, in the same run, and prints ONE table:
 //
-//	scan          vs  cat FILES | wc -l   (target: within 2×)
-//	fix --apply   vs  cp -r               (target: within 4×)
-//	peak RSS of both sessionfix runs       (target: under 64 MiB)
+//	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0×, peak RSS < 64 MiB
+//	JSONL  fix --apply  vs  cp -r SRC DST && sync  target ≤ 2.5×, peak RSS < 64 MiB
+//	SQLite scan         vs  the sqlite3 shell reading the same columns   (see sqlite.go)
+//	SQLite fix --apply  vs  the sqlite3 shell's single-transaction UPDATE (see sqlite.go)
 //
-// Times are wall-clock with a warm page cache (each baseline runs first and warms it).
+// Each measurement runs the floor and sessionfix in turn (floor, sessionfix, floor, …, after a
+// warm-up of the page cache); the ratio is the median of the per-pair ratios, the times are the
+// medians, the RSS the largest of the sessionfix runs (getrusage of the child).
+//
+// Usage: sessionfix-bench [-bin bin/sessionfix] [-dir DIR] [-jsonl 256,1024,4096] [-sqlite
+// 100000,1000000] [-large] [-runs 3]. BENCH_DIR and BENCH_LARGE=1 are read by the Makefile.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
-	"time"
-
-	"github.com/sessionfix/sessionfix/internal/benchcorpus"
+	"runtime"
+	"strconv"
+	"strings"
 )
+
+// config is what every case gets.
+type config struct {
+	Bin      string // absolute path of the sessionfix binary
+	Dir      string // work directory (generated data; removed afterwards unless -keep)
+	Large    bool   // BENCH_LARGE=1: the opt-in large cases too
+	Runs     int    // floor/sessionfix pairs per measurement (a case may use fewer for huge data)
+	Fixtures string // the repository's fixtures/ directory
+}
 
 func main() {
 	bin := flag.String("bin", "bin/sessionfix", "sessionfix binary to measure")
-	sizeMiB := flag.Int64("size-mib", 1024, "corpus size in MiB")
 	dir := flag.String("dir", "", "work directory (default: a new temp dir, removed afterwards)")
-	fixtures := flag.String("fixtures", "fixtures/qwen-real/dot-qwen", "Qwen Code runtime dir whose session records seed the corpus")
+	fixtures := flag.String("fixtures", "fixtures", "the repository's fixtures directory")
+	jsonlSizes := flag.String("jsonl", "256,1024,4096", "JSONL corpus sizes in MiB (comma-separated; empty: none)")
+	sqliteSizes := flag.String("sqlite", "100000,1000000", "SQLite database sizes in parts (comma-separated; empty: none); -large adds 10000000")
+	large := flag.Bool("large", os.Getenv("BENCH_LARGE") == "1", "also the opt-in large cases (BENCH_LARGE=1)")
+	runs := flag.Int("runs", 3, "floor/sessionfix pairs per measurement")
 	keep := flag.Bool("keep", false, "keep the work directory")
+	generate := flag.String("generate", "", "only generate a JSONL corpus of -size-mib MiB into this directory and exit")
+	sizeMiB := flag.Int64("size-mib", 512, "with -generate: the corpus size in MiB")
 	flag.Parse()
-	if err := run(*bin, *sizeMiB, *dir, *fixtures, *keep); err != nil {
-		fmt.Fprintln(os.Stderr, "sessionfix-bench:", err)
+	if *generate != "" {
+		if err := generateOnly(*generate, filepath.Join(*fixtures, qwenFixture), *sizeMiB); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	js, err := parseSizes(*jsonlSizes)
+	if err != nil {
+		fatal(fmt.Errorf("-jsonl: %w", err))
+	}
+	sq, err := parseSizes(*sqliteSizes)
+	if err != nil {
+		fatal(fmt.Errorf("-sqlite: %w", err))
+	}
+	if *large && *sqliteSizes != "" {
+		sq = append(sq, 10_000_000)
+	}
+	cfg := config{Large: *large, Runs: max(1, *runs), Fixtures: *fixtures}
+	if cfg.Bin, err = filepath.Abs(*bin); err != nil {
+		fatal(err)
+	}
+	if _, err := os.Stat(cfg.Bin); err != nil {
+		fatal(fmt.Errorf("sessionfix binary: %w (make build first)", err))
+	}
+	cfg.Dir = *dir
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "sessionfix-bench-"); err != nil {
+			fatal(err)
+		}
+		if !*keep {
+			defer os.RemoveAll(cfg.Dir)
+		}
+	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		fatal(err)
+	}
+	var rows []Row
+	fail := false
+	for _, mib := range js {
+		r, err := jsonlRows(cfg, mib)
+		rows = append(rows, r...)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sessionfix-bench: JSONL %d MiB: %v\n", mib, err)
+			fail = true
+		}
+	}
+	for _, parts := range sq {
+		r, err := sqliteRows(cfg, parts)
+		rows = append(rows, r...)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sessionfix-bench: SQLite %d parts: %v\n", parts, err)
+			fail = true
+		}
+	}
+	fmt.Printf("\nsessionfix-bench: %d cores (GOMAXPROCS %d), %s/%s, %d pairs per measurement (fewer where the row says); "+
+		"times are medians, ratios the median of per-pair ratios, warm page cache; on a shared machine expect noise.\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cfg.Runs)
+	printTable(os.Stdout, rows)
+	if fail {
 		os.Exit(1)
 	}
 }
 
-type measure struct {
-	wall   time.Duration
-	maxRSS int64 // bytes
-	exit   int
+func parseSizes(s string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad size %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
-func timeCmd(name string, args ...string) (measure, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = nil, os.Stderr
-	start := time.Now()
-	err := cmd.Run()
-	m := measure{wall: time.Since(start)}
-	if cmd.ProcessState != nil {
-		m.exit = cmd.ProcessState.ExitCode()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			m.maxRSS = int64(ru.Maxrss) * 1024
-		}
-	}
-	if err != nil && m.exit <= 0 {
-		return m, fmt.Errorf("%s: %w", name, err)
-	}
-	return m, nil
-}
-
-func run(bin string, sizeMiB int64, dir, fixtures string, keep bool) error {
-	bin, err := filepath.Abs(bin)
-	if err != nil {
-		return err
-	}
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "sessionfix-bench-"); err != nil {
-			return err
-		}
-		if !keep {
-			defer os.RemoveAll(dir)
-		}
-	}
-	recs, err := benchcorpus.LoadRecords(fixtures)
-	if err != nil {
-		return err
-	}
-	corpus := filepath.Join(dir, "corpus")
-	fmt.Printf("generating %d MiB corpus in %s …\n", sizeMiB, corpus)
-	t0 := time.Now()
-	st, err := benchcorpus.Generate(corpus, recs, benchcorpus.Options{Bytes: sizeMiB << 20, Seed: 1})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("corpus: %d files, %.1f MiB, %d records, %d legacy dotted names (%s)\n\n",
-		st.Files, float64(st.Bytes)/(1<<20), st.Records, st.Names, time.Since(t0).Round(time.Millisecond))
-	mib := float64(st.Bytes) / (1 << 20)
-	catwc := fmt.Sprintf("find %q -type f -name '*.jsonl' -print0 | xargs -0 cat | wc -l > /dev/null", corpus)
-
-	// Warm the cache, then measure.
-	if _, err := timeCmd("sh", "-c", catwc); err != nil {
-		return err
-	}
-	base, err := timeCmd("sh", "-c", catwc)
-	if err != nil {
-		return err
-	}
-	sc, err := timeCmd(bin, "scan", corpus)
-	if err != nil {
-		return err
-	}
-	copyDir := filepath.Join(dir, "copy")
-	cp, err := timeCmd("cp", "-r", corpus, copyDir)
-	if err != nil {
-		return err
-	}
-	// cp -r leaves the data in the page cache; fix --apply fsyncs every file it writes. The
-	// same copy followed by sync is the like-for-like baseline.
-	_ = os.RemoveAll(copyDir)
-	_, _ = timeCmd("sync")
-	cpSync, err := timeCmd("sh", "-c", fmt.Sprintf("cp -r %q %q && sync", corpus, copyDir))
-	if err != nil {
-		return err
-	}
-	fixDir := filepath.Join(dir, "fix")
-	if _, err := timeCmd("cp", "-r", corpus, fixDir); err != nil {
-		return err
-	}
-	_ = os.RemoveAll(copyDir)
-	_, _ = timeCmd("sync")
-	fx, err := timeCmd(bin, "fix", "--apply", "--yes", "--state-dir", filepath.Join(dir, "state"), fixDir)
-	if err != nil {
-		return err
-	}
-
-	row := func(what string, m measure, ref measure, target float64) {
-		ratio := m.wall.Seconds() / ref.wall.Seconds()
-		verdict := "ok"
-		if target > 0 && ratio > target {
-			verdict = "OVER TARGET"
-		}
-		if m.exit != 0 {
-			verdict += fmt.Sprintf(" (exit %d)", m.exit)
-		}
-		fmt.Printf("%-26s %8.2fs %9.1f MB/s %8.1f MiB RSS   %.2f× baseline (target ≤ %.0f×) %s\n",
-			what, m.wall.Seconds(), mib*1.048576/m.wall.Seconds(), float64(m.maxRSS)/(1<<20), ratio, target, verdict)
-	}
-	fmt.Printf("%-26s %8.2fs %9.1f MB/s\n", "cat FILES | wc -l", base.wall.Seconds(), mib*1.048576/base.wall.Seconds())
-	row("sessionfix scan", sc, base, 2)
-	fmt.Printf("%-26s %8.2fs %9.1f MB/s\n", "cp -r", cp.wall.Seconds(), mib*1.048576/cp.wall.Seconds())
-	fmt.Printf("%-26s %8.2fs %9.1f MB/s\n", "cp -r && sync", cpSync.wall.Seconds(), mib*1.048576/cpSync.wall.Seconds())
-	row("sessionfix fix --apply", fx, cp, 4)
-	fmt.Printf("%-26s %.2f× cp -r && sync (fix fsyncs every file it writes; cp -r does not)\n", "", fx.wall.Seconds()/cpSync.wall.Seconds())
-	peak := max(sc.maxRSS, fx.maxRSS)
-	verdict := "ok"
-	if peak > 64<<20 {
-		verdict = "OVER TARGET"
-	}
-	fmt.Printf("peak RSS %.1f MiB (target < 64 MiB) %s\n", float64(peak)/(1<<20), verdict)
-	return nil
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "sessionfix-bench:", err)
+	os.Exit(1)
 }

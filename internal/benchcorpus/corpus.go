@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -18,7 +19,8 @@ import (
 type Options struct {
 	// Bytes is the total size to write (approximately, whole records).
 	Bytes int64
-	// FileBytes is the average session file size (default 4 MiB; files vary from 1/8 to 2×).
+	// FileBytes is the average session file size (default 4 MiB; files vary from 1/8 to 2×;
+	// make bench uses 2.56 MiB: 200 sessions in 512 MiB).
 	FileBytes int64
 	// Seed makes the corpus reproducible.
 	Seed uint64
@@ -85,15 +87,18 @@ func Generate(root string, recs [][]byte, opt Options) (Stats, error) {
 		}
 		w := bufio.NewWriterSize(f, 1<<20)
 		var written int64
+		var buf []byte
 		for written < target {
 			var line []byte
 			switch k := rng.IntN(10); {
 			case k < 6:
 				line = recs[rng.IntN(len(recs))]
 			case k < 8:
-				line = textRecord(rng, 2<<10+rng.IntN(6<<10))
+				buf = textRecord(buf, rng, 2<<10+rng.IntN(6<<10))
+				line = buf
 			default:
-				line = toolOutput(rng, 8<<10+rng.IntN(24<<10))
+				buf = toolOutput(buf, rng, 8<<10+rng.IntN(24<<10))
+				line = buf
 			}
 			for _, d := range dotted {
 				st.Names += int64(bytes.Count(line, d))
@@ -122,21 +127,45 @@ func Generate(root string, recs [][]byte, opt Options) (Stats, error) {
 	return st, nil
 }
 
+// fillerText is lorem repeated past the longest filler (plain ASCII: no JSON escapes needed).
+var fillerText = strings.Repeat(lorem, (64<<10)/len(lorem)+2)
+
+// filler is n bytes of fillerText from a random start (a slice: no copy).
 func filler(rng *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		b.WriteString(lorem[rng.IntN(20):])
+	n = min(n, len(fillerText)-len(lorem))
+	off := rng.IntN(len(lorem))
+	return fillerText[off : off+n]
+}
+
+// appendHex appends v in lower-case hex, zero-padded to width digits.
+func appendHex(b []byte, v uint64, width int) []byte {
+	s := strconv.FormatUint(v, 16)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
 	}
-	return b.String()[:n]
+	return append(b, s...)
 }
 
-func textRecord(rng *rand.Rand, n int) []byte {
-	return []byte(fmt.Sprintf(`{"uuid":"%016x","parentUuid":null,"sessionId":"bench","timestamp":"2026-11-30T18:37:17.776Z","type":"assistant","cwd":"/home/bench","version":"0.12.0","message":{"role":"model","parts":[{"text":%q}]}}`,
-		rng.Uint64(), filler(rng, n)))
+// textRecord is an assistant record with one text part of n bytes. The records are built in
+// buf (reused): the line is valid until the next call.
+func textRecord(buf []byte, rng *rand.Rand, n int) []byte {
+	b := append(buf[:0], `{"uuid":"`...)
+	b = appendHex(b, rng.Uint64(), 16)
+	b = append(b, `","parentUuid":null,"sessionId":"bench","timestamp":"2026-11-30T18:37:17.776Z","type":"assistant","cwd":"/home/bench","version":"0.12.0","message":{"role":"model","parts":[{"text":"`...)
+	b = append(b, filler(rng, n)...)
+	return append(b, `"}]}}`...)
 }
 
-func toolOutput(rng *rand.Rand, n int) []byte {
-	id := rng.Uint64()
-	return []byte(fmt.Sprintf(`{"uuid":"%016x","type":"tool_result","cwd":"/home/bench","version":"0.12.0","message":{"role":"user","parts":[{"functionResponse":{"id":"call_%x","name":"mcp__lit__literature.search_pubmed","response":{"output":%q}}}]},"toolCallResult":{"callId":"call_%x","status":"success"}}`,
-		rng.Uint64(), id, filler(rng, n), id))
+// toolOutput is a tool result record of a legacy dotted name with an output of n bytes.
+func toolOutput(buf []byte, rng *rand.Rand, n int) []byte {
+	uuid, id := rng.Uint64(), rng.Uint64()
+	b := append(buf[:0], `{"uuid":"`...)
+	b = appendHex(b, uuid, 16)
+	b = append(b, `","type":"tool_result","cwd":"/home/bench","version":"0.12.0","message":{"role":"user","parts":[{"functionResponse":{"id":"call_`...)
+	b = appendHex(b, id, 0)
+	b = append(b, `","name":"mcp__lit__literature.search_pubmed","response":{"output":"`...)
+	b = append(b, filler(rng, n)...)
+	b = append(b, `"}}}]},"toolCallResult":{"callId":"call_`...)
+	b = appendHex(b, id, 0)
+	return append(b, `","status":"success"}}`...)
 }
