@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/store/inventory"
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 

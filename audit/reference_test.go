@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/permission/permissiontest"
-	"github.com/sessionfix/sessionfix/store/inventory"
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 

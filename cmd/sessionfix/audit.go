@@ -17,11 +17,11 @@ import (
 
 	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/inventory"
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 

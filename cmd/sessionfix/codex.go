@@ -11,13 +11,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/inventory"
 	"github.com/sessionfix/sessionfix/store/settings"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
@@ -431,7 +431,7 @@ func codexTools(inv *inventory.Inventory) []mcpname.CodexTool {
 
 // discoverCodex lists the tools of every enabled server of a Codex config (stdio: command,
 // args, cwd, env over this process's environment; streamable HTTP: url, http_headers, and the
-// bearer token named by bearer_token_env_var) with store/inventory's MCP client. Servers that
+// bearer token named by bearer_token_env_var) with inventory's MCP client. Servers that
 // fail are returned, the others listed; n counts the servers started. Values from the config
 // are handed over as secrets.
 func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (inv *inventory.Inventory, n int, errs []*inventory.ServerError) {

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/store/inventory"
 )
 
 // loadInventoryIndex reads an inventory file ("" = none) into an index of raw identities. A

@@ -63,7 +63,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		// check applies the provider table to a plan: no discovery, no output.
 		{"check", []string{"scan", "audit", "reports", "cmd"}},
 		{"permission", []string{"store", "scan", "rewrite", "audit", "reports", "cmd"}},
-		{"store", []string{"scan", "rewrite", "audit", "reports", "cmd"}},
+		{"store", []string{"scan", "rewrite", "audit", "reports", "cmd", "inventory"}},
+		// inventory holds tool inventories and the MCP client of --discover: no storage engine.
+		{"inventory", []string{"store/jsonl", "store/sqlite", "store/all", "scan", "rewrite", "audit", "reports", "cmd"}},
 		{"reports", []string{"store", "scan", "rewrite", "cmd"}},
 		{"scan", []string{"rewrite", "audit", "reports", "cmd"}},
 		{"rewrite", []string{"scan", "audit", "reports", "cmd"}},

@@ -10,7 +10,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 
-const fixtureInventory = "../../fixtures/qwen-settings/inventory.json"
+const fixtureInventory = "../fixtures/qwen-settings/inventory.json"
 
 func toolNames(s *Server) []string {
 	var out []string
