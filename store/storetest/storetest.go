@@ -1,10 +1,13 @@
-// Package storetest is the conformance suite every rewritable store backend passes
-// (conventions.md §6): scanning and planning change nothing, a rewrite changes exactly the
-// planned names and survives a rescan, a second pass finds nothing, a failed journal aborts
-// cleanly, undo restores the original content, and undo refuses a store changed since the run
-// unless forced. Each backend's tests call Run with a factory of fresh stores holding legacy
-// names (store/sqlite: opencode, crush, goose; store/jsonl: a Qwen Code session, in this
-// package's own tests).
+// Package storetest is the conformance suite every store profile passes (conventions.md §6):
+// scanning and planning change nothing, a rewrite changes exactly the planned name tokens (every
+// other byte stays) and survives a rescan, a second pass finds nothing, a stale token or a store
+// changed since the scan is refused without a change, a failed journal aborts cleanly, undo
+// restores the original content, and undo refuses a store changed since the run unless forced.
+// RunReadOnly is the part that applies to a profile with no rewritable site (Codex's SQLite
+// databases: raw identities only).
+//
+// This package's own tests run the suite over every profile of every engine, on the real
+// fixtures of fixtures/ (TestConformance, guarded by TestConformanceCoversEveryProfile).
 //
 // The suite drives the store contract itself (store.Store, store.Writer, store.Restorer) with
 // the provider-safe rule of naming.md §2; storetest imports store, mcpname and testing helpers
@@ -12,10 +15,14 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,9 +47,28 @@ type Fixture struct {
 	Tamper func(tb testing.TB, ch *store.Change)
 	// Rename is the rewrite rule; nil means ProviderSafe.
 	Rename func(store.Site) (string, bool)
+	// Plan, when set, plans the edits of a scan instead of Rename (a rule that changes sites
+	// together, such as a Codex call's name and its inserted namespace).
+	Plan func(*store.Snapshot) []store.Edit
 	// MinEdits is the least number of names the fixture must give to rewrite (a fixture with
 	// nothing to rewrite tests nothing).
 	MinEdits int
+	// Bytes returns the store's whole content when the store is one file (JSONL, JSON); the
+	// suite then checks byte for byte that a rewrite changed only the tokens its Change.Sites
+	// name. nil for a store that is not one byte stream (SQLite): the suite rewrites the new
+	// names back instead and wants the original Digest.
+	Bytes func(tb testing.TB) []byte
+	// Touch changes, after a scan, what the rewrite planned on it would edit, as an agent
+	// writing meanwhile would (a line appended to a file, a planned row updated): an Apply of
+	// that older scan must be refused (store.ErrInUse) and change nothing.
+	Touch func(tb testing.TB)
+	// Value returns the value that holds a site (a SQLite column value) and a key naming it
+	// ("part id=prt_1 data"), for stores that are not one file (Bytes nil): the suite checks
+	// that a rewrite changed only the name tokens in it.
+	Value func(tb testing.TB, s store.Site) (key string, val []byte)
+	// Inserts is the least number of planned edits that insert an absent member (Site.Raw
+	// empty: a Codex function_call without "namespace"); 0 for profiles that never insert.
+	Inserts int
 }
 
 // Factory builds a fresh fixture; it is called once per subtest.
@@ -71,6 +97,9 @@ func Run(t *testing.T, newFixture Factory) {
 	t.Run("dry run changes nothing", func(t *testing.T) { testDryRun(t, newFixture(t)) })
 	t.Run("round trip", func(t *testing.T) { testRoundTrip(t, newFixture(t)) })
 	t.Run("idempotent re-apply", func(t *testing.T) { testIdempotent(t, newFixture(t)) })
+	t.Run("only the name tokens change", func(t *testing.T) { testOnlyTokens(t, newFixture(t)) })
+	t.Run("stale token refused", func(t *testing.T) { testTokenMismatch(t, newFixture(t)) })
+	t.Run("store changed since the scan refused", func(t *testing.T) { testTouched(t, newFixture(t)) })
 	t.Run("journal failure aborts", func(t *testing.T) { testJournalFailure(t, newFixture(t)) })
 	t.Run("undo restores the original", func(t *testing.T) { testUndo(t, newFixture(t)) })
 	t.Run("undo refuses a changed store", func(t *testing.T) { testUndoRefuses(t, newFixture(t)) })
@@ -81,6 +110,14 @@ func (f Fixture) rename() func(store.Site) (string, bool) {
 		return f.Rename
 	}
 	return ProviderSafe
+}
+
+// plan returns the fixture's edits for snap: Plan, else Rename (ProviderSafe) site by site.
+func (f Fixture) plan(snap *store.Snapshot) []store.Edit {
+	if f.Plan != nil {
+		return f.Plan(snap)
+	}
+	return Edits(snap, f.rename())
 }
 
 // scan scans the fixture's store (with hashing, as before a rewrite).
@@ -102,9 +139,71 @@ func Edits(snap *store.Snapshot, rule func(store.Site) (string, bool)) []store.E
 	return out
 }
 
-// siteKey is what stays of a site across a rewrite: where and what it is (offsets may shift).
-func siteKey(s store.Site) string {
-	return fmt.Sprintf("%s|%d|%s|%s|%s", s.Loc.Row, s.Loc.Line, s.Kind, s.Path, s.Field)
+// siteKeys returns, for each site, what stays of it across a rewrite: where and what it is
+// (offsets may shift; an object key's path holds the key itself, so a key site is placed by its
+// scope and its rank there), numbered when several sites share it.
+func siteKeys(sites []store.Site) []string {
+	out := make([]string, len(sites))
+	seen := map[string]int{}
+	for i, s := range sites {
+		where := s.Path
+		if s.Key {
+			where = "key of " + s.Scope
+		}
+		k := fmt.Sprintf("%s|%d|%s|%s|%s", s.Loc.Row, s.Loc.Line, s.Kind, where, s.Field)
+		seen[k]++
+		out[i] = fmt.Sprintf("%s#%d", k, seen[k])
+	}
+	return out
+}
+
+// checkRewritten checks that after holds the sites of before, each planned one with its
+// planned name and every other one byte for byte as it was, plus the inserted members the
+// edits planned at absent sites, and no other site.
+func checkRewritten(t *testing.T, before, after *store.Snapshot, edits []store.Edit) {
+	t.Helper()
+	planned := map[string]string{}
+	keyOf := map[string]string{}
+	bk := siteKeys(before.Sites)
+	for i, s := range before.Sites {
+		keyOf[fmt.Sprintf("%s|%d|%s", s.Loc.Row, s.Loc.Offset, s.Field)] = bk[i]
+	}
+	var inserted []string
+	for _, e := range edits {
+		k, ok := keyOf[fmt.Sprintf("%s|%d|%s", e.Site.Loc.Row, e.Site.Loc.Offset, e.Site.Field)]
+		if !ok && len(e.Site.Raw) == 0 {
+			k = siteKeys([]store.Site{e.Site})[0]
+			inserted = append(inserted, k)
+		}
+		require.NotEmpty(t, k, "edit at %d (%s) is a site of the scan or an absent member", e.Site.Loc.Offset, e.Site.Path)
+		planned[k] = e.New
+	}
+	ak := siteKeys(after.Sites)
+	got := map[string]store.Site{}
+	for i, s := range after.Sites {
+		got[ak[i]] = s
+	}
+	require.Equal(t, len(before.Sites)+len(inserted), len(after.Sites), "a rewrite keeps every site and adds only the inserted members")
+	changed := 0
+	for i, s := range before.Sites {
+		a, ok := got[bk[i]]
+		require.True(t, ok, "%s: still there after the rewrite", bk[i])
+		if n, ok := planned[bk[i]]; ok {
+			assert.Equal(t, n, a.Name, "%s: rewritten to the planned name", bk[i])
+			changed++
+		} else {
+			assert.Equal(t, s.Name, a.Name, "%s: not planned, not changed", bk[i])
+			assert.Equal(t, string(s.Raw), string(a.Raw), "%s: not planned, not a byte changed", bk[i])
+		}
+	}
+	for _, k := range inserted {
+		a, ok := got[k]
+		if assert.True(t, ok, "%s: the inserted member is found", k) {
+			assert.Equal(t, planned[k], a.Name, "%s: inserted with the planned name", k)
+			changed++
+		}
+	}
+	assert.Equal(t, len(edits), changed, "every planned site changed")
 }
 
 // apply rewrites the fixture's planned names and returns the change.
@@ -124,7 +223,7 @@ func testDryRun(t *testing.T, f Fixture) {
 	before := f.Digest(t)
 	a := scan(t, f.Store)
 	b := scan(t, f.Store)
-	require.GreaterOrEqual(t, len(Edits(a, f.rename())), max(f.MinEdits, 1), "the fixture has names to rewrite")
+	require.GreaterOrEqual(t, len(f.plan(a)), max(f.MinEdits, 1), "the fixture has names to rewrite")
 	assert.Equal(t, before, f.Digest(t), "scanning and planning change nothing")
 	require.Equal(t, len(a.Sites), len(b.Sites), "a scan is deterministic")
 	for i := range a.Sites {
@@ -134,33 +233,10 @@ func testDryRun(t *testing.T, f Fixture) {
 	}
 }
 
-// checkRewritten checks that after holds the same sites as before, each with its planned name.
-func checkRewritten(t *testing.T, before, after *store.Snapshot, edits []store.Edit) {
-	t.Helper()
-	want := map[string]string{}
-	for _, e := range edits {
-		want[siteKey(e.Site)+"|"+e.Site.Name] = e.New
-	}
-	require.Equal(t, len(before.Sites), len(after.Sites), "a rewrite keeps every site")
-	changed := 0
-	for i, s := range before.Sites {
-		a := after.Sites[i]
-		require.Equal(t, siteKey(s), siteKey(a), "site %d keeps its place", i)
-		if n, ok := want[siteKey(s)+"|"+s.Name]; ok {
-			assert.Equal(t, n, a.Name, "%s: rewritten to the planned name", siteKey(s))
-			changed++
-		} else {
-			assert.Equal(t, s.Name, a.Name, "%s: not planned, not changed", siteKey(s))
-			assert.Equal(t, s.Raw, a.Raw, "%s: not planned, not a byte changed", siteKey(s))
-		}
-	}
-	assert.Equal(t, len(edits), changed, "every planned site changed")
-}
-
 func testRoundTrip(t *testing.T, f Fixture) {
 	orig := f.Digest(t)
 	snap := scan(t, f.Store)
-	edits := Edits(snap, f.rename())
+	edits := f.plan(snap)
 	require.GreaterOrEqual(t, len(edits), max(f.MinEdits, 1))
 	ch := apply(t, f, snap, edits)
 	assert.Equal(t, f.Store.Ref(), ch.Ref)
@@ -174,10 +250,10 @@ func testRoundTrip(t *testing.T, f Fixture) {
 
 func testIdempotent(t *testing.T, f Fixture) {
 	snap := scan(t, f.Store)
-	apply(t, f, snap, Edits(snap, f.rename()))
+	apply(t, f, snap, f.plan(snap))
 	after := f.Digest(t)
 	again := scan(t, f.Store)
-	assert.Empty(t, Edits(again, f.rename()), "a second pass finds nothing to rewrite")
+	assert.Empty(t, f.plan(again), "a second pass finds nothing to rewrite")
 	assert.Equal(t, after, f.Digest(t))
 }
 
@@ -188,7 +264,7 @@ func testJournalFailure(t *testing.T, f Fixture) {
 	errJournal := errors.New("journal disk full")
 	bk := filepath.Join(t.TempDir(), "backup-0001")
 	called := false
-	_, err := w.Apply(context.Background(), snap, Edits(snap, f.rename()), store.ApplyOptions{BackupPath: bk,
+	_, err := w.Apply(context.Background(), snap, f.plan(snap), store.ApplyOptions{BackupPath: bk,
 		BeforeCommit: func(ch *store.Change) error {
 			called = true
 			assert.Equal(t, orig, f.Digest(t), "nothing is visible before the change is journaled")
@@ -204,7 +280,7 @@ func testJournalFailure(t *testing.T, f Fixture) {
 func testUndo(t *testing.T, f Fixture) {
 	orig := f.Digest(t)
 	snap := scan(t, f.Store)
-	ch := apply(t, f, snap, Edits(snap, f.rename()))
+	ch := apply(t, f, snap, f.plan(snap))
 	st, err := f.Reopen(ch.Ref)
 	require.NoError(t, err)
 	r, ok := st.(store.Restorer)
@@ -222,7 +298,7 @@ func testUndo(t *testing.T, f Fixture) {
 
 func testUndoRefuses(t *testing.T, f Fixture) {
 	snap := scan(t, f.Store)
-	ch := apply(t, f, snap, Edits(snap, f.rename()))
+	ch := apply(t, f, snap, f.plan(snap))
 	f.Tamper(t, ch)
 	tampered := f.Digest(t)
 	st, err := f.Reopen(ch.Ref)
@@ -240,4 +316,196 @@ func testUndoRefuses(t *testing.T, f Fixture) {
 	for i := range snap.Sites {
 		assert.Equal(t, string(snap.Sites[i].Raw), string(back.Sites[i].Raw), "the original names are back")
 	}
+}
+
+// RunReadOnly runs the part of the suite that applies to a store with no rewritable site (a
+// profile whose names are raw identities, reported and never rewritten): scanning is
+// deterministic and changes nothing, the store yields sites or identities (it reads something),
+// no site is planned for a rewrite, and an Apply given its read-only sites is refused without a
+// change and without a backup left behind.
+func RunReadOnly(t *testing.T, newFixture Factory) {
+	f := newFixture(t)
+	before := f.Digest(t)
+	a := scan(t, f.Store)
+	b := scan(t, f.Store)
+	assert.Equal(t, before, f.Digest(t), "scanning changes nothing")
+	require.NotZero(t, int64(len(a.Sites)+len(a.Identities))+a.Records, "the fixture yields sites, identities or records")
+	assert.Equal(t, a.Sites, b.Sites, "a scan is deterministic")
+	assert.Equal(t, a.Identities, b.Identities, "a scan is deterministic")
+	assert.Empty(t, f.plan(a), "nothing is planned on a read-only store")
+	var ro []store.Edit
+	for _, s := range a.Sites {
+		require.True(t, s.ReadOnly, "%s %s: every site of a read-only profile is read-only", s.Loc, s.Path)
+		ro = append(ro, store.Edit{Site: s, New: mcpname.Normalize(s.Name + ".x")})
+	}
+	if w, ok := f.Store.(store.Writer); ok && len(ro) > 0 {
+		bk := filepath.Join(t.TempDir(), "backup-0001")
+		_, err := w.Apply(context.Background(), a, ro, store.ApplyOptions{BackupPath: bk})
+		require.Error(t, err, "an edit of a read-only site is refused")
+		assert.Equal(t, before, f.Digest(t), "a refused edit changes nothing")
+		assert.NoFileExists(t, bk, "and leaves no backup behind")
+	}
+}
+
+// testOnlyTokens: a rewrite changes the planned name tokens and no other byte. For a file, the
+// Change's byte edits undone on the new content give the original bytes exactly, and each new
+// token is the planned name (an inserted member `,"<field>":<name>` for an absent site); for
+// a table store, each value holding a planned site is its old bytes with the tokens spliced.
+func testOnlyTokens(t *testing.T, f Fixture) {
+	var origBytes []byte
+	if f.Bytes != nil {
+		origBytes = f.Bytes(t)
+	}
+	snap := scan(t, f.Store)
+	edits := f.plan(snap)
+	inserts := 0
+	for _, e := range edits {
+		if len(e.Site.Raw) == 0 {
+			inserts++
+		}
+	}
+	require.GreaterOrEqual(t, inserts, f.Inserts, "the fixture has absent members to insert")
+	if f.Bytes == nil {
+		testOnlyTokensInValues(t, f, snap, edits)
+		return
+	}
+	ch := apply(t, f, snap, edits)
+	{
+		after := f.Bytes(t)
+		require.Len(t, ch.Sites, len(edits), "the change records every byte edit")
+		assert.Equal(t, int64(len(after)), ch.After.Size)
+		planned := map[string]int{}
+		for _, e := range edits {
+			planned[e.New]++
+		}
+		back := append([]byte(nil), after...)
+		for i := len(ch.Sites) - 1; i >= 0; i-- {
+			be := ch.Sites[i]
+			end := be.At + int64(len(be.New))
+			require.LessOrEqual(t, end, int64(len(back)), "byte edit %d lies inside the file", i)
+			require.Equal(t, be.New, string(back[be.At:end]), "byte edit %d: the new token is at its offset", i)
+			assert.Equal(t, string(origBytes[offsetIn(ch.Sites, i):offsetIn(ch.Sites, i)+int64(len(be.Old))]), be.Old, "byte edit %d: the old token is the original's", i)
+			name := tokenName(t, be.New, be.Old == "")
+			planned[name]--
+			back = append(back[:be.At], append([]byte(be.Old), back[end:]...)...)
+		}
+		for n, c := range planned {
+			assert.Zero(t, c, "%s: written as many times as planned", n)
+		}
+		require.Equal(t, len(origBytes), len(back))
+		assert.True(t, bytes.Equal(origBytes, back), "outside the edited tokens every byte is the original's")
+	}
+}
+
+// testOnlyTokensInValues is testOnlyTokens for a table store: each value holding a planned site
+// is, after the rewrite, its old bytes with the planned names spliced in at the sites.
+func testOnlyTokensInValues(t *testing.T, f Fixture, snap *store.Snapshot, edits []store.Edit) {
+	inserts := slices.IndexFunc(edits, func(e store.Edit) bool { return len(e.Site.Raw) == 0 }) + 1
+	require.NotNil(t, f.Value, "a store that is not one file gives its values (Fixture.Value)")
+	require.Zero(t, inserts, "values of a table store get no inserted members")
+	type val struct {
+		before []byte
+		edits  []store.Edit
+	}
+	vals := map[string]*val{}
+	var order []string
+	for _, e := range edits {
+		k, _ := f.Value(t, e.Site)
+		if vals[k] == nil {
+			_, b := f.Value(t, e.Site)
+			vals[k] = &val{before: b}
+			order = append(order, k)
+		}
+		vals[k].edits = append(vals[k].edits, e)
+	}
+	apply(t, f, snap, edits)
+	for _, k := range order {
+		v := vals[k]
+		_, after := f.Value(t, v.edits[0].Site)
+		want := spliceNames(t, v.before, v.edits)
+		assert.Equal(t, string(want), string(after), "%s: only the name tokens changed, each to its planned name", k)
+	}
+}
+
+// spliceNames replaces, in a value, each edit's old token (checked at its offset) by the new
+// name as a plain JSON string (UTF-8 as is, no HTML escaping).
+func spliceNames(t *testing.T, val []byte, edits []store.Edit) []byte {
+	t.Helper()
+	sorted := slices.Clone(edits)
+	slices.SortFunc(sorted, func(a, b store.Edit) int { return int(a.Site.Loc.Offset - b.Site.Loc.Offset) })
+	var out []byte
+	pos := int64(0)
+	for _, e := range sorted {
+		end := e.Site.Loc.Offset + int64(len(e.Site.Raw))
+		require.LessOrEqual(t, end, int64(len(val)))
+		require.Equal(t, string(e.Site.Raw), string(val[e.Site.Loc.Offset:end]), "the scanned token is at its offset")
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(e.New))
+		out = append(append(out, val[pos:e.Site.Loc.Offset]...), bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+		pos = end
+	}
+	return append(out, val[pos:]...)
+}
+
+// offsetIn returns the offset in the original content of byte edit i (edits in offset order,
+// At being offsets of the new content).
+func offsetIn(sites []store.ByteEdit, i int) int64 {
+	at := sites[i].At
+	for _, b := range sites[:i] {
+		at -= int64(len(b.New) - len(b.Old))
+	}
+	return at
+}
+
+// tokenName decodes a written token: a JSON string, or `,"<field>":<string>` when inserted.
+func tokenName(t *testing.T, tok string, inserted bool) string {
+	t.Helper()
+	if inserted {
+		require.True(t, strings.HasPrefix(tok, `,"`), "an inserted member starts with a comma: %s", tok)
+		var m map[string]string
+		require.NoError(t, json.Unmarshal([]byte("{"+tok[1:]+"}"), &m), "inserted member %s", tok)
+		require.Len(t, m, 1)
+		for _, v := range m {
+			return v
+		}
+	}
+	var s string
+	require.NoError(t, json.Unmarshal([]byte(tok), &s), "token %s is a JSON string", tok)
+	return s
+}
+
+// testTokenMismatch: an edit whose token is not the one at its offset (a stale scan) makes the
+// whole Apply fail, with nothing changed and no backup left.
+func testTokenMismatch(t *testing.T, f Fixture) {
+	orig := f.Digest(t)
+	snap := scan(t, f.Store)
+	edits := f.plan(snap)
+	i := slices.IndexFunc(edits, func(e store.Edit) bool { return len(e.Site.Raw) > 2 })
+	require.GreaterOrEqual(t, i, 0, "an edit of a present token")
+	stale := append([]byte(nil), edits[i].Site.Raw...)
+	stale[1] ^= 0x20 // flips the case of a letter (or makes another byte)
+	edits[i].Site.Raw = stale
+	bk := filepath.Join(t.TempDir(), "backup-0001")
+	_, err := f.Store.(store.Writer).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: bk})
+	require.Error(t, err, "a stale token is refused")
+	assert.ErrorIs(t, err, store.ErrInUse, "reported as a store changed since the scan")
+	assert.Equal(t, orig, f.Digest(t), "a refused rewrite changes nothing")
+	assert.NoFileExists(t, bk, "and leaves no backup behind")
+}
+
+// testTouched: a store an agent changed after the scan (where the rewrite would write) is
+// refused with ErrInUse; what the agent wrote stays.
+func testTouched(t *testing.T, f Fixture) {
+	require.NotNil(t, f.Touch, "the fixture says how an agent changes the store")
+	snap := scan(t, f.Store)
+	edits := f.plan(snap)
+	f.Touch(t)
+	touched := f.Digest(t)
+	bk := filepath.Join(t.TempDir(), "backup-0001")
+	_, err := f.Store.(store.Writer).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: bk})
+	require.ErrorIs(t, err, store.ErrInUse, "a store changed since the scan is refused")
+	assert.Equal(t, touched, f.Digest(t), "what the agent wrote stays, nothing else changes")
+	assert.NoFileExists(t, bk, "and no backup is left behind")
 }

@@ -1,60 +1,289 @@
 package storetest_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/storetest"
 )
 
-// qwenSession is the real resumed Qwen Code session (0.12.0 legacy records followed by 0.24.4
-// ones), copied fresh for each subtest.
-func qwenSession(tb testing.TB) storetest.Fixture {
-	tb.Helper()
-	b, err := os.ReadFile("../../fixtures/qwen-real/dot-qwen/projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl")
-	require.NoError(tb, err)
-	p := filepath.Join(tb.TempDir(), "3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl")
-	require.NoError(tb, os.WriteFile(p, b, 0o640))
-	old := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	require.NoError(tb, os.Chtimes(p, old, old))
-	return storetest.Fixture{
-		Store:  jsonl.Open(p, jsonl.QwenSession),
-		Reopen: all.Open,
-		Digest: func(tb testing.TB) string {
-			b, err := os.ReadFile(p)
-			require.NoError(tb, err)
-			s := sha256.Sum256(b)
-			return hex.EncodeToString(s[:])
-		},
-		// A change inside what the run wrote (an append is undone in place, keeping it).
-		Tamper: func(tb testing.TB, _ *store.Change) {
-			b, err := os.ReadFile(p)
-			require.NoError(tb, err)
-			b = append([]byte(`{"uuid":"early","type":"user","message":{"role":"user","parts":[{"text":"inserted before"}]}}`+"\n"), b...)
-			require.NoError(tb, os.WriteFile(p, b, 0o640))
-		},
-		// Qwen Code's rule: normalizeMcp of each stored name (naming.md §2).
-		Rename: func(s store.Site) (string, bool) {
-			if n := mcpname.NormalizeMcp(s.Name); s.Units == nil && n != s.Name {
-				return n, true
-			}
-			return "", false
-		},
-		MinEdits: 10,
+// The real fixtures the suite runs on (fixtures/README.md says how each was recorded;
+// fixtures/qwen-derived/ are checkpoints built from a real session's records).
+const (
+	fx            = "../../fixtures/"
+	qwenLab       = fx + "qwen-real/dot-qwen/projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl"
+	qwenAPI       = fx + "qwen-real/dot-qwen/projects/-home-demo-src-api/chats/50bcb974-4071-429f-a75f-7496ad5cddee.jsonl"
+	qwenUsage     = fx + "qwen-real/dot-qwen/usage_record.jsonl"
+	qwenTmp       = fx + "qwen-derived/dot-qwen/tmp/a0c9df951b23fcfce00a2bbcbf05d4e68ac9d54e65ba6fe49f604d57ff0eb3da/"
+	qwenChatSave  = qwenTmp + "checkpoint-pubmed%20search.json"
+	qwenEditCkpt  = qwenTmp + "checkpoints/2026-11-30T18-55-07_000Z-notes.md-replace.json"
+	codex050      = fx + "codex-real/rollout-codex-0.50.0.jsonl"
+	codex0169     = fx + "codex-real/rollout-codex-0.169.0.jsonl"
+	codexHistory  = fx + "codex-real/thread_history_1.sql"
+	codexState    = fx + "codex-real/state_5.sql"
+	opencodeReal  = fx + "opencode-real/opencode.sql"
+	sqliteTestdat = "../sqlite/testdata/"
+)
+
+// profileCase is one profile of one engine and the fixture the suite runs it on.
+type profileCase struct {
+	name string
+	// kind is the store kind the fixture must be detected as; profile the SQLite profile name.
+	kind    store.Kind
+	profile string
+	new     storetest.Factory
+	// readOnly: the profile has no rewritable site (RunReadOnly).
+	readOnly bool
+}
+
+func profileCases() []profileCase {
+	return []profileCase{
+		{name: "qwen session 0.12.0 resumed by 0.24.4", kind: store.KindQwenSession, new: fileFixture(qwenLab, "3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", qwenRule, 10, 0)},
+		{name: "qwen session 0.12.0", kind: store.KindQwenSession, new: fileFixture(qwenAPI, "50bcb974-4071-429f-a75f-7496ad5cddee.jsonl", qwenRule, 4, 0)},
+		{name: "qwen usage_record.jsonl", kind: store.KindQwenUsage, new: fileFixture(qwenUsage, "usage_record.jsonl", qwenRule, 4, 0)},
+		{name: "qwen /chat save checkpoint", kind: store.KindQwenCheckpoint, new: fileFixture(qwenChatSave, "tmp/h/checkpoint-pubmed%20search.json", qwenRule, 4, 0)},
+		{name: "qwen edit checkpoint", kind: store.KindQwenEditCkpt, new: fileFixture(qwenEditCkpt, "tmp/h/checkpoints/2026-11-30T18-55-07_000Z-notes.md-replace.json", qwenRule, 4, 0)},
+		{name: "codex rollout 0.50.0 (flat names: namespace inserted)", kind: store.KindCodexRollout, new: fileFixture(codex050, "rollout-2026-11-30T18-55-07-01a22dcf-9134-7922-bfac-658542a5f64b.jsonl", nil, 8, 4)},
+		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
+			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
+			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
+		{name: "crush", kind: store.KindSQLite, profile: "crush", new: dbFixture("crush.db", []string{sqliteTestdat + "crush.sql"},
+			`UPDATE messages SET parts = replace(parts, '"finished":true', '"finished":false') WHERE id = 'm-0002'`,
+			`UPDATE messages SET parts = ' ' || parts WHERE id = 'm-0003'`, 6)},
+		{name: "goose", kind: store.KindSQLite, profile: "goose", new: dbFixture("sessions.db", []string{sqliteTestdat + "goose.sql"},
+			`UPDATE messages SET content_json = replace(content_json, '"status":"success"', '"status":"error"') WHERE id = 2`,
+			`UPDATE messages SET content_json = ' ' || content_json WHERE id = 2`, 6)},
+		{name: "codex thread history", kind: store.KindSQLite, profile: "codex", readOnly: true, new: dbFixture("thread_history_1.sqlite", []string{codexHistory}, "", "", 0)},
+		{name: "codex state", kind: store.KindSQLite, profile: "codex-state", readOnly: true, new: dbFixture("state_5.sqlite", []string{codexState}, "", "", 0)},
 	}
 }
 
-func TestJSONLConformance(t *testing.T) { storetest.Run(t, qwenSession) }
+// TestConformance runs the conformance suite over every store profile of every engine.
+func TestConformance(t *testing.T) {
+	for _, tc := range profileCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.new(t)
+			require.Equal(t, tc.kind, f.Store.Ref().Kind, "the fixture is detected as a %s store", tc.kind)
+			assert.Equal(t, tc.profile, sqliteProfile(f.Store))
+			if tc.readOnly {
+				storetest.RunReadOnly(t, tc.new)
+				return
+			}
+			storetest.Run(t, tc.new)
+		})
+	}
+}
+
+// TestConformanceCoversEveryProfile fails when a profile has no case in TestConformance: a new
+// JSONL profile or SQLite profile must bring a fixture.
+func TestConformanceCoversEveryProfile(t *testing.T) {
+	kinds, profiles := map[store.Kind]bool{}, map[string]bool{}
+	for _, tc := range profileCases() {
+		kinds[tc.kind], profiles[tc.profile] = true, true
+	}
+	for _, p := range jsonl.Profiles {
+		assert.True(t, kinds[p.Kind], "JSONL profile %s has no conformance case", p.Kind)
+	}
+	for _, p := range sqlite.Builtins {
+		assert.True(t, profiles[p.Name], "SQLite profile %s has no conformance case", p.Name)
+	}
+	assert.True(t, kinds[store.KindCodexRollout] && kinds[store.KindQwenCheckpoint], "the guard itself sees the cases")
+}
+
+// sqliteProfile is the SQLite profile name of a store, "" for other engines.
+func sqliteProfile(st store.Store) string {
+	if s, ok := st.(interface{ Profile() *sqlite.Profile }); ok && s.Profile() != nil {
+		return s.Profile().Name
+	}
+	return ""
+}
+
+// detect opens path as discovery does (store/all), so the suite follows the agent list.
+func detect(tb testing.TB, path string) store.Store {
+	tb.Helper()
+	head, err := all.ReadHead(path)
+	require.NoError(tb, err)
+	d := all.Detect(path, head)
+	require.NotNil(tb, d.Store, "%s is detected as a store (%+v)", path, d)
+	return d.Store
+}
+
+// fileFixture copies a real fixture file to name under a fresh temp dir (fresh for each
+// subtest), with an old mtime, and detects it.
+func fileFixture(src, name string, rule func(store.Site) (string, bool), minEdits, inserts int) storetest.Factory {
+	return func(tb testing.TB) storetest.Fixture {
+		tb.Helper()
+		b, err := os.ReadFile(src)
+		require.NoError(tb, err)
+		p := filepath.Join(tb.TempDir(), name)
+		require.NoError(tb, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(tb, os.WriteFile(p, b, 0o640))
+		old := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+		require.NoError(tb, os.Chtimes(p, old, old))
+		read := func(tb testing.TB) []byte {
+			b, err := os.ReadFile(p)
+			require.NoError(tb, err)
+			return b
+		}
+		f := storetest.Fixture{
+			Store:  detect(tb, p),
+			Reopen: all.Open,
+			Digest: func(tb testing.TB) string {
+				s := sha256.Sum256(read(tb))
+				return hex.EncodeToString(s[:])
+			},
+			Bytes: read,
+			// A change inside what the run wrote: a record put before the first line (an
+			// append would be undone in place, keeping it).
+			Tamper: func(tb testing.TB, _ *store.Change) {
+				b := read(tb)
+				if filepath.Ext(p) == ".json" {
+					b = append([]byte(" "), b...) // a JSON document: a byte more
+				} else {
+					b = append([]byte(`{"uuid":"early","type":"user","message":{"role":"user","parts":[{"text":"inserted before"}]}}`+"\n"), b...)
+				}
+				require.NoError(tb, os.WriteFile(p, b, 0o640))
+			},
+			// An agent writing after the scan: one more record (a JSON document: rewritten).
+			Touch: func(tb testing.TB) {
+				b := read(tb)
+				if filepath.Ext(p) == ".json" {
+					b = append(b, '\n')
+				} else {
+					b = append(b, []byte(`{"uuid":"late","type":"user","message":{"role":"user","parts":[{"text":"appended"}]}}`+"\n")...)
+				}
+				require.NoError(tb, os.WriteFile(p, b, 0o640))
+				later := time.Date(2026, 5, 2, 9, 0, 0, 0, time.UTC)
+				require.NoError(tb, os.Chtimes(p, later, later))
+			},
+			Rename:   rule,
+			MinEdits: minEdits,
+			Inserts:  inserts,
+		}
+		if f.Store.Ref().Kind == store.KindCodexRollout {
+			f.Rename, f.Plan = nil, codexPlan
+		}
+		return f
+	}
+}
+
+// qwenRule is Qwen Code's rule: normalizeMcp of each stored name (naming.md §2).
+func qwenRule(s store.Site) (string, bool) {
+	if n := mcpname.NormalizeMcp(s.Name); s.Units == nil && n != s.Name {
+		return n, true
+	}
+	return "", false
+}
+
+// codexPlan is a Codex repair in the form today's Codex writes (schemes.md §A): a flat name a
+// provider rejects ("mcp__<server>__<tool>") becomes namespace "mcp__<server>" (inserted: the
+// old call has none) and name <tool>, both sanitized. (The real namer also attributes raw
+// identities and collision suffixes: rewrite/codex.go; the suite needs the store's side only.)
+func codexPlan(snap *store.Snapshot) []store.Edit {
+	var out []store.Edit
+	hasNS := map[string]bool{}
+	for _, s := range snap.Sites {
+		if s.Field == jsonl.CodexFieldNamespace && len(s.Raw) > 0 {
+			hasNS[s.Group] = true
+		}
+	}
+	for _, s := range snap.Sites {
+		if s.Field != jsonl.CodexFieldName || hasNS[s.Group] || mcpname.CodexNameAccepted(s.Name, mcpname.ChatCompletionsNameMax) {
+			continue
+		}
+		rest, ok := strings.CutPrefix(s.Name, "mcp__")
+		server, tool, ok2 := strings.Cut(rest, "__")
+		if !ok || !ok2 {
+			continue
+		}
+		out = append(out, store.Edit{Site: s, New: mcpname.CodexSanitize(tool)},
+			store.Edit{Site: namespaceSite(snap, s), New: "mcp__" + mcpname.CodexSanitize(server)})
+	}
+	return out
+}
+
+// namespaceSite is the absent-namespace site of a Codex function_call: the one the scan emits
+// in the call's group, else the one jsonl.CodexNamespaceSite places after the name.
+func namespaceSite(snap *store.Snapshot, name store.Site) store.Site {
+	for _, s := range snap.Sites {
+		if s.Group == name.Group && s.Field == jsonl.CodexFieldNamespace {
+			return s
+		}
+	}
+	return jsonl.CodexNamespaceSite(name)
+}
+
+// dbFixture builds a WAL database named name from SQL files and detects it; tamper is the SQL
+// an agent runs afterwards on a row the rewrite changes, touch the one it runs between the scan
+// and the rewrite on a planned row, moving its name tokens (a change elsewhere in a row is
+// merged, not refused: only the tokens are checked, store/sqlite Apply).
+func dbFixture(name string, scripts []string, tamper, touch string, minEdits int) storetest.Factory {
+	return func(tb testing.TB) storetest.Fixture {
+		tb.Helper()
+		p := filepath.Join(tb.TempDir(), name)
+		var rs []io.Reader
+		for _, s := range scripts {
+			f, err := os.Open(s)
+			require.NoError(tb, err)
+			tb.Cleanup(func() { f.Close() })
+			rs = append(rs, f)
+		}
+		require.NoError(tb, sqlite.BuildFromSQL(context.Background(), p, true, rs...))
+		exec := func(tb testing.TB, query string) {
+			db, err := sqlx.Open("sqlite3", "file:"+p+"?_busy_timeout=5000")
+			require.NoError(tb, err)
+			defer db.Close()
+			res, err := db.Exec(query)
+			require.NoError(tb, err)
+			n, err := res.RowsAffected()
+			require.NoError(tb, err)
+			require.Equal(tb, int64(1), n, "the agent's statement changes one row: %s", query)
+		}
+		// value reads the column value of a site's row ("part id=prt_1", path "data:tool").
+		value := func(tb testing.TB, s store.Site) (string, []byte) {
+			table, key, ok := strings.Cut(s.Loc.Row, " ")
+			col, _, ok2 := strings.Cut(s.Path, ":")
+			kc, kv, ok3 := strings.Cut(key, "=")
+			require.True(tb, ok && ok2 && ok3 && !strings.ContainsAny(kv, " \""), "a plain one-key row label: %q %q", s.Loc.Row, s.Path)
+			db, err := sqlx.Open("sqlite3", "file:"+p+"?mode=ro")
+			require.NoError(tb, err)
+			defer db.Close()
+			var v []byte
+			require.NoError(tb, db.Get(&v, fmt.Sprintf(`SELECT CAST(%q AS BLOB) FROM %q WHERE %q = ?`, col, table, kc), kv))
+			return s.Loc.Row + " " + col, v
+		}
+		return storetest.Fixture{
+			Store:  detect(tb, p),
+			Reopen: all.Open,
+			Digest: func(tb testing.TB) string {
+				s, err := sqlite.DumpSHA256(context.Background(), p)
+				require.NoError(tb, err)
+				return s
+			},
+			Tamper:   func(tb testing.TB, _ *store.Change) { exec(tb, tamper) },
+			Touch:    func(tb testing.TB) { exec(tb, touch) },
+			Value:    value,
+			MinEdits: minEdits,
+		}
+	}
+}
 
 func TestProviderSafeRule(t *testing.T) {
 	tests := []struct {
