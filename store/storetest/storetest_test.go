@@ -67,6 +67,9 @@ func profileCases() []profileCase {
 		{name: "crush", kind: store.KindSQLite, profile: "crush", new: dbFixture("crush.db", []string{sqliteTestdat + "crush.sql"},
 			`UPDATE messages SET parts = replace(parts, '"finished":true', '"finished":false') WHERE id = 'm-0002'`,
 			`UPDATE messages SET parts = ' ' || parts WHERE id = 'm-0003'`, 6)},
+		{name: "crush in rollback-journal mode", kind: store.KindSQLite, profile: "crush", new: dbFixtureMode("crush.db", false, []string{sqliteTestdat + "crush.sql"},
+			`UPDATE messages SET parts = replace(parts, '"finished":true', '"finished":false') WHERE id = 'm-0006'`,
+			`UPDATE messages SET parts = ' ' || parts WHERE id = 'm-0002'`, 6)},
 		{name: "goose", kind: store.KindSQLite, profile: "goose", new: dbFixture("sessions.db", []string{sqliteTestdat + "goose.sql"},
 			`UPDATE messages SET content_json = replace(content_json, '"status":"success"', '"status":"error"') WHERE id = 2`,
 			`UPDATE messages SET content_json = ' ' || content_json WHERE id = 2`, 6)},
@@ -235,6 +238,11 @@ func namespaceSite(snap *store.Snapshot, name store.Site) store.Site {
 // and the rewrite on a planned row, moving its name tokens (a change elsewhere in a row is
 // merged, not refused: only the tokens are checked, store/sqlite Apply).
 func dbFixture(name string, scripts []string, tamper, touch string, minEdits int) storetest.Factory {
+	return dbFixtureMode(name, true, scripts, tamper, touch, minEdits)
+}
+
+// dbFixtureMode is dbFixture in WAL mode or, wal false, rollback-journal mode.
+func dbFixtureMode(name string, wal bool, scripts []string, tamper, touch string, minEdits int) storetest.Factory {
 	return func(tb testing.TB) storetest.Fixture {
 		tb.Helper()
 		p := filepath.Join(tb.TempDir(), name)
@@ -245,7 +253,7 @@ func dbFixture(name string, scripts []string, tamper, touch string, minEdits int
 			tb.Cleanup(func() { f.Close() })
 			rs = append(rs, f)
 		}
-		require.NoError(tb, sqlite.BuildFromSQL(context.Background(), p, true, rs...))
+		require.NoError(tb, sqlite.BuildFromSQL(context.Background(), p, wal, rs...))
 		exec := func(tb testing.TB, query string) {
 			db, err := sqlx.Open("sqlite3", "file:"+p+"?_busy_timeout=5000")
 			require.NoError(tb, err)
