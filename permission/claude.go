@@ -2,8 +2,9 @@ package permission
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/sessionfix/sessionfix/mcpname"
 )
 
 // This file holds Claude Code's MCP permission-rule semantics per release, as pure functions.
@@ -21,10 +22,12 @@ import (
 // A release between two recorded ones is given the behaviour of the older recorded one: a
 // feature is on from the first recorded release that showed it (ClaudeFeaturesOf).
 
-// ClaudeRelease is a Claude Code release version, major.minor.patch ("2.1.332").
-type ClaudeRelease struct{ Major, Minor, Patch int }
+// ClaudeRelease is a Claude Code release version, {major, minor, patch} (2.1.332 is
+// {2, 1, 332}); versions are parsed and ordered by package mcpname (ParseClaudeVersion,
+// CompareClaudeVersions).
+type ClaudeRelease [3]int
 
-// The Claude Code releases issue 11 recorded, oldest first.
+// The Claude Code releases issue 11 recorded (mcpname.ClaudeRecordedVersions).
 var (
 	Claude1_0_0   = ClaudeRelease{1, 0, 0}
 	Claude1_0_51  = ClaudeRelease{1, 0, 51}
@@ -33,57 +36,55 @@ var (
 	Claude2_1_332 = ClaudeRelease{2, 1, 332}
 )
 
-// ClaudeKnownReleases are the recorded releases, oldest first. The last is the newest known
-// (the default "now" of audit --agent claude).
-var ClaudeKnownReleases = []ClaudeRelease{Claude1_0_0, Claude1_0_51, Claude2_0_14, Claude2_1_90, Claude2_1_332}
+// ClaudeKnownReleases are the recorded releases, oldest first (mcpname.ClaudeRecordedVersions).
+var ClaudeKnownReleases = func() []ClaudeRelease {
+	out := make([]ClaudeRelease, len(mcpname.ClaudeRecordedVersions))
+	for i, v := range mcpname.ClaudeRecordedVersions {
+		out[i] = MustClaudeRelease(v)
+	}
+	return out
+}()
 
-// ClaudeNewest is the newest recorded release.
-func ClaudeNewest() ClaudeRelease { return ClaudeKnownReleases[len(ClaudeKnownReleases)-1] }
+// ClaudeNewest is the newest recorded release (mcpname.ClaudeLatestVersion), the default
+// "now" of audit --agent claude.
+func ClaudeNewest() ClaudeRelease { return MustClaudeRelease(mcpname.ClaudeLatestVersion) }
 
-// ParseClaudeRelease reads "MAJOR.MINOR.PATCH" (a leading "v" and a "-suffix" or "+build"
-// are accepted and dropped: session lines carry plain versions such as "2.1.332"). Errors
-// name the text and what is wrong.
+// ParseClaudeRelease reads a version as session lines spell it ("2.1.332"; a "-beta.1" or
+// "+build" suffix is ignored; see mcpname.ParseClaudeVersion). A leading "v" is accepted.
+// The error wraps mcpname.ErrClaudeVersion.
 func ParseClaudeRelease(s string) (ClaudeRelease, error) {
-	v := strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if i := strings.IndexAny(v, "-+"); i >= 0 {
-		v = v[:i]
+	v, err := mcpname.ParseClaudeVersion(strings.TrimPrefix(strings.TrimSpace(s), "v"))
+	return ClaudeRelease(v), err
+}
+
+// MustClaudeRelease is ParseClaudeRelease for versions known to be valid; it panics otherwise.
+func MustClaudeRelease(s string) ClaudeRelease {
+	r, err := ParseClaudeRelease(s)
+	if err != nil {
+		panic(err)
 	}
-	parts := strings.Split(v, ".")
-	if len(parts) != 3 {
-		return ClaudeRelease{}, fmt.Errorf("Claude Code version %q: want MAJOR.MINOR.PATCH", s)
-	}
-	var n [3]int
-	for i, p := range parts {
-		x, err := strconv.Atoi(p)
-		if err != nil || strings.TrimLeft(p, "0123456789") != "" {
-			return ClaudeRelease{}, fmt.Errorf("Claude Code version %q: %q is not a number", s, p)
-		}
-		n[i] = x
-	}
-	return ClaudeRelease{n[0], n[1], n[2]}, nil
+	return r
 }
 
 // String is "MAJOR.MINOR.PATCH".
-func (r ClaudeRelease) String() string { return fmt.Sprintf("%d.%d.%d", r.Major, r.Minor, r.Patch) }
+func (r ClaudeRelease) String() string { return fmt.Sprintf("%d.%d.%d", r[0], r[1], r[2]) }
 
 // Compare returns -1, 0 or +1 as r is older than, equal to or newer than o.
-func (r ClaudeRelease) Compare(o ClaudeRelease) int {
-	for _, d := range [3]int{r.Major - o.Major, r.Minor - o.Minor, r.Patch - o.Patch} {
-		switch {
-		case d < 0:
-			return -1
-		case d > 0:
-			return 1
-		}
-	}
-	return 0
-}
+func (r ClaudeRelease) Compare(o ClaudeRelease) int { return mcpname.CompareClaudeVersions(r, o) }
 
 // AtLeast reports whether r is o or newer.
 func (r ClaudeRelease) AtLeast(o ClaudeRelease) bool { return r.Compare(o) >= 0 }
 
-// IsZero reports whether r is the zero value (no release).
-func (r ClaudeRelease) IsZero() bool { return r == ClaudeRelease{} }
+// Era is the naming era of the release (mcpname.ClaudeEraOf).
+func (r ClaudeRelease) Era() mcpname.ClaudeEra {
+	e, _ := mcpname.ClaudeEraOf(r.String())
+	return e
+}
+
+// Name is the model-visible name the release gives the raw MCP tool (mcpname.ClaudeNameIn).
+func (r ClaudeRelease) Name(server, tool string) string {
+	return mcpname.ClaudeNameIn(r.Era(), server, tool)
+}
 
 // ClaudeFeatures are the rule behaviours of one release (ClaudeFeaturesOf).
 type ClaudeFeatures struct {

@@ -83,6 +83,7 @@ func TestClaudeDecideRecording(t *testing.T) {
 			if s.release == Claude1_0_51 {
 				name = tool.n1051
 			}
+			require.Equal(t, name, s.release.Name(tool.server, tool.tool), "recorded name of %s/%s", tool.server, tool.tool)
 			d := ClaudeDecide(f, s.rules, name, true)
 			assert.Equal(t, s.want[i], d.Outcome, "%s: %s/%s (%s)", s.name, tool.server, tool.tool, name)
 			got := ""
@@ -181,7 +182,7 @@ func TestParseClaudeRelease(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, in := range []string{"", "2.1", "2.1.x", "2.+1.3", "1.0.0.0", "2.-1.0"} {
+	for _, in := range []string{"", "2.1", "2.1.x", "2.+1.3", "1.0.0.0", "2.-1.0", "x2.1.3"} {
 		_, err := ParseClaudeRelease(in)
 		assert.Error(t, err, in)
 	}
