@@ -75,6 +75,9 @@ func (r ClaudeRelease) Compare(o ClaudeRelease) int { return mcpname.CompareClau
 // AtLeast reports whether r is o or newer.
 func (r ClaudeRelease) AtLeast(o ClaudeRelease) bool { return r.Compare(o) >= 0 }
 
+// IsZero reports whether r is the zero value (no release).
+func (r ClaudeRelease) IsZero() bool { return r == ClaudeRelease{} }
+
 // Era is the naming era of the release (mcpname.ClaudeEraOf).
 func (r ClaudeRelease) Era() mcpname.ClaudeEra {
 	e, _ := mcpname.ClaudeEraOf(r.String())

@@ -127,8 +127,9 @@ EXAMPLES:
        --agents app/.qwen/agents --inventory tools.json --format html --out audit.html
    sessionfix audit --discover --discover-timeout 20s --format json --out audit.json
    sessionfix audit --format html --out audit.html tickets/4711/user-qwen tickets/4711/app
-   sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron`,
-		Flags: []cli.Flag{
+   sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron
+` + claudeAuditDescription,
+		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "settings", Usage: "settings file to read, as FILE or SCOPE=FILE (repeatable; default: the scopes Qwen Code loads)", TakesFile: true},
 			&cli.StringFlag{Name: "project", Usage: "workspace directory whose .qwen/settings.json and .qwen/agents are read (default: current directory; without --settings only)", TakesFile: true},
 			&cli.StringSliceFlag{Name: "agents", Usage: "directory of subagent .md files (repeatable; default: .qwen/agents next to the settings files)", TakesFile: true},
@@ -143,7 +144,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 5 when a pair is lost, refused or gained (comma-separated subset; unreadable input, exit 3, wins)"},
 			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
-		},
+		}, claudeAuditFlags...),
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),
 				Settings: c.StringSlice("settings"), Project: c.String("project"), Agents: c.StringSlice("agents"),
@@ -163,6 +164,22 @@ EXAMPLES:
 				return fmt.Errorf("audit: current directory: %w", err)
 			}
 			opts.Cwd = wd
+			switch c.String("agent") {
+			case "claude":
+				copts, err := newClaudeAuditOptions(c, opts)
+				if err != nil {
+					return err
+				}
+				return runClaudeAudit(c.Context, env, copts)
+			case "qwen":
+			default:
+				return usageErrorf("--agent must be qwen or claude, not %q", c.String("agent"))
+			}
+			for _, f := range []string{"claude-version", "before", "project-key", "claude-json"} {
+				if c.IsSet(f) {
+					return usageErrorf("--%s is a Claude Code audit flag: add --agent claude", f)
+				}
+			}
 			if len(opts.Paths) > 0 {
 				if opts.Project != "" {
 					return usageErrorf("--project and PATH exclude each other: give the project directory as a PATH")

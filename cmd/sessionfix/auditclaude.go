@@ -1,0 +1,614 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/inventory"
+)
+
+// claudeAuditFlags are audit's flags for --agent claude.
+var claudeAuditFlags = []cli.Flag{
+	&cli.StringFlag{Name: "agent", Value: "qwen", Usage: "whose rules to audit: qwen (Qwen Code settings) or claude (Claude Code rule files)"},
+	&cli.StringFlag{Name: "claude-version", Usage: "with --agent claude: the release whose rule semantics are \"now\" (default: the newest known, " + mcpname.ClaudeLatestVersion + ")"},
+	&cli.StringFlag{Name: "before", Usage: "with --agent claude: the release compared against (default: the oldest \"version\" in the project's sessions)"},
+	&cli.StringFlag{Name: "project-key", Usage: "with --agent claude: the project directory as Claude Code saw it (its key in ~/.claude.json; default: --project, or the only project of a copied ~/.claude.json)"},
+	&cli.StringFlag{Name: "claude-json", Usage: "with --agent claude: the ~/.claude.json to read trust and legacy allowedTools from", TakesFile: true},
+}
+
+// claudeAuditOptions are the inputs of audit --agent claude.
+type claudeAuditOptions struct {
+	auditOptions
+	Version, Before string
+	ProjectKey      string
+	ClaudeJSON      string
+}
+
+// claudeAuditDescription is the --agent claude part of audit --help.
+const claudeAuditDescription = `
+CLAUDE CODE (--agent claude): reads Claude Code's rule files — managed
+(/etc/claude-code/managed-settings.json and managed-settings.d/*.json on Linux, /Library/Application
+Support/ClaudeCode on macOS, C:\Program Files\ClaudeCode on Windows), user ($CLAUDE_CONFIG_DIR or
+~/.claude: settings.json), project (DIR/.claude/settings.json), local (DIR/.claude/settings.local.json)
+and legacy (projects[DIR].allowedTools in ~/.claude.json, where 1.0.0 kept rules) — with the project's
+trust (hasTrustDialogAccepted in ~/.claude.json: 2.1.332 ignores an untrusted project's allow rules
+and applies its deny and ask rules). Every rule is paired with every tool of --inventory under two
+releases: now (--claude-version, default the newest known) and before (--before, default the oldest
+"version" in the project's sessions). Each release names the tools in its own spelling and matches
+rules its own way: whole names only in its spelling; mcp__<normalized server> from 1.0.51 (the raw
+key never); mcp__<server>__* from 2.1.90; partial globs (mcp__lit__get_*) from 2.1.332; mcp__* never;
+ask rules not before 2.0.14 (1.0.51 has none). Pairs: match, no, or ignored (the rule names the
+tool but the release does not apply it); change same, gained, lost. Tools: decision (deny, ask,
+allow, default) and outcome (ran, ask, block; "not offered" where a deny removes the tool, from
+2.1.90), now and before, and the tools a release gives the same name. A LOST RESTRICTION (a deny or
+ask rule that matched before and no longer does) is printed first and listed first.
+PATH (repeatable) names copies: a ~/.claude directory (settings.json, projects/; a claude.json or
+.claude.json beside it is read as ~/.claude.json), a project directory (.claude/ inside), or a
+project's .claude directory; then only the PATHs are read (no managed files), and --project-key
+says which project of ~/.claude.json they are. --settings SCOPE=FILE (managed, user, project, local)
+adds or replaces files. Columns (CSV): settings_file,scope,key,index,rule,kind,server,tool,
+name_now,name_before,now,before,change; --tools-out: server,tool,name_now,name_before,decision_now,
+rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
+   sessionfix audit --agent claude --inventory tools.json --project ~/src/app --fail-on lost
+   sessionfix audit --agent claude --inventory tools.json --before 1.0.51 --project-key /home/demo/src/lab \
+       copy/dot-claude copy/lab/.claude --format html --out audit.html`
+
+// claudeAuditRun carries the loaded inputs.
+type claudeAuditRun struct {
+	env      *Env
+	files    []*claude.RuleFile
+	global   *claude.GlobalConfig
+	project  string // the project key
+	found    bool   // the project has an entry in ~/.claude.json
+	invFrom  string
+	versions []string // versions found in the sessions
+	partial  bool
+	problems []string
+	notes    []string
+}
+
+func (r *claudeAuditRun) problem(err error) {
+	r.partial = true
+	r.problems = append(r.problems, err.Error())
+	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
+}
+
+func (r *claudeAuditRun) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	r.notes = append(r.notes, s)
+	fmt.Fprintf(r.env.Err, "audit: note: %s\n", reports.Printable(s))
+}
+
+// claudePaths are what the PATH arguments of a Claude audit give.
+type claudePaths struct {
+	ConfigDir  string // a copied ~/.claude
+	ClaudeJSON string // claude.json / .claude.json beside it
+	ProjectDot string // a project's .claude directory
+}
+
+// classifyClaudePath says what a PATH is: a ~/.claude copy (projects/ or todos/ inside, or a
+// claude.json/.claude.json beside it), a project (a .claude directory inside), or a project's
+// .claude directory (settings.json or settings.local.json, nothing of the above).
+func classifyClaudePath(p string, into *claudePaths) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("audit: %s: %w", p, err)
+	}
+	if !fi.IsDir() {
+		return usageErrorf("audit --agent claude: %s is not a directory (give rule files with --settings SCOPE=FILE)", p)
+	}
+	isDir := func(rel string) bool { st, err := os.Stat(filepath.Join(p, rel)); return err == nil && st.IsDir() }
+	isFile := func(path string) bool { st, err := os.Stat(path); return err == nil && st.Mode().IsRegular() }
+	beside := ""
+	for _, n := range []string{"claude.json", ".claude.json"} {
+		if c := filepath.Join(filepath.Dir(filepath.Clean(p)), n); isFile(c) {
+			beside = c
+			break
+		}
+	}
+	if isFile(filepath.Join(p, ".claude.json")) {
+		beside = filepath.Join(p, ".claude.json") // $CLAUDE_CONFIG_DIR keeps it inside
+	}
+	switch {
+	case isDir("projects") || isDir("todos") || (beside != "" && !isFile(filepath.Join(p, "settings.local.json"))):
+		into.ConfigDir, into.ClaudeJSON = p, beside
+	case isDir(".claude"):
+		into.ProjectDot = filepath.Join(p, ".claude")
+	case isFile(filepath.Join(p, "settings.json")) || isFile(filepath.Join(p, "settings.local.json")):
+		into.ProjectDot = p
+	default:
+		return usageErrorf("audit --agent claude: %s holds no Claude Code files (no projects/, settings.json, settings.local.json or .claude/)", p)
+	}
+	return nil
+}
+
+func newClaudeAuditOptions(c *cli.Context, base auditOptions) (claudeAuditOptions, error) {
+	o := claudeAuditOptions{auditOptions: base, Version: c.String("claude-version"), Before: c.String("before"),
+		ProjectKey: c.String("project-key"), ClaudeJSON: c.String("claude-json")}
+	for _, f := range []string{"agents", "history", "subagent", "discover"} {
+		if c.IsSet(f) {
+			return o, usageErrorf("--%s is a Qwen Code audit flag; --agent claude does not take it", f)
+		}
+	}
+	if c.IsSet("mode") && c.String("mode") != string(permission.ModeDefault) {
+		return o, usageErrorf("--mode: the Claude Code audit computes outcomes in Claude Code's default permission mode only")
+	}
+	if o.Format == "sarif" {
+		return o, usageErrorf("--format sarif is not supported with --agent claude (csv, html or json)")
+	}
+	return o, nil
+}
+
+func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	now := permission.ClaudeNewest()
+	if o.Version != "" {
+		v, err := permission.ParseClaudeRelease(o.Version)
+		if err != nil {
+			return usageErrorf("--claude-version: %v", err)
+		}
+		now = v
+	}
+	var before permission.ClaudeRelease
+	if o.Before != "" {
+		v, err := permission.ParseClaudeRelease(o.Before)
+		if err != nil {
+			return usageErrorf("--before: %v", err)
+		}
+		before = v
+	}
+	if o.Inventory == "" {
+		return usageErrorf("audit --agent claude needs --inventory FILE (the raw server keys and tool names; {\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}})")
+	}
+	r := &claudeAuditRun{env: env}
+
+	// Where things are.
+	var cp claudePaths
+	for _, p := range o.Paths {
+		if err := classifyClaudePath(p, &cp); err != nil {
+			return err
+		}
+	}
+	configDir, claudeJSON, projectDot := cp.ConfigDir, cp.ClaudeJSON, cp.ProjectDot
+	var managed []string
+	if len(o.Paths) == 0 {
+		configDir = env.Getenv("CLAUDE_CONFIG_DIR")
+		claudeJSON = filepath.Join(env.Home, ".claude.json")
+		if configDir != "" {
+			claudeJSON = filepath.Join(configDir, ".claude.json")
+		} else {
+			configDir = filepath.Join(env.Home, ".claude")
+		}
+		dir := o.Project
+		if dir == "" {
+			dir = o.Cwd
+		}
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		projectDot = filepath.Join(dir, ".claude")
+		if o.ProjectKey == "" {
+			o.ProjectKey = dir
+		}
+		managed = claude.ManagedFiles()
+	}
+	if o.ClaudeJSON != "" {
+		claudeJSON = o.ClaudeJSON
+	}
+
+	// ~/.claude.json: trust and legacy rules.
+	if claudeJSON != "" {
+		g, err := claude.LoadGlobalConfig(claudeJSON)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && o.ClaudeJSON == "":
+			r.note("no %s: the project counts as not trusted", claudeJSON)
+		case err != nil:
+			r.problem(fmt.Errorf("~/.claude.json %w", err))
+		default:
+			r.global = g
+			for _, w := range g.Warnings {
+				fmt.Fprintf(env.Err, "sessionfix: warning: %s\n", reports.Printable(w))
+			}
+		}
+	}
+	if o.ProjectKey == "" && r.global != nil {
+		var keys []string
+		for k := range r.global.Projects {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if len(keys) == 1 {
+			o.ProjectKey = keys[0]
+		} else if projectDot != "" {
+			return usageErrorf("audit --agent claude: which project of %s do the rule files belong to? give --project-key (one of %s)",
+				r.global.Path, strings.Join(keys, ", "))
+		}
+	}
+	r.project = o.ProjectKey
+
+	// Rule files, managed first (listing order only: deny, ask, allow across all scopes).
+	type src struct {
+		path     string
+		scope    permission.ClaudeScope
+		explicit bool
+	}
+	var srcs []src
+	for _, m := range managed {
+		srcs = append(srcs, src{m, permission.ClaudeScopeManaged, false})
+	}
+	if configDir != "" {
+		srcs = append(srcs, src{filepath.Join(configDir, "settings.json"), permission.ClaudeScopeUser, false})
+	}
+	if projectDot != "" {
+		srcs = append(srcs, src{filepath.Join(projectDot, "settings.json"), permission.ClaudeScopeProject, false},
+			src{filepath.Join(projectDot, "settings.local.json"), permission.ClaudeScopeLocal, false})
+	}
+	for _, a := range o.Settings {
+		k, v, ok := strings.Cut(a, "=")
+		scope := permission.ClaudeScope(k)
+		if !ok || !slices.Contains([]permission.ClaudeScope{permission.ClaudeScopeManaged, permission.ClaudeScopeUser,
+			permission.ClaudeScopeProject, permission.ClaudeScopeLocal}, scope) || v == "" {
+			return usageErrorf("--settings %q: with --agent claude write SCOPE=FILE, SCOPE one of managed, user, project, local", a)
+		}
+		// A file given for a scope replaces the discovered file of that scope (managed adds).
+		if scope != permission.ClaudeScopeManaged {
+			srcs = slices.DeleteFunc(srcs, func(s src) bool { return s.scope == scope && !s.explicit })
+		}
+		srcs = append(srcs, src{v, scope, true})
+	}
+	var rules []audit.ClaudeRuleEntry
+	for _, s := range srcs {
+		f, err := claude.LoadRuleFile(s.path, s.scope)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !s.explicit:
+			continue
+		case err != nil:
+			r.problem(fmt.Errorf("%s settings: %w", s.scope, err))
+			continue
+		}
+		for _, w := range f.Warnings {
+			fmt.Fprintf(env.Err, "sessionfix: warning: %s\n", reports.Printable(w))
+		}
+		r.files = append(r.files, f)
+		for _, ru := range f.Rules {
+			rules = append(rules, audit.ClaudeRuleEntry{ClaudeRule: ru.ClaudeRule, File: ru.File, Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column})
+		}
+	}
+	trusted := false
+	if r.global != nil && r.project != "" {
+		trusted, r.found = r.global.Trusted(r.project)
+		if pc, ok := r.global.Projects[r.project]; ok {
+			for _, ru := range pc.AllowedTools {
+				rules = append(rules, audit.ClaudeRuleEntry{ClaudeRule: ru.ClaudeRule, File: ru.File, Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column})
+			}
+		}
+		if !r.found {
+			r.note("%s has no entry for %s: the project counts as not trusted", r.global.Path, r.project)
+		}
+	}
+
+	// Before: the oldest version in the project's sessions.
+	if before.IsZero() {
+		before = r.oldestSessionVersion(configDir)
+		if before.IsZero() {
+			before = now
+			r.note("no session with a version found; --before defaults to the current release %s (nothing can change): give --before VERSION", now)
+		}
+	}
+
+	if before == now {
+		r.note("before and now are the same release (%s): no pair can change; give --before VERSION to compare", now)
+	}
+
+	inv, err := inventory.Load(o.Inventory)
+	if err != nil {
+		return err
+	}
+	r.invFrom = "file " + o.Inventory
+	var tools []mcpname.ClaudeTool
+	for _, k := range inv.Keys() {
+		for _, t := range inv.Servers[k].Tools {
+			tools = append(tools, mcpname.ClaudeTool{Server: k, Tool: t.Name})
+		}
+	}
+	rep := audit.RunClaude(audit.ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
+	_ = ctx
+
+	// The lost restrictions come first, on stderr too.
+	for _, p := range rep.LostRestrictions() {
+		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
+		fmt.Fprintf(env.Err, "audit: LOST RESTRICTION: %s rule %q (%s:%d:%d, %s) matched %s/%s as %s under %s and matches nothing of it under %s (now %s: %s)\n",
+			ru.Kind, reports.Printable(ru.Text), reports.Printable(ru.File), ru.Line, ru.Column, ru.Key,
+			reports.Printable(t.Server), reports.Printable(t.Tool), reports.Printable(t.Before.Name), before, now,
+			reports.Printable(t.Now.Name), t.Now.Outcome)
+	}
+	if err := writeClaudeAuditOutputs(ctx, env, o, r, rep); err != nil {
+		return err
+	}
+	c := rep.Counts
+	fmt.Fprintf(env.Err, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
+		now, before, reports.Printable(orNone(r.project)), trustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
+		reports.Printable(r.invFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
+	hit := false
+	for _, f := range o.FailOn {
+		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": 0}[f]
+		if n > 0 {
+			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s\n", f, plural(n, "pair"), f)
+			hit = true
+		}
+	}
+	switch {
+	case r.partial:
+		return withCode(exitPartial)
+	case hit:
+		return withCode(exitFinding)
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func trustWord(t bool) string {
+	if t {
+		return "trusted"
+	}
+	return "not trusted"
+}
+
+// oldestSessionVersion returns the oldest "version" in the sessions of the project
+// (<configDir>/projects/<sanitized key>/, subagent files included), or of every project when
+// that folder does not exist; zero when none.
+func (r *claudeAuditRun) oldestSessionVersion(configDir string) permission.ClaudeRelease {
+	if configDir == "" {
+		return permission.ClaudeRelease{}
+	}
+	root := filepath.Join(configDir, "projects")
+	if r.project != "" {
+		if d := claude.ProjectDir(root, r.project); d != "" {
+			root = d
+		}
+	}
+	vs, errs := claude.SessionVersions(root)
+	for _, e := range errs {
+		r.problem(e)
+	}
+	r.versions = vs
+	var oldest permission.ClaudeRelease
+	for _, v := range vs {
+		rel, err := permission.ParseClaudeRelease(v)
+		if err != nil {
+			continue
+		}
+		if oldest.IsZero() || rel.Compare(oldest) < 0 {
+			oldest = rel
+		}
+	}
+	return oldest
+}
+
+func isDirectory(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) error {
+	pairs := auditTable(audit.ClaudePairColumns, rep.PairRows(o.AllPairs))
+	tools := auditTable(audit.ClaudeToolColumns, rep.ToolRows())
+	var main bytes.Buffer
+	var err error
+	switch o.Format {
+	case "csv":
+		err = reports.WriteCSV(&main, pairs)
+	case "html":
+		err = reports.WriteHTML(&main, claudeAuditPage(env, o, r, rep, pairs, tools))
+	case "json":
+		err = reports.WriteJSON(&main, claudeAuditJSON(env, o, r, rep))
+	}
+	if err != nil {
+		return fmt.Errorf("audit: render %s: %w", o.Format, err)
+	}
+	if err := writeOutput(ctx, env, o.Out, main.Bytes()); err != nil {
+		return err
+	}
+	if o.ToolsOut != "" {
+		var b bytes.Buffer
+		if err := reports.WriteCSV(&b, tools); err != nil {
+			return fmt.Errorf("audit: render tools: %w", err)
+		}
+		return writeOutput(ctx, env, o.ToolsOut, b.Bytes())
+	}
+	return nil
+}
+
+func claudeFileList(files []*claude.RuleFile) string {
+	if len(files) == 0 {
+		return "none found"
+	}
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = f.Path + " (" + string(f.Scope) + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func claudeAuditPage(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport, pairs, tools *reports.Table) *reports.HTMLPage {
+	c := rep.Counts
+	lost := auditTable(audit.ClaudePairColumns, nil)
+	for _, p := range rep.LostRestrictions() {
+		row := rep.PairRow(p)
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = reports.Printable(v)
+		}
+		lost.Add(cells...)
+	}
+	page := &reports.HTMLPage{
+		Title: "sessionfix audit: Claude Code permission rules and MCP tools",
+		Meta: []string{
+			"Generated " + env.Now().UTC().Format(time.RFC3339) + " by sessionfix " + version + "; Claude Code " + rep.Now.String() + " now, " + rep.Before.String() + " before",
+			"Project: " + orNone(r.project) + " (" + trustWord(rep.Trusted) + ")",
+			"Rule files: " + claudeFileList(r.files),
+			"Inventory: " + r.invFrom,
+		},
+		Counts: []reports.HTMLCount{
+			{Label: "lost restrictions", Value: c.LostRestrictions, Tone: "bad", Href: "#lost"},
+			{Label: "rules", Value: c.Rules, Href: "#pairs"},
+			{Label: "tools", Value: c.Tools, Href: "#tools"},
+			{Label: "lost", Value: c.Lost, Tone: "bad", Href: "#pairs.change=lost"},
+			{Label: "gained", Value: c.Gained, Tone: "good", Href: "#pairs.change=gained"},
+		},
+		Legend: claudeAuditLegend,
+		Sections: []reports.HTMLSection{
+			{ID: "lost", Title: "Lost restrictions (deny and ask rules that no longer match)", Table: lost,
+				Empty: "No deny or ask rule lost its tool."},
+			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "kind", "now", "before", "change"},
+				Empty: "No rule matches any tool, now or before."},
+			{ID: "tools", Title: "Tools", Table: tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
+				Empty: "The inventory has no tools."},
+		},
+	}
+	for _, e := range r.problems {
+		page.Notes = append(page.Notes, "Not read: "+e)
+	}
+	page.Notes = append(page.Notes, r.notes...)
+	if o.AllPairs {
+		page.Sections[1].Title += " (every pair)"
+	}
+	return page
+}
+
+var claudeAuditLegend = []reports.HTMLLegend{
+	{Term: "now", Text: "does the rule match the tool as the current release (--claude-version) names it and matches rules?"},
+	{Term: "before", Text: "did it match under the earlier release (--before), with that release's names and matching?"},
+	{Term: "match", Value: true, Text: "the rule names the tool and the release applies it."},
+	{Term: "ignored", Value: true, Text: "the rule names the tool but the release does not apply it (an untrusted project's allow rule in 2.1.332; an ask rule in 1.0.51, which had none)."},
+	{Term: "no", Value: true, Text: "the rule does not name the tool."},
+	{Term: "lost", Value: true, Text: "the rule matched before and no longer does: for deny and ask, a restriction is gone — fix the rule (sessionfix fix --rules)."},
+	{Term: "gained", Value: true, Text: "the rule matches now and did not before."},
+	{Term: "not offered", Value: true, Text: "a deny rule removed the tool from the list sent to the model (from 2.1.90)."},
+	{Term: "block", Value: true, Text: "the tool is offered and its calls are denied."},
+	{Term: "ask", Value: true, Text: "the tool asks for approval first (refused in claude -p)."},
+	{Term: "ran", Value: true, Text: "the tool runs without asking."},
+}
+
+// claudeAuditReport is audit --agent claude --format json. lost_restrictions comes first.
+type claudeAuditReport struct {
+	LostRestrictions []claudeJSONPair   `json:"lost_restrictions"`
+	Generated        string             `json:"generated"`
+	Agent            string             `json:"agent"`
+	Now              string             `json:"claude_version"`
+	Before           string             `json:"before"`
+	SessionVersions  []string           `json:"session_versions,omitempty"`
+	Project          string             `json:"project"`
+	Trusted          bool               `json:"trusted"`
+	Inventory        string             `json:"inventory"`
+	Counts           audit.ClaudeCounts `json:"counts"`
+	Settings         []jsonSettings     `json:"settings"`
+	Rules            []claudeJSONRule   `json:"rules"`
+	Tools            []claudeJSONTool   `json:"tools"`
+	Pairs            []claudeJSONPair   `json:"pairs"`
+	Notes            []string           `json:"notes,omitempty"`
+	Errors           []string           `json:"errors"`
+}
+
+type claudeJSONRule struct {
+	File   string `json:"settings_file"`
+	Scope  string `json:"scope"`
+	Key    string `json:"key"`
+	Index  int    `json:"index"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Rule   string `json:"rule"`
+	Kind   string `json:"kind"`
+}
+
+type claudeJSONPair struct {
+	claudeJSONRule
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	NameNow    string `json:"name_now"`
+	NameBefore string `json:"name_before"`
+	Now        string `json:"now"`
+	Before     string `json:"before"`
+	Change     string `json:"change"`
+}
+
+type claudeJSONVerdict struct {
+	Name        string               `json:"name"`
+	Decision    string               `json:"decision"`
+	Rule        string               `json:"rule,omitempty"`
+	RuleAt      string               `json:"rule_at,omitempty"`
+	Outcome     string               `json:"outcome"`
+	SharedWith  []mcpname.ClaudeTool `json:"shared_with,omitempty"`
+	Unreachable bool                 `json:"unreachable,omitempty"`
+}
+
+type claudeJSONTool struct {
+	Server string            `json:"server"`
+	Tool   string            `json:"tool"`
+	Now    claudeJSONVerdict `json:"now"`
+	Before claudeJSONVerdict `json:"before"`
+}
+
+func claudeAuditJSON(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) *claudeAuditReport {
+	out := &claudeAuditReport{LostRestrictions: []claudeJSONPair{}, Generated: env.Now().UTC().Format(time.RFC3339), Agent: "claude",
+		Now: rep.Now.String(), Before: rep.Before.String(), SessionVersions: r.versions, Project: r.project, Trusted: rep.Trusted,
+		Inventory: r.invFrom, Counts: rep.Counts, Settings: []jsonSettings{}, Rules: []claudeJSONRule{}, Tools: []claudeJSONTool{},
+		Pairs: []claudeJSONPair{}, Notes: r.notes, Errors: append([]string{}, r.problems...)}
+	out.Counts.Pairs = len(rep.VisiblePairs(o.AllPairs))
+	for _, f := range r.files {
+		out.Settings = append(out.Settings, jsonSettings{Path: f.Path, Scope: string(f.Scope)})
+	}
+	rule := func(ru audit.ClaudeRuleEntry) claudeJSONRule {
+		return claudeJSONRule{File: ru.File, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column,
+			Rule: ru.Text, Kind: string(ru.Kind)}
+	}
+	for _, ru := range rep.Rules {
+		out.Rules = append(out.Rules, rule(ru))
+	}
+	verdict := func(v audit.ClaudeVerdict) claudeJSONVerdict {
+		j := claudeJSONVerdict{Name: v.Name, Decision: string(v.Decision), Outcome: string(v.Outcome), SharedWith: v.SharedWith, Unreachable: v.Unreachable}
+		if v.Rule >= 0 {
+			ru := rep.Rules[v.Rule]
+			j.Rule, j.RuleAt = ru.Text, fmt.Sprintf("%s:%d:%d", ru.File, ru.Line, ru.Column)
+		}
+		return j
+	}
+	for _, t := range rep.Tools {
+		out.Tools = append(out.Tools, claudeJSONTool{Server: t.Server, Tool: t.Tool, Now: verdict(t.Now), Before: verdict(t.Before)})
+	}
+	pair := func(p audit.ClaudePair) claudeJSONPair {
+		t := rep.Tools[p.Tool]
+		return claudeJSONPair{claudeJSONRule: rule(rep.Rules[p.Rule]), Server: t.Server, Tool: t.Tool, NameNow: t.Now.Name,
+			NameBefore: t.Before.Name, Now: string(p.Now), Before: string(p.Before), Change: string(p.Change)}
+	}
+	for _, p := range rep.LostRestrictions() {
+		out.LostRestrictions = append(out.LostRestrictions, pair(p))
+	}
+	for _, p := range rep.VisiblePairs(o.AllPairs) {
+		out.Pairs = append(out.Pairs, pair(p))
+	}
+	return out
+}
