@@ -9,7 +9,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/inventory"
+	"github.com/sessionfix/sessionfix/inventory"
 )
 
 const claudeReal = "../fixtures/claude-real/"

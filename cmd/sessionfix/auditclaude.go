@@ -19,7 +19,7 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/inventory"
+	"github.com/sessionfix/sessionfix/inventory"
 )
 
 // claudeAuditFlags are audit's flags for --agent claude.
