@@ -14,7 +14,7 @@ import (
 )
 
 // ProjectDirName is the folder name Claude Code gives a project under <config dir>/projects:
-// every UTF-16 code unit of the path outside [A-Za-z0-9] becomes "-" (schemes.md §C.2
+// every UTF-16 code unit of the path outside [A-Za-z0-9] becomes "-" (Claude Code's
 // sanitizePath; "/home/demo/src/lab" → "-home-demo-src-lab"). Names longer than 200 units get a
 // runtime-dependent hash after the first 200; ProjectDirName returns the first 200 units then,
 // and callers match folders by that prefix (ProjectDir).
