@@ -39,7 +39,7 @@ echo "(every file is byte-for-byte the original again)"
 
 # A SQLite session store: opencode's database, built from the real dump plus legacy rows (CI has
 # no sqlite3 shell, so a small Go helper builds it and digests its .dump).
-(cd "$root" && ${GO:-go} build -o "$work/sqlitetool" ./store/sqlite/internal/sqlitetool)
+(cd "$root" && ${GO:-go} build -o "$work/sqlitetool" ./store/sqlite/sqlitetest/sqlitetool)
 tool="$work/sqlitetool"
 mkdir -p opencode
 "$tool" build opencode/opencode.db "$root/fixtures/opencode-real/opencode.sql" "$root/store/sqlite/testdata/opencode-legacy.sql"

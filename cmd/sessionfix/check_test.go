@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // checkJSON runs check --format json and decodes it.
@@ -114,7 +114,7 @@ func TestCheckOpencodeReal(t *testing.T) {
 	f, err := os.Open("../../fixtures/opencode-real/opencode.sql")
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), filepath.Join(dir, "opencode.db"), true, f))
+	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), filepath.Join(dir, "opencode.db"), true, f))
 	rep, r := checkJSON(t, env, "--provider", "all", dir)
 	// The real opencode dump holds only names every provider takes: exit 0.
 	require.Equal(t, exitOK, r.code, r.err)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 const codexFixtures = "../../fixtures/codex-real/"
@@ -427,8 +427,8 @@ func TestCodexStateDatabasesAreReadForConsistency(t *testing.T) {
 	require.NoError(t, err)
 	defer sqlText.Close()
 	db := filepath.Join(home, "state_5.sqlite")
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, true, sqlText))
-	before, err := sqlite.DumpSHA256(context.Background(), db)
+	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), db, true, sqlText))
+	before, err := sqlitetest.DumpSHA256(context.Background(), db)
 	require.NoError(t, err)
 
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
@@ -452,7 +452,7 @@ func TestCodexStateDatabasesAreReadForConsistency(t *testing.T) {
 	assert.Positive(t, threadNotes, "the thread's rollout path (recorded under /home/demo) is reported: %+v", rep.Problems)
 
 	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
-	after, err := sqlite.DumpSHA256(context.Background(), db)
+	after, err := sqlitetest.DumpSHA256(context.Background(), db)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the state database is never changed")
 }

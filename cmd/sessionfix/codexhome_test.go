@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // fixJSON is the part of fix --format json these tests read.
@@ -164,7 +164,7 @@ func buildHistory(t testing.TB, dir string) string {
 	require.NoError(t, err)
 	defer f.Close()
 	db := filepath.Join(dir, "thread_history_1.sqlite")
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, true, f))
+	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), db, true, f))
 	return db
 }
 

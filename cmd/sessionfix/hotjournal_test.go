@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // TestHelperCrashDuringSQLiteApply is not a test: it is the process TestSQLiteHotJournal kills
@@ -38,7 +39,7 @@ func bulkOpencodeStore(t *testing.T) (dir, db string) {
 	t.Helper()
 	dir, db = opencodeStoreMode(t, false)
 	pad := strings.Repeat("x", 1500)
-	require.NoError(t, sqlite.InsertRows(t.Context(), db, "part",
+	require.NoError(t, sqlitetest.InsertRows(t.Context(), db, "part",
 		[]string{"id", "message_id", "session_id", "time_created", "time_updated", "data"},
 		func(emit func(...any) error) error {
 			for i := range 3000 {

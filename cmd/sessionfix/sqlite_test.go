@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // opencodeStore builds, in a fresh directory, the opencode database of the real dump plus the
@@ -39,13 +40,13 @@ func opencodeStoreMode(t testing.TB, wal bool, extra ...io.Reader) (dir, db stri
 		defer f.Close()
 		rs = append(rs, f)
 	}
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, wal, append(rs, extra...)...))
+	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), db, wal, append(rs, extra...)...))
 	return dir, db
 }
 
 func dumpSHA(t testing.TB, db string) string {
 	t.Helper()
-	s, err := sqlite.DumpSHA256(context.Background(), db)
+	s, err := sqlitetest.DumpSHA256(context.Background(), db)
 	require.NoError(t, err)
 	return s
 }
@@ -103,7 +104,7 @@ func TestFixSQLiteStore(t *testing.T) {
 func TestScanNamesUnknownDatabase(t *testing.T) {
 	env := testEnv(t)
 	db := filepath.Join(t.TempDir(), "notes.db")
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), db, false, stringReader(
+	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), db, false, stringReader(
 		`CREATE TABLE notes (id INTEGER PRIMARY KEY, doc TEXT); INSERT INTO notes VALUES (1, '{"tool":"lit.search"}');`)))
 	r := runCLI(t, env, "", "scan", db)
 	assert.Equal(t, exitPartial, r.code)
@@ -126,9 +127,9 @@ func TestHelperSQLiteWriteLock(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process")
 	}
-	hold := sqlite.HoldWriteLock
+	hold := sqlitetest.HoldWriteLock
 	if os.Getenv("SESSIONFIX_TEST_SQLITE_EXCLUSIVE") != "" {
-		hold = sqlite.HoldExclusiveLock
+		hold = sqlitetest.HoldExclusiveLock
 	}
 	lock, err := hold(context.Background(), path, 5*time.Second)
 	if err != nil {

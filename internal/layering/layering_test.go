@@ -80,6 +80,10 @@ func TestDependenciesPointInward(t *testing.T) {
 				continue
 			}
 			target := strings.TrimPrefix(imp, module)
+			if under(target, "store/sqlite/sqlitetest") {
+				assert.True(t, under(pkg, "store/sqlite/sqlitetest") || under(pkg, "store/sqlite/sqlitebench"),
+					"%s imports %s: test-only SQLite code is for tests, the demo tool and benchmarks", pkg, target)
+			}
 			assert.False(t, under(target, "cmd"), "%s imports %s: nothing imports cmd", pkg, target)
 			for _, r := range rules {
 				if !under(pkg, r.pkg) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // The SQLite and tampered-run scenarios (issue 9, findings 5 and 8).
@@ -41,11 +42,11 @@ func sqliteCorpus(h *harness) (db, oldDump, newDump string, dur time.Duration) {
 		}
 		rs = append(rs, bytes.NewReader(b))
 	}
-	if err := sqlite.BuildFromSQL(ctx, db, false, rs...); err != nil {
+	if err := sqlitetest.BuildFromSQL(ctx, db, false, rs...); err != nil {
 		t.Fatal(err)
 	}
 	pad := strings.Repeat("x", 1500)
-	if err := sqlite.InsertRows(ctx, db, "part", []string{"id", "message_id", "session_id", "time_created", "time_updated", "data"},
+	if err := sqlitetest.InsertRows(ctx, db, "part", []string{"id", "message_id", "session_id", "time_created", "time_updated", "data"},
 		func(emit func(...any) error) error {
 			for i := range 3000 {
 				data := fmt.Sprintf(`{"type":"tool","tool":"lit_literature.search_pubmed","callID":"call_bulk%d","state":{"status":"completed","input":{},"output":"%s","title":"","time":{"start":1,"end":2}}}`, i, pad)
@@ -58,7 +59,7 @@ func sqliteCorpus(h *harness) (db, oldDump, newDump string, dur time.Duration) {
 		t.Fatal(err)
 	}
 	var err error
-	if oldDump, err = sqlite.DumpSHA256(ctx, db); err != nil {
+	if oldDump, err = sqlitetest.DumpSHA256(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	dir, state := freshDB(h, db)
@@ -67,7 +68,7 @@ func sqliteCorpus(h *harness) (db, oldDump, newDump string, dur time.Duration) {
 		t.Fatalf("reference SQLite fix: exit %d\n%s", code, out)
 	}
 	dur = time.Since(start)
-	if newDump, err = sqlite.DumpSHA256(ctx, filepath.Join(dir, "opencode.db")); err != nil {
+	if newDump, err = sqlitetest.DumpSHA256(ctx, filepath.Join(dir, "opencode.db")); err != nil {
 		t.Fatal(err)
 	}
 	return db, oldDump, newDump, dur
@@ -110,7 +111,7 @@ func killFixSQLite(h *harness, r *report) {
 			if code, out := h.sessionfix("scan", dir); code != 3 || !strings.Contains(out, "a crashed writer left a hot journal") {
 				r.fail("%s: scan of a hot journal: exit %d: %s", trial, code, out)
 			}
-		} else if d, err := sqlite.DumpSHA256(ctx, db); err != nil {
+		} else if d, err := sqlitetest.DumpSHA256(ctx, db); err != nil {
 			r.fail("%s: read after the kill: %v", trial, err)
 		} else if d != oldDump && d != newDump {
 			r.fail("%s: the database is neither old nor new after the kill", trial)
@@ -133,7 +134,7 @@ func killFixSQLite(h *harness, r *report) {
 		if _, hot := sqlite.HotJournal(db); hot {
 			r.fail("%s: a hot journal is left after undo", trial)
 		}
-		if d, err := sqlite.DumpSHA256(ctx, db); err != nil || d != oldDump {
+		if d, err := sqlitetest.DumpSHA256(ctx, db); err != nil || d != oldDump {
 			r.fail("%s: after undo the database is not the original (%v)", trial, err)
 		}
 		if ok, err := sqlite.IntegrityCheck(ctx, db); err != nil || ok != "ok" {

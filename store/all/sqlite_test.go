@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // TestDetectSQLite: a SQLite database is recognised by its header whatever its name; one no
@@ -24,9 +25,9 @@ func TestDetectSQLite(t *testing.T) {
 	f, err := os.Open("../../fixtures/opencode-real/opencode.sql")
 	require.NoError(t, err)
 	defer f.Close()
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), oc, true, f))
+	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), oc, true, f))
 	notes := filepath.Join(dir, "notes.db")
-	require.NoError(t, sqlite.BuildFromSQL(context.Background(), notes, false, strings.NewReader("CREATE TABLE notes (id INTEGER PRIMARY KEY);")))
+	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), notes, false, strings.NewReader("CREATE TABLE notes (id INTEGER PRIMARY KEY);")))
 	torn := filepath.Join(dir, "torn.db")
 	require.NoError(t, os.WriteFile(torn, append([]byte("SQLite format 3\x00"), make([]byte, 50)...), 0o644))
 

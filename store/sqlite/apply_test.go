@@ -19,6 +19,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/store/storetest"
 )
 
@@ -179,7 +180,7 @@ func TestApplyRefusesLockedStore(t *testing.T) {
 	st, err := sqlite.Detect(ctx, p, sqlite.Options{BusyTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	snap := scanStore(t, st)
-	lock, err := sqlite.HoldWriteLock(ctx, p, time.Second)
+	lock, err := sqlitetest.HoldWriteLock(ctx, p, time.Second)
 	require.NoError(t, err)
 	bk := filepath.Join(t.TempDir(), "bk")
 	_, err = st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
@@ -201,7 +202,7 @@ func TestHelperHoldWriteLock(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process")
 	}
-	lock, err := sqlite.HoldWriteLock(context.Background(), path, 5*time.Second)
+	lock, err := sqlitetest.HoldWriteLock(context.Background(), path, 5*time.Second)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(2)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // TestDumpRoundTrip: a database rebuilt from its dump dumps the same bytes, whatever its journal
@@ -27,7 +27,7 @@ func TestDumpRoundTrip(t *testing.T) {
 			p := buildDB(t, "a.db", tt.scripts...)
 			d := dumpText(t, p)
 			q := filepath.Join(t.TempDir(), "b.db")
-			require.NoError(t, sqlite.BuildFromSQL(context.Background(), q, false, strings.NewReader(d)))
+			require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), q, false, strings.NewReader(d)))
 			assert.Equal(t, d, dumpText(t, q))
 			assert.Equal(t, "delete", queryString(t, q, "PRAGMA journal_mode"))
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 const (
@@ -51,7 +52,7 @@ func build(tb testing.TB, name string, wal bool, scripts ...string) string {
 		tb.Cleanup(func() { f.Close() })
 		rs = append(rs, f)
 	}
-	require.NoError(tb, sqlite.BuildFromSQL(context.Background(), p, wal, rs...))
+	require.NoError(tb, sqlitetest.BuildFromSQL(context.Background(), p, wal, rs...))
 	return p
 }
 
@@ -83,13 +84,13 @@ func queryString(tb testing.TB, path, query string, args ...any) string {
 func dumpText(tb testing.TB, path string) string {
 	tb.Helper()
 	var b strings.Builder
-	require.NoError(tb, sqlite.Dump(context.Background(), path, &b))
+	require.NoError(tb, sqlitetest.Dump(context.Background(), path, &b))
 	return b.String()
 }
 
 func dumpSum(tb testing.TB, path string) string {
 	tb.Helper()
-	s, err := sqlite.DumpSHA256(context.Background(), path)
+	s, err := sqlitetest.DumpSHA256(context.Background(), path)
 	require.NoError(tb, err)
 	return s
 }

@@ -4,7 +4,7 @@
 // one tool part in ten carries a legacy name (dotted, over-long or non-ASCII) also copied in its
 // events.
 //
-// sqlitebench uses only store/sqlite's exported API (it does not import the driver).
+// sqlitebench uses only store/sqlite/sqlitetest (it does not import the driver).
 package sqlitebench
 
 import (
@@ -14,7 +14,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 //go:embed schema.sql
@@ -55,7 +55,7 @@ func Generate(ctx context.Context, path string, parts int) (Stats, error) {
 	if parts <= 0 {
 		return st, fmt.Errorf("generate %s: parts must be positive", path)
 	}
-	if err := sqlite.BuildFromSQL(ctx, path, true, strings.NewReader(schema+`
+	if err := sqlitetest.BuildFromSQL(ctx, path, true, strings.NewReader(schema+`
 INSERT INTO project VALUES('global','/home/demo/src/lab','git',NULL,NULL,NULL,NULL,1796064468516,1796064480677,NULL,'[]',NULL);`)); err != nil {
 		return st, err
 	}
@@ -65,7 +65,7 @@ INSERT INTO project VALUES('global','/home/demo/src/lab','git',NULL,NULL,NULL,NU
 	st.Sessions, st.Messages, st.Parts = sessions, messages, messages*partsPerMessage
 	const t0 = int64(1796064468516)
 
-	err := sqlite.InsertRows(ctx, path, "session", []string{"id", "project_id", "slug", "directory", "path", "title", "version",
+	err := sqlitetest.InsertRows(ctx, path, "session", []string{"id", "project_id", "slug", "directory", "path", "title", "version",
 		"tokens_input", "tokens_output", "permission", "agent", "time_created", "time_updated"}, func(emit func(...any) error) error {
 		for s := 0; s < sessions; s++ {
 			if err := emit(sessionID(s), "global", fmt.Sprintf("bench-%d", s), "/home/demo/src/lab", "", "Done: the lookup returned results.",
@@ -79,7 +79,7 @@ INSERT INTO project VALUES('global','/home/demo/src/lab','git',NULL,NULL,NULL,NU
 	if err != nil {
 		return st, err
 	}
-	err = sqlite.InsertRows(ctx, path, "message", []string{"id", "session_id", "time_created", "time_updated", "data"}, func(emit func(...any) error) error {
+	err = sqlitetest.InsertRows(ctx, path, "message", []string{"id", "session_id", "time_created", "time_updated", "data"}, func(emit func(...any) error) error {
 		for m := 0; m < messages; m++ {
 			if err := emit(messageID(m), sessionID(m/msgsPerSession), t0+int64(m), t0+int64(m)+1,
 				`{"parentID":"msg_22dc9105f0018iae0LysztquUS","role":"assistant","mode":"build","agent":"build","path":{"cwd":"/home/demo/src/lab","root":"/home/demo/src/lab"},"cost":0,"tokens":{"total":15,"input":10,"output":5,"reasoning":0,"cache":{"write":0,"read":0}},"modelID":"fake-model","providerID":"fake","time":{"created":1796064482611,"completed":1796064484323},"finish":"tool-calls"}`); err != nil {
@@ -98,7 +98,7 @@ INSERT INTO project VALUES('global','/home/demo/src/lab','git',NULL,NULL,NULL,NU
 		}
 		return toolNames[k%len(toolNames)], false
 	}
-	err = sqlite.InsertRows(ctx, path, "part", []string{"id", "message_id", "session_id", "time_created", "time_updated", "data"}, func(emit func(...any) error) error {
+	err = sqlitetest.InsertRows(ctx, path, "part", []string{"id", "message_id", "session_id", "time_created", "time_updated", "data"}, func(emit func(...any) error) error {
 		for m := 0; m < messages; m++ {
 			ses := sessionID(m / msgsPerSession)
 			for j := 0; j < partsPerMessage; j++ {
@@ -130,7 +130,7 @@ INSERT INTO project VALUES('global','/home/demo/src/lab','git',NULL,NULL,NULL,NU
 		return st, err
 	}
 	seqs := map[int]int{}
-	err = sqlite.InsertRows(ctx, path, "event", []string{"id", "aggregate_id", "seq", "type", "data"}, func(emit func(...any) error) error {
+	err = sqlitetest.InsertRows(ctx, path, "event", []string{"id", "aggregate_id", "seq", "type", "data"}, func(emit func(...any) error) error {
 		for m := 0; m < messages; m++ {
 			s := m / msgsPerSession
 			for j := 0; j < ToolsPerMessage; j++ {
@@ -153,7 +153,7 @@ INSERT INTO project VALUES('global','/home/demo/src/lab','git',NULL,NULL,NULL,NU
 	if err != nil {
 		return st, err
 	}
-	err = sqlite.InsertRows(ctx, path, "event_sequence", []string{"aggregate_id", "seq", "owner_id"}, func(emit func(...any) error) error {
+	err = sqlitetest.InsertRows(ctx, path, "event_sequence", []string{"aggregate_id", "seq", "owner_id"}, func(emit func(...any) error) error {
 		for s := 0; s < sessions; s++ {
 			if err := emit(sessionID(s), seqs[s], nil); err != nil {
 				return err

@@ -1,4 +1,4 @@
-package sqlite
+package sqlitetest
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // BuildFromSQL creates the database at path (it must not exist) by running SQL scripts, such as
@@ -17,7 +19,7 @@ func BuildFromSQL(ctx context.Context, path string, wal bool, scripts ...io.Read
 	if _, err := os.Lstat(path); err == nil {
 		return fmt.Errorf("build %s: it already exists", path)
 	}
-	db, err := openDB(path, modeCreate, DefaultBusyTimeout)
+	db, err := openDB(path, modeCreate, sqlite.DefaultBusyTimeout)
 	if err != nil {
 		return err
 	}
@@ -65,7 +67,7 @@ type RowSource func(emit func(values ...any) error) error
 // at path, in one transaction through one prepared statement. The benchmark generator builds
 // its million-row databases with it.
 func InsertRows(ctx context.Context, path, table string, columns []string, src RowSource) error {
-	db, err := openDB(path, modeRW, DefaultBusyTimeout)
+	db, err := openDB(path, modeRW, sqlite.DefaultBusyTimeout)
 	if err != nil {
 		return err
 	}
@@ -75,7 +77,7 @@ func InsertRows(ctx context.Context, path, table string, columns []string, src R
 		return fmt.Errorf("insert into %s: %w", path, err)
 	}
 	defer conn.Close()
-	if err := beginImmediate(ctx, conn, path, DefaultBusyTimeout); err != nil {
+	if err := beginImmediate(ctx, conn, path, sqlite.DefaultBusyTimeout); err != nil {
 		return err
 	}
 	committed := false

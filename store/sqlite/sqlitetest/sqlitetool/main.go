@@ -2,13 +2,13 @@
 // (CI has no sqlite3 shell):
 //
 //	sqlitetool build OUT.db SCRIPT.sql...   create OUT.db (WAL) from SQL text such as a .dump
-//	sqlitetool dump DB                      the deterministic .dump of DB (store/sqlite.Dump)
+//	sqlitetool dump DB                      the deterministic .dump of DB (store/sqlitetest.Dump)
 //	sqlitetool sha256 DB                    the SHA-256 of that dump
 //	sqlitetool check DB                     PRAGMA integrity_check
 //	sqlitetool lock DB SECONDS              hold DB's write lock, as a running agent would
 //	sqlitetool bench OUT.db PARTS           an opencode database with PARTS parts (sqlitebench)
 //
-// It uses only store/sqlite's exported API.
+// It uses only the exported API of store/sqlite and store/sqlite/sqlitetest.
 package main
 
 import (
@@ -21,6 +21,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 func main() {
@@ -46,11 +47,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			defer f.Close()
 			scripts = append(scripts, f)
 		}
-		return sqlite.BuildFromSQL(ctx, db, true, scripts...)
+		return sqlitetest.BuildFromSQL(ctx, db, true, scripts...)
 	case "dump":
-		return sqlite.Dump(ctx, db, out)
+		return sqlitetest.Dump(ctx, db, out)
 	case "sha256":
-		sum, err := sqlite.DumpSHA256(ctx, db)
+		sum, err := sqlitetest.DumpSHA256(ctx, db)
 		if err != nil {
 			return err
 		}
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				return err
 			}
 		}
-		l, err := sqlite.HoldWriteLock(ctx, db, sqlite.DefaultBusyTimeout)
+		l, err := sqlitetest.HoldWriteLock(ctx, db, sqlite.DefaultBusyTimeout)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package sqlite
+package sqlitetest
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // Dump writes a deterministic SQL text of the whole main database to w, in the shape of the
@@ -21,7 +23,7 @@ import (
 // or WAL) dump the same bytes, so a dump's SHA-256 compares logical content. Virtual tables are
 // written as their CREATE statement (their rows live in shadow tables, which are dumped).
 func Dump(ctx context.Context, path string, w io.Writer) error {
-	db, err := openDB(path, modeRO, DefaultBusyTimeout)
+	db, err := openDB(path, modeRO, sqlite.DefaultBusyTimeout)
 	if err != nil {
 		return err
 	}
@@ -35,7 +37,7 @@ func Dump(ctx context.Context, path string, w io.Writer) error {
 		return fmt.Errorf("dump %s: %w", path, err)
 	}
 	defer rollback(conn)
-	sch, err := readSchema(ctx, conn)
+	tables, err := readTables(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("dump %s: %w", path, err)
 	}
@@ -63,7 +65,7 @@ func Dump(ctx context.Context, path string, w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(bw, "%s;\n", o.SQL)
-		t := sch.table(o.Name)
+		t := tables[strings.ToLower(o.Name)]
 		if t == nil || t.Virtual {
 			continue
 		}
@@ -73,7 +75,7 @@ func Dump(ctx context.Context, path string, w io.Writer) error {
 	}
 	if seq {
 		fmt.Fprintln(bw, "DELETE FROM sqlite_sequence;")
-		if t := sch.table("sqlite_sequence"); t != nil {
+		if t := tables["sqlite_sequence"]; t != nil {
 			if err := dumpRows(ctx, conn, bw, t); err != nil {
 				return fmt.Errorf("dump %s: %w", path, err)
 			}
