@@ -21,6 +21,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/store/storetest"
 )
 
@@ -253,7 +254,7 @@ func dbFixtureMode(name string, wal bool, scripts []string, tamper, touch string
 			tb.Cleanup(func() { f.Close() })
 			rs = append(rs, f)
 		}
-		require.NoError(tb, sqlite.BuildFromSQL(context.Background(), p, wal, rs...))
+		require.NoError(tb, sqlitetest.BuildFromSQL(context.Background(), p, wal, rs...))
 		exec := func(tb testing.TB, query string) {
 			db, err := sqlx.Open("sqlite3", "file:"+p+"?_busy_timeout=5000")
 			require.NoError(tb, err)
@@ -281,7 +282,7 @@ func dbFixtureMode(name string, wal bool, scripts []string, tamper, touch string
 			Store:  detect(tb, p),
 			Reopen: all.Open,
 			Digest: func(tb testing.TB) string {
-				s, err := sqlite.DumpSHA256(context.Background(), p)
+				s, err := sqlitetest.DumpSHA256(context.Background(), p)
 				require.NoError(tb, err)
 				return s
 			},
