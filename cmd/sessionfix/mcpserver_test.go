@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // The test binary doubles as a stdio MCP server for --discover (audit, and fix --agent codex): with fakeMCPEnv set
@@ -34,7 +35,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "serve":
 	default:
-		os.Exit(m.Run())
+		// The tests, or (run as "sessionfix" by a testdata/script/*.txtar) the real command.
+		testscript.Main(m, map[string]func(){"sessionfix": main})
 	}
 	var tools []string
 	if err := json.Unmarshal([]byte(os.Getenv(fakeToolsEnv)), &tools); err != nil {
