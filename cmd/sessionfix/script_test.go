@@ -18,7 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // TestScripts runs the end-to-end scripts of testdata/script/*.txtar: each is a shell-like
@@ -228,7 +228,7 @@ func cmdSQLiteDB(ts *testscript.TestScript, neg bool, args []string) {
 	for _, f := range args[1:] {
 		rs = append(rs, strings.NewReader(ts.ReadFile(f)))
 	}
-	ts.Check(sqlite.BuildFromSQL(context.Background(), ts.MkAbs(args[0]), true, rs...))
+	ts.Check(sqlitetest.BuildFromSQL(context.Background(), ts.MkAbs(args[0]), true, rs...))
 }
 
 // cmdAppend: append FILE TEXT adds TEXT and a newline at the end of FILE.
