@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -18,6 +19,12 @@ type ProcessOptions struct {
 	Hash bool
 	// Progress is called with bytes read (serialized).
 	Progress func(n int64)
+	// Planned, when not nil, restricts Apply to a reviewed plan (a plan file, or the plan a
+	// person confirmed), by store path: a store is rewritten only when PlannedStore.Check
+	// passes (same fingerprint, same edits); one that changed, or that is not in the plan but
+	// now has something to rewrite, gets an Outcome with a *PlanChangedError (in use), one
+	// planned to other edits a *PlanMismatchError. Read-only while Process runs.
+	Planned map[string]*PlannedStore
 }
 
 // StoreResult is one store through the pipeline: its plan (or the error that kept it from
@@ -112,6 +119,12 @@ func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOpti
 		return res
 	}
 	res.Plan = PlanStore(st, snap, pol)
+	if opt.Apply && opt.Planned != nil {
+		if err := checkPlanned(opt.Planned, res.Plan); err != nil {
+			res.Outcome = &Outcome{Ref: snap.Ref, Err: err}
+			return res
+		}
+	}
 	if opt.Apply && res.Plan.Count(ActRewrite) > 0 && ctx.Err() == nil {
 		o := r.apply(ctx, res.Plan)
 		res.Outcome = &o
@@ -120,4 +133,16 @@ func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOpti
 		}
 	}
 	return res
+}
+
+// checkPlanned compares a store planned now with the reviewed plan (see ProcessOptions.Planned).
+func checkPlanned(planned map[string]*PlannedStore, sp *StorePlan) error {
+	ps := planned[sp.Snap.Ref.Path]
+	if ps == nil {
+		if n := sp.Count(ActRewrite); n > 0 {
+			return &PlanChangedError{Path: sp.Snap.Ref.Path, Reason: fmt.Sprintf("not in the plan: nothing to rewrite when planned, now %d names", n)}
+		}
+		return nil
+	}
+	return ps.Check(sp)
 }

@@ -34,6 +34,13 @@ type fixOptions struct {
 	Common   planOptions
 	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
 	FailOn string
+	// PlanOut is --plan-out: the dry run's plan is written there (rewrite.PlanFile).
+	PlanOut string
+	// Plan is --plan: apply exactly this plan file; namingSet are the naming flags given
+	// with it (refused: the plan records its own).
+	Plan      string
+	planSet   bool
+	namingSet []string
 }
 
 func newFixCommand(env *Env) *cli.Command {
@@ -81,12 +88,22 @@ carried over (exit 4, "rewritten, but"). Temp files of killed runs are removed f
 Problems, warnings and stores skipped or refused are written to standard error; the plan to
 standard output (with --format json also as members). Missing PATHs: as for scan.
 
+The plan is data (docs/plan.md): --plan-out FILE writes the dry run's plan with each store's
+fingerprint (size, mtime, content checksum, name sites); --apply --plan FILE applies exactly that
+plan, with the naming options it records: a store that changed since it was planned is refused
+(exit 4, named on standard error), a store that now plans to other edits is refused (exit 3),
+every other store is rewritten as planned. The interactive [y/N] apply applies the plan it
+showed, the same way. A plan file is untrusted input: a malformed or edited one is refused
+before anything is read.
+
 EXAMPLES:
    sessionfix fix                                   # dry-run over ~/.qwen
    sessionfix fix -n ~/.qwen                        # the same, said explicitly
    sessionfix fix --apply --yes ~/.qwen             # rewrite, with backups
    sessionfix fix --keep-truncated --apply --yes ~/.qwen/projects/-home-me-src-app/chats
    sessionfix fix --format json > plan.json
+   sessionfix fix --plan-out plan.json ~/.qwen      # review it, then:
+   sessionfix fix --apply --yes --plan plan.json    # apply exactly that plan
    sessionfix fix --agent codex --apply --yes       # Codex rollouts under $CODEX_HOME or ~/.codex
    sessionfix fix tickets/4711/user-codex           # a copied Codex home, with its own config.toml`,
 		Flags: append(planFlags(),
@@ -99,12 +116,22 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list the plan of every store, also the names that need nothing (builtin, clean, normalized); above %d stores the text output is otherwise a summary", summaryStores)},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list each name: only stores skipped, problems and the summary"},
 			failOnFlag(),
+			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
+			&cli.StringFlag{Name: "plan", Usage: "with --apply: apply exactly the plan in FILE (written by --plan-out); a store that changed since is refused (exit 4), the others are rewritten as planned", TakesFile: true},
 		),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
-				FailOn: c.String("fail-on"),
+				FailOn: c.String("fail-on"), PlanOut: c.String("plan-out"), Plan: c.String("plan"), planSet: c.IsSet("plan"),
+			}
+			if c.IsSet("plan-out") && opts.PlanOut == "" {
+				return usageErrorf("--plan-out needs a file name; it was given an empty one")
+			}
+			for _, f := range namingFlags {
+				if c.IsSet(f) {
+					opts.namingSet = append(opts.namingSet, "--"+f)
+				}
 			}
 			return runFix(c.Context, env, opts)
 		},
@@ -456,6 +483,24 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Quiet && opts.Verbose {
 		return usageErrorf("--quiet and --verbose contradict each other")
 	}
+	if err := checkPlanFlags(opts); err != nil {
+		return err
+	}
+	var planned map[string]*rewrite.PlannedStore
+	if opts.Plan != "" {
+		pf, err := readPlanFile(opts.Plan)
+		if err != nil {
+			return err
+		}
+		if opts.Common, err = planOptionsOf(pf.Options, opts.Common); err != nil {
+			return err
+		}
+		opts.Paths, planned = pf.Paths(), pf.Index()
+		if len(opts.Paths) == 0 {
+			fmt.Fprintf(env.Err, "fix: the plan %s has nothing to rewrite\n", opts.Plan)
+			return nil
+		}
+	}
 	if err := opts.Common.validate(); err != nil {
 		return err
 	}
@@ -479,20 +524,33 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
 	}
 	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.notes()...)
-	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: "fix --apply", Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
+	command := "fix --apply"
+	if opts.Plan != "" {
+		command += " --plan " + shellQuote(opts.Plan)
+	}
+	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: command, Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
 	large := summaryMode(opts, len(p.found.Targets))
 	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet, summary: large}
 
 	if !opts.Apply {
 		out.begin("dry-run")
-		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, out.store); err != nil {
+		var pc planCollector
+		emit := out.store
+		if opts.PlanOut != "" {
+			emit = pc.wrap(out.store)
+		}
+		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: opts.PlanOut != ""}, emit); err != nil {
 			return out.abort(err, nil)
 		}
 		summary := p.agg.summaryLine(false)
 		if err := out.end(p.agg, summary, nil); err != nil {
 			return err
 		}
-		if p.agg.rep.Totals.Rewrite > 0 && opts.Format == "table" {
+		if opts.PlanOut != "" {
+			if err := pc.write(ctx, env, opts); err != nil {
+				return err
+			}
+		} else if p.agg.rep.Totals.Rewrite > 0 && opts.Format == "table" {
 			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
 		}
 		return p.agg.endCode(env, "fix", failOnKept)
@@ -500,12 +558,13 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 
 	if !opts.Yes {
 		// Interactive: show the whole plan, ask, then apply in a second pass that reads every
-		// store afresh (anything that changed meanwhile is planned again).
+		// store afresh and applies the plan shown (a store that changed meanwhile is refused).
 		fmt.Fprintln(env.Out, "planned changes:")
 		tableOpts := opts
 		tableOpts.Format = "table" // a person reads this before answering
 		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet, summary: large}
-		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt}, planOut.store); err != nil {
+		var pc planCollector
+		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: true}, pc.wrap(planOut.store)); err != nil {
 			return err
 		}
 		if large {
@@ -534,12 +593,17 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			return err
 		}
 		out.showPlan, out.summary = false, false // the plan or summary was just shown
+		if planned == nil {
+			// Apply the plan the person confirmed, not a new one: a store that changed since
+			// it was shown is refused (exit 4), as with --plan.
+			planned = pc.plan().Index()
+		}
 	}
 	if err := checkStateDir(opts.StateDir); err != nil {
 		return out.abort(err, nil)
 	}
 	out.begin("apply")
-	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt}, out.store)
+	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt, Planned: planned}, out.store)
 	if err != nil {
 		return out.abort(err, res)
 	}
