@@ -1,0 +1,19 @@
+// Package fileio is the crash-safe file-replacement engine behind every file store and every
+// output file sessionfix writes:
+//
+//   - RewriteFile streams a file through a Transform into a temp file in the same directory
+//     (announced first to the run's TempRecorder, see WithTempRecorder), keeps a backup, fsyncs,
+//     checks the file is not in use (changed, locked, held open for writing), renames over it
+//     and fsyncs the directory; it returns the store.Change a run manifest records.
+//   - RestoreFile undoes such a Change from its backup (or ReverseSplice's in-place reversal when
+//     the file was appended to after the run).
+//   - WriteOutput / WriteOutputContext write a user-named output path: a regular file by temp and
+//     rename, devices, FIFOs and links written through.
+//   - SetFaultHook / Fault is the seam fault tests use to fail any write, fsync or rename.
+//
+// Errors: an *store.InUseError (errors.Is store.ErrInUse) when another process uses the file, a
+// *CommittedError when the new content is in place but a later step failed. The store contract
+// types (store.FileState, store.Change, store.ApplyOptions …) stay in package store.
+//
+// fileio imports store only: never scan, rewrite, audit, reports or cmd.
+package fileio
