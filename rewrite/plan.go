@@ -163,7 +163,8 @@ type Plan struct {
 	Stores []*StorePlan
 }
 
-// Totals summarizes a plan.
+// Totals summarizes a plan: the counts of a run report, filled store by store by the caller's
+// aggregate from each StorePlan's Names (sites), Count(ActRewrite) and kept decisions.
 type Totals struct {
 	Stores        int `json:"stores"`
 	Sites         int `json:"sites"`
@@ -174,33 +175,6 @@ type Totals struct {
 	// KeptRejected counts the kept names a provider rejects (Decision.KeepsRejected).
 	KeptRejected int                   `json:"kept_rejected"`
 	ByClass      map[mcpname.Class]int `json:"by_class"`
-}
-
-// Totals counts the plan's names (see StorePlan.Names).
-func (p *Plan) Totals() Totals {
-	t := Totals{ByClass: map[mcpname.Class]int{}}
-	for _, sp := range p.Stores {
-		t.Stores++
-		n := sp.Count(ActRewrite)
-		t.Rewrite += n
-		if n > 0 {
-			t.RewriteStores++
-		}
-		for _, d := range sp.Names() {
-			t.Sites++
-			t.ByClass[d.Class]++
-			if d.Action == ActKeep {
-				t.Kept++
-				if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
-					t.KeptTruncated++
-				}
-				if d.KeepsRejected() {
-					t.KeptRejected++
-				}
-			}
-		}
-	}
-	return t
 }
 
 // Namer decides the fate of every site of one store. Implementations are pure.

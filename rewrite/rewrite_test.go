@@ -90,10 +90,19 @@ func TestPlanClassesAndPolicy(t *testing.T) {
 	assert.Equal(t, "inventory: mcp__lit__get+data", plan.Stores[0].Decisions[3].Source)
 	assert.Contains(t, plan.Stores[0].Decisions[2].Note, "mcp__com.example.enterprise-search__query_documents_by_semantic_similarity")
 
-	tot := Build(sc, Policy{}).Totals()
-	assert.Equal(t, 2, tot.Rewrite)
-	assert.Equal(t, 1, tot.KeptTruncated)
-	assert.Equal(t, 1, tot.ByClass[mcpname.ClassNormalized])
+	sp := Build(sc, Policy{}).Stores[0]
+	assert.Equal(t, 2, sp.Count(ActRewrite))
+	var keptTruncated, normalized int
+	for _, d := range sp.Names() {
+		if d.Action == ActKeep && (d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted) {
+			keptTruncated++
+		}
+		if d.Class == mcpname.ClassNormalized {
+			normalized++
+		}
+	}
+	assert.Equal(t, 1, keptTruncated)
+	assert.Equal(t, 1, normalized)
 }
 
 func TestPairsAndKeyClashes(t *testing.T) {

@@ -149,18 +149,6 @@ type Result struct {
 // happened after the new content was in place (a *fileio.CommittedError), or nil.
 func (o Outcome) Committed() bool { return o.Change != nil }
 
-// Rewritten counts stores and names rewritten (including those with an error after the
-// rewrite, see Outcome.Committed).
-func (r *Result) Rewritten() (stores, names int) {
-	for _, o := range r.Outcomes {
-		if o.Change != nil {
-			stores++
-			names += o.Edits
-		}
-	}
-	return stores, names
-}
-
 // Apply rewrites every store of the plan that has rewrite decisions, each through its
 // store.Writer, keeping a backup of each original in a new run directory
 // <StateDir>/runs/<run-id>/ with a journal and, at the end, manifest.json. A store that is in

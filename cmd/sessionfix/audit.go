@@ -594,7 +594,7 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 }
 
 // writeOutput writes a report to stdout ("-") or to the path the user named, by
-// fileio.WriteOutput's rules (a regular file replaced atomically, a device, FIFO or /dev/stdout
+// fileio.WriteOutputContext's rules (a regular file replaced atomically, a device, FIFO or /dev/stdout
 // written through, a symbolic link followed, never replaced). A FIFO with no reader yet is
 // waited for, and stderr says so (else the run looks hung).
 func writeOutput(ctx context.Context, env *Env, path string, data []byte) error {

@@ -7,7 +7,7 @@
 //     and fsyncs the directory; it returns the store.Change a run manifest records.
 //   - RestoreFile undoes such a Change from its backup (or ReverseSplice's in-place reversal when
 //     the file was appended to after the run).
-//   - WriteOutput / WriteOutputContext write a user-named output path: a regular file by temp and
+//   - WriteOutputContext writes a user-named output path: a regular file by temp and
 //     rename, devices, FIFOs and links written through.
 //   - SetFaultHook / Fault is the seam fault tests use to fail any write, fsync or rename.
 //

@@ -15,10 +15,24 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// maxLinkHops bounds how many symbolic links WriteOutput follows (Linux's own limit, ELOOP).
+// maxLinkHops bounds how many symbolic links WriteOutputContext follows (Linux's own limit, ELOOP).
 const maxLinkHops = 40
 
-// WriteOutput writes data to the output path a user named (a report, a table, a plan):
+// OutputOption tunes WriteOutputContext.
+type OutputOption func(*outputConfig)
+
+type outputConfig struct {
+	onWait func(name string)
+}
+
+// OnWait has WriteOutputContext call f (with the path as the user gave it, and its target
+// when a link led there) before it waits for a FIFO that has no reader yet, so the caller can
+// say why the run seems to hang (an `audit --out fifo` nobody reads).
+func OnWait(f func(name string)) OutputOption {
+	return func(c *outputConfig) { c.onWait = f }
+}
+
+// WriteOutputContext writes data to the output path a user named (a report, a table, a plan):
 //
 //   - "-" is stdout;
 //   - a symbolic link is followed, hop by hop (a relative target against the link's real
@@ -38,27 +52,9 @@ const maxLinkHops = 40
 //   - anything else (a directory, a block device, a socket) is refused with an error naming
 //     the path and its type.
 //
-// Errors name the path as the user gave it (and its resolved target when they differ).
-func WriteOutput(stdout io.Writer, path string, data []byte) error {
-	return WriteOutputContext(context.Background(), stdout, path, data)
-}
-
-// OutputOption tunes WriteOutputContext.
-type OutputOption func(*outputConfig)
-
-type outputConfig struct {
-	onWait func(name string)
-}
-
-// OnWait has WriteOutputContext call f (with the path as the user gave it, and its target
-// when a link led there) before it waits for a FIFO that has no reader yet, so the caller can
-// say why the run seems to hang (an `audit --out fifo` nobody reads).
-func OnWait(f func(name string)) OutputOption {
-	return func(c *outputConfig) { c.onWait = f }
-}
-
-// WriteOutputContext is WriteOutput that gives up when ctx ends (a signal) while it waits to
-// open a FIFO nobody reads yet or for a reader to drain it: the error then wraps ctx.Err().
+// It gives up when ctx ends (a signal) while it waits to open a FIFO nobody reads yet or for a
+// reader to drain it: the error then wraps ctx.Err(). Errors name the path as the user gave it
+// (and its resolved target when they differ).
 func WriteOutputContext(ctx context.Context, stdout io.Writer, path string, data []byte, options ...OutputOption) error {
 	var cfg outputConfig
 	for _, o := range options {

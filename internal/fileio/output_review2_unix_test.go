@@ -57,7 +57,7 @@ func TestWriteOutputSaysItWaitsForAFIFOReader(t *testing.T) {
 func TestWriteOutputErrorsDoNotNameTheTempFile(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "nodir", "x.csv")
-	err := WriteOutput(io.Discard, out, []byte(report))
+	err := WriteOutputContext(context.Background(), io.Discard, out, []byte(report))
 	require.Error(t, err)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.Equal(t, "write "+out+": no such file or directory (while writing a temporary file in "+filepath.Join(dir, "nodir")+" to rename over it)", err.Error())

@@ -34,7 +34,7 @@ func TestWriteOutputCharDeviceIsWrittenThrough(t *testing.T) {
 	if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
 		t.Skipf("mknod c 1 3 refused here (%v): a container without CAP_MKNOD", err)
 	}
-	require.NoError(t, WriteOutput(io.Discard, dev, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, dev, []byte(report)))
 	fi, err := os.Lstat(dev)
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode()&os.ModeCharDevice, "still a character device, not replaced by a regular file: %v", fi.Mode())
@@ -62,7 +62,7 @@ func TestWriteOutputFIFOIsWrittenThrough(t *testing.T) {
 		}
 		got <- string(b)
 	}()
-	require.NoError(t, WriteOutput(io.Discard, fifo, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, fifo, []byte(report)))
 	assert.Equal(t, report, <-got)
 	fi, err := os.Lstat(fifo)
 	require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestWriteOutputSymlinkIsFollowedNotReplaced(t *testing.T) {
 	link := filepath.Join(dir, "link.csv")
 	require.NoError(t, os.Symlink("hop.csv", link)) // link → hop → target, both relative
 
-	require.NoError(t, WriteOutput(io.Discard, link, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, link, []byte(report)))
 	for name, want := range map[string]string{"link.csv": "hop.csv", "hop.csv": "target.csv"} {
 		to, err := os.Readlink(filepath.Join(dir, name))
 		require.NoError(t, err, "%s is still a symbolic link", name)
@@ -95,7 +95,7 @@ func TestWriteOutputDanglingSymlinkCreatesItsTarget(t *testing.T) {
 	dir := t.TempDir()
 	link := filepath.Join(dir, "link.csv")
 	require.NoError(t, os.Symlink("sub-missing.csv", link))
-	require.NoError(t, WriteOutput(io.Discard, link, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, link, []byte(report)))
 	to, err := os.Readlink(link)
 	require.NoError(t, err)
 	assert.Equal(t, "sub-missing.csv", to)
@@ -115,7 +115,7 @@ func TestWriteOutputDescriptorLinkIsOpenedThrough(t *testing.T) {
 	defer r.Close()
 	link := filepath.Join(t.TempDir(), "stdout")
 	require.NoError(t, os.Symlink("/proc/self/fd/"+strconv.Itoa(int(w.Fd())), link))
-	require.NoError(t, WriteOutput(io.Discard, link, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, link, []byte(report)))
 	require.NoError(t, w.Close())
 	b, err := io.ReadAll(r)
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestWriteOutputRegularFileIsReplacedAtomically(t *testing.T) {
 	path := filepath.Join(dir, "pairs.csv")
 	require.NoError(t, os.WriteFile(path, []byte("an older, longer report\n\n\n"), 0o600))
 	before := inode(t, path)
-	require.NoError(t, WriteOutput(io.Discard, path, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, path, []byte(report)))
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, report, string(b))
@@ -146,7 +146,7 @@ func TestWriteOutputNewFile(t *testing.T) {
 	old := unix.Umask(0o022)
 	defer unix.Umask(old)
 	path := filepath.Join(t.TempDir(), "new.csv")
-	require.NoError(t, WriteOutput(io.Discard, path, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, path, []byte(report)))
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, report, string(b))
@@ -159,7 +159,7 @@ func TestWriteOutputNewFile(t *testing.T) {
 func TestWriteOutputDashIsStdout(t *testing.T) {
 	t.Chdir(t.TempDir())
 	var out bytes.Buffer
-	require.NoError(t, WriteOutput(&out, "-", []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), &out, "-", []byte(report)))
 	assert.Equal(t, report, out.String())
 	_, err := os.Lstat("-")
 	assert.ErrorIs(t, err, os.ErrNotExist, "no file named -")
@@ -167,7 +167,7 @@ func TestWriteOutputDashIsStdout(t *testing.T) {
 
 func TestWriteOutputRefusesDirectoryAndSocket(t *testing.T) {
 	dir := t.TempDir()
-	err := WriteOutput(io.Discard, dir, []byte(report))
+	err := WriteOutputContext(context.Background(), io.Discard, dir, []byte(report))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), dir+": a directory")
 
@@ -176,7 +176,7 @@ func TestWriteOutputRefusesDirectoryAndSocket(t *testing.T) {
 	require.NoError(t, err)
 	defer unix.Close(fd)
 	require.NoError(t, unix.Bind(fd, &unix.SockaddrUnix{Name: sock}))
-	err = WriteOutput(io.Discard, sock, []byte(report))
+	err = WriteOutputContext(context.Background(), io.Discard, sock, []byte(report))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a socket")
 	fi, err := os.Lstat(sock)
@@ -217,13 +217,13 @@ func TestWriteOutputDevStdoutGoesThroughStdout(t *testing.T) {
 		}
 		var out bytes.Buffer
 		out.WriteString("before\n")
-		require.NoError(t, WriteOutput(&out, p, []byte(report)))
+		require.NoError(t, WriteOutputContext(context.Background(), &out, p, []byte(report)))
 		assert.Equal(t, "before\n"+report, out.String(), p)
 	}
 	link := filepath.Join(t.TempDir(), "out")
 	require.NoError(t, os.Symlink("/dev/stdout", link))
 	var out bytes.Buffer
-	require.NoError(t, WriteOutput(&out, link, []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), &out, link, []byte(report)))
 	assert.Equal(t, report, out.String(), "a link to /dev/stdout")
 }
 
@@ -234,7 +234,7 @@ func TestWriteOutputRelativeLinkInSymlinkedDirectory(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "real", "sub"), 0o755))
 	require.NoError(t, os.Symlink(filepath.Join("real", "sub"), filepath.Join(root, "alias")))
 	require.NoError(t, os.Symlink("../t.csv", filepath.Join(root, "real", "sub", "link.csv")))
-	require.NoError(t, WriteOutput(io.Discard, filepath.Join(root, "alias", "link.csv"), []byte(report)))
+	require.NoError(t, WriteOutputContext(context.Background(), io.Discard, filepath.Join(root, "alias", "link.csv"), []byte(report)))
 	b, err := os.ReadFile(filepath.Join(root, "real", "t.csv"))
 	require.NoError(t, err)
 	assert.Equal(t, report, string(b))

@@ -46,8 +46,6 @@ var (
 // must be seen.
 const procSnapshotTTL = 250 * time.Millisecond
 
-func snapshotOpenFiles() *procSnapshot { return snapshotOpenFilesAt(false) }
-
 // snapshotOpenFilesAt returns the view of open files, a fresh one when fresh is set (the
 // shared view is then replaced by it).
 func snapshotOpenFilesAt(fresh bool) *procSnapshot {

@@ -31,7 +31,7 @@ func holdOpen(t *testing.T, redir, path string) {
 		procMu.Lock()
 		procSnap = nil // force a fresh view
 		procMu.Unlock()
-		for _, o := range snapshotOpenFiles().files[idOfStat(fi)] {
+		for _, o := range snapshotOpenFilesAt(false).files[idOfStat(fi)] {
 			if o.pid == cmd.Process.Pid {
 				return
 			}
