@@ -65,6 +65,9 @@ type Loc struct {
 	// Offset is the byte offset of the JSON string token (opening quote) in the file, or in
 	// the column value for table stores.
 	Offset int64 `json:"offset"`
+	// RowID is the SQLite rowid of the row (table stores; 0 for a table without rowids): a
+	// rewrite finds the row again by it, so a scan holds nothing per row.
+	RowID int64 `json:"rowid,omitempty"`
 }
 
 func (l Loc) String() string {

@@ -52,7 +52,10 @@ type rowLine struct {
 // rowEdits are the edits of one row's JSON value, in offset order.
 type rowEdits struct {
 	label string
-	loc   rowLoc
+	spec  int
+	rowid int64
+	keyed bool
+	keys  []any // keyed: the key values
 	edits []store.Edit
 }
 
@@ -79,39 +82,49 @@ func bindValue(typ string, val []byte) any {
 //     database is locked by another process");
 //  2. copy the database through the online backup API to opt.BackupPath (one self-contained
 //     file) and record its SHA-256 as Change.Before.SHA256;
-//  3. for each row: re-read the value by its key, check every old name token at its offset (a
-//     row changed or deleted since the scan refuses the whole store as in use), splice the new
-//     names in (every other byte of the JSON text stays, the storage class is kept), UPDATE it
-//     and record the before/after hashes in a rows file beside the backup;
+//  3. for each row: re-read the value by its rowid (or key), check every old name token at its
+//     offset (a row changed or deleted since the scan refuses the whole store as in use),
+//     splice the new names in (every other byte of the JSON text stays, the storage class is
+//     kept), UPDATE it and record the before/after hashes in a rows file beside the backup;
 //  4. PRAGMA integrity_check must say "ok";
 //  5. opt.BeforeCommit (the caller journals the change), then COMMIT.
 //
 // Any failure rolls back: the store is then unchanged and the backup removed. UPDATE triggers
-// are kept from changing other columns (Change.Warnings names them).
-func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.Edit, opt store.ApplyOptions) (ch *store.Change, err error) {
+// are kept from changing other columns (Change.Warnings names them). The edits may come in
+// any order; ApplyBatches takes them in scan order, batch by batch.
+func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.Edit, opt store.ApplyOptions) (*store.Change, error) {
+	if len(edits) == 0 {
+		return nil, fmt.Errorf("rewrite %s: no edits", s.path)
+	}
+	if ex, ok := snap.Extra.(*scanExtra); ok {
+		sorted := make([]store.Edit, len(edits))
+		copy(sorted, edits)
+		if err := sortEdits(ex, sorted); err != nil {
+			return nil, fmt.Errorf("rewrite %s: %w", s.path, err)
+		}
+		edits = sorted
+	}
+	done := false
+	return s.ApplyBatches(ctx, snap, func() ([]store.Edit, error) {
+		if done {
+			return nil, io.EOF
+		}
+		done = true
+		return edits, nil
+	}, opt)
+}
+
+// ApplyBatches is Apply with the edits read batch by batch from next until io.EOF
+// (store.BatchWriter), in the order ScanBatches gave their sites: the edits of one row
+// together (a row whose edits are split across two batches is carried over, copied). Memory
+// holds one batch and one row; what undo needs per row is written to the rows file as it goes.
+func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next func() ([]store.Edit, error), opt store.ApplyOptions) (ch *store.Change, err error) {
 	if snap.NotWritable != "" {
 		return nil, fmt.Errorf("rewrite %s: %w: %s", s.path, store.ErrNotWritable, snap.NotWritable)
 	}
 	ex, ok := snap.Extra.(*scanExtra)
 	if !ok {
 		return nil, fmt.Errorf("rewrite %s: the snapshot does not come from a SQLite scan", s.path)
-	}
-	groups, err := groupEdits(ex, edits)
-	if err != nil {
-		return nil, fmt.Errorf("rewrite %s: %w", s.path, err)
-	}
-	if len(groups) == 0 {
-		return nil, fmt.Errorf("rewrite %s: no edits", s.path)
-	}
-	var targets []string
-	seen := map[string]bool{}
-	for _, g := range groups {
-		ts := ex.comp.tables[g.loc.spec].spec
-		t := ts.Table + "." + ts.Column
-		if !seen[t] {
-			seen[t] = true
-			targets = append(targets, t)
-		}
 	}
 	busy := s.opt.busy()
 	db, err := openDB(s.path, modeRW, busy)
@@ -124,7 +137,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
 	defer conn.Close()
-	guard := newTargetGuard(targets)
+	guard := newTargetGuard(nil)
 	if err := guard.install(ctx, conn); err != nil {
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
@@ -168,19 +181,65 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 
-	stmts := newStmtCache(conn)
-	defer stmts.close()
-	for _, g := range groups {
+	w := &rowWriter{s: s, ex: ex, stmts: newStmtCache(conn), guard: guard, sql: make([]*specSQL, len(ex.comp.tables))}
+	defer w.stmts.close()
+	nrows, nedits := 0, 0
+	var cur *rowEdits
+	write := func(g *rowEdits) error {
+		line, err := w.rewrite(ctx, g)
+		if err != nil {
+			return err
+		}
+		nrows++
+		nedits += len(g.edits)
+		if err := enc.Encode(line); err != nil {
+			return fmt.Errorf("write change record of %s: %w", s.path, err)
+		}
+		return nil
+	}
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		line, err := s.rewriteRow(ctx, stmts, ex, g)
-		if err != nil {
+		batch, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("rewrite %s: %w", s.path, err)
+		}
+		i := 0
+		for i < len(batch) {
+			j := i + 1
+			for j < len(batch) && batch[j].Site.Loc.Row == batch[i].Site.Loc.Row {
+				j++
+			}
+			if cur != nil && cur.label == batch[i].Site.Loc.Row {
+				cur.edits = append(cur.edits, batch[i:j]...) // the row went on in this batch
+			} else {
+				if cur != nil {
+					if err := write(cur); err != nil {
+						return nil, err
+					}
+				}
+				if cur, err = ex.group(batch[i:j]); err != nil {
+					return nil, fmt.Errorf("rewrite %s: %w", s.path, err)
+				}
+			}
+			i = j
+		}
+		if cur != nil {
+			// The last row of the batch may go on in the next one: its edits are copied, as
+			// next may reuse the batch.
+			cur.edits = copyEdits(cur.edits)
+		}
+	}
+	if cur != nil {
+		if err := write(cur); err != nil {
 			return nil, err
 		}
-		if err := enc.Encode(line); err != nil {
-			return nil, fmt.Errorf("write change record of %s: %w", s.path, err)
-		}
+	}
+	if nrows == 0 {
+		return nil, fmt.Errorf("rewrite %s: no edits", s.path)
 	}
 	if res, err := integrityCheck(ctx, conn); err != nil {
 		return nil, fmt.Errorf("check %s: %w", s.path, err)
@@ -196,13 +255,13 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	if err := fileio.SyncDir(filepath.Dir(rowsPath)); err != nil {
 		return nil, err
 	}
-	v, err := json.Marshal(verifyInfo{Version: 1, Profile: ex.comp.prof.Name, Targets: targets,
-		RowsFile: rowsPath, RowsSHA256: hex.EncodeToString(rh.Sum(nil)), Rows: len(groups)})
+	v, err := json.Marshal(verifyInfo{Version: 1, Profile: ex.comp.prof.Name, Targets: w.targets,
+		RowsFile: rowsPath, RowsSHA256: hex.EncodeToString(rh.Sum(nil)), Rows: nrows})
 	if err != nil {
 		return nil, err
 	}
 	before.SHA256 = bsum
-	ch = &store.Change{Ref: s.Ref(), Backup: opt.BackupPath, Before: before, After: before, Edits: len(edits),
+	ch = &store.Change{Ref: s.Ref(), Backup: opt.BackupPath, Before: before, After: before, Edits: nedits,
 		Verify: v, Warnings: guard.warnings()}
 	if opt.BeforeCommit != nil {
 		if err := opt.BeforeCommit(ch); err != nil {
@@ -227,16 +286,110 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	return ch, nil
 }
 
-// rewriteRow re-reads one row (by the rowid or key it was scanned with, checking it is still
-// the same row), checks and splices its name tokens, and writes it back.
-func (s *Store) rewriteRow(ctx context.Context, conn *stmtCache, ex *scanExtra, g rowEdits) (*rowLine, error) {
-	ts := ex.comp.tables[g.loc.spec].spec
-	keyCols := ex.keyCols[g.loc.spec]
-	where, args := "rowid = ?", []any{g.loc.rowid}
-	if g.loc.keyed {
-		where, args = keyWhere(keyCols, ex.keyed[g.label])
+// copyEdits copies edits with their Raw tokens.
+func copyEdits(edits []store.Edit) []store.Edit {
+	out := make([]store.Edit, len(edits))
+	for i, e := range edits {
+		out[i] = e
+		out[i].Site.Raw = bytes.Clone(e.Site.Raw)
 	}
-	rowid, typ, val, keys, err := readRow(ctx, conn, ts.Table, ts.Column, keyCols, !g.loc.keyed, where, args)
+	return out
+}
+
+// specSQL holds the statements of one table spec, rendered once.
+type specSQL struct {
+	where  string // finds the row: by rowid, or by its key columns
+	sel    string
+	update string
+}
+
+// rowWriter rewrites rows of one Apply.
+type rowWriter struct {
+	s       *Store
+	ex      *scanExtra
+	stmts   *stmtCache
+	guard   *targetGuard
+	sql     []*specSQL
+	targets []string
+}
+
+// specSQL returns the statements of table spec i; its table.column becomes a target of the
+// change (the trigger guard lets it be updated) before the first of them is prepared.
+func (w *rowWriter) specSQL(i int, keyed bool) *specSQL {
+	if q := w.sql[i]; q != nil {
+		return q
+	}
+	ts, keyCols := w.ex.comp.tables[i].spec, w.ex.keyCols[i]
+	t := ts.Table + "." + ts.Column
+	if w.guard.add(t) {
+		w.targets = append(w.targets, t)
+	}
+	q := &specSQL{where: "rowid = ?"}
+	if keyed {
+		q.where, _ = keyWhere(keyCols, nil)
+	}
+	cols := []string{"NULL", "typeof(" + quoteIdent(ts.Column) + ")", "+" + quoteIdent(ts.Column)}
+	if !keyed {
+		cols[0] = "rowid"
+	}
+	for _, k := range keyCols {
+		cols = append(cols, "+"+quoteIdent(k))
+	}
+	q.sel = fmt.Sprintf("SELECT %s FROM %s WHERE %s LIMIT 2", strings.Join(cols, ", "), quoteIdent(ts.Table), q.where)
+	q.update = fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(ts.Table), quoteIdent(ts.Column), q.where)
+	w.sql[i] = q
+	return q
+}
+
+// group makes the row group of the edits of one row (consecutive, same Loc.Row).
+func (ex *scanExtra) group(edits []store.Edit) (*rowEdits, error) {
+	e := edits[0]
+	if e.Site.ReadOnly {
+		return nil, fmt.Errorf("%s %s: the site is read-only (%s)", e.Site.Loc.Row, e.Site.Path, e.Site.Name)
+	}
+	spec, ok := ex.specOf(&e.Site)
+	if !ok {
+		return nil, fmt.Errorf("%s: row not found in the scan", e.Site.Loc.Row)
+	}
+	g := &rowEdits{label: e.Site.Loc.Row, spec: spec, rowid: e.Site.Loc.RowID, edits: edits}
+	if k, ok := ex.keyed[g.label]; ok {
+		g.keyed, g.keys = true, k.keys
+	}
+	return g, nil
+}
+
+// checkEdits sorts a row's edits by offset and refuses read-only sites and overlapping edits.
+func checkEdits(g *rowEdits) error {
+	sort.SliceStable(g.edits, func(i, j int) bool { return g.edits[i].Site.Loc.Offset < g.edits[j].Site.Loc.Offset })
+	for i, e := range g.edits {
+		if e.Site.ReadOnly {
+			return fmt.Errorf("%s %s: the site is read-only (%s)", e.Site.Loc.Row, e.Site.Path, e.Site.Name)
+		}
+		if i > 0 {
+			p := g.edits[i-1].Site
+			if p.Loc.Offset+int64(len(p.Raw)) > e.Site.Loc.Offset {
+				return fmt.Errorf("%s: overlapping edits at offsets %d and %d", g.label, p.Loc.Offset, e.Site.Loc.Offset)
+			}
+		}
+	}
+	return nil
+}
+
+// rewrite re-reads one row (by the rowid or key it was scanned with, checking it is still the
+// same row), checks and splices its name tokens, and writes it back.
+func (w *rowWriter) rewrite(ctx context.Context, g *rowEdits) (*rowLine, error) {
+	s := w.s
+	if err := checkEdits(g); err != nil {
+		return nil, fmt.Errorf("rewrite %s: %w", s.path, err)
+	}
+	ts := w.ex.comp.tables[g.spec].spec
+	keyCols := w.ex.keyCols[g.spec]
+	q := w.specSQL(g.spec, g.keyed)
+	args := []any{g.rowid}
+	if g.keyed {
+		args = g.keys
+	}
+	rowid, typ, val, keys, err := readRow(ctx, w.stmts, q.sel, ts.Table, len(keyCols), args)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s was deleted since it was scanned", g.label)}
@@ -256,8 +409,7 @@ func (s *Store) rewriteRow(ctx context.Context, conn *stmtCache, ex *scanExtra, 
 	if err != nil {
 		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s: %v (content changed since it was scanned)", g.label, err)}
 	}
-	res, err := conn.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(ts.Table), quoteIdent(ts.Column), where),
-		append([]any{bindValue(typ, nv)}, args...)...)
+	res, err := w.stmts.ExecContext(ctx, q.update, append([]any{bindValue(typ, nv)}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("update %s of %s: %w", g.label, s.path, err)
 	}
@@ -268,25 +420,18 @@ func (s *Store) rewriteRow(ctx context.Context, conn *stmtCache, ex *scanExtra, 
 		Before: valueHash(typ, val), After: valueHash(typ, nv)}, nil
 }
 
-// readRow reads the rowid (withRowid), the column value with its storage class and the key
-// values of the one row matching where.
-func readRow(ctx context.Context, conn *stmtCache, table, column string, keyCols []string, withRowid bool, where string, args []any) (sql.NullInt64, string, []byte, []any, error) {
+// readRow runs query (rowid or NULL, typeof(column), column, the nk key columns; see
+// specSQL) and returns the one row it finds.
+func readRow(ctx context.Context, conn *stmtCache, query, table string, nk int, args []any) (sql.NullInt64, string, []byte, []any, error) {
 	var rowid sql.NullInt64
-	cols := []string{"NULL", "typeof(" + quoteIdent(column) + ")", "+" + quoteIdent(column)}
-	if withRowid {
-		cols[0] = "rowid"
-	}
-	for _, k := range keyCols {
-		cols = append(cols, "+"+quoteIdent(k))
-	}
-	rows, err := conn.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s LIMIT 2", strings.Join(cols, ", "), quoteIdent(table), where), args...)
+	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return rowid, "", nil, nil, err
 	}
 	defer rows.Close()
 	var typ string
 	var val []byte
-	keys := make([]any, len(keyCols))
+	keys := make([]any, nk)
 	dest := []any{&rowid, &typ, &val}
 	for i := range keys {
 		dest = append(dest, &keys[i])
@@ -375,42 +520,38 @@ func splice(val []byte, edits []store.Edit) ([]byte, error) {
 	return append(out, val[pos:]...), nil
 }
 
-// groupEdits groups edits by row, in (table, row) order, with each row's edits by offset.
-func groupEdits(ex *scanExtra, edits []store.Edit) ([]rowEdits, error) {
-	by := map[string]*rowEdits{}
+// sortEdits puts edits in scan order: by table spec, rowid (or label, for keyed rows) and
+// offset, so the edits of each row are together.
+func sortEdits(ex *scanExtra, edits []store.Edit) error {
+	type key struct {
+		spec  int
+		rowid int64
+	}
+	keys := make(map[string]key, len(edits))
 	for _, e := range edits {
-		if e.Site.ReadOnly {
-			return nil, fmt.Errorf("%s %s: the site is read-only (%s)", e.Site.Loc.Row, e.Site.Path, e.Site.Name)
+		if _, ok := keys[e.Site.Loc.Row]; ok {
+			continue
 		}
-		loc, ok := ex.rows[e.Site.Loc.Row]
+		spec, ok := ex.specOf(&e.Site)
 		if !ok {
-			return nil, fmt.Errorf("%s: row not found in the scan", e.Site.Loc.Row)
+			return fmt.Errorf("%s: row not found in the scan", e.Site.Loc.Row)
 		}
-		g := by[e.Site.Loc.Row]
-		if g == nil {
-			g = &rowEdits{label: e.Site.Loc.Row, loc: loc}
-			by[e.Site.Loc.Row] = g
-		}
-		g.edits = append(g.edits, e)
+		keys[e.Site.Loc.Row] = key{spec, e.Site.Loc.RowID}
 	}
-	out := make([]rowEdits, 0, len(by))
-	for _, g := range by {
-		sort.Slice(g.edits, func(i, j int) bool { return g.edits[i].Site.Loc.Offset < g.edits[j].Site.Loc.Offset })
-		for i := 1; i < len(g.edits); i++ {
-			p := g.edits[i-1].Site
-			if p.Loc.Offset+int64(len(p.Raw)) > g.edits[i].Site.Loc.Offset {
-				return nil, fmt.Errorf("%s: overlapping edits at offsets %d and %d", g.label, p.Loc.Offset, g.edits[i].Site.Loc.Offset)
-			}
+	sort.SliceStable(edits, func(i, j int) bool {
+		a, b := &edits[i].Site, &edits[j].Site
+		ka, kb := keys[a.Loc.Row], keys[b.Loc.Row]
+		switch {
+		case ka.spec != kb.spec:
+			return ka.spec < kb.spec
+		case ka.rowid != kb.rowid:
+			return ka.rowid < kb.rowid
+		case a.Loc.Row != b.Loc.Row:
+			return a.Loc.Row < b.Loc.Row
 		}
-		out = append(out, *g)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].loc.spec != out[j].loc.spec {
-			return out[i].loc.spec < out[j].loc.spec
-		}
-		return out[i].loc.rowid < out[j].loc.rowid || (out[i].loc.rowid == out[j].loc.rowid && out[i].label < out[j].label)
+		return a.Loc.Offset < b.Loc.Offset
 	})
-	return out, nil
+	return nil
 }
 
 // onlineBackup copies the database at src into a new file dst through the SQLite online backup

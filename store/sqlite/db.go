@@ -107,6 +107,19 @@ func newTargetGuard(targets []string) *targetGuard {
 	return g
 }
 
+// add makes table.column a target (before a statement writing it is prepared: the authorizer
+// runs when a statement is compiled); it reports whether it was new.
+func (g *targetGuard) add(target string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := strings.ToLower(target)
+	if g.targets[k] {
+		return false
+	}
+	g.targets[k] = true
+	return true
+}
+
 func (g *targetGuard) install(ctx context.Context, conn *sqlx.Conn) error {
 	return conn.Raw(func(dc any) error {
 		c, ok := dc.(*sqlite3.SQLiteConn)
@@ -118,12 +131,12 @@ func (g *targetGuard) install(ctx context.Context, conn *sqlx.Conn) error {
 				return sqlite3.SQLITE_OK
 			}
 			key := strings.ToLower(table + "." + column)
+			g.mu.Lock()
+			defer g.mu.Unlock()
 			if g.targets[key] {
 				return sqlite3.SQLITE_OK
 			}
-			g.mu.Lock()
 			g.kept[table+"."+column] = true
-			g.mu.Unlock()
 			return sqlite3.SQLITE_IGNORE
 		})
 		return nil

@@ -153,6 +153,7 @@ type compiled struct {
 type compiledTable struct {
 	spec  *TableSpec
 	pat   *jsonscan.Patterns
+	npat  int // pattern ids are 0..npat-1
 	sites []compiledSite
 }
 
@@ -275,7 +276,7 @@ func compileProfile(p *Profile) (*compiled, error) {
 		if err != nil {
 			return nil, bad("table %s: %v", ts.Table, err)
 		}
-		ct.pat = pt
+		ct.pat, ct.npat = pt, len(pats)
 		c.tables = append(c.tables, ct)
 	}
 	return c, nil

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/jmoiron/sqlx"
+	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
@@ -18,31 +22,58 @@ import (
 // zstdMagic starts a zstd frame: such payloads are reported, never parsed (stores.md §3).
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// batchRows is how many rows one query reads (a rollback-journal writer waits at most this).
+// batchRows is how many rows one query reads (a rollback-journal writer waits at most this),
+// and how many rows' sites one batch of ScanBatches holds at most.
 const batchRows = 2000
 
 // maxProblemsPerKind caps how many problems of one reason a store reports one by one.
 const maxProblemsPerKind = 20
 
-// scanExtra is what a Writer needs from a scan: where each row with sites is. It holds no
-// pointer per row (a million rows cost a map of small values, not a million objects).
+// scanExtra is what a Writer needs from a scan to find each row with sites again. Rows of
+// rowid tables are found by Site.Loc.RowID, so it holds nothing per row for them; only rows of
+// WITHOUT ROWID tables (found by their key values) are kept, by label.
 type scanExtra struct {
-	comp    *compiled
-	keyCols [][]string        // per table spec: the key columns ("rowid" when none)
-	rows    map[string]rowLoc // by Loc.Row
-	keyed   map[string][]any  // keys of rows of tables without rowid, by Loc.Row
+	comp     *compiled
+	keyCols  [][]string // per table spec: the key columns ("rowid" when none)
+	hasRowid []bool     // per table spec
+	keyed    map[string]keyedRow
 }
 
-// rowLoc finds one row of one table spec again: by rowid, or (keyed) by its key values.
-type rowLoc struct {
-	spec  int32
-	keyed bool
-	rowid int64
+// keyedRow is a row of a WITHOUT ROWID table: its table spec and key values.
+type keyedRow struct {
+	spec int
+	keys []any
+}
+
+// specOf returns the table spec a site of the scan was read with: the spec of its keyed row,
+// else the rowid table spec whose table starts the row label (the longest such name) and whose
+// column starts the site path.
+func (ex *scanExtra) specOf(site *store.Site) (int, bool) {
+	if k, ok := ex.keyed[site.Loc.Row]; ok {
+		return k.spec, true
+	}
+	best, n := -1, -1
+	for i, ct := range ex.comp.tables {
+		ts := ct.spec
+		if ex.keyCols[i] == nil || !ex.hasRowid[i] || len(ts.Table) <= n {
+			continue
+		}
+		if strings.HasPrefix(site.Loc.Row, ts.Table+" ") && strings.HasPrefix(site.Path, ts.Column+":") {
+			best, n = i, len(ts.Table)
+		}
+	}
+	return best, best >= 0
 }
 
 // siteChunk is how many sites are gathered before a new chunk starts (a million sites are
 // never copied by slice growth, only once at the end).
 const siteChunk = 4096
+
+// arenaChunk is the size of the blocks the Raw tokens of a batch's sites are copied into.
+const arenaChunk = 64 << 10
+
+// maxInterned caps the distinct names shared between sites (a store repeats a few names).
+const maxInterned = 4096
 
 // reader is one read-only scan of a database.
 type reader struct {
@@ -53,32 +84,55 @@ type reader struct {
 	extra    *scanExtra
 	progress func(int64)
 	counts   map[string]int // problems per reason kind
+	emit     func([]store.Site) error
+	batch    []store.Site
+	arena    []byte
+	names    map[string]string
 	paths    map[string]string
-	chunks   [][]store.Site
+	lastPath []pathMemo          // per pattern id of the current table: the last path rendered
+	labels   map[string]int64    // labels of rows keyed by a profile's Key (not unique by schema)
+	dupCol   []bool              // per table spec: an earlier spec reads the same table.column
 	lines    []*jsonscan.Scanner // per table spec
 	cur      rowCtx
 }
 
-func (r *reader) addSite(s store.Site) {
-	if n := len(r.chunks); n == 0 || len(r.chunks[n-1]) == cap(r.chunks[n-1]) {
-		r.chunks = append(r.chunks, make([]store.Site, 0, siteChunk))
-	}
-	c := &r.chunks[len(r.chunks)-1]
-	*c = append(*c, s)
+// pathMemo is one rendered site path.
+type pathMemo struct {
+	path jsonscan.Path
+	text string
 }
 
-// sites joins the chunks.
-func (r *reader) sites() []store.Site {
-	n := 0
-	for _, c := range r.chunks {
-		n += len(c)
+// flush hands the sites gathered so far to emit.
+func (r *reader) flush() error {
+	if len(r.batch) == 0 {
+		return nil
 	}
-	out := make([]store.Site, 0, n)
-	for _, c := range r.chunks {
-		out = append(out, c...)
+	err := r.emit(r.batch)
+	clear(r.batch)
+	r.batch = r.batch[:0]
+	r.arena = nil // the sites handed out may still point into it
+	return err
+}
+
+// raw copies a token into the batch's arena.
+func (r *reader) raw(b []byte) []byte {
+	if len(b) > cap(r.arena)-len(r.arena) {
+		r.arena = make([]byte, 0, max(arenaChunk, len(b)))
 	}
-	r.chunks = nil
-	return out
+	n := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return r.arena[n:len(r.arena):len(r.arena)]
+}
+
+// intern shares equal names.
+func (r *reader) intern(s string) string {
+	if v, ok := r.names[s]; ok {
+		return v
+	}
+	if len(r.names) < maxInterned {
+		r.names[s] = s
+	}
+	return s
 }
 
 func (r *reader) problem(kind string, sev store.Severity, loc store.Loc, reason string) {
@@ -89,10 +143,42 @@ func (r *reader) problem(kind string, sev store.Severity, loc store.Loc, reason 
 }
 
 // Scan reads every table of the store's profile and returns its name sites (Loc.Row names the
-// row, Loc.Offset is the byte offset of the name token inside the column value). Missing tables
-// and columns, invalid JSON, invalid UTF-8 and zstd-compressed payloads are problems; Scan fails
-// only when the database cannot be opened or read, or no profile matches it.
-func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Snapshot, err error) {
+// row, Loc.RowID is its rowid, Loc.Offset is the byte offset of the name token inside the
+// column value). Missing tables and columns, invalid JSON, invalid UTF-8 and zstd-compressed
+// payloads are problems; Scan fails only when the database cannot be opened or read, or no
+// profile matches it. It holds every site; ScanBatches does not.
+func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
+	var chunks [][]store.Site
+	snap, err := s.ScanBatches(ctx, opt, func(sites []store.Site) error {
+		for len(sites) > 0 {
+			if n := len(chunks); n == 0 || len(chunks[n-1]) == cap(chunks[n-1]) {
+				chunks = append(chunks, make([]store.Site, 0, siteChunk))
+			}
+			c := &chunks[len(chunks)-1]
+			k := min(len(sites), cap(*c)-len(*c))
+			*c = append(*c, sites[:k]...)
+			sites = sites[k:]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	snap.Sites = make([]store.Site, 0, n)
+	for _, c := range chunks {
+		snap.Sites = append(snap.Sites, c...)
+	}
+	return snap, nil
+}
+
+// ScanBatches is Scan handing the sites to fn after each batch of at most batchRows rows read
+// (store.BatchScanner): memory holds one batch, whatever the size of the database. The
+// returned snapshot has no Sites; Apply and ApplyBatches take it with the edits.
+func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func([]store.Site) error) (snap *store.Snapshot, err error) {
 	defer func() {
 		// A lock another process keeps past the busy timeout (an EXCLUSIVE lock, a writer in
 		// rollback-journal mode) makes the store in use, not unreadable.
@@ -150,9 +236,11 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Sn
 		snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning,
 			Reason: fmt.Sprintf("rolled back the hot journal a crashed writer left (%s): the database is as it was before that unfinished transaction", s.rolledBack)})
 	}
-	r := &reader{path: s.path, conn: conn, sch: sch, snap: snap, progress: opt.Progress,
-		extra:  &scanExtra{comp: comp, keyCols: make([][]string, len(comp.tables)), rows: map[string]rowLoc{}, keyed: map[string][]any{}},
-		counts: map[string]int{}, paths: map[string]string{}, lines: make([]*jsonscan.Scanner, len(comp.tables))}
+	n := len(comp.tables)
+	r := &reader{path: s.path, conn: conn, sch: sch, snap: snap, progress: opt.Progress, emit: fn,
+		extra:  &scanExtra{comp: comp, keyCols: make([][]string, n), hasRowid: make([]bool, n), keyed: map[string]keyedRow{}},
+		counts: map[string]int{}, names: map[string]string{}, paths: map[string]string{}, labels: map[string]int64{},
+		dupCol: make([]bool, n), lines: make([]*jsonscan.Scanner, n)}
 	if mode == "wal" {
 		// One read transaction: a consistent view of every table, and writers go on.
 		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
@@ -161,8 +249,12 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Sn
 		defer rollback(conn)
 	}
 	multi := map[string]int{}
-	for _, ct := range comp.tables {
+	cols := map[string]bool{}
+	for i, ct := range comp.tables {
 		multi[strings.ToLower(ct.spec.Table)]++
+		tc := strings.ToLower(ct.spec.Table + "\x00" + ct.spec.Column)
+		r.dupCol[i] = cols[tc]
+		cols[tc] = true
 	}
 	for i, ct := range comp.tables {
 		if err := r.scanTable(ctx, i, ct, multi[strings.ToLower(ct.spec.Table)] > 1); err != nil {
@@ -185,7 +277,6 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (snap *store.Sn
 				Reason: fmt.Sprintf("%d rows with %s in all (the first %d are listed)", n, kind, maxProblemsPerKind)})
 		}
 	}
-	snap.Sites = r.sites()
 	snap.Extra = r.extra
 	return snap, nil
 }
@@ -255,10 +346,12 @@ func (r *reader) query(ct *compiledTable) *tableQuery {
 			}
 		default:
 			where = append(where, fmt.Sprintf("substr(%s, 1, ?) = ?", quoteIdent(w.Column)))
-			q.args = append(q.args, len(w.Prefix), w.Prefix)
+			q.args = append(q.args, int64(len(w.Prefix)), w.Prefix)
 		}
 	}
-	cols := []string{"typeof(" + quoteIdent(spec.Column) + ")", "+" + quoteIdent(spec.Column)}
+	// The storage class comes with the value (a string for TEXT, []byte for BLOB); the unary
+	// + keeps SQLite from using an index, and the driver from converting by declared type.
+	cols := []string{"+" + quoteIdent(spec.Column)}
 	for _, k := range q.keyCols {
 		cols = append(cols, "+"+quoteIdent(k))
 	}
@@ -304,64 +397,96 @@ func sitePaths(spec *TableSpec) string {
 	return strings.Join(p, ", ")
 }
 
-// scanTable reads one table spec, batch by batch.
+// scanTable reads one table spec, batch by batch, through the driver connection (no
+// database/sql row conversion; one prepared statement per table). The query runs with a
+// context that cannot be cancelled (the driver then steps without a watcher per row); ctx is
+// checked every 256 rows instead.
 func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labelColumn bool) error {
 	q := r.query(ct)
 	if q == nil {
 		return nil
 	}
 	r.extra.keyCols[idx] = q.keyCols
-	var last int64 = -1 << 63
-	nk := len(q.keyCols)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
+	r.extra.hasRowid[idx] = q.hasRowid
+	r.lastPath = make([]pathMemo, ct.npat)
+	readErr := func(err error) error { return fmt.Errorf("read table %s of %s: %w", ct.spec.Table, r.path, err) }
+	return r.conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
 		}
-		args := q.args
-		if q.batched {
-			args = append([]any{last}, q.args...)
-		}
-		rows, err := r.conn.QueryContext(ctx, q.sql, args...)
+		st, err := c.Prepare(q.sql)
 		if err != nil {
-			return fmt.Errorf("read table %s of %s: %w", ct.spec.Table, r.path, err)
+			return readErr(err)
 		}
-		n := 0
-		var (
-			rowid sql.NullInt64
-			typ   string
-			val   sql.RawBytes
-			scope any
-		)
+		defer st.Close()
+		qs := st.(driver.StmtQueryContext)
+		nk := len(q.keyCols)
+		row := make([]driver.Value, 2+nk+btoi(q.scope))
 		keys := make([]any, nk)
-		dest := []any{&rowid, &typ, &val}
-		for i := range keys {
-			dest = append(dest, &keys[i])
-		}
-		if q.scope {
-			dest = append(dest, &scope)
-		}
-		for rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
-				rows.Close()
-				return fmt.Errorf("read table %s of %s: %w", ct.spec.Table, r.path, err)
+		args := make([]driver.NamedValue, 0, 1+len(q.args))
+		var last int64 = -1 << 63
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			n++
-			last = rowid.Int64
-			r.snap.Records++
-			if r.progress != nil {
-				r.progress(int64(len(val)))
+			args = args[:0]
+			if q.batched {
+				args = append(args, driver.NamedValue{Ordinal: 1, Value: last})
 			}
-			r.row(idx, ct, q, rowid, typ, val, keys, scope, labelColumn)
+			for _, a := range q.args {
+				args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: a})
+			}
+			rows, err := qs.QueryContext(context.Background(), args)
+			if err != nil {
+				return readErr(err)
+			}
+			n := 0
+			for {
+				if err := rows.Next(row); err == io.EOF {
+					break
+				} else if err != nil {
+					rows.Close()
+					return readErr(err)
+				}
+				n++
+				if n%256 == 0 {
+					if err := ctx.Err(); err != nil {
+						rows.Close()
+						return err
+					}
+				}
+				var rowid sql.NullInt64
+				if id, ok := row[0].(int64); ok {
+					rowid = sql.NullInt64{Int64: id, Valid: true}
+					last = id
+				}
+				for i := range keys {
+					keys[i] = row[2+i]
+				}
+				var scope any
+				if q.scope {
+					scope = row[2+nk]
+				}
+				r.snap.Records++
+				r.row(idx, ct, q, rowid, row[1], keys, scope, labelColumn)
+			}
+			rows.Close()
+			if err := r.flush(); err != nil {
+				return err
+			}
+			if !q.batched || n < batchRows {
+				return nil
+			}
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("read table %s of %s: %w", ct.spec.Table, r.path, err)
-		}
-		if !q.batched || n < batchRows {
-			return nil
-		}
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
 	}
+	return 0
 }
 
 // rowCtx is the row being read.
@@ -380,7 +505,10 @@ type rowCtx struct {
 	badUTF8  int64
 }
 
-// labelOf returns the row's label ("part id=prt_…"), unique in the store.
+// labelOf returns the row's label ("part id=prt_…"), unique in the store: key values are
+// unique when they are the table's primary key (a NULL key falls back to the rowid); a
+// profile's own Key is checked against the rows seen, and a second spec reading the same
+// table.column labels its rows with their rowid too.
 func (r *reader) labelOf(c *rowCtx) string {
 	if c.label != "" {
 		return c.label
@@ -390,9 +518,16 @@ func (r *reader) labelOf(c *rowCtx) string {
 	if c.labelCol {
 		label += " " + spec.Column
 	}
-	if old, ok := r.extra.rows[label]; ok && (int(old.spec) != c.idx || old.rowid != c.rowid.Int64 || old.keyed) {
-		// Two rows print alike: keep them apart.
+	switch {
+	case r.dupCol[c.idx]:
 		label += fmt.Sprintf(" #%d", c.rowid.Int64)
+	case len(spec.Key) > 0 && c.keyCols[0] != "rowid":
+		if old, ok := r.labels[label]; ok && old != c.rowid.Int64 {
+			// Two rows print alike: keep them apart.
+			label += fmt.Sprintf(" #%d", c.rowid.Int64)
+		} else {
+			r.labels[label] = c.rowid.Int64
+		}
 	}
 	c.label = label
 	return label
@@ -404,9 +539,18 @@ var bom = []byte("\xEF\xBB\xBF")
 // long-lived JSON Lines scanner (no scanner built per row); one with line breaks (pretty-printed)
 // or a byte order mark gets its own document scanner. Both give the same captures, offsets
 // relative to the value.
-func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, typ string, val []byte, keys []any, scope any, labelColumn bool) {
-	if typ != "text" && typ != "blob" {
+func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, value driver.Value, keys []any, scope any, labelColumn bool) {
+	var val []byte
+	switch v := value.(type) {
+	case string:
+		val = unsafe.Slice(unsafe.StringData(v), len(v)) // read only
+	case []byte:
+		val = v
+	default:
 		return // NULL or a number: no JSON document
+	}
+	if r.progress != nil {
+		r.progress(int64(len(val)))
 	}
 	spec := ct.spec
 	c := &r.cur
@@ -414,7 +558,7 @@ func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullIn
 	c.keyCols, c.keyVals, c.usable = rowKey(q.keyCols, keys, rowid)
 	c.usable = c.usable || rowid.Valid
 	if bytes.HasPrefix(val, zstdMagic) {
-		r.problem("zstd-compressed payloads", store.SevWarning, store.Loc{Row: r.labelOf(c)},
+		r.problem("zstd-compressed payloads", store.SevWarning, store.Loc{Row: r.labelOf(c), RowID: rowid.Int64},
 			fmt.Sprintf("%s.%s is zstd-compressed (%d bytes): reported, not parsed", spec.Table, spec.Column, len(val)))
 		return
 	}
@@ -437,10 +581,10 @@ func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullIn
 	}
 	switch {
 	case c.err != nil:
-		r.problem("invalid JSON", store.SevWarning, store.Loc{Row: r.labelOf(c)},
+		r.problem("invalid JSON", store.SevWarning, store.Loc{Row: r.labelOf(c), RowID: rowid.Int64},
 			fmt.Sprintf("invalid JSON in %s.%s (%s, offset %d); row left as it is", spec.Table, spec.Column, c.err.Msg, c.errAt))
 	case c.badUTF8 >= 0:
-		r.problem("invalid UTF-8", store.SevWarning, store.Loc{Row: r.labelOf(c)},
+		r.problem("invalid UTF-8", store.SevWarning, store.Loc{Row: r.labelOf(c), RowID: rowid.Int64},
 			fmt.Sprintf("invalid UTF-8 in %s.%s at byte offset %d; row left as it is", spec.Table, spec.Column, c.badUTF8))
 	}
 }
@@ -466,7 +610,6 @@ func (r *reader) onRecord(rec *jsonscan.Record) error {
 // resolve turns the captures of one JSON value into sites (and identities).
 func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 	ct, spec, base := rc.ct, rc.ct.spec, rec.Start
-	added := false
 	for i := range ct.sites {
 		cs := &ct.sites[i]
 		for j := range rec.Captures {
@@ -481,25 +624,26 @@ func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 				}
 			}
 			row := r.labelOf(rc)
+			loc := store.Loc{Row: row, RowID: rc.rowid.Int64, Offset: c.Offset - base}
 			v, err := c.Value()
 			if err != nil {
-				r.problem("names that cannot be handled", store.SevError, store.Loc{Row: row, Offset: c.Offset - base},
+				r.problem("names that cannot be handled", store.SevError, loc,
 					fmt.Sprintf("name at %s.%s %s cannot be handled: %v", spec.Table, spec.Column, c.Path, err))
 				continue
 			}
 			readOnly := cs.spec.ReadOnly || cs.spec.Identity || cs.kind == store.SiteRule
 			if !rc.usable && !readOnly {
-				r.problem("unusable row keys", store.SevWarning, store.Loc{Row: row},
+				r.problem("unusable row keys", store.SevWarning, store.Loc{Row: row, RowID: rc.rowid.Int64},
 					fmt.Sprintf("%s row key is not a number or text: its names are reported, not rewritten", spec.Table))
 				readOnly = true
 			}
 			site := store.Site{
-				Loc:      store.Loc{Row: row, Offset: c.Offset - base},
+				Loc:      loc,
 				Kind:     cs.kind,
-				Path:     r.path1(spec.Column, c.Path),
-				Name:     v.Str,
+				Path:     r.path1(spec.Column, c),
+				Name:     r.intern(v.Str),
 				Units:    v.Units,
-				Raw:      append([]byte(nil), c.Raw...),
+				Raw:      r.raw(c.Raw),
 				Key:      c.Key,
 				ReadOnly: readOnly,
 			}
@@ -514,7 +658,7 @@ func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 				}
 			}
 			if srv, ok := bound(rec, cs.server, c); ok {
-				site.Server = srv
+				site.Server = r.intern(srv)
 			}
 			if cs.spec.Identity {
 				// A raw identity is an inventory entry, not a name the model was given: it is
@@ -522,26 +666,28 @@ func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 				r.snap.Identities = append(r.snap.Identities, store.Identity{Server: site.Server, Tool: site.Name, CallID: site.CallID, Loc: site.Loc})
 				continue
 			}
-			r.addSite(site)
-			added = true
+			if !rc.rowid.Valid && !readOnly {
+				r.extra.keyed[row] = keyedRow{spec: rc.idx, keys: append([]any(nil), rc.keyVals...)}
+			}
+			r.batch = append(r.batch, site)
 		}
-	}
-	if added {
-		l := rowLoc{spec: int32(rc.idx), rowid: rc.rowid.Int64, keyed: !rc.rowid.Valid}
-		if l.keyed {
-			r.extra.keyed[rc.label] = append([]any(nil), rc.keyVals...)
-		}
-		r.extra.rows[rc.label] = l
 	}
 }
 
-// path1 renders "column:json.path", sharing equal strings.
-func (r *reader) path1(column string, p jsonscan.Path) string {
-	s := column + ":" + p.String()
-	if v, ok := r.paths[s]; ok {
-		return v
+// path1 renders "column:json.path", sharing equal strings (the last path of each pattern is
+// remembered: most sites of a table have the same path).
+func (r *reader) path1(column string, c *jsonscan.Capture) string {
+	m := &r.lastPath[c.Pattern]
+	if m.text != "" && m.path.Equal(c.Path) {
+		return m.text
 	}
-	r.paths[s] = s
+	s := column + ":" + c.Path.String()
+	if v, ok := r.paths[s]; ok {
+		s = v
+	} else if len(r.paths) < maxInterned {
+		r.paths[s] = s
+	}
+	m.path, m.text = append(m.path[:0], c.Path...), s
 	return s
 }
 

@@ -1,0 +1,22 @@
+package store
+
+import "context"
+
+// BatchScanner is implemented by stores too large to hold every name site at once (a SQLite
+// database of millions of rows): ScanBatches reads the store as Scan does but hands its sites
+// to fn in bounded batches, in store order (a record's sites are never split across two
+// batches), instead of collecting them in Snapshot.Sites. The sites of a batch (and their
+// Raw bytes) are valid only during the call; an error from fn stops the scan and is returned.
+// The returned Snapshot has everything Scan's has except Sites.
+type BatchScanner interface {
+	ScanBatches(ctx context.Context, opt ScanOptions, fn func(sites []Site) error) (*Snapshot, error)
+}
+
+// BatchWriter is implemented by stores that can apply edits read in batches: ApplyBatches is
+// Apply (same guarantees: one transaction, a backup, nothing changed on error) with the edits
+// returned by next, batch after batch, until next returns io.EOF. The edits must come in the
+// order ScanBatches gave their sites (the edits of one record together, in offset order); the
+// store holds no more than one batch at a time.
+type BatchWriter interface {
+	ApplyBatches(ctx context.Context, snap *Snapshot, next func() ([]Edit, error), opt ApplyOptions) (*Change, error)
+}
