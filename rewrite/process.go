@@ -36,6 +36,18 @@ type StoreResult struct {
 	ScanErr error
 	// Outcome is set when Apply was on and the plan had something to rewrite.
 	Outcome *Outcome
+	// Batch is set when the store had too many sites to plan at once (a store.BatchScanner
+	// with more than BatchSites sites): the store then gives several results, in order. Each
+	// but the last has the plan of one batch of sites (Plan.Snap holds those sites only:
+	// no records, problems or identities); the last (Batch.Last) has the store's snapshot,
+	// without sites, an empty plan and, with Apply, the Outcome. Counts add up over the parts.
+	Batch *Batch
+}
+
+// Batch numbers the results of a store planned batch by batch (see StoreResult.Batch).
+type Batch struct {
+	Index int  // 0-based
+	Last  bool // the store's closing result
 }
 
 // Process scans, plans and (with Apply) rewrites each store, one store at a time per worker,
@@ -67,6 +79,7 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 	type item struct {
 		res  *StoreResult
 		slot bool // the item holds a slot, released once it is emitted
+		more bool // more results of the same store follow (StoreResult.Batch)
 	}
 	done := make([]chan item, len(stores)) // per store, in order
 	for i := range done {
@@ -84,21 +97,27 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 				return
 			}
 			go func() {
-				done[i] <- item{res: processOne(ctx, st, pol, opt, sopt, r), slot: true}
+				part := func(res *StoreResult) { done[i] <- item{res: res, more: true} }
+				done[i] <- item{res: processOne(ctx, st, pol, opt, sopt, r, part), slot: true}
 			}()
 		}
 	}()
 	var emitErr error
 	for i := range stores {
-		it := <-done[i]
-		if emitErr == nil && ctx.Err() == nil {
-			emitErr = emit(it.res)
-			if emitErr != nil {
-				cancel()
+		for {
+			it := <-done[i]
+			if emitErr == nil && ctx.Err() == nil {
+				emitErr = emit(it.res)
+				if emitErr != nil {
+					cancel()
+				}
 			}
-		}
-		if it.slot {
-			<-slots
+			if it.slot {
+				<-slots
+			}
+			if !it.more {
+				break
+			}
 		}
 	}
 	out, err := r.finish(context.Cause(ctx))
@@ -111,7 +130,12 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 	return out, context.Cause(ctx)
 }
 
-func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOptions, sopt store.ScanOptions, r *run) *StoreResult {
+// processOne scans, plans and rewrites one store; part hands out the leading results of a
+// store planned batch by batch (batch.go), the returned result is the store's last.
+func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult)) *StoreResult {
+	if bs, ok := st.(store.BatchScanner); ok {
+		return processBatches(ctx, st, bs, pol, opt, sopt, r, part)
+	}
 	res := &StoreResult{Store: st}
 	snap, err := st.Scan(ctx, sopt)
 	if err != nil {

@@ -238,15 +238,22 @@ func (r *run) start() error {
 
 // apply rewrites one planned store and records the outcome in the manifest.
 func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
+	return r.applyWith(sp.Snap.Ref, func(seq int) (Outcome, *FileEntry) {
+		return applyOne(ctx, sp, seq, r.dir, r.j, r.opt)
+	})
+}
+
+// applyWith starts the run on its first rewrite and records what apply (one store) did.
+func (r *run) applyWith(ref store.Ref, apply func(seq int) (Outcome, *FileEntry)) Outcome {
 	r.mu.Lock()
 	err := r.start()
 	r.seq++
 	seq := r.seq
 	r.mu.Unlock()
 	if err != nil {
-		return Outcome{Ref: sp.Snap.Ref, Err: err}
+		return Outcome{Ref: ref, Err: err}
 	}
-	o, entry := applyOne(ctx, sp, seq, r.dir, r.j, r.opt)
+	o, entry := apply(seq)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if o.Change == nil {
@@ -306,21 +313,31 @@ func (r *run) finish(interrupted error) (*Result, error) {
 }
 
 func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journal, opt ApplyOptions) (Outcome, *FileEntry) {
-	ref := sp.Snap.Ref
-	o := Outcome{Ref: ref}
 	w, ok := sp.Store.(store.Writer)
 	if !ok {
-		o.Err = fmt.Errorf("%s: %w: the %s backend cannot rewrite", ref.Path, store.ErrNotWritable, ref.Kind)
-		return o, nil
+		ref := sp.Snap.Ref
+		return Outcome{Ref: ref, Err: fmt.Errorf("%s: %w: the %s backend cannot rewrite", ref.Path, store.ErrNotWritable, ref.Kind)}, nil
 	}
 	edits := sp.Edits()
-	entry := &FileEntry{Renames: renames(edits)}
+	return applyEdits(ctx, sp.Snap.Ref, renames(edits), NameCount(edits), seq, dir, j, opt,
+		func(ctx context.Context, aopt store.ApplyOptions) (*store.Change, error) {
+			return w.Apply(ctx, sp.Snap, edits, aopt)
+		})
+}
+
+// applyEdits runs one store's rewrite (apply, with the backup path and the journal hook it
+// is given) and journals it: ren and names describe the edits (FileEntry.Renames, names
+// changed).
+func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int, dir string, j *journal, opt ApplyOptions,
+	apply func(context.Context, store.ApplyOptions) (*store.Change, error)) (Outcome, *FileEntry) {
+	o := Outcome{Ref: ref}
+	entry := &FileEntry{Renames: ren}
 	bk := filepath.Join(dir, backupsDir, fmt.Sprintf("%04d-%s", seq, sanitizeBase(filepath.Base(ref.Path))))
 	aopt := store.ApplyOptions{
 		BackupPath: bk,
 		BeforeCommit: func(ch *store.Change) error {
 			ch.Ref = ref
-			ch.Edits = NameCount(edits)
+			ch.Edits = names
 			entry.Change = *ch
 			return j.append(journalEntry{Event: "commit", Entry: entry})
 		},
@@ -328,7 +345,7 @@ func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journa
 	if opt.BeforeCheck != nil {
 		aopt.BeforeCheck = func() { opt.BeforeCheck(ref) }
 	}
-	ch, err := w.Apply(fileio.WithTempRecorder(ctx, j.recordTemp), sp.Snap, edits, aopt)
+	ch, err := apply(fileio.WithTempRecorder(ctx, j.recordTemp), aopt)
 	var ce *fileio.CommittedError
 	if err != nil && (ch == nil || !errors.As(err, &ce)) {
 		o.Err = err
@@ -337,7 +354,7 @@ func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journa
 	}
 	// Rewritten (err, if any, happened after the new content was in place): recorded.
 	ch.Ref = ref
-	ch.Edits = NameCount(edits)
+	ch.Edits = names
 	entry.Change = *ch
 	o.Change, o.Edits, o.Err = ch, ch.Edits, err
 	done := journalEntry{Event: "done", Path: ref.Path, Entry: entry}
@@ -357,10 +374,14 @@ func renames(edits []store.Edit) []Rename {
 	for k, n := range counts {
 		out = append(out, Rename{Old: k[0], New: k[1], Count: n})
 	}
+	sortRenames(out)
+	return out
+}
+
+func sortRenames(out []Rename) {
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].Old < out[j].Old || (out[i].Old == out[j].Old && out[i].New < out[j].New)
 	})
-	return out
 }
 
 func sanitizeBase(s string) string {

@@ -5,11 +5,12 @@ import "context"
 // BatchScanner is implemented by stores too large to hold every name site at once (a SQLite
 // database of millions of rows): ScanBatches reads the store as Scan does but hands its sites
 // to fn in bounded batches, in store order (a record's sites are never split across two
-// batches), instead of collecting them in Snapshot.Sites. The sites of a batch (and their
-// Raw bytes) are valid only during the call; an error from fn stops the scan and is returned.
-// The returned Snapshot has everything Scan's has except Sites.
+// batches), instead of collecting them in Snapshot.Sites. head is the snapshot being built
+// (Ref, State and Agent are set; read it only during the call). The slice of sites is valid
+// only during the call (their strings and Raw bytes stay valid); an error from fn stops the
+// scan and is returned. The returned Snapshot has everything Scan's has except Sites.
 type BatchScanner interface {
-	ScanBatches(ctx context.Context, opt ScanOptions, fn func(sites []Site) error) (*Snapshot, error)
+	ScanBatches(ctx context.Context, opt ScanOptions, fn func(head *Snapshot, sites []Site) error) (*Snapshot, error)
 }
 
 // BatchWriter is implemented by stores that can apply edits read in batches: ApplyBatches is

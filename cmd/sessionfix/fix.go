@@ -171,6 +171,11 @@ type fixStore struct {
 	Profile   string        `json:"profile,omitempty"`
 	Decisions []decisionRow `json:"decisions,omitempty"`
 	Outcome   *storeOutcome `json:"outcome,omitempty"`
+	// cont marks a later part of a store planned batch by batch (rewrite.Batch): its plan
+	// goes on the previous part's, without the store's heading again.
+	cont bool
+	// open: more parts of the store follow (no blank line after this one).
+	open bool
 }
 
 type skippedRow struct {
@@ -220,13 +225,22 @@ type fixOutput struct {
 	dbs       int
 	names     int
 	skipped   []skippedRow
+	// partOpen: the plan of a store given in parts was printed without its closing blank line.
+	partOpen bool
 }
 
 func (o *fixOutput) store(r *rewrite.StoreResult) error {
+	if r.Batch != nil && r.Batch.Last && o.partOpen {
+		o.partOpen = false
+		if _, err := fmt.Fprintln(o.env.Out); err != nil {
+			return err
+		}
+	}
 	if r.Plan == nil {
 		return nil // reported with the problems
 	}
-	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: profileOf(r.Store)}
+	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: profileOf(r.Store),
+		cont: r.Batch != nil && r.Batch.Index > 0, open: r.Batch != nil && !r.Batch.Last && !o.summary}
 	if o.showPlan {
 		for _, d := range r.Plan.Decisions {
 			if d.Action == rewrite.ActNone && !o.opts.Verbose {
@@ -282,6 +296,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			if err := writeStorePlan(o.env.Out, fs); err != nil {
 				return err
 			}
+			o.partOpen = fs.open
 		case o.overflow:
 		case len(o.plans) == summaryStores:
 			o.overflow, o.plans = true, nil
@@ -639,7 +654,9 @@ func siteLabel(s store.Site) string {
 
 // writeStorePlan prints one store's plan.
 func writeStorePlan(w io.Writer, fs fixStore) error {
-	fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), kindLabel(fs.Kind, fs.Profile))
+	if !fs.cont {
+		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), kindLabel(fs.Kind, fs.Profile))
+	}
 	t := &reports.Table{Columns: []string{whereHeader(fs.Decisions), "site", "old", "new", "class"}}
 	notes := map[string]bool{}
 	var noteOrder []string
@@ -664,11 +681,18 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 	if err := reports.WriteText(&b, t); err != nil {
 		return err
 	}
-	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if fs.cont && len(lines) > 1 {
+		lines = lines[1:] // the column heading was printed with the first part
+	}
+	for _, line := range lines {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
 	for _, n := range noteOrder {
 		fmt.Fprintf(w, "  note: %s\n", reports.Printable(n))
+	}
+	if fs.open {
+		return nil
 	}
 	_, err := fmt.Fprintln(w)
 	return err

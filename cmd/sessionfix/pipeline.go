@@ -313,9 +313,28 @@ func newAggregate(found *scan.Found) *aggregate {
 func (a *aggregate) add(r *rewrite.StoreResult) {
 	ref := r.Store.Ref()
 	row := storeRow{Path: ref.Path, Kind: string(ref.Kind), Profile: profileOf(r.Store)}
+	// A store planned batch by batch gives several results (rewrite.Batch): the first makes
+	// its row, the others add to it.
+	cont := r.Batch != nil && r.Batch.Index > 0 && len(a.rep.Stores) > 0
+	appendRow := func(row storeRow) {
+		if !cont {
+			a.rep.Stores = append(a.rep.Stores, row)
+			return
+		}
+		last := &a.rep.Stores[len(a.rep.Stores)-1]
+		last.Bytes += row.Bytes
+		last.Records += row.Records
+		last.Sites += row.Sites
+		last.Rewrite += row.Rewrite
+		last.Kept += row.Kept
+		last.Problems += row.Problems
+		if row.Error != "" {
+			last.Error, last.InUse = row.Error, row.InUse
+		}
+	}
 	if r.ScanErr != nil {
 		row.Error, row.InUse = r.ScanErr.Error(), errors.Is(r.ScanErr, store.ErrInUse)
-		a.rep.Stores = append(a.rep.Stores, row)
+		appendRow(row)
 		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
 		if row.InUse {
 			a.inUse++ // locked past --busy-timeout: exit 4, not "cannot be read"
@@ -356,9 +375,12 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 		}
 	}
 	t := &a.rep.Totals
-	t.Stores++
+	rewrote := cont && a.rep.Stores[len(a.rep.Stores)-1].Rewrite > 0 // an earlier part counted the store
+	if !cont {
+		t.Stores++
+	}
 	t.Rewrite += row.Rewrite
-	if row.Rewrite > 0 {
+	if row.Rewrite > 0 && !rewrote {
 		t.RewriteStores++
 		if ref.Kind == store.KindSQLite {
 			a.rewriteDBs++
@@ -409,7 +431,7 @@ func (a *aggregate) add(r *rewrite.StoreResult) {
 			a.applyErrs++
 		}
 	}
-	a.rep.Stores = append(a.rep.Stores, row)
+	appendRow(row)
 }
 
 // finish completes the aggregate: a clean name with a hash suffix that is the normalized form

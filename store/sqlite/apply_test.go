@@ -373,3 +373,56 @@ func TestRestoreChecks(t *testing.T) {
 		assert.Len(t, storetest.Edits(again, storetest.ProviderSafe), 11)
 	})
 }
+
+// TestApplyBatchesSplitRows: edits handed to ApplyBatches one at a time (a row's edits split
+// across batches, the batch slice reused) rewrite the database exactly as Apply does, and
+// the scan's batches hold every site once, in scan order.
+func TestApplyBatchesSplitRows(t *testing.T) {
+	ctx := context.Background()
+	var ins strings.Builder
+	for i := 0; i < 2500; i++ {
+		fmt.Fprintf(&ins, `INSERT INTO messages VALUES ('m%04d', 's1', '[{"type":"tool_call","data":{"id":"c%d","name":"lit.a%d"}},{"type":"text"},{"type":"tool_call","data":{"id":"d%d","name":"ok_%d"}},{"type":"tool_result","data":{"tool_call_id":"c%d","name":"lit.a%d"}}]');`+"\n", i, i, i%7, i, i, i, i%7)
+	}
+	schema := "sql:CREATE TABLE sessions (id TEXT PRIMARY KEY);\nCREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, parts TEXT);\nBEGIN;\n"
+	ins.WriteString("COMMIT;\n")
+	a := buildDB(t, "a.db", schema+ins.String())
+	b := buildDB(t, "b.db", schema+ins.String())
+
+	sa := sqlite.OpenWith(a, sqlite.Crush, sqlite.Options{})
+	snapA := scanStore(t, sa)
+	edits := storetest.Edits(snapA, storetest.ProviderSafe)
+	require.Len(t, edits, 5000)
+	_, err := sa.Apply(ctx, snapA, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
+	require.NoError(t, err)
+
+	sb := sqlite.OpenWith(b, sqlite.Crush, sqlite.Options{})
+	var batches, sites int
+	var all []store.Site
+	snapB, err := sb.ScanBatches(ctx, store.ScanOptions{}, func(head *store.Snapshot, s []store.Site) error {
+		batches++
+		sites += len(s)
+		assert.Equal(t, "crush", head.Agent)
+		all = append(all, s...)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, snapB.Sites)
+	assert.Equal(t, 2, batches, "2500 rows in batches of 2000")
+	assert.Equal(t, len(snapA.Sites), sites)
+	assert.Equal(t, snapA.Sites, all, "the same sites, in scan order")
+	snapB.Sites = all
+	eb := storetest.Edits(snapB, storetest.ProviderSafe)
+	i := 0
+	buf := make([]store.Edit, 1)
+	ch, err := sb.ApplyBatches(ctx, snapB, func() ([]store.Edit, error) {
+		if i == len(eb) {
+			return nil, io.EOF
+		}
+		buf[0] = eb[i] // the same slice each time
+		i++
+		return buf, nil
+	}, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
+	require.NoError(t, err)
+	assert.Equal(t, 5000, ch.Edits)
+	assert.Equal(t, dumpText(t, a), dumpText(t, b))
+}

@@ -84,7 +84,7 @@ type reader struct {
 	extra    *scanExtra
 	progress func(int64)
 	counts   map[string]int // problems per reason kind
-	emit     func([]store.Site) error
+	emit     func(*store.Snapshot, []store.Site) error
 	batch    []store.Site
 	arena    []byte
 	names    map[string]string
@@ -107,7 +107,7 @@ func (r *reader) flush() error {
 	if len(r.batch) == 0 {
 		return nil
 	}
-	err := r.emit(r.batch)
+	err := r.emit(r.snap, r.batch)
 	clear(r.batch)
 	r.batch = r.batch[:0]
 	r.arena = nil // the sites handed out may still point into it
@@ -149,7 +149,7 @@ func (r *reader) problem(kind string, sev store.Severity, loc store.Loc, reason 
 // profile matches it. It holds every site; ScanBatches does not.
 func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
 	var chunks [][]store.Site
-	snap, err := s.ScanBatches(ctx, opt, func(sites []store.Site) error {
+	snap, err := s.ScanBatches(ctx, opt, func(_ *store.Snapshot, sites []store.Site) error {
 		for len(sites) > 0 {
 			if n := len(chunks); n == 0 || len(chunks[n-1]) == cap(chunks[n-1]) {
 				chunks = append(chunks, make([]store.Site, 0, siteChunk))
@@ -178,7 +178,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 // ScanBatches is Scan handing the sites to fn after each batch of at most batchRows rows read
 // (store.BatchScanner): memory holds one batch, whatever the size of the database. The
 // returned snapshot has no Sites; Apply and ApplyBatches take it with the edits.
-func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func([]store.Site) error) (snap *store.Snapshot, err error) {
+func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(*store.Snapshot, []store.Site) error) (snap *store.Snapshot, err error) {
 	defer func() {
 		// A lock another process keeps past the busy timeout (an EXCLUSIVE lock, a writer in
 		// rollback-journal mode) makes the store in use, not unreadable.
