@@ -18,7 +18,7 @@ import (
 	"github.com/sessionfix/sessionfix/reports/htmltest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/audit")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ (audit/, golden/, golden/help/) and the cmp files of testdata/script/*.txtar")
 
 const fixtureSettings = "fixtures/qwen-settings"
 

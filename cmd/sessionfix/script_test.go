@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,6 +103,8 @@ var (
 	reSHA256  = regexp.MustCompile(`\b[0-9a-f]{64}\b`)
 	reCRC     = regexp.MustCompile(`crc32c:[0-9a-f]{8}`)
 	reCells   = regexp.MustCompile(` {2,}`)
+	// rePlaceholder finds what normalize put in place of a path, run id, time, duration or hash.
+	rePlaceholder = regexp.MustCompile(`\$WORK|\bRUNID\b|\bTIME\b|\bDUR\b|\bSHA256\b`)
 )
 
 // normalize makes an output comparable: $WORK for the script's directory, RUNID, TIME, DUR,
@@ -124,9 +127,10 @@ func normalize(ts *testscript.TestScript, s string, json bool) string {
 	return s
 }
 
-// realign lays out again each table of a text output: a run of lines with the same indentation,
-// each of two or more cells separated by two or more spaces, gets its columns as wide as their
-// widest cell plus two spaces (as the command's tabwriter does), from the cells alone.
+// realign lays out again each table of a text output that holds a normalized value: a run of lines
+// with the same indentation, each of two or more cells separated by two or more spaces, gets its
+// columns as wide as their widest cell plus two spaces (as the command's tabwriter does), from
+// the cells alone. Tables without a path are left as the command wrote them.
 func realign(s string) string {
 	lines := strings.Split(s, "\n")
 	cells := func(l string) (string, []string) {
@@ -145,6 +149,10 @@ func realign(s string) string {
 			if ind2 != ind || len(c2) < 2 {
 				break
 			}
+		}
+		if !slices.ContainsFunc(lines[i:j], func(l string) bool { return rePlaceholder.MatchString(l) }) {
+			i = j // nothing normalized in it: its columns are as the command laid them out
+			continue
 		}
 		var rows [][]string
 		var width []int
