@@ -15,11 +15,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/inventory"
 )
 
 // claudeAuditFlags are audit's flags for --agent claude.
@@ -179,99 +179,10 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	}
 	r := &claudeAuditRun{env: env}
 
-	// Where things are.
-	var cp claudePaths
-	for _, p := range o.Paths {
-		if err := classifyClaudePath(p, &cp); err != nil {
-			return err
-		}
-	}
-	configDir, claudeJSON, projectDot := cp.ConfigDir, cp.ClaudeJSON, cp.ProjectDot
-	var managed []string
-	if len(o.Paths) == 0 {
-		configDir = env.Getenv("CLAUDE_CONFIG_DIR")
-		claudeJSON = filepath.Join(env.Home, ".claude.json")
-		if configDir != "" {
-			claudeJSON = filepath.Join(configDir, ".claude.json")
-		} else {
-			configDir = filepath.Join(env.Home, ".claude")
-		}
-		dir := o.Project
-		if dir == "" {
-			dir = o.Cwd
-		}
-		if abs, err := filepath.Abs(dir); err == nil {
-			dir = abs
-		}
-		projectDot = filepath.Join(dir, ".claude")
-		if o.ProjectKey == "" {
-			o.ProjectKey = dir
-		}
-		managed = claude.ManagedFiles()
-	}
-	if o.ClaudeJSON != "" {
-		claudeJSON = o.ClaudeJSON
-	}
-
-	// ~/.claude.json: trust and legacy rules.
-	if claudeJSON != "" {
-		g, err := claude.LoadGlobalConfig(claudeJSON)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && o.ClaudeJSON == "":
-			r.note("no %s: the project counts as not trusted", claudeJSON)
-		case err != nil:
-			r.problem(fmt.Errorf("~/.claude.json %w", err))
-		default:
-			r.global = g
-			for _, w := range g.Warnings {
-				fmt.Fprintf(env.Err, "sessionfix: warning: %s\n", reports.Printable(w))
-			}
-		}
-	}
-	if o.ProjectKey == "" && r.global != nil {
-		var keys []string
-		for k := range r.global.Projects {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		if len(keys) == 1 {
-			o.ProjectKey = keys[0]
-		} else if projectDot != "" {
-			return usageErrorf("audit --agent claude: which project of %s do the rule files belong to? give --project-key (one of %s)",
-				r.global.Path, strings.Join(keys, ", "))
-		}
-	}
-	r.project = o.ProjectKey
-
-	// Rule files, managed first (listing order only: deny, ask, allow across all scopes).
-	type src struct {
-		path     string
-		scope    permission.ClaudeScope
-		explicit bool
-	}
-	var srcs []src
-	for _, m := range managed {
-		srcs = append(srcs, src{m, permission.ClaudeScopeManaged, false})
-	}
-	if configDir != "" {
-		srcs = append(srcs, src{filepath.Join(configDir, "settings.json"), permission.ClaudeScopeUser, false})
-	}
-	if projectDot != "" {
-		srcs = append(srcs, src{filepath.Join(projectDot, "settings.json"), permission.ClaudeScopeProject, false},
-			src{filepath.Join(projectDot, "settings.local.json"), permission.ClaudeScopeLocal, false})
-	}
-	for _, a := range o.Settings {
-		k, v, ok := strings.Cut(a, "=")
-		scope := permission.ClaudeScope(k)
-		if !ok || !slices.Contains([]permission.ClaudeScope{permission.ClaudeScopeManaged, permission.ClaudeScopeUser,
-			permission.ClaudeScopeProject, permission.ClaudeScopeLocal}, scope) || v == "" {
-			return usageErrorf("--settings %q: with --agent claude write SCOPE=FILE, SCOPE one of managed, user, project, local", a)
-		}
-		// A file given for a scope replaces the discovered file of that scope (managed adds).
-		if scope != permission.ClaudeScopeManaged {
-			srcs = slices.DeleteFunc(srcs, func(s src) bool { return s.scope == scope && !s.explicit })
-		}
-		srcs = append(srcs, src{v, scope, true})
+	srcs, configDir, err := r.resolve(claudeInputFlags{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.ProjectKey,
+		ClaudeJSON: o.ClaudeJSON, Settings: o.Settings}, "audit")
+	if err != nil {
+		return err
 	}
 	var rules []audit.ClaudeRuleEntry
 	for _, s := range srcs {
@@ -361,6 +272,116 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 		return withCode(exitFinding)
 	}
 	return nil
+}
+
+// claudeInputFlags are the flags that say where Claude Code's rule files are.
+type claudeInputFlags struct {
+	Paths        []string
+	Project, Cwd string
+	ProjectKey   string
+	ClaudeJSON   string
+	Settings     []string
+}
+
+// claudeSource is one rule file to read.
+type claudeSource struct {
+	path     string
+	scope    permission.ClaudeScope
+	explicit bool
+}
+
+// resolve finds the rule files (managed, user, project, local), reads ~/.claude.json into
+// r.global and sets r.project (the project key): from PATH copies, else the scopes Claude Code
+// reads. configDir is the ~/.claude whose projects/ hold the sessions ("" when none).
+func (r *claudeAuditRun) resolve(in claudeInputFlags, command string) (srcs []claudeSource, configDir string, err error) {
+	var cp claudePaths
+	for _, p := range in.Paths {
+		if err := classifyClaudePath(p, &cp); err != nil {
+			return nil, "", err
+		}
+	}
+	configDir, claudeJSON, projectDot := cp.ConfigDir, cp.ClaudeJSON, cp.ProjectDot
+	var managed []string
+	if len(in.Paths) == 0 {
+		configDir = r.env.Getenv("CLAUDE_CONFIG_DIR")
+		claudeJSON = filepath.Join(r.env.Home, ".claude.json")
+		if configDir != "" {
+			claudeJSON = filepath.Join(configDir, ".claude.json")
+		} else {
+			configDir = filepath.Join(r.env.Home, ".claude")
+		}
+		dir := in.Project
+		if dir == "" {
+			dir = in.Cwd
+		}
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		projectDot = filepath.Join(dir, ".claude")
+		if in.ProjectKey == "" {
+			in.ProjectKey = dir
+		}
+		managed = claude.ManagedFiles()
+	}
+	if in.ClaudeJSON != "" {
+		claudeJSON = in.ClaudeJSON
+	}
+
+	// ~/.claude.json: trust and legacy rules.
+	if claudeJSON != "" {
+		g, err := claude.LoadGlobalConfig(claudeJSON)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && in.ClaudeJSON == "":
+			r.note("no %s: the project counts as not trusted", claudeJSON)
+		case err != nil:
+			r.problem(fmt.Errorf("~/.claude.json %w", err))
+		default:
+			r.global = g
+			for _, w := range g.Warnings {
+				fmt.Fprintf(r.env.Err, "sessionfix: warning: %s\n", reports.Printable(w))
+			}
+		}
+	}
+	if in.ProjectKey == "" && r.global != nil {
+		var keys []string
+		for k := range r.global.Projects {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if len(keys) == 1 {
+			in.ProjectKey = keys[0]
+		} else if projectDot != "" {
+			return nil, "", usageErrorf("%s --agent claude: which project of %s do the rule files belong to? give --project-key (one of %s)",
+				command, r.global.Path, strings.Join(keys, ", "))
+		}
+	}
+	r.project = in.ProjectKey
+
+	// Rule files, managed first (listing order only: deny, ask, allow across all scopes).
+	for _, m := range managed {
+		srcs = append(srcs, claudeSource{m, permission.ClaudeScopeManaged, false})
+	}
+	if configDir != "" {
+		srcs = append(srcs, claudeSource{filepath.Join(configDir, "settings.json"), permission.ClaudeScopeUser, false})
+	}
+	if projectDot != "" {
+		srcs = append(srcs, claudeSource{filepath.Join(projectDot, "settings.json"), permission.ClaudeScopeProject, false},
+			claudeSource{filepath.Join(projectDot, "settings.local.json"), permission.ClaudeScopeLocal, false})
+	}
+	for _, a := range in.Settings {
+		k, v, ok := strings.Cut(a, "=")
+		scope := permission.ClaudeScope(k)
+		if !ok || !slices.Contains([]permission.ClaudeScope{permission.ClaudeScopeManaged, permission.ClaudeScopeUser,
+			permission.ClaudeScopeProject, permission.ClaudeScopeLocal}, scope) || v == "" {
+			return nil, "", usageErrorf("--settings %q: with --agent claude write SCOPE=FILE, SCOPE one of managed, user, project, local", a)
+		}
+		// A file given for a scope replaces the discovered file of that scope (managed adds).
+		if scope != permission.ClaudeScopeManaged {
+			srcs = slices.DeleteFunc(srcs, func(s claudeSource) bool { return s.scope == scope && !s.explicit })
+		}
+		srcs = append(srcs, claudeSource{v, scope, true})
+	}
+	return srcs, configDir, nil
 }
 
 func orNone(s string) string {

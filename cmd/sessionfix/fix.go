@@ -105,8 +105,8 @@ EXAMPLES:
    sessionfix fix --plan-out plan.json ~/.qwen      # review it, then:
    sessionfix fix --apply --yes --plan plan.json    # apply exactly that plan
    sessionfix fix --agent codex --apply --yes       # Codex rollouts under $CODEX_HOME or ~/.codex
-   sessionfix fix tickets/4711/user-codex           # a copied Codex home, with its own config.toml`,
-		Flags: append(planFlags(),
+   sessionfix fix tickets/4711/user-codex           # a copied Codex home, with its own config.toml` + fixRulesDescription,
+		Flags: append(append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing: the default, said explicitly (contradicts --apply)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation (required with --apply when standard input is not a terminal)"},
@@ -118,7 +118,7 @@ EXAMPLES:
 			failOnFlag(),
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
 			&cli.StringFlag{Name: "plan", Usage: "with --apply: apply exactly the plan in FILE (written by --plan-out); a store that changed since is refused (exit 4), the others are rewritten as planned", TakesFile: true},
-		),
+		), fixRulesFlags...),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
@@ -131,6 +131,18 @@ EXAMPLES:
 			for _, f := range namingFlags {
 				if c.IsSet(f) {
 					opts.namingSet = append(opts.namingSet, "--"+f)
+				}
+			}
+			if c.Bool("rules") {
+				ropts, err := newFixRulesOptions(c, opts)
+				if err != nil {
+					return err
+				}
+				return runFixRules(c.Context, env, ropts)
+			}
+			for _, f := range []string{"claude-version", "project", "project-key", "claude-json", "allow-shared"} {
+				if c.IsSet(f) {
+					return usageErrorf("--%s goes with --rules (the Claude Code rule migration)", f)
 				}
 			}
 			return runFix(c.Context, env, opts)

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
@@ -170,6 +171,9 @@ func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
 	if ref.Kind == store.KindSQLite {
 		return sqlite.Open(ref.Path, opt.SQLite), nil
 	}
+	if ref.Kind == claude.KindRules {
+		return claude.OpenRules(ref.Path, ""), nil
+	}
 	if p := jsonl.ProfileByKind(ref.Kind); p != nil {
 		return jsonl.Open(ref.Path, p), nil
 	}
@@ -186,6 +190,14 @@ func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error
 		return OpenWith(ref, opt)
 	case err != nil:
 		return nil, fmt.Errorf("open %s: %w", ref.Path, err)
+	}
+	if ref.Kind == claude.KindRules {
+		// Claude Code rule files are stores only for fix --rules (never detected): a rule
+		// file is still one when it is a JSON object.
+		if err := claude.IsRuleFile(ref.Path); err != nil {
+			return nil, fmt.Errorf("%s: the run recorded a Claude Code rule file, but %v: not restored", ref.Path, err)
+		}
+		return OpenWith(ref, opt)
 	}
 	if ref.Kind == store.KindCodexRollout {
 		opt.Agent = AgentCodex // --agent codex reads any *.jsonl as a rollout

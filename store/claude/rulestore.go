@@ -129,3 +129,16 @@ func (s *RuleStore) Apply(ctx context.Context, snap *store.Snapshot, edits []sto
 func (s *RuleStore) Restore(ctx context.Context, ch *store.Change, force bool) error {
 	return fileio.RestoreFile(ctx, s.path, ch, force)
 }
+
+// IsRuleFile checks that path still reads as a rule file (a JSON object), for undo: nil, or
+// what it is instead.
+func IsRuleFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if _, err := parseJSON(path, data); err != nil {
+		return fmt.Errorf("it is not one now (%v)", err)
+	}
+	return nil
+}

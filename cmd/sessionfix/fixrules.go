@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/claude"
+)
+
+// fixRulesFlags are fix's flags for the Claude Code rule migration (issue 11 item 5).
+var fixRulesFlags = []cli.Flag{
+	&cli.BoolFlag{Name: "rules", Usage: "rewrite legacy-spelled Claude Code permission rules (settings.json, settings.local.json, ~/.claude.json allowedTools) to the current spelling; without it rule files are never written"},
+	&cli.StringFlag{Name: "claude-version", Usage: "with --rules: the Claude Code release whose spelling and matching the rules are migrated to (default: " + mcpname.ClaudeLatestVersion + ")"},
+	&cli.StringFlag{Name: "project", Usage: "with --rules: the project whose .claude/settings*.json are migrated (default: the current directory)", TakesFile: true},
+	&cli.StringFlag{Name: "project-key", Usage: "with --rules: the project directory as Claude Code saw it (its key in ~/.claude.json), for copies given as PATH"},
+	&cli.StringFlag{Name: "claude-json", Usage: "with --rules: the ~/.claude.json whose projects[*].allowedTools are migrated", TakesFile: true},
+	&cli.BoolFlag{Name: "allow-shared", Usage: "with --rules: also rewrite an allow rule whose new spelling is a name two tools share (it then grants both)"},
+}
+
+const fixRulesDescription = `
+CLAUDE CODE RULES (--rules): a rule written in an older release's spelling matches nothing under
+the current one (mcp__foo.bar__deploy.prod in deny no longer denies deploy.prod from 1.0.51 on).
+fix --rules --inventory FILE plans, for every rule of the user, project and local settings and
+the legacy allowedTools of ~/.claude.json that names an inventory tool only in a legacy spelling
+(a whole name of an older naming era, or a raw server key), the spelling that names the same raw
+tool under --claude-version, and shows each rule with what it matched before and what the new
+rule matches. A rewrite that would also grant a tool the old rule did not (a name two raw tools
+share) is kept unless --allow-shared; for deny and ask it is made and noted. Managed settings are
+read, never written. With --apply the rule strings are replaced byte for byte (comments,
+formatting and every other byte kept), with backups in a run that sessionfix undo restores.
+fix --rules rewrites only rule files; fix without --rules never writes them.`
+
+type fixRulesOptions struct {
+	fixOptions
+	Version     string
+	Project     string
+	ProjectKey  string
+	ClaudeJSON  string
+	AllowShared bool
+	Cwd         string
+}
+
+// ruleRow is one planned rule in fix --rules output.
+type ruleRow struct {
+	File       string   `json:"file"`
+	Line       int      `json:"line"`
+	Column     int      `json:"column"`
+	Scope      string   `json:"scope"`
+	Key        string   `json:"key"`
+	Index      int      `json:"index"`
+	Kind       string   `json:"kind"`
+	Old        string   `json:"old"`
+	New        string   `json:"new,omitempty"`
+	Action     string   `json:"action"`
+	WrittenFor string   `json:"written_for"`
+	Before     []string `json:"matched_before"`
+	After      []string `json:"matches_after"`
+	Extra      []string `json:"shared_extra,omitempty"`
+	Note       string   `json:"note,omitempty"`
+}
+
+type fixRulesReport struct {
+	ClaudeVersion string       `json:"claude_version"`
+	Files         []string     `json:"files"`
+	Rules         []ruleRow    `json:"rules"`
+	Mode          string       `json:"mode"` // dry-run or apply
+	Run           string       `json:"run,omitempty"`
+	Outcomes      []ruleOutRow `json:"outcomes,omitempty"`
+	Errors        []string     `json:"errors"`
+}
+
+type ruleOutRow struct {
+	File   string `json:"file"`
+	Status string `json:"status"` // rewritten, in-use, failed
+	Rules  int    `json:"rules"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func toolNames(ts []mcpname.ClaudeTool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Server + "/" + t.Tool
+	}
+	return out
+}
+
+func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
+	switch {
+	case o.Format != "table" && o.Format != "json":
+		return usageErrorf("--format must be table or json, not %q", o.Format)
+	case o.Apply && o.DryRun:
+		return usageErrorf("--apply and --dry-run contradict each other (nothing was changed)")
+	case o.Apply && !o.Yes && !env.InTerminal:
+		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
+	case o.Common.Inventory == "":
+		return usageErrorf("fix --rules needs --inventory FILE (the raw server keys and tool names the rules are about)")
+	case o.Common.Agent != "" && o.Common.Agent != "claude":
+		return usageErrorf("--rules migrates Claude Code rules; --agent %s does not go with it", o.Common.Agent)
+	case o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy || o.Common.CodexConfig != "":
+		return usageErrorf("--rules migrates Claude Code rules only: --discover, --keep-truncated, --rewrite-lossy and --codex-config do not go with it")
+	}
+	now := permission.ClaudeNewest()
+	if o.Version != "" {
+		v, err := permission.ParseClaudeRelease(o.Version)
+		if err != nil {
+			return usageErrorf("--claude-version: %v", err)
+		}
+		now = v
+	}
+	inv, err := inventory.Load(o.Common.Inventory)
+	if err != nil {
+		return err
+	}
+	var tools []mcpname.ClaudeTool
+	for _, k := range inv.Keys() {
+		for _, t := range inv.Servers[k].Tools {
+			tools = append(tools, mcpname.ClaudeTool{Server: k, Tool: t.Name})
+		}
+	}
+	r := &claudeAuditRun{env: env}
+	srcs, _, err := r.resolve(claudeInputFlags{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.ProjectKey, ClaudeJSON: o.ClaudeJSON}, "fix --rules")
+	if err != nil {
+		return err
+	}
+	if r.global != nil {
+		srcs = append(srcs, claudeSource{path: r.global.Path, scope: permission.ClaudeScopeLegacy})
+	}
+	o.StateDir = stateDirOf(env, o.StateDir)
+
+	rep := &fixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []ruleRow{}, Errors: []string{}}
+	plan := &rewrite.Plan{}
+	var roots []string
+	rewrites := 0
+	for _, s := range srcs {
+		// Runs record absolute, clean paths (undo refuses others).
+		if abs, err := filepath.Abs(s.path); err == nil {
+			s.path = abs
+		}
+		st := claude.OpenRules(s.path, s.scope)
+		snap, err := st.Scan(ctx, store.ScanOptions{Hash: true})
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !s.explicit:
+			continue
+		case err != nil:
+			r.problem(err)
+			continue
+		}
+		for _, p := range snap.Problems {
+			r.problem(fmt.Errorf("%s: %s", s.path, p.Reason))
+		}
+		rs := snap.Extra.(*claude.RuleSnapshot)
+		rules := make([]permission.ClaudeRule, len(rs.Rules))
+		for i, ru := range rs.Rules {
+			rules[i] = ru.ClaudeRule
+		}
+		rep.Files = append(rep.Files, s.path)
+		sp := &rewrite.StorePlan{Store: st, Snap: snap}
+		for _, m := range audit.PlanClaudeRules(rules, tools, now, o.AllowShared) {
+			ru := rs.Rules[m.Rule]
+			row := ruleRow{File: ru.File, Line: ru.Line, Column: ru.Column, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index,
+				Kind: string(ru.Kind), Old: m.Old, New: m.New, Action: string(m.Action), WrittenFor: m.WrittenFor,
+				Before: toolNames(m.Before), After: toolNames(m.After), Extra: toolNames(m.Extra), Note: m.Note}
+			d := rewrite.Decision{Site: &snap.Sites[m.Rule], Class: audit.ClassClaudeLegacyRule, Source: "written for " + m.WrittenFor, Note: m.Note}
+			if m.Action == audit.MigrateRewrite && s.scope == permission.ClaudeScopeManaged {
+				row.Action, row.Note = string(audit.MigrateKeep), "managed settings are read, never written (their administrator owns them): change it there to "+m.New
+			}
+			if row.Action == string(audit.MigrateRewrite) {
+				d.Action, d.New = rewrite.ActRewrite, m.New
+				rewrites++
+			} else {
+				d.Action = rewrite.ActKeep
+			}
+			sp.Decisions = append(sp.Decisions, d)
+			rep.Rules = append(rep.Rules, row)
+		}
+		if sp.Count(rewrite.ActRewrite) > 0 {
+			plan.Stores = append(plan.Stores, sp)
+			roots = append(roots, s.path)
+		}
+	}
+
+	if o.Format == "table" {
+		writeRulePlan(env, rep.Rules, now)
+	}
+	if !o.Apply || rewrites == 0 {
+		if o.Format == "json" {
+			rep.Errors = append(rep.Errors, r.problems...)
+			if err := reports.WriteJSON(env.Out, rep); err != nil {
+				return err
+			}
+		} else if rewrites > 0 {
+			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --rules --apply --yes to rewrite")
+		}
+		return rulesEnd(r)
+	}
+	if !o.Yes {
+		flushOut(env)
+		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
+			plural(rewrites, "rule"), plural(len(plan.Stores), "file"), o.StateDir)
+		ok, err := confirm(ctx, env.In)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return declined(env)
+		}
+	}
+	cleanLeftovers(env, o.StateDir)
+	if err := checkStateDir(o.StateDir); err != nil {
+		return err
+	}
+	res, err := rewrite.Apply(ctx, plan, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Roots: roots,
+		Now: env.Now, BeforeCheck: env.beforeCheck})
+	if err != nil && res == nil {
+		return err
+	}
+	rep.Mode, rep.Run = "apply", res.RunID
+	inUse := false
+	for _, oc := range res.Outcomes {
+		row := ruleOutRow{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
+		switch {
+		case oc.InUse() && !oc.Committed():
+			row.Status, row.Reason, inUse = "in-use", oc.Err.Error(), true
+		case oc.Err != nil && !oc.Committed():
+			row.Status, row.Reason = "failed", oc.Err.Error()
+			r.problem(oc.Err)
+		case oc.Err != nil:
+			row.Reason = oc.Err.Error()
+		}
+		rep.Outcomes = append(rep.Outcomes, row)
+	}
+	if o.Format == "json" {
+		rep.Errors = append(rep.Errors, r.problems...)
+		if err := reports.WriteJSON(env.Out, rep); err != nil {
+			return err
+		}
+	} else {
+		n, files := 0, 0
+		for _, row := range rep.Outcomes {
+			if row.Status == "rewritten" {
+				n += row.Rules
+				files++
+			} else {
+				fmt.Fprintf(env.Out, "%s: %s: %s\n", reports.Printable(row.File), row.Status, reports.Printable(row.Reason))
+			}
+		}
+		fmt.Fprintf(env.Out, "rewrote %s in %s\n", plural(n, "rule"), plural(files, "file"))
+		if res.RunID != "" {
+			fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
+				res.RunID, res.Dir, shellQuote(o.StateDir), res.RunID)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if inUse && !r.partial {
+		return withCode(exitInUse)
+	}
+	return rulesEnd(r)
+}
+
+func rulesEnd(r *claudeAuditRun) error {
+	if r.partial {
+		return withCode(exitPartial)
+	}
+	return nil
+}
+
+// writeRulePlan prints each rule: where, old → new, what it matched before, what it matches
+// after, and the flag.
+func writeRulePlan(env *Env, rows []ruleRow, now permission.ClaudeRelease) {
+	if len(rows) == 0 {
+		fmt.Fprintf(env.Out, "no legacy-spelled rule: every rule that names an inventory tool already uses %s's spelling\n", now)
+		return
+	}
+	fmt.Fprintf(env.Out, "Claude Code rules in a legacy spelling (migrated to %s):\n", now)
+	for _, r := range rows {
+		arrow := r.New
+		if r.Action != string(audit.MigrateRewrite) {
+			arrow = "(kept)"
+		}
+		fmt.Fprintf(env.Out, "%s:%d:%d %s %s[%d]: %s %q → %s\n", reports.Printable(r.File), r.Line, r.Column, r.Scope, r.Key, r.Index,
+			r.Action, reports.Printable(r.Old), reports.Printable(arrow))
+		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(orNone(strings.Join(r.Before, ", "))))
+		if r.New != "" {
+			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(orNone(strings.Join(r.After, ", "))))
+		}
+		if len(r.Extra) > 0 {
+			fmt.Fprintf(env.Out, "    SHARED NAME: also %s\n", reports.Printable(strings.Join(r.Extra, ", ")))
+		}
+		if r.Note != "" {
+			fmt.Fprintf(env.Out, "    note: %s\n", reports.Printable(r.Note))
+		}
+	}
+}
+
+func newFixRulesOptions(c *cli.Context, base fixOptions) (fixRulesOptions, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fixRulesOptions{}, fmt.Errorf("fix: current directory: %w", err)
+	}
+	return fixRulesOptions{fixOptions: base, Version: c.String("claude-version"), Project: c.String("project"),
+		ProjectKey: c.String("project-key"), ClaudeJSON: c.String("claude-json"), AllowShared: c.Bool("allow-shared"), Cwd: wd}, nil
+}
