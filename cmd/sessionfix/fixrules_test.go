@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// claudeRulesCopy copies the fixture's rule files (and sessions) into a temp dir and returns it.
+func claudeRulesCopy(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "c")
+	copyTree(t, "../../"+claudeFixture, dir)
+	return dir
+}
+
+func readFileString(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
+
+var ruleFiles = []string{"dot-claude/settings.json", "project-settings/lab/settings.json", "project-settings/lab/settings.local.json",
+	"project-settings/api/settings.json", "claude.json"}
+
+func snapshotRules(t *testing.T, dir string) map[string]string {
+	m := map[string]string{}
+	for _, f := range ruleFiles {
+		m[f] = readFileString(t, filepath.Join(dir, f))
+	}
+	return m
+}
+
+func TestFixRulesDryRunApplyUndo(t *testing.T) {
+	env := testEnv(t)
+	dir := claudeRulesCopy(t)
+	inv, err := filepath.Abs("../../fixtures/claude-audit/inventory.json")
+	require.NoError(t, err)
+	orig := snapshotRules(t, dir)
+	args := []string{"fix", "--rules", "--inventory", inv, "--project-key", "/home/demo/src/lab"}
+	paths := []string{filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab")}
+
+	res := runCLI(t, env, "", append(append([]string{}, args...), paths...)...)
+	require.Equal(t, 0, res.code, res.err)
+	assert.Contains(t, res.out, `dot-claude/settings.json:4:14 user permissions.deny[0]: rewrite "mcp__foo.bar__deploy.prod" → mcp__foo_bar__deploy_prod
+    matched before (raw spelling): foo.bar/deploy.prod
+    mcp__foo_bar__deploy_prod matches under 2.1.332: foo.bar/deploy.prod
+`)
+	assert.Contains(t, res.out, `settings.local.json:4:7 local permissions.allow[0]: rewrite "mcp__foo_bar__deploy.prod" → mcp__foo_bar__deploy_prod
+    matched before (server-normalized spelling): foo.bar/deploy.prod`)
+	assert.Contains(t, res.out, "dry-run: nothing was changed")
+	assert.Equal(t, orig, snapshotRules(t, dir), "a dry run writes nothing")
+
+	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--apply", "--yes"), paths...)...)
+	require.Equal(t, 0, res.code, res.err)
+	assert.Contains(t, res.out, "rewrote 3 rules in 2 files")
+	after := snapshotRules(t, dir)
+	// Only the rule strings changed, byte for byte.
+	assert.Equal(t, strings.NewReplacer(`"mcp__foo.bar__deploy.prod"`, `"mcp__foo_bar__deploy_prod"`, `"mcp__lit__get+data"`, `"mcp__lit__get_data"`).
+		Replace(orig["dot-claude/settings.json"]), after["dot-claude/settings.json"])
+	assert.Equal(t, strings.Replace(orig["project-settings/lab/settings.local.json"], `"mcp__foo_bar__deploy.prod"`, `"mcp__foo_bar__deploy_prod"`, 1),
+		after["project-settings/lab/settings.local.json"])
+	for _, f := range []string{"project-settings/lab/settings.json", "project-settings/api/settings.json", "claude.json"} {
+		assert.Equal(t, orig[f], after[f], f)
+	}
+	i := strings.Index(res.out, "undo with: sessionfix undo --state-dir ")
+	require.Positive(t, i, res.out)
+	fields := strings.Fields(res.out[i:])
+	runID := fields[6]
+
+	// Again: nothing left to migrate.
+	res = runCLI(t, env, "", append(append([]string{}, args...), paths...)...)
+	require.Equal(t, 0, res.code, res.err)
+	assert.Contains(t, res.out, "no legacy-spelled rule")
+
+	res = runCLI(t, env, "", "undo", "--yes", runID)
+	require.Equal(t, 0, res.code, res.out+res.err)
+	assert.Equal(t, orig, snapshotRules(t, dir), "undo restores the rule files")
+}
+
+// Comments and formatting survive: only the string token is replaced.
+func TestFixRulesKeepsCommentsAndFlagsSharedGrants(t *testing.T) {
+	env := testEnv(t)
+	proj := filepath.Join(env.Home, "src", "app")
+	require.NoError(t, os.MkdirAll(filepath.Join(proj, ".claude"), 0o755))
+	settings := "{\r\n  // team rules — keep\r\n  \"permissions\": {\r\n    \"allow\": [\"mcp__lit__literature.search_pubmed\", /* x */ \"mcp__com.example\"],\r\n    \"deny\":  [ \"mcp__lit__literature.search_pubmed\" ],\r\n  },\r\n}\r\n"
+	sp := filepath.Join(proj, ".claude", "settings.json")
+	require.NoError(t, os.WriteFile(sp, []byte(settings), 0o644))
+	inv := filepath.Join(t.TempDir(), "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"lit": {"tools": ["literature.search_pubmed", "literature_search_pubmed"]}, "com.example": {"tools": ["q"]}}}`), 0o644))
+
+	res := runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project", proj, "--apply", "--yes", "--format", "json")
+	require.Equal(t, 0, res.code, res.err)
+	var doc fixRulesReport
+	require.NoError(t, json.Unmarshal([]byte(res.out), &doc))
+	require.Len(t, doc.Rules, 3)
+	assert.Equal(t, "keep", doc.Rules[0].Action, "an allow would grant literature_search_pubmed")
+	assert.Equal(t, []string{"lit/literature_search_pubmed"}, doc.Rules[0].Extra)
+	assert.Equal(t, "rewrite", doc.Rules[1].Action)
+	assert.Equal(t, "mcp__com_example", doc.Rules[1].New)
+	assert.Equal(t, "rewrite", doc.Rules[2].Action, "a deny restricts more, never less")
+	assert.Equal(t, "also restricts lit/literature_search_pubmed (a shared name)", doc.Rules[2].Note)
+	assert.Equal(t, "apply", doc.Mode)
+	want := strings.NewReplacer(`/* x */ "mcp__com.example"`, `/* x */ "mcp__com_example"`,
+		`[ "mcp__lit__literature.search_pubmed" ]`, `[ "mcp__lit__literature_search_pubmed" ]`).Replace(settings)
+	assert.Equal(t, want, readFileString(t, sp))
+
+	res = runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project", proj, "--apply", "--yes", "--allow-shared")
+	require.Equal(t, 0, res.code, res.err)
+	assert.Contains(t, res.out, "SHARED NAME: also lit/literature_search_pubmed")
+	assert.Contains(t, readFileString(t, sp), `"allow": ["mcp__lit__literature_search_pubmed", /* x */`)
+}
+
+// Without --rules, fix never writes a rule file, even with --apply on a Claude Code home.
+func TestFixWithoutRulesNeverWritesRuleFiles(t *testing.T) {
+	env := testEnv(t)
+	dir := claudeRulesCopy(t)
+	inv, err := filepath.Abs("../../fixtures/claude-audit/inventory.json")
+	require.NoError(t, err)
+	orig := snapshotRules(t, dir)
+	res := runCLI(t, env, "", "fix", "--apply", "--yes", "--inventory", inv, dir)
+	assert.NotEqual(t, exitUsage, res.code, res.err)
+	assert.Equal(t, orig, snapshotRules(t, dir))
+	res = runCLI(t, env, "", "fix", "--apply", "--yes", "--inventory", inv, filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
+	assert.NotEqual(t, exitUsage, res.code, res.err)
+	assert.Equal(t, orig, snapshotRules(t, dir))
+}
+
+func TestFixRulesUsage(t *testing.T) {
+	env := testEnv(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--claude-version", "2.1.332"}, "--claude-version goes with --rules"},
+		{[]string{"--allow-shared"}, "--allow-shared goes with --rules"},
+		{[]string{"--rules"}, "fix --rules needs --inventory"},
+		{[]string{"--rules", "--inventory", "x.json", "--agent", "qwen"}, "--agent qwen does not go with it"},
+		{[]string{"--rules", "--inventory", "x.json", "--claude-version", "two"}, "--claude-version"},
+		{[]string{"--rules", "--inventory", "x.json", "--apply"}, "--apply needs --yes"},
+	} {
+		res := runCLI(t, env, "", append([]string{"fix"}, c.args...)...)
+		assert.Equal(t, exitUsage, res.code, "%v: %s", c.args, res.err)
+		assert.Contains(t, res.err, c.want, "%v", c.args)
+	}
+}
