@@ -41,6 +41,7 @@ type claudeAuditOptions struct {
 
 // claudeAuditDescription is the --agent claude part of audit --help.
 const claudeAuditDescription = `
+
 CLAUDE CODE (--agent claude): reads Claude Code's rule files — managed
 (/etc/claude-code/managed-settings.json and managed-settings.d/*.json on Linux, /Library/Application
 Support/ClaudeCode on macOS, C:\Program Files\ClaudeCode on Windows), user ($CLAUDE_CONFIG_DIR or

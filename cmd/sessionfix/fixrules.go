@@ -32,6 +32,7 @@ var fixRulesFlags = []cli.Flag{
 }
 
 const fixRulesDescription = `
+
 CLAUDE CODE RULES (--rules): a rule written in an older release's spelling matches nothing under
 the current one (mcp__foo.bar__deploy.prod in deny no longer denies deploy.prod from 1.0.51 on).
 fix --rules --inventory FILE plans, for every rule of the user, project and local settings and
