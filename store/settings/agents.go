@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Agent is the part of a subagent file (.qwen/agents/<name>.md) that concerns tool names.
