@@ -145,15 +145,11 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", s.path, err)
 	}
-	if err := beginImmediate(ctx, conn, s.path, busy); err != nil {
+	tx, err := beginWrite(ctx, conn, s.path, busy)
+	if err != nil {
 		return nil, err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			rollback(conn)
-		}
-	}()
+	defer tx.Rollback() // nothing to undo once committed
 
 	// The backup is taken while we hold the write lock: it is exactly what we change.
 	if err := onlineBackup(ctx, s.path, opt.BackupPath, busy); err != nil {
@@ -181,7 +177,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 
-	w := &rowWriter{s: s, ex: ex, stmts: newStmtCache(conn), guard: guard, sql: make([]*specSQL, len(ex.comp.tables))}
+	w := &rowWriter{s: s, ex: ex, stmts: newStmtCache(tx), guard: guard, sql: make([]*specSQL, len(ex.comp.tables))}
 	defer w.stmts.close()
 	nrows, nedits := 0, 0
 	var cur *rowEdits
@@ -241,7 +237,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if nrows == 0 {
 		return nil, fmt.Errorf("rewrite %s: no edits", s.path)
 	}
-	if res, err := integrityCheck(ctx, conn); err != nil {
+	if res, err := integrityCheck(ctx, tx); err != nil {
 		return nil, fmt.Errorf("check %s: %w", s.path, err)
 	} else if res != "ok" {
 		return nil, fmt.Errorf("rewrite %s: integrity_check after the change says %q; nothing was changed", s.path, res)
@@ -272,14 +268,10 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if opt.BeforeCheck != nil {
 		opt.BeforeCheck()
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if err := commit(tx, s.path, busy); err != nil {
 		keep = false
-		if isBusy(err) {
-			return nil, inUse(s.path, busy)
-		}
-		return nil, fmt.Errorf("commit %s: %w", s.path, err)
+		return nil, err
 	}
-	committed = true
 	if st, err := fileState(s.path); err == nil {
 		ch.After = st
 	}

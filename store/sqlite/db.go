@@ -33,7 +33,8 @@ const (
 )
 
 // dsn builds a go-sqlite3 URI filename: "file:<path>?mode=…&_busy_timeout=…". Writers sync fully
-// (a change reported as done is on disk, also in WAL mode).
+// (a change reported as done is on disk, also in WAL mode) and begin every transaction with
+// BEGIN IMMEDIATE (_txlock=immediate): BeginTxx takes the write lock at once.
 func dsn(path string, mode openMode, busy time.Duration) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -42,7 +43,7 @@ func dsn(path string, mode openMode, busy time.Duration) (string, error) {
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	q := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", r.Replace(filepath.ToSlash(abs)), mode, busy.Milliseconds())
 	if mode != modeRO {
-		q += "&_synchronous=FULL"
+		q += "&_synchronous=FULL&_txlock=immediate"
 	}
 	return q, nil
 }
@@ -75,13 +76,29 @@ func inUse(path string, busy time.Duration) error {
 	return &store.InUseError{Path: path, Reason: fmt.Sprintf("its write lock is held by another connection; gave up after %s", busy)}
 }
 
-// beginImmediate takes the write lock on conn, waiting up to the busy timeout.
-func beginImmediate(ctx context.Context, conn *sqlx.Conn, path string, busy time.Duration) error {
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+// beginWrite starts the write transaction on conn (opened modeRW: the driver sends BEGIN
+// IMMEDIATE), taking the write lock and waiting up to the busy timeout for it; a lock held longer
+// by another connection is the store's in-use refusal (an *store.InUseError). The caller defers
+// tx.Rollback (a no-op once committed) and runs every statement through tx.
+func beginWrite(ctx context.Context, conn *sqlx.Conn, path string, busy time.Duration) (*sqlx.Tx, error) {
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
+		if isBusy(err) {
+			return nil, inUse(path, busy)
+		}
+		return nil, fmt.Errorf("begin write transaction on %s: %w", path, err)
+	}
+	return tx, nil
+}
+
+// commit commits tx; a COMMIT that stays busy (a rollback-journal reader keeps its lock past the
+// busy timeout) is the in-use refusal, and the driver has then rolled the transaction back.
+func commit(tx *sqlx.Tx, path string, busy time.Duration) error {
+	if err := tx.Commit(); err != nil {
 		if isBusy(err) {
 			return inUse(path, busy)
 		}
-		return fmt.Errorf("begin write transaction on %s: %w", path, err)
+		return fmt.Errorf("commit %s: %w", path, err)
 	}
 	return nil
 }
@@ -158,8 +175,11 @@ func (g *targetGuard) warnings() []string {
 	return []string{fmt.Sprintf("kept %s unchanged: an UPDATE trigger of the store's schema would have changed it along with the names", strings.Join(out, ", "))}
 }
 
-// integrityCheck runs PRAGMA integrity_check on conn and returns its first line ("ok" when sound).
-func integrityCheck(ctx context.Context, conn *sqlx.Conn) (string, error) {
+// integrityCheck runs PRAGMA integrity_check on conn (a connection, or the write transaction
+// whose changes it checks) and returns its first line ("ok" when sound).
+func integrityCheck(ctx context.Context, conn interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}) (string, error) {
 	rows, err := conn.QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
 		return "", fmt.Errorf("integrity_check: %w", err)
@@ -211,14 +231,19 @@ func rollback(conn *sqlx.Conn) {
 	_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
 }
 
-// stmtCache prepares each distinct statement once on a connection (a rewrite of a hundred
-// thousand rows runs two statements a hundred thousand times).
+// preparer is a connection or a transaction (*sqlx.Conn, *sqlx.Tx).
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// stmtCache prepares each distinct statement once on a connection or transaction (a rewrite of
+// a hundred thousand rows runs two statements a hundred thousand times).
 type stmtCache struct {
-	conn *sqlx.Conn
+	conn preparer
 	m    map[string]*sql.Stmt
 }
 
-func newStmtCache(conn *sqlx.Conn) *stmtCache {
+func newStmtCache(conn preparer) *stmtCache {
 	return &stmtCache{conn: conn, m: map[string]*sql.Stmt{}}
 }
 

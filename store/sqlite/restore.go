@@ -70,17 +70,13 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	if err := newTargetGuard(v.Targets).install(ctx, conn); err != nil {
 		return fmt.Errorf("open %s: %w", s.path, err)
 	}
-	if err := beginImmediate(ctx, conn, s.path, busy); err != nil {
+	tx, err := beginWrite(ctx, conn, s.path, busy)
+	if err != nil {
 		return err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			rollback(conn)
-		}
-	}()
+	defer tx.Rollback() // nothing to undo once committed
 
-	stmts, bstmts := newStmtCache(conn), newStmtCache(bconn)
+	stmts, bstmts := newStmtCache(tx), newStmtCache(bconn)
 	defer stmts.close()
 	defer bstmts.close()
 	var changed []string
@@ -139,19 +135,12 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 		}
 		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("rows changed: %s%s", strings.Join(changed, ", "), more)}
 	}
-	if res, err := integrityCheck(ctx, conn); err != nil {
+	if res, err := integrityCheck(ctx, tx); err != nil {
 		return fmt.Errorf("check %s: %w", s.path, err)
 	} else if res != "ok" {
 		return fmt.Errorf("restore %s: integrity_check says %q; nothing was changed", s.path, res)
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		if isBusy(err) {
-			return inUse(s.path, busy)
-		}
-		return fmt.Errorf("commit %s: %w", s.path, err)
-	}
-	committed = true
-	return nil
+	return commit(tx, s.path, busy)
 }
 
 // decodeKeys turns JSON key values back into driver values (integers stay int64).

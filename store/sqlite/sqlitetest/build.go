@@ -77,20 +77,16 @@ func InsertRows(ctx context.Context, path, table string, columns []string, src R
 		return fmt.Errorf("insert into %s: %w", path, err)
 	}
 	defer conn.Close()
-	if err := beginImmediate(ctx, conn, path, sqlite.DefaultBusyTimeout); err != nil {
+	tx, err := beginWrite(ctx, conn, path, sqlite.DefaultBusyTimeout)
+	if err != nil {
 		return err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			rollback(conn)
-		}
-	}()
+	defer tx.Rollback() // nothing to undo once committed
 	cols := make([]string, len(columns))
 	for i, c := range columns {
 		cols[i] = quoteIdent(c)
 	}
-	stmt, err := conn.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", quoteIdent(table),
+	stmt, err := tx.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", quoteIdent(table),
 		strings.Join(cols, ", "), strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")))
 	if err != nil {
 		return fmt.Errorf("insert into %s.%s: %w", path, table, err)
@@ -102,10 +98,9 @@ func InsertRows(ctx context.Context, path, table string, columns []string, src R
 	}); err != nil {
 		return fmt.Errorf("insert into %s.%s: %w", path, table, err)
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("insert into %s.%s: %w", path, table, err)
 	}
-	committed = true
 	return nil
 }
 
@@ -117,7 +112,7 @@ type WriteLock struct {
 // Release rolls the transaction back and closes the connection.
 func (l *WriteLock) Release() error { return l.release() }
 
-// HoldWriteLock takes the write lock of the database at path with BEGIN IMMEDIATE, as a running
+// HoldWriteLock takes the write lock of the database at path (BEGIN IMMEDIATE), as a running
 // agent's write transaction does, and holds it until Release. Tests and the demo use it to show
 // the in-use refusal; it returns an *store.InUseError when another connection holds the lock
 // longer than busy.
@@ -131,13 +126,14 @@ func HoldWriteLock(ctx context.Context, path string, busy time.Duration) (*Write
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := beginImmediate(ctx, conn, path, busy); err != nil {
+	tx, err := beginWrite(ctx, conn, path, busy)
+	if err != nil {
 		conn.Close()
 		db.Close()
 		return nil, err
 	}
 	return &WriteLock{release: func() error {
-		rollback(conn)
+		tx.Rollback()
 		conn.Close()
 		return db.Close()
 	}}, nil

@@ -31,7 +31,8 @@ const (
 	modeCreate openMode = "rwc" // read-write, created when missing
 )
 
-// openDB opens a database handle with one connection: "file:<path>?mode=…&_busy_timeout=…".
+// openDB opens a database handle with one connection: "file:<path>?mode=…&_busy_timeout=…";
+// writers begin transactions with BEGIN IMMEDIATE (_txlock=immediate).
 func openDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -40,7 +41,7 @@ func openDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	q := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", r.Replace(filepath.ToSlash(abs)), mode, busy.Milliseconds())
 	if mode != modeRO {
-		q += "&_synchronous=FULL"
+		q += "&_synchronous=FULL&_txlock=immediate"
 	}
 	db, err := sqlx.Open("sqlite3", q)
 	if err != nil {
@@ -50,17 +51,19 @@ func openDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
 	return db, nil
 }
 
-// beginImmediate takes the write lock on conn, waiting up to the busy timeout; a lock held
-// longer by another connection is an *store.InUseError.
-func beginImmediate(ctx context.Context, conn *sqlx.Conn, path string, busy time.Duration) error {
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+// beginWrite starts a write transaction on conn (opened modeRW or modeCreate: the driver sends
+// BEGIN IMMEDIATE), waiting up to the busy timeout for the write lock; a lock held longer by
+// another connection is an *store.InUseError.
+func beginWrite(ctx context.Context, conn *sqlx.Conn, path string, busy time.Duration) (*sqlx.Tx, error) {
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
-			return &store.InUseError{Path: path, Reason: fmt.Sprintf("its write lock is held by another connection; gave up after %s", busy)}
+			return nil, &store.InUseError{Path: path, Reason: fmt.Sprintf("its write lock is held by another connection; gave up after %s", busy)}
 		}
-		return fmt.Errorf("begin write transaction on %s: %w", path, err)
+		return nil, fmt.Errorf("begin write transaction on %s: %w", path, err)
 	}
-	return nil
+	return tx, nil
 }
 
 // rollback ends a transaction that was not committed (errors are moot then).
