@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -33,6 +34,9 @@ import (
 //	sqlitedb DB SQL…    build the SQLite database DB (WAL) from SQL files, as `sqlite3 DB < SQL` does
 //	append FILE TEXT    append TEXT and a newline to FILE (an agent writing a line)
 //	cpdir SRC DST       copy the tree SRC to DST (modes and mtimes kept, as cp -rp does)
+//	sqldump DB OUT      write the SQL dump of DB (every table's rows, in order) to OUT
+//	sqlitelock DB       hold DB's write lock (BEGIN IMMEDIATE, as a writing agent does) until
+//	                    sqliteunlock DB or the end of the script
 //	cmptree A B         the trees A and B hold the same files, byte for byte, with the same modes
 //	                    and mtimes (! cmptree: they differ)
 //
@@ -60,6 +64,8 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_STATE_HOME", filepath.Join(e.WorkDir, "state"))
 			e.Setenv("TZ", "UTC")
 			e.Setenv("FIXTURES", fixtures)
+			e.Values[locksKey{}] = map[string]*sqlitetest.WriteLock{} // this script's sqlitelock
+
 			return os.MkdirAll(home, 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -69,9 +75,30 @@ func TestScripts(t *testing.T) {
 			"append":   cmdAppend,
 			"cpdir":    cmdCpdir,
 			"cmptree":  cmdCmptree,
+			"sqldump":  cmdSQLDump,
+			"sqlitelock": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: sqlitelock DB")
+				}
+				l, err := sqlitetest.HoldWriteLock(context.Background(), ts.MkAbs(args[0]), time.Second)
+				ts.Check(err)
+				ts.Value(locksKey{}).(map[string]*sqlitetest.WriteLock)[ts.MkAbs(args[0])] = l
+				ts.Defer(func() { _ = l.Release() })
+			},
+			"sqliteunlock": func(ts *testscript.TestScript, neg bool, args []string) {
+				locks := ts.Value(locksKey{}).(map[string]*sqlitetest.WriteLock)
+				if neg || len(args) != 1 || locks[ts.MkAbs(args[0])] == nil {
+					ts.Fatalf("usage: sqliteunlock DB (after sqlitelock DB)")
+				}
+				ts.Check(locks[ts.MkAbs(args[0])].Release())
+				delete(locks, ts.MkAbs(args[0]))
+			},
 		},
 	})
 }
+
+// locksKey keys a script's held SQLite write locks (testscript Env.Values).
+type locksKey struct{}
 
 // cmdExits: exits N CMD ARGS… runs CMD and fails unless it exits with status N.
 func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
@@ -329,4 +356,14 @@ func cmdCmptree(ts *testscript.TestScript, neg bool, args []string) {
 	case !neg && len(diffs) > 0:
 		ts.Fatalf("%s and %s differ:\n%s", args[0], args[1], strings.Join(diffs, "\n"))
 	}
+}
+
+// cmdSQLDump: sqldump DB OUT writes DB's SQL dump to OUT.
+func cmdSQLDump(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sqldump DB OUT")
+	}
+	var b strings.Builder
+	ts.Check(sqlitetest.Dump(context.Background(), ts.MkAbs(args[0]), &b))
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
 }
