@@ -87,6 +87,8 @@ func (p Path) Equal(q Path) bool {
 type Patterns struct {
 	root *node
 	n    int
+	// lits[i] are the literal keys of pattern i (for SetPrefilter's coverage check).
+	lits [][]string
 }
 
 type node struct {
@@ -103,7 +105,7 @@ func newNode() *node { return &node{capture: -1, keyCapID: -1} }
 
 // Compile builds a pattern set; pattern i is reported as Capture.Pattern == i.
 func Compile(patterns ...string) (*Patterns, error) {
-	p := &Patterns{root: newNode()}
+	p := &Patterns{root: newNode(), lits: make([][]string, len(patterns))}
 	for id, pat := range patterns {
 		if err := p.add(id, pat); err != nil {
 			return nil, err
@@ -148,6 +150,7 @@ func (p *Patterns) add(id int, pat string) error {
 			n.keyCapID = id
 			return nil
 		default:
+			p.lits[id] = append(p.lits[id], s)
 			if n.keys == nil {
 				n.keys = map[string]*node{}
 			}

@@ -127,6 +127,12 @@ type Scanner struct {
 	err      error  // callback error: sticky
 	closed   bool
 	maxDepth int
+
+	// prefilter (SetPrefilter)
+	needles [][]byte
+	vstack  []byte // fastValid's container stack
+	pfLine  int64  // the line the prefilter last decided on (never twice)
+	pstats  PrefilterStats
 }
 
 type frame struct {
@@ -209,6 +215,19 @@ func (s *Scanner) Write(p []byte) (int, error) {
 			s.head = append(s.head, p...)
 			return len(p), nil
 		}
+		if len(s.head) == 0 {
+			// The whole first chunk at once (the prefilter sees whole first lines).
+			s.started = true
+			if p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF {
+				s.utf.feed(p[:3], s.off, &s.bad)
+				s.off += 3
+				s.rec.Start = s.off
+				_, err := s.write(p[3:])
+				return len(p), err
+			}
+			_, err := s.write(p)
+			return len(p), err
+		}
 		head := append(s.head, p[:need]...)
 		s.head = nil
 		s.started = true
@@ -263,6 +282,23 @@ func (s *Scanner) write(p []byte) (int, error) {
 			continue
 		}
 		// tokNone
+		if s.needles != nil && s.mode == Lines && s.expect == expValue && !s.recDirty && len(s.stack) == 0 && s.pfLine != s.line {
+			// At the start of a record that lies whole in p: the literal prefilter.
+			if j := indexByte(p[i:], '\n'); j >= 0 {
+				s.pfLine = s.line
+				blank, ok, st := fastValid(p[i:i+j], s.needles, s.maxDepth, s.vstack)
+				s.vstack = st
+				if ok {
+					s.pstats.Fast++
+					if !blank {
+						s.recDirty, s.rec.Blank, s.expect = true, false, expDone
+					}
+					i += j // the newline ends the record below
+					continue
+				}
+				s.pstats.Full++
+			}
+		}
 		c := p[i]
 		if c == '\n' {
 			s.off = base + int64(i)
@@ -459,15 +495,36 @@ func stopMask(v uint64) uint64 {
 // scanString consumes string bytes from p[i:]; it returns the new index.
 func (s *Scanner) scanString(p []byte, i int, base int64) int {
 	start := i
+	q := -1 // index of the next '"' at or after i (len(p): none), found once per call
 	for i < len(p) {
 		if s.esc == 0 {
-			// Fast path: skip plain bytes 8 at a time.
-			for i+8 <= len(p) {
-				if m := stopMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
-					i += trailingZeroBytes(m)
-					break
+			// Fast path: the next quote and the next backslash with bytes.IndexByte
+			// (vectorised), the bytes between checked for control characters 32 at a time.
+			if q < i {
+				if j := indexByte(p[i:], '"'); j >= 0 {
+					q = i + j
+				} else {
+					q = len(p)
 				}
-				i += 8
+			}
+			span := p[i:q]
+			if k := indexByte(span, '\\'); k >= 0 {
+				span = span[:k]
+			}
+			if !anyCtl(span) {
+				i += len(span)
+			} else {
+				// A control character in the span: find it 8 bytes at a time.
+				for i+8 <= len(p) {
+					if m := stopMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
+						i += trailingZeroBytes(m)
+						break
+					}
+					i += 8
+				}
+				for i < len(p) && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\' {
+					i++
+				}
 			}
 			if i >= len(p) {
 				break

@@ -25,6 +25,12 @@ type gotRecord struct {
 // scanAll feeds input in chunks of size chunk (0 = all at once) and returns the records.
 func scanAll(t testing.TB, p *Patterns, mode Mode, input []byte, chunk int) []gotRecord {
 	t.Helper()
+	return scanAllWith(t, p, mode, input, chunk, nil)
+}
+
+// scanAllWith is scanAll with setup run on the Scanner before the first Write.
+func scanAllWith(t testing.TB, p *Patterns, mode Mode, input []byte, chunk int, setup func(*Scanner)) []gotRecord {
+	t.Helper()
 	var out []gotRecord
 	s := New(p, mode, func(r *Record) error {
 		g := gotRecord{Line: r.Line, Start: r.Start, End: r.End, Newline: r.Newline, Blank: r.Blank, BadUTF8: r.BadUTF8}
@@ -40,6 +46,9 @@ func scanAll(t testing.TB, p *Patterns, mode Mode, input []byte, chunk int) []go
 		out = append(out, g)
 		return nil
 	})
+	if setup != nil {
+		setup(s)
+	}
 	if chunk <= 0 {
 		chunk = len(input) + 1
 	}

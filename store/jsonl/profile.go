@@ -24,6 +24,9 @@ type Profile struct {
 	// out invalid are dropped. Memory then stays flat however many names a record holds.
 	capture func(c *jsonscan.Capture, b *builder)
 	end     func(rec *jsonscan.Record, b *builder)
+	// needles are the literal prefilter of a Lines profile (jsonscan.Scanner.SetPrefilter):
+	// every pattern has a plain literal key containing one of them.
+	needles []string
 }
 
 // builder collects what a record yields.
@@ -257,6 +260,8 @@ var QwenSession = func() *Profile {
 	return &Profile{
 		Kind: store.KindQwenSession, Agent: "qwen", Mode: jsonscan.Lines,
 		pat: jsonscan.MustCompile(pats...),
+		// functionCall, functionResponse (every content pattern), uiEvent (telemetry).
+		needles: []string{`"function`, `"uiEvent"`},
 		capture: func(c *jsonscan.Capture, b *builder) {
 			if !streamPart(c, b, 0, kinds) && c.Pattern >= tel && c.Pattern < tel+3 {
 				b.pending[c.Pattern-tel] = own(c)
@@ -278,7 +283,8 @@ var QwenSession = func() *Profile {
 // must stay distinct within one record.
 var QwenUsage = &Profile{
 	Kind: store.KindQwenUsage, Agent: "qwen", Mode: jsonscan.Lines,
-	pat: jsonscan.MustCompile("tools.byName.{}"),
+	pat:     jsonscan.MustCompile("tools.byName.{}"),
+	needles: []string{`"byName"`},
 	capture: func(c *jsonscan.Capture, b *builder) {
 		if s, ok := b.site(c, store.SiteUsageKey, ""); ok {
 			s.Scope = fmt.Sprintf("line %d tools.byName", c.Line)

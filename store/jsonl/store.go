@@ -17,6 +17,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -46,6 +47,16 @@ func Open(path string, prof *Profile) *Store { return &Store{path: path, prof: p
 func (s *Store) Ref() store.Ref { return store.Ref{Path: s.path, Kind: s.prof.Kind} }
 
 const readBufSize = 256 << 10
+
+// scanBufSize is Scan's read buffer: records shorter than it reach the scanner whole (the
+// literal prefilter sees them); longer ones stream through the full lexer.
+const scanBufSize = 1 << 20
+
+// readBufs recycles Scan's read buffers (one per worker in flight, not one per file).
+var readBufs = sync.Pool{New: func() any { b := make([]byte, scanBufSize); return &b }}
+
+// prefilterOff turns the literal prefilter off (tests compare both ways).
+var prefilterOff = false
 
 // Scan reads the file once and returns its name sites. Invalid JSON lines are reported as
 // warnings and yield no sites; invalid UTF-8 is an error that makes the file not writable; a
@@ -115,25 +126,40 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	if s.prof.capture != nil {
 		sc.SetCaptureFunc(func(c *jsonscan.Capture) { s.prof.capture(c, b) })
 	}
-	var w io.Writer = sc
-	fp, fpText := fileio.NewFingerprint()
-	if opt.Hash {
-		w = io.MultiWriter(sc, fp)
+	if len(s.prof.needles) > 0 && !prefilterOff {
+		if err := sc.SetPrefilter(s.prof.needles...); err != nil {
+			return nil, fmt.Errorf("scan %s: %w", s.path, err)
+		}
 	}
-	buf := make([]byte, readBufSize)
+	fp, fpText := fileio.NewFingerprint()
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+	keep := 0 // bytes of an unfinished line carried to the front of buf
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		n, rerr := f.Read(buf)
-		if n > 0 {
-			if _, err := w.Write(buf[:n]); err != nil {
-				return nil, err
-			}
-			if opt.Progress != nil {
-				opt.Progress(int64(n))
+		n, rerr := f.Read(buf[keep:])
+		if n > 0 && opt.Hash {
+			fp.Write(buf[keep : keep+n])
+		}
+		if n > 0 && opt.Progress != nil {
+			opt.Progress(int64(n))
+		}
+		data := buf[:keep+n]
+		// Hand the scanner whole lines (the prefilter looks at whole records); a line longer
+		// than the buffer streams through as it is.
+		cut := len(data)
+		if rerr == nil && s.prof.Mode == jsonscan.Lines {
+			if j := bytes.LastIndexByte(data, '\n'); j >= 0 {
+				cut = j + 1
 			}
 		}
+		if _, err := sc.Write(data[:cut]); err != nil {
+			return nil, err
+		}
+		keep = copy(buf, data[cut:])
 		if rerr == io.EOF {
 			break
 		}

@@ -1,0 +1,313 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+)
+
+// SetPrefilter turns on the literal prefilter (Lines mode only; a no-op in Document mode): a
+// record that lies whole in one Write is first read by a fast validator (no paths, no key
+// decoding, strings skipped with bytes.IndexByte, which is vectorised); when it is valid JSON
+// with no object key token holding one of the needles, no "\u" escape and no control byte, it
+// is reported as it is, without the full lexer. Any record the fast validator does not accept
+// outright (a key with a needle, invalid, too deep, an escape it does not handle) goes through
+// the full lexer from its first byte, as without the prefilter. The records reported are the same either way (Line, Start, End, Blank,
+// Err, BadUTF8, Captures).
+//
+// Why no capture can be missed: every pattern must have a literal key K made only of
+// characters [A-Za-z0-9_$-] such that the quoted key `"K"` contains one of the needles
+// (SetPrefilter returns an error otherwise). A record with a capture for that pattern holds the
+// key K; its token is `"K"` byte for byte unless a character of it is written as an escape,
+// and for those characters the only escape JSON has is \uXXXX. The fast validator looks at
+// every key token of a valid record and gives up at any "\u": a record it accepts has no key K,
+// so no capture.
+func (s *Scanner) SetPrefilter(needles ...string) error {
+	if len(needles) == 0 {
+		s.needles = nil
+		return nil
+	}
+	for id, lits := range s.pat.lits {
+		covered := false
+		for _, k := range lits {
+			if !plainKey(k) {
+				continue
+			}
+			q := `"` + k + `"`
+			for _, n := range needles {
+				if n != "" && bytes.Contains([]byte(q), []byte(n)) {
+					covered = true
+				}
+			}
+		}
+		if !covered {
+			return fmt.Errorf("prefilter: pattern %d (literal keys %q) contains none of the needles %q as a plain key", id, lits, needles)
+		}
+	}
+	s.needles = s.needles[:0]
+	for _, n := range needles {
+		s.needles = append(s.needles, []byte(n))
+	}
+	return nil
+}
+
+// plainKey reports whether every character of k can only be escaped as \uXXXX.
+func plainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c == '_' || c == '$' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// PrefilterStats counts the records the prefilter let through the fast validator and those it
+// sent to the full lexer (for tests and benchmarks).
+type PrefilterStats struct {
+	Fast, Full int64
+}
+
+// PrefilterStats returns the counts so far.
+func (s *Scanner) PrefilterStats() PrefilterStats { return s.pstats }
+
+// anyCtl reports whether p holds a byte below 0x20 (32 bytes per step; a borrow can only mark a
+// byte above a true one, so any mark means there is one).
+func anyCtl(p []byte) bool {
+	var acc uint64
+	for len(p) >= 32 {
+		q := p[:32:32]
+		a := binary.LittleEndian.Uint64(q[0:8])
+		b := binary.LittleEndian.Uint64(q[8:16])
+		c := binary.LittleEndian.Uint64(q[16:24])
+		d := binary.LittleEndian.Uint64(q[24:32])
+		acc |= ((a - lsb*0x20) &^ a) | ((b - lsb*0x20) &^ b) | ((c - lsb*0x20) &^ c) | ((d - lsb*0x20) &^ d)
+		p = p[32:]
+	}
+	if acc&msb != 0 {
+		return true
+	}
+	for _, c := range p {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// fastValid reports whether line (one JSON Lines record, no '\n') is valid JSON the way the
+// full lexer sees it, and whether it is blank. It is conservative: ok is false for anything it
+// does not accept outright — invalid JSON, a "\u" escape, a control byte anywhere (tabs and
+// carriage returns included), nesting deeper than maxDepth — and the caller then runs the full
+// lexer, which gives the exact verdict and error. stack is scratch space (reused).
+func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte) (blank, ok bool, _ []byte) {
+	if anyCtl(line) {
+		return false, false, stack
+	}
+	stack = stack[:0]
+	i, n := 0, len(line)
+	skipSpace := func() {
+		for i < n && line[i] == ' ' {
+			i++
+		}
+	}
+	skipSpace()
+	if i == n {
+		return true, true, stack
+	}
+	// expectValue: at a value; after it, a ',' or the container's end.
+	for {
+		// a value at line[i]
+		skipSpace()
+		if i >= n {
+			return false, false, stack
+		}
+		switch c := line[i]; {
+		case c == '"':
+			j, good := skipString(line, i+1)
+			if !good {
+				return false, false, stack
+			}
+			i = j
+		case c == '{':
+			if len(stack) >= maxDepth {
+				return false, false, stack
+			}
+			i++
+			skipSpace()
+			if i < n && line[i] == '}' {
+				i++
+				break
+			}
+			stack = append(stack, '{')
+			if !key(line, &i, needles) {
+				return false, false, stack
+			}
+			continue
+		case c == '[':
+			if len(stack) >= maxDepth {
+				return false, false, stack
+			}
+			i++
+			skipSpace()
+			if i < n && line[i] == ']' {
+				i++
+				break
+			}
+			stack = append(stack, '[')
+			continue
+		case c == '-' || (c >= '0' && c <= '9'):
+			j, good := skipNumber(line, i)
+			if !good {
+				return false, false, stack
+			}
+			i = j
+		case c == 't':
+			if !bytes.HasPrefix(line[i:], []byte("true")) {
+				return false, false, stack
+			}
+			i += 4
+		case c == 'f':
+			if !bytes.HasPrefix(line[i:], []byte("false")) {
+				return false, false, stack
+			}
+			i += 5
+		case c == 'n':
+			if !bytes.HasPrefix(line[i:], []byte("null")) {
+				return false, false, stack
+			}
+			i += 4
+		default:
+			return false, false, stack
+		}
+		// after a value: close containers or go on with the next member / element
+		for {
+			skipSpace()
+			if len(stack) == 0 {
+				return false, i == n, stack
+			}
+			if i >= n {
+				return false, false, stack
+			}
+			top := stack[len(stack)-1]
+			c := line[i]
+			if c == ',' {
+				i++
+				if top == '{' {
+					skipSpace()
+					if !key(line, &i, needles) {
+						return false, false, stack
+					}
+				}
+				break
+			}
+			if (top == '{' && c == '}') || (top == '[' && c == ']') {
+				i++
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			return false, false, stack
+		}
+	}
+}
+
+// key consumes `"key" :` at line[*i] (spaces allowed around the colon). It fails, like any
+// doubt, when the key token holds one of the needles: the record then goes to the full lexer.
+func key(line []byte, i *int, needles [][]byte) bool {
+	j := *i
+	for j < len(line) && line[j] == ' ' {
+		j++
+	}
+	if j >= len(line) || line[j] != '"' {
+		return false
+	}
+	start := j
+	j, ok := skipString(line, j+1)
+	if !ok {
+		return false
+	}
+	for _, n := range needles {
+		if bytes.Index(line[start:j], n) >= 0 {
+			return false
+		}
+	}
+	for j < len(line) && line[j] == ' ' {
+		j++
+	}
+	if j >= len(line) || line[j] != ':' {
+		return false
+	}
+	*i = j + 1
+	return true
+}
+
+// skipString skips the body of a string starting at line[i] (after the opening quote) and
+// returns the index after the closing quote. The line holds no control byte (checked by the
+// caller). It fails on a "\u" escape (the prefilter's fallback) and on an invalid escape. Each
+// quote and backslash is found once (linear however many escapes).
+func skipString(line []byte, i int) (int, bool) {
+	q := -1 // index of the next '"' at or after i
+	for {
+		if q < i {
+			j := bytes.IndexByte(line[i:], '"')
+			if j < 0 {
+				return 0, false
+			}
+			q = i + j
+		}
+		k := bytes.IndexByte(line[i:q], '\\')
+		if k < 0 {
+			return q + 1, true
+		}
+		// An escape before the quote: check it and go on after it.
+		i += k + 1
+		if i >= len(line) {
+			return 0, false
+		}
+		switch line[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		default: // 'u' (the full lexer decides) or invalid
+			return 0, false
+		}
+	}
+}
+
+// skipNumber skips -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at line[i].
+func skipNumber(line []byte, i int) (int, bool) {
+	n := len(line)
+	digits := func() int {
+		j := i
+		for i < n && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	if line[i] == '-' {
+		i++
+	}
+	if i < n && line[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return 0, false
+	}
+	if i < n && line[i] == '.' {
+		i++
+		if digits() == 0 {
+			return 0, false
+		}
+	}
+	if i < n && (line[i] == 'e' || line[i] == 'E') {
+		i++
+		if i < n && (line[i] == '+' || line[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return 0, false
+		}
+	}
+	return i, true
+}

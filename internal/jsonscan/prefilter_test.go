@@ -1,0 +1,162 @@
+package jsonscan
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// prefilterPatterns mirror the Qwen profiles of store/jsonl (session content parts, telemetry,
+// usage keys) and their needles.
+var (
+	prefilterPatterns = MustCompile(
+		"message.parts[*].functionCall.name", "message.parts[*].functionCall.id", "message.parts[*].functionCall.args.name",
+		"message.parts[*].functionResponse.name", "message.parts[*].functionResponse.id",
+		"systemPayload.compressedHistory[*].parts[*].functionCall.name",
+		"systemPayload.history[*].parts[*].functionResponse.name",
+		"systemPayload.uiEvent.function_name", "systemPayload.uiEvent.mcp_server_name",
+		"tools.byName.{}",
+	)
+	prefilterNeedles = []string{`"function`, `"uiEvent"`, `"byName"`}
+)
+
+// scanBoth scans in with and without the prefilter (whole, and in chunks of chunk bytes) and
+// requires the same records; it returns the prefiltered scan's counts.
+func scanBoth(t testing.TB, in []byte, chunk int) PrefilterStats {
+	t.Helper()
+	full := scanAll(t, prefilterPatterns, Lines, in, chunk)
+	got, st := scanPrefiltered(t, in, chunk)
+	require.Equal(t, full, got, "prefiltered scan differs from the full scan (chunk %d)", chunk)
+	return st
+}
+
+func scanPrefiltered(t testing.TB, in []byte, chunk int) ([]gotRecord, PrefilterStats) {
+	t.Helper()
+	var sc *Scanner
+	out := scanAllWith(t, prefilterPatterns, Lines, in, chunk, func(s *Scanner) {
+		require.NoError(t, s.SetPrefilter(prefilterNeedles...))
+		sc = s
+	})
+	return out, sc.PrefilterStats()
+}
+
+func TestSetPrefilterNeedsEveryPatternCovered(t *testing.T) {
+	s := New(prefilterPatterns, Lines, nil)
+	err := s.SetPrefilter(`"function`, `"byName"`)
+	require.Error(t, err, "the uiEvent patterns have no needle")
+	assert.Contains(t, err.Error(), "uiEvent")
+	require.NoError(t, s.SetPrefilter(prefilterNeedles...))
+	// A needle inside a key that a non-\u escape could spell differently does not count.
+	p := MustCompile("a/b.name")
+	require.Error(t, New(p, Lines, nil).SetPrefilter(`"a/b"`))
+	require.Error(t, New(MustCompile("*.{}"), Lines, nil).SetPrefilter(`"name"`), "a pattern without a literal key cannot be prefiltered")
+	require.NoError(t, New(MustCompile("*.name"), Lines, nil).SetPrefilter(`"na`))
+}
+
+// TestPrefilterSameRecords compares prefiltered and full scans on hand-made records: escapes,
+// invalid lines, needles hidden behind \u escapes, control bytes, deep nesting, blank lines.
+func TestPrefilterSameRecords(t *testing.T) {
+	lines := []string{
+		`{"message":{"parts":[{"text":"plain"}]}}`,
+		`{"message":{"parts":[{"functionCall":{"id":"c1","name":"mcp__a__b.c"}}]}}`,
+		`{"message":{"parts":[{"\u0066unctionCall":{"name":"mcp__hidden__x.y"}}]}}`,
+		`{"message":{"parts":[{"function\u0043all":{"name":"mcp__hidden__x.y"}}]}}`,
+		`{"tools":{"by\u004eame":{"mcp__k.k__v":{}}}}`,
+		`{"systemPayload":{"uiEvent":{"function_name":"mcp__t__u.v"}}}`,
+		`{"text":"a \"quoted\" \\ back\/slash \n\t\r\b\f"}`,
+		`{"text":"unterminated}`,
+		`{"a":1,}`, `{"a" 1}`, `[1,2`, `{"a":01}`, `{"a":-}`, `{"a":1.}`, `{"a":1e}`, `{"a":tru}`, `{"a":nulll}`,
+		`{"a":"\x"}`, `{"a":"x"} x`, `"just a string"`, `12.5e-3`, `true`, `[]`, `{}`, `[ ]`, `{ }`, ` { "a" : [ 1 , 2 ] } `,
+		"{\"a\":\"tab\tinside\"}", "{\"a\":1}\r", "\t{\"a\":1}", "{\"a\":\"bell\x07\"}",
+		"   ", "", `{"a":"é"}`, "{\"a\":\"\xff\xfe\"}", `{"a":"\ud800"}`,
+		strings.Repeat("[", 100) + strings.Repeat("]", 100),
+		strings.Repeat("[", 70000) + strings.Repeat("]", 70000),
+		`{"k":"` + strings.Repeat(`x\n`, 5000) + `"}`,
+	}
+	in := []byte(strings.Join(lines, "\n") + "\n" + `{"last":"no newline"}`)
+	for _, chunk := range []int{0, 1, 7, 64, 4096} {
+		st := scanBoth(t, in, chunk)
+		if chunk == 0 {
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 23}, st, "records through the fast validator / the full lexer")
+		}
+	}
+}
+
+// TestPrefilterFixtures compares prefiltered and full scans on every JSON Lines and JSON file
+// of fixtures/ (real sessions, rollouts, vectors), whole and in chunks.
+func TestPrefilterFixtures(t *testing.T) {
+	var files []string
+	require.NoError(t, filepath.WalkDir("../../fixtures", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.GreaterOrEqual(t, len(files), 20)
+	var total PrefilterStats
+	var captures int
+	for _, f := range files {
+		in, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, chunk := range []int{0, 13, 4096} {
+			st := scanBoth(t, in, chunk)
+			if chunk == 0 {
+				total.Fast += st.Fast
+				total.Full += st.Full
+				for _, r := range scanAll(t, prefilterPatterns, Lines, in, 0) {
+					captures += len(r.Captures)
+				}
+			}
+		}
+	}
+	t.Logf("%d fixture files: %d records fast-validated, %d through the full lexer, %d captures, all equal to the full scan", len(files), total.Fast, total.Full, captures)
+	assert.Positive(t, total.Fast)
+	assert.Positive(t, total.Full)
+	assert.Positive(t, captures)
+}
+
+// FuzzPrefilterAgreesWithFullScan: for any input (several records) and chunking, the
+// prefiltered scan reports exactly the records and captures of the full scan.
+func FuzzPrefilterAgreesWithFullScan(f *testing.F) {
+	for _, s := range []string{
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]}}` + "\n" + `{"a":"b"}`,
+		`{"message":{"parts":[{"\u0066unctionCall":{"name":"x"}}]}}`,
+		`{"tools":{"byName":{"k":1}}}` + "\n\n" + `[1,2,{"a":"\"b\\"}]`,
+		`{"systemPayload":{"uiEvent":{"function_name":"mcp__a__b"}}}`,
+		"{\"a\":\"\t\"}\n{\"a\":1}\r\n \n",
+		`{"a":1}x` + "\n" + `01` + "\n" + `"\ud800"` + "\n" + `-0.5e+10`,
+	} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(5))
+	}
+	f.Fuzz(func(t *testing.T, s string, chunk uint8) {
+		in := []byte(s)
+		full := scanAll(t, prefilterPatterns, Lines, in, int(chunk))
+		got, _ := scanPrefiltered(t, in, int(chunk))
+		if !assert.Equal(t, full, got) {
+			t.FailNow()
+		}
+	})
+}
+
+func TestAnyCtl(t *testing.T) {
+	base := bytes.Repeat([]byte("a"), 100)
+	assert.False(t, anyCtl(base))
+	for i := 0; i < len(base); i++ {
+		for _, c := range []byte{0, 0x1f, '\n', '\t'} {
+			b := bytes.Clone(base)
+			b[i] = c
+			assert.True(t, anyCtl(b), "byte %#x at %d", c, i)
+		}
+		b := bytes.Clone(base)
+		b[i] = 0x20
+		assert.False(t, anyCtl(b))
+		b[i] = 0x80
+		assert.False(t, anyCtl(b))
+	}
+}

@@ -1,0 +1,91 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/internal/benchcorpus"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// scanBothWays scans path with the literal prefilter and without it and requires the same
+// snapshot (sites with their offsets, raw tokens and paths; problems; records; fingerprint).
+func scanBothWays(t *testing.T, path string, p *Profile) *store.Snapshot {
+	t.Helper()
+	scan := func(off bool) *store.Snapshot {
+		prefilterOff = off
+		defer func() { prefilterOff = false }()
+		snap, err := Open(path, p).Scan(context.Background(), store.ScanOptions{Hash: true})
+		require.NoError(t, err)
+		return snap
+	}
+	full, pre := scan(true), scan(false)
+	require.Equal(t, full, pre, "%s: prefiltered scan differs from the full scan", path)
+	return pre
+}
+
+// TestPrefilterSameSitesOnFixtures: every JSON Lines fixture, read with each Lines profile
+// that has a prefilter, gives the same snapshot with the prefilter as without.
+func TestPrefilterSameSitesOnFixtures(t *testing.T) {
+	var files []string
+	require.NoError(t, filepath.WalkDir("../../fixtures", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return err
+	}))
+	require.NotEmpty(t, files)
+	sites := 0
+	for _, f := range files {
+		for _, p := range []*Profile{QwenSession, QwenUsage} {
+			sites += len(scanBothWays(t, f, p).Sites)
+		}
+	}
+	t.Logf("%d fixture files × 2 profiles: %d sites, the same with and without the prefilter", len(files), sites)
+	assert.Positive(t, sites)
+}
+
+// TestPrefilterSameSitesOnCorpus: a generated corpus (fixture records, long text and tool
+// outputs) and a session of hand-made records that hide names behind \u escapes, with
+// invalid lines and CRLF endings, give the same snapshots both ways.
+func TestPrefilterSameSitesOnCorpus(t *testing.T) {
+	recs, err := benchcorpus.LoadRecords("../../fixtures/qwen-real/dot-qwen")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	_, err = benchcorpus.Generate(dir, recs, benchcorpus.Options{Bytes: 3 << 20, FileBytes: 1 << 20, Seed: 3})
+	require.NoError(t, err)
+	sites := 0
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			sites += len(scanBothWays(t, p, QwenSession).Sites)
+		}
+		return err
+	}))
+	assert.Positive(t, sites)
+
+	lines := []string{
+		`{"type":"user","message":{"role":"user","parts":[{"text":"hi"}]}}`,
+		`{"type":"assistant","message":{"role":"model","parts":[{"\u0066unctionCall":{"id":"c1","name":"mcp__a__b.c","args":{}}}]}}`,
+		`{"type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"mcp__a__b\u002ec","response":{}}}]}}`,
+		`{"type":"system","systemPayload":{"ui\u0045vent":{"function_name":"mcp__t__u.v","mcp_server_name":"t"}}}`,
+		`{"broken":`,
+		"{\"type\":\"assistant\",\"message\":{\"parts\":[{\"functionCall\":{\"id\":\"c2\",\"name\":\"mcp__x.y__z\"}}]}}\r",
+	}
+	in := []byte(strings.Join(lines, "\n") + "\n")
+	in = append(in, bytes.Repeat([]byte(lines[0]+"\n"), 3000)...)
+	p := writeFile(t, t.TempDir(), "0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", in)
+	snap := scanBothWays(t, p, QwenSession)
+	var names []string
+	for _, s := range snap.Sites {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"mcp__a__b.c", "mcp__a__b.c", "mcp__t__u.v", "mcp__x.y__z"}, names)
+	assert.Len(t, snap.Problems, 1, "the broken line")
+}
