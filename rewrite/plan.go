@@ -112,7 +112,18 @@ func (sp *StorePlan) Count(a Action) int {
 
 // Names returns one decision per name: a lone site's own, or, for the sites of one Group, the
 // first decision with the group's strongest action (see Count). The order is the plan's.
+// Without groups it is sp.Decisions itself (no copy: read only).
 func (sp *StorePlan) Names() []Decision {
+	grouped := false
+	for i := range sp.Decisions {
+		if sp.Decisions[i].Site.Group != "" {
+			grouped = true
+			break
+		}
+	}
+	if !grouped {
+		return sp.Decisions
+	}
 	out := make([]Decision, 0, len(sp.Decisions))
 	at := map[string]int{}
 	for _, d := range sp.Decisions {

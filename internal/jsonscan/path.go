@@ -17,27 +17,29 @@ type Path []Elem
 
 // String renders the path as "message.parts[2].functionCall.name" (keys that are not plain
 // identifiers are written as ["key"]).
-func (p Path) String() string {
-	var b strings.Builder
+func (p Path) String() string { return string(p.AppendText(nil)) }
+
+// AppendText appends the String form of p to b (no allocation when b has room).
+func (p Path) AppendText(b []byte) []byte {
 	for i, e := range p {
 		if e.Index >= 0 {
-			b.WriteString("[")
-			b.WriteString(strconv.Itoa(e.Index))
-			b.WriteString("]")
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(e.Index), 10)
+			b = append(b, ']')
 			continue
 		}
 		if isIdent(e.Key) {
 			if i > 0 {
-				b.WriteByte('.')
+				b = append(b, '.')
 			}
-			b.WriteString(e.Key)
+			b = append(b, e.Key...)
 		} else {
-			b.WriteString("[")
-			b.WriteString(strconv.Quote(e.Key))
-			b.WriteString("]")
+			b = append(b, '[')
+			b = strconv.AppendQuote(b, e.Key)
+			b = append(b, ']')
 		}
 	}
-	return b.String()
+	return b
 }
 
 func isIdent(s string) bool {

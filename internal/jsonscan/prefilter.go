@@ -87,6 +87,11 @@ func anyCtl(p []byte) bool {
 		acc |= ((a - lsb*0x20) &^ a) | ((b - lsb*0x20) &^ b) | ((c - lsb*0x20) &^ c) | ((d - lsb*0x20) &^ d)
 		p = p[32:]
 	}
+	for len(p) >= 8 {
+		a := binary.LittleEndian.Uint64(p[:8])
+		acc |= (a - lsb*0x20) &^ a
+		p = p[8:]
+	}
 	if acc&msb != 0 {
 		return true
 	}
@@ -229,8 +234,11 @@ func key(line []byte, i *int, needles [][]byte) bool {
 	if !ok {
 		return false
 	}
+	tok := line[start:j]
 	for _, n := range needles {
-		if bytes.Index(line[start:j], n) >= 0 {
+		// A needle starting with '"' can only be a prefix of a key token (the token's other
+		// quotes are its end or escaped): a prefix test is exact for it, and cheap.
+		if n[0] == '"' && bytes.HasPrefix(tok, n) || n[0] != '"' && bytes.Index(tok, n) >= 0 {
 			return false
 		}
 	}
@@ -246,24 +254,19 @@ func key(line []byte, i *int, needles [][]byte) bool {
 
 // skipString skips the body of a string starting at line[i] (after the opening quote) and
 // returns the index after the closing quote. The line holds no control byte (checked by the
-// caller). It fails on a "\u" escape (the prefilter's fallback) and on an invalid escape. Each
-// quote and backslash is found once (linear however many escapes).
+// caller). It fails on a "\u" escape (the prefilter's fallback) and on an invalid escape.
 func skipString(line []byte, i int) (int, bool) {
-	q := -1 // index of the next '"' at or after i
+	q := -1
 	for {
-		if q < i {
-			j := bytes.IndexByte(line[i:], '"')
-			if j < 0 {
-				return 0, false
-			}
-			q = i + j
+		i = nextStop(line, i, &q)
+		if i >= len(line) {
+			return 0, false
 		}
-		k := bytes.IndexByte(line[i:q], '\\')
-		if k < 0 {
-			return q + 1, true
+		if line[i] == '"' {
+			return i + 1, true
 		}
-		// An escape before the quote: check it and go on after it.
-		i += k + 1
+		// A backslash (no control bytes here): check the escape and go on after it.
+		i++
 		if i >= len(line) {
 			return 0, false
 		}
@@ -274,6 +277,55 @@ func skipString(line []byte, i int) (int, bool) {
 			return 0, false
 		}
 	}
+}
+
+// nextStop returns the index of the first byte of p[i:] that ends a run of plain string bytes:
+// '"', '\\' or a control character (< 0x20); len(p) when there is none. Short runs are
+// looked at 8 bytes at a time; past 32 bytes the next quote and backslash are found with
+// bytes.IndexByte (vectorised) and the bytes before them checked for control characters 32
+// at a time. *q caches the next quote's index between calls on the same p (start with -1):
+// each quote is searched for once, so a long string with many escapes stays linear.
+func nextStop(p []byte, i int, q *int) int {
+	for range 4 {
+		if i+8 > len(p) {
+			for ; i < len(p); i++ {
+				if c := p[i]; c == '"' || c == '\\' || c < 0x20 {
+					return i
+				}
+			}
+			return i
+		}
+		if m := stopMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
+			return i + trailingZeroBytes(m)
+		}
+		i += 8
+	}
+	if *q < i {
+		if j := bytes.IndexByte(p[i:], '"'); j >= 0 {
+			*q = i + j
+		} else {
+			*q = len(p)
+		}
+	}
+	end := *q
+	if k := bytes.IndexByte(p[i:end], '\\'); k >= 0 {
+		end = i + k
+	}
+	if !anyCtl(p[i:end]) {
+		return end
+	}
+	for i+8 <= end {
+		if m := stopMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
+			return i + trailingZeroBytes(m)
+		}
+		i += 8
+	}
+	for ; i < end; i++ {
+		if p[i] < 0x20 {
+			return i
+		}
+	}
+	return end
 }
 
 // skipNumber skips -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at line[i].

@@ -1,7 +1,6 @@
 package jsonscan
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"unicode/utf8"
@@ -407,7 +406,14 @@ func (s *Scanner) startValue(p []byte, i *int, base int64) {
 			s.fail(at, "nesting too deep")
 			return
 		}
-		s.stack = append(s.stack, frame{obj: c == '{', node: n, start: at})
+		if len(s.stack) < cap(s.stack) {
+			// Reuse the slot and its key buffer (no allocation per object).
+			s.stack = s.stack[:len(s.stack)+1]
+			f := &s.stack[len(s.stack)-1]
+			*f = frame{obj: c == '{', node: n, start: at, key: f.key[:0]}
+		} else {
+			s.stack = append(s.stack, frame{obj: c == '{', node: n, start: at})
+		}
 		if c == '{' {
 			s.expect = expKeyOrEnd
 		} else {
@@ -495,37 +501,10 @@ func stopMask(v uint64) uint64 {
 // scanString consumes string bytes from p[i:]; it returns the new index.
 func (s *Scanner) scanString(p []byte, i int, base int64) int {
 	start := i
-	q := -1 // index of the next '"' at or after i (len(p): none), found once per call
+	q := -1 // nextStop's cache of the next quote
 	for i < len(p) {
 		if s.esc == 0 {
-			// Fast path: the next quote and the next backslash with bytes.IndexByte
-			// (vectorised), the bytes between checked for control characters 32 at a time.
-			if q < i {
-				if j := indexByte(p[i:], '"'); j >= 0 {
-					q = i + j
-				} else {
-					q = len(p)
-				}
-			}
-			span := p[i:q]
-			if k := indexByte(span, '\\'); k >= 0 {
-				span = span[:k]
-			}
-			if !anyCtl(span) {
-				i += len(span)
-			} else {
-				// A control character in the span: find it 8 bytes at a time.
-				for i+8 <= len(p) {
-					if m := stopMask(binary.LittleEndian.Uint64(p[i:])); m != 0 {
-						i += trailingZeroBytes(m)
-						break
-					}
-					i += 8
-				}
-				for i < len(p) && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\' {
-					i++
-				}
-			}
+			i = nextStop(p, i, &q)
 			if i >= len(p) {
 				break
 			}

@@ -32,22 +32,31 @@ type Profile struct {
 // builder collects what a record yields.
 type builder struct {
 	snap *store.Snapshot
-	// streaming state: the part being collected and other pending captures (owned copies)
+	// streaming state: the part being collected and other pending captures (copies in slots)
 	part    partGroup
 	partKey int64
 	partOn  bool
 	pending [4]*jsonscan.Capture
-	// names interns decoded names: a session repeats the same few names many times.
-	names map[string]string
+	// slots hold the copies of streamed captures, their Raw and Path buffers reused from one
+	// part and record to the next: slot f for part field f, nPartFields+k for pending[k].
+	slots [nPartFields + 4]jsonscan.Capture
+	// strs interns names and paths, raws the raw tokens: a session repeats the same few names
+	// and paths many times, so sites share one copy (no allocation per site).
+	strs    map[string]string
+	raws    map[string][]byte
+	pathBuf []byte
 }
 
-// own copies a streamed capture so it outlives the callback.
-func own(c *jsonscan.Capture) *jsonscan.Capture {
-	cc := *c
-	cc.Raw = append([]byte(nil), c.Raw...)
-	cc.Path = append(jsonscan.Path(nil), c.Path...)
+// keep copies a streamed capture into slot i so it outlives the callback (valid until slot i
+// is kept again: the next part's field, the next record's pending capture).
+func (b *builder) keep(i int, c *jsonscan.Capture) *jsonscan.Capture {
+	cc := &b.slots[i]
+	raw, path := cc.Raw[:0], cc.Path[:0]
+	*cc = *c
+	cc.Raw = append(raw, c.Raw...)
+	cc.Path = append(path, c.Path...)
 	cc.Starts = nil
-	return &cc
+	return cc
 }
 
 // reset drops the streaming state (at the end of every record).
@@ -56,17 +65,50 @@ func (b *builder) reset() {
 	b.pending = [4]*jsonscan.Capture{}
 }
 
-func (b *builder) intern(s string) string {
-	if b.names == nil {
-		b.names = map[string]string{}
+// maxInterned bounds each intern table (a file of only distinct names does not grow it).
+const maxInterned = 1 << 16
+
+// internBytes returns v as a string shared by every equal value of this file.
+func (b *builder) internBytes(v []byte) string {
+	if s, ok := b.strs[string(v)]; ok { // no allocation for the lookup
+		return s
 	}
-	if v, ok := b.names[s]; ok {
-		return v
+	s := string(v)
+	if b.strs == nil {
+		b.strs = map[string]string{}
 	}
-	if len(b.names) < 1<<16 {
-		b.names[s] = s
+	if len(b.strs) < maxInterned {
+		b.strs[s] = s
 	}
 	return s
+}
+
+func (b *builder) intern(s string) string {
+	if v, ok := b.strs[s]; ok {
+		return v
+	}
+	if b.strs == nil {
+		b.strs = map[string]string{}
+	}
+	if len(b.strs) < maxInterned {
+		b.strs[s] = s
+	}
+	return s
+}
+
+// internRaw returns a copy of raw shared by every equal token of this file (read only).
+func (b *builder) internRaw(raw []byte) []byte {
+	if r, ok := b.raws[string(raw)]; ok {
+		return r
+	}
+	r := append([]byte(nil), raw...)
+	if b.raws == nil {
+		b.raws = map[string][]byte{}
+	}
+	if len(b.raws) < maxInterned {
+		b.raws[string(r)] = r
+	}
+	return r
 }
 
 // maxProblemsPerKind caps how many problems of one reason a file reports one by one.
@@ -84,17 +126,25 @@ func (b *builder) value(c *jsonscan.Capture) (jsonscan.Value, bool) {
 }
 
 func (b *builder) site(c *jsonscan.Capture, kind store.SiteKind, field string) (store.Site, bool) {
-	v, ok := b.value(c)
-	if !ok {
-		return store.Site{}, false
+	var name string
+	var units []uint16
+	if body := c.Raw; !c.TooLong && len(body) >= 2 && bytes.IndexByte(body, '\\') < 0 {
+		name = b.internBytes(body[1 : len(body)-1]) // no escapes: the bytes are the name
+	} else {
+		v, ok := b.value(c)
+		if !ok {
+			return store.Site{}, false
+		}
+		name, units = b.intern(v.Str), v.Units
 	}
+	b.pathBuf = c.Path.AppendText(b.pathBuf[:0])
 	s := store.Site{
 		Loc:   store.Loc{Line: c.Line, Offset: c.Offset},
 		Kind:  kind,
-		Path:  c.Path.String(),
-		Name:  b.intern(v.Str),
-		Units: v.Units,
-		Raw:   append([]byte(nil), c.Raw...),
+		Path:  b.internBytes(b.pathBuf),
+		Name:  name,
+		Units: units,
+		Raw:   b.internRaw(c.Raw),
 		Key:   c.Key,
 		Field: field,
 	}
@@ -182,7 +232,7 @@ func streamPart(c *jsonscan.Capture, b *builder, base int, kinds []store.SiteKin
 		b.part = partGroup{}
 	}
 	b.partOn, b.partKey, b.part.kind = true, key, kind
-	b.part.fields[field] = own(c)
+	b.part.fields[field] = b.keep(field, c)
 	return true
 }
 
@@ -264,7 +314,7 @@ var QwenSession = func() *Profile {
 		needles: []string{`"function`, `"uiEvent"`},
 		capture: func(c *jsonscan.Capture, b *builder) {
 			if !streamPart(c, b, 0, kinds) && c.Pattern >= tel && c.Pattern < tel+3 {
-				b.pending[c.Pattern-tel] = own(c)
+				b.pending[c.Pattern-tel] = b.keep(nPartFields+c.Pattern-tel, c)
 			}
 		},
 		end: func(_ *jsonscan.Record, b *builder) {

@@ -17,7 +17,6 @@ import (
 	"os"
 	"regexp"
 	"sort"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -52,8 +51,25 @@ const readBufSize = 256 << 10
 // literal prefilter sees them); longer ones stream through the full lexer.
 const scanBufSize = 1 << 20
 
-// readBufs recycles Scan's read buffers (one per worker in flight, not one per file).
-var readBufs = sync.Pool{New: func() any { b := make([]byte, scanBufSize); return &b }}
+// readBufs recycles Scan's read buffers (one per worker in flight, not one per file; a free
+// list, not a sync.Pool, which every garbage collection empties).
+var readBufs = make(chan []byte, 8)
+
+func getReadBuf() []byte {
+	select {
+	case b := <-readBufs:
+		return b
+	default:
+		return make([]byte, scanBufSize)
+	}
+}
+
+func putReadBuf(b []byte) {
+	select {
+	case readBufs <- b:
+	default:
+	}
+}
 
 // prefilterOff turns the literal prefilter off (tests compare both ways).
 var prefilterOff = false
@@ -132,9 +148,8 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		}
 	}
 	fp, fpText := fileio.NewFingerprint()
-	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
-	buf := *bp
+	buf := getReadBuf()
+	defer putReadBuf(buf)
 	keep := 0 // bytes of an unfinished line carried to the front of buf
 	for {
 		if err := ctx.Err(); err != nil {
