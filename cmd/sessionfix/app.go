@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"os"
 	"regexp"
@@ -30,7 +31,7 @@ const (
 	exitInUse   = 4 // a store is in use by another process; nothing was changed in it, or what it appended meanwhile was carried over (fix says which)
 	// exitFinding: a --fail-on condition was met (audit: a lost, refused or gained pair;
 	// fix/scan --fail-on kept: names a provider rejects were kept). The run itself succeeded.
-	exitFinding = 5
+	exitFinding = pipeline.ExitFinding
 	// exitDeclined: the user answered no at the [y/N] prompt; nothing was changed. Not 1
 	// (exitError): a script or wrapper must be able to tell "the user said no" from a failure.
 	exitDeclined = 6

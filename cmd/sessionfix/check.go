@@ -150,9 +150,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		writeProblems(env, rep.Problems)
 	}
 	switch {
-	case p.agg.inUse > 0:
+	case p.agg.InUse > 0:
 		return withCode(exitInUse)
-	case p.agg.failed:
+	case p.agg.Failed:
 		return withCode(exitPartial)
 	case rep.Baseline != nil:
 		if rep.Baseline.New > 0 {
@@ -316,7 +316,7 @@ type checkRule struct {
 }
 
 func checkReportOf(res *check.Result, ps []*provider.Provider, a *aggregate) *checkReport {
-	rep := &checkReport{Stores: a.rep.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []checkFinding{}, Problems: a.rep.Problems}
+	rep := &checkReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []checkFinding{}, Problems: a.Report.Problems}
 	if rep.Skipped == nil {
 		rep.Skipped = map[string]int{}
 	}

@@ -102,54 +102,6 @@ func homeConfigProblem(path string, n int, err error) problemRow {
 	return problemRow{Path: path, Severity: string(store.SevError), Reason: reason + "; " + left + " (fix the file, or pass --codex-config)"}
 }
 
-// codexInfo names, in every plan (text and JSON), the Codex config and inventory the rollouts
-// of one Codex home were planned with.
-type codexInfo struct {
-	// Home is the Codex home whose config.toml and thread_history_*.sqlite were read.
-	Home string `json:"home,omitempty"`
-	// Rollouts counts the rollouts planned with this entry.
-	Rollouts int `json:"rollouts"`
-	// Config is the config.toml read ("" when there is none).
-	Config string `json:"config"`
-	// ConfigFrom says why that file: "--codex-config", "the Codex home of PATH",
-	// "$CODEX_HOME" or "~/.codex".
-	ConfigFrom string `json:"config_from"`
-	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
-	Inventory []string `json:"inventory"`
-	// History lists the thread_history_*.sqlite files whose raw identities were used.
-	History []string `json:"history"`
-	// HistoryTools counts the distinct raw identities they hold.
-	HistoryTools int `json:"history_tools"`
-}
-
-// text is the plan's line about the Codex naming inputs of one home.
-func (ci *codexInfo) text(several bool) string {
-	s := fmt.Sprintf("Codex naming: config %s (%s)", ci.Config, ci.ConfigFrom)
-	switch {
-	case ci.Config == "" && ci.Home != "":
-		s = fmt.Sprintf("Codex naming: no %s in %s (%s)", codex.ConfigName, ci.Home, ci.ConfigFrom)
-	case ci.Config == "":
-		s = "Codex naming: no config"
-	}
-	if several {
-		s += fmt.Sprintf(" for %s", plural(ci.Rollouts, "rollout"))
-	}
-	if len(ci.Inventory) > 0 {
-		s += "; inventory " + strings.Join(ci.Inventory, " and ")
-	} else {
-		s += "; no inventory"
-	}
-	if len(ci.History) > 0 {
-		s += fmt.Sprintf("; raw identities of %s from %s", plural(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
-	} else {
-		s += "; no thread history"
-	}
-	return s
-}
-
-// codexFromPath is codexInfo.ConfigFrom for a home found from PATH (codex.HomeOf).
-const codexFromPath = "the Codex home of PATH"
-
 // codexHomeGroup is the rollouts of one Codex home and where that home came from.
 type codexHomeGroup struct {
 	home, from string
@@ -492,25 +444,6 @@ func secrets(m map[string]string) map[string]settings.Secret {
 	out := make(map[string]settings.Secret, len(m))
 	for k, v := range m {
 		out[k] = settings.NewSecret(v)
-	}
-	return out
-}
-
-// groupedRewrites describes, for each Group of sites rewritten together, the rewrites of its
-// other fields (" (namespace mcp__lit)"), so a one-row-per-name report shows the whole new name.
-func groupedRewrites(sp *rewrite.StorePlan) map[string]string {
-	first := map[string]bool{}
-	out := map[string]string{}
-	for _, d := range sp.Decisions {
-		g := d.Site.Group
-		if g == "" || d.Action != rewrite.ActRewrite {
-			continue
-		}
-		if !first[g] {
-			first[g] = true
-			continue
-		}
-		out[g] += fmt.Sprintf(" (%s %s)", d.Site.Field, d.New)
 	}
 	return out
 }

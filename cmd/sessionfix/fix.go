@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"os"
 	"path/filepath"
@@ -150,75 +151,6 @@ EXAMPLES:
 	}
 }
 
-// decisionRow is one planned name. Where is the location as text (kept for compatibility);
-// Line (1-based, line-oriented stores) or Row (a database row, "part id=prt_01…") and Offset
-// (byte offset of the name token) give it as fields of their own.
-type decisionRow struct {
-	Where  string   `json:"where"`
-	Line   int64    `json:"line,omitempty"`
-	Row    string   `json:"row,omitempty"`
-	Offset int64    `json:"offset"`
-	Site   string   `json:"site"`
-	Path   string   `json:"path"`
-	Old    nameText `json:"old"`
-	New    string   `json:"new,omitempty"`
-	Class  string   `json:"class"`
-	// Reasons: see renameRow.
-	Reasons []string `json:"reasons,omitempty"`
-	Action  string   `json:"action"`
-	Source  string   `json:"source,omitempty"`
-	Note    string   `json:"note,omitempty"`
-}
-
-// storeOutcome is what --apply did to one store.
-type storeOutcome struct {
-	Status string `json:"status"` // rewritten, in-use, failed
-	Names  int    `json:"names"`
-	Reason string `json:"reason,omitempty"`
-}
-
-type fixStore struct {
-	Path      string        `json:"path"`
-	Kind      string        `json:"kind"`
-	Profile   string        `json:"profile,omitempty"`
-	Decisions []decisionRow `json:"decisions,omitempty"`
-	Outcome   *storeOutcome `json:"outcome,omitempty"`
-	// cont marks a later part of a store planned batch by batch (rewrite.Batch): its plan
-	// goes on the previous part's, without the store's heading again.
-	cont bool
-	// open: more parts of the store follow (no blank line after this one).
-	open bool
-}
-
-type skippedRow struct {
-	Path   string `json:"path"`
-	InUse  bool   `json:"in_use"`
-	Reason string `json:"reason"`
-	db     bool   // a database (counted as such in the closing line)
-}
-
-// skippedPhrase is the closing line's count of the stores --apply skipped: files and databases
-// (storesPhrase) and why: "1 database skipped (in use)", "2 files skipped (1 in use, 1 failed)".
-func skippedPhrase(rows []skippedRow) string {
-	dbs, inUse := 0, 0
-	for _, r := range rows {
-		if r.db {
-			dbs++
-		}
-		if r.InUse {
-			inUse++
-		}
-	}
-	why := fmt.Sprintf("%d in use, %d failed", inUse, len(rows)-inUse)
-	switch inUse {
-	case len(rows):
-		why = "in use"
-	case 0:
-		why = "failed"
-	}
-	return fmt.Sprintf("%s skipped (%s)", storesPhrase(len(rows), dbs), why)
-}
-
 // fixOutput prints fix results as they stream in: the plan of each store (table or one JSON
 // object per store) and, with --apply, what happened to it.
 type fixOutput struct {
@@ -251,8 +183,8 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 	if r.Plan == nil {
 		return nil // reported with the problems
 	}
-	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: profileOf(r.Store),
-		cont: r.Batch != nil && r.Batch.Index > 0, open: r.Batch != nil && !r.Batch.Last && !o.summary}
+	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: pipeline.ProfileOf(r.Store),
+		Cont: r.Batch != nil && r.Batch.Index > 0, Open: r.Batch != nil && !r.Batch.Last && !o.summary}
 	if o.showPlan {
 		for _, d := range r.Plan.Decisions {
 			if d.Action == rewrite.ActNone && !o.opts.Verbose {
@@ -260,7 +192,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			}
 			l := d.Site.Loc
 			fs.Decisions = append(fs.Decisions, decisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: siteLabel(*d.Site), Path: d.Site.Path,
-				Old: siteName(d.Site), New: d.New, Class: string(d.Class), Reasons: rejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
+				Old: pipeline.SiteName(d.Site), New: d.New, Class: string(d.Class), Reasons: pipeline.RejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
 		}
 	}
 	if oc := r.Outcome; oc != nil {
@@ -279,10 +211,10 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			o.names += oc.Edits
 		case oc.InUse():
 			fs.Outcome = &storeOutcome{Status: "in-use", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), db: r.Plan.Snap.Ref.Kind == store.KindSQLite})
+			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
 		default:
 			fs.Outcome = &storeOutcome{Status: "failed", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, Reason: oc.Err.Error(), db: r.Plan.Snap.Ref.Kind == store.KindSQLite})
+			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
 		}
 	}
 	if len(fs.Decisions) == 0 && fs.Outcome == nil {
@@ -308,7 +240,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			if err := writeStorePlan(o.env.Out, fs); err != nil {
 				return err
 			}
-			o.partOpen = fs.open
+			o.partOpen = fs.Open
 		case o.overflow:
 		case len(o.plans) == summaryStores:
 			o.overflow, o.plans = true, nil
@@ -341,7 +273,7 @@ func (o *fixOutput) skippedLine(fs fixStore) {
 	if fs.Outcome.Status == "rewritten" {
 		if fs.Outcome.Reason != "" {
 			flushOut(o.env)
-			fmt.Fprintf(o.env.Err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(trimPathPrefix(fs.Path, fs.Outcome.Reason)))
+			fmt.Fprintf(o.env.Err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(pipeline.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
 		}
 		return
 	}
@@ -350,7 +282,7 @@ func (o *fixOutput) skippedLine(fs fixStore) {
 		label = "in use, skipped"
 	}
 	flushOut(o.env)
-	fmt.Fprintf(o.env.Err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(trimPathPrefix(fs.Path, fs.Outcome.Reason)))
+	fmt.Fprintf(o.env.Err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(pipeline.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
 }
 
 // begin opens the JSON document.
@@ -362,23 +294,9 @@ func (o *fixOutput) begin(mode string) {
 	}
 }
 
-// fixTail is the end of the JSON document.
-type fixTail struct {
-	RunID   string `json:"run_id,omitempty"`
-	RunDir  string `json:"run_dir,omitempty"`
-	Summary string `json:"summary"`
-	// Kept is the keptLine sentence (kept_note) ("" when no name a provider rejects was kept).
-	Kept     string         `json:"kept_note,omitempty"`
-	Totals   rewrite.Totals `json:"totals"`
-	Skipped  []skippedRow   `json:"skipped"`
-	Problems []problemRow   `json:"problems"`
-	// Codex names the config and inventory Codex rollouts were planned with.
-	Codex []*codexInfo `json:"codex,omitempty"`
-}
-
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := fixTail{Summary: summary, Kept: a.keptLine(), Totals: a.rep.Totals, Skipped: o.skipped, Problems: a.rep.Problems, Codex: a.rep.Codex}
+		t := fixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex}
 		if t.Skipped == nil {
 			t.Skipped = []skippedRow{}
 		}
@@ -391,17 +309,17 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 		}
 		// Splice the tail's members into the open document.
 		_, err = fmt.Fprintf(o.env.Out, "\n],%s\n", b[1:])
-		writeProblems(o.env, a.rep.Problems)
+		writeProblems(o.env, a.Report.Problems)
 		return err
 	}
 	if o.summary {
 		o.writeHeld()
 		writeFixSummary(o.env.Out, a, o.opts.Quiet || !o.overflow)
 	}
-	writeProblems(o.env, a.rep.Problems)
-	writeCodexInfo(o.env.Out, &a.rep)
+	writeProblems(o.env, a.Report.Problems)
+	writeCodexInfo(o.env.Out, &a.Report)
 	fmt.Fprintln(o.env.Out, summary)
-	if l := a.keptLine(); l != "" {
+	if l := a.KeptLine(); l != "" {
 		fmt.Fprintln(o.env.Out, l)
 	}
 	return nil
@@ -413,9 +331,9 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 // line says they were left out.
 func writeFixSummary(w io.Writer, a *aggregate, held bool) {
 	if !held {
-		fmt.Fprintf(w, "%s: the plan of each store is not listed (-v lists it, --format json has it)\n\n", plural(len(a.rep.Stores), "store"))
+		fmt.Fprintf(w, "%s: the plan of each store is not listed (-v lists it, --format json has it)\n\n", plural(len(a.Report.Stores), "store"))
 	}
-	_ = writeSummary(w, &a.rep, "-v")
+	_ = writeSummary(w, &a.Report, "-v")
 	fmt.Fprintln(w)
 }
 
@@ -550,7 +468,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
 	}
-	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.notes()...)
+	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.notes()...)
 	command := "fix --apply"
 	if opts.Plan != "" {
 		command += " --plan " + shellQuote(opts.Plan)
@@ -569,7 +487,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: opts.PlanOut != ""}, emit); err != nil {
 			return out.abort(err, nil)
 		}
-		summary := p.agg.summaryLine(false)
+		summary := p.agg.SummaryLine(false)
 		if err := out.end(p.agg, summary, nil); err != nil {
 			return err
 		}
@@ -577,10 +495,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			if err := pc.write(ctx, env, opts); err != nil {
 				return err
 			}
-		} else if p.agg.rep.Totals.Rewrite > 0 && opts.Format == "table" {
+		} else if p.agg.Report.Totals.Rewrite > 0 && opts.Format == "table" {
 			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
 		}
-		return p.agg.endCode(env, "fix", failOnKept)
+		return endCode(p.agg, env, "fix", failOnKept)
 	}
 
 	if !opts.Yes {
@@ -598,19 +516,19 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			planOut.writeHeld()
 			writeFixSummary(env.Out, p.agg, opts.Quiet || !planOut.overflow)
 		}
-		writeProblems(env, p.agg.rep.Problems)
-		writeCodexInfo(env.Out, &p.agg.rep)
-		fmt.Fprintln(env.Out, p.agg.summaryLine(false))
-		if l := p.agg.keptLine(); l != "" {
+		writeProblems(env, p.agg.Report.Problems)
+		writeCodexInfo(env.Out, &p.agg.Report)
+		fmt.Fprintln(env.Out, p.agg.SummaryLine(false))
+		if l := p.agg.KeptLine(); l != "" {
 			fmt.Fprintln(env.Out, l)
 		}
-		t := p.agg.rep.Totals
+		t := p.agg.Report.Totals
 		if t.Rewrite == 0 {
-			return p.agg.endCode(env, "fix", failOnKept)
+			return endCode(p.agg, env, "fix", failOnKept)
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
-			plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, p.agg.rewriteDBs), opts.StateDir)
+			plural(t.Rewrite, "name"), pipeline.StoresPhrase(t.RewriteStores, p.agg.RewriteDBs), opts.StateDir)
 		if ok, err := confirm(ctx, env.In); err != nil {
 			return err
 		} else if !ok {
@@ -634,9 +552,9 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return out.abort(err, res)
 	}
-	summary := p.agg.summaryLine(false)
-	if p.agg.rep.Totals.Rewrite > 0 {
-		summary = p.agg.appliedLine(out.names, out.stores, out.dbs, out.skipped)
+	summary := p.agg.SummaryLine(false)
+	if p.agg.Report.Totals.Rewrite > 0 {
+		summary = p.agg.AppliedLine(out.names, out.stores, out.dbs, out.skipped)
 	}
 	if err := out.end(p.agg, summary, res); err != nil {
 		return err
@@ -649,12 +567,12 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 	}
 	switch {
-	case p.agg.inUse > 0:
+	case p.agg.InUse > 0:
 		return withCode(exitInUse)
-	case p.agg.applyErrs > 0 || p.agg.failed:
+	case p.agg.ApplyErrs > 0 || p.agg.Failed:
 		return withCode(exitPartial)
 	}
-	return p.agg.keptFinding(env, "fix", failOnKept)
+	return keptFinding(p.agg, env, "fix", failOnKept)
 }
 
 func siteLabel(s store.Site) string {
@@ -666,8 +584,8 @@ func siteLabel(s store.Site) string {
 
 // writeStorePlan prints one store's plan.
 func writeStorePlan(w io.Writer, fs fixStore) error {
-	if !fs.cont {
-		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), kindLabel(fs.Kind, fs.Profile))
+	if !fs.Cont {
+		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), pipeline.KindLabel(fs.Kind, fs.Profile))
 	}
 	t := &reports.Table{Columns: []string{whereHeader(fs.Decisions), "site", "old", "new", "class"}}
 	notes := map[string]bool{}
@@ -680,7 +598,7 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 		case string(rewrite.ActNone):
 			newName = "(unchanged)"
 		}
-		t.Add(d.Where, d.Site, d.Old.String(), newName, reasonLabel(d.Class, d.Reasons))
+		t.Add(d.Where, d.Site, d.Old.String(), newName, pipeline.ReasonLabel(d.Class, d.Reasons))
 		if d.Note != "" {
 			k := d.Old.String() + ": " + d.Note
 			if !notes[k] {
@@ -694,7 +612,7 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 		return err
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if fs.cont && len(lines) > 1 {
+	if fs.Cont && len(lines) > 1 {
 		lines = lines[1:] // the column heading was printed with the first part
 	}
 	for _, line := range lines {
@@ -703,7 +621,7 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 	for _, n := range noteOrder {
 		fmt.Fprintf(w, "  note: %s\n", reports.Printable(n))
 	}
-	if fs.open {
+	if fs.Open {
 		return nil
 	}
 	_, err := fmt.Fprintln(w)

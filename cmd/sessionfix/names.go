@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -250,7 +251,7 @@ func writeNames(w io.Writer, inputs []nameInput, format string, ix *mcpname.Inde
 				mcpNorm = mcpname.NormalizeUnits(in.units)
 			}
 		}
-		t.Add(raw, classLabel(class, &store.Site{Name: in.str, Units: in.units}), norm, mcpNorm, leg)
+		t.Add(raw, pipeline.ClassLabel(class, &store.Site{Name: in.str, Units: in.units}), norm, mcpNorm, leg)
 	}
 	if err := reports.WriteText(bw, t); err != nil {
 		return err

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -18,14 +17,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // planOptions are the naming choices shared by scan and fix.
@@ -107,8 +104,8 @@ func (po planOptions) validate() error {
 	return nil
 }
 
-// pipeline is discover → (scan → plan → apply) per store, with a streaming aggregate.
-type pipeline struct {
+// pipelineRun is discover → (scan → plan → apply) per store, with a streaming aggregate.
+type pipelineRun struct {
 	env   *Env
 	roots []string
 	found *scan.Found
@@ -121,7 +118,7 @@ type pipeline struct {
 
 // newPipeline resolves the roots (default: see defaultRoots), loads the
 // inventory, discovers the stores and, when some are Codex rollouts, loads the Codex policy.
-func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) (*pipeline, error) {
+func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) (*pipelineRun, error) {
 	if err := po.validate(); err != nil {
 		return nil, err
 	}
@@ -166,21 +163,21 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		found.Targets = slices.DeleteFunc(found.Targets, func(t scan.Target) bool { return skip[t.Store.Ref().Path] })
 		leftOut = n - len(found.Targets)
 	}
-	p := &pipeline{env: env, roots: roots, found: found,
+	p := &pipelineRun{env: env, roots: roots, found: found,
 		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath},
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
-	p.agg = newAggregate(p.found)
-	p.agg.leftOut = leftOut // named in the closing line: "N stores left out (see errors)"
-	p.agg.rep.Problems = append(p.agg.rep.Problems, rootProbs...)
-	p.agg.rep.Problems = append(p.agg.rep.Problems, cx.problems...)
+	p.agg = pipeline.NewSummary(p.found)
+	p.agg.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
+	p.agg.Report.Problems = append(p.agg.Report.Problems, rootProbs...)
+	p.agg.Report.Problems = append(p.agg.Report.Problems, cx.problems...)
 	if slices.ContainsFunc(cx.problems, func(pr problemRow) bool { return pr.Severity == string(store.SevError) }) {
-		p.agg.failed = true
+		p.agg.Failed = true
 	}
-	p.agg.rep.Codex = cx.info
-	p.agg.rep.Problems = append(p.agg.rep.Problems, p.settings.Errors...)
-	p.agg.rep.SettingsRules = p.settings.rows()
+	p.agg.Report.Codex = cx.info
+	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Errors...)
+	p.agg.Report.SettingsRules = p.settings.rows()
 	if len(p.settings.Errors) > 0 {
-		p.agg.failed = true
+		p.agg.Failed = true
 	}
 	return p, nil
 }
@@ -241,7 +238,7 @@ func underRoot(path, root string) bool {
 }
 
 // run processes every store, calling each (after aggregation) for each result in path order.
-func (p *pipeline) run(ctx context.Context, opt rewrite.ProcessOptions, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
+func (p *pipelineRun) run(ctx context.Context, opt rewrite.ProcessOptions, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
 	stores := make([]store.Store, len(p.found.Targets))
 	for i, t := range p.found.Targets {
 		stores[i] = t.Store
@@ -251,7 +248,7 @@ func (p *pipeline) run(ctx context.Context, opt rewrite.ProcessOptions, each fun
 		opt.Progress = bar.addBytes
 	}
 	res, err := rewrite.Process(ctx, stores, p.pol, opt, func(r *rewrite.StoreResult) error {
-		p.agg.add(r)
+		p.agg.Add(r)
 		if bar != nil {
 			bar.storeDone()
 		}
@@ -263,309 +260,8 @@ func (p *pipeline) run(ctx context.Context, opt rewrite.ProcessOptions, each fun
 	if bar != nil {
 		bar.finish()
 	}
-	p.agg.finish()
+	p.agg.Finish()
 	return res, err
-}
-
-// aggregate is the run-wide summary built store by store (memory: one row per store and one
-// entry per distinct name, never per site).
-type aggregate struct {
-	rep       scanReport
-	renames   map[[3]string]*renameRow
-	kept      map[[3]string]*renameRow
-	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
-	ids       map[mcpname.CodexTool]*identityRow
-	// keptRejected counts, per class, the kept names a provider rejects.
-	keptRejected map[mcpname.Class]int
-	dotted       map[string]bool
-	failed       bool
-	inUse        int
-	applyErrs    int
-	// leftOut counts the stores that could not be read (their ScanErr) or were left out of the
-	// plan (the rollouts of a Codex home whose config.toml could not be read), leftOutInUse
-	// those in use: not counted in Totals.Stores, so the closing line names them.
-	leftOut, leftOutInUse int
-	// rewriteDBs counts the stores to rewrite that are databases ("in 2 files and 1 database").
-	rewriteDBs int
-	// dottedLabels counts the legacy-dotted sites by classLabel ("legacy-non-ascii", …).
-	dottedLabels map[string]int
-}
-
-func newAggregate(found *scan.Found) *aggregate {
-	a := &aggregate{renames: map[[3]string]*renameRow{}, kept: map[[3]string]*renameRow{},
-		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*identityRow{}, dottedLabels: map[string]int{},
-		keptRejected: map[mcpname.Class]int{}}
-	a.rep.Ignored = found.Ignored
-	a.rep.IgnoredPaths = found.IgnoredPaths
-	if a.rep.IgnoredPaths == nil {
-		a.rep.IgnoredPaths = []string{}
-	}
-	a.rep.Totals.ByClass = map[mcpname.Class]int{}
-	for _, is := range found.Issues {
-		a.rep.Problems = append(a.rep.Problems, newProblem(is.Path, store.Loc{}, string(is.Severity), is.Reason))
-		if is.Severity == store.SevError {
-			a.failed = true
-		}
-	}
-	return a
-}
-
-func (a *aggregate) add(r *rewrite.StoreResult) {
-	ref := r.Store.Ref()
-	row := storeRow{Path: ref.Path, Kind: string(ref.Kind), Profile: profileOf(r.Store)}
-	// A store planned batch by batch gives several results (rewrite.Batch): the first makes
-	// its row, the others add to it.
-	cont := r.Batch != nil && r.Batch.Index > 0 && len(a.rep.Stores) > 0
-	appendRow := func(row storeRow) {
-		if !cont {
-			a.rep.Stores = append(a.rep.Stores, row)
-			return
-		}
-		last := &a.rep.Stores[len(a.rep.Stores)-1]
-		last.Bytes += row.Bytes
-		last.Records += row.Records
-		last.Sites += row.Sites
-		last.Rewrite += row.Rewrite
-		last.Kept += row.Kept
-		last.Problems += row.Problems
-		if row.Error != "" {
-			last.Error, last.InUse = row.Error, row.InUse
-		}
-	}
-	if r.ScanErr != nil {
-		row.Error, row.InUse = r.ScanErr.Error(), errors.Is(r.ScanErr, store.ErrInUse)
-		appendRow(row)
-		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
-		if row.InUse {
-			a.inUse++ // locked past --busy-timeout: exit 4, not "cannot be read"
-			a.leftOutInUse++
-		} else {
-			a.failed = true
-		}
-		a.leftOut++
-		return
-	}
-	sp := r.Plan
-	snap := sp.Snap
-	a.rep.Bytes += snap.State.Size
-	a.rep.Records += snap.Records
-	row.Records, row.Problems, row.Bytes = snap.Records, len(snap.Problems)+len(sp.Warnings), snap.State.Size
-	row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
-	if snap.Failed() {
-		a.failed = true
-	}
-	for _, pr := range snap.Problems {
-		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, pr.Loc, string(pr.Severity), pr.Reason))
-	}
-	for _, w := range sp.Warnings {
-		a.rep.Problems = append(a.rep.Problems, newProblem(ref.Path, w.Loc, string(w.Severity), w.Reason))
-	}
-	counted := map[mcpname.CodexTool]bool{}
-	for _, id := range snap.Identities {
-		k := mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
-		r := a.ids[k]
-		if r == nil {
-			r = &identityRow{Server: id.Server, Tool: id.Tool}
-			a.ids[k] = r
-		}
-		r.Count++
-		if !counted[k] {
-			counted[k] = true
-			r.Stores++
-		}
-	}
-	t := &a.rep.Totals
-	rewrote := cont && a.rep.Stores[len(a.rep.Stores)-1].Rewrite > 0 // an earlier part counted the store
-	if !cont {
-		t.Stores++
-	}
-	t.Rewrite += row.Rewrite
-	if row.Rewrite > 0 && !rewrote {
-		t.RewriteStores++
-		if ref.Kind == store.KindSQLite {
-			a.rewriteDBs++
-		}
-	}
-	also := groupedRewrites(sp)
-	for _, d := range sp.Names() {
-		t.Sites++
-		t.ByClass[d.Class]++
-		if d.Class == mcpname.ClassLegacyDotted {
-			a.dottedLabels[classLabel(d.Class, d.Site)]++
-		}
-		var m map[[3]string]*renameRow
-		switch d.Action {
-		case rewrite.ActRewrite:
-			m = a.renames
-			if d.Class == mcpname.ClassLegacyDotted {
-				a.dotted[d.Site.Name] = true
-			}
-		case rewrite.ActKeep:
-			m = a.kept
-			t.Kept++
-			if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
-				t.KeptTruncated++
-			}
-			if d.KeepsRejected() {
-				t.KeptRejected++
-				a.keptRejected[d.Class]++
-			}
-		default:
-			if d.Class == mcpname.ClassClean && mcpname.HasHashSuffix(d.Site.Name) {
-				a.hashClean[d.Site.Name]++
-			}
-			continue
-		}
-		newName := d.New + also[d.Site.Group]
-		old := siteName(d.Site)
-		k := [3]string{old.text, newName, d.Note}
-		if m[k] == nil {
-			m[k] = &renameRow{Old: old, New: newName, Class: string(d.Class), Reasons: rejectReasons(d.Class, d.Site), Note: d.Note}
-		}
-		m[k].Count++
-	}
-	if o := r.Outcome; o != nil && o.Err != nil {
-		if o.InUse() {
-			a.inUse++
-		} else {
-			a.applyErrs++
-		}
-	}
-	appendRow(row)
-}
-
-// finish completes the aggregate: a clean name with a hash suffix that is the normalized form
-// of a dotted name seen anywhere in the run counts as "normalized".
-func (a *aggregate) finish() {
-	norm := map[string]bool{}
-	for d := range a.dotted {
-		norm[mcpname.Normalize(d)] = true
-	}
-	for name, n := range a.hashClean {
-		if norm[name] {
-			a.rep.Totals.ByClass[mcpname.ClassClean] -= n
-			a.rep.Totals.ByClass[mcpname.ClassNormalized] += n
-		}
-	}
-	if a.rep.Totals.ByClass[mcpname.ClassClean] == 0 {
-		delete(a.rep.Totals.ByClass, mcpname.ClassClean)
-	}
-	a.rep.Classes = a.rep.Totals.ByClass
-	a.rep.Renames, a.rep.Kept = sortedRows(a.renames), sortedRows(a.kept)
-	a.rep.Identities = make([]identityRow, 0, len(a.ids))
-	for _, r := range a.ids {
-		a.rep.Identities = append(a.rep.Identities, *r)
-	}
-	sort.Slice(a.rep.Identities, func(i, j int) bool {
-		x, y := a.rep.Identities[i], a.rep.Identities[j]
-		if x.Server != y.Server {
-			return x.Server < y.Server
-		}
-		return x.Tool < y.Tool
-	})
-	if a.rep.Problems == nil {
-		a.rep.Problems = []problemRow{}
-	}
-	if a.rep.SettingsRules == nil {
-		a.rep.SettingsRules = []settingsRuleRow{}
-	}
-	if a.rep.Stores == nil {
-		a.rep.Stores = []storeRow{}
-	}
-}
-
-// problemRow is one problem in a report. Where is the location as text (kept for
-// compatibility); Line (1-based line of a line-oriented store) or Row (the table row of a
-// database, "part id=prt_01…") give it as a field of its own.
-type problemRow struct {
-	Path     string `json:"path"`
-	Where    string `json:"where,omitempty"`
-	Line     int64  `json:"line,omitempty"`
-	Row      string `json:"row,omitempty"`
-	Severity string `json:"severity"`
-	Reason   string `json:"reason"`
-}
-
-// newProblem is a problemRow at loc; a reason that starts with the path itself (an error
-// that names its file) loses that prefix, so the printed line names the path once.
-func newProblem(path string, loc store.Loc, severity, reason string) problemRow {
-	return problemRow{Path: path, Where: whereOf(loc), Line: loc.Line, Row: loc.Row, Severity: severity, Reason: trimPathPrefix(path, reason)}
-}
-
-// trimPathPrefix drops the problem's own path from its reason: a leading "PATH: " and a
-// wrapped os error's "open PATH: " (also stat, lstat, read) anywhere in it, so the printed
-// line names the path once ("b.db: error: SQLite database that cannot be read: file is not a
-// database").
-func trimPathPrefix(path, reason string) string {
-	if path == "" {
-		return reason
-	}
-	reason = strings.TrimPrefix(reason, path+": ")
-	for _, op := range []string{"open ", "stat ", "lstat ", "read "} {
-		reason = strings.ReplaceAll(reason, op+path+": ", "")
-	}
-	return reason
-}
-
-// pathLoc matches a reason that starts with its own path and a position: "PATH:2:1: rest"
-// (settings parse errors, file:line:col) — group 1 the position, group 2 the rest.
-var pathLoc = regexp.MustCompile(`^:(\d+(?::\d+)?): (.*)$`)
-
-// String is the problem's line: "PATH[:WHERE]: SEVERITY: REASON", the path named once (a
-// reason "PATH:2:1: …" becomes "PATH:2:1: error: …").
-func (p problemRow) String() string {
-	loc, reason := p.Path, p.Reason
-	if p.Where != "" {
-		loc += ":" + p.Where
-	} else if p.Path != "" && strings.HasPrefix(reason, p.Path+":") {
-		if m := pathLoc.FindStringSubmatch(reason[len(p.Path):]); m != nil {
-			loc, reason = p.Path+":"+m[1], m[2]
-		}
-	}
-	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, trimPathPrefix(p.Path, reason))
-}
-
-func whereOf(l store.Loc) string {
-	if l.Row == "" && l.Line == 0 {
-		return ""
-	}
-	return l.String()
-}
-
-// scanReport is the machine-readable scan result (scan --format json).
-type scanReport struct {
-	Roots   []string `json:"roots"`
-	Elapsed string   `json:"elapsed"`
-	Bytes   int64    `json:"bytes"`
-	Records int64    `json:"records"`
-	Ignored int      `json:"ignored_files"`
-	// IgnoredPaths names them (the first 1000): nothing is skipped silently.
-	IgnoredPaths []string              `json:"ignored_paths"`
-	Totals       rewrite.Totals        `json:"totals"`
-	Classes      map[mcpname.Class]int `json:"classes"`
-	Stores       []storeRow            `json:"stores"`
-	Renames      []renameRow           `json:"renames"`
-	Kept         []renameRow           `json:"kept"`
-	Problems     []problemRow          `json:"problems"`
-	// SettingsRules are the rules of settings files among the roots written in legacy
-	// spellings (reported, never rewritten).
-	SettingsRules []settingsRuleRow `json:"settings_rules"`
-	// Identities are the raw MCP identities (server key, raw tool name) the stores record:
-	// Codex invocation records in rollouts and mcpToolCall items of thread_history_*.sqlite.
-	// Never rewritten; they name the tools Codex calls, so they feed the Codex namer.
-	Identities []identityRow `json:"identities"`
-	// Codex names, per Codex home, the config.toml and inventory Codex rollouts were planned
-	// with (absent when the run found no Codex rollout).
-	Codex []*codexInfo `json:"codex,omitempty"`
-}
-
-// identityRow is one raw MCP identity recorded in the stores: how many records hold it, in how
-// many stores.
-type identityRow struct {
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
-	Count  int    `json:"count"`
-	Stores int    `json:"stores"`
 }
 
 func identityTable(rep *scanReport) *reports.Table {
@@ -574,198 +270,6 @@ func identityTable(rep *scanReport) *reports.Table {
 		t.Add(r.Server, r.Tool, fmt.Sprint(r.Count), fmt.Sprint(r.Stores))
 	}
 	return t
-}
-
-type storeRow struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
-	// Profile is the SQLite profile a database was read with ("opencode"); text tables show it
-	// as the kind.
-	Profile string `json:"profile,omitempty"`
-	// Bytes is the store's size when it was read.
-	Bytes    int64  `json:"bytes"`
-	Records  int64  `json:"records"`
-	Sites    int    `json:"sites"`
-	Rewrite  int    `json:"rewrite"`
-	Kept     int    `json:"kept"`
-	Problems int    `json:"problems"`
-	Error    string `json:"error,omitempty"`
-	// InUse is set when Error says another process kept the store locked (exit 4).
-	InUse bool `json:"in_use,omitempty"`
-}
-
-// nameText is a stored name in a report: text tables show Site.DisplayName (a lone surrogate as
-// the text \ud800); JSON has the exact string, a lone surrogate written as a \uXXXX escape,
-// so JSON.parse gives back the very same UTF-16 units.
-type nameText struct {
-	text  string
-	units []uint16 // set only for a name with a lone surrogate
-}
-
-func siteName(s *store.Site) nameText { return nameText{text: s.DisplayName(), units: s.Units} }
-
-func (n nameText) String() string { return n.text }
-
-// MarshalJSON writes the exact name.
-func (n nameText) MarshalJSON() ([]byte, error) {
-	if n.units != nil {
-		return jsonscan.AppendQuoteUnits(nil, n.units), nil
-	}
-	return json.Marshal(n.text)
-}
-
-// UnmarshalJSON reads a name back (tests); a lone surrogate becomes U+FFFD.
-func (n *nameText) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &n.text) }
-
-type renameRow struct {
-	Old   nameText `json:"old"`
-	New   string   `json:"new,omitempty"`
-	Class string   `json:"class"`
-	// Reasons say why a legacy-dotted name is rejected (mcpname.RejectReasons: "dotted",
-	// "non-ascii", "over-long", …); text tables show them as the class ("legacy-non-ascii").
-	Reasons []string `json:"reasons,omitempty"`
-	Count   int      `json:"count"`
-	Note    string   `json:"note,omitempty"`
-}
-
-// rejectReasons is mcpname.RejectReasons of a legacy-dotted site (nil for other classes).
-func rejectReasons(c mcpname.Class, s *store.Site) []string {
-	if c != mcpname.ClassLegacyDotted {
-		return nil
-	}
-	if s.Units != nil {
-		return mcpname.RejectReasonsUnits(s.Units)
-	}
-	return mcpname.RejectReasons(s.Name)
-}
-
-// classLabel is the class a text table shows: a legacy-dotted name is named by what is wrong
-// with it ("legacy-dotted", "legacy-non-ascii", "legacy-dotted+over-long"), so a name without
-// a dot is not called dotted; other classes as they are.
-func classLabel(c mcpname.Class, s *store.Site) string {
-	return reasonLabel(string(c), rejectReasons(c, s))
-}
-
-func reasonLabel(class string, reasons []string) string {
-	if class != string(mcpname.ClassLegacyDotted) || len(reasons) == 0 {
-		return class
-	}
-	return "legacy-" + strings.Join(reasons, "+")
-}
-
-// kindLabel is the kind a text table shows: a database's profile name, else its kind.
-func kindLabel(kind, profile string) string {
-	if profile != "" {
-		return profile
-	}
-	return kind
-}
-
-// profileOf is the SQLite profile name of st ("" for other stores or before detection).
-func profileOf(st store.Store) string {
-	if db, ok := st.(*sqlite.Store); ok && db.Profile() != nil {
-		return db.Profile().Name
-	}
-	return ""
-}
-
-// storesPhrase counts stores as files and databases: "1 file", "1 database", "2 files and 1 database".
-func storesPhrase(stores, dbs int) string {
-	files := stores - dbs
-	switch {
-	case dbs == 0:
-		return plural(files, "file")
-	case files == 0:
-		return plural(dbs, "database")
-	}
-	return plural(files, "file") + " and " + plural(dbs, "database")
-}
-
-func sortedRows(m map[[3]string]*renameRow) []renameRow {
-	out := make([]renameRow, 0, len(m))
-	for _, r := range m {
-		out = append(out, *r)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Old.text != out[j].Old.text {
-			return out[i].Old.text < out[j].Old.text
-		}
-		return out[i].New < out[j].New
-	})
-	return out
-}
-
-// summaryLine is the closing sentence of scan and fix ("would rewrite …", "rewrote …"). Every
-// legacy name left in place is counted: middle-truncated ones (kept by design) and any other
-// kept one (a lossy name without --rewrite-lossy, a key clash, a file that must not be
-// written), so "nothing to change" never hides a name a provider still rejects.
-func (a *aggregate) summaryLine(applied bool) string {
-	t := a.rep.Totals
-	kept := fmt.Sprintf("%s kept", plural(t.KeptTruncated, "legacy truncated name"))
-	if other := t.Kept - t.KeptTruncated; other > 0 {
-		kept += fmt.Sprintf("; %s kept (see the notes and warnings)", plural(other, "other legacy name"))
-	}
-	if t.Rewrite == 0 {
-		return fmt.Sprintf("nothing to change: no name needs rewriting in %s; %s", plural(t.Stores, "store"), kept) + a.leftOutPhrase()
-	}
-	verb := "would rewrite"
-	if applied {
-		verb = "rewrote"
-	}
-	return fmt.Sprintf("%s %s in %s; %s", verb, plural(t.Rewrite, "name"), storesPhrase(t.RewriteStores, a.rewriteDBs), kept) + a.leftOutPhrase()
-}
-
-// leftOutPhrase is the end of a closing line when stores could not be read ("" when none):
-// "; 1 store left out (in use; see errors)", "; 3 stores left out (see errors)", so a line
-// counting only the stores read is never taken for all clean.
-func (a *aggregate) leftOutPhrase() string {
-	switch {
-	case a.leftOut == 0:
-		return ""
-	case a.leftOutInUse == a.leftOut:
-		return fmt.Sprintf("; %s left out (in use; see errors)", plural(a.leftOut, "store"))
-	case a.leftOutInUse > 0:
-		return fmt.Sprintf("; %s left out (%d in use; see errors)", plural(a.leftOut, "store"), a.leftOutInUse)
-	}
-	return fmt.Sprintf("; %s left out (see errors)", plural(a.leftOut, "store"))
-}
-
-// keptLine is the sentence after the summary when names a provider rejects were kept ("" when
-// none): how many, why (per class) and how to fix them, so "nothing to change" is never read
-// as "all clean" (issue 8 item 3). --fail-on kept turns it into exit status exitFinding.
-func (a *aggregate) keptLine() string {
-	n := a.rep.Totals.KeptRejected
-	if n == 0 {
-		return ""
-	}
-	var why []string
-	for _, c := range slices.Sorted(maps.Keys(a.keptRejected)) {
-		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.rep.Codex)))
-	}
-	verb := "were"
-	if n == 1 {
-		verb = "was"
-	}
-	return fmt.Sprintf("%s a provider rejects %s kept: %s; a session holding them still fails where they are sent back (exit %d with --fail-on kept)",
-		plural(n, "name"), verb, strings.Join(why, "; "), exitFinding)
-}
-
-// keptWhy says why names of a class were kept although a provider rejects them, and how to
-// get them rewritten. For Codex, homes are where the rollouts were planned from (codexInfo):
-// giving the whole Codex home as PATH is only suggested when some rollout was not planned with
-// a home of PATH.
-func keptWhy(c mcpname.Class, homes []*codexInfo) string {
-	switch c {
-	case rewrite.ClassCodexUnattributed:
-		if len(homes) > 0 && !slices.ContainsFunc(homes, func(ci *codexInfo) bool { return ci.ConfigFrom != codexFromPath }) {
-			return "raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls)"
-		}
-		return "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read"
-	case mcpname.ClassLegacyTruncatedDotted:
-		return "kept by --keep-truncated; fix: run without it"
-	default:
-		return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
-	}
 }
 
 // checkFailOn validates --fail-on of scan and fix: "kept" is the only finding.
@@ -795,35 +299,22 @@ func failOnFlag() cli.Flag {
 // endCode is the exit of a run that read every store (scan, fix's dry run and its plan before
 // the prompt): a store in use, 4, wins over one that could not be read, 3, which wins over a
 // --fail-on kept finding, 5.
-func (a *aggregate) endCode(env *Env, cmd string, failOnKept bool) error {
+func endCode(a *aggregate, env *Env, cmd string, failOnKept bool) error {
 	switch {
-	case a.inUse > 0:
+	case a.InUse > 0:
 		return withCode(exitInUse)
-	case a.failed:
+	case a.Failed:
 		return withCode(exitPartial)
 	}
-	return a.keptFinding(env, cmd, failOnKept)
+	return keptFinding(a, env, cmd, failOnKept)
 }
 
-func (a *aggregate) keptFinding(env *Env, cmd string, failOnKept bool) error {
-	if !failOnKept || a.rep.Totals.KeptRejected == 0 {
+func keptFinding(a *aggregate, env *Env, cmd string, failOnKept bool) error {
+	if !failOnKept || a.Report.Totals.KeptRejected == 0 {
 		return nil
 	}
-	fmt.Fprintf(env.Err, "%s: --fail-on kept: %s a provider rejects kept\n", cmd, plural(a.rep.Totals.KeptRejected, "name"))
+	fmt.Fprintf(env.Err, "%s: --fail-on kept: %s a provider rejects kept\n", cmd, plural(a.Report.Totals.KeptRejected, "name"))
 	return withCode(exitFinding)
-}
-
-// appliedLine is the closing sentence of fix --apply: what was really rewritten.
-func (a *aggregate) appliedLine(names, stores, dbs int, skipped []skippedRow) string {
-	t := a.rep.Totals
-	s := fmt.Sprintf("rewrote %s in %s; %s kept", plural(names, "name"), storesPhrase(stores, dbs), plural(t.KeptTruncated, "legacy truncated name"))
-	if other := t.Kept - t.KeptTruncated; other > 0 {
-		s += fmt.Sprintf("; %s kept (see the notes and warnings)", plural(other, "other legacy name"))
-	}
-	if len(skipped) > 0 {
-		s += "; " + skippedPhrase(skipped)
-	}
-	return s + a.leftOutPhrase()
 }
 
 // classTable counts names per class; labels splits legacy-dotted by reason (classLabel).
@@ -872,10 +363,10 @@ func storeTable(stores []storeRow) *reports.Table {
 			if s.InUse {
 				what = "in use"
 			}
-			t.Add(s.Path, kindLabel(s.Kind, s.Profile), "-", "-", "-", "-", what)
+			t.Add(s.Path, pipeline.KindLabel(s.Kind, s.Profile), "-", "-", "-", "-", what)
 			continue
 		}
-		t.Add(s.Path, kindLabel(s.Kind, s.Profile), fmt.Sprint(s.Records), fmt.Sprint(s.Sites), fmt.Sprint(s.Rewrite), fmt.Sprint(s.Kept), fmt.Sprint(s.Problems))
+		t.Add(s.Path, pipeline.KindLabel(s.Kind, s.Profile), fmt.Sprint(s.Records), fmt.Sprint(s.Sites), fmt.Sprint(s.Rewrite), fmt.Sprint(s.Kept), fmt.Sprint(s.Problems))
 	}
 	return t
 }
@@ -888,10 +379,10 @@ func renameTable(renames, kept []renameRow, limit int) *reports.Table {
 		if limit > 0 && i == limit {
 			break
 		}
-		t.Add(r.Old.String(), r.New, reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
+		t.Add(r.Old.String(), r.New, pipeline.ReasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
 	}
 	for _, r := range kept {
-		t.Add(r.Old.String(), "(kept)", reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
+		t.Add(r.Old.String(), "(kept)", pipeline.ReasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
 	}
 	return t
 }
@@ -903,7 +394,7 @@ func writeCodexInfo(w io.Writer, rep *scanReport) {
 		fmt.Fprintln(w)
 	}
 	for _, ci := range rep.Codex {
-		fmt.Fprintln(w, reports.Printable(ci.text(len(rep.Codex) > 1)))
+		fmt.Fprintln(w, reports.Printable(ci.Text(len(rep.Codex) > 1)))
 	}
 }
 
@@ -921,16 +412,6 @@ func writeProblems(env *Env, probs []problemRow) {
 	for _, p := range probs {
 		fmt.Fprintf(w, "  %s\n", reports.Printable(p.String()))
 	}
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "y") {
-		return fmt.Sprintf("%d %sies", n, what[:len(what)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func humanBytes(n int64) string {
@@ -975,7 +456,7 @@ func kindTable(rep *scanReport) *reports.Table {
 	}
 	sums := map[[2]string]*sum{}
 	for _, s := range rep.Stores {
-		l := kindLabel(s.Kind, s.Profile)
+		l := pipeline.KindLabel(s.Kind, s.Profile)
 		k := [2]string{agentOf(l), l}
 		if sums[k] == nil {
 			sums[k] = &sum{}
@@ -1031,7 +512,7 @@ func keptTable(kept []renameRow, limit int) *reports.Table {
 		if why == "" {
 			why = classAction(mcpname.Class(r.Class))
 		}
-		t.Add(r.Old.String(), reasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count), why)
+		t.Add(r.Old.String(), pipeline.ReasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count), why)
 	}
 	return t
 }

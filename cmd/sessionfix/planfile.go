@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,7 +94,7 @@ type planCollector struct {
 func (pc *planCollector) wrap(each func(*rewrite.StoreResult) error) func(*rewrite.StoreResult) error {
 	return func(r *rewrite.StoreResult) error {
 		if r.Plan != nil {
-			if ps, ok := rewrite.NewPlannedStore(r.Plan, profileOf(r.Store)); ok {
+			if ps, ok := rewrite.NewPlannedStore(r.Plan, pipeline.ProfileOf(r.Store)); ok {
 				pc.stores = append(pc.stores, ps)
 				pc.names += ps.Names
 			}

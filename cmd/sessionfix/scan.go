@@ -108,7 +108,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}); err != nil {
 		return jsonError(env, opts.Format, err)
 	}
-	rep := &p.agg.rep
+	rep := &p.agg.Report
 	rep.Roots, rep.Elapsed = p.roots, time.Since(start).Round(time.Millisecond).String()
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
@@ -123,7 +123,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	} else if err := writeScanText(env, p.agg, opts.Verbose); err != nil {
 		return err
 	}
-	if known != nil && p.agg.inUse == 0 && !p.agg.failed {
+	if known != nil && p.agg.InUse == 0 && !p.agg.Failed {
 		n := 0
 		for _, r := range sar.results {
 			if !known[r.Fingerprint] {
@@ -137,7 +137,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(len(sar.results), "finding"), len(known))
 		return nil
 	}
-	return p.agg.endCode(env, "scan", failOnKept)
+	return endCode(p.agg, env, "scan", failOnKept)
 }
 
 // jsonError ends the output of a run with --format json stopped by err before its report
@@ -163,7 +163,7 @@ func jsonError(env *Env, format string, err error) error {
 // stores and names are summarized (writeSummary).
 func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	w := env.Out
-	rep := &a.rep
+	rep := &a.Report
 	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
 		plural(rep.Totals.Stores, "store"), humanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
 	if rep.Ignored > 0 {
@@ -174,7 +174,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 		fmt.Fprintf(w, "%d %s (--format json lists them)\n", rep.Ignored, what)
 	}
 	fmt.Fprintln(w)
-	if err := reports.WriteText(w, classTable(rep, a.dottedLabels)); err != nil {
+	if err := reports.WriteText(w, classTable(rep, a.DottedLabels)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -208,8 +208,8 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	writeProblems(env, rep.Problems)
 	writeCodexInfo(w, rep)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, a.summaryLine(false))
-	if l := a.keptLine(); l != "" {
+	fmt.Fprintln(w, a.SummaryLine(false))
+	if l := a.KeptLine(); l != "" {
 		fmt.Fprintln(w, l)
 	}
 	return nil

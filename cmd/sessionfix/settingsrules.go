@@ -95,24 +95,6 @@ func scanSettings(paths []string, env settings.Env, home string, ix *mcpname.Ind
 	return ss
 }
 
-// settingsRuleRow is one legacy-spelled settings rule in scan --format json.
-type settingsRuleRow struct {
-	File   string   `json:"file"`
-	Line   int      `json:"line"`
-	Column int      `json:"column"`
-	Key    string   `json:"key"`
-	Index  int      `json:"index"`
-	Rule   string   `json:"rule"`
-	Reason string   `json:"reason"`
-	Owners []string `json:"owners,omitempty"`
-	// Registered are the current names of the tool(s) the rule names (empty for patterns).
-	Registered []string `json:"registered,omitempty"`
-	Ignored    string   `json:"ignored,omitempty"`
-	// VarDependent: the rule uses $VAR, its current name depends on the variables' values
-	// and is not shown (they may be secrets).
-	VarDependent bool `json:"var_dependent,omitempty"`
-}
-
 func (ss *settingsScan) rows() []settingsRuleRow {
 	if ss == nil {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"time"
 
@@ -175,7 +176,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			}
 		}
 	}
-	fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, storesPhrase(todo, todoDBs))
+	fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, pipeline.StoresPhrase(todo, todoDBs))
 	for _, n := range m.ToolNotes {
 		fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
 	}
@@ -257,7 +258,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	if err != nil {
 		return err
 	}
-	summary := fmt.Sprintf("restored %s of run %s", storesPhrase(restored, restoredDBs), m.RunID)
+	summary := fmt.Sprintf("restored %s of run %s", pipeline.StoresPhrase(restored, restoredDBs), m.RunID)
 	if left := changed + inUse + failed; left > 0 {
 		summary += fmt.Sprintf("; %s not restored", plural(left, "file"))
 		switch {

@@ -69,7 +69,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"internal/jsonscan", []string{"store", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// inventory holds tool inventories and the MCP client of --discover: no storage engine.
 		{"inventory", []string{"store/jsonl", "store/sqlite", "store/all", "scan", "rewrite", "audit", "reports", "cmd"}},
-		{"reports", []string{"store", "scan", "rewrite", "cmd"}},
+		{"reports", []string{"store", "scan", "rewrite", "pipeline", "cmd"}},
+		// pipeline is the run summary and report schema over scan and rewrite: no audit, no CLI.
+		{"pipeline", []string{"audit", "cmd"}},
 		{"scan", []string{"rewrite", "audit", "reports", "cmd"}},
 		{"rewrite", []string{"scan", "audit", "reports", "cmd"}},
 		{"audit", []string{"scan", "rewrite", "cmd"}},

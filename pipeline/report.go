@@ -1,0 +1,387 @@
+// Package pipeline is sessionfix's pipeline as a library: the run summary (Summary, aggregated
+// store by store, with the domain rule that a clean name with a hash suffix is "normalized"
+// when it is the normalized form of a dotted name seen anywhere in the run) and the JSON report
+// schema of scan and fix (ScanReport, FixStore, FixTail and their rows; docs/report.md).
+// cmd/sessionfix only reads flags, prompts and prints these.
+//
+// pipeline imports scan, rewrite, store and mcpname; it never imports audit or cmd.
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// ProblemRow is one problem in a report. Where is the location as text (kept for
+// compatibility); Line (1-based line of a line-oriented store) or Row (the table row of a
+// database, "part id=prt_01…") give it as a field of its own.
+type ProblemRow struct {
+	Path     string `json:"path"`
+	Where    string `json:"where,omitempty"`
+	Line     int64  `json:"line,omitempty"`
+	Row      string `json:"row,omitempty"`
+	Severity string `json:"severity"`
+	Reason   string `json:"reason"`
+}
+
+// NewProblem is a ProblemRow at loc; a reason that starts with the path itself (an error
+// that names its file) loses that prefix, so the printed line names the path once.
+func NewProblem(path string, loc store.Loc, severity, reason string) ProblemRow {
+	return ProblemRow{Path: path, Where: whereOf(loc), Line: loc.Line, Row: loc.Row, Severity: severity, Reason: TrimPathPrefix(path, reason)}
+}
+
+// TrimPathPrefix drops the problem's own path from its reason: a leading "PATH: " and a
+// wrapped os error's "open PATH: " (also stat, lstat, read) anywhere in it, so the printed
+// line names the path once ("b.db: error: SQLite database that cannot be read: file is not a
+// database").
+func TrimPathPrefix(path, reason string) string {
+	if path == "" {
+		return reason
+	}
+	reason = strings.TrimPrefix(reason, path+": ")
+	for _, op := range []string{"open ", "stat ", "lstat ", "read "} {
+		reason = strings.ReplaceAll(reason, op+path+": ", "")
+	}
+	return reason
+}
+
+// pathLoc matches a reason that starts with its own path and a position: "PATH:2:1: rest"
+// (settings parse errors, file:line:col) — group 1 the position, group 2 the rest.
+var pathLoc = regexp.MustCompile(`^:(\d+(?::\d+)?): (.*)$`)
+
+// String is the problem's line: "PATH[:WHERE]: SEVERITY: REASON", the path named once (a
+// reason "PATH:2:1: …" becomes "PATH:2:1: error: …").
+func (p ProblemRow) String() string {
+	loc, reason := p.Path, p.Reason
+	if p.Where != "" {
+		loc += ":" + p.Where
+	} else if p.Path != "" && strings.HasPrefix(reason, p.Path+":") {
+		if m := pathLoc.FindStringSubmatch(reason[len(p.Path):]); m != nil {
+			loc, reason = p.Path+":"+m[1], m[2]
+		}
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, TrimPathPrefix(p.Path, reason))
+}
+
+func whereOf(l store.Loc) string {
+	if l.Row == "" && l.Line == 0 {
+		return ""
+	}
+	return l.String()
+}
+
+// ScanReport is the machine-readable scan result (scan --format json).
+type ScanReport struct {
+	Roots   []string `json:"roots"`
+	Elapsed string   `json:"elapsed"`
+	Bytes   int64    `json:"bytes"`
+	Records int64    `json:"records"`
+	Ignored int      `json:"ignored_files"`
+	// IgnoredPaths names them (the first 1000): nothing is skipped silently.
+	IgnoredPaths []string              `json:"ignored_paths"`
+	Totals       rewrite.Totals        `json:"totals"`
+	Classes      map[mcpname.Class]int `json:"classes"`
+	Stores       []StoreRow            `json:"stores"`
+	Renames      []RenameRow           `json:"renames"`
+	Kept         []RenameRow           `json:"kept"`
+	Problems     []ProblemRow          `json:"problems"`
+	// SettingsRules are the rules of settings files among the roots written in legacy
+	// spellings (reported, never rewritten).
+	SettingsRules []SettingsRuleRow `json:"settings_rules"`
+	// Identities are the raw MCP identities (server key, raw tool name) the stores record:
+	// Codex invocation records in rollouts and mcpToolCall items of thread_history_*.sqlite.
+	// Never rewritten; they name the tools Codex calls, so they feed the Codex namer.
+	Identities []IdentityRow `json:"identities"`
+	// Codex names, per Codex home, the config.toml and inventory Codex rollouts were planned
+	// with (absent when the run found no Codex rollout).
+	Codex []*CodexInfo `json:"codex,omitempty"`
+}
+
+// IdentityRow is one raw MCP identity recorded in the stores: how many records hold it, in how
+// many stores.
+type IdentityRow struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	Count  int    `json:"count"`
+	Stores int    `json:"stores"`
+}
+
+type StoreRow struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+	// Profile is the SQLite profile a database was read with ("opencode"); text tables show it
+	// as the kind.
+	Profile string `json:"profile,omitempty"`
+	// Bytes is the store's size when it was read.
+	Bytes    int64  `json:"bytes"`
+	Records  int64  `json:"records"`
+	Sites    int    `json:"sites"`
+	Rewrite  int    `json:"rewrite"`
+	Kept     int    `json:"kept"`
+	Problems int    `json:"problems"`
+	Error    string `json:"error,omitempty"`
+	// InUse is set when Error says another process kept the store locked (exit 4).
+	InUse bool `json:"in_use,omitempty"`
+}
+
+// NameText is a stored name in a report: text tables show Site.DisplayName (a lone surrogate as
+// the text \ud800); JSON has the exact string, a lone surrogate written as a \uXXXX escape,
+// so JSON.parse gives back the very same UTF-16 units.
+type NameText struct {
+	text  string
+	units []uint16 // set only for a name with a lone surrogate
+}
+
+func SiteName(s *store.Site) NameText { return NameText{text: s.DisplayName(), units: s.Units} }
+
+func (n NameText) String() string { return n.text }
+
+// MarshalJSON writes the exact name.
+func (n NameText) MarshalJSON() ([]byte, error) {
+	if n.units != nil {
+		return jsonscan.AppendQuoteUnits(nil, n.units), nil
+	}
+	return json.Marshal(n.text)
+}
+
+// UnmarshalJSON reads a name back (tests); a lone surrogate becomes U+FFFD.
+func (n *NameText) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &n.text) }
+
+type RenameRow struct {
+	Old   NameText `json:"old"`
+	New   string   `json:"new,omitempty"`
+	Class string   `json:"class"`
+	// Reasons say why a legacy-dotted name is rejected (mcpname.RejectReasons: "dotted",
+	// "non-ascii", "over-long", …); text tables show them as the class ("legacy-non-ascii").
+	Reasons []string `json:"reasons,omitempty"`
+	Count   int      `json:"count"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// RejectReasons is mcpname.RejectReasons of a legacy-dotted site (nil for other classes).
+func RejectReasons(c mcpname.Class, s *store.Site) []string {
+	if c != mcpname.ClassLegacyDotted {
+		return nil
+	}
+	if s.Units != nil {
+		return mcpname.RejectReasonsUnits(s.Units)
+	}
+	return mcpname.RejectReasons(s.Name)
+}
+
+// ClassLabel is the class a text table shows: a legacy-dotted name is named by what is wrong
+// with it ("legacy-dotted", "legacy-non-ascii", "legacy-dotted+over-long"), so a name without
+// a dot is not called dotted; other classes as they are.
+func ClassLabel(c mcpname.Class, s *store.Site) string {
+	return ReasonLabel(string(c), RejectReasons(c, s))
+}
+
+func ReasonLabel(class string, reasons []string) string {
+	if class != string(mcpname.ClassLegacyDotted) || len(reasons) == 0 {
+		return class
+	}
+	return "legacy-" + strings.Join(reasons, "+")
+}
+
+// KindLabel is the kind a text table shows: a database's profile name, else its kind.
+func KindLabel(kind, profile string) string {
+	if profile != "" {
+		return profile
+	}
+	return kind
+}
+
+// ProfileOf is the SQLite profile name of st ("" for other stores or before detection).
+func ProfileOf(st store.Store) string {
+	if db, ok := st.(*sqlite.Store); ok && db.Profile() != nil {
+		return db.Profile().Name
+	}
+	return ""
+}
+
+// StoresPhrase counts stores as files and databases: "1 file", "1 database", "2 files and 1 database".
+func StoresPhrase(stores, dbs int) string {
+	files := stores - dbs
+	switch {
+	case dbs == 0:
+		return reports.Plural(files, "file")
+	case files == 0:
+		return reports.Plural(dbs, "database")
+	}
+	return reports.Plural(files, "file") + " and " + reports.Plural(dbs, "database")
+}
+
+func sortedRows(m map[[3]string]*RenameRow) []RenameRow {
+	out := make([]RenameRow, 0, len(m))
+	for _, r := range m {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Old.text != out[j].Old.text {
+			return out[i].Old.text < out[j].Old.text
+		}
+		return out[i].New < out[j].New
+	})
+	return out
+}
+
+// DecisionRow is one planned name. Where is the location as text (kept for compatibility);
+// Line (1-based, line-oriented stores) or Row (a database row, "part id=prt_01…") and Offset
+// (byte offset of the name token) give it as fields of their own.
+type DecisionRow struct {
+	Where  string   `json:"where"`
+	Line   int64    `json:"line,omitempty"`
+	Row    string   `json:"row,omitempty"`
+	Offset int64    `json:"offset"`
+	Site   string   `json:"site"`
+	Path   string   `json:"path"`
+	Old    NameText `json:"old"`
+	New    string   `json:"new,omitempty"`
+	Class  string   `json:"class"`
+	// Reasons: see RenameRow.
+	Reasons []string `json:"reasons,omitempty"`
+	Action  string   `json:"action"`
+	Source  string   `json:"source,omitempty"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// StoreOutcome is what --apply did to one store.
+type StoreOutcome struct {
+	Status string `json:"status"` // rewritten, in-use, failed
+	Names  int    `json:"names"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type FixStore struct {
+	Path      string        `json:"path"`
+	Kind      string        `json:"kind"`
+	Profile   string        `json:"profile,omitempty"`
+	Decisions []DecisionRow `json:"decisions,omitempty"`
+	Outcome   *StoreOutcome `json:"outcome,omitempty"`
+	// Cont marks a later part of a store planned batch by batch (rewrite.Batch): its plan
+	// goes on the previous part's, without the store's heading again (text only).
+	Cont bool `json:"-"`
+	// Open: more parts of the store follow (text: no blank line after this one).
+	Open bool `json:"-"`
+}
+
+type SkippedRow struct {
+	Path   string `json:"path"`
+	InUse  bool   `json:"in_use"`
+	Reason string `json:"reason"`
+	// DB marks a database (counted as such in the closing line; not in the JSON).
+	DB bool `json:"-"`
+}
+
+// SkippedPhrase is the closing line's count of the stores --apply skipped: files and databases
+// (StoresPhrase) and why: "1 database skipped (in use)", "2 files skipped (1 in use, 1 failed)".
+func SkippedPhrase(rows []SkippedRow) string {
+	dbs, inUse := 0, 0
+	for _, r := range rows {
+		if r.DB {
+			dbs++
+		}
+		if r.InUse {
+			inUse++
+		}
+	}
+	why := fmt.Sprintf("%d in use, %d failed", inUse, len(rows)-inUse)
+	switch inUse {
+	case len(rows):
+		why = "in use"
+	case 0:
+		why = "failed"
+	}
+	return fmt.Sprintf("%s skipped (%s)", StoresPhrase(len(rows), dbs), why)
+}
+
+// FixTail is the end of the JSON document.
+type FixTail struct {
+	RunID   string `json:"run_id,omitempty"`
+	RunDir  string `json:"run_dir,omitempty"`
+	Summary string `json:"summary"`
+	// Kept is the KeptLine sentence (kept_note) ("" when no name a provider rejects was kept).
+	Kept     string         `json:"kept_note,omitempty"`
+	Totals   rewrite.Totals `json:"totals"`
+	Skipped  []SkippedRow   `json:"skipped"`
+	Problems []ProblemRow   `json:"problems"`
+	// Codex names the config and inventory Codex rollouts were planned with.
+	Codex []*CodexInfo `json:"codex,omitempty"`
+}
+
+// CodexInfo names, in every plan (text and JSON), the Codex config and inventory the rollouts
+// of one Codex home were planned with.
+type CodexInfo struct {
+	// Home is the Codex home whose config.toml and thread_history_*.sqlite were read.
+	Home string `json:"home,omitempty"`
+	// Rollouts counts the rollouts planned with this entry.
+	Rollouts int `json:"rollouts"`
+	// Config is the config.toml read ("" when there is none).
+	Config string `json:"config"`
+	// ConfigFrom says why that file: "--codex-config", "the Codex home of PATH",
+	// "$CODEX_HOME" or "~/.codex".
+	ConfigFrom string `json:"config_from"`
+	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
+	Inventory []string `json:"inventory"`
+	// History lists the thread_history_*.sqlite files whose raw identities were used.
+	History []string `json:"history"`
+	// HistoryTools counts the distinct raw identities they hold.
+	HistoryTools int `json:"history_tools"`
+}
+
+// Text is the plan's line about the Codex naming inputs of one home.
+func (ci *CodexInfo) Text(several bool) string {
+	s := fmt.Sprintf("Codex naming: config %s (%s)", ci.Config, ci.ConfigFrom)
+	switch {
+	case ci.Config == "" && ci.Home != "":
+		s = fmt.Sprintf("Codex naming: no %s in %s (%s)", codex.ConfigName, ci.Home, ci.ConfigFrom)
+	case ci.Config == "":
+		s = "Codex naming: no config"
+	}
+	if several {
+		s += fmt.Sprintf(" for %s", reports.Plural(ci.Rollouts, "rollout"))
+	}
+	if len(ci.Inventory) > 0 {
+		s += "; inventory " + strings.Join(ci.Inventory, " and ")
+	} else {
+		s += "; no inventory"
+	}
+	if len(ci.History) > 0 {
+		s += fmt.Sprintf("; raw identities of %s from %s", reports.Plural(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
+	} else {
+		s += "; no thread history"
+	}
+	return s
+}
+
+// CodexFromPath is CodexInfo.ConfigFrom for a home found from PATH (codex.HomeOf).
+const CodexFromPath = "the Codex home of PATH"
+
+// SettingsRuleRow is one legacy-spelled settings rule in scan --format json.
+type SettingsRuleRow struct {
+	File   string   `json:"file"`
+	Line   int      `json:"line"`
+	Column int      `json:"column"`
+	Key    string   `json:"key"`
+	Index  int      `json:"index"`
+	Rule   string   `json:"rule"`
+	Reason string   `json:"reason"`
+	Owners []string `json:"owners,omitempty"`
+	// Registered are the current names of the tool(s) the rule names (empty for patterns).
+	Registered []string `json:"registered,omitempty"`
+	Ignored    string   `json:"ignored,omitempty"`
+	// VarDependent: the rule uses $VAR, its current name depends on the variables' values
+	// and is not shown (they may be secrets).
+	VarDependent bool `json:"var_dependent,omitempty"`
+}

@@ -1,0 +1,338 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/scan"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// ExitFinding is the exit status of a --fail-on finding, named in KeptLine (cmd/sessionfix
+// exits with it).
+const ExitFinding = 5
+
+// Summary is the run-wide summary built store by store (memory: one row per store and one
+// entry per distinct name, never per site).
+type Summary struct {
+	Report    ScanReport
+	renames   map[[3]string]*RenameRow
+	kept      map[[3]string]*RenameRow
+	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
+	ids       map[mcpname.CodexTool]*IdentityRow
+	// keptRejected counts, per class, the kept names a provider rejects.
+	keptRejected map[mcpname.Class]int
+	dotted       map[string]bool
+	// Failed is set when a store or a part of one could not be read, or an error-level
+	// problem was reported (exit 3); InUse counts stores in use (exit 4); ApplyErrs the
+	// stores --apply failed to rewrite.
+	Failed    bool
+	InUse     int
+	ApplyErrs int
+	// LeftOut counts the stores that could not be read (their ScanErr) or were left out of the
+	// plan (the rollouts of a Codex home whose config.toml could not be read), LeftOutInUse
+	// those in use: not counted in Totals.Stores, so the closing line names them.
+	LeftOut, LeftOutInUse int
+	// RewriteDBs counts the stores to rewrite that are databases ("in 2 files and 1 database").
+	RewriteDBs int
+	// DottedLabels counts the legacy-dotted sites by ClassLabel ("legacy-non-ascii", …).
+	DottedLabels map[string]int
+}
+
+// NewSummary starts the summary of a run over what discovery found: its ignored files and
+// its issues (as problems; an error issue makes the run Failed).
+func NewSummary(found *scan.Found) *Summary {
+	a := &Summary{renames: map[[3]string]*RenameRow{}, kept: map[[3]string]*RenameRow{},
+		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*IdentityRow{}, DottedLabels: map[string]int{},
+		keptRejected: map[mcpname.Class]int{}}
+	a.Report.Ignored = found.Ignored
+	a.Report.IgnoredPaths = found.IgnoredPaths
+	if a.Report.IgnoredPaths == nil {
+		a.Report.IgnoredPaths = []string{}
+	}
+	a.Report.Totals.ByClass = map[mcpname.Class]int{}
+	for _, is := range found.Issues {
+		a.Report.Problems = append(a.Report.Problems, NewProblem(is.Path, store.Loc{}, string(is.Severity), is.Reason))
+		if is.Severity == store.SevError {
+			a.Failed = true
+		}
+	}
+	return a
+}
+
+// Add counts one store's result (in the order results are emitted).
+func (a *Summary) Add(r *rewrite.StoreResult) {
+	ref := r.Store.Ref()
+	row := StoreRow{Path: ref.Path, Kind: string(ref.Kind), Profile: ProfileOf(r.Store)}
+	// A store planned batch by batch gives several results (rewrite.Batch): the first makes
+	// its row, the others add to it.
+	cont := r.Batch != nil && r.Batch.Index > 0 && len(a.Report.Stores) > 0
+	appendRow := func(row StoreRow) {
+		if !cont {
+			a.Report.Stores = append(a.Report.Stores, row)
+			return
+		}
+		last := &a.Report.Stores[len(a.Report.Stores)-1]
+		last.Bytes += row.Bytes
+		last.Records += row.Records
+		last.Sites += row.Sites
+		last.Rewrite += row.Rewrite
+		last.Kept += row.Kept
+		last.Problems += row.Problems
+		if row.Error != "" {
+			last.Error, last.InUse = row.Error, row.InUse
+		}
+	}
+	if r.ScanErr != nil {
+		row.Error, row.InUse = r.ScanErr.Error(), errors.Is(r.ScanErr, store.ErrInUse)
+		appendRow(row)
+		a.Report.Problems = append(a.Report.Problems, NewProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
+		if row.InUse {
+			a.InUse++ // locked past --busy-timeout: exit 4, not "cannot be read"
+			a.LeftOutInUse++
+		} else {
+			a.Failed = true
+		}
+		a.LeftOut++
+		return
+	}
+	sp := r.Plan
+	snap := sp.Snap
+	a.Report.Bytes += snap.State.Size
+	a.Report.Records += snap.Records
+	row.Records, row.Problems, row.Bytes = snap.Records, len(snap.Problems)+len(sp.Warnings), snap.State.Size
+	row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
+	if snap.Failed() {
+		a.Failed = true
+	}
+	for _, pr := range snap.Problems {
+		a.Report.Problems = append(a.Report.Problems, NewProblem(ref.Path, pr.Loc, string(pr.Severity), pr.Reason))
+	}
+	for _, w := range sp.Warnings {
+		a.Report.Problems = append(a.Report.Problems, NewProblem(ref.Path, w.Loc, string(w.Severity), w.Reason))
+	}
+	counted := map[mcpname.CodexTool]bool{}
+	for _, id := range snap.Identities {
+		k := mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
+		r := a.ids[k]
+		if r == nil {
+			r = &IdentityRow{Server: id.Server, Tool: id.Tool}
+			a.ids[k] = r
+		}
+		r.Count++
+		if !counted[k] {
+			counted[k] = true
+			r.Stores++
+		}
+	}
+	t := &a.Report.Totals
+	rewrote := cont && a.Report.Stores[len(a.Report.Stores)-1].Rewrite > 0 // an earlier part counted the store
+	if !cont {
+		t.Stores++
+	}
+	t.Rewrite += row.Rewrite
+	if row.Rewrite > 0 && !rewrote {
+		t.RewriteStores++
+		if ref.Kind == store.KindSQLite {
+			a.RewriteDBs++
+		}
+	}
+	also := GroupedRewrites(sp)
+	for _, d := range sp.Names() {
+		t.Sites++
+		t.ByClass[d.Class]++
+		if d.Class == mcpname.ClassLegacyDotted {
+			a.DottedLabels[ClassLabel(d.Class, d.Site)]++
+		}
+		var m map[[3]string]*RenameRow
+		switch d.Action {
+		case rewrite.ActRewrite:
+			m = a.renames
+			if d.Class == mcpname.ClassLegacyDotted {
+				a.dotted[d.Site.Name] = true
+			}
+		case rewrite.ActKeep:
+			m = a.kept
+			t.Kept++
+			if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
+				t.KeptTruncated++
+			}
+			if d.KeepsRejected() {
+				t.KeptRejected++
+				a.keptRejected[d.Class]++
+			}
+		default:
+			if d.Class == mcpname.ClassClean && mcpname.HasHashSuffix(d.Site.Name) {
+				a.hashClean[d.Site.Name]++
+			}
+			continue
+		}
+		newName := d.New + also[d.Site.Group]
+		old := SiteName(d.Site)
+		k := [3]string{old.text, newName, d.Note}
+		if m[k] == nil {
+			m[k] = &RenameRow{Old: old, New: newName, Class: string(d.Class), Reasons: RejectReasons(d.Class, d.Site), Note: d.Note}
+		}
+		m[k].Count++
+	}
+	if o := r.Outcome; o != nil && o.Err != nil {
+		if o.InUse() {
+			a.InUse++
+		} else {
+			a.ApplyErrs++
+		}
+	}
+	appendRow(row)
+}
+
+// Finish completes the Summary: a clean name with a hash suffix that is the normalized form
+// of a dotted name seen anywhere in the run counts as "normalized".
+func (a *Summary) Finish() {
+	norm := map[string]bool{}
+	for d := range a.dotted {
+		norm[mcpname.Normalize(d)] = true
+	}
+	for name, n := range a.hashClean {
+		if norm[name] {
+			a.Report.Totals.ByClass[mcpname.ClassClean] -= n
+			a.Report.Totals.ByClass[mcpname.ClassNormalized] += n
+		}
+	}
+	if a.Report.Totals.ByClass[mcpname.ClassClean] == 0 {
+		delete(a.Report.Totals.ByClass, mcpname.ClassClean)
+	}
+	a.Report.Classes = a.Report.Totals.ByClass
+	a.Report.Renames, a.Report.Kept = sortedRows(a.renames), sortedRows(a.kept)
+	a.Report.Identities = make([]IdentityRow, 0, len(a.ids))
+	for _, r := range a.ids {
+		a.Report.Identities = append(a.Report.Identities, *r)
+	}
+	sort.Slice(a.Report.Identities, func(i, j int) bool {
+		x, y := a.Report.Identities[i], a.Report.Identities[j]
+		if x.Server != y.Server {
+			return x.Server < y.Server
+		}
+		return x.Tool < y.Tool
+	})
+	if a.Report.Problems == nil {
+		a.Report.Problems = []ProblemRow{}
+	}
+	if a.Report.SettingsRules == nil {
+		a.Report.SettingsRules = []SettingsRuleRow{}
+	}
+	if a.Report.Stores == nil {
+		a.Report.Stores = []StoreRow{}
+	}
+}
+
+// SummaryLine is the closing sentence of scan and fix ("would rewrite …", "rewrote …"). Every
+// legacy name left in place is counted: middle-truncated ones (kept by design) and any other
+// kept one (a lossy name without --rewrite-lossy, a key clash, a file that must not be
+// written), so "nothing to change" never hides a name a provider still rejects.
+func (a *Summary) SummaryLine(applied bool) string {
+	t := a.Report.Totals
+	kept := fmt.Sprintf("%s kept", reports.Plural(t.KeptTruncated, "legacy truncated name"))
+	if other := t.Kept - t.KeptTruncated; other > 0 {
+		kept += fmt.Sprintf("; %s kept (see the notes and warnings)", reports.Plural(other, "other legacy name"))
+	}
+	if t.Rewrite == 0 {
+		return fmt.Sprintf("nothing to change: no name needs rewriting in %s; %s", reports.Plural(t.Stores, "store"), kept) + a.LeftOutPhrase()
+	}
+	verb := "would rewrite"
+	if applied {
+		verb = "rewrote"
+	}
+	return fmt.Sprintf("%s %s in %s; %s", verb, reports.Plural(t.Rewrite, "name"), StoresPhrase(t.RewriteStores, a.RewriteDBs), kept) + a.LeftOutPhrase()
+}
+
+// LeftOutPhrase is the end of a closing line when stores could not be read ("" when none):
+// "; 1 store left out (in use; see errors)", "; 3 stores left out (see errors)", so a line
+// counting only the stores read is never taken for all clean.
+func (a *Summary) LeftOutPhrase() string {
+	switch {
+	case a.LeftOut == 0:
+		return ""
+	case a.LeftOutInUse == a.LeftOut:
+		return fmt.Sprintf("; %s left out (in use; see errors)", reports.Plural(a.LeftOut, "store"))
+	case a.LeftOutInUse > 0:
+		return fmt.Sprintf("; %s left out (%d in use; see errors)", reports.Plural(a.LeftOut, "store"), a.LeftOutInUse)
+	}
+	return fmt.Sprintf("; %s left out (see errors)", reports.Plural(a.LeftOut, "store"))
+}
+
+// KeptLine is the sentence after the summary when names a provider rejects were kept ("" when
+// none): how many, why (per class) and how to fix them, so "nothing to change" is never read
+// as "all clean" (issue 8 item 3). --fail-on kept turns it into exit status exitFinding.
+func (a *Summary) KeptLine() string {
+	n := a.Report.Totals.KeptRejected
+	if n == 0 {
+		return ""
+	}
+	var why []string
+	for _, c := range slices.Sorted(maps.Keys(a.keptRejected)) {
+		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.Report.Codex)))
+	}
+	verb := "were"
+	if n == 1 {
+		verb = "was"
+	}
+	return fmt.Sprintf("%s a provider rejects %s kept: %s; a session holding them still fails where they are sent back (exit %d with --fail-on kept)",
+		reports.Plural(n, "name"), verb, strings.Join(why, "; "), ExitFinding)
+}
+
+// keptWhy says why names of a class were kept although a provider rejects them, and how to
+// get them rewritten. For Codex, homes are where the rollouts were planned from (CodexInfo):
+// giving the whole Codex home as PATH is only suggested when some rollout was not planned with
+// a home of PATH.
+func keptWhy(c mcpname.Class, homes []*CodexInfo) string {
+	switch c {
+	case rewrite.ClassCodexUnattributed:
+		if len(homes) > 0 && !slices.ContainsFunc(homes, func(ci *CodexInfo) bool { return ci.ConfigFrom != CodexFromPath }) {
+			return "raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls)"
+		}
+		return "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read"
+	case mcpname.ClassLegacyTruncatedDotted:
+		return "kept by --keep-truncated; fix: run without it"
+	default:
+		return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
+	}
+}
+
+// AppliedLine is the closing sentence of fix --apply: what was really rewritten.
+func (a *Summary) AppliedLine(names, stores, dbs int, skipped []SkippedRow) string {
+	t := a.Report.Totals
+	s := fmt.Sprintf("rewrote %s in %s; %s kept", reports.Plural(names, "name"), StoresPhrase(stores, dbs), reports.Plural(t.KeptTruncated, "legacy truncated name"))
+	if other := t.Kept - t.KeptTruncated; other > 0 {
+		s += fmt.Sprintf("; %s kept (see the notes and warnings)", reports.Plural(other, "other legacy name"))
+	}
+	if len(skipped) > 0 {
+		s += "; " + SkippedPhrase(skipped)
+	}
+	return s + a.LeftOutPhrase()
+}
+
+// GroupedRewrites describes, for each Group of sites rewritten together, the rewrites of its
+// other fields (" (namespace mcp__lit)"), so a one-row-per-name report shows the whole new name.
+func GroupedRewrites(sp *rewrite.StorePlan) map[string]string {
+	first := map[string]bool{}
+	out := map[string]string{}
+	for _, d := range sp.Decisions {
+		g := d.Site.Group
+		if g == "" || d.Action != rewrite.ActRewrite {
+			continue
+		}
+		if !first[g] {
+			first[g] = true
+			continue
+		}
+		out[g] += fmt.Sprintf(" (%s %s)", d.Site.Field, d.New)
+	}
+	return out
+}
