@@ -117,6 +117,8 @@ type IdentityRow struct {
 	Stores int    `json:"stores"`
 }
 
+// StoreRow is one store read by scan ("stores"): its size, records, name sites, and how many
+// names fix would rewrite or keep; Error (and InUse) when it could not be read.
 type StoreRow struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
@@ -158,6 +160,8 @@ func (n NameText) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a name back (tests); a lone surrogate becomes U+FFFD.
 func (n *NameText) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &n.text) }
 
+// RenameRow counts one old → new rename (or one kept name) over the whole run ("renames",
+// "kept"), per distinct old name, new name and note.
 type RenameRow struct {
 	Old   NameText `json:"old"`
 	New   string   `json:"new,omitempty"`
@@ -263,6 +267,9 @@ type StoreOutcome struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// FixStore is one store of fix --format json ("stores" members, streamed as they are planned):
+// its decisions (the names to rewrite or kept; with -v every name) and, with --apply, what
+// happened to it.
 type FixStore struct {
 	Path      string        `json:"path"`
 	Kind      string        `json:"kind"`
@@ -276,6 +283,8 @@ type FixStore struct {
 	Open bool `json:"-"`
 }
 
+// SkippedRow is a store --apply skipped (in use, changed since it was planned) or failed to
+// rewrite (fix --format json "skipped").
 type SkippedRow struct {
 	Path   string `json:"path"`
 	InUse  bool   `json:"in_use"`
