@@ -37,9 +37,16 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 			sp.remove()
 		}
 	}()
+	var pb *PlanBuilder // with opt.Planned: the parts, checked against the plan at the end
+	if opt.Apply && opt.Planned != nil {
+		pb = NewPlanBuilder()
+	}
 	out := func(head *store.Snapshot, sites []store.Site) {
 		snap := &store.Snapshot{Ref: head.Ref, Agent: head.Agent, NotWritable: head.NotWritable, Sites: sites}
 		plan := PlanStore(st, snap, pol)
+		if pb != nil {
+			pb.Add(plan)
+		}
 		if opt.Apply && spErr == nil {
 			if sp == nil {
 				sp, spErr = newSpool()
@@ -73,6 +80,12 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	if parts == 0 {
 		snap.Sites = held
 		res.Plan = PlanStore(st, snap, pol)
+		if opt.Apply && opt.Planned != nil {
+			if err := checkPlanned(opt.Planned, res.Plan); err != nil {
+				res.Outcome = &Outcome{Ref: snap.Ref, Err: err}
+				return res
+			}
+		}
 		if opt.Apply && res.Plan.Count(ActRewrite) > 0 && ctx.Err() == nil {
 			o := r.apply(ctx, res.Plan)
 			res.Outcome = &o
@@ -84,6 +97,12 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	}
 	res.Plan = &StorePlan{Store: st, Snap: snap}
 	res.Batch = &Batch{Index: parts, Last: true}
+	if pb != nil && ctx.Err() == nil {
+		if err := checkBuilt(opt.Planned, pb, snap); err != nil {
+			res.Outcome = &Outcome{Ref: snap.Ref, Err: err}
+			return res
+		}
+	}
 	if !opt.Apply || ctx.Err() != nil || (sp == nil && spErr == nil) || (sp != nil && sp.edits == 0) {
 		return res
 	}

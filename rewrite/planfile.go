@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -112,28 +113,67 @@ type PlannedEdit struct {
 // FingerprintOf is the fingerprint of a scanned store (scanned with store.ScanOptions.Hash for
 // files, so Content is set).
 func FingerprintOf(snap *store.Snapshot) Fingerprint {
-	fp := Fingerprint{Size: snap.State.Size, ModTime: snap.State.ModTime.UTC(), Content: snap.State.Fingerprint}
-	if fp.Content == "" && snap.State.SHA256 != "" {
-		fp.Content = "sha256:" + snap.State.SHA256
-	}
-	h := sha256.New()
+	b := NewPlanBuilder()
+	b.addSites(snap.Sites)
+	return b.fingerprint(snap)
+}
+
+// PlanBuilder records one store for a plan file, or checks it against one, from its plan given
+// whole or batch by batch (a store planned in parts, StoreResult.Batch): Add each part's plan
+// in order, then Done (or PlannedStore.CheckBuilt) with the store's final snapshot.
+type PlanBuilder struct {
+	h     hash.Hash
+	edits []PlannedEdit
+	names int
+}
+
+// NewPlanBuilder starts a builder.
+func NewPlanBuilder() *PlanBuilder { return &PlanBuilder{h: sha256.New()} }
+
+// Add adds one part of the store's plan: its sites (to the fingerprint) and its edits.
+func (b *PlanBuilder) Add(sp *StorePlan) {
+	b.addSites(sp.Snap.Sites)
+	edits := sp.Edits()
+	b.edits = append(b.edits, plannedEdits(edits)...)
+	b.names += NameCount(edits)
+}
+
+func (b *PlanBuilder) addSites(sites []store.Site) {
 	var n [8]byte
 	field := func(s string) {
 		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+		b.h.Write(n[:])
+		b.h.Write([]byte(s))
 	}
-	for _, s := range snap.Sites {
+	for _, s := range sites {
 		binary.BigEndian.PutUint64(n[:], uint64(s.Loc.Line))
-		h.Write(n[:])
+		b.h.Write(n[:])
 		binary.BigEndian.PutUint64(n[:], uint64(s.Loc.Offset))
-		h.Write(n[:])
+		b.h.Write(n[:])
 		field(s.Loc.Row)
 		field(s.Field)
 		field(string(s.Raw))
 	}
-	fp.Sites = "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func (b *PlanBuilder) fingerprint(snap *store.Snapshot) Fingerprint {
+	fp := Fingerprint{Size: snap.State.Size, ModTime: snap.State.ModTime.UTC(), Content: snap.State.Fingerprint}
+	if fp.Content == "" && snap.State.SHA256 != "" {
+		fp.Content = "sha256:" + snap.State.SHA256
+	}
+	fp.Sites = "sha256:" + hex.EncodeToString(b.h.Sum(nil))
 	return fp
+}
+
+// Done is the store as a plan records it; snap is its final snapshot (with its state), profile
+// its SQLite profile name ("" for files). ok is false when nothing is to be rewritten (such a
+// store is not in a plan).
+func (b *PlanBuilder) Done(snap *store.Snapshot, profile string) (ps PlannedStore, ok bool) {
+	if len(b.edits) == 0 {
+		return ps, false
+	}
+	return PlannedStore{Path: snap.Ref.Path, Kind: snap.Ref.Kind, Profile: profile, Fingerprint: b.fingerprint(snap),
+		Names: b.names, Edits: b.edits}, true
 }
 
 // plannedEdits are the edits of sp as they are recorded in a plan.
@@ -147,16 +187,12 @@ func plannedEdits(edits []store.Edit) []PlannedEdit {
 	return out
 }
 
-// NewPlannedStore records sp (a store planned from a snapshot scanned with Hash) for a plan
-// file; profile is its SQLite profile name ("" for files). ok is false when sp rewrites
-// nothing (such a store is not in a plan).
+// NewPlannedStore records sp (a store planned whole, from a snapshot scanned with Hash) for a
+// plan file (see PlanBuilder.Done).
 func NewPlannedStore(sp *StorePlan, profile string) (ps PlannedStore, ok bool) {
-	edits := sp.Edits()
-	if len(edits) == 0 {
-		return ps, false
-	}
-	return PlannedStore{Path: sp.Snap.Ref.Path, Kind: sp.Snap.Ref.Kind, Profile: profile, Fingerprint: FingerprintOf(sp.Snap),
-		Names: NameCount(edits), Edits: plannedEdits(edits)}, true
+	b := NewPlanBuilder()
+	b.Add(sp)
+	return b.Done(sp.Snap, profile)
 }
 
 // ErrPlanChanged means a store changed since the plan was made: it is not rewritten (in use,
@@ -200,10 +236,18 @@ func (e *PlanMismatchError) Unwrap() error { return ErrPlanMismatch }
 // nil when its fingerprint and edits are the planned ones; a *PlanChangedError when the store
 // changed; a *PlanMismatchError when the same content now plans to other edits.
 func (ps *PlannedStore) Check(sp *StorePlan) error {
-	if sp.Snap.Ref.Path != ps.Path || sp.Snap.Ref.Kind != ps.Kind {
-		return &PlanChangedError{Path: ps.Path, Reason: fmt.Sprintf("it is now a %s store at %s, planned as %s", sp.Snap.Ref.Kind, sp.Snap.Ref.Path, ps.Kind)}
+	b := NewPlanBuilder()
+	b.Add(sp)
+	return ps.CheckBuilt(b, sp.Snap)
+}
+
+// CheckBuilt is Check for a store planned now in parts: b holds its parts, snap is its final
+// snapshot.
+func (ps *PlannedStore) CheckBuilt(b *PlanBuilder, snap *store.Snapshot) error {
+	if snap.Ref.Path != ps.Path || snap.Ref.Kind != ps.Kind {
+		return &PlanChangedError{Path: ps.Path, Reason: fmt.Sprintf("it is now a %s store at %s, planned as %s", snap.Ref.Kind, snap.Ref.Path, ps.Kind)}
 	}
-	now := FingerprintOf(sp.Snap)
+	now := b.fingerprint(snap)
 	was := ps.Fingerprint
 	switch {
 	case now.Size != was.Size:
@@ -215,7 +259,7 @@ func (ps *PlannedStore) Check(sp *StorePlan) error {
 	case now.Sites != was.Sites:
 		return &PlanChangedError{Path: ps.Path, Reason: "its name sites are not the planned ones"}
 	}
-	got := plannedEdits(sp.Edits())
+	got := b.edits
 	for i := range max(len(got), len(ps.Edits)) {
 		switch {
 		case i >= len(got):

@@ -161,12 +161,19 @@ func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOpti
 
 // checkPlanned compares a store planned now with the reviewed plan (see ProcessOptions.Planned).
 func checkPlanned(planned map[string]*PlannedStore, sp *StorePlan) error {
-	ps := planned[sp.Snap.Ref.Path]
+	b := NewPlanBuilder()
+	b.Add(sp)
+	return checkBuilt(planned, b, sp.Snap)
+}
+
+// checkBuilt is checkPlanned for a store planned in parts (b, see PlanBuilder).
+func checkBuilt(planned map[string]*PlannedStore, b *PlanBuilder, snap *store.Snapshot) error {
+	ps := planned[snap.Ref.Path]
 	if ps == nil {
-		if n := sp.Count(ActRewrite); n > 0 {
-			return &PlanChangedError{Path: sp.Snap.Ref.Path, Reason: fmt.Sprintf("not in the plan: nothing to rewrite when planned, now %d names", n)}
+		if n := b.names; n > 0 {
+			return &PlanChangedError{Path: snap.Ref.Path, Reason: fmt.Sprintf("not in the plan: nothing to rewrite when planned, now %d names", n)}
 		}
 		return nil
 	}
-	return ps.Check(sp)
+	return ps.CheckBuilt(b, snap)
 }

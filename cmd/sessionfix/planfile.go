@@ -89,14 +89,22 @@ func recordedOptions(po planOptions) rewrite.PlanOptions {
 type planCollector struct {
 	stores []rewrite.PlannedStore
 	names  int
+	// part gathers a store planned batch by batch (rewrite.Batch) until its last result.
+	part *rewrite.PlanBuilder
 }
 
 func (pc *planCollector) wrap(each func(*rewrite.StoreResult) error) func(*rewrite.StoreResult) error {
 	return func(r *rewrite.StoreResult) error {
+		if r.Batch != nil && r.Batch.Index == 0 || r.Batch == nil {
+			pc.part = rewrite.NewPlanBuilder()
+		}
 		if r.Plan != nil {
-			if ps, ok := rewrite.NewPlannedStore(r.Plan, pipeline.ProfileOf(r.Store)); ok {
-				pc.stores = append(pc.stores, ps)
-				pc.names += ps.Names
+			pc.part.Add(r.Plan)
+			if r.Batch == nil || r.Batch.Last {
+				if ps, ok := pc.part.Done(r.Plan.Snap, pipeline.ProfileOf(r.Store)); ok {
+					pc.stores = append(pc.stores, ps)
+					pc.names += ps.Names
+				}
 			}
 		}
 		return each(r)

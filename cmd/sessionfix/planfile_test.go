@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -301,4 +302,38 @@ func TestApplyPlanCodexAndSQLite(t *testing.T) {
 	assert.Equal(t, string(want), string(got), "the rollout is rewritten as planned")
 	assert.NotEqual(t, string(rollout), string(got))
 	assert.Equal(t, dumpSHA(t, refDB), dumpSHA(t, db), "the database is rewritten as planned")
+}
+
+// A database planned batch by batch (more than rewrite.BatchSites sites) is recorded as one
+// store of the plan and checked whole: applied as planned when unchanged, refused (exit 4) once
+// it changed.
+func TestApplyPlanBatchedDatabase(t *testing.T) {
+	defer func(n int) { rewrite.BatchSites = n }(rewrite.BatchSites)
+	rewrite.BatchSites = 3
+	env := testEnv(t)
+	_, db := opencodeStore(t)
+	_, refDB := opencodeStore(t)
+	plan := filepath.Join(t.TempDir(), "p.json")
+	r := runCLI(t, env, "", "fix", "--plan-out", plan, db)
+	require.Equal(t, exitOK, r.code, r.err)
+	pf, err := readPlanFile(plan)
+	require.NoError(t, err)
+	require.Len(t, pf.Stores, 1, "one store, however many parts")
+	assert.Equal(t, 11, pf.Stores[0].Names)
+
+	mtime := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(db, mtime, mtime))
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s"), "--plan", plan)
+	require.Equal(t, exitInUse, r.code, r.err)
+	assert.Contains(t, r.err, db+": in use, skipped: changed since it was planned (modified ")
+	before := dumpSHA(t, db)
+
+	r = runCLI(t, env, "", "fix", "--plan-out", plan, db)
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, before, dumpSHA(t, db))
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s"), "--plan", plan)
+	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), refDB).code)
+	assert.Equal(t, dumpSHA(t, refDB), dumpSHA(t, db), "rewritten as planned")
+	assert.NotEqual(t, before, dumpSHA(t, db))
 }
