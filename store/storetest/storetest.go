@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,6 +102,9 @@ func Run(t *testing.T, newFixture Factory) {
 	t.Run("stale token refused", func(t *testing.T) { testTokenMismatch(t, newFixture(t)) })
 	t.Run("store changed since the scan refused", func(t *testing.T) { testTouched(t, newFixture(t)) })
 	t.Run("journal failure aborts", func(t *testing.T) { testJournalFailure(t, newFixture(t)) })
+	if _, ok := newFixture(t).Store.(store.BatchScanner); ok {
+		t.Run("batches agree with Scan and Apply", func(t *testing.T) { testBatches(t, newFixture(t), newFixture(t)) })
+	}
 	t.Run("undo restores the original", func(t *testing.T) { testUndo(t, newFixture(t)) })
 	t.Run("undo refuses a changed store", func(t *testing.T) { testUndoRefuses(t, newFixture(t)) })
 }
@@ -508,4 +512,46 @@ func testTouched(t *testing.T, f Fixture) {
 	require.ErrorIs(t, err, store.ErrInUse, "a store changed since the scan is refused")
 	assert.Equal(t, touched, f.Digest(t), "what the agent wrote stays, nothing else changes")
 	assert.NoFileExists(t, bk, "and no backup is left behind")
+}
+
+// testBatches: for a store.BatchScanner (and BatchWriter), ScanBatches hands out the sites Scan
+// returns, in the same order, and ApplyBatches of the same edits, given a few at a time, leaves
+// the same content as Apply (on a second, identical fixture).
+func testBatches(t *testing.T, f, g Fixture) {
+	bs := f.Store.(store.BatchScanner)
+	var sites []store.Site
+	head, err := bs.ScanBatches(context.Background(), store.ScanOptions{Hash: true}, func(_ *store.Snapshot, batch []store.Site) error {
+		sites = append(sites, batch...)
+		return nil
+	})
+	require.NoError(t, err)
+	whole := scan(t, f.Store)
+	require.Equal(t, len(whole.Sites), len(sites), "the batches hold every site")
+	for i := range sites {
+		assert.Equal(t, whole.Sites[i].Loc.Row, sites[i].Loc.Row, "site %d", i)
+		assert.Equal(t, whole.Sites[i].Loc.Offset, sites[i].Loc.Offset, "site %d", i)
+		assert.Equal(t, whole.Sites[i].Path, sites[i].Path, "site %d", i)
+		assert.Equal(t, whole.Sites[i].Name, sites[i].Name, "site %d", i)
+		assert.Equal(t, string(whole.Sites[i].Raw), string(sites[i].Raw), "site %d", i)
+	}
+	bw, ok := f.Store.(store.BatchWriter)
+	require.True(t, ok, "a BatchScanner is a BatchWriter")
+	planned := *head
+	planned.Sites = sites
+	edits := f.plan(&planned)
+	require.GreaterOrEqual(t, len(edits), max(f.MinEdits, 1))
+	rest := edits
+	_, err = bw.ApplyBatches(context.Background(), head, func() ([]store.Edit, error) {
+		if len(rest) == 0 {
+			return nil, io.EOF
+		}
+		n := min(3, len(rest))
+		b := rest[:n]
+		rest = rest[n:]
+		return b, nil
+	}, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "backup-0001")})
+	require.NoError(t, err)
+	gs := scan(t, g.Store)
+	apply(t, g, gs, g.plan(gs))
+	assert.Equal(t, g.Digest(t), f.Digest(t), "ApplyBatches leaves what Apply leaves")
 }

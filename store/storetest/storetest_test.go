@@ -19,6 +19,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
@@ -35,6 +36,7 @@ const (
 	qwenTmp       = fx + "qwen-derived/dot-qwen/tmp/a0c9df951b23fcfce00a2bbcbf05d4e68ac9d54e65ba6fe49f604d57ff0eb3da/"
 	qwenChatSave  = qwenTmp + "checkpoint-pubmed%20search.json"
 	qwenEditCkpt  = qwenTmp + "checkpoints/2026-11-30T18-55-07_000Z-notes.md-replace.json"
+	claudeUser    = fx + "claude-real/dot-claude/settings.json"
 	codex050      = fx + "codex-real/rollout-codex-0.50.0.jsonl"
 	codex0169     = fx + "codex-real/rollout-codex-0.169.0.jsonl"
 	codexHistory  = fx + "codex-real/thread_history_1.sql"
@@ -62,6 +64,7 @@ func profileCases() []profileCase {
 		{name: "qwen /chat save checkpoint", kind: store.KindQwenCheckpoint, new: fileFixture(qwenChatSave, "tmp/h/checkpoint-pubmed%20search.json", qwenRule, 4, 0)},
 		{name: "qwen edit checkpoint", kind: store.KindQwenEditCkpt, new: fileFixture(qwenEditCkpt, "tmp/h/checkpoints/2026-11-30T18-55-07_000Z-notes.md-replace.json", qwenRule, 4, 0)},
 		{name: "codex rollout 0.50.0 (flat names: namespace inserted)", kind: store.KindCodexRollout, new: fileFixture(codex050, "rollout-2026-11-30T18-55-07-01a22dcf-9134-7922-bfac-658542a5f64b.jsonl", nil, 8, 4)},
+		{name: "claude code rule file (user settings.json)", kind: claude.KindRules, new: fileFixtureOpen(claudeUser, ".claude/settings.json", openAs(claude.KindRules), mcpRule, 2, 0)},
 		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
@@ -105,6 +108,7 @@ func TestConformanceCoversEveryProfile(t *testing.T) {
 	for _, p := range jsonl.Profiles {
 		assert.True(t, kinds[p.Kind], "JSONL profile %s has no conformance case", p.Kind)
 	}
+	assert.True(t, kinds[claude.KindRules], "Claude Code rule files (fix --rules) have no conformance case")
 	for _, p := range sqlite.Builtins {
 		assert.True(t, profiles[p.Name], "SQLite profile %s has no conformance case", p.Name)
 	}
@@ -132,6 +136,21 @@ func detect(tb testing.TB, path string) store.Store {
 // fileFixture copies a real fixture file to name under a fresh temp dir (fresh for each
 // subtest), with an old mtime, and detects it.
 func fileFixture(src, name string, rule func(store.Site) (string, bool), minEdits, inserts int) storetest.Factory {
+	return fileFixtureOpen(src, name, detect, rule, minEdits, inserts)
+}
+
+// openAs returns an opener of a store kind that is never detected (a Claude Code rule file is a
+// store only for fix --rules): store/all.Open, as undo reopens it.
+func openAs(kind store.Kind) func(testing.TB, string) store.Store {
+	return func(tb testing.TB, p string) store.Store {
+		st, err := all.Open(store.Ref{Path: p, Kind: kind})
+		require.NoError(tb, err)
+		return st
+	}
+}
+
+// fileFixtureOpen is fileFixture with the store opened by open.
+func fileFixtureOpen(src, name string, open func(testing.TB, string) store.Store, rule func(store.Site) (string, bool), minEdits, inserts int) storetest.Factory {
 	return func(tb testing.TB) storetest.Fixture {
 		tb.Helper()
 		b, err := os.ReadFile(src)
@@ -147,7 +166,7 @@ func fileFixture(src, name string, rule func(store.Site) (string, bool), minEdit
 			return b
 		}
 		f := storetest.Fixture{
-			Store:  detect(tb, p),
+			Store:  open(tb, p),
 			Reopen: all.Open,
 			Digest: func(tb testing.TB) string {
 				s := sha256.Sum256(read(tb))
@@ -194,6 +213,15 @@ func qwenRule(s store.Site) (string, bool) {
 		return n, true
 	}
 	return "", false
+}
+
+// mcpRule rewrites an mcp__ name (or rule) a provider rejects to its provider-safe form, and
+// nothing else (a Claude Code rule such as Bash(ls:*) stays).
+func mcpRule(s store.Site) (string, bool) {
+	if !strings.HasPrefix(s.Name, "mcp__") {
+		return "", false
+	}
+	return storetest.ProviderSafe(s)
 }
 
 // codexPlan is a Codex repair in the form today's Codex writes (schemes.md §A): a flat name a
