@@ -37,6 +37,7 @@ type scanExtra struct {
 	keyCols  [][]string // per table spec: the key columns ("rowid" when none)
 	hasRowid []bool     // per table spec
 	keyed    map[string]keyedRow
+	fastRows int64 // rows read by the SQL-assisted path (fast.go), not lexed
 }
 
 // keyedRow is a row of a WITHOUT ROWID table: its table spec and key values.
@@ -289,6 +290,7 @@ type tableQuery struct {
 	scope    bool // a call-scope column is selected
 	batched  bool // rowid batches (false for WITHOUT ROWID tables: one pass in key order)
 	hasRowid bool
+	fast     *fastSpec // the SQL-assisted path (fast.go), nil when the spec does not qualify
 }
 
 // query resolves the table spec against the schema; problems are reported and nil returned when
@@ -364,6 +366,10 @@ func (r *reader) query(ct *compiledTable) *tableQuery {
 				Reason: fmt.Sprintf("table %s has no column %s: call ids are not scoped by it", spec.Table, spec.CallScope)})
 		}
 	}
+	if f, extra := fastOf(ct, quoteIdent(spec.Column)); f != nil {
+		q.fast = f
+		cols = append(cols, extra...)
+	}
 	rowid := "NULL"
 	if q.hasRowid {
 		rowid = "rowid"
@@ -422,7 +428,11 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 		defer st.Close()
 		qs := st.(driver.StmtQueryContext)
 		nk := len(q.keyCols)
-		row := make([]driver.Value, 2+nk+btoi(q.scope))
+		nf := 0
+		if q.fast != nil {
+			nf = q.fast.ncols
+		}
+		row := make([]driver.Value, 2+nk+btoi(q.scope)+nf)
 		keys := make([]any, nk)
 		args := make([]driver.NamedValue, 0, 1+len(q.args))
 		var last int64 = -1 << 63
@@ -469,7 +479,7 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 					scope = row[2+nk]
 				}
 				r.snap.Records++
-				r.row(idx, ct, q, rowid, row[1], keys, scope, labelColumn)
+				r.row(idx, ct, q, rowid, row[1], keys, scope, labelColumn, row[2+nk+btoi(q.scope):])
 			}
 			rows.Close()
 			if err := r.flush(); err != nil {
@@ -539,11 +549,12 @@ var bom = []byte("\xEF\xBB\xBF")
 // long-lived JSON Lines scanner (no scanner built per row); one with line breaks (pretty-printed)
 // or a byte order mark gets its own document scanner. Both give the same captures, offsets
 // relative to the value.
-func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, value driver.Value, keys []any, scope any, labelColumn bool) {
+func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, value driver.Value, keys []any, scope any, labelColumn bool, fast []driver.Value) {
 	var val []byte
+	text := false
 	switch v := value.(type) {
 	case string:
-		val = unsafe.Slice(unsafe.StringData(v), len(v)) // read only
+		val, text = unsafe.Slice(unsafe.StringData(v), len(v)), true // read only
 	case []byte:
 		val = v
 	default:
@@ -560,6 +571,9 @@ func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullIn
 	if bytes.HasPrefix(val, zstdMagic) {
 		r.problem("zstd-compressed payloads", store.SevWarning, store.Loc{Row: r.labelOf(c), RowID: rowid.Int64},
 			fmt.Sprintf("%s.%s is zstd-compressed (%d bytes): reported, not parsed", spec.Table, spec.Column, len(val)))
+		return
+	}
+	if text && q.fast != nil && r.fastRow(c, q.fast, val, fast) {
 		return
 	}
 	lines := len(val) > 0 && bytes.IndexByte(val, '\n') < 0 && !bytes.HasPrefix(val, bom)
@@ -631,47 +645,61 @@ func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 					fmt.Sprintf("name at %s.%s %s cannot be handled: %v", spec.Table, spec.Column, c.Path, err))
 				continue
 			}
-			readOnly := cs.spec.ReadOnly || cs.spec.Identity || cs.kind == store.SiteRule
-			if !rc.usable && !readOnly {
-				r.problem("unusable row keys", store.SevWarning, store.Loc{Row: row, RowID: rc.rowid.Int64},
-					fmt.Sprintf("%s row key is not a number or text: its names are reported, not rewritten", spec.Table))
-				readOnly = true
-			}
-			site := store.Site{
-				Loc:      loc,
-				Kind:     cs.kind,
-				Path:     r.path1(spec.Column, c),
-				Name:     r.intern(v.Str),
-				Units:    v.Units,
-				Raw:      r.raw(c.Raw),
-				Key:      c.Key,
-				ReadOnly: readOnly,
-			}
+			var callID, server *string
 			if id, ok := bound(rec, cs.callID, c); ok {
-				site.CallID = id
-				switch sc := rc.scope.(type) {
-				case nil:
-				case string:
-					site.CallID = sc + "/" + id
-				default:
-					site.CallID = fmt.Sprint(sc) + "/" + id
-				}
+				callID = &id
 			}
 			if srv, ok := bound(rec, cs.server, c); ok {
-				site.Server = r.intern(srv)
+				server = &srv
 			}
-			if cs.spec.Identity {
-				// A raw identity is an inventory entry, not a name the model was given: it is
-				// reported in Snapshot.Identities and never planned (stores.md §3).
-				r.snap.Identities = append(r.snap.Identities, store.Identity{Server: site.Server, Tool: site.Name, CallID: site.CallID, Loc: site.Loc})
-				continue
-			}
-			if !rc.rowid.Valid && !readOnly {
-				r.extra.keyed[row] = keyedRow{spec: rc.idx, keys: append([]any(nil), rc.keyVals...)}
-			}
-			r.batch = append(r.batch, site)
+			r.addSite(rc, cs, loc, c.Raw, v.Str, v.Units, r.path1(spec.Column, c), c.Key, callID, server)
 		}
 	}
+}
+
+// addSite adds the site of capture raw (its value name, units) at loc, path of row rc; callID
+// and server are the bound helper values (nil: none).
+func (r *reader) addSite(rc *rowCtx, cs *compiledSite, loc store.Loc, raw []byte, name string, units []uint16, path string, key bool, callID, server *string) {
+	spec := rc.ct.spec
+	readOnly := cs.spec.ReadOnly || cs.spec.Identity || cs.kind == store.SiteRule
+	if !rc.usable && !readOnly {
+		r.problem("unusable row keys", store.SevWarning, store.Loc{Row: loc.Row, RowID: loc.RowID},
+			fmt.Sprintf("%s row key is not a number or text: its names are reported, not rewritten", spec.Table))
+		readOnly = true
+	}
+	site := store.Site{
+		Loc:      loc,
+		Kind:     cs.kind,
+		Path:     path,
+		Name:     r.intern(name),
+		Units:    units,
+		Raw:      r.raw(raw),
+		Key:      key,
+		ReadOnly: readOnly,
+	}
+	if callID != nil {
+		site.CallID = *callID
+		switch sc := rc.scope.(type) {
+		case nil:
+		case string:
+			site.CallID = sc + "/" + *callID
+		default:
+			site.CallID = fmt.Sprint(sc) + "/" + *callID
+		}
+	}
+	if server != nil {
+		site.Server = r.intern(*server)
+	}
+	if cs.spec.Identity {
+		// A raw identity is an inventory entry, not a name the model was given: it is
+		// reported in Snapshot.Identities and never planned (stores.md §3).
+		r.snap.Identities = append(r.snap.Identities, store.Identity{Server: site.Server, Tool: site.Name, CallID: site.CallID, Loc: site.Loc})
+		return
+	}
+	if !rc.rowid.Valid && !readOnly {
+		r.extra.keyed[loc.Row] = keyedRow{spec: rc.idx, keys: append([]any(nil), rc.keyVals...)}
+	}
+	r.batch = append(r.batch, site)
 }
 
 // path1 renders "column:json.path", sharing equal strings (the last path of each pattern is
