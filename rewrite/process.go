@@ -75,51 +75,18 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	slots := make(chan struct{}, workers) // a slot is held from scan start until emitted
-	type item struct {
-		res  *StoreResult
-		slot bool // the item holds a slot, released once it is emitted
-		more bool // more results of the same store follow (StoreResult.Batch)
-	}
-	done := make([]chan item, len(stores)) // per store, in order
-	for i := range done {
-		done[i] = make(chan item, 1)
-	}
-	go func() {
-		for i, st := range stores {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				// Stores not started are reported as cancelled and hold no slot.
-				for ; i < len(stores); i++ {
-					done[i] <- item{res: &StoreResult{Store: stores[i], ScanErr: ctx.Err()}}
-				}
-				return
+	emitErr := ordered(ctx, cancel, len(stores), workers,
+		func(i int, part func(*StoreResult)) *StoreResult {
+			return processOne(ctx, stores[i], pol, opt, sopt, r, part)
+		},
+		// Stores not started when ctx ends are reported as cancelled.
+		func(i int) *StoreResult { return &StoreResult{Store: stores[i], ScanErr: ctx.Err()} },
+		func(res *StoreResult) error {
+			if ctx.Err() != nil {
+				return nil // interrupted: the caller reports the interruption, not each store
 			}
-			go func() {
-				part := func(res *StoreResult) { done[i] <- item{res: res, more: true} }
-				done[i] <- item{res: processOne(ctx, st, pol, opt, sopt, r, part), slot: true}
-			}()
-		}
-	}()
-	var emitErr error
-	for i := range stores {
-		for {
-			it := <-done[i]
-			if emitErr == nil && ctx.Err() == nil {
-				emitErr = emit(it.res)
-				if emitErr != nil {
-					cancel()
-				}
-			}
-			if it.slot {
-				<-slots
-			}
-			if !it.more {
-				break
-			}
-		}
-	}
+			return emit(res)
+		})
 	out, err := r.finish(context.Cause(ctx))
 	if emitErr != nil {
 		return out, emitErr

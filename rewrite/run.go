@@ -166,26 +166,19 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	if workers <= 0 {
 		workers = 2
 	}
-	outcomes := make([]Outcome, len(work))
-	sem := make(chan struct{}, workers)
-	var wg sync.WaitGroup
-	for i, sp := range work {
-		if ctx.Err() != nil {
-			outcomes[i] = Outcome{Ref: sp.Snap.Ref, Err: ctx.Err()}
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			outcomes[i] = r.apply(ctx, sp)
+	outcomes := make([]Outcome, 0, len(work))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	_ = ordered(ctx, cancel, len(work), workers,
+		func(i int, _ func(Outcome)) Outcome {
+			o := r.apply(ctx, work[i])
 			if opt.Progress != nil {
-				opt.Progress(sp.Snap.Ref)
+				opt.Progress(work[i].Snap.Ref)
 			}
-		}()
-	}
-	wg.Wait()
+			return o
+		},
+		func(i int) Outcome { return Outcome{Ref: work[i].Snap.Ref, Err: ctx.Err()} },
+		func(o Outcome) error { outcomes = append(outcomes, o); return nil })
 	res, err := r.finish(ctx.Err())
 	res.Outcomes = outcomes
 	return res, err

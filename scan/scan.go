@@ -1,6 +1,7 @@
-// Package scan finds stores (discovery) and reads them in parallel with a bounded number of
-// workers. It never writes. Each store's failure is recorded with the store, never fatal to the
-// run, and results come back sorted by path so every report is deterministic.
+// Package scan finds stores (discovery): it walks the roots, detects each file's store
+// (store/all) and records, per path, what it could not use and why. It never writes and never
+// reads a store's content past detection; stores are read by rewrite.Process (the one worker
+// pool). Targets come back sorted by path so every report is deterministic.
 //
 // scan imports store and its backends (through store/all); it never imports rewrite, audit,
 // reports or cmd.
@@ -13,12 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -474,58 +471,4 @@ func describe(err error) string {
 		return fmt.Sprintf("%s: %v", pe.Op, pe.Err)
 	}
 	return err.Error()
-}
-
-// Result is one scanned store: its snapshot, or the error that kept it from being read.
-type Result struct {
-	Store store.Store
-	Snap  *store.Snapshot
-	Err   error
-}
-
-// Options tunes Run.
-type Options struct {
-	// Workers bounds parallel reads (default: number of CPUs, at most 8).
-	Workers int
-	// Hash asks each store for its content hash (needed before a rewrite).
-	Hash bool
-	// Progress is called with bytes read (from several goroutines, serialized by Run).
-	Progress func(n int64)
-}
-
-// Run scans every target with a bounded pool of workers and returns one Result per target,
-// sorted by path. A store that cannot be read yields a Result with Err set; Run itself fails
-// only when ctx is cancelled.
-func Run(ctx context.Context, targets []Target, opt Options) ([]Result, error) {
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = min(runtime.NumCPU(), 8)
-	}
-	results := make([]Result, len(targets))
-	var mu sync.Mutex
-	progress := opt.Progress
-	if progress != nil {
-		progress = func(n int64) {
-			mu.Lock()
-			defer mu.Unlock()
-			opt.Progress(n)
-		}
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for i, t := range targets {
-		g.Go(func() error {
-			snap, err := t.Store.Scan(gctx, store.ScanOptions{Hash: opt.Hash, Progress: progress})
-			if err != nil && gctx.Err() != nil {
-				return gctx.Err()
-			}
-			results[i] = Result{Store: t.Store, Snap: snap, Err: err}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	sort.Slice(results, func(i, j int) bool { return results[i].Store.Ref().Path < results[j].Store.Ref().Path })
-	return results, nil
 }

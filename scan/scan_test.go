@@ -73,25 +73,6 @@ func TestDiscover(t *testing.T) {
 	assert.Equal(t, 2, errs)
 }
 
-func TestRunSortsAndRecordsFailures(t *testing.T) {
-	root := t.TempDir()
-	for _, n := range []string{"c", "a", "b"} {
-		write(t, root, n+"/0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)
-	}
-	f := discover(t, []string{root})
-	require.Len(t, f.Targets, 3)
-	require.NoError(t, os.Remove(f.Targets[1].Store.Ref().Path)) // vanishes after discovery
-	var seen int64
-	res, err := Run(context.Background(), f.Targets, Options{Workers: 2, Progress: func(n int64) { seen += n }})
-	require.NoError(t, err)
-	require.Len(t, res, 3)
-	assert.Contains(t, res[0].Store.Ref().Path, "/a/")
-	assert.NoError(t, res[0].Err)
-	assert.Error(t, res[1].Err)
-	assert.Len(t, res[2].Snap.Sites, 1)
-	assert.Equal(t, int64(2*len(sessionLine)), seen)
-}
-
 // TestDiscoverWrongAgentWarns: scan --agent codex over a Qwen home reports each file it reads
 // against its content (issue 8 item 11).
 func TestDiscoverWrongAgentWarns(t *testing.T) {

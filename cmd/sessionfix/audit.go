@@ -20,6 +20,7 @@ import (
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/settings"
@@ -525,24 +526,27 @@ func (r *auditRun) historyNames(ctx context.Context, roots []string, noDefault b
 			r.problem(fmt.Errorf("%s: %s", is.Path, is.Reason))
 		}
 	}
-	results, err := scan.Run(ctx, found.Targets, scan.Options{})
-	if err != nil {
-		r.problem(fmt.Errorf("read session history: %w", err))
-		return nil
+	stores := make([]store.Store, len(found.Targets))
+	for i, t := range found.Targets {
+		stores[i] = t.Store
 	}
 	set := map[string]bool{}
 	var names []string
-	for _, res := range results {
-		if res.Err != nil {
-			r.problem(res.Err)
-			continue
+	if _, err := rewrite.Process(ctx, stores, rewrite.Policy{}, rewrite.ProcessOptions{}, func(res *rewrite.StoreResult) error {
+		if res.ScanErr != nil {
+			r.problem(res.ScanErr)
+			return nil
 		}
-		for _, s := range res.Snap.Sites {
+		for _, s := range res.Plan.Snap.Sites {
 			if !set[s.Name] {
 				set[s.Name] = true
 				names = append(names, s.Name)
 			}
 		}
+		return nil
+	}); err != nil {
+		r.problem(fmt.Errorf("read session history: %w", err))
+		return nil
 	}
 	slices.Sort(names)
 	return names

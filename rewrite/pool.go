@@ -1,0 +1,61 @@
+package rewrite
+
+import "context"
+
+// ordered is sessionfix's one worker pool (Process and Apply use it; scan has none): it runs
+// work for the items 0…n-1, at most workers at once, and calls emit with each item's results
+// in item order. work may hand out leading results of its item with part (a store planned
+// batch by batch gives several); its return value is the item's last. A slot is held from the
+// start of work until the item's last result was emitted, so at most workers items are in
+// memory (running, or done and waiting for an earlier item) whatever n is. When ctx ends,
+// the items not started are given cancelled(i) (they hold no slot); an emit error calls
+// cancel, no later result is emitted, and the error is returned once every started item has
+// finished.
+func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers int,
+	work func(i int, part func(T)) T, cancelled func(i int) T, emit func(T) error) error {
+	slots := make(chan struct{}, workers)
+	type item struct {
+		res  T
+		slot bool // the item holds a slot, released once it is emitted
+		more bool // more results of the same item follow
+	}
+	done := make([]chan item, n) // per item, in order
+	for i := range done {
+		done[i] = make(chan item, 1)
+	}
+	go func() {
+		for i := 0; i < n; i++ {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				for ; i < n; i++ {
+					done[i] <- item{res: cancelled(i)}
+				}
+				return
+			}
+			go func() {
+				part := func(res T) { done[i] <- item{res: res, more: true} }
+				done[i] <- item{res: work(i, part), slot: true}
+			}()
+		}
+	}()
+	var emitErr error
+	for i := range n {
+		for {
+			it := <-done[i]
+			if emitErr == nil {
+				emitErr = emit(it.res)
+				if emitErr != nil {
+					cancel()
+				}
+			}
+			if it.slot {
+				<-slots
+			}
+			if !it.more {
+				break
+			}
+		}
+	}
+	return emitErr
+}
