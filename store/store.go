@@ -305,10 +305,16 @@ func (e *ChangedError) Unwrap() error { return ErrChangedSinceRun }
 // ErrNotWritable means the store must not be rewritten (invalid UTF-8, compressed, …).
 var ErrNotWritable = errors.New("store is not writable")
 
-// InUseError says which store is in use and why.
+// ErrTokenMismatch means the bytes at an edit's offset are not the token the scan saw: the
+// store changed since it was scanned. A Writer reports it inside an *InUseError (Err).
+var ErrTokenMismatch = errors.New("name token not found at its offset")
+
+// InUseError says which store is in use and why. Err, when set, is the finding behind Reason
+// (ErrTokenMismatch, …): errors.Is finds both ErrInUse and Err.
 type InUseError struct {
 	Path   string
 	Reason string
+	Err    error
 }
 
 func (e *InUseError) Error() string {
@@ -318,5 +324,10 @@ func (e *InUseError) Error() string {
 	return fmt.Sprintf("%s: %s (%s)", e.Path, ErrInUse, e.Reason)
 }
 
-// Unwrap returns ErrInUse.
-func (e *InUseError) Unwrap() error { return ErrInUse }
+// Unwrap returns ErrInUse and Err.
+func (e *InUseError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInUse}
+	}
+	return []error{ErrInUse, e.Err}
+}

@@ -66,6 +66,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"store", []string{"scan", "rewrite", "audit", "reports", "cmd", "inventory"}},
 		// internal/fileio is the file-replacement engine under the store backends.
 		{"internal/fileio", []string{"store/jsonl", "store/sqlite", "store/all", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
+		{"internal/splice", []string{"store/jsonl", "store/sqlite", "store/all", "inventory", "internal/fileio", "scan", "rewrite", "audit", "reports", "cmd"}},
 		{"internal/jsonscan", []string{"store", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// inventory holds tool inventories and the MCP client of --discover: no storage engine.
 		{"inventory", []string{"store/jsonl", "store/sqlite", "store/all", "scan", "rewrite", "audit", "reports", "cmd"}},

@@ -4,12 +4,11 @@
 // flat memory whatever the line length, and rewrites by splicing the new name token over the
 // old one: every other byte of the file stays identical.
 //
-// jsonl imports only store, internal/jsonscan and the standard library.
+// jsonl imports only store, internal/jsonscan, internal/splice, internal/fileio and the standard
+// library.
 package jsonl
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
+	"github.com/sessionfix/sessionfix/internal/splice"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -245,7 +245,7 @@ func Sites(edits []store.Edit) []store.ByteEdit {
 	out := make([]store.ByteEdit, 0, len(edits))
 	var delta int64
 	for _, e := range edits {
-		tok := string(spliceToken(nil, e))
+		tok := string(splice.Token(nil, e))
 		if !utf8.Valid(e.Site.Raw) || !utf8.ValidString(tok) {
 			return nil
 		}
@@ -255,49 +255,23 @@ func Sites(edits []store.Edit) []store.ByteEdit {
 	return out
 }
 
-// spliceToken appends to b the bytes Splice writes for e: the new name as a JSON string,
-// preceded by `,"<Field>":` for an absent member.
-func spliceToken(b []byte, e store.Edit) []byte {
-	if len(e.Site.Raw) == 0 {
-		b = append(jsonscan.AppendQuote(append(b, ','), e.Site.Field), ':')
-	}
-	return jsonscan.AppendQuote(b, e.New)
-}
-
 // Restore puts the backup of ch back (see fileio.RestoreFile).
 func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error {
 	return fileio.RestoreFile(ctx, s.path, ch, force)
 }
 
-// ErrTokenMismatch means the bytes at an edit's offset are not the token the scan saw.
-var ErrTokenMismatch = errors.New("name token not found at its offset")
-
 // Splice returns a Transform that copies the source and replaces, at each edit's offset, the
-// old token (checked byte for byte) by the new name written as a JSON string. An edit of an
-// absent member (Site.Raw empty, see store.Site) inserts `,"<Site.Field>":<new name>` at its
-// offset instead. Edits must be sorted by offset and not overlap. A mismatch returns an
-// *store.InUseError wrapping ErrTokenMismatch semantics: the content changed since it was
+// old token (checked byte for byte) by the new name written as a JSON string (splice.Copy). An
+// edit of an absent member (Site.Raw empty, see store.Site) inserts `,"<Site.Field>":<new name>`
+// at its offset instead. Edits must be sorted by offset and not overlap. A mismatch returns an
+// *store.InUseError whose Err wraps store.ErrTokenMismatch: the content changed since it was
 // scanned.
 func Splice(edits []store.Edit) fileio.Transform {
 	return func(dst io.Writer, src io.Reader) error {
-		br := bufio.NewReaderSize(src, readBufSize)
-		var pos int64
-		var tok []byte
-		for _, e := range edits {
-			if _, err := io.CopyN(dst, br, e.Site.Loc.Offset-pos); err != nil {
-				return fmt.Errorf("copy up to offset %d: %w", e.Site.Loc.Offset, err)
-			}
-			old := make([]byte, len(e.Site.Raw))
-			if _, err := io.ReadFull(br, old); err != nil || !bytes.Equal(old, e.Site.Raw) {
-				return &store.InUseError{Reason: fmt.Sprintf("line %d: %v (content changed since it was scanned)", e.Site.Loc.Line, ErrTokenMismatch)}
-			}
-			tok = spliceToken(tok[:0], e)
-			if _, err := dst.Write(tok); err != nil {
-				return err
-			}
-			pos = e.Site.Loc.Offset + int64(len(old))
+		err := splice.Copy(dst, src, edits, readBufSize)
+		if me := (*splice.MismatchError)(nil); errors.As(err, &me) {
+			return &store.InUseError{Reason: fmt.Sprintf("line %d: %v (content changed since it was scanned)", me.Site.Loc.Line, err), Err: err}
 		}
-		_, err := io.CopyBuffer(dst, br, make([]byte, readBufSize))
 		return err
 	}
 }

@@ -359,3 +359,21 @@ func TestRestoreReversesEditsAndKeepsAppendedLines(t *testing.T) {
 	assert.NotEqual(t, string(rewritten), in)
 	assertNoTemp(t, filepath.Dir(p))
 }
+
+// TestSpliceMismatchIsErrTokenMismatch: a token that is not at its offset refuses the store as
+// in use, and errors.Is finds store.ErrTokenMismatch behind it (it used to be formatted in with
+// %v), with the line in the reason.
+func TestSpliceMismatchIsErrTokenMismatch(t *testing.T) {
+	src := "{\"a\":1}\n{\"name\":\"mcp__x__y\"}\n"
+	edit := store.Edit{Site: store.Site{Loc: store.Loc{Line: 2, Offset: 16}, Raw: []byte(`"mcp__x__z"`)}, New: "mcp__x__w"}
+	var out bytes.Buffer
+	err := Splice([]store.Edit{edit})(&out, strings.NewReader(src))
+	require.ErrorIs(t, err, store.ErrInUse)
+	require.ErrorIs(t, err, store.ErrTokenMismatch)
+	assert.Equal(t, "store is in use by another process (line 2: name token not found at its offset (offset 16) (content changed since it was scanned))", err.Error())
+
+	edit.Site.Raw = []byte(`"mcp__x__y"`)
+	out.Reset()
+	require.NoError(t, Splice([]store.Edit{edit})(&out, strings.NewReader(src)))
+	assert.Equal(t, "{\"a\":1}\n{\"name\":\"mcp__x__w\"}\n", out.String())
+}

@@ -20,7 +20,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
-	"github.com/sessionfix/sessionfix/internal/jsonscan"
+	"github.com/sessionfix/sessionfix/internal/splice"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -397,9 +397,9 @@ func (w *rowWriter) rewrite(ctx context.Context, g *rowEdits) (*rowLine, error) 
 	if !usable {
 		return nil, fmt.Errorf("rewrite %s of %s: the row has no key to find it again", g.label, s.path)
 	}
-	nv, err := splice(val, g.edits)
+	nv, err := splice.Bytes(val, g.edits)
 	if err != nil {
-		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s: %v (content changed since it was scanned)", g.label, err)}
+		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s: %v (content changed since it was scanned)", g.label, err), Err: err}
 	}
 	res, err := w.stmts.ExecContext(ctx, q.update, append([]any{bindValue(typ, nv)}, args...)...)
 	if err != nil {
@@ -489,27 +489,6 @@ func keyWhere(cols []string, keys []any) (string, []any) {
 		}
 	}
 	return strings.Join(parts, " AND "), keys
-}
-
-// ErrTokenMismatch means the bytes at an edit's offset are not the token the scan saw.
-var ErrTokenMismatch = errors.New("name token not found at its offset")
-
-// splice replaces, at each edit's offset, the old token (checked byte for byte) by the new name
-// written as a JSON string; edits are sorted by offset and do not overlap.
-func splice(val []byte, edits []store.Edit) ([]byte, error) {
-	out := make([]byte, 0, len(val)+64*len(edits))
-	pos := 0
-	for _, e := range edits {
-		off := int(e.Site.Loc.Offset)
-		end := off + len(e.Site.Raw)
-		if off < pos || end > len(val) || !bytes.Equal(val[off:end], e.Site.Raw) {
-			return nil, fmt.Errorf("%w (offset %d)", ErrTokenMismatch, off)
-		}
-		out = append(out, val[pos:off]...)
-		out = jsonscan.AppendQuote(out, e.New)
-		pos = end
-	}
-	return append(out, val[pos:]...), nil
 }
 
 // sortEdits puts edits in scan order: by table spec, rowid (or label, for keyed rows) and

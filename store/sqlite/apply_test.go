@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -147,11 +148,14 @@ func TestTriggersDoNotChangeOtherColumns(t *testing.T) {
 // TestApplyRefusesChangedRows: a row changed or deleted since the scan refuses the whole store as
 // in use; nothing is written and no backup is left.
 func TestApplyRefusesChangedRows(t *testing.T) {
-	tests := []struct{ name, sql, reason string }{
+	tests := []struct {
+		name, sql, reason string
+		mismatch          bool // errors.Is(err, store.ErrTokenMismatch)
+	}{
 		{"value changed", `UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`,
-			"part id=prt_legacy00000000000000000002: name token not found at its offset (offset 22) (content changed since it was scanned)"},
+			"part id=prt_legacy00000000000000000002: name token not found at its offset (offset 22) (content changed since it was scanned)", true},
 		{"row deleted", `DELETE FROM event WHERE id = 'evt_legacy00000000000000000006'`,
-			"event id=evt_legacy00000000000000000006 was deleted since it was scanned"},
+			"event id=evt_legacy00000000000000000006 was deleted since it was scanned", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,6 +168,7 @@ func TestApplyRefusesChangedRows(t *testing.T) {
 			_, err := st.Apply(context.Background(), snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
 			require.ErrorIs(t, err, store.ErrInUse)
 			assert.Contains(t, err.Error(), tt.reason)
+			assert.Equal(t, tt.mismatch, errors.Is(err, store.ErrTokenMismatch))
 			assert.Equal(t, changed, dumpSum(t, p), "nothing was written")
 			assert.NoFileExists(t, bk)
 			assert.NoFileExists(t, bk+".rows.jsonl")

@@ -1,0 +1,93 @@
+// Package splice writes planned names into the bytes of a store, the one place that turns an
+// edit into bytes for every engine: each edit's old token, the exact bytes the scan saw at its
+// offset (a JSON string with its quotes, store.Site.Raw), is checked byte for byte and replaced
+// by the new name as a JSON string (jsonscan.AppendQuote: UTF-8 as is, no HTML escaping); an
+// edit of an absent member (empty Raw, see store.Site) inserts `,"<Field>":<new>` at its offset
+// instead. Edits must be sorted by offset and must not overlap.
+//
+// Bytes edits one value in memory (a SQLite column); Copy streams a file through (a JSONL
+// session of any size). A token that is not where the scan saw it is a *MismatchError, which
+// wraps store.ErrTokenMismatch.
+//
+// splice imports store and internal/jsonscan only.
+package splice
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// MismatchError says which edit's token was not at its offset: the content changed since it
+// was scanned. errors.Is(err, store.ErrTokenMismatch) holds.
+type MismatchError struct {
+	Site store.Site
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%v (offset %d)", store.ErrTokenMismatch, e.Site.Loc.Offset)
+}
+
+// Unwrap returns store.ErrTokenMismatch.
+func (e *MismatchError) Unwrap() error { return store.ErrTokenMismatch }
+
+// Token appends to b the bytes that stand for e after the edit: the new name as a JSON string,
+// preceded by `,"<Field>":` for an absent member.
+func Token(b []byte, e store.Edit) []byte {
+	if len(e.Site.Raw) == 0 {
+		b = append(jsonscan.AppendQuote(append(b, ','), e.Site.Field), ':')
+	}
+	return jsonscan.AppendQuote(b, e.New)
+}
+
+// Bytes returns val with every edit applied (offsets into val).
+func Bytes(val []byte, edits []store.Edit) ([]byte, error) {
+	out := make([]byte, 0, len(val)+64*len(edits))
+	pos := 0
+	for _, e := range edits {
+		off := int(e.Site.Loc.Offset)
+		end := off + len(e.Site.Raw)
+		if off < pos || end > len(val) || !bytes.Equal(val[off:end], e.Site.Raw) {
+			return nil, &MismatchError{Site: e.Site}
+		}
+		out = append(out, val[pos:off]...)
+		out = Token(out, e)
+		pos = end
+	}
+	return append(out, val[pos:]...), nil
+}
+
+// Copy copies src to dst with every edit applied (offsets into src), reading through a buffer
+// of bufSize bytes: memory stays flat whatever the size of src.
+func Copy(dst io.Writer, src io.Reader, edits []store.Edit, bufSize int) error {
+	br := bufio.NewReaderSize(src, bufSize)
+	var pos int64
+	var tok, old []byte
+	for _, e := range edits {
+		if e.Site.Loc.Offset < pos {
+			return &MismatchError{Site: e.Site}
+		}
+		if _, err := io.CopyN(dst, br, e.Site.Loc.Offset-pos); err != nil {
+			return fmt.Errorf("copy up to offset %d: %w", e.Site.Loc.Offset, err)
+		}
+		if n := len(e.Site.Raw); cap(old) < n {
+			old = make([]byte, n)
+		} else {
+			old = old[:n]
+		}
+		if _, err := io.ReadFull(br, old); err != nil || !bytes.Equal(old, e.Site.Raw) {
+			return &MismatchError{Site: e.Site}
+		}
+		tok = Token(tok[:0], e)
+		if _, err := dst.Write(tok); err != nil {
+			return err
+		}
+		pos = e.Site.Loc.Offset + int64(len(old))
+	}
+	_, err := io.CopyBuffer(dst, br, make([]byte, bufSize))
+	return err
+}

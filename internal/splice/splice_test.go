@@ -1,0 +1,54 @@
+package splice
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Both forms write the same bytes: a replaced token (UTF-8 kept, no HTML escaping), an inserted
+// absent member, everything else untouched.
+func TestBytesAndCopyWriteTheSameEdits(t *testing.T) {
+	val := `{"name":"mcp__a.b__c","x":"<>","call":{"name":"f"}}`
+	edits := []store.Edit{
+		{Site: store.Site{Loc: store.Loc{Offset: 8}, Raw: []byte(`"mcp__a.b__c"`)}, New: "mcp__a_b__c_é<"},
+		{Site: store.Site{Loc: store.Loc{Offset: int64(strings.Index(val, `"f"`) + 3)}, Field: "namespace"}, New: "mcp__s__"},
+	}
+	want := `{"name":"mcp__a_b__c_é<","x":"<>","call":{"name":"f","namespace":"mcp__s__"}}`
+	got, err := Bytes([]byte(val), edits)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got))
+	var out bytes.Buffer
+	require.NoError(t, Copy(&out, strings.NewReader(val), edits, 16))
+	assert.Equal(t, want, out.String())
+}
+
+// A token that is not at its offset (or edits out of order) is a *MismatchError naming the
+// offset; errors.Is finds store.ErrTokenMismatch.
+func TestMismatchWrapsErrTokenMismatch(t *testing.T) {
+	val := `{"name":"mcp__a__b"}`
+	for _, edits := range [][]store.Edit{
+		{{Site: store.Site{Loc: store.Loc{Offset: 8}, Raw: []byte(`"mcp__a__c"`)}, New: "x"}},
+		{{Site: store.Site{Loc: store.Loc{Offset: 15}, Raw: []byte(`"mcp__a__b"`)}, New: "x"}}, // past the end
+		{
+			{Site: store.Site{Loc: store.Loc{Offset: 8}, Raw: []byte(`"mcp__a__b"`)}, New: "x"},
+			{Site: store.Site{Loc: store.Loc{Offset: 9}, Raw: []byte(`m`)}, New: "y"}, // overlaps
+		},
+	} {
+		_, err := Bytes([]byte(val), edits)
+		require.ErrorIs(t, err, store.ErrTokenMismatch)
+		var me *MismatchError
+		require.True(t, errors.As(err, &me))
+		assert.Equal(t, edits[len(edits)-1].Site.Loc.Offset, me.Site.Loc.Offset)
+		err = Copy(&bytes.Buffer{}, strings.NewReader(val), edits, 16)
+		require.ErrorIs(t, err, store.ErrTokenMismatch, "%v", edits)
+	}
+	_, err := Bytes([]byte(val), []store.Edit{{Site: store.Site{Loc: store.Loc{Offset: 8}, Raw: []byte(`"mcp__a__c"`)}}})
+	assert.EqualError(t, err, "name token not found at its offset (offset 8)")
+}
