@@ -76,10 +76,10 @@ var legacyEras = []mcpname.ClaudeEra{mcpname.ClaudeEraRaw, mcpname.ClaudeEraServ
 // grant them), for deny and ask it is made (it restricts more, never less) with a note.
 func PlanClaudeRules(rules []permission.ClaudeRule, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool) []ClaudeMigration {
 	f := permission.ClaudeFeaturesOf(now)
-	matchesNow := func(rule string) []mcpname.ClaudeTool {
+	matchesNow := func(kind permission.ClaudeKind, rule string) []mcpname.ClaudeTool {
 		var out []mcpname.ClaudeTool
 		for _, t := range tools {
-			if permission.ClaudeRuleMatches(f, rule, now.Name(t.Server, t.Tool)) {
+			if permission.ClaudeKindMatches(f, kind, rule, now.Name(t.Server, t.Tool)) {
 				out = append(out, t)
 			}
 		}
@@ -89,7 +89,7 @@ func PlanClaudeRules(rules []permission.ClaudeRule, tools []mcpname.ClaudeTool, 
 	for i, r := range rules {
 		text := r.Text
 		parsed, ok := permission.ParseClaudeMCPName(text)
-		if !ok || strings.Contains(text, "(") || len(matchesNow(text)) > 0 {
+		if !ok || strings.Contains(text, "(") || len(matchesNow(r.Kind, text)) > 0 {
 			continue
 		}
 		m := ClaudeMigration{Rule: i, Old: text}
@@ -144,7 +144,7 @@ func PlanClaudeRules(rules []permission.ClaudeRule, tools []mcpname.ClaudeTool, 
 			}
 			m.New = mcpname.Prefix + mcpname.ClaudeNormalize(key) + strings.TrimPrefix(text, mcpname.Prefix+key)
 		}
-		m.After = matchesNow(m.New)
+		m.After = matchesNow(r.Kind, m.New)
 		for _, t := range m.After {
 			if !slices.Contains(m.Before, t) {
 				m.Extra = append(m.Extra, t)

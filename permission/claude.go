@@ -108,11 +108,17 @@ type ClaudeFeatures struct {
 	// DenyHides: a deny rule that names the tool removes it from the tool list sent to the
 	// model ("not offered", from 2.1.90); before, the tool is offered and its call denied.
 	DenyHides bool
-	// TrustGatesProjectAllow: allow rules of the project's own files (.claude/settings.json,
-	// .claude/settings.local.json) are ignored while the project is not trusted
-	// (hasTrustDialogAccepted in ~/.claude.json); its deny and ask rules still apply.
-	// Recorded for 2.1.332; older releases apply them regardless.
+	// TrustGatesProjectAllow: allow rules of the project's shared file (.claude/settings.json)
+	// are ignored while the project is not trusted (hasTrustDialogAccepted in ~/.claude.json);
+	// its deny and ask rules still apply, and so do the allow rules of
+	// .claude/settings.local.json (verified with the 2.1.332 binary: "Ignoring 1
+	// permissions.allow entry from .claude/settings.json: this workspace has not been trusted",
+	// while a local allow still ran). Recorded for 2.1.332; older releases apply them regardless.
 	TrustGatesProjectAllow bool
+	// ServerStarRestricts: "mcp__*" in deny or ask matches every MCP tool (a deny then removes
+	// them all from the list). Verified with the 2.1.332 binary; in allow 2.1.332 skips it as an
+	// invalid rule, and 1.0.51's matcher compares "*" as a server name, so there it never matches.
+	ServerStarRestricts bool
 	// LegacyAllowedTools: projects[<dir>].allowedTools of ~/.claude.json is read as allow
 	// rules (1.0.0 kept rules there; 1.0.51 still reads them, and moves them into
 	// .claude/settings.local.json at start-up, leaving the list empty). Taken as read by every
@@ -131,6 +137,7 @@ func ClaudeFeaturesOf(r ClaudeRelease) ClaudeFeatures {
 		AskRules:               r.AtLeast(Claude2_0_14),
 		DenyHides:              r.AtLeast(Claude2_1_90),
 		TrustGatesProjectAllow: r.AtLeast(Claude2_1_332),
+		ServerStarRestricts:    r.AtLeast(Claude2_1_332),
 		LegacyAllowedTools:     true,
 	}
 }
@@ -159,7 +166,8 @@ func ParseClaudeMCPName(name string) (n ClaudeMCPName, ok bool) {
 }
 
 // ClaudeRuleMatches reports whether the permission rule text names the MCP tool that release f
-// calls name (the model-visible name, as that release spells it: see mcpname).
+// calls name (the model-visible name, as that release spells it: see mcpname), for an allow
+// rule; ClaudeKindMatches takes the list into account ("mcp__*" in deny and ask).
 //
 //   - A rule with content ("Tool(…)") never matches an MCP tool.
 //   - A whole-name rule matches when it equals name: a rule written in another release's
@@ -170,8 +178,8 @@ func ParseClaudeMCPName(name string) (n ClaudeMCPName, ok bool) {
 //   - "mcp__<s>__*" with ServerWildcard; any other tool part with "*" ("mcp__lit__get_*")
 //     with PartialGlob, as a glob over the tool part ("*": any run of characters; 2.1.332
 //     compiles the tool part as a glob when it has one; only a trailing "*" was recorded).
-//   - A glob in the server part ("mcp__*", "mcp__gith*") never matches: servers compare by
-//     equality.
+//   - A glob in the server part ("mcp__*", "mcp__gith*") never matches here: servers compare
+//     by equality (but see ClaudeKindMatches for "mcp__*" in deny and ask from 2.1.332).
 func ClaudeRuleMatches(f ClaudeFeatures, rule, name string) bool {
 	if strings.Contains(rule, "(") {
 		return false
@@ -214,6 +222,16 @@ func starGlob(pattern, s string) bool {
 	return len(parts) > 1 && strings.HasSuffix(s, last)
 }
 
+// ClaudeKindMatches is ClaudeRuleMatches for a rule of list kind: with ServerStarRestricts,
+// "mcp__*" (and "mcp__*__*") in deny or ask names every MCP tool.
+func ClaudeKindMatches(f ClaudeFeatures, kind ClaudeKind, rule, name string) bool {
+	if f.ServerStarRestricts && kind != ClaudeAllow && (rule == "mcp__*" || rule == "mcp__*__*") {
+		_, ok := ParseClaudeMCPName(name)
+		return ok
+	}
+	return ClaudeRuleMatches(f, rule, name)
+}
+
 // ClaudeScope is where a Claude Code rule comes from.
 type ClaudeScope string
 
@@ -228,11 +246,10 @@ const (
 	ClaudeScopeManaged ClaudeScope = "managed" // managed-settings.json (and managed-settings.d)
 )
 
-// ProjectOwned reports whether the scope's file lives in (or is about) the project, so that
-// an untrusted project's allow rules from it are ignored (TrustGatesProjectAllow).
-func (s ClaudeScope) ProjectOwned() bool {
-	return s == ClaudeScopeProject || s == ClaudeScopeLocal || s == ClaudeScopeLegacy
-}
+// TrustGated reports whether an untrusted project's allow rules from this scope are ignored
+// (TrustGatesProjectAllow): only the shared project file; the local file and the legacy
+// allowedTools of ~/.claude.json are the user's own.
+func (s ClaudeScope) TrustGated() bool { return s == ClaudeScopeProject }
 
 // ClaudeKind is the list a rule is in.
 type ClaudeKind string
@@ -261,7 +278,7 @@ func ClaudeApplies(f ClaudeFeatures, r ClaudeRule, trusted bool) bool {
 		return false
 	case r.Scope == ClaudeScopeLegacy && !f.LegacyAllowedTools:
 		return false
-	case r.Kind == ClaudeAllow && r.Scope.ProjectOwned() && f.TrustGatesProjectAllow && !trusted:
+	case r.Kind == ClaudeAllow && r.Scope.TrustGated() && f.TrustGatesProjectAllow && !trusted:
 		return false
 	}
 	return true
@@ -280,7 +297,7 @@ const (
 // ClaudePairMatch is the value of rule r for the tool release f calls name, in a project
 // whose trust is trusted.
 func ClaudePairMatch(f ClaudeFeatures, r ClaudeRule, name string, trusted bool) ClaudeMatch {
-	if !ClaudeRuleMatches(f, r.Text, name) {
+	if !ClaudeKindMatches(f, r.Kind, r.Text, name) {
 		return ClaudeNo
 	}
 	if !ClaudeApplies(f, r, trusted) {

@@ -151,8 +151,10 @@ func from(first ClaudeRelease) map[ClaudeRelease]bool {
 	return m
 }
 
-// An untrusted project: 2.1.332 ignores its allow rules (project and local files) but
-// applies its deny and ask; 1.0.51 applied them all. User allow rules are never gated.
+// An untrusted project: 2.1.332 ignores the allow rules of its .claude/settings.json but applies
+// its deny and ask, and the allow rules of .claude/settings.local.json (run with the 2.1.332
+// binary: the local allow ran, the project allow was "Ignoring 1 permissions.allow entry from
+// .claude/settings.json"); 1.0.51 applied them all. User allow rules are never gated.
 func TestClaudeTrust(t *testing.T) {
 	rules := []ClaudeRule{
 		{"mcp__foo_bar__get_data", ClaudeAllow, ClaudeScopeProject},
@@ -163,10 +165,11 @@ func TestClaudeTrust(t *testing.T) {
 	}
 	now, old := ClaudeFeaturesOf(Claude2_1_332), ClaudeFeaturesOf(Claude1_0_51)
 	assert.Equal(t, ClaudeIgnored, ClaudePairMatch(now, rules[0], "mcp__foo_bar__get_data", false))
-	assert.Equal(t, ClaudeIgnored, ClaudePairMatch(now, rules[1], "mcp__foo_bar__get_data", false))
+	assert.Equal(t, ClaudeMatched, ClaudePairMatch(now, rules[1], "mcp__foo_bar__get_data", false), "the local file is not gated")
 	assert.Equal(t, ClaudeMatched, ClaudePairMatch(now, rules[0], "mcp__foo_bar__get_data", true))
 	assert.Equal(t, ClaudeMatched, ClaudePairMatch(old, rules[0], "mcp__foo_bar__get_data", false))
-	assert.Equal(t, ClaudeDecision{ClaudeDecisionDefault, -1, ClaudeOutcomeAsk}, ClaudeDecide(now, rules, "mcp__foo_bar__get_data", false))
+	assert.Equal(t, ClaudeDecision{ClaudeDecisionAllow, 1, ClaudeOutcomeRan}, ClaudeDecide(now, rules, "mcp__foo_bar__get_data", false))
+	assert.Equal(t, ClaudeDecision{ClaudeDecisionDefault, -1, ClaudeOutcomeAsk}, ClaudeDecide(now, rules[:1], "mcp__foo_bar__get_data", false))
 	assert.Equal(t, ClaudeDecision{ClaudeDecisionAllow, 0, ClaudeOutcomeRan}, ClaudeDecide(old, rules, "mcp__foo_bar__get_data", false))
 	assert.Equal(t, ClaudeDecision{ClaudeDecisionDeny, 2, ClaudeOutcomeNotOffered}, ClaudeDecide(now, rules, "mcp__my_server__ping", false))
 	assert.Equal(t, ClaudeDecision{ClaudeDecisionAsk, 3, ClaudeOutcomeAsk}, ClaudeDecide(now, rules, "mcp__lit__ok_tool", false))
@@ -190,4 +193,20 @@ func TestParseClaudeRelease(t *testing.T) {
 	assert.False(t, Claude2_1_90.AtLeast(Claude2_1_332))
 	assert.Equal(t, "2.1.90", Claude2_1_90.String())
 	assert.Equal(t, Claude2_1_332, ClaudeNewest())
+}
+
+// "mcp__*" (run with the 2.1.332 binary): in ask every MCP call was refused
+// (reasonCode rule:userSettings), in deny no MCP tool was offered, in allow it was skipped as an
+// invalid rule. 1.0.51's matcher compares "*" as a server name: never.
+func TestClaudeServerStar(t *testing.T) {
+	now, old := ClaudeFeaturesOf(Claude2_1_332), ClaudeFeaturesOf(Claude1_0_51)
+	for _, k := range []ClaudeKind{ClaudeDeny, ClaudeAsk} {
+		assert.True(t, ClaudeKindMatches(now, k, "mcp__*", "mcp__srv2__t1"), k)
+		assert.False(t, ClaudeKindMatches(now, k, "mcp__*", "Bash"), k)
+		assert.False(t, ClaudeKindMatches(old, k, "mcp__*", "mcp__srv2__t1"), k)
+	}
+	assert.False(t, ClaudeKindMatches(now, ClaudeAllow, "mcp__*", "mcp__srv2__t1"))
+	rules := []ClaudeRule{{"mcp__lit", ClaudeAllow, ClaudeScopeUser}, {"mcp__*", ClaudeDeny, ClaudeScopeUser}}
+	assert.Equal(t, ClaudeDecision{ClaudeDecisionDeny, 1, ClaudeOutcomeNotOffered}, ClaudeDecide(now, rules, "mcp__lit__get_a", true))
+	assert.Equal(t, ClaudeDecision{ClaudeDecisionAllow, 0, ClaudeOutcomeRan}, ClaudeDecide(old, rules, "mcp__lit__get_a", true))
 }

@@ -47,13 +47,14 @@ CLAUDE CODE (--agent claude): reads Claude Code's rule files — managed
 Support/ClaudeCode on macOS, C:\Program Files\ClaudeCode on Windows), user ($CLAUDE_CONFIG_DIR or
 ~/.claude: settings.json), project (DIR/.claude/settings.json), local (DIR/.claude/settings.local.json)
 and legacy (projects[DIR].allowedTools in ~/.claude.json, where 1.0.0 kept rules) — with the project's
-trust (hasTrustDialogAccepted in ~/.claude.json: 2.1.332 ignores an untrusted project's allow rules
-and applies its deny and ask rules). Every rule is paired with every tool of --inventory under two
-releases: now (--claude-version, default the newest known) and before (--before, default the oldest
-"version" in the project's sessions). Each release names the tools in its own spelling and matches
-rules its own way: whole names only in its spelling; mcp__<normalized server> from 1.0.51 (the raw
-key never); mcp__<server>__* from 2.1.90; partial globs (mcp__lit__get_*) from 2.1.332; mcp__* never;
-ask rules not before 2.0.14 (1.0.51 has none). Pairs: match, no, or ignored (the rule names the
+trust (hasTrustDialogAccepted in ~/.claude.json: 2.1.332 ignores the allow rules of an untrusted
+project's .claude/settings.json and applies its deny and ask rules and the local file's allows).
+Every rule is paired with every tool of --inventory under two releases: now (--claude-version,
+default the newest known) and before (--before, default the oldest "version" in the project's
+sessions). Each release names the tools in its own spelling and matches rules its own way: whole
+names only in its spelling; mcp__<normalized server> from 1.0.51 (the raw key never);
+mcp__<server>__* from 2.1.90; partial globs (mcp__lit__get_*) from 2.1.332; mcp__* never in allow,
+every MCP tool in deny and ask from 2.1.332; ask rules not before 2.0.14 (1.0.51 has none). Pairs: match, no, or ignored (the rule names the
 tool but the release does not apply it); change same, gained, lost. Tools: decision (deny, ask,
 allow, default) and outcome (ran, ask, block; "not offered" where a deny removes the tool, from
 2.1.90), now and before, and the tools a release gives the same name. A LOST RESTRICTION (a deny or
@@ -525,7 +526,7 @@ var claudeAuditLegend = []reports.HTMLLegend{
 	{Term: "now", Text: "does the rule match the tool as the current release (--claude-version) names it and matches rules?"},
 	{Term: "before", Text: "did it match under the earlier release (--before), with that release's names and matching?"},
 	{Term: "match", Value: true, Text: "the rule names the tool and the release applies it."},
-	{Term: "ignored", Value: true, Text: "the rule names the tool but the release does not apply it (an untrusted project's allow rule in 2.1.332; an ask rule in 1.0.51, which had none)."},
+	{Term: "ignored", Value: true, Text: "the rule names the tool but the release does not apply it (an allow rule of an untrusted project's .claude/settings.json in 2.1.332; an ask rule in 1.0.51, which had none)."},
 	{Term: "no", Value: true, Text: "the rule does not name the tool."},
 	{Term: "lost", Value: true, Text: "the rule matched before and no longer does: for deny and ask, a restriction is gone — fix the rule (sessionfix fix --rules)."},
 	{Term: "gained", Value: true, Text: "the rule matches now and did not before."},
