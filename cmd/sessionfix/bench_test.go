@@ -69,3 +69,24 @@ func BenchmarkScanCommand(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFixApplyCommand is the whole `sessionfix fix --apply --yes DIR` on a fresh copy of
+// the corpus each iteration (the copy is not timed); MB/s of corpus.
+func BenchmarkFixApplyCommand(b *testing.B) {
+	src := benchCorpus(b)
+	b.SetBytes(corpusBytes(b, src))
+	env := testEnv(b)
+	env.In, env.Out, env.Err = nil, io.Discard, io.Discard
+	for i := range b.N {
+		b.StopTimer()
+		dst := filepath.Join(b.TempDir(), "copy")
+		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+			b.Fatal(err)
+		}
+		state := filepath.Join(b.TempDir(), "state")
+		b.StartTimer()
+		if code := run(context.Background(), []string{"sessionfix", "fix", "--apply", "--yes", "--state-dir", state, dst}, env); code != 0 {
+			b.Fatalf("run %d: exit %d", i, code)
+		}
+	}
+}
