@@ -106,6 +106,9 @@ type ScanReport struct {
 	// Codex names, per Codex home, the config.toml and inventory Codex rollouts were planned
 	// with (absent when the run found no Codex rollout).
 	Codex []*CodexInfo `json:"codex,omitempty"`
+	// Claude names, per Claude Code home, what its sessions were planned with (absent when
+	// the run found no Claude Code session).
+	Claude []*ClaudeInfo `json:"claude,omitempty"`
 }
 
 // IdentityRow is one raw MCP identity recorded in the stores: how many records hold it, in how
@@ -327,6 +330,8 @@ type FixTail struct {
 	Problems []ProblemRow   `json:"problems"`
 	// Codex names the config and inventory Codex rollouts were planned with.
 	Codex []*CodexInfo `json:"codex,omitempty"`
+	// Claude names what Claude Code sessions were planned with.
+	Claude []*ClaudeInfo `json:"claude,omitempty"`
 }
 
 // CodexInfo names, in every plan (text and JSON), the Codex config and inventory the rollouts
@@ -370,6 +375,50 @@ func (ci *CodexInfo) Text(several bool) string {
 		s += fmt.Sprintf("; raw identities of %s from %s", reports.Plural(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
 	} else {
 		s += "; no thread history"
+	}
+	return s
+}
+
+// ClaudeInfo names, in every plan (text and JSON), what the Claude Code sessions of one home
+// were planned with.
+type ClaudeInfo struct {
+	// Home is the Claude Code config directory the sessions lie in (or the environment's).
+	Home string `json:"home"`
+	// Sessions counts the session files planned with this entry.
+	Sessions int `json:"sessions"`
+	// Version is the release whose names are current.
+	Version string `json:"version"`
+	// Config is the global config read (~/.claude.json, or the claude.json beside a copy);
+	// "" when none.
+	Config string `json:"config"`
+	// KeySources lists every file that gave server keys, with how many ("mcp.json (4)").
+	KeySources []string `json:"key_sources"`
+	// Keys counts the distinct server keys.
+	Keys int `json:"keys"`
+	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
+	Inventory []string `json:"inventory"`
+	// AllowShared is --allow-shared.
+	AllowShared bool `json:"allow_shared"`
+}
+
+// Text is the plan's line about the Claude Code naming inputs of one home.
+func (ci *ClaudeInfo) Text() string {
+	s := fmt.Sprintf("Claude Code naming: names of %s", ci.Version)
+	if ci.Config != "" {
+		s += "; config " + ci.Config
+	} else {
+		s += "; no ~/.claude.json for " + ci.Home
+	}
+	if len(ci.KeySources) > 0 {
+		s += fmt.Sprintf("; %d server keys from %s", ci.Keys, strings.Join(ci.KeySources, ", "))
+	} else {
+		s += "; no server key (pass --mcp-config FILE)"
+	}
+	if len(ci.Inventory) > 0 {
+		s += "; inventory " + strings.Join(ci.Inventory, " and ")
+	}
+	if ci.AllowShared {
+		s += "; --allow-shared"
 	}
 	return s
 }

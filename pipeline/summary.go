@@ -300,6 +300,12 @@ func keptWhy(c mcpname.Class, homes []*CodexInfo) string {
 		return "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read"
 	case mcpname.ClassLegacyTruncatedDotted:
 		return "kept by --keep-truncated; fix: run without it"
+	case rewrite.ClassClaudeShared:
+		return "its current name is shared by two raw tools (only one can be called); fix: --allow-shared rewrites it anyway"
+	case rewrite.ClassClaudeUnattributed:
+		return "raw MCP identity unknown or ambiguous; fix: pass --mcp-config FILE (the servers' keys) or --inventory"
+	case rewrite.ClassClaudeOverLong:
+		return "the name Claude Code itself registers (longer than 64); only a shorter server key or tool name on the server side avoids it"
 	default:
 		return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
 	}

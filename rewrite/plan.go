@@ -40,6 +40,10 @@ type Policy struct {
 	// each rollout by its path (each home has its own config.toml and history); a rollout not
 	// in it uses Codex. Read-only while stores are planned.
 	CodexByPath map[string]*CodexPolicy
+	// Claude is what the Claude Code namer knows beyond the sessions (claude.go); ClaudeByPath
+	// the policy of each session by path when one run covers several Claude Code homes.
+	Claude       ClaudePolicy
+	ClaudeByPath map[string]*ClaudePolicy
 }
 
 // Decision is the verdict on one name site.
@@ -194,7 +198,8 @@ type Namer interface {
 }
 
 // NamerFor returns the naming rule of an agent: Qwen Code's normalizeMcp classes for "qwen",
-// the current Codex name of each rejected call's raw identity for "codex" (codex.go), and the
+// the current Codex name of each rejected call's raw identity for "codex" (codex.go), the
+// current Claude Code name of each stored name's raw identity for "claude" (claude.go), and the
 // provider-safe rule (normalize only names a provider rejects) for any other agent. Every agent
 // is listed here explicitly.
 func NamerFor(agent string) Namer {
@@ -203,6 +208,8 @@ func NamerFor(agent string) Namer {
 		return qwenNamer{}
 	case "codex":
 		return codexNamer{}
+	case "claude":
+		return claudeNamer{}
 	default:
 		return providerSafeNamer{}
 	}

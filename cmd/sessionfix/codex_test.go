@@ -328,8 +328,8 @@ func TestCodexDiscovery(t *testing.T) {
 	}
 
 	e := newCodexEnv(t, nil)
-	assert.Equal(t, exitUsage, e.run(t, "scan", "--agent", "claude"))
-	assert.Contains(t, e.err.String(), "--agent must be one of qwen, codex")
+	assert.Equal(t, exitUsage, e.run(t, "scan", "--agent", "gemini"))
+	assert.Contains(t, e.err.String(), "--agent must be one of qwen, codex, claude")
 }
 
 func TestCodexConfigFlag(t *testing.T) {

@@ -296,7 +296,7 @@ func (o *fixOutput) begin(mode string) {
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := fixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex}
+		t := fixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex, Claude: a.Report.Claude}
 		if t.Skipped == nil {
 			t.Skipped = []skippedRow{}
 		}

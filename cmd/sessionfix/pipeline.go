@@ -33,6 +33,11 @@ type planOptions struct {
 	Agent         string
 	CodexConfig   string
 	Discover      bool
+	// Claude Code: --mcp-config files, --allow-shared; ClaudeVersion is the release whose
+	// names are current ("" = the newest known; no flag sets it yet).
+	MCPConfigs    []string
+	AllowShared   bool
+	ClaudeVersion string
 	// codex keeps the Codex policy of the first pipeline, so a plan confirmed interactively is
 	// applied with the same inventory (discovery runs once).
 	codex *codexCache
@@ -70,21 +75,22 @@ func stateDirOf(env *Env, dir string) string {
 }
 
 func planFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
 		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
-		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen or codex (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
+		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen, codex or claude (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
 		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
 		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
 		profileFlag(),
 		busyTimeoutFlag(),
-	}
+	}, claudeFlags()...)
 }
 
 func readPlanFlags(c *cli.Context) planOptions {
 	return planOptions{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
 		Agent: c.String("agent"), CodexConfig: c.String("codex-config"), Discover: c.Bool("discover"), codex: &codexCache{},
+		MCPConfigs: repeated(c, "mcp-config"), AllowShared: c.Bool("allow-shared"),
 		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
 }
 
@@ -153,6 +159,10 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err != nil {
 		return nil, err
 	}
+	cl, err := claudePolicy(ctx, env, po, found)
+	if err != nil {
+		return nil, err
+	}
 	leftOut := 0
 	if len(cx.skip) > 0 { // rollouts of a home whose config.toml could not be read
 		skip := make(map[string]bool, len(cx.skip))
@@ -164,7 +174,8 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		leftOut = n - len(found.Targets)
 	}
 	p := &pipelineRun{env: env, roots: roots, found: found,
-		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath},
+		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath,
+			Claude: cl.pol, ClaudeByPath: cl.byPath},
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = pipeline.NewSummary(p.found)
 	p.agg.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
@@ -174,6 +185,11 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		p.agg.Failed = true
 	}
 	p.agg.Report.Codex = cx.info
+	p.agg.Report.Claude = cl.info
+	p.agg.Report.Problems = append(p.agg.Report.Problems, cl.problems...)
+	if slices.ContainsFunc(cl.problems, func(pr problemRow) bool { return pr.Severity == string(store.SevError) }) {
+		p.agg.Failed = true
+	}
 	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Errors...)
 	p.agg.Report.SettingsRules = p.settings.rows()
 	if len(p.settings.Errors) > 0 {
@@ -320,7 +336,7 @@ func keptFinding(a *aggregate, env *Env, cmd string, failOnKept bool) error {
 // classTable counts names per class; labels splits legacy-dotted by reason (classLabel).
 func classTable(rep *scanReport, labels map[string]int) *reports.Table {
 	t := &reports.Table{Columns: []string{"class", "names", "fix action"}}
-	for _, c := range append(slices.Clone(mcpname.Classes), rewrite.CodexClasses...) {
+	for _, c := range append(append(slices.Clone(mcpname.Classes), rewrite.CodexClasses...), rewrite.ClaudeClasses...) {
 		n := rep.Classes[c]
 		if n == 0 {
 			continue
@@ -350,6 +366,14 @@ func classAction(c mcpname.Class) string {
 		return "rewrite to the current Codex name (namespace + name) of its raw identity"
 	case rewrite.ClassCodexUnattributed:
 		return "keep (raw identity unknown; pass --inventory or --codex-config)"
+	case rewrite.ClassClaudeRenamed:
+		return "rewrite to the current Claude Code name of its raw identity"
+	case rewrite.ClassClaudeShared:
+		return "report (two raw tools share the current name); rewrite with --allow-shared"
+	case rewrite.ClassClaudeUnattributed:
+		return "keep (raw identity unknown; pass --mcp-config or --inventory)"
+	case rewrite.ClassClaudeOverLong:
+		return "keep (the name Claude Code registers; providers with a 64 limit reject it)"
 	default:
 		return "none"
 	}
@@ -390,8 +414,11 @@ func renameTable(renames, kept []renameRow, limit int) *reports.Table {
 // writeCodexInfo prints which Codex config and inventory the plan used (nothing when the run
 // found no Codex rollout).
 func writeCodexInfo(w io.Writer, rep *scanReport) {
-	if len(rep.Codex) > 0 {
+	if len(rep.Codex)+len(rep.Claude) > 0 {
 		fmt.Fprintln(w)
+	}
+	for _, ci := range rep.Claude {
+		fmt.Fprintln(w, reports.Printable(ci.Text()))
 	}
 	for _, ci := range rep.Codex {
 		fmt.Fprintln(w, reports.Printable(ci.Text(len(rep.Codex) > 1)))

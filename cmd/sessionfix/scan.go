@@ -194,7 +194,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 		}
 	}
 	if len(rep.Identities) > 0 {
-		fmt.Fprintf(w, "\nraw MCP identities recorded (Codex invocation records and thread history; never rewritten, used to name Codex calls):\n")
+		fmt.Fprintf(w, "\nraw MCP identities recorded (Codex invocation records and thread history, Claude Code attributionMcpServer/Tool; never rewritten, used to name calls):\n")
 		if err := reports.WriteText(w, identityTable(rep)); err != nil {
 			return err
 		}

@@ -53,12 +53,13 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // Agents a walk can be restricted to (DetectAs); "" means any.
 const (
-	AgentQwen  = "qwen"
-	AgentCodex = "codex"
+	AgentQwen   = "qwen"
+	AgentCodex  = "codex"
+	AgentClaude = "claude"
 )
 
 // Agents lists the agent names DetectAs accepts, for usage messages.
-var Agents = []string{AgentQwen, AgentCodex}
+var Agents = []string{AgentQwen, AgentCodex, AgentClaude}
 
 // Detect picks the backend for path from its name and head (its first bytes, up to HeadSize).
 func Detect(path string, head []byte) Detection {
@@ -68,7 +69,11 @@ func Detect(path string, head []byte) Detection {
 // DetectAs is Detect for one agent's stores ("" = any agent, by name and content):
 //   - "codex" reads every *.jsonl as a Codex rollout (except the Codex home's history.jsonl and
 //     session_index.jsonl), whatever its first line, and no Qwen Code store;
-//   - "qwen" never takes a Codex rollout.
+//   - "qwen" never takes a Codex rollout;
+//   - "claude" reads every *.jsonl (but a Qwen usage_record.jsonl) as a Claude Code session,
+//     with a warning when its first line says otherwise; without --agent claude a Claude Code
+//     session (jsonl.LooksLikeClaudeSession) is one, and other --agent values leave it out with
+//     a warning.
 //
 // A zstd-compressed store (*.zst or the zstd magic) is reported as Unsupported, never parsed.
 func DetectAs(agent, path string, head []byte) Detection {
@@ -117,13 +122,25 @@ func DetectWith(ctx context.Context, path string, head []byte, opt Options) Dete
 		first = first[:i]
 	}
 	first = bytes.TrimPrefix(first, []byte("\xEF\xBB\xBF"))
-	if jsonl.LooksLikeClaudeSession(path, first) {
-		return Detection{Unsupported: "Claude Code session: not read (sessionfix does not support Claude Code yet): its tool names are not checked"}
-	}
 	var p *jsonl.Profile
 	auto := jsonl.Detect(path, first)
+	if jsonl.LooksLikeClaudeSession(path, first) {
+		auto = jsonl.ClaudeSession
+	}
 	warning := ""
 	switch agent {
+	case AgentClaude:
+		if strings.HasSuffix(base, ".jsonl") && auto != jsonl.QwenUsage {
+			p = jsonl.ClaudeSession
+			switch {
+			case auto != nil && auto != jsonl.ClaudeSession:
+				warning = fmt.Sprintf("read as a Claude Code session (--agent claude), but it looks like a %s store (%s): its tool names are not where Claude Code keeps them; drop --agent or pass --agent %s", auto.Agent, auto.Kind, auto.Agent)
+			case auto == nil:
+				warning = "read as a Claude Code session (--agent claude), but it does not look like one (no Claude Code first line)"
+			}
+		} else if auto != nil {
+			warning = fmt.Sprintf("looks like a %s store (%s): not read with --agent claude (drop --agent or pass --agent %s)", auto.Agent, auto.Kind, auto.Agent)
+		}
 	case AgentCodex:
 		if strings.HasSuffix(base, ".jsonl") && !jsonl.IsCodexCompanion(base) {
 			p = jsonl.CodexRollout
@@ -136,9 +153,13 @@ func DetectWith(ctx context.Context, path string, head []byte, opt Options) Dete
 		}
 	default:
 		p = auto
-		if agent == AgentQwen && p == jsonl.CodexRollout {
+		switch {
+		case agent == AgentQwen && p == jsonl.CodexRollout:
 			p = nil
 			warning = "looks like a Codex rollout: not read with --agent qwen (drop --agent or pass --agent codex)"
+		case agent != "" && p == jsonl.ClaudeSession:
+			p = nil
+			warning = fmt.Sprintf("looks like a Claude Code session: not read with --agent %s (drop --agent or pass --agent claude)", agent)
 		}
 	}
 	if p != nil {
@@ -199,8 +220,11 @@ func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error
 		}
 		return OpenWith(ref, opt)
 	}
-	if ref.Kind == store.KindCodexRollout {
+	switch ref.Kind {
+	case store.KindCodexRollout:
 		opt.Agent = AgentCodex // --agent codex reads any *.jsonl as a rollout
+	case jsonl.KindClaudeSession:
+		opt.Agent = AgentClaude // likewise --agent claude for a Claude Code session
 	}
 	d := DetectWith(ctx, ref.Path, head, opt)
 	switch {

@@ -11,8 +11,9 @@ import (
 // TestClaudeSessionIsNotAQwenSession: a Claude Code session (~/.claude/projects/<dir>/<uuid>.jsonl,
 // also subagents/*.jsonl) is named like a Qwen session, but its tool names live elsewhere, so
 // reading it as one gave 0 name sites and "nothing to change" for a session holding names a
-// provider rejects. It is reported as not supported (a warning), with or without --agent;
-// Qwen sessions are still Qwen sessions. First lines as Claude Code 1.0.51 and 2.1.332 write them.
+// provider rejects. It is read as a Claude Code session, without --agent or with --agent claude;
+// --agent qwen and --agent codex leave it out with a warning naming Claude Code. Qwen sessions
+// are still Qwen sessions. First lines as Claude Code 1.0.51 and 2.1.332 write them.
 func TestClaudeSessionIsNotAQwenSession(t *testing.T) {
 	claude := map[string]string{
 		"user line (1.0.51)":      `{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/home/demo/src/lab","sessionId":"dd19a9ca-e09f-48a6-9120-d559cf0db6fa","version":"1.0.51","type":"user","message":{"role":"user","content":"x"},"uuid":"d159f5ee-f05c-47a4-b59a-ee83e6a92503","timestamp":"2026-12-01T09:14:25.812Z"}`,
@@ -26,13 +27,31 @@ func TestClaudeSessionIsNotAQwenSession(t *testing.T) {
 	}
 	for name, line := range claude {
 		for _, p := range paths {
-			for _, agent := range []string{"", AgentQwen, AgentCodex} {
+			for _, agent := range []string{"", AgentClaude} {
 				d := DetectAs(agent, p, []byte(line+"\n"))
-				assert.Nil(t, d.Store, "%s %s --agent %q", name, p, agent)
-				assert.Equal(t, "Claude Code session: not read (sessionfix does not support Claude Code yet): its tool names are not checked", d.Unsupported, "%s %s --agent %q", name, p, agent)
+				if assert.NotNil(t, d.Store, "%s %s --agent %q", name, p, agent) {
+					assert.Equal(t, jsonl.KindClaudeSession, d.Store.Ref().Kind, "%s %s --agent %q", name, p, agent)
+				}
+				assert.Empty(t, d.Warning+d.Unsupported, "%s %s --agent %q", name, p, agent)
+			}
+			for _, agent := range []string{AgentQwen, AgentCodex} {
+				d := DetectAs(agent, p, []byte(line+"\n"))
+				if agent == AgentQwen {
+					assert.Nil(t, d.Store, "%s %s --agent %q", name, p, agent)
+					assert.Equal(t, "looks like a Claude Code session: not read with --agent qwen (drop --agent or pass --agent claude)", d.Warning, "%s %s", name, p)
+				} else {
+					// --agent codex reads any *.jsonl as a rollout, and says what it looks like.
+					assert.Contains(t, d.Warning, "it looks like a claude store (claude-session)", "%s %s", name, p)
+				}
 			}
 		}
 	}
+	// --agent claude forces a file that does not look like a Claude Code session, with a warning.
+	d := DetectAs(AgentClaude, "/tmp/x/notes.jsonl", []byte(`{"a":1}`+"\n"))
+	if assert.NotNil(t, d.Store) {
+		assert.Equal(t, jsonl.KindClaudeSession, d.Store.Ref().Kind)
+	}
+	assert.Equal(t, "read as a Claude Code session (--agent claude), but it does not look like one (no Claude Code first line)", d.Warning)
 	qwen := `{"uuid":"ff0b20a0-2753-4902-80ca-e7a5e22ba79c","parentUuid":null,"sessionId":"3cea48a5-0bbc-425f-a107-6fec809f5dc8","timestamp":"2026-11-30T18:37:17.776Z","type":"user","cwd":"/home/demo/src/lab","version":"0.12.0","message":{"role":"user","parts":[{"text":"x"}]}}` + "\n"
 	// A newer Qwen Code record may carry isSidechain (a subagent's), with Gemini parts.
 	qwenSide := `{"uuid":"ff0b20a0-2753-4902-80ca-e7a5e22ba79c","parentUuid":null,"sessionId":"3cea48a5-0bbc-425f-a107-6fec809f5dc8","timestamp":"2026-11-30T18:37:17.776Z","type":"user","cwd":"/x","version":"0.15.0","isSidechain":true,"agentId":"a1","message":{"role":"user","parts":[{"text":"x"}]}}` + "\n"
@@ -48,7 +67,7 @@ func TestClaudeSessionIsNotAQwenSession(t *testing.T) {
 		}
 	}
 	// A Qwen session in chats/ is one, whatever its first line says.
-	d := Detect("/home/u/.qwen/projects/-x/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", []byte(claude["summary (1.0.51)"]+"\n"))
+	d = Detect("/home/u/.qwen/projects/-x/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", []byte(claude["summary (1.0.51)"]+"\n"))
 	if assert.NotNil(t, d.Store) {
 		assert.Equal(t, jsonl.QwenSession.Kind, d.Store.Ref().Kind)
 	}

@@ -412,7 +412,7 @@ func inChats(dir string) bool {
 }
 
 // Profiles lists every profile of this package, for discovery and by-kind lookup.
-var Profiles = []*Profile{QwenSession, QwenUsage, QwenCheckpoint, QwenEditCheckpoint, CodexRollout}
+var Profiles = []*Profile{QwenSession, QwenUsage, QwenCheckpoint, QwenEditCheckpoint, CodexRollout, ClaudeSession}
 
 // ProfileByKind returns the profile of a store kind, or nil.
 func ProfileByKind(k store.Kind) *Profile {

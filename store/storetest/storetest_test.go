@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ const (
 	codexHistory  = fx + "codex-real/thread_history_1.sql"
 	codexState    = fx + "codex-real/state_5.sql"
 	opencodeReal  = fx + "opencode-real/opencode.sql"
+	claude1051    = fx + "claude-real/dot-claude/projects/-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl"
+	claude21332   = fx + "claude-real/dot-claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl"
 	sqliteTestdat = "../sqlite/testdata/"
 )
 
@@ -65,6 +68,8 @@ func profileCases() []profileCase {
 		{name: "qwen edit checkpoint", kind: store.KindQwenEditCkpt, new: fileFixture(qwenEditCkpt, "tmp/h/checkpoints/2026-11-30T18-55-07_000Z-notes.md-replace.json", qwenRule, 4, 0)},
 		{name: "codex rollout 0.50.0 (flat names: namespace inserted)", kind: store.KindCodexRollout, new: fileFixture(codex050, "rollout-2026-11-30T18-55-07-01a22dcf-9134-7922-bfac-658542a5f64b.jsonl", nil, 8, 4)},
 		{name: "claude code rule file (user settings.json)", kind: claude.KindRules, new: fileFixtureOpen(claudeUser, ".claude/settings.json", openAs(claude.KindRules), mcpRule, 2, 0)},
+		{name: "claude code session 1.0.51", kind: jsonl.KindClaudeSession, new: fileFixture(claude1051, ".claude/projects/-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl", claudeRule, 4, 0)},
+		{name: "claude code session 2.1.332 (tool_use, select:, tool_reference, deferred names)", kind: jsonl.KindClaudeSession, new: fileFixture(claude21332, ".claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", claudeMarkRule, 4, 0)},
 		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
@@ -206,6 +211,29 @@ func fileFixtureOpen(src, name string, open func(testing.TB, string) store.Store
 		return f
 	}
 }
+
+// claudeRule is the spelling of Claude Code 2.1.332 for a name an older release wrote: every
+// UTF-16 unit outside [A-Za-z0-9_-] becomes "_" (the real namer attributes raw identities
+// first: rewrite/claude.go; the suite needs the store's side only). Free-text sites are never
+// rewritten.
+func claudeRule(s store.Site) (string, bool) {
+	if n := mcpname.ProviderSubstitute(s.Name); !s.ReadOnly && s.Units == nil && mcpname.HasPrefix(s.Name) && n != s.Name {
+		return n, true
+	}
+	return "", false
+}
+
+// claudeMarkRule renames one tool everywhere a 2.1.332 session sends it back (tool_use name,
+// the ToolSearch select: list, tool_reference, deferred-tool names): its names are all current,
+// so the suite renames on purpose.
+func claudeMarkRule(s store.Site) (string, bool) {
+	if s.ReadOnly || !deployProd.MatchString(s.Name) {
+		return "", false
+	}
+	return deployProd.ReplaceAllString(s.Name, "${0}_v2"), true
+}
+
+var deployProd = regexp.MustCompile(`mcp__foo_bar__deploy_prod\b`)
 
 // qwenRule is Qwen Code's rule: normalizeMcp of each stored name (naming.md §2).
 func qwenRule(s store.Site) (string, bool) {

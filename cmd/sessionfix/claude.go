@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/pipeline"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/scan"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/settings"
+)
+
+// claudeInfo is pipeline.ClaudeInfo.
+type claudeInfo = pipeline.ClaudeInfo
+
+// claudeResult is the Claude policy of a run (one per Claude Code home) and its problems.
+type claudeResult struct {
+	pol      rewrite.ClaudePolicy
+	byPath   map[string]*rewrite.ClaudePolicy
+	problems []problemRow
+	info     []*claudeInfo
+}
+
+// claudeFlags are the flags scan and fix take for Claude Code sessions.
+func claudeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.GenericFlag{Name: "mcp-config", Value: &repeatable{}, Usage: "Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys are raw identities of Claude Code names (with --discover its servers are listed)", TakesFile: true},
+		&cli.BoolFlag{Name: "allow-shared", Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported)"},
+	}
+}
+
+// repeatable is a string flag that may be given several times (each value kept, in order). A
+// cli.StringSliceFlag would also split values at commas, and a path may hold one.
+type repeatable struct{ values []string }
+
+func (r *repeatable) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeatable) String() string     { return strings.Join(r.values, ", ") }
+
+// repeated returns the values of a repeatable flag.
+func repeated(c *cli.Context, name string) []string {
+	if r, ok := c.Generic(name).(*repeatable); ok && r != nil {
+		return slices.Clone(r.values)
+	}
+	return nil
+}
+
+// claudeGroup is the sessions of one Claude Code home.
+type claudeGroup struct {
+	home     string
+	fromEnv  bool
+	sessions []string
+}
+
+// claudeGroups sorts the discovered Claude Code sessions by the config directory each lies in
+// (claude.HomeOf: a copied ~/.claude is planned with the claude.json beside it); a session in no
+// such directory is planned with the environment's ($CLAUDE_CONFIG_DIR, else ~/.claude).
+func claudeGroups(env *Env, found *scan.Found) []*claudeGroup {
+	envHome := claude.Home(env.Getenv, env.Home)
+	byHome := map[string]*claudeGroup{}
+	for _, t := range found.Targets {
+		if t.Store.Ref().Kind != jsonl.KindClaudeSession {
+			continue
+		}
+		path := t.Store.Ref().Path
+		h := claude.HomeOf(found.Lexical(path))
+		fromEnv := h == "" || sameFile(h, envHome)
+		if fromEnv {
+			h = envHome
+		}
+		g := byHome[h]
+		if g == nil {
+			g = &claudeGroup{home: h, fromEnv: fromEnv}
+			byHome[h] = g
+		}
+		g.sessions = append(g.sessions, path)
+	}
+	out := make([]*claudeGroup, 0, len(byHome))
+	for _, g := range byHome {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].home < out[j].home })
+	return out
+}
+
+// claudePolicy gathers what the Claude Code namer needs once discovery found some Claude Code
+// session: per home, the server keys of its global config (top-level and per-project
+// mcpServers), of each of its projects' .mcp.json, and of every --mcp-config file; the
+// --inventory tools and, with --discover, the tools the servers of those files list.
+func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found) (claudeResult, error) {
+	var res claudeResult
+	groups := claudeGroups(env, found)
+	if len(groups) == 0 {
+		return res, nil
+	}
+	version := po.ClaudeVersion
+	if version == "" {
+		version = mcpname.ClaudeLatestVersion
+	}
+	if _, err := mcpname.ClaudeEraOf(version); err != nil {
+		return res, usageErrorf("--claude-version: %v", err)
+	}
+	senv := env.settingsEnv()
+	var flagKeys []rewrite.ClaudeKey
+	var flagServers []settings.MCPServer
+	for _, f := range po.MCPConfigs {
+		servers, err := loadClaudeMCPConfig(f, senv)
+		if err != nil {
+			return res, err
+		}
+		flagServers = append(flagServers, servers...)
+		for _, s := range servers {
+			flagKeys = append(flagKeys, rewrite.ClaudeKey{Key: s.Key, Source: f})
+		}
+	}
+	var file *inventory.Inventory
+	if po.Inventory != "" {
+		f, err := inventory.Load(po.Inventory)
+		if err != nil {
+			return res, err
+		}
+		file = f
+	}
+	for _, g := range groups {
+		pol := rewrite.ClaudePolicy{Version: version, AllowShared: po.AllowShared}
+		info := &claudeInfo{Home: g.home, Sessions: len(g.sessions), Version: version, Inventory: []string{}, KeySources: []string{}, AllowShared: po.AllowShared}
+		var servers []settings.MCPServer
+		cfgPath := claude.ConfigFileOf(g.home)
+		if g.fromEnv {
+			cfgPath = claude.GlobalConfigPath(env.Getenv, env.Home)
+		}
+		addKeys := func(keys []string, source string) {
+			if len(keys) == 0 {
+				return
+			}
+			for _, k := range keys {
+				pol.Keys = append(pol.Keys, rewrite.ClaudeKey{Key: k, Source: source})
+			}
+			info.KeySources = append(info.KeySources, fmt.Sprintf("%s (%d)", source, len(keys)))
+		}
+		if cfgPath != "" {
+			gc, err := claude.LoadGlobalConfig(cfgPath)
+			switch {
+			case err == nil:
+				info.Config = cfgPath
+				addKeys(gc.Servers, cfgPath)
+				for _, dir := range slices.Sorted(maps.Keys(gc.Projects)) {
+					addKeys(gc.Projects[dir].Servers, fmt.Sprintf("%s projects[%q]", cfgPath, dir))
+					mcpJSON := filepath.Join(dir, ".mcp.json")
+					ss, err := loadClaudeMCPConfig(mcpJSON, senv)
+					switch {
+					case err == nil:
+						servers = append(servers, ss...)
+						var ks []string
+						for _, s := range ss {
+							ks = append(ks, s.Key)
+						}
+						addKeys(ks, mcpJSON)
+					case !errors.Is(err, fs.ErrNotExist):
+						res.problems = append(res.problems, problemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used"})
+					}
+				}
+				if po.Discover {
+					if f, err := settings.Parse(cfgPath, gc.Data, settings.ScopeUser, senv); err == nil {
+						servers = append(servers, f.MCPServers...)
+					}
+				}
+			case errors.Is(err, fs.ErrNotExist):
+			default:
+				res.problems = append(res.problems, problemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+			}
+		}
+		if len(flagKeys) > 0 {
+			pol.Keys = append(pol.Keys, flagKeys...)
+			for _, f := range po.MCPConfigs {
+				n := 0
+				for _, k := range flagKeys {
+					if k.Source == f {
+						n++
+					}
+				}
+				info.KeySources = append(info.KeySources, fmt.Sprintf("--mcp-config %s (%d)", f, n))
+			}
+		}
+		inv := inventory.New()
+		var sources []string
+		if file != nil {
+			inv.Merge(file)
+			sources = append(sources, po.Inventory)
+		}
+		if po.Discover {
+			all := append(slices.Clone(flagServers), servers...)
+			if len(all) == 0 {
+				return res, usageErrorf("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
+			}
+			var base settings.Env
+			if env.Environ != nil {
+				base = settings.EnvFromList(env.Environ())
+			}
+			d, errs := inventory.Discover(ctx, all, inventory.DiscoverOptions{Env: base, ClientVersion: version})
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if err := allServersFailed(len(all), errs); err != nil {
+				return res, err
+			}
+			for _, e := range errs {
+				res.problems = append(res.problems, problemRow{Path: g.home, Severity: string(store.SevError), Reason: e.Error() + "; its tools are not in the inventory"})
+			}
+			inv.Merge(d)
+			sources = append(sources, "the configured Claude Code MCP servers")
+		}
+		if len(sources) > 0 {
+			for _, key := range inv.Keys() {
+				for _, t := range inv.Servers[key].Tools {
+					pol.Tools = append(pol.Tools, mcpname.ClaudeTool{Server: key, Tool: t.Name})
+				}
+			}
+			pol.ToolsSource = strings.Join(sources, " and ")
+			info.Inventory = sources
+		}
+		seen := map[string]bool{}
+		for _, k := range pol.Keys {
+			seen[k.Key] = true
+		}
+		info.Keys = len(seen)
+		res.info = append(res.info, info)
+		if len(groups) == 1 {
+			res.pol = pol
+			break
+		}
+		if res.byPath == nil {
+			res.byPath = map[string]*rewrite.ClaudePolicy{}
+		}
+		p := pol
+		for _, s := range g.sessions {
+			res.byPath[s] = &p
+		}
+	}
+	return res, nil
+}
+
+// loadClaudeMCPConfig reads a Claude Code MCP config ({"mcpServers": {<key>: {command, args,
+// env, url, type, headers}}}, the format of --mcp-config and .mcp.json) and returns its servers
+// in file order. Secrets in it never reach any output (settings.Secret).
+func loadClaudeMCPConfig(path string, env settings.Env) ([]settings.MCPServer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := settings.Parse(path, data, settings.ScopeUser, env)
+	if err != nil {
+		return nil, err
+	}
+	return f.MCPServers, nil
+}

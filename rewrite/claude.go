@@ -1,0 +1,445 @@
+package rewrite
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/provider"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+)
+
+// Claude Code session repair (issue 11 item 3; fixtures/claude-real/README.md).
+//
+// Claude Code resends every stored tool_use.name verbatim when it resumes a session (2.1.332
+// resuming a 1.0.51 session sends "mcp__foo_bar__deploy.prod", "mcp__lit__搜索文献", … and an
+// endpoint enforcing ^[a-zA-Z0-9_-]{1,128}$ answers 400 on every turn). The repair gives each
+// name site Claude Code sends back (jsonl.ClaudeSession: tool_use names, tool_reference names,
+// ToolSearch "select:" lists, deferred-tool names) the name the current release gives the same
+// raw MCP identity (mcpname.ClaudeNameIn of the current era).
+//
+// The raw identity of a stored name comes, best first, from the raw tools known to the run
+// (--inventory/--discover, then the attributionMcpServer/attributionMcpTool pairs of the store):
+// the tools the stored name spells in the era of the release that wrote the line (its
+// "version"; every era when unknown); else from the MCP server keys of the configuration
+// (~/.claude.json, project .mcp.json, --mcp-config): a name "mcp__<key or normalized key>__<t>"
+// written before tools were normalized (1.0.83 and older) has the raw tool t. A name that
+// normalizes to a name two raw tools share is rewritten only with AllowShared, and is always
+// reported as shared, naming both tools. Names in free text are reported, never rewritten.
+// Names over 64 units are what Claude Code registers today: kept, with the providers that
+// reject them.
+
+// Classes of a Claude Code name (reported by scan next to mcpname.Classes).
+const (
+	// ClassClaudeRenamed: the current release spells the raw identity differently; rewritten.
+	ClassClaudeRenamed mcpname.Class = "claude-renamed"
+	// ClassClaudeShared: the current name of the raw identity is also the name of another raw
+	// tool (only one of them can be called); rewritten only with --allow-shared.
+	ClassClaudeShared mcpname.Class = "claude-shared"
+	// ClassClaudeUnattributed: a name the current release would never write (characters
+	// outside [A-Za-z0-9_-]) whose raw identity is unknown or ambiguous; kept.
+	ClassClaudeUnattributed mcpname.Class = "claude-unattributed"
+	// ClassClaudeOverLong: a current name longer than 64 UTF-16 units (Claude Code does not
+	// cap names); kept, the providers that reject it are named.
+	ClassClaudeOverLong mcpname.Class = "claude-over-long"
+)
+
+// ClaudeClasses lists the Claude-only classes in report order.
+var ClaudeClasses = []mcpname.Class{ClassClaudeRenamed, ClassClaudeShared, ClassClaudeUnattributed, ClassClaudeOverLong}
+
+// ClaudeKey is one MCP server key of the configuration and the file that names it.
+type ClaudeKey struct {
+	Key    string `json:"key"`
+	Source string `json:"source"`
+}
+
+// ClaudePolicy is what the Claude Code namer knows beyond the sessions themselves.
+type ClaudePolicy struct {
+	// Tools are the raw MCP tools (server key + raw tool) of --inventory / --discover, in
+	// configuration order (the first of two tools sharing a name answers it); nil: none given.
+	Tools []mcpname.ClaudeTool
+	// ToolsSource names them in notes ("inventory.json").
+	ToolsSource string
+	// Keys are the configured server keys (~/.claude.json, .mcp.json, --mcp-config).
+	Keys []ClaudeKey
+	// Version is the release whose names are current ("" = mcpname.ClaudeLatestVersion).
+	Version string
+	// AllowShared lets a stored name be rewritten to a name two raw tools share.
+	AllowShared bool
+}
+
+// claudeCandidate is one raw identity a stored name may stand for, and where it came from.
+type claudeCandidate struct {
+	tool   mcpname.ClaudeTool
+	source string
+}
+
+type claudeNamer struct{}
+
+func (claudeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
+	cp := pol.Claude
+	if c := pol.ClaudeByPath[snap.Ref.Path]; c != nil {
+		cp = *c
+	}
+	version := cp.Version
+	if version == "" {
+		version = mcpname.ClaudeLatestVersion
+	}
+	cur, err := mcpname.ClaudeEraOf(version)
+	if err != nil {
+		cur = mcpname.ClaudeEraDedup
+	}
+	meta := jsonl.ClaudeMetaOf(snap)
+
+	// The known raw tools: the inventory first (its order decides who answers a shared
+	// name), then the store's own attribution pairs.
+	known := slices.Clone(cp.Tools)
+	knownSource := map[mcpname.ClaudeTool]string{}
+	for _, t := range cp.Tools {
+		if _, ok := knownSource[t]; !ok {
+			knownSource[t] = orDefault(cp.ToolsSource, "inventory")
+		}
+	}
+	for _, id := range snap.Identities {
+		t := mcpname.ClaudeTool{Server: id.Server, Tool: id.Tool}
+		if _, ok := knownSource[t]; !ok {
+			knownSource[t] = fmt.Sprintf("attributionMcpServer/Tool, line %d", id.Loc.Line)
+			known = append(known, t)
+		}
+	}
+	n := &claudeNaming{cur: cur, version: version, known: known, knownSource: knownSource, keys: cp.Keys, cache: map[string][]claudeCandidate{}}
+
+	// First pass: the candidates of every stored name, so that a name two of them share is
+	// known before anything is decided.
+	type job struct {
+		name string
+		era  *mcpname.ClaudeEra
+	}
+	eraAt := func(line int64) *mcpname.ClaudeEra {
+		v := meta.VersionAt(line)
+		if v == "" {
+			return nil
+		}
+		e, err := mcpname.ClaudeEraOf(v)
+		if err != nil {
+			return nil
+		}
+		return &e
+	}
+	pool := map[mcpname.ClaudeTool]bool{}
+	for _, t := range known {
+		pool[t] = true
+	}
+	namesOf := func(site *store.Site) []string {
+		if site.Kind == jsonl.ClaudeSiteSelect {
+			_, names, ok := claudeSelect(site.Name)
+			if !ok {
+				return nil
+			}
+			return names
+		}
+		return []string{site.Name}
+	}
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
+		for _, nm := range namesOf(site) {
+			for _, c := range n.candidates(nm, eraAt(site.Loc.Line)) {
+				pool[c.tool] = true
+			}
+		}
+	}
+	poolList := make([]mcpname.ClaudeTool, 0, len(pool))
+	poolList = append(poolList, known...)
+	extra := []mcpname.ClaudeTool{}
+	for t := range pool {
+		if _, ok := knownSource[t]; !ok {
+			extra = append(extra, t)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		if extra[i].Server != extra[j].Server {
+			return extra[i].Server < extra[j].Server
+		}
+		return extra[i].Tool < extra[j].Tool
+	})
+	poolList = append(poolList, extra...)
+	n.sharing = map[string][]mcpname.ClaudeTool{}
+	for _, t := range poolList {
+		nm := mcpname.ClaudeNameIn(cur, t.Server, t.Tool)
+		if !slices.Contains(n.sharing[nm], t) {
+			n.sharing[nm] = append(n.sharing[nm], t)
+		}
+	}
+
+	out := make([]Decision, len(snap.Sites))
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
+		era := eraAt(site.Loc.Line)
+		if site.Kind == jsonl.ClaudeSiteSelect {
+			out[i] = n.decideSelect(site, era, cp.AllowShared)
+			continue
+		}
+		d := n.decide(site, site.Name, era, cp.AllowShared)
+		if site.ReadOnly {
+			switch d.Action {
+			case ActRewrite:
+				d.Action, d.Note = ActKeep, fmt.Sprintf("free text: reported, never rewritten (the current name is %s; %s)", d.New, d.Note)
+				d.New = ""
+			case ActKeep:
+				if d.Class != ClassClaudeOverLong {
+					d.Note = "free text: reported, never rewritten; " + d.Note
+				} else {
+					d.Action, d.Note = ActNone, ""
+				}
+			}
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// claudeNaming holds what deciding one store's names needs.
+type claudeNaming struct {
+	cur         mcpname.ClaudeEra
+	version     string
+	known       []mcpname.ClaudeTool
+	knownSource map[mcpname.ClaudeTool]string
+	keys        []ClaudeKey
+	// sharing maps each current name to the raw tools (known or attributed) that have it.
+	sharing map[string][]mcpname.ClaudeTool
+	cache   map[string][]claudeCandidate
+}
+
+// candidates returns the raw identities a stored name may stand for (see the file comment).
+// era is the era of the release that wrote it (nil: any era).
+func (n *claudeNaming) candidates(name string, era *mcpname.ClaudeEra) []claudeCandidate {
+	if !mcpname.HasPrefix(name) {
+		return nil
+	}
+	eras := mcpname.ClaudeEras
+	key := name + "\x00*"
+	if era != nil {
+		eras = []mcpname.ClaudeEra{*era}
+		key = fmt.Sprintf("%s\x00%d", name, *era)
+	}
+	if c, ok := n.cache[key]; ok {
+		return c
+	}
+	var out []claudeCandidate
+	seen := map[mcpname.ClaudeTool]bool{}
+	for _, e := range eras {
+		for _, t := range mcpname.ClaudeToolsNamed(e, name, n.known) {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, claudeCandidate{tool: t, source: n.knownSource[t]})
+			}
+		}
+	}
+	if len(out) == 0 {
+		for _, k := range n.keys {
+			for _, e := range eras {
+				if e > mcpname.ClaudeEraServerNormalized {
+					continue // the tool part is normalized: the raw tool cannot be read back
+				}
+				tool, ok := strings.CutPrefix(name, mcpname.ClaudeServerPrefixIn(e, k.Key))
+				t := mcpname.ClaudeTool{Server: k.Key, Tool: tool}
+				if ok && tool != "" && !seen[t] {
+					seen[t] = true
+					out = append(out, claudeCandidate{tool: t, source: "server key " + k.Key + " of " + k.Source})
+				}
+			}
+		}
+	}
+	n.cache[key] = out
+	return out
+}
+
+// currentSafe reports whether a name could have been written by a normalizing release: every
+// unit in [A-Za-z0-9_-].
+func currentSafe(site *store.Site, name string) bool {
+	if site.Units != nil && site.Name == name {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// decide is the verdict on one stored name (a site's, or one entry of a select: list).
+func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.ClaudeEra, allowShared bool) Decision {
+	d := Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
+	if !mcpname.HasPrefix(name) {
+		if currentSafe(site, name) {
+			d.Class = mcpname.ClassBuiltin
+		}
+		return d
+	}
+	cands := n.candidates(name, era)
+	news := map[string][]claudeCandidate{}
+	var order []string
+	for _, c := range cands {
+		nm := mcpname.ClaudeNameIn(n.cur, c.tool.Server, c.tool.Tool)
+		if _, ok := news[nm]; !ok {
+			order = append(order, nm)
+		}
+		news[nm] = append(news[nm], c)
+	}
+	switch {
+	case len(order) == 0:
+		if !currentSafe(site, name) {
+			d.Class, d.Action = ClassClaudeUnattributed, ActKeep
+			d.Note = fmt.Sprintf("Claude Code %s would never write this name, but its raw MCP identity is unknown (no server key or inventory tool spells it); kept: pass --mcp-config FILE or --inventory to repair it", n.version)
+			return d
+		}
+		return n.overLong(d, name)
+	case len(order) > 1:
+		d.Class, d.Action = ClassClaudeUnattributed, ActKeep
+		var s []string
+		for _, nm := range order {
+			s = append(s, fmt.Sprintf("%s (%s)", nm, claudeToolList(news[nm])))
+		}
+		d.Note = "the raw identity is ambiguous: the current name could be " + strings.Join(s, " or ") + "; kept"
+		return d
+	}
+	nm := order[0]
+	c := news[nm][0]
+	shared := n.sharing[nm]
+	sharedNote := ""
+	if len(shared) > 1 {
+		var ts []string
+		for _, t := range shared {
+			ts = append(ts, t.Server+"/"+t.Tool)
+		}
+		sharedNote = fmt.Sprintf("%s is the name of %d raw tools (%s): Claude Code %s offers it once and calls reach %s/%s",
+			nm, len(shared), strings.Join(ts, ", "), n.version, shared[0].Server, shared[0].Tool)
+		if n.cur < mcpname.ClaudeEraDedup {
+			sharedNote = fmt.Sprintf("%s is the name of %d raw tools (%s): only one of them can be called", nm, len(shared), strings.Join(ts, ", "))
+		}
+	}
+	if nm == name {
+		if sharedNote != "" {
+			d.Class, d.Note = ClassClaudeShared, sharedNote+fmt.Sprintf("; this name was written for %s/%s", c.tool.Server, c.tool.Tool)
+			if len(news[nm]) == 1 && c.tool != shared[0] {
+				// Written for a tool that no longer answers to it: nothing to rewrite to,
+				// but the session now means another tool.
+				d.Action = ActKeep
+				d.Note += fmt.Sprintf(", which can no longer be called under it; kept (no name reaches %s/%s)", c.tool.Server, c.tool.Tool)
+			}
+			return d
+		}
+		return n.overLong(d, name)
+	}
+	source := fmt.Sprintf("raw identity %s/%s from %s", c.tool.Server, c.tool.Tool, c.source)
+	d.Source = c.source
+	if sharedNote != "" {
+		d.Class = ClassClaudeShared
+		if !allowShared {
+			d.Action = ActKeep
+			d.Note = fmt.Sprintf("%s; would be %s: %s; kept: pass --allow-shared to rewrite it", source, nm, sharedNote)
+			return d
+		}
+		d.Action, d.New = ActRewrite, nm
+		d.Note = fmt.Sprintf("%s; %s (--allow-shared)", source, sharedNote)
+		return n.longNote(d, nm)
+	}
+	d.Class, d.Action, d.New = ClassClaudeRenamed, ActRewrite, nm
+	d.Note = fmt.Sprintf("%s; Claude Code %s names it %s", source, n.version, nm)
+	return n.longNote(d, nm)
+}
+
+// overLongLimit is the length above which a name is reported as over-long (the 64 of most
+// providers and of Anthropic's tool_reference).
+const overLongLimit = 64
+
+// overLong marks a current name over 64 units as kept, with the providers that reject it.
+func (n *claudeNaming) overLong(d Decision, name string) Decision {
+	if mcpname.Len(name) <= overLongLimit {
+		return d
+	}
+	d.Class, d.Action = ClassClaudeOverLong, ActKeep
+	d.Note = fmt.Sprintf("%d units: the name Claude Code %s registers (it caps nothing), kept; %s", mcpname.Len(name), n.version, rejectedBy(name))
+	return d
+}
+
+// longNote adds the providers that reject a new name over 64 units to a rewrite's note.
+func (n *claudeNaming) longNote(d Decision, name string) Decision {
+	if mcpname.Len(name) > overLongLimit {
+		d.Note += fmt.Sprintf("; %d units, as Claude Code registers it: %s", mcpname.Len(name), rejectedBy(name))
+	}
+	return d
+}
+
+// rejectedBy names the providers of the built-in table that reject name, with the rule.
+func rejectedBy(name string) string {
+	var s []string
+	for _, p := range provider.Table() {
+		for _, v := range p.Check(name, nil) {
+			s = append(s, fmt.Sprintf("%s (%s)", p.ID, v.Detail))
+		}
+	}
+	if len(s) == 0 {
+		return "no provider of the table rejects it"
+	}
+	return "rejected by " + strings.Join(s, ", ")
+}
+
+func claudeToolList(cs []claudeCandidate) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, c.tool.Server+"/"+c.tool.Tool)
+	}
+	return strings.Join(s, ", ")
+}
+
+// claudeSelect splits a ToolSearch query "select:<name>,<name>,…" into its prefix and names;
+// ok is false for any other query (a keyword search).
+func claudeSelect(q string) (prefix string, names []string, ok bool) {
+	rest, ok := strings.CutPrefix(q, "select:")
+	if !ok {
+		return "", nil, false
+	}
+	return "select:", strings.Split(rest, ","), true
+}
+
+// decideSelect decides a ToolSearch "select:" query: each listed name as decide would, the
+// query rewritten as a whole when some name changes.
+func (n *claudeNaming) decideSelect(site *store.Site, era *mcpname.ClaudeEra, allowShared bool) Decision {
+	d := Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
+	prefix, names, ok := claudeSelect(site.Name)
+	if !ok || site.Units != nil {
+		return d
+	}
+	var notes []string
+	changed := false
+	out := slices.Clone(names)
+	worst := 0
+	rank := map[mcpname.Class]int{ClassClaudeOverLong: 1, ClassClaudeRenamed: 2, ClassClaudeShared: 3, ClassClaudeUnattributed: 4}
+	for i, nm := range names {
+		e := n.decide(site, nm, era, allowShared)
+		if e.Action == ActRewrite {
+			out[i], changed = e.New, true
+		}
+		if e.Note != "" && e.Class != ClassClaudeOverLong {
+			notes = append(notes, nm+": "+e.Note)
+		}
+		if r := rank[e.Class]; r > worst {
+			worst, d.Class = r, e.Class
+		}
+	}
+	if d.Class == ClassClaudeOverLong {
+		d.Class = mcpname.ClassClean // the query string itself is not a tool name
+	}
+	if changed {
+		// A kept entry stays as it is inside the rewritten list (its tool_use site says why).
+		d.Action, d.New, d.Source = ActRewrite, prefix+strings.Join(out, ","), "ToolSearch select: list"
+	}
+	d.Note = strings.Join(notes, " | ")
+	return d
+}

@@ -1,0 +1,168 @@
+package rewrite
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+)
+
+const claudeFx = "../fixtures/claude-real/dot-claude/projects/"
+
+// claudeFixtureKeys are the server keys of fixtures/claude-real/mcp-config.json.
+var claudeFixtureKeys = []ClaudeKey{{"lit", "mcp-config.json"}, {"foo.bar", "mcp-config.json"},
+	{"com.example.enterprise-search-platform", "mcp-config.json"}, {"my server", "mcp-config.json"}}
+
+var claudeFixtureTools = []mcpname.ClaudeTool{
+	{"lit", "literature.search_pubmed"}, {"lit", "literature_search_pubmed"}, {"lit", "get+data"}, {"lit", "搜索文献"},
+	{"lit", "get_data_for_a_specific_location_and_date_range_extended_with_more_words"}, {"lit", "ok_tool"},
+	{"foo.bar", "get_data"}, {"foo.bar", "deploy.prod"},
+	{"com.example.enterprise-search-platform", "query_documents_by_semantic_similarity_and_rank"}, {"my server", "ping"},
+}
+
+func planClaude(t *testing.T, rel string, cp ClaudePolicy) *StorePlan {
+	t.Helper()
+	st := jsonl.Open(claudeFx+rel, jsonl.ClaudeSession)
+	snap, err := st.Scan(context.Background(), store.ScanOptions{})
+	require.NoError(t, err)
+	return PlanStore(st, snap, Policy{Claude: cp})
+}
+
+// verdicts maps each stored name to "action class new" (all sites of a name agree).
+func verdicts(t *testing.T, sp *StorePlan) map[string]string {
+	out := map[string]string{}
+	for _, d := range sp.Decisions {
+		v := strings.TrimSpace(string(d.Action) + " " + string(d.Class) + " " + d.New)
+		if prev, ok := out[d.Site.Name]; ok && d.Site.Kind != jsonl.ClaudeSiteText {
+			assert.Equal(t, prev, v, d.Site.Name)
+		}
+		if d.Site.Kind != jsonl.ClaudeSiteText {
+			out[d.Site.Name] = v
+		}
+	}
+	return out
+}
+
+// TestClaudeRepair1051: the 1.0.51 session as 2.1.332 would name it. With the server keys of
+// --mcp-config (or the inventory) the dotted, "+" and CJK tool names get their 2.1.332 names;
+// mcp__lit__literature.search_pubmed now normalizes to the name literature_search_pubmed has, so
+// it is rewritten only with --allow-shared, and the raw literature_search_pubmed call is reported
+// as shared (it reaches literature.search_pubmed now); the 82- and 92-unit names are kept with
+// the providers that reject them; nothing is attributed without keys or inventory.
+func TestClaudeRepair1051(t *testing.T) {
+	rel := "-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl"
+	want := map[string]string{
+		"mcp__foo_bar__get_data":             "none clean",
+		"mcp__foo_bar__deploy.prod":          "rewrite claude-renamed mcp__foo_bar__deploy_prod",
+		"mcp__my_server__ping":               "none clean",
+		"mcp__lit__literature.search_pubmed": "keep claude-shared",
+		"mcp__lit__literature_search_pubmed": "keep claude-shared",
+		"mcp__lit__get+data":                 "rewrite claude-renamed mcp__lit__get_data",
+		"mcp__lit__搜索文献":                     "rewrite claude-renamed mcp__lit______",
+		"mcp__lit__ok_tool":                  "none clean",
+		"mcp__com_example_enterprise-search-platform__query_documents_by_semantic_similarity_and_rank": "keep claude-over-long",
+		"mcp__lit__get_data_for_a_specific_location_and_date_range_extended_with_more_words":           "keep claude-over-long",
+	}
+	for name, cp := range map[string]ClaudePolicy{
+		"server keys": {Keys: claudeFixtureKeys},
+		"inventory":   {Tools: claudeFixtureTools, ToolsSource: "inventory.json"},
+	} {
+		sp := planClaude(t, rel, cp)
+		assert.Equal(t, want, verdicts(t, sp), name)
+		assert.Equal(t, 3, sp.Count(ActRewrite), name)
+		for _, d := range sp.Decisions {
+			switch d.Site.Name {
+			case "mcp__lit__literature.search_pubmed":
+				assert.Contains(t, d.Note, "lit/literature.search_pubmed, lit/literature_search_pubmed", name)
+				assert.Contains(t, d.Note, "--allow-shared", name)
+			case "mcp__lit__literature_search_pubmed":
+				assert.Contains(t, d.Note, "written for lit/literature_search_pubmed, which can no longer be called under it", name)
+			case "mcp__lit__get_data_for_a_specific_location_and_date_range_extended_with_more_words":
+				assert.Contains(t, d.Note, "82 units", name)
+				assert.Contains(t, d.Note, "bedrock (82 code points > 64)", name)
+				assert.NotContains(t, d.Note, "xai", "xAI has no 64 limit")
+			}
+		}
+		shared := planClaude(t, rel, ClaudePolicy{Keys: cp.Keys, Tools: cp.Tools, AllowShared: true})
+		assert.Equal(t, 4, shared.Count(ActRewrite), name)
+		assert.Equal(t, "rewrite claude-shared mcp__lit__literature_search_pubmed", verdicts(t, shared)["mcp__lit__literature.search_pubmed"], name)
+	}
+	none := verdicts(t, planClaude(t, rel, ClaudePolicy{}))
+	for _, n := range []string{"mcp__foo_bar__deploy.prod", "mcp__lit__get+data", "mcp__lit__搜索文献", "mcp__lit__literature.search_pubmed"} {
+		assert.Equal(t, "keep claude-unattributed", none[n], n)
+	}
+	// Pretending the current release were 1.0.51 changes nothing.
+	same := planClaude(t, rel, ClaudePolicy{Keys: claudeFixtureKeys, Version: "1.0.51"})
+	assert.Zero(t, same.Count(ActRewrite))
+}
+
+// TestClaudeRepairRefusalText: names inside refusal messages are reported, never rewritten.
+func TestClaudeRepairRefusalText(t *testing.T) {
+	sp := planClaude(t, "-home-demo-src-lab/d848c0de-9878-4606-93d3-ab6dda5f2c41.jsonl", ClaudePolicy{Keys: claudeFixtureKeys})
+	text := 0
+	for _, d := range sp.Decisions {
+		if d.Site.Kind == jsonl.ClaudeSiteText {
+			text++
+			assert.NotEqual(t, ActRewrite, d.Action)
+		}
+	}
+	assert.Equal(t, 4, text)
+	assert.Equal(t, 3, sp.Count(ActRewrite))
+}
+
+// TestClaudeRepair21332: a 2.1.332 session already holds 2.1.332's names: nothing to rewrite,
+// with or without an inventory; the shared name written by 2.1.332 reached
+// literature.search_pubmed, so it is reported shared but not kept as broken.
+func TestClaudeRepair21332(t *testing.T) {
+	for _, cp := range []ClaudePolicy{{Keys: claudeFixtureKeys}, {Tools: claudeFixtureTools}, {}} {
+		sp := planClaude(t, "-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", cp)
+		assert.Zero(t, sp.Count(ActRewrite))
+		for _, d := range sp.Decisions {
+			assert.NotEqual(t, ClassClaudeUnattributed, d.Class, d.Site.Name)
+			if d.Site.Name == "mcp__lit__literature_search_pubmed" && cp.Tools != nil {
+				assert.Equal(t, ClassClaudeShared, d.Class)
+				assert.Equal(t, ActNone, d.Action)
+			}
+		}
+	}
+}
+
+// TestClaudeSelectQuery: a ToolSearch select: list is rewritten as a whole, each listed name
+// decided as its tool_use would be.
+func TestClaudeSelectQuery(t *testing.T) {
+	q := "select:mcp__foo_bar__deploy.prod,mcp__lit__ok_tool,mcp__lit__get+data"
+	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{
+		{Kind: jsonl.ClaudeSiteSelect, Name: q, Raw: []byte(`"` + q + `"`), Loc: store.Loc{Line: 1, Offset: 10}},
+		{Kind: jsonl.ClaudeSiteReference, Name: "mcp__foo_bar__deploy.prod", Raw: []byte(`"mcp__foo_bar__deploy.prod"`), Loc: store.Loc{Line: 2, Offset: 200}},
+		{Kind: jsonl.ClaudeSiteDeferred, Name: "mcp__foo.bar__deploy.prod", Raw: []byte(`"mcp__foo.bar__deploy.prod"`), Loc: store.Loc{Line: 3, Offset: 300}},
+	}}
+	ds := claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: claudeFixtureKeys}})
+	require.Len(t, ds, 3)
+	assert.Equal(t, ActRewrite, ds[0].Action)
+	assert.Equal(t, "select:mcp__foo_bar__deploy_prod,mcp__lit__ok_tool,mcp__lit__get_data", ds[0].New)
+	assert.Equal(t, "mcp__foo_bar__deploy_prod", ds[1].New)
+	// No version known: every era is tried, so the raw-era spelling of 1.0.0 is attributed too.
+	assert.Equal(t, "mcp__foo_bar__deploy_prod", ds[2].New)
+	// A keyword search is not a list of names.
+	snap.Sites = snap.Sites[:1]
+	snap.Sites[0].Name = "deploy tools"
+	assert.Equal(t, ActNone, claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: claudeFixtureKeys}})[0].Action)
+}
+
+// TestClaudeAmbiguousKeys: two server keys that normalize alike make a name written before
+// tools were normalized the current name of two tools: shared, kept without --allow-shared.
+func TestClaudeAmbiguousKeys(t *testing.T) {
+	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x.y", Raw: []byte(`"mcp__foo_bar__x.y"`)}},
+		Extra: &jsonl.ClaudeMeta{Versions: []jsonl.ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}}}
+	keys := []ClaudeKey{{"foo.bar", "a"}, {"foo_bar", "b"}}
+	d := claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: keys}})[0]
+	assert.Equal(t, ClassClaudeShared, d.Class)
+	assert.Equal(t, ActKeep, d.Action)
+	assert.Contains(t, d.Note, "foo.bar/x.y, foo_bar/x.y")
+}
