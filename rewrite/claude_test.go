@@ -20,10 +20,10 @@ var claudeFixtureKeys = []ClaudeKey{{"lit", "mcp-config.json"}, {"foo.bar", "mcp
 	{"com.example.enterprise-search-platform", "mcp-config.json"}, {"my server", "mcp-config.json"}}
 
 var claudeFixtureTools = []mcpname.ClaudeTool{
-	{"lit", "literature.search_pubmed"}, {"lit", "literature_search_pubmed"}, {"lit", "get+data"}, {"lit", "搜索文献"},
-	{"lit", "get_data_for_a_specific_location_and_date_range_extended_with_more_words"}, {"lit", "ok_tool"},
-	{"foo.bar", "get_data"}, {"foo.bar", "deploy.prod"},
-	{"com.example.enterprise-search-platform", "query_documents_by_semantic_similarity_and_rank"}, {"my server", "ping"},
+	{Server: "lit", Tool: "literature.search_pubmed"}, {Server: "lit", Tool: "literature_search_pubmed"}, {Server: "lit", Tool: "get+data"}, {Server: "lit", Tool: "搜索文献"},
+	{Server: "lit", Tool: "get_data_for_a_specific_location_and_date_range_extended_with_more_words"}, {Server: "lit", Tool: "ok_tool"},
+	{Server: "foo.bar", Tool: "get_data"}, {Server: "foo.bar", Tool: "deploy.prod"},
+	{Server: "com.example.enterprise-search-platform", Tool: "query_documents_by_semantic_similarity_and_rank"}, {Server: "my server", Tool: "ping"},
 }
 
 func planClaude(t *testing.T, rel string, cp ClaudePolicy) *StorePlan {
