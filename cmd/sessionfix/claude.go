@@ -40,7 +40,7 @@ type claudeResult struct {
 func claudeFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.GenericFlag{Name: "mcp-config", Value: &repeatable{}, Usage: "Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys are raw identities of Claude Code names (with --discover its servers are listed)", TakesFile: true},
-		&cli.BoolFlag{Name: "allow-shared", Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported)"},
+		&cli.BoolFlag{Name: "allow-shared", Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported); with fix --rules, also an allow rule whose new spelling is such a name (it then grants both)"},
 	}
 }
 

@@ -141,7 +141,7 @@ EXAMPLES:
 				}
 				return runFixRules(c.Context, env, ropts)
 			}
-			for _, f := range []string{"claude-version", "project", "project-key", "claude-json", "allow-shared"} {
+			for _, f := range []string{"claude-version", "project", "project-key", "claude-json"} {
 				if c.IsSet(f) {
 					return usageErrorf("--%s goes with --rules (the Claude Code rule migration)", f)
 				}

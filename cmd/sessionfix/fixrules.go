@@ -28,7 +28,6 @@ var fixRulesFlags = []cli.Flag{
 	&cli.StringFlag{Name: "project", Usage: "with --rules: the project whose .claude/settings*.json are migrated (default: the current directory)", TakesFile: true},
 	&cli.StringFlag{Name: "project-key", Usage: "with --rules: the project directory as Claude Code saw it (its key in ~/.claude.json), for copies given as PATH"},
 	&cli.StringFlag{Name: "claude-json", Usage: "with --rules: the ~/.claude.json whose projects[*].allowedTools are migrated", TakesFile: true},
-	&cli.BoolFlag{Name: "allow-shared", Usage: "with --rules: also rewrite an allow rule whose new spelling is a name two tools share (it then grants both)"},
 }
 
 const fixRulesDescription = `

@@ -139,7 +139,6 @@ func TestFixRulesUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--claude-version", "2.1.332"}, "--claude-version goes with --rules"},
-		{[]string{"--allow-shared"}, "--allow-shared goes with --rules"},
 		{[]string{"--rules"}, "fix --rules needs --inventory"},
 		{[]string{"--rules", "--inventory", "x.json", "--agent", "qwen"}, "--agent qwen does not go with it"},
 		{[]string{"--rules", "--inventory", "x.json", "--claude-version", "two"}, "--claude-version"},
