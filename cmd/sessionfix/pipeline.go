@@ -174,7 +174,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		leftOut = n - len(found.Targets)
 	}
 	p := &pipelineRun{env: env, roots: roots, found: found,
-		pol:      rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath,
+		pol: rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath,
 			Claude: cl.pol, ClaudeByPath: cl.byPath},
 		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = pipeline.NewSummary(p.found)
