@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -35,13 +34,21 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	} else if got != ch.Before.SHA256 {
 		return fmt.Errorf("backup %s is damaged: sha256 %s, want %s", ch.Backup, got, ch.Before.SHA256)
 	}
-	rows, err := os.ReadFile(v.RowsFile)
+	// The change record is streamed (a run of millions of rows is not held in memory): hashed
+	// first, then hashed again as it is decoded, so nothing is committed unless what was read
+	// is what the run recorded.
+	if got, err := fileio.HashFile(v.RowsFile); err != nil {
+		return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
+	} else if got != v.RowsSHA256 {
+		return fmt.Errorf("change record %s is damaged", v.RowsFile)
+	}
+	rf, err := os.Open(v.RowsFile)
 	if err != nil {
 		return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
 	}
-	if sum := sha256.Sum256(rows); hex.EncodeToString(sum[:]) != v.RowsSHA256 {
-		return fmt.Errorf("change record %s is damaged", v.RowsFile)
-	}
+	defer rf.Close()
+	rh := sha256.New()
+	rows := io.TeeReader(rf, rh)
 	if _, err := os.Stat(s.path); err != nil {
 		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("the database is gone (%v)", err)}
 	}
@@ -79,8 +86,15 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	stmts, bstmts := newStmtCache(tx), newStmtCache(bconn)
 	defer stmts.close()
 	defer bstmts.close()
-	var changed []string
-	dec := json.NewDecoder(bufio.NewReader(bytes.NewReader(rows)))
+	var changed []string // the first few, and how many
+	nchanged := 0
+	note := func(what string) {
+		nchanged++
+		if len(changed) < 3 {
+			changed = append(changed, what)
+		}
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(rows, 64<<10))
 	dec.UseNumber()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -107,7 +121,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 		typ, val, err := readValue(ctx, stmts, "main", l.Table, l.Column, where, args)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			changed = append(changed, l.Row+" was deleted")
+			note(l.Row + " was deleted")
 			continue
 		case err != nil:
 			return fmt.Errorf("read %s of %s: %w", l.Row, s.path, err)
@@ -117,7 +131,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 			continue // already the original
 		case l.After:
 		default:
-			changed = append(changed, l.Row+" changed")
+			note(l.Row + " changed")
 			if !force {
 				continue
 			}
@@ -127,11 +141,16 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 			return fmt.Errorf("restore %s of %s: %w", l.Row, s.path, err)
 		}
 	}
-	if len(changed) > 0 && !force {
+	if _, err := io.Copy(io.Discard, rows); err != nil {
+		return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
+	}
+	if hex.EncodeToString(rh.Sum(nil)) != v.RowsSHA256 {
+		return fmt.Errorf("change record %s is damaged", v.RowsFile)
+	}
+	if nchanged > 0 && !force {
 		more := ""
-		if len(changed) > 3 {
-			more = fmt.Sprintf(" and %d more", len(changed)-3)
-			changed = changed[:3]
+		if nchanged > 3 {
+			more = fmt.Sprintf(" and %d more", nchanged-3)
 		}
 		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("rows changed: %s%s", strings.Join(changed, ", "), more)}
 	}
