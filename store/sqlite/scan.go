@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/jmoiron/sqlx"
@@ -404,9 +405,11 @@ func sitePaths(spec *TableSpec) string {
 }
 
 // scanTable reads one table spec, batch by batch, through the driver connection (no
-// database/sql row conversion; one prepared statement per table). The query runs with a
-// context that cannot be cancelled (the driver then steps without a watcher per row); ctx is
-// checked every 256 rows instead.
+// database/sql row conversion; one prepared statement per table). Two goroutines share the
+// work: this one steps SQLite (and its JSON functions) and hands each batch of rows to a second
+// one that finds their sites and hands them on (fn), so on two cores the lexing and planning of
+// a batch overlap the reading of the next. The query runs with a context that cannot be
+// cancelled (the driver then steps without a watcher per row); ctx is checked every 256 rows.
 func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labelColumn bool) error {
 	q := r.query(ct)
 	if q == nil {
@@ -416,7 +419,47 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 	r.extra.hasRowid[idx] = q.hasRowid
 	r.lastPath = make([]pathMemo, ct.npat)
 	readErr := func(err error) error { return fmt.Errorf("read table %s of %s: %w", ct.spec.Table, r.path, err) }
-	return r.conn.Raw(func(dc any) error {
+	nk := len(q.keyCols)
+	nf := 0
+	if q.fast != nil {
+		nf = q.fast.ncols
+	}
+	width := 2 + nk + btoi(q.scope) + nf
+
+	// The second goroutine: rows in, sites out.
+	work := make(chan []driver.Value, 1)
+	done := make(chan error, 1)
+	var failed atomic.Bool
+	go func() {
+		var err error
+		keys := make([]any, nk)
+		for vals := range work {
+			if err != nil {
+				continue // drain
+			}
+			for at := 0; at+width <= len(vals); at += width {
+				row := vals[at : at+width]
+				var rowid sql.NullInt64
+				if id, ok := row[0].(int64); ok {
+					rowid = sql.NullInt64{Int64: id, Valid: true}
+				}
+				for i := range keys {
+					keys[i] = row[2+i]
+				}
+				var scope any
+				if q.scope {
+					scope = row[2+nk]
+				}
+				r.snap.Records++
+				r.row(idx, ct, q, rowid, row[1], keys, scope, labelColumn, row[2+nk+btoi(q.scope):])
+			}
+			if err = r.flush(); err != nil {
+				failed.Store(true)
+			}
+		}
+		done <- err
+	}()
+	err := r.conn.Raw(func(dc any) error {
 		c, ok := dc.(*sqlite3.SQLiteConn)
 		if !ok {
 			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
@@ -427,13 +470,7 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 		}
 		defer st.Close()
 		qs := st.(driver.StmtQueryContext)
-		nk := len(q.keyCols)
-		nf := 0
-		if q.fast != nil {
-			nf = q.fast.ncols
-		}
-		row := make([]driver.Value, 2+nk+btoi(q.scope)+nf)
-		keys := make([]any, nk)
+		row := make([]driver.Value, width)
 		args := make([]driver.NamedValue, 0, 1+len(q.args))
 		var last int64 = -1 << 63
 		for {
@@ -452,6 +489,7 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 				return readErr(err)
 			}
 			n := 0
+			vals := make([]driver.Value, 0, batchRows*width)
 			for {
 				if err := rows.Next(row); err == io.EOF {
 					break
@@ -465,31 +503,32 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 						rows.Close()
 						return err
 					}
+					if failed.Load() {
+						rows.Close()
+						return nil // the second goroutine's error is returned
+					}
 				}
-				var rowid sql.NullInt64
 				if id, ok := row[0].(int64); ok {
-					rowid = sql.NullInt64{Int64: id, Valid: true}
 					last = id
 				}
-				for i := range keys {
-					keys[i] = row[2+i]
+				vals = append(vals, row...)
+				if !q.batched && n%batchRows == 0 {
+					work <- vals // one pass (WITHOUT ROWID): hand it on in batches all the same
+					vals = make([]driver.Value, 0, batchRows*width)
 				}
-				var scope any
-				if q.scope {
-					scope = row[2+nk]
-				}
-				r.snap.Records++
-				r.row(idx, ct, q, rowid, row[1], keys, scope, labelColumn, row[2+nk+btoi(q.scope):])
 			}
 			rows.Close()
-			if err := r.flush(); err != nil {
-				return err
-			}
+			work <- vals
 			if !q.batched || n < batchRows {
 				return nil
 			}
 		}
 	})
+	close(work)
+	if perr := <-done; err == nil {
+		err = perr
+	}
+	return err
 }
 
 func btoi(b bool) int {
