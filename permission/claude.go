@@ -121,8 +121,9 @@ type ClaudeFeatures struct {
 	ServerStarRestricts bool
 	// LegacyAllowedTools: projects[<dir>].allowedTools of ~/.claude.json is read as allow
 	// rules (1.0.0 kept rules there; 1.0.51 still reads them, and moves them into
-	// .claude/settings.local.json at start-up, leaving the list empty). Taken as read by every
-	// release: a list still there applies until the release moves it.
+	// .claude/settings.local.json at start-up, leaving the list empty). 2.1.332 neither reads
+	// nor moves them (run with the 2.1.332 binary: an allowedTools entry of a trusted project
+	// granted nothing and stayed in the file); taken as read before 2.1.332.
 	LegacyAllowedTools bool
 }
 
@@ -138,7 +139,7 @@ func ClaudeFeaturesOf(r ClaudeRelease) ClaudeFeatures {
 		DenyHides:              r.AtLeast(Claude2_1_90),
 		TrustGatesProjectAllow: r.AtLeast(Claude2_1_332),
 		ServerStarRestricts:    r.AtLeast(Claude2_1_332),
-		LegacyAllowedTools:     true,
+		LegacyAllowedTools:     !r.AtLeast(Claude2_1_332),
 	}
 }
 

@@ -210,3 +210,12 @@ func TestClaudeServerStar(t *testing.T) {
 	assert.Equal(t, ClaudeDecision{ClaudeDecisionDeny, 1, ClaudeOutcomeNotOffered}, ClaudeDecide(now, rules, "mcp__lit__get_a", true))
 	assert.Equal(t, ClaudeDecision{ClaudeDecisionAllow, 0, ClaudeOutcomeRan}, ClaudeDecide(old, rules, "mcp__lit__get_a", true))
 }
+
+// Legacy allowedTools of ~/.claude.json: 1.0.51 reads them as allow rules (rcA); 2.1.332 does
+// not (run with the binary: the entry granted nothing and stayed in the file).
+func TestClaudeLegacyAllowedTools(t *testing.T) {
+	r := ClaudeRule{"mcp__srv2", ClaudeAllow, ClaudeScopeLegacy}
+	assert.Equal(t, ClaudeMatched, ClaudePairMatch(ClaudeFeaturesOf(Claude1_0_51), r, "mcp__srv2__t1", true))
+	assert.Equal(t, ClaudeIgnored, ClaudePairMatch(ClaudeFeaturesOf(Claude2_1_332), r, "mcp__srv2__t1", true))
+	assert.Equal(t, ClaudeMatched, ClaudePairMatch(ClaudeFeaturesOf(Claude1_0_51), r, "mcp__srv2__t1", false), "not trust-gated")
+}

@@ -175,6 +175,9 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 				Kind: string(ru.Kind), Old: m.Old, New: m.New, Action: string(m.Action), WrittenFor: m.WrittenFor,
 				Before: toolNames(m.Before), After: toolNames(m.After), Extra: toolNames(m.Extra), Note: m.Note}
 			d := rewrite.Decision{Site: &snap.Sites[m.Rule], Class: audit.ClassClaudeLegacyRule, Source: "written for " + m.WrittenFor, Note: m.Note}
+			if m.Action == audit.MigrateRewrite && s.scope == permission.ClaudeScopeLegacy && !permission.ClaudeFeaturesOf(now).LegacyAllowedTools {
+				row.Action, row.Note = string(audit.MigrateKeep), fmt.Sprintf("%s no longer reads allowedTools of ~/.claude.json: move the rule, as %s, into the project's .claude/settings.local.json (permissions.allow)", now, m.New)
+			}
 			if m.Action == audit.MigrateRewrite && s.scope == permission.ClaudeScopeManaged {
 				row.Action, row.Note = string(audit.MigrateKeep), "managed settings are read, never written (their administrator owns them): change it there to "+m.New
 			}

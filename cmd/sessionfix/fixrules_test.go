@@ -149,3 +149,24 @@ func TestFixRulesUsage(t *testing.T) {
 		assert.Contains(t, res.err, c.want, "%v", c.args)
 	}
 }
+
+// A legacy-spelled rule in ~/.claude.json allowedTools is not rewritten there for 2.1.332, which
+// no longer reads that list: the plan says where to move it; for 1.0.51 it is rewritten in place.
+func TestFixRulesLegacyAllowedTools(t *testing.T) {
+	env := testEnv(t)
+	proj := filepath.Join(env.Home, "src", "app")
+	require.NoError(t, os.MkdirAll(proj, 0o755))
+	cj := filepath.Join(env.Home, ".claude.json")
+	orig := `{"projects": {"` + proj + `": {"allowedTools": ["mcp__foo.bar__deploy.prod"]}}}`
+	require.NoError(t, os.WriteFile(cj, []byte(orig), 0o644))
+	inv := filepath.Join(t.TempDir(), "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"foo.bar": {"tools": ["deploy.prod"]}}}`), 0o644))
+	res := runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project", proj, "--apply", "--yes")
+	require.Equal(t, 0, res.code, res.err)
+	assert.Contains(t, res.out, `legacy projects["`+proj+`"].allowedTools[0]: keep "mcp__foo.bar__deploy.prod" → (kept)`)
+	assert.Contains(t, res.out, "2.1.332 no longer reads allowedTools of ~/.claude.json: move the rule, as mcp__foo_bar__deploy_prod, into the project's .claude/settings.local.json")
+	assert.Equal(t, orig, readFileString(t, cj))
+	res = runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project", proj, "--claude-version", "1.0.51", "--apply", "--yes")
+	require.Equal(t, 0, res.code, res.err)
+	assert.Equal(t, strings.Replace(orig, "mcp__foo.bar__deploy.prod", "mcp__foo_bar__deploy.prod", 1), readFileString(t, cj))
+}
