@@ -122,8 +122,6 @@ type ApplyOptions struct {
 	Workers int
 	// Progress is called once per store done.
 	Progress func(store.Ref)
-	// BeforeCheck is a test hook passed to each store (see store.ApplyOptions).
-	BeforeCheck func(store.Ref)
 }
 
 // Outcome is what happened to one planned store.
@@ -334,9 +332,6 @@ func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int
 			entry.Change = *ch
 			return j.append(journalEntry{Event: "commit", Entry: entry})
 		},
-	}
-	if opt.BeforeCheck != nil {
-		aopt.BeforeCheck = func() { opt.BeforeCheck(ref) }
 	}
 	ch, err := apply(fileio.WithTempRecorder(ctx, j.recordTemp), aopt)
 	var ce *fileio.CommittedError

@@ -230,8 +230,6 @@ type ApplyOptions struct {
 	// BeforeCommit is called once the backup and the new content are durable and right before
 	// the store is replaced; an error aborts the change (nothing is replaced).
 	BeforeCommit func(*Change) error
-	// Hooks for tests: called right before the final in-use check.
-	BeforeCheck func()
 }
 
 // Change describes one applied rewrite, as recorded in a run manifest.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"os"
@@ -123,8 +124,9 @@ type Env struct {
 	Environ func() []string
 	Home    string
 	Now     func() time.Time
-	// beforeCheck is a test hook run right before a store's final in-use check.
-	beforeCheck func(store.Ref)
+	// beforeCheck is a test hook run with a store's path right before its final in-use check
+	// (fileio.WithBeforeCheck on the command's context).
+	beforeCheck func(path string)
 }
 
 // settingsEnv is the environment settings are expanded with.
@@ -229,6 +231,9 @@ func runApp(ctx context.Context, args []string, env *Env) (int, error) {
 	if err := checkFlagOrder(app, args); err != nil {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
 		return exitUsage, err
+	}
+	if env.beforeCheck != nil {
+		ctx = fileio.WithBeforeCheck(ctx, env.beforeCheck)
 	}
 	err = app.RunContext(ctx, args)
 	if ctx.Err() != nil {

@@ -473,7 +473,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Plan != "" {
 		command += " --plan " + shellQuote(opts.Plan)
 	}
-	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: command, Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers, BeforeCheck: env.beforeCheck}
+	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: command, Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers}
 	large := summaryMode(opts, len(p.found.Targets))
 	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet, summary: large}
 

@@ -227,7 +227,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		return err
 	}
 	res, err := rewrite.Apply(ctx, plan, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Roots: roots,
-		Now: env.Now, BeforeCheck: env.beforeCheck})
+		Now: env.Now})
 	if err != nil && res == nil {
 		return err
 	}

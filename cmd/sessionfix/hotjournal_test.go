@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
@@ -26,7 +25,7 @@ func TestHelperCrashDuringSQLiteApply(t *testing.T) {
 		t.Skip("helper process")
 	}
 	env := testEnv(t)
-	env.beforeCheck = func(store.Ref) { os.Exit(9) }
+	env.beforeCheck = func(string) { os.Exit(9) }
 	runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
 	os.Exit(1) // not reached when the crash happened
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/store"
 )
 
 type cliResult struct {
@@ -255,8 +254,8 @@ func TestFixSkipsFileAppendedDuringApply(t *testing.T) {
 	target := filepath.Join(dir, "projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl")
 	before, _ := os.ReadFile(target)
 	line := `{"uuid":"new","type":"user","message":{"role":"user","parts":[{"text":"appended while fixing"}]}}` + "\n"
-	env.beforeCheck = func(ref store.Ref) {
-		if ref.Path == target {
+	env.beforeCheck = func(path string) {
+		if path == target {
 			f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
 			require.NoError(t, err)
 			_, _ = f.WriteString(line)

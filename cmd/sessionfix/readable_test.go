@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/store"
 )
 
 // TestLabelsReadAsEnglish: issue 8 item 17, the labels of scan and fix.
@@ -392,8 +391,8 @@ func TestSkippedLineNamesThePathOnce(t *testing.T) {
 	env := testEnv(t)
 	dir := fixtureCopy(t)
 	target := filepath.Join(dir, "projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl")
-	env.beforeCheck = func(ref store.Ref) {
-		if ref.Path == target {
+	env.beforeCheck = func(path string) {
+		if path == target {
 			f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
 			require.NoError(t, err)
 			_, _ = f.WriteString(`{"uuid":"new","type":"user","message":{"role":"user","parts":[{"text":"x"}]}}` + "\n")

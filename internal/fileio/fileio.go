@@ -268,9 +268,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		}
 	}
 	keepBackup = true
-	if opt.BeforeCheck != nil {
-		opt.BeforeCheck()
-	}
+	BeforeCheck(ctx, path)
 	// From here to the rename nothing of ours opens the file: an open seen by the watch is
 	// another process's, and only then must /proc be looked at again after the rename.
 	opens := watchOpens(path)
@@ -535,6 +533,7 @@ func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, e
 // It returns an *store.InUseError when another process holds the file open for writing or locked.
 // A full restore needs the backup's first Before.Size bytes to hash to ch.Before.SHA256.
 func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool) error {
+	ctx = WithBeforeCheck(ctx, nil) // the before-check seam is for applying a change, not undo
 	cur, err := HashFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -230,15 +231,13 @@ func TestApplyRefusesAppendDuringRewrite(t *testing.T) {
 	snap := scanFile(t, p, QwenSession)
 	extra := call("c2", "mcp__late__x") + "\n"
 	bk := filepath.Join(t.TempDir(), "backup")
-	_, err := Open(p, QwenSession).Apply(context.Background(), snap, normalizeAll(snap), store.ApplyOptions{
-		BackupPath: bk,
-		BeforeCheck: func() {
-			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-			require.NoError(t, err)
-			_, _ = f.WriteString(extra)
-			f.Close()
-		},
+	ctx := fileio.WithBeforeCheck(context.Background(), func(string) {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, _ = f.WriteString(extra)
+		f.Close()
 	})
+	_, err := Open(p, QwenSession).Apply(ctx, snap, normalizeAll(snap), store.ApplyOptions{BackupPath: bk})
 	var iu *store.InUseError
 	require.ErrorAs(t, err, &iu)
 	assert.Contains(t, iu.Reason, "appended to while rewriting")

@@ -265,9 +265,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		}
 	}
 	keep = true
-	if opt.BeforeCheck != nil {
-		opt.BeforeCheck()
-	}
+	fileio.BeforeCheck(ctx, s.path)
 	if err := commit(tx, s.path, busy); err != nil {
 		keep = false
 		return nil, err

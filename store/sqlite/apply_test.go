@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -306,14 +307,14 @@ func TestReaderDuringApply(t *testing.T) {
 	require.Equal(t, [2]int{5, 0}, [2]int{o, n}, "2 parts and 3 events hold the dotted name")
 
 	during := [2]int{-1, -1}
-	_, err = st.Apply(ctx, snap, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk"),
-		BeforeCheck: func() {
-			// Rows are rewritten, not yet committed: a new reader sees the old database whole.
-			fresh, err := sqlx.Open("sqlite3", "file:"+p+"?mode=ro")
-			require.NoError(t, err)
-			defer fresh.Close()
-			during[0], during[1] = count(fresh)
-		}})
+	hooked := fileio.WithBeforeCheck(ctx, func(string) {
+		// Rows are rewritten, not yet committed: a new reader sees the old database whole.
+		fresh, err := sqlx.Open("sqlite3", "file:"+p+"?mode=ro")
+		require.NoError(t, err)
+		defer fresh.Close()
+		during[0], during[1] = count(fresh)
+	})
+	_, err = st.Apply(hooked, snap, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
 	require.NoError(t, err)
 	assert.Equal(t, [2]int{5, 0}, during)
 	o, n = count(held)
