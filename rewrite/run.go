@@ -807,6 +807,13 @@ func Undo(ctx context.Context, dir string, open Opener, force bool, now func() t
 	if err := CheckRun(dir, m); err != nil {
 		return nil, m, err
 	}
+	return UndoRun(ctx, dir, m, open, force, now)
+}
+
+// UndoRun is Undo for a manifest the caller already read with ReadRun and checked with
+// CheckRun (undo shows what it will restore before it asks), so the run is read once; m is
+// updated and written back as Undo does.
+func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bool, now func() time.Time) ([]UndoOutcome, *Manifest, error) {
 	// The run's journal records undo's temp files too (see CleanLeftovers).
 	j, err := openJournal(filepath.Join(dir, journalName))
 	if err != nil {

@@ -183,7 +183,8 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 // that of the home), the raw identities of the home's thread_history_*.sqlite, and the
 // inventory as raw (server, tool) pairs: the --inventory file and, with --discover, the tools
 // listed by the config's enabled MCP servers. It is computed once per command (po.codex).
-func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found, sopt all.Options) (codexResult, error) {
+// file is the --inventory file, read once by newPipeline (nil without one).
+func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found, sopt all.Options, file *inventory.Inventory) (codexResult, error) {
 	if po.codex != nil && po.codex.done {
 		return po.codex.res, nil
 	}
@@ -191,14 +192,6 @@ func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Foun
 	groups := codexGroups(env, found)
 	if len(groups) == 0 {
 		return res, nil
-	}
-	var file *inventory.Inventory
-	if po.Inventory != "" {
-		f, err := inventory.Load(po.Inventory)
-		if err != nil {
-			return res, err
-		}
-		file = f
 	}
 	discovered := map[string]codexDiscovery{}
 	for _, g := range groups {

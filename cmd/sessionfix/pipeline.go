@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -128,9 +129,14 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err := po.validate(); err != nil {
 		return nil, err
 	}
-	ix, err := loadInventoryIndex(po.Inventory)
-	if err != nil {
-		return nil, err
+	var inv *inventory.Inventory // read once: the index here, the Codex tools in codexPolicy
+	var ix *mcpname.Index
+	if po.Inventory != "" {
+		var err error
+		if inv, err = inventory.Load(po.Inventory); err != nil {
+			return nil, err
+		}
+		ix = inv.Index()
 	}
 	roots := paths
 	if len(roots) == 0 {
@@ -155,7 +161,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err != nil {
 		return nil, err
 	}
-	cx, err := codexPolicy(ctx, env, po, found, sopt)
+	cx, err := codexPolicy(ctx, env, po, found, sopt, inv)
 	if err != nil {
 		return nil, err
 	}

@@ -162,7 +162,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		fmt.Fprintln(env.Out, rep.Summary)
 		return nil
 	}
-	// A run refused as a whole (rewrite.Undo checks it again) is refused before the
+	// A run refused as a whole is refused before the
 	// "undoing run … to restore" line, so that line never precedes a refusal.
 	if err := rewrite.CheckRun(dir, m); err != nil {
 		return err
@@ -205,7 +205,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	}
 	sopt.SQLite.RollBack = true // a hot journal is rolled back before the store is checked
 	open := func(ref store.Ref) (store.Store, error) { return all.Reopen(ctx, ref, sopt) }
-	outs, _, err := rewrite.Undo(ctx, dir, open, opts.Force, env.Now)
+	outs, _, err := rewrite.UndoRun(ctx, dir, m, open, opts.Force, env.Now) // m: read and checked above
 	restored, changed, inUse, failed, late, lateInUse := 0, 0, 0, 0, 0, 0
 	restoredDBs := 0
 	for _, o := range outs {
