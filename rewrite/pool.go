@@ -5,18 +5,20 @@ import "context"
 // ordered is sessionfix's one worker pool (Process and Apply use it; scan has none): it runs
 // work for the items 0…n-1, at most workers at once, and calls emit with each item's results
 // in item order. work may hand out leading results of its item with part (a store planned
-// batch by batch gives several); its return value is the item's last. A slot is held from the
-// start of work until the item's last result was emitted, so at most workers items are in
-// memory (running, or done and waiting for an earlier item) whatever n is. When ctx ends,
-// the items not started are given cancelled(i) (they hold no slot); an emit error calls
-// cancel, no later result is emitted, and the error is returned once every started item has
-// finished.
+// batch by batch gives several); its return value is the item's last. A run slot is held while
+// work runs; a window slot from the start of work until the item's last result was emitted,
+// so at most window (2 × workers) items are in memory (running, or done and waiting for an
+// earlier item) whatever n is, and a long item does not leave the other workers idle while the
+// items after it wait to be emitted. When ctx ends, the items not started are given
+// cancelled(i) (they hold no slot); an emit error calls cancel, no later result is emitted,
+// and the error is returned once every started item has finished.
 func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers int,
 	work func(i int, part func(T)) T, cancelled func(i int) T, emit func(T) error) error {
-	slots := make(chan struct{}, workers)
+	running := make(chan struct{}, workers)
+	window := make(chan struct{}, 2*workers)
 	type item struct {
 		res  T
-		slot bool // the item holds a slot, released once it is emitted
+		slot bool // the item holds a window slot, released once it is emitted
 		more bool // more results of the same item follow
 	}
 	done := make([]chan item, n) // per item, in order
@@ -25,9 +27,18 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers i
 	}
 	go func() {
 		for i := 0; i < n; i++ {
+			acquired := false
 			select {
-			case slots <- struct{}{}:
+			case window <- struct{}{}:
+				select {
+				case running <- struct{}{}:
+					acquired = true
+				case <-ctx.Done():
+					<-window
+				}
 			case <-ctx.Done():
+			}
+			if !acquired {
 				for ; i < n; i++ {
 					done[i] <- item{res: cancelled(i)}
 				}
@@ -35,7 +46,9 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers i
 			}
 			go func() {
 				part := func(res T) { done[i] <- item{res: res, more: true} }
-				done[i] <- item{res: work(i, part), slot: true}
+				res := work(i, part)
+				<-running
+				done[i] <- item{res: res, slot: true}
 			}()
 		}
 	}()
@@ -50,7 +63,7 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers i
 				}
 			}
 			if it.slot {
-				<-slots
+				<-window
 			}
 			if !it.more {
 				break

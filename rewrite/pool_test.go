@@ -1,0 +1,49 @@
+package rewrite
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOrderedLongItemDoesNotIdleWorkers: with 2 workers, while item 0 runs, items 1 and 2 both
+// run to the end (item 1's finished result waits to be emitted without holding a worker), and
+// no more than 2 × workers items are started before item 0 is emitted. Results stay in order.
+func TestOrderedLongItemDoesNotIdleWorkers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	item2Done := make(chan struct{})
+	var started atomic.Int32
+	var startedBeforeFirstEmit int32 = -1
+	var got []int
+	err := ordered(ctx, cancel, 8, 2,
+		func(i int, _ func(int)) int {
+			started.Add(1)
+			switch i {
+			case 0:
+				select {
+				case <-item2Done:
+				case <-time.After(20 * time.Second): // a deadlock guard, not a timing assertion
+					t.Error("item 2 never ran while item 0 was running: a worker sat idle")
+				}
+			case 2:
+				close(item2Done)
+			}
+			return i
+		},
+		func(i int) int { return -1 },
+		func(i int) error {
+			if startedBeforeFirstEmit < 0 {
+				startedBeforeFirstEmit = started.Load()
+			}
+			got = append(got, i)
+			return nil
+		})
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, got)
+	assert.LessOrEqual(t, startedBeforeFirstEmit, int32(4), "at most 2 × workers items in memory")
+}
