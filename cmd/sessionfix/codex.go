@@ -17,6 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/settings"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -45,6 +46,10 @@ func defaultRoots(env *Env, agent string) []string {
 			return found
 		}
 		return codexDirs[:1]
+	case all.AgentClaude:
+		// The Claude Code config directory: its projects/ (sessions) and, beside it, the
+		// ~/.claude.json its sessions are planned with.
+		return []string{claude.ProjectsRoot(claude.Home(env.Getenv, env.Home))}
 	}
 	return qwen
 }

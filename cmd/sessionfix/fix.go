@@ -70,6 +70,15 @@ config's servers) and which config.toml and inventory it used. A rollout inside 
 copied ~/.codex) is planned with that home's own config.toml and thread history, never with
 $CODEX_HOME's or ~/.codex's (a rollout in no home uses those); --codex-config overrides. A rejected name nothing attributes is kept.
 
+   In a Claude Code session (projects/<dir>/<session>.jsonl, subagents/*.jsonl under
+   $CLAUDE_CONFIG_DIR or ~/.claude; --agent claude) every name Claude Code sends back when it
+   resumes (tool_use, ToolSearch select: lists, tool_reference, deferred-tool names) that the
+   newest release spells differently gets that release's spelling of the same raw MCP identity,
+   taken from --inventory, --discover, attributionMcpServer/Tool, or the server keys of
+   ~/.claude.json, .mcp.json and --mcp-config FILE (repeatable). A name two raw tools now share
+   is rewritten only with --allow-shared (always reported); names in text are reported, never
+   rewritten; names over 64 are what Claude Code registers: kept.
+
 Names a provider rejects that are kept (a Codex call nothing attributes, a dotted name kept by
 --keep-truncated, a name in a file that must not be written) are counted in a line after the
 summary: "N names a provider rejects were kept: why, how to fix". With --fail-on kept such a

@@ -24,6 +24,7 @@ import (
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // planOptions are the naming choices shared by scan and fix.
@@ -228,6 +229,14 @@ func checkRoots(env *Env, agent string, isDefault bool, found *scan.Found, setti
 		return nil, fmt.Errorf("nothing could be read: %s", strings.Join(missing, "; "))
 	}
 	senv := scan.Env{Getenv: env.Getenv, Home: env.Home}
+	if agent == all.AgentClaude {
+		tried := "$" + claude.EnvConfigDir + " (not set), so ~/.claude"
+		if v := env.Getenv(claude.EnvConfigDir); v != "" {
+			tried = "$" + claude.EnvConfigDir + "=" + v
+		}
+		return nil, fmt.Errorf("no Claude Code sessions found: tried %s: %s (pass a PATH, or set %s)",
+			tried, strings.Join(missing, "; "), claude.EnvConfigDir)
+	}
 	if agent == all.AgentCodex {
 		tried := "$CODEX_HOME (not set), so ~/.codex"
 		if v := env.Getenv("CODEX_HOME"); v != "" {
