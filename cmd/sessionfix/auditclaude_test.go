@@ -212,3 +212,26 @@ func TestClaudeAuditUsage(t *testing.T) {
 		assert.Contains(t, res.err, c.want, "%v", c.args)
 	}
 }
+
+// Tool and server names come from remote MCP servers: the HTML page escapes them, CSV cells are
+// inert for spreadsheets, control characters are shown as escapes.
+func TestClaudeAuditHostileNames(t *testing.T) {
+	env := testEnv(t)
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"x<b>": {"tools": ["<img src=x onerror=alert(1)>", "=HYPERLINK(\"http://e\")", "a\u202eb"]}}}`), 0o644))
+	set := filepath.Join(dir, "s.json")
+	require.NoError(t, os.WriteFile(set, []byte(`{"permissions": {"deny": ["mcp__x_b_"]}}`), 0o644))
+	htmlOut, csvOut := filepath.Join(dir, "a.html"), filepath.Join(dir, "t.csv")
+	res := runCLI(t, env, "", "audit", "--agent", "claude", "--inventory", inv, "--settings", "user="+set, "--before", "1.0.0",
+		"--format", "html", "--out", htmlOut, "--tools-out", csvOut, "--project", dir)
+	require.Equal(t, 0, res.code, res.err)
+	page := readFileString(t, htmlOut)
+	assert.NotContains(t, page, "<img src=x")
+	assert.NotContains(t, page, "x<b>")
+	assert.Contains(t, page, "&lt;img src=x onerror=alert(1)&gt;")
+	assert.NotContains(t, page, "\u202e")
+	csvText := readFileString(t, csvOut)
+	assert.NotContains(t, csvText, ",=HYPERLINK")
+	assert.NotContains(t, csvText, "\u202e")
+}
