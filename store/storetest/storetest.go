@@ -516,7 +516,7 @@ func testTouched(t *testing.T, f Fixture) {
 
 // testBatches: for a store.BatchScanner (and BatchWriter), ScanBatches hands out the sites Scan
 // returns, in the same order, and ApplyBatches of the same edits, given a few at a time, leaves
-// the same content as Apply (on a second, identical fixture).
+// the same names and values as Apply (on a second fixture built alike).
 func testBatches(t *testing.T, f, g Fixture) {
 	bs := f.Store.(store.BatchScanner)
 	var sites []store.Site
@@ -553,5 +553,17 @@ func testBatches(t *testing.T, f, g Fixture) {
 	require.NoError(t, err)
 	gs := scan(t, g.Store)
 	apply(t, g, gs, g.plan(gs))
-	assert.Equal(t, g.Digest(t), f.Digest(t), "ApplyBatches leaves what Apply leaves")
+	// Compared by what a rewrite writes (sites and the values holding them), not by digest:
+	// two fixtures built a second apart may differ in columns an insert trigger stamps.
+	fa, ga := scan(t, f.Store), scan(t, g.Store)
+	require.Equal(t, len(ga.Sites), len(fa.Sites))
+	for i := range fa.Sites {
+		assert.Equal(t, ga.Sites[i].Name, fa.Sites[i].Name, "site %d: ApplyBatches writes what Apply writes", i)
+		assert.Equal(t, string(ga.Sites[i].Raw), string(fa.Sites[i].Raw), "site %d", i)
+		if f.Value != nil {
+			kf, vf := f.Value(t, fa.Sites[i])
+			_, vg := g.Value(t, ga.Sites[i])
+			assert.Equal(t, string(vg), string(vf), "%s: ApplyBatches leaves the value Apply leaves", kf)
+		}
+	}
 }
