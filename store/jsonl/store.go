@@ -245,12 +245,23 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 func Sites(edits []store.Edit) []store.ByteEdit {
 	out := make([]store.ByteEdit, 0, len(edits))
 	var delta int64
+	// The run's manifest holds these until the run ends: equal tokens share one string.
+	strs := map[string]string{}
+	intern := func(b []byte) string {
+		if s, ok := strs[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		strs[s] = s
+		return s
+	}
+	var tok []byte
 	for _, e := range edits {
-		tok := string(splice.Token(nil, e))
-		if !utf8.Valid(e.Site.Raw) || !utf8.ValidString(tok) {
+		tok = splice.Token(tok[:0], e)
+		if !utf8.Valid(e.Site.Raw) || !utf8.Valid(tok) {
 			return nil
 		}
-		out = append(out, store.ByteEdit{At: e.Site.Loc.Offset + delta, Old: string(e.Site.Raw), New: tok})
+		out = append(out, store.ByteEdit{At: e.Site.Loc.Offset + delta, Old: intern(e.Site.Raw), New: intern(tok)})
 		delta += int64(len(tok) - len(e.Site.Raw))
 	}
 	return out
