@@ -1,7 +1,9 @@
 // Package pipeline is sessionfix's pipeline as a library: the run summary (Summary, aggregated
 // store by store, with the domain rule that a clean name with a hash suffix is "normalized"
 // when it is the normalized form of a dotted name seen anywhere in the run) and the JSON report
-// schema of scan and fix (ScanReport, FixStore, FixTail and their rows; docs/report.md).
+// schema of scan and fix (ScanReport, FixStore, FixTail and their rows; docs/report.md), and
+// the settings pass beside store discovery (SettingsScan: settings files are read, never
+// rewritten).
 // cmd/sessionfix only reads flags, prompts and prints these.
 //
 // pipeline imports scan, rewrite, store and mcpname; it never imports audit or cmd.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -432,7 +433,7 @@ func settingsSources(args []string, paths []string, dopts settings.DiscoverOptio
 			return nil, usageErrorf("--settings %q: no file", a)
 		}
 		if scope == "" {
-			scope = settingsScope(path, dopts.Home, global)
+			scope = pipeline.SettingsScope(path, dopts.Home, global)
 		}
 		if abs, err := filepath.Abs(path); err == nil {
 			if seen[abs] {

@@ -477,7 +477,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
 	}
-	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.notes()...)
+	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Notes()...)
 	command := "fix --apply"
 	if opts.Plan != "" {
 		command += " --plan " + shellQuote(opts.Plan)

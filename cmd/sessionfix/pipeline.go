@@ -121,7 +121,7 @@ type pipelineRun struct {
 	agg   *aggregate
 	// settings holds the settings files among the roots and their legacy-spelled rules
 	// (reported only; settings are never rewritten).
-	settings *settingsScan
+	settings *pipeline.SettingsScan
 }
 
 // newPipeline resolves the roots (default: see defaultRoots), loads the
@@ -143,7 +143,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if len(roots) == 0 {
 		roots = defaultRoots(env, po.Agent)
 	}
-	settingsFiles, storeRoots, walked := splitSettingsRoots(roots)
+	settingsFiles, storeRoots, walked := pipeline.SplitSettingsRoots(roots)
 	sopt, err := storeOptions(po.Profile, po.BusyTimeout)
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	p := &pipelineRun{env: env, roots: roots, found: found,
 		pol: rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath,
 			Claude: cl.pol, ClaudeByPath: cl.byPath},
-		settings: scanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
+		settings: pipeline.ScanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
 	p.agg = pipeline.NewSummary(p.found)
 	p.agg.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	p.agg.Report.Problems = append(p.agg.Report.Problems, rootProbs...)
@@ -198,7 +198,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 		p.agg.Failed = true
 	}
 	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Errors...)
-	p.agg.Report.SettingsRules = p.settings.rows()
+	p.agg.Report.SettingsRules = p.settings.Rows()
 	if len(p.settings.Errors) > 0 {
 		p.agg.Failed = true
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"os"
 	"path/filepath"
 	"testing"
@@ -79,7 +80,7 @@ func TestSplitSettingsRoots(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte("{}"), 0o644))
 	}
 	explicit := filepath.Join(project, ".qwen", "settings.json")
-	files, roots, walked := splitSettingsRoots([]string{runtime, project, explicit, other, filepath.Join(other, "my-settings.json"), filepath.Join(dir, "missing")})
+	files, roots, walked := pipeline.SplitSettingsRoots([]string{runtime, project, explicit, other, filepath.Join(other, "my-settings.json"), filepath.Join(dir, "missing")})
 	assert.Equal(t, []string{filepath.Join(runtime, "settings.json"), explicit}, files)
 	assert.Equal(t, []string{runtime, project, other, filepath.Join(other, "my-settings.json"), filepath.Join(dir, "missing")}, roots,
 		"an explicit settings.json is not handed to store discovery; other paths are")
@@ -100,8 +101,8 @@ func TestSettingsScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, string(settingsScope(tt.path, home, global)))
+			assert.Equal(t, tt.want, string(pipeline.SettingsScope(tt.path, home, global)))
 		})
 	}
-	assert.Equal(t, "user", string(settingsScope(filepath.Join(home, "custom", "settings.json"), home, filepath.Join(home, "custom"))))
+	assert.Equal(t, "user", string(pipeline.SettingsScope(filepath.Join(home, "custom", "settings.json"), home, filepath.Join(home, "custom"))))
 }
