@@ -9,7 +9,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // Claude Code session repair (issue 11 item 3; fixtures/claude-real/README.md).
@@ -17,7 +17,7 @@ import (
 // Claude Code resends every stored tool_use.name verbatim when it resumes a session (2.1.332
 // resuming a 1.0.51 session sends "mcp__foo_bar__deploy.prod", "mcp__lit__搜索文献", … and an
 // endpoint enforcing ^[a-zA-Z0-9_-]{1,128}$ answers 400 on every turn). The repair gives each
-// name site Claude Code sends back (jsonl.ClaudeSession: tool_use names, tool_reference names,
+// name site Claude Code sends back (claude.Session: tool_use names, tool_reference names,
 // ToolSearch "select:" lists, deferred-tool names) the name the current release gives the same
 // raw MCP identity (mcpname.ClaudeNameIn of the current era).
 //
@@ -92,7 +92,7 @@ func (claudeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	if err != nil {
 		cur = mcpname.ClaudeEraDedup
 	}
-	meta := jsonl.ClaudeMetaOf(snap)
+	meta := claude.ClaudeMetaOf(snap)
 
 	// The known raw tools: the inventory first (its order decides who answers a shared
 	// name), then the store's own attribution pairs.
@@ -134,7 +134,7 @@ func (claudeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 		pool[t] = true
 	}
 	namesOf := func(site *store.Site) []string {
-		if site.Kind == jsonl.ClaudeSiteSelect {
+		if site.Kind == claude.ClaudeSiteSelect {
 			_, names, ok := claudeSelect(site.Name)
 			if !ok {
 				return nil
@@ -178,7 +178,7 @@ func (claudeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	for i := range snap.Sites {
 		site := &snap.Sites[i]
 		era := eraAt(site.Loc.Line)
-		if site.Kind == jsonl.ClaudeSiteSelect {
+		if site.Kind == claude.ClaudeSiteSelect {
 			out[i] = n.decideSelect(site, era, cp.AllowShared)
 			continue
 		}

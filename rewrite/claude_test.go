@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
@@ -28,7 +29,7 @@ var claudeFixtureTools = []mcpname.ClaudeTool{
 
 func planClaude(t *testing.T, rel string, cp ClaudePolicy) *StorePlan {
 	t.Helper()
-	st := jsonl.Open(claudeFx+rel, jsonl.ClaudeSession)
+	st := jsonl.Open(claudeFx+rel, claude.Session)
 	snap, err := st.Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
 	return PlanStore(st, snap, Policy{Claude: cp})
@@ -39,10 +40,10 @@ func verdicts(t *testing.T, sp *StorePlan) map[string]string {
 	out := map[string]string{}
 	for _, d := range sp.Decisions {
 		v := strings.TrimSpace(string(d.Action) + " " + string(d.Class) + " " + d.New)
-		if prev, ok := out[d.Site.Name]; ok && d.Site.Kind != jsonl.ClaudeSiteText {
+		if prev, ok := out[d.Site.Name]; ok && d.Site.Kind != claude.ClaudeSiteText {
 			assert.Equal(t, prev, v, d.Site.Name)
 		}
-		if d.Site.Kind != jsonl.ClaudeSiteText {
+		if d.Site.Kind != claude.ClaudeSiteText {
 			out[d.Site.Name] = v
 		}
 	}
@@ -107,7 +108,7 @@ func TestClaudeRepairRefusalText(t *testing.T) {
 	sp := planClaude(t, "-home-demo-src-lab/d848c0de-9878-4606-93d3-ab6dda5f2c41.jsonl", ClaudePolicy{Keys: claudeFixtureKeys})
 	text := 0
 	for _, d := range sp.Decisions {
-		if d.Site.Kind == jsonl.ClaudeSiteText {
+		if d.Site.Kind == claude.ClaudeSiteText {
 			text++
 			assert.NotEqual(t, ActRewrite, d.Action)
 		}
@@ -138,9 +139,9 @@ func TestClaudeRepair21332(t *testing.T) {
 func TestClaudeSelectQuery(t *testing.T) {
 	q := "select:mcp__foo_bar__deploy.prod,mcp__lit__ok_tool,mcp__lit__get+data"
 	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{
-		{Kind: jsonl.ClaudeSiteSelect, Name: q, Raw: []byte(`"` + q + `"`), Loc: store.Loc{Line: 1, Offset: 10}},
-		{Kind: jsonl.ClaudeSiteReference, Name: "mcp__foo_bar__deploy.prod", Raw: []byte(`"mcp__foo_bar__deploy.prod"`), Loc: store.Loc{Line: 2, Offset: 200}},
-		{Kind: jsonl.ClaudeSiteDeferred, Name: "mcp__foo.bar__deploy.prod", Raw: []byte(`"mcp__foo.bar__deploy.prod"`), Loc: store.Loc{Line: 3, Offset: 300}},
+		{Kind: claude.ClaudeSiteSelect, Name: q, Raw: []byte(`"` + q + `"`), Loc: store.Loc{Line: 1, Offset: 10}},
+		{Kind: claude.ClaudeSiteReference, Name: "mcp__foo_bar__deploy.prod", Raw: []byte(`"mcp__foo_bar__deploy.prod"`), Loc: store.Loc{Line: 2, Offset: 200}},
+		{Kind: claude.ClaudeSiteDeferred, Name: "mcp__foo.bar__deploy.prod", Raw: []byte(`"mcp__foo.bar__deploy.prod"`), Loc: store.Loc{Line: 3, Offset: 300}},
 	}}
 	ds := claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: claudeFixtureKeys}})
 	require.Len(t, ds, 3)
@@ -159,7 +160,7 @@ func TestClaudeSelectQuery(t *testing.T) {
 // tools were normalized the current name of two tools: shared, kept without --allow-shared.
 func TestClaudeAmbiguousKeys(t *testing.T) {
 	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x.y", Raw: []byte(`"mcp__foo_bar__x.y"`)}},
-		Extra: &jsonl.ClaudeMeta{Versions: []jsonl.ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}}}
+		Extra: &claude.ClaudeMeta{Versions: []claude.ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}}}
 	keys := []ClaudeKey{{"foo.bar", "a"}, {"foo_bar", "b"}}
 	d := claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: keys}})[0]
 	assert.Equal(t, ClassClaudeShared, d.Class)

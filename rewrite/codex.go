@@ -10,7 +10,6 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
 // Codex rollout repair (schemes.md §A; issue "Codex sessions: repair legacy rollouts").
@@ -87,12 +86,13 @@ type CodexPolicy struct {
 	HistorySource string
 }
 
-// codexGroup is one function_call: its name site, its namespace site when present, and where
+// codexGroup is one function_call: its name site, its namespace site (an absent one,
+// store.Site.Absent, when the call has no "namespace" member: the scan emits it), and where
 // their decisions go.
 type codexGroup struct {
 	name, ns     *store.Site
 	nameIdx      int
-	nsIdx        int // -1 when absent
+	nsIdx        int // -1 when the scan gave no namespace site
 	stored       string
 	accepted     bool
 	attrib       codexAttribution
@@ -135,7 +135,7 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 			groups = append(groups, g)
 		}
 		switch site.Field {
-		case jsonl.CodexFieldNamespace:
+		case codex.FieldNamespace:
 			g.ns, g.nsIdx = &snap.Sites[i], i
 		default:
 			g.name, g.nameIdx = &snap.Sites[i], i
@@ -179,7 +179,7 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 		d := &out[g.nameIdx]
 		switch {
 		case g.accepted:
-			if g.ns == nil && !g.attributable && !mcpname.HasPrefix(g.name.Name) {
+			if !g.hasNamespace() && !g.attributable && !mcpname.HasPrefix(g.name.Name) {
 				d.Class = mcpname.ClassBuiltin
 			}
 			if g.nsIdx >= 0 {
@@ -213,18 +213,24 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 		nsDecision := Decision{Class: ClassCodexRejected, Action: ActRewrite, New: name.Namespace, Source: source}
 		if g.nsIdx >= 0 {
 			nsDecision.Site = g.ns
-			if g.ns.Name == name.Namespace {
+			if g.hasNamespace() && g.ns.Name == name.Namespace {
 				nsDecision.Action, nsDecision.New = ActNone, ""
 			}
 			out[g.nsIdx] = nsDecision
 		} else {
-			ns := jsonl.CodexNamespaceSite(*g.name)
+			ns := codex.NamespaceSite(*g.name)
 			nsDecision.Site = &ns
 			inserts = append(inserts, nsDecision)
 		}
 	}
+	// An absent namespace gets a decision only where the plan inserts the member: it holds no
+	// stored name to report.
+	out = slices.DeleteFunc(out, func(d Decision) bool { return d.Site.Absent() && d.Action != ActRewrite })
 	return append(out, inserts...)
 }
+
+// hasNamespace reports whether the call has a "namespace" member.
+func (g *codexGroup) hasNamespace() bool { return g.ns != nil && !g.ns.Absent() }
 
 // codexIdentities maps each call id to its raw identity; a call id recorded with two different
 // identities maps to nothing (it cannot be trusted).
@@ -254,7 +260,7 @@ func attributeCodexCall(g *codexGroup, ids map[string]*mcpname.CodexTool, inv, h
 		}
 		return codexAttribution{why: fmt.Sprintf("call %s has conflicting invocation records", g.name.CallID)}, false
 	}
-	if g.ns != nil || g.name.Units != nil {
+	if g.hasNamespace() || g.name.Units != nil {
 		return codexAttribution{why: "no invocation record for call " + g.name.CallID}, false
 	}
 	var why []string

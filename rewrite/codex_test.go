@@ -33,7 +33,7 @@ var codexInventory = []mcpname.CodexTool{
 // planCodex scans one rollout and plans it with pol.
 func planCodex(t testing.TB, path string, pol Policy) *StorePlan {
 	t.Helper()
-	st := jsonl.Open(path, jsonl.CodexRollout)
+	st := jsonl.Open(path, codex.Rollout)
 	snap, err := st.Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
 	require.Empty(t, snap.Problems)
@@ -73,8 +73,8 @@ func rewrites(t testing.TB, sp *StorePlan) (map[string]repair, map[string]string
 	for g, ds := range byGroup {
 		require.Len(t, ds, 2, "group %s rewrites name and namespace", g)
 		name, ns := ds[0], ds[1]
-		require.Equal(t, jsonl.CodexFieldName, name.Site.Field)
-		require.Equal(t, jsonl.CodexFieldNamespace, ns.Site.Field)
+		require.Equal(t, codex.FieldName, name.Site.Field)
+		require.Equal(t, codex.FieldNamespace, ns.Site.Field)
 		assert.Empty(t, ns.Site.Raw, "the namespace member is inserted")
 		assert.Equal(t, name.Site.Loc.Offset+int64(len(name.Site.Raw)), ns.Site.Loc.Offset)
 		assert.Equal(t, name.Site.CallID, ns.Site.CallID)
@@ -149,7 +149,7 @@ func TestCodexNamerFixture050(t *testing.T) {
 				assert.Equal(t, tt.source, src, old)
 			}
 			for _, d := range sp.Decisions {
-				if d.Action == ActRewrite && d.Site.Field == jsonl.CodexFieldName {
+				if d.Action == ActRewrite && d.Site.Field == codex.FieldName {
 					assert.Contains(t, d.Note, tt.inNotes)
 					assert.Contains(t, d.Note, "raw identity ")
 				}
@@ -330,14 +330,14 @@ func TestCodexNamerUnregistered(t *testing.T) {
 	got, _ := rewrites(t, sp)
 	assert.Equal(t, map[string]repair{"mcp__lit__gone.tool": {"mcp__lit__gone.tool", "mcp__lit", "gone_tool"}}, got)
 	for _, d := range sp.Decisions {
-		if d.Site.Field == jsonl.CodexFieldName {
+		if d.Site.Field == codex.FieldName {
 			assert.Contains(t, d.Note, "lit/gone.tool is not in inv.json: no current tool answers to the new name")
 		}
 	}
 
 	sp = planCodex(t, writeCodex(t, lines...), Policy{Codex: CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'\nenabled=false")}})
 	for _, d := range sp.Decisions {
-		if d.Site.Field == jsonl.CodexFieldName {
+		if d.Site.Field == codex.FieldName {
 			assert.Equal(t, ActRewrite, d.Action)
 			assert.Contains(t, d.Note, "config.toml does not register lit/gone.tool")
 		}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // Action is what the plan does with one name site.
@@ -202,11 +204,11 @@ type Namer interface {
 // current Claude Code name of each stored name's raw identity for "claude" (claude.go), and the
 // provider-safe rule (normalize only names a provider rejects) for any other agent. Every agent
 // is listed here explicitly.
-func NamerFor(agent string) Namer {
+func NamerFor(agent store.AgentID) Namer {
 	switch agent {
-	case "qwen":
+	case qwen.ID:
 		return qwenNamer{}
-	case "codex":
+	case codex.ID:
 		return codexNamer{}
 	case "claude":
 		return claudeNamer{}
@@ -269,7 +271,7 @@ type Scanned struct {
 // enrichIndex returns ix plus the store's legacy-dotted names as raw identities (ix itself is
 // not modified; nil when there is nothing to know).
 func enrichIndex(ix *mcpname.Index, snap *store.Snapshot) *mcpname.Index {
-	if snap.Agent != "qwen" {
+	if snap.Agent != qwen.ID {
 		return ix
 	}
 	var dotted []string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // Process (the one worker pool) emits every store in the order given, whatever order the
@@ -22,7 +23,7 @@ func TestProcessOrdersAndRecordsFailures(t *testing.T) {
 	for _, n := range []string{"a", "b", "c"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, n), 0o755))
 		p := writeSession(t, filepath.Join(dir, n), "s.jsonl", call("1", "mcp__a.b__c"))
-		stores = append(stores, jsonl.Open(p, jsonl.QwenSession))
+		stores = append(stores, jsonl.Open(p, qwen.Session))
 	}
 	size, err := os.Stat(stores[0].Ref().Path)
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 func writeSession(t testing.TB, dir, name string, lines ...string) string {
@@ -38,9 +39,9 @@ func scanned(t testing.TB, paths ...string) []Scanned {
 	t.Helper()
 	var out []Scanned
 	for _, p := range paths {
-		prof := jsonl.Detect(p, nil)
+		prof, _ := qwen.Detect(p, nil)
 		if prof == nil {
-			prof = jsonl.QwenSession
+			prof = qwen.Session
 		}
 		st := jsonl.Open(p, prof)
 		snap, err := st.Scan(context.Background(), store.ScanOptions{Hash: true})
@@ -210,9 +211,9 @@ func TestProcessStreamsInOrderAndApplies(t *testing.T) {
 	var stores []store.Store
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
 		p := writeSession(t, dir, n+".jsonl", call("1", "mcp__"+n+".x__t"))
-		stores = append(stores, jsonl.Open(p, jsonl.QwenSession))
+		stores = append(stores, jsonl.Open(p, qwen.Session))
 	}
-	missing := jsonl.Open(filepath.Join(dir, "zz.jsonl"), jsonl.QwenSession)
+	missing := jsonl.Open(filepath.Join(dir, "zz.jsonl"), qwen.Session)
 	stores = append(stores, missing)
 	var order []string
 	res, err := Process(context.Background(), stores, Policy{}, ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: filepath.Join(t.TempDir(), "s"), Workers: 3}},
@@ -233,8 +234,8 @@ func TestProcessStreamsInOrderAndApplies(t *testing.T) {
 }
 
 func TestReadOnlySitesAreNeverRewritten(t *testing.T) {
-	for _, agent := range []string{"qwen", "codex", "opencode"} {
-		t.Run(agent, func(t *testing.T) {
+	for _, agent := range []store.AgentID{"qwen", "codex", "opencode"} {
+		t.Run(string(agent), func(t *testing.T) {
 			snap := &store.Snapshot{Ref: store.Ref{Path: "x"}, Agent: agent, Sites: []store.Site{
 				{Name: "mcp__lit__literature.search_pubmed", ReadOnly: true, Raw: []byte(`"mcp__lit__literature.search_pubmed"`)},
 				{Name: "lit_search.pubmed", ReadOnly: true, Raw: []byte(`"lit_search.pubmed"`)},
@@ -254,7 +255,7 @@ func TestProcessStopsWhenCancelled(t *testing.T) {
 	var stores []store.Store
 	for i := 0; i < 50; i++ {
 		p := writeSession(t, dir, fmt.Sprintf("%02d.jsonl", i), call("1", "mcp__a.b__c"))
-		stores = append(stores, jsonl.Open(p, jsonl.QwenSession))
+		stores = append(stores, jsonl.Open(p, qwen.Session))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	seen := 0

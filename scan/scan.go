@@ -224,7 +224,7 @@ func Discover(ctx context.Context, roots []string) (*Found, error) {
 
 // DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: "codex" reads every
 // *.jsonl as a Codex rollout, "qwen" skips Codex rollouts; "" detects by name and content).
-func DiscoverAs(ctx context.Context, roots []string, agent string) (*Found, error) {
+func DiscoverAs(ctx context.Context, roots []string, agent store.AgentID) (*Found, error) {
 	return DiscoverWith(ctx, roots, DiscoverOptions{Backend: all.Options{Agent: agent}})
 }
 

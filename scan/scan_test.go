@@ -136,7 +136,7 @@ func discover(t testing.TB, roots []string) *Found {
 
 func discoverAs(t testing.TB, roots []string, agent string) *Found {
 	t.Helper()
-	f, err := DiscoverAs(context.Background(), roots, agent)
+	f, err := DiscoverAs(context.Background(), roots, store.AgentID(agent))
 	require.NoError(t, err)
 	return f
 }

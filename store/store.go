@@ -17,19 +17,20 @@ import (
 	"unicode/utf16"
 )
 
-// Kind names a store format. The value appears in reports and run manifests.
+// Kind names a store format. The value appears in reports and run manifests: undo reopens a
+// store by its kind (store/all).
 type Kind string
 
-// Store kinds known to sessionfix.
-const (
-	KindQwenSession    Kind = "qwen-session"    // <runtime>/projects/<id>/chats/<session>.jsonl
-	KindQwenUsage      Kind = "qwen-usage"      // <runtime>/usage_record.jsonl (names are object keys)
-	KindQwenCheckpoint Kind = "qwen-checkpoint" // /chat save: tmp/<hash>/checkpoint-<tag>.json
-	KindQwenEditCkpt   Kind = "qwen-edit-checkpoint"
-	KindCodexRollout   Kind = "codex-rollout"
-	KindSettings       Kind = "qwen-settings"
-	KindSQLite         Kind = "sqlite"
-)
+// KindSQLite is every SQLite database (its profile, found from the schema, says whose). The
+// kinds of line and document files are declared by the agent rooms with their profiles
+// ("<agent>-<format>").
+const KindSQLite Kind = "sqlite"
+
+// AgentID names an agent (the program that writes a store) and with it the naming scheme and
+// rule semantics its names follow: "qwen", "codex", "opencode", "crush", "goose". Each agent
+// package (store/qwen, store/codex, …) declares its own ID constant; store/all lists them; the
+// value appears in reports, run manifests, --agent and SQLite profiles ("agent").
+type AgentID string
 
 // Ref identifies one store.
 type Ref struct {
@@ -91,7 +92,7 @@ type Site struct {
 	Name  string   `json:"name"`
 	Units []uint16 `json:"-"`
 	// Raw is the exact token in the store, quotes included; a rewrite checks it is still there.
-	// An empty Raw marks an absent member (a Codex function_call without "namespace"): Name is
+	// An empty Raw marks an absent member (a function_call without "namespace"): Name is
 	// "", Offset is where the member would go (right after a sibling value), and an Edit there
 	// inserts the member `,"<Field>":<new>`.
 	Raw []byte `json:"-"`
@@ -111,6 +112,11 @@ type Site struct {
 	// ReadOnly marks a site that is reported but never rewritten (raw identities).
 	ReadOnly bool `json:"read_only,omitempty"`
 }
+
+// Absent reports whether the site is an absent member (Raw empty): a place where a rewrite
+// inserts a member the record lacks (a function_call without "namespace"). It holds no
+// name: lists of stored names leave it out.
+func (s *Site) Absent() bool { return len(s.Raw) == 0 }
 
 // DisplayName is Name for output: exact, with a lone surrogate written as the escape text
 // "\ud800" (so \ud800 and \udc00 stay distinguishable where Name has U+FFFD for both).
@@ -174,8 +180,8 @@ type FileState struct {
 type Snapshot struct {
 	Ref   Ref       `json:"store"`
 	State FileState `json:"state"`
-	// Agent is the naming scheme the store's agent uses ("qwen", "codex", "opencode", …).
-	Agent      string     `json:"agent"`
+	// Agent is the agent that wrote the store; it picks the naming scheme (rewrite.NamerFor).
+	Agent      AgentID    `json:"agent"`
 	Records    int64      `json:"records"`
 	Sites      []Site     `json:"sites"`
 	Identities []Identity `json:"identities,omitempty"`

@@ -539,7 +539,7 @@ func (r *auditRun) historyNames(ctx context.Context, roots []string, noDefault b
 			return nil
 		}
 		for _, s := range res.Plan.Snap.Sites {
-			if !set[s.Name] {
+			if !s.Absent() && !set[s.Name] {
 				set[s.Name] = true
 				names = append(names, s.Name)
 			}

@@ -21,7 +21,6 @@ import (
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 
@@ -73,7 +72,7 @@ func claudeGroups(env *Env, found *scan.Found) []*claudeGroup {
 	envHome := claude.Home(env.Getenv, env.Home)
 	byHome := map[string]*claudeGroup{}
 	for _, t := range found.Targets {
-		if t.Store.Ref().Kind != jsonl.KindClaudeSession {
+		if t.Store.Ref().Kind != claude.KindSession {
 			continue
 		}
 		path := t.Store.Ref().Path

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -16,52 +15,31 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/settings"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
-// checkAgent validates --agent ("" = detect by name and content).
-func checkAgent(agent string) error {
-	if agent == "" || slices.Contains(all.Agents, agent) {
+// checkAgent validates --agent ("" = detect by name and content; all.Selectable).
+func checkAgent(id string) error {
+	ids := all.Selectable()
+	if id == "" || slices.Contains(ids, store.AgentID(id)) {
 		return nil
 	}
-	return usageErrorf("--agent must be one of %s, not %q", strings.Join(all.Agents, ", "), agent)
+	names := make([]string, len(ids))
+	for i, a := range ids {
+		names[i] = string(a)
+	}
+	return usageErrorf("--agent must be one of %s, not %q", strings.Join(names, ", "), id)
 }
 
-// defaultRoots are the roots walked when no PATH is given: the Codex home's sessions/ and
-// archived_sessions/ for --agent codex; otherwise Qwen Code's runtime directory ($QWEN_RUNTIME_DIR,
-// else $QWEN_HOME, else ~/.qwen), as the core contract says.
-func defaultRoots(env *Env, agent string) []string {
-	senv := scan.Env{Getenv: env.Getenv, Home: env.Home}
-	qwen := []string{scan.DefaultQwenRoot(senv)}
-	codexDirs := scan.DefaultCodexRoots(senv)
-	switch agent {
-	case all.AgentQwen:
-		return qwen
-	case all.AgentCodex:
-		if found := existing(codexDirs); len(found) > 0 {
-			return found
-		}
-		return codexDirs[:1]
-	case all.AgentClaude:
-		// The Claude Code config directory: its projects/ (sessions) and, beside it, the
-		// ~/.claude.json its sessions are planned with.
-		return []string{claude.ProjectsRoot(claude.Home(env.Getenv, env.Home))}
-	}
-	return qwen
-}
-
-func existing(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+// defaultRoots are the roots walked when no PATH is given: those of the --agent (the Codex
+// home's sessions/ and archived_sessions/ that exist for codex); otherwise Qwen Code's runtime
+// directory ($QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen), as the core contract says.
+func defaultRoots(env *Env, id string) []string {
+	return all.DefaultRoots(store.AgentID(id), agent.Env{Getenv: env.Getenv, Home: env.Home})
 }
 
 // codexCache remembers the Codex policy of a command's first pipeline.
@@ -156,11 +134,11 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 		path := t.Store.Ref().Path
 		switch st := t.Store.(type) {
 		case *sqlite.Store:
-			if st.Profile() == sqlite.CodexHistory {
+			if st.Profile() == codex.HistoryProfile {
 				dbs = append(dbs, path)
 			}
 		default:
-			if t.Store.Ref().Kind == store.KindCodexRollout {
+			if t.Store.Ref().Kind == codex.KindRollout {
 				g := group(path)
 				g.rollouts = append(g.rollouts, path)
 			}
@@ -331,7 +309,7 @@ func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools 
 		if slices.Contains(used, p) {
 			continue
 		}
-		snap, err := sqlite.OpenWith(p, sqlite.CodexHistory, sopt.SQLite).Scan(ctx, store.ScanOptions{})
+		snap, err := sqlite.OpenWith(p, codex.HistoryProfile, sopt.SQLite).Scan(ctx, store.ScanOptions{})
 		if err != nil {
 			probs = append(probs, problemRow{Path: p, Severity: string(store.SevError),
 				Reason: "Codex thread history not read, its raw identities are not used for naming: " + err.Error()})

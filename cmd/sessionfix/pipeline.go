@@ -23,8 +23,9 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // planOptions are the naming choices shared by scan and fix.
@@ -148,7 +149,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 	if err != nil {
 		return nil, err
 	}
-	sopt.Agent = po.Agent
+	sopt.Agent = store.AgentID(po.Agent)
 	sopt.SQLite.RollBack = po.RollBack
 	found, err := scan.DiscoverWith(ctx, storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{stateDirOf(env, po.StateDir)}})
 	if err != nil {
@@ -211,7 +212,7 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) 
 // an empty report; a directory that holds no store (and no settings file) is a warning "no
 // store found under DIR". A root that is missing while others were read stays a problem
 // (discovery's error Issue: exit 3).
-func checkRoots(env *Env, agent string, isDefault bool, found *scan.Found, settingsFiles []string) ([]problemRow, error) {
+func checkRoots(env *Env, id string, isDefault bool, found *scan.Found, settingsFiles []string) ([]problemRow, error) {
 	var missing []string
 	var probs []problemRow
 	for _, r := range found.Roots {
@@ -228,25 +229,12 @@ func checkRoots(env *Env, agent string, isDefault bool, found *scan.Found, setti
 	if !isDefault {
 		return nil, fmt.Errorf("nothing could be read: %s", strings.Join(missing, "; "))
 	}
-	senv := scan.Env{Getenv: env.Getenv, Home: env.Home}
-	if agent == all.AgentClaude {
-		tried := "$" + claude.EnvConfigDir + " (not set), so ~/.claude"
-		if v := env.Getenv(claude.EnvConfigDir); v != "" {
-			tried = "$" + claude.EnvConfigDir + "=" + v
-		}
-		return nil, fmt.Errorf("no Claude Code sessions found: tried %s: %s (pass a PATH, or set %s)",
-			tried, strings.Join(missing, "; "), claude.EnvConfigDir)
+	a := all.Lookup(store.AgentID(id))
+	if a == nil || a.RootsTried == nil {
+		a = all.Lookup(qwen.ID) // the default roots
 	}
-	if agent == all.AgentCodex {
-		tried := "$CODEX_HOME (not set), so ~/.codex"
-		if v := env.Getenv("CODEX_HOME"); v != "" {
-			tried = "$CODEX_HOME=" + v
-		}
-		return nil, fmt.Errorf("no Codex home with sessions found: tried %s: %s (pass a PATH, or set CODEX_HOME)",
-			tried, strings.Join(missing, "; "))
-	}
-	return nil, fmt.Errorf("no Qwen Code runtime directory found: tried %s: %s (pass a PATH, or set QWEN_HOME or QWEN_RUNTIME_DIR)",
-		strings.Join(scan.DefaultQwenRootTried(senv), ", "), strings.Join(missing, "; "))
+	what, tried, hint := a.RootsTried(agent.Env{Getenv: env.Getenv, Home: env.Home})
+	return nil, fmt.Errorf("no %s found: tried %s: %s (pass a PATH, or %s)", what, tried, strings.Join(missing, "; "), hint)
 }
 
 // errReason is an error without its path ("no such file or directory").

@@ -50,6 +50,59 @@ func imports(t *testing.T) map[string][]string {
 
 func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
 
+// engines are the storage engines: generic, they know no agent.
+var engines = []string{"store/jsonl", "store/sqlite"}
+
+// rooms returns the agent rooms: the packages under store/ that import store/agent (the
+// contract), except store/all (the list).
+func rooms(all map[string][]string) []string {
+	var out []string
+	for pkg, imps := range all {
+		if !under(pkg, "store") || pkg == "store/all" {
+			continue
+		}
+		for _, imp := range imps {
+			if imp == module+"store/agent" {
+				out = append(out, pkg)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestEnginesKnowNoAgent: no engine imports an agent room, store/agent or store/all, and no
+// room imports another room (issue 10 item 1).
+func TestEnginesKnowNoAgent(t *testing.T) {
+	all := imports(t)
+	rs := rooms(all)
+	require.Contains(t, rs, "store/codex")
+	require.Contains(t, rs, "store/qwen")
+	for pkg, imps := range all {
+		for _, imp := range imps {
+			target := strings.TrimPrefix(imp, module)
+			if target == imp {
+				continue
+			}
+			for _, e := range engines {
+				if under(pkg, e) {
+					assert.False(t, target == "store/agent" || target == "store/all", "engine %s must not import %s", pkg, target)
+					for _, r := range rs {
+						assert.False(t, under(target, r), "engine %s must not import the agent room %s", pkg, target)
+					}
+				}
+			}
+			for _, r := range rs {
+				if under(pkg, r) {
+					for _, o := range rs {
+						assert.False(t, o != r && under(target, o), "agent room %s must not import the room %s", pkg, target)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestDependenciesPointInward(t *testing.T) {
 	all := imports(t)
 	require.Contains(t, all, "mcpname")
@@ -76,6 +129,11 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"scan", []string{"rewrite", "audit", "reports", "cmd"}},
 		{"rewrite", []string{"scan", "audit", "reports", "cmd"}},
 		{"audit", []string{"scan", "rewrite", "cmd"}},
+		// rewrite, scan and audit reach the storage engines only through the store contract
+		// and store/all: each engine owns its byte layout (issue 10 item 5).
+		{"rewrite", engines},
+		{"scan", engines},
+		{"audit", engines},
 	}
 	for pkg, imps := range all {
 		for _, imp := range imps {

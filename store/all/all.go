@@ -1,7 +1,10 @@
-// Package all lists every store backend in one place (no self-registration): Detect picks the
-// backend of a file found by a walk, Open reopens a store recorded in a run manifest.
+// Package all is the one explicit list of agents (Agents; no init() registration) and what is
+// done with all of them at once: Detect picks the agent and profile of a file found by a walk,
+// Open reopens a store recorded in a run manifest, DefaultRoots are the roots of a scan
+// without paths. Everything about one agent lives in its room (store/qwen, store/codex, …,
+// described by store/agent); adding an agent is one line in Agents (docs/adding-an-agent.md).
 //
-// all imports the store backends and nothing above them.
+// all imports the agent rooms and the engines, nothing above them.
 package all
 
 import (
@@ -11,14 +14,82 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/crush"
+	"github.com/sessionfix/sessionfix/store/goose"
 	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/opencode"
+	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
+
+// Agents is every agent sessionfix knows, in detection order (an earlier agent's sure verdict
+// on a file wins; SQLite profiles are tried in this order).
+var Agents = []*agent.Agent{
+	qwen.Agent,
+	codex.Agent,
+	claude.Agent,
+	opencode.Agent,
+	crush.Agent,
+	goose.Agent,
+}
+
+// Lookup returns the agent with that id, or nil.
+func Lookup(id store.AgentID) *agent.Agent {
+	for _, a := range Agents {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// Selectable lists the ids --agent accepts (agents with default roots or a forced reading),
+// for usage messages.
+func Selectable() []store.AgentID {
+	var out []store.AgentID
+	for _, a := range Agents {
+		if a.Roots != nil || a.ForceJSONL != nil {
+			out = append(out, a.ID)
+		}
+	}
+	return out
+}
+
+// DefaultRoots are the roots of a scan without paths: those of the agent named by --agent
+// when it has some, else Qwen Code's runtime directory (the core contract).
+func DefaultRoots(id store.AgentID, env agent.Env) []string {
+	if a := Lookup(id); a != nil && a.Roots != nil {
+		return a.Roots(env)
+	}
+	return qwen.Agent.Roots(env)
+}
+
+// SQLiteProfiles returns every agent's SQLite profiles, in list order.
+func SQLiteProfiles() []*sqlite.Profile {
+	var out []*sqlite.Profile
+	for _, a := range Agents {
+		out = append(out, a.SQLite...)
+	}
+	return out
+}
+
+// profileByKind returns the JSONL profile of a store kind, or nil.
+func profileByKind(k store.Kind) *jsonl.Profile {
+	for _, a := range Agents {
+		for _, p := range a.JSONL {
+			if p.Kind == k {
+				return p
+			}
+		}
+	}
+	return nil
+}
 
 // HeadSize is how many leading bytes Detect wants to see.
 const HeadSize = 4096
@@ -43,41 +114,37 @@ type Detection struct {
 
 // Options tunes detection: the agent a walk is restricted to (DetectAs; "" = any) and what some
 // backends need besides a path, the SQLite busy timeout and a user profile (--busy-timeout,
-// --profile). The zero value is the defaults.
+// --profile). The zero value is the defaults. SQLite.Profiles is filled with every agent's
+// profiles when empty.
 type Options struct {
-	Agent  string
+	Agent  store.AgentID
 	SQLite sqlite.Options
 }
 
+func (o Options) sqlite() sqlite.Options { return SQLiteOptions(o.SQLite) }
+
+// SQLiteOptions returns o with every agent's profiles as o.Profiles when it has none.
+func SQLiteOptions(o sqlite.Options) sqlite.Options {
+	if o.Profiles == nil {
+		o.Profiles = SQLiteProfiles()
+	}
+	return o
+}
+
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-
-// Agents a walk can be restricted to (DetectAs); "" means any.
-const (
-	AgentQwen   = "qwen"
-	AgentCodex  = "codex"
-	AgentClaude = "claude"
-)
-
-// Agents lists the agent names DetectAs accepts, for usage messages.
-var Agents = []string{AgentQwen, AgentCodex, AgentClaude}
 
 // Detect picks the backend for path from its name and head (its first bytes, up to HeadSize).
 func Detect(path string, head []byte) Detection {
 	return DetectWith(context.Background(), path, head, Options{})
 }
 
-// DetectAs is Detect for one agent's stores ("" = any agent, by name and content):
-//   - "codex" reads every *.jsonl as a Codex rollout (except the Codex home's history.jsonl and
-//     session_index.jsonl), whatever its first line, and no Qwen Code store;
-//   - "qwen" never takes a Codex rollout;
-//   - "claude" reads every *.jsonl (but a Qwen usage_record.jsonl) as a Claude Code session,
-//     with a warning when its first line says otherwise; without --agent claude a Claude Code
-//     session (jsonl.LooksLikeClaudeSession) is one, and other --agent values leave it out with
-//     a warning.
-//
-// A zstd-compressed store (*.zst or the zstd magic) is reported as Unsupported, never parsed.
-func DetectAs(agent, path string, head []byte) Detection {
-	return DetectWith(context.Background(), path, head, Options{Agent: agent})
+// DetectAs is Detect for one agent's stores ("" = any agent, by name and content): the
+// agent's ForceJSONL decides (the Codex CLI reads every *.jsonl as a rollout except the home's
+// history.jsonl and session_index.jsonl); without one, only the agent's own profiles are read
+// (Qwen Code never takes a Codex rollout). A zstd-compressed store (*.zst or the zstd magic) is
+// reported as Unsupported, never parsed.
+func DetectAs(id store.AgentID, path string, head []byte) Detection {
+	return DetectWith(context.Background(), path, head, Options{Agent: id})
 }
 
 // DetectWith is DetectAs with backend options. A SQLite database is recognised by its header,
@@ -85,9 +152,9 @@ func DetectAs(agent, path string, head []byte) Detection {
 // Agent, only a profile of that agent takes it. ctx bounds the database's opening (a lock
 // wait of up to the busy timeout): cancelled, the database is Unreadable with ctx's error.
 func DetectWith(ctx context.Context, path string, head []byte, opt Options) Detection {
-	agent := opt.Agent
+	id := opt.Agent
 	if sqlite.IsDatabase(head) {
-		st, err := sqlite.Detect(ctx, path, opt.SQLite)
+		st, err := sqlite.Detect(ctx, path, opt.sqlite())
 		var np *sqlite.NoProfileError
 		switch {
 		case errors.As(err, &np):
@@ -98,21 +165,21 @@ func DetectWith(ctx context.Context, path string, head []byte, opt Options) Dete
 				reason += " (a WAL database needs its -shm file: read it where its directory is writable, or from a copy)"
 			}
 			return Detection{Unreadable: reason}
-		case agent != "" && st.Profile() != nil && st.Profile().Agent != agent:
-			why := fmt.Sprintf("SQLite store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, agent)
-			return Detection{NotStore: why, Warning: why + ": not read with --agent " + agent}
+		case id != "" && st.Profile() != nil && st.Profile().Agent != id:
+			why := fmt.Sprintf("SQLite store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, id)
+			return Detection{NotStore: why, Warning: why + ": not read with --agent " + string(id)}
 		}
 		return Detection{Store: st}
 	}
-	base := filepath.Base(path)
 	if strings.HasSuffix(path, ".zst") || bytes.HasPrefix(head, zstdMagic) {
-		switch {
-		case agent != AgentQwen && (jsonl.IsCodexRolloutName(base) || agent == AgentCodex && strings.HasSuffix(base, ".jsonl.zst")):
-			if _, err := os.Stat(strings.TrimSuffix(path, ".zst")); err == nil {
-				return Detection{Unsupported: "zstd-compressed Codex rollout next to its plain .jsonl (Codex reads the plain file): not parsed"}
+		for _, a := range Agents {
+			if a.Compressed != nil && (id == "" || id == a.ID) {
+				if why := a.Compressed(path, id == a.ID); why != "" {
+					return Detection{Unsupported: why}
+				}
 			}
-			return Detection{Unsupported: "zstd-compressed Codex rollout: reported, not parsed; its tool names are not checked (decompress it with zstd -d, keep only the .jsonl, and run again to repair it)"}
-		case strings.Contains(path, ".json"):
+		}
+		if strings.Contains(path, ".json") {
 			return Detection{Unsupported: "zstd-compressed store: reported, not parsed"}
 		}
 		return Detection{}
@@ -122,50 +189,50 @@ func DetectWith(ctx context.Context, path string, head []byte, opt Options) Dete
 		first = first[:i]
 	}
 	first = bytes.TrimPrefix(first, []byte("\xEF\xBB\xBF"))
-	var p *jsonl.Profile
-	auto := jsonl.Detect(path, first)
-	if jsonl.LooksLikeClaudeSession(path, first) {
-		auto = jsonl.ClaudeSession
+	auto := detectJSONL(path, first)
+	if id == "" {
+		if auto != nil {
+			return Detection{Store: jsonl.Open(path, auto)}
+		}
+		return Detection{}
 	}
-	warning := ""
-	switch agent {
-	case AgentClaude:
-		if strings.HasSuffix(base, ".jsonl") && auto != jsonl.QwenUsage {
-			p = jsonl.ClaudeSession
-			switch {
-			case auto != nil && auto != jsonl.ClaudeSession:
-				warning = fmt.Sprintf("read as a Claude Code session (--agent claude), but it looks like a %s store (%s): its tool names are not where Claude Code keeps them; drop --agent or pass --agent %s", auto.Agent, auto.Kind, auto.Agent)
-			case auto == nil:
-				warning = "read as a Claude Code session (--agent claude), but it does not look like one (no Claude Code first line)"
-			}
-		} else if auto != nil {
-			warning = fmt.Sprintf("looks like a %s store (%s): not read with --agent claude (drop --agent or pass --agent %s)", auto.Agent, auto.Kind, auto.Agent)
-		}
-	case AgentCodex:
-		if strings.HasSuffix(base, ".jsonl") && !jsonl.IsCodexCompanion(base) {
-			p = jsonl.CodexRollout
-			switch {
-			case auto != nil && auto != jsonl.CodexRollout:
-				warning = fmt.Sprintf("read as a Codex rollout (--agent codex), but it looks like a %s store (%s): its tool names are not where Codex keeps them; drop --agent or pass --agent %s", auto.Agent, auto.Kind, auto.Agent)
-			case auto == nil:
-				warning = "read as a Codex rollout (--agent codex), but it does not look like one (not named rollout-*.jsonl, no session_meta first line)"
-			}
-		}
-	default:
-		p = auto
-		switch {
-		case agent == AgentQwen && p == jsonl.CodexRollout:
-			p = nil
-			warning = "looks like a Codex rollout: not read with --agent qwen (drop --agent or pass --agent codex)"
-		case agent != "" && p == jsonl.ClaudeSession:
-			p = nil
-			warning = fmt.Sprintf("looks like a Claude Code session: not read with --agent %s (drop --agent or pass --agent claude)", agent)
-		}
-	}
+	p, warning := forceJSONL(Lookup(id), path, first, auto)
 	if p != nil {
 		return Detection{Store: jsonl.Open(path, p), Warning: warning}
 	}
 	return Detection{Warning: warning}
+}
+
+// detectJSONL asks every agent for the file: the first sure verdict in list order, else the
+// first guess.
+func detectJSONL(path string, first []byte) *jsonl.Profile {
+	var guess *jsonl.Profile
+	for _, a := range Agents {
+		if a.DetectJSONL == nil {
+			continue
+		}
+		p, sure := a.DetectJSONL(path, first)
+		switch {
+		case p != nil && sure:
+			return p
+		case p != nil && guess == nil:
+			guess = p
+		}
+	}
+	return guess
+}
+
+// forceJSONL is the profile a file is read with under --agent a (see agent.Agent.ForceJSONL).
+func forceJSONL(a *agent.Agent, path string, first []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	switch {
+	case a == nil:
+		return nil, ""
+	case a.ForceJSONL != nil:
+		return a.ForceJSONL(path, first, auto)
+	case auto == nil || auto.Agent == a.ID:
+		return auto, ""
+	}
+	return nil, fmt.Sprintf("looks like a %s: not read with --agent %s (drop --agent or pass --agent %s)", auto.Title, a.ID, auto.Agent)
 }
 
 // ReadHead returns up to HeadSize leading bytes of the file at path.
@@ -190,12 +257,12 @@ func Open(ref store.Ref) (store.Store, error) { return OpenWith(ref, Options{}) 
 // OpenWith is Open with backend options.
 func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
 	if ref.Kind == store.KindSQLite {
-		return sqlite.Open(ref.Path, opt.SQLite), nil
+		return sqlite.Open(ref.Path, opt.sqlite()), nil
 	}
 	if ref.Kind == claude.KindRules {
 		return claude.OpenRules(ref.Path, ""), nil
 	}
-	if p := jsonl.ProfileByKind(ref.Kind); p != nil {
+	if p := profileByKind(ref.Kind); p != nil {
 		return jsonl.Open(ref.Path, p), nil
 	}
 	return nil, fmt.Errorf("open %s: unknown store kind %q", ref.Path, ref.Kind)
@@ -203,7 +270,9 @@ func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
 
 // Reopen is OpenWith for undo, which must not take a run's word for what a file is: when a file
 // exists at ref.Path it must still be detected (DetectWith, by name and content) as a store of
-// ref.Kind, else an error says what it is instead. A missing file is opened as recorded.
+// ref.Kind, else an error says what it is instead. A missing file is opened as recorded. The
+// file is detected as a store of the agent whose profile has ref.Kind (--agent codex reads any
+// *.jsonl as a rollout).
 func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error) {
 	head, err := ReadHead(ref.Path)
 	switch {
@@ -220,11 +289,10 @@ func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error
 		}
 		return OpenWith(ref, opt)
 	}
-	switch ref.Kind {
-	case store.KindCodexRollout:
-		opt.Agent = AgentCodex // --agent codex reads any *.jsonl as a rollout
-	case jsonl.KindClaudeSession:
-		opt.Agent = AgentClaude // likewise --agent claude for a Claude Code session
+	if p := profileByKind(ref.Kind); p != nil {
+		if a := Lookup(p.Agent); a != nil && a.ForceJSONL != nil {
+			opt.Agent = a.ID
+		}
 	}
 	d := DetectWith(ctx, ref.Path, head, opt)
 	switch {

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 func TestDetectAsCodex(t *testing.T) {
@@ -16,29 +18,29 @@ func TestDetectAsCodex(t *testing.T) {
 	both := filepath.Join(dir, "rollout-2026-01-01T00-00-00-b.jsonl")
 	require.NoError(t, os.WriteFile(both, []byte("{}\n"), 0o600))
 	const meta = `{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}` + "\n"
-	const qwen = `{"uuid":"u","sessionId":"s","type":"user"}` + "\n"
+	const qwenLine = `{"uuid":"u","sessionId":"s","type":"user"}` + "\n"
 	tests := []struct {
 		name        string
-		agent       string
+		agent       store.AgentID
 		path        string
 		head        string
 		kind        store.Kind // "" = not a store
 		unsupported string     // substring of Detection.Unsupported
 	}{
-		{"auto: rollout by name", "", "/c/sessions/2026/01/01/rollout-2026-01-01T00-00-00-a.jsonl", "", store.KindCodexRollout, ""},
-		{"auto: rollout by content", "", "/tmp/copy.jsonl", meta, store.KindCodexRollout, ""},
-		{"auto: qwen by content", "", "/tmp/copy.jsonl", qwen, store.KindQwenSession, ""},
-		{"auto: BOM before session_meta", "", "/tmp/copy.jsonl", "\xEF\xBB\xBF" + meta, store.KindCodexRollout, ""},
-		{"codex: any jsonl is a rollout", AgentCodex, "/tmp/odd.jsonl", `{"x":1}`, store.KindCodexRollout, ""},
-		{"codex: a qwen-looking file is read as a rollout", AgentCodex, "/tmp/copy.jsonl", qwen, store.KindCodexRollout, ""},
-		{"codex: history.jsonl is not a rollout", AgentCodex, "/c/history.jsonl", `{"session_id":"s"}`, "", ""},
-		{"codex: session_index.jsonl is not a rollout", AgentCodex, "/c/session_index.jsonl", `{"id":"s"}`, "", ""},
-		{"codex: other files", AgentCodex, "/c/config.toml", "[x]", "", ""},
-		{"qwen: never a rollout", AgentQwen, "/c/sessions/rollout-a.jsonl", meta, "", ""},
-		{"qwen: qwen session", AgentQwen, "/tmp/copy.jsonl", qwen, store.KindQwenSession, ""},
+		{"auto: rollout by name", "", "/c/sessions/2026/01/01/rollout-2026-01-01T00-00-00-a.jsonl", "", codex.KindRollout, ""},
+		{"auto: rollout by content", "", "/tmp/copy.jsonl", meta, codex.KindRollout, ""},
+		{"auto: qwen by content", "", "/tmp/copy.jsonl", qwenLine, qwen.KindSession, ""},
+		{"auto: BOM before session_meta", "", "/tmp/copy.jsonl", "\xEF\xBB\xBF" + meta, codex.KindRollout, ""},
+		{"codex: any jsonl is a rollout", codex.ID, "/tmp/odd.jsonl", `{"x":1}`, codex.KindRollout, ""},
+		{"codex: a qwen-looking file is read as a rollout", codex.ID, "/tmp/copy.jsonl", qwenLine, codex.KindRollout, ""},
+		{"codex: history.jsonl is not a rollout", codex.ID, "/c/history.jsonl", `{"session_id":"s"}`, "", ""},
+		{"codex: session_index.jsonl is not a rollout", codex.ID, "/c/session_index.jsonl", `{"id":"s"}`, "", ""},
+		{"codex: other files", codex.ID, "/c/config.toml", "[x]", "", ""},
+		{"qwen: never a rollout", qwen.ID, "/c/sessions/rollout-a.jsonl", meta, "", ""},
+		{"qwen: qwen session", qwen.ID, "/tmp/copy.jsonl", qwenLine, qwen.KindSession, ""},
 		{"zst rollout alone", "", "/c/sessions/rollout-2026-01-01T00-00-00-a.jsonl.zst", "\x28\xb5\x2f\xfd", "", "zstd-compressed Codex rollout: reported, not parsed"},
 		{"zst rollout next to its plain file", "", both + ".zst", "\x28\xb5\x2f\xfd", "", "next to its plain .jsonl"},
-		{"codex: any jsonl.zst", AgentCodex, "/c/archived_sessions/x.jsonl.zst", "", "", "zstd-compressed Codex rollout"},
+		{"codex: any jsonl.zst", codex.ID, "/c/archived_sessions/x.jsonl.zst", "", "", "zstd-compressed Codex rollout"},
 		{"other zst json", "", "/q/usage_record.jsonl.zst", "", "", "zstd-compressed store"},
 		{"zst that is no store", "", "/q/blob.zst", "", "", ""},
 	}
@@ -62,9 +64,9 @@ func TestDetectAsCodex(t *testing.T) {
 }
 
 func TestOpenCodexRollout(t *testing.T) {
-	s, err := Open(store.Ref{Path: "/c/rollout-a.jsonl", Kind: store.KindCodexRollout})
+	s, err := Open(store.Ref{Path: "/c/rollout-a.jsonl", Kind: codex.KindRollout})
 	require.NoError(t, err)
-	assert.Equal(t, store.KindCodexRollout, s.Ref().Kind)
+	assert.Equal(t, codex.KindRollout, s.Ref().Kind)
 	_, isWriter := s.(store.Writer)
 	_, isRestorer := s.(store.Restorer)
 	assert.True(t, isWriter)
@@ -75,20 +77,22 @@ func TestOpenCodexRollout(t *testing.T) {
 // (issue 8 item 11), never a silent all-clear.
 func TestDetectWarnsOnWrongAgent(t *testing.T) {
 	const meta = `{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}`
-	const qwen = `{"uuid":"u","sessionId":"s","type":"user"}`
+	const qwenLine = `{"uuid":"u","sessionId":"s","type":"user"}`
 	tests := []struct {
-		name, agent, path, head string
-		read                    bool
-		warning                 string // substring; "" = none
+		name       string
+		agent      store.AgentID
+		path, head string
+		read       bool
+		warning    string // substring; "" = none
 	}{
-		{"codex on a qwen session", AgentCodex, "/q/projects/p/chats/3cea48a5.jsonl", qwen, true, "looks like a qwen store (qwen-session)"},
-		{"codex on usage_record", AgentCodex, "/q/usage_record.jsonl", `{"tools":{}}`, true, "looks like a qwen store (qwen-usage)"},
-		{"codex on an unknown jsonl", AgentCodex, "/q/usage/token-usage.jsonl", `{"x":1}`, true, "does not look like one"},
-		{"codex on a rollout", AgentCodex, "/c/copy.jsonl", meta, true, ""},
-		{"codex on a rollout by name", AgentCodex, "/c/rollout-2026-01-01T00-00-00-a.jsonl", `{}`, true, ""},
-		{"qwen on a rollout", AgentQwen, "/c/sessions/rollout-2026-01-01T00-00-00-a.jsonl", meta, false, "looks like a Codex rollout: not read with --agent qwen"},
-		{"qwen on a qwen session", AgentQwen, "/q/chats/a.jsonl", qwen, true, ""},
-		{"auto never warns", "", "/q/chats/a.jsonl", qwen, true, ""},
+		{"codex on a qwen session", codex.ID, "/q/projects/p/chats/3cea48a5.jsonl", qwenLine, true, "looks like a qwen store (qwen-session)"},
+		{"codex on usage_record", codex.ID, "/q/usage_record.jsonl", `{"tools":{}}`, true, "looks like a qwen store (qwen-usage)"},
+		{"codex on an unknown jsonl", codex.ID, "/q/usage/token-usage.jsonl", `{"x":1}`, true, "does not look like one"},
+		{"codex on a rollout", codex.ID, "/c/copy.jsonl", meta, true, ""},
+		{"codex on a rollout by name", codex.ID, "/c/rollout-2026-01-01T00-00-00-a.jsonl", `{}`, true, ""},
+		{"qwen on a rollout", qwen.ID, "/c/sessions/rollout-2026-01-01T00-00-00-a.jsonl", meta, false, "looks like a Codex rollout: not read with --agent qwen"},
+		{"qwen on a qwen session", qwen.ID, "/q/chats/a.jsonl", qwenLine, true, ""},
+		{"auto never warns", "", "/q/chats/a.jsonl", qwenLine, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
@@ -55,8 +56,8 @@ func TestDetectSQLite(t *testing.T) {
 	}
 	head, err := all.ReadHead(oc)
 	require.NoError(t, err)
-	assert.Nil(t, all.DetectAs(all.AgentCodex, oc, head).Store, "with --agent codex an opencode database is not read")
-	assert.Equal(t, "SQLite store of opencode (profile opencode), not of codex", all.DetectAs(all.AgentCodex, oc, head).NotStore)
+	assert.Nil(t, all.DetectAs(codex.ID, oc, head).Store, "with --agent codex an opencode database is not read")
+	assert.Equal(t, "SQLite store of opencode (profile opencode), not of codex", all.DetectAs(codex.ID, oc, head).NotStore)
 	assert.NotNil(t, all.DetectAs("", oc, head).Store)
 
 	st, err := all.Open(store.Ref{Path: oc, Kind: store.KindSQLite})

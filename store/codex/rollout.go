@@ -1,4 +1,4 @@
-package jsonl
+package codex
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
 // Codex CLI rollouts (schemes.md §A.6): $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local
@@ -19,16 +20,16 @@ import (
 // item_started/item_completed {item: {type: "McpToolCall", id: <call id>, server, tool}}. Those
 // are never name sites and never rewritten.
 
-// CodexFieldName and CodexFieldNamespace are the Site.Field values of the two members of a
-// function_call that together make its model-visible name (Site.Group ties them).
+// FieldName and FieldNamespace are the Site.Field values of the two members of a function_call
+// that together make its model-visible name (Site.Group ties them).
 const (
-	CodexFieldName      = "name"
-	CodexFieldNamespace = "namespace"
+	FieldName      = "name"
+	FieldNamespace = "namespace"
 )
 
-// CodexMeta is what a rollout says about itself, from its first session_meta record. The Codex
+// Meta is what a rollout says about itself, from its first session_meta record. The rollout
 // profile stores it in Snapshot.Extra (nil when the file has no session_meta).
-type CodexMeta struct {
+type Meta struct {
 	// ThreadID is session_meta.payload.id (the thread uuid, also in the file name).
 	ThreadID string
 	// CLIVersion is session_meta.payload.cli_version ("0.50.0"), which bounds the naming era.
@@ -37,28 +38,28 @@ type CodexMeta struct {
 	Line int64
 }
 
-// CodexMetaOf returns the CodexMeta of a Codex rollout snapshot, or nil.
-func CodexMetaOf(snap *store.Snapshot) *CodexMeta {
-	m, _ := snap.Extra.(*CodexMeta)
+// MetaOf returns the Meta of a rollout snapshot, or nil.
+func MetaOf(snap *store.Snapshot) *Meta {
+	m, _ := snap.Extra.(*Meta)
 	return m
 }
 
 // codexRolloutName matches the file names Codex gives rollouts (plain or zstd-compressed).
 var codexRolloutName = regexp.MustCompile(`^rollout-.*\.jsonl(\.zst)?$`)
 
-// IsCodexRolloutName reports whether a file's base name is a Codex rollout name,
+// IsRolloutName reports whether a file's base name is a Codex rollout name,
 // "rollout-<…>.jsonl" or "rollout-<…>.jsonl.zst".
-func IsCodexRolloutName(base string) bool { return codexRolloutName.MatchString(base) }
+func IsRolloutName(base string) bool { return codexRolloutName.MatchString(base) }
 
 // codexSessionMeta matches a top-level "type" member with value "session_meta", whatever the
 // spacing.
 var codexSessionMeta = regexp.MustCompile(`"type"\s*:\s*"session_meta"`)
 
-// LooksLikeCodexRollout reports whether the first line of a *.jsonl file (or its first bytes:
+// LooksLikeRollout reports whether the first line of a *.jsonl file (or its first bytes:
 // a session_meta line can be tens of KiB) is a Codex session_meta record. Codex writes the
 // record's own members ("timestamp", 0.169.0's "ordinal", "type") before its "payload", so only
 // the bytes before the first "payload" key are looked at: text inside a payload never counts.
-func LooksLikeCodexRollout(firstLine []byte) bool {
+func LooksLikeRollout(firstLine []byte) bool {
 	head := firstLine
 	if i := bytes.Index(head, []byte(`"payload"`)); i >= 0 {
 		head = head[:i]
@@ -66,9 +67,9 @@ func LooksLikeCodexRollout(firstLine []byte) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(head, " \t\r"), []byte("{")) && codexSessionMeta.Match(head)
 }
 
-// IsCodexCompanion reports whether a base name is one of the other JSONL files of a Codex home
+// IsCompanion reports whether a base name is one of the other JSONL files of a Codex home
 // (prompt history, the thread name index), which hold no tool names and are never rollouts.
-func IsCodexCompanion(base string) bool {
+func IsCompanion(base string) bool {
 	return base == "history.jsonl" || base == "session_index.jsonl"
 }
 
@@ -125,21 +126,24 @@ type codexCall struct {
 	typ, name, namespace, callID *jsonscan.Capture
 }
 
-// CodexRollout is a Codex CLI rollout (see the comment at the top of this file). Sites: Kind
+// KindRollout is the store kind of a rollout.
+const KindRollout store.Kind = "codex-rollout"
+
+// Rollout is a Codex CLI rollout (see the comment at the top of this file). Sites: Kind
 // SiteCall for response_item function_calls (Path "payload.name" / "payload.namespace") and
 // SiteCompressed for the function_calls of a compacted replacement_history; Field "name" or
-// "namespace", Group shared by the two members of one call, CallID its call_id. Records written
-// before the {type, payload} envelope (bare Responses items, mid-2025 builds) are read the same
-// way. Identities: one per raw invocation record, keyed by call id.
-var CodexRollout = func() *Profile {
-	return &Profile{
-		Kind: store.KindCodexRollout, Agent: "codex", Mode: jsonscan.Lines,
-		pat:     jsonscan.MustCompile(codexPatterns[:]...),
-		resolve: resolveCodex,
-	}
-}()
+// "namespace", Group shared by the two members of one call, CallID its call_id. A call without
+// a "namespace" member gets an absent namespace site (store.Site.Absent; see NamespaceSite),
+// where a rewrite inserts the member. Records written before the {type, payload} envelope
+// (bare Responses items, mid-2025 builds) are read the same way. Identities: one per raw
+// invocation record, keyed by call id.
+var Rollout = &jsonl.Profile{
+	Kind: KindRollout, Agent: ID, Title: "Codex rollout", Mode: jsonscan.Lines,
+	Patterns: jsonscan.MustCompile(codexPatterns[:]...),
+	Resolve:  resolveRollout,
+}
 
-func resolveCodex(rec *jsonscan.Record, b *builder) {
+func resolveRollout(rec *jsonscan.Record, b *jsonl.Builder) {
 	var c [nCodexPatterns]*jsonscan.Capture
 	hist := map[string]*codexCall{}
 	var histOrder []string
@@ -170,11 +174,11 @@ func resolveCodex(rec *jsonscan.Record, b *builder) {
 			}
 		}
 	}
-	recType, payloadType := captureString(c[cxType]), captureString(c[cxPayloadType])
+	recType, payloadType := jsonl.String(c[cxType]), jsonl.String(c[cxPayloadType])
 	switch recType {
 	case "session_meta":
-		if b.snap.Extra == nil {
-			b.snap.Extra = &CodexMeta{ThreadID: captureString(c[cxMetaID]), CLIVersion: captureString(c[cxCLIVersion]), Line: rec.Line}
+		if snap := b.Snapshot(); snap.Extra == nil {
+			snap.Extra = &Meta{ThreadID: jsonl.String(c[cxMetaID]), CLIVersion: jsonl.String(c[cxCLIVersion]), Line: rec.Line}
 		}
 	case "response_item":
 		if payloadType == "function_call" {
@@ -182,17 +186,17 @@ func resolveCodex(rec *jsonscan.Record, b *builder) {
 		}
 	case "compacted":
 		for _, key := range histOrder {
-			if hc := hist[key]; captureString(hc.typ) == "function_call" {
+			if hc := hist[key]; jsonl.String(hc.typ) == "function_call" {
 				codexCallSites(b, store.SiteCompressed, *hc)
 			}
 		}
 	case "event_msg":
 		switch payloadType {
 		case "mcp_tool_call_begin", "mcp_tool_call_end":
-			codexIdentity(b, captureString(c[cxCallID]), c[cxInvServer], c[cxInvTool])
+			codexIdentity(b, jsonl.String(c[cxCallID]), c[cxInvServer], c[cxInvTool])
 		case "item_started", "item_completed":
-			if captureString(c[cxItemType]) == "McpToolCall" {
-				codexIdentity(b, captureString(c[cxItemID]), c[cxItemServer], c[cxItemTool])
+			if jsonl.String(c[cxItemType]) == "McpToolCall" {
+				codexIdentity(b, jsonl.String(c[cxItemID]), c[cxItemServer], c[cxItemTool])
 			}
 		}
 	case "function_call":
@@ -202,49 +206,52 @@ func resolveCodex(rec *jsonscan.Record, b *builder) {
 }
 
 // codexCallSites adds the name (and namespace, when present) sites of one function_call.
-func codexCallSites(b *builder, kind store.SiteKind, call codexCall) {
+func codexCallSites(b *jsonl.Builder, kind store.SiteKind, call codexCall) {
 	if call.name == nil {
 		return
 	}
-	callID := captureString(call.callID)
+	callID := jsonl.String(call.callID)
 	group := fmt.Sprintf("%d:%s", call.name.Line, call.name.Path.Prefix(len(call.name.Path)-1))
-	name, ok := b.site(call.name, kind, CodexFieldName)
+	name, ok := b.Site(call.name, kind, FieldName)
 	if !ok {
 		return
 	}
 	name.CallID, name.Group = callID, group
-	b.add(name)
-	if call.namespace != nil {
-		if ns, ok := b.site(call.namespace, kind, CodexFieldNamespace); ok {
-			ns.CallID, ns.Group = callID, group
-			b.add(ns)
-		}
+	b.Add(name)
+	if call.namespace == nil {
+		b.Add(NamespaceSite(name))
+		return
+	}
+	if ns, ok := b.Site(call.namespace, kind, FieldNamespace); ok {
+		ns.CallID, ns.Group = callID, group
+		b.Add(ns)
 	}
 }
 
 // codexIdentity records one raw identity (never a name site).
-func codexIdentity(b *builder, callID string, server, tool *jsonscan.Capture) {
+func codexIdentity(b *jsonl.Builder, callID string, server, tool *jsonscan.Capture) {
 	if server == nil || tool == nil {
 		return
 	}
-	sv, ok1 := b.value(server)
-	tv, ok2 := b.value(tool)
+	sv, ok1 := b.Value(server)
+	tv, ok2 := b.Value(tool)
 	if !ok1 || !ok2 {
 		return
 	}
-	b.snap.Identities = append(b.snap.Identities, store.Identity{Server: sv.Str, Tool: tv.Str, CallID: callID,
+	b.AddIdentity(store.Identity{Server: sv.Str, Tool: tv.Str, CallID: callID,
 		Loc: store.Loc{Line: tool.Line, Offset: tool.Offset}})
 }
 
-// CodexNamespaceSite returns the site where a function_call that has no "namespace" member
-// gets one: an absent member (Raw nil, Name "") right after the call's name token, in the same
-// Group. An Edit there inserts `,"namespace":<new>`, so the object reads
+// NamespaceSite returns the site where a function_call that has no "namespace" member gets
+// one: an absent member (Raw nil, Name ""; store.Site.Absent) right after the call's name
+// token, in the same Group. An Edit there inserts `,"namespace":<new>`, so the object reads
 // {…"name":"<new name>","namespace":"<new namespace>"…}, the member order Codex itself writes.
-// name must be a name site of a Codex rollout snapshot.
-func CodexNamespaceSite(name store.Site) store.Site {
-	path := CodexFieldNamespace
+// The rollout profile emits it at scan time for every such call; name must be a name site of a
+// rollout snapshot.
+func NamespaceSite(name store.Site) store.Site {
+	path := FieldNamespace
 	if i := strings.LastIndexByte(name.Path, '.'); i >= 0 {
-		path = name.Path[:i+1] + CodexFieldNamespace
+		path = name.Path[:i+1] + FieldNamespace
 	}
 	return store.Site{
 		Loc:    store.Loc{Line: name.Loc.Line, Offset: name.Loc.Offset + int64(len(name.Raw))},
@@ -252,6 +259,6 @@ func CodexNamespaceSite(name store.Site) store.Site {
 		Path:   path,
 		CallID: name.CallID,
 		Group:  name.Group,
-		Field:  CodexFieldNamespace,
+		Field:  FieldNamespace,
 	}
 }

@@ -1,7 +1,6 @@
-package jsonl
+package codex
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
 const codexFixtures = "../../fixtures/codex-real/"
@@ -19,7 +19,7 @@ const codexFixtures = "../../fixtures/codex-real/"
 // scanCodex scans a Codex rollout file and checks that every site's Raw token is at its offset.
 func scanCodex(t testing.TB, path string) *store.Snapshot {
 	t.Helper()
-	snap, err := Open(path, CodexRollout).Scan(context.Background(), store.ScanOptions{Hash: true})
+	snap, err := jsonl.Open(path, Rollout).Scan(context.Background(), store.ScanOptions{Hash: true})
 	require.NoError(t, err)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -38,24 +38,42 @@ func writeRollout(t testing.TB, lines ...string) string {
 	return path
 }
 
+// stored returns the sites that hold a stored name, and checks that every absent site is the
+// namespace placeholder (NamespaceSite) of the name site right before it.
+func stored(t testing.TB, snap *store.Snapshot) []store.Site {
+	t.Helper()
+	var out []store.Site
+	for i, s := range snap.Sites {
+		if !s.Absent() {
+			out = append(out, s)
+			continue
+		}
+		require.Positive(t, i, "an absent site follows its name site")
+		assert.Equal(t, NamespaceSite(snap.Sites[i-1]), s)
+	}
+	return out
+}
+
+// sitesBy returns the sites of one field that hold a stored name (absent namespace sites are
+// left out: see absentSites).
 func sitesBy(snap *store.Snapshot, field string) []store.Site {
 	var out []store.Site
 	for _, s := range snap.Sites {
-		if s.Field == field {
+		if s.Field == field && !s.Absent() {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-func TestCodexRolloutFixture050(t *testing.T) {
+func TestRolloutFixture050(t *testing.T) {
 	snap := scanCodex(t, codexFixtures+"rollout-codex-0.50.0.jsonl")
-	assert.Equal(t, "codex", snap.Agent)
-	assert.Equal(t, store.KindCodexRollout, snap.Ref.Kind)
+	assert.Equal(t, ID, snap.Agent)
+	assert.Equal(t, KindRollout, snap.Ref.Kind)
 	assert.Empty(t, snap.Problems)
 	assert.Empty(t, snap.Identities, "Codex 0.50.0 wrote no invocation records")
-	assert.Equal(t, &CodexMeta{ThreadID: "01a22dcf-9134-7922-bfac-658542a5f64b", CLIVersion: "0.50.0", Line: 1}, CodexMetaOf(snap))
-	assert.Empty(t, sitesBy(snap, CodexFieldNamespace), "era E2 calls have no namespace")
+	assert.Equal(t, &Meta{ThreadID: "01a22dcf-9134-7922-bfac-658542a5f64b", CLIVersion: "0.50.0", Line: 1}, MetaOf(snap))
+	assert.Empty(t, sitesBy(snap, FieldNamespace), "era E2 calls have no namespace")
 
 	want := []struct {
 		line   int64
@@ -71,7 +89,7 @@ func TestCodexRolloutFixture050(t *testing.T) {
 		{20, "mcp__lit__ok_tool", "call_aade64aec1"},
 		{22, "mcp__lit__搜索文献", "call_13dc220cf2"},
 	}
-	names := sitesBy(snap, CodexFieldName)
+	names := sitesBy(snap, FieldName)
 	require.Len(t, names, len(want))
 	for i, w := range want {
 		t.Run(w.name, func(t *testing.T) {
@@ -87,13 +105,13 @@ func TestCodexRolloutFixture050(t *testing.T) {
 	}
 }
 
-func TestCodexRolloutFixture0169(t *testing.T) {
+func TestRolloutFixture0169(t *testing.T) {
 	snap := scanCodex(t, codexFixtures+"rollout-codex-0.169.0.jsonl")
 	assert.Empty(t, snap.Problems)
-	assert.Equal(t, "0.169.0", CodexMetaOf(snap).CLIVersion)
-	assert.Equal(t, "01a22dcf-f4ff-7ad3-8cd2-1ea80c2bfa34", CodexMetaOf(snap).ThreadID)
+	assert.Equal(t, "0.169.0", MetaOf(snap).CLIVersion)
+	assert.Equal(t, "01a22dcf-f4ff-7ad3-8cd2-1ea80c2bfa34", MetaOf(snap).ThreadID)
 
-	names, nss := sitesBy(snap, CodexFieldName), sitesBy(snap, CodexFieldNamespace)
+	names, nss := sitesBy(snap, FieldName), sitesBy(snap, FieldNamespace)
 	require.Len(t, names, 8)
 	require.Len(t, nss, 8)
 	for i := range names {
@@ -120,7 +138,7 @@ func TestCodexRolloutFixture0169(t *testing.T) {
 	assert.Equal(t, "搜索文献", byCall["call_de241cda30"].Tool)
 }
 
-func TestCodexRolloutRecords(t *testing.T) {
+func TestRolloutRecords(t *testing.T) {
 	tests := []struct {
 		name       string
 		line       string
@@ -194,7 +212,7 @@ func TestCodexRolloutRecords(t *testing.T) {
 			snap := scanCodex(t, writeRollout(t, tt.line))
 			assert.Empty(t, snap.Problems)
 			var got []store.Site
-			for _, s := range snap.Sites {
+			for _, s := range stored(t, snap) {
 				assert.NotEmpty(t, s.Raw)
 				assert.NotEmpty(t, s.Group)
 				s.Loc, s.Raw, s.Units, s.Group = store.Loc{}, nil, nil, ""
@@ -212,7 +230,7 @@ func TestCodexRolloutRecords(t *testing.T) {
 	}
 }
 
-func TestCodexRolloutInvalidLineKept(t *testing.T) {
+func TestRolloutInvalidLineKept(t *testing.T) {
 	path := writeRollout(t,
 		`{"type":"session_meta","payload":{"id":"x","cli_version":"0.50.0"}}`,
 		`{"type":"response_item","payload":{"type":"function_call","name":"mcp__a__b.c"`,
@@ -220,9 +238,11 @@ func TestCodexRolloutInvalidLineKept(t *testing.T) {
 	snap := scanCodex(t, path)
 	require.Len(t, snap.Problems, 1)
 	assert.Equal(t, int64(2), snap.Problems[0].Loc.Line)
-	require.Len(t, snap.Sites, 1)
-	assert.Equal(t, "mcp__a__d.e", snap.Sites[0].Name)
-	assert.Equal(t, "0.50.0", CodexMetaOf(snap).CLIVersion)
+	sites := stored(t, snap)
+	require.Len(t, sites, 1)
+	assert.Equal(t, "mcp__a__d.e", sites[0].Name)
+	require.Len(t, snap.Sites, 2, "plus the absent namespace of the call")
+	assert.Equal(t, "0.50.0", MetaOf(snap).CLIVersion)
 }
 
 func TestCodexNamespaceInsertion(t *testing.T) {
@@ -232,22 +252,24 @@ func TestCodexNamespaceInsertion(t *testing.T) {
 	}
 	path := writeRollout(t, lines...)
 	snap := scanCodex(t, path)
-	require.Len(t, snap.Sites, 2)
+	require.Len(t, snap.Sites, 4, "each call's name and the absent namespace emitted at scan time")
+	require.Len(t, stored(t, snap), 2)
 	var edits []store.Edit
 	news := []struct{ name, ns string }{{"literature_search_pubmed_977c8bf14fb3", "mcp__lit"}, {"get_data", "mcp__lit"}}
-	for i, s := range snap.Sites {
-		ns := CodexNamespaceSite(s)
-		assert.Equal(t, CodexFieldNamespace, ns.Field)
+	for i, s := range stored(t, snap) {
+		ns := snap.Sites[2*i+1]
+		assert.True(t, ns.Absent())
+		assert.Equal(t, FieldNamespace, ns.Field)
 		assert.Equal(t, s.Group, ns.Group)
 		assert.Equal(t, s.CallID, ns.CallID)
 		assert.Empty(t, ns.Raw)
 		assert.Equal(t, s.Loc.Offset+int64(len(s.Raw)), ns.Loc.Offset)
 		edits = append(edits, store.Edit{Site: s, New: news[i].name}, store.Edit{Site: ns, New: news[i].ns})
 	}
-	assert.Equal(t, "payload.namespace", CodexNamespaceSite(snap.Sites[0]).Path)
-	assert.Equal(t, "payload.replacement_history[0].namespace", CodexNamespaceSite(snap.Sites[1]).Path)
+	assert.Equal(t, "payload.namespace", snap.Sites[1].Path)
+	assert.Equal(t, "payload.replacement_history[0].namespace", snap.Sites[3].Path)
 
-	ch, err := Open(path, CodexRollout).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
+	ch, err := jsonl.Open(path, Rollout).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
 	require.NoError(t, err)
 	assert.Equal(t, 4, ch.Edits)
 	got, err := os.ReadFile(path)
@@ -258,38 +280,5 @@ func TestCodexNamespaceInsertion(t *testing.T) {
 
 	after := scanCodex(t, path)
 	require.Len(t, after.Sites, 4, "the inserted namespaces are read back as sites")
-	assert.Equal(t, "mcp__lit", sitesBy(after, CodexFieldNamespace)[0].Name)
-}
-
-func TestCodexDetect(t *testing.T) {
-	head0169, err := os.ReadFile(codexFixtures + "rollout-codex-0.169.0.jsonl")
-	require.NoError(t, err)
-	head0169 = head0169[:4096] // the session_meta line is longer than a detection head
-	require.NotContains(t, string(head0169), "\n")
-	tests := []struct {
-		name  string
-		path  string
-		first string
-		want  *Profile
-	}{
-		{"rollout name", "/s/2026/11/30/rollout-2026-11-30T18-55-07-01a2.jsonl", "", CodexRollout},
-		{"session_meta first line, other name", "/x/copy.jsonl", `{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}`, CodexRollout},
-		{"0.169.0 head (ordinal first, cut line)", "/x/copy.jsonl", string(head0169), CodexRollout},
-		{"spaced", "/x/copy.jsonl", ` { "timestamp" : "t", "type" : "session_meta" , "payload":{}}`, CodexRollout},
-		{"session_meta only inside the payload", "/x/copy.jsonl", `{"type":"response_item","payload":{"type":"session_meta"}}`, nil},
-		{"escaped text", "/x/copy.jsonl", `{"text":"\"type\":\"session_meta\""}`, nil},
-		{"qwen record", "/x/copy.jsonl", `{"uuid":"u","sessionId":"s","type":"user"}`, QwenSession},
-		{"qwen session name wins", "/p/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", `{"type":"session_meta"}`, QwenSession},
-		{"codex history is no rollout", "/h/.codex/history.jsonl", `{"session_id":"s","ts":1,"text":"x"}`, nil},
-		{"compressed name is not plain", "/s/rollout-x.jsonl.zst", "", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Detect(tt.path, []byte(tt.first)))
-		})
-	}
-	assert.True(t, IsCodexRolloutName("rollout-2026-01-01T00-00-00-x.jsonl.zst"))
-	assert.False(t, IsCodexRolloutName("rollout.jsonl"))
-	assert.True(t, IsCodexCompanion("session_index.jsonl"))
-	assert.True(t, bytes.HasPrefix(head0169, []byte(`{"timestamp"`)))
+	assert.Equal(t, "mcp__lit", sitesBy(after, FieldNamespace)[0].Name)
 }

@@ -1,4 +1,4 @@
-package sqlite
+package codex
 
 import (
 	"context"
@@ -7,14 +7,37 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
-// CodexThread is one row of Codex's state_5.sqlite threads table, checked against the rollout
+// HistoryProfile is Codex's thread_history_1.sqlite: mcpToolCall items hold the raw server key
+// and tool name, a ready inventory; they are reported as Snapshot.Identities and never rewritten
+// (the model-facing names live in the rollout JSONL).
+var HistoryProfile = &sqlite.Profile{
+	Name:   "codex",
+	Agent:  ID,
+	Detect: []string{"thread_items.item_json"},
+	Tables: []sqlite.TableSpec{
+		{Table: "thread_items", Column: "item_json", CallScope: "thread_id", Sites: []sqlite.SiteSpec{
+			{Path: "$.tool", When: &sqlite.JSONCond{Path: "$.type", In: []string{"mcpToolCall"}}, Identity: true, Server: "$.server", CallID: "$.id"},
+		}},
+	},
+}
+
+// StateProfile is Codex's state_5.sqlite: no name sites, but threads.rollout_path ties each
+// thread to its rollout JSONL; Scan reports threads whose rollout file is missing or named for
+// another thread (see Threads).
+var StateProfile = &sqlite.Profile{
+	Name:   "codex-state",
+	Agent:  ID,
+	Detect: []string{"threads.rollout_path"},
+	Check:  checkThreads,
+}
+
+// Thread is one row of Codex's state_5.sqlite threads table, checked against the rollout
 // file it points at.
-type CodexThread struct {
+type Thread struct {
 	ID string `json:"id"`
 	// RolloutPath is the path as recorded.
 	RolloutPath string `json:"rollout_path"`
@@ -26,26 +49,19 @@ type CodexThread struct {
 	NameMatches bool `json:"name_matches"`
 }
 
-// CodexThreads reads the threads of a Codex state database (state_5.sqlite) read-only and checks
+// Threads reads the threads of a Codex state database (state_5.sqlite) read-only and checks
 // each rollout path: does the file exist, and does its name carry the thread id.
-func CodexThreads(ctx context.Context, path string, opt Options) ([]CodexThread, error) {
-	db, err := openDB(path, modeRO, opt.busy())
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	conn, err := db.Connx(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	defer conn.Close()
-	var out []CodexThread
-	err = eachCodexThread(ctx, conn, path, func(t CodexThread) { out = append(out, t) })
+func Threads(ctx context.Context, path string, opt sqlite.Options) ([]Thread, error) {
+	var out []Thread
+	err := sqlite.Read(ctx, path, opt, func(db *sqlite.DB) error {
+		return eachThread(ctx, db, func(t Thread) { out = append(out, t) })
+	})
 	return out, err
 }
 
-func eachCodexThread(ctx context.Context, conn *sqlx.Conn, dbPath string, fn func(CodexThread)) error {
-	rows, err := conn.QueryxContext(ctx, `SELECT +id, +rollout_path FROM threads ORDER BY rowid`)
+func eachThread(ctx context.Context, db *sqlite.DB, fn func(Thread)) error {
+	dbPath := db.Path()
+	rows, err := db.Query(ctx, `SELECT +id, +rollout_path FROM threads ORDER BY rowid`)
 	if err != nil {
 		return fmt.Errorf("read threads of %s: %w", dbPath, err)
 	}
@@ -63,8 +79,8 @@ func eachCodexThread(ctx context.Context, conn *sqlx.Conn, dbPath string, fn fun
 	return nil
 }
 
-func checkThread(id, rollout, home string) CodexThread {
-	t := CodexThread{ID: id, RolloutPath: rollout}
+func checkThread(id, rollout, home string) Thread {
+	t := Thread{ID: id, RolloutPath: rollout}
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(rollout), ".zst"), ".jsonl")
 	t.NameMatches = id != "" && strings.HasSuffix(base, "-"+id)
 	if fi, err := os.Stat(rollout); err == nil && fi.Mode().IsRegular() {
@@ -84,27 +100,27 @@ func checkThread(id, rollout, home string) CodexThread {
 	return t
 }
 
-// checkCodexThreads reports, for the CodexState profile, threads whose rollout file is missing
-// or does not carry the thread id (the rollout JSONL holds the model-facing names).
-func checkCodexThreads(ctx context.Context, r *reader, snap *store.Snapshot) error {
-	if !r.sch.has("threads", "id") || !r.sch.has("threads", "rollout_path") {
+// checkThreads reports, for StateProfile, threads whose rollout file is missing or does not
+// carry the thread id (the rollout JSONL holds the model-facing names).
+func checkThreads(ctx context.Context, db *sqlite.DB, snap *store.Snapshot) error {
+	if !db.Has("threads", "id") || !db.Has("threads", "rollout_path") {
 		snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning,
 			Reason: "table threads has no id or rollout_path column: rollout files are not checked"})
 		return nil
 	}
-	err := eachCodexThread(ctx, r.conn, r.path, func(t CodexThread) {
+	err := eachThread(ctx, db, func(t Thread) {
 		snap.Records++
-		loc := store.Loc{Row: rowLabel("threads", []string{"id"}, []any{t.ID})}
+		loc := store.Loc{Row: sqlite.RowLabel("threads", []string{"id"}, []any{t.ID})}
 		switch {
 		case t.Found == "":
-			r.problem("missing rollout files", store.SevInfo, loc,
+			db.Problem(snap, "missing rollout files", store.SevInfo, loc,
 				fmt.Sprintf("rollout file %s not found (its model-facing names cannot be checked)", t.RolloutPath))
 		case t.Found != t.RolloutPath:
-			r.problem("moved rollout files", store.SevInfo, loc,
+			db.Problem(snap, "moved rollout files", store.SevInfo, loc,
 				fmt.Sprintf("rollout file recorded as %s is at %s", t.RolloutPath, t.Found))
 		}
 		if !t.NameMatches {
-			r.problem("mismatched rollout file names", store.SevWarning, loc,
+			db.Problem(snap, "mismatched rollout file names", store.SevWarning, loc,
 				fmt.Sprintf("rollout file name %s does not carry the thread id %s", filepath.Base(t.RolloutPath), t.ID))
 		}
 	})

@@ -1,4 +1,4 @@
-package jsonl
+package jsonl_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/benchcorpus"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // benchFiles generates a 64 MiB corpus of session files once per benchmark.
@@ -39,7 +41,7 @@ func BenchmarkStoreScan(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, f := range files {
-			if _, err := Open(f, QwenSession).Scan(context.Background(), store.ScanOptions{}); err != nil {
+			if _, err := jsonl.Open(f, qwen.Session).Scan(context.Background(), store.ScanOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -53,7 +55,7 @@ func BenchmarkStoreScanHash(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, f := range files {
-			if _, err := Open(f, QwenSession).Scan(context.Background(), store.ScanOptions{Hash: true}); err != nil {
+			if _, err := jsonl.Open(f, qwen.Session).Scan(context.Background(), store.ScanOptions{Hash: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

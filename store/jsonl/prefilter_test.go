@@ -1,4 +1,4 @@
-package jsonl
+package jsonl_test
 
 import (
 	"bytes"
@@ -13,16 +13,18 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/benchcorpus"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // scanBothWays scans path with the literal prefilter and without it and requires the same
 // snapshot (sites with their offsets, raw tokens and paths; problems; records; fingerprint).
-func scanBothWays(t *testing.T, path string, p *Profile) *store.Snapshot {
+func scanBothWays(t *testing.T, path string, p *jsonl.Profile) *store.Snapshot {
 	t.Helper()
 	scan := func(off bool) *store.Snapshot {
-		prefilterOff = off
-		defer func() { prefilterOff = false }()
-		snap, err := Open(path, p).Scan(context.Background(), store.ScanOptions{Hash: true})
+		jsonl.SetPrefilterOff(off)
+		defer jsonl.SetPrefilterOff(false)
+		snap, err := jsonl.Open(path, p).Scan(context.Background(), store.ScanOptions{Hash: true})
 		require.NoError(t, err)
 		return snap
 	}
@@ -44,7 +46,7 @@ func TestPrefilterSameSitesOnFixtures(t *testing.T) {
 	require.NotEmpty(t, files)
 	sites := 0
 	for _, f := range files {
-		for _, p := range []*Profile{QwenSession, QwenUsage} {
+		for _, p := range []*jsonl.Profile{qwen.Session, qwen.Usage} {
 			sites += len(scanBothWays(t, f, p).Sites)
 		}
 	}
@@ -64,7 +66,7 @@ func TestPrefilterSameSitesOnCorpus(t *testing.T) {
 	sites := 0
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			sites += len(scanBothWays(t, p, QwenSession).Sites)
+			sites += len(scanBothWays(t, p, qwen.Session).Sites)
 		}
 		return err
 	}))
@@ -81,7 +83,7 @@ func TestPrefilterSameSitesOnCorpus(t *testing.T) {
 	in := []byte(strings.Join(lines, "\n") + "\n")
 	in = append(in, bytes.Repeat([]byte(lines[0]+"\n"), 3000)...)
 	p := writeFile(t, t.TempDir(), "0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", in)
-	snap := scanBothWays(t, p, QwenSession)
+	snap := scanBothWays(t, p, qwen.Session)
 	var names []string
 	for _, s := range snap.Sites {
 		names = append(names, s.Name)

@@ -1,7 +1,7 @@
-// Package jsonl is the backend for line-oriented and single-document JSON stores: Qwen Code
-// chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints (and any other format
-// described by a Profile). It finds name sites with internal/jsonscan, in one streaming pass with
-// flat memory whatever the line length, and rewrites by splicing the new name token over the
+// Package jsonl is the engine for line-oriented and single-document JSON stores, each format
+// described by a Profile that an agent room declares (see store/agent); it knows no agent. It
+// finds name sites with internal/jsonscan, in one streaming pass with flat memory whatever the
+// line length, and rewrites by splicing the new name token over the
 // old one: every other byte of the file stays identical.
 //
 // jsonl imports only store, internal/jsonscan, internal/splice, internal/fileio and the standard
@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sort"
 	"unicode/utf8"
 
@@ -24,9 +23,6 @@ import (
 	"github.com/sessionfix/sessionfix/internal/splice"
 	"github.com/sessionfix/sessionfix/store"
 )
-
-// SessionFileName is the name Qwen Code gives session files (qwen-reference.md §4.1).
-var SessionFileName = regexp.MustCompile(`^[0-9a-fA-F-]{32,36}\.jsonl$`)
 
 // Store is one JSON Lines or JSON file read with a Profile.
 type Store struct {
@@ -97,15 +93,19 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		Agent: s.prof.Agent,
 		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()},
 	}
-	b := &builder{snap: snap}
+	b := &Builder{snap: snap}
+	var stream Streamer
+	if s.prof.Stream != nil {
+		stream = s.prof.Stream()
+	}
 	var invalidJSON, badUTF8 int
 	mark := 0 // sites before the current record
-	sc := jsonscan.New(s.prof.pat, s.prof.Mode, func(rec *jsonscan.Record) error {
+	sc := jsonscan.New(s.prof.Patterns, s.prof.Mode, func(rec *jsonscan.Record) error {
 		defer func() { mark = len(snap.Sites) }()
-		if rec.Err != nil && s.prof.capture != nil {
+		if rec.Err != nil && stream != nil {
 			// Streamed sites of an invalid record are dropped.
 			snap.Sites = snap.Sites[:mark]
-			b.reset()
+			stream.Reset()
 		}
 		if !rec.Blank {
 			snap.Records++
@@ -132,19 +132,19 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 			}
 			return nil
 		}
-		if s.prof.capture != nil {
-			s.prof.end(rec, b)
-			b.reset()
+		if stream != nil {
+			stream.End(rec, b)
+			stream.Reset()
 		} else {
-			s.prof.resolve(rec, b)
+			s.prof.Resolve(rec, b)
 		}
 		return nil
 	})
-	if s.prof.capture != nil {
-		sc.SetCaptureFunc(func(c *jsonscan.Capture) { s.prof.capture(c, b) })
+	if stream != nil {
+		sc.SetCaptureFunc(func(c *jsonscan.Capture) { stream.Capture(c, b) })
 	}
-	if len(s.prof.needles) > 0 && !prefilterOff {
-		if err := sc.SetPrefilter(s.prof.needles...); err != nil {
+	if len(s.prof.Needles) > 0 && !prefilterOff {
+		if err := sc.SetPrefilter(s.prof.Needles...); err != nil {
 			return nil, fmt.Errorf("scan %s: %w", s.path, err)
 		}
 	}

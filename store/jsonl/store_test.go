@@ -1,4 +1,4 @@
-package jsonl
+package jsonl_test
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 func writeFile(t testing.TB, dir, name string, content []byte) string {
@@ -42,17 +44,17 @@ func normalizeAll(snap *store.Snapshot) []store.Edit {
 	return edits
 }
 
-func scanFile(t testing.TB, path string, p *Profile) *store.Snapshot {
+func scanFile(t testing.TB, path string, p *jsonl.Profile) *store.Snapshot {
 	t.Helper()
-	snap, err := Open(path, p).Scan(context.Background(), store.ScanOptions{Hash: true})
+	snap, err := jsonl.Open(path, p).Scan(context.Background(), store.ScanOptions{Hash: true})
 	require.NoError(t, err)
 	return snap
 }
 
-func apply(t testing.TB, path string, p *Profile, snap *store.Snapshot, edits []store.Edit) (*store.Change, error) {
+func apply(t testing.TB, path string, p *jsonl.Profile, snap *store.Snapshot, edits []store.Edit) (*store.Change, error) {
 	t.Helper()
 	bk := filepath.Join(t.TempDir(), "backup")
-	return Open(path, p).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: bk})
+	return jsonl.Open(path, p).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: bk})
 }
 
 func call(id, name string) string {
@@ -125,11 +127,11 @@ func TestByteExactRewrite(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeFile(t, t.TempDir(), "0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", []byte(tt.input))
 			fi, _ := os.Stat(p)
-			snap := scanFile(t, p, QwenSession)
+			snap := scanFile(t, p, qwen.Session)
 			assert.Len(t, snap.Sites, tt.sites)
 			assert.Len(t, snap.Problems, tt.probs, "%v", snap.Problems)
 			assert.Equal(t, tt.notW, snap.NotWritable != "")
-			ch, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+			ch, err := apply(t, p, qwen.Session, snap, normalizeAll(snap))
 			got, _ := os.ReadFile(p)
 			if tt.expErr {
 				require.ErrorIs(t, err, store.ErrNotWritable)
@@ -160,7 +162,7 @@ func TestSitesOfEveryKind(t *testing.T) {
 		`{"type":"system","subtype":"agent_bootstrap","systemPayload":{"history":[{"role":"model","parts":[{"functionCall":{"id":"h1","name":"tool_call","args":{"name":"mcp__d.e__f"}}}]}]}}`,
 	}
 	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(strings.Join(lines, "\n")+"\n"))
-	snap := scanFile(t, p, QwenSession)
+	snap := scanFile(t, p, qwen.Session)
 	type got struct {
 		Line         int64
 		Kind, Field  string
@@ -186,31 +188,31 @@ func TestSitesOfEveryKind(t *testing.T) {
 func TestUsageKeysAndCheckpoints(t *testing.T) {
 	dir := t.TempDir()
 	u := writeFile(t, dir, "usage_record.jsonl", []byte(`{"tools":{"totalCalls":2,"byName":{"mcp__lit__literature.search_pubmed":{"count":1},"read_file":{"count":1}}}}`+"\n"))
-	snap := scanFile(t, u, Detect(u, nil))
+	snap := scanFile(t, u, qwenDetect(u, nil))
 	require.Len(t, snap.Sites, 2)
 	assert.True(t, snap.Sites[0].Key)
 	assert.Equal(t, "line 1 tools.byName", snap.Sites[0].Scope)
-	_, err := apply(t, u, QwenUsage, snap, normalizeAll(snap))
+	_, err := apply(t, u, qwen.Usage, snap, normalizeAll(snap))
 	require.NoError(t, err)
 	b, _ := os.ReadFile(u)
 	assert.Equal(t, `{"tools":{"totalCalls":2,"byName":{"mcp__lit__literature_search_pubmed_1nv53db":{"count":1},"read_file":{"count":1}}}}`+"\n", string(b))
 
 	ck := writeFile(t, dir, "tmp/abc/checkpoint-my%20tag.json", []byte("[\n  {\"role\": \"model\", \"parts\": [{\"functionCall\": {\"id\": \"c\", \"name\": \"mcp__z.db__q\"}}]}\n]\n"))
-	require.Equal(t, QwenCheckpoint, Detect(ck, nil))
-	snap = scanFile(t, ck, QwenCheckpoint)
+	require.Equal(t, qwen.Checkpoint, qwenDetect(ck, nil))
+	snap = scanFile(t, ck, qwen.Checkpoint)
 	require.Len(t, snap.Sites, 1)
 	assert.Equal(t, int64(2), snap.Sites[0].Loc.Line)
 
 	ed := writeFile(t, dir, "tmp/abc/checkpoints/2026-x-edit.json", []byte(`{"history":[],"clientHistory":[{"role":"model","parts":[{"functionCall":{"name":"mcp__a.b__c"}}]}],"toolCall":{"name":"edit","args":{}}}`))
-	require.Equal(t, QwenEditCheckpoint, Detect(ed, nil))
-	snap = scanFile(t, ed, QwenEditCheckpoint)
+	require.Equal(t, qwen.EditCheckpoint, qwenDetect(ed, nil))
+	snap = scanFile(t, ed, qwen.EditCheckpoint)
 	assert.Len(t, snap.Sites, 2)
 }
 
 func TestApplyRefusesChangedFile(t *testing.T) {
 	in := call("c1", "mcp__a.b__c") + "\n"
 	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
-	snap := scanFile(t, p, QwenSession)
+	snap := scanFile(t, p, qwen.Session)
 
 	// Appended after the scan: refused, nothing lost.
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -218,7 +220,7 @@ func TestApplyRefusesChangedFile(t *testing.T) {
 	_, err = f.WriteString(call("c2", "mcp__new.line__x") + "\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	_, err = apply(t, p, QwenSession, snap, normalizeAll(snap))
+	_, err = apply(t, p, qwen.Session, snap, normalizeAll(snap))
 	require.ErrorIs(t, err, store.ErrInUse)
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, in+call("c2", "mcp__new.line__x")+"\n", string(got))
@@ -228,7 +230,7 @@ func TestApplyRefusesChangedFile(t *testing.T) {
 func TestApplyRefusesAppendDuringRewrite(t *testing.T) {
 	in := call("c1", "mcp__a.b__c") + "\n"
 	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
-	snap := scanFile(t, p, QwenSession)
+	snap := scanFile(t, p, qwen.Session)
 	extra := call("c2", "mcp__late__x") + "\n"
 	bk := filepath.Join(t.TempDir(), "backup")
 	ctx := fileio.WithBeforeCheck(context.Background(), func(string) {
@@ -237,7 +239,7 @@ func TestApplyRefusesAppendDuringRewrite(t *testing.T) {
 		_, _ = f.WriteString(extra)
 		f.Close()
 	})
-	_, err := Open(p, QwenSession).Apply(ctx, snap, normalizeAll(snap), store.ApplyOptions{BackupPath: bk})
+	_, err := jsonl.Open(p, qwen.Session).Apply(ctx, snap, normalizeAll(snap), store.ApplyOptions{BackupPath: bk})
 	var iu *store.InUseError
 	require.ErrorAs(t, err, &iu)
 	assert.Contains(t, iu.Reason, "appended to while rewriting")
@@ -252,10 +254,10 @@ func TestRestore(t *testing.T) {
 	in := call("c1", "mcp__a.b__c") + "\n"
 	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
 	fi0, _ := os.Stat(p)
-	snap := scanFile(t, p, QwenSession)
-	ch, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+	snap := scanFile(t, p, qwen.Session)
+	ch, err := apply(t, p, qwen.Session, snap, normalizeAll(snap))
 	require.NoError(t, err)
-	st := Open(p, QwenSession)
+	st := jsonl.Open(p, qwen.Session)
 
 	// Changed since the run (not only appended to): refused without force.
 	rewritten, _ := os.ReadFile(p)
@@ -295,10 +297,10 @@ func TestLongLineStreams(t *testing.T) {
 	tail := `"},"name":"mcp__big.srv__dump"}}]}}` + "\n"
 	_, _ = f.WriteString(tail)
 	require.NoError(t, f.Close())
-	snap := scanFile(t, p, QwenSession)
+	snap := scanFile(t, p, qwen.Session)
 	require.Len(t, snap.Sites, 1)
 	assert.Empty(t, snap.Problems)
-	_, err = apply(t, p, QwenSession, snap, normalizeAll(snap))
+	_, err = apply(t, p, qwen.Session, snap, normalizeAll(snap))
 	require.NoError(t, err)
 	fi, _ := os.Stat(p)
 	want := mcpname.Normalize("mcp__big.srv__dump")
@@ -321,13 +323,13 @@ func assertNoTemp(t testing.TB, dir string) {
 func TestApplyRefusesSameSizeChangeSinceScan(t *testing.T) {
 	in := call("c1", "mcp__a.b__c") + "\n" + `{"x":"aaaa"}` + "\n"
 	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
-	snap := scanFile(t, p, QwenSession)
+	snap := scanFile(t, p, qwen.Session)
 	require.NotEmpty(t, snap.State.Fingerprint)
 	// Same size, mtime put back: only the content fingerprint tells.
 	changed := strings.Replace(in, "aaaa", "bbbb", 1)
 	require.NoError(t, os.WriteFile(p, []byte(changed), 0o640))
 	require.NoError(t, os.Chtimes(p, snap.State.ModTime, snap.State.ModTime))
-	_, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+	_, err := apply(t, p, qwen.Session, snap, normalizeAll(snap))
 	var iu *store.InUseError
 	require.ErrorAs(t, err, &iu)
 	assert.Contains(t, iu.Reason, "content changed since it was scanned")
@@ -340,8 +342,8 @@ func TestApplyRefusesSameSizeChangeSinceScan(t *testing.T) {
 func TestRestoreReversesEditsAndKeepsAppendedLines(t *testing.T) {
 	in := call("c1", "mcp__a.b__c") + "\n" + call("c2", "mcp__x.y__z") + "\n"
 	p := writeFile(t, t.TempDir(), "s.jsonl", []byte(in))
-	snap := scanFile(t, p, QwenSession)
-	ch, err := apply(t, p, QwenSession, snap, normalizeAll(snap))
+	snap := scanFile(t, p, qwen.Session)
+	ch, err := apply(t, p, qwen.Session, snap, normalizeAll(snap))
 	require.NoError(t, err)
 	require.Len(t, ch.Sites, len(normalizeAll(snap)), "every edit is recorded with its site")
 	rewritten, _ := os.ReadFile(p)
@@ -352,7 +354,7 @@ func TestRestoreReversesEditsAndKeepsAppendedLines(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	require.NoError(t, Open(p, QwenSession).Restore(context.Background(), ch, false))
+	require.NoError(t, jsonl.Open(p, qwen.Session).Restore(context.Background(), ch, false))
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, in+later, string(got), "old names back, the appended line kept")
 	assert.NotEqual(t, string(rewritten), in)
@@ -366,13 +368,19 @@ func TestSpliceMismatchIsErrTokenMismatch(t *testing.T) {
 	src := "{\"a\":1}\n{\"name\":\"mcp__x__y\"}\n"
 	edit := store.Edit{Site: store.Site{Loc: store.Loc{Line: 2, Offset: 16}, Raw: []byte(`"mcp__x__z"`)}, New: "mcp__x__w"}
 	var out bytes.Buffer
-	err := Splice([]store.Edit{edit})(&out, strings.NewReader(src))
+	err := jsonl.Splice([]store.Edit{edit})(&out, strings.NewReader(src))
 	require.ErrorIs(t, err, store.ErrInUse)
 	require.ErrorIs(t, err, store.ErrTokenMismatch)
 	assert.Equal(t, "store is in use by another process (line 2: name token not found at its offset (offset 16) (content changed since it was scanned))", err.Error())
 
 	edit.Site.Raw = []byte(`"mcp__x__y"`)
 	out.Reset()
-	require.NoError(t, Splice([]store.Edit{edit})(&out, strings.NewReader(src)))
+	require.NoError(t, jsonl.Splice([]store.Edit{edit})(&out, strings.NewReader(src)))
 	assert.Equal(t, "{\"a\":1}\n{\"name\":\"mcp__x__w\"}\n", out.String())
+}
+
+// qwenDetect is qwen.Detect without the sureness.
+func qwenDetect(path string, first []byte) *jsonl.Profile {
+	p, _ := qwen.Detect(path, first)
+	return p
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/store/storetest"
@@ -183,7 +184,7 @@ func TestApplyRefusesLockedStore(t *testing.T) {
 	ctx := context.Background()
 	p := opencodeDB(t)
 	orig := dumpSum(t, p)
-	st, err := sqlite.Detect(ctx, p, sqlite.Options{BusyTimeout: 200 * time.Millisecond})
+	st, err := sqlite.Detect(ctx, p, all.SQLiteOptions(sqlite.Options{BusyTimeout: 200 * time.Millisecond}))
 	require.NoError(t, err)
 	snap := scanStore(t, st)
 	lock, err := sqlitetest.HoldWriteLock(ctx, p, time.Second)
@@ -252,7 +253,7 @@ func TestApplyRefusedWhileAnotherProcessHoldsTheLock(t *testing.T) {
 	p := opencodeDB(t)
 	orig := dumpSum(t, p)
 	opt := sqlite.Options{BusyTimeout: 300 * time.Millisecond}
-	st, err := sqlite.Detect(ctx, p, opt)
+	st, err := sqlite.Detect(ctx, p, all.SQLiteOptions(opt))
 	require.NoError(t, err)
 	snap := scanStore(t, st)
 	edits := storetest.Edits(snap, storetest.ProviderSafe)

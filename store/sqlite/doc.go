@@ -1,13 +1,12 @@
-// Package sqlite is the backend for agents' SQLite session stores (opencode, crush, goose, the
-// Codex thread history and state databases, and any other store described by a Profile): it
-// finds tool-name sites inside JSON columns, rewrites them in place with the same byte-exact
+// Package sqlite is the engine for agents' SQLite session stores, each described by a Profile
+// (an agent room's, see store/agent, or a user's JSON profile): it knows no agent. It finds tool-name sites inside JSON columns, rewrites them in place with the same byte-exact
 // splicing as the JSONL backend, and undoes a rewrite from its backup (stores.md §3).
 //
 // A store is described by a Profile: for each table, the key columns, the JSON column, the JSON
 // paths of its name sites (with an optional condition such as `$.type == "tool"`), and which
-// sites hold permission rules or raw identities (reported, never rewritten). Built-in profiles:
-// Opencode, Crush, Goose, CodexHistory and CodexState; DetectProfile picks one from the schema
-// (PRAGMA table_info) and LoadProfile reads a JSON profile for any other store. A table or column
+// sites hold permission rules or raw identities (reported, never rewritten). The agent rooms'
+// profiles come in through Options.Profiles; Detect picks one from the schema (PRAGMA
+// table_info) and LoadProfile reads a JSON profile for any other store. A table or column
 // a profile names but the database lacks is reported as a problem, never assumed.
 //
 // Reading: a connection opened read-only (mode=ro) reads each table in rowid batches inside one
@@ -21,8 +20,8 @@
 // held, a copy of the database is taken through the SQLite online backup API into the run
 // directory; each changed row is re-read, its name tokens are checked byte for byte and spliced
 // (nothing else in the JSON text changes, the storage class TEXT/BLOB is kept); PRAGMA
-// integrity_check must say "ok" before COMMIT. UPDATE triggers of the agent's schema (crush bumps
-// messages.updated_at) are kept from changing any other column, so only the planned JSON values
+// integrity_check must say "ok" before COMMIT. UPDATE triggers of the agent's schema (one that bumps
+// an updated_at column) are kept from changing any other column, so only the planned JSON values
 // change. Undo (Restore) checks that every rewritten value still hashes to what the run wrote and
 // copies the original values back from the backup under the write lock; a live WAL database file
 // is never copied byte-wise.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
@@ -105,7 +106,7 @@ func integrity(tb testing.TB, path string) string {
 // detect opens the store at path with its detected profile.
 func detect(tb testing.TB, path string) *sqlite.Store {
 	tb.Helper()
-	st, err := sqlite.Detect(context.Background(), path, sqlite.Options{})
+	st, err := sqlite.Detect(context.Background(), path, all.SQLiteOptions(sqlite.Options{}))
 	require.NoError(tb, err)
 	return st
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
@@ -43,7 +44,7 @@ func TestLiveWriterWithSpilledJournalIsInUse(t *testing.T) {
 		opt := sqlite.Options{BusyTimeout: 200 * time.Millisecond, RollBack: rollBack}
 		var inUse *store.InUseError
 		var hj *sqlite.HotJournalError
-		st, err := sqlite.Detect(ctx, p, opt)
+		st, err := sqlite.Detect(ctx, p, all.SQLiteOptions(opt))
 		if err == nil {
 			_, err = st.Scan(ctx, store.ScanOptions{})
 		}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,7 @@ import (
 // Profile describes one SQLite store format: where tool names live in it. It is plain data, so
 // any store can be described in a JSON file (LoadProfile, `--profile FILE`):
 //
-//	{"name": "opencode", "agent": "opencode",
+//	{"name": "notes", "agent": "notes",
 //	 "detect": ["part.data", "message.data", "session.id"],
 //	 "tables": [
 //	   {"table": "part", "column": "data",
@@ -25,19 +24,20 @@ import (
 //	    "sites": [{"path": "$.part.tool", "when": {"path": "$.part.type", "in": ["tool"]}}]},
 //	   {"table": "session", "column": "permission", "sites": [{"path": "$[*].permission", "kind": "rule"}]}]}
 type Profile struct {
-	// Name identifies the profile in reports ("opencode").
+	// Name identifies the profile in reports ("notes").
 	Name string `json:"name"`
 	// Agent is the naming scheme of the agent that writes the store (Snapshot.Agent): it picks
 	// the rewrite rule (rewrite.NamerFor).
-	Agent string `json:"agent"`
+	Agent store.AgentID `json:"agent"`
 	// Detect lists "table.column" pairs that must all exist for DetectProfile to pick this
 	// profile. Empty: the JSON column of every table that is not Optional.
 	Detect []string `json:"detect,omitempty"`
 	// Tables are read in this order.
 	Tables []TableSpec `json:"tables"`
 
-	// check runs built-in consistency checks after the tables are read (Codex threads).
-	check func(ctx context.Context, r *reader, snap *store.Snapshot) error
+	// Check, when set, runs after the tables are read (an agent room's own consistency
+	// checks, such as threads against the session files they name). Not part of a JSON profile.
+	Check CheckFunc `json:"-"`
 }
 
 // TableSpec is one table with a JSON column that holds name sites.
@@ -88,8 +88,7 @@ type SiteSpec struct {
 	// ReadOnly sites are reported and never rewritten.
 	ReadOnly bool `json:"read_only,omitempty"`
 	// Identity marks a raw identity (the tool name a server listed, with Server): reported in
-	// Snapshot.Identities (an inventory), not as a name site, and never rewritten (stores.md §3,
-	// Codex).
+	// Snapshot.Identities (an inventory), not as a name site, and never rewritten (stores.md §3).
 	Identity bool `json:"identity,omitempty"`
 }
 
@@ -183,9 +182,9 @@ func compileProfile(p *Profile) (*compiled, error) {
 		return nil, bad("no name")
 	}
 	if p.Agent == "" {
-		return nil, bad("no agent (the naming scheme, e.g. \"opencode\")")
+		return nil, bad("no agent (the id of the agent that writes the store: it picks the naming scheme)")
 	}
-	if len(p.Tables) == 0 && p.check == nil {
+	if len(p.Tables) == 0 && p.Check == nil {
 		return nil, bad("no tables")
 	}
 	for _, d := range p.Detect {

@@ -220,7 +220,7 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 		return nil, hotJournalErr(s.path, fmt.Errorf("%s: %w", s.path, err))
 	}
 	if s.prof == nil {
-		s.prof = detectProfile(sch, append([]*Profile{s.opt.Profile}, Builtins...)...)
+		s.prof = detectProfile(sch, append([]*Profile{s.opt.Profile}, s.opt.Profiles...)...)
 		if s.prof == nil {
 			return nil, &NoProfileError{Path: s.path, Tables: sch.names}
 		}
@@ -263,8 +263,8 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 			return nil, err
 		}
 	}
-	if s.prof.check != nil {
-		if err := s.prof.check(ctx, r, snap); err != nil {
+	if s.prof.Check != nil {
+		if err := s.prof.Check(ctx, &DB{path: s.path, conn: conn, sch: sch, r: r}, snap); err != nil {
 			return nil, err
 		}
 	}

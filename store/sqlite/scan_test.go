@@ -17,6 +17,8 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/storetest"
 )
@@ -29,7 +31,7 @@ func TestScanRealOpencode(t *testing.T) {
 	st := detect(t, p)
 	require.Equal(t, "opencode", st.Profile().Name)
 	snap := scanStore(t, st)
-	assert.Equal(t, "opencode", snap.Agent)
+	assert.Equal(t, store.AgentID("opencode"), snap.Agent)
 	assert.Equal(t, store.KindSQLite, snap.Ref.Kind)
 	assert.Empty(t, snap.Problems)
 	// 17 parts, 33 part events (the only ones read) and 2 sessions.
@@ -182,7 +184,7 @@ func TestScanCrushAndGoose(t *testing.T) {
 			st := detect(t, buildDB(t, tt.name+".db", tt.sql))
 			require.Equal(t, tt.profile, st.Profile().Name)
 			snap := scanStore(t, st)
-			assert.Equal(t, tt.profile, snap.Agent)
+			assert.Equal(t, store.AgentID(tt.profile), snap.Agent)
 			assert.Equal(t, tt.want, rowsOf(snap))
 			for _, s := range snap.Sites {
 				if id, ok := tt.callIDs[s.Loc.Row+"|"+s.Path]; ok {
@@ -201,7 +203,7 @@ func TestCodexHistoryIdentities(t *testing.T) {
 	st := detect(t, p)
 	require.Equal(t, "codex", st.Profile().Name)
 	snap := scanStore(t, st)
-	assert.Equal(t, "codex", snap.Agent)
+	assert.Equal(t, store.AgentID("codex"), snap.Agent)
 	var got []string
 	for _, id := range snap.Identities {
 		got = append(got, id.Server+"/"+id.Tool)
@@ -232,9 +234,9 @@ func TestCodexStateThreads(t *testing.T) {
 		snap := scanStore(t, st)
 		assert.Equal(t, []string{"info: rollout file /home/demo/.codex/" + rel + " not found (its model-facing names cannot be checked)"}, reasons(snap))
 		assert.Equal(t, "threads id="+id, snap.Problems[0].Loc.Row)
-		threads, err := sqlite.CodexThreads(context.Background(), p, sqlite.Options{})
+		threads, err := codex.Threads(context.Background(), p, sqlite.Options{})
 		require.NoError(t, err)
-		assert.Equal(t, []sqlite.CodexThread{{ID: id, RolloutPath: "/home/demo/.codex/" + rel, NameMatches: true}}, threads)
+		assert.Equal(t, []codex.Thread{{ID: id, RolloutPath: "/home/demo/.codex/" + rel, NameMatches: true}}, threads)
 	})
 	t.Run("rollout beside a moved database", func(t *testing.T) {
 		p := buildDB(t, "state_5.sqlite", codexState)
@@ -243,7 +245,7 @@ func TestCodexStateThreads(t *testing.T) {
 		require.NoError(t, os.WriteFile(moved, []byte("{}\n"), 0o644))
 		snap := scanStore(t, detect(t, p))
 		assert.Equal(t, []string{"info: rollout file recorded as /home/demo/.codex/" + rel + " is at " + moved}, reasons(snap))
-		threads, err := sqlite.CodexThreads(context.Background(), p, sqlite.Options{})
+		threads, err := codex.Threads(context.Background(), p, sqlite.Options{})
 		require.NoError(t, err)
 		assert.Equal(t, moved, threads[0].Found)
 	})
@@ -283,7 +285,7 @@ func TestDetectProfiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := buildDB(t, "x.db", tt.scripts...)
-			st, err := sqlite.Detect(context.Background(), p, tt.opt)
+			st, err := sqlite.Detect(context.Background(), p, all.SQLiteOptions(tt.opt))
 			if tt.noProf != "" {
 				var np *sqlite.NoProfileError
 				require.ErrorAs(t, err, &np)
@@ -298,7 +300,7 @@ func TestDetectProfiles(t *testing.T) {
 	t.Run("not a database", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "x.db")
 		require.NoError(t, os.WriteFile(p, []byte("SQLite format 3\x00 but then garbage"), 0o644))
-		_, err := sqlite.Detect(context.Background(), p, sqlite.Options{})
+		_, err := sqlite.Detect(context.Background(), p, all.SQLiteOptions(sqlite.Options{}))
 		require.Error(t, err)
 		assert.False(t, errors.Is(err, sqlite.ErrNoProfile))
 	})
@@ -353,10 +355,10 @@ func TestProfileValidation(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.err)
 		})
 	}
-	for _, p := range sqlite.Builtins {
-		t.Run("builtin "+p.Name, func(t *testing.T) {
-			assert.Same(t, p, sqlite.ProfileByName(p.Name))
-		})
+	names := map[string]bool{}
+	for _, p := range all.SQLiteProfiles() {
+		assert.False(t, names[p.Name], "profile names are unique: %s", p.Name)
+		names[p.Name] = true
 	}
 }
 
@@ -376,10 +378,10 @@ INSERT INTO history VALUES (1, 'call', CAST('{"calls":[{"t":"mcp","id":"a","fn":
 INSERT INTO history VALUES (2, 'result', '{"calls":[{"t":"mcp","id":"a","fn":"lit.search"}]}');
 INSERT INTO history VALUES (3, 'note', '{"calls":[{"t":"mcp","fn":"ignored.kind"}]}');
 INSERT INTO history VALUES (4, 'call', NULL);`)
-	st, err := sqlite.Detect(context.Background(), db, sqlite.Options{Profile: p})
+	st, err := sqlite.Detect(context.Background(), db, all.SQLiteOptions(sqlite.Options{Profile: p}))
 	require.NoError(t, err)
 	snap := scanStore(t, st)
-	assert.Equal(t, "archive", snap.Agent)
+	assert.Equal(t, store.AgentID("archive"), snap.Agent)
 	assert.Equal(t, []siteRow{
 		{"history k=1", "doc:calls[0].fn", "lit.search", store.SiteCall, false},
 		{"history k=2", "doc:calls[0].fn", "lit.search", store.SiteCall, false},

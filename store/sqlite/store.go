@@ -18,8 +18,11 @@ type Options struct {
 	// rewriting or undoing; a writer's commit when reading a rollback-journal database).
 	// Zero means DefaultBusyTimeout; a negative value means do not wait.
 	BusyTimeout time.Duration
-	// Profile, when set, is tried before the built-in profiles (`--profile FILE`).
+	// Profile, when set, is tried first (`--profile FILE`).
 	Profile *Profile
+	// Profiles are the known profiles tried after Profile, in order: the engine knows no
+	// agent, store/all passes every agent room's SQLite profiles (all.Options).
+	Profiles []*Profile
 	// RollBack lets Detect and Scan roll back a hot journal (RollBackHotJournal) before they
 	// read: fix --apply and undo set it. Without it a database with a hot journal fails with a
 	// *HotJournalError (a read-only connection cannot roll it back).
@@ -52,7 +55,7 @@ var (
 )
 
 // Open returns the store at path. The profile is detected from the schema when the store is
-// scanned (opt.Profile first, then the built-ins); Restore needs none. Open does not touch the
+// scanned (opt.Profile first, then opt.Profiles); Restore needs none. Open does not touch the
 // file.
 func Open(path string, opt Options) *Store { return &Store{path: path, opt: opt} }
 
@@ -97,7 +100,7 @@ func (e *NoProfileError) Reason() string {
 func (e *NoProfileError) Unwrap() error { return ErrNoProfile }
 
 // Detect opens the database at path read-only, reads its schema and returns the store with the
-// matching profile (opt.Profile first, then Builtins). It returns a *NoProfileError when no
+// matching profile (opt.Profile first, then opt.Profiles). It returns a *NoProfileError when no
 // profile matches, and another error when the schema cannot be read.
 func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
 	var rolled string
@@ -129,7 +132,7 @@ func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
 	} else if err != nil {
 		return nil, hotJournalErr(path, fmt.Errorf("%s: %w", path, err))
 	}
-	p := detectProfile(sch, append([]*Profile{opt.Profile}, Builtins...)...)
+	p := detectProfile(sch, append([]*Profile{opt.Profile}, opt.Profiles...)...)
 	if p == nil {
 		return nil, &NoProfileError{Path: path, Tables: sch.names}
 	}

@@ -21,7 +21,8 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/store/storetest"
@@ -61,15 +62,15 @@ type profileCase struct {
 
 func profileCases() []profileCase {
 	return []profileCase{
-		{name: "qwen session 0.12.0 resumed by 0.24.4", kind: store.KindQwenSession, new: fileFixture(qwenLab, "3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", qwenRule, 10, 0)},
-		{name: "qwen session 0.12.0", kind: store.KindQwenSession, new: fileFixture(qwenAPI, "50bcb974-4071-429f-a75f-7496ad5cddee.jsonl", qwenRule, 4, 0)},
-		{name: "qwen usage_record.jsonl", kind: store.KindQwenUsage, new: fileFixture(qwenUsage, "usage_record.jsonl", qwenRule, 4, 0)},
-		{name: "qwen /chat save checkpoint", kind: store.KindQwenCheckpoint, new: fileFixture(qwenChatSave, "tmp/h/checkpoint-pubmed%20search.json", qwenRule, 4, 0)},
-		{name: "qwen edit checkpoint", kind: store.KindQwenEditCkpt, new: fileFixture(qwenEditCkpt, "tmp/h/checkpoints/2026-11-30T18-55-07_000Z-notes.md-replace.json", qwenRule, 4, 0)},
-		{name: "codex rollout 0.50.0 (flat names: namespace inserted)", kind: store.KindCodexRollout, new: fileFixture(codex050, "rollout-2026-11-30T18-55-07-01a22dcf-9134-7922-bfac-658542a5f64b.jsonl", nil, 8, 4)},
+		{name: "qwen session 0.12.0 resumed by 0.24.4", kind: qwen.KindSession, new: fileFixture(qwenLab, "3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", qwenRule, 10, 0)},
+		{name: "qwen session 0.12.0", kind: qwen.KindSession, new: fileFixture(qwenAPI, "50bcb974-4071-429f-a75f-7496ad5cddee.jsonl", qwenRule, 4, 0)},
+		{name: "qwen usage_record.jsonl", kind: qwen.KindUsage, new: fileFixture(qwenUsage, "usage_record.jsonl", qwenRule, 4, 0)},
+		{name: "qwen /chat save checkpoint", kind: qwen.KindCheckpoint, new: fileFixture(qwenChatSave, "tmp/h/checkpoint-pubmed%20search.json", qwenRule, 4, 0)},
+		{name: "qwen edit checkpoint", kind: qwen.KindEditCheckpoint, new: fileFixture(qwenEditCkpt, "tmp/h/checkpoints/2026-11-30T18-55-07_000Z-notes.md-replace.json", qwenRule, 4, 0)},
+		{name: "codex rollout 0.50.0 (flat names: namespace inserted)", kind: codex.KindRollout, new: fileFixture(codex050, "rollout-2026-11-30T18-55-07-01a22dcf-9134-7922-bfac-658542a5f64b.jsonl", nil, 8, 4)},
 		{name: "claude code rule file (user settings.json)", kind: claude.KindRules, new: fileFixtureOpen(claudeUser, ".claude/settings.json", openAs(claude.KindRules), mcpRule, 2, 0)},
-		{name: "claude code session 1.0.51", kind: jsonl.KindClaudeSession, new: fileFixture(claude1051, ".claude/projects/-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl", claudeRule, 4, 0)},
-		{name: "claude code session 2.1.332 (tool_use, select:, tool_reference, deferred names)", kind: jsonl.KindClaudeSession, new: fileFixture(claude21332, ".claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", claudeMarkRule, 4, 0)},
+		{name: "claude code session 1.0.51", kind: claude.KindSession, new: fileFixture(claude1051, ".claude/projects/-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl", claudeRule, 4, 0)},
+		{name: "claude code session 2.1.332 (tool_use, select:, tool_reference, deferred names)", kind: claude.KindSession, new: fileFixture(claude21332, ".claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", claudeMarkRule, 4, 0)},
 		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
@@ -110,14 +111,16 @@ func TestConformanceCoversEveryProfile(t *testing.T) {
 	for _, tc := range profileCases() {
 		kinds[tc.kind], profiles[tc.profile] = true, true
 	}
-	for _, p := range jsonl.Profiles {
-		assert.True(t, kinds[p.Kind], "JSONL profile %s has no conformance case", p.Kind)
+	for _, a := range all.Agents {
+		for _, p := range a.JSONL {
+			assert.True(t, kinds[p.Kind], "JSONL profile %s has no conformance case", p.Kind)
+		}
 	}
 	assert.True(t, kinds[claude.KindRules], "Claude Code rule files (fix --rules) have no conformance case")
-	for _, p := range sqlite.Builtins {
+	for _, p := range all.SQLiteProfiles() {
 		assert.True(t, profiles[p.Name], "SQLite profile %s has no conformance case", p.Name)
 	}
-	assert.True(t, kinds[store.KindCodexRollout] && kinds[store.KindQwenCheckpoint], "the guard itself sees the cases")
+	assert.True(t, kinds[codex.KindRollout] && kinds[qwen.KindCheckpoint], "the guard itself sees the cases")
 }
 
 // sqliteProfile is the SQLite profile name of a store, "" for other engines.
@@ -205,7 +208,7 @@ func fileFixtureOpen(src, name string, open func(testing.TB, string) store.Store
 			MinEdits: minEdits,
 			Inserts:  inserts,
 		}
-		if f.Store.Ref().Kind == store.KindCodexRollout {
+		if f.Store.Ref().Kind == codex.KindRollout {
 			f.Rename, f.Plan = nil, codexPlan
 		}
 		return f
@@ -260,12 +263,12 @@ func codexPlan(snap *store.Snapshot) []store.Edit {
 	var out []store.Edit
 	hasNS := map[string]bool{}
 	for _, s := range snap.Sites {
-		if s.Field == jsonl.CodexFieldNamespace && len(s.Raw) > 0 {
+		if s.Field == codex.FieldNamespace && len(s.Raw) > 0 {
 			hasNS[s.Group] = true
 		}
 	}
 	for _, s := range snap.Sites {
-		if s.Field != jsonl.CodexFieldName || hasNS[s.Group] || mcpname.CodexNameAccepted(s.Name, mcpname.ChatCompletionsNameMax) {
+		if s.Field != codex.FieldName || hasNS[s.Group] || mcpname.CodexNameAccepted(s.Name, mcpname.ChatCompletionsNameMax) {
 			continue
 		}
 		rest, ok := strings.CutPrefix(s.Name, "mcp__")
@@ -280,14 +283,14 @@ func codexPlan(snap *store.Snapshot) []store.Edit {
 }
 
 // namespaceSite is the absent-namespace site of a Codex function_call: the one the scan emits
-// in the call's group, else the one jsonl.CodexNamespaceSite places after the name.
+// in the call's group, else the one codex.NamespaceSite places after the name.
 func namespaceSite(snap *store.Snapshot, name store.Site) store.Site {
 	for _, s := range snap.Sites {
-		if s.Group == name.Group && s.Field == jsonl.CodexFieldNamespace {
+		if s.Group == name.Group && s.Field == codex.FieldNamespace {
 			return s
 		}
 	}
-	return jsonl.CodexNamespaceSite(name)
+	return codex.NamespaceSite(name)
 }
 
 // dbFixture builds a WAL database named name from SQL files and detects it; tamper is the SQL

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
@@ -24,7 +25,7 @@ func TestGenerate(t *testing.T) {
 	st, err := Generate(ctx, p, 600)
 	require.NoError(t, err)
 	assert.Equal(t, Stats{Sessions: 3, Messages: 100, Parts: 600, Events: 600, Legacy: 90, Bytes: st.Bytes}, st)
-	s, err := sqlite.Detect(ctx, p, sqlite.Options{})
+	s, err := sqlite.Detect(ctx, p, all.SQLiteOptions(sqlite.Options{}))
 	require.NoError(t, err)
 	snap, err := s.Scan(ctx, store.ScanOptions{})
 	require.NoError(t, err)
@@ -97,7 +98,7 @@ func BenchmarkScan1M(b *testing.B) {
 	var rows int64
 	b.ResetTimer()
 	for b.Loop() {
-		st, err := sqlite.Detect(ctx, p, sqlite.Options{})
+		st, err := sqlite.Detect(ctx, p, all.SQLiteOptions(sqlite.Options{}))
 		require.NoError(b, err)
 		snap, err := st.Scan(ctx, store.ScanOptions{})
 		require.NoError(b, err)
@@ -135,7 +136,7 @@ func BenchmarkApply1M(b *testing.B) {
 		b.StopTimer()
 		p := filepath.Join(benchDir, "apply.db")
 		require.NoError(b, copyFile(src, p))
-		st, err := sqlite.Detect(ctx, p, sqlite.Options{})
+		st, err := sqlite.Detect(ctx, p, all.SQLiteOptions(sqlite.Options{}))
 		require.NoError(b, err)
 		snap, err := st.Scan(ctx, store.ScanOptions{})
 		require.NoError(b, err)

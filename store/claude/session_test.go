@@ -1,4 +1,4 @@
-package jsonl
+package claude
 
 import (
 	"bufio"
@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
 const claudeFx = "../../fixtures/claude-real/dot-claude/projects/"
 
 func scanClaude(t *testing.T, rel string) *store.Snapshot {
 	t.Helper()
-	snap, err := Open(claudeFx+rel, ClaudeSession).Scan(context.Background(), store.ScanOptions{})
+	snap, err := jsonl.Open(claudeFx+rel, Session).Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
 	require.Empty(t, snap.Problems)
 	return snap

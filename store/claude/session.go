@@ -1,4 +1,4 @@
-package jsonl
+package claude
 
 import (
 	"regexp"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
 // Claude Code sessions (issue 11; fixtures/claude-real/README.md "Where the names are in the
@@ -44,8 +45,8 @@ const (
 	ClaudeSiteText      store.SiteKind = "text"
 )
 
-// KindClaudeSession is a Claude Code session or subagent transcript.
-const KindClaudeSession store.Kind = "claude-session"
+// KindSession is a Claude Code session or subagent transcript.
+const KindSession store.Kind = "claude-session"
 
 // ClaudeMeta is what a Claude Code session says about itself, in Snapshot.Extra: the release
 // that wrote each line (lines carry "version"; a resumed session holds lines of two releases)
@@ -129,12 +130,12 @@ var claudePatterns = []string{
 	"rendered[*].content",
 }
 
-// ClaudeSession is a Claude Code session or subagent transcript (see the comment at the top of
+// Session is a Claude Code session or subagent transcript (see the comment at the top of
 // this file).
-var ClaudeSession = &Profile{
-	Kind: KindClaudeSession, Agent: "claude", Mode: jsonscan.Lines,
-	pat:     jsonscan.MustCompile(claudePatterns...),
-	resolve: resolveClaude,
+var Session = &jsonl.Profile{
+	Kind: KindSession, Agent: ID, Title: "Claude Code session", Mode: jsonscan.Lines,
+	Patterns: jsonscan.MustCompile(claudePatterns...),
+	Resolve:  resolveClaude,
 }
 
 // claudeTextName finds mcp__ names inside free text: a name runs to the first white space or
@@ -165,7 +166,7 @@ type claudeBlock struct {
 	refAt                           []int
 }
 
-func resolveClaude(rec *jsonscan.Record, b *builder) {
+func resolveClaude(rec *jsonscan.Record, b *jsonl.Builder) {
 	var top [clTextFirst]*jsonscan.Capture
 	blocks := map[int]*claudeBlock{}
 	var order []int
@@ -196,7 +197,7 @@ func resolveClaude(rec *jsonscan.Record, b *builder) {
 		case p == clToolUseID:
 			blk(c).toolUseID = c
 		case p == clInnerType:
-			blk(c).innerType[c.Path[4].Index] = captureString(c)
+			blk(c).innerType[c.Path[4].Index] = jsonl.String(c)
 		case p == clRefName:
 			bl := blk(c)
 			bl.refs = append(bl.refs, c)
@@ -209,15 +210,15 @@ func resolveClaude(rec *jsonscan.Record, b *builder) {
 			}
 		}
 	}
-	claudeMeta(rec, b, captureString(top[clVersion]), captureString(top[clCwd]))
-	typ := captureString(top[clType])
+	claudeMeta(rec, b, jsonl.String(top[clVersion]), jsonl.String(top[clCwd]))
+	typ := jsonl.String(top[clType])
 	switch typ {
 	case "assistant", "user":
 	case "attachment":
-		if captureString(top[clAttachType]) == "deferred_tools_delta" {
+		if jsonl.String(top[clAttachType]) == "deferred_tools_delta" {
 			for _, c := range added {
-				if s, ok := b.site(c, ClaudeSiteDeferred, ""); ok {
-					b.add(s)
+				if s, ok := b.Site(c, ClaudeSiteDeferred, ""); ok {
+					b.Add(s)
 				}
 			}
 		}
@@ -227,21 +228,21 @@ func resolveClaude(rec *jsonscan.Record, b *builder) {
 	sort.Ints(order)
 	for _, i := range order {
 		bl := blocks[i]
-		switch captureString(bl.typ) {
+		switch jsonl.String(bl.typ) {
 		case "tool_use":
 			if typ != "assistant" || bl.name == nil {
 				continue
 			}
-			s, ok := b.site(bl.name, store.SiteCall, "")
+			s, ok := b.Site(bl.name, store.SiteCall, "")
 			if !ok {
 				continue
 			}
-			s.CallID = captureString(bl.id)
-			b.add(s)
+			s.CallID = jsonl.String(bl.id)
+			b.Add(s)
 			if s.Name == "ToolSearch" && bl.query != nil && !bl.query.TooLong {
-				if q, ok := b.site(bl.query, ClaudeSiteSelect, ""); ok && strings.Contains(q.Name, "mcp__") {
+				if q, ok := b.Site(bl.query, ClaudeSiteSelect, ""); ok && strings.Contains(q.Name, "mcp__") {
 					q.CallID = s.CallID
-					b.add(q)
+					b.Add(q)
 				}
 			}
 		case "tool_result":
@@ -249,9 +250,9 @@ func resolveClaude(rec *jsonscan.Record, b *builder) {
 				if bl.innerType[bl.refAt[k]] != "tool_reference" {
 					continue
 				}
-				if s, ok := b.site(c, ClaudeSiteReference, ""); ok {
-					s.CallID = captureString(bl.toolUseID)
-					b.add(s)
+				if s, ok := b.Site(c, ClaudeSiteReference, ""); ok {
+					s.CallID = jsonl.String(bl.toolUseID)
+					b.Add(s)
 				}
 			}
 		}
@@ -268,26 +269,26 @@ func resolveClaude(rec *jsonscan.Record, b *builder) {
 			continue
 		}
 		for _, n := range ClaudeTextNames(v.Str) {
-			b.add(store.Site{Loc: store.Loc{Line: c.Line, Offset: c.Offset}, Kind: ClaudeSiteText, Path: c.Path.String(),
-				Name: b.intern(n), Raw: append([]byte(nil), c.Raw...), ReadOnly: true})
+			b.Add(store.Site{Loc: store.Loc{Line: c.Line, Offset: c.Offset}, Kind: ClaudeSiteText, Path: c.Path.String(),
+				Name: b.Intern(n), Raw: append([]byte(nil), c.Raw...), ReadOnly: true})
 		}
 	}
 	if top[clAttrServer] != nil && top[clAttrTool] != nil {
-		sv, ok1 := b.value(top[clAttrServer])
-		tv, ok2 := b.value(top[clAttrTool])
+		sv, ok1 := b.Value(top[clAttrServer])
+		tv, ok2 := b.Value(top[clAttrTool])
 		if ok1 && ok2 && sv.Str != "" && tv.Str != "" {
-			b.snap.Identities = append(b.snap.Identities, store.Identity{Server: sv.Str, Tool: tv.Str,
+			b.AddIdentity(store.Identity{Server: sv.Str, Tool: tv.Str,
 				Loc: store.Loc{Line: top[clAttrTool].Line, Offset: top[clAttrTool].Offset}})
 		}
 	}
 }
 
 // claudeMeta records the line's release and the file's first working directory.
-func claudeMeta(rec *jsonscan.Record, b *builder, version, cwd string) {
-	m, _ := b.snap.Extra.(*ClaudeMeta)
+func claudeMeta(rec *jsonscan.Record, b *jsonl.Builder, version, cwd string) {
+	m, _ := b.Snapshot().Extra.(*ClaudeMeta)
 	if m == nil {
 		m = &ClaudeMeta{}
-		b.snap.Extra = m
+		b.Snapshot().Extra = m
 	}
 	if version != "" && (len(m.Versions) == 0 || m.Versions[len(m.Versions)-1].Version != version) {
 		m.Versions = append(m.Versions, ClaudeVersionFrom{Line: rec.Line, Version: version})

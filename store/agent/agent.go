@@ -1,0 +1,72 @@
+// Package agent is the contract of an agent room: one package per agent (store/qwen,
+// store/codex, store/opencode, store/crush, store/goose, …) says everything sessionfix knows
+// about that agent in one Agent value, and store/all lists those values (no init()
+// registration). The storage engines (store/jsonl, store/sqlite) know no agent: an agent room
+// describes its stores to them as profiles.
+//
+// Adding an agent is one new folder under store/ that exports an Agent, one line in
+// store/all's list and its fixtures; see docs/adding-an-agent.md.
+//
+// agent imports store and the engines, nothing above them.
+package agent
+
+import (
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// Env is what an agent room may read of the environment: variables and the user's home
+// directory (tests inject both; nothing else is read).
+type Env struct {
+	Getenv func(string) string
+	Home   string
+}
+
+// Agent describes one agent. Only ID is required; a nil function means the agent has no such
+// thing (no default roots, no JSONL stores, …). Functions are pure except where they say
+// they look at the file system.
+type Agent struct {
+	// ID names the agent in reports, manifests, --agent and SQLite profiles ("codex").
+	ID store.AgentID
+	// Name is the agent's product name for messages ("Codex CLI").
+	Name string
+	// Env lists the environment variables the agent itself reads to find its stores, in the
+	// order it consults them ("CODEX_HOME", "CODEX_SQLITE_HOME"); documentation and --help.
+	Env []string
+
+	// Roots returns the roots a scan walks when no PATH is given and --agent names this
+	// agent (it may stat paths to pick the ones that exist). nil: Qwen Code's runtime
+	// directory is walked. --agent accepts an agent with Roots or ForceJSONL.
+	Roots func(env Env) []string
+	// RootsTried says, for the error about default roots that do not exist ("no <what> found:
+	// tried <tried>: … (pass a PATH, or <hint>)"), what the roots are ("Codex home with
+	// sessions"), how Roots chose them ("$CODEX_HOME (not set), so ~/.codex") and what to do
+	// instead ("set CODEX_HOME").
+	RootsTried func(env Env) (what, tried, hint string)
+	// HomeOf returns the agent home a path lies in, recognised by the files only such a home
+	// holds (a copied ~/.codex is planned with its own config), or "" when it lies in none.
+	// It looks at the file system.
+	HomeOf func(path string) string
+
+	// JSONL lists the agent's line-file and JSON-document profiles (run manifests name them
+	// by Kind: undo reopens a store by its kind).
+	JSONL []*jsonl.Profile
+	// DetectJSONL picks the agent's profile of a *.json/*.jsonl file from its name and first
+	// line (up to the head size, possibly cut): nil when the file is not the agent's. sure
+	// marks a verdict by a name or layout only this agent writes; store/all first takes any
+	// agent's sure verdict (in list order), then a guess.
+	DetectJSONL func(path string, firstLine []byte) (p *jsonl.Profile, sure bool)
+	// ForceJSONL is the profile a file is read with under --agent <ID>, given what detection
+	// would have picked (auto, of any agent, or nil): the profile (nil: the file is left out)
+	// and a warning when that goes against the file's content. nil: the file is read when
+	// auto is one of the agent's profiles, else left out with a warning naming auto's agent.
+	ForceJSONL func(path string, firstLine []byte, auto *jsonl.Profile) (p *jsonl.Profile, warning string)
+	// Compressed says why a compressed file (*.zst, or the zstd magic) that is one of the
+	// agent's stores is not read ("zstd-compressed Codex rollout: …"); "" when it is not the
+	// agent's. forced: --agent names this agent. It may stat paths (the plain file beside it).
+	Compressed func(path string, forced bool) string
+
+	// SQLite lists the agent's database profiles, in detection order.
+	SQLite []*sqlite.Profile
+}

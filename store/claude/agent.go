@@ -1,0 +1,86 @@
+package claude
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/qwen"
+)
+
+// ID is Claude Code's agent id.
+const ID store.AgentID = "claude"
+
+// LooksLikeSession reports whether a *.jsonl outside a Qwen chats/ directory is a Claude
+// Code session (~/.claude/projects/<dir>/<uuid>.jsonl, <uuid>/subagents/agent-*.jsonl): named
+// like a Qwen session, but its first line is one only Claude Code writes — a message line with
+// "isSidechain" whose message has content, not Gemini parts (newer Qwen Code records may have
+// isSidechain too; qwen-reference.md §4), a "summary" with "leafUuid", a "queue-operation" or
+// a "file-history-snapshot" (Claude Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are
+// not where a Qwen session keeps them.
+func LooksLikeSession(path string, firstLine []byte) bool {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	dir := path[:max(0, strings.LastIndexAny(path, `/\`))]
+	if !strings.HasSuffix(base, ".jsonl") || qwen.InChats(dir) {
+		return false
+	}
+	// Byte tests, not a decode: the first line may be cut at the head size.
+	line := bytes.TrimLeft(firstLine, " \t\r")
+	switch {
+	case !bytes.HasPrefix(line, []byte("{")):
+		return false
+	case bytes.Contains(line, []byte(`"isSidechain":`)):
+		// Newer Qwen Code records may carry isSidechain too, but their message is Gemini
+		// {role, parts}; Claude Code's is {role, content} and its lines have userType.
+		return !bytes.Contains(line, []byte(`"parts":`)) &&
+			(bytes.Contains(line, []byte(`"content":`)) || bytes.Contains(line, []byte(`"userType":`)))
+	case bytes.HasPrefix(line, []byte(`{"type":"summary"`)) && bytes.Contains(line, []byte(`"leafUuid":`)):
+		return true
+	}
+	return bytes.HasPrefix(line, []byte(`{"type":"queue-operation"`)) || bytes.HasPrefix(line, []byte(`{"type":"file-history-snapshot"`))
+}
+
+// Detect takes a *.jsonl whose first line only Claude Code writes (LooksLikeSession): a sure
+// verdict, so a session named <uuid>.jsonl is not taken for a Qwen Code session.
+func Detect(path string, firstLine []byte) (*jsonl.Profile, bool) {
+	if LooksLikeSession(path, firstLine) {
+		return Session, true
+	}
+	return nil, false
+}
+
+// Force reads every *.jsonl but a Qwen usage_record.jsonl as a Claude Code session under
+// --agent claude, with a warning when its first line says otherwise.
+func Force(path string, _ []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	if strings.HasSuffix(path, ".jsonl") && auto != qwen.Usage {
+		switch {
+		case auto != nil && auto != Session:
+			return Session, "read as a Claude Code session (--agent claude), but it looks like a " + string(auto.Agent) + " store (" + string(auto.Kind) + "): its tool names are not where Claude Code keeps them; drop --agent or pass --agent " + string(auto.Agent)
+		case auto == nil:
+			return Session, "read as a Claude Code session (--agent claude), but it does not look like one (no Claude Code first line)"
+		}
+		return Session, ""
+	}
+	if auto != nil {
+		return nil, "looks like a " + string(auto.Agent) + " store (" + string(auto.Kind) + "): not read with --agent claude (drop --agent or pass --agent " + string(auto.Agent) + ")"
+	}
+	return nil, ""
+}
+
+// Agent describes Claude Code to store/all: with --agent claude and no PATH, the sessions under
+// $CLAUDE_CONFIG_DIR (else ~/.claude) are read.
+var Agent = &agent.Agent{
+	ID: ID, Name: "Claude Code", Env: []string{EnvConfigDir},
+	// The config directory's projects/ (sessions); the ~/.claude.json beside it plans them.
+	Roots: func(env agent.Env) []string { return []string{ProjectsRoot(Home(env.Getenv, env.Home))} },
+	RootsTried: func(env agent.Env) (what, tried, hint string) {
+		tried = "$" + EnvConfigDir + " (not set), so ~/.claude"
+		if v := env.Getenv(EnvConfigDir); v != "" {
+			tried = "$" + EnvConfigDir + "=" + v
+		}
+		return "Claude Code sessions", tried, "set " + EnvConfigDir
+	},
+	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect, ForceJSONL: Force,
+}

@@ -1,0 +1,101 @@
+package codex
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// ID is the Codex CLI's agent id.
+const ID store.AgentID = "codex"
+
+// Env lists the variables Codex reads to find its home and its SQLite files (schemes.md §A.6,
+// §A.7).
+var Env = []string{"CODEX_HOME", "CODEX_SQLITE_HOME"}
+
+// Roots are the places of the Codex home ($CODEX_HOME, else ~/.codex) that hold sessions: the
+// rollout directories sessions/ and archived_sessions/ (schemes.md §A.6), then the SQLite
+// state files that exist (state_*.sqlite, thread_history_*.sqlite; §A.7), read for consistency
+// only. It does not check that the directories exist.
+func Roots(env agent.Env) []string {
+	home := Home(env.Getenv, env.Home)
+	return append(SessionDirs(home), StateDBs(env.Getenv, home)...)
+}
+
+// existingRoots is Roots without the paths that do not exist (the first, sessions/, when none
+// does: the error then names it).
+func existingRoots(env agent.Env) []string {
+	dirs := Roots(env)
+	var out []string
+	for _, p := range dirs {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return dirs[:1]
+	}
+	return out
+}
+
+// RootsTried says how the Codex home was chosen, for the error about a home without sessions.
+func RootsTried(env agent.Env) (what, tried, hint string) {
+	tried = "$CODEX_HOME (not set), so ~/.codex"
+	if v := env.Getenv("CODEX_HOME"); v != "" {
+		tried = "$CODEX_HOME=" + v
+	}
+	return "Codex home with sessions", tried, "set CODEX_HOME"
+}
+
+// Detect picks the rollout profile for a *.jsonl file named like a rollout or whose first line
+// is a session_meta record (always a sure verdict).
+func Detect(path string, firstLine []byte) (*jsonl.Profile, bool) {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	if strings.HasSuffix(base, ".jsonl") && (IsRolloutName(base) || LooksLikeRollout(firstLine)) {
+		return Rollout, true
+	}
+	return nil, false
+}
+
+// Force reads every *.jsonl as a rollout under --agent codex (except the home's history.jsonl
+// and session_index.jsonl), whatever its first line, with a warning when it does not look like
+// one.
+func Force(path string, _ []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	if !strings.HasSuffix(base, ".jsonl") || IsCompanion(base) {
+		return nil, ""
+	}
+	switch {
+	case auto != nil && auto != Rollout:
+		return Rollout, fmt.Sprintf("read as a Codex rollout (--agent codex), but it looks like a %s store (%s): its tool names are not where Codex keeps them; drop --agent or pass --agent %s", auto.Agent, auto.Kind, auto.Agent)
+	case auto == nil:
+		return Rollout, "read as a Codex rollout (--agent codex), but it does not look like one (not named rollout-*.jsonl, no session_meta first line)"
+	}
+	return Rollout, ""
+}
+
+// Compressed says why a zstd-compressed rollout is not read (a rollout name, or any *.jsonl.zst
+// under --agent codex).
+func Compressed(path string, forced bool) string {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	if !IsRolloutName(base) && !(forced && strings.HasSuffix(base, ".jsonl.zst")) {
+		return ""
+	}
+	if _, err := os.Stat(strings.TrimSuffix(path, ".zst")); err == nil {
+		return "zstd-compressed Codex rollout next to its plain .jsonl (Codex reads the plain file): not parsed"
+	}
+	return "zstd-compressed Codex rollout: reported, not parsed; its tool names are not checked (decompress it with zstd -d, keep only the .jsonl, and run again to repair it)"
+}
+
+// Agent describes the Codex CLI to store/all.
+var Agent = &agent.Agent{
+	ID: ID, Name: "Codex CLI", Env: Env,
+	Roots: existingRoots, RootsTried: RootsTried, HomeOf: HomeOf,
+	JSONL: []*jsonl.Profile{Rollout}, DetectJSONL: Detect, ForceJSONL: Force, Compressed: Compressed,
+	SQLite: []*sqlite.Profile{HistoryProfile, StateProfile},
+}

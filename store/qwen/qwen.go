@@ -1,0 +1,72 @@
+// Package qwen is everything sessionfix knows about Qwen Code's own stores: its runtime
+// directory ($QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen; qwen-reference.md §4.1), the
+// formats found there (chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints:
+// profiles of store/jsonl) and which naming scheme they follow (Qwen Code's normalizeMcp,
+// mcpname.Classify; rewrite.NamerFor). Its settings files and permission rules are read by
+// store/settings and permission.
+//
+// qwen imports store, store/agent, store/jsonl and internal/jsonscan only.
+package qwen
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+)
+
+// ID is Qwen Code's agent id.
+const ID store.AgentID = "qwen"
+
+// Env lists the variables that choose the runtime directory, in the order Qwen Code reads them.
+var Env = []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"}
+
+// Root is Qwen Code's runtime directory: $QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen
+// (qwen-reference.md §4.1); a leading "~/" of a variable is expanded.
+func Root(env agent.Env) string {
+	for _, k := range Env {
+		if v := env.Getenv(k); v != "" {
+			return expandHome(v, env.Home)
+		}
+	}
+	return filepath.Join(env.Home, ".qwen")
+}
+
+// RootTried says how Root chose, for an error about a missing runtime directory: each variable
+// looked at, in order ("$QWEN_RUNTIME_DIR (not set)", "$QWEN_HOME=/x"), then "~/.qwen" when no
+// variable was set.
+func RootTried(env agent.Env) []string {
+	var out []string
+	for _, k := range Env {
+		if v := env.Getenv(k); v != "" {
+			return append(out, "$"+k+"="+v)
+		}
+		out = append(out, "$"+k+" (not set)")
+	}
+	return append(out, "~/.qwen")
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// Profiles are Qwen Code's store formats (run manifests name them by kind).
+var Profiles = []*jsonl.Profile{Session, Usage, Checkpoint, EditCheckpoint}
+
+// Agent describes Qwen Code to store/all.
+var Agent = &agent.Agent{
+	ID: ID, Name: "Qwen Code", Env: Env,
+	Roots: func(env agent.Env) []string { return []string{Root(env)} },
+	RootsTried: func(env agent.Env) (what, tried, hint string) {
+		return "Qwen Code runtime directory", strings.Join(RootTried(env), ", "), "set QWEN_HOME or QWEN_RUNTIME_DIR"
+	},
+	JSONL: Profiles, DetectJSONL: Detect,
+}
