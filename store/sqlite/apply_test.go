@@ -21,6 +21,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/crush"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/store/storetest"
@@ -395,14 +396,14 @@ func TestApplyBatchesSplitRows(t *testing.T) {
 	a := buildDB(t, "a.db", schema+ins.String())
 	b := buildDB(t, "b.db", schema+ins.String())
 
-	sa := sqlite.OpenWith(a, sqlite.Crush, sqlite.Options{})
+	sa := sqlite.OpenWith(a, crush.Profile, sqlite.Options{})
 	snapA := scanStore(t, sa)
 	edits := storetest.Edits(snapA, storetest.ProviderSafe)
 	require.Len(t, edits, 5000)
 	_, err := sa.Apply(ctx, snapA, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
 	require.NoError(t, err)
 
-	sb := sqlite.OpenWith(b, sqlite.Crush, sqlite.Options{})
+	sb := sqlite.OpenWith(b, crush.Profile, sqlite.Options{})
 	var batches, sites int
 	var all []store.Site
 	snapB, err := sb.ScanBatches(ctx, store.ScanOptions{}, func(head *store.Snapshot, s []store.Site) error {
