@@ -409,7 +409,7 @@ func TestApplyBatchesSplitRows(t *testing.T) {
 	snapB, err := sb.ScanBatches(ctx, store.ScanOptions{}, func(head *store.Snapshot, s []store.Site) error {
 		batches++
 		sites += len(s)
-		assert.Equal(t, "crush", head.Agent)
+		assert.Equal(t, crush.ID, head.Agent)
 		all = append(all, s...)
 		return nil
 	})
