@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
 )
@@ -48,7 +49,7 @@ func TestBatchedStoreSameAsWhole(t *testing.T) {
 		BatchSites = batch
 		defer func() { BatchSites = old }()
 		var out []*StoreResult
-		res, err := Process(ctx, []store.Store{sqlite.Open(db, sqlite.Options{})}, Policy{},
+		res, err := Process(ctx, []store.Store{sqlite.Open(db, all.SQLiteOptions(sqlite.Options{}))}, Policy{},
 			ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: filepath.Join(dir, "state")}},
 			func(r *StoreResult) error { out = append(out, r); return nil })
 		require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestBatchedStoreSameAsWhole(t *testing.T) {
 
 	// Both databases now hold the same rows, and nothing is left to rewrite.
 	dump := func(db string) []string {
-		snap, err := sqlite.Open(db, sqlite.Options{}).Scan(ctx, store.ScanOptions{})
+		snap, err := sqlite.Open(db, all.SQLiteOptions(sqlite.Options{})).Scan(ctx, store.ScanOptions{})
 		require.NoError(t, err)
 		var out []string
 		for _, s := range snap.Sites {
