@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/opencode"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
 )
@@ -95,7 +97,7 @@ func TestFastPathAgreesWithLexer(t *testing.T) {
 		prof *sqlite.Profile
 	}{
 		{"opencode real+legacy", opencodeDB(t), nil},
-		{"edge cases", edgeDB(t), sqlite.Opencode},
+		{"edge cases", edgeDB(t), opencode.Profile},
 		{"generated", gen, nil},
 		{"crush", buildDB(t, "crush.db", crushSQL), nil},
 		{"goose", buildDB(t, "goose.db", gooseSQL), nil},
@@ -105,7 +107,7 @@ func TestFastPathAgreesWithLexer(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			scan := func(fast bool) *store.Snapshot {
 				defer sqlite.SetFastPath(fast)()
-				st := sqlite.Open(c.path, sqlite.Options{})
+				st := sqlite.Open(c.path, all.SQLiteOptions(sqlite.Options{}))
 				if c.prof != nil {
 					st = sqlite.OpenWith(c.path, c.prof, sqlite.Options{})
 				}
