@@ -1,6 +1,7 @@
 package all
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -105,4 +106,44 @@ func TestDetectWarnsOnWrongAgent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDetectCodexAndQwenFiles: a rollout by name or session_meta first line (also a cut
+// 0.169.0 head), Qwen Code by content or a chats/ name, no Codex companion file.
+func TestDetectCodexAndQwenFiles(t *testing.T) {
+	head0169, err := os.ReadFile("../../fixtures/codex-real/rollout-codex-0.169.0.jsonl")
+	require.NoError(t, err)
+	head0169 = head0169[:4096] // the session_meta line is longer than a detection head
+	require.NotContains(t, string(head0169), "\n")
+	tests := []struct {
+		name  string
+		path  string
+		first string
+		want  store.Kind
+	}{
+		{"rollout name", "/s/2026/11/30/rollout-2026-11-30T18-55-07-01a2.jsonl", "", codex.KindRollout},
+		{"session_meta first line, other name", "/x/copy.jsonl", `{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}`, codex.KindRollout},
+		{"0.169.0 head (ordinal first, cut line)", "/x/copy.jsonl", string(head0169), codex.KindRollout},
+		{"spaced", "/x/copy.jsonl", ` { "timestamp" : "t", "type" : "session_meta" , "payload":{}}`, codex.KindRollout},
+		{"session_meta only inside the payload", "/x/copy.jsonl", `{"type":"response_item","payload":{"type":"session_meta"}}`, ""},
+		{"escaped text", "/x/copy.jsonl", `{"text":"\"type\":\"session_meta\""}`, ""},
+		{"qwen record", "/x/copy.jsonl", `{"uuid":"u","sessionId":"s","type":"user"}`, qwen.KindSession},
+		{"qwen session name wins", "/p/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", `{"type":"session_meta"}`, qwen.KindSession},
+		{"codex history is no rollout", "/h/.codex/history.jsonl", `{"session_id":"s","ts":1,"text":"x"}`, ""},
+		{"compressed name is not plain", "/s/rollout-x.jsonl.zst", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Detect(tt.path, []byte(tt.first+"\n"))
+			if tt.want == "" {
+				assert.Nil(t, d.Store)
+			} else if assert.NotNil(t, d.Store) {
+				assert.Equal(t, tt.want, d.Store.Ref().Kind)
+			}
+		})
+	}
+	assert.True(t, codex.IsRolloutName("rollout-2026-01-01T00-00-00-x.jsonl.zst"))
+	assert.False(t, codex.IsRolloutName("rollout.jsonl"))
+	assert.True(t, codex.IsCompanion("session_index.jsonl"))
+	assert.True(t, bytes.HasPrefix(head0169, []byte(`{"timestamp"`)))
 }

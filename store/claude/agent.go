@@ -7,7 +7,6 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/jsonl"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // ID is Claude Code's agent id.
@@ -23,7 +22,7 @@ const ID store.AgentID = "claude"
 func LooksLikeSession(path string, firstLine []byte) bool {
 	base := path[strings.LastIndexAny(path, `/\`)+1:]
 	dir := path[:max(0, strings.LastIndexAny(path, `/\`))]
-	if !strings.HasSuffix(base, ".jsonl") || qwen.InChats(dir) {
+	if !strings.HasSuffix(base, ".jsonl") || inChats(dir) {
 		return false
 	}
 	// Byte tests, not a decode: the first line may be cut at the head size.
@@ -54,7 +53,8 @@ func Detect(path string, firstLine []byte) (*jsonl.Profile, bool) {
 // Force reads every *.jsonl but a Qwen usage_record.jsonl as a Claude Code session under
 // --agent claude, with a warning when its first line says otherwise.
 func Force(path string, _ []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
-	if strings.HasSuffix(path, ".jsonl") && auto != qwen.Usage {
+	// usage_record.jsonl is the Qwen Code runtime's (never a session).
+	if strings.HasSuffix(path, ".jsonl") && path[strings.LastIndexAny(path, `/\`)+1:] != "usage_record.jsonl" {
 		switch {
 		case auto != nil && auto != Session:
 			return Session, "read as a Claude Code session (--agent claude), but it looks like a " + string(auto.Agent) + " store (" + string(auto.Kind) + "): its tool names are not where Claude Code keeps them; drop --agent or pass --agent " + string(auto.Agent)
@@ -83,4 +83,11 @@ var Agent = &agent.Agent{
 		return "Claude Code sessions", tried, "set " + EnvConfigDir
 	},
 	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect, ForceJSONL: Force,
+}
+
+// inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a
+// file there is a Qwen Code session whatever its first line.
+func inChats(dir string) bool {
+	dir = strings.ReplaceAll(dir, `\`, "/")
+	return strings.HasSuffix(dir, "/chats") || strings.Contains(dir+"/", "/chats/")
 }

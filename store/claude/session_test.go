@@ -56,7 +56,7 @@ func lineTypes(t *testing.T, rel string) map[int64]string {
 // else; every line is of release 1.0.51.
 func TestClaudeSession1051(t *testing.T) {
 	snap := scanClaude(t, "-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl")
-	assert.Equal(t, "claude", snap.Agent)
+	assert.Equal(t, ID, snap.Agent)
 	assert.Equal(t, []string{
 		"mcp__foo_bar__get_data", "mcp__foo_bar__deploy.prod",
 		"mcp__com_example_enterprise-search-platform__query_documents_by_semantic_similarity_and_rank",
