@@ -585,15 +585,21 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", opts.Format, err)
 	}
-	if err := writeOutput(ctx, env, opts.Out, main.Bytes()); err != nil {
+	return writeReportAndTools(ctx, env, opts.Out, main.Bytes(), opts.ToolsOut, tools)
+}
+
+// writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools
+// table as CSV to toolsOut (both by writeOutput's rules).
+func writeReportAndTools(ctx context.Context, env *Env, out string, report []byte, toolsOut string, tools *reports.Table) error {
+	if err := writeOutput(ctx, env, out, report); err != nil {
 		return err
 	}
-	if opts.ToolsOut != "" {
+	if toolsOut != "" {
 		var b bytes.Buffer
 		if err := reports.WriteCSV(&b, tools); err != nil {
 			return fmt.Errorf("audit: render tools: %w", err)
 		}
-		return writeOutput(ctx, env, opts.ToolsOut, b.Bytes())
+		return writeOutput(ctx, env, toolsOut, b.Bytes())
 	}
 	return nil
 }

@@ -452,17 +452,7 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", o.Format, err)
 	}
-	if err := writeOutput(ctx, env, o.Out, main.Bytes()); err != nil {
-		return err
-	}
-	if o.ToolsOut != "" {
-		var b bytes.Buffer
-		if err := reports.WriteCSV(&b, tools); err != nil {
-			return fmt.Errorf("audit: render tools: %w", err)
-		}
-		return writeOutput(ctx, env, o.ToolsOut, b.Bytes())
-	}
-	return nil
+	return writeReportAndTools(ctx, env, o.Out, main.Bytes(), o.ToolsOut, tools)
 }
 
 func claudeFileList(files []*claude.RuleFile) string {
