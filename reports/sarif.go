@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
@@ -22,6 +24,114 @@ type SARIFResult struct {
 	Line                  int64
 	Fingerprint           string
 	Level                 string // "error", "warning", "note"; "" = "error"
+	// BaselineState is SARIF's baselineState (section 3.27.24) of a run given a baseline:
+	// "new", "unchanged" or "absent" (in the baseline, gone now); "" = none written.
+	BaselineState string
+}
+
+// SARIFBaseline is a previous run's results, keyed by their fingerprint (partialFingerprints
+// "sessionfix/v1"): the baseline of --baseline. Results without a known body (a baseline read
+// from a JSON report) are kept as fingerprints only: they count as known but cannot be written
+// back as "absent".
+type SARIFBaseline struct {
+	known map[string]*SARIFResult // nil value: fingerprint only
+	order []string                // fingerprints in the baseline's order
+}
+
+// NewSARIFBaseline is an empty baseline; Add fills it.
+func NewSARIFBaseline() *SARIFBaseline { return &SARIFBaseline{known: map[string]*SARIFResult{}} }
+
+// Add records a known fingerprint, with the result it came from when r is not nil.
+func (b *SARIFBaseline) Add(fp string, r *SARIFResult) {
+	if fp == "" {
+		return
+	}
+	if old, ok := b.known[fp]; ok {
+		if old == nil && r != nil {
+			b.known[fp] = r
+		}
+		return
+	}
+	b.known[fp] = r
+	b.order = append(b.order, fp)
+}
+
+// Len is the number of distinct fingerprints.
+func (b *SARIFBaseline) Len() int { return len(b.known) }
+
+// Has reports whether fp is in the baseline.
+func (b *SARIFBaseline) Has(fp string) bool { _, ok := b.known[fp]; return ok }
+
+// ReadSARIFBaseline reads the results of a SARIF 2.1.0 log sessionfix wrote: rule id, level,
+// message text, first location (URI, start line) and the "sessionfix/v1" fingerprint.
+// An error when data is no JSON object with "runs".
+func ReadSARIFBaseline(data []byte) (*SARIFBaseline, error) {
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID  string `json:"ruleId"`
+				Level   string `json:"level"`
+				Message struct {
+					Text string `json:"text"`
+				} `json:"message"`
+				Locations []struct {
+					Physical struct {
+						Artifact struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Region struct {
+							StartLine int64 `json:"startLine"`
+						} `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+				Fingerprints map[string]string `json:"partialFingerprints"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &log); err != nil {
+		return nil, err
+	}
+	if log.Runs == nil {
+		return nil, errors.New(`no "runs"`)
+	}
+	b := NewSARIFBaseline()
+	for _, run := range log.Runs {
+		for _, x := range run.Results {
+			r := &SARIFResult{RuleID: x.RuleID, Level: x.Level, Message: x.Message.Text, Fingerprint: x.Fingerprints["sessionfix/v1"]}
+			if len(x.Locations) > 0 {
+				r.Path, r.Line = x.Locations[0].Physical.Artifact.URI, x.Locations[0].Physical.Region.StartLine
+			}
+			b.Add(r.Fingerprint, r)
+		}
+	}
+	return b, nil
+}
+
+// Mark sets BaselineState on results ("unchanged" when the fingerprint is in b, else "new")
+// and appends, as "absent", the baseline's results (with a known body) no result of this run
+// has. It returns the results and how many are new. A result without fingerprint is new.
+func (b *SARIFBaseline) Mark(results []SARIFResult) ([]SARIFResult, int) {
+	out := make([]SARIFResult, 0, len(results))
+	seen := map[string]bool{}
+	n := 0
+	for _, r := range results {
+		if b.Has(r.Fingerprint) {
+			r.BaselineState = "unchanged"
+		} else {
+			r.BaselineState = "new"
+			n++
+		}
+		seen[r.Fingerprint] = true
+		out = append(out, r)
+	}
+	for _, fp := range b.order {
+		if r := b.known[fp]; r != nil && !seen[fp] {
+			a := *r
+			a.BaselineState = "absent"
+			out = append(out, a)
+		}
+	}
+	return out, n
 }
 
 // WriteSARIF writes one SARIF 2.1.0 log with one run of tool (name, version, information URI)
@@ -62,6 +172,9 @@ func WriteSARIF(w io.Writer, tool, version, infoURI string, rules []SARIFRule, r
 				pl.WithRegion(sarif.NewRegion().WithStartLine(int(r.Line)))
 			}
 			res.AddLocation(sarif.NewLocationWithPhysicalLocation(pl))
+		}
+		if r.BaselineState != "" {
+			res.WithBaselineState(r.BaselineState)
 		}
 		if r.Fingerprint != "" {
 			res.WithPartialFingerPrints(map[string]interface{}{"sessionfix/v1": r.Fingerprint})

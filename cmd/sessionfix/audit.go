@@ -55,6 +55,10 @@ type auditOptions struct {
 	FailOn   []string
 	Mode     string
 	Subagent string
+	// Baseline is --baseline: a previous audit --format json or sarif output; the run exits 5
+	// only for findings (lost, gained, refused pairs; of the --fail-on classes when given) not
+	// in it, and SARIF results carry baselineState.
+	Baseline string
 }
 
 var (
@@ -121,6 +125,10 @@ the tool decisions for calls made by that subagent (its disallowedTools hide too
 
 --fail-on lost,refused,gained (any subset) exits 5 when such a pair exists: for scheduled audits
 (exit 3, input that could not be read, wins: the findings may then be incomplete).
+--baseline FILE (a previous audit --format json or sarif) exits 5 only for a lost, gained or
+refused pair not in FILE (of the --fail-on classes when given; a pair's identity: class,
+settings file, key, rule text, raw tool identity, not the line); with --format sarif each result
+carries baselineState (new, unchanged) and the baseline's results gone now follow as absent.
 A summary line goes to standard error.
 
 EXAMPLES:
@@ -130,6 +138,7 @@ EXAMPLES:
    sessionfix audit --discover --discover-timeout 20s --format json --out audit.json
    sessionfix audit --format html --out audit.html tickets/4711/user-qwen tickets/4711/app
    sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron
+   sessionfix audit --inventory tools.json --baseline audit.sarif --format sarif --out now.sarif
 ` + claudeAuditDescription,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "settings", Usage: "settings file to read, as FILE or SCOPE=FILE (repeatable; default: the scopes Qwen Code loads)", TakesFile: true},
@@ -146,6 +155,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 5 when a pair is lost, refused or gained (comma-separated subset; unreadable input, exit 3, wins)"},
 			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
+			&cli.StringFlag{Name: "baseline", Usage: "a previous audit output (--format json or sarif): exit 5 only for lost, gained or refused pairs not in it (of the --fail-on classes when given)", TakesFile: true},
 		}, claudeAuditFlags...),
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),
@@ -153,6 +163,7 @@ EXAMPLES:
 				Inventory: c.String("inventory"), Discover: c.Bool("discover"), DiscoverTimeout: c.Duration("discover-timeout"),
 				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
 				AllPairs: c.Bool("all-pairs"), FailOn: c.StringSlice("fail-on"), Mode: c.String("mode"), Subagent: c.String("subagent"),
+				Baseline: c.String("baseline"),
 			}
 			for _, f := range []string{"out", "tools-out"} {
 				// An empty value is an unset variable in a script (--out "$OUT"): the report
@@ -239,6 +250,7 @@ func (o *auditOptions) validate() error {
 // auditRun carries the loaded inputs and whatever went wrong on the way.
 type auditRun struct {
 	env     *Env
+	known   *reports.SARIFBaseline // --baseline, nil without
 	files   []*settings.File
 	agents  []*settings.Agent
 	inv     *inventory.Inventory
@@ -263,8 +275,15 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
+	var known *reports.SARIFBaseline
+	if opts.Baseline != "" {
+		var err error
+		if known, err = loadAuditBaseline(opts.Baseline); err != nil {
+			return err
+		}
+	}
 	senv := env.settingsEnv()
-	r := &auditRun{env: env}
+	r := &auditRun{env: env, known: known}
 	dopts := settings.DiscoverOptions{Env: senv, Home: env.Home, ProjectDir: opts.Project, Cwd: opts.Cwd}
 	sources, err := settingsSources(opts.Settings, opts.Paths, dopts)
 	if err != nil {
@@ -340,7 +359,25 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
 		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.invFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
 	hit := false
+	if known != nil {
+		var newer []string
+		for _, x := range auditSARIF(rep) {
+			class := strings.TrimPrefix(x.RuleID, "sessionfix/audit/")
+			if !known.Has(x.Fingerprint) && (len(opts.FailOn) == 0 || slices.Contains(opts.FailOn, class)) {
+				newer = append(newer, class)
+			}
+		}
+		if len(newer) > 0 {
+			fmt.Fprintf(env.Err, "audit: %s not in the baseline %s (%d known fingerprints)\n", plural(len(newer), "finding"), opts.Baseline, known.Len())
+			hit = true
+		} else {
+			fmt.Fprintf(env.Err, "audit: no finding new since the baseline %s (%d known fingerprints)\n", opts.Baseline, known.Len())
+		}
+	}
 	for _, f := range opts.FailOn {
+		if known != nil {
+			break // with a baseline, --fail-on only chooses the classes counted above
+		}
 		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": c.Refused}[f]
 		if n > 0 {
 			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s\n", f, plural(n, "pair"), f)
@@ -580,7 +617,11 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 	case "json":
 		err = reports.WriteJSON(&main, auditJSON(env, opts, r, rep))
 	case "sarif":
-		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", auditSARIFRules, auditSARIF(rep))
+		results := auditSARIF(rep)
+		if r.known != nil {
+			results, _ = r.known.Mark(results)
+		}
+		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", auditSARIFRules, results)
 	}
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", opts.Format, err)

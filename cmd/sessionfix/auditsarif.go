@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+
+	"github.com/sessionfix/sessionfix/mcpname"
 
 	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/permission"
@@ -72,4 +76,42 @@ func ruleKey(o settings.Origin) string {
 		return o.Key
 	}
 	return fmt.Sprintf("%s[%d]", o.Key, o.Index)
+}
+
+// loadAuditBaseline reads a previous audit output as a baseline: a SARIF log (its results and
+// fingerprints) or audit's JSON (fingerprints recomputed from its pairs: class from change and
+// now, settings file, key, rule text, raw identity, as auditResult). An unreadable or
+// unrecognised file is an error naming it.
+func loadAuditBaseline(path string) (*reports.SARIFBaseline, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	var probe struct {
+		Runs  json.RawMessage `json:"runs"`
+		Pairs []jsonPair      `json:"pairs"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("--baseline %s: not an audit output (--format json or sarif): %v", path, err)
+	}
+	switch {
+	case probe.Runs != nil:
+		return loadSARIFBaseline(path)
+	case probe.Pairs != nil:
+		known := reports.NewSARIFBaseline()
+		for _, p := range probe.Pairs {
+			raw, file := mcpname.Raw(p.Server, p.Tool), sarifPath(p.File)
+			if p.Change == string(audit.ChangeLost) {
+				known.Add(sarifFingerprint("audit", "lost", file, p.Key, p.Rule, raw), nil)
+			}
+			if p.Change == string(audit.ChangeGained) {
+				known.Add(sarifFingerprint("audit", "gained", file, p.Key, p.Rule, raw), nil)
+			}
+			if p.Now == string(permission.Refused) {
+				known.Add(sarifFingerprint("audit", "refused", file, p.Key, p.Rule, raw), nil)
+			}
+		}
+		return known, nil
+	}
+	return nil, fmt.Errorf("--baseline %s: not an audit output (no \"runs\" or \"pairs\")", path)
 }

@@ -120,11 +120,12 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		if err != nil {
 			return err
 		}
-		rep.Baseline = &checkBaseline{File: opts.Baseline, Known: len(known)}
+		rep.Baseline = &checkBaseline{File: opts.Baseline, Known: known.Len()}
+		rep.known = known
 		for i := range rep.Findings {
 			f := &rep.Findings[i]
 			for _, fp := range f.fingerprints(opts.Common.Inventory) {
-				if !known[fp] {
+				if !known.Has(fp) {
 					f.New = true
 				}
 			}
@@ -141,6 +142,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		writeProblems(env, rep.Problems)
 	case "sarif":
 		rules, results := checkSARIF(rep, opts.Common.Inventory)
+		if rep.known != nil {
+			results, _ = rep.known.Mark(results)
+		}
 		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", rules, results); err != nil {
 			return err
 		}
@@ -178,7 +182,8 @@ type checkReport struct {
 	RejectedAfterFix int `json:"rejected_after_fix"`
 	// Baseline is set with --baseline: how many findings its file held, and how many of this
 	// run's rejected name sites are new since.
-	Baseline  *checkBaseline  `json:"baseline,omitempty"`
+	Baseline  *checkBaseline `json:"baseline,omitempty"`
+	known     *reports.SARIFBaseline
 	Providers []checkProvider `json:"providers"`
 	Findings  []checkFinding  `json:"findings"`
 	Problems  []problemRow    `json:"problems"`
@@ -238,69 +243,46 @@ func (f checkFinding) fingerprints(inventory string) []string {
 }
 
 // loadCheckBaseline reads the fingerprints of a previous check output: a SARIF log (its
-// partialFingerprints "sessionfix/v1") or check's JSON (recomputed from its findings). An
-// unreadable or unrecognised file is an error naming it.
-func loadCheckBaseline(path, inventory string) (map[string]bool, error) {
+// partialFingerprints "sessionfix/v1", with the results for "absent") or check's JSON
+// (fingerprints recomputed from its findings). An unreadable or unrecognised file is an error
+// naming it.
+func loadCheckBaseline(path, inventory string) (*reports.SARIFBaseline, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline: %w", err)
 	}
 	var probe struct {
-		Runs []struct {
-			Results []struct {
-				Fingerprints map[string]string `json:"partialFingerprints"`
-			} `json:"results"`
-		} `json:"runs"`
-		Findings []checkFinding `json:"findings"`
+		Runs     json.RawMessage `json:"runs"`
+		Findings []checkFinding  `json:"findings"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, fmt.Errorf("--baseline %s: not a check output (--format json or sarif): %v", path, err)
 	}
-	known := map[string]bool{}
 	switch {
 	case probe.Runs != nil:
 		return loadSARIFBaseline(path)
 	case probe.Findings != nil:
+		known := reports.NewSARIFBaseline()
 		for _, f := range probe.Findings {
 			for _, fp := range f.fingerprints(inventory) {
-				known[fp] = true
+				known.Add(fp, nil)
 			}
 		}
-	default:
-		return nil, fmt.Errorf("--baseline %s: not a check output (no \"runs\" or \"findings\")", path)
+		return known, nil
 	}
-	return known, nil
+	return nil, fmt.Errorf("--baseline %s: not a check output (no \"runs\" or \"findings\")", path)
 }
 
-// loadSARIFBaseline reads the partialFingerprints "sessionfix/v1" of a SARIF log sessionfix
-// wrote (check, scan): the baseline of --baseline. A file that is no SARIF log is an error
-// naming it.
-func loadSARIFBaseline(path string) (map[string]bool, error) {
+// loadSARIFBaseline reads a SARIF log sessionfix wrote (check, scan, audit): the baseline of
+// --baseline (reports.ReadSARIFBaseline). A file that is no SARIF log is an error naming it.
+func loadSARIFBaseline(path string) (*reports.SARIFBaseline, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline: %w", err)
 	}
-	var log struct {
-		Runs []struct {
-			Results []struct {
-				Fingerprints map[string]string `json:"partialFingerprints"`
-			} `json:"results"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b, &log); err != nil || log.Runs == nil {
-		why := "no \"runs\""
-		if err != nil {
-			why = err.Error()
-		}
-		return nil, fmt.Errorf("--baseline %s: not a SARIF output (--format sarif): %s", path, why)
-	}
-	known := map[string]bool{}
-	for _, r := range log.Runs {
-		for _, x := range r.Results {
-			if fp := x.Fingerprints["sessionfix/v1"]; fp != "" {
-				known[fp] = true
-			}
-		}
+	known, err := reports.ReadSARIFBaseline(b)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline %s: not a SARIF output (--format sarif): %v", path, err)
 	}
 	return known, nil
 }

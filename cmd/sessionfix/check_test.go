@@ -244,10 +244,22 @@ func TestCheckBaseline(t *testing.T) {
 		assert.Equal(t, 1, rep.Baseline.New)
 		assert.Contains(t, r.err, "check: 1 name site rejected that is not in the baseline")
 	}
+	// As SARIF, every result of the new name is "new" (one per provider rule it breaks), the
+	// others "unchanged"; none is gone.
+	r := runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", "--baseline", filepath.Join(dir, "base.sarif"), home)
+	require.Equal(t, exitFinding, r.code, r.err)
+	states := map[string]int{}
+	for _, x := range validSARIF(t, r.out).Runs[0].Results {
+		states[x.BaselineState]++
+		if x.BaselineState != "unchanged" {
+			assert.Contains(t, x.Message.Text, "mcp__foo.bar__new_tool")
+		}
+	}
+	assert.Equal(t, map[string]int{"new": 7, "unchanged": 140}, states)
 	// A file that is no check output is an error naming it.
 	bad := filepath.Join(dir, "x.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"a":1}`), 0o600))
-	r := runCLI(t, env, "", "check", "--provider", "all", "--baseline", bad, home)
+	r = runCLI(t, env, "", "check", "--provider", "all", "--baseline", bad, home)
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.err, "--baseline "+bad+": not a check output")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,7 +41,8 @@ type sarifLog struct {
 					} `json:"region"`
 				} `json:"physicalLocation"`
 			} `json:"locations"`
-			Fingerprints map[string]string `json:"partialFingerprints"`
+			Fingerprints  map[string]string `json:"partialFingerprints"`
+			BaselineState string            `json:"baselineState"`
 		} `json:"results"`
 	} `json:"runs"`
 }
@@ -177,10 +179,88 @@ func TestScanBaseline(t *testing.T) {
 	r = runCLI(t, env, "", "scan", "--baseline", base, home)
 	require.Equal(t, exitFinding, r.code, r.err)
 	assert.Contains(t, r.err, "scan: 1 finding not in the baseline "+base+" (15 known fingerprints)\n")
+	// The same run as SARIF: the added name is "new", the known ones "unchanged"; the baseline
+	// file itself says nothing of states.
+	assert.NotContains(t, readFileString(t, base), "baselineState")
+	r = runCLI(t, env, "", "scan", "--format", "sarif", "--baseline", base, home)
+	require.Equal(t, exitFinding, r.code, r.err)
+	states := map[string]int{}
+	var fresh []string
+	for _, x := range validSARIF(t, r.out).Runs[0].Results {
+		states[x.BaselineState]++
+		if x.BaselineState == "new" {
+			fresh = append(fresh, fmt.Sprintf("%s:%d", filepath.Base(x.Locations[0].Physical.Artifact.URI), x.Locations[0].Physical.Region.StartLine))
+		}
+	}
+	assert.Equal(t, map[string]int{"new": 1, "unchanged": 36}, states)
+	assert.Equal(t, []string{fmt.Sprintf("50bcb974-4071-429f-a75f-7496ad5cddee.jsonl:%d", len(lines)+2)}, fresh)
+	// Findings gone since the baseline (the session is deleted) are written back as "absent",
+	// at the place the baseline named.
+	require.NoError(t, os.Remove(sess))
+	r = runCLI(t, env, "", "scan", "--format", "sarif", "--baseline", base, home)
+	require.Equal(t, exitOK, r.code, r.err)
+	states = map[string]int{}
+	var gone []string
+	for _, x := range validSARIF(t, r.out).Runs[0].Results {
+		states[x.BaselineState]++
+		if x.BaselineState == "absent" {
+			gone = append(gone, fmt.Sprintf("%s:%d", filepath.Base(x.Locations[0].Physical.Artifact.URI), x.Locations[0].Physical.Region.StartLine))
+		}
+	}
+	assert.Equal(t, 0, states["new"], states)
+	// Its five names (15 fingerprints: name per store) were first stored at line 3.
+	assert.Equal(t, slices.Repeat([]string{"50bcb974-4071-429f-a75f-7496ad5cddee.jsonl:3"}, 5), gone)
 
 	bad := filepath.Join(t.TempDir(), "x.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"roots":[]}`), 0o600))
 	r = runCLI(t, env, "", "scan", "--baseline", bad, home)
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.err, "--baseline "+bad+`: not a SARIF output (--format sarif): no "runs"`)
+}
+
+// TestAuditBaseline: audit --baseline (a previous audit --format sarif or json) exits 0 while no
+// lost, gained or refused pair is new and 5 for exactly the one a second server adds (two keys
+// flattening alike: the allow rule is refused now); SARIF results carry baselineState, and the
+// gained pair the new server ends is written back as "absent".
+func TestAuditBaseline(t *testing.T) {
+	dir := t.TempDir()
+	set, one, two := filepath.Join(dir, "settings.json"), filepath.Join(dir, "one.json"), filepath.Join(dir, "two.json")
+	require.NoError(t, os.WriteFile(set, []byte("{\n  \"permissions\": {\n    \"allow\": [\"mcp__foo_bar__*\"],\n    \"deny\": [\"mcp__foo.bar__evil\"]\n  }\n}\n"), 0o600))
+	require.NoError(t, os.WriteFile(one, []byte(`{"servers": {"foo.bar": {"tools": ["evil"]}}}`), 0o600))
+	require.NoError(t, os.WriteFile(two, []byte(`{"servers": {"foo.bar": {"tools": ["evil"]}, "foo_bar": {"tools": ["evil"]}}}`), 0o600))
+	env := testEnv(t)
+	for _, format := range []string{"sarif", "json"} {
+		r := runCLI(t, env, "", "audit", "--settings", set, "--inventory", one, "--format", format)
+		require.Equal(t, exitOK, r.code, r.err)
+		base := filepath.Join(dir, "base."+format)
+		require.NoError(t, os.WriteFile(base, []byte(r.out), 0o600))
+
+		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", one, "--baseline", base)
+		require.Equal(t, exitOK, r.code, r.err)
+		assert.Contains(t, r.err, "audit: no finding new since the baseline "+base+" (1 known fingerprints)\n")
+
+		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", two, "--baseline", base)
+		require.Equal(t, exitFinding, r.code, r.err)
+		assert.Contains(t, r.err, "audit: 1 finding not in the baseline "+base+" (1 known fingerprints)\n")
+		// --fail-on narrows the classes counted: the new pair is refused, not lost.
+		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", two, "--baseline", base, "--fail-on", "lost")
+		require.Equal(t, exitOK, r.code, r.err)
+
+		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", two, "--baseline", base, "--format", "sarif")
+		require.Equal(t, exitFinding, r.code, r.err)
+		var got []string
+		for _, x := range validSARIF(t, r.out).Runs[0].Results {
+			got = append(got, x.RuleID+" "+x.BaselineState)
+		}
+		want := []string{"sessionfix/audit/refused new"}
+		if format == "sarif" { // a JSON baseline has fingerprints only: nothing to write back
+			want = append(want, "sessionfix/audit/gained absent")
+		}
+		assert.Equal(t, want, got)
+	}
+	bad := filepath.Join(dir, "x.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"a":1}`), 0o600))
+	r := runCLI(t, env, "", "audit", "--settings", set, "--inventory", one, "--baseline", bad)
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.err, "--baseline "+bad+`: not an audit output (no "runs" or "pairs")`)
 }

@@ -88,7 +88,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if err := opts.Common.validate(); err != nil {
 		return err
 	}
-	var known map[string]bool
+	var known *reports.SARIFBaseline
 	if opts.Baseline != "" {
 		if known, err = loadSARIFBaseline(opts.Baseline); err != nil {
 			return err
@@ -116,7 +116,11 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		}
 		writeProblems(env, rep.Problems)
 	} else if opts.Format == "sarif" {
-		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.rules, sar.results); err != nil {
+		results := sar.results
+		if known != nil {
+			results, _ = known.Mark(results)
+		}
+		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.rules, results); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
@@ -124,17 +128,12 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		return err
 	}
 	if known != nil && p.agg.InUse == 0 && !p.agg.Failed {
-		n := 0
-		for _, r := range sar.results {
-			if !known[r.Fingerprint] {
-				n++
-			}
-		}
+		_, n := known.Mark(sar.results)
 		if n > 0 {
-			fmt.Fprintf(env.Err, "scan: %s not in the baseline %s (%d known fingerprints)\n", plural(n, "finding"), opts.Baseline, len(known))
+			fmt.Fprintf(env.Err, "scan: %s not in the baseline %s (%d known fingerprints)\n", plural(n, "finding"), opts.Baseline, known.Len())
 			return withCode(exitFinding)
 		}
-		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(len(sar.results), "finding"), len(known))
+		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(len(sar.results), "finding"), known.Len())
 		return nil
 	}
 	return endCode(p.agg, env, "scan", failOnKept)
