@@ -92,6 +92,7 @@ func profileCases() []profileCase {
 func TestConformance(t *testing.T) {
 	for _, tc := range profileCases() {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case builds its own fixtures in its own temp dirs
 			f := tc.new(t)
 			require.Equal(t, tc.kind, f.Store.Ref().Kind, "the fixture is detected as a %s store", tc.kind)
 			assert.Equal(t, tc.profile, sqliteProfile(f.Store))
