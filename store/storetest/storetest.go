@@ -495,6 +495,7 @@ func testTokenMismatch(t *testing.T, f Fixture) {
 	_, err := f.Store.(store.Writer).Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: bk})
 	require.Error(t, err, "a stale token is refused")
 	assert.ErrorIs(t, err, store.ErrInUse, "reported as a store changed since the scan")
+	assert.ErrorIs(t, err, store.ErrTokenMismatch, "and says it is the token that is not there")
 	assert.Equal(t, orig, f.Digest(t), "a refused rewrite changes nothing")
 	assert.NoFileExists(t, bk, "and leaves no backup behind")
 }
