@@ -19,57 +19,12 @@ import (
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // Env is what discovery reads from the environment; inject it for tests.
 type Env struct {
 	Getenv func(string) string
 	Home   string
-}
-
-// DefaultCodexRoots are the places of the Codex home ($CODEX_HOME, else ~/.codex) that hold
-// sessions: the rollout directories sessions/ and archived_sessions/ (schemes.md §A.6), then
-// the SQLite state files that exist (state_*.sqlite, thread_history_*.sqlite; §A.7), read for
-// consistency only.
-func DefaultCodexRoots(env Env) []string {
-	home := codex.Home(env.Getenv, env.Home)
-	return append(codex.SessionDirs(home), codex.StateDBs(env.Getenv, home)...)
-}
-
-// DefaultQwenRoot is Qwen Code's runtime directory: $QWEN_RUNTIME_DIR, else $QWEN_HOME, else
-// ~/.qwen (qwen-reference.md §4.1).
-func DefaultQwenRoot(env Env) string {
-	for _, k := range []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"} {
-		if v := env.Getenv(k); v != "" {
-			return expandHome(v, env.Home)
-		}
-	}
-	return filepath.Join(env.Home, ".qwen")
-}
-
-// DefaultQwenRootTried says how DefaultQwenRoot chose, for an error about a missing runtime
-// directory: each variable looked at, in order ("$QWEN_RUNTIME_DIR (not set)",
-// "$QWEN_HOME=/x"), then "~/.qwen" when no variable was set.
-func DefaultQwenRootTried(env Env) []string {
-	var out []string
-	for _, k := range []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"} {
-		if v := env.Getenv(k); v != "" {
-			return append(out, "$"+k+"="+v)
-		}
-		out = append(out, "$"+k+" (not set)")
-	}
-	return append(out, "~/.qwen")
-}
-
-func expandHome(p, home string) string {
-	if p == "~" {
-		return home
-	}
-	if strings.HasPrefix(p, "~/") {
-		return filepath.Join(home, p[2:])
-	}
-	return p
 }
 
 // Target is one store found by discovery.
@@ -153,49 +108,28 @@ func (f *Found) LinkTargets() []string {
 	return out
 }
 
-// codexHomeFiles reports whether dir holds a file only a Codex home has besides its session
-// directories: config.toml, auth.json, history.jsonl, session_index.jsonl, state_*.sqlite or
-// thread_history_*.sqlite (schemes.md §A.6, §A.7).
-func codexHomeFiles(dir string) bool {
-	for _, name := range []string{codex.ConfigName, "auth.json", "history.jsonl", "session_index.jsonl"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
-			return true
-		}
-	}
-	for _, pat := range []string{"state_*.sqlite", "thread_history_*.sqlite"} {
-		if m, _ := filepath.Glob(filepath.Join(dir, pat)); len(m) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // inside reports whether path is dir or below it; dir may be the root directory.
 func inside(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
-// codexSessionLink reports whether the symbolic link at path is a Codex home's sessions/ or
-// archived_sessions/ pointing to a directory (schemes.md §A.6): such a link is followed in a
-// walk, as the home's rollouts are there. It returns the link's target.
-func codexSessionLink(path string) (string, bool) {
-	switch filepath.Base(path) {
-	case "sessions", "archived_sessions":
-	default:
-		return "", false
-	}
-	if !codexHomeFiles(filepath.Dir(path)) {
-		return "", false // a sessions link elsewhere (not in a Codex home) stays not followed
+// followedLink reports whether the symbolic link at path is one an agent's home keeps as a
+// directory of its own (all.FollowLink: a Codex home's sessions/ moved to another disk and
+// linked back) pointing to a directory: such a link is followed in a walk. It returns the
+// link's target and the agent's words for it.
+func followedLink(path string) (real, why string, ok bool) {
+	if why = all.FollowLink(path); why == "" {
+		return "", "", false
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	if abs, err := filepath.Abs(path); err != nil || inside(abs, real) {
-		return "", false // a link to a directory holding it (up to /): a loop
+		return "", "", false // a link to a directory holding it (up to /): a loop
 	}
 	fi, err := os.Stat(real)
-	return real, err == nil && fi.IsDir()
+	return real, why, err == nil && fi.IsDir()
 }
 
 // TotalSize is the byte size of all targets.
@@ -324,11 +258,11 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 			}
 			switch {
 			case d.Type()&fs.ModeSymlink != 0:
-				// A Codex home's sessions/ moved to another disk and linked back is the
+				// An agent home's directory moved to another disk and linked back is the
 				// home's history: walked (once), links inside it are not followed.
-				if real, ok := codexSessionLink(path); ok && !followed[real] {
+				if real, why, ok := followedLink(path); ok && !followed[real] {
 					followed[real] = true
-					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (a Codex home's " + d.Name() + "/; links inside it are not)"})
+					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (" + why + "; links inside it are not)"})
 					f.links = append(f.links, link{real: real, lexical: path})
 					if err := filepath.WalkDir(real, walk); err != nil {
 						if cerr := ctx.Err(); cerr != nil {

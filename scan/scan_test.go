@@ -22,16 +22,6 @@ func write(t testing.TB, root, rel, content string) string {
 	return p
 }
 
-func TestDefaultQwenRoot(t *testing.T) {
-	env := func(m map[string]string) Env {
-		return Env{Getenv: func(k string) string { return m[k] }, Home: "/home/u"}
-	}
-	assert.Equal(t, "/home/u/.qwen", DefaultQwenRoot(env(nil)))
-	assert.Equal(t, "/q", DefaultQwenRoot(env(map[string]string{"QWEN_HOME": "/q"})))
-	assert.Equal(t, "/r", DefaultQwenRoot(env(map[string]string{"QWEN_HOME": "/q", "QWEN_RUNTIME_DIR": "/r"})))
-	assert.Equal(t, "/home/u/rt", DefaultQwenRoot(env(map[string]string{"QWEN_RUNTIME_DIR": "~/rt"})))
-}
-
 func TestDiscover(t *testing.T) {
 	root := t.TempDir()
 	sess := write(t, root, "projects/-home-a/chats/0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl", sessionLine)

@@ -27,9 +27,9 @@ type Kind string
 const KindSQLite Kind = "sqlite"
 
 // AgentID names an agent (the program that writes a store) and with it the naming scheme and
-// rule semantics its names follow: "qwen", "codex", "opencode", "crush", "goose". Each agent
-// package (store/qwen, store/codex, …) declares its own ID constant; store/all lists them; the
-// value appears in reports, run manifests, --agent and SQLite profiles ("agent").
+// rule semantics its names follow. Each agent package under store/ declares its own ID
+// constant; store/all lists them; the value appears in reports, run manifests, --agent and
+// SQLite profiles ("agent").
 type AgentID string
 
 // Ref identifies one store.
@@ -43,7 +43,7 @@ func (r Ref) String() string { return r.Path }
 // SiteKind tells what a name site is (stores.md §1).
 type SiteKind string
 
-// Name sites of Qwen Code stores (stores.md §1) and others.
+// Name site kinds (stores.md §1); agent rooms may add their own.
 const (
 	SiteCall       SiteKind = "call"       // message.parts[i].functionCall.name
 	SiteResponse   SiteKind = "response"   // message.parts[i].functionResponse.name
@@ -102,7 +102,7 @@ type Site struct {
 	CallID string `json:"call_id,omitempty"`
 	// Server is the raw server key when the record names it (telemetry mcp_server_name).
 	Server string `json:"server,omitempty"`
-	// Group identifies sites that must change together (same object, e.g. a Codex namespace
+	// Group identifies sites that must change together (same object, e.g. a function_call's namespace
 	// and name); empty when the site stands alone.
 	Group string `json:"group,omitempty"`
 	// Field distinguishes the fields of a group ("name", "namespace").
@@ -140,7 +140,7 @@ func (s *Site) DisplayName() string {
 	return b.String()
 }
 
-// Identity is a raw MCP identity recorded in a store (Codex invocation records, thread items).
+// Identity is a raw MCP identity recorded in a store (invocation records, thread items).
 type Identity struct {
 	Server string `json:"server"`
 	Tool   string `json:"tool"`

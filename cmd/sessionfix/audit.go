@@ -24,6 +24,8 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/settings"
 )
 
@@ -548,7 +550,7 @@ func (r *auditRun) historyNames(ctx context.Context, roots []string, noDefault b
 		return nil
 	}
 	if len(roots) == 0 {
-		def := scan.DefaultQwenRoot(scan.Env{Getenv: r.env.Getenv, Home: r.env.Home})
+		def := qwen.Root(agent.Env{Getenv: r.env.Getenv, Home: r.env.Home})
 		if _, err := os.Stat(def); err != nil {
 			return nil
 		}

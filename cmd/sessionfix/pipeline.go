@@ -470,9 +470,8 @@ const summaryStores = 20
 // summaryRows caps each name table of the summary (old → new, kept); the JSON has them all.
 const summaryRows = 50
 
-// agentOf is the agent a store belongs to, from its kind label: "qwen" (qwen-session, …),
-// "codex" (codex-rollout, the codex and codex-state databases), else the profile
-// ("opencode", "crush", "goose").
+// agentOf is the agent a store belongs to, from its kind label: the part before the first
+// "-" ("<agent>-<format>" for file kinds; the profile name for databases).
 func agentOf(label string) string {
 	a, _, _ := strings.Cut(label, "-")
 	return a

@@ -1,6 +1,5 @@
-// Package agent is the contract of an agent room: one package per agent (store/qwen,
-// store/codex, store/opencode, store/crush, store/goose, …) says everything sessionfix knows
-// about that agent in one Agent value, and store/all lists those values (no init()
+// Package agent is the contract of an agent room: one package per agent under store/ says
+// everything sessionfix knows about that agent in one Agent value, and store/all lists those values (no init()
 // registration). The storage engines (store/jsonl, store/sqlite) know no agent: an agent room
 // describes its stores to them as profiles.
 //
@@ -48,6 +47,10 @@ type Agent struct {
 	// holds (a copied ~/.codex is planned with its own config), or "" when it lies in none.
 	// It looks at the file system.
 	HomeOf func(path string) string
+	// FollowLink says why discovery follows the symbolic link at path (a directory of the
+	// agent's home moved to another disk and linked back: "a Codex home's sessions/"), or ""
+	// when it does not (links are not followed otherwise). It looks at the file system.
+	FollowLink func(path string) string
 
 	// JSONL lists the agent's line-file and JSON-document profiles (run manifests name them
 	// by Kind: undo reopens a store by its kind).

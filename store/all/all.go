@@ -70,6 +70,19 @@ func DefaultRoots(id store.AgentID, env agent.Env) []string {
 	return qwen.Agent.Roots(env)
 }
 
+// FollowLink says why discovery follows the symbolic link at path (agent.Agent.FollowLink of
+// the first agent that does), or "".
+func FollowLink(path string) string {
+	for _, a := range Agents {
+		if a.FollowLink != nil {
+			if why := a.FollowLink(path); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
 // SQLiteProfiles returns every agent's SQLite profiles, in list order.
 func SQLiteProfiles() []*sqlite.Profile {
 	var out []*sqlite.Profile

@@ -3,6 +3,7 @@ package codex
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/store"
@@ -95,7 +96,39 @@ func Compressed(path string, forced bool) string {
 // Agent describes the Codex CLI to store/all.
 var Agent = &agent.Agent{
 	ID: ID, Name: "Codex CLI", Env: Env,
-	Roots: existingRoots, RootsTried: RootsTried, HomeOf: HomeOf,
+	Roots: existingRoots, RootsTried: RootsTried, HomeOf: HomeOf, FollowLink: FollowLink,
 	JSONL: []*jsonl.Profile{Rollout}, DetectJSONL: Detect, ForceJSONL: Force, Compressed: Compressed,
 	SQLite: []*sqlite.Profile{HistoryProfile, StateProfile},
+}
+
+// homeFiles reports whether dir holds a file only a Codex home has besides its session
+// directories: config.toml, auth.json, history.jsonl, session_index.jsonl, state_*.sqlite or
+// thread_history_*.sqlite (schemes.md §A.6, §A.7).
+func homeFiles(dir string) bool {
+	for _, name := range []string{ConfigName, "auth.json", "history.jsonl", "session_index.jsonl"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	for _, pat := range []string{"state_*.sqlite", "thread_history_*.sqlite"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pat)); len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// FollowLink says why discovery follows the symbolic link at path: a Codex home's sessions/ or
+// archived_sessions/ (schemes.md §A.6: moved to another disk and linked back, the home's
+// rollouts are there); "" for any other link (a sessions link outside a Codex home included).
+func FollowLink(path string) string {
+	switch filepath.Base(path) {
+	case "sessions", "archived_sessions":
+	default:
+		return ""
+	}
+	if !homeFiles(filepath.Dir(path)) {
+		return ""
+	}
+	return "a Codex home's " + filepath.Base(path) + "/"
 }
