@@ -160,7 +160,11 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 			continue
 		}
 		for _, p := range snap.Problems {
-			r.problem(fmt.Errorf("%s: %s", s.path, p.Reason))
+			if strings.HasPrefix(p.Reason, s.path) { // already names file:line:column
+				r.problem(errors.New(p.Reason))
+			} else {
+				r.problem(fmt.Errorf("%s: %s", s.path, p.Reason))
+			}
 		}
 		rs := snap.Extra.(*claude.RuleSnapshot)
 		rules := make([]permission.ClaudeRule, len(rs.Rules))

@@ -68,7 +68,7 @@ func (s *RuleStore) Scan(ctx context.Context, opt store.ScanOptions) (*store.Sna
 	if s.scope == permission.ClaudeScopeLegacy {
 		g, err := ParseGlobalConfig(s.path, data)
 		if err != nil {
-			return notJSON(snap, err), nil
+			return notJSON(snap, s.scope, err), nil
 		}
 		dirs := make([]string, 0, len(g.Projects))
 		for d := range g.Projects {
@@ -81,7 +81,7 @@ func (s *RuleStore) Scan(ctx context.Context, opt store.ScanOptions) (*store.Sna
 	} else {
 		f, err := ParseRuleFile(s.path, data, s.scope)
 		if err != nil {
-			return notJSON(snap, err), nil
+			return notJSON(snap, s.scope, err), nil
 		}
 		rules = f.Rules
 	}
@@ -94,8 +94,12 @@ func (s *RuleStore) Scan(ctx context.Context, opt store.ScanOptions) (*store.Sna
 	return snap, nil
 }
 
-func notJSON(snap *store.Snapshot, err error) *store.Snapshot {
+// notJSON marks a rule file that does not parse: not writable, one error problem (err names
+// file:line:column), no sites, and still its *RuleSnapshot (with no rules) in Extra, as every
+// snapshot of a RuleStore has one.
+func notJSON(snap *store.Snapshot, scope permission.ClaudeScope, err error) *store.Snapshot {
 	snap.NotWritable = "not valid JSON"
+	snap.Extra = &RuleSnapshot{Scope: scope}
 	snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevError, Reason: err.Error()})
 	return snap
 }

@@ -1,13 +1,16 @@
 package claude
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 const claudeReal = "../../fixtures/claude-real/"
@@ -85,4 +88,22 @@ func TestManagedFilesIn(t *testing.T) {
 	assert.Equal(t, []string{d + "/managed-settings.json", d + "/managed-settings.d/10-a.json", d + "/managed-settings.d/20-b.json"}, ManagedFilesIn(d))
 	assert.Equal(t, "/etc/claude-code", ManagedDir("linux"))
 	assert.Equal(t, "/Library/Application Support/ClaudeCode", ManagedDir("darwin"))
+}
+
+// TestRuleStoreScanOfBrokenFileHasARuleSnapshot: a rule file that is not valid JSON scans to one
+// error problem naming file:line:column, no sites, not writable, and still a *RuleSnapshot in
+// Extra (fix --rules type-asserts it; a nil Extra made it panic).
+func TestRuleStoreScanOfBrokenFileHasARuleSnapshot(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	require.NoError(t, os.WriteFile(p, []byte("{\n \"permissions\": {\"allow\": [\"mcp__a\"]}\n \"x\": 1}\n"), 0o644))
+	snap, err := OpenRules(p, permission.ClaudeScopeProject).Scan(context.Background(), store.ScanOptions{})
+	require.NoError(t, err)
+	rs, ok := snap.Extra.(*RuleSnapshot)
+	require.True(t, ok, "Extra is %T", snap.Extra)
+	assert.Empty(t, rs.Rules)
+	assert.Equal(t, permission.ClaudeScopeProject, rs.Scope)
+	assert.Empty(t, snap.Sites)
+	assert.Equal(t, "not valid JSON", snap.NotWritable)
+	require.Len(t, snap.Problems, 1)
+	assert.Contains(t, snap.Problems[0].Reason, p+":3:2: not valid JSON")
 }

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFixRulesBrokenSettingsFileIsAProblem: a rule file that is not valid JSON is an error naming
+// file, line and column on stderr (once, the path not doubled), the other rule files are still
+// migrated, exit 3. Before, fix --rules panicked (nil RuleSnapshot) after printing the error with
+// its path twice.
+func TestFixRulesBrokenSettingsFileIsAProblem(t *testing.T) {
+	env := testEnv(t)
+	dir := claudeRulesCopy(t)
+	inv, err := filepath.Abs("../../fixtures/claude-audit/inventory.json")
+	require.NoError(t, err)
+	broken := filepath.Join(dir, "project-settings", "lab", "settings.json")
+	require.NoError(t, os.WriteFile(broken, []byte("{\n \"env\": {\"OPENAI_API_KEY\": \"sk-SECRET7777\"\n \"permissions\": {}}\n"), 0o644))
+	res := runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project-key", "/home/demo/src/lab",
+		filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
+	assert.Equal(t, exitPartial, res.code, res.err)
+	assert.NotContains(t, res.err, "panic")
+	assert.Contains(t, res.err, broken+":3:2: not valid JSON")
+	assert.Equal(t, 1, strings.Count(res.err, broken), "the path once: %s", res.err)
+	assert.NotContains(t, res.out+res.err, "SECRET")
+	assert.Contains(t, res.out, `dot-claude/settings.json:4:14 user permissions.deny[0]: rewrite "mcp__foo.bar__deploy.prod"`)
+}
