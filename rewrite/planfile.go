@@ -45,6 +45,8 @@ const (
 	maxPlanPath      = 4096       // bytes of a store path
 	maxPlanToken     = 64 << 10   // bytes of an old token or a new name
 	maxPlanOptString = 4096
+	// maxPlanMCPConfigs bounds options.mcp_config.
+	maxPlanMCPConfigs = 1000
 )
 
 // PlanFile is the document `fix --plan-out` writes (docs/plan.md).
@@ -69,6 +71,10 @@ type PlanOptions struct {
 	CodexConfig   string `json:"codex_config,omitempty"`
 	Discover      bool   `json:"discover,omitempty"`
 	Profile       string `json:"profile,omitempty"`
+	// MCPConfig are the Claude Code --mcp-config files (absolute, in the order given; at most
+	// maxPlanMCPConfigs); AllowShared is --allow-shared (shared Claude Code names rewritten).
+	MCPConfig   []string `json:"mcp_config,omitempty"`
+	AllowShared bool     `json:"allow_shared,omitempty"`
 	// BusyTimeout is the SQLite --busy-timeout, as a Go duration ("5s").
 	BusyTimeout string `json:"busy_timeout,omitempty"`
 }
@@ -375,6 +381,14 @@ func ReadPlanFile(file string, r io.Reader, knownKind func(store.Kind) bool) (*P
 			if err := checkPlanPath(f.v); err != nil {
 				return nil, bad("options."+f.name, "%v", err)
 			}
+		}
+	}
+	if len(o.MCPConfig) > maxPlanMCPConfigs {
+		return nil, bad("options.mcp_config", "more than %d files", maxPlanMCPConfigs)
+	}
+	for i, f := range o.MCPConfig {
+		if err := checkPlanPath(f); err != nil {
+			return nil, bad(fmt.Sprintf("options.mcp_config[%d]", i), "%v", err)
 		}
 	}
 	if len(o.Agent) > maxPlanOptString || !printable(o.Agent) {

@@ -16,7 +16,7 @@ import (
 )
 
 // namingFlags are the flags a plan records (rewrite.PlanOptions): fix --plan refuses them.
-var namingFlags = []string{"keep-truncated", "rewrite-lossy", "inventory", "agent", "codex-config", "discover", "profile", "busy-timeout"}
+var namingFlags = []string{"keep-truncated", "rewrite-lossy", "inventory", "agent", "codex-config", "discover", "profile", "busy-timeout", "mcp-config", "allow-shared"}
 
 // checkPlanFlags refuses the combinations of --plan-out and --plan that make no sense, before
 // anything is read.
@@ -59,6 +59,7 @@ func readPlanFile(path string) (*rewrite.PlanFile, error) {
 func planOptionsOf(o rewrite.PlanOptions, po planOptions) (planOptions, error) {
 	po.KeepTruncated, po.RewriteLossy, po.Inventory, po.Agent = o.KeepTruncated, o.RewriteLossy, o.Inventory, o.Agent
 	po.CodexConfig, po.Discover, po.Profile = o.CodexConfig, o.Discover, o.Profile
+	po.MCPConfigs, po.AllowShared = o.MCPConfig, o.AllowShared
 	if o.BusyTimeout != "" {
 		d, err := time.ParseDuration(o.BusyTimeout) // checked by ReadPlanFile
 		if err != nil {
@@ -80,7 +81,11 @@ func recordedOptions(po planOptions) rewrite.PlanOptions {
 		}
 		return p
 	}
-	return rewrite.PlanOptions{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Inventory: abs(po.Inventory),
+	var mcp []string
+	for _, f := range po.MCPConfigs {
+		mcp = append(mcp, abs(f))
+	}
+	return rewrite.PlanOptions{MCPConfig: mcp, AllowShared: po.AllowShared, KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Inventory: abs(po.Inventory),
 		Agent: po.Agent, CodexConfig: abs(po.CodexConfig), Discover: po.Discover, Profile: abs(po.Profile), BusyTimeout: po.BusyTimeout.String()}
 }
 

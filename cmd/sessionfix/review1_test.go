@@ -30,3 +30,31 @@ func TestFixRulesBrokenSettingsFileIsAProblem(t *testing.T) {
 	assert.NotContains(t, res.out+res.err, "SECRET")
 	assert.Contains(t, res.out, `dot-claude/settings.json:4:14 user permissions.deny[0]: rewrite "mcp__foo.bar__deploy.prod"`)
 }
+
+// TestPlanRecordsClaudeNamingOptions: a plan made with --mcp-config and --allow-shared records
+// them (options.mcp_config, options.allow_shared) and --plan plans again with them, so the plan
+// applies as made; given again with --plan they are usage errors, as every other naming flag.
+// Before, the plan recorded neither: --plan re-planned without the server keys of --mcp-config
+// and without --allow-shared and refused every store ("planning it again does not give the
+// planned edits", exit 3).
+func TestPlanRecordsClaudeNamingOptions(t *testing.T) {
+	env := testEnv(t)
+	dir := copyClaudeFixture(t, t.TempDir())
+	cfg := filepath.Join(dir, "mcp-config.json")
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	r := runCLI(t, env, "", "fix", "--allow-shared", "--mcp-config", cfg, "--plan-out", plan, filepath.Join(dir, "dot-claude"))
+	require.Equal(t, 0, r.code, r.err)
+	b, err := os.ReadFile(plan)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"allow_shared": true`)
+	assert.Contains(t, string(b), `"mcp_config": [`+"\n"+`      "`+cfg+`"`)
+
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan, "--allow-shared")
+	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Contains(t, r.err, "drop --allow-shared")
+
+	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan)
+	assert.Equal(t, 0, r.code, r.err)
+	assert.NotContains(t, r.err, "does not give the planned edits")
+	assert.Contains(t, r.out, "rewrote 8 names in 2 files")
+}
