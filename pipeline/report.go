@@ -22,7 +22,6 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // ProblemRow is one problem in a report. Where is the location as text (kept for
@@ -213,8 +212,8 @@ func KindLabel(kind, profile string) string {
 
 // ProfileOf is the SQLite profile name of st ("" for other stores or before detection).
 func ProfileOf(st store.Store) string {
-	if db, ok := st.(*sqlite.Store); ok && db.Profile() != nil {
-		return db.Profile().Name
+	if db, ok := st.(store.Profiled); ok {
+		return db.ProfileName()
 	}
 	return ""
 }

@@ -228,6 +228,13 @@ type Store interface {
 	Scan(ctx context.Context, opt ScanOptions) (*Snapshot, error)
 }
 
+// Profiled is implemented by a store read with one of several profiles of its engine (an
+// SQLite database: "opencode", "crush", …). ProfileName is that profile's name, "" before a
+// Scan detected it. Callers above the engines (pipeline) use it instead of the engine's type.
+type Profiled interface {
+	ProfileName() string
+}
+
 // ApplyOptions tells a Writer where to keep the backup and lets the caller journal the change
 // before it becomes visible.
 type ApplyOptions struct {

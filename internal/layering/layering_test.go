@@ -86,6 +86,11 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 			}
 			for _, e := range engines {
 				if under(pkg, e) {
+					// An engine reaches only the store contract, mechanisms (internal/) and its
+					// own subpackages: that also keeps out agent knowledge that is not a room
+					// (store/settings, mcpname's naming schemes, permission).
+					assert.True(t, target == "store" || under(target, "internal") || under(target, e),
+						"engine %s must not import %s (only store, internal/ and itself)", pkg, target)
 					assert.False(t, target == "store/agent" || target == "store/all", "engine %s must not import %s", pkg, target)
 					for _, r := range rs {
 						assert.False(t, under(target, r), "engine %s must not import the agent room %s", pkg, target)
@@ -94,6 +99,7 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 			}
 			for _, r := range rs {
 				if under(pkg, r) {
+					assert.False(t, under(target, "store/all"), "agent room %s must not import the agent list %s", pkg, target)
 					for _, o := range rs {
 						assert.False(t, o != r && under(target, o), "agent room %s must not import the room %s", pkg, target)
 					}
@@ -134,6 +140,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"rewrite", engines},
 		{"scan", engines},
 		{"audit", engines},
+		// pipeline (the engine as a library) asks a store for its profile through
+		// store.Profiled, not the engine's type.
+		{"pipeline", engines},
 	}
 	for pkg, imps := range all {
 		for _, imp := range imps {

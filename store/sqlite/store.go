@@ -70,6 +70,17 @@ func (s *Store) Ref() store.Ref { return store.Ref{Path: s.path, Kind: store.Kin
 // Profile returns the profile the store is read with (nil before a Scan detected it).
 func (s *Store) Profile() *Profile { return s.prof }
 
+var _ store.Profiled = (*Store)(nil)
+
+// ProfileName is the name of the profile the store is read with ("" before a Scan detected
+// it): store.Profiled.
+func (s *Store) ProfileName() string {
+	if s.prof == nil {
+		return ""
+	}
+	return s.prof.Name
+}
+
 // IsDatabase reports whether head (the first bytes of a file) is a SQLite database header.
 func IsDatabase(head []byte) bool { return bytes.HasPrefix(head, Header) }
 
