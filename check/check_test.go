@@ -8,6 +8,7 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
 func TestGroupNamesFlat(t *testing.T) {
@@ -35,4 +36,15 @@ func TestDeclaredAndCount(t *testing.T) {
 	assert.Equal(t, 1, r.Count("dashscope", false))
 	assert.Equal(t, 1, r.Count("kimi", true))
 	assert.Equal(t, "reserved", r.Findings[0].Now[0].Rules[0].Rule)
+}
+
+// TestClaudeSitesSent: of a Claude Code session, tool_use and tool_reference names are sent as
+// tool names; a ToolSearch select: list and the deferred-tool names reach the model as text, and
+// free-text names are read-only: none of those is checked.
+func TestClaudeSitesSent(t *testing.T) {
+	assert.True(t, sent(&store.Site{Kind: store.SiteCall}))
+	assert.True(t, sent(&store.Site{Kind: jsonl.ClaudeSiteReference}))
+	assert.False(t, sent(&store.Site{Kind: jsonl.ClaudeSiteSelect}))
+	assert.False(t, sent(&store.Site{Kind: jsonl.ClaudeSiteDeferred}))
+	assert.False(t, sent(&store.Site{Kind: jsonl.ClaudeSiteText, ReadOnly: true}))
 }
