@@ -19,7 +19,7 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // Rejection is one provider's verdict on one name: the rules it breaks.
@@ -67,7 +67,7 @@ func sent(s *store.Site) bool {
 	switch s.Kind {
 	case store.SiteTelemetry, store.SiteUsageKey, store.SiteBridge, store.SiteRule:
 		return false
-	case jsonl.ClaudeSiteSelect, jsonl.ClaudeSiteDeferred:
+	case claude.ClaudeSiteSelect, claude.ClaudeSiteDeferred:
 		// A ToolSearch input and the deferred-tool listing reach the model as text, not as
 		// tool names; their names are checked where they are (tool_use, tool_reference).
 		return false

@@ -8,7 +8,7 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 func TestGroupNamesFlat(t *testing.T) {
@@ -43,8 +43,8 @@ func TestDeclaredAndCount(t *testing.T) {
 // free-text names are read-only: none of those is checked.
 func TestClaudeSitesSent(t *testing.T) {
 	assert.True(t, sent(&store.Site{Kind: store.SiteCall}))
-	assert.True(t, sent(&store.Site{Kind: jsonl.ClaudeSiteReference}))
-	assert.False(t, sent(&store.Site{Kind: jsonl.ClaudeSiteSelect}))
-	assert.False(t, sent(&store.Site{Kind: jsonl.ClaudeSiteDeferred}))
-	assert.False(t, sent(&store.Site{Kind: jsonl.ClaudeSiteText, ReadOnly: true}))
+	assert.True(t, sent(&store.Site{Kind: claude.ClaudeSiteReference}))
+	assert.False(t, sent(&store.Site{Kind: claude.ClaudeSiteSelect}))
+	assert.False(t, sent(&store.Site{Kind: claude.ClaudeSiteDeferred}))
+	assert.False(t, sent(&store.Site{Kind: claude.ClaudeSiteText, ReadOnly: true}))
 }
