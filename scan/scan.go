@@ -68,7 +68,7 @@ type Found struct {
 	// IgnoredPaths lists them (the first 1000).
 	IgnoredPaths []string
 	// links maps each followed symbolic link's target directory to the link's path (a
-	// symlinked root, a Codex home's sessions/ link), for Lexical.
+	// symlinked root, an agent home's linked directory), for Lexical.
 	links []link
 }
 
@@ -77,10 +77,10 @@ type Found struct {
 type link struct{ real, lexical string }
 
 // Lexical returns path as reached through the symbolic link it was found under: a store at
-// /data/sessions/2026/x.jsonl found through ~/.codex/sessions -> /data/sessions is
-// ~/.codex/sessions/2026/x.jsonl. Stores are named by their real path (Target, manifests);
-// this is for what depends on where the user put the link, such as the Codex home a rollout
-// belongs to (codex.HomeOf). A path under no followed link is returned as it is.
+// /data/sessions/2026/x.jsonl found through ~/.agent/sessions -> /data/sessions is
+// ~/.agent/sessions/2026/x.jsonl. Stores are named by their real path (Target, manifests);
+// this is for what depends on where the user put the link, such as the agent home a session
+// belongs to (agent.Agent.HomeOf). A path under no followed link is returned as it is.
 func (f *Found) Lexical(path string) string {
 	best := -1
 	for i, l := range f.links {
@@ -97,7 +97,7 @@ func (f *Found) Lexical(path string) string {
 }
 
 // LinkTargets returns the directories walked through followed symbolic links (a symlinked
-// root, a Codex home's sessions/ link), in the order followed: stores found there live outside
+// root, an agent home's linked directory), in the order followed: stores found there live outside
 // the paths given, so a run that rewrites them counts these among its roots (undo restores only
 // under a run's roots).
 func (f *Found) LinkTargets() []string {
@@ -114,7 +114,7 @@ func inside(path, dir string) bool {
 }
 
 // followedLink reports whether the symbolic link at path is one an agent's home keeps as a
-// directory of its own (all.FollowLink: a Codex home's sessions/ moved to another disk and
+// directory of its own (all.FollowLink: a session directory moved to another disk and
 // linked back) pointing to a directory: such a link is followed in a walk. It returns the
 // link's target and the agent's words for it.
 func followedLink(path string) (real, why string, ok bool) {
@@ -147,8 +147,8 @@ func (f *Found) TotalSize() int64 {
 // undo runs from), so a tree given twice is read once. An explicit file that is not a known
 // store, or not a regular file, is an error Issue; files found by a walk that are not stores are
 // counted and listed (Found.IgnoredPaths). Symbolic links inside a walk are not followed
-// (reported as info); a root that is a symbolic link is followed (a symlinked ~/.qwen ->
-// /data/qwen is walked as /data/qwen, with an info Issue saying so) and an explicit symlinked
+// (reported as info); a root that is a symbolic link is followed (a symlinked ~/.agent ->
+// /data/agent is walked as /data/agent, with an info Issue saying so) and an explicit symlinked
 // file is resolved to its target. Found.Roots says, per root, whether it could be read and how
 // many stores it held. Discover fails only when ctx is cancelled (its error; the walk stops at
 // the next file, and a SQLite database being detected stops waiting for its lock).
@@ -156,8 +156,8 @@ func Discover(ctx context.Context, roots []string) (*Found, error) {
 	return DiscoverWith(ctx, roots, DiscoverOptions{})
 }
 
-// DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: "codex" reads every
-// *.jsonl as a Codex rollout, "qwen" skips Codex rollouts; "" detects by name and content).
+// DiscoverAs is Discover restricted to one agent's stores (all.DetectAs: the agent's own
+// reading of a forced --agent; "" detects by name and content).
 func DiscoverAs(ctx context.Context, roots []string, agent store.AgentID) (*Found, error) {
 	return DiscoverWith(ctx, roots, DiscoverOptions{Backend: all.Options{Agent: agent}})
 }
@@ -213,7 +213,7 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 		}
 		ri.Dir = fi.IsDir()
 		if lfi, lerr := os.Lstat(root); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 && fi.IsDir() {
-			// A symlinked root directory (~/.qwen -> /data/qwen): walk its target; WalkDir
+			// A symlinked root directory (~/.agent -> /data/agent): walk its target; WalkDir
 			// would stop at the link. Links inside the tree stay not followed.
 			real, err := filepath.EvalSymlinks(root)
 			if err != nil {
