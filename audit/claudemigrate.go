@@ -181,3 +181,49 @@ func toolList(ts []mcpname.ClaudeTool) string {
 
 // ToolList is "server/tool, …" ("" for none).
 func ToolList(ts []mcpname.ClaudeTool) string { return toolList(ts) }
+
+// ClaudeMigratedRule is one planned migration with its rule's kind, for
+// ClaudeMigrationOverrides (the migrations of every rule file of a run).
+type ClaudeMigratedRule struct {
+	Kind permission.ClaudeKind
+	ClaudeMigration
+}
+
+// ClaudeOverride is a migrated deny or ask rule that would override a migrated allow rule:
+// both now match Tools, and Claude Code checks deny, then ask, then allow (permission.ClaudeDecide),
+// so the allow no longer decides them. Restrict and Allow index ClaudeMigrationOverrides' input.
+type ClaudeOverride struct {
+	Restrict, Allow int
+	Tools           []mcpname.ClaudeTool
+}
+
+// ClaudeMigrationOverrides returns, for every migrated (MigrateRewrite) deny or ask rule and
+// every migrated allow rule whose After tools overlap, the override: before the migration
+// neither spelling matched under the current release, so nothing changed between the two, and
+// after it the restriction wins (on the fixture: the user deny mcp__foo.bar__deploy.prod and the
+// lab local allow mcp__foo_bar__deploy.prod, both → mcp__foo_bar__deploy_prod: 1.0.51 ran
+// deploy.prod, since its deny was in a spelling it did not match; 2.1.332 after both rewrites
+// does not offer it). Pairs come in input order (restriction-major).
+func ClaudeMigrationOverrides(ms []ClaudeMigratedRule) []ClaudeOverride {
+	var out []ClaudeOverride
+	for i, r := range ms {
+		if r.Action != MigrateRewrite || (r.Kind != permission.ClaudeDeny && r.Kind != permission.ClaudeAsk) {
+			continue
+		}
+		for j, a := range ms {
+			if a.Action != MigrateRewrite || a.Kind != permission.ClaudeAllow {
+				continue
+			}
+			var both []mcpname.ClaudeTool
+			for _, t := range r.After {
+				if slices.Contains(a.After, t) {
+					both = append(both, t)
+				}
+			}
+			if len(both) > 0 {
+				out = append(out, ClaudeOverride{Restrict: i, Allow: j, Tools: both})
+			}
+		}
+	}
+	return out
+}

@@ -97,3 +97,21 @@ func TestPlanClaudeRulesLeavesOthersAlone(t *testing.T) {
 	assert.Equal(t, MigrateKeep, ms[0].Action)
 	assert.Contains(t, ms[0].Note, "matches nothing under 2.0.14")
 }
+
+// The fixture's lab: the user deny (raw spelling) and the local allow (1.0.51's spelling) of
+// foo.bar/deploy.prod are both migrated to mcp__foo_bar__deploy_prod; the deny then overrides
+// the allow under 2.1.332 (deploy.prod not offered) where 1.0.51 ran it. The ask of get+data
+// has no migrated allow of that tool.
+func TestClaudeMigrationOverridesFixture(t *testing.T) {
+	in, lab := migrations(t, "lab", false)
+	var ms []ClaudeMigratedRule
+	for _, m := range lab {
+		ms = append(ms, ClaudeMigratedRule{Kind: in.Rules[m.Rule].Kind, ClaudeMigration: m})
+	}
+	require.Len(t, ms, 3)
+	got := ClaudeMigrationOverrides(ms)
+	assert.Equal(t, []ClaudeOverride{{Restrict: 0, Allow: 2, Tools: []mcpname.ClaudeTool{{Server: "foo.bar", Tool: "deploy.prod"}}}}, got)
+	// A kept allow is no override (it stays in its legacy spelling).
+	ms[2].Action = MigrateKeep
+	assert.Empty(t, ClaudeMigrationOverrides(ms))
+}

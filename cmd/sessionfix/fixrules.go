@@ -39,7 +39,10 @@ the legacy allowedTools of ~/.claude.json that names an inventory tool only in a
 (a whole name of an older naming era, or a raw server key), the spelling that names the same raw
 tool under --claude-version, and shows each rule with what it matched before and what the new
 rule matches. A rewrite that would also grant a tool the old rule did not (a name two raw tools
-share) is kept unless --allow-shared; for deny and ask it is made and noted. Managed settings are
+share) is kept unless --allow-shared; for deny and ask it is made and noted. A migrated deny or
+ask rule that would override a migrated allow rule of the same tool (deny, then ask, then allow:
+both legacy spellings matched nothing, after the rewrite the restriction wins) is flagged CONFLICT
+on both rules. Managed settings are
 read, never written. With --apply the rule strings are replaced byte for byte (comments,
 formatting and every other byte kept), with backups in a run that sessionfix undo restores.
 fix --rules rewrites only rule files; fix without --rules never writes them.`
@@ -71,6 +74,9 @@ type ruleRow struct {
 	After      []string `json:"matches_after"`
 	Extra      []string `json:"shared_extra,omitempty"`
 	Note       string   `json:"note,omitempty"`
+	// Overrides: on a migrated deny or ask rule, the migrated allow rules it would override
+	// (audit.ClaudeMigrationOverrides); on such an allow rule, the rules overriding it.
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 type fixRulesReport struct {
@@ -145,6 +151,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	plan := &rewrite.Plan{}
 	var roots []string
 	rewrites := 0
+	var migrated []audit.ClaudeMigratedRule // parallel to rep.Rules
 	for _, s := range srcs {
 		// Runs record absolute, clean paths (undo refuses others).
 		if abs, err := filepath.Abs(s.path); err == nil {
@@ -193,6 +200,9 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 			}
 			sp.Decisions = append(sp.Decisions, d)
 			rep.Rules = append(rep.Rules, row)
+			mr := audit.ClaudeMigratedRule{Kind: ru.Kind, ClaudeMigration: m}
+			mr.Action = audit.MigrationAction(row.Action)
+			migrated = append(migrated, mr)
 		}
 		if sp.Count(rewrite.ActRewrite) > 0 {
 			plan.Stores = append(plan.Stores, sp)
@@ -200,6 +210,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		}
 	}
 
+	noteOverrides(rep.Rules, migrated, now)
 	if o.Format == "table" {
 		writeRulePlan(env, rep.Rules, now)
 	}
@@ -280,6 +291,30 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	return rulesEnd(r)
 }
 
+// noteOverrides adds to rows the migrated deny and ask rules that would override a migrated
+// allow rule of the same tool under now (audit.ClaudeMigrationOverrides), on both rows.
+func noteOverrides(rows []ruleRow, ms []audit.ClaudeMigratedRule, now permission.ClaudeRelease) {
+	at := func(r ruleRow) string {
+		return fmt.Sprintf("%s rule %q → %s (%s %s:%d:%d)", r.Kind, r.Old, r.New, r.Scope, r.File, r.Line, r.Column)
+	}
+	for _, ov := range audit.ClaudeMigrationOverrides(ms) {
+		res, al := rows[ov.Restrict], rows[ov.Allow]
+		outcome := permission.ClaudeOutcomeAsk
+		if ms[ov.Restrict].Kind == permission.ClaudeDeny {
+			outcome = permission.ClaudeOutcomeBlock
+			if permission.ClaudeFeaturesOf(now).DenyHides {
+				outcome = permission.ClaudeOutcomeNotOffered
+			}
+		}
+		tools := audit.ToolList(ov.Tools)
+		rows[ov.Restrict].Overrides = append(rows[ov.Restrict].Overrides, fmt.Sprintf(
+			"with both rewrites this rule overrides the migrated %s for %s under %s (%s wins over allow: %s); rewrite only one of them if the allow is meant to decide",
+			at(al), tools, now, res.Kind, outcome))
+		rows[ov.Allow].Overrides = append(rows[ov.Allow].Overrides, fmt.Sprintf(
+			"overridden for %s under %s by the migrated %s (%s wins over allow: %s)", tools, now, at(res), res.Kind, outcome))
+	}
+}
+
 func rulesEnd(r *claudeAuditRun) error {
 	if r.partial {
 		return withCode(exitPartial)
@@ -311,6 +346,9 @@ func writeRulePlan(env *Env, rows []ruleRow, now permission.ClaudeRelease) {
 		}
 		if r.Note != "" {
 			fmt.Fprintf(env.Out, "    note: %s\n", reports.Printable(r.Note))
+		}
+		for _, ov := range r.Overrides {
+			fmt.Fprintf(env.Out, "    CONFLICT: %s\n", reports.Printable(ov))
 		}
 	}
 }

@@ -54,6 +54,25 @@ func TestFixRulesDryRunApplyUndo(t *testing.T) {
 `)
 	assert.Contains(t, res.out, `settings.local.json:4:7 local permissions.allow[0]: rewrite "mcp__foo_bar__deploy.prod" → mcp__foo_bar__deploy_prod
     matched before (server-normalized spelling): foo.bar/deploy.prod`)
+	// Both rewrites of deploy.prod: the deny would override the allow (issue 11, claudeaudit's note).
+	assert.Contains(t, res.out, `    CONFLICT: with both rewrites this rule overrides the migrated allow rule "mcp__foo_bar__deploy.prod" → mcp__foo_bar__deploy_prod (local `)
+	assert.Contains(t, res.out, `settings.local.json:4:7) for foo.bar/deploy.prod under 2.1.332 (deny wins over allow: not offered); rewrite only one of them if the allow is meant to decide
+`)
+	assert.Contains(t, res.out, `    CONFLICT: overridden for foo.bar/deploy.prod under 2.1.332 by the migrated deny rule "mcp__foo.bar__deploy.prod" → mcp__foo_bar__deploy_prod (user `)
+	assert.Equal(t, 2, strings.Count(res.out, "CONFLICT:"), "the ask of get+data overrides no migrated allow")
+	jres := runCLI(t, env, "", append(append(append([]string{}, args...), "--format", "json"), paths...)...)
+	require.Equal(t, 0, jres.code, jres.err)
+	var plan struct {
+		Rules []struct {
+			Old       string   `json:"old"`
+			Overrides []string `json:"overrides"`
+		} `json:"rules"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(jres.out), &plan))
+	require.Len(t, plan.Rules, 3)
+	assert.Len(t, plan.Rules[0].Overrides, 1)
+	assert.Empty(t, plan.Rules[1].Overrides)
+	assert.Len(t, plan.Rules[2].Overrides, 1)
 	assert.Contains(t, res.out, "dry-run: nothing was changed")
 	assert.Equal(t, orig, snapshotRules(t, dir), "a dry run writes nothing")
 
