@@ -10,6 +10,7 @@ package rewrite
 import (
 	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
@@ -242,6 +243,15 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
 	sp := &StorePlan{Store: st, Snap: snap, Decisions: NamerFor(snap.Agent).Decide(snap, pol)}
 	checkPairs(sp)
 	checkKeyClashes(sp)
+	if snap.NotWritable == "" && !utf8.ValidString(snap.Ref.Path) {
+		// A run's manifest and a plan file are JSON: a path that is not UTF-8 would be recorded
+		// with U+FFFD in it, and undo would look for (undo --force would create) another file.
+		snap.NotWritable = "its path is not valid UTF-8 (a run manifest could not name it for undo)"
+		if sp.Count(ActRewrite) > 0 { // an error of the store: the run is partial (exit 3)
+			snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevError,
+				Reason: "the store's path is not valid UTF-8: not rewritten (a run manifest, JSON, could not name it for undo); rename the file to rewrite it"})
+		}
+	}
 	if snap.NotWritable != "" {
 		// The store must not be written (invalid UTF-8, …): what would have been rewritten is
 		// kept and says why; the store's own problem makes the run partial.

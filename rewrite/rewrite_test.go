@@ -300,3 +300,27 @@ func TestDecisionKeepsRejected(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreWithNonUTF8PathIsNotRewritten: a run's manifest and a plan file are JSON, which
+// cannot hold a path that is not valid UTF-8 (encoding/json writes U+FFFD instead), so undo
+// would look for another file (and undo --force would create it). Such a store is planned as
+// kept, with an error problem saying why (exit 3); nothing else of it changes.
+func TestStoreWithNonUTF8PathIsNotRewritten(t *testing.T) {
+	dir := t.TempDir()
+	p := writeSession(t, dir, "bad\xffname.jsonl", call("1", "mcp__a.b__c"))
+	snap, err := jsonl.Open(p, qwen.Session).Scan(context.Background(), store.ScanOptions{})
+	require.NoError(t, err)
+	sp := PlanStore(nil, snap, Policy{})
+	assert.Equal(t, 0, sp.Count(ActRewrite))
+	assert.Empty(t, sp.Edits())
+	assert.Contains(t, snap.NotWritable, "not valid UTF-8")
+	require.Len(t, snap.Problems, 1)
+	assert.Equal(t, store.SevError, snap.Problems[0].Severity)
+	assert.Contains(t, snap.Problems[0].Reason, "path is not valid UTF-8")
+	assert.True(t, snap.Failed(), "the run is partial (exit 3)")
+	for _, d := range sp.Decisions {
+		if d.Action == ActKeep && d.Note != "" {
+			assert.Contains(t, d.Note, "not rewritten: ")
+		}
+	}
+}

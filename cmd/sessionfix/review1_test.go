@@ -58,3 +58,37 @@ func TestPlanRecordsClaudeNamingOptions(t *testing.T) {
 	assert.NotContains(t, r.err, "does not give the planned edits")
 	assert.Contains(t, r.out, "rewrote 8 names in 2 files")
 }
+
+// TestFixRefusesAStoreWhoseNameIsNotUTF8: fix --apply leaves a session whose file name is not
+// valid UTF-8 as it is, names it with the reason on stderr, exit 3; the other stores are rewritten
+// and undo restores them all. Before, it was rewritten and its run manifest recorded the name with
+// U+FFFD: undo refused it ("it no longer exists") and undo --force would have created another file.
+func TestFixRefusesAStoreWhoseNameIsNotUTF8(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	chats := filepath.Join(dir, "projects", "-home-demo-src-lab", "chats")
+	ents, err := os.ReadDir(chats)
+	require.NoError(t, err)
+	var src string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".jsonl") {
+			src = filepath.Join(chats, e.Name())
+			break
+		}
+	}
+	require.NotEmpty(t, src)
+	bad := filepath.Join(chats, "bad\xffname.jsonl")
+	require.NoError(t, os.Rename(src, bad))
+	before := readTree(t, dir)
+
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", dir)
+	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Contains(t, r.err, bad+": error: the store's path is not valid UTF-8: not rewritten")
+	rel, _ := filepath.Rel(dir, bad)
+	assert.Equal(t, before[rel], readTree(t, dir)[rel], "the store is not rewritten")
+	assert.Contains(t, r.out, "rewrote 20 names in 2 files")
+
+	u := runCLI(t, env, "", "undo", "--last", "--yes")
+	require.Equal(t, exitOK, u.code, u.err)
+	assert.Equal(t, before, readTree(t, dir), "undo restores every store the run rewrote")
+}
