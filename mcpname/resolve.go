@@ -25,9 +25,10 @@ func (d Dispatch) String() string {
 }
 
 // QwenResolve returns the tools (in the order given) a stored history call name reaches by
-// Qwen Code's own lookup since the provider-safe names (0.24.x; qwen-reference.md §1.3, §1.4):
-// the restored call is sent as NormalizeMcp(stored), and the registry is keyed by each tool's
-// registered name Normalize(Raw(server, tool)). Pure; lengths in UTF-16 units as the agent.
+// Qwen Code's own lookup since the provider-safe names (0.24.x; qwen-reference.md §1 Naming:
+// the converters normalize history names at send time): the restored call is sent as
+// NormalizeMcp(stored), and the registry is keyed by each tool's registered name
+// Normalize(Raw(server, tool)). Pure; lengths in UTF-16 units as the agent.
 func QwenResolve(stored string, tools []QwenTool) []QwenTool {
 	sent := NormalizeMcp(stored)
 	var out []QwenTool
