@@ -8,7 +8,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // ErrUnknownAgent is returned (wrapped) by Run when Input.Agent names no loaded subagent.

@@ -14,7 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 func TestLegacyMatch(t *testing.T) {
@@ -361,7 +361,7 @@ func TestTables(t *testing.T) {
 func TestImportsStayInward(t *testing.T) {
 	const module = "github.com/sessionfix/sessionfix/"
 	allowed := map[string]bool{module + "mcpname": true, module + "permission": true,
-		module + "store/settings": true, module + "inventory": true}
+		module + "store/qwen/settings": true, module + "inventory": true}
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	checked := 0

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Infer builds an inventory without starting any server (audit.md §1: "Without either, server

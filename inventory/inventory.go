@@ -10,7 +10,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Source says where a server or tool entry comes from.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // TestParseErrorNeverQuotesTheFile: an inventory with a bad literal was reported with the

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Exit codes (one place maps errors to them; each command's help lists the ones it returns).

@@ -26,7 +26,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/qwen"
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 type auditOptions struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/store/settings"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // auditSARIFRules are audit's SARIF rules, in this order; ids are stable.

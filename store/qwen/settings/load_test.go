@@ -13,10 +13,10 @@ import (
 )
 
 const (
-	fixtureUser      = "../../fixtures/qwen-settings/settings.json"
-	fixtureWorkspace = "../../fixtures/qwen-settings/workspace/.qwen/settings.json"
-	fixtureAgent     = "../../fixtures/qwen-settings/workspace/.qwen/agents/verifier.md"
-	fixtureRealUser  = "../../fixtures/qwen-real/dot-qwen/settings.json"
+	fixtureUser      = "../../../fixtures/qwen-settings/settings.json"
+	fixtureWorkspace = "../../../fixtures/qwen-settings/workspace/.qwen/settings.json"
+	fixtureAgent     = "../../../fixtures/qwen-settings/workspace/.qwen/agents/verifier.md"
+	fixtureRealUser  = "../../../fixtures/qwen-real/dot-qwen/settings.json"
 )
 
 func loadFixture(t testing.TB, path string, scope Scope, env Env) (*File, []byte) {
