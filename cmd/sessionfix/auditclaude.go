@@ -59,6 +59,11 @@ tool but the release does not apply it); change same, gained, lost. Tools: decis
 allow, default) and outcome (ran, ask, block; "not offered" where a deny removes the tool, from
 2.1.90), now and before, and the tools a release gives the same name. A LOST RESTRICTION (a deny or
 ask rule that matched before and no longer does) is printed first and listed first.
+--format sarif: one result per lost pair (error), gained pair and pair whose rule now is ignored
+(sessionfix/audit/refused; warning), at the rule file and line, with the Qwen audit's rule ids and
+fingerprints; --baseline FILE (a previous --agent claude json or sarif output) exits 5 only for
+findings not in it, and marks SARIF results new, unchanged or absent; --fail-on refused counts
+the ignored pairs.
 PATH (repeatable) names copies: a ~/.claude directory (settings.json, projects/; a claude.json or
 .claude.json beside it is read as ~/.claude.json), a project directory (.claude/ inside), or a
 project's .claude directory; then only the PATHs are read (no managed files), and --project-key
@@ -78,7 +83,8 @@ type claudeAuditRun struct {
 	project  string // the project key
 	found    bool   // the project has an entry in ~/.claude.json
 	invFrom  string
-	versions []string // versions found in the sessions
+	versions []string               // versions found in the sessions
+	known    *reports.SARIFBaseline // --baseline, nil without
 	partial  bool
 	problems []string
 	notes    []string
@@ -150,9 +156,6 @@ func newClaudeAuditOptions(c *cli.Context, base auditOptions) (claudeAuditOption
 	if c.IsSet("mode") && c.String("mode") != string(permission.ModeDefault) {
 		return o, usageErrorf("--mode: the Claude Code audit computes outcomes in Claude Code's default permission mode only")
 	}
-	if o.Format == "sarif" {
-		return o, usageErrorf("--format sarif is not supported with --agent claude (csv, html or json)")
-	}
 	return o, nil
 }
 
@@ -180,6 +183,13 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 		return usageErrorf("audit --agent claude needs --inventory FILE (the raw server keys and tool names; {\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}})")
 	}
 	r := &claudeAuditRun{env: env}
+	if o.Baseline != "" {
+		known, err := loadAuditBaseline(o.Baseline)
+		if err != nil {
+			return err
+		}
+		r.known = known
+	}
 
 	srcs, configDir, err := r.resolve(claudeInputFlags{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.ProjectKey,
 		ClaudeJSON: o.ClaudeJSON, Settings: o.Settings}, "audit")
@@ -260,8 +270,33 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 		now, before, reports.Printable(orNone(r.project)), trustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
 		reports.Printable(r.invFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
 	hit := false
+	results := claudeAuditSARIF(rep)
+	if r.known != nil {
+		var newer []string
+		for _, x := range results {
+			class := strings.TrimPrefix(x.RuleID, "sessionfix/audit/")
+			if !r.known.Has(x.Fingerprint) && (len(o.FailOn) == 0 || slices.Contains(o.FailOn, class)) {
+				newer = append(newer, class)
+			}
+		}
+		if len(newer) > 0 {
+			fmt.Fprintf(env.Err, "audit: %s not in the baseline %s (%d known fingerprints)\n", plural(len(newer), "finding"), o.Baseline, r.known.Len())
+			hit = true
+		} else {
+			fmt.Fprintf(env.Err, "audit: no finding new since the baseline %s (%d known fingerprints)\n", o.Baseline, r.known.Len())
+		}
+	}
+	refused := 0
+	for _, x := range results {
+		if x.RuleID == "sessionfix/audit/refused" {
+			refused++
+		}
+	}
 	for _, f := range o.FailOn {
-		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": 0}[f]
+		if r.known != nil {
+			break // with a baseline, --fail-on only chooses the classes counted above
+		}
+		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": refused}[f]
 		if n > 0 {
 			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s\n", f, plural(n, "pair"), f)
 			hit = true
@@ -448,6 +483,12 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 		err = reports.WriteHTML(&main, claudeAuditPage(env, o, r, rep, pairs, tools))
 	case "json":
 		err = reports.WriteJSON(&main, claudeAuditJSON(env, o, r, rep))
+	case "sarif":
+		results := claudeAuditSARIF(rep)
+		if r.known != nil {
+			results, _ = r.known.Mark(results)
+		}
+		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", claudeAuditSARIFRules, results)
 	}
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", o.Format, err)

@@ -201,7 +201,6 @@ func TestClaudeAuditUsage(t *testing.T) {
 		{[]string{"--agent", "claude", "--claude-version", "2.x", "--inventory", inv}, "--claude-version"},
 		{[]string{"--agent", "claude", "--before", "old", "--inventory", inv}, "--before"},
 		{[]string{"--agent", "claude"}, "needs --inventory"},
-		{[]string{"--agent", "claude", "--format", "sarif", "--inventory", inv}, "sarif is not supported"},
 		{[]string{"--agent", "claude", "--settings", "workspace=x.json", "--inventory", inv}, "SCOPE one of managed, user, project, local"},
 		{[]string{"--agent", "gemini"}, "--agent must be qwen or claude"},
 		{[]string{"--before", "1.0.51"}, "--before is a Claude Code audit flag"},
@@ -234,4 +233,72 @@ func TestClaudeAuditHostileNames(t *testing.T) {
 	csvText := readFileString(t, csvOut)
 	assert.NotContains(t, csvText, ",=HYPERLINK")
 	assert.NotContains(t, csvText, "\u202e")
+}
+
+// audit --agent claude --format sarif: one result per lost (error), gained and ignored
+// ("refused", warning) pair, located at the rule file and line, schema-valid; --baseline of a
+// previous sarif or json output leaves only new findings to --fail-on.
+func TestClaudeAuditSARIF(t *testing.T) {
+	atRepoRoot(t)
+	env := testEnv(t)
+	dir := t.TempDir()
+	args := []string{"audit", "--agent", "claude", "--inventory", "fixtures/claude-audit/inventory.json", "--before", "1.0.0",
+		"--project-key", "/home/demo/src/lab"}
+	paths := []string{claudeFixture + "/dot-claude", claudeFixture + "/project-settings/lab"}
+	res := runCLI(t, env, "", append(append(append([]string{}, args...), "--format", "sarif"), paths...)...)
+	require.Equal(t, 0, res.code, res.err)
+	run := validSARIF(t, res.out).Runs[0]
+	var ids []string
+	for _, x := range run.Tool.Driver.Rules {
+		ids = append(ids, x.ID)
+	}
+	assert.Equal(t, []string{"sessionfix/audit/lost", "sessionfix/audit/gained", "sessionfix/audit/refused"}, ids)
+	require.Len(t, run.Results, 9) // 1 lost, 8 gained (the summary line's counts)
+	first := run.Results[0]
+	assert.Equal(t, "sessionfix/audit/lost", first.RuleID)
+	assert.Equal(t, "error", first.Level)
+	assert.Equal(t, claudeFixture+"/dot-claude/settings.json", first.Locations[0].Physical.Artifact.URI)
+	assert.Equal(t, 4, first.Locations[0].Physical.Region.StartLine)
+	assert.Equal(t, `deny rule "mcp__foo.bar__deploy.prod" (user permissions.deny[0]) lost tool deploy.prod (server foo.bar): matched it under 1.0.0 (as mcp__foo.bar__deploy.prod) and matches nothing of it under 2.1.332 (as mcp__foo_bar__deploy_prod); outcome now ask, before block.`, first.Message.Text)
+	for _, x := range run.Results[1:] {
+		assert.Equal(t, "sessionfix/audit/gained", x.RuleID)
+		assert.Equal(t, "warning", x.Level)
+	}
+
+	// Baselines: the same findings are not new.
+	sarifOut, jsonOut := filepath.Join(dir, "a.sarif"), filepath.Join(dir, "a.json")
+	require.NoError(t, os.WriteFile(sarifOut, []byte(res.out), 0o644))
+	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--format", "json", "--out", jsonOut), paths...)...)
+	require.Equal(t, 0, res.code, res.err)
+	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--fail-on", "lost"), paths...)...)
+	assert.Equal(t, exitFinding, res.code, "without a baseline the lost pair fails")
+	for _, b := range []string{sarifOut, jsonOut} {
+		res = runCLI(t, env, "", append(append(append([]string{}, args...), "--fail-on", "lost,gained", "--baseline", b, "--format", "sarif"), paths...)...)
+		assert.Equal(t, 0, res.code, b+": "+res.err)
+		assert.Contains(t, res.err, "no finding new since the baseline")
+		for _, x := range validSARIF(t, res.out).Runs[0].Results {
+			assert.Equal(t, "unchanged", x.BaselineState, b)
+		}
+	}
+	// Against the --before 1.0.51 audit's baseline the lost deny (it matched nothing under 1.0.51) is new.
+	old := filepath.Join(dir, "old.sarif")
+	res = runCLI(t, env, "", "audit", "--agent", "claude", "--inventory", "fixtures/claude-audit/inventory.json", "--before", "1.0.51",
+		"--project-key", "/home/demo/src/lab", "--format", "sarif", "--out", old, paths[0], paths[1])
+	require.Equal(t, 0, res.code, res.err)
+	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--fail-on", "lost", "--baseline", old), paths...)...)
+	assert.Equal(t, exitFinding, res.code, res.err)
+	assert.Contains(t, res.err, "1 finding not in the baseline")
+
+	// An untrusted project: its .claude/settings.json allow is ignored under 2.1.332 (refused).
+	empty := filepath.Join(dir, "claude.json")
+	require.NoError(t, os.WriteFile(empty, []byte(`{"projects": {"/home/demo/src/lab": {"hasTrustDialogAccepted": false}}}`), 0o644))
+	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--claude-json", empty, "--format", "sarif", "--fail-on", "refused"), paths...)...)
+	assert.Equal(t, exitFinding, res.code, res.err)
+	var refused []string
+	for _, x := range validSARIF(t, res.out).Runs[0].Results {
+		if x.RuleID == "sessionfix/audit/refused" {
+			refused = append(refused, x.Message.Text)
+		}
+	}
+	assert.Equal(t, []string{`allow rule "mcp__com_example_enterprise-search-platform" (project permissions.allow[0]) refused tool query_documents_by_semantic_similarity_and_rank (server com.example.enterprise-search-platform): names it (as mcp__com_example_enterprise-search-platform__query_documents_by_semantic_similarity_and_rank), but 2.1.332 does not apply the rule; outcome now ask, before ask.`}, refused)
 }

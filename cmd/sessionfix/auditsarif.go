@@ -107,7 +107,7 @@ func loadAuditBaseline(path string) (*reports.SARIFBaseline, error) {
 			if p.Change == string(audit.ChangeGained) {
 				known.Add(sarifFingerprint("audit", "gained", file, p.Key, p.Rule, raw), nil)
 			}
-			if p.Now == string(permission.Refused) {
+			if p.Now == string(permission.Refused) || p.Now == string(permission.ClaudeIgnored) { // Claude audit: refused = ignored
 				known.Add(sarifFingerprint("audit", "refused", file, p.Key, p.Rule, raw), nil)
 			}
 		}
