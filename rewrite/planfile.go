@@ -12,6 +12,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -519,5 +520,24 @@ func (p *PlanFile) Paths() []string {
 	for i, s := range p.Stores {
 		out[i] = s.Path
 	}
+	return out
+}
+
+// Unreached returns, sorted, the paths of planned stores that are not among stores (the paths
+// discovery gives as stores now): a store of the plan that is gone, or that discovery now leaves
+// out (read as another agent's), cannot be applied as planned; the caller reports each as an
+// error of the run. planned may be nil (no paths).
+func Unreached(planned map[string]*PlannedStore, stores []string) []string {
+	have := make(map[string]bool, len(stores))
+	for _, p := range stores {
+		have[p] = true
+	}
+	var out []string
+	for p := range planned {
+		if !have[p] {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
 	return out
 }

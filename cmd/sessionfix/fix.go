@@ -556,6 +556,9 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err := checkStateDir(opts.StateDir); err != nil {
 		return out.abort(err, nil)
 	}
+	if planned != nil {
+		p.reportUnreached(planned)
+	}
 	out.begin("apply")
 	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt, Planned: planned}, out.store)
 	if err != nil {

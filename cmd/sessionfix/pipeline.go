@@ -579,3 +579,21 @@ func writeSummary(w io.Writer, rep *scanReport, how string) error {
 	}
 	return nil
 }
+
+// reportUnreached makes each store of the applied plan that discovery did not give as a store
+// now (rewrite.Unreached) an error of the run (exit 3), unless discovery already named it in an
+// error (a path that is gone).
+func (p *pipelineRun) reportUnreached(planned map[string]*rewrite.PlannedStore) {
+	paths := make([]string, 0, len(p.found.Targets))
+	for _, t := range p.found.Targets {
+		paths = append(paths, t.Store.Ref().Path)
+	}
+	for _, path := range rewrite.Unreached(planned, paths) {
+		if slices.ContainsFunc(p.found.Issues, func(is scan.Issue) bool { return is.Path == path && is.Severity == store.SevError }) {
+			continue
+		}
+		p.agg.Report.Problems = append(p.agg.Report.Problems, pipeline.NewProblem(path, store.Loc{}, string(store.SevError),
+			"planned, but not read as a store now (see the warnings): not rewritten; make a new plan"))
+		p.agg.Failed = true
+	}
+}

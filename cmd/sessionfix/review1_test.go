@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -91,4 +92,31 @@ func TestFixRefusesAStoreWhoseNameIsNotUTF8(t *testing.T) {
 	u := runCLI(t, env, "", "undo", "--last", "--yes")
 	require.Equal(t, exitOK, u.code, u.err)
 	assert.Equal(t, before, readTree(t, dir), "undo restores every store the run rewrote")
+}
+
+// TestApplyPlanStoreNotReadIsAnError: a store of the plan that discovery no longer gives as a
+// store (here: the re-sealed plan's options read Claude Code sessions as Qwen Code's, which
+// leaves them out with a warning) is an error naming it, not rewritten, exit 3. Before, the
+// run said "nothing to change" and exited 0 although none of the plan was applied.
+func TestApplyPlanStoreNotReadIsAnError(t *testing.T) {
+	env := testEnv(t)
+	dir := copyClaudeFixture(t, t.TempDir())
+	cfg := filepath.Join(dir, "mcp-config.json")
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--mcp-config", cfg, "--plan-out", plan, filepath.Join(dir, "dot-claude")).code)
+	pf, err := readPlanFile(plan)
+	require.NoError(t, err)
+	require.Len(t, pf.Stores, 2)
+	pf.Options.Agent = "qwen"
+	b, err := rewrite.MarshalPlanFile(pf)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(plan, b, 0o600))
+	before := readTree(t, dir)
+
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan)
+	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	for _, s := range pf.Stores {
+		assert.Contains(t, r.err, s.Path+": error: planned, but not read as a store now")
+	}
+	assert.Equal(t, before, readTree(t, dir), "nothing is rewritten")
 }
