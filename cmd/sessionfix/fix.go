@@ -449,6 +449,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if opts.Common, err = planOptionsOf(pf.Options, opts.Common); err != nil {
 			return err
 		}
+		if err := opts.Common.validate(); err != nil {
+			// Options the plan recorded, not flags given: the plan is refused (exit 1).
+			return &rewrite.PlanFileError{File: opts.Plan, Where: "options", Reason: errReason(err)}
+		}
 		opts.Paths, planned = pf.Paths(), pf.Index()
 		if len(opts.Paths) == 0 {
 			fmt.Fprintf(env.Err, "fix: the plan %s has nothing to rewrite\n", opts.Plan)

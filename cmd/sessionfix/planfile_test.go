@@ -177,6 +177,7 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 		{"path traversal", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = dir + "/projects/../../../etc/passwd" }), exitError, "stores[0].path: not a clean path"},
 		{"relative path", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = "projects/x.jsonl" }), exitError, "stores[0].path: not an absolute path"},
 		{"relative mcp_config", resealed(func(p *rewrite.PlanFile) { p.Options.MCPConfig = []string{"../mcp.json"} }), exitError, "options.mcp_config[0]: not an absolute path"},
+		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "opencode" }), exitError, `options: --agent must be one of qwen, codex, claude, not "opencode"`},
 		{"unknown kind", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Kind = "shell-script" }), exitError, `unknown store kind "shell-script"`},
 		{"old not a token", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Old = `x", "y` }), exitError, "edits[0]: old is not a JSON string token"},
 		{"new with a newline", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].New = "a\nb" }), exitError, "edits[0]: new is not a name"},
