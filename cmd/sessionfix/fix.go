@@ -481,6 +481,9 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
 	}
+	if opts.PlanOut != "" && p.reads(opts.PlanOut) {
+		return usageErrorf("--plan-out %s is a store this run reads: refusing to write the plan over it (nothing was changed)", opts.PlanOut)
+	}
 	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Notes()...)
 	command := "fix --apply"
 	if opts.Plan != "" {

@@ -597,3 +597,17 @@ func (p *pipelineRun) reportUnreached(planned map[string]*rewrite.PlannedStore) 
 		p.agg.Failed = true
 	}
 }
+
+// reads reports whether path is one of the run's stores or settings files (the same file).
+func (p *pipelineRun) reads(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	same := func(q string) bool {
+		fq, err := os.Stat(q)
+		return err == nil && os.SameFile(fi, fq)
+	}
+	return slices.ContainsFunc(p.found.Targets, func(t scan.Target) bool { return same(t.Store.Ref().Path) }) ||
+		slices.ContainsFunc(p.settings.Files, same)
+}

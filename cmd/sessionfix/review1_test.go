@@ -120,3 +120,27 @@ func TestApplyPlanStoreNotReadIsAnError(t *testing.T) {
 	}
 	assert.Equal(t, before, readTree(t, dir), "nothing is rewritten")
 }
+
+// TestPlanOutRefusesAStoreOfTheRun: --plan-out naming a session the run reads (a slip of tab
+// completion) is a usage error before anything is written; the session keeps its bytes. Before,
+// the dry run said "nothing was changed" after writing the plan over the session.
+func TestPlanOutRefusesAStoreOfTheRun(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	chats := filepath.Join(dir, "projects", "-home-demo-src-lab", "chats")
+	ents, err := os.ReadDir(chats)
+	require.NoError(t, err)
+	var session string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".jsonl") {
+			session = filepath.Join(chats, e.Name())
+			break
+		}
+	}
+	require.NotEmpty(t, session)
+	before := readTree(t, dir)
+	r := runCLI(t, env, "", "fix", "--plan-out", session, dir)
+	assert.Equal(t, exitUsage, r.code, r.out+r.err)
+	assert.Contains(t, r.err, "--plan-out "+session+" is a store this run reads")
+	assert.Equal(t, before, readTree(t, dir), "the session keeps its bytes")
+}
