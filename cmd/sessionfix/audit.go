@@ -628,12 +628,28 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", opts.Format, err)
 	}
-	return writeReportAndTools(ctx, env, opts.Out, main.Bytes(), opts.ToolsOut, tools)
+	var read []string
+	for _, f := range r.files {
+		read = append(read, f.Path)
+	}
+	for _, a := range r.agents {
+		read = append(read, a.Path)
+	}
+	return writeReportAndTools(ctx, env, opts.Out, main.Bytes(), opts.ToolsOut, tools, read)
 }
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools
-// table as CSV to toolsOut (both by writeOutput's rules).
-func writeReportAndTools(ctx context.Context, env *Env, out string, report []byte, toolsOut string, tools *reports.Table) error {
+// table as CSV to toolsOut (both by writeOutput's rules). Neither may name a file of read (the
+// settings and rule files the audit read): that is a usage error and nothing is written.
+func writeReportAndTools(ctx context.Context, env *Env, out string, report []byte, toolsOut string, tools *reports.Table, read []string) error {
+	for _, o := range []struct{ flag, path string }{{"--out", out}, {"--tools-out", toolsOut}} {
+		if o.path == "" || o.path == "-" {
+			continue
+		}
+		if slices.ContainsFunc(read, func(f string) bool { return sameFile(o.path, f) }) {
+			return usageErrorf("audit: %s %s is a file this audit reads: refusing to write the report over it (nothing was written)", o.flag, o.path)
+		}
+	}
 	if err := writeOutput(ctx, env, out, report); err != nil {
 		return err
 	}

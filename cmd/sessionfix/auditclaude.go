@@ -493,7 +493,14 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", o.Format, err)
 	}
-	return writeReportAndTools(ctx, env, o.Out, main.Bytes(), o.ToolsOut, tools)
+	var read []string
+	for _, f := range r.files {
+		read = append(read, f.Path)
+	}
+	if r.global != nil {
+		read = append(read, r.global.Path)
+	}
+	return writeReportAndTools(ctx, env, o.Out, main.Bytes(), o.ToolsOut, tools, read)
 }
 
 func claudeFileList(files []*claude.RuleFile) string {

@@ -144,3 +144,33 @@ func TestPlanOutRefusesAStoreOfTheRun(t *testing.T) {
 	assert.Contains(t, r.err, "--plan-out "+session+" is a store this run reads")
 	assert.Equal(t, before, readTree(t, dir), "the session keeps its bytes")
 }
+
+// TestAuditOutRefusesAFileItReads: audit --out or --tools-out naming a settings or rule file the
+// audit reads is a usage error, and that file keeps its bytes. Before, the report replaced the
+// user's settings.json (its permission rules gone) and the audit exited 0.
+func TestAuditOutRefusesAFileItReads(t *testing.T) {
+	env := testEnv(t)
+	dir := claudeRulesCopy(t)
+	inv, err := filepath.Abs("../../fixtures/claude-audit/inventory.json")
+	require.NoError(t, err)
+	user := filepath.Join(dir, "dot-claude", "settings.json")
+	orig := readFileString(t, user)
+	for _, flag := range []string{"--out", "--tools-out"} {
+		r := runCLI(t, env, "", "audit", "--agent", "claude", "--inventory", inv, "--project-key", "/home/demo/src/lab", "--format", "json",
+			flag, user, filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
+		assert.Equal(t, exitUsage, r.code, r.err)
+		assert.Contains(t, r.err, "audit: "+flag+" "+user+" is a file this audit reads")
+		assert.Equal(t, orig, readFileString(t, user), "the rule file keeps its bytes")
+	}
+
+	qs, err := filepath.Abs("../../fixtures/qwen-settings/settings.json")
+	require.NoError(t, err)
+	q := filepath.Join(t.TempDir(), "settings.json")
+	b, err := os.ReadFile(qs)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(q, b, 0o644))
+	r := runCLI(t, env, "", "audit", "--settings", q, "--inventory", "../../fixtures/qwen-settings/inventory.json", "--out", q)
+	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Contains(t, r.err, "audit: --out "+q+" is a file this audit reads")
+	assert.Equal(t, string(b), readFileString(t, q))
+}
