@@ -593,7 +593,7 @@ func (p *pipelineRun) reportUnreached(planned map[string]*rewrite.PlannedStore) 
 			continue
 		}
 		p.agg.Report.Problems = append(p.agg.Report.Problems, pipeline.NewProblem(path, store.Loc{}, string(store.SevError),
-			"planned, but not read as a store now (see the warnings): not rewritten; make a new plan"))
+			"planned, but not read as a store now (gone, or left out with a warning above): not rewritten; make a new plan"))
 		p.agg.Failed = true
 	}
 }
