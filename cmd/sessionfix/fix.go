@@ -144,6 +144,13 @@ EXAMPLES:
 				}
 			}
 			if c.Bool("rules") {
+				// The rule migration has no plan file, no --fail-on and reads no MCP config:
+				// refused rather than silently ignored.
+				for _, f := range []string{"plan-out", "plan", "fail-on", "mcp-config", "profile", "busy-timeout"} {
+					if c.IsSet(f) {
+						return usageErrorf("--%s does not go with --rules (the Claude Code rule migration; nothing was changed)", f)
+					}
+				}
 				ropts, err := newFixRulesOptions(c, opts)
 				if err != nil {
 					return err

@@ -174,3 +174,28 @@ func TestAuditOutRefusesAFileItReads(t *testing.T) {
 	assert.Contains(t, r.err, "audit: --out "+q+" is a file this audit reads")
 	assert.Equal(t, string(b), readFileString(t, q))
 }
+
+// TestFixRulesRefusesFlagsItDoesNotHonour: fix --rules has no plan file and no --fail-on; given
+// them it is a usage error and writes nothing. Before, --plan-out wrote no plan (exit 0, no word),
+// --apply --yes --plan FILE migrated the rules and ignored the plan, --fail-on was ignored.
+func TestFixRulesRefusesFlagsItDoesNotHonour(t *testing.T) {
+	env := testEnv(t)
+	dir := claudeRulesCopy(t)
+	inv, err := filepath.Abs("../../fixtures/claude-audit/inventory.json")
+	require.NoError(t, err)
+	orig := snapshotRules(t, dir)
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	for _, extra := range [][]string{
+		{"--plan-out", plan},
+		{"--apply", "--yes", "--plan", plan},
+		{"--fail-on", "kept"},
+		{"--mcp-config", filepath.Join(dir, "mcp-config.json")},
+	} {
+		args := append([]string{"fix", "--rules", "--inventory", inv, "--project-key", "/home/demo/src/lab"}, extra...)
+		r := runCLI(t, env, "", append(args, filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))...)
+		assert.Equal(t, exitUsage, r.code, "%v: %s", extra, r.err)
+		assert.Contains(t, r.err, extra[len(extra)-2]+" does not go with --rules", extra)
+		assert.Equal(t, orig, snapshotRules(t, dir), "nothing written")
+		assert.NoFileExists(t, plan)
+	}
+}
