@@ -229,7 +229,7 @@ type Store interface {
 }
 
 // Profiled is implemented by a store read with one of several profiles of its engine (an
-// SQLite database: "opencode", "crush", …). ProfileName is that profile's name, "" before a
+// SQLite database read with an agent room's sqlite.Profile). ProfileName is that profile's name, "" before a
 // Scan detected it. Callers above the engines (pipeline) use it instead of the engine's type.
 type Profiled interface {
 	ProfileName() string
