@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"sort"
 	"strconv"
 
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -259,15 +258,4 @@ func (r *ClaudeReport) ToolRows() [][]string {
 			string(t.Before.Decision), r.RuleText(t.Before), string(t.Before.Outcome), SharedText(t.Now)})
 	}
 	return out
-}
-
-// SortClaudeTools orders tools by server key, then tool (the inventory order when the
-// configuration order is unknown).
-func SortClaudeTools(tools []mcpname.ClaudeTool) {
-	sort.SliceStable(tools, func(i, j int) bool {
-		if tools[i].Server != tools[j].Server {
-			return tools[i].Server < tools[j].Server
-		}
-		return tools[i].Tool < tools[j].Tool
-	})
 }

@@ -91,7 +91,7 @@ type PlannedStore struct {
 	Edits       []PlannedEdit `json:"edits"`
 }
 
-// Fingerprint is what a store looked like when it was planned (FingerprintOf): size (with a
+// Fingerprint is what a store looked like when it was planned (PlanBuilder): size (with a
 // SQLite database's -wal), modification time, the content checksum the backend took (files:
 // store.FileState.Fingerprint or SHA256; databases have none), and a SHA-256 over every name
 // site the scan found (location and exact token), which also covers a database's rows.
@@ -115,14 +115,6 @@ type PlannedEdit struct {
 	Group  string `json:"group,omitempty"`
 	Old    string `json:"old"`
 	New    string `json:"new"`
-}
-
-// FingerprintOf is the fingerprint of a scanned store (scanned with store.ScanOptions.Hash for
-// files, so Content is set).
-func FingerprintOf(snap *store.Snapshot) Fingerprint {
-	b := NewPlanBuilder()
-	b.addSites(snap.Sites)
-	return b.fingerprint(snap)
 }
 
 // PlanBuilder records one store for a plan file, or checks it against one, from its plan given
@@ -192,14 +184,6 @@ func plannedEdits(edits []store.Edit) []PlannedEdit {
 			Field: s.Field, Group: s.Group, Old: string(s.Raw), New: e.New}
 	}
 	return out
-}
-
-// NewPlannedStore records sp (a store planned whole, from a snapshot scanned with Hash) for a
-// plan file (see PlanBuilder.Done).
-func NewPlannedStore(sp *StorePlan, profile string) (ps PlannedStore, ok bool) {
-	b := NewPlanBuilder()
-	b.Add(sp)
-	return b.Done(sp.Snap, profile)
 }
 
 // ErrPlanChanged means a store changed since the plan was made: it is not rewritten (in use,
@@ -343,7 +327,7 @@ var (
 
 // ReadPlanFile reads and checks the plan file named file from r: at most MaxPlanBytes, the
 // checksum must match, every field must be well-formed (see PlanFile): store paths absolute,
-// clean and unique, of a known kind (knownKind), fingerprints of the shape FingerprintOf
+// clean and unique, of a known kind (knownKind), fingerprints of the shape PlanBuilder
 // writes, edits inside their bounds with Old a JSON string token (or empty with a Field) and
 // New a name of valid UTF-8 without control characters. Any failure is a *PlanFileError.
 func ReadPlanFile(file string, r io.Reader, knownKind func(store.Kind) bool) (*PlanFile, error) {

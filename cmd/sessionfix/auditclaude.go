@@ -466,11 +466,6 @@ func (r *claudeAuditRun) oldestSessionVersion(configDir string) permission.Claud
 	return oldest
 }
 
-func isDirectory(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
 func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) error {
 	pairs := auditTable(audit.ClaudePairColumns, rep.PairRows(o.AllPairs))
 	tools := auditTable(audit.ClaudeToolColumns, rep.ToolRows())
