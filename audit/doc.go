@@ -4,7 +4,7 @@
 //
 // It owns:
 //   - Run: the pure evaluation of every (rule, tool) pair and every tool's decision, from an
-//     Input of merged settings (store/settings.Merged), subagent files (settings.Agent) and an
+//     Input of merged settings (store/qwen/settings.Merged), subagent files (settings.Agent) and an
 //     inventory (inventory.Inventory);
 //   - LegacyMatch: audit.md §2's definition of "matched before" (the pre-rename matcher on the
 //     tool's legacy spelling);
@@ -56,6 +56,6 @@
 //
 // # Imports
 //
-// audit imports mcpname, permission, store/settings and inventory (values only). It
+// audit imports mcpname, permission, store/qwen/settings and inventory (values only). It
 // must not import scan, rewrite, reports or cmd.
 package audit

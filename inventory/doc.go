@@ -15,6 +15,6 @@
 // in errors, results or output (settings.Secret). A server's stderr is discarded unless the
 // caller asks for it.
 //
-// inventory imports mcpname and store/settings (plus the MCP Go SDK). It must not import
+// inventory imports mcpname and store/qwen/settings (plus the MCP Go SDK). It must not import
 // scan, rewrite, audit, reports or cmd.
 package inventory

@@ -88,7 +88,7 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 				if under(pkg, e) {
 					// An engine reaches only the store contract, mechanisms (internal/) and its
 					// own subpackages: that also keeps out agent knowledge that is not a room
-					// (store/settings, mcpname's naming schemes, permission).
+					// (store/qwen/settings, mcpname's naming schemes, permission).
 					assert.True(t, target == "store" || under(target, "internal") || under(target, e),
 						"engine %s must not import %s (only store, internal/ and itself)", pkg, target)
 					assert.False(t, target == "store/agent" || target == "store/all", "engine %s must not import %s", pkg, target)

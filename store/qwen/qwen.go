@@ -2,8 +2,8 @@
 // directory ($QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen; qwen-reference.md §4.1), the
 // formats found there (chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints:
 // profiles of store/jsonl) and which naming scheme they follow (Qwen Code's normalizeMcp,
-// mcpname.Classify; rewrite.NamerFor). Its settings files and permission rules are read by
-// store/settings and permission.
+// mcpname.Classify; rewrite.NamerFor). Its settings files are read by the
+// subpackage store/qwen/settings, its permission rules matched by permission.
 //
 // qwen imports store, store/agent, store/jsonl and internal/jsonscan only.
 package qwen
