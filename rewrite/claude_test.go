@@ -159,8 +159,8 @@ func TestClaudeSelectQuery(t *testing.T) {
 // TestClaudeAmbiguousKeys: two server keys that normalize alike make a name written before
 // tools were normalized the current name of two tools: shared, kept without --allow-shared.
 func TestClaudeAmbiguousKeys(t *testing.T) {
-	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x.y", Raw: []byte(`"mcp__foo_bar__x.y"`)}},
-		Extra: &claude.ClaudeMeta{Versions: []claude.ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}}}
+	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x.y", Raw: []byte(`"mcp__foo_bar__x.y"`)}}}
+	store.SetState(snap, &claude.ClaudeMeta{Versions: []claude.ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}})
 	keys := []ClaudeKey{{"foo.bar", "a"}, {"foo_bar", "b"}}
 	d := claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: keys}})[0]
 	assert.Equal(t, ClassClaudeShared, d.Class)

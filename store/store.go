@@ -189,8 +189,24 @@ type Snapshot struct {
 	Problems   []Problem  `json:"problems,omitempty"`
 	// NotWritable says why the store must not be rewritten ("" when it may be).
 	NotWritable string `json:"not_writable,omitempty"`
-	// Extra holds backend-specific data a Writer needs later (never printed).
-	Extra any `json:"-"`
+	// state is what the package that scanned the store keeps for later: its Writer's row
+	// index (store/sqlite), or what the store says about itself (a Codex rollout's
+	// codex.Meta, a Claude Code session's claude.ClaudeMeta, a rule file's
+	// claude.RuleSnapshot). Never printed, never in JSON. Only the owning package knows the
+	// type: it sets it with SetState and reads it with StateOf (through a typed accessor of its
+	// own, such as codex.MetaOf).
+	state any
+}
+
+// SetState keeps v, a pointer to the scanning package's own type, in s (replacing what s kept).
+// s must not be nil.
+func SetState[T any](s *Snapshot, v *T) { s.state = v }
+
+// StateOf returns the *T that SetState kept in s, or nil when s keeps nothing or a value of
+// another type. s must not be nil.
+func StateOf[T any](s *Snapshot) *T {
+	v, _ := s.state.(*T)
+	return v
 }
 
 // Failed reports whether the snapshot has an error-level problem.

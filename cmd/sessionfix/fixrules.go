@@ -173,7 +173,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 				r.problem(fmt.Errorf("%s: %s", s.path, p.Reason))
 			}
 		}
-		rs := snap.Extra.(*claude.RuleSnapshot)
+		rs := claude.RuleSnapshotOf(snap)
 		rules := make([]permission.ClaudeRule, len(rs.Rules))
 		for i, ru := range rs.Rules {
 			rules[i] = ru.ClaudeRule

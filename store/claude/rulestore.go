@@ -40,11 +40,16 @@ func OpenRules(path string, scope permission.ClaudeScope) *RuleStore {
 // Ref names the store.
 func (s *RuleStore) Ref() store.Ref { return store.Ref{Path: s.path, Kind: KindRules} }
 
-// RuleSnapshot is the Snapshot.Extra of a rule file: the parsed rules, in site order.
+// RuleSnapshot is what a rule file's snapshot keeps (RuleSnapshotOf): the parsed rules, in
+// site order.
 type RuleSnapshot struct {
 	Scope permission.ClaudeScope
 	Rules []Rule
 }
+
+// RuleSnapshotOf returns the *RuleSnapshot a RuleStore's scan kept in snap, or nil when snap
+// is not the snapshot of a rule file.
+func RuleSnapshotOf(snap *store.Snapshot) *RuleSnapshot { return store.StateOf[RuleSnapshot](snap) }
 
 // Scan reads the file: one SiteRule site per rule string (Path "permissions.deny[0]", Raw
 // the exact token). A file that is not JSON is an error-level Problem and the file is not
@@ -90,16 +95,16 @@ func (s *RuleStore) Scan(ctx context.Context, opt store.ScanOptions) (*store.Sna
 		snap.Sites = append(snap.Sites, store.Site{Loc: store.Loc{Line: int64(r.Line), Offset: int64(r.Offset)}, Kind: store.SiteRule,
 			Path: fmt.Sprintf("%s[%d]", r.Key, r.Index), Name: r.Text, Raw: append([]byte(nil), data[r.Offset:r.End]...)})
 	}
-	snap.Extra = &RuleSnapshot{Scope: s.scope, Rules: rules}
+	store.SetState(snap, &RuleSnapshot{Scope: s.scope, Rules: rules})
 	return snap, nil
 }
 
 // notJSON marks a rule file that does not parse: not writable, one error problem (err names
-// file:line:column), no sites, and still its *RuleSnapshot (with no rules) in Extra, as every
+// file:line:column), no sites, and still its *RuleSnapshot (with no rules; RuleSnapshotOf), as every
 // snapshot of a RuleStore has one.
 func notJSON(snap *store.Snapshot, scope permission.ClaudeScope, err error) *store.Snapshot {
 	snap.NotWritable = "not valid JSON"
-	snap.Extra = &RuleSnapshot{Scope: scope}
+	store.SetState(snap, &RuleSnapshot{Scope: scope})
 	snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevError, Reason: err.Error()})
 	return snap
 }

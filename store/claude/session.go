@@ -48,7 +48,7 @@ const (
 // KindSession is a Claude Code session or subagent transcript.
 const KindSession store.Kind = "claude-session"
 
-// ClaudeMeta is what a Claude Code session says about itself, in Snapshot.Extra: the release
+// ClaudeMeta is what a Claude Code session says about itself, kept in its snapshot (store.SetState; ClaudeMetaOf reads it): the release
 // that wrote each line (lines carry "version"; a resumed session holds lines of two releases)
 // and the working directory of its first line that names one.
 type ClaudeMeta struct {
@@ -80,8 +80,7 @@ func (m *ClaudeMeta) VersionAt(line int64) string {
 
 // ClaudeMetaOf returns the ClaudeMeta of a Claude Code session snapshot, or nil.
 func ClaudeMetaOf(snap *store.Snapshot) *ClaudeMeta {
-	m, _ := snap.Extra.(*ClaudeMeta)
-	return m
+	return store.StateOf[ClaudeMeta](snap)
 }
 
 // Capture ids of the Claude profile's patterns.
@@ -285,10 +284,10 @@ func resolveClaude(rec *jsonscan.Record, b *jsonl.Builder) {
 
 // claudeMeta records the line's release and the file's first working directory.
 func claudeMeta(rec *jsonscan.Record, b *jsonl.Builder, version, cwd string) {
-	m, _ := b.Snapshot().Extra.(*ClaudeMeta)
+	m := ClaudeMetaOf(b.Snapshot())
 	if m == nil {
 		m = &ClaudeMeta{}
-		b.Snapshot().Extra = m
+		store.SetState(b.Snapshot(), m)
 	}
 	if version != "" && (len(m.Versions) == 0 || m.Versions[len(m.Versions)-1].Version != version) {
 		m.Versions = append(m.Versions, ClaudeVersionFrom{Line: rec.Line, Version: version})

@@ -91,15 +91,15 @@ func TestManagedFilesIn(t *testing.T) {
 }
 
 // TestRuleStoreScanOfBrokenFileHasARuleSnapshot: a rule file that is not valid JSON scans to one
-// error problem naming file:line:column, no sites, not writable, and still a *RuleSnapshot in
-// Extra (fix --rules type-asserts it; a nil Extra made it panic).
+// error problem naming file:line:column, no sites, not writable, and still a *RuleSnapshot
+// (RuleSnapshotOf; fix --rules reads it, and a missing one made it panic).
 func TestRuleStoreScanOfBrokenFileHasARuleSnapshot(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "settings.json")
 	require.NoError(t, os.WriteFile(p, []byte("{\n \"permissions\": {\"allow\": [\"mcp__a\"]}\n \"x\": 1}\n"), 0o644))
 	snap, err := OpenRules(p, permission.ClaudeScopeProject).Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
-	rs, ok := snap.Extra.(*RuleSnapshot)
-	require.True(t, ok, "Extra is %T", snap.Extra)
+	rs := RuleSnapshotOf(snap)
+	require.NotNil(t, rs, "the snapshot keeps no *RuleSnapshot")
 	assert.Empty(t, rs.Rules)
 	assert.Equal(t, permission.ClaudeScopeProject, rs.Scope)
 	assert.Empty(t, snap.Sites)

@@ -28,7 +28,7 @@ const (
 )
 
 // Meta is what a rollout says about itself, from its first session_meta record. The rollout
-// profile stores it in Snapshot.Extra (nil when the file has no session_meta).
+// profile keeps it in the snapshot (store.SetState; MetaOf reads it; nil when the file has no session_meta).
 type Meta struct {
 	// ThreadID is session_meta.payload.id (the thread uuid, also in the file name).
 	ThreadID string
@@ -40,8 +40,7 @@ type Meta struct {
 
 // MetaOf returns the Meta of a rollout snapshot, or nil.
 func MetaOf(snap *store.Snapshot) *Meta {
-	m, _ := snap.Extra.(*Meta)
-	return m
+	return store.StateOf[Meta](snap)
 }
 
 // codexRolloutName matches the file names Codex gives rollouts (plain or zstd-compressed).
@@ -177,8 +176,8 @@ func resolveRollout(rec *jsonscan.Record, b *jsonl.Builder) {
 	recType, payloadType := jsonl.String(c[cxType]), jsonl.String(c[cxPayloadType])
 	switch recType {
 	case "session_meta":
-		if snap := b.Snapshot(); snap.Extra == nil {
-			snap.Extra = &Meta{ThreadID: jsonl.String(c[cxMetaID]), CLIVersion: jsonl.String(c[cxCLIVersion]), Line: rec.Line}
+		if snap := b.Snapshot(); MetaOf(snap) == nil {
+			store.SetState(snap, &Meta{ThreadID: jsonl.String(c[cxMetaID]), CLIVersion: jsonl.String(c[cxCLIVersion]), Line: rec.Line})
 		}
 	case "response_item":
 		if payloadType == "function_call" {

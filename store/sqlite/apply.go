@@ -96,7 +96,7 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 	if len(edits) == 0 {
 		return nil, fmt.Errorf("rewrite %s: no edits", s.path)
 	}
-	if ex, ok := snap.Extra.(*scanExtra); ok {
+	if ex := store.StateOf[scanExtra](snap); ex != nil {
 		sorted := make([]store.Edit, len(edits))
 		copy(sorted, edits)
 		if err := sortEdits(ex, sorted); err != nil {
@@ -122,8 +122,8 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if snap.NotWritable != "" {
 		return nil, fmt.Errorf("rewrite %s: %w: %s", s.path, store.ErrNotWritable, snap.NotWritable)
 	}
-	ex, ok := snap.Extra.(*scanExtra)
-	if !ok {
+	ex := store.StateOf[scanExtra](snap)
+	if ex == nil {
 		return nil, fmt.Errorf("rewrite %s: the snapshot does not come from a SQLite scan", s.path)
 	}
 	busy := s.opt.busy()

@@ -10,4 +10,4 @@ func SetFastPath(on bool) func() {
 }
 
 // FastRows is how many rows of the scan the SQL-assisted path read.
-func FastRows(snap *store.Snapshot) int64 { return snap.Extra.(*scanExtra).fastRows }
+func FastRows(snap *store.Snapshot) int64 { return store.StateOf[scanExtra](snap).fastRows }

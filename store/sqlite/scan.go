@@ -279,7 +279,7 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 				Reason: fmt.Sprintf("%d rows with %s in all (the first %d are listed)", n, kind, maxProblemsPerKind)})
 		}
 	}
-	snap.Extra = r.extra
+	store.SetState(snap, r.extra)
 	return snap, nil
 }
 
