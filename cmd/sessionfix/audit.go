@@ -628,7 +628,7 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", opts.Format, err)
 	}
-	var read []string
+	read := []string{opts.Inventory}
 	for _, f := range r.files {
 		read = append(read, f.Path)
 	}
@@ -640,13 +640,14 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools
 // table as CSV to toolsOut (both by writeOutput's rules). Neither may name a file of read (the
-// settings and rule files the audit read): that is a usage error and nothing is written.
+// inventory, settings and rule files the audit read): that is a usage error and nothing is
+// written.
 func writeReportAndTools(ctx context.Context, env *Env, out string, report []byte, toolsOut string, tools *reports.Table, read []string) error {
 	for _, o := range []struct{ flag, path string }{{"--out", out}, {"--tools-out", toolsOut}} {
 		if o.path == "" || o.path == "-" {
 			continue
 		}
-		if slices.ContainsFunc(read, func(f string) bool { return sameFile(o.path, f) }) {
+		if slices.ContainsFunc(read, func(f string) bool { return f != "" && sameFile(o.path, f) }) {
 			return usageErrorf("audit: %s %s is a file this audit reads: refusing to write the report over it (nothing was written)", o.flag, o.path)
 		}
 	}

@@ -488,7 +488,7 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 	if err != nil {
 		return fmt.Errorf("audit: render %s: %w", o.Format, err)
 	}
-	var read []string
+	read := []string{o.Inventory}
 	for _, f := range r.files {
 		read = append(read, f.Path)
 	}

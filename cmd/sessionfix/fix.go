@@ -488,8 +488,8 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
 	}
-	if opts.PlanOut != "" && p.reads(opts.PlanOut) {
-		return usageErrorf("--plan-out %s is a store this run reads: refusing to write the plan over it (nothing was changed)", opts.PlanOut)
+	if opts.PlanOut != "" && p.reads(opts.PlanOut, opts.Common) {
+		return usageErrorf("--plan-out %s is a file this run reads (a store, a settings file or an input): refusing to write the plan over it (nothing was changed)", opts.PlanOut)
 	}
 	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Notes()...)
 	command := "fix --apply"

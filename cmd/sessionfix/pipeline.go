@@ -598,8 +598,9 @@ func (p *pipelineRun) reportUnreached(planned map[string]*rewrite.PlannedStore) 
 	}
 }
 
-// reads reports whether path is one of the run's stores or settings files (the same file).
-func (p *pipelineRun) reads(path string) bool {
+// reads reports whether path is one of the run's stores or settings files, or an input of po
+// (--inventory, --codex-config, --profile, --mcp-config): the same file.
+func (p *pipelineRun) reads(path string, po planOptions) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return false
@@ -608,6 +609,7 @@ func (p *pipelineRun) reads(path string) bool {
 		fq, err := os.Stat(q)
 		return err == nil && os.SameFile(fi, fq)
 	}
+	inputs := append([]string{po.Inventory, po.CodexConfig, po.Profile}, po.MCPConfigs...)
 	return slices.ContainsFunc(p.found.Targets, func(t scan.Target) bool { return same(t.Store.Ref().Path) }) ||
-		slices.ContainsFunc(p.settings.Files, same)
+		slices.ContainsFunc(p.settings.Files, same) || slices.ContainsFunc(inputs, func(q string) bool { return q != "" && same(q) })
 }

@@ -141,7 +141,7 @@ func TestPlanOutRefusesAStoreOfTheRun(t *testing.T) {
 	before := readTree(t, dir)
 	r := runCLI(t, env, "", "fix", "--plan-out", session, dir)
 	assert.Equal(t, exitUsage, r.code, r.out+r.err)
-	assert.Contains(t, r.err, "--plan-out "+session+" is a store this run reads")
+	assert.Contains(t, r.err, "--plan-out "+session+" is a file this run reads")
 	assert.Equal(t, before, readTree(t, dir), "the session keeps its bytes")
 }
 
@@ -198,4 +198,31 @@ func TestFixRulesRefusesFlagsItDoesNotHonour(t *testing.T) {
 		assert.Equal(t, orig, snapshotRules(t, dir), "nothing written")
 		assert.NoFileExists(t, plan)
 	}
+}
+
+// TestOutputsRefuseTheirInputs: fix --plan-out naming the --mcp-config or --inventory file, and
+// audit --out naming the --inventory file, are usage errors; the input keeps its bytes. Before,
+// the plan or the report replaced the user's MCP config or inventory, exit 0.
+func TestOutputsRefuseTheirInputs(t *testing.T) {
+	env := testEnv(t)
+	dir := copyClaudeFixture(t, t.TempDir())
+	cfg := filepath.Join(dir, "mcp-config.json")
+	orig := readFileString(t, cfg)
+	r := runCLI(t, env, "", "fix", "--mcp-config", cfg, "--plan-out", cfg, filepath.Join(dir, "dot-claude"))
+	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Contains(t, r.err, "--plan-out "+cfg+" is a file this run reads")
+	assert.Equal(t, orig, readFileString(t, cfg))
+
+	inv := filepath.Join(t.TempDir(), "inventory.json")
+	b, err := os.ReadFile("../../fixtures/claude-audit/inventory.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(inv, b, 0o644))
+	r = runCLI(t, env, "", "fix", "--inventory", inv, "--plan-out", inv, filepath.Join(dir, "dot-claude"))
+	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, string(b), readFileString(t, inv))
+	r = runCLI(t, env, "", "audit", "--agent", "claude", "--inventory", inv, "--project-key", "/home/demo/src/lab", "--out", inv,
+		filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
+	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Contains(t, r.err, "audit: --out "+inv+" is a file this audit reads")
+	assert.Equal(t, string(b), readFileString(t, inv))
 }
