@@ -79,21 +79,7 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	}
 	if parts == 0 {
 		snap.Sites = held
-		res.Plan = PlanStore(st, snap, pol)
-		if opt.Apply && opt.Planned != nil {
-			if err := checkPlanned(opt.Planned, res.Plan); err != nil {
-				res.Outcome = &Outcome{Ref: snap.Ref, Err: err}
-				return res
-			}
-		}
-		if opt.Apply && res.Plan.Count(ActRewrite) > 0 && ctx.Err() == nil {
-			o := r.apply(ctx, res.Plan)
-			res.Outcome = &o
-			if opt.Progress == nil && opt.ApplyOptions.Progress != nil {
-				opt.ApplyOptions.Progress(snap.Ref)
-			}
-		}
-		return res
+		return planAndApply(ctx, st, snap, pol, opt, r, res)
 	}
 	res.Plan = &StorePlan{Store: st, Snap: snap}
 	res.Batch = &Batch{Index: parts, Last: true}

@@ -109,6 +109,13 @@ func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOpti
 		res.ScanErr = err
 		return res
 	}
+	return planAndApply(ctx, st, snap, pol, opt, r, res)
+}
+
+// planAndApply plans the whole snapshot of st into res and, with opt.Apply, checks it against
+// opt.Planned (fix --plan) and rewrites it; shared by processOne and a store whose sites fit in
+// one batch (processBatches).
+func planAndApply(ctx context.Context, st store.Store, snap *store.Snapshot, pol Policy, opt ProcessOptions, r *run, res *StoreResult) *StoreResult {
 	res.Plan = PlanStore(st, snap, pol)
 	if opt.Apply && opt.Planned != nil {
 		if err := checkPlanned(opt.Planned, res.Plan); err != nil {
