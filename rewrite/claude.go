@@ -84,95 +84,7 @@ func (claudeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 	if c := pol.ClaudeByPath[snap.Ref.Path]; c != nil {
 		cp = *c
 	}
-	version := cp.Version
-	if version == "" {
-		version = mcpname.ClaudeLatestVersion
-	}
-	cur, err := mcpname.ClaudeEraOf(version)
-	if err != nil {
-		cur = mcpname.ClaudeEraDedup
-	}
-	meta := claude.ClaudeMetaOf(snap)
-
-	// The known raw tools: the inventory first (its order decides who answers a shared
-	// name), then the store's own attribution pairs.
-	known := slices.Clone(cp.Tools)
-	knownSource := map[mcpname.ClaudeTool]string{}
-	for _, t := range cp.Tools {
-		if _, ok := knownSource[t]; !ok {
-			knownSource[t] = orDefault(cp.ToolsSource, "inventory")
-		}
-	}
-	for _, id := range snap.Identities {
-		t := mcpname.ClaudeTool{Server: id.Server, Tool: id.Tool}
-		if _, ok := knownSource[t]; !ok {
-			knownSource[t] = fmt.Sprintf("attributionMcpServer/Tool, line %d", id.Loc.Line)
-			known = append(known, t)
-		}
-	}
-	n := &claudeNaming{cur: cur, version: version, known: known, knownSource: knownSource, keys: cp.Keys, cache: map[string][]claudeCandidate{}}
-
-	// First pass: the candidates of every stored name, so that a name two of them share is
-	// known before anything is decided.
-	type job struct {
-		name string
-		era  *mcpname.ClaudeEra
-	}
-	eraAt := func(line int64) *mcpname.ClaudeEra {
-		v := meta.VersionAt(line)
-		if v == "" {
-			return nil
-		}
-		e, err := mcpname.ClaudeEraOf(v)
-		if err != nil {
-			return nil
-		}
-		return &e
-	}
-	pool := map[mcpname.ClaudeTool]bool{}
-	for _, t := range known {
-		pool[t] = true
-	}
-	namesOf := func(site *store.Site) []string {
-		if site.Kind == claude.ClaudeSiteSelect {
-			_, names, ok := claudeSelect(site.Name)
-			if !ok {
-				return nil
-			}
-			return names
-		}
-		return []string{site.Name}
-	}
-	for i := range snap.Sites {
-		site := &snap.Sites[i]
-		for _, nm := range namesOf(site) {
-			for _, c := range n.candidates(nm, eraAt(site.Loc.Line)) {
-				pool[c.tool] = true
-			}
-		}
-	}
-	poolList := make([]mcpname.ClaudeTool, 0, len(pool))
-	poolList = append(poolList, known...)
-	extra := []mcpname.ClaudeTool{}
-	for t := range pool {
-		if _, ok := knownSource[t]; !ok {
-			extra = append(extra, t)
-		}
-	}
-	sort.Slice(extra, func(i, j int) bool {
-		if extra[i].Server != extra[j].Server {
-			return extra[i].Server < extra[j].Server
-		}
-		return extra[i].Tool < extra[j].Tool
-	})
-	poolList = append(poolList, extra...)
-	n.sharing = map[string][]mcpname.ClaudeTool{}
-	for _, t := range poolList {
-		nm := mcpname.ClaudeNameIn(cur, t.Server, t.Tool)
-		if !slices.Contains(n.sharing[nm], t) {
-			n.sharing[nm] = append(n.sharing[nm], t)
-		}
-	}
+	n, eraAt, _ := newClaudeNaming(snap, cp)
 
 	out := make([]Decision, len(snap.Sites))
 	for i := range snap.Sites {
@@ -199,6 +111,124 @@ func (claudeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 		out[i] = d
 	}
 	return out
+}
+
+// ClaudeFoundTool is a raw MCP tool the Claude Code repair knows for a store, and where from.
+type ClaudeFoundTool struct {
+	mcpname.ClaudeTool
+	// Source: pol.ToolsSource ("inventory" when empty), "attributionMcpServer/Tool, line N",
+	// or "server key K of FILE" (a stored name of a release that kept tools raw).
+	Source string
+}
+
+// ClaudeRawTools returns the raw tools the repair considers for snap (a claude.Session
+// snapshot) under pol, in the order of Decide: pol.Tools, then the store's attribution pairs,
+// then the raw tools its stored names spell under the configured server keys (names written
+// before tools were normalized, in the era of the release that wrote the line), sorted. The
+// audit of Claude Code's rules (audit --agent claude) builds its tool list from it.
+func ClaudeRawTools(snap *store.Snapshot, pol ClaudePolicy) []ClaudeFoundTool {
+	n, _, pool := newClaudeNaming(snap, pol)
+	out := make([]ClaudeFoundTool, len(pool))
+	for i, t := range pool {
+		out[i] = ClaudeFoundTool{ClaudeTool: t, Source: n.knownSource[t]}
+	}
+	return out
+}
+
+// newClaudeNaming gathers what deciding snap's names needs: the known raw tools (the inventory
+// first, its order decides who answers a shared name, then the store's own attribution pairs),
+// the candidates of every stored name, so that a name two of them share is known before anything
+// is decided; pool is every such raw tool (known first, then the others sorted), whose sources
+// are in n.knownSource.
+func newClaudeNaming(snap *store.Snapshot, cp ClaudePolicy) (n *claudeNaming, eraAt func(int64) *mcpname.ClaudeEra, pool []mcpname.ClaudeTool) {
+	version := cp.Version
+	if version == "" {
+		version = mcpname.ClaudeLatestVersion
+	}
+	cur, err := mcpname.ClaudeEraOf(version)
+	if err != nil {
+		cur = mcpname.ClaudeEraDedup
+	}
+	meta := claude.ClaudeMetaOf(snap)
+
+	known := slices.Clone(cp.Tools)
+	knownSource := map[mcpname.ClaudeTool]string{}
+	for _, t := range cp.Tools {
+		if _, ok := knownSource[t]; !ok {
+			knownSource[t] = orDefault(cp.ToolsSource, "inventory")
+		}
+	}
+	for _, id := range snap.Identities {
+		t := mcpname.ClaudeTool{Server: id.Server, Tool: id.Tool}
+		if _, ok := knownSource[t]; !ok {
+			knownSource[t] = fmt.Sprintf("attributionMcpServer/Tool, line %d", id.Loc.Line)
+			known = append(known, t)
+		}
+	}
+	n = &claudeNaming{cur: cur, version: version, known: known, knownSource: knownSource, keys: cp.Keys, cache: map[string][]claudeCandidate{}}
+
+	eraAt = func(line int64) *mcpname.ClaudeEra {
+		v := meta.VersionAt(line)
+		if v == "" {
+			return nil
+		}
+		e, err := mcpname.ClaudeEraOf(v)
+		if err != nil {
+			return nil
+		}
+		return &e
+	}
+	pooled := map[mcpname.ClaudeTool]string{}
+	for _, t := range known {
+		pooled[t] = knownSource[t]
+	}
+	namesOf := func(site *store.Site) []string {
+		if site.Kind == claude.ClaudeSiteSelect {
+			_, names, ok := claudeSelect(site.Name)
+			if !ok {
+				return nil
+			}
+			return names
+		}
+		return []string{site.Name}
+	}
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
+		for _, nm := range namesOf(site) {
+			for _, c := range n.candidates(nm, eraAt(site.Loc.Line)) {
+				if _, ok := pooled[c.tool]; !ok {
+					pooled[c.tool] = c.source
+				}
+			}
+		}
+	}
+	pool = make([]mcpname.ClaudeTool, 0, len(pooled))
+	pool = append(pool, known...)
+	extra := []mcpname.ClaudeTool{}
+	for t := range pooled {
+		if _, ok := knownSource[t]; !ok {
+			extra = append(extra, t)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		if extra[i].Server != extra[j].Server {
+			return extra[i].Server < extra[j].Server
+		}
+		return extra[i].Tool < extra[j].Tool
+	})
+	pool = append(pool, extra...)
+	n.sharing = map[string][]mcpname.ClaudeTool{}
+	for _, t := range pool {
+		nm := mcpname.ClaudeNameIn(cur, t.Server, t.Tool)
+		if !slices.Contains(n.sharing[nm], t) {
+			n.sharing[nm] = append(n.sharing[nm], t)
+		}
+	}
+	// Sources of the candidates (after sharing: the namer reads knownSource only for known).
+	for _, t := range extra {
+		n.knownSource[t] = pooled[t]
+	}
+	return n, eraAt, pool
 }
 
 // claudeNaming holds what deciding one store's names needs.

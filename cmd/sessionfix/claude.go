@@ -63,6 +63,10 @@ type claudeGroup struct {
 	home     string
 	fromEnv  bool
 	sessions []string
+	// config, when set, is the ~/.claude.json to read (audit --agent claude: --claude-json, or
+	// the one beside a copy); mcpJSON are further .mcp.json files (the audited project's).
+	config  string
+	mcpJSON []string
 }
 
 // claudeGroups sorts the discovered Claude Code sessions by the config directory each lies in
@@ -113,34 +117,85 @@ func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Fou
 	if _, err := mcpname.ClaudeEraOf(version); err != nil {
 		return res, usageErrorf("--claude-version: %v", err)
 	}
+	src, err := loadClaudeFlagSources(po, env)
+	if err != nil {
+		return res, err
+	}
+	for _, g := range groups {
+		pol, info, problems, err := claudeHomePolicy(ctx, env, po, version, g, src)
+		if err != nil {
+			return res, err
+		}
+		res.problems = append(res.problems, problems...)
+		res.info = append(res.info, info)
+		if len(groups) == 1 {
+			res.pol = pol
+			break
+		}
+		if res.byPath == nil {
+			res.byPath = map[string]*rewrite.ClaudePolicy{}
+		}
+		p := pol
+		for _, s := range g.sessions {
+			res.byPath[s] = &p
+		}
+	}
+	return res, nil
+}
+
+// claudeFlagSources are the raw-identity sources given by flags, the same for every home:
+// the servers of each --mcp-config file and the --inventory file.
+type claudeFlagSources struct {
+	keys    []rewrite.ClaudeKey
+	servers []settings.MCPServer
+	file    *inventory.Inventory
+}
+
+func loadClaudeFlagSources(po planOptions, env *Env) (claudeFlagSources, error) {
+	var out claudeFlagSources
 	senv := env.settingsEnv()
 	var flagKeys []rewrite.ClaudeKey
 	var flagServers []settings.MCPServer
 	for _, f := range po.MCPConfigs {
 		servers, err := loadClaudeMCPConfig(f, senv)
 		if err != nil {
-			return res, err
+			return out, err
 		}
 		flagServers = append(flagServers, servers...)
 		for _, s := range servers {
 			flagKeys = append(flagKeys, rewrite.ClaudeKey{Key: s.Key, Source: f})
 		}
 	}
-	var file *inventory.Inventory
 	if po.Inventory != "" {
 		f, err := inventory.Load(po.Inventory)
 		if err != nil {
-			return res, err
+			return out, err
 		}
-		file = f
+		out.file = f
 	}
-	for _, g := range groups {
+	out.keys, out.servers = flagKeys, flagServers
+	return out, nil
+}
+
+// claudeHomePolicy is the Claude policy of one home g: the server keys of its global config
+// (g.config, else the one beside the home or the environment's; top-level and per-project
+// mcpServers), of each of its projects' .mcp.json and of g.mcpJSON, and of the flag sources;
+// the --inventory tools and, with --discover, the tools the servers of those files list.
+// Problems are files that could not be read (reported, the run goes on).
+func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version string, g *claudeGroup, src claudeFlagSources) (rewrite.ClaudePolicy, *claudeInfo, []problemRow, error) {
+	var problems []problemRow
+	senv := env.settingsEnv()
+	flagKeys, flagServers, file := src.keys, src.servers, src.file
+	{
 		pol := rewrite.ClaudePolicy{Version: version, AllowShared: po.AllowShared}
 		info := &claudeInfo{Home: g.home, Sessions: len(g.sessions), Version: version, Inventory: []string{}, KeySources: []string{}, AllowShared: po.AllowShared}
 		var servers []settings.MCPServer
 		cfgPath := claude.ConfigFileOf(g.home)
 		if g.fromEnv {
 			cfgPath = claude.GlobalConfigPath(env.Getenv, env.Home)
+		}
+		if g.config != "" {
+			cfgPath = g.config
 		}
 		addKeys := func(keys []string, source string) {
 			if len(keys) == 0 {
@@ -170,7 +225,7 @@ func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Fou
 						}
 						addKeys(ks, mcpJSON)
 					case !errors.Is(err, fs.ErrNotExist):
-						res.problems = append(res.problems, problemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used"})
+						problems = append(problems, problemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used"})
 					}
 				}
 				if po.Discover {
@@ -180,7 +235,21 @@ func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Fou
 				}
 			case errors.Is(err, fs.ErrNotExist):
 			default:
-				res.problems = append(res.problems, problemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+				problems = append(problems, problemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+			}
+		}
+		for _, mcpJSON := range g.mcpJSON {
+			ss, err := loadClaudeMCPConfig(mcpJSON, senv)
+			switch {
+			case err == nil:
+				servers = append(servers, ss...)
+				var ks []string
+				for _, s := range ss {
+					ks = append(ks, s.Key)
+				}
+				addKeys(ks, mcpJSON)
+			case !errors.Is(err, fs.ErrNotExist):
+				problems = append(problems, problemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used"})
 			}
 		}
 		if len(flagKeys) > 0 {
@@ -204,7 +273,7 @@ func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Fou
 		if po.Discover {
 			all := append(slices.Clone(flagServers), servers...)
 			if len(all) == 0 {
-				return res, usageErrorf("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
+				return rewrite.ClaudePolicy{}, nil, nil, usageErrorf("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
 			}
 			var base settings.Env
 			if env.Environ != nil {
@@ -212,13 +281,13 @@ func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Fou
 			}
 			d, errs := inventory.Discover(ctx, all, inventory.DiscoverOptions{Env: base, ClientVersion: version})
 			if err := ctx.Err(); err != nil {
-				return res, err
+				return rewrite.ClaudePolicy{}, nil, nil, err
 			}
 			if err := allServersFailed(len(all), errs); err != nil {
-				return res, err
+				return rewrite.ClaudePolicy{}, nil, nil, err
 			}
 			for _, e := range errs {
-				res.problems = append(res.problems, problemRow{Path: g.home, Severity: string(store.SevError), Reason: e.Error() + "; its tools are not in the inventory"})
+				problems = append(problems, problemRow{Path: g.home, Severity: string(store.SevError), Reason: e.Error() + "; its tools are not in the inventory"})
 			}
 			inv.Merge(d)
 			sources = append(sources, "the configured Claude Code MCP servers")
@@ -237,20 +306,8 @@ func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Fou
 			seen[k.Key] = true
 		}
 		info.Keys = len(seen)
-		res.info = append(res.info, info)
-		if len(groups) == 1 {
-			res.pol = pol
-			break
-		}
-		if res.byPath == nil {
-			res.byPath = map[string]*rewrite.ClaudePolicy{}
-		}
-		p := pol
-		for _, s := range g.sessions {
-			res.byPath[s] = &p
-		}
+		return pol, info, problems, nil
 	}
-	return res, nil
 }
 
 // loadClaudeMCPConfig reads a Claude Code MCP config ({"mcpServers": {<key>: {command, args,
