@@ -19,16 +19,23 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
-// claudeAuditFlags are audit's flags for --agent claude.
-var claudeAuditFlags = []cli.Flag{
-	&cli.StringFlag{Name: "agent", Value: "qwen", Usage: "whose rules to audit: qwen (Qwen Code settings) or claude (Claude Code rule files)"},
-	&cli.StringFlag{Name: "claude-version", Usage: "with --agent claude: the release whose rule semantics are \"now\" (default: the newest known, " + mcpname.ClaudeLatestVersion + ")"},
-	&cli.StringFlag{Name: "before", Usage: "with --agent claude: the release compared against (default: the oldest \"version\" in the project's sessions)"},
-	&cli.StringFlag{Name: "project-key", Usage: "with --agent claude: the project directory as Claude Code saw it (its key in ~/.claude.json; default: --project, or the only project of a copied ~/.claude.json)"},
-	&cli.StringFlag{Name: "claude-json", Usage: "with --agent claude: the ~/.claude.json to read trust and legacy allowedTools from", TakesFile: true},
+// claudeAuditFlags are audit's flags for --agent claude (new values each call: --mcp-config's
+// repeatable value must not carry over from one command line to the next).
+func claudeAuditFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "agent", Value: "qwen", Usage: "whose rules to audit: qwen (Qwen Code settings) or claude (Claude Code rule files)"},
+		&cli.StringFlag{Name: "claude-version", Usage: "with --agent claude: the release whose rule semantics are \"now\" (default: the newest known, " + mcpname.ClaudeLatestVersion + ")"},
+		&cli.StringFlag{Name: "before", Usage: "with --agent claude: the release compared against (default: the oldest \"version\" in the project's sessions)"},
+		&cli.StringFlag{Name: "project-key", Usage: "with --agent claude: the project directory as Claude Code saw it (its key in ~/.claude.json; default: --project, or the only project of a copied ~/.claude.json)"},
+		&cli.StringFlag{Name: "claude-json", Usage: "with --agent claude: the ~/.claude.json to read trust, legacy allowedTools and MCP server keys from", TakesFile: true},
+		&cli.GenericFlag{Name: "mcp-config", Value: &repeatable{}, Usage: "with --agent claude: a Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys name raw tools of the sessions' stored names, and with --discover its servers are listed", TakesFile: true},
+	}
 }
 
 // claudeAuditOptions are the inputs of audit --agent claude.
@@ -37,6 +44,7 @@ type claudeAuditOptions struct {
 	Version, Before string
 	ProjectKey      string
 	ClaudeJSON      string
+	MCPConfigs      []string
 }
 
 // claudeAuditDescription is the --agent claude part of audit --help.
@@ -49,7 +57,14 @@ Support/ClaudeCode on macOS, C:\Program Files\ClaudeCode on Windows), user ($CLA
 and legacy (projects[DIR].allowedTools in ~/.claude.json, where 1.0.0 kept rules) — with the project's
 trust (hasTrustDialogAccepted in ~/.claude.json: 2.1.332 ignores the allow rules of an untrusted
 project's .claude/settings.json and applies its deny and ask rules and the local file's allows).
-Every rule is paired with every tool of --inventory under two releases: now (--claude-version,
+The tools are found where the Claude Code repair finds raw identities: the MCP server keys of
+~/.claude.json (mcpServers, top-level and per project), of each project's .mcp.json and of every
+--mcp-config FILE (repeatable), the raw tools the project's sessions spell under those keys (names
+of releases that kept tools raw) and their attributionMcpServer/attributionMcpTool pairs; with
+--discover the configured servers are started and list their tools; --inventory FILE wins for the
+servers it lists. A server known by its key only, and stored names no listed tool has, are
+reported as INCOMPLETE (note, JSON incomplete_servers and unknown_session_names): their tools are
+not audited. Every rule is paired with every tool under two releases: now (--claude-version,
 default the newest known) and before (--before, default the oldest "version" in the project's
 sessions). Each release names the tools in its own spelling and matches rules its own way: whole
 names only in its spelling; mcp__<normalized server> from 1.0.51 (the raw key never);
@@ -72,6 +87,7 @@ adds or replaces files. Columns (CSV): settings_file,scope,key,index,rule,kind,s
 name_now,name_before,now,before,change; --tools-out: server,tool,name_now,name_before,decision_now,
 rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
    sessionfix audit --agent claude --inventory tools.json --project ~/src/app --fail-on lost
+   sessionfix audit --agent claude --mcp-config ~/src/app/mcp.json --discover --format sarif --out audit.sarif
    sessionfix audit --agent claude --inventory tools.json --before 1.0.51 --project-key /home/demo/src/lab \
        copy/dot-claude copy/lab/.claude --format html --out audit.html`
 
@@ -85,6 +101,10 @@ type claudeAuditRun struct {
 	invFrom  string
 	versions []string               // versions found in the sessions
 	known    *reports.SARIFBaseline // --baseline, nil without
+	// incomplete are the server keys known without any tool (not audited).
+	incomplete []string
+	// unknown are MCP names stored in the sessions that no tool of the list has.
+	unknown  []string
 	partial  bool
 	problems []string
 	notes    []string
@@ -147,8 +167,8 @@ func classifyClaudePath(p string, into *claudePaths) error {
 
 func newClaudeAuditOptions(c *cli.Context, base auditOptions) (claudeAuditOptions, error) {
 	o := claudeAuditOptions{auditOptions: base, Version: c.String("claude-version"), Before: c.String("before"),
-		ProjectKey: c.String("project-key"), ClaudeJSON: c.String("claude-json")}
-	for _, f := range []string{"agents", "history", "subagent", "discover"} {
+		ProjectKey: c.String("project-key"), ClaudeJSON: c.String("claude-json"), MCPConfigs: repeated(c, "mcp-config")}
+	for _, f := range []string{"agents", "history", "subagent"} {
 		if c.IsSet(f) {
 			return o, usageErrorf("--%s is a Qwen Code audit flag; --agent claude does not take it", f)
 		}
@@ -179,9 +199,6 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 		}
 		before = v
 	}
-	if o.Inventory == "" {
-		return usageErrorf("audit --agent claude needs --inventory FILE (the raw server keys and tool names; {\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}})")
-	}
 	r := &claudeAuditRun{env: env}
 	if o.Baseline != "" {
 		known, err := loadAuditBaseline(o.Baseline)
@@ -193,6 +210,10 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 
 	srcs, configDir, err := r.resolve(claudeInputFlags{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.ProjectKey,
 		ClaudeJSON: o.ClaudeJSON, Settings: o.Settings}, "audit")
+	if err != nil {
+		return err
+	}
+	tools, err := r.claudeTools(ctx, o, now, configDir, srcs)
 	if err != nil {
 		return err
 	}
@@ -240,20 +261,7 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 		r.note("before and now are the same release (%s): no pair can change; give --before VERSION to compare", now)
 	}
 
-	inv, err := inventory.Load(o.Inventory)
-	if err != nil {
-		return err
-	}
-	r.invFrom = "file " + o.Inventory
-	var tools []mcpname.ClaudeTool
-	for _, k := range inv.Keys() {
-		for _, t := range inv.Servers[k].Tools {
-			tools = append(tools, mcpname.ClaudeTool{Server: k, Tool: t.Name})
-		}
-	}
 	rep := audit.RunClaude(audit.ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
-	_ = ctx
-
 	// The lost restrictions come first, on stderr too.
 	for _, p := range rep.LostRestrictions() {
 		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
@@ -571,22 +579,26 @@ var claudeAuditLegend = []reports.HTMLLegend{
 
 // claudeAuditReport is audit --agent claude --format json. lost_restrictions comes first.
 type claudeAuditReport struct {
-	LostRestrictions []claudeJSONPair   `json:"lost_restrictions"`
-	Generated        string             `json:"generated"`
-	Agent            string             `json:"agent"`
-	Now              string             `json:"claude_version"`
-	Before           string             `json:"before"`
-	SessionVersions  []string           `json:"session_versions,omitempty"`
-	Project          string             `json:"project"`
-	Trusted          bool               `json:"trusted"`
-	Inventory        string             `json:"inventory"`
-	Counts           audit.ClaudeCounts `json:"counts"`
-	Settings         []jsonSettings     `json:"settings"`
-	Rules            []claudeJSONRule   `json:"rules"`
-	Tools            []claudeJSONTool   `json:"tools"`
-	Pairs            []claudeJSONPair   `json:"pairs"`
-	Notes            []string           `json:"notes,omitempty"`
-	Errors           []string           `json:"errors"`
+	LostRestrictions []claudeJSONPair `json:"lost_restrictions"`
+	Generated        string           `json:"generated"`
+	Agent            string           `json:"agent"`
+	Now              string           `json:"claude_version"`
+	Before           string           `json:"before"`
+	SessionVersions  []string         `json:"session_versions,omitempty"`
+	Project          string           `json:"project"`
+	Trusted          bool             `json:"trusted"`
+	Inventory        string           `json:"inventory"`
+	// Incomplete are MCP server keys known without tools (not audited).
+	Incomplete []string `json:"incomplete_servers,omitempty"`
+	// UnknownNames are MCP names stored in the sessions that no listed tool has (not audited).
+	UnknownNames []string           `json:"unknown_session_names,omitempty"`
+	Counts       audit.ClaudeCounts `json:"counts"`
+	Settings     []jsonSettings     `json:"settings"`
+	Rules        []claudeJSONRule   `json:"rules"`
+	Tools        []claudeJSONTool   `json:"tools"`
+	Pairs        []claudeJSONPair   `json:"pairs"`
+	Notes        []string           `json:"notes,omitempty"`
+	Errors       []string           `json:"errors"`
 }
 
 type claudeJSONRule struct {
@@ -631,7 +643,7 @@ type claudeJSONTool struct {
 func claudeAuditJSON(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) *claudeAuditReport {
 	out := &claudeAuditReport{LostRestrictions: []claudeJSONPair{}, Generated: env.Now().UTC().Format(time.RFC3339), Agent: "claude",
 		Now: rep.Now.String(), Before: rep.Before.String(), SessionVersions: r.versions, Project: r.project, Trusted: rep.Trusted,
-		Inventory: r.invFrom, Counts: rep.Counts, Settings: []jsonSettings{}, Rules: []claudeJSONRule{}, Tools: []claudeJSONTool{},
+		Inventory: r.invFrom, Incomplete: r.incomplete, UnknownNames: r.unknown, Counts: rep.Counts, Settings: []jsonSettings{}, Rules: []claudeJSONRule{}, Tools: []claudeJSONTool{},
 		Pairs: []claudeJSONPair{}, Notes: r.notes, Errors: append([]string{}, r.problems...)}
 	out.Counts.Pairs = len(rep.VisiblePairs(o.AllPairs))
 	for _, f := range r.files {
@@ -667,4 +679,178 @@ func claudeAuditJSON(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *aud
 		out.Pairs = append(out.Pairs, pair(p))
 	}
 	return out
+}
+
+// claudeTools builds the audit's tool list (raw server key + raw tool) the way the Claude Code
+// repair finds raw identities (claudeHomePolicy, rewrite.ClaudeRawTools): the MCP server keys of
+// ~/.claude.json (top-level and per-project mcpServers), of each project's .mcp.json and of the
+// audited project's, and of every --mcp-config file; with --discover the tools those servers
+// list; the attributionMcpServer/attributionMcpTool pairs of the project's sessions and the raw
+// tools their stored names spell under those keys (names written before tools were
+// normalized). --inventory wins where given: a server it lists has exactly its tools. Order:
+// --inventory, discovered, then from the sessions (the first of two tools sharing a name
+// answers). A server known by its key only (no tool from any source) is named in a note: its
+// tools are not audited. No tool at all is a usage error.
+func (r *claudeAuditRun) claudeTools(ctx context.Context, o claudeAuditOptions, now permission.ClaudeRelease, configDir string, srcs []claudeSource) ([]mcpname.ClaudeTool, error) {
+	po := planOptions{MCPConfigs: o.MCPConfigs, Discover: o.Discover, ClaudeVersion: now.String()}
+	src, err := loadClaudeFlagSources(po, r.env)
+	if err != nil {
+		return nil, err
+	}
+	g := &claudeGroup{home: configDir, fromEnv: len(o.Paths) == 0}
+	if r.global != nil {
+		g.config = r.global.Path
+	} else {
+		g.noConfig = true
+	}
+	for _, s := range srcs {
+		if s.scope == permission.ClaudeScopeProject && !s.explicit {
+			// <project>/.claude/settings.json → <project>/.mcp.json
+			g.mcpJSON = append(g.mcpJSON, filepath.Join(filepath.Dir(filepath.Dir(s.path)), ".mcp.json"))
+		}
+	}
+	pol, _, problems, err := claudeHomePolicy(ctx, r.env, po, now.String(), g, src)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		r.problem(fmt.Errorf("%s: %s", p.Path, p.Reason))
+	}
+
+	var file *inventory.Inventory
+	if o.Inventory != "" {
+		if file, err = inventory.Load(o.Inventory); err != nil {
+			return nil, err
+		}
+	}
+	var tools []mcpname.ClaudeTool
+	seen := map[mcpname.ClaudeTool]bool{}
+	inFile := map[string]bool{}
+	counts := map[string]int{}
+	add := func(t mcpname.ClaudeTool, from string) {
+		if seen[t] || (inFile[t.Server] && from != "inventory") {
+			return
+		}
+		seen[t] = true
+		tools = append(tools, t)
+		counts[from]++
+	}
+	if file != nil {
+		for _, k := range file.Keys() {
+			inFile[k] = true
+			for _, t := range file.Servers[k].Tools {
+				add(mcpname.ClaudeTool{Server: k, Tool: t.Name}, "inventory")
+			}
+		}
+	}
+	for _, t := range pol.Tools { // --discover
+		add(t, "discover")
+	}
+	// The project's sessions (every project's when its folder is not there).
+	if configDir != "" {
+		root := filepath.Join(configDir, "projects")
+		if r.project != "" {
+			if d := claude.ProjectDir(root, r.project); d != "" {
+				root = d
+			}
+		}
+		var files []string
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && d.Type().IsRegular() {
+				files = append(files, p)
+			}
+			return nil
+		})
+		var snaps []*store.Snapshot
+		defer func() { r.unknownNames(snaps, tools) }()
+		for _, f := range files {
+			snap, err := jsonl.Open(f, claude.Session).Scan(ctx, store.ScanOptions{})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				r.problem(fmt.Errorf("session %s: %w; its tools are not in the audit", f, err))
+				continue
+			}
+			snaps = append(snaps, snap)
+			for _, ft := range rewrite.ClaudeRawTools(snap, pol) {
+				switch {
+				case strings.HasPrefix(ft.Source, "attributionMcp"):
+					add(ft.ClaudeTool, "attribution")
+				case strings.HasPrefix(ft.Source, "server key "):
+					add(ft.ClaudeTool, "stored names")
+				}
+			}
+		}
+	}
+	var parts []string
+	if file != nil {
+		parts = append(parts, fmt.Sprintf("file %s (%s)", o.Inventory, plural(counts["inventory"], "tool")))
+	}
+	if o.Discover {
+		parts = append(parts, fmt.Sprintf("--discover (%s)", plural(counts["discover"], "tool")))
+	}
+	if n := counts["attribution"]; n > 0 {
+		parts = append(parts, fmt.Sprintf("attributionMcpServer/Tool of the sessions (%s)", plural(n, "tool")))
+	}
+	if n := counts["stored names"]; n > 0 {
+		parts = append(parts, fmt.Sprintf("stored names of the sessions under the configured server keys (%s)", plural(n, "tool")))
+	}
+	r.invFrom = strings.Join(parts, ", ")
+	// Servers known by key only.
+	has := map[string]bool{}
+	for _, t := range tools {
+		has[t.Server] = true
+	}
+	keySource := map[string]string{}
+	var bare []string
+	for _, k := range pol.Keys {
+		if _, ok := keySource[k.Key]; !ok && !has[k.Key] {
+			keySource[k.Key] = k.Source
+			bare = append(bare, k.Key)
+		}
+	}
+	for _, k := range bare {
+		r.incomplete = append(r.incomplete, k)
+		r.note("INCOMPLETE: MCP server %q (%s) is known by its key only: no tool of it is in --inventory, --discover or the sessions, so its tools are not audited (pass --inventory or --discover)", k, keySource[k])
+	}
+	if len(tools) == 0 {
+		return nil, usageErrorf("audit --agent claude: no MCP tool known (none in the sessions' names and attributionMcpServer/Tool under the configured server keys): pass --inventory FILE ({\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}}), --mcp-config FILE or --discover")
+	}
+	return tools, nil
+}
+
+// unknownNames notes the MCP names stored in the sessions (sites Claude Code resends, not free
+// text) that no tool of the list has in any naming era: tools the sessions used that the audit
+// cannot identify (a name whose tool part was normalized cannot be read back without the raw
+// tool), so the list is incomplete.
+func (r *claudeAuditRun) unknownNames(snaps []*store.Snapshot, tools []mcpname.ClaudeTool) {
+	var unknown []string
+	seen := map[string]bool{}
+	for _, snap := range snaps {
+		for _, site := range snap.Sites {
+			nm := site.Name
+			if site.ReadOnly || site.Kind == claude.ClaudeSiteSelect || !mcpname.HasPrefix(nm) || seen[nm] {
+				continue
+			}
+			seen[nm] = true
+			found := false
+			for _, e := range mcpname.ClaudeEras {
+				if len(mcpname.ClaudeToolsNamed(e, nm, tools)) > 0 {
+					found = true
+					break
+				}
+			}
+			if !found {
+				unknown = append(unknown, nm)
+			}
+		}
+	}
+	if len(unknown) == 0 {
+		return
+	}
+	slices.Sort(unknown)
+	r.unknown = unknown
+	r.note("INCOMPLETE: %s stored in the sessions name no tool of the list (%s): their raw tools are unknown and not audited (pass --mcp-config FILE, --inventory or --discover)",
+		plural(len(unknown), "MCP name"), strings.Join(unknown, ", "))
 }

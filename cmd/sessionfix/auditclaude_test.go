@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -200,7 +202,7 @@ func TestClaudeAuditUsage(t *testing.T) {
 		{[]string{"--agent", "claude", "--subagent", "x", "--inventory", inv}, "--subagent is a Qwen Code audit flag"},
 		{[]string{"--agent", "claude", "--claude-version", "2.x", "--inventory", inv}, "--claude-version"},
 		{[]string{"--agent", "claude", "--before", "old", "--inventory", inv}, "--before"},
-		{[]string{"--agent", "claude"}, "needs --inventory"},
+		{[]string{"--agent", "claude"}, "no MCP tool known"},
 		{[]string{"--agent", "claude", "--settings", "workspace=x.json", "--inventory", inv}, "SCOPE one of managed, user, project, local"},
 		{[]string{"--agent", "gemini"}, "--agent must be qwen or claude"},
 		{[]string{"--before", "1.0.51"}, "--before is a Claude Code audit flag"},
@@ -301,4 +303,74 @@ func TestClaudeAuditSARIF(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{`allow rule "mcp__com_example_enterprise-search-platform" (project permissions.allow[0]) refused tool query_documents_by_semantic_similarity_and_rank (server com.example.enterprise-search-platform): names it (as mcp__com_example_enterprise-search-platform__query_documents_by_semantic_similarity_and_rank), but 2.1.332 does not apply the rule; outcome now ask, before ask.`}, refused)
+}
+
+// Without --inventory the tool list comes from where the Claude repair finds raw identities:
+// server keys of --mcp-config (and ~/.claude.json, .mcp.json), the sessions' stored names
+// under them and their attributionMcpServer/Tool pairs. On the fixture's lab project (1.0.51
+// sessions keep raw tools) that is the inventory file's list: the same tools table.
+func TestClaudeAuditInfersTools(t *testing.T) {
+	atRepoRoot(t)
+	env := testEnv(t)
+	dir := t.TempDir()
+	audit := func(p string, extra ...string) (cliResult, [][]string) {
+		tools := filepath.Join(dir, p+"-tools.csv")
+		args := append([]string{"audit", "--agent", "claude", "--before", "1.0.51", "--project-key", "/home/demo/src/" + p,
+			"--tools-out", tools, "--out", filepath.Join(dir, p+"-pairs.csv")}, extra...)
+		res := runCLI(t, env, "", append(args, claudeFixture+"/dot-claude", claudeFixture+"/project-settings/"+p)...)
+		require.Equal(t, 0, res.code, res.err)
+		data, err := os.ReadFile(tools)
+		require.NoError(t, err)
+		rows := readCSV(t, data)
+		sort.Slice(rows[1:], func(i, j int) bool { return strings.Join(rows[1+i], ",") < strings.Join(rows[1+j], ",") })
+		return res, rows
+	}
+	_, want := audit("lab", "--inventory", "fixtures/claude-audit/inventory.json")
+	res, got := audit("lab", "--mcp-config", claudeFixture+"/mcp-config.json")
+	assert.Equal(t, want, got)
+	assert.Contains(t, res.err, "(inventory: attributionMcpServer/Tool of the sessions (1 tool), stored names of the sessions under the configured server keys (9 tools))")
+	assert.NotContains(t, res.err, "INCOMPLETE")
+
+	// api's sessions are 2.1.332's (tools normalized): two tools are known, and the report says
+	// which servers and stored names are left out.
+	res, got = audit("api", "--mcp-config", claudeFixture+"/mcp-config.json", "--format", "json")
+	require.Len(t, got, 3)
+	assert.Equal(t, []string{"lit", "ok_tool"}, got[1][:2])
+	assert.Equal(t, []string{"my server", "ping"}, got[2][:2])
+	assert.Contains(t, res.err, `audit: note: INCOMPLETE: MCP server "foo.bar" (`+claudeFixture+`/mcp-config.json) is known by its key only`)
+	assert.Contains(t, res.err, `INCOMPLETE: 7 MCP names stored in the sessions name no tool of the list (mcp__com_example_enterprise-search-platform__query_documents_by_semantic_similarity_and_rank, mcp__foo_bar__deploy_prod,`)
+	var rep struct {
+		Incomplete []string `json:"incomplete_servers"`
+		Unknown    []string `json:"unknown_session_names"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "api-pairs.csv"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &rep))
+	assert.Equal(t, []string{"foo.bar", "com.example.enterprise-search-platform"}, rep.Incomplete)
+	assert.Len(t, rep.Unknown, 7)
+
+	// --inventory wins where given: lit has exactly the file's tools; my server still comes from
+	// the sessions.
+	inv := filepath.Join(dir, "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"lit": {"tools": ["get+data"]}}}`), 0o644))
+	res, got = audit("api", "--inventory", inv)
+	require.Len(t, got, 3, res.err)
+	assert.Equal(t, []string{"lit", "get+data"}, got[1][:2])
+	assert.Equal(t, []string{"my server", "ping"}, got[2][:2])
+
+	// --discover starts the servers of --mcp-config: foo.bar's tools are then known.
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	tools, _ := json.Marshal([]string{"get_data", "deploy.prod"})
+	cfg := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"foo.bar": {"command": %q, "env": {%q: "serve", %q: %q}}}}`,
+		exe, fakeMCPEnv, fakeToolsEnv, string(tools))), 0o644))
+	res, got = audit("api", "--mcp-config", cfg, "--discover")
+	var servers []string
+	for _, r := range got[1:] {
+		servers = append(servers, r[0]+"/"+r[1])
+	}
+	assert.Equal(t, []string{"foo.bar/deploy.prod", "foo.bar/get_data", "lit/ok_tool", "my server/ping"}, servers)
+	assert.Contains(t, res.err, "--discover (2 tools)")
+	assert.NotContains(t, res.err, `server "foo.bar"`)
 }

@@ -65,8 +65,9 @@ type claudeGroup struct {
 	sessions []string
 	// config, when set, is the ~/.claude.json to read (audit --agent claude: --claude-json, or
 	// the one beside a copy); mcpJSON are further .mcp.json files (the audited project's).
-	config  string
-	mcpJSON []string
+	config   string
+	noConfig bool // read no ~/.claude.json (config is "")
+	mcpJSON  []string
 }
 
 // claudeGroups sorts the discovered Claude Code sessions by the config directory each lies in
@@ -194,7 +195,7 @@ func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version str
 		if g.fromEnv {
 			cfgPath = claude.GlobalConfigPath(env.Getenv, env.Home)
 		}
-		if g.config != "" {
+		if g.config != "" || g.noConfig {
 			cfgPath = g.config
 		}
 		addKeys := func(keys []string, source string) {
