@@ -1,9 +1,8 @@
 // Package store defines what a store is (one place that holds tool names: a JSONL session
 // file, a JSON checkpoint, a settings file, a SQLite database), the name sites found in it, and
 // the contract every backend implements. The storage engines (store/jsonl, store/sqlite) know no
-// agent; each agent's room (store/qwen, store/codex, …; settings parsers such as
-// store/qwen/settings live in the room) is listed explicitly in store/all; there is no
-// self-registration.
+// agent; each agent's room (store/<agent>, its settings parser included) is listed explicitly
+// in store/all; there is no self-registration.
 //
 // store and its subpackages never import scan, rewrite, audit, reports or cmd.
 package store
