@@ -189,11 +189,10 @@ type Snapshot struct {
 	// NotWritable says why the store must not be rewritten ("" when it may be).
 	NotWritable string `json:"not_writable,omitempty"`
 	// state is what the package that scanned the store keeps for later: its Writer's row
-	// index (store/sqlite), or what the store says about itself (a Codex rollout's
-	// codex.Meta, a Claude Code session's claude.ClaudeMeta, a rule file's
-	// claude.RuleSnapshot). Never printed, never in JSON. Only the owning package knows the
-	// type: it sets it with SetState and reads it with StateOf (through a typed accessor of its
-	// own, such as codex.MetaOf).
+	// index (store/sqlite), or what the store says about itself (a room's session metadata:
+	// thread id, writing release, working directory; a rule file's parsed rules). Never
+	// printed, never in JSON. Only the owning package knows the type: it sets it with SetState
+	// and reads it with StateOf, through a typed accessor of its own (store/<agent>'s MetaOf).
 	state any
 }
 
