@@ -153,9 +153,13 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	rewrites := 0
 	var migrated []audit.ClaudeMigratedRule // parallel to rep.Rules
 	for _, s := range srcs {
-		// Runs record absolute, clean paths (undo refuses others).
+		// Runs record absolute, clean paths (undo refuses others); a rule file that is a
+		// symbolic link (a dotfiles checkout) is rewritten at its target, the link kept.
 		if abs, err := filepath.Abs(s.path); err == nil {
 			s.path = abs
+		}
+		if real, err := filepath.EvalSymlinks(s.path); err == nil {
+			s.path = real
 		}
 		st := claude.OpenRules(s.path, s.scope)
 		snap, err := st.Scan(ctx, store.ScanOptions{Hash: true})

@@ -226,3 +226,34 @@ func TestOutputsRefuseTheirInputs(t *testing.T) {
 	assert.Contains(t, r.err, "audit: --out "+inv+" is a file this audit reads")
 	assert.Equal(t, string(b), readFileString(t, inv))
 }
+
+// TestFixRulesRewritesASymlinkedRuleFileAtItsTarget: ~/.claude/settings.json as a symbolic link
+// into a dotfiles checkout: fix --rules --apply rewrites the target, the link stays a link, undo
+// restores the target. Before, the rename replaced the link with a regular file (the dotfiles
+// copy kept the old rules and was no longer what Claude Code read).
+func TestFixRulesRewritesASymlinkedRuleFileAtItsTarget(t *testing.T) {
+	env := testEnv(t)
+	dir := claudeRulesCopy(t)
+	inv, err := filepath.Abs("../../fixtures/claude-audit/inventory.json")
+	require.NoError(t, err)
+	link := filepath.Join(dir, "dot-claude", "settings.json")
+	target := filepath.Join(t.TempDir(), "dotfiles-claude-settings.json")
+	require.NoError(t, os.Rename(link, target))
+	require.NoError(t, os.Symlink(target, link))
+	orig := readFileString(t, target)
+
+	r := runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project-key", "/home/demo/src/lab", "--apply", "--yes", filepath.Join(dir, "dot-claude"))
+	require.Equal(t, exitOK, r.code, r.err)
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "the link stays a link")
+	assert.Equal(t, strings.NewReplacer(`"mcp__foo.bar__deploy.prod"`, `"mcp__foo_bar__deploy_prod"`, `"mcp__lit__get+data"`, `"mcp__lit__get_data"`).Replace(orig),
+		readFileString(t, target), "the target is rewritten")
+
+	u := runCLI(t, env, "", "undo", "--last", "--yes")
+	require.Equal(t, exitOK, u.code, u.out+u.err)
+	assert.Equal(t, orig, readFileString(t, target))
+	fi, err = os.Lstat(link)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink)
+}

@@ -105,6 +105,10 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("rewrite %s: %w: not a regular file", path, store.ErrNotWritable)
 	}
+	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		// The rename would replace the link, not write its target.
+		return nil, fmt.Errorf("rewrite %s: %w: a symbolic link (rewrite its target)", path, store.ErrNotWritable)
+	}
 	if fi.Size() != want.Size || !fi.ModTime().Equal(want.ModTime) {
 		return nil, &store.InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
 			want.Size, fi.Size(), want.ModTime.Format(time.RFC3339Nano), fi.ModTime().Format(time.RFC3339Nano))}

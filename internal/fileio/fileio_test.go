@@ -158,6 +158,25 @@ func TestRewriteFileRefusesNonRegular(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotWritable)
 }
 
+// A symbolic link is never renamed over (the rename would replace the link with a regular file
+// and leave its target, e.g. a dotfiles checkout, with the old bytes): refused as not writable,
+// link and target unchanged. Callers rewrite the link's target instead.
+func TestRewriteFileRefusesASymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.json")
+	require.NoError(t, os.WriteFile(target, []byte("abc\n"), 0o644))
+	link := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.Symlink(target, link))
+	_, err := RewriteFile(context.Background(), link, stateOf(t, link), upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	require.ErrorIs(t, err, store.ErrNotWritable)
+	assert.Contains(t, err.Error(), "a symbolic link")
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "the link stays a link")
+	b, _ := os.ReadFile(target)
+	assert.Equal(t, "abc\n", string(b))
+}
+
 func TestRewriteFileKeepsSpecialModeBitsAndXattrs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
