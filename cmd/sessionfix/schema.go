@@ -13,8 +13,6 @@ type (
 	problemRow      = pipeline.ProblemRow
 	storeRow        = pipeline.StoreRow
 	renameRow       = pipeline.RenameRow
-	identityRow     = pipeline.IdentityRow
-	nameText        = pipeline.NameText
 	decisionRow     = pipeline.DecisionRow
 	storeOutcome    = pipeline.StoreOutcome
 	fixStore        = pipeline.FixStore

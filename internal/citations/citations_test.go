@@ -25,12 +25,6 @@ import (
 
 const root = "../.."
 
-// citation is one file.md token in a text, with its position for messages.
-type citation struct {
-	where string // file:line
-	file  string // as written
-}
-
 var (
 	// mdToken is a file name or path ending in .md. A character before it that could belong to
 	// a path (such as "*" in ".qwen/agents/*.md") leaves it out: that is a glob, not a citation.

@@ -238,7 +238,7 @@ func key(line []byte, i *int, needles [][]byte) bool {
 	for _, n := range needles {
 		// A needle starting with '"' can only be a prefix of a key token (the token's other
 		// quotes are its end or escaped): a prefix test is exact for it, and cheap.
-		if n[0] == '"' && bytes.HasPrefix(tok, n) || n[0] != '"' && bytes.Index(tok, n) >= 0 {
+		if n[0] == '"' && bytes.HasPrefix(tok, n) || n[0] != '"' && bytes.Contains(tok, n) {
 			return false
 		}
 	}
