@@ -362,19 +362,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.invFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
 	hit := false
 	if known != nil {
-		var newer []string
-		for _, x := range auditSARIF(rep) {
-			class := strings.TrimPrefix(x.RuleID, "sessionfix/audit/")
-			if !known.Has(x.Fingerprint) && (len(opts.FailOn) == 0 || slices.Contains(opts.FailOn, class)) {
-				newer = append(newer, class)
-			}
-		}
-		if len(newer) > 0 {
-			fmt.Fprintf(env.Err, "audit: %s not in the baseline %s (%d known fingerprints)\n", plural(len(newer), "finding"), opts.Baseline, known.Len())
-			hit = true
-		} else {
-			fmt.Fprintf(env.Err, "audit: no finding new since the baseline %s (%d known fingerprints)\n", opts.Baseline, known.Len())
-		}
+		hit = newSinceBaseline(env, known, opts.Baseline, auditSARIF(rep), opts.FailOn)
 	}
 	for _, f := range opts.FailOn {
 		if known != nil {
@@ -885,4 +873,23 @@ func auditJSON(env *Env, opts auditOptions, r *auditRun, rep *audit.Report) *aud
 		out.Pairs = append(out.Pairs, jp)
 	}
 	return out
+}
+
+// newSinceBaseline reports (on stderr, and as the result) whether some audit finding is not in
+// the baseline read from path: of the --fail-on classes when given, else of any class (lost,
+// gained, refused: the SARIF rule id's last part).
+func newSinceBaseline(env *Env, known *reports.SARIFBaseline, path string, results []reports.SARIFResult, failOn []string) bool {
+	var newer []string
+	for _, x := range results {
+		class := strings.TrimPrefix(x.RuleID, "sessionfix/audit/")
+		if !known.Has(x.Fingerprint) && (len(failOn) == 0 || slices.Contains(failOn, class)) {
+			newer = append(newer, class)
+		}
+	}
+	if len(newer) > 0 {
+		fmt.Fprintf(env.Err, "audit: %s not in the baseline %s (%d known fingerprints)\n", plural(len(newer), "finding"), path, known.Len())
+		return true
+	}
+	fmt.Fprintf(env.Err, "audit: no finding new since the baseline %s (%d known fingerprints)\n", path, known.Len())
+	return false
 }

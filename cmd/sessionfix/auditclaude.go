@@ -280,19 +280,7 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	hit := false
 	results := claudeAuditSARIF(rep)
 	if r.known != nil {
-		var newer []string
-		for _, x := range results {
-			class := strings.TrimPrefix(x.RuleID, "sessionfix/audit/")
-			if !r.known.Has(x.Fingerprint) && (len(o.FailOn) == 0 || slices.Contains(o.FailOn, class)) {
-				newer = append(newer, class)
-			}
-		}
-		if len(newer) > 0 {
-			fmt.Fprintf(env.Err, "audit: %s not in the baseline %s (%d known fingerprints)\n", plural(len(newer), "finding"), o.Baseline, r.known.Len())
-			hit = true
-		} else {
-			fmt.Fprintf(env.Err, "audit: no finding new since the baseline %s (%d known fingerprints)\n", o.Baseline, r.known.Len())
-		}
+		hit = newSinceBaseline(env, r.known, o.Baseline, results, o.FailOn)
 	}
 	refused := 0
 	for _, x := range results {

@@ -207,39 +207,13 @@ func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version str
 			}
 			info.KeySources = append(info.KeySources, fmt.Sprintf("%s (%d)", source, len(keys)))
 		}
-		if cfgPath != "" {
-			gc, err := claude.LoadGlobalConfig(cfgPath)
-			switch {
-			case err == nil:
-				info.Config = cfgPath
-				addKeys(gc.Servers, cfgPath)
-				for _, dir := range slices.Sorted(maps.Keys(gc.Projects)) {
-					addKeys(gc.Projects[dir].Servers, fmt.Sprintf("%s projects[%q]", cfgPath, dir))
-					mcpJSON := filepath.Join(dir, ".mcp.json")
-					ss, err := loadClaudeMCPConfig(mcpJSON, senv)
-					switch {
-					case err == nil:
-						servers = append(servers, ss...)
-						var ks []string
-						for _, s := range ss {
-							ks = append(ks, s.Key)
-						}
-						addKeys(ks, mcpJSON)
-					case !errors.Is(err, fs.ErrNotExist):
-						problems = append(problems, problemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used"})
-					}
-				}
-				if po.Discover {
-					if f, err := settings.Parse(cfgPath, gc.Data, settings.ScopeUser, senv); err == nil {
-						servers = append(servers, f.MCPServers...)
-					}
-				}
-			case errors.Is(err, fs.ErrNotExist):
-			default:
-				problems = append(problems, problemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+		// A .mcp.json: its servers (for --discover) and keys, once per file.
+		readMCP := map[string]bool{}
+		addMCPJSON := func(mcpJSON string) {
+			if readMCP[mcpJSON] {
+				return
 			}
-		}
-		for _, mcpJSON := range g.mcpJSON {
+			readMCP[mcpJSON] = true
 			ss, err := loadClaudeMCPConfig(mcpJSON, senv)
 			switch {
 			case err == nil:
@@ -252,6 +226,29 @@ func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version str
 			case !errors.Is(err, fs.ErrNotExist):
 				problems = append(problems, problemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used"})
 			}
+		}
+		if cfgPath != "" {
+			gc, err := claude.LoadGlobalConfig(cfgPath)
+			switch {
+			case err == nil:
+				info.Config = cfgPath
+				addKeys(gc.Servers, cfgPath)
+				for _, dir := range slices.Sorted(maps.Keys(gc.Projects)) {
+					addKeys(gc.Projects[dir].Servers, fmt.Sprintf("%s projects[%q]", cfgPath, dir))
+					addMCPJSON(filepath.Join(dir, ".mcp.json"))
+				}
+				if po.Discover {
+					if f, err := settings.Parse(cfgPath, gc.Data, settings.ScopeUser, senv); err == nil {
+						servers = append(servers, f.MCPServers...)
+					}
+				}
+			case errors.Is(err, fs.ErrNotExist):
+			default:
+				problems = append(problems, problemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+			}
+		}
+		for _, mcpJSON := range g.mcpJSON {
+			addMCPJSON(mcpJSON)
 		}
 		if len(flagKeys) > 0 {
 			pol.Keys = append(pol.Keys, flagKeys...)
