@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"context"
@@ -12,11 +12,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
@@ -24,38 +21,12 @@ import (
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
-// claudeInfo is pipeline.ClaudeInfo.
-type claudeInfo = pipeline.ClaudeInfo
-
 // claudeResult is the Claude policy of a run (one per Claude Code home) and its problems.
 type claudeResult struct {
 	pol      rewrite.ClaudePolicy
 	byPath   map[string]*rewrite.ClaudePolicy
-	problems []problemRow
-	info     []*claudeInfo
-}
-
-// claudeFlags are the flags scan and fix take for Claude Code sessions.
-func claudeFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.GenericFlag{Name: "mcp-config", Value: &repeatable{}, Usage: "Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys are raw identities of Claude Code names (with --discover its servers are listed)", TakesFile: true},
-		&cli.BoolFlag{Name: "allow-shared", Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported); with fix --rules, also an allow rule whose new spelling is such a name (it then grants both)"},
-	}
-}
-
-// repeatable is a string flag that may be given several times (each value kept, in order). A
-// cli.StringSliceFlag would also split values at commas, and a path may hold one.
-type repeatable struct{ values []string }
-
-func (r *repeatable) Set(v string) error { r.values = append(r.values, v); return nil }
-func (r *repeatable) String() string     { return strings.Join(r.values, ", ") }
-
-// repeated returns the values of a repeatable flag.
-func repeated(c *cli.Context, name string) []string {
-	if r, ok := c.Generic(name).(*repeatable); ok && r != nil {
-		return slices.Clone(r.values)
-	}
-	return nil
+	problems []ProblemRow
+	info     []*ClaudeInfo
 }
 
 // claudeGroup is the sessions of one Claude Code home.
@@ -73,7 +44,7 @@ type claudeGroup struct {
 // claudeGroups sorts the discovered Claude Code sessions by the config directory each lies in
 // (claude.HomeOf: a copied ~/.claude is planned with the claude.json beside it); a session in no
 // such directory is planned with the environment's ($CLAUDE_CONFIG_DIR, else ~/.claude).
-func claudeGroups(env *Env, found *scan.Found) []*claudeGroup {
+func claudeGroups(env Env, found *scan.Found) []*claudeGroup {
 	envHome := claude.Home(env.Getenv, env.Home)
 	byHome := map[string]*claudeGroup{}
 	for _, t := range found.Targets {
@@ -82,7 +53,7 @@ func claudeGroups(env *Env, found *scan.Found) []*claudeGroup {
 		}
 		path := t.Store.Ref().Path
 		h := claude.HomeOf(found.Lexical(path))
-		fromEnv := h == "" || sameFile(h, envHome)
+		fromEnv := h == "" || SameFile(h, envHome)
 		if fromEnv {
 			h = envHome
 		}
@@ -105,7 +76,7 @@ func claudeGroups(env *Env, found *scan.Found) []*claudeGroup {
 // session: per home, the server keys of its global config (top-level and per-project
 // mcpServers), of each of its projects' .mcp.json, and of every --mcp-config file; the
 // --inventory tools and, with --discover, the tools the servers of those files list.
-func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found) (claudeResult, error) {
+func claudePolicy(ctx context.Context, env Env, po Options, found *scan.Found) (claudeResult, error) {
 	var res claudeResult
 	groups := claudeGroups(env, found)
 	if len(groups) == 0 {
@@ -116,7 +87,7 @@ func claudePolicy(ctx context.Context, env *Env, po planOptions, found *scan.Fou
 		version = mcpname.ClaudeLatestVersion
 	}
 	if _, err := mcpname.ClaudeEraOf(version); err != nil {
-		return res, usageErrorf("--claude-version: %v", err)
+		return res, usagef("--claude-version: %v", err)
 	}
 	src, err := loadClaudeFlagSources(po, env)
 	if err != nil {
@@ -152,9 +123,9 @@ type claudeFlagSources struct {
 	file    *inventory.Inventory
 }
 
-func loadClaudeFlagSources(po planOptions, env *Env) (claudeFlagSources, error) {
+func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 	var out claudeFlagSources
-	senv := env.settingsEnv()
+	senv := env.settings()
 	var flagKeys []rewrite.ClaudeKey
 	var flagServers []settings.MCPServer
 	for _, f := range po.MCPConfigs {
@@ -183,13 +154,13 @@ func loadClaudeFlagSources(po planOptions, env *Env) (claudeFlagSources, error) 
 // mcpServers), of each of its projects' .mcp.json and of g.mcpJSON, and of the flag sources;
 // the --inventory tools and, with --discover, the tools the servers of those files list.
 // Problems are files that could not be read (reported, the run goes on).
-func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version string, g *claudeGroup, src claudeFlagSources) (rewrite.ClaudePolicy, *claudeInfo, []problemRow, error) {
-	var problems []problemRow
-	senv := env.settingsEnv()
+func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, g *claudeGroup, src claudeFlagSources) (rewrite.ClaudePolicy, *ClaudeInfo, []ProblemRow, error) {
+	var problems []ProblemRow
+	senv := env.settings()
 	flagKeys, flagServers, file := src.keys, src.servers, src.file
 	{
 		pol := rewrite.ClaudePolicy{Version: version, AllowShared: po.AllowShared}
-		info := &claudeInfo{Home: g.home, Sessions: len(g.sessions), Version: version, Inventory: []string{}, KeySources: []string{}, AllowShared: po.AllowShared}
+		info := &ClaudeInfo{Home: g.home, Sessions: len(g.sessions), Version: version, Inventory: []string{}, KeySources: []string{}, AllowShared: po.AllowShared}
 		var servers []settings.MCPServer
 		cfgPath := claude.ConfigFileOf(g.home)
 		if g.fromEnv {
@@ -224,7 +195,7 @@ func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version str
 				}
 				addKeys(ks, mcpJSON)
 			case !errors.Is(err, fs.ErrNotExist):
-				problems = append(problems, problemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used"})
+				problems = append(problems, ProblemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: ErrReason(err) + "; its server keys are not used"})
 			}
 		}
 		if cfgPath != "" {
@@ -244,7 +215,7 @@ func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version str
 				}
 			case errors.Is(err, fs.ErrNotExist):
 			default:
-				problems = append(problems, problemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+				problems = append(problems, ProblemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: ErrReason(err) + "; its server keys are not used (pass --mcp-config)"})
 			}
 		}
 		for _, mcpJSON := range g.mcpJSON {
@@ -271,7 +242,7 @@ func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version str
 		if po.Discover {
 			all := append(slices.Clone(flagServers), servers...)
 			if len(all) == 0 {
-				return rewrite.ClaudePolicy{}, nil, nil, usageErrorf("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
+				return rewrite.ClaudePolicy{}, nil, nil, usagef("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
 			}
 			var base settings.Env
 			if env.Environ != nil {
@@ -281,11 +252,11 @@ func claudeHomePolicy(ctx context.Context, env *Env, po planOptions, version str
 			if err := ctx.Err(); err != nil {
 				return rewrite.ClaudePolicy{}, nil, nil, err
 			}
-			if err := allServersFailed(len(all), errs); err != nil {
+			if err := AllServersFailed(len(all), errs); err != nil {
 				return rewrite.ClaudePolicy{}, nil, nil, err
 			}
 			for _, e := range errs {
-				problems = append(problems, problemRow{Path: g.home, Severity: string(store.SevError), Reason: e.Error() + "; its tools are not in the inventory"})
+				problems = append(problems, ProblemRow{Path: g.home, Severity: string(store.SevError), Reason: e.Error() + "; its tools are not in the inventory"})
 			}
 			inv.Merge(d)
 			sources = append(sources, "the configured Claude Code MCP servers")
@@ -321,4 +292,31 @@ func loadClaudeMCPConfig(path string, env settings.Env) ([]settings.MCPServer, e
 		return nil, err
 	}
 	return f.MCPServers, nil
+}
+
+// ClaudeHome is one Claude Code config directory to build a policy for (ClaudeHomePolicy).
+type ClaudeHome struct {
+	Dir string
+	// FromEnv: the environment's home ($CLAUDE_CONFIG_DIR, else ~/.claude), whose global
+	// config is claude.GlobalConfigPath.
+	FromEnv bool
+	// Config, when set, is the ~/.claude.json to read; NoConfig reads none. MCPJSON are
+	// further .mcp.json files (an audited project's).
+	Config   string
+	NoConfig bool
+	MCPJSON  []string
+}
+
+// ClaudeHomePolicy is the Claude Code policy of one home the way scan and fix build it: the
+// server keys of its global config, its projects' .mcp.json, h.MCPJSON and o.MCPConfigs; the
+// o.Inventory tools and, with o.Discover, the tools those servers list; version is the Claude
+// Code release whose names are current. Problems are files that could not be read.
+func ClaudeHomePolicy(ctx context.Context, env Env, o Options, version string, h ClaudeHome) (rewrite.ClaudePolicy, []ProblemRow, error) {
+	src, err := loadClaudeFlagSources(o, env)
+	if err != nil {
+		return rewrite.ClaudePolicy{}, nil, err
+	}
+	g := &claudeGroup{home: h.Dir, fromEnv: h.FromEnv, config: h.Config, noConfig: h.NoConfig, mcpJSON: h.MCPJSON}
+	pol, _, problems, err := claudeHomePolicy(ctx, env, o, version, g, src)
+	return pol, problems, err
 }

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"context"
@@ -12,38 +12,18 @@ import (
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
-// checkAgent validates --agent ("" = detect by name and content; all.Selectable).
-func checkAgent(id string) error {
-	ids := all.Selectable()
-	if id == "" || slices.Contains(ids, store.AgentID(id)) {
-		return nil
-	}
-	names := make([]string, len(ids))
-	for i, a := range ids {
-		names[i] = string(a)
-	}
-	return usageErrorf("--agent must be one of %s, not %q", strings.Join(names, ", "), id)
-}
-
-// defaultRoots are the roots walked when no PATH is given: those of the --agent (the Codex
-// home's sessions/ and archived_sessions/ that exist for codex); otherwise Qwen Code's runtime
-// directory ($QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen), as the core contract says.
-func defaultRoots(env *Env, id string) []string {
-	return all.DefaultRoots(store.AgentID(id), agent.Env{Getenv: env.Getenv, Home: env.Home})
-}
-
-// codexCache remembers the Codex policy of a command's first pipeline.
-type codexCache struct {
+// CodexCache remembers the Codex policy of a command's first pipeline (Options.Codex).
+type CodexCache struct {
 	done bool
 	res  codexResult
 }
@@ -55,8 +35,8 @@ type codexResult struct {
 	pol rewrite.CodexPolicy
 	// byPath holds the policy of each rollout when the run covers several Codex homes.
 	byPath   map[string]*rewrite.CodexPolicy
-	problems []problemRow
-	info     []*codexInfo
+	problems []ProblemRow
+	info     []*CodexInfo
 	// skip lists the rollouts of homes whose own config.toml could not be read (invalid
 	// TOML, unreadable): they are left out of the plan, as planning them without the config
 	// could pick the wrong names; each home is an error problem (exit 3).
@@ -72,8 +52,8 @@ func (e *homeConfigError) Unwrap() error { return e.err }
 
 // homeConfigProblem reports a home whose config.toml could not be read and whose n rollouts
 // are therefore left as they are. The reason never quotes the file (codex.ConfigError).
-func homeConfigProblem(path string, n int, err error) problemRow {
-	reason := errReason(err)
+func homeConfigProblem(path string, n int, err error) ProblemRow {
+	reason := ErrReason(err)
 	var ce *codex.ConfigError
 	if errors.As(err, &ce) {
 		reason = fmt.Sprintf("%v: %v", codex.ErrConfig, ce.Err)
@@ -82,7 +62,7 @@ func homeConfigProblem(path string, n int, err error) problemRow {
 	if n == 1 {
 		left = "the 1 rollout of this Codex home is left as it is"
 	}
-	return problemRow{Path: path, Severity: string(store.SevError), Reason: reason + "; " + left + " (fix the file, or pass --codex-config)"}
+	return ProblemRow{Path: path, Severity: string(store.SevError), Reason: reason + "; " + left + " (fix the file, or pass --codex-config)"}
 }
 
 // codexHomeGroup is the rollouts of one Codex home and where that home came from.
@@ -98,7 +78,7 @@ type codexHomeGroup struct {
 // whoever runs sessionfix); a rollout in no home is planned with the environment's home
 // ($CODEX_HOME, else ~/.codex). Thread-history databases among the targets join their home.
 // Groups come sorted by home.
-func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
+func codexGroups(env Env, found *scan.Found) []*codexHomeGroup {
 	envHome := codex.Home(env.Getenv, env.Home)
 	if a, err := filepath.Abs(envHome); err == nil {
 		envHome = a
@@ -114,14 +94,14 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 		h, ok := homeOfDir[dir] // one lookup per directory, not per rollout
 		if !ok {
 			h = codex.HomeOf(found.Lexical(path)) // the home holding the link, not its target
-			if h != "" && sameFile(h, envHome) {
+			if h != "" && SameFile(h, envHome) {
 				h = ""
 			}
 			homeOfDir[dir] = h
 		}
 		g := byHome[h]
 		if g == nil {
-			g = &codexHomeGroup{home: h, from: codexFromPath}
+			g = &codexHomeGroup{home: h, from: CodexFromPath}
 			if h == "" {
 				g.home, g.from, g.fromEnv = envHome, envFrom, true
 			}
@@ -146,7 +126,7 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 	}
 	for _, db := range dbs {
 		h := codex.HomeOf(found.Lexical(db))
-		if h == "" || sameFile(h, envHome) {
+		if h == "" || SameFile(h, envHome) {
 			h = ""
 		}
 		if g := byHome[h]; g != nil {
@@ -165,11 +145,11 @@ func codexGroups(env *Env, found *scan.Found) []*codexHomeGroup {
 // for each Codex home the rollouts live in (codexGroups): the config.toml (--codex-config, else
 // that of the home), the raw identities of the home's thread_history_*.sqlite, and the
 // inventory as raw (server, tool) pairs: the --inventory file and, with --discover, the tools
-// listed by the config's enabled MCP servers. It is computed once per command (po.codex).
-// file is the --inventory file, read once by newPipeline (nil without one).
-func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Found, sopt all.Options, file *inventory.Inventory) (codexResult, error) {
-	if po.codex != nil && po.codex.done {
-		return po.codex.res, nil
+// listed by the config's enabled MCP servers. It is computed once per command (po.Codex).
+// file is the --inventory file, read once by New (nil without one).
+func codexPolicy(ctx context.Context, env Env, po Options, found *scan.Found, sopt all.Options, file *inventory.Inventory) (codexResult, error) {
+	if po.Codex != nil && po.Codex.done {
+		return po.Codex.res, nil
 	}
 	var res codexResult
 	groups := codexGroups(env, found)
@@ -202,8 +182,8 @@ func codexPolicy(ctx context.Context, env *Env, po planOptions, found *scan.Foun
 			res.byPath[r] = &pol
 		}
 	}
-	if po.codex != nil {
-		po.codex.done, po.codex.res = true, res
+	if po.Codex != nil {
+		po.Codex.done, po.Codex.res = true, res
 	}
 	return res, nil
 }
@@ -216,11 +196,11 @@ type codexDiscovery struct {
 
 // codexHomePolicy builds the policy of one Codex home's rollouts (see codexPolicy);
 // discovered caches --discover per config file.
-func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHomeGroup, file *inventory.Inventory,
-	discovered map[string]codexDiscovery, sopt all.Options) (rewrite.CodexPolicy, *codexInfo, []problemRow, error) {
+func codexHomePolicy(ctx context.Context, env Env, po Options, g *codexHomeGroup, file *inventory.Inventory,
+	discovered map[string]codexDiscovery, sopt all.Options) (rewrite.CodexPolicy, *CodexInfo, []ProblemRow, error) {
 	var pol rewrite.CodexPolicy
-	var probs []problemRow
-	info := &codexInfo{Home: g.home, Rollouts: len(g.rollouts), ConfigFrom: g.from, Inventory: []string{}, History: []string{}}
+	var probs []ProblemRow
+	info := &CodexInfo{Home: g.home, Rollouts: len(g.rollouts), ConfigFrom: g.from, Inventory: []string{}, History: []string{}}
 	path, explicit := po.CodexConfig, true
 	if path == "" {
 		path, explicit = filepath.Join(g.home, codex.ConfigName), false
@@ -266,7 +246,7 @@ func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHome
 	}
 	if po.Discover {
 		if cfg == nil {
-			return pol, nil, nil, usageErrorf("--discover needs a Codex config.toml (none at %s; pass --codex-config)", path)
+			return pol, nil, nil, usagef("--discover needs a Codex config.toml (none at %s; pass --codex-config)", path)
 		}
 		d, ok := discovered[cfg.Path]
 		if !ok {
@@ -275,13 +255,13 @@ func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHome
 			if err := ctx.Err(); err != nil {
 				return pol, nil, nil, err
 			}
-			if err := allServersFailed(n, d.errs); err != nil {
+			if err := AllServersFailed(n, d.errs); err != nil {
 				return pol, nil, nil, err
 			}
 			discovered[cfg.Path] = d
 			// A server that could not be listed makes the run partial (exit 3), as in audit.
 			for _, e := range d.errs {
-				probs = append(probs, problemRow{Path: cfg.Path, Severity: string(store.SevError),
+				probs = append(probs, ProblemRow{Path: cfg.Path, Severity: string(store.SevError),
 					Reason: e.Error() + "; its tools are not in the inventory"})
 			}
 		}
@@ -300,7 +280,7 @@ func codexHomePolicy(ctx context.Context, env *Env, po planOptions, g *codexHome
 // then tool; used lists the databases read, in order, each once. A database that cannot be
 // read is an error problem naming it (the run is partial, exit 3: without its identities a
 // colliding tool may get no suffix); the run goes on without its identities.
-func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools []mcpname.CodexTool, used []string, probs []problemRow) {
+func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools []mcpname.CodexTool, used []string, probs []ProblemRow) {
 	seen := map[mcpname.CodexTool]bool{}
 	for _, p := range paths {
 		if abs, err := filepath.Abs(p); err == nil {
@@ -311,7 +291,7 @@ func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools 
 		}
 		snap, err := sqlite.OpenWith(p, codex.HistoryProfile, sopt.SQLite).Scan(ctx, store.ScanOptions{})
 		if err != nil {
-			probs = append(probs, problemRow{Path: p, Severity: string(store.SevError),
+			probs = append(probs, ProblemRow{Path: p, Severity: string(store.SevError),
 				Reason: "Codex thread history not read, its raw identities are not used for naming: " + err.Error()})
 			continue
 		}
@@ -362,7 +342,7 @@ func codexTools(inv *inventory.Inventory) []mcpname.CodexTool {
 // bearer token named by bearer_token_env_var) with inventory's MCP client. Servers that
 // fail are returned, the others listed; n counts the servers started. Values from the config
 // are handed over as secrets.
-func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (inv *inventory.Inventory, n int, errs []*inventory.ServerError) {
+func discoverCodex(ctx context.Context, env Env, cfg *codex.Config) (inv *inventory.Inventory, n int, errs []*inventory.ServerError) {
 	var servers []settings.MCPServer
 	for _, key := range cfg.ServerKeys() {
 		s := cfg.Servers[key]
@@ -379,8 +359,8 @@ func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (inv *inven
 		for _, a := range s.Args {
 			ms.Args = append(ms.Args, settings.NewSecret(a))
 		}
-		ms.Env = secrets(s.Env)
-		ms.Headers = secrets(s.HTTPHeaders)
+		ms.Env = Secrets(s.Env)
+		ms.Headers = Secrets(s.HTTPHeaders)
 		if s.BearerTokenEnvVar != "" {
 			if tok := env.Getenv(s.BearerTokenEnvVar); tok != "" {
 				if ms.Headers == nil {
@@ -395,14 +375,14 @@ func discoverCodex(ctx context.Context, env *Env, cfg *codex.Config) (inv *inven
 	if env.Environ != nil {
 		base = settings.EnvFromList(env.Environ())
 	}
-	inv, errs = inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: version})
+	inv, errs = inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
 	return inv, len(servers), errs
 }
 
-// allServersFailed is the error of a --discover where not one of n servers (n > 0) could be
+// AllServersFailed is the error of a --discover where not one of n servers (n > 0) could be
 // listed: the same in fix and audit (exit 1, nothing planned or reported: an inventory of
 // nothing would make every result wrong), with each server's cause.
-func allServersFailed(n int, errs []*inventory.ServerError) error {
+func AllServersFailed(n int, errs []*inventory.ServerError) error {
 	if n == 0 || len(errs) < n {
 		return nil
 	}
@@ -410,10 +390,11 @@ func allServersFailed(n int, errs []*inventory.ServerError) error {
 	for i, e := range errs {
 		msgs[i] = e.Error()
 	}
-	return fmt.Errorf("--discover: none of the %s could be listed (nothing was done):\n  %s", plural(n, "MCP server"), strings.Join(msgs, "\n  "))
+	return fmt.Errorf("--discover: none of the %s could be listed (nothing was done):\n  %s", reports.Plural(n, "MCP server"), strings.Join(msgs, "\n  "))
 }
 
-func secrets(m map[string]string) map[string]settings.Secret {
+// Secrets wraps each value of m (nil when empty) as a settings.Secret, so it never reaches any output.
+func Secrets(m map[string]string) map[string]settings.Secret {
 	if len(m) == 0 {
 		return nil
 	}

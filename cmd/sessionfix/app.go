@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sessionfix/sessionfix/internal/fileio"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"os"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
@@ -189,6 +189,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, new(*pipeline.UsageError)):
+		return exitUsage
 	case errors.Is(err, store.ErrInUse):
 		return exitInUse
 	default:

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
@@ -428,7 +428,7 @@ func warnHistorySettings(r *auditRun, history []string, files []*settings.File) 
 		if err != nil || in.Role != settings.RoleHome || in.Settings == "" {
 			continue
 		}
-		if slices.ContainsFunc(files, func(f *settings.File) bool { return sameFile(f.Path, in.Settings) }) {
+		if slices.ContainsFunc(files, func(f *settings.File) bool { return pipeline.SameFile(f.Path, in.Settings) }) {
 			continue
 		}
 		r.warn("note: --history %s reads only its session history, not %s; to audit that home's settings run: sessionfix audit %s",
@@ -509,7 +509,7 @@ func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged 
 		for _, k := range inv.Keys() {
 			fmt.Fprintf(r.env.Err, "discover: %s: %s\n", reports.Printable(strconv.Quote(k)), plural(len(inv.Servers[k].Tools), "tool"))
 		}
-		if err := allServersFailed(len(merged.MCPServers), errs); err != nil {
+		if err := pipeline.AllServersFailed(len(merged.MCPServers), errs); err != nil {
 			return err
 		}
 		for _, e := range errs {
@@ -635,7 +635,7 @@ func writeReportAndTools(ctx context.Context, env *Env, out string, report []byt
 		if o.path == "" || o.path == "-" {
 			continue
 		}
-		if slices.ContainsFunc(read, func(f string) bool { return f != "" && sameFile(o.path, f) }) {
+		if slices.ContainsFunc(read, func(f string) bool { return f != "" && pipeline.SameFile(o.path, f) }) {
 			return usageErrorf("audit: %s %s is a file this audit reads: refusing to write the report over it (nothing was written)", o.flag, o.path)
 		}
 	}

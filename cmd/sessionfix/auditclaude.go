@@ -18,6 +18,7 @@ import (
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
@@ -680,24 +681,20 @@ func claudeAuditJSON(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *aud
 // answers). A server known by its key only (no tool from any source) is named in a note: its
 // tools are not audited. No tool at all is a usage error.
 func (r *claudeAuditRun) claudeTools(ctx context.Context, o claudeAuditOptions, now permission.ClaudeRelease, configDir string, srcs []claudeSource) ([]mcpname.ClaudeTool, error) {
-	po := planOptions{MCPConfigs: o.MCPConfigs, Discover: o.Discover, ClaudeVersion: now.String()}
-	src, err := loadClaudeFlagSources(po, r.env)
-	if err != nil {
-		return nil, err
-	}
-	g := &claudeGroup{home: configDir, fromEnv: len(o.Paths) == 0}
+	po := pipeline.Options{MCPConfigs: o.MCPConfigs, Discover: o.Discover, ClaudeVersion: now.String()}
+	h := pipeline.ClaudeHome{Dir: configDir, FromEnv: len(o.Paths) == 0}
 	if r.global != nil {
-		g.config = r.global.Path
+		h.Config = r.global.Path
 	} else {
-		g.noConfig = true
+		h.NoConfig = true
 	}
 	for _, s := range srcs {
 		if s.scope == permission.ClaudeScopeProject && !s.explicit {
 			// <project>/.claude/settings.json → <project>/.mcp.json
-			g.mcpJSON = append(g.mcpJSON, filepath.Join(filepath.Dir(filepath.Dir(s.path)), ".mcp.json"))
+			h.MCPJSON = append(h.MCPJSON, filepath.Join(filepath.Dir(filepath.Dir(s.path)), ".mcp.json"))
 		}
 	}
-	pol, _, problems, err := claudeHomePolicy(ctx, r.env, po, now.String(), g, src)
+	pol, problems, err := pipeline.ClaudeHomePolicy(ctx, pipelineEnv(r.env), po, now.String(), h)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -35,7 +36,7 @@ type checkOptions struct {
 	Providers string
 	Format    string
 	Workers   int
-	Common    planOptions
+	Common    pipeline.Options
 	// Baseline is --baseline: a previous check output (--format json or sarif); only findings
 	// not in it make the run exit 5.
 	Baseline string
@@ -89,7 +90,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	if err != nil {
 		return usageErrorf("--provider: %v", err)
 	}
-	if err := opts.Common.validate(); err != nil {
+	if err := opts.Common.Validate(); err != nil {
 		return err
 	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
@@ -105,7 +106,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	}); err != nil {
 		return jsonError(env, opts.Format, err)
 	}
-	if ix := p.pol.Index; ix != nil {
+	if ix := p.Policy.Index; ix != nil {
 		raws := ix.Raws()
 		reg := make([]string, 0, len(raws))
 		for _, r := range raws {
@@ -114,7 +115,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		res.Declared("declared", slices.Compact(slices.Sorted(slices.Values(reg))), ps)
 		res.Declared("declared-raw", raws, ps)
 	}
-	rep := checkReportOf(&res, ps, p.agg)
+	rep := checkReportOf(&res, ps, p.Summary)
 	if opts.Baseline != "" {
 		known, err := loadCheckBaseline(opts.Baseline, opts.Common.Inventory)
 		if err != nil {
@@ -154,9 +155,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		writeProblems(env, rep.Problems)
 	}
 	switch {
-	case p.agg.InUse > 0:
+	case p.Summary.InUse > 0:
 		return withCode(exitInUse)
-	case p.agg.Failed:
+	case p.Summary.Failed:
 		return withCode(exitPartial)
 	case rep.Baseline != nil:
 		if rep.Baseline.New > 0 {

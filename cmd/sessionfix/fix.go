@@ -32,7 +32,7 @@ type fixOptions struct {
 	Workers  int
 	Verbose  bool
 	Quiet    bool
-	Common   planOptions
+	Common   pipeline.Options
 	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
 	FailOn string
 	// PlanOut is --plan-out: the dry run's plan is written there (rewrite.PlanFile).
@@ -456,9 +456,9 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if opts.Common, err = planOptionsOf(pf.Options, opts.Common); err != nil {
 			return err
 		}
-		if err := opts.Common.validate(); err != nil {
+		if err := opts.Common.Validate(); err != nil {
 			// Options the plan recorded, not flags given: the plan is refused (exit 1).
-			return &rewrite.PlanFileError{File: opts.Plan, Where: "options", Reason: errReason(err)}
+			return &rewrite.PlanFileError{File: opts.Plan, Where: "options", Reason: pipeline.ErrReason(err)}
 		}
 		opts.Paths, planned = pf.Paths(), pf.Index()
 		if len(opts.Paths) == 0 {
@@ -466,7 +466,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			return nil
 		}
 	}
-	if err := opts.Common.validate(); err != nil {
+	if err := opts.Common.Validate(); err != nil {
 		return err
 	}
 	if opts.Yes && !opts.Apply && !opts.DryRun {
@@ -488,16 +488,16 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
 	}
-	if opts.PlanOut != "" && p.reads(opts.PlanOut, opts.Common) {
+	if opts.PlanOut != "" && p.Reads(opts.PlanOut, opts.Common) {
 		return usageErrorf("--plan-out %s is a file this run reads (a store, a settings file or an input): refusing to write the plan over it (nothing was changed)", opts.PlanOut)
 	}
-	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Notes()...)
+	p.Summary.Report.Problems = append(p.Summary.Report.Problems, p.Settings.Notes()...)
 	command := "fix --apply"
 	if opts.Plan != "" {
 		command += " --plan " + shellQuote(opts.Plan)
 	}
-	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: command, Roots: append(slices.Clip(p.roots), p.found.LinkTargets()...), Now: env.Now, Workers: opts.Workers}
-	large := summaryMode(opts, len(p.found.Targets))
+	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: command, Roots: append(slices.Clip(p.Roots), p.Found.LinkTargets()...), Now: env.Now, Workers: opts.Workers}
+	large := summaryMode(opts, len(p.Found.Targets))
 	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet, summary: large}
 
 	if !opts.Apply {
@@ -510,18 +510,18 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: opts.PlanOut != ""}, emit); err != nil {
 			return out.abort(err, nil)
 		}
-		summary := p.agg.SummaryLine(false)
-		if err := out.end(p.agg, summary, nil); err != nil {
+		summary := p.Summary.SummaryLine(false)
+		if err := out.end(p.Summary, summary, nil); err != nil {
 			return err
 		}
 		if opts.PlanOut != "" {
 			if err := pc.write(ctx, env, opts); err != nil {
 				return err
 			}
-		} else if p.agg.Report.Totals.Rewrite > 0 && opts.Format == "table" {
+		} else if p.Summary.Report.Totals.Rewrite > 0 && opts.Format == "table" {
 			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
 		}
-		return endCode(p.agg, env, "fix", failOnKept)
+		return endCode(p.Summary, env, "fix", failOnKept)
 	}
 
 	if !opts.Yes {
@@ -537,21 +537,21 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 		if large {
 			planOut.writeHeld()
-			writeFixSummary(env.Out, p.agg, opts.Quiet || !planOut.overflow)
+			writeFixSummary(env.Out, p.Summary, opts.Quiet || !planOut.overflow)
 		}
-		writeProblems(env, p.agg.Report.Problems)
-		writeCodexInfo(env.Out, &p.agg.Report)
-		fmt.Fprintln(env.Out, p.agg.SummaryLine(false))
-		if l := p.agg.KeptLine(); l != "" {
+		writeProblems(env, p.Summary.Report.Problems)
+		writeCodexInfo(env.Out, &p.Summary.Report)
+		fmt.Fprintln(env.Out, p.Summary.SummaryLine(false))
+		if l := p.Summary.KeptLine(); l != "" {
 			fmt.Fprintln(env.Out, l)
 		}
-		t := p.agg.Report.Totals
+		t := p.Summary.Report.Totals
 		if t.Rewrite == 0 {
-			return endCode(p.agg, env, "fix", failOnKept)
+			return endCode(p.Summary, env, "fix", failOnKept)
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
-			plural(t.Rewrite, "name"), pipeline.StoresPhrase(t.RewriteStores, p.agg.RewriteDBs), opts.StateDir)
+			plural(t.Rewrite, "name"), pipeline.StoresPhrase(t.RewriteStores, p.Summary.RewriteDBs), opts.StateDir)
 		if ok, err := confirm(ctx, env.In); err != nil {
 			return err
 		} else if !ok {
@@ -571,18 +571,18 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		return out.abort(err, nil)
 	}
 	if planned != nil {
-		p.reportUnreached(planned)
+		p.ReportUnreached(planned)
 	}
 	out.begin("apply")
 	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt, Planned: planned}, out.store)
 	if err != nil {
 		return out.abort(err, res)
 	}
-	summary := p.agg.SummaryLine(false)
-	if p.agg.Report.Totals.Rewrite > 0 {
-		summary = p.agg.AppliedLine(out.names, out.stores, out.dbs, out.skipped)
+	summary := p.Summary.SummaryLine(false)
+	if p.Summary.Report.Totals.Rewrite > 0 {
+		summary = p.Summary.AppliedLine(out.names, out.stores, out.dbs, out.skipped)
 	}
-	if err := out.end(p.agg, summary, res); err != nil {
+	if err := out.end(p.Summary, summary, res); err != nil {
 		return err
 	}
 	if opts.Format == "table" && res.RunID != "" && len(res.Manifest.Files) > 0 {
@@ -593,12 +593,12 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 	}
 	switch {
-	case p.agg.InUse > 0:
+	case p.Summary.InUse > 0:
 		return withCode(exitInUse)
-	case p.agg.ApplyErrs > 0 || p.agg.Failed:
+	case p.Summary.ApplyErrs > 0 || p.Summary.Failed:
 		return withCode(exitPartial)
 	}
-	return keptFinding(p.agg, env, "fix", failOnKept)
+	return keptFinding(p.Summary, env, "fix", failOnKept)
 }
 
 func siteLabel(s store.Site) string {

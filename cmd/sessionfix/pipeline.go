@@ -2,79 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/scan"
-	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
-// planOptions are the naming choices shared by scan and fix.
-type planOptions struct {
-	KeepTruncated bool
-	RewriteLossy  bool
-	Inventory     string
-	Agent         string
-	CodexConfig   string
-	Discover      bool
-	// Claude Code: --mcp-config files, --allow-shared; ClaudeVersion is the release whose
-	// names are current ("" = the newest known; no flag sets it yet).
-	MCPConfigs    []string
-	AllowShared   bool
-	ClaudeVersion string
-	// codex keeps the Codex policy of the first pipeline, so a plan confirmed interactively is
-	// applied with the same inventory (discovery runs once).
-	codex *codexCache
-	// SQLite stores: --profile FILE and --busy-timeout.
-	Profile     string
-	BusyTimeout time.Duration
-	// StateDir is fix's --state-dir ("" = the default); discovery never reads it.
-	StateDir string
-	// RollBack: fix --apply rolls back a hot SQLite journal a crashed writer left before it
-	// reads the database (scan and dry-runs only read: they report it).
-	RollBack bool
-}
+// stateDirOf resolves the state directory (pipeline.StateDir with env's environment).
+func stateDirOf(env *Env, dir string) string { return pipeline.StateDir(env.Getenv, env.Home, dir) }
 
-// sameFile reports whether two paths name the same file.
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}
-
-// stateDirOf resolves the state directory: dir, else $SESSIONFIX_STATE_DIR, else
-// ${XDG_STATE_HOME:-~/.local/state}/sessionfix; always absolute, so the run manifest and the
-// undo hint name it wherever they are read from.
-func stateDirOf(env *Env, dir string) string {
-	if dir == "" {
-		dir = env.Getenv("SESSIONFIX_STATE_DIR")
-	}
-	if dir == "" {
-		dir = rewrite.DefaultStateDir(env.Getenv, env.Home)
-	}
-	if a, err := filepath.Abs(dir); err == nil {
-		dir = a
-	}
-	return dir
+// pipelineEnv is what a pipeline reads of env.
+func pipelineEnv(env *Env) pipeline.Env {
+	return pipeline.Env{Getenv: env.Getenv, Environ: env.Environ, Home: env.Home, ClientVersion: version}
 }
 
 func planFlags() []cli.Flag {
@@ -90,196 +38,46 @@ func planFlags() []cli.Flag {
 	}, claudeFlags()...)
 }
 
-func readPlanFlags(c *cli.Context) planOptions {
-	return planOptions{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
-		Agent: c.String("agent"), CodexConfig: c.String("codex-config"), Discover: c.Bool("discover"), codex: &codexCache{},
+func readPlanFlags(c *cli.Context) pipeline.Options {
+	return pipeline.Options{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
+		Agent: c.String("agent"), CodexConfig: c.String("codex-config"), Discover: c.Bool("discover"), Codex: &pipeline.CodexCache{},
 		MCPConfigs: repeated(c, "mcp-config"), AllowShared: c.Bool("allow-shared"),
 		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
 }
 
-// validate refuses contradictory or invalid naming flags. Commands call it before any side
-// effect (removing leftovers, starting MCP servers for --discover, reading stores); newPipeline
-// calls it again for callers that did not.
-func (po planOptions) validate() error {
-	if po.RewriteLossy && po.Inventory == "" {
-		return usageErrorf("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
-	}
-	if err := checkAgent(po.Agent); err != nil {
-		return err
-	}
-	if po.BusyTimeout < 0 {
-		return usageErrorf("--busy-timeout must not be negative")
-	}
-	return nil
-}
-
-// pipelineRun is discover → (scan → plan → apply) per store, with a streaming aggregate.
+// pipelineRun is a pipeline.Pipeline with the command's progress bar.
 type pipelineRun struct {
-	env   *Env
-	roots []string
-	found *scan.Found
-	pol   rewrite.Policy
-	agg   *aggregate
-	// settings holds the settings files among the roots and their legacy-spelled rules
-	// (reported only; settings are never rewritten).
-	settings *pipeline.SettingsScan
+	*pipeline.Pipeline
+	env *Env
 }
 
-// newPipeline resolves the roots (default: see defaultRoots), loads the
-// inventory, discovers the stores and, when some are Codex rollouts, loads the Codex policy.
-func newPipeline(ctx context.Context, env *Env, paths []string, po planOptions) (*pipelineRun, error) {
-	if err := po.validate(); err != nil {
-		return nil, err
-	}
-	var inv *inventory.Inventory // read once: the index here, the Codex tools in codexPolicy
-	var ix *mcpname.Index
-	if po.Inventory != "" {
-		var err error
-		if inv, err = inventory.Load(po.Inventory); err != nil {
-			return nil, err
-		}
-		ix = inv.Index()
-	}
-	roots := paths
-	if len(roots) == 0 {
-		roots = defaultRoots(env, po.Agent)
-	}
-	settingsFiles, storeRoots, walked := pipeline.SplitSettingsRoots(roots)
-	sopt, err := storeOptions(po.Profile, po.BusyTimeout)
+// newPipeline is pipeline.New with env.
+func newPipeline(ctx context.Context, env *Env, paths []string, po pipeline.Options) (*pipelineRun, error) {
+	p, err := pipeline.New(ctx, pipelineEnv(env), paths, po)
 	if err != nil {
 		return nil, err
 	}
-	sopt.Agent = store.AgentID(po.Agent)
-	sopt.SQLite.RollBack = po.RollBack
-	found, err := scan.DiscoverWith(ctx, storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{stateDirOf(env, po.StateDir)}})
-	if err != nil {
-		return nil, err
-	}
-	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
-	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {
-		return slices.ContainsFunc(settingsFiles, func(f string) bool { return sameFile(f, p) })
-	})
-	rootProbs, err := checkRoots(env, po.Agent, len(paths) == 0, found, settingsFiles)
-	if err != nil {
-		return nil, err
-	}
-	cx, err := codexPolicy(ctx, env, po, found, sopt, inv)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := claudePolicy(ctx, env, po, found)
-	if err != nil {
-		return nil, err
-	}
-	leftOut := 0
-	if len(cx.skip) > 0 { // rollouts of a home whose config.toml could not be read
-		skip := make(map[string]bool, len(cx.skip))
-		for _, p := range cx.skip {
-			skip[p] = true
-		}
-		n := len(found.Targets)
-		found.Targets = slices.DeleteFunc(found.Targets, func(t scan.Target) bool { return skip[t.Store.Ref().Path] })
-		leftOut = n - len(found.Targets)
-	}
-	p := &pipelineRun{env: env, roots: roots, found: found,
-		pol: rewrite.Policy{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath,
-			Claude: cl.pol, ClaudeByPath: cl.byPath},
-		settings: pipeline.ScanSettings(settingsFiles, env.settingsEnv(), env.Home, ix)}
-	p.agg = pipeline.NewSummary(p.found)
-	p.agg.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
-	p.agg.Report.Problems = append(p.agg.Report.Problems, rootProbs...)
-	p.agg.Report.Problems = append(p.agg.Report.Problems, cx.problems...)
-	if slices.ContainsFunc(cx.problems, func(pr problemRow) bool { return pr.Severity == string(store.SevError) }) {
-		p.agg.Failed = true
-	}
-	p.agg.Report.Codex = cx.info
-	p.agg.Report.Claude = cl.info
-	p.agg.Report.Problems = append(p.agg.Report.Problems, cl.problems...)
-	if slices.ContainsFunc(cl.problems, func(pr problemRow) bool { return pr.Severity == string(store.SevError) }) {
-		p.agg.Failed = true
-	}
-	p.agg.Report.Problems = append(p.agg.Report.Problems, p.settings.Errors...)
-	p.agg.Report.SettingsRules = p.settings.Rows()
-	if len(p.settings.Errors) > 0 {
-		p.agg.Failed = true
-	}
-	return p, nil
+	return &pipelineRun{Pipeline: p, env: env}, nil
 }
 
-// checkRoots turns what discovery made of the roots into an error or problems (issue 8 item 6):
-// when not one root could be read and no settings file was given, the run is an error (exit 1)
-// naming each path (for the default root, which variables and paths were tried) instead of
-// an empty report; a directory that holds no store (and no settings file) is a warning "no
-// store found under DIR". A root that is missing while others were read stays a problem
-// (discovery's error Issue: exit 3).
-func checkRoots(env *Env, id string, isDefault bool, found *scan.Found, settingsFiles []string) ([]problemRow, error) {
-	var missing []string
-	var probs []problemRow
-	for _, r := range found.Roots {
-		switch {
-		case r.Err != nil:
-			missing = append(missing, fmt.Sprintf("%s: %s", r.Path, errReason(r.Err)))
-		case r.Dir && r.Stores == 0 && !slices.ContainsFunc(settingsFiles, func(f string) bool { return underRoot(f, r.Path) }):
-			probs = append(probs, problemRow{Path: r.Abs, Severity: string(store.SevWarning), Reason: "no store found under " + r.Path})
-		}
-	}
-	if len(missing) == 0 || len(missing) < len(found.Roots) || len(settingsFiles) > 0 {
-		return probs, nil
-	}
-	if !isDefault {
-		return nil, fmt.Errorf("nothing could be read: %s", strings.Join(missing, "; "))
-	}
-	a := all.Lookup(store.AgentID(id))
-	if a == nil || a.RootsTried == nil {
-		a = all.Lookup(qwen.ID) // the default roots
-	}
-	what, tried, hint := a.RootsTried(agent.Env{Getenv: env.Getenv, Home: env.Home})
-	return nil, fmt.Errorf("no %s found: tried %s: %s (pass a PATH, or %s)", what, tried, strings.Join(missing, "; "), hint)
-}
-
-// errReason is an error without its path ("no such file or directory").
-func errReason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
-// underRoot reports whether path is root or lies under it.
-func underRoot(path, root string) bool {
-	a, err1 := filepath.Abs(path)
-	b, err2 := filepath.Abs(root)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
-}
-
-// run processes every store, calling each (after aggregation) for each result in path order.
+// run is pipeline.Run with a progress bar on a terminal (newProgress).
 func (p *pipelineRun) run(ctx context.Context, opt rewrite.ProcessOptions, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
-	stores := make([]store.Store, len(p.found.Targets))
-	for i, t := range p.found.Targets {
-		stores[i] = t.Store
-	}
-	bar := newProgress(p.env, opt.Apply, len(stores), p.found.TotalSize())
+	bar := newProgress(p.env, opt.Apply, len(p.Found.Targets), p.Found.TotalSize())
 	if bar != nil {
 		opt.Progress = bar.addBytes
-	}
-	res, err := rewrite.Process(ctx, stores, p.pol, opt, func(r *rewrite.StoreResult) error {
-		p.agg.Add(r)
-		if bar != nil {
+		inner := each
+		each = func(r *rewrite.StoreResult) error {
 			bar.storeDone()
+			if inner != nil {
+				return inner(r)
+			}
+			return nil
 		}
-		if each != nil {
-			return each(r)
-		}
-		return nil
-	})
+	}
+	res, err := p.Pipeline.Run(ctx, opt, each)
 	if bar != nil {
 		bar.finish()
 	}
-	p.agg.Finish()
 	return res, err
 }
 
@@ -578,38 +376,4 @@ func writeSummary(w io.Writer, rep *scanReport, how string) error {
 		}
 	}
 	return nil
-}
-
-// reportUnreached makes each store of the applied plan that discovery did not give as a store
-// now (rewrite.Unreached) an error of the run (exit 3), unless discovery already named it in an
-// error (a path that is gone).
-func (p *pipelineRun) reportUnreached(planned map[string]*rewrite.PlannedStore) {
-	paths := make([]string, 0, len(p.found.Targets))
-	for _, t := range p.found.Targets {
-		paths = append(paths, t.Store.Ref().Path)
-	}
-	for _, path := range rewrite.Unreached(planned, paths) {
-		if slices.ContainsFunc(p.found.Issues, func(is scan.Issue) bool { return is.Path == path && is.Severity == store.SevError }) {
-			continue
-		}
-		p.agg.Report.Problems = append(p.agg.Report.Problems, pipeline.NewProblem(path, store.Loc{}, string(store.SevError),
-			"planned, but not read as a store now (gone, or left out with a warning above): not rewritten; make a new plan"))
-		p.agg.Failed = true
-	}
-}
-
-// reads reports whether path is one of the run's stores or settings files, or an input of po
-// (--inventory, --codex-config, --profile, --mcp-config): the same file.
-func (p *pipelineRun) reads(path string, po planOptions) bool {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	same := func(q string) bool {
-		fq, err := os.Stat(q)
-		return err == nil && os.SameFile(fi, fq)
-	}
-	inputs := append([]string{po.Inventory, po.CodexConfig, po.Profile}, po.MCPConfigs...)
-	return slices.ContainsFunc(p.found.Targets, func(t scan.Target) bool { return same(t.Store.Ref().Path) }) ||
-		slices.ContainsFunc(p.settings.Files, same) || slices.ContainsFunc(inputs, func(q string) bool { return q != "" && same(q) })
 }

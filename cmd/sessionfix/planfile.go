@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -45,7 +45,7 @@ func checkPlanFlags(opts fixOptions) error {
 func readPlanFile(path string) (*rewrite.PlanFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("plan %s: %s", path, errReason(err))
+		return nil, fmt.Errorf("plan %s: %s", path, pipeline.ErrReason(err))
 	}
 	defer f.Close()
 	return rewrite.ReadPlanFile(path, f, func(k store.Kind) bool {
@@ -56,7 +56,7 @@ func readPlanFile(path string) (*rewrite.PlanFile, error) {
 
 // planOptionsOf turns a plan's recorded naming options into fix's (keeping what is not a
 // naming option: the Codex cache, the state directory).
-func planOptionsOf(o rewrite.PlanOptions, po planOptions) (planOptions, error) {
+func planOptionsOf(o rewrite.PlanOptions, po pipeline.Options) (pipeline.Options, error) {
 	po.KeepTruncated, po.RewriteLossy, po.Inventory, po.Agent = o.KeepTruncated, o.RewriteLossy, o.Inventory, o.Agent
 	po.CodexConfig, po.Discover, po.Profile = o.CodexConfig, o.Discover, o.Profile
 	po.MCPConfigs, po.AllowShared = o.MCPConfig, o.AllowShared
@@ -71,7 +71,7 @@ func planOptionsOf(o rewrite.PlanOptions, po planOptions) (planOptions, error) {
 }
 
 // recordedOptions are fix's naming options as a plan records them (paths absolute).
-func recordedOptions(po planOptions) rewrite.PlanOptions {
+func recordedOptions(po pipeline.Options) rewrite.PlanOptions {
 	abs := func(p string) string {
 		if p == "" {
 			return ""

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
@@ -17,7 +18,7 @@ type scanOptions struct {
 	Format  string
 	Workers int
 	Verbose bool
-	Common  planOptions
+	Common  pipeline.Options
 	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
 	FailOn string
 	// Baseline is --baseline: a previous scan --format sarif output; only findings not in it
@@ -85,7 +86,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.Common.validate(); err != nil {
+	if err := opts.Common.Validate(); err != nil {
 		return err
 	}
 	var known *reports.SARIFBaseline
@@ -108,8 +109,8 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}); err != nil {
 		return jsonError(env, opts.Format, err)
 	}
-	rep := &p.agg.Report
-	rep.Roots, rep.Elapsed = p.roots, time.Since(start).Round(time.Millisecond).String()
+	rep := &p.Summary.Report
+	rep.Roots, rep.Elapsed = p.Roots, time.Since(start).Round(time.Millisecond).String()
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
@@ -124,10 +125,10 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 			return err
 		}
 		writeProblems(env, rep.Problems)
-	} else if err := writeScanText(env, p.agg, opts.Verbose); err != nil {
+	} else if err := writeScanText(env, p.Summary, opts.Verbose); err != nil {
 		return err
 	}
-	if known != nil && p.agg.InUse == 0 && !p.agg.Failed {
+	if known != nil && p.Summary.InUse == 0 && !p.Summary.Failed {
 		_, n := known.Mark(sar.results)
 		if n > 0 {
 			fmt.Fprintf(env.Err, "scan: %s not in the baseline %s (%d known fingerprints)\n", plural(n, "finding"), opts.Baseline, known.Len())
@@ -136,7 +137,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(len(sar.results), "finding"), known.Len())
 		return nil
 	}
-	return endCode(p.agg, env, "scan", failOnKept)
+	return endCode(p.Summary, env, "scan", failOnKept)
 }
 
 // jsonError ends the output of a run with --format json stopped by err before its report

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"time"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
@@ -19,17 +16,4 @@ func busyTimeoutFlag() cli.Flag {
 func profileFlag() cli.Flag {
 	return &cli.StringFlag{Name: "profile", TakesFile: true,
 		Usage: "JSON profile of a SQLite store (tables, key and JSON columns, name paths; see README), tried before the built-in ones"}
-}
-
-// storeOptions turns --profile and --busy-timeout into the backends' options.
-func storeOptions(profile string, busy time.Duration) (all.Options, error) {
-	opt := all.Options{SQLite: sqlite.Options{BusyTimeout: busy}}
-	if profile != "" {
-		p, err := sqlite.LoadProfile(profile)
-		if err != nil {
-			return opt, usageErrorf("--profile: %v", err)
-		}
-		opt.SQLite.Profile = p
-	}
-	return opt, nil
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
@@ -199,7 +199,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			return declined(env)
 		}
 	}
-	sopt, err := storeOptions("", opts.BusyTimeout)
+	sopt, err := pipeline.StoreOptions("", opts.BusyTimeout)
 	if err != nil {
 		return err
 	}

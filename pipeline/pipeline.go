@@ -1,0 +1,351 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/scan"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/qwen"
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
+	"github.com/sessionfix/sessionfix/store/sqlite"
+)
+
+// Options are the naming and store choices shared by scan, fix and check (their flags, parsed).
+type Options struct {
+	KeepTruncated bool
+	RewriteLossy  bool
+	// Inventory is the --inventory file ("" = none), read once by New.
+	Inventory   string
+	Agent       string
+	CodexConfig string
+	Discover    bool
+	// Claude Code: --mcp-config files, --allow-shared; ClaudeVersion is the release whose
+	// names are current ("" = the newest known; no flag sets it yet).
+	MCPConfigs    []string
+	AllowShared   bool
+	ClaudeVersion string
+	// Codex keeps the Codex policy of the first pipeline, so a plan confirmed interactively is
+	// applied with the same inventory (discovery runs once). nil: computed every time.
+	Codex *CodexCache
+	// SQLite stores: --profile FILE and --busy-timeout.
+	Profile     string
+	BusyTimeout time.Duration
+	// StateDir is fix's --state-dir ("" = the default, StateDir); discovery never reads it.
+	StateDir string
+	// RollBack: fix --apply rolls back a hot SQLite journal a crashed writer left before it
+	// reads the database (scan and dry-runs only read: they report it).
+	RollBack bool
+}
+
+// Env is what a pipeline reads of the process: the environment (Getenv; Environ lists it
+// whole, "NAME=value", for settings' $VAR and the MCP servers --discover starts; nil = empty),
+// the home directory, and the client version --discover announces to MCP servers.
+type Env struct {
+	Getenv        func(string) string
+	Environ       func() []string
+	Home          string
+	ClientVersion string
+}
+
+// settings is the environment settings are expanded with.
+func (e Env) settings() settings.Env {
+	if e.Environ == nil {
+		return settings.Env{}
+	}
+	return settings.EnvFromList(e.Environ())
+}
+
+func (e Env) agent() agent.Env { return agent.Env{Getenv: e.Getenv, Home: e.Home} }
+
+// UsageError is a bad flag or value found by the library (the CLI exits 2 with it).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usagef is a UsageError.
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Validate refuses contradictory or invalid naming flags (a *UsageError). Commands call it
+// before any side effect (removing leftovers, starting MCP servers for --discover, reading
+// stores); New calls it again for callers that did not.
+func (o Options) Validate() error {
+	if o.RewriteLossy && o.Inventory == "" {
+		return usagef("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
+	}
+	if err := CheckAgent(o.Agent); err != nil {
+		return err
+	}
+	if o.BusyTimeout < 0 {
+		return usagef("--busy-timeout must not be negative")
+	}
+	return nil
+}
+
+// CheckAgent validates --agent ("" = detect by name and content; all.Selectable): a
+// *UsageError naming the valid ids.
+func CheckAgent(id string) error {
+	ids := all.Selectable()
+	if id == "" || slices.Contains(ids, store.AgentID(id)) {
+		return nil
+	}
+	names := make([]string, len(ids))
+	for i, a := range ids {
+		names[i] = string(a)
+	}
+	return usagef("--agent must be one of %s, not %q", strings.Join(names, ", "), id)
+}
+
+// StateDir resolves the state directory: dir, else $SESSIONFIX_STATE_DIR, else
+// ${XDG_STATE_HOME:-~/.local/state}/sessionfix; always absolute, so the run manifest and the
+// undo hint name it wherever they are read from.
+func StateDir(getenv func(string) string, home, dir string) string {
+	if dir == "" {
+		dir = getenv("SESSIONFIX_STATE_DIR")
+	}
+	if dir == "" {
+		dir = rewrite.DefaultStateDir(getenv, home)
+	}
+	if a, err := filepath.Abs(dir); err == nil {
+		dir = a
+	}
+	return dir
+}
+
+// StoreOptions turns --profile and --busy-timeout into the backends' options (a bad profile
+// is a *UsageError).
+func StoreOptions(profile string, busy time.Duration) (all.Options, error) {
+	opt := all.Options{SQLite: sqlite.Options{BusyTimeout: busy}}
+	if profile != "" {
+		p, err := sqlite.LoadProfile(profile)
+		if err != nil {
+			return opt, usagef("--profile: %v", err)
+		}
+		opt.SQLite.Profile = p
+	}
+	return opt, nil
+}
+
+// Pipeline is discover → (scan → plan → apply) per store, with a streaming Summary.
+type Pipeline struct {
+	// Roots are the paths walked (the agent's default roots when none was given).
+	Roots  []string
+	Found  *scan.Found
+	Policy rewrite.Policy
+	// Summary aggregates every result Run sees; its Report is the JSON report.
+	Summary *Summary
+	// Settings holds the settings files among the roots and their legacy-spelled rules
+	// (reported only; settings are never rewritten).
+	Settings *SettingsScan
+}
+
+// New resolves the roots (paths; none: the default roots of o.Agent, all.DefaultRoots), loads
+// the inventory, discovers the stores and, when some are Codex rollouts or Claude Code
+// sessions, loads their policies (with --discover: starts the configured MCP servers). Errors:
+// a *UsageError for a bad option; an error when nothing could be read or a named config or
+// inventory is bad. Problems worth reporting (a Codex home's broken config.toml, a server that
+// could not be listed) go to Summary.Report.Problems and, when errors, set Summary.Failed.
+func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	var inv *inventory.Inventory // read once: the index here, the Codex tools in codexPolicy
+	var ix *mcpname.Index
+	if o.Inventory != "" {
+		var err error
+		if inv, err = inventory.Load(o.Inventory); err != nil {
+			return nil, err
+		}
+		ix = inv.Index()
+	}
+	roots := paths
+	if len(roots) == 0 {
+		roots = all.DefaultRoots(store.AgentID(o.Agent), env.agent())
+	}
+	settingsFiles, storeRoots, walked := SplitSettingsRoots(roots)
+	sopt, err := StoreOptions(o.Profile, o.BusyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	sopt.Agent = store.AgentID(o.Agent)
+	sopt.SQLite.RollBack = o.RollBack
+	found, err := scan.DiscoverWith(ctx, storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{StateDir(env.Getenv, env.Home, o.StateDir)}})
+	if err != nil {
+		return nil, err
+	}
+	found.Ignored = max(0, found.Ignored-walked) // read by the settings pass
+	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {
+		return slices.ContainsFunc(settingsFiles, func(f string) bool { return SameFile(f, p) })
+	})
+	rootProbs, err := checkRoots(env, o.Agent, len(paths) == 0, found, settingsFiles)
+	if err != nil {
+		return nil, err
+	}
+	cx, err := codexPolicy(ctx, env, o, found, sopt, inv)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := claudePolicy(ctx, env, o, found)
+	if err != nil {
+		return nil, err
+	}
+	leftOut := 0
+	if len(cx.skip) > 0 { // rollouts of a home whose config.toml could not be read
+		skip := make(map[string]bool, len(cx.skip))
+		for _, p := range cx.skip {
+			skip[p] = true
+		}
+		n := len(found.Targets)
+		found.Targets = slices.DeleteFunc(found.Targets, func(t scan.Target) bool { return skip[t.Store.Ref().Path] })
+		leftOut = n - len(found.Targets)
+	}
+	p := &Pipeline{Roots: roots, Found: found,
+		Policy: rewrite.Policy{KeepTruncated: o.KeepTruncated, RewriteLossy: o.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath,
+			Claude: cl.pol, ClaudeByPath: cl.byPath},
+		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
+	p.Summary = NewSummary(p.Found)
+	s := p.Summary
+	s.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
+	s.Report.Problems = append(s.Report.Problems, rootProbs...)
+	s.Report.Problems = append(s.Report.Problems, cx.problems...)
+	if slices.ContainsFunc(cx.problems, func(pr ProblemRow) bool { return pr.Severity == string(store.SevError) }) {
+		s.Failed = true
+	}
+	s.Report.Codex = cx.info
+	s.Report.Claude = cl.info
+	s.Report.Problems = append(s.Report.Problems, cl.problems...)
+	if slices.ContainsFunc(cl.problems, func(pr ProblemRow) bool { return pr.Severity == string(store.SevError) }) {
+		s.Failed = true
+	}
+	s.Report.Problems = append(s.Report.Problems, p.Settings.Errors...)
+	s.Report.SettingsRules = p.Settings.Rows()
+	if len(p.Settings.Errors) > 0 {
+		s.Failed = true
+	}
+	return p, nil
+}
+
+// checkRoots turns what discovery made of the roots into an error or problems (issue 8 item 6):
+// when not one root could be read and no settings file was given, the run is an error (exit 1)
+// naming each path (for the default root, which variables and paths were tried) instead of
+// an empty report; a directory that holds no store (and no settings file) is a warning "no
+// store found under DIR". A root that is missing while others were read stays a problem
+// (discovery's error Issue: exit 3).
+func checkRoots(env Env, id string, isDefault bool, found *scan.Found, settingsFiles []string) ([]ProblemRow, error) {
+	var missing []string
+	var probs []ProblemRow
+	for _, r := range found.Roots {
+		switch {
+		case r.Err != nil:
+			missing = append(missing, fmt.Sprintf("%s: %s", r.Path, ErrReason(r.Err)))
+		case r.Dir && r.Stores == 0 && !slices.ContainsFunc(settingsFiles, func(f string) bool { return underRoot(f, r.Path) }):
+			probs = append(probs, ProblemRow{Path: r.Abs, Severity: string(store.SevWarning), Reason: "no store found under " + r.Path})
+		}
+	}
+	if len(missing) == 0 || len(missing) < len(found.Roots) || len(settingsFiles) > 0 {
+		return probs, nil
+	}
+	if !isDefault {
+		return nil, fmt.Errorf("nothing could be read: %s", strings.Join(missing, "; "))
+	}
+	a := all.Lookup(store.AgentID(id))
+	if a == nil || a.RootsTried == nil {
+		a = all.Lookup(qwen.ID) // the default roots
+	}
+	what, tried, hint := a.RootsTried(env.agent())
+	return nil, fmt.Errorf("no %s found: tried %s: %s (pass a PATH, or %s)", what, tried, strings.Join(missing, "; "), hint)
+}
+
+// Run processes every store (rewrite.Process over Found.Targets with Policy), adding each
+// result to Summary and then calling each (nil: none) for it, in path order; Summary is
+// finished when Run returns.
+func (p *Pipeline) Run(ctx context.Context, opt rewrite.ProcessOptions, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
+	stores := make([]store.Store, len(p.Found.Targets))
+	for i, t := range p.Found.Targets {
+		stores[i] = t.Store
+	}
+	res, err := rewrite.Process(ctx, stores, p.Policy, opt, func(r *rewrite.StoreResult) error {
+		p.Summary.Add(r)
+		if each != nil {
+			return each(r)
+		}
+		return nil
+	})
+	p.Summary.Finish()
+	return res, err
+}
+
+// SameFile reports whether two paths name the same file (both exist and os.SameFile).
+func SameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// ErrReason is an error without its path ("no such file or directory").
+func ErrReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// underRoot reports whether path is root or lies under it.
+func underRoot(path, root string) bool {
+	a, err1 := filepath.Abs(path)
+	b, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// ReportUnreached makes each store of the applied plan that discovery did not give as a store
+// now (rewrite.Unreached) an error of the run (exit 3), unless discovery already named it in an
+// error (a path that is gone).
+func (p *Pipeline) ReportUnreached(planned map[string]*rewrite.PlannedStore) {
+	paths := make([]string, 0, len(p.Found.Targets))
+	for _, t := range p.Found.Targets {
+		paths = append(paths, t.Store.Ref().Path)
+	}
+	for _, path := range rewrite.Unreached(planned, paths) {
+		if slices.ContainsFunc(p.Found.Issues, func(is scan.Issue) bool { return is.Path == path && is.Severity == store.SevError }) {
+			continue
+		}
+		p.Summary.Report.Problems = append(p.Summary.Report.Problems, NewProblem(path, store.Loc{}, string(store.SevError),
+			"planned, but not read as a store now (gone, or left out with a warning above): not rewritten; make a new plan"))
+		p.Summary.Failed = true
+	}
+}
+
+// Reads reports whether path is one of the run's stores or settings files, or an input of o
+// (--inventory, --codex-config, --profile, --mcp-config): the same file.
+func (p *Pipeline) Reads(path string, o Options) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	same := func(q string) bool {
+		fq, err := os.Stat(q)
+		return err == nil && os.SameFile(fi, fq)
+	}
+	inputs := append([]string{o.Inventory, o.CodexConfig, o.Profile}, o.MCPConfigs...)
+	return slices.ContainsFunc(p.Found.Targets, func(t scan.Target) bool { return same(t.Store.Ref().Path) }) ||
+		slices.ContainsFunc(p.Settings.Files, same) || slices.ContainsFunc(inputs, func(q string) bool { return q != "" && same(q) })
+}
