@@ -19,7 +19,6 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
-	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // CodexCache remembers the Codex policy of a command's first pipeline (Options.Codex).
@@ -112,16 +111,12 @@ func codexGroups(env Env, found *scan.Found) []*codexHomeGroup {
 	var dbs []string
 	for _, t := range found.Targets {
 		path := t.Store.Ref().Path
-		switch st := t.Store.(type) {
-		case *sqlite.Store:
-			if st.Profile() == codex.HistoryProfile {
-				dbs = append(dbs, path)
-			}
-		default:
-			if t.Store.Ref().Kind == codex.KindRollout {
-				g := group(path)
-				g.rollouts = append(g.rollouts, path)
-			}
+		switch {
+		case codex.IsHistory(t.Store):
+			dbs = append(dbs, path)
+		case t.Store.Ref().Kind == codex.KindRollout:
+			g := group(path)
+			g.rollouts = append(g.rollouts, path)
 		}
 	}
 	for _, db := range dbs {
@@ -289,7 +284,7 @@ func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools 
 		if slices.Contains(used, p) {
 			continue
 		}
-		snap, err := sqlite.OpenWith(p, codex.HistoryProfile, sopt.SQLite).Scan(ctx, store.ScanOptions{})
+		snap, err := codex.OpenHistory(p, sopt.SQLite).Scan(ctx, store.ScanOptions{})
 		if err != nil {
 			probs = append(probs, ProblemRow{Path: p, Severity: string(store.SevError),
 				Reason: "Codex thread history not read, its raw identities are not used for naming: " + err.Error()})

@@ -20,7 +20,6 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
-	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // Options are the naming and store choices shared by scan, fix and check (their flags, parsed).
@@ -130,13 +129,9 @@ func StateDir(getenv func(string) string, home, dir string) string {
 // StoreOptions turns --profile and --busy-timeout into the backends' options (a bad profile
 // is a *UsageError).
 func StoreOptions(profile string, busy time.Duration) (all.Options, error) {
-	opt := all.Options{SQLite: sqlite.Options{BusyTimeout: busy}}
-	if profile != "" {
-		p, err := sqlite.LoadProfile(profile)
-		if err != nil {
-			return opt, usagef("--profile: %v", err)
-		}
-		opt.SQLite.Profile = p
+	opt, err := all.OptionsFor(profile, busy)
+	if err != nil {
+		return opt, usagef("--profile: %v", err)
 	}
 	return opt, nil
 }

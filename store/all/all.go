@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
@@ -132,6 +133,20 @@ type Detection struct {
 type Options struct {
 	Agent  store.AgentID
 	SQLite sqlite.Options
+}
+
+// OptionsFor is the Options for a user SQLite profile file (--profile; "" = none, else
+// sqlite.LoadProfile's error) and a lock wait (--busy-timeout).
+func OptionsFor(profile string, busy time.Duration) (Options, error) {
+	opt := Options{SQLite: sqlite.Options{BusyTimeout: busy}}
+	if profile != "" {
+		p, err := sqlite.LoadProfile(profile)
+		if err != nil {
+			return opt, err
+		}
+		opt.SQLite.Profile = p
+	}
+	return opt, nil
 }
 
 func (o Options) sqlite() sqlite.Options { return SQLiteOptions(o.SQLite) }

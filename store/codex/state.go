@@ -25,6 +25,19 @@ var HistoryProfile = &sqlite.Profile{
 	},
 }
 
+// IsHistory reports whether st is a SQLite store read as a Codex thread history
+// (HistoryProfile, as detected by its Scan).
+func IsHistory(st store.Store) bool {
+	db, ok := st.(*sqlite.Store)
+	return ok && db.Profile() == HistoryProfile
+}
+
+// OpenHistory opens path as a Codex thread history (HistoryProfile) with the SQLite options
+// opt (busy timeout, read-only handling); it does not touch the file.
+func OpenHistory(path string, opt sqlite.Options) store.Store {
+	return sqlite.OpenWith(path, HistoryProfile, opt)
+}
+
 // StateProfile is Codex's state_5.sqlite: no name sites, but threads.rollout_path ties each
 // thread to its rollout JSONL; Scan reports threads whose rollout file is missing or named for
 // another thread (see Threads).
