@@ -11,13 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // fixJSON is the part of fix --format json these tests read.
 type fixJSON struct {
-	Stores []fixStore   `json:"stores"`
-	Codex  []*codexInfo `json:"codex"`
+	Stores []fixStore            `json:"stores"`
+	Codex  []*pipeline.CodexInfo `json:"codex"`
 	Totals struct {
 		Rewrite int `json:"rewrite"`
 		Kept    int `json:"kept"`
@@ -71,7 +72,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	got, rep := callRenames(t, e.out.Bytes())
 	assert.Equal(t, userCodexNames, got)
 	require.Len(t, rep.Codex, 1, "the plan names the config it used")
-	assert.Equal(t, codexInfo{Home: home, Rollouts: 1, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex[0])
+	assert.Equal(t, pipeline.CodexInfo{Home: home, Rollouts: 1, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex[0])
 	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
 	assert.Contains(t, e.out.String(), "Codex naming: config "+cfg+" (the Codex home of PATH); no inventory; no thread history")
 	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")

@@ -184,7 +184,7 @@ type fixOutput struct {
 	stores    int
 	dbs       int
 	names     int
-	skipped   []skippedRow
+	skipped   []pipeline.SkippedRow
 	// partOpen: the plan of a store given in parts was printed without its closing blank line.
 	partOpen bool
 }
@@ -207,7 +207,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 				continue
 			}
 			l := d.Site.Loc
-			fs.Decisions = append(fs.Decisions, decisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: siteLabel(*d.Site), Path: d.Site.Path,
+			fs.Decisions = append(fs.Decisions, pipeline.DecisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: siteLabel(*d.Site), Path: d.Site.Path,
 				Old: pipeline.SiteName(d.Site), New: d.New, Class: string(d.Class), Reasons: pipeline.RejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
 		}
 	}
@@ -216,7 +216,7 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 		case oc.Committed():
 			// Rewritten and recorded; an error after the replace (a late writer carried
 			// over, a directory fsync) is reported with it.
-			fs.Outcome = &storeOutcome{Status: "rewritten", Names: oc.Edits}
+			fs.Outcome = &pipeline.StoreOutcome{Status: "rewritten", Names: oc.Edits}
 			if oc.Err != nil {
 				fs.Outcome.Reason = oc.Err.Error()
 			}
@@ -226,11 +226,11 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 			}
 			o.names += oc.Edits
 		case oc.InUse():
-			fs.Outcome = &storeOutcome{Status: "in-use", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
+			fs.Outcome = &pipeline.StoreOutcome{Status: "in-use", Reason: oc.Err.Error()}
+			o.skipped = append(o.skipped, pipeline.SkippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
 		default:
-			fs.Outcome = &storeOutcome{Status: "failed", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, skippedRow{Path: fs.Path, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
+			fs.Outcome = &pipeline.StoreOutcome{Status: "failed", Reason: oc.Err.Error()}
+			o.skipped = append(o.skipped, pipeline.SkippedRow{Path: fs.Path, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
 		}
 	}
 	if len(fs.Decisions) == 0 && fs.Outcome == nil {
@@ -312,9 +312,9 @@ func (o *fixOutput) begin(mode string) {
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := fixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex, Claude: a.Report.Claude}
+		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex, Claude: a.Report.Claude}
 		if t.Skipped == nil {
-			t.Skipped = []skippedRow{}
+			t.Skipped = []pipeline.SkippedRow{}
 		}
 		if res != nil {
 			t.RunID, t.RunDir = res.RunID, res.Dir
@@ -380,7 +380,7 @@ func (o *fixOutput) abort(err error, res *rewrite.Result) error {
 		}
 		skipped := o.skipped
 		if skipped == nil {
-			skipped = []skippedRow{}
+			skipped = []pipeline.SkippedRow{}
 		}
 		tail := map[string]any{"error": err.Error() + hint, "skipped": skipped}
 		if res != nil {
@@ -657,7 +657,7 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 // whereHeader names the location column of a plan by what it holds: "line" (line numbers),
 // "row" (database rows), "offset" (@byte offsets of a whole-file JSON store), or a
 // combination such as "line/row".
-func whereHeader(ds []decisionRow) string {
+func whereHeader(ds []pipeline.DecisionRow) string {
 	var line, row, off bool
 	for _, d := range ds {
 		switch {

@@ -198,7 +198,7 @@ func storeTable(stores []storeRow) *reports.Table {
 
 // renameTable lists old → new with counts, then the kept names, at most limit rows of
 // renames (0 = all).
-func renameTable(renames, kept []renameRow, limit int) *reports.Table {
+func renameTable(renames, kept []pipeline.RenameRow, limit int) *reports.Table {
 	t := &reports.Table{Columns: []string{"old", "new", "class", "count"}}
 	for i, r := range renames {
 		if limit > 0 && i == limit {
@@ -329,7 +329,7 @@ func largestStores(rows []storeRow, n int) []storeRow {
 
 // keptTable lists the kept names with why each is kept (the plan's note, else the class's
 // rule), at most limit rows (0 = all).
-func keptTable(kept []renameRow, limit int) *reports.Table {
+func keptTable(kept []pipeline.RenameRow, limit int) *reports.Table {
 	t := &reports.Table{Columns: []string{"kept name", "class", "count", "why"}}
 	for i, r := range kept {
 		if limit > 0 && i == limit {
