@@ -248,7 +248,7 @@ func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, 
 			if env.Environ != nil {
 				base = settings.EnvFromList(env.Environ())
 			}
-			d, errs := inventory.Discover(ctx, all, inventory.DiscoverOptions{Env: base, ClientVersion: version})
+			d, errs := inventory.Discover(ctx, all, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
 			if err := ctx.Err(); err != nil {
 				return rewrite.ClaudePolicy{}, nil, nil, err
 			}

@@ -363,9 +363,14 @@ func TestClaudeAuditInfersTools(t *testing.T) {
 	require.NoError(t, err)
 	tools, _ := json.Marshal([]string{"get_data", "deploy.prod"})
 	cfg := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"foo.bar": {"command": %q, "env": {%q: "serve", %q: %q}}}}`,
-		exe, fakeMCPEnv, fakeToolsEnv, string(tools))), 0o644))
+	client := filepath.Join(dir, "client.txt")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"foo.bar": {"command": %q, "env": {%q: "serve", %q: %q, %q: %q}}}}`,
+		exe, fakeMCPEnv, fakeToolsEnv, string(tools), fakeClientEnv, client)), 0o644))
 	res, got = audit("api", "--mcp-config", cfg, "--discover")
+	// The server is told sessionfix's own name and version, not the Claude Code release audited.
+	announced, err := os.ReadFile(client)
+	require.NoError(t, err)
+	assert.Equal(t, "sessionfix "+version, string(announced))
 	var servers []string
 	for _, r := range got[1:] {
 		servers = append(servers, r[0]+"/"+r[1])

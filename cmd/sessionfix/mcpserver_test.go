@@ -20,6 +20,10 @@ const (
 	fakeMCPEnv   = "SESSIONFIX_TEST_MCP"
 	fakeToolsEnv = "SESSIONFIX_TEST_MCP_TOOLS"
 	fakeReadyEnv = "SESSIONFIX_TEST_MCP_READY"
+	// fakeClientEnv names a file the "serve" server writes the client's clientInfo to
+	// ("<name> <version>", from initialize or a request's _meta), so a test sees what
+	// --discover announced.
+	fakeClientEnv = "SESSIONFIX_TEST_MCP_CLIENT"
 )
 
 func TestMain(m *testing.M) {
@@ -45,6 +49,27 @@ func TestMain(m *testing.M) {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"},
 		&mcp.ServerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if out := os.Getenv(fakeClientEnv); out != "" {
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				var p struct {
+					ClientInfo *mcp.Implementation `json:"clientInfo"`
+					Meta       struct {
+						ClientInfo *mcp.Implementation `json:"io.modelcontextprotocol/clientInfo"`
+					} `json:"_meta"`
+				}
+				if b, err := json.Marshal(req.GetParams()); err == nil && json.Unmarshal(b, &p) == nil {
+					if ci := p.ClientInfo; ci != nil || p.Meta.ClientInfo != nil {
+						if ci == nil {
+							ci = p.Meta.ClientInfo
+						}
+						_ = os.WriteFile(out, []byte(ci.Name+" "+ci.Version), 0o644)
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	for _, name := range tools {
 		srv.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
