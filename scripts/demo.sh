@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make demo: the main job on a copy of the bundled real Qwen Code stores.
+# make demo: the main job on copies of the bundled real stores (Qwen Code, an opencode database,
+# Claude Code).
 # Usage: scripts/demo.sh [path/to/sessionfix]
 set -euo pipefail
 bin=$(cd "$(dirname "${1:-bin/sessionfix}")" && pwd)/$(basename "${1:-bin/sessionfix}")
@@ -82,3 +83,23 @@ step sessionfix undo --last --state-dir state
 dbcheck
 [ "$("$tool" sha256 opencode/opencode.db)" = "$dbsum" ] || { echo "demo: undo did not restore the database" >&2; exit 1; }
 echo "(the database's .dump is identical to the original again; integrity_check: ok)"
+
+# Claude Code: a copied ~/.claude (sessions written by 1.0.51 and 2.1.332) with its claude.json
+# beside it; the MCP servers' keys come from --mcp-config (Claude's own format).
+cp -R "$root/fixtures/claude-real/dot-claude" dot-claude
+cp "$root/fixtures/claude-real/claude.json" "$root/fixtures/claude-real/mcp-config.json" .
+cchecksum() { find dot-claude -type f -print0 | sort -z | xargs -0 sha256sum; }
+cbefore=$(cchecksum)
+
+step sessionfix fix --mcp-config mcp-config.json --allow-shared dot-claude "   # dry-run: 1.0.51's names → 2.1.332's"
+"$bin" fix --mcp-config mcp-config.json --allow-shared dot-claude
+[ "$(cchecksum)" = "$cbefore" ] || { echo "demo: dry-run changed a Claude Code file" >&2; exit 1; }
+echo "(dry-run changed no byte)"
+
+step sessionfix fix --apply --yes --allow-shared --mcp-config mcp-config.json --state-dir state dot-claude
+"$bin" fix --apply --yes --allow-shared --mcp-config mcp-config.json --state-dir "$state" dot-claude
+
+step sessionfix undo --last --state-dir state
+"$bin" undo --last --state-dir "$state"
+[ "$(cchecksum)" = "$cbefore" ] || { echo "demo: undo did not restore every Claude Code byte" >&2; exit 1; }
+echo "(every Claude Code file is byte-for-byte the original again)"
