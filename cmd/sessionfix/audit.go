@@ -594,27 +594,53 @@ func auditTable(columns []string, rows [][]string) *reports.Table {
 	return t
 }
 
-func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
-	pairs := auditTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
-	tools := auditTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
+// auditRender is what one audit (Qwen Code's or Claude Code's) gives renderAudit for each format;
+// each is called only for its format.
+type auditRender struct {
+	page  func() *reports.HTMLPage
+	doc   func() any
+	sarif func() []reports.SARIFResult
+	rules []reports.SARIFRule
+	known *reports.SARIFBaseline // --baseline: results are marked new/unchanged/absent; nil without
+}
+
+// renderAudit renders the main report of an audit in format (csv: the pairs table; html, json,
+// sarif from x) into memory, so nothing is written when rendering fails.
+func renderAudit(format string, pairs *reports.Table, x auditRender) ([]byte, error) {
 	var main bytes.Buffer
 	var err error
-	switch opts.Format {
+	switch format {
 	case "csv":
 		err = reports.WriteCSV(&main, pairs)
 	case "html":
-		err = reports.WriteHTML(&main, auditPage(env, opts, r, rep, pairs, tools))
+		err = reports.WriteHTML(&main, x.page())
 	case "json":
-		err = reports.WriteJSON(&main, auditJSON(env, opts, r, rep))
+		err = reports.WriteJSON(&main, x.doc())
 	case "sarif":
-		results := auditSARIF(rep)
-		if r.known != nil {
-			results, _ = r.known.Mark(results)
+		results := x.sarif()
+		if x.known != nil {
+			results, _ = x.known.Mark(results)
 		}
-		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", auditSARIFRules, results)
+		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", x.rules, results)
 	}
 	if err != nil {
-		return fmt.Errorf("audit: render %s: %w", opts.Format, err)
+		return nil, fmt.Errorf("audit: render %s: %w", format, err)
+	}
+	return main.Bytes(), nil
+}
+
+func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
+	pairs := auditTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
+	tools := auditTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
+	main, err := renderAudit(opts.Format, pairs, auditRender{
+		page:  func() *reports.HTMLPage { return auditPage(env, opts, r, rep, pairs, tools) },
+		doc:   func() any { return auditJSON(env, opts, r, rep) },
+		sarif: func() []reports.SARIFResult { return auditSARIF(rep) },
+		rules: auditSARIFRules,
+		known: r.known,
+	})
+	if err != nil {
+		return err
 	}
 	read := []string{opts.Inventory}
 	for _, f := range r.files {
@@ -623,7 +649,7 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 	for _, a := range r.agents {
 		read = append(read, a.Path)
 	}
-	return writeReportAndTools(ctx, env, opts.Out, main.Bytes(), opts.ToolsOut, tools, read)
+	return writeReportAndTools(ctx, env, opts.Out, main, opts.ToolsOut, tools, read)
 }
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools

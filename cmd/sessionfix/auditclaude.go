@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -466,24 +465,15 @@ func (r *claudeAuditRun) oldestSessionVersion(configDir string) permission.Claud
 func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) error {
 	pairs := auditTable(audit.ClaudePairColumns, rep.PairRows(o.AllPairs))
 	tools := auditTable(audit.ClaudeToolColumns, rep.ToolRows())
-	var main bytes.Buffer
-	var err error
-	switch o.Format {
-	case "csv":
-		err = reports.WriteCSV(&main, pairs)
-	case "html":
-		err = reports.WriteHTML(&main, claudeAuditPage(env, o, r, rep, pairs, tools))
-	case "json":
-		err = reports.WriteJSON(&main, claudeAuditJSON(env, o, r, rep))
-	case "sarif":
-		results := claudeAuditSARIF(rep)
-		if r.known != nil {
-			results, _ = r.known.Mark(results)
-		}
-		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", claudeAuditSARIFRules, results)
-	}
+	main, err := renderAudit(o.Format, pairs, auditRender{
+		page:  func() *reports.HTMLPage { return claudeAuditPage(env, o, r, rep, pairs, tools) },
+		doc:   func() any { return claudeAuditJSON(env, o, r, rep) },
+		sarif: func() []reports.SARIFResult { return claudeAuditSARIF(rep) },
+		rules: claudeAuditSARIFRules,
+		known: r.known,
+	})
 	if err != nil {
-		return fmt.Errorf("audit: render %s: %w", o.Format, err)
+		return err
 	}
 	read := []string{o.Inventory}
 	for _, f := range r.files {
@@ -492,7 +482,7 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 	if r.global != nil {
 		read = append(read, r.global.Path)
 	}
-	return writeReportAndTools(ctx, env, o.Out, main.Bytes(), o.ToolsOut, tools, read)
+	return writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, tools, read)
 }
 
 func claudeFileList(files []*claude.RuleFile) string {
