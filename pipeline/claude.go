@@ -14,7 +14,6 @@ import (
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
@@ -23,8 +22,8 @@ import (
 
 // claudeResult is the Claude policy of a run (one per Claude Code home) and its problems.
 type claudeResult struct {
-	pol      rewrite.ClaudePolicy
-	byPath   map[string]*rewrite.ClaudePolicy
+	pol      claude.ClaudePolicy
+	byPath   map[string]*claude.ClaudePolicy
 	problems []ProblemRow
 	info     []*ClaudeInfo
 }
@@ -105,7 +104,7 @@ func claudePolicy(ctx context.Context, env Env, po Options, found *scan.Found) (
 			break
 		}
 		if res.byPath == nil {
-			res.byPath = map[string]*rewrite.ClaudePolicy{}
+			res.byPath = map[string]*claude.ClaudePolicy{}
 		}
 		p := pol
 		for _, s := range g.sessions {
@@ -118,7 +117,7 @@ func claudePolicy(ctx context.Context, env Env, po Options, found *scan.Found) (
 // claudeFlagSources are the raw-identity sources given by flags, the same for every home:
 // the servers of each --mcp-config file and the --inventory file.
 type claudeFlagSources struct {
-	keys    []rewrite.ClaudeKey
+	keys    []claude.ClaudeKey
 	servers []settings.MCPServer
 	file    *inventory.Inventory
 }
@@ -126,7 +125,7 @@ type claudeFlagSources struct {
 func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 	var out claudeFlagSources
 	senv := env.settings()
-	var flagKeys []rewrite.ClaudeKey
+	var flagKeys []claude.ClaudeKey
 	var flagServers []settings.MCPServer
 	for _, f := range po.MCPConfigs {
 		servers, err := loadClaudeMCPConfig(f, senv)
@@ -135,7 +134,7 @@ func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 		}
 		flagServers = append(flagServers, servers...)
 		for _, s := range servers {
-			flagKeys = append(flagKeys, rewrite.ClaudeKey{Key: s.Key, Source: f})
+			flagKeys = append(flagKeys, claude.ClaudeKey{Key: s.Key, Source: f})
 		}
 	}
 	if po.Inventory != "" {
@@ -154,12 +153,12 @@ func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 // mcpServers), of each of its projects' .mcp.json and of g.mcpJSON, and of the flag sources;
 // the --inventory tools and, with --discover, the tools the servers of those files list.
 // Problems are files that could not be read (reported, the run goes on).
-func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, g *claudeGroup, src claudeFlagSources) (rewrite.ClaudePolicy, *ClaudeInfo, []ProblemRow, error) {
+func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, g *claudeGroup, src claudeFlagSources) (claude.ClaudePolicy, *ClaudeInfo, []ProblemRow, error) {
 	var problems []ProblemRow
 	senv := env.settings()
 	flagKeys, flagServers, file := src.keys, src.servers, src.file
 	{
-		pol := rewrite.ClaudePolicy{Version: version, AllowShared: po.AllowShared}
+		pol := claude.ClaudePolicy{Version: version, AllowShared: po.AllowShared}
 		info := &ClaudeInfo{Home: g.home, Sessions: len(g.sessions), Version: version, Inventory: []string{}, KeySources: []string{}, AllowShared: po.AllowShared}
 		var servers []settings.MCPServer
 		cfgPath := claude.ConfigFileOf(g.home)
@@ -174,7 +173,7 @@ func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, 
 				return
 			}
 			for _, k := range keys {
-				pol.Keys = append(pol.Keys, rewrite.ClaudeKey{Key: k, Source: source})
+				pol.Keys = append(pol.Keys, claude.ClaudeKey{Key: k, Source: source})
 			}
 			info.KeySources = append(info.KeySources, fmt.Sprintf("%s (%d)", source, len(keys)))
 		}
@@ -242,7 +241,7 @@ func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, 
 		if po.Discover {
 			all := append(slices.Clone(flagServers), servers...)
 			if len(all) == 0 {
-				return rewrite.ClaudePolicy{}, nil, nil, usagef("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
+				return claude.ClaudePolicy{}, nil, nil, usagef("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
 			}
 			var base settings.Env
 			if env.Environ != nil {
@@ -250,10 +249,10 @@ func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, 
 			}
 			d, errs := inventory.Discover(ctx, all, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
 			if err := ctx.Err(); err != nil {
-				return rewrite.ClaudePolicy{}, nil, nil, err
+				return claude.ClaudePolicy{}, nil, nil, err
 			}
 			if err := AllServersFailed(len(all), errs); err != nil {
-				return rewrite.ClaudePolicy{}, nil, nil, err
+				return claude.ClaudePolicy{}, nil, nil, err
 			}
 			for _, e := range errs {
 				problems = append(problems, ProblemRow{Path: g.home, Severity: string(store.SevError), Reason: e.Error() + "; its tools are not in the inventory"})
@@ -311,10 +310,10 @@ type ClaudeHome struct {
 // server keys of its global config, its projects' .mcp.json, h.MCPJSON and o.MCPConfigs; the
 // o.Inventory tools and, with o.Discover, the tools those servers list; version is the Claude
 // Code release whose names are current. Problems are files that could not be read.
-func ClaudeHomePolicy(ctx context.Context, env Env, o Options, version string, h ClaudeHome) (rewrite.ClaudePolicy, []ProblemRow, error) {
+func ClaudeHomePolicy(ctx context.Context, env Env, o Options, version string, h ClaudeHome) (claude.ClaudePolicy, []ProblemRow, error) {
 	src, err := loadClaudeFlagSources(o, env)
 	if err != nil {
-		return rewrite.ClaudePolicy{}, nil, err
+		return claude.ClaudePolicy{}, nil, err
 	}
 	g := &claudeGroup{home: h.Dir, fromEnv: h.FromEnv, config: h.Config, noConfig: h.NoConfig, mcpJSON: h.MCPJSON}
 	pol, _, problems, err := claudeHomePolicy(ctx, env, o, version, g, src)

@@ -13,7 +13,6 @@ import (
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -31,9 +30,9 @@ type CodexCache struct {
 // found worth reporting (servers that could not be listed, thread histories that could not be
 // read) and, for the plan, where each home's config and inventory came from.
 type codexResult struct {
-	pol rewrite.CodexPolicy
+	pol codex.CodexPolicy
 	// byPath holds the policy of each rollout when the run covers several Codex homes.
-	byPath   map[string]*rewrite.CodexPolicy
+	byPath   map[string]*codex.CodexPolicy
 	problems []ProblemRow
 	info     []*CodexInfo
 	// skip lists the rollouts of homes whose own config.toml could not be read (invalid
@@ -171,7 +170,7 @@ func codexPolicy(ctx context.Context, env Env, po Options, found *scan.Found, so
 			break
 		}
 		if res.byPath == nil {
-			res.byPath = map[string]*rewrite.CodexPolicy{}
+			res.byPath = map[string]*codex.CodexPolicy{}
 		}
 		for _, r := range g.rollouts {
 			res.byPath[r] = &pol
@@ -192,8 +191,8 @@ type codexDiscovery struct {
 // codexHomePolicy builds the policy of one Codex home's rollouts (see codexPolicy);
 // discovered caches --discover per config file.
 func codexHomePolicy(ctx context.Context, env Env, po Options, g *codexHomeGroup, file *inventory.Inventory,
-	discovered map[string]codexDiscovery, sopt all.Options) (rewrite.CodexPolicy, *CodexInfo, []ProblemRow, error) {
-	var pol rewrite.CodexPolicy
+	discovered map[string]codexDiscovery, sopt all.Options) (codex.CodexPolicy, *CodexInfo, []ProblemRow, error) {
+	var pol codex.CodexPolicy
 	var probs []ProblemRow
 	info := &CodexInfo{Home: g.home, Rollouts: len(g.rollouts), ConfigFrom: g.from, Inventory: []string{}, History: []string{}}
 	path, explicit := po.CodexConfig, true

@@ -13,11 +13,14 @@ import (
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
@@ -209,9 +212,10 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 		found.Targets = slices.DeleteFunc(found.Targets, func(t scan.Target) bool { return skip[t.Store.Ref().Path] })
 		leftOut = n - len(found.Targets)
 	}
-	p := &Pipeline{Roots: roots, Found: found,
-		Policy: rewrite.Policy{KeepTruncated: o.KeepTruncated, RewriteLossy: o.RewriteLossy, Index: ix, Codex: cx.pol, CodexByPath: cx.byPath,
-			Claude: cl.pol, ClaudeByPath: cl.byPath},
+	pol := rewrite.Policy{KeepTruncated: o.KeepTruncated, RewriteLossy: o.RewriteLossy, Index: ix}
+	naming.SetAgent(&pol, codex.ID, &naming.PathPolicy[codex.CodexPolicy]{Default: cx.pol, ByPath: cx.byPath})
+	naming.SetAgent(&pol, claude.ID, &naming.PathPolicy[claude.ClaudePolicy]{Default: cl.pol, ByPath: cl.byPath})
+	p := &Pipeline{Roots: roots, Found: found, Policy: pol,
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
 	p.Summary = NewSummary(p.Found)
 	s := p.Summary

@@ -13,6 +13,8 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // ExitFinding is the exit status of a --fail-on finding, named in KeptLine (cmd/sessionfix
@@ -293,18 +295,18 @@ func (a *Summary) KeptLine() string {
 // a home of PATH.
 func keptWhy(c mcpname.Class, homes []*CodexInfo) string {
 	switch c {
-	case rewrite.ClassCodexUnattributed:
+	case codex.ClassCodexUnattributed:
 		if len(homes) > 0 && !slices.ContainsFunc(homes, func(ci *CodexInfo) bool { return ci.ConfigFrom != CodexFromPath }) {
 			return "raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls)"
 		}
 		return "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read"
 	case mcpname.ClassLegacyTruncatedDotted:
 		return "kept by --keep-truncated; fix: run without it"
-	case rewrite.ClassClaudeShared:
+	case claude.ClassClaudeShared:
 		return "its current name is shared by two raw tools (only one can be called); fix: --allow-shared rewrites it anyway"
-	case rewrite.ClassClaudeUnattributed:
+	case claude.ClassClaudeUnattributed:
 		return "raw MCP identity unknown or ambiguous; fix: pass --mcp-config FILE (the servers' keys) or --inventory"
-	case rewrite.ClassClaudeOverLong:
+	case claude.ClassClaudeOverLong:
 		return "the name Claude Code itself registers (longer than 64); only a shorter server key or tool name on the server side avoids it"
 	default:
 		return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"

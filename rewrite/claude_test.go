@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/jsonl"
@@ -17,8 +18,8 @@ import (
 const claudeFx = "../fixtures/claude-real/dot-claude/projects/"
 
 // claudeFixtureKeys are the server keys of fixtures/claude-real/mcp-config.json.
-var claudeFixtureKeys = []ClaudeKey{{"lit", "mcp-config.json"}, {"foo.bar", "mcp-config.json"},
-	{"com.example.enterprise-search-platform", "mcp-config.json"}, {"my server", "mcp-config.json"}}
+var claudeFixtureKeys = []claude.ClaudeKey{{Key: "lit", Source: "mcp-config.json"}, {Key: "foo.bar", Source: "mcp-config.json"},
+	{Key: "com.example.enterprise-search-platform", Source: "mcp-config.json"}, {Key: "my server", Source: "mcp-config.json"}}
 
 var claudeFixtureTools = []mcpname.ClaudeTool{
 	{Server: "lit", Tool: "literature.search_pubmed"}, {Server: "lit", Tool: "literature_search_pubmed"}, {Server: "lit", Tool: "get+data"}, {Server: "lit", Tool: "搜索文献"},
@@ -27,12 +28,19 @@ var claudeFixtureTools = []mcpname.ClaudeTool{
 	{Server: "com.example.enterprise-search-platform", Tool: "query_documents_by_semantic_similarity_and_rank"}, {Server: "my server", Tool: "ping"},
 }
 
-func planClaude(t *testing.T, rel string, cp ClaudePolicy) *StorePlan {
+// claudePolicy is a Policy whose Claude Code part is cp (the default of every session).
+func claudePolicy(cp claude.ClaudePolicy) Policy {
+	var pol Policy
+	naming.SetAgent(&pol, claude.ID, &naming.PathPolicy[claude.ClaudePolicy]{Default: cp})
+	return pol
+}
+
+func planClaude(t *testing.T, rel string, cp claude.ClaudePolicy) *StorePlan {
 	t.Helper()
 	st := jsonl.Open(claudeFx+rel, claude.Session)
 	snap, err := st.Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
-	return PlanStore(st, snap, Policy{Claude: cp})
+	return PlanStore(st, snap, claudePolicy(cp))
 }
 
 // verdicts maps each stored name to "action class new" (all sites of a name agree).
@@ -70,7 +78,7 @@ func TestClaudeRepair1051(t *testing.T) {
 		"mcp__com_example_enterprise-search-platform__query_documents_by_semantic_similarity_and_rank": "keep claude-over-long",
 		"mcp__lit__get_data_for_a_specific_location_and_date_range_extended_with_more_words":           "keep claude-over-long",
 	}
-	for name, cp := range map[string]ClaudePolicy{
+	for name, cp := range map[string]claude.ClaudePolicy{
 		"server keys": {Keys: claudeFixtureKeys},
 		"inventory":   {Tools: claudeFixtureTools, ToolsSource: "inventory.json"},
 	} {
@@ -90,22 +98,22 @@ func TestClaudeRepair1051(t *testing.T) {
 				assert.NotContains(t, d.Note, "xai", "xAI has no 64 limit")
 			}
 		}
-		shared := planClaude(t, rel, ClaudePolicy{Keys: cp.Keys, Tools: cp.Tools, AllowShared: true})
+		shared := planClaude(t, rel, claude.ClaudePolicy{Keys: cp.Keys, Tools: cp.Tools, AllowShared: true})
 		assert.Equal(t, 4, shared.Count(ActRewrite), name)
 		assert.Equal(t, "rewrite claude-shared mcp__lit__literature_search_pubmed", verdicts(t, shared)["mcp__lit__literature.search_pubmed"], name)
 	}
-	none := verdicts(t, planClaude(t, rel, ClaudePolicy{}))
+	none := verdicts(t, planClaude(t, rel, claude.ClaudePolicy{}))
 	for _, n := range []string{"mcp__foo_bar__deploy.prod", "mcp__lit__get+data", "mcp__lit__搜索文献", "mcp__lit__literature.search_pubmed"} {
 		assert.Equal(t, "keep claude-unattributed", none[n], n)
 	}
 	// Pretending the current release were 1.0.51 changes nothing.
-	same := planClaude(t, rel, ClaudePolicy{Keys: claudeFixtureKeys, Version: "1.0.51"})
+	same := planClaude(t, rel, claude.ClaudePolicy{Keys: claudeFixtureKeys, Version: "1.0.51"})
 	assert.Zero(t, same.Count(ActRewrite))
 }
 
 // TestClaudeRepairRefusalText: names inside refusal messages are reported, never rewritten.
 func TestClaudeRepairRefusalText(t *testing.T) {
-	sp := planClaude(t, "-home-demo-src-lab/d848c0de-9878-4606-93d3-ab6dda5f2c41.jsonl", ClaudePolicy{Keys: claudeFixtureKeys})
+	sp := planClaude(t, "-home-demo-src-lab/d848c0de-9878-4606-93d3-ab6dda5f2c41.jsonl", claude.ClaudePolicy{Keys: claudeFixtureKeys})
 	text := 0
 	for _, d := range sp.Decisions {
 		if d.Site.Kind == claude.ClaudeSiteText {
@@ -121,13 +129,13 @@ func TestClaudeRepairRefusalText(t *testing.T) {
 // with or without an inventory; the shared name written by 2.1.332 reached
 // literature.search_pubmed, so it is reported shared but not kept as broken.
 func TestClaudeRepair21332(t *testing.T) {
-	for _, cp := range []ClaudePolicy{{Keys: claudeFixtureKeys}, {Tools: claudeFixtureTools}, {}} {
+	for _, cp := range []claude.ClaudePolicy{{Keys: claudeFixtureKeys}, {Tools: claudeFixtureTools}, {}} {
 		sp := planClaude(t, "-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", cp)
 		assert.Zero(t, sp.Count(ActRewrite))
 		for _, d := range sp.Decisions {
-			assert.NotEqual(t, ClassClaudeUnattributed, d.Class, d.Site.Name)
+			assert.NotEqual(t, claude.ClassClaudeUnattributed, d.Class, d.Site.Name)
 			if d.Site.Name == "mcp__lit__literature_search_pubmed" && cp.Tools != nil {
-				assert.Equal(t, ClassClaudeShared, d.Class)
+				assert.Equal(t, claude.ClassClaudeShared, d.Class)
 				assert.Equal(t, ActNone, d.Action)
 			}
 		}
@@ -143,7 +151,7 @@ func TestClaudeSelectQuery(t *testing.T) {
 		{Kind: claude.ClaudeSiteReference, Name: "mcp__foo_bar__deploy.prod", Raw: []byte(`"mcp__foo_bar__deploy.prod"`), Loc: store.Loc{Line: 2, Offset: 200}},
 		{Kind: claude.ClaudeSiteDeferred, Name: "mcp__foo.bar__deploy.prod", Raw: []byte(`"mcp__foo.bar__deploy.prod"`), Loc: store.Loc{Line: 3, Offset: 300}},
 	}}
-	ds := claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: claudeFixtureKeys}})
+	ds := NamerFor(claude.ID).Decide(snap, claudePolicy(claude.ClaudePolicy{Keys: claudeFixtureKeys}))
 	require.Len(t, ds, 3)
 	assert.Equal(t, ActRewrite, ds[0].Action)
 	assert.Equal(t, "select:mcp__foo_bar__deploy_prod,mcp__lit__ok_tool,mcp__lit__get_data", ds[0].New)
@@ -153,7 +161,7 @@ func TestClaudeSelectQuery(t *testing.T) {
 	// A keyword search is not a list of names.
 	snap.Sites = snap.Sites[:1]
 	snap.Sites[0].Name = "deploy tools"
-	assert.Equal(t, ActNone, claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: claudeFixtureKeys}})[0].Action)
+	assert.Equal(t, ActNone, NamerFor(claude.ID).Decide(snap, claudePolicy(claude.ClaudePolicy{Keys: claudeFixtureKeys}))[0].Action)
 }
 
 // TestClaudeAmbiguousKeys: two server keys that normalize alike make a name written before
@@ -161,9 +169,9 @@ func TestClaudeSelectQuery(t *testing.T) {
 func TestClaudeAmbiguousKeys(t *testing.T) {
 	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x.y", Raw: []byte(`"mcp__foo_bar__x.y"`)}}}
 	store.SetState(snap, &claude.ClaudeMeta{Versions: []claude.ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}})
-	keys := []ClaudeKey{{"foo.bar", "a"}, {"foo_bar", "b"}}
-	d := claudeNamer{}.Decide(snap, Policy{Claude: ClaudePolicy{Keys: keys}})[0]
-	assert.Equal(t, ClassClaudeShared, d.Class)
+	keys := []claude.ClaudeKey{{Key: "foo.bar", Source: "a"}, {Key: "foo_bar", Source: "b"}}
+	d := NamerFor(claude.ID).Decide(snap, claudePolicy(claude.ClaudePolicy{Keys: keys}))[0]
+	assert.Equal(t, claude.ClassClaudeShared, d.Class)
 	assert.Equal(t, ActKeep, d.Action)
 	assert.Contains(t, d.Note, "foo.bar/x.y, foo_bar/x.y")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/jsonl"
@@ -28,6 +29,13 @@ var codexInventory = []mcpname.CodexTool{
 	{Server: "lit", Tool: "literature_search_pubmed"},
 	{Server: "lit", Tool: "ok_tool"},
 	{Server: "lit", Tool: "搜索文献"},
+}
+
+// codexPolicy is a Policy whose Codex part is cp (the default of every rollout).
+func codexPolicy(cp codex.CodexPolicy) Policy {
+	var pol Policy
+	naming.SetAgent(&pol, codex.ID, &naming.PathPolicy[codex.CodexPolicy]{Default: cp})
+	return pol
 }
 
 // planCodex scans one rollout and plans it with pol.
@@ -78,7 +86,7 @@ func rewrites(t testing.TB, sp *StorePlan) (map[string]repair, map[string]string
 		assert.Empty(t, ns.Site.Raw, "the namespace member is inserted")
 		assert.Equal(t, name.Site.Loc.Offset+int64(len(name.Site.Raw)), ns.Site.Loc.Offset)
 		assert.Equal(t, name.Site.CallID, ns.Site.CallID)
-		assert.Equal(t, ClassCodexRejected, name.Class)
+		assert.Equal(t, codex.ClassCodexRejected, name.Class)
 		assert.Equal(t, name.Source, ns.Source)
 		assert.True(t, mcpname.CodexNameAccepted(ns.New+mcpname.CodexDelimiter+name.New, mcpname.ResponsesNameMax))
 		assert.True(t, mcpname.CodexNameAccepted(name.New, mcpname.ChatCompletionsNameMax))
@@ -99,26 +107,26 @@ var fixtureRepairs = map[string]repair{
 func TestCodexNamerFixture050(t *testing.T) {
 	tests := []struct {
 		name    string
-		pol     CodexPolicy
+		pol     codex.CodexPolicy
 		want    map[string]repair
 		source  string
 		inNotes string
 	}{
 		{
-			name: "config.toml server keys", pol: CodexPolicy{Config: fixtureConfig(t, "")},
+			name: "config.toml server keys", pol: codex.CodexPolicy{Config: fixtureConfig(t, "")},
 			want: fixtureRepairs, source: "config.toml server key (E2 spelling)", inNotes: "over the 7 tools attributed in this rollout",
 		},
 		{
-			name: "inventory", pol: CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json"},
+			name: "inventory", pol: codex.CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json"},
 			want: fixtureRepairs, source: "inventory (E2 name)", inNotes: "over the 8 registered tools of inv.json",
 		},
 		{
-			name: "inventory and config", pol: CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json", Config: fixtureConfig(t, "")},
+			name: "inventory and config", pol: codex.CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json", Config: fixtureConfig(t, "")},
 			want: fixtureRepairs, source: "inventory (E2 name)", inNotes: "over the 8 registered tools of inv.json",
 		},
 		{
 			name: "a disabled tool takes no part in collisions",
-			pol: CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json", Config: codexConfig(t,
+			pol: codex.CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json", Config: codexConfig(t,
 				"[mcp_servers.lit]\ncommand = \"x\"\ndisabled_tools = [\"literature_search_pubmed\"]\n[mcp_servers.foo-bar]\ncommand = \"x\"")},
 			want: map[string]repair{
 				"mcp__foo-bar__deploy.prod":          fixtureRepairs["mcp__foo-bar__deploy.prod"],
@@ -130,7 +138,7 @@ func TestCodexNamerFixture050(t *testing.T) {
 		},
 		{
 			name: "non-prefixed server",
-			pol:  CodexPolicy{Config: fixtureConfig(t, `non_prefixed_mcp_tool_servers = ["lit"]`)},
+			pol:  codex.CodexPolicy{Config: fixtureConfig(t, `non_prefixed_mcp_tool_servers = ["lit"]`)},
 			want: map[string]repair{
 				"mcp__foo-bar__deploy.prod":          fixtureRepairs["mcp__foo-bar__deploy.prod"],
 				"mcp__lit__get+data":                 {"mcp__lit__get+data", "lit", "get_data"},
@@ -142,7 +150,7 @@ func TestCodexNamerFixture050(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sp := planCodex(t, codexFixtures+"rollout-codex-0.50.0.jsonl", Policy{Codex: tt.pol})
+			sp := planCodex(t, codexFixtures+"rollout-codex-0.50.0.jsonl", codexPolicy(tt.pol))
 			got, sources := rewrites(t, sp)
 			assert.Equal(t, tt.want, got)
 			for old, src := range sources {
@@ -172,7 +180,7 @@ func TestCodexNamerNothingKnown(t *testing.T) {
 	assert.Equal(t, 4, sp.Count(ActKeep))
 	for _, d := range sp.Decisions {
 		if d.Action == ActKeep {
-			assert.Equal(t, ClassCodexUnattributed, d.Class)
+			assert.Equal(t, codex.ClassCodexUnattributed, d.Class)
 			assert.Contains(t, d.Note, "no invocation record for call "+d.Site.CallID)
 			assert.Contains(t, d.Note, "no inventory")
 			assert.Contains(t, d.Note, "no configured server key")
@@ -183,11 +191,11 @@ func TestCodexNamerNothingKnown(t *testing.T) {
 	for _, d := range sp.Names() {
 		byClass[d.Class]++
 	}
-	assert.Equal(t, map[mcpname.Class]int{mcpname.ClassClean: 4, ClassCodexUnattributed: 4}, byClass)
+	assert.Equal(t, map[mcpname.Class]int{mcpname.ClassClean: 4, codex.ClassCodexUnattributed: 4}, byClass)
 }
 
 func TestCodexNamerFixture0169(t *testing.T) {
-	sp := planCodex(t, codexFixtures+"rollout-codex-0.169.0.jsonl", Policy{Codex: CodexPolicy{Config: fixtureConfig(t, "")}})
+	sp := planCodex(t, codexFixtures+"rollout-codex-0.169.0.jsonl", codexPolicy(codex.CodexPolicy{Config: fixtureConfig(t, "")}))
 	require.Len(t, sp.Decisions, 16)
 	for _, d := range sp.Decisions {
 		assert.Equal(t, ActNone, d.Action, d.Site.Name)
@@ -219,7 +227,7 @@ func TestCodexNamerAttribution(t *testing.T) {
 	tests := []struct {
 		name   string
 		lines  []string
-		pol    CodexPolicy
+		pol    codex.CodexPolicy
 		want   map[string]repair
 		source string
 		why    string // note of a kept name
@@ -228,77 +236,77 @@ func TestCodexNamerAttribution(t *testing.T) {
 			name:   "invocation records",
 			lines:  []string{rolloutCall("mcp__lit__literature.search_pubmed", "c1"), rolloutEnd("c1", "lit", "literature.search_pubmed"), rolloutCall("mcp__lit__literature_search_pubmed", "c2"), rolloutEnd("c2", "lit", "literature_search_pubmed")},
 			want:   map[string]repair{"mcp__lit__literature.search_pubmed": fixtureRepairs["mcp__lit__literature.search_pubmed"]},
-			source: SourceInvocation,
+			source: codex.SourceInvocation,
 		},
 		{
 			name:   "invocation record wins over the config keys",
 			lines:  []string{rolloutCall("mcp__a__b__c.d", "c1"), rolloutEnd("c1", "a__b", "c.d")},
-			pol:    CodexPolicy{Config: codexConfig(t, "[mcp_servers.a]\ncommand='x'\n[mcp_servers.a__b]\ncommand='x'")},
+			pol:    codex.CodexPolicy{Config: codexConfig(t, "[mcp_servers.a]\ncommand='x'\n[mcp_servers.a__b]\ncommand='x'")},
 			want:   map[string]repair{"mcp__a__b__c.d": {"mcp__a__b__c.d", "mcp__a__b", "c_d"}},
-			source: SourceInvocation,
+			source: codex.SourceInvocation,
 		},
 		{
 			name:  "conflicting invocation records",
 			lines: []string{rolloutCall("mcp__lit__x.y", "c1"), rolloutEnd("c1", "lit", "x.y"), rolloutEnd("c1", "lit", "x_y")},
-			pol:   CodexPolicy{Config: fixtureConfig(t, "")},
+			pol:   codex.CodexPolicy{Config: fixtureConfig(t, "")},
 			why:   "conflicting invocation records",
 		},
 		{
 			name:  "two configured keys spell the name",
 			lines: []string{rolloutCall("mcp__a__b__c.d", "c1")},
-			pol:   CodexPolicy{Config: codexConfig(t, "[mcp_servers.a]\ncommand='x'\n[mcp_servers.a__b]\ncommand='x'")},
+			pol:   codex.CodexPolicy{Config: codexConfig(t, "[mcp_servers.a]\ncommand='x'\n[mcp_servers.a__b]\ncommand='x'")},
 			why:   "2 configured server keys match",
 		},
 		{
 			name:  "no configured key matches",
 			lines: []string{rolloutCall("mcp__other__x.y", "c1")},
-			pol:   CodexPolicy{Config: fixtureConfig(t, "")},
+			pol:   codex.CodexPolicy{Config: fixtureConfig(t, "")},
 			why:   "no configured server key matches",
 		},
 		{
 			name:  "a hashed flat name needs the inventory",
 			lines: []string{rolloutCall(hashed, "c1")},
-			pol:   CodexPolicy{Config: fixtureConfig(t, "")},
+			pol:   codex.CodexPolicy{Config: fixtureConfig(t, "")},
 			why:   "a hashed flat name needs the inventory",
 		},
 		{
 			name:   "E2 hash match",
 			lines:  []string{rolloutCall(hashed, "c1")},
-			pol:    CodexPolicy{Inventory: []mcpname.CodexTool{{Server: "lit", Tool: "get.data_for_a_specific_location_and_date_range_extended"}}},
+			pol:    codex.CodexPolicy{Inventory: []mcpname.CodexTool{{Server: "lit", Tool: "get.data_for_a_specific_location_and_date_range_extended"}}},
 			want:   map[string]repair{hashed: {hashed, "mcp__lit", "get_data_for_a_specific_location_and_date_range_extended"}},
 			source: "inventory (E2 hash match)",
 		},
 		{
 			name:   "E1 and E0 spellings by config key",
 			lines:  []string{rolloutCall("lit__a.b", "c1"), rolloutCall("lit__OAI_CODEX_MCP__c.d", "c2")},
-			pol:    CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'")},
+			pol:    codex.CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'")},
 			want:   map[string]repair{"lit__a.b": {"lit__a.b", "mcp__lit", "a_b"}, "lit__OAI_CODEX_MCP__c.d": {"lit__OAI_CODEX_MCP__c.d", "mcp__lit", "c_d"}},
 			source: "", // checked below: E1 and E0
 		},
 		{
 			name:   "E1 name by inventory",
 			lines:  []string{rolloutCall("lit__a.b", "c1")},
-			pol:    CodexPolicy{Inventory: []mcpname.CodexTool{{Server: "lit", Tool: "a.b"}}},
+			pol:    codex.CodexPolicy{Inventory: []mcpname.CodexTool{{Server: "lit", Tool: "a.b"}}},
 			want:   map[string]repair{"lit__a.b": {"lit__a.b", "mcp__lit", "a_b"}},
 			source: "inventory (E1 name)",
 		},
 		{
 			name:  "no inventory tool has the name",
 			lines: []string{rolloutCall("mcp__lit__zz.z", "c1")},
-			pol:   CodexPolicy{Inventory: codexInventory},
+			pol:   codex.CodexPolicy{Inventory: codexInventory},
 			why:   "no inventory tool has this flat name",
 		},
 		{
 			name:   "over 64 bytes is rejected",
 			lines:  []string{rolloutCall("lit__OAI_CODEX_MCP__"+strings.Repeat("x", 50), "c1")},
-			pol:    CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'")},
+			pol:    codex.CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'")},
 			want:   map[string]repair{"lit__OAI_CODEX_MCP__" + strings.Repeat("x", 50): {"lit__OAI_CODEX_MCP__" + strings.Repeat("x", 50), "mcp__lit", strings.Repeat("x", 50)}},
 			source: "config.toml server key (E0 spelling)",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sp := planCodex(t, writeCodex(t, tt.lines...), Policy{Codex: tt.pol})
+			sp := planCodex(t, writeCodex(t, tt.lines...), codexPolicy(tt.pol))
 			got, sources := rewrites(t, sp)
 			if tt.want == nil {
 				tt.want = map[string]repair{}
@@ -308,14 +316,14 @@ func TestCodexNamerAttribution(t *testing.T) {
 				if tt.source != "" {
 					assert.Equal(t, tt.source, src, old)
 				} else {
-					assert.Contains(t, src, SourceConfigKey, old)
+					assert.Contains(t, src, codex.SourceConfigKey, old)
 				}
 			}
 			if tt.why != "" {
 				require.Equal(t, 1, sp.Count(ActKeep))
 				for _, d := range sp.Decisions {
 					if d.Action == ActKeep {
-						assert.Equal(t, ClassCodexUnattributed, d.Class)
+						assert.Equal(t, codex.ClassCodexUnattributed, d.Class)
 						assert.Contains(t, d.Note, tt.why)
 					}
 				}
@@ -326,7 +334,7 @@ func TestCodexNamerAttribution(t *testing.T) {
 
 func TestCodexNamerUnregistered(t *testing.T) {
 	lines := []string{rolloutCall("mcp__lit__gone.tool", "c1"), rolloutEnd("c1", "lit", "gone.tool")}
-	sp := planCodex(t, writeCodex(t, lines...), Policy{Codex: CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json"}})
+	sp := planCodex(t, writeCodex(t, lines...), codexPolicy(codex.CodexPolicy{Inventory: codexInventory, InventorySource: "inv.json"}))
 	got, _ := rewrites(t, sp)
 	assert.Equal(t, map[string]repair{"mcp__lit__gone.tool": {"mcp__lit__gone.tool", "mcp__lit", "gone_tool"}}, got)
 	for _, d := range sp.Decisions {
@@ -335,7 +343,7 @@ func TestCodexNamerUnregistered(t *testing.T) {
 		}
 	}
 
-	sp = planCodex(t, writeCodex(t, lines...), Policy{Codex: CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'\nenabled=false")}})
+	sp = planCodex(t, writeCodex(t, lines...), codexPolicy(codex.CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'\nenabled=false")}))
 	for _, d := range sp.Decisions {
 		if d.Site.Field == codex.FieldName {
 			assert.Equal(t, ActRewrite, d.Action)
@@ -357,7 +365,7 @@ func TestCodexNamerExistingNamespace(t *testing.T) {
 	for _, d := range sp.Decisions {
 		assert.Equal(t, ActRewrite, d.Action)
 		assert.NotEmpty(t, d.Site.Raw, "no insertion: the namespace exists")
-		assert.Equal(t, SourceInvocation, d.Source)
+		assert.Equal(t, codex.SourceInvocation, d.Source)
 		news = append(news, d.Site.Field+"="+d.New)
 	}
 	assert.Equal(t, []string{"name=" + want.Name, "namespace=mcp__lit"}, news)

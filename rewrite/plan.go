@@ -13,76 +13,30 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/qwen"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
-// Action is what the plan does with one name site.
-type Action string
+// The plan's vocabulary is package naming's (the contract the agents' namers implement in
+// their rooms); rewrite names it for its callers.
+type (
+	// Action is what the plan does with one name site (naming.Action).
+	Action = naming.Action
+	// Policy holds the user's choices and each agent's own policy (naming.Policy).
+	Policy = naming.Policy
+	// Decision is the verdict on one name site (naming.Decision).
+	Decision = naming.Decision
+	// Namer decides the fate of every site of one store (naming.Namer).
+	Namer = naming.Namer
+)
 
 // Actions of a Decision.
 const (
-	ActRewrite Action = "rewrite" // replaced by New
-	ActKeep    Action = "keep"    // a legacy name deliberately kept (reported)
-	ActNone    Action = "none"    // nothing to do (builtin, clean, normalized)
+	ActRewrite = naming.ActRewrite
+	ActKeep    = naming.ActKeep
+	ActNone    = naming.ActNone
 )
-
-// Policy holds the user's choices for the rewrite rule (naming.md "Classes").
-type Policy struct {
-	// KeepTruncated keeps legacy-truncated-dotted names instead of normalizing them.
-	KeepTruncated bool
-	// RewriteLossy rewrites lossy-legacy names to the registered name of the one inventory
-	// tool they belong to (needs Index).
-	RewriteLossy bool
-	// Index holds known raw identities (an inventory). May be nil.
-	Index *mcpname.Index
-	// Codex is what the Codex namer knows beyond the rollouts (inventory, config.toml).
-	Codex CodexPolicy
-	// CodexByPath holds, when one run covers rollouts of several Codex homes, the policy of
-	// each rollout by its path (each home has its own config.toml and history); a rollout not
-	// in it uses Codex. Read-only while stores are planned.
-	CodexByPath map[string]*CodexPolicy
-	// Claude is what the Claude Code namer knows beyond the sessions (claude.go); ClaudeByPath
-	// the policy of each session by path when one run covers several Claude Code homes.
-	Claude       ClaudePolicy
-	ClaudeByPath map[string]*ClaudePolicy
-}
-
-// Decision is the verdict on one name site.
-type Decision struct {
-	// Site points into the snapshot's Sites (or at a site a Namer adds, such as a Codex
-	// namespace member to insert); decisions never copy sites.
-	Site   *store.Site   `json:"site"`
-	Class  mcpname.Class `json:"class"`
-	Action Action        `json:"action"`
-	New    string        `json:"new,omitempty"`
-	// Source says where New came from ("normalizeMcp", "inventory: mcp__lit__get+data", …).
-	Source string `json:"source,omitempty"`
-	// Note explains a keep or flags a rewrite ("no current tool answers to the new name").
-	Note string `json:"note,omitempty"`
-}
-
-// KeepsRejected reports whether d keeps a name a provider rejects where the agent sends it back
-// to the model (issue 8 item 3: a script must tell "all clean" from "broken session left as
-// is"): a Codex call nothing attributes (ClassCodexUnattributed), or any other kept name outside
-// the provider rule of mcpname.IsProviderSafe (^[A-Za-z][A-Za-z0-9_-]*$, at most 63 units: a
-// dotted name kept by --keep-truncated, a key clash, a file that must not be written).
-// Reported-only sites (raw identity records, permission rules) never count: no provider sees
-// them. Middle-truncated and lossy legacy names are provider-safe, so keeping them is no
-// finding.
-func (d Decision) KeepsRejected() bool {
-	if d.Action != ActKeep || d.Site == nil || d.Site.ReadOnly {
-		return false
-	}
-	if d.Class == ClassCodexUnattributed {
-		return true
-	}
-	if d.Site.Units != nil {
-		return !mcpname.IsProviderSafeUnits(d.Site.Units)
-	}
-	return !mcpname.IsProviderSafe(d.Site.Name)
-}
 
 // StorePlan is the plan for one store.
 type StorePlan struct {
@@ -195,27 +149,14 @@ type Totals struct {
 	ByClass      map[mcpname.Class]int `json:"by_class"`
 }
 
-// Namer decides the fate of every site of one store. Implementations are pure.
-type Namer interface {
-	Decide(snap *store.Snapshot, pol Policy) []Decision
-}
-
-// NamerFor returns the naming rule of an agent: Qwen Code's normalizeMcp classes for "qwen",
-// the current Codex name of each rejected call's raw identity for "codex" (codex.go), the
-// current Claude Code name of each stored name's raw identity for "claude" (claude.go), and the
-// provider-safe rule (normalize only names a provider rejects) for any other agent. Every agent
-// is listed here explicitly.
-func NamerFor(agent store.AgentID) Namer {
-	switch agent {
-	case qwen.ID:
-		return qwenNamer{}
-	case codex.ID:
-		return codexNamer{}
-	case "claude":
-		return claudeNamer{}
-	default:
-		return providerSafeNamer{}
+// NamerFor returns the naming rule of an agent: the Namer of its room in the agent list
+// (agent.Agent.Namer), or naming.ProviderSafe (normalize only names a provider rejects) for an
+// agent without one or not in the list.
+func NamerFor(id store.AgentID) Namer {
+	if a := all.Lookup(id); a != nil && a.Namer != nil {
+		return a.Namer
 	}
+	return naming.ProviderSafe{}
 }
 
 // Build makes the plan for scanned stores (snapshots with their stores). Stores that could not
@@ -234,12 +175,9 @@ func Build(scanned []Scanned, pol Policy) *Plan {
 }
 
 // PlanStore plans one scanned store: the agent's Namer decides each site, then a call and its
-// response are checked to end with the same name and object keys are kept distinct. The index
-// of known raw identities is completed with the store's own legacy-dotted names (Qwen Code
-// treats a restored dotted name as a raw identity), so a name normalized from one of them in the
-// same store classifies as "normalized". Decisions are sorted by position.
+// response are checked to end with the same name and object keys are kept distinct.
+// Decisions are sorted by position.
 func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
-	pol.Index = enrichIndex(pol.Index, snap)
 	sp := &StorePlan{Store: st, Snap: snap, Decisions: NamerFor(snap.Agent).Decide(snap, pol)}
 	checkPairs(sp)
 	checkKeyClashes(sp)
@@ -276,140 +214,6 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
 type Scanned struct {
 	Store store.Store
 	Snap  *store.Snapshot
-}
-
-// enrichIndex returns ix plus the store's legacy-dotted names as raw identities (ix itself is
-// not modified; nil when there is nothing to know).
-func enrichIndex(ix *mcpname.Index, snap *store.Snapshot) *mcpname.Index {
-	if snap.Agent != qwen.ID {
-		return ix
-	}
-	var dotted []string
-	for _, site := range snap.Sites {
-		if site.Units == nil && mcpname.HasPrefix(site.Name) && !mcpname.IsProviderSafe(site.Name) && !mcpname.IsTruncationShape(site.Name) {
-			dotted = append(dotted, site.Name)
-		}
-	}
-	if len(dotted) == 0 {
-		return ix
-	}
-	if ix == nil {
-		return mcpname.NewIndex(dotted...)
-	}
-	return ix.Extend(dotted...)
-}
-
-// qwenNamer is Qwen Code 0.24.4's rule: normalizeMcp of each stored name, with the classes of
-// naming.md deciding what is kept.
-type qwenNamer struct{}
-
-func (qwenNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
-	out := make([]Decision, 0, len(snap.Sites))
-	// A store repeats the same few names: classify each distinct name once (the result, New
-	// included, is shared by its sites).
-	cache := map[string]Decision{}
-	for i := range snap.Sites {
-		site := &snap.Sites[i]
-		if site.Units == nil {
-			if d, ok := cache[site.Name]; ok {
-				d.Site = site
-				out = append(out, readOnlyGuard(d))
-				continue
-			}
-		}
-		var c mcpname.Classification
-		if site.Units != nil {
-			c = mcpname.ClassifyUnits(site.Units, pol.Index)
-		} else {
-			c = mcpname.Classify(site.Name, pol.Index)
-		}
-		d := qwenDecision(site, c, pol)
-		if site.Units == nil {
-			cache[site.Name] = d
-		}
-		out = append(out, readOnlyGuard(d))
-	}
-	return out
-}
-
-// readOnlyGuard turns a rewrite of a read-only site into a keep.
-func readOnlyGuard(d Decision) Decision {
-	if d.Site.ReadOnly && d.Action == ActRewrite {
-		d.Action, d.New, d.Note = ActKeep, "", readOnlyNote
-	}
-	return d
-}
-
-// qwenDecision applies the classes of naming.md to one classified name.
-func qwenDecision(site *store.Site, c mcpname.Classification, pol Policy) Decision {
-	d := Decision{Site: site, Class: c.Class, Action: ActNone}
-	switch c.Class {
-	case mcpname.ClassLegacyDotted:
-		d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
-	case mcpname.ClassLegacyTruncatedDotted:
-		if pol.KeepTruncated {
-			d.Action, d.Note = ActKeep, "middle-truncated legacy name kept (--keep-truncated)"
-		} else {
-			d.Action, d.New, d.Source = ActRewrite, c.Registered, "normalizeMcp"
-			d.Note = "middle-truncated: no current tool answers to the new name"
-		}
-		if c.Owner != "" {
-			d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
-		}
-	case mcpname.ClassLegacyTruncated:
-		d.Action, d.Note = ActKeep, "middle-truncated legacy name kept as it is (possibly truncated; its middle cannot be rebuilt)"
-		if c.Owner == "" && mcpname.HasHashSuffix(site.Name) {
-			// normalize keeps the "___" at 28 of a truncated dotted name and appends a
-			// hash: this is most likely such a name already rewritten.
-			d.Action, d.Note = ActNone, "truncation shape with a hash suffix: most likely a middle-truncated dotted name already normalized"
-		}
-		if c.Owner != "" {
-			d.Note += fmt.Sprintf("; legacy spelling of %s (registered %s)", c.Owner, c.OwnerRegistered)
-		}
-	case mcpname.ClassLossyLegacy:
-		if pol.RewriteLossy {
-			d.Action, d.New, d.Source = ActRewrite, c.OwnerRegistered, "inventory: "+c.Owner
-		} else {
-			d.Action = ActKeep
-			d.Note = fmt.Sprintf("lossy legacy spelling of %s (registered %s); rewrite with --rewrite-lossy", c.Owner, c.OwnerRegistered)
-		}
-	}
-	return d
-}
-
-// readOnlyNote explains a site that is reported but never rewritten (raw identity records,
-// permission rules kept in a store).
-const readOnlyNote = "reported only: this record is never rewritten"
-
-// providerSafeNamer rewrites only names a provider rejects, with Normalize (stores.md §3: for
-// agents that do not use mcp__ names).
-type providerSafeNamer struct{}
-
-func (providerSafeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
-	out := make([]Decision, 0, len(snap.Sites))
-	for i := range snap.Sites {
-		site := &snap.Sites[i]
-		d := Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
-		safe := site.Units == nil && mcpname.IsProviderSafe(site.Name)
-		if !mcpname.HasPrefix(site.Name) && safe {
-			d.Class = mcpname.ClassBuiltin
-		}
-		if !safe {
-			d.Class = mcpname.ClassLegacyDotted
-			if site.ReadOnly {
-				d.Action, d.Note = ActKeep, readOnlyNote
-			} else {
-				d.Action, d.Source = ActRewrite, "normalize"
-				if site.Units != nil {
-					d.New = mcpname.NormalizeUnits(site.Units)
-				} else {
-					d.New = mcpname.Normalize(site.Name)
-				}
-			}
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 // checkPairs verifies that a call and its response (same call id) end with the same name.

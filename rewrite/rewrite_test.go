@@ -279,28 +279,6 @@ func TestProcessStopsWhenCancelled(t *testing.T) {
 	}
 }
 
-func TestDecisionKeepsRejected(t *testing.T) {
-	site := func(name string, ro bool) *store.Site { return &store.Site{Name: name, ReadOnly: ro} }
-	tests := []struct {
-		name string
-		d    Decision
-		want bool
-	}{
-		{"codex call nothing attributes", Decision{Site: site("mcp__lit__get+data", false), Class: ClassCodexUnattributed, Action: ActKeep}, true},
-		{"dotted name kept by --keep-truncated", Decision{Site: site("mcp__com.example.enterprise-___documents_by_semantic_similarity", false), Class: mcpname.ClassLegacyTruncatedDotted, Action: ActKeep}, true},
-		{"middle-truncated, provider-safe", Decision{Site: site("mcp__lit__get_data_for_a_spe___location_and_date_range_extended", false), Class: mcpname.ClassLegacyTruncated, Action: ActKeep}, false},
-		{"lossy, provider-safe", Decision{Site: site("mcp__lit__get_data", false), Class: mcpname.ClassLossyLegacy, Action: ActKeep}, false},
-		{"reported-only record", Decision{Site: site("mcp__lit__literature.search_pubmed", true), Class: mcpname.ClassLegacyDotted, Action: ActKeep}, false},
-		{"rewritten", Decision{Site: site("mcp__lit__literature.search_pubmed", false), Class: mcpname.ClassLegacyDotted, Action: ActRewrite}, false},
-		{"lone surrogate kept", Decision{Site: &store.Site{Name: "mcp__a__\ufffd", Units: []uint16{'m', 0xd800}}, Class: mcpname.ClassLegacyDotted, Action: ActKeep}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.d.KeepsRejected())
-		})
-	}
-}
-
 // TestStoreWithNonUTF8PathIsNotRewritten: a run's manifest and a plan file are JSON, which
 // cannot hold a path that is not valid UTF-8 (encoding/json writes U+FFFD instead), so undo
 // would look for another file (and undo --force would create it). Such a store is planned as

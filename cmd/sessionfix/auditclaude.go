@@ -19,7 +19,6 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/jsonl"
@@ -661,7 +660,7 @@ func claudeAuditJSON(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *aud
 }
 
 // claudeTools builds the audit's tool list (raw server key + raw tool) the way the Claude Code
-// repair finds raw identities (claudeHomePolicy, rewrite.ClaudeRawTools): the MCP server keys of
+// repair finds raw identities (claudeHomePolicy, claude.ClaudeRawTools): the MCP server keys of
 // ~/.claude.json (top-level and per-project mcpServers), of each project's .mcp.json and of the
 // audited project's, and of every --mcp-config file; with --discover the tools those servers
 // list; the attributionMcpServer/attributionMcpTool pairs of the project's sessions and the raw
@@ -748,7 +747,7 @@ func (r *claudeAuditRun) claudeTools(ctx context.Context, o claudeAuditOptions, 
 				continue
 			}
 			snaps = append(snaps, snap)
-			for _, ft := range rewrite.ClaudeRawTools(snap, pol) {
+			for _, ft := range claude.ClaudeRawTools(snap, pol) {
 				switch {
 				case strings.HasPrefix(ft.Source, "attributionMcp"):
 					add(ft.ClaudeTool, "attribution")

@@ -15,6 +15,8 @@ import (
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // stateDirOf resolves the state directory (pipeline.StateDir with env's environment).
@@ -137,7 +139,7 @@ func keptFinding(a *aggregate, env *Env, cmd string, failOnKept bool) error {
 // classTable counts names per class; labels splits legacy-dotted by reason (classLabel).
 func classTable(rep *scanReport, labels map[string]int) *reports.Table {
 	t := &reports.Table{Columns: []string{"class", "names", "fix action"}}
-	for _, c := range append(append(slices.Clone(mcpname.Classes), rewrite.CodexClasses...), rewrite.ClaudeClasses...) {
+	for _, c := range append(append(slices.Clone(mcpname.Classes), codex.CodexClasses...), claude.ClaudeClasses...) {
 		n := rep.Classes[c]
 		if n == 0 {
 			continue
@@ -163,17 +165,17 @@ func classAction(c mcpname.Class) string {
 		return "rewrite to normalizeMcp(name); keep with --keep-truncated"
 	case mcpname.ClassLossyLegacy:
 		return "keep; rewrite with --rewrite-lossy"
-	case rewrite.ClassCodexRejected:
+	case codex.ClassCodexRejected:
 		return "rewrite to the current Codex name (namespace + name) of its raw identity"
-	case rewrite.ClassCodexUnattributed:
+	case codex.ClassCodexUnattributed:
 		return "keep (raw identity unknown; pass --inventory or --codex-config)"
-	case rewrite.ClassClaudeRenamed:
+	case claude.ClassClaudeRenamed:
 		return "rewrite to the current Claude Code name of its raw identity"
-	case rewrite.ClassClaudeShared:
+	case claude.ClassClaudeShared:
 		return "report (two raw tools share the current name); rewrite with --allow-shared"
-	case rewrite.ClassClaudeUnattributed:
+	case claude.ClassClaudeUnattributed:
 		return "keep (raw identity unknown; pass --mcp-config or --inventory)"
-	case rewrite.ClassClaudeOverLong:
+	case claude.ClassClaudeOverLong:
 		return "keep (the name Claude Code registers; providers with a 64 limit reject it)"
 	default:
 		return "none"

@@ -6,10 +6,11 @@
 // Adding an agent is one new folder under store/ that exports an Agent, one line in
 // store/all's list and its fixtures; see docs/adding-an-agent.md.
 //
-// agent imports store and the engines, nothing above them.
+// agent imports store, the engines and naming (the namer contract), nothing above them.
 package agent
 
 import (
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -72,4 +73,9 @@ type Agent struct {
 
 	// SQLite lists the agent's database profiles, in detection order.
 	SQLite []*sqlite.Profile
+
+	// Namer is the agent's naming rule: what becomes of each name site of its stores
+	// (Snapshot.Agent picks it). nil: naming.ProviderSafe (only names a provider rejects are
+	// rewritten, with mcpname.Normalize).
+	Namer naming.Namer
 }

@@ -83,6 +83,7 @@ var Agent = &agent.Agent{
 		return "Claude Code sessions", tried, "set " + EnvConfigDir
 	},
 	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect, ForceJSONL: Force,
+	Namer: claudeNamer{},
 }
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a

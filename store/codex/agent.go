@@ -99,6 +99,7 @@ var Agent = &agent.Agent{
 	Roots: existingRoots, RootsTried: RootsTried, HomeOf: HomeOf, FollowLink: FollowLink,
 	JSONL: []*jsonl.Profile{Rollout}, DetectJSONL: Detect, ForceJSONL: Force, Compressed: Compressed,
 	SQLite: []*sqlite.Profile{HistoryProfile, StateProfile},
+	Namer:  codexNamer{},
 }
 
 // homeFiles reports whether dir holds a file only a Codex home has besides its session

@@ -69,4 +69,5 @@ var Agent = &agent.Agent{
 		return "Qwen Code runtime directory", strings.Join(RootTried(env), ", "), "set QWEN_HOME or QWEN_RUNTIME_DIR"
 	},
 	JSONL: Profiles, DetectJSONL: Detect,
+	Namer: namer{},
 }

@@ -1,15 +1,16 @@
-package rewrite
+package claude
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // Claude Code session repair (issue 11 item 3; fixtures/claude-real/README.md).
@@ -17,7 +18,7 @@ import (
 // Claude Code resends every stored tool_use.name verbatim when it resumes a session (2.1.332
 // resuming a 1.0.51 session sends "mcp__foo_bar__deploy.prod", "mcp__lit__搜索文献", … and an
 // endpoint enforcing ^[a-zA-Z0-9_-]{1,128}$ answers 400 on every turn). The repair gives each
-// name site Claude Code sends back (claude.Session: tool_use names, tool_reference names,
+// name site Claude Code sends back (Session: tool_use names, tool_reference names,
 // ToolSearch "select:" lists, deferred-tool names) the name the current release gives the same
 // raw MCP identity (mcpname.ClaudeNameIn of the current era).
 //
@@ -79,32 +80,29 @@ type claudeCandidate struct {
 
 type claudeNamer struct{}
 
-func (claudeNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
-	cp := pol.Claude
-	if c := pol.ClaudeByPath[snap.Ref.Path]; c != nil {
-		cp = *c
-	}
+func (claudeNamer) Decide(snap *store.Snapshot, pol naming.Policy) []naming.Decision {
+	cp := naming.AgentOf[naming.PathPolicy[ClaudePolicy]](pol, ID).For(snap.Ref.Path)
 	n, eraAt, _ := newClaudeNaming(snap, cp)
 
-	out := make([]Decision, len(snap.Sites))
+	out := make([]naming.Decision, len(snap.Sites))
 	for i := range snap.Sites {
 		site := &snap.Sites[i]
 		era := eraAt(site.Loc.Line)
-		if site.Kind == claude.ClaudeSiteSelect {
+		if site.Kind == ClaudeSiteSelect {
 			out[i] = n.decideSelect(site, era, cp.AllowShared)
 			continue
 		}
 		d := n.decide(site, site.Name, era, cp.AllowShared)
 		if site.ReadOnly {
 			switch d.Action {
-			case ActRewrite:
-				d.Action, d.Note = ActKeep, fmt.Sprintf("free text: reported, never rewritten (the current name is %s; %s)", d.New, d.Note)
+			case naming.ActRewrite:
+				d.Action, d.Note = naming.ActKeep, fmt.Sprintf("free text: reported, never rewritten (the current name is %s; %s)", d.New, d.Note)
 				d.New = ""
-			case ActKeep:
+			case naming.ActKeep:
 				if d.Class != ClassClaudeOverLong {
 					d.Note = "free text: reported, never rewritten; " + d.Note
 				} else {
-					d.Action, d.Note = ActNone, ""
+					d.Action, d.Note = naming.ActNone, ""
 				}
 			}
 		}
@@ -121,7 +119,7 @@ type ClaudeFoundTool struct {
 	Source string
 }
 
-// ClaudeRawTools returns the raw tools the repair considers for snap (a claude.Session
+// ClaudeRawTools returns the raw tools the repair considers for snap (a Session
 // snapshot) under pol, in the order of Decide: pol.Tools, then the store's attribution pairs,
 // then the raw tools its stored names spell under the configured server keys (names written
 // before tools were normalized, in the era of the release that wrote the line), sorted. The
@@ -149,13 +147,13 @@ func newClaudeNaming(snap *store.Snapshot, cp ClaudePolicy) (n *claudeNaming, er
 	if err != nil {
 		cur = mcpname.ClaudeEraDedup
 	}
-	meta := claude.ClaudeMetaOf(snap)
+	meta := ClaudeMetaOf(snap)
 
 	known := slices.Clone(cp.Tools)
 	knownSource := map[mcpname.ClaudeTool]string{}
 	for _, t := range cp.Tools {
 		if _, ok := knownSource[t]; !ok {
-			knownSource[t] = orDefault(cp.ToolsSource, "inventory")
+			knownSource[t] = cmp.Or(cp.ToolsSource, "inventory")
 		}
 	}
 	for _, id := range snap.Identities {
@@ -183,7 +181,7 @@ func newClaudeNaming(snap *store.Snapshot, cp ClaudePolicy) (n *claudeNaming, er
 		pooled[t] = knownSource[t]
 	}
 	namesOf := func(site *store.Site) []string {
-		if site.Kind == claude.ClaudeSiteSelect {
+		if site.Kind == ClaudeSiteSelect {
 			_, names, ok := claudeSelect(site.Name)
 			if !ok {
 				return nil
@@ -303,8 +301,8 @@ func currentSafe(site *store.Site, name string) bool {
 }
 
 // decide is the verdict on one stored name (a site's, or one entry of a select: list).
-func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.ClaudeEra, allowShared bool) Decision {
-	d := Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
+func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.ClaudeEra, allowShared bool) naming.Decision {
+	d := naming.Decision{Site: site, Class: mcpname.ClassClean, Action: naming.ActNone}
 	if !mcpname.HasPrefix(name) {
 		if currentSafe(site, name) {
 			d.Class = mcpname.ClassBuiltin
@@ -324,13 +322,13 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 	switch {
 	case len(order) == 0:
 		if !currentSafe(site, name) {
-			d.Class, d.Action = ClassClaudeUnattributed, ActKeep
+			d.Class, d.Action = ClassClaudeUnattributed, naming.ActKeep
 			d.Note = fmt.Sprintf("Claude Code %s would never write this name, but its raw MCP identity is unknown (no server key or inventory tool spells it); kept: pass --mcp-config FILE or --inventory to repair it", n.version)
 			return d
 		}
 		return n.overLong(d, name)
 	case len(order) > 1:
-		d.Class, d.Action = ClassClaudeUnattributed, ActKeep
+		d.Class, d.Action = ClassClaudeUnattributed, naming.ActKeep
 		var s []string
 		for _, nm := range order {
 			s = append(s, fmt.Sprintf("%s (%s)", nm, claudeToolList(news[nm])))
@@ -359,7 +357,7 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 			if len(news[nm]) == 1 && c.tool != shared[0] {
 				// Written for a tool that no longer answers to it: nothing to rewrite to,
 				// but the session now means another tool.
-				d.Action = ActKeep
+				d.Action = naming.ActKeep
 				d.Note += fmt.Sprintf(", which can no longer be called under it; kept (no name reaches %s/%s)", c.tool.Server, c.tool.Tool)
 			}
 			return d
@@ -371,15 +369,15 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 	if sharedNote != "" {
 		d.Class = ClassClaudeShared
 		if !allowShared {
-			d.Action = ActKeep
+			d.Action = naming.ActKeep
 			d.Note = fmt.Sprintf("%s; would be %s: %s; kept: pass --allow-shared to rewrite it", source, nm, sharedNote)
 			return d
 		}
-		d.Action, d.New = ActRewrite, nm
+		d.Action, d.New = naming.ActRewrite, nm
 		d.Note = fmt.Sprintf("%s; %s (--allow-shared)", source, sharedNote)
 		return n.longNote(d, nm)
 	}
-	d.Class, d.Action, d.New = ClassClaudeRenamed, ActRewrite, nm
+	d.Class, d.Action, d.New = ClassClaudeRenamed, naming.ActRewrite, nm
 	d.Note = fmt.Sprintf("%s; Claude Code %s names it %s", source, n.version, nm)
 	return n.longNote(d, nm)
 }
@@ -389,17 +387,17 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 const overLongLimit = 64
 
 // overLong marks a current name over 64 units as kept, with the providers that reject it.
-func (n *claudeNaming) overLong(d Decision, name string) Decision {
+func (n *claudeNaming) overLong(d naming.Decision, name string) naming.Decision {
 	if mcpname.Len(name) <= overLongLimit {
 		return d
 	}
-	d.Class, d.Action = ClassClaudeOverLong, ActKeep
+	d.Class, d.Action = ClassClaudeOverLong, naming.ActKeep
 	d.Note = fmt.Sprintf("%d units: the name Claude Code %s registers (it caps nothing), kept; %s", mcpname.Len(name), n.version, rejectedBy(name))
 	return d
 }
 
 // longNote adds the providers that reject a new name over 64 units to a rewrite's note.
-func (n *claudeNaming) longNote(d Decision, name string) Decision {
+func (n *claudeNaming) longNote(d naming.Decision, name string) naming.Decision {
 	if mcpname.Len(name) > overLongLimit {
 		d.Note += fmt.Sprintf("; %d units, as Claude Code registers it: %s", mcpname.Len(name), rejectedBy(name))
 	}
@@ -440,8 +438,8 @@ func claudeSelect(q string) (prefix string, names []string, ok bool) {
 
 // decideSelect decides a ToolSearch "select:" query: each listed name as decide would, the
 // query rewritten as a whole when some name changes.
-func (n *claudeNaming) decideSelect(site *store.Site, era *mcpname.ClaudeEra, allowShared bool) Decision {
-	d := Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
+func (n *claudeNaming) decideSelect(site *store.Site, era *mcpname.ClaudeEra, allowShared bool) naming.Decision {
+	d := naming.Decision{Site: site, Class: mcpname.ClassClean, Action: naming.ActNone}
 	prefix, names, ok := claudeSelect(site.Name)
 	if !ok || site.Units != nil {
 		return d
@@ -453,7 +451,7 @@ func (n *claudeNaming) decideSelect(site *store.Site, era *mcpname.ClaudeEra, al
 	rank := map[mcpname.Class]int{ClassClaudeOverLong: 1, ClassClaudeRenamed: 2, ClassClaudeShared: 3, ClassClaudeUnattributed: 4}
 	for i, nm := range names {
 		e := n.decide(site, nm, era, allowShared)
-		if e.Action == ActRewrite {
+		if e.Action == naming.ActRewrite {
 			out[i], changed = e.New, true
 		}
 		if e.Note != "" && e.Class != ClassClaudeOverLong {
@@ -468,7 +466,7 @@ func (n *claudeNaming) decideSelect(site *store.Site, era *mcpname.ClaudeEra, al
 	}
 	if changed {
 		// A kept entry stays as it is inside the rewritten list (its tool_use site says why).
-		d.Action, d.New, d.Source = ActRewrite, prefix+strings.Join(out, ","), "ToolSearch select: list"
+		d.Action, d.New, d.Source = naming.ActRewrite, prefix+strings.Join(out, ","), "ToolSearch select: list"
 	}
 	d.Note = strings.Join(notes, " | ")
 	return d

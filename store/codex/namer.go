@@ -1,6 +1,7 @@
-package rewrite
+package codex
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -8,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // Codex rollout repair (schemes.md §A; issue "Codex sessions: repair legacy rollouts").
@@ -77,7 +78,7 @@ type CodexPolicy struct {
 	InventorySource string
 	// Config is the user's current Codex config.toml (server keys, tool filters, naming
 	// knobs); nil when none was found.
-	Config *codex.Config
+	Config *Config
 	// History are the raw identities (server key + raw tool name) Codex recorded in the
 	// home's thread_history_*.sqlite (mcpToolCall items), deduplicated; nil when none. They
 	// attribute flat names like an inventory (after it) and join the tool set when no
@@ -109,19 +110,16 @@ type codexAttribution struct {
 
 type codexNamer struct{}
 
-func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
-	cp := pol.Codex
-	if c := pol.CodexByPath[snap.Ref.Path]; c != nil {
-		cp = *c
-	}
-	out := make([]Decision, len(snap.Sites))
+func (codexNamer) Decide(snap *store.Snapshot, pol naming.Policy) []naming.Decision {
+	cp := naming.AgentOf[naming.PathPolicy[CodexPolicy]](pol, ID).For(snap.Ref.Path)
+	out := make([]naming.Decision, len(snap.Sites))
 	var groups []*codexGroup
 	byGroup := map[string]*codexGroup{}
 	for i := range snap.Sites {
 		site := &snap.Sites[i]
-		out[i] = Decision{Site: site, Class: mcpname.ClassClean, Action: ActNone}
+		out[i] = naming.Decision{Site: site, Class: mcpname.ClassClean, Action: naming.ActNone}
 		if site.ReadOnly {
-			out[i].Note = readOnlyNote
+			out[i].Note = naming.ReadOnlyNote
 			continue
 		}
 		key := site.Group
@@ -135,7 +133,7 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 			groups = append(groups, g)
 		}
 		switch site.Field {
-		case codex.FieldNamespace:
+		case FieldNamespace:
 			g.ns, g.nsIdx = &snap.Sites[i], i
 		default:
 			g.name, g.nameIdx = &snap.Sites[i], i
@@ -171,7 +169,7 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 		registered[t] = true
 	}
 
-	var inserts []Decision
+	var inserts []naming.Decision
 	for _, g := range groups {
 		if g.name == nil {
 			continue
@@ -187,10 +185,10 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 			}
 			continue
 		case !g.attributable:
-			d.Class, d.Action = ClassCodexUnattributed, ActKeep
+			d.Class, d.Action, d.Rejected = ClassCodexUnattributed, naming.ActKeep, true
 			d.Note = fmt.Sprintf("a provider rejects this name, but its raw MCP identity is unknown (%s); kept: pass --inventory (or --codex-config with the server keys) to repair it", g.attrib.why)
 			if g.nsIdx >= 0 {
-				out[g.nsIdx].Class, out[g.nsIdx].Action = ClassCodexUnattributed, ActKeep
+				out[g.nsIdx].Class, out[g.nsIdx].Action, out[g.nsIdx].Rejected = ClassCodexUnattributed, naming.ActKeep, true
 			}
 			continue
 		}
@@ -207,25 +205,25 @@ func (codexNamer) Decide(snap *store.Snapshot, pol Policy) []Decision {
 		if g.attrib.detail != "" {
 			source += " (" + g.attrib.detail + ")"
 		}
-		d.Class, d.Action, d.New, d.Source = ClassCodexRejected, ActRewrite, name.Name, source
+		d.Class, d.Action, d.New, d.Source = ClassCodexRejected, naming.ActRewrite, name.Name, source
 		d.Note = fmt.Sprintf("raw identity %s/%s from %s; current Codex name %s + %s (E6, over %s)%s",
 			t.Server, t.Tool, source, name.Namespace, name.Name, setLabel, extra)
-		nsDecision := Decision{Class: ClassCodexRejected, Action: ActRewrite, New: name.Namespace, Source: source}
+		nsDecision := naming.Decision{Class: ClassCodexRejected, Action: naming.ActRewrite, New: name.Namespace, Source: source}
 		if g.nsIdx >= 0 {
 			nsDecision.Site = g.ns
 			if g.hasNamespace() && g.ns.Name == name.Namespace {
-				nsDecision.Action, nsDecision.New = ActNone, ""
+				nsDecision.Action, nsDecision.New = naming.ActNone, ""
 			}
 			out[g.nsIdx] = nsDecision
 		} else {
-			ns := codex.NamespaceSite(*g.name)
+			ns := NamespaceSite(*g.name)
 			nsDecision.Site = &ns
 			inserts = append(inserts, nsDecision)
 		}
 	}
 	// An absent namespace gets a decision only where the plan inserts the member: it holds no
 	// stored name to report.
-	out = slices.DeleteFunc(out, func(d Decision) bool { return d.Site.Absent() && d.Action != ActRewrite })
+	out = slices.DeleteFunc(out, func(d naming.Decision) bool { return d.Site.Absent() && d.Action != naming.ActRewrite })
 	return append(out, inserts...)
 }
 
@@ -287,7 +285,7 @@ func attributeCodexCall(g *codexGroup, ids map[string]*mcpname.CodexTool, inv, h
 		switch ms := hist[g.name.Name]; len(ms) {
 		case 1:
 			for t, m := range ms {
-				return codexAttribution{tool: t, source: SourceHistory, detail: orDefault(histSource, "thread_history") + ", " + m.label()}, true
+				return codexAttribution{tool: t, source: SourceHistory, detail: cmp.Or(histSource, "thread_history") + ", " + m.label()}, true
 			}
 		case 0:
 			why = append(why, "no thread-history identity has this flat name")
@@ -433,7 +431,7 @@ func codexToolSet(groups []*codexGroup, cp CodexPolicy) ([]mcpname.CodexTool, st
 		for _, t := range cp.Inventory {
 			add(t)
 		}
-		label = fmt.Sprintf("the %d registered tools of %s", len(set), orDefault(cp.InventorySource, "the inventory"))
+		label = fmt.Sprintf("the %d registered tools of %s", len(set), cmp.Or(cp.InventorySource, "the inventory"))
 	} else {
 		for _, t := range cp.History {
 			add(t)
@@ -447,7 +445,7 @@ func codexToolSet(groups []*codexGroup, cp CodexPolicy) ([]mcpname.CodexTool, st
 		label = fmt.Sprintf("the %d tools attributed in this rollout; pass --inventory for the full tool set", len(set))
 		if cp.History != nil {
 			label = fmt.Sprintf("the %d tools of %s and %d more attributed in this rollout; pass --inventory for the full tool set",
-				fromHistory, orDefault(cp.HistorySource, "the thread history"), len(set)-fromHistory)
+				fromHistory, cmp.Or(cp.HistorySource, "the thread history"), len(set)-fromHistory)
 		}
 	}
 	sort.Slice(set, func(i, j int) bool {
@@ -467,13 +465,6 @@ func codexUnregisteredWhy(t mcpname.CodexTool, cp CodexPolicy) string {
 	case !cp.Config.Registers(t):
 		return fmt.Sprintf("%s does not register %s/%s (server disabled or tool filtered)", cp.Config.Path, t.Server, t.Tool)
 	default:
-		return fmt.Sprintf("%s/%s is not in %s", t.Server, t.Tool, orDefault(cp.InventorySource, "the inventory"))
+		return fmt.Sprintf("%s/%s is not in %s", t.Server, t.Tool, cmp.Or(cp.InventorySource, "the inventory"))
 	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
