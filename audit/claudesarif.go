@@ -1,17 +1,16 @@
-package main
+package audit
 
 import (
 	"fmt"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
-// claudeAuditSARIFRules are audit --agent claude's SARIF rules: the ids of the Qwen audit's
-// (auditSARIFRules), in the same order, with Claude Code's meaning.
-var claudeAuditSARIFRules = []reports.SARIFRule{
+// ClaudeSARIFRules are audit --agent claude's SARIF rules: the ids of the Qwen audit's
+// (SARIFRules), in the same order, with Claude Code's meaning.
+var ClaudeSARIFRules = []reports.SARIFRule{
 	{ID: "sessionfix/audit/lost", Name: "AuditLost", Short: "a Claude Code permission rule no longer matches a tool it matched under the earlier release",
 		Full: "The rule matched the tool as the earlier release (--before) named it and matched rules, and matches nothing of it under the current one (--claude-version): a deny or ask rule lost is a restriction lost (fix it with sessionfix fix --rules), an allow rule lost a permission lost (README, Claude Code rules)."},
 	{ID: "sessionfix/audit/gained", Name: "AuditGained", Short: "a Claude Code permission rule now matches a tool it did not match under the earlier release",
@@ -20,30 +19,30 @@ var claudeAuditSARIFRules = []reports.SARIFRule{
 		Full: "The rule names the tool and is ignored: an allow rule of an untrusted project's .claude/settings.json (2.1.332 applies only its deny and ask rules), or an ask rule under a release without an ask list (1.0.51)."},
 }
 
-// claudeAuditSARIF turns a Claude audit report into SARIF results, as auditSARIF does for the
+// SARIF turns a Claude audit report into SARIF results, as (*Report).SARIF does for the
 // Qwen audit: one per lost pair ("error"), gained pair ("warning") and pair whose rule the
 // current release ignores (refused, "warning"; such a pair that matched before is also lost:
 // two results). Located at the rule file and the line of the rule's string token; the message
 // names the rule as written, its key and index, the tool, its names now and before and the
 // tool's outcome now. Fingerprint: class, file, key, rule text and the tool's raw identity
 // (mcpname.Raw), as the Qwen audit's, so a JSON baseline of either audit gives the same ones.
-func claudeAuditSARIF(rep *audit.ClaudeReport) []reports.SARIFResult {
+func (r *ClaudeReport) SARIF() []reports.SARIFResult {
 	var out []reports.SARIFResult
-	for _, p := range rep.Pairs {
-		if p.Change == audit.ChangeLost {
-			out = append(out, claudeAuditResult(rep, "lost", "error", p))
+	for _, p := range r.Pairs {
+		if p.Change == ChangeLost {
+			out = append(out, claudeAuditResult(r, "lost", "error", p))
 		}
-		if p.Change == audit.ChangeGained {
-			out = append(out, claudeAuditResult(rep, "gained", "warning", p))
+		if p.Change == ChangeGained {
+			out = append(out, claudeAuditResult(r, "gained", "warning", p))
 		}
 		if p.Now == permission.ClaudeIgnored {
-			out = append(out, claudeAuditResult(rep, "refused", "warning", p))
+			out = append(out, claudeAuditResult(r, "refused", "warning", p))
 		}
 	}
 	return out
 }
 
-func claudeAuditResult(rep *audit.ClaudeReport, class, level string, p audit.ClaudePair) reports.SARIFResult {
+func claudeAuditResult(rep *ClaudeReport, class, level string, p ClaudePair) reports.SARIFResult {
 	ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
 	var what string
 	switch class {
@@ -56,9 +55,9 @@ func claudeAuditResult(rep *audit.ClaudeReport, class, level string, p audit.Cla
 	}
 	msg := fmt.Sprintf("%s rule %q (%s %s[%d]) %s tool %s (server %s): %s; outcome now %s, before %s.",
 		ru.Kind, ru.Text, ru.Scope, ru.Key, ru.Index, class, t.Tool, t.Server, what, t.Now.Outcome, t.Before.Outcome)
-	path := sarifPath(ru.File)
+	path := reports.SARIFPath(ru.File)
 	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
-		Fingerprint: sarifFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool))}
+		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool))}
 }
 
 func claudeNowWord(m permission.ClaudeMatch) string {

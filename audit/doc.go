@@ -8,10 +8,15 @@
 //     inventory (inventory.Inventory);
 //   - LegacyMatch: audit.md §2's definition of "matched before" (the pre-rename matcher on the
 //     tool's legacy spelling);
-//   - the column contract of the CSV tables (PairColumns, ToolColumns) and their rows.
+//   - the column contract of the CSV tables (PairColumns, ToolColumns) and their rows;
+//   - the report documents built from a Report and what was read (Loaded, ClaudeLoaded): the
+//     JSON schema (JSONReport, ClaudeJSONReport), the HTML page, the SARIF results and rules
+//     (with their fingerprints) and ReadBaseline for --baseline; Rendering renders one format
+//     into memory through package reports.
 //
-// Run does no I/O: no files, no clock, no environment, no network. The command layer loads
-// settings, agents and inventory, and renders the Report through package reports.
+// Run and the renderers do no I/O: no files, no clock (the caller passes the time), no
+// environment, no network. The command layer loads settings, agents and inventory, and
+// writes the rendered bytes.
 //
 // # What "now" and "before" mean, per list
 //
@@ -56,6 +61,7 @@
 //
 // # Imports
 //
-// audit imports mcpname, permission, store/qwen/settings and inventory (values only). It
-// must not import scan, rewrite, reports or cmd.
+// audit imports mcpname, permission, store/qwen/settings, store/claude and inventory (values
+// only) and reports (the document formats). It must not import scan, rewrite, a storage
+// engine or cmd.
 package audit

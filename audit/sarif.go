@@ -1,20 +1,18 @@
-package main
+package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 
 	"github.com/sessionfix/sessionfix/mcpname"
-
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
-// auditSARIFRules are audit's SARIF rules, in this order; ids are stable.
-var auditSARIFRules = []reports.SARIFRule{
+// SARIFRules are the Qwen Code audit's SARIF rules, in this order; ids are stable.
+var SARIFRules = []reports.SARIFRule{
 	{ID: "sessionfix/audit/lost", Name: "AuditLost", Short: "a permission rule no longer matches a tool it matched before the rename",
 		Full: "The rule matched the tool's legacy name before the provider-safe rename and matches no more (or is refused): a deny, ask or exclude rule lost is a restriction lost, an allow rule lost a permission lost (docs/audit.md)."},
 	{ID: "sessionfix/audit/gained", Name: "AuditGained", Short: "a permission rule now matches a tool it did not match before the rename",
@@ -23,20 +21,20 @@ var auditSARIFRules = []reports.SARIFRule{
 		Full: "Qwen Code's IsMcpAllowAmbiguous refuses an allow rule that names the tool, so the tool is not allowed by it (qwen-reference.md)."},
 }
 
-// auditSARIF turns an audit report into SARIF results: one per lost pair (level "error"),
+// SARIF turns an audit report into SARIF results: one per lost pair (level "error"),
 // gained pair ("warning") and refused pair ("warning"; a refused pair that matched before is
 // also lost, so two results). Located at the settings (or subagent) file and the line of the
 // rule (settings.Origin); the message names the rule as written (never $VAR-expanded), its
 // key, the tool and the match now and before. Fingerprint: class, file, key, rule text and the
 // tool's raw identity, without line or index, so editing other rules keeps it.
-func auditSARIF(rep *audit.Report) []reports.SARIFResult {
+func (r *Report) SARIF() []reports.SARIFResult {
 	var out []reports.SARIFResult
-	for _, p := range rep.Pairs {
-		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
-		if p.Change == audit.ChangeLost {
+	for _, p := range r.Pairs {
+		ru, t := r.Rules[p.Rule], r.Tools[p.Tool]
+		if p.Change == ChangeLost {
 			out = append(out, auditResult("lost", "error", ru, t, p))
 		}
-		if p.Change == audit.ChangeGained {
+		if p.Change == ChangeGained {
 			out = append(out, auditResult("gained", "warning", ru, t, p))
 		}
 		if p.Now == permission.Refused {
@@ -46,7 +44,7 @@ func auditSARIF(rep *audit.Report) []reports.SARIFResult {
 	return out
 }
 
-func auditResult(class, level string, ru settings.Rule, t audit.Tool, p audit.Pair) reports.SARIFResult {
+func auditResult(class, level string, ru settings.Rule, t Tool, p Pair) reports.SARIFResult {
 	var what string
 	switch class {
 	case "lost":
@@ -58,9 +56,9 @@ func auditResult(class, level string, ru settings.Rule, t audit.Tool, p audit.Pa
 	}
 	msg := fmt.Sprintf("%s rule %q (%s) %s tool %s (server %s, registered name %s): %s.",
 		ru.Kind, ru.Literal, ruleKey(ru.Origin), class, t.Identity.Tool, t.Identity.Server, t.Name, what)
-	path := sarifPath(ru.File)
+	path := reports.SARIFPath(ru.File)
 	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
-		Fingerprint: sarifFingerprint("audit", class, path, ru.Key, ru.Literal, t.Raw)}
+		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Literal, t.Raw)}
 }
 
 func nowWord(m permission.Match) string {
@@ -78,40 +76,41 @@ func ruleKey(o settings.Origin) string {
 	return fmt.Sprintf("%s[%d]", o.Key, o.Index)
 }
 
-// loadAuditBaseline reads a previous audit output as a baseline: a SARIF log (its results and
-// fingerprints) or audit's JSON (fingerprints recomputed from its pairs: class from change and
-// now, settings file, key, rule text, raw identity, as auditResult). An unreadable or
-// unrecognised file is an error naming it.
-func loadAuditBaseline(path string) (*reports.SARIFBaseline, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--baseline: %w", err)
-	}
+// ReadBaseline reads a previous audit output (either audit's) as a baseline: a SARIF log (its
+// results and fingerprints, reports.ReadSARIFBaseline) or the JSON document (fingerprints
+// recomputed from its pairs: class from change and now, settings file, key, rule text, raw
+// identity, as SARIF gives them; a Claude pair whose rule is ignored now counts as refused).
+// Data that is neither is an error saying what it is not (the caller names the file).
+func ReadBaseline(data []byte) (*reports.SARIFBaseline, error) {
 	var probe struct {
 		Runs  json.RawMessage `json:"runs"`
-		Pairs []jsonPair      `json:"pairs"`
+		Pairs []JSONPair      `json:"pairs"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("--baseline %s: not an audit output (--format json or sarif): %v", path, err)
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("not an audit output (--format json or sarif): %v", err)
 	}
 	switch {
 	case probe.Runs != nil:
-		return loadSARIFBaseline(path)
+		known, err := reports.ReadSARIFBaseline(data)
+		if err != nil {
+			return nil, fmt.Errorf("not a SARIF output (--format sarif): %v", err)
+		}
+		return known, nil
 	case probe.Pairs != nil:
 		known := reports.NewSARIFBaseline()
 		for _, p := range probe.Pairs {
-			raw, file := mcpname.Raw(p.Server, p.Tool), sarifPath(p.File)
-			if p.Change == string(audit.ChangeLost) {
-				known.Add(sarifFingerprint("audit", "lost", file, p.Key, p.Rule, raw), nil)
+			raw, file := mcpname.Raw(p.Server, p.Tool), reports.SARIFPath(p.File)
+			if p.Change == string(ChangeLost) {
+				known.Add(reports.SARIFFingerprint("audit", "lost", file, p.Key, p.Rule, raw), nil)
 			}
-			if p.Change == string(audit.ChangeGained) {
-				known.Add(sarifFingerprint("audit", "gained", file, p.Key, p.Rule, raw), nil)
+			if p.Change == string(ChangeGained) {
+				known.Add(reports.SARIFFingerprint("audit", "gained", file, p.Key, p.Rule, raw), nil)
 			}
 			if p.Now == string(permission.Refused) || p.Now == string(permission.ClaudeIgnored) { // Claude audit: refused = ignored
-				known.Add(sarifFingerprint("audit", "refused", file, p.Key, p.Rule, raw), nil)
+				known.Add(reports.SARIFFingerprint("audit", "refused", file, p.Key, p.Rule, raw), nil)
 			}
 		}
 		return known, nil
 	}
-	return nil, fmt.Errorf("--baseline %s: not an audit output (no \"runs\" or \"pairs\")", path)
+	return nil, errors.New(`not an audit output (no "runs" or "pairs")`)
 }

@@ -251,21 +251,15 @@ func (o *auditOptions) validate() error {
 
 // auditRun carries the loaded inputs and whatever went wrong on the way.
 type auditRun struct {
+	audit.Loaded
 	env     *Env
 	known   *reports.SARIFBaseline // --baseline, nil without
-	files   []*settings.File
-	agents  []*settings.Agent
-	inv     *inventory.Inventory
-	invFrom string
 	partial bool
-	// problems are the inputs that could not be used (also written into the report, so a
-	// saved report never looks complete when it is not).
-	problems []string
 }
 
 func (r *auditRun) problem(err error) {
 	r.partial = true
-	r.problems = append(r.problems, err.Error())
+	r.Problems = append(r.Problems, err.Error())
 	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
 }
 
@@ -300,7 +294,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 			r.warn("warning: %s", reports.Printable(w.String()))
 		}
 	}
-	r.files = files
+	r.Files = files
 	if len(opts.Paths) == 0 {
 		warnHistorySettings(r, opts.History, files)
 	}
@@ -328,7 +322,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 			}
 		}
 		as, errs := settings.LoadAgentsDir(d)
-		r.agents = append(r.agents, as...)
+		r.Agents = append(r.Agents, as...)
 		for _, e := range errs {
 			r.problem(e)
 		}
@@ -338,7 +332,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		return err
 	}
 
-	rep, err := audit.Run(audit.Input{Settings: merged, Agents: r.agents, Inventory: r.inv,
+	rep, err := audit.Run(audit.Input{Settings: merged, Agents: r.Agents, Inventory: r.Inventory,
 		Mode: permission.Mode(opts.Mode), Agent: opts.Subagent})
 	if err != nil {
 		if errors.Is(err, audit.ErrUnknownAgent) {
@@ -353,16 +347,16 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	c := rep.Counts
 	if c.Rules == 0 {
 		where := "no settings or subagent file was read"
-		if len(r.files) > 0 || len(r.agents) > 0 {
-			where = "in " + fileList(r.files) + agentList(r.agents)
+		if len(r.Files) > 0 || len(r.Agents) > 0 {
+			where = "in " + r.FileList()
 		}
 		fmt.Fprintf(env.Err, "audit: no permission rule found (%s): every tool gets its default decision (the server's trust)\n", reports.Printable(where))
 	}
 	fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
-		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.invFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
+		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.InventoryFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
 	hit := false
 	if known != nil {
-		hit = newSinceBaseline(env, known, opts.Baseline, auditSARIF(rep), opts.FailOn)
+		hit = newSinceBaseline(env, known, opts.Baseline, rep.SARIF(), opts.FailOn)
 	}
 	for _, f := range opts.FailOn {
 		if known != nil {
@@ -499,7 +493,7 @@ func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged 
 		if err != nil {
 			return err
 		}
-		r.inv, r.invFrom = inv, "file "+opts.Inventory
+		r.Inventory, r.InventoryFrom = inv, "file "+opts.Inventory
 	case opts.Discover:
 		if len(merged.MCPServers) == 0 {
 			r.warn("--discover: the settings configure no MCP server")
@@ -515,17 +509,17 @@ func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged 
 		for _, e := range errs {
 			r.problem(e)
 		}
-		r.inv, r.invFrom = inv, "discovered"
+		r.Inventory, r.InventoryFrom = inv, "discovered"
 	default:
 		seen := r.historyNames(ctx, opts.History, len(opts.Paths) > 0)
-		r.inv = inventory.Infer(merged.MCPServers, seen)
+		r.Inventory = inventory.Infer(merged.MCPServers, seen)
 		n := 0
-		for _, s := range r.inv.Servers {
+		for _, s := range r.Inventory.Servers {
 			n += len(s.Tools)
 		}
-		r.invFrom = "inferred"
+		r.InventoryFrom = "inferred"
 		r.warn("note: no --inventory or --discover: %s of %s inferred from settings and %s in session history; rows say inventory=inferred",
-			plural(n, "tool"), plural(len(r.inv.Servers), "server"), plural(len(seen), "name"))
+			plural(n, "tool"), plural(len(r.Inventory.Servers), "server"), plural(len(seen), "name"))
 	}
 	return nil
 }
@@ -580,76 +574,22 @@ func (r *auditRun) historyNames(ctx context.Context, roots []string, noDefault b
 	return names
 }
 
-// auditTable builds a reports.Table whose cells are made printable (control and bidi
-// characters as \uXXXX): CSV and HTML show names, they do not reproduce hostile bytes.
-func auditTable(columns []string, rows [][]string) *reports.Table {
-	t := &reports.Table{Columns: columns}
-	for _, r := range rows {
-		cells := make([]string, len(r))
-		for i, c := range r {
-			cells[i] = reports.Printable(c)
-		}
-		t.Add(cells...)
-	}
-	return t
-}
-
-// auditRender is what one audit (Qwen Code's or Claude Code's) gives renderAudit for each format;
-// each is called only for its format.
-type auditRender struct {
-	page  func() *reports.HTMLPage
-	doc   func() any
-	sarif func() []reports.SARIFResult
-	rules []reports.SARIFRule
-	known *reports.SARIFBaseline // --baseline: results are marked new/unchanged/absent; nil without
-}
-
-// renderAudit renders the main report of an audit in format (csv: the pairs table; html, json,
-// sarif from x) into memory, so nothing is written when rendering fails.
-func renderAudit(format string, pairs *reports.Table, x auditRender) ([]byte, error) {
-	var main bytes.Buffer
-	var err error
-	switch format {
-	case "csv":
-		err = reports.WriteCSV(&main, pairs)
-	case "html":
-		err = reports.WriteHTML(&main, x.page())
-	case "json":
-		err = reports.WriteJSON(&main, x.doc())
-	case "sarif":
-		results := x.sarif()
-		if x.known != nil {
-			results, _ = x.known.Mark(results)
-		}
-		err = reports.WriteSARIF(&main, "sessionfix", version, "https://github.com/sessionfix/sessionfix", x.rules, results)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("audit: render %s: %w", format, err)
-	}
-	return main.Bytes(), nil
-}
-
 func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
-	pairs := auditTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
-	tools := auditTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
-	main, err := renderAudit(opts.Format, pairs, auditRender{
-		page:  func() *reports.HTMLPage { return auditPage(env, opts, r, rep, pairs, tools) },
-		doc:   func() any { return auditJSON(env, opts, r, rep) },
-		sarif: func() []reports.SARIFResult { return auditSARIF(rep) },
-		rules: auditSARIFRules,
-		known: r.known,
-	})
+	pairs := reports.PrintableTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
+	tools := reports.PrintableTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
+	main, err := audit.Rendering{
+		Pairs:   pairs,
+		Page:    func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
+		Doc:     func() any { return rep.JSON(&r.Loaded, env.Now(), opts.AllPairs) },
+		SARIF:   rep.SARIF,
+		Rules:   audit.SARIFRules,
+		Known:   r.known,
+		Version: version,
+	}.Render(opts.Format)
 	if err != nil {
 		return err
 	}
-	read := []string{opts.Inventory}
-	for _, f := range r.files {
-		read = append(read, f.Path)
-	}
-	for _, a := range r.agents {
-		read = append(read, a.Path)
-	}
-	return writeReportAndTools(ctx, env, opts.Out, main, opts.ToolsOut, tools, read)
+	return writeReportAndTools(ctx, env, opts.Out, main, opts.ToolsOut, tools, r.Read(opts.Inventory))
 }
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools
@@ -692,215 +632,6 @@ func writeOutput(ctx context.Context, env *Env, path string, data []byte) error 
 	return nil
 }
 
-func auditPage(env *Env, opts auditOptions, r *auditRun, rep *audit.Report, pairs, tools *reports.Table) *reports.HTMLPage {
-	c := rep.Counts
-	p := &reports.HTMLPage{
-		Title: "sessionfix audit: permission rules and MCP tools",
-		Meta: []string{
-			"Generated " + env.Now().UTC().Format(time.RFC3339) + " by sessionfix " + version + "; approval mode " + string(rep.Mode) + auditAs(rep),
-			"Settings: " + fileList(r.files) + agentList(r.agents),
-			"Inventory: " + r.invFrom,
-		},
-		// Each count links to its rows (the pairs table filtered by the facet it counts); tones
-		// are those of the cells: lost red, gained green, refused orange.
-		Counts: []reports.HTMLCount{
-			{Label: "rules", Value: c.Rules, Href: "#pairs"},
-			{Label: "tools", Value: c.Tools, Href: "#tools"},
-			{Label: "lost", Value: c.Lost, Tone: "bad", Href: "#pairs.change=lost"},
-			{Label: "gained", Value: c.Gained, Tone: "good", Href: "#pairs.change=gained"},
-			{Label: "refused", Value: c.Refused, Tone: "warn", Href: "#pairs.now=refused"},
-		},
-		Legend: auditLegend,
-		Sections: []reports.HTMLSection{
-			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "now", "before", "change"},
-				Empty: "No rule matches any tool, now or before."},
-			{ID: "tools", Title: "Tools", Table: tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
-				Empty: "The inventory has no tools."},
-		},
-	}
-	for _, e := range r.problems {
-		p.Notes = append(p.Notes, "Not read: "+e)
-	}
-	if rep.Inferred() {
-		p.Notes = append(p.Notes, "The inventory was inferred from settings and session history: tools never called are missing, and a legacy name may stand for a raw name it cannot restore. Use --inventory or --discover for exact lists.")
-	}
-	if opts.AllPairs {
-		p.Sections[0].Title += " (every pair)"
-	}
-	return p
-}
-
-// auditLegend explains the columns and values of the audit page (the words of audit --help).
-var auditLegend = []reports.HTMLLegend{
-	{Term: "now", Text: "does the rule match the tool's name as Qwen Code registers it today (normalized, mcp__server__tool_<hash> for a name that had dots)?"},
-	{Term: "before", Text: "did it match the tool's legacy name, as registered before the provider-safe rename?"},
-	{Term: "scope", Text: "where the rule comes from: system-defaults, user, workspace, explicit (--settings), system, or agent (a subagent's disallowedTools)."},
-	{Term: "match", Value: true, Text: "the rule applies to the tool."},
-	{Term: "no", Value: true, Text: "the rule does not apply to the tool."},
-	{Term: "refused", Value: true, Text: "an allow rule names the tool, but Qwen Code's ambiguity guard refuses the grant: the tool asks instead."},
-	{Term: "same", Value: true, Text: "the rename changed nothing for this pair."},
-	{Term: "gained", Value: true, Text: "the rule matches now and did not before: it took effect with the rename."},
-	{Term: "lost", Value: true, Text: "the rule matched before and no longer does (or is refused): what it granted or blocked is gone — fix the rule."},
-	{Term: "deny", Value: true, Text: "decisions and outcomes that restrict the tool (deny, block, disabled, excluded, disallowed): the rule is doing its job."},
-	{Term: "allow", Value: true, Text: "the tool runs without asking (outcome ran)."},
-	{Term: "ask", Value: true, Text: "the tool asks for approval first."},
-}
-
-func auditAs(rep *audit.Report) string {
-	if rep.Agent == "" {
-		return ""
-	}
-	return "; calls made by subagent " + strconv.Quote(rep.Agent)
-}
-
-func fileList(files []*settings.File) string {
-	if len(files) == 0 {
-		return "none found"
-	}
-	parts := make([]string, len(files))
-	for i, f := range files {
-		parts[i] = f.Path + " (" + string(f.Scope) + ")"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func agentList(agents []*settings.Agent) string {
-	if len(agents) == 0 {
-		return ""
-	}
-	parts := make([]string, len(agents))
-	for i, a := range agents {
-		parts[i] = a.Path
-	}
-	return "; subagents: " + strings.Join(parts, ", ")
-}
-
-// auditReport is audit --format json.
-type auditReport struct {
-	Generated string         `json:"generated"`
-	Mode      string         `json:"mode"`
-	Subagent  string         `json:"subagent,omitempty"`
-	Inventory string         `json:"inventory"`
-	Counts    audit.Counts   `json:"counts"`
-	Settings  []jsonSettings `json:"settings"`
-	Agents    []string       `json:"agents"`
-	Rules     []jsonRule     `json:"rules"`
-	Shadowed  []jsonRule     `json:"shadowed,omitempty"`
-	Tools     []jsonTool     `json:"tools"`
-	Pairs     []jsonPair     `json:"pairs"`
-	// Errors are the inputs that could not be used (settings, subagents, MCP servers).
-	Errors []string `json:"errors"`
-}
-
-// jsonPair has the columns of the pairs table (audit.PairColumns, plus inventory when
-// inferred).
-type jsonPair struct {
-	File       string `json:"settings_file"`
-	Scope      string `json:"scope"`
-	Key        string `json:"key"`
-	Index      int    `json:"index"`
-	Rule       string `json:"rule"`
-	Server     string `json:"server"`
-	Tool       string `json:"tool"`
-	Registered string `json:"registered_name"`
-	Now        string `json:"now"`
-	Before     string `json:"before"`
-	Change     string `json:"change"`
-	Inventory  string `json:"inventory,omitempty"`
-}
-
-type jsonSettings struct {
-	Path  string `json:"path"`
-	Scope string `json:"scope"`
-}
-
-type jsonRule struct {
-	File    string `json:"settings_file"`
-	Scope   string `json:"scope"`
-	Key     string `json:"key"`
-	Index   int    `json:"index"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Rule    string `json:"rule"`
-	Kind    string `json:"kind"`
-	Server  string `json:"server,omitempty"`
-	Ignored string `json:"ignored,omitempty"`
-}
-
-type jsonVerdict struct {
-	Decision string   `json:"decision"`
-	Rule     string   `json:"rule,omitempty"`
-	RuleAt   string   `json:"rule_at,omitempty"`
-	Note     string   `json:"note,omitempty"`
-	Refused  []string `json:"refused,omitempty"`
-	Outcome  string   `json:"outcome"`
-}
-
-type jsonTool struct {
-	Server            string      `json:"server"`
-	Tool              string      `json:"tool"`
-	Registered        string      `json:"registered_name"`
-	Legacy            string      `json:"legacy_name"`
-	PermissionAliases []string    `json:"permission_aliases"`
-	DisabledAliases   []string    `json:"disabled_aliases"`
-	Trusted           bool        `json:"trusted"`
-	AgentLocal        bool        `json:"agent_local,omitempty"`
-	Inventory         string      `json:"inventory"`
-	Now               jsonVerdict `json:"now"`
-	Before            jsonVerdict `json:"before"`
-}
-
-func ruleJSON(r settings.Rule) jsonRule {
-	return jsonRule{File: r.File, Scope: string(r.Scope), Key: r.Key, Index: r.Index, Line: r.Line, Column: r.Column,
-		Rule: r.Literal, Kind: string(r.Kind), Server: r.Server, Ignored: r.Ignored}
-}
-
-func auditJSON(env *Env, opts auditOptions, r *auditRun, rep *audit.Report) *auditReport {
-	out := &auditReport{Generated: env.Now().UTC().Format(time.RFC3339), Mode: string(rep.Mode), Subagent: rep.Agent,
-		Inventory: r.invFrom, Counts: rep.Counts, Settings: []jsonSettings{}, Agents: []string{}, Rules: []jsonRule{},
-		Tools: []jsonTool{}, Pairs: []jsonPair{}, Errors: append([]string{}, r.problems...)}
-	out.Counts.Pairs = len(rep.VisiblePairs(opts.AllPairs))
-	for _, f := range r.files {
-		out.Settings = append(out.Settings, jsonSettings{Path: f.Path, Scope: string(f.Scope)})
-	}
-	for _, a := range r.agents {
-		out.Agents = append(out.Agents, a.Path)
-	}
-	for _, ru := range rep.Rules {
-		out.Rules = append(out.Rules, ruleJSON(ru))
-	}
-	for _, ru := range rep.Shadowed {
-		out.Shadowed = append(out.Shadowed, ruleJSON(ru))
-	}
-	verdict := func(v audit.Verdict) jsonVerdict {
-		j := jsonVerdict{Decision: string(v.Decision), Note: v.Note, Outcome: string(v.Outcome)}
-		if v.Rule >= 0 {
-			ru := rep.Rules[v.Rule]
-			j.Rule, j.RuleAt = ru.Literal, ru.Origin.String()
-		}
-		for _, i := range v.Refused {
-			j.Refused = append(j.Refused, rep.Rules[i].Literal)
-		}
-		return j
-	}
-	for _, t := range rep.Tools {
-		out.Tools = append(out.Tools, jsonTool{Server: t.Identity.Server, Tool: t.Identity.Tool, Registered: t.Name, Legacy: t.Legacy,
-			PermissionAliases: t.PermissionAliases, DisabledAliases: t.DisabledToolAliases, Trusted: t.Trusted,
-			AgentLocal: t.AgentLocal, Inventory: string(t.Source), Now: verdict(t.Now), Before: verdict(t.Before)})
-	}
-	for _, p := range rep.VisiblePairs(opts.AllPairs) {
-		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
-		jp := jsonPair{File: ru.File, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index, Rule: ru.Literal,
-			Server: t.Identity.Server, Tool: t.Identity.Tool, Registered: t.Name, Now: string(p.Now), Before: string(p.Before),
-			Change: string(p.Change)}
-		if rep.Inferred() {
-			jp.Inventory = string(t.Source)
-		}
-		out.Pairs = append(out.Pairs, jp)
-	}
-	return out
-}
-
 // newSinceBaseline reports (on stderr, and as the result) whether some audit finding is not in
 // the baseline read from path: of the --fail-on classes when given, else of any class (lost,
 // gained, refused: the SARIF rule id's last part).
@@ -918,4 +649,18 @@ func newSinceBaseline(env *Env, known *reports.SARIFBaseline, path string, resul
 	}
 	fmt.Fprintf(env.Err, "audit: no finding new since the baseline %s (%d known fingerprints)\n", path, known.Len())
 	return false
+}
+
+// loadAuditBaseline reads --baseline (a previous audit --format json or sarif output, either
+// audit's: audit.ReadBaseline); an unreadable or unrecognised file is an error naming it.
+func loadAuditBaseline(path string) (*reports.SARIFBaseline, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	known, err := audit.ReadBaseline(b)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline %s: %w", path, err)
+	}
+	return known, nil
 }

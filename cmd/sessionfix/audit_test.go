@@ -106,9 +106,9 @@ func TestAuditAcceptance(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.err)
 	golden(t, "audit.json", []byte(r.out))
 	var doc struct {
-		Counts audit.Counts `json:"counts"`
-		Pairs  []jsonPair   `json:"pairs"`
-		Tools  []jsonTool   `json:"tools"`
+		Counts audit.Counts     `json:"counts"`
+		Pairs  []audit.JSONPair `json:"pairs"`
+		Tools  []audit.JSONTool `json:"tools"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	assert.Equal(t, audit.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3}, doc.Counts)
@@ -209,7 +209,7 @@ func TestAuditExitCodes(t *testing.T) {
 
 	r := runCLI(t, env, "", append(fixtureArgs(), "--subagent", "verifier", "--mode", "yolo", "--format", "json")...)
 	require.Equal(t, exitOK, r.code, r.err)
-	var doc auditReport
+	var doc audit.JSONReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	assert.Equal(t, "verifier", doc.Subagent)
 	for _, tool := range doc.Tools {
@@ -275,7 +275,7 @@ func TestAuditDiscoversScopes(t *testing.T) {
 
 	r := runCLI(t, env, "", "audit", "--project", project, "--inventory", inv, "--format", "json")
 	require.Equal(t, exitOK, r.code, r.err)
-	var doc auditReport
+	var doc audit.JSONReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	var scopes []string
 	for _, s := range doc.Settings {

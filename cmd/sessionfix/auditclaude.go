@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,32 +91,21 @@ rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
 
 // claudeAuditRun carries the loaded inputs.
 type claudeAuditRun struct {
-	env      *Env
-	files    []*claude.RuleFile
-	global   *claude.GlobalConfig
-	project  string // the project key
-	found    bool   // the project has an entry in ~/.claude.json
-	invFrom  string
-	versions []string               // versions found in the sessions
-	known    *reports.SARIFBaseline // --baseline, nil without
-	// incomplete are the server keys known without any tool (not audited).
-	incomplete []string
-	// unknown are MCP names stored in the sessions that no tool of the list has.
-	unknown  []string
-	partial  bool
-	problems []string
-	notes    []string
+	audit.ClaudeLoaded
+	env     *Env
+	known   *reports.SARIFBaseline // --baseline, nil without
+	partial bool
 }
 
 func (r *claudeAuditRun) problem(err error) {
 	r.partial = true
-	r.problems = append(r.problems, err.Error())
+	r.Problems = append(r.Problems, err.Error())
 	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
 }
 
 func (r *claudeAuditRun) note(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
-	r.notes = append(r.notes, s)
+	r.Notes = append(r.Notes, s)
 	fmt.Fprintf(r.env.Err, "audit: note: %s\n", reports.Printable(s))
 }
 
@@ -229,21 +217,21 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 		for _, w := range f.Warnings {
 			fmt.Fprintf(env.Err, "sessionfix: warning: %s\n", reports.Printable(w))
 		}
-		r.files = append(r.files, f)
+		r.Files = append(r.Files, f)
 		for _, ru := range f.Rules {
 			rules = append(rules, audit.ClaudeRuleEntry{ClaudeRule: ru.ClaudeRule, File: ru.File, Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column})
 		}
 	}
 	trusted := false
-	if r.global != nil && r.project != "" {
-		trusted, r.found = r.global.Trusted(r.project)
-		if pc, ok := r.global.Projects[r.project]; ok {
+	if r.Global != nil && r.Project != "" {
+		trusted, r.Found = r.Global.Trusted(r.Project)
+		if pc, ok := r.Global.Projects[r.Project]; ok {
 			for _, ru := range pc.AllowedTools {
 				rules = append(rules, audit.ClaudeRuleEntry{ClaudeRule: ru.ClaudeRule, File: ru.File, Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column})
 			}
 		}
-		if !r.found {
-			r.note("%s has no entry for %s: the project counts as not trusted", r.global.Path, r.project)
+		if !r.Found {
+			r.note("%s has no entry for %s: the project counts as not trusted", r.Global.Path, r.Project)
 		}
 	}
 
@@ -274,10 +262,10 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	}
 	c := rep.Counts
 	fmt.Fprintf(env.Err, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
-		now, before, reports.Printable(orNone(r.project)), trustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
-		reports.Printable(r.invFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
+		now, before, reports.Printable(audit.OrNone(r.Project)), audit.TrustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
+		reports.Printable(r.InventoryFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
 	hit := false
-	results := claudeAuditSARIF(rep)
+	results := rep.SARIF()
 	if r.known != nil {
 		hit = newSinceBaseline(env, r.known, o.Baseline, results, o.FailOn)
 	}
@@ -323,7 +311,7 @@ type claudeSource struct {
 }
 
 // resolve finds the rule files (managed, user, project, local), reads ~/.claude.json into
-// r.global and sets r.project (the project key): from PATH copies, else the scopes Claude Code
+// r.Global and sets r.Project (the project key): from PATH copies, else the scopes Claude Code
 // reads. configDir is the ~/.claude whose projects/ hold the sessions ("" when none).
 func (r *claudeAuditRun) resolve(in claudeInputFlags, command string) (srcs []claudeSource, configDir string, err error) {
 	var cp claudePaths
@@ -368,15 +356,15 @@ func (r *claudeAuditRun) resolve(in claudeInputFlags, command string) (srcs []cl
 		case err != nil:
 			r.problem(fmt.Errorf("~/.claude.json %w", err))
 		default:
-			r.global = g
+			r.Global = g
 			for _, w := range g.Warnings {
 				fmt.Fprintf(r.env.Err, "sessionfix: warning: %s\n", reports.Printable(w))
 			}
 		}
 	}
-	if in.ProjectKey == "" && r.global != nil {
+	if in.ProjectKey == "" && r.Global != nil {
 		var keys []string
-		for k := range r.global.Projects {
+		for k := range r.Global.Projects {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
@@ -384,10 +372,10 @@ func (r *claudeAuditRun) resolve(in claudeInputFlags, command string) (srcs []cl
 			in.ProjectKey = keys[0]
 		} else if projectDot != "" {
 			return nil, "", usageErrorf("%s --agent claude: which project of %s do the rule files belong to? give --project-key (one of %s)",
-				command, r.global.Path, strings.Join(keys, ", "))
+				command, r.Global.Path, strings.Join(keys, ", "))
 		}
 	}
-	r.project = in.ProjectKey
+	r.Project = in.ProjectKey
 
 	// Rule files, managed first (listing order only: deny, ask, allow across all scopes).
 	for _, m := range managed {
@@ -416,20 +404,6 @@ func (r *claudeAuditRun) resolve(in claudeInputFlags, command string) (srcs []cl
 	return srcs, configDir, nil
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
-
-func trustWord(t bool) string {
-	if t {
-		return "trusted"
-	}
-	return "not trusted"
-}
-
 // oldestSessionVersion returns the oldest "version" in the sessions of the project
 // (<configDir>/projects/<sanitized key>/, subagent files included), or of every project when
 // that folder does not exist; zero when none.
@@ -438,8 +412,8 @@ func (r *claudeAuditRun) oldestSessionVersion(configDir string) permission.Claud
 		return permission.ClaudeRelease{}
 	}
 	root := filepath.Join(configDir, "projects")
-	if r.project != "" {
-		if d := claude.ProjectDir(root, r.project); d != "" {
+	if r.Project != "" {
+		if d := claude.ProjectDir(root, r.Project); d != "" {
 			root = d
 		}
 	}
@@ -447,7 +421,7 @@ func (r *claudeAuditRun) oldestSessionVersion(configDir string) permission.Claud
 	for _, e := range errs {
 		r.problem(e)
 	}
-	r.versions = vs
+	r.Versions = vs
 	var oldest permission.ClaudeRelease
 	for _, v := range vs {
 		rel, err := permission.ParseClaudeRelease(v)
@@ -462,201 +436,23 @@ func (r *claudeAuditRun) oldestSessionVersion(configDir string) permission.Claud
 }
 
 func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) error {
-	pairs := auditTable(audit.ClaudePairColumns, rep.PairRows(o.AllPairs))
-	tools := auditTable(audit.ClaudeToolColumns, rep.ToolRows())
-	main, err := renderAudit(o.Format, pairs, auditRender{
-		page:  func() *reports.HTMLPage { return claudeAuditPage(env, o, r, rep, pairs, tools) },
-		doc:   func() any { return claudeAuditJSON(env, o, r, rep) },
-		sarif: func() []reports.SARIFResult { return claudeAuditSARIF(rep) },
-		rules: claudeAuditSARIFRules,
-		known: r.known,
-	})
+	pairs := reports.PrintableTable(audit.ClaudePairColumns, rep.PairRows(o.AllPairs))
+	tools := reports.PrintableTable(audit.ClaudeToolColumns, rep.ToolRows())
+	main, err := audit.Rendering{
+		Pairs: pairs,
+		Page: func() *reports.HTMLPage {
+			return rep.Page(&r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, tools)
+		},
+		Doc:     func() any { return rep.JSON(&r.ClaudeLoaded, env.Now(), o.AllPairs) },
+		SARIF:   rep.SARIF,
+		Rules:   audit.ClaudeSARIFRules,
+		Known:   r.known,
+		Version: version,
+	}.Render(o.Format)
 	if err != nil {
 		return err
 	}
-	read := []string{o.Inventory}
-	for _, f := range r.files {
-		read = append(read, f.Path)
-	}
-	if r.global != nil {
-		read = append(read, r.global.Path)
-	}
-	return writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, tools, read)
-}
-
-func claudeFileList(files []*claude.RuleFile) string {
-	if len(files) == 0 {
-		return "none found"
-	}
-	parts := make([]string, len(files))
-	for i, f := range files {
-		parts[i] = f.Path + " (" + string(f.Scope) + ")"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func claudeAuditPage(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport, pairs, tools *reports.Table) *reports.HTMLPage {
-	c := rep.Counts
-	lost := auditTable(audit.ClaudePairColumns, nil)
-	for _, p := range rep.LostRestrictions() {
-		row := rep.PairRow(p)
-		cells := make([]string, len(row))
-		for i, v := range row {
-			cells[i] = reports.Printable(v)
-		}
-		lost.Add(cells...)
-	}
-	page := &reports.HTMLPage{
-		Title: "sessionfix audit: Claude Code permission rules and MCP tools",
-		Meta: []string{
-			"Generated " + env.Now().UTC().Format(time.RFC3339) + " by sessionfix " + version + "; Claude Code " + rep.Now.String() + " now, " + rep.Before.String() + " before",
-			"Project: " + orNone(r.project) + " (" + trustWord(rep.Trusted) + ")",
-			"Rule files: " + claudeFileList(r.files),
-			"Inventory: " + r.invFrom,
-		},
-		Counts: []reports.HTMLCount{
-			{Label: "lost restrictions", Value: c.LostRestrictions, Tone: "bad", Href: "#lost"},
-			{Label: "rules", Value: c.Rules, Href: "#pairs"},
-			{Label: "tools", Value: c.Tools, Href: "#tools"},
-			{Label: "lost", Value: c.Lost, Tone: "bad", Href: "#pairs.change=lost"},
-			{Label: "gained", Value: c.Gained, Tone: "good", Href: "#pairs.change=gained"},
-		},
-		Legend: claudeAuditLegend,
-		Sections: []reports.HTMLSection{
-			{ID: "lost", Title: "Lost restrictions (deny and ask rules that no longer match)", Table: lost,
-				Empty: "No deny or ask rule lost its tool."},
-			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "kind", "now", "before", "change"},
-				Empty: "No rule matches any tool, now or before."},
-			{ID: "tools", Title: "Tools", Table: tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
-				Empty: "The inventory has no tools."},
-		},
-	}
-	for _, e := range r.problems {
-		page.Notes = append(page.Notes, "Not read: "+e)
-	}
-	page.Notes = append(page.Notes, r.notes...)
-	if o.AllPairs {
-		page.Sections[1].Title += " (every pair)"
-	}
-	return page
-}
-
-var claudeAuditLegend = []reports.HTMLLegend{
-	{Term: "now", Text: "does the rule match the tool as the current release (--claude-version) names it and matches rules?"},
-	{Term: "before", Text: "did it match under the earlier release (--before), with that release's names and matching?"},
-	{Term: "match", Value: true, Text: "the rule names the tool and the release applies it."},
-	{Term: "ignored", Value: true, Text: "the rule names the tool but the release does not apply it (an allow rule of an untrusted project's .claude/settings.json in 2.1.332; an ask rule in 1.0.51, which had none)."},
-	{Term: "no", Value: true, Text: "the rule does not name the tool."},
-	{Term: "lost", Value: true, Text: "the rule matched before and no longer does: for deny and ask, a restriction is gone — fix the rule (sessionfix fix --rules)."},
-	{Term: "gained", Value: true, Text: "the rule matches now and did not before."},
-	{Term: "not offered", Value: true, Text: "a deny rule removed the tool from the list sent to the model (from 2.1.90)."},
-	{Term: "block", Value: true, Text: "the tool is offered and its calls are denied."},
-	{Term: "ask", Value: true, Text: "the tool asks for approval first (refused in claude -p)."},
-	{Term: "ran", Value: true, Text: "the tool runs without asking."},
-}
-
-// claudeAuditReport is audit --agent claude --format json. lost_restrictions comes first.
-type claudeAuditReport struct {
-	LostRestrictions []claudeJSONPair `json:"lost_restrictions"`
-	Generated        string           `json:"generated"`
-	Agent            string           `json:"agent"`
-	Now              string           `json:"claude_version"`
-	Before           string           `json:"before"`
-	SessionVersions  []string         `json:"session_versions,omitempty"`
-	Project          string           `json:"project"`
-	Trusted          bool             `json:"trusted"`
-	Inventory        string           `json:"inventory"`
-	// Incomplete are MCP server keys known without tools (not audited).
-	Incomplete []string `json:"incomplete_servers,omitempty"`
-	// UnknownNames are MCP names stored in the sessions that no listed tool has (not audited).
-	UnknownNames []string           `json:"unknown_session_names,omitempty"`
-	Counts       audit.ClaudeCounts `json:"counts"`
-	Settings     []jsonSettings     `json:"settings"`
-	Rules        []claudeJSONRule   `json:"rules"`
-	Tools        []claudeJSONTool   `json:"tools"`
-	Pairs        []claudeJSONPair   `json:"pairs"`
-	Notes        []string           `json:"notes,omitempty"`
-	Errors       []string           `json:"errors"`
-}
-
-type claudeJSONRule struct {
-	File   string `json:"settings_file"`
-	Scope  string `json:"scope"`
-	Key    string `json:"key"`
-	Index  int    `json:"index"`
-	Line   int    `json:"line"`
-	Column int    `json:"column"`
-	Rule   string `json:"rule"`
-	Kind   string `json:"kind"`
-}
-
-type claudeJSONPair struct {
-	claudeJSONRule
-	Server     string `json:"server"`
-	Tool       string `json:"tool"`
-	NameNow    string `json:"name_now"`
-	NameBefore string `json:"name_before"`
-	Now        string `json:"now"`
-	Before     string `json:"before"`
-	Change     string `json:"change"`
-}
-
-type claudeJSONVerdict struct {
-	Name        string               `json:"name"`
-	Decision    string               `json:"decision"`
-	Rule        string               `json:"rule,omitempty"`
-	RuleAt      string               `json:"rule_at,omitempty"`
-	Outcome     string               `json:"outcome"`
-	SharedWith  []mcpname.ClaudeTool `json:"shared_with,omitempty"`
-	Unreachable bool                 `json:"unreachable,omitempty"`
-}
-
-type claudeJSONTool struct {
-	Server string            `json:"server"`
-	Tool   string            `json:"tool"`
-	Now    claudeJSONVerdict `json:"now"`
-	Before claudeJSONVerdict `json:"before"`
-}
-
-func claudeAuditJSON(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) *claudeAuditReport {
-	out := &claudeAuditReport{LostRestrictions: []claudeJSONPair{}, Generated: env.Now().UTC().Format(time.RFC3339), Agent: "claude",
-		Now: rep.Now.String(), Before: rep.Before.String(), SessionVersions: r.versions, Project: r.project, Trusted: rep.Trusted,
-		Inventory: r.invFrom, Incomplete: r.incomplete, UnknownNames: r.unknown, Counts: rep.Counts, Settings: []jsonSettings{}, Rules: []claudeJSONRule{}, Tools: []claudeJSONTool{},
-		Pairs: []claudeJSONPair{}, Notes: r.notes, Errors: append([]string{}, r.problems...)}
-	out.Counts.Pairs = len(rep.VisiblePairs(o.AllPairs))
-	for _, f := range r.files {
-		out.Settings = append(out.Settings, jsonSettings{Path: f.Path, Scope: string(f.Scope)})
-	}
-	rule := func(ru audit.ClaudeRuleEntry) claudeJSONRule {
-		return claudeJSONRule{File: ru.File, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column,
-			Rule: ru.Text, Kind: string(ru.Kind)}
-	}
-	for _, ru := range rep.Rules {
-		out.Rules = append(out.Rules, rule(ru))
-	}
-	verdict := func(v audit.ClaudeVerdict) claudeJSONVerdict {
-		j := claudeJSONVerdict{Name: v.Name, Decision: string(v.Decision), Outcome: string(v.Outcome), SharedWith: v.SharedWith, Unreachable: v.Unreachable}
-		if v.Rule >= 0 {
-			ru := rep.Rules[v.Rule]
-			j.Rule, j.RuleAt = ru.Text, fmt.Sprintf("%s:%d:%d", ru.File, ru.Line, ru.Column)
-		}
-		return j
-	}
-	for _, t := range rep.Tools {
-		out.Tools = append(out.Tools, claudeJSONTool{Server: t.Server, Tool: t.Tool, Now: verdict(t.Now), Before: verdict(t.Before)})
-	}
-	pair := func(p audit.ClaudePair) claudeJSONPair {
-		t := rep.Tools[p.Tool]
-		return claudeJSONPair{claudeJSONRule: rule(rep.Rules[p.Rule]), Server: t.Server, Tool: t.Tool, NameNow: t.Now.Name,
-			NameBefore: t.Before.Name, Now: string(p.Now), Before: string(p.Before), Change: string(p.Change)}
-	}
-	for _, p := range rep.LostRestrictions() {
-		out.LostRestrictions = append(out.LostRestrictions, pair(p))
-	}
-	for _, p := range rep.VisiblePairs(o.AllPairs) {
-		out.Pairs = append(out.Pairs, pair(p))
-	}
-	return out
+	return writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, tools, r.Read(o.Inventory))
 }
 
 // claudeTools builds the audit's tool list (raw server key + raw tool) the way the Claude Code
@@ -672,8 +468,8 @@ func claudeAuditJSON(env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *aud
 func (r *claudeAuditRun) claudeTools(ctx context.Context, o claudeAuditOptions, now permission.ClaudeRelease, configDir string, srcs []claudeSource) ([]mcpname.ClaudeTool, error) {
 	po := pipeline.Options{MCPConfigs: o.MCPConfigs, Discover: o.Discover, ClaudeVersion: now.String()}
 	h := pipeline.ClaudeHome{Dir: configDir, FromEnv: len(o.Paths) == 0}
-	if r.global != nil {
-		h.Config = r.global.Path
+	if r.Global != nil {
+		h.Config = r.Global.Path
 	} else {
 		h.NoConfig = true
 	}
@@ -723,8 +519,8 @@ func (r *claudeAuditRun) claudeTools(ctx context.Context, o claudeAuditOptions, 
 	// The project's sessions (every project's when its folder is not there).
 	if configDir != "" {
 		root := filepath.Join(configDir, "projects")
-		if r.project != "" {
-			if d := claude.ProjectDir(root, r.project); d != "" {
+		if r.Project != "" {
+			if d := claude.ProjectDir(root, r.Project); d != "" {
 				root = d
 			}
 		}
@@ -770,7 +566,7 @@ func (r *claudeAuditRun) claudeTools(ctx context.Context, o claudeAuditOptions, 
 	if n := counts["stored names"]; n > 0 {
 		parts = append(parts, fmt.Sprintf("stored names of the sessions under the configured server keys (%s)", plural(n, "tool")))
 	}
-	r.invFrom = strings.Join(parts, ", ")
+	r.InventoryFrom = strings.Join(parts, ", ")
 	// Servers known by key only.
 	has := map[string]bool{}
 	for _, t := range tools {
@@ -785,7 +581,7 @@ func (r *claudeAuditRun) claudeTools(ctx context.Context, o claudeAuditOptions, 
 		}
 	}
 	for _, k := range bare {
-		r.incomplete = append(r.incomplete, k)
+		r.Incomplete = append(r.Incomplete, k)
 		r.note("INCOMPLETE: MCP server %q (%s) is known by its key only: no tool of it is in --inventory, --discover or the sessions, so its tools are not audited (pass --inventory or --discover)", k, keySource[k])
 	}
 	if len(tools) == 0 {
@@ -824,7 +620,7 @@ func (r *claudeAuditRun) unknownNames(snaps []*store.Snapshot, tools []mcpname.C
 		return
 	}
 	slices.Sort(unknown)
-	r.unknown = unknown
+	r.Unknown = unknown
 	r.note("INCOMPLETE: %s stored in the sessions name no tool of the list (%s): their raw tools are unknown and not audited (pass --mcp-config FILE, --inventory or --discover)",
 		plural(len(unknown), "MCP name"), strings.Join(unknown, ", "))
 }

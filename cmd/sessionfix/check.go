@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -237,7 +234,7 @@ func (f checkFinding) fingerprints(inventory string) []string {
 	var out []string
 	for _, r := range f.Now {
 		for _, v := range r.Rules {
-			out = append(out, sarifFingerprint(r.Provider, v.Rule, f.Name, sarifPath(path), f.Row))
+			out = append(out, reports.SARIFFingerprint(r.Provider, v.Rule, f.Name, reports.SARIFPath(path), f.Row))
 		}
 	}
 	return out
@@ -521,7 +518,7 @@ func checkSARIF(rep *checkReport, inventory string) ([]reports.SARIFRule, []repo
 					if p.ErrorText != "" {
 						full += fmt.Sprintf(" The provider answers: %q", p.ErrorText)
 					}
-					rules = append(rules, reports.SARIFRule{ID: id, Name: sarifRuleName(p.ID, v.Rule),
+					rules = append(rules, reports.SARIFRule{ID: id, Name: reports.SARIFRuleName(p.ID, v.Rule),
 						Short: fmt.Sprintf("%s rejects the name (%s)", p.Name, v.Rule), Full: full,
 						HelpURI: "https://github.com/sessionfix/sessionfix/blob/main/docs/providers.md"})
 				}
@@ -541,40 +538,10 @@ func checkSARIF(rep *checkReport, inventory string) ([]reports.SARIFRule, []repo
 				if path == "" {
 					path = inventory
 				}
-				results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: sarifPath(path), Line: f.Line,
-					Fingerprint: sarifFingerprint(p.ID, v.Rule, f.Name, sarifPath(path), f.Row)})
+				results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: reports.SARIFPath(path), Line: f.Line,
+					Fingerprint: reports.SARIFFingerprint(p.ID, v.Rule, f.Name, reports.SARIFPath(path), f.Row)})
 			}
 		}
 	}
 	return rules, results
-}
-
-// sarifFingerprint is the first 16 bytes of the SHA-256 of the parts (NUL-separated), in hex.
-func sarifFingerprint(parts ...string) string {
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(h[:16])
-}
-
-// sarifRuleName is a rule's PascalCase name ("OpenaiChatPattern").
-func sarifRuleName(id, rule string) string {
-	var b strings.Builder
-	for _, part := range strings.FieldsFunc(id+"-"+rule, func(r rune) bool { return r == '-' || r == '_' }) {
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-	}
-	return b.String()
-}
-
-// sarifPath is a store path as a SARIF artifact URI: relative to the working directory when
-// it lies under it (so code scanning resolves it in the checkout), else absolute, always with
-// forward slashes.
-func sarifPath(p string) string {
-	if p == "" {
-		return ""
-	}
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return filepath.ToSlash(p)
 }

@@ -142,8 +142,8 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err != nil {
 		return err
 	}
-	if r.global != nil {
-		srcs = append(srcs, claudeSource{path: r.global.Path, scope: permission.ClaudeScopeLegacy})
+	if r.Global != nil {
+		srcs = append(srcs, claudeSource{path: r.Global.Path, scope: permission.ClaudeScopeLegacy})
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 
@@ -220,7 +220,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	}
 	if !o.Apply || rewrites == 0 {
 		if o.Format == "json" {
-			rep.Errors = append(rep.Errors, r.problems...)
+			rep.Errors = append(rep.Errors, r.Problems...)
 			if err := reports.WriteJSON(env.Out, rep); err != nil {
 				return err
 			}
@@ -266,7 +266,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		rep.Outcomes = append(rep.Outcomes, row)
 	}
 	if o.Format == "json" {
-		rep.Errors = append(rep.Errors, r.problems...)
+		rep.Errors = append(rep.Errors, r.Problems...)
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
 		}
@@ -341,9 +341,9 @@ func writeRulePlan(env *Env, rows []ruleRow, now permission.ClaudeRelease) {
 		}
 		fmt.Fprintf(env.Out, "%s:%d:%d %s %s[%d]: %s %q → %s\n", reports.Printable(r.File), r.Line, r.Column, r.Scope, r.Key, r.Index,
 			r.Action, reports.Printable(r.Old), reports.Printable(arrow))
-		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(orNone(strings.Join(r.Before, ", "))))
+		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(audit.OrNone(strings.Join(r.Before, ", "))))
 		if r.New != "" {
-			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(orNone(strings.Join(r.After, ", "))))
+			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(audit.OrNone(strings.Join(r.After, ", "))))
 		}
 		if len(r.Extra) > 0 {
 			fmt.Fprintf(env.Out, "    SHARED NAME: also %s\n", reports.Printable(strings.Join(r.Extra, ", ")))

@@ -25,7 +25,7 @@ func (s *scanSARIF) add(sp *rewrite.StorePlan) {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
-	path := sarifPath(sp.Store.Ref().Path)
+	path := reports.SARIFPath(sp.Store.Ref().Path)
 	for _, d := range sp.Names() {
 		kept := d.KeepsRejected()
 		if d.Action != rewrite.ActRewrite && !kept {
@@ -35,7 +35,7 @@ func (s *scanSARIF) add(sp *rewrite.StorePlan) {
 		id := "sessionfix/name/" + class
 		if !s.seen[id] {
 			s.seen[id] = true
-			s.rules = append(s.rules, reports.SARIFRule{ID: id, Name: sarifRuleName("name", class),
+			s.rules = append(s.rules, reports.SARIFRule{ID: id, Name: reports.SARIFRuleName("name", class),
 				Short: fmt.Sprintf("a stored MCP tool name of class %s", class),
 				Full: fmt.Sprintf("A tool name of class %s stored in an agent's session history: sessionfix fix rewrites it to the name the agent registers, "+
 					"or keeps it (reported) when it cannot; a kept name a provider rejects still fails the session where it is sent back.", class),
@@ -59,6 +59,6 @@ func (s *scanSARIF) add(sp *rewrite.StorePlan) {
 			msg = fmt.Sprintf("%s (%s, %s %s) would be rewritten by sessionfix fix to %s.%s", name, class, d.Site.Kind, d.Site.Path, d.New, where)
 		}
 		s.results = append(s.results, reports.SARIFResult{RuleID: id, Message: msg, Path: path, Line: d.Site.Loc.Line, Level: level,
-			Fingerprint: sarifFingerprint("scan", class, name, path, d.Site.Loc.Row)})
+			Fingerprint: reports.SARIFFingerprint("scan", class, name, path, d.Site.Loc.Row)})
 	}
 }
