@@ -100,7 +100,7 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	case !ok:
 		o = Outcome{Ref: snap.Ref, Err: fmt.Errorf("%s: %w: the %s backend cannot rewrite in batches", snap.Ref.Path, store.ErrNotWritable, snap.Ref.Kind)}
 	default:
-		o = r.applyWith(snap.Ref, func(seq int) (Outcome, *FileEntry) {
+		o = r.applyWith(snap.Ref, func(seq int) (Outcome, fileRef) {
 			return applyEdits(ctx, snap.Ref, sp.renames(), sp.names, seq, r.dir, r.j, r.opt,
 				func(ctx context.Context, aopt store.ApplyOptions) (*store.Change, error) {
 					next, err := sp.reader()

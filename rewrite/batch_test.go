@@ -84,7 +84,11 @@ func TestBatchedStoreSameAsWhole(t *testing.T) {
 	require.NoError(t, last.Outcome.Err)
 	require.NoError(t, whole[0].Outcome.Err)
 	assert.Equal(t, whole[0].Outcome.Edits, last.Outcome.Edits)
-	fw, pw := wres.Manifest.Files[0], pres.Manifest.Files[0]
+	wm, err := ReadRun(wres.Dir)
+	require.NoError(t, err)
+	pm, err := ReadRun(pres.Dir)
+	require.NoError(t, err)
+	fw, pw := wm.Files[0], pm.Files[0]
 	assert.Equal(t, fw.Renames, pw.Renames)
 	assert.Equal(t, fw.Edits, pw.Edits)
 

@@ -228,7 +228,10 @@ func TestProcessStreamsInOrderAndApplies(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl", "e.jsonl", "zz.jsonl"}, order)
 	require.NotNil(t, res.Manifest)
-	assert.Len(t, res.Manifest.Files, 5)
+	assert.Equal(t, 5, res.Files)
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	assert.Len(t, m.Files, 5)
 	got, _ := os.ReadFile(filepath.Join(dir, "c.jsonl"))
 	assert.Contains(t, string(got), mcpname.Normalize("mcp__c.x__t"))
 }

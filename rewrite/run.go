@@ -137,9 +137,13 @@ func (o Outcome) InUse() bool { return errors.Is(o.Err, store.ErrInUse) }
 
 // Result is the result of Apply.
 type Result struct {
-	RunID    string
-	Dir      string
+	RunID string
+	Dir   string
+	// Manifest is the run's manifest without its file entries (Files is nil: they are
+	// streamed to manifest.json, not held in memory; ReadRun(Dir) reads them back).
 	Manifest *Manifest
+	// Files is how many rewritten stores the manifest records.
+	Files    int
 	Outcomes []Outcome
 }
 
@@ -184,6 +188,10 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 
 // run is one apply run: its directory, journal and manifest are created on the first store
 // that needs a rewrite. Safe for concurrent use.
+//
+// Memory stays flat whatever the number of stores: a rewritten store's FileEntry (its byte
+// edits, one per name) is not kept; the run keeps where the journal's "done" line holding it
+// starts (fileRef), and finish streams the entries from the journal into manifest.json.
 type run struct {
 	opt     ApplyOptions
 	now     func() time.Time
@@ -191,9 +199,19 @@ type run struct {
 	dir     string
 	id      string
 	j       *journal
-	m       *Manifest
+	m       *Manifest // header: Files stays nil
+	files   []fileRef
 	seq     int
 	initErr error
+}
+
+// fileRef is one rewritten store of a run: the journal line (offset, length) whose entry the
+// manifest records, or the entry itself when that line could not be written (a full disk).
+type fileRef struct {
+	path  string
+	off   int64
+	n     int
+	entry *FileEntry
 }
 
 func newRun(opt ApplyOptions) *run {
@@ -229,13 +247,13 @@ func (r *run) start() error {
 
 // apply rewrites one planned store and records the outcome in the manifest.
 func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
-	return r.applyWith(sp.Snap.Ref, func(seq int) (Outcome, *FileEntry) {
+	return r.applyWith(sp.Snap.Ref, func(seq int) (Outcome, fileRef) {
 		return applyOne(ctx, sp, seq, r.dir, r.j, r.opt)
 	})
 }
 
 // applyWith starts the run on its first rewrite and records what apply (one store) did.
-func (r *run) applyWith(ref store.Ref, apply func(seq int) (Outcome, *FileEntry)) Outcome {
+func (r *run) applyWith(ref store.Ref, apply func(seq int) (Outcome, fileRef)) Outcome {
 	r.mu.Lock()
 	err := r.start()
 	r.seq++
@@ -244,14 +262,14 @@ func (r *run) applyWith(ref store.Ref, apply func(seq int) (Outcome, *FileEntry)
 	if err != nil {
 		return Outcome{Ref: ref, Err: err}
 	}
-	o, entry := apply(seq)
+	o, ref2 := apply(seq)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if o.Change == nil {
 		r.m.Skipped = append(r.m.Skipped, Skipped{Ref: o.Ref, Reason: o.Err.Error(), InUse: o.InUse()})
 		return o
 	}
-	r.m.Files = append(r.m.Files, *entry)
+	r.files = append(r.files, ref2)
 	if len(r.opt.Roots) == 0 {
 		// No roots given (a library caller): each rewritten store is its own root, so undo
 		// still has a bound to check paths against.
@@ -278,7 +296,7 @@ func (r *run) finish(interrupted error) (*Result, error) {
 		return &Result{}, r.initErr
 	}
 	defer r.j.close()
-	sort.Slice(r.m.Files, func(i, j int) bool { return r.m.Files[i].Ref.Path < r.m.Files[j].Ref.Path })
+	sort.SliceStable(r.files, func(i, j int) bool { return r.files[i].path < r.files[j].path })
 	sort.Slice(r.m.Skipped, func(i, j int) bool { return r.m.Skipped[i].Ref.Path < r.m.Skipped[j].Ref.Path })
 	r.m.State = StateApplied
 	if len(r.m.Skipped) > 0 {
@@ -288,7 +306,7 @@ func (r *run) finish(interrupted error) (*Result, error) {
 		r.m.State = StatePartial
 		r.m.ToolNotes = append(r.m.ToolNotes, "interrupted ("+interrupted.Error()+"): stores after those listed were not rewritten")
 	}
-	if len(r.m.Files) == 0 && nothingJournaled(filepath.Join(r.dir, journalName)) {
+	if len(r.files) == 0 && nothingJournaled(filepath.Join(r.dir, journalName)) {
 		// Every store was refused or failed before its rewrite (a SQLite store in use, exit 4):
 		// there is nothing to undo, so no run is left for `runs` to list (issue 9, finding 11).
 		r.j.close()
@@ -296,18 +314,18 @@ func (r *run) finish(interrupted error) (*Result, error) {
 			return &Result{Manifest: r.m}, nil
 		}
 	}
-	res := &Result{RunID: r.id, Dir: r.dir, Manifest: r.m}
-	if err := writeManifest(r.dir, r.m); err != nil {
+	res := &Result{RunID: r.id, Dir: r.dir, Manifest: r.m, Files: len(r.files)}
+	if err := r.writeFinalManifest(); err != nil {
 		return res, fmt.Errorf("%w (the journal %s records every rewrite: undo reads it)", err, filepath.Join(r.dir, journalName))
 	}
 	return res, nil
 }
 
-func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journal, opt ApplyOptions) (Outcome, *FileEntry) {
+func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journal, opt ApplyOptions) (Outcome, fileRef) {
 	w, ok := sp.Store.(store.Writer)
 	if !ok {
 		ref := sp.Snap.Ref
-		return Outcome{Ref: ref, Err: fmt.Errorf("%s: %w: the %s backend cannot rewrite", ref.Path, store.ErrNotWritable, ref.Kind)}, nil
+		return Outcome{Ref: ref, Err: fmt.Errorf("%s: %w: the %s backend cannot rewrite", ref.Path, store.ErrNotWritable, ref.Kind)}, fileRef{}
 	}
 	edits := sp.Edits()
 	return applyEdits(ctx, sp.Snap.Ref, renames(edits), NameCount(edits), seq, dir, j, opt,
@@ -318,9 +336,9 @@ func applyOne(ctx context.Context, sp *StorePlan, seq int, dir string, j *journa
 
 // applyEdits runs one store's rewrite (apply, with the backup path and the journal hook it
 // is given) and journals it: ren and names describe the edits (FileEntry.Renames, names
-// changed).
+// changed). The fileRef it returns for a rewritten store names the journal's "done" line.
 func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int, dir string, j *journal, opt ApplyOptions,
-	apply func(context.Context, store.ApplyOptions) (*store.Change, error)) (Outcome, *FileEntry) {
+	apply func(context.Context, store.ApplyOptions) (*store.Change, error)) (Outcome, fileRef) {
 	o := Outcome{Ref: ref}
 	entry := &FileEntry{Renames: ren}
 	bk := filepath.Join(dir, backupsDir, fmt.Sprintf("%04d-%s", seq, sanitizeBase(filepath.Base(ref.Path))))
@@ -338,7 +356,7 @@ func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int
 	if err != nil && (ch == nil || !errors.As(err, &ce)) {
 		o.Err = err
 		_ = j.append(journalEntry{Event: "abort", Path: ref.Path, Reason: err.Error()})
-		return o, nil
+		return o, fileRef{}
 	}
 	// Rewritten (err, if any, happened after the new content was in place): recorded.
 	ch.Ref = ref
@@ -349,8 +367,12 @@ func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int
 	if err != nil {
 		done.Reason = err.Error()
 	}
-	_ = j.append(done)
-	return o, entry
+	fr := fileRef{path: ref.Path}
+	if fr.off, fr.n, err = j.appendAt(done); err != nil {
+		// The manifest must still record it: kept in memory (rare: a full disk).
+		fr.entry = entry
+	}
+	return o, fr
 }
 
 func renames(edits []store.Edit) []Rename {
@@ -444,45 +466,54 @@ func cutTornTail(path string) error {
 	return f.Truncate(0) // one torn line only
 }
 
-func (j *journal) append(e journalEntry) error { return j.write(e, true) }
+func (j *journal) append(e journalEntry) error {
+	_, _, err := j.write(e, true)
+	return err
+}
 
-// write appends e, and fsyncs the journal when sync is set.
-func (j *journal) write(e journalEntry, sync bool) error {
+// appendAt is append, returning where the line starts in the journal and its length.
+func (j *journal) appendAt(e journalEntry) (off int64, n int, err error) { return j.write(e, true) }
+
+// write appends e, and fsyncs the journal when sync is set; it returns the line's offset and
+// length (with its newline).
+func (j *journal) write(e journalEntry, sync bool) (int64, int, error) {
 	b, err := marshalJournalLine(e)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := fileio.Fault(fileio.FaultWrite, j.f.Name()); err != nil {
-		return fmt.Errorf("write journal: %w", err)
+		return 0, 0, fmt.Errorf("write journal: %w", err)
 	}
 	// A short write (a full disk) must not leave half a line that the next line would run
 	// into: the journal is cut back to where the line began.
-	if fi, serr := j.f.Stat(); serr == nil {
-		if n, err := j.f.Write(b); err != nil {
-			if n > 0 {
-				_ = j.f.Truncate(fi.Size())
-			}
-			return fmt.Errorf("write journal: %w", err)
-		}
-	} else if _, err := j.f.Write(b); err != nil {
-		return fmt.Errorf("write journal: %w", err)
+	fi, err := j.f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("write journal: %w", err)
 	}
+	if n, err := j.f.Write(b); err != nil {
+		if n > 0 {
+			_ = j.f.Truncate(fi.Size())
+		}
+		return 0, 0, fmt.Errorf("write journal: %w", err)
+	}
+	off := fi.Size()
 	if !sync {
-		return nil
+		return off, len(b), nil
 	}
 	if err := fileio.Fault(fileio.FaultSync, j.f.Name()); err != nil {
-		return fmt.Errorf("sync journal: %w", err)
+		return 0, 0, fmt.Errorf("sync journal: %w", err)
 	}
-	return j.f.Sync()
+	return off, len(b), j.f.Sync()
 }
 
 // recordTemp is the fileio.TempRecorder of a run: each temp file event is a journal line. An
 // announcement (and a foreign name) is fsynced before the file is created; a "gone" line is
 // not (lost in a crash, it only makes the next cleanup look for a file that is not there).
 func (j *journal) recordTemp(event, tmp, target string) error {
-	return j.write(journalEntry{Event: event, Path: tmp, Store: target}, event != fileio.TempGone)
+	_, _, err := j.write(journalEntry{Event: event, Path: tmp, Store: target}, event != fileio.TempGone)
+	return err
 }
 
 func (j *journal) close() {

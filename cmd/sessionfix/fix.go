@@ -368,7 +368,7 @@ func (o *fixOutput) abort(err error, res *rewrite.Result) error {
 	hint := ""
 	if res != nil && res.RunID != "" && res.Manifest != nil {
 		hint = fmt.Sprintf("; %s already rewritten in run %s (undo with: sessionfix undo --state-dir %s %s)",
-			plural(len(res.Manifest.Files), "file"), res.RunID, shellQuote(o.opts.StateDir), res.RunID)
+			plural(res.Files, "file"), res.RunID, shellQuote(o.opts.StateDir), res.RunID)
 	}
 	if o.opts.Format == "json" {
 		if !o.began {
@@ -585,7 +585,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err := out.end(p.Summary, summary, res); err != nil {
 		return err
 	}
-	if opts.Format == "table" && res.RunID != "" && len(res.Manifest.Files) > 0 {
+	if opts.Format == "table" && res.RunID != "" && res.Files > 0 {
 		fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
 			res.RunID, res.Dir, shellQuote(opts.StateDir), res.RunID)
 		for _, n := range res.Manifest.ToolNotes {

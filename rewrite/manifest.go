@@ -1,0 +1,133 @@
+package rewrite
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/sessionfix/sessionfix/internal/fileio"
+)
+
+// The final manifest of an apply run is streamed: its file entries are not held in memory
+// (one per rewritten store, each with a byte edit per name: they grow with the corpus) but
+// read back, one at a time in path order, from the journal's "done" lines (run.files says
+// where each starts) and written out as they come; the seal (trust.go) is computed over the
+// bytes as written, its 64 zero digits then patched in at their fixed offset. The bytes are
+// those marshalManifest gives for the same manifest with Files filled in.
+
+// filesMember is how marshalManifest writes an empty "files" member of the top-level object
+// (a string value cannot hold the newline, so this is the member, not a string's content).
+var filesMember = []byte("\n  \"files\": [")
+
+// streamManifest writes the manifest m (its Files ignored) with the n entries next returns
+// as its files, indented as marshalManifest does, the checksum left as 64 zeros; it returns
+// the seal for those bytes (the hex digits to put in place of the zeros, at byte offset
+// len(manifestSealPrefix)).
+func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, error)) ([]byte, error) {
+	c := *m
+	c.Version = manifestVersion
+	c.Checksum = sealPlaceholder
+	c.Files = []FileEntry{}
+	head, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	head = append(head, '\n')
+	if !bytes.HasPrefix(head, manifestSealPrefix) {
+		return nil, fmt.Errorf("manifest: checksum is not the first member")
+	}
+	i := bytes.Index(head, filesMember)
+	if i < 0 {
+		return nil, fmt.Errorf("manifest: no files member")
+	}
+	i += len(filesMember) // head[i] is the closing ']'
+	h := sha256.New()
+	w := bufio.NewWriterSize(io.MultiWriter(dst, h), 64<<10)
+	w.Write(head[:i])
+	for k := range n {
+		e, err := next()
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.MarshalIndent(e, "    ", "  ")
+		if err != nil {
+			return nil, err
+		}
+		if k > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString("\n    ")
+		w.Write(b)
+	}
+	if n > 0 {
+		w.WriteString("\n  ")
+	}
+	w.Write(head[i:])
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	sum := make([]byte, 64)
+	hex.Encode(sum, h.Sum(nil))
+	return sum, nil
+}
+
+// writeFinalManifest replaces manifest.json of the run with r.m and the entries of r.files
+// (sorted by path), read back from the journal one at a time; like writeManifest its temp
+// file is a sibling (".manifest.json<digits>").
+func (r *run) writeFinalManifest() error {
+	path := filepath.Join(r.dir, manifestName)
+	if err := fileio.Fault(fileio.FaultWrite, path); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	jr, err := os.Open(filepath.Join(r.dir, journalName))
+	if err != nil {
+		return fmt.Errorf("write manifest: read journal: %w", err)
+	}
+	defer jr.Close()
+	var line []byte
+	k := 0
+	next := func() (*FileEntry, error) {
+		f := r.files[k]
+		k++
+		if f.entry != nil {
+			return f.entry, nil
+		}
+		if cap(line) < f.n {
+			line = make([]byte, f.n)
+		}
+		line = line[:f.n]
+		if _, err := jr.ReadAt(line, f.off); err != nil {
+			return nil, fmt.Errorf("read journal at byte %d: %w", f.off, err)
+		}
+		var e journalEntry
+		if err := json.Unmarshal(bytes.TrimSuffix(line, []byte("\n")), &e); err != nil || e.Event != "done" || e.Entry == nil || e.Entry.Ref.Path != f.path {
+			return nil, fmt.Errorf("journal line at byte %d is not the entry of %s", f.off, f.path)
+		}
+		return e.Entry, nil
+	}
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(r.dir), renameio.WithPermissions(0o600), renameio.WithExistingPermissions())
+	if err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	defer pf.Cleanup()
+	sum, err := streamManifest(pf, r.m, len(r.files), next)
+	if err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	if _, err := pf.WriteAt(sum, int64(len(manifestSealPrefix))); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	r.m.Version = manifestVersion
+	return nil
+}
