@@ -3,11 +3,9 @@
 // would write passes instead. It reads the plan rewrite.PlanStore computed (the scan pipeline's):
 // no second scanner, no second naming rule.
 //
-// The name a provider sees: a site's stored name, except for a Codex call whose name and
-// namespace are two members (one Site.Group): the provider sees the flat spelling
-// mcpname.CodexName.Flat (namespace without trailing '_' + "__" + name without leading '_';
-// E5 "mcp__fs" + "read_file" → "mcp__fs__read_file"), the string the Responses API shows the
-// model and the one Codex sends where a request cannot carry a namespace (schemes.md §A.4).
+// The name a provider sees: a site's stored name, except for a call whose name and namespace
+// are two members (one Site.Group): the provider sees the one name the agent's room says
+// (agent.Agent.SentName; "mcp__fs" + "read_file" → "mcp__fs__read_file", schemes.md §A.4).
 // Sites no provider receives are not checked, and counted: telemetry, usage-record keys,
 // bridge-call arguments, permission rules and read-only raw identity records.
 package check
@@ -19,7 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Rejection is one provider's verdict on one name: the rules it breaks.
@@ -53,7 +51,7 @@ type Finding struct {
 // Result is the check of a set of stores and declared names.
 type Result struct {
 	Findings []Finding
-	// Checked counts the names checked (a Codex name+namespace group once); Skipped the sites
+	// Checked counts the names checked (a name+namespace group once); Skipped the sites
 	// not sent to any provider, by kind.
 	Checked int
 	Skipped map[string]int
@@ -67,12 +65,10 @@ func sent(s *store.Site) bool {
 	switch s.Kind {
 	case store.SiteTelemetry, store.SiteUsageKey, store.SiteBridge, store.SiteRule:
 		return false
-	case claude.ClaudeSiteSelect, claude.ClaudeSiteDeferred:
-		// A ToolSearch input and the deferred-tool listing reach the model as text, not as
-		// tool names; their names are checked where they are (tool_use, tool_reference).
-		return false
 	}
-	return true
+	// A search query or a listing of deferred tools reaches the model as text, not as tool
+	// names; their names are checked where they are tool names.
+	return !all.TextSite(s.Kind)
 }
 
 // Reject returns the providers of ps that reject name (units: see Finding.Units).
@@ -111,7 +107,7 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 				continue
 			}
 			done[g] = true
-			f.Name, f.After, f.Action = groupNames(groups[g])
+			f.Name, f.After, f.Action = groupNames(sp.Snap.Agent, groups[g])
 			if n := nameSite(groups[g]); n != nil {
 				f.Loc, f.JSONPath, f.Class = n.Site.Loc, n.Site.Path, n.Class
 			}
@@ -144,9 +140,9 @@ func nameSite(ds []rewrite.Decision) *rewrite.Decision {
 	return nil
 }
 
-// groupNames is the flat name a provider sees for a Codex name+namespace group, before and
-// after fix, and the group's action (the strongest of its members', as StorePlan.Names).
-func groupNames(ds []rewrite.Decision) (now, after string, act rewrite.Action) {
+// groupNames is the flat name a provider sees for a name+namespace group, before and after
+// fix, and the group's action (the strongest of its members', as StorePlan.Names).
+func groupNames(id store.AgentID, ds []rewrite.Decision) (now, after string, act rewrite.Action) {
 	var ns, name, ns2, name2 string
 	act = rewrite.ActNone
 	for _, d := range ds {
@@ -163,15 +159,19 @@ func groupNames(ds []rewrite.Decision) (now, after string, act rewrite.Action) {
 			name, name2 = v, v2
 		}
 	}
-	return flat(ns, name), flat(ns2, name2), act
+	return flat(id, ns, name), flat(id, ns2, name2), act
 }
 
-// flat is what a provider sees of a namespace and name: the name alone without a namespace.
-func flat(ns, name string) string {
+// flat is what a provider sees of a namespace and name: the name alone without a namespace,
+// else the agent's agent.Agent.SentName (the name alone for an agent without one).
+func flat(id store.AgentID, ns, name string) string {
 	if ns == "" {
 		return name
 	}
-	return mcpname.CodexName{Namespace: ns, Name: name}.Flat()
+	if a := all.Lookup(id); a != nil && a.SentName != nil {
+		return a.SentName(ns, name)
+	}
+	return name
 }
 
 // Declared adds the findings of declared tool names (an inventory's): each name as given,

@@ -9,19 +9,20 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 func TestGroupNamesFlat(t *testing.T) {
 	ns := &store.Site{Field: "namespace", Name: "mcp__lit", Group: "g"}
 	nm := &store.Site{Field: "name", Name: "get_data_for_a_specific_location_and_date_range_extended", Group: "g"}
-	now, after, act := groupNames([]rewrite.Decision{{Site: ns, Action: rewrite.ActNone}, {Site: nm, Action: rewrite.ActNone}})
+	now, after, act := groupNames(codex.ID, []rewrite.Decision{{Site: ns, Action: rewrite.ActNone}, {Site: nm, Action: rewrite.ActNone}})
 	assert.Equal(t, "mcp__lit__get_data_for_a_specific_location_and_date_range_extended", now)
 	assert.Equal(t, now, after)
 	assert.Equal(t, rewrite.ActNone, act)
 	// A flat Codex 0.50 name rewritten to namespace (inserted: no Raw) + name.
 	ins := &store.Site{Field: "namespace", Group: "h"}
 	old := &store.Site{Field: "name", Name: "mcp__foo-bar__deploy.prod", Group: "h"}
-	now, after, act = groupNames([]rewrite.Decision{{Site: old, Action: rewrite.ActRewrite, New: "deploy_prod"}, {Site: ins, Action: rewrite.ActRewrite, New: "mcp__foo_bar"}})
+	now, after, act = groupNames(codex.ID, []rewrite.Decision{{Site: old, Action: rewrite.ActRewrite, New: "deploy_prod"}, {Site: ins, Action: rewrite.ActRewrite, New: "mcp__foo_bar"}})
 	assert.Equal(t, "mcp__foo-bar__deploy.prod", now)
 	assert.Equal(t, "mcp__foo_bar__deploy_prod", after)
 	assert.Equal(t, rewrite.ActRewrite, act)

@@ -132,6 +132,21 @@ func (p *PathPolicy[T]) For(path string) T {
 	return p.Default
 }
 
+// ClassInfo describes, for reports, a class an agent's namer gives beyond mcpname.Classes.
+type ClassInfo struct {
+	Class mcpname.Class
+	// Action is what fix does with a name of the class (the "fix action" column of scan's
+	// class table).
+	Action string
+	// Kept says why a kept name of the class is kept although a provider rejects it, and how
+	// to get it rewritten (the summary's kept line); "" for a class whose names are never kept
+	// rejected.
+	Kept string
+	// KeptInHome, when set, replaces Kept when every store of the agent was planned with the
+	// configuration of an agent home given as PATH (advice to give the whole home is moot).
+	KeptInHome string
+}
+
 // ReadOnlyNote explains a site that is reported but never rewritten (raw identity records,
 // permission rules kept in a store).
 const ReadOnlyNote = "reported only: this record is never rewritten"

@@ -13,8 +13,7 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // ExitFinding is the exit status of a --fail-on finding, named in KeptLine (cmd/sessionfix
@@ -290,27 +289,20 @@ func (a *Summary) KeptLine() string {
 }
 
 // keptWhy says why names of a class were kept although a provider rejects them, and how to
-// get them rewritten. For Codex, homes are where the rollouts were planned from (CodexInfo):
-// giving the whole Codex home as PATH is only suggested when some rollout was not planned with
-// a home of PATH.
+// get them rewritten (the room's naming.ClassInfo.Kept). homes are where the rollouts were
+// planned from (CodexInfo): ClassInfo.KeptInHome is used when every one was planned with a
+// home of PATH (giving the whole home as PATH is then no advice).
 func keptWhy(c mcpname.Class, homes []*CodexInfo) string {
-	switch c {
-	case codex.ClassCodexUnattributed:
-		if len(homes) > 0 && !slices.ContainsFunc(homes, func(ci *CodexInfo) bool { return ci.ConfigFrom != CodexFromPath }) {
-			return "raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls)"
-		}
-		return "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read"
-	case mcpname.ClassLegacyTruncatedDotted:
+	if c == mcpname.ClassLegacyTruncatedDotted {
 		return "kept by --keep-truncated; fix: run without it"
-	case claude.ClassClaudeShared:
-		return "its current name is shared by two raw tools (only one can be called); fix: --allow-shared rewrites it anyway"
-	case claude.ClassClaudeUnattributed:
-		return "raw MCP identity unknown or ambiguous; fix: pass --mcp-config FILE (the servers' keys) or --inventory"
-	case claude.ClassClaudeOverLong:
-		return "the name Claude Code itself registers (longer than 64); only a shorter server key or tool name on the server side avoids it"
-	default:
-		return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
 	}
+	if ci, ok := all.ClassOf(c); ok && ci.Kept != "" {
+		if ci.KeptInHome != "" && len(homes) > 0 && !slices.ContainsFunc(homes, func(ci *CodexInfo) bool { return ci.ConfigFrom != CodexFromPath }) {
+			return ci.KeptInHome
+		}
+		return ci.Kept
+	}
+	return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
 }
 
 // AppliedLine is the closing sentence of fix --apply: what was really rewritten.

@@ -2,9 +2,11 @@
 // name is kept), applies a plan with backups and a journal, and undoes runs.
 //
 // The plan is data: Build is pure and deterministic (sorted), Apply consumes it, and dry-run
-// only prints it. rewrite imports store (store/all to reopen stores for undo, store/jsonl and
-// store/codex for the Codex rollout layout and config) and mcpname; it never imports scan,
-// audit, reports or cmd.
+// only prints it. The naming rules are the agents' (agent.Agent.Namer in each room, found
+// through store/all by NamerFor); rewrite adds what holds for every agent (a call and its
+// response end alike, object keys stay distinct, unwritable stores are kept). rewrite imports
+// naming, store, store/all (namers, reopening stores for undo) and mcpname; it never imports
+// an engine, scan, audit, reports or cmd.
 package rewrite
 
 import (
@@ -58,8 +60,8 @@ func (sp *StorePlan) Edits() []store.Edit {
 	return out
 }
 
-// Count returns how many names have action a. Sites of one Group (a Codex function_call's
-// name and namespace) are one name, whose action is the strongest of its sites' (rewrite, then
+// Count returns how many names have action a. Sites of one Group (a call's name and its
+// namespace member) are one name, whose action is the strongest of its sites' (rewrite, then
 // keep, then none).
 func (sp *StorePlan) Count(a Action) int {
 	n := 0

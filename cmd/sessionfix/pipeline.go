@@ -15,8 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // stateDirOf resolves the state directory (pipeline.StateDir with env's environment).
@@ -139,7 +138,11 @@ func keptFinding(a *aggregate, env *Env, cmd string, failOnKept bool) error {
 // classTable counts names per class; labels splits legacy-dotted by reason (classLabel).
 func classTable(rep *scanReport, labels map[string]int) *reports.Table {
 	t := &reports.Table{Columns: []string{"class", "names", "fix action"}}
-	for _, c := range append(append(slices.Clone(mcpname.Classes), codex.CodexClasses...), claude.ClaudeClasses...) {
+	classes := slices.Clone(mcpname.Classes)
+	for _, ci := range all.Classes() {
+		classes = append(classes, ci.Class)
+	}
+	for _, c := range classes {
 		n := rep.Classes[c]
 		if n == 0 {
 			continue
@@ -165,21 +168,11 @@ func classAction(c mcpname.Class) string {
 		return "rewrite to normalizeMcp(name); keep with --keep-truncated"
 	case mcpname.ClassLossyLegacy:
 		return "keep; rewrite with --rewrite-lossy"
-	case codex.ClassCodexRejected:
-		return "rewrite to the current Codex name (namespace + name) of its raw identity"
-	case codex.ClassCodexUnattributed:
-		return "keep (raw identity unknown; pass --inventory or --codex-config)"
-	case claude.ClassClaudeRenamed:
-		return "rewrite to the current Claude Code name of its raw identity"
-	case claude.ClassClaudeShared:
-		return "report (two raw tools share the current name); rewrite with --allow-shared"
-	case claude.ClassClaudeUnattributed:
-		return "keep (raw identity unknown; pass --mcp-config or --inventory)"
-	case claude.ClassClaudeOverLong:
-		return "keep (the name Claude Code registers; providers with a 64 limit reject it)"
-	default:
-		return "none"
 	}
+	if ci, ok := all.ClassOf(c); ok {
+		return ci.Action
+	}
+	return "none"
 }
 
 func storeTable(stores []storeRow) *reports.Table {

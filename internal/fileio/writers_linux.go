@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// An agent that keeps its session file open (a Node.js WriteStream, Codex's rollout writer) goes
+// An agent that keeps its session file open (a Node.js WriteStream, a Rust rollout writer) goes
 // on writing to the old inode after the file is replaced: those writes would vanish from the
 // session. Linux shows every process's open files under /proc/<pid>/fd, so a file another
 // process holds open for writing is refused as in use. Processes of other users are not

@@ -27,29 +27,29 @@ type Env struct {
 // thing (no default roots, no JSONL stores, …). Functions are pure except where they say
 // they look at the file system.
 type Agent struct {
-	// ID names the agent in reports, manifests, --agent and SQLite profiles ("codex").
+	// ID names the agent in reports, manifests, --agent and SQLite profiles (say "acme").
 	ID store.AgentID
-	// Name is the agent's product name for messages ("Codex CLI").
+	// Name is the agent's product name for messages ("Acme CLI").
 	Name string
 	// Env lists the environment variables the agent itself reads to find its stores, in the
-	// order it consults them ("CODEX_HOME", "CODEX_SQLITE_HOME"); documentation and --help.
+	// order it consults them ("ACME_HOME", "ACME_DATA_DIR"); documentation and --help.
 	Env []string
 
 	// Roots returns the roots a scan walks when no PATH is given and --agent names this
-	// agent (it may stat paths to pick the ones that exist). nil: Qwen Code's runtime
-	// directory is walked. --agent accepts an agent with Roots or ForceJSONL.
+	// agent (it may stat paths to pick the ones that exist). nil: the default roots of
+	// store/all.DefaultRoots are walked. --agent accepts an agent with Roots or ForceJSONL.
 	Roots func(env Env) []string
 	// RootsTried says, for the error about default roots that do not exist ("no <what> found:
-	// tried <tried>: … (pass a PATH, or <hint>)"), what the roots are ("Codex home with
-	// sessions"), how Roots chose them ("$CODEX_HOME (not set), so ~/.codex") and what to do
-	// instead ("set CODEX_HOME").
+	// tried <tried>: … (pass a PATH, or <hint>)"), what the roots are ("Acme home with
+	// sessions"), how Roots chose them ("$ACME_HOME (not set), so ~/.acme") and what to do
+	// instead ("set ACME_HOME").
 	RootsTried func(env Env) (what, tried, hint string)
 	// HomeOf returns the agent home a path lies in, recognised by the files only such a home
-	// holds (a copied ~/.codex is planned with its own config), or "" when it lies in none.
+	// holds (a copied ~/.acme is planned with its own config), or "" when it lies in none.
 	// It looks at the file system.
 	HomeOf func(path string) string
 	// FollowLink says why discovery follows the symbolic link at path (a directory of the
-	// agent's home moved to another disk and linked back: "a Codex home's sessions/"), or ""
+	// agent's home moved to another disk and linked back: "an Acme home's sessions/"), or ""
 	// when it does not (links are not followed otherwise). It looks at the file system.
 	FollowLink func(path string) string
 
@@ -67,7 +67,7 @@ type Agent struct {
 	// auto is one of the agent's profiles, else left out with a warning naming auto's agent.
 	ForceJSONL func(path string, firstLine []byte, auto *jsonl.Profile) (p *jsonl.Profile, warning string)
 	// Compressed says why a compressed file (*.zst, or the zstd magic) that is one of the
-	// agent's stores is not read ("zstd-compressed Codex rollout: …"); "" when it is not the
+	// agent's stores is not read ("zstd-compressed Acme session: …"); "" when it is not the
 	// agent's. forced: --agent names this agent. It may stat paths (the plain file beside it).
 	Compressed func(path string, forced bool) string
 
@@ -78,4 +78,14 @@ type Agent struct {
 	// (Snapshot.Agent picks it). nil: naming.ProviderSafe (only names a provider rejects are
 	// rewritten, with mcpname.Normalize).
 	Namer naming.Namer
+	// Classes describes the classes Namer gives beyond mcpname.Classes, in report order.
+	Classes []naming.ClassInfo
+	// TextSites lists the agent's site kinds whose names reach the model as text (a search
+	// query, a listing of deferred tools), not as tool names: a provider's tool-name rule does
+	// not apply to them (check skips them; their names are checked where they are tool names).
+	TextSites []store.SiteKind
+	// SentName is the one name a provider sees of a call the agent stores as a namespace
+	// member and a name (the sites of one Site.Group, the namespace's Field "namespace"):
+	// check tests that name. nil: the agent stores no such calls.
+	SentName func(namespace, name string) string
 }

@@ -14,9 +14,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
@@ -48,6 +51,40 @@ func Lookup(id store.AgentID) *agent.Agent {
 		}
 	}
 	return nil
+}
+
+// Classes lists the classes the agents' namers give beyond mcpname.Classes: every agent's
+// agent.Agent.Classes, in list order (the order of scan's class table).
+func Classes() []naming.ClassInfo {
+	var out []naming.ClassInfo
+	for _, a := range Agents {
+		out = append(out, a.Classes...)
+	}
+	return out
+}
+
+// ClassOf returns what an agent's room says of class c (ok false for mcpname's own classes
+// and unknown ones).
+func ClassOf(c mcpname.Class) (info naming.ClassInfo, ok bool) {
+	for _, a := range Agents {
+		for _, ci := range a.Classes {
+			if ci.Class == c {
+				return ci, true
+			}
+		}
+	}
+	return naming.ClassInfo{}, false
+}
+
+// TextSite reports whether sites of kind k reach the model as text, not as tool names
+// (agent.Agent.TextSites of some agent).
+func TextSite(k store.SiteKind) bool {
+	for _, a := range Agents {
+		if slices.Contains(a.TextSites, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // Selectable lists the ids --agent accepts (agents with default roots or a forced reading),

@@ -83,7 +83,8 @@ var Agent = &agent.Agent{
 		return "Claude Code sessions", tried, "set " + EnvConfigDir
 	},
 	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect, ForceJSONL: Force,
-	Namer: claudeNamer{},
+	Namer: claudeNamer{}, Classes: ClaudeClasses,
+	TextSites: []store.SiteKind{ClaudeSiteSelect, ClaudeSiteDeferred},
 }
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a

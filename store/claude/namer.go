@@ -48,8 +48,16 @@ const (
 	ClassClaudeOverLong mcpname.Class = "claude-over-long"
 )
 
-// ClaudeClasses lists the Claude-only classes in report order.
-var ClaudeClasses = []mcpname.Class{ClassClaudeRenamed, ClassClaudeShared, ClassClaudeUnattributed, ClassClaudeOverLong}
+// ClaudeClasses describes the Claude-only classes in report order (agent.Agent.Classes).
+var ClaudeClasses = []naming.ClassInfo{
+	{Class: ClassClaudeRenamed, Action: "rewrite to the current Claude Code name of its raw identity"},
+	{Class: ClassClaudeShared, Action: "report (two raw tools share the current name); rewrite with --allow-shared",
+		Kept: "its current name is shared by two raw tools (only one can be called); fix: --allow-shared rewrites it anyway"},
+	{Class: ClassClaudeUnattributed, Action: "keep (raw identity unknown; pass --mcp-config or --inventory)",
+		Kept: "raw MCP identity unknown or ambiguous; fix: pass --mcp-config FILE (the servers' keys) or --inventory"},
+	{Class: ClassClaudeOverLong, Action: "keep (the name Claude Code registers; providers with a 64 limit reject it)",
+		Kept: "the name Claude Code itself registers (longer than 64); only a shorter server key or tool name on the server side avoids it"},
+}
 
 // ClaudeKey is one MCP server key of the configuration and the file that names it.
 type ClaudeKey struct {

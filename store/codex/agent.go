@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/jsonl"
@@ -99,7 +100,11 @@ var Agent = &agent.Agent{
 	Roots: existingRoots, RootsTried: RootsTried, HomeOf: HomeOf, FollowLink: FollowLink,
 	JSONL: []*jsonl.Profile{Rollout}, DetectJSONL: Detect, ForceJSONL: Force, Compressed: Compressed,
 	SQLite: []*sqlite.Profile{HistoryProfile, StateProfile},
-	Namer:  codexNamer{},
+	Namer:  codexNamer{}, Classes: CodexClasses,
+	// The flat spelling (namespace without trailing '_' + "__" + name without leading '_'):
+	// the string the Responses API shows the model and the one Codex sends where a request
+	// cannot carry a namespace (schemes.md §A.4).
+	SentName: func(ns, name string) string { return mcpname.CodexName{Namespace: ns, Name: name}.Flat() },
 }
 
 // homeFiles reports whether dir holds a file only a Codex home has besides its session

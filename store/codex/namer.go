@@ -50,8 +50,13 @@ const (
 	ClassCodexUnattributed mcpname.Class = "codex-unattributed"
 )
 
-// CodexClasses lists the Codex-only classes in report order.
-var CodexClasses = []mcpname.Class{ClassCodexRejected, ClassCodexUnattributed}
+// CodexClasses describes the Codex-only classes in report order (agent.Agent.Classes).
+var CodexClasses = []naming.ClassInfo{
+	{Class: ClassCodexRejected, Action: "rewrite to the current Codex name (namespace + name) of its raw identity"},
+	{Class: ClassCodexUnattributed, Action: "keep (raw identity unknown; pass --inventory or --codex-config)",
+		Kept:       "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read",
+		KeptInHome: "raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls)"},
+}
 
 // Limits a stored Codex name must meet (schemes.md §D): a flat name is checked against 64 bytes,
 // the limit of every wire Codex has used (Chat Completions, Responses until 2026-09, Bedrock);

@@ -3,8 +3,8 @@
 // other byte stays) and survives a rescan, a second pass finds nothing, a stale token or a store
 // changed since the scan is refused without a change, a failed journal aborts cleanly, undo
 // restores the original content, and undo refuses a store changed since the run unless forced.
-// RunReadOnly is the part that applies to a profile with no rewritable site (Codex's SQLite
-// databases: raw identities only).
+// RunReadOnly is the part that applies to a profile with no rewritable site (SQLite databases
+// holding raw identities only).
 //
 // This package's own tests run the suite over every profile of every engine, on the real
 // fixtures of fixtures/ (TestConformance, guarded by TestConformanceCoversEveryProfile).
@@ -49,7 +49,7 @@ type Fixture struct {
 	// Rename is the rewrite rule; nil means ProviderSafe.
 	Rename func(store.Site) (string, bool)
 	// Plan, when set, plans the edits of a scan instead of Rename (a rule that changes sites
-	// together, such as a Codex call's name and its inserted namespace).
+	// together, such as a call's name and its inserted namespace member).
 	Plan func(*store.Snapshot) []store.Edit
 	// MinEdits is the least number of names the fixture must give to rewrite (a fixture with
 	// nothing to rewrite tests nothing).
@@ -68,7 +68,7 @@ type Fixture struct {
 	// that a rewrite changed only the name tokens in it.
 	Value func(tb testing.TB, s store.Site) (key string, val []byte)
 	// Inserts is the least number of planned edits that insert an absent member (Site.Raw
-	// empty: a Codex function_call without "namespace"); 0 for profiles that never insert.
+	// empty: a call without a "namespace" member); 0 for profiles that never insert.
 	Inserts int
 }
 

@@ -1,0 +1,40 @@
+package all
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/qwen"
+)
+
+// TestNamersComeFromTheList: each room's naming rule, classes and text sites are reached
+// through the list, in list order.
+func TestNamersComeFromTheList(t *testing.T) {
+	var ids []mcpname.Class
+	for _, ci := range Classes() {
+		ids = append(ids, ci.Class)
+	}
+	assert.Equal(t, []mcpname.Class{codex.ClassCodexRejected, codex.ClassCodexUnattributed,
+		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong}, ids)
+	ci, ok := ClassOf(claude.ClassClaudeShared)
+	assert.True(t, ok)
+	assert.Contains(t, ci.Action, "--allow-shared")
+	_, ok = ClassOf(mcpname.ClassLegacyDotted)
+	assert.False(t, ok, "mcpname's own classes are not a room's")
+
+	assert.True(t, TextSite(claude.ClaudeSiteSelect))
+	assert.True(t, TextSite(claude.ClaudeSiteDeferred))
+	assert.False(t, TextSite(store.SiteCall))
+
+	for _, a := range []store.AgentID{qwen.ID, codex.ID, claude.ID} {
+		assert.NotNil(t, Lookup(a).Namer, "%s has its own naming rule", a)
+	}
+	assert.Nil(t, Lookup("opencode").Namer, "opencode follows naming.ProviderSafe")
+	var _ naming.Namer = naming.ProviderSafe{}
+}
