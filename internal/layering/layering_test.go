@@ -109,6 +109,39 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 	}
 }
 
+// TestNamingSitsBelowTheRooms: naming (the namer contract) imports only store and mcpname of
+// the module, so every room can implement it; a room reaches the plan only through naming
+// (never rewrite, pipeline, scan, check, audit or cmd), so the engine stays above the rooms
+// (issue 10: namers in the rooms).
+func TestNamingSitsBelowTheRooms(t *testing.T) {
+	all := imports(t)
+	require.Contains(t, all, "naming")
+	for _, imp := range all["naming"] {
+		if target, ok := strings.CutPrefix(imp, module); ok {
+			assert.True(t, target == "store" || target == "mcpname", "naming must not import %s (only store and mcpname)", target)
+		}
+	}
+	rs := rooms(all)
+	usesNaming := 0
+	for _, r := range rs {
+		for pkg, imps := range all {
+			if !under(pkg, r) {
+				continue
+			}
+			for _, imp := range imps {
+				target := strings.TrimPrefix(imp, module)
+				if target == "naming" {
+					usesNaming++
+				}
+				for _, f := range []string{"rewrite", "pipeline", "scan", "check", "audit", "reports", "cmd"} {
+					assert.False(t, under(target, f), "agent room %s must not import %s (it reaches the plan through naming)", pkg, target)
+				}
+			}
+		}
+	}
+	assert.NotZero(t, usesNaming, "the rooms implement naming.Namer")
+}
+
 func TestDependenciesPointInward(t *testing.T) {
 	all := imports(t)
 	require.Contains(t, all, "mcpname")
@@ -116,7 +149,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"mcpname", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal", "provider"}},
+		{"mcpname", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal", "provider", "naming"}},
+		// naming is the namer contract below rewrite and the rooms.
+		{"naming", []string{"permission", "scan", "rewrite", "pipeline", "check", "audit", "reports", "cmd", "internal", "inventory", "provider"}},
 		// provider is the provider rule table: pure data over mcpname.
 		{"provider", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal"}},
 		// check applies the provider table to a plan: no discovery, no output.
