@@ -1,5 +1,10 @@
 package mcpname
 
+import (
+	"cmp"
+	"slices"
+)
+
 // QwenTool is one MCP tool Qwen Code registers today: the raw server key (of mcpServers) and the
 // raw tool name the server lists.
 type QwenTool struct{ Server, Tool string }
@@ -17,11 +22,33 @@ const (
 	// DispatchSeveral: more than one tool registers that name ("ambiguous"; Qwen Code's
 	// registry keeps the last one registered).
 	DispatchSeveral
+	// DispatchUnattributed: exactly one tool, but which raw identity was called is not known
+	// (no record names it), so same or other cannot be told.
+	DispatchUnattributed
 )
 
-// String is the class name: "none", "same", "redispatch", "ambiguous".
+// String is the class name: "none", "same", "redispatch", "ambiguous", "unattributed".
 func (d Dispatch) String() string {
-	return [...]string{"none", "same", "redispatch", "ambiguous"}[d]
+	return [...]string{"none", "same", "redispatch", "ambiguous", "unattributed"}[d]
+}
+
+// Finding reports whether the class is one scan, check and audit report: redispatch or
+// ambiguous.
+func (d Dispatch) Finding() bool { return d == DispatchOther || d == DispatchSeveral }
+
+// classifyDispatch is the class of a call of called (nil: not known) that reaches got.
+func classifyDispatch[T comparable](got []T, called *T) Dispatch {
+	switch {
+	case len(got) == 0:
+		return DispatchNone
+	case len(got) > 1:
+		return DispatchSeveral
+	case called == nil:
+		return DispatchUnattributed
+	case got[0] == *called:
+		return DispatchSame
+	}
+	return DispatchOther
 }
 
 // QwenResolve returns the tools (in the order given) a stored history call name reaches by
@@ -45,13 +72,74 @@ func QwenResolve(stored string, tools []QwenTool) []QwenTool {
 // it reaches.
 func QwenDispatch(stored string, called QwenTool, tools []QwenTool) (Dispatch, []QwenTool) {
 	got := QwenResolve(stored, tools)
-	switch {
-	case len(got) == 0:
-		return DispatchNone, nil
-	case len(got) > 1:
-		return DispatchSeveral, got
-	case got[0] == called:
-		return DispatchSame, got
+	return classifyDispatch(got, &called), got
+}
+
+// QwenCallers returns the tools of tools (restricted to server when it is not "") whose raw
+// identity a stored name spells as some Qwen Code release wrote it: the raw identity itself,
+// its legacy name (Legacy: 0.12.0 and earlier, dots kept, middle-truncated past 63 units) or its
+// registered name (Normalize: 0.24.x). One tool: the call's raw identity; several: the stored
+// spelling is shared (two servers whose keys flatten alike in Legacy, "foo:bar"/"foo_bar", or
+// two long names sharing one middle truncation), so which one was called is not known.
+func QwenCallers(stored, server string, tools []QwenTool) []QwenTool {
+	var out []QwenTool
+	for _, t := range tools {
+		if server != "" && t.Server != server {
+			continue
+		}
+		raw := Raw(t.Server, t.Tool)
+		if raw == stored || Legacy(raw) == stored || Normalize(raw) == stored {
+			out = append(out, t)
+		}
 	}
-	return DispatchOther, got
+	return out
+}
+
+// ClaudeDispatch classifies a stored Claude Code call by the lookup of era now over tools (the
+// configured servers' tools in configuration order): the tools ClaudeToolsNamed finds. From
+// ClaudeEraDedup on, a name several tools share reaches the first of them (recorded with
+// 2.1.332), so the class is then that tool's: same when it is called, redispatch when another
+// tool was; ambiguous only before that era (the name is offered twice) or when called is nil.
+// called nil: the raw identity is not known. Pure.
+func ClaudeDispatch(now ClaudeEra, stored string, called *ClaudeTool, tools []ClaudeTool) (Dispatch, []ClaudeTool) {
+	got := ClaudeToolsNamed(now, stored, tools)
+	if len(got) > 1 && now >= ClaudeEraDedup && called != nil {
+		return classifyDispatch(got[:1], called), got
+	}
+	return classifyDispatch(got, called), got
+}
+
+// CodexResolve returns the tools of tools (the whole current MCP tool set) that a stored Codex
+// call reaches by Codex's lookup under allocator parameters p: the allocator (CodexAllocate,
+// which hashes every member of a colliding namespace or name with a SHA-1 suffix of its own
+// identity) names each tool, and a call stored with a namespace (E4b on) reaches the tool
+// allocated exactly that (namespace, name); a call stored without one (flat eras E0–E3, or a
+// wire without namespaces) reaches each tool whose E4 model string (Concat), E5/E6 joined
+// string (Joined) or canonical flat name (Flat) equals the stored name. Sorted by server, then
+// tool. Pure.
+func CodexResolve(stored CodexName, tools []CodexTool, p CodexParams) []CodexTool {
+	var out []CodexTool
+	for t, n := range CodexAllocate(tools, p) {
+		switch {
+		case stored.Namespace != "":
+			if n == stored {
+				out = append(out, t)
+			}
+		case n.Concat() == stored.Name || n.Joined() == stored.Name || n.Flat() == stored.Name:
+			out = append(out, t)
+		}
+	}
+	sortCodexTools(out)
+	return out
+}
+
+// CodexDispatch classifies a stored Codex call of called (nil: no invocation record names it)
+// by CodexResolve.
+func CodexDispatch(stored CodexName, called *CodexTool, tools []CodexTool, p CodexParams) (Dispatch, []CodexTool) {
+	got := CodexResolve(stored, tools, p)
+	return classifyDispatch(got, called), got
+}
+
+func sortCodexTools(ts []CodexTool) {
+	slices.SortFunc(ts, func(a, b CodexTool) int { return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool)) })
 }
