@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -219,6 +220,19 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
 	p.Summary = NewSummary(p.Found)
 	s := p.Summary
+	s.Dispatch = &check.Lookup{Policy: p.Policy}
+	if inv != nil {
+		servers := map[string][]string{}
+		for _, k := range inv.Keys() {
+			for _, t := range inv.Servers[k].Tools {
+				servers[k] = append(servers[k], t.Name)
+			}
+			if servers[k] == nil {
+				servers[k] = []string{}
+			}
+		}
+		s.Dispatch.Qwen, s.Dispatch.QwenSource = check.NewQwenTools(servers), o.Inventory
+	}
 	s.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	s.Report.Problems = append(s.Report.Problems, rootProbs...)
 	s.Report.Problems = append(s.Report.Problems, cx.problems...)

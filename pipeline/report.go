@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
@@ -110,6 +111,9 @@ type ScanReport struct {
 	// Claude names, per Claude Code home, what its sessions were planned with (absent when
 	// the run found no Claude Code session).
 	Claude []*ClaudeInfo `json:"claude,omitempty"`
+	// Redispatch are the stored calls that reach another tool today, or several, by the agent's
+	// own lookup (check.Redispatches; issue 13 item 3): never rewritten into another tool.
+	Redispatch []check.Redispatch `json:"redispatch"`
 }
 
 // IdentityRow is one raw MCP identity recorded in the stores: how many records hold it, in how

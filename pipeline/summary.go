@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -45,6 +46,9 @@ type Summary struct {
 	RewriteDBs int
 	// DottedLabels counts the legacy-dotted sites by ClassLabel ("legacy-non-ascii", …).
 	DottedLabels map[string]int
+	// Dispatch is the current tool set re-dispatch detection looks stored calls up in
+	// (check.Redispatches; nil: not done). Its findings go to Report.Redispatch.
+	Dispatch *check.Lookup
 }
 
 // NewSummary starts the summary of a run over what discovery found: its ignored files and
@@ -118,6 +122,9 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	}
 	for _, w := range sp.Warnings {
 		a.Report.Problems = append(a.Report.Problems, NewProblem(ref.Path, w.Loc, string(w.Severity), w.Reason))
+	}
+	if a.Dispatch != nil {
+		a.Report.Redispatch = append(a.Report.Redispatch, check.Redispatches(sp, a.Dispatch)...)
 	}
 	counted := map[mcpname.CodexTool]bool{}
 	for _, id := range snap.Identities {
@@ -230,6 +237,9 @@ func (a *Summary) Finish() {
 	}
 	if a.Report.Stores == nil {
 		a.Report.Stores = []StoreRow{}
+	}
+	if a.Report.Redispatch == nil {
+		a.Report.Redispatch = []check.Redispatch{}
 	}
 }
 

@@ -140,6 +140,8 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		writeProblems(env, rep.Problems)
 	case "sarif":
 		rules, results := checkSARIF(rep, opts.Common.Inventory)
+		rrules, rresults := pipeline.RedispatchSARIF(rep.Redispatch, sarifPath, sarifFingerprint)
+		rules, results = append(rules, rrules...), append(results, rresults...)
 		if rep.known != nil {
 			results, _ = rep.known.Mark(results)
 		}
@@ -149,6 +151,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		writeProblems(env, rep.Problems)
 	default:
 		writeCheckText(env.Out, rep)
+		if l := pipeline.RedispatchLine(rep.Redispatch); l != "" {
+			fmt.Fprintln(env.Out, l)
+		}
 		writeProblems(env, rep.Problems)
 	}
 	switch {
@@ -185,6 +190,9 @@ type checkReport struct {
 	Providers []checkProvider `json:"providers"`
 	Findings  []checkFinding  `json:"findings"`
 	Problems  []problemRow    `json:"problems"`
+	// Redispatch are the stored calls the agent's own lookup reads as calls of another tool
+	// today, or of several (pipeline.ScanReport's; not counted in the exit status).
+	Redispatch []check.Redispatch `json:"redispatch"`
 }
 
 type checkProvider struct {
@@ -296,7 +304,8 @@ type checkRule struct {
 }
 
 func checkReportOf(res *check.Result, ps []*provider.Provider, a *aggregate) *checkReport {
-	rep := &checkReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []checkFinding{}, Problems: a.Report.Problems}
+	rep := &checkReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []checkFinding{}, Problems: a.Report.Problems,
+		Redispatch: a.Report.Redispatch}
 	if rep.Skipped == nil {
 		rep.Skipped = map[string]int{}
 	}
@@ -446,6 +455,7 @@ func writeCheckText(w io.Writer, rep *checkReport) {
 			fmt.Fprintln(w, s)
 		}
 	}
+	pipeline.WriteRedispatchText(w, rep.Redispatch)
 	fmt.Fprintln(w)
 	if rep.Rejected == 0 {
 		fmt.Fprintf(w, "no name is rejected by %s\n", strings.Join(ids, ", "))

@@ -334,8 +334,12 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 	}
 	writeProblems(o.env, a.Report.Problems)
 	writeCodexInfo(o.env.Out, &a.Report)
+	pipeline.WriteRedispatchText(o.env.Out, a.Report.Redispatch)
 	fmt.Fprintln(o.env.Out, summary)
 	if l := a.KeptLine(); l != "" {
+		fmt.Fprintln(o.env.Out, l)
+	}
+	if l := pipeline.RedispatchLine(a.Report.Redispatch); l != "" {
 		fmt.Fprintln(o.env.Out, l)
 	}
 	return nil
@@ -541,8 +545,12 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 		writeProblems(env, p.Summary.Report.Problems)
 		writeCodexInfo(env.Out, &p.Summary.Report)
+		pipeline.WriteRedispatchText(env.Out, p.Summary.Report.Redispatch)
 		fmt.Fprintln(env.Out, p.Summary.SummaryLine(false))
 		if l := p.Summary.KeptLine(); l != "" {
+			fmt.Fprintln(env.Out, l)
+		}
+		if l := pipeline.RedispatchLine(p.Summary.Report.Redispatch); l != "" {
 			fmt.Fprintln(env.Out, l)
 		}
 		t := p.Summary.Report.Totals

@@ -264,3 +264,50 @@ func TestAuditBaseline(t *testing.T) {
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.err, "--baseline "+bad+`: not an audit output (no "runs" or "pairs")`)
 }
+
+// TestScanSARIFRedispatch: the Claude Code sessions of fixtures/claude-real with an inventory
+// adding my_server (normalizes like "my server"): the 1.0.51 calls of lit/literature_search_pubmed
+// now reached by lit/literature.search_pubmed (sessionfix/name/redispatch, error) and the 1.0.51
+// mcp__my_server__ping calls both servers' ping now share (sessionfix/name/ambiguous, warning),
+// valid SARIF 2.1.0; a baseline of that output marks them unchanged.
+func TestScanSARIFRedispatch(t *testing.T) {
+	env := testEnv(t)
+	dir := t.TempDir()
+	copyTree(t, "../../fixtures/claude-real", dir)
+	inv := filepath.Join(t.TempDir(), "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"lit": {"tools": ["literature.search_pubmed", "literature_search_pubmed"]},
+  "my server": {"tools": ["ping"]}, "my_server": {"tools": ["ping"]}}}`), 0o644))
+	r := runCLI(t, env, "", "scan", "--agent", "claude", "--inventory", inv, "--format", "sarif", filepath.Join(dir, "dot-claude"))
+	require.Equal(t, exitOK, r.code, r.err)
+	run := validSARIF(t, r.out).Runs[0]
+	got := map[string]int{}
+	var msg string
+	for _, x := range run.Results {
+		if strings.HasPrefix(x.RuleID, "sessionfix/name/redispatch") || x.RuleID == "sessionfix/name/ambiguous" {
+			got[x.RuleID+" "+x.Level]++
+			if x.RuleID == "sessionfix/name/redispatch" && msg == "" {
+				msg = x.Message.Text
+				assert.Equal(t, 4, x.Locations[0].Physical.Region.StartLine)
+				assert.True(t, strings.HasSuffix(x.Locations[0].Physical.Artifact.URI, "/d848c0de-9878-4606-93d3-ab6dda5f2c41.jsonl"), x.Locations[0].Physical.Artifact.URI)
+			}
+		}
+	}
+	assert.Equal(t, map[string]int{"sessionfix/name/redispatch error": 2, "sessionfix/name/ambiguous warning": 2}, got)
+	assert.Contains(t, msg, "called lit/literature_search_pubmed (the only tool Claude Code 1.0.51 (line 4) named so (server-normalized era)); now reaches lit/literature.search_pubmed")
+	var ids []string
+	for _, x := range run.Tool.Driver.Rules {
+		ids = append(ids, x.ID)
+	}
+	assert.Contains(t, ids, "sessionfix/name/redispatch")
+	assert.Contains(t, ids, "sessionfix/name/ambiguous")
+
+	base := filepath.Join(t.TempDir(), "base.sarif")
+	require.NoError(t, os.WriteFile(base, []byte(r.out), 0o644))
+	r = runCLI(t, env, "", "scan", "--agent", "claude", "--inventory", inv, "--format", "sarif", "--baseline", base, filepath.Join(dir, "dot-claude"))
+	require.Equal(t, exitOK, r.code, r.err)
+	for _, x := range validSARIF(t, r.out).Runs[0].Results {
+		if x.RuleID == "sessionfix/name/redispatch" || x.RuleID == "sessionfix/name/ambiguous" {
+			assert.Equal(t, "unchanged", x.BaselineState)
+		}
+	}
+}

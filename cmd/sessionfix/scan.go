@@ -111,6 +111,8 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}
 	rep := &p.Summary.Report
 	rep.Roots, rep.Elapsed = p.Roots, time.Since(start).Round(time.Millisecond).String()
+	rules, results := pipeline.RedispatchSARIF(rep.Redispatch, sarifPath, sarifFingerprint)
+	sar.rules, sar.results = append(sar.rules, rules...), append(sar.results, results...)
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
@@ -207,9 +209,13 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	}
 	writeProblems(env, rep.Problems)
 	writeCodexInfo(w, rep)
+	pipeline.WriteRedispatchText(w, rep.Redispatch)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, a.SummaryLine(false))
 	if l := a.KeptLine(); l != "" {
+		fmt.Fprintln(w, l)
+	}
+	if l := pipeline.RedispatchLine(rep.Redispatch); l != "" {
 		fmt.Fprintln(w, l)
 	}
 	return nil
