@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
@@ -38,8 +39,9 @@ type Lookup struct {
 	// QwenSource names them in explanations ("inventory.json"). nil: Qwen calls are not checked.
 	Qwen       []mcpname.QwenTool
 	QwenSource string
-	// Policy holds the Codex tool sets (inventory, else thread history, filtered by
-	// config.toml) and the Claude Code tools (--inventory / --discover) of the fix plan.
+	// Policy is the fix plan's: its per-agent slots (naming.AgentOf) hold the Codex tool sets
+	// (inventory, else thread history, filtered by config.toml) and the Claude Code tools
+	// (--inventory / --discover).
 	Policy rewrite.Policy
 }
 
@@ -301,10 +303,7 @@ func flattened(s string) string {
 // raw identities of the home's thread history, filtered as config.toml registers them; the
 // lookup: mcpname.CodexResolve under config.toml's allocator parameters.
 func codexRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
-	cp := lk.Policy.Codex
-	if c := lk.Policy.CodexByPath[sp.Snap.Ref.Path]; c != nil {
-		cp = *c
-	}
+	cp := naming.AgentOf[naming.PathPolicy[codex.CodexPolicy]](lk.Policy, codex.ID).For(sp.Snap.Ref.Path)
 	set, label := cp.Inventory, cmp.Or(cp.InventorySource, "the inventory")
 	if set == nil {
 		set, label = cp.History, cmp.Or(cp.HistorySource, "the thread history")
@@ -429,10 +428,7 @@ func codexRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 // Today's lookup: mcpname.ClaudeDispatch in the era of the current release (ClaudePolicy.Version,
 // else the newest recorded).
 func claudeRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
-	cp := lk.Policy.Claude
-	if c := lk.Policy.ClaudeByPath[sp.Snap.Ref.Path]; c != nil {
-		cp = *c
-	}
+	cp := naming.AgentOf[naming.PathPolicy[claude.ClaudePolicy]](lk.Policy, claude.ID).For(sp.Snap.Ref.Path)
 	if cp.Tools == nil {
 		return nil
 	}

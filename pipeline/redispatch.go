@@ -114,10 +114,10 @@ func reachLine(r check.Redispatch) string {
 
 // RedispatchSARIF turns findings into SARIF rules and results: rule RuleRedispatch (level
 // "error": the history now reads as a call of another tool) or RuleAmbiguous ("warning"),
-// located at the store path (path maps it to an artifact URI) and line, with a fingerprint
-// (fingerprint over "redispatch", class, namespace, stored name, called tool, path, row) that
-// ignores the line, as scan's other results.
-func RedispatchSARIF(rs []check.Redispatch, path func(string) string, fingerprint func(...string) string) ([]reports.SARIFRule, []reports.SARIFResult) {
+// located at the store path (reports.SARIFPath) and line, with a fingerprint
+// (reports.SARIFFingerprint over "redispatch", class, namespace, stored name, called tool,
+// path, row) that ignores the line, as scan's other results.
+func RedispatchSARIF(rs []check.Redispatch) ([]reports.SARIFRule, []reports.SARIFResult) {
 	var rules []reports.SARIFRule
 	seen := map[string]bool{}
 	var results []reports.SARIFResult
@@ -146,9 +146,9 @@ func RedispatchSARIF(rs []check.Redispatch, path func(string) string, fingerprin
 		if r.Called != nil {
 			called = r.Called.String()
 		}
-		p := path(r.Store)
+		p := reports.SARIFPath(r.Store)
 		results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: p, Line: r.Loc.Line, Level: level,
-			Fingerprint: fingerprint("redispatch", r.Class, r.Namespace, r.Stored, called, p, r.Loc.Row)})
+			Fingerprint: reports.SARIFFingerprint("redispatch", r.Class, r.Namespace, r.Stored, called, p, r.Loc.Row)})
 	}
 	return rules, results
 }

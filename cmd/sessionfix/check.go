@@ -140,7 +140,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		writeProblems(env, rep.Problems)
 	case "sarif":
 		rules, results := checkSARIF(rep, opts.Common.Inventory)
-		rrules, rresults := pipeline.RedispatchSARIF(rep.Redispatch, sarifPath, sarifFingerprint)
+		rrules, rresults := pipeline.RedispatchSARIF(rep.Redispatch)
 		rules, results = append(rules, rrules...), append(results, rresults...)
 		if rep.known != nil {
 			results, _ = rep.known.Mark(results)

@@ -111,7 +111,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}
 	rep := &p.Summary.Report
 	rep.Roots, rep.Elapsed = p.Roots, time.Since(start).Round(time.Millisecond).String()
-	rules, results := pipeline.RedispatchSARIF(rep.Redispatch, sarifPath, sarifFingerprint)
+	rules, results := pipeline.RedispatchSARIF(rep.Redispatch)
 	sar.rules, sar.results = append(sar.rules, rules...), append(sar.results, results...)
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
