@@ -13,10 +13,12 @@
 // medians, the RSS the largest of the sessionfix runs (getrusage of the child).
 //
 // Usage: sessionfix-bench [-bin bin/sessionfix] [-dir DIR] [-jsonl 256,1024,4096] [-sqlite
-// 100000,1000000] [-large] [-runs 3]. BENCH_DIR and BENCH_LARGE=1 are read by the Makefile.
+// 100000,1000000] [-large] [-runs 3]; sessionfix-bench -generate-sqlite DB -parts N only builds a
+// database. BENCH_DIR and BENCH_LARGE=1 are read by the Makefile.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -24,6 +26,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
 )
 
 // config is what every case gets.
@@ -46,7 +50,17 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory")
 	generate := flag.String("generate", "", "only generate a JSONL corpus of -size-mib MiB into this directory and exit")
 	sizeMiB := flag.Int64("size-mib", 512, "with -generate: the corpus size in MiB")
+	genSQLite := flag.String("generate-sqlite", "", "only generate an opencode database of -parts parts at this path (it must not exist) and exit")
+	genParts := flag.Int("parts", 1_000_000, "with -generate-sqlite: the number of parts")
 	flag.Parse()
+	if *genSQLite != "" {
+		st, err := sqlitebench.Generate(context.Background(), *genSQLite, *genParts)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Printf("database %s: %d parts, %d events, %d legacy name sites, %.1f MiB\n", *genSQLite, st.Parts, st.Events, st.Legacy, float64(st.Bytes)/(1<<20))
+		return
+	}
 	if *generate != "" {
 		if err := generateOnly(*generate, filepath.Join(*fixtures, qwenFixture), *sizeMiB); err != nil {
 			fatal(err)

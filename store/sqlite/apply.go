@@ -80,13 +80,16 @@ func bindValue(typ string, val []byte) any {
 //
 //  1. take the write lock, waiting up to the busy timeout (else an *store.InUseError: "the
 //     database is locked by another process");
-//  2. copy the database through the online backup API to opt.BackupPath (one self-contained
-//     file) and record its SHA-256 as Change.Before.SHA256;
+//  2. copy the database to opt.BackupPath (one self-contained rollback-journal file) and
+//     record its SHA-256 as Change.Before.SHA256: a plain copy of the main file, hashed as it
+//     is written, when that file holds the whole database (a WAL checkpointed before the
+//     transaction began, or a rollback journal; see copyBackup), else the online backup API;
 //  3. for each row: re-read the value by its rowid (or key), check every old name token at its
 //     offset (a row changed or deleted since the scan refuses the whole store as in use),
 //     splice the new names in (every other byte of the JSON text stays, the storage class is
 //     kept), UPDATE it and record the before/after hashes in a rows file beside the backup;
-//  4. PRAGMA integrity_check must say "ok";
+//  4. PRAGMA integrity_check must say "ok" (PRAGMA quick_check when the change cannot touch
+//     an index: see writeCheck);
 //  5. opt.BeforeCommit (the caller journals the change), then COMMIT.
 //
 // Any failure rolls back: the store is then unchanged and the backup removed. UPDATE triggers
@@ -141,6 +144,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if err := guard.install(ctx, conn); err != nil {
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
+	checkpointBeforeWrite(ctx, conn, busy)
 	before, err := fileState(s.path)
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", s.path, err)
@@ -151,8 +155,15 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	}
 	defer tx.Rollback() // nothing to undo once committed
 
-	// The backup is taken while we hold the write lock: it is exactly what we change.
-	if err := onlineBackup(ctx, s.path, opt.BackupPath, busy); err != nil {
+	// The backup is taken while we hold the write lock: it is exactly what we change. When the
+	// main file holds the whole database it is copied and hashed in one pass (backup.go);
+	// otherwise (a WAL with frames) through the online backup API, then hashed.
+	var bsum string
+	if mainFileIsDatabase(ctx, tx, s.path) {
+		if bsum, err = copyBackup(ctx, s.path, opt.BackupPath); err != nil {
+			return nil, err
+		}
+	} else if err := onlineBackup(ctx, s.path, opt.BackupPath, busy); err != nil {
 		return nil, err
 	}
 	rowsPath := opt.BackupPath + ".rows.jsonl"
@@ -163,9 +174,10 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			os.Remove(rowsPath)
 		}
 	}()
-	bsum, err := fileio.HashFile(opt.BackupPath)
-	if err != nil {
-		return nil, fmt.Errorf("read backup of %s: %w", s.path, err)
+	if bsum == "" {
+		if bsum, err = fileio.HashFile(opt.BackupPath); err != nil {
+			return nil, fmt.Errorf("read backup of %s: %w", s.path, err)
+		}
 	}
 	rf, err := os.OpenFile(rowsPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -237,10 +249,11 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if nrows == 0 {
 		return nil, fmt.Errorf("rewrite %s: no edits", s.path)
 	}
-	if res, err := integrityCheck(ctx, tx); err != nil {
+	check := writeCheck(ctx, tx, w.targets)
+	if res, err := runCheck(ctx, tx, check); err != nil {
 		return nil, fmt.Errorf("check %s: %w", s.path, err)
 	} else if res != "ok" {
-		return nil, fmt.Errorf("rewrite %s: integrity_check after the change says %q; nothing was changed", s.path, res)
+		return nil, fmt.Errorf("rewrite %s: %s after the change says %q; nothing was changed", s.path, check, res)
 	}
 	if err := bw.Flush(); err != nil {
 		return nil, fmt.Errorf("write change record of %s: %w", s.path, err)

@@ -44,6 +44,11 @@ func dsn(path string, mode openMode, busy time.Duration) (string, error) {
 	q := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", r.Replace(filepath.ToSlash(abs)), mode, busy.Milliseconds())
 	if mode != modeRO {
 		q += "&_synchronous=FULL&_txlock=immediate"
+	} else {
+		// A read-only handle is used by one goroutine at a time (one connection, taken with
+		// Connx): no per-call connection mutex (SQLITE_OPEN_NOMUTEX; sqlite3_interrupt, which the
+		// driver calls from another goroutine on cancel, takes none either).
+		q += "&_mutex=no"
 	}
 	return q, nil
 }
@@ -180,23 +185,30 @@ func (g *targetGuard) warnings() []string {
 func integrityCheck(ctx context.Context, conn interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }) (string, error) {
-	rows, err := conn.QueryContext(ctx, "PRAGMA integrity_check")
+	return runCheck(ctx, conn, "integrity_check")
+}
+
+// runCheck runs PRAGMA check (integrity_check or quick_check) and returns its first lines.
+func runCheck(ctx context.Context, conn interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, check string) (string, error) {
+	rows, err := conn.QueryContext(ctx, "PRAGMA "+check)
 	if err != nil {
-		return "", fmt.Errorf("integrity_check: %w", err)
+		return "", fmt.Errorf("%s: %w", check, err)
 	}
 	defer rows.Close()
 	var lines []string
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return "", fmt.Errorf("integrity_check: %w", err)
+			return "", fmt.Errorf("%s: %w", check, err)
 		}
 		if len(lines) < 5 {
 			lines = append(lines, s)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("integrity_check: %w", err)
+		return "", fmt.Errorf("%s: %w", check, err)
 	}
 	return strings.Join(lines, "; "), nil
 }

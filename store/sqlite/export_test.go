@@ -1,6 +1,10 @@
 package sqlite
 
-import "github.com/sessionfix/sessionfix/store"
+import (
+	"context"
+
+	"github.com/sessionfix/sessionfix/store"
+)
 
 // SetFastPath turns the SQL-assisted path (fast.go) on or off; the returned func restores it.
 func SetFastPath(on bool) func() {
@@ -11,3 +15,14 @@ func SetFastPath(on bool) func() {
 
 // FastRows is how many rows of the scan the SQL-assisted path read.
 func FastRows(snap *store.Snapshot) int64 { return store.StateOf[scanExtra](snap).fastRows }
+
+// WriteCheck is the check Apply runs before COMMIT for a change of targets ("table.column")
+// of the database at path.
+func WriteCheck(ctx context.Context, path string, targets ...string) (string, error) {
+	db, err := openDB(path, modeRO, DefaultBusyTimeout)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	return writeCheck(ctx, db, targets), nil
+}

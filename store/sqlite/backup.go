@@ -1,0 +1,181 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessionfix/sessionfix/internal/fileio"
+)
+
+// checkpointBeforeWrite folds a WAL database's log into its main file before the write
+// transaction begins (PRAGMA wal_checkpoint(TRUNCATE) with no busy wait: a reader in the way
+// leaves the log as it is and only costs the faster backup, see backup). Errors are moot: the
+// backup then takes the online backup API.
+func checkpointBeforeWrite(ctx context.Context, conn *sqlx.Conn, busy time.Duration) {
+	if m, err := journalMode(ctx, conn); err != nil || m != "wal" {
+		return
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return
+	}
+	_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busy.Milliseconds()))
+}
+
+// mainFileIsDatabase reports whether, inside the write transaction on conn, the database's
+// main file holds the whole database: a rollback-journal database (no other connection can
+// change the file while we hold the write lock, and a hot journal was rolled back when the
+// transaction began), or a WAL database whose -wal file is empty or absent (checkpointed and
+// truncated; the write lock keeps anyone from appending frames until we commit).
+func mainFileIsDatabase(ctx context.Context, conn interface {
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+}, path string) bool {
+	var m string
+	if err := conn.GetContext(ctx, &m, "PRAGMA journal_mode"); err != nil {
+		return false
+	}
+	switch m {
+	case "delete", "truncate", "persist":
+		return true
+	case "wal":
+		fi, err := os.Stat(path + "-wal")
+		return os.IsNotExist(err) || err == nil && fi.Size() == 0
+	}
+	return false
+}
+
+// copyBackup copies the database file src, which must hold the whole database and be kept
+// from changing by the caller's write lock (mainFileIsDatabase), to the new file dst (created
+// exclusively, mode 0600) in one pass, and returns the SHA-256 of what it wrote. Bytes 18 and
+// 19 of the header (the file format's write and read versions, 2 for WAL) are set to 1, which
+// is what PRAGMA journal_mode=DELETE writes: dst is a self-contained rollback-journal
+// database. The pages are the ones the online backup API would copy, byte for byte. dst is
+// synced, and its directory.
+func copyBackup(ctx context.Context, src, dst string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", fmt.Errorf("create backup directory: %w", err)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("back up %s: %w", src, err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("create backup of %s: %w", src, err)
+	}
+	fail := func(err error) (string, error) {
+		out.Close()
+		os.Remove(dst)
+		return "", fmt.Errorf("back up %s: %w", src, err)
+	}
+	h := sha256.New()
+	w := io.MultiWriter(out, h)
+	buf := make([]byte, 1<<20)
+	n, err := io.ReadFull(in, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if n < 100 || !bytes.HasPrefix(buf, Header) {
+		return fail(fmt.Errorf("not an SQLite database file (%d bytes)", n))
+	}
+	if buf[18] == 2 {
+		buf[18] = 1
+	}
+	if buf[19] == 2 {
+		buf[19] = 1
+	}
+	for n > 0 {
+		if _, err := w.Write(buf[:n]); err != nil {
+			return fail(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		n, err = in.Read(buf)
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return fail(err)
+		}
+	}
+	if err := out.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return "", fmt.Errorf("back up %s: %w", src, err)
+	}
+	if err := fileio.SyncDir(filepath.Dir(dst)); err != nil {
+		os.Remove(dst)
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeCheck picks the check that must pass before a rewrite of the targets ("table.column")
+// commits. PRAGMA integrity_check is PRAGMA quick_check (every page, every b-tree, cell
+// formats, the freelist, NOT NULL and CHECK constraints) plus two things: each index's entries
+// match its table's rows, and UNIQUE indexes hold. A rewrite UPDATEs only the target column of
+// existing rows (same rowid, same other columns), and SQLite then leaves every index that
+// does not involve that column untouched: when no index of a target table names the column,
+// none is an expression or partial index (either may read it), and the table has no trigger
+// (a trigger may write other tables and their indexes), the index contents after the change
+// are those before it, so the two extra checks can find nothing the change did and
+// quick_check says all the full check would about it — in a fraction of the time (it skips
+// an index lookup per row per index). Otherwise, and whenever the schema cannot be read, the
+// full integrity_check.
+func writeCheck(ctx context.Context, conn interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, targets []string) string {
+	const full = "integrity_check"
+	for _, t := range targets {
+		i := strings.LastIndexByte(t, '.')
+		if i < 0 {
+			return full
+		}
+		table, col := t[:i], t[i+1:]
+		n, err := count(ctx, conn, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE", table)
+		if err != nil || n > 0 {
+			return full
+		}
+		// An index involving the column, an expression (cid -2) or a partial index.
+		n, err = count(ctx, conn, `SELECT count(*) FROM pragma_index_list(?) AS l, pragma_index_xinfo(l.name) AS x
+			WHERE l.partial OR (x.key AND (x.cid = -2 OR x.name = ? COLLATE NOCASE))`, table, col)
+		if err != nil || n > 0 {
+			return full
+		}
+	}
+	return "quick_check"
+}
+
+func count(ctx context.Context, conn interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, query string, args ...any) (int64, error) {
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var n int64
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, err
+		}
+	}
+	return n, rows.Err()
+}

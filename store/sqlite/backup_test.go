@@ -1,0 +1,121 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/storetest"
+)
+
+// TestBackupIsTheMainFile: with nothing in the WAL, the backup is the database file byte for
+// byte but for the header's file format versions (bytes 18-19: 2 = WAL, 1 = rollback
+// journal), and its recorded hash is the backup's; it restores.
+func TestBackupIsTheMainFile(t *testing.T) {
+	for _, wal := range []bool{true, false} {
+		t.Run(map[bool]string{true: "wal", false: "journal"}[wal], func(t *testing.T) {
+			ctx := context.Background()
+			p := buildJournalDB(t, "opencode.db", opencodeReal, opencodeLegacy)
+			if wal {
+				p = opencodeDB(t)
+			}
+			orig, err := os.ReadFile(p)
+			require.NoError(t, err)
+			origDump := dumpText(t, p)
+			st := detect(t, p)
+			snap := scanStore(t, st)
+			edits := storetest.Edits(snap, storetest.ProviderSafe)
+			bk := filepath.Join(t.TempDir(), "bk")
+			ch, err := st.Apply(ctx, snap, edits, store.ApplyOptions{BackupPath: bk})
+			require.NoError(t, err)
+
+			got, err := os.ReadFile(bk)
+			require.NoError(t, err)
+			want := bytes.Clone(orig)
+			want[18], want[19] = 1, 1
+			assert.True(t, bytes.Equal(want, got), "the backup is the main file (%d bytes, want %d)", len(got), len(want))
+			sum, err := fileio.HashFile(bk)
+			require.NoError(t, err)
+			assert.Equal(t, sum, ch.Before.SHA256)
+			assert.Equal(t, origDump, dumpText(t, bk))
+			assert.Equal(t, "ok", integrity(t, bk))
+			assert.Equal(t, "delete", queryString(t, bk, "PRAGMA journal_mode"))
+			assert.NoFileExists(t, bk+"-wal")
+
+			require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
+			assert.Equal(t, origDump, dumpText(t, p))
+		})
+	}
+}
+
+// TestBackupWithFramesInTheWAL: a reader that keeps the WAL from being checkpointed leaves
+// committed changes outside the main file; the backup (online backup API) holds them all.
+func TestBackupWithFramesInTheWAL(t *testing.T) {
+	ctx := context.Background()
+	p := opencodeDB(t)
+	rdb, err := sqlx.Open("sqlite3", "file:"+p+"?mode=ro")
+	require.NoError(t, err)
+	defer rdb.Close()
+	held, err := rdb.BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer held.Rollback()
+	var n int
+	require.NoError(t, held.Get(&n, "SELECT count(*) FROM part"))
+
+	execSQL(t, p, `UPDATE session SET title = 'changed while a reader held the WAL'`)
+	fi, err := os.Stat(p + "-wal")
+	require.NoError(t, err)
+	require.NotZero(t, fi.Size(), "the change is in the WAL")
+	want := dumpText(t, p)
+	require.Contains(t, want, "changed while a reader held the WAL")
+
+	st := detect(t, p)
+	snap := scanStore(t, st)
+	bk := filepath.Join(t.TempDir(), "bk")
+	ch, err := st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
+	require.NoError(t, err)
+	assert.Equal(t, want, dumpText(t, bk), "the backup holds what only the WAL had")
+	assert.Equal(t, "delete", queryString(t, bk, "PRAGMA journal_mode"))
+	sum, err := fileio.HashFile(bk)
+	require.NoError(t, err)
+	assert.Equal(t, sum, ch.Before.SHA256)
+	require.NoError(t, held.Rollback())
+	require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
+	assert.Equal(t, want, dumpText(t, p))
+}
+
+// TestWriteCheck: quick_check only when the rewritten column is in no index, expression or
+// partial index, and the table has no trigger.
+func TestWriteCheck(t *testing.T) {
+	ctx := context.Background()
+	p := opencodeDB(t)
+	check := func(targets ...string) string {
+		s, err := sqlite.WriteCheck(ctx, p, targets...)
+		require.NoError(t, err)
+		return s
+	}
+	assert.Equal(t, "quick_check", check("part.data", "event.data"), "opencode indexes ids, sessions and sequence numbers only")
+	assert.Equal(t, "integrity_check", check("part.session_id"), "an indexed column")
+	assert.Equal(t, "integrity_check", check("nosuch"), "not table.column")
+	for _, ddl := range []string{
+		`CREATE INDEX x ON part (id, DATA)`,
+		`CREATE INDEX x ON part (length(data))`,
+		`CREATE INDEX x ON part (session_id) WHERE time_created > 0`,
+		`CREATE TRIGGER x AFTER UPDATE ON part BEGIN SELECT 1; END`,
+	} {
+		execSQL(t, p, ddl)
+		assert.Equal(t, "integrity_check", check("event.data", "part.data"), ddl)
+		assert.Equal(t, "quick_check", check("event.data"), ddl)
+		execSQL(t, p, map[bool]string{true: "DROP TRIGGER x", false: "DROP INDEX x"}[ddl[7] == 'T'])
+	}
+	assert.Equal(t, "quick_check", check("part.data"))
+}
