@@ -66,9 +66,12 @@ func plainKey(k string) bool {
 }
 
 // PrefilterStats counts the records the prefilter let through the fast validator and those it
-// sent to the full lexer (for tests and benchmarks).
+// sent to the full lexer, and the values inside the full lexer that no pattern reaches into,
+// skipped by the fast validator or read by the full lexer after a failed skip (for tests and
+// benchmarks).
 type PrefilterStats struct {
-	Fast, Full int64
+	Fast, Full          int64
+	Skipped, SkipFailed int64
 }
 
 // PrefilterStats returns the counts so far.
@@ -103,43 +106,98 @@ func anyCtl(p []byte) bool {
 	return false
 }
 
+// classify reports whether p holds a byte >= 0x80 (then it needs a UTF-8 check) and whether it
+// holds a control byte (< 0x20) other than '\n'. One pass, 32 bytes per step: it replaces a
+// UTF-8 pass plus a control-byte pass per string run for the common chunk that is ASCII (or
+// valid UTF-8) without tabs or carriage returns. A block whose control mask is set is looked at
+// byte by byte (a borrow can only mark a byte above a true control byte, so an unmarked block
+// has none): that is the block of each '\n', a few per record.
+func classify(p []byte) (high, ctl bool) {
+	var hi uint64
+	for len(p) >= 32 {
+		q := p[:32:32]
+		a := binary.LittleEndian.Uint64(q[0:8])
+		b := binary.LittleEndian.Uint64(q[8:16])
+		c := binary.LittleEndian.Uint64(q[16:24])
+		d := binary.LittleEndian.Uint64(q[24:32])
+		hi |= a | b | c | d
+		if !ctl && (((a-lsb*0x20)&^a)|((b-lsb*0x20)&^b)|((c-lsb*0x20)&^c)|((d-lsb*0x20)&^d))&msb != 0 {
+			ctl = ctlOtherThanNewline(q)
+		}
+		p = p[32:]
+	}
+	for _, c := range p {
+		hi |= uint64(c)
+	}
+	if !ctl {
+		ctl = ctlOtherThanNewline(p)
+	}
+	return hi&msb != 0, ctl
+}
+
+func ctlOtherThanNewline(p []byte) bool {
+	for _, c := range p {
+		if c < 0x20 && c != '\n' {
+			return true
+		}
+	}
+	return false
+}
+
 // fastValid reports whether line (one JSON Lines record, no '\n') is valid JSON the way the
 // full lexer sees it, and whether it is blank. It is conservative: ok is false for anything it
 // does not accept outright — invalid JSON, a "\u" escape, a control byte anywhere (tabs and
-// carriage returns included), nesting deeper than maxDepth — and the caller then runs the full
-// lexer, which gives the exact verdict and error. stack is scratch space (reused).
-func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte) (blank, ok bool, _ []byte) {
-	if anyCtl(line) {
+// carriage returns included: between tokens only ' ' is accepted, and skipString refuses a
+// control byte), nesting deeper than maxDepth, a key token holding a needle — and the caller
+// then runs the full lexer, which gives the exact verdict and error. clean says line holds no
+// control byte but '\n' (classify): strings then need no control-byte check. stack is scratch
+// space (reused).
+func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte, clean bool) (blank, ok bool, _ []byte) {
+	i, n := 0, len(line)
+	for i < n && line[i] == ' ' {
+		i++
+	}
+	if i == n {
+		return true, true, stack
+	}
+	end, _, ok, stack := valueEnd(line, i, needles, maxDepth, stack, clean)
+	if !ok {
 		return false, false, stack
 	}
+	for end < n && line[end] == ' ' {
+		end++
+	}
+	return false, end == n, stack
+}
+
+// valueEnd skips the JSON value starting at line[i] (no space before it) the way fastValid
+// reads a record — the same refusals: a control byte, a "\u" escape, any space but ' ', nesting
+// deeper than maxDepth, a key token holding a needle — and returns the index just past it. When
+// ok is false, at is where it gave up (at most len(line)): the bytes before it were read.
+func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, clean bool) (end, at int, ok bool, _ []byte) {
 	stack = stack[:0]
-	i, n := 0, len(line)
+	n := len(line)
 	skipSpace := func() {
 		for i < n && line[i] == ' ' {
 			i++
 		}
 	}
-	skipSpace()
-	if i == n {
-		return true, true, stack
-	}
-	// expectValue: at a value; after it, a ',' or the container's end.
 	for {
 		// a value at line[i]
 		skipSpace()
 		if i >= n {
-			return false, false, stack
+			return 0, n, false, stack
 		}
 		switch c := line[i]; {
 		case c == '"':
-			j, good := skipString(line, i+1)
+			j, good := skipString(line, i+1, clean)
 			if !good {
-				return false, false, stack
+				return 0, i, false, stack
 			}
 			i = j
 		case c == '{':
 			if len(stack) >= maxDepth {
-				return false, false, stack
+				return 0, i, false, stack
 			}
 			i++
 			skipSpace()
@@ -148,13 +206,13 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte) (blank
 				break
 			}
 			stack = append(stack, '{')
-			if !key(line, &i, needles) {
-				return false, false, stack
+			if !key(line, &i, needles, clean) {
+				return 0, i, false, stack
 			}
 			continue
 		case c == '[':
 			if len(stack) >= maxDepth {
-				return false, false, stack
+				return 0, i, false, stack
 			}
 			i++
 			skipSpace()
@@ -167,35 +225,35 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte) (blank
 		case c == '-' || (c >= '0' && c <= '9'):
 			j, good := skipNumber(line, i)
 			if !good {
-				return false, false, stack
+				return 0, i, false, stack
 			}
 			i = j
 		case c == 't':
 			if !bytes.HasPrefix(line[i:], []byte("true")) {
-				return false, false, stack
+				return 0, i, false, stack
 			}
 			i += 4
 		case c == 'f':
 			if !bytes.HasPrefix(line[i:], []byte("false")) {
-				return false, false, stack
+				return 0, i, false, stack
 			}
 			i += 5
 		case c == 'n':
 			if !bytes.HasPrefix(line[i:], []byte("null")) {
-				return false, false, stack
+				return 0, i, false, stack
 			}
 			i += 4
 		default:
-			return false, false, stack
+			return 0, i, false, stack
 		}
 		// after a value: close containers or go on with the next member / element
 		for {
-			skipSpace()
 			if len(stack) == 0 {
-				return false, i == n, stack
+				return i, i, true, stack
 			}
+			skipSpace()
 			if i >= n {
-				return false, false, stack
+				return 0, n, false, stack
 			}
 			top := stack[len(stack)-1]
 			c := line[i]
@@ -203,8 +261,8 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte) (blank
 				i++
 				if top == '{' {
 					skipSpace()
-					if !key(line, &i, needles) {
-						return false, false, stack
+					if !key(line, &i, needles, clean) {
+						return 0, i, false, stack
 					}
 				}
 				break
@@ -214,14 +272,14 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte) (blank
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			return false, false, stack
+			return 0, i, false, stack
 		}
 	}
 }
 
 // key consumes `"key" :` at line[*i] (spaces allowed around the colon). It fails, like any
 // doubt, when the key token holds one of the needles: the record then goes to the full lexer.
-func key(line []byte, i *int, needles [][]byte) bool {
+func key(line []byte, i *int, needles [][]byte, clean bool) bool {
 	j := *i
 	for j < len(line) && line[j] == ' ' {
 		j++
@@ -230,7 +288,7 @@ func key(line []byte, i *int, needles [][]byte) bool {
 		return false
 	}
 	start := j
-	j, ok := skipString(line, j+1)
+	j, ok := skipString(line, j+1, clean)
 	if !ok {
 		return false
 	}
@@ -253,19 +311,22 @@ func key(line []byte, i *int, needles [][]byte) bool {
 }
 
 // skipString skips the body of a string starting at line[i] (after the opening quote) and
-// returns the index after the closing quote. The line holds no control byte (checked by the
-// caller). It fails on a "\u" escape (the prefilter's fallback) and on an invalid escape.
-func skipString(line []byte, i int) (int, bool) {
+// returns the index after the closing quote. It fails on a control byte, on a "\u" escape (the
+// prefilter's fallback) and on an invalid escape; clean: as for nextStop.
+func skipString(line []byte, i int, clean bool) (int, bool) {
 	q := -1
 	for {
-		i = nextStop(line, i, &q)
+		i = nextStop(line, i, &q, clean)
 		if i >= len(line) {
 			return 0, false
 		}
 		if line[i] == '"' {
 			return i + 1, true
 		}
-		// A backslash (no control bytes here): check the escape and go on after it.
+		if line[i] < 0x20 {
+			return 0, false
+		}
+		// A backslash: check the escape and go on after it.
 		i++
 		if i >= len(line) {
 			return 0, false
@@ -284,8 +345,11 @@ func skipString(line []byte, i int) (int, bool) {
 // looked at 8 bytes at a time; past 32 bytes the next quote and backslash are found with
 // bytes.IndexByte (vectorised) and the bytes before them checked for control characters 32
 // at a time. *q caches the next quote's index between calls on the same p (start with -1):
-// each quote is searched for once, so a long string with many escapes stays linear.
-func nextStop(p []byte, i int, q *int) int {
+// each quote is searched for once, so a long string with many escapes stays linear. clean says
+// p holds no control byte but '\n' (classify): past 32 bytes the run then ends at the first
+// quote, backslash or newline, all found with bytes.IndexByte, and no byte is looked at one by
+// one.
+func nextStop(p []byte, i int, q *int, clean bool) int {
 	for range 4 {
 		if i+8 > len(p) {
 			for ; i < len(p); i++ {
@@ -310,6 +374,12 @@ func nextStop(p []byte, i int, q *int) int {
 	end := *q
 	if k := bytes.IndexByte(p[i:end], '\\'); k >= 0 {
 		end = i + k
+	}
+	if clean {
+		if k := bytes.IndexByte(p[i:end], '\n'); k >= 0 {
+			return i + k
+		}
+		return end
 	}
 	if !anyCtl(p[i:end]) {
 		return end

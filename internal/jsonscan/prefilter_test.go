@@ -25,14 +25,22 @@ var (
 	prefilterNeedles = []string{`"function`, `"uiEvent"`, `"byName"`}
 )
 
-// scanBoth scans in with and without the prefilter (whole, and in chunks of chunk bytes) and
-// requires the same records; it returns the prefiltered scan's counts.
+// scanBoth scans in byte by byte (the careful reference: no prefilter, no classify, no skipped
+// values), with the full lexer's shortcuts, and with the prefilter (whole, and in chunks of
+// chunk bytes), and requires the same records; it returns the prefiltered scan's counts.
 func scanBoth(t testing.TB, in []byte, chunk int) PrefilterStats {
 	t.Helper()
+	ref := scanCareful(t, in, chunk)
 	full := scanAll(t, prefilterPatterns, Lines, in, chunk)
+	require.Equal(t, ref, full, "full scan differs from the careful scan (chunk %d)", chunk)
 	got, st := scanPrefiltered(t, in, chunk)
-	require.Equal(t, full, got, "prefiltered scan differs from the full scan (chunk %d)", chunk)
+	require.Equal(t, ref, got, "prefiltered scan differs from the careful scan (chunk %d)", chunk)
 	return st
+}
+
+func scanCareful(t testing.TB, in []byte, chunk int) []gotRecord {
+	t.Helper()
+	return scanAllWith(t, prefilterPatterns, Lines, in, chunk, func(s *Scanner) { s.careful = true })
 }
 
 func scanPrefiltered(t testing.TB, in []byte, chunk int) ([]gotRecord, PrefilterStats) {
@@ -77,12 +85,37 @@ func TestPrefilterSameRecords(t *testing.T) {
 		strings.Repeat("[", 100) + strings.Repeat("]", 100),
 		strings.Repeat("[", 70000) + strings.Repeat("]", 70000),
 		`{"k":"` + strings.Repeat(`x\n`, 5000) + `"}`,
+		// values no pattern reaches into (skipped by the fast validator, or read by the full
+		// lexer when the skip gives up), in records the full lexer reads (they hold a needle)
+		`{"message":{"parts":[{"functionResponse":{"name":"mcp__a__b.c","response":{"output":"` + strings.Repeat("long text ", 100) + `","n":[1,2.5e3,true,null,{}]}}}]},"usage":{"a":1}}`,
+		`{"message":{"parts":[{"functionResponse":{"name":"mcp__a__b.c","response":{"output":"\u0041 hidden"}}}]},"x":[{"y":{"z":"\ud800"}}]}`,
+		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\",\"args\":{\"o\":{\"t\":\"tab\tin\"}}}}]}}",
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"bad":{"a":[1,2,}}`,
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"bad":{"a":"\q"}}`,
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"bad":{"a":01}}`,
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"open":{"a":[1,2`,
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"deep":` + strings.Repeat("[", 70000) + strings.Repeat("]", 70000) + `}`,
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"deep":` + strings.Repeat(`[{"a":`, 300) + `"\u0041"` + strings.Repeat("}]", 300) + `}`,
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"sp":{ "a" : [ 1 , "b" ] , "c" : { } }}`,
+		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"u\":{\"a\":\"\xff\xfe\"}}",
+		// a control byte followed by a letter that would make a valid escape after '\\'
+		"{\"a\":\"x\tn\"}", "{\"a\":\"x\x07t\"}",
+		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"o\":{\"t\":\"x\tn\"}}",
+		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"o\":{\"t\":\"" + strings.Repeat("y", 40) + "\tn\"}}",
+		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"o\":{\"t\":\"" + strings.Repeat("y", 40) + "\x01\"}}",
+	}
+	// Each line alone too: a chunk's control bytes (classify) are then those of the line.
+	for _, l := range lines {
+		for _, chunk := range []int{0, 1, 7, 64} {
+			scanBoth(t, []byte(l+"\n"), chunk)
+		}
 	}
 	in := []byte(strings.Join(lines, "\n") + "\n" + `{"last":"no newline"}`)
 	for _, chunk := range []int{0, 1, 7, 64, 4096} {
 		st := scanBoth(t, in, chunk)
 		if chunk == 0 {
-			assert.Equal(t, PrefilterStats{Fast: 16, Full: 23}, st, "records through the fast validator / the full lexer")
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 39, Skipped: 5, SkipFailed: 15}, st,
+				"records through the fast validator / the full lexer; values skipped / skips given up")
 		}
 	}
 }
@@ -108,13 +141,16 @@ func TestPrefilterFixtures(t *testing.T) {
 			if chunk == 0 {
 				total.Fast += st.Fast
 				total.Full += st.Full
+				total.Skipped += st.Skipped
+				total.SkipFailed += st.SkipFailed
 				for _, r := range scanAll(t, prefilterPatterns, Lines, in, 0) {
 					captures += len(r.Captures)
 				}
 			}
 		}
 	}
-	t.Logf("%d fixture files: %d records fast-validated, %d through the full lexer, %d captures, all equal to the full scan", len(files), total.Fast, total.Full, captures)
+	t.Logf("%d fixture files: %d records fast-validated, %d through the full lexer (%d values skipped, %d skips given up), %d captures, all equal to the careful scan",
+		len(files), total.Fast, total.Full, total.Skipped, total.SkipFailed, captures)
 	assert.Positive(t, total.Fast)
 	assert.Positive(t, total.Full)
 	assert.Positive(t, captures)
@@ -136,12 +172,51 @@ func FuzzPrefilterAgreesWithFullScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string, chunk uint8) {
 		in := []byte(s)
+		ref := scanCareful(t, in, int(chunk))
 		full := scanAll(t, prefilterPatterns, Lines, in, int(chunk))
+		if !assert.Equal(t, ref, full, "full scan (classify, skipped values) vs careful") {
+			t.FailNow()
+		}
 		got, _ := scanPrefiltered(t, in, int(chunk))
-		if !assert.Equal(t, full, got) {
+		if !assert.Equal(t, ref, got, "prefiltered vs careful") {
 			t.FailNow()
 		}
 	})
+}
+
+// TestClassify compares classify with a byte loop for a control byte, '\n' and a high byte at
+// every offset of inputs of every length up to 100 (the 32-byte blocks and the tail).
+func TestClassify(t *testing.T) {
+	naive := func(p []byte) (high, ctl bool) {
+		for _, c := range p {
+			high = high || c >= 0x80
+			ctl = ctl || (c < 0x20 && c != '\n')
+		}
+		return
+	}
+	checks := 0
+	for n := 0; n <= 100; n++ {
+		base := bytes.Repeat([]byte("a"), n)
+		h, c := classify(base)
+		assert.False(t, h)
+		assert.False(t, c)
+		for i := 0; i < n; i++ {
+			for _, x := range []byte{0, '\t', '\n', '\r', 0x1f, 0x20, 0x7f, 0x80, 0xff} {
+				for _, second := range []int{-1, 0, n - 1} { // a second byte: '\n' at the start/end
+					b := bytes.Clone(base)
+					if second >= 0 {
+						b[second] = '\n'
+					}
+					b[i] = x
+					wh, wc := naive(b)
+					gh, gc := classify(b)
+					require.Equal(t, [2]bool{wh, wc}, [2]bool{gh, gc}, "byte %#x at %d of %d", x, i, n)
+					checks++
+				}
+			}
+		}
+	}
+	assert.Equal(t, 136350, checks)
 }
 
 func TestAnyCtl(t *testing.T) {

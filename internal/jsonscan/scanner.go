@@ -119,7 +119,14 @@ type Scanner struct {
 	lit      string
 	litPos   int
 
-	utf      utf8Stream
+	utf   utf8Stream
+	clean bool // the chunk being written holds no control byte but '\n' (classify)
+	nlAt  int  // index in the chunk being written of the next '\n' (or len), -1: not searched
+	// noSkipBelow: skipValue makes no attempt before this offset (one failed there).
+	noSkipBelow int64
+	// careful turns every shortcut off (classify, skipValue): byte by byte as the reference
+	// the tests compare the fast paths with.
+	careful  bool
 	bad      []int64 // pending offsets of invalid UTF-8, ascending
 	started  bool
 	head     []byte // first bytes held back before the BOM check
@@ -185,6 +192,11 @@ func New(p *Patterns, mode Mode, onRecord func(*Record) error) *Scanner {
 // drop what it built from that record's captures.
 func (s *Scanner) SetCaptureFunc(fn func(*Capture)) { s.onCapture = fn }
 
+// SetCareful turns every shortcut of the full lexer off (the one-pass chunk classification and
+// the skipping of values no pattern reaches into): bytes are read one by one as the reference
+// that tests compare the fast paths with. It does not touch the prefilter (SetPrefilter).
+func (s *Scanner) SetCareful(on bool) { s.careful = on }
+
 // SetMaxCapture changes the capture limit (bytes per token, quotes included).
 func (s *Scanner) SetMaxCapture(n int) { s.maxCap = n }
 
@@ -245,7 +257,15 @@ func (s *Scanner) Write(p []byte) (int, error) {
 }
 
 func (s *Scanner) write(p []byte) (int, error) {
-	s.utf.feed(p, s.off, &s.bad)
+	high, ctl := true, true
+	if !s.careful {
+		high, ctl = classify(p)
+	}
+	if high || s.utf.nCarry > 0 {
+		s.utf.feed(p, s.off, &s.bad)
+	} // else: ASCII, valid UTF-8, and no rune carried from the previous chunk
+	s.clean = !ctl
+	s.nlAt = -1
 	base := s.off
 	i := 0
 	for i < len(p) && s.err == nil {
@@ -285,7 +305,7 @@ func (s *Scanner) write(p []byte) (int, error) {
 			// At the start of a record that lies whole in p: the literal prefilter.
 			if j := indexByte(p[i:], '\n'); j >= 0 {
 				s.pfLine = s.line
-				blank, ok, st := fastValid(p[i:i+j], s.needles, s.maxDepth, s.vstack)
+				blank, ok, st := fastValid(p[i:i+j], s.needles, s.maxDepth, s.vstack, s.clean)
 				s.vstack = st
 				if ok {
 					s.pstats.Fast++
@@ -402,6 +422,9 @@ func (s *Scanner) startValue(p []byte, i *int, base int64) {
 		s.beginString(at, false, n)
 		*i++
 	case c == '{' || c == '[':
+		if n == nil && s.skipValue(p, i, base) {
+			return
+		}
 		if len(s.stack) >= s.maxDepth {
 			s.fail(at, "nesting too deep")
 			return
@@ -440,6 +463,40 @@ func (s *Scanner) startValue(p []byte, i *int, base int64) {
 	default:
 		s.fail(at, fmt.Sprintf("unexpected character %q", c))
 	}
+}
+
+// skipValue skips the container starting at p[*i], which no pattern reaches into (its node is
+// nil: nothing below it can be captured), with the fast validator's valueEnd (strings skipped
+// with bytes.IndexByte, no paths, no key decoding) when it lies whole in p before the next
+// '\n' and valueEnd accepts it outright; it reports whether it did. Otherwise nothing is
+// consumed and the full lexer reads the value, so errors and every other field of the record
+// come out exactly as without the skip. An attempt that fails at an offset stops further
+// attempts before that offset (their values would fail there again), so each byte is read by
+// at most one failed attempt.
+func (s *Scanner) skipValue(p []byte, i *int, base int64) bool {
+	at := base + int64(*i)
+	if s.careful || at < s.noSkipBelow {
+		return false
+	}
+	if s.nlAt < *i {
+		if j := indexByte(p[*i:], '\n'); j >= 0 {
+			s.nlAt = *i + j
+		} else {
+			s.nlAt = len(p)
+		}
+	}
+	line := p[:s.nlAt]
+	end, failAt, ok, st := valueEnd(line, *i, nil, s.maxDepth-len(s.stack), s.vstack, s.clean)
+	s.vstack = st
+	if !ok {
+		s.noSkipBelow = base + int64(failAt)
+		s.pstats.SkipFailed++
+		return false
+	}
+	s.pstats.Skipped++
+	*i = end
+	s.valueDone()
+	return true
 }
 
 // valueNode is the pattern node for the value about to start.
@@ -504,7 +561,7 @@ func (s *Scanner) scanString(p []byte, i int, base int64) int {
 	q := -1 // nextStop's cache of the next quote
 	for i < len(p) {
 		if s.esc == 0 {
-			i = nextStop(p, i, &q)
+			i = nextStop(p, i, &q, s.clean)
 			if i >= len(p) {
 				break
 			}

@@ -1,5 +1,8 @@
 package jsonl
 
-// SetPrefilterOff turns the literal prefilter off for the external tests (they compare both
-// ways).
+// SetPrefilterOff turns the literal prefilter and the scanner's shortcuts off for the external
+// tests (they compare both ways).
 func SetPrefilterOff(off bool) { prefilterOff = off }
+
+// GrowSites is growSites for the tests.
+var GrowSites = growSites

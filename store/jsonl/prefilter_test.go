@@ -50,7 +50,7 @@ func TestPrefilterSameSitesOnFixtures(t *testing.T) {
 			sites += len(scanBothWays(t, f, p).Sites)
 		}
 	}
-	t.Logf("%d fixture files × 2 profiles: %d sites, the same with and without the prefilter", len(files), sites)
+	t.Logf("%d fixture files × 2 profiles: %d sites, the same with and without the prefilter and the scanner's shortcuts", len(files), sites)
 	assert.Positive(t, sites)
 }
 
@@ -70,6 +70,7 @@ func TestPrefilterSameSitesOnCorpus(t *testing.T) {
 		}
 		return err
 	}))
+	t.Logf("generated corpus: %d sites, the same with and without the prefilter and the scanner's shortcuts", sites)
 	assert.Positive(t, sites)
 
 	lines := []string{
@@ -90,4 +91,19 @@ func TestPrefilterSameSitesOnCorpus(t *testing.T) {
 	}
 	assert.Equal(t, []string{"mcp__a__b.c", "mcp__a__b.c", "mcp__t__u.v", "mcp__x.y__z"}, names)
 	assert.Len(t, snap.Problems, 1, "the broken line")
+}
+
+// TestGrowSites: the Sites slice is sized once from the density of the first chunk.
+func TestGrowSites(t *testing.T) {
+	snap := &store.Snapshot{Sites: make([]store.Site, 10)}
+	jsonl.GrowSites(snap, 1<<20, 10<<20)
+	assert.Equal(t, 10, len(snap.Sites))
+	assert.GreaterOrEqual(t, cap(snap.Sites), 112, "10 sites in 1 MiB of 10 MiB: 100, an eighth more")
+	assert.Less(t, cap(snap.Sites), 140)
+	empty := &store.Snapshot{}
+	jsonl.GrowSites(empty, 1<<20, 10<<20)
+	assert.Equal(t, 0, cap(empty.Sites), "no site yet: no guess")
+	whole := &store.Snapshot{Sites: make([]store.Site, 3)}
+	jsonl.GrowSites(whole, 100, 100)
+	assert.Equal(t, 3, cap(whole.Sites), "the whole file was scanned")
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"unicode/utf8"
 
@@ -68,7 +69,8 @@ func putReadBuf(b []byte) {
 	}
 }
 
-// prefilterOff turns the literal prefilter off (tests compare both ways).
+// prefilterOff turns the literal prefilter and the scanner's shortcuts off (tests compare both
+// ways).
 var prefilterOff = false
 
 // Scan reads the file once and returns its name sites. Invalid JSON lines are reported as
@@ -143,6 +145,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	if stream != nil {
 		sc.SetCaptureFunc(func(c *jsonscan.Capture) { stream.Capture(c, b) })
 	}
+	sc.SetCareful(prefilterOff)
 	if len(s.prof.Needles) > 0 && !prefilterOff {
 		if err := sc.SetPrefilter(s.prof.Needles...); err != nil {
 			return nil, fmt.Errorf("scan %s: %w", s.path, err)
@@ -152,6 +155,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	buf := getReadBuf()
 	defer putReadBuf(buf)
 	keep := 0 // bytes of an unfinished line carried to the front of buf
+	var read int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -175,6 +179,10 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		if _, err := sc.Write(data[:cut]); err != nil {
 			return nil, err
 		}
+		if read == 0 && n > 0 && rerr == nil {
+			growSites(snap, int64(cut), fi.Size())
+		}
+		read += int64(n)
 		keep = copy(buf, data[cut:])
 		if rerr == io.EOF {
 			break
@@ -204,6 +212,23 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		}
 	}
 	return snap, nil
+}
+
+// growSites sizes snap.Sites for the whole file from the sites found in its first scanned bytes
+// (a proportional estimate, an eighth more): one allocation instead of a doubling slice whose
+// copies were most of the bytes a scan allocates. A wrong guess costs only memory or an append.
+func growSites(snap *store.Snapshot, scanned, size int64) {
+	if len(snap.Sites) == 0 || scanned <= 0 || size <= scanned {
+		return
+	}
+	est := int64(len(snap.Sites)) * size / scanned
+	est += est / 8
+	if est > 1<<20 {
+		est = 1 << 20 // one site every few bytes of a huge file: let append take over
+	}
+	if int(est) > cap(snap.Sites) {
+		snap.Sites = slices.Grow(snap.Sites, int(est)-len(snap.Sites))
+	}
 }
 
 // Apply rewrites the given sites (from a Scan of this store) with fileio.RewriteFile: each old
