@@ -107,41 +107,49 @@ func anyCtl(p []byte) bool {
 }
 
 // classify reports whether p holds a byte >= 0x80 (then it needs a UTF-8 check) and whether it
-// holds a control byte (< 0x20) other than '\n'. One pass, 32 bytes per step: it replaces a
-// UTF-8 pass plus a control-byte pass per string run for the common chunk that is ASCII (or
-// valid UTF-8) without tabs or carriage returns. A block whose control mask is set is looked at
-// byte by byte (a borrow can only mark a byte above a true control byte, so an unmarked block
-// has none): that is the block of each '\n', a few per record.
-func classify(p []byte) (high, ctl bool) {
+// holds a control byte (< 0x20) other than '\n', and appends to nls the index of every '\n' of
+// p while it has found no other control byte (when ctl is true the list is incomplete and must
+// not be used). One pass, 32 bytes per step: for the common chunk that is ASCII (or valid UTF-8)
+// without tabs or carriage returns it replaces a UTF-8 pass, a control-byte pass per string run
+// and every search for the end of a line. A block whose control mask is set is looked at byte
+// by byte (a borrow can only mark a byte above a true control byte, so an unmarked block has
+// none): that is the block of each '\n', a few per record.
+func classify(p []byte, nls []int) (high, ctl bool, _ []int) {
 	var hi uint64
-	for len(p) >= 32 {
-		q := p[:32:32]
+	off := 0
+	for len(p)-off >= 32 {
+		q := p[off : off+32 : off+32]
 		a := binary.LittleEndian.Uint64(q[0:8])
 		b := binary.LittleEndian.Uint64(q[8:16])
 		c := binary.LittleEndian.Uint64(q[16:24])
 		d := binary.LittleEndian.Uint64(q[24:32])
 		hi |= a | b | c | d
 		if !ctl && (((a-lsb*0x20)&^a)|((b-lsb*0x20)&^b)|((c-lsb*0x20)&^c)|((d-lsb*0x20)&^d))&msb != 0 {
-			ctl = ctlOtherThanNewline(q)
+			ctl, nls = ctlBytes(q, off, nls)
 		}
-		p = p[32:]
+		off += 32
 	}
-	for _, c := range p {
+	for _, c := range p[off:] {
 		hi |= uint64(c)
 	}
 	if !ctl {
-		ctl = ctlOtherThanNewline(p)
+		ctl, nls = ctlBytes(p[off:], off, nls)
 	}
-	return hi&msb != 0, ctl
+	return hi&msb != 0, ctl, nls
 }
 
-func ctlOtherThanNewline(p []byte) bool {
-	for _, c := range p {
-		if c < 0x20 && c != '\n' {
-			return true
+// ctlBytes appends base+j for every '\n' at q[j] to nls and reports whether q holds another
+// control byte (it stops there).
+func ctlBytes(q []byte, base int, nls []int) (bool, []int) {
+	for j, c := range q {
+		if c < 0x20 {
+			if c != '\n' {
+				return true, nls
+			}
+			nls = append(nls, base+j)
 		}
 	}
-	return false
+	return false, nls
 }
 
 // fastValid reports whether line (one JSON Lines record, no '\n') is valid JSON the way the
@@ -150,8 +158,8 @@ func ctlOtherThanNewline(p []byte) bool {
 // carriage returns included: between tokens only ' ' is accepted, and skipString refuses a
 // control byte), nesting deeper than maxDepth, a key token holding a needle — and the caller
 // then runs the full lexer, which gives the exact verdict and error. clean says line holds no
-// control byte but '\n' (classify): strings then need no control-byte check. stack is scratch
-// space (reused).
+// control byte (classify; the record's '\n' is not part of line): strings then need no
+// control-byte check. stack is scratch space (reused).
 func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte, clean bool) (blank, ok bool, _ []byte) {
 	i, n := 0, len(line)
 	for i < n && line[i] == ' ' {
@@ -312,11 +320,16 @@ func key(line []byte, i *int, needles [][]byte, clean bool) bool {
 
 // skipString skips the body of a string starting at line[i] (after the opening quote) and
 // returns the index after the closing quote. It fails on a control byte, on a "\u" escape (the
-// prefilter's fallback) and on an invalid escape; clean: as for nextStop.
+// prefilter's fallback) and on an invalid escape. clean says line holds no control byte but
+// '\n' and no '\n' either (a record without its end of line, or a part of one).
 func skipString(line []byte, i int, clean bool) (int, bool) {
 	q := -1
+	nl := -1
+	if clean {
+		nl = len(line)
+	}
 	for {
-		i = nextStop(line, i, &q, clean)
+		i = nextStop(line, i, &q, nl)
 		if i >= len(line) {
 			return 0, false
 		}
@@ -345,11 +358,12 @@ func skipString(line []byte, i int, clean bool) (int, bool) {
 // looked at 8 bytes at a time; past 32 bytes the next quote and backslash are found with
 // bytes.IndexByte (vectorised) and the bytes before them checked for control characters 32
 // at a time. *q caches the next quote's index between calls on the same p (start with -1):
-// each quote is searched for once, so a long string with many escapes stays linear. clean says
-// p holds no control byte but '\n' (classify): past 32 bytes the run then ends at the first
-// quote, backslash or newline, all found with bytes.IndexByte, and no byte is looked at one by
-// one.
-func nextStop(p []byte, i int, q *int, clean bool) int {
+// each quote is searched for once, so a long string with many escapes stays linear. nl >= 0
+// says p holds no control byte but '\n' (classify) and nl is the index of the first '\n' at or
+// after i (len(p) when there is none): past 32 bytes the run then ends at the first quote or
+// backslash before nl, found with bytes.IndexByte, or at nl, and no byte is looked at one by
+// one. nl < 0: control bytes are checked.
+func nextStop(p []byte, i int, q *int, nl int) int {
 	for range 4 {
 		if i+8 > len(p) {
 			for ; i < len(p); i++ {
@@ -372,13 +386,13 @@ func nextStop(p []byte, i int, q *int, clean bool) int {
 		}
 	}
 	end := *q
+	if nl >= 0 && nl < end {
+		end = nl
+	}
 	if k := bytes.IndexByte(p[i:end], '\\'); k >= 0 {
 		end = i + k
 	}
-	if clean {
-		if k := bytes.IndexByte(p[i:end], '\n'); k >= 0 {
-			return i + k
-		}
+	if nl >= 0 {
 		return end
 	}
 	if !anyCtl(p[i:end]) {

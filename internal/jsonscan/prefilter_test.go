@@ -103,6 +103,10 @@ func TestPrefilterSameRecords(t *testing.T) {
 		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"o\":{\"t\":\"x\tn\"}}",
 		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"o\":{\"t\":\"" + strings.Repeat("y", 40) + "\tn\"}}",
 		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"o\":{\"t\":\"" + strings.Repeat("y", 40) + "\x01\"}}",
+		// strings and skipped values that run into the end of the line (the next record follows)
+		`{"text":"` + strings.Repeat("unterminated ", 10),
+		`{"message":{"parts":[{"functionCall":{"name":"x"}}]},"o":{"t":"` + strings.Repeat("open ", 10),
+		`{"message":{"parts":[{"functionCall":{"name":"` + strings.Repeat("open ", 10),
 	}
 	// Each line alone too: a chunk's control bytes (classify) are then those of the line.
 	for _, l := range lines {
@@ -110,11 +114,24 @@ func TestPrefilterSameRecords(t *testing.T) {
 			scanBoth(t, []byte(l+"\n"), chunk)
 		}
 	}
+	// The lines without a control byte together: classify's list of newlines is used.
+	var plain []string
+	for _, l := range lines {
+		if !strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 }) {
+			plain = append(plain, l)
+		}
+	}
+	for _, chunk := range []int{0, 1, 7, 64, 4096} {
+		st := scanBoth(t, []byte(strings.Join(plain, "\n")+"\n"), chunk)
+		if chunk == 0 {
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 32, Skipped: 5, SkipFailed: 12}, st, "records of the plain lines through the fast validator / the full lexer; values skipped / skips given up")
+		}
+	}
 	in := []byte(strings.Join(lines, "\n") + "\n" + `{"last":"no newline"}`)
 	for _, chunk := range []int{0, 1, 7, 64, 4096} {
 		st := scanBoth(t, in, chunk)
 		if chunk == 0 {
-			assert.Equal(t, PrefilterStats{Fast: 16, Full: 39, Skipped: 5, SkipFailed: 15}, st,
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 42, Skipped: 5, SkipFailed: 16}, st,
 				"records through the fast validator / the full lexer; values skipped / skips given up")
 		}
 	}
@@ -185,21 +202,26 @@ func FuzzPrefilterAgreesWithFullScan(f *testing.F) {
 }
 
 // TestClassify compares classify with a byte loop for a control byte, '\n' and a high byte at
-// every offset of inputs of every length up to 100 (the 32-byte blocks and the tail).
+// every offset of inputs of every length up to 100 (the 32-byte blocks and the tail): the two
+// flags, and the list of newlines when there is no other control byte.
 func TestClassify(t *testing.T) {
-	naive := func(p []byte) (high, ctl bool) {
-		for _, c := range p {
+	naive := func(p []byte) (high, ctl bool, nls []int) {
+		for j, c := range p {
 			high = high || c >= 0x80
 			ctl = ctl || (c < 0x20 && c != '\n')
+			if c == '\n' {
+				nls = append(nls, j)
+			}
 		}
 		return
 	}
 	checks := 0
 	for n := 0; n <= 100; n++ {
 		base := bytes.Repeat([]byte("a"), n)
-		h, c := classify(base)
+		h, c, nls := classify(base, nil)
 		assert.False(t, h)
 		assert.False(t, c)
+		assert.Empty(t, nls)
 		for i := 0; i < n; i++ {
 			for _, x := range []byte{0, '\t', '\n', '\r', 0x1f, 0x20, 0x7f, 0x80, 0xff} {
 				for _, second := range []int{-1, 0, n - 1} { // a second byte: '\n' at the start/end
@@ -208,9 +230,12 @@ func TestClassify(t *testing.T) {
 						b[second] = '\n'
 					}
 					b[i] = x
-					wh, wc := naive(b)
-					gh, gc := classify(b)
+					wh, wc, wn := naive(b)
+					gh, gc, gn := classify(b, nil)
 					require.Equal(t, [2]bool{wh, wc}, [2]bool{gh, gc}, "byte %#x at %d of %d", x, i, n)
+					if !wc {
+						require.Equal(t, wn, gn, "newlines of %q", b)
+					}
 					checks++
 				}
 			}

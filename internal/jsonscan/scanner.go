@@ -120,8 +120,9 @@ type Scanner struct {
 	litPos   int
 
 	utf   utf8Stream
-	clean bool // the chunk being written holds no control byte but '\n' (classify)
-	nlAt  int  // index in the chunk being written of the next '\n' (or len), -1: not searched
+	clean bool  // the chunk being written holds no control byte but '\n' (classify)
+	nls   []int // clean: the index of every '\n' in the chunk being written (classify)
+	nlCur int   // nls[nlCur] is the first one lineEnd has not passed
 	// noSkipBelow: skipValue makes no attempt before this offset (one failed there).
 	noSkipBelow int64
 	// careful turns every shortcut off (classify, skipValue): byte by byte as the reference
@@ -258,14 +259,14 @@ func (s *Scanner) Write(p []byte) (int, error) {
 
 func (s *Scanner) write(p []byte) (int, error) {
 	high, ctl := true, true
+	s.nls, s.nlCur = s.nls[:0], 0
 	if !s.careful {
-		high, ctl = classify(p)
+		high, ctl, s.nls = classify(p, s.nls)
 	}
 	if high || s.utf.nCarry > 0 {
 		s.utf.feed(p, s.off, &s.bad)
 	} // else: ASCII, valid UTF-8, and no rune carried from the previous chunk
 	s.clean = !ctl
-	s.nlAt = -1
 	base := s.off
 	i := 0
 	for i < len(p) && s.err == nil {
@@ -303,7 +304,7 @@ func (s *Scanner) write(p []byte) (int, error) {
 		// tokNone
 		if s.needles != nil && s.mode == Lines && s.expect == expValue && !s.recDirty && len(s.stack) == 0 && s.pfLine != s.line {
 			// At the start of a record that lies whole in p: the literal prefilter.
-			if j := indexByte(p[i:], '\n'); j >= 0 {
+			if j := s.lineEnd(p, i) - i; i+j < len(p) {
 				s.pfLine = s.line
 				blank, ok, st := fastValid(p[i:i+j], s.needles, s.maxDepth, s.vstack, s.clean)
 				s.vstack = st
@@ -478,14 +479,7 @@ func (s *Scanner) skipValue(p []byte, i *int, base int64) bool {
 	if s.careful || at < s.noSkipBelow {
 		return false
 	}
-	if s.nlAt < *i {
-		if j := indexByte(p[*i:], '\n'); j >= 0 {
-			s.nlAt = *i + j
-		} else {
-			s.nlAt = len(p)
-		}
-	}
-	line := p[:s.nlAt]
+	line := p[:s.lineEnd(p, *i)]
 	end, failAt, ok, st := valueEnd(line, *i, nil, s.maxDepth-len(s.stack), s.vstack, s.clean)
 	s.vstack = st
 	if !ok {
@@ -497,6 +491,25 @@ func (s *Scanner) skipValue(p []byte, i *int, base int64) bool {
 	*i = end
 	s.valueDone()
 	return true
+}
+
+// lineEnd returns the index of the first '\n' of p at or after i, len(p) when there is none:
+// from classify's list in a clean chunk (the calls of one Write come with growing i), else with
+// bytes.IndexByte.
+func (s *Scanner) lineEnd(p []byte, i int) int {
+	if !s.clean {
+		if j := indexByte(p[i:], '\n'); j >= 0 {
+			return i + j
+		}
+		return len(p)
+	}
+	for s.nlCur < len(s.nls) && s.nls[s.nlCur] < i {
+		s.nlCur++
+	}
+	if s.nlCur < len(s.nls) {
+		return s.nls[s.nlCur]
+	}
+	return len(p)
 }
 
 // valueNode is the pattern node for the value about to start.
@@ -559,9 +572,13 @@ func stopMask(v uint64) uint64 {
 func (s *Scanner) scanString(p []byte, i int, base int64) int {
 	start := i
 	q := -1 // nextStop's cache of the next quote
+	nl := -1
+	if s.clean {
+		nl = s.lineEnd(p, i) // a '\n' ends the string (unterminated), so this one is enough
+	}
 	for i < len(p) {
 		if s.esc == 0 {
-			i = nextStop(p, i, &q, s.clean)
+			i = nextStop(p, i, &q, nl)
 			if i >= len(p) {
 				break
 			}

@@ -12,26 +12,33 @@ import (
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
-// benchFiles generates a 64 MiB corpus of session files once per benchmark.
+// benchFiles generates a 64 MiB corpus of session files once per benchmark, or uses the one in
+// SESSIONFIX_BENCH_CORPUS (a directory `sessionfix-bench -generate DIR` wrote).
 func benchFiles(b *testing.B) ([]string, int64) {
 	b.Helper()
-	recs, err := benchcorpus.LoadRecords("../../fixtures/qwen-real/dot-qwen")
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	st, err := benchcorpus.Generate(dir, recs, benchcorpus.Options{Bytes: 64 << 20, Seed: 7})
-	if err != nil {
-		b.Fatal(err)
+	dir := os.Getenv("SESSIONFIX_BENCH_CORPUS")
+	if dir == "" {
+		recs, err := benchcorpus.LoadRecords("../../fixtures/qwen-real/dot-qwen")
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir = b.TempDir()
+		if _, err := benchcorpus.Generate(dir, recs, benchcorpus.Options{Bytes: 64 << 20, Seed: 7}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var files []string
+	var size int64
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".jsonl" {
 			files = append(files, p)
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+			}
 		}
 		return err
 	})
-	return files, st.Bytes
+	return files, size
 }
 
 // BenchmarkStoreScan is one core scanning the generated corpus (the mix make bench uses).
