@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/inventory"
@@ -63,75 +61,33 @@ func homeConfigProblem(path string, n int, err error) ProblemRow {
 	return ProblemRow{Path: path, Severity: string(store.SevError), Reason: reason + "; " + left + " (fix the file, or pass --codex-config)"}
 }
 
-// codexHomeGroup is the rollouts of one Codex home and where that home came from.
+// codexHomeGroup is the rollouts of one Codex home (codex.GroupByHome) and where that home
+// came from (CodexInfo.ConfigFrom).
 type codexHomeGroup struct {
-	home, from string
-	fromEnv    bool // the environment's home ($CODEX_HOME or ~/.codex): $CODEX_SQLITE_HOME applies
-	rollouts   []string
-	dbs        []string // thread-history databases found by discovery in this home
+	*codex.HomeStores
+	from string
 }
 
-// codexGroups sorts the discovered rollouts by the Codex home each lives in (codex.HomeOf: a
-// copied ~/.codex is planned with its own config.toml and thread history, never those of
-// whoever runs sessionfix); a rollout in no home is planned with the environment's home
-// ($CODEX_HOME, else ~/.codex). Thread-history databases among the targets join their home.
-// Groups come sorted by home.
+// codexGroups sorts the discovered rollouts by the Codex home each lives in
+// (codex.GroupByHome); a rollout in no home is planned with the environment's home
+// ($CODEX_HOME, else ~/.codex). Groups come sorted by home.
 func codexGroups(env Env, found *scan.Found) []*codexHomeGroup {
-	envHome := codex.Home(env.Getenv, env.Home)
-	if a, err := filepath.Abs(envHome); err == nil {
-		envHome = a
-	}
 	envFrom := "~/.codex"
 	if env.Getenv("CODEX_HOME") != "" {
 		envFrom = "$CODEX_HOME"
 	}
-	byHome := map[string]*codexHomeGroup{}
-	homeOfDir := map[string]string{}
-	group := func(path string) *codexHomeGroup {
-		dir := filepath.Dir(path)
-		h, ok := homeOfDir[dir] // one lookup per directory, not per rollout
-		if !ok {
-			h = codex.HomeOf(found.Lexical(path)) // the home holding the link, not its target
-			if h != "" && SameFile(h, envHome) {
-				h = ""
-			}
-			homeOfDir[dir] = h
-		}
-		g := byHome[h]
-		if g == nil {
-			g = &codexHomeGroup{home: h, from: CodexFromPath}
-			if h == "" {
-				g.home, g.from, g.fromEnv = envHome, envFrom, true
-			}
-			byHome[h] = g
-		}
-		return g
+	stores := make([]store.Store, len(found.Targets))
+	for i, t := range found.Targets {
+		stores[i] = t.Store
 	}
-	var dbs []string
-	for _, t := range found.Targets {
-		path := t.Store.Ref().Path
-		switch {
-		case codex.IsHistory(t.Store):
-			dbs = append(dbs, path)
-		case t.Store.Ref().Kind == codex.KindRollout:
-			g := group(path)
-			g.rollouts = append(g.rollouts, path)
+	var out []*codexHomeGroup
+	for _, h := range codex.GroupByHome(stores, found.Lexical, codex.Home(env.Getenv, env.Home)) {
+		g := &codexHomeGroup{HomeStores: h, from: CodexFromPath}
+		if h.FromEnv {
+			g.from = envFrom
 		}
-	}
-	for _, db := range dbs {
-		h := codex.HomeOf(found.Lexical(db))
-		if h == "" || SameFile(h, envHome) {
-			h = ""
-		}
-		if g := byHome[h]; g != nil {
-			g.dbs = append(g.dbs, db)
-		}
-	}
-	out := make([]*codexHomeGroup, 0, len(byHome))
-	for _, g := range byHome {
 		out = append(out, g)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].home < out[j].home })
 	return out
 }
 
@@ -156,8 +112,8 @@ func codexPolicy(ctx context.Context, env Env, po Options, found *scan.Found, so
 		var hce *homeConfigError
 		if errors.As(err, &hce) {
 			// One home's broken config.toml: that home is left out, the others go on.
-			res.problems = append(res.problems, homeConfigProblem(filepath.Join(g.home, codex.ConfigName), len(g.rollouts), hce.err))
-			res.skip = append(res.skip, g.rollouts...)
+			res.problems = append(res.problems, homeConfigProblem(filepath.Join(g.Home, codex.ConfigName), len(g.Rollouts), hce.err))
+			res.skip = append(res.skip, g.Rollouts...)
 			continue
 		}
 		if err != nil {
@@ -172,7 +128,7 @@ func codexPolicy(ctx context.Context, env Env, po Options, found *scan.Found, so
 		if res.byPath == nil {
 			res.byPath = map[string]*codex.CodexPolicy{}
 		}
-		for _, r := range g.rollouts {
+		for _, r := range g.Rollouts {
 			res.byPath[r] = &pol
 		}
 	}
@@ -194,10 +150,10 @@ func codexHomePolicy(ctx context.Context, env Env, po Options, g *codexHomeGroup
 	discovered map[string]codexDiscovery, sopt all.Options) (codex.CodexPolicy, *CodexInfo, []ProblemRow, error) {
 	var pol codex.CodexPolicy
 	var probs []ProblemRow
-	info := &CodexInfo{Home: g.home, Rollouts: len(g.rollouts), ConfigFrom: g.from, Inventory: []string{}, History: []string{}}
+	info := &CodexInfo{Home: g.Home, Rollouts: len(g.Rollouts), ConfigFrom: g.from, Inventory: []string{}, History: []string{}}
 	path, explicit := po.CodexConfig, true
 	if path == "" {
-		path, explicit = filepath.Join(g.home, codex.ConfigName), false
+		path, explicit = filepath.Join(g.Home, codex.ConfigName), false
 	} else {
 		info.ConfigFrom = "--codex-config"
 	}
@@ -214,16 +170,7 @@ func codexHomePolicy(ctx context.Context, env Env, po Options, g *codexHomeGroup
 	default:
 		return pol, nil, nil, err
 	}
-	dbs := codex.HistoryDBs(g.home)
-	if g.fromEnv {
-		dbs = nil
-		for _, p := range codex.StateDBs(env.Getenv, g.home) {
-			if strings.HasPrefix(filepath.Base(p), "thread_history_") {
-				dbs = append(dbs, p)
-			}
-		}
-	}
-	hist, used, hprobs := codexHistory(ctx, append(dbs, g.dbs...), sopt)
+	hist, used, hprobs := codexHistory(ctx, codex.HistoryPaths(env.Getenv, g.HomeStores), sopt)
 	if err := ctx.Err(); err != nil {
 		return pol, nil, nil, err
 	}
@@ -269,36 +216,16 @@ func codexHomePolicy(ctx context.Context, env Env, po Options, g *codexHomeGroup
 	return pol, info, probs, nil
 }
 
-// codexHistory reads the raw MCP identities of Codex thread-history databases (the
-// CodexHistory profile: mcpToolCall items of thread_items), deduplicated and sorted by server
-// then tool; used lists the databases read, in order, each once. A database that cannot be
-// read is an error problem naming it (the run is partial, exit 3: without its identities a
-// colliding tool may get no suffix); the run goes on without its identities.
+// codexHistory reads the raw MCP identities of Codex thread-history databases
+// (codex.HistoryTools); a database that cannot be read is an error problem naming it (the run
+// is partial, exit 3: without its identities a colliding tool may get no suffix); the run goes
+// on without its identities.
 func codexHistory(ctx context.Context, paths []string, sopt all.Options) (tools []mcpname.CodexTool, used []string, probs []ProblemRow) {
-	seen := map[mcpname.CodexTool]bool{}
-	for _, p := range paths {
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
-		if slices.Contains(used, p) {
-			continue
-		}
-		snap, err := codex.OpenHistory(p, sopt.SQLite).Scan(ctx, store.ScanOptions{})
-		if err != nil {
-			probs = append(probs, ProblemRow{Path: p, Severity: string(store.SevError),
-				Reason: "Codex thread history not read, its raw identities are not used for naming: " + err.Error()})
-			continue
-		}
-		used = append(used, p)
-		for _, id := range snap.Identities {
-			t := mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
-			if t.Server != "" && t.Tool != "" && !seen[t] {
-				seen[t] = true
-				tools = append(tools, t)
-			}
-		}
+	tools, used, errs := codex.HistoryTools(ctx, paths, sopt.SQLite)
+	for _, e := range errs {
+		probs = append(probs, ProblemRow{Path: e.Path, Severity: string(store.SevError),
+			Reason: "Codex thread history not read, its raw identities are not used for naming: " + e.Err.Error()})
 	}
-	sortCodexTools(tools)
 	return tools, used, probs
 }
 
@@ -310,15 +237,6 @@ func baseNames(paths []string) []string {
 	return out
 }
 
-func sortCodexTools(tools []mcpname.CodexTool) {
-	sort.Slice(tools, func(i, j int) bool {
-		if tools[i].Server != tools[j].Server {
-			return tools[i].Server < tools[j].Server
-		}
-		return tools[i].Tool < tools[j].Tool
-	})
-}
-
 // codexTools flattens an inventory into raw Codex identities, sorted by server then tool.
 func codexTools(inv *inventory.Inventory) []mcpname.CodexTool {
 	tools := []mcpname.CodexTool{}
@@ -327,7 +245,7 @@ func codexTools(inv *inventory.Inventory) []mcpname.CodexTool {
 			tools = append(tools, mcpname.CodexTool{Server: key, Tool: t.Name})
 		}
 	}
-	sortCodexTools(tools)
+	codex.SortTools(tools)
 	return tools
 }
 

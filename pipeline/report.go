@@ -130,7 +130,7 @@ type IdentityRow struct {
 type StoreRow struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
-	// Profile is the SQLite profile a database was read with ("opencode"); text tables show it
+	// Profile is the name of the SQLite profile a database was read with; text tables show it
 	// as the kind.
 	Profile string `json:"profile,omitempty"`
 	// Bytes is the store's size when it was read.
