@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/inventory"
@@ -41,33 +40,17 @@ type claudeGroup struct {
 }
 
 // claudeGroups sorts the discovered Claude Code sessions by the config directory each lies in
-// (claude.HomeOf: a copied ~/.claude is planned with the claude.json beside it); a session in no
-// such directory is planned with the environment's ($CLAUDE_CONFIG_DIR, else ~/.claude).
+// (claude.GroupByHome: a copied ~/.claude is planned with the claude.json beside it); a session
+// in no such directory is planned with the environment's ($CLAUDE_CONFIG_DIR, else ~/.claude).
 func claudeGroups(env Env, found *scan.Found) []*claudeGroup {
-	envHome := claude.Home(env.Getenv, env.Home)
-	byHome := map[string]*claudeGroup{}
-	for _, t := range found.Targets {
-		if t.Store.Ref().Kind != claude.KindSession {
-			continue
-		}
-		path := t.Store.Ref().Path
-		h := claude.HomeOf(found.Lexical(path))
-		fromEnv := h == "" || SameFile(h, envHome)
-		if fromEnv {
-			h = envHome
-		}
-		g := byHome[h]
-		if g == nil {
-			g = &claudeGroup{home: h, fromEnv: fromEnv}
-			byHome[h] = g
-		}
-		g.sessions = append(g.sessions, path)
+	stores := make([]store.Store, len(found.Targets))
+	for i, t := range found.Targets {
+		stores[i] = t.Store
 	}
-	out := make([]*claudeGroup, 0, len(byHome))
-	for _, g := range byHome {
-		out = append(out, g)
+	var out []*claudeGroup
+	for _, h := range claude.GroupByHome(stores, found.Lexical, claude.Home(env.Getenv, env.Home)) {
+		out = append(out, &claudeGroup{home: h.Home, fromEnv: h.FromEnv, sessions: h.Sessions})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].home < out[j].home })
 	return out
 }
 

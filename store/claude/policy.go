@@ -1,0 +1,56 @@
+package claude
+
+import (
+	"os"
+	"sort"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// HomeSessions is the sessions of one Claude Code config directory (the home whose
+// ~/.claude.json, beside it, and projects' .mcp.json files tell the server keys).
+type HomeSessions struct {
+	// Home is the config directory; FromEnv marks the environment's ($CLAUDE_CONFIG_DIR, else
+	// ~/.claude: Home), whose global config is GlobalConfigPath.
+	Home     string
+	FromEnv  bool
+	Sessions []string // store paths, in the order given
+}
+
+// GroupByHome sorts the Claude Code sessions among stores by the config directory each lies
+// in (HomeOf of lexical(path), the path as the walk reached it: a copied ~/.claude is planned
+// with the claude.json beside it); a session in no such directory, or in the same directory as
+// envHome, goes to envHome (FromEnv). Groups come sorted by home. It looks at the file system.
+func GroupByHome(stores []store.Store, lexical func(string) string, envHome string) []*HomeSessions {
+	byHome := map[string]*HomeSessions{}
+	for _, st := range stores {
+		if st.Ref().Kind != KindSession {
+			continue
+		}
+		path := st.Ref().Path
+		h := HomeOf(lexical(path))
+		fromEnv := h == "" || sameFile(h, envHome)
+		if fromEnv {
+			h = envHome
+		}
+		g := byHome[h]
+		if g == nil {
+			g = &HomeSessions{Home: h, FromEnv: fromEnv}
+			byHome[h] = g
+		}
+		g.Sessions = append(g.Sessions, path)
+	}
+	out := make([]*HomeSessions, 0, len(byHome))
+	for _, g := range byHome {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Home < out[j].Home })
+	return out
+}
+
+// sameFile reports whether two paths name the same file (both exist).
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
