@@ -368,7 +368,7 @@ func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int
 		done.Reason = err.Error()
 	}
 	fr := fileRef{path: ref.Path}
-	if fr.off, fr.n, err = j.appendAt(done); err != nil {
+	if fr.off, fr.n, err = j.appendLazy(done); err != nil {
 		// The manifest must still record it: kept in memory (rare: a full disk).
 		fr.entry = entry
 	}
@@ -405,10 +405,21 @@ func sanitizeBase(s string) string {
 
 // journal is an append-only, fsynced JSONL file, locked (flock) while a run or an undo uses
 // it: CleanLeftovers leaves the temp files of a locked journal alone.
+//
+// Lines are written under mu; the fsync that makes a line durable runs outside it (group
+// commit): one fsync covers every line written before it started, so concurrent rewrites
+// that each need their line durable share fsyncs, and none waits for another's fsync while
+// writing. A failed fsync fails every later one (what it should have made durable is not
+// known to be).
 type journal struct {
 	mu   sync.Mutex
 	f    *os.File
 	lock *flock.Flock
+	end  int64 // bytes written (mu)
+
+	smu    sync.Mutex // one fsync at a time
+	synced int64      // bytes known durable (smu)
+	serr   error      // the first fsync error (smu)
 }
 
 func openJournal(path string) (*journal, error) {
@@ -471,8 +482,11 @@ func (j *journal) append(e journalEntry) error {
 	return err
 }
 
-// appendAt is append, returning where the line starts in the journal and its length.
-func (j *journal) appendAt(e journalEntry) (off int64, n int, err error) { return j.write(e, true) }
+// appendLazy appends e without waiting for it to be durable (the next fsync of the journal
+// makes it so), returning where the line starts in the journal and its length. For lines a
+// crash may lose: a "done" line (the "commit" line before it, fsynced before the replace,
+// records the change for undo).
+func (j *journal) appendLazy(e journalEntry) (off int64, n int, err error) { return j.write(e, false) }
 
 // write appends e, and fsyncs the journal when sync is set; it returns the line's offset and
 // length (with its newline).
@@ -481,38 +495,76 @@ func (j *journal) write(e journalEntry, sync bool) (int64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	off, err := j.writeLine(b)
+	if err != nil || !sync {
+		return off, len(b), err
+	}
+	return off, len(b), j.syncTo(off + int64(len(b)))
+}
+
+// writeLine appends the line b and returns its offset.
+func (j *journal) writeLine(b []byte) (int64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := fileio.Fault(fileio.FaultWrite, j.f.Name()); err != nil {
-		return 0, 0, fmt.Errorf("write journal: %w", err)
+		return 0, fmt.Errorf("write journal: %w", err)
 	}
 	// A short write (a full disk) must not leave half a line that the next line would run
 	// into: the journal is cut back to where the line began.
 	fi, err := j.f.Stat()
 	if err != nil {
-		return 0, 0, fmt.Errorf("write journal: %w", err)
+		return 0, fmt.Errorf("write journal: %w", err)
 	}
 	if n, err := j.f.Write(b); err != nil {
 		if n > 0 {
 			_ = j.f.Truncate(fi.Size())
 		}
-		return 0, 0, fmt.Errorf("write journal: %w", err)
+		return 0, fmt.Errorf("write journal: %w", err)
 	}
-	off := fi.Size()
-	if !sync {
-		return off, len(b), nil
+	j.end = fi.Size() + int64(len(b))
+	return fi.Size(), nil
+}
+
+// syncTo returns once the first end bytes of the journal are durable: at once when an fsync
+// that started after they were written has completed, else after one more fsync.
+func (j *journal) syncTo(end int64) error {
+	j.smu.Lock()
+	defer j.smu.Unlock()
+	if j.serr != nil {
+		return j.serr
 	}
+	if j.synced >= end {
+		return nil
+	}
+	j.mu.Lock()
+	upto := j.end // everything written so far: this fsync covers it
+	j.mu.Unlock()
 	if err := fileio.Fault(fileio.FaultSync, j.f.Name()); err != nil {
-		return 0, 0, fmt.Errorf("sync journal: %w", err)
+		j.serr = fmt.Errorf("sync journal: %w", err)
+		return j.serr
 	}
-	return off, len(b), j.f.Sync()
+	if err := j.f.Sync(); err != nil {
+		j.serr = fmt.Errorf("sync journal: %w", err)
+		return j.serr
+	}
+	j.synced = upto
+	return nil
 }
 
 // recordTemp is the fileio.TempRecorder of a run: each temp file event is a journal line. An
-// announcement (and a foreign name) is fsynced before the file is created; a "gone" line is
-// not (lost in a crash, it only makes the next cleanup look for a file that is not there).
+// announcement (and a foreign name) is fsynced before the file is created; a planned one
+// (fileio.TempPlanned, journaled as an announcement) is made durable by the fsync of the
+// announcement that follows it; a "gone" line is not fsynced (lost in a crash, it only makes
+// the next cleanup look for a file that is not there).
 func (j *journal) recordTemp(event, tmp, target string) error {
-	_, _, err := j.write(journalEntry{Event: event, Path: tmp, Store: target}, event != fileio.TempGone)
+	sync := true
+	switch event {
+	case fileio.TempGone:
+		sync = false
+	case fileio.TempPlanned:
+		event, sync = fileio.TempCreating, false
+	}
+	_, _, err := j.write(journalEntry{Event: event, Path: tmp, Store: target}, sync)
 	return err
 }
 

@@ -113,7 +113,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		return nil, &store.InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
 			want.Size, fi.Size(), want.ModTime.Format(time.RFC3339Nano), fi.ModTime().Format(time.RFC3339Nano))}
 	}
-	if w := openWriters(fi); len(w) > 0 {
+	if w := openWriters(orig, fi); len(w) > 0 {
 		return nil, heldOpen(path, w)
 	}
 	// An exclusive advisory lock while rewriting: another sessionfix run (or any process
@@ -167,17 +167,38 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		}
 	}()
 
+	// A second name for the old inode in the store's directory, the way back if the rename
+	// must be rolled back (a journaled temp; without hard links, the backup link serves).
+	// (On a file system without hard links a rollback is not possible: a late writer is then
+	// reported, not rolled back.) Its name is announced with the temp file's, one durable
+	// journal write for both.
+	linkKeep := func(tmp string) error { return os.Link(path, tmp) }
+	keepName := newTempName(path)
+	planned := recordTemp(ctx, TempPlanned, keepName, path) == nil
 	pf, err := newPendingFile(ctx, path)
 	if err != nil {
+		if planned {
+			_ = recordTemp(ctx, TempGone, keepName, path)
+		}
 		return nil, err
 	}
 	defer pf.Cleanup() // removes the temp unless it was renamed
 
-	// A second name for the old inode in the store's directory, the way back if the rename
-	// must be rolled back (a journaled temp; without hard links, the backup link serves).
-	// (On a file system without hard links a rollback is not possible: a late writer is then
-	// reported, not rolled back.)
-	keep, kerr := makeTemp(ctx, path, func(tmp string) error { return os.Link(path, tmp) })
+	var keep string
+	var kerr error
+	switch {
+	case !planned:
+		keep, kerr = makeTemp(ctx, path, linkKeep)
+	default:
+		if kerr = linkKeep(keepName); kerr == nil {
+			keep = keepName
+		} else if errors.Is(kerr, os.ErrExist) {
+			_ = recordTemp(ctx, TempForeign, keepName, path)
+			keep, kerr = makeTemp(ctx, path, linkKeep)
+		} else {
+			_ = recordTemp(ctx, TempGone, keepName, path)
+		}
+	}
 	if kerr == nil {
 		defer func() {
 			if keep != "" {
@@ -225,29 +246,16 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if (want.SHA256 != "" && beforeSum != want.SHA256) || (want.Fingerprint != "" && fpText(fp) != want.Fingerprint) {
 		return nil, &store.InUseError{Path: path, Reason: "content changed since it was scanned"}
 	}
-	if bk != nil {
-		if err := Fault(FaultSync, opt.BackupPath); err != nil {
-			return nil, fmt.Errorf("sync backup of %s: %w", path, err)
-		}
-		if err := bk.Sync(); err != nil {
-			return nil, fmt.Errorf("sync backup of %s: %w", path, err)
-		}
-	}
-	if err := SyncDir(filepath.Dir(opt.BackupPath)); err != nil {
-		return nil, err
-	}
 	newMode, newMtime := fi.Mode(), fi.ModTime()
 	if meta != nil {
 		newMode, newMtime = meta.Mode, meta.ModTime
 	}
+	// The temp's metadata first, so that its fsync makes it durable with the content.
 	chownLike(pf.File, fi) // before chmod: chown clears setuid/setgid
 	if err := pf.Chmod(modeBits(newMode)); err != nil {
 		return nil, fmt.Errorf("chmod temp for %s: %w", path, err)
 	}
 	xattrWarnings := copyXattrs(path, pf.File)
-	if err := pf.Sync(); err != nil {
-		return nil, fmt.Errorf("sync temp for %s: %w", path, err)
-	}
 	if err := os.Chtimes(pf.Name(), atime(fi), newMtime); err != nil {
 		return nil, fmt.Errorf("set mtime of temp for %s: %w", path, err)
 	}
@@ -255,7 +263,6 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if err != nil {
 		return nil, fmt.Errorf("stat temp for %s: %w", path, err)
 	}
-
 	if otherLinks {
 		xattrWarnings = append(xattrWarnings, fmt.Sprintf("the file had %d hard links: only this name was rewritten, the other names keep the old content", nlink(fi)))
 	}
@@ -266,10 +273,37 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
 		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, SHA256: hex.EncodeToString(after.Sum(nil))},
 	}
-	if opt.BeforeCommit != nil {
-		if err := opt.BeforeCommit(ch); err != nil {
-			return nil, fmt.Errorf("journal change of %s: %w", path, err)
+	// Two chains of waits at once (the file system can serve them with one journal commit):
+	// the temp's fsync; and the backup's fsync, its directory's, then the caller's journal
+	// line (BeforeCommit) — in that order, so a change that is journaled has a durable
+	// backup. Both end before the final check and the rename.
+	tempSynced := make(chan error, 1)
+	go func() { tempSynced <- pf.Sync() }()
+	backupErr := func() error {
+		if bk != nil {
+			if err := Fault(FaultSync, opt.BackupPath); err != nil {
+				return fmt.Errorf("sync backup of %s: %w", path, err)
+			}
+			if err := bk.Sync(); err != nil {
+				return fmt.Errorf("sync backup of %s: %w", path, err)
+			}
 		}
+		if err := SyncDir(filepath.Dir(opt.BackupPath)); err != nil {
+			return err
+		}
+		if opt.BeforeCommit != nil {
+			if err := opt.BeforeCommit(ch); err != nil {
+				return fmt.Errorf("journal change of %s: %w", path, err)
+			}
+		}
+		return nil
+	}()
+	if err := <-tempSynced; err != nil {
+		// Journaled perhaps, but not replaced: the caller journals the abort.
+		return nil, fmt.Errorf("sync temp for %s: %w", path, err)
+	}
+	if backupErr != nil {
+		return nil, backupErr
 	}
 	keepBackup = true
 	BeforeCheck(ctx, path)
@@ -474,7 +508,7 @@ func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 	if ofi, err := orig.Stat(); err == nil && ofi.Size() != fi.Size() {
 		return &store.InUseError{Path: path, Reason: "appended to while rewriting"}
 	}
-	if w := openWritersFresh(now); len(w) > 0 {
+	if w := openWritersFresh(orig, now); len(w) > 0 {
 		return heldOpen(path, w)
 	}
 	return nil

@@ -22,10 +22,15 @@ const (
 	TempCreating = "temp"         // path is about to be created by this run
 	TempForeign  = "temp-foreign" // path existed already: it is not ours
 	TempGone     = "temp-done"    // path was renamed over the store or removed
+	// TempPlanned: path will be created by this run after the next TempCreating of the same
+	// rewrite; the recorder may make both announcements durable at once (with that one).
+	TempPlanned = "temp-planned"
 )
 
 // TempRecorder journals the life of temp file tmp beside the store at target (event is one of
-// the Temp* constants). An error from TempCreating aborts the rewrite before the file exists.
+// the Temp* constants). An error from TempCreating aborts the rewrite before the file exists;
+// when TempCreating returns nil, that announcement and every TempPlanned one before it are
+// durable.
 type TempRecorder func(event, tmp, target string) error
 
 type tempRecorderKey struct{}
@@ -91,7 +96,13 @@ type pendingFile struct {
 	ctx  context.Context
 	path string
 	done bool
+	// written counts the bytes written, flushed the first of them handed to startWriteback.
+	written, flushed int64
 }
+
+// writebackChunk is how many written bytes of a temp file are handed to the disk at once
+// while it is still being written (startWriteback).
+const writebackChunk = 1 << 20
 
 func newPendingFile(ctx context.Context, path string) (*pendingFile, error) {
 	var f *os.File
@@ -111,7 +122,13 @@ func (p *pendingFile) Write(b []byte) (int, error) {
 	if err := Fault(FaultWrite, p.Name()); err != nil {
 		return 0, err
 	}
-	return p.File.Write(b)
+	n, err := p.File.Write(b)
+	p.written += int64(n)
+	if p.written-p.flushed >= writebackChunk {
+		startWriteback(p.File, p.flushed, p.written-p.flushed)
+		p.flushed = p.written
+	}
+	return n, err
 }
 
 // Sync goes through the fault seam.

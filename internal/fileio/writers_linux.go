@@ -84,12 +84,51 @@ func snapshotOpenFilesAt(fresh bool) *procSnapshot {
 	return s
 }
 
-// openWriters returns "pid N (command)" for each other process that holds the file of fi open
-// for writing (O_WRONLY or O_RDWR), as far as /proc shows.
-func openWriters(fi os.FileInfo) []string { return writersOf(idOfStat(fi), false) }
+// openWriters returns "pid N (command)" for each other process that holds the file of fi (open
+// as f, read-only) open for writing (O_WRONLY or O_RDWR), as far as /proc shows. When the
+// kernel says no process at all holds the inode open for writing (noWriterOpen), /proc is not
+// looked at.
+func openWriters(f *os.File, fi os.FileInfo) []string {
+	if noWriterOpen(f) {
+		return nil
+	}
+	return writersOf(idOfStat(fi), false)
+}
 
 // openWritersFresh is openWriters from a fresh scan of /proc (never a cached view).
-func openWritersFresh(fi os.FileInfo) []string { return writersOf(idOfStat(fi), true) }
+func openWritersFresh(f *os.File, fi os.FileInfo) []string {
+	if noWriterOpen(f) {
+		return nil
+	}
+	return writersOf(idOfStat(fi), true)
+}
+
+// noWriterOpen reports whether no process, of any user, holds the inode of f (opened read-only)
+// open for writing, as the kernel counts it: a read lease (fcntl F_SETLEASE F_RDLCK) is
+// granted only when the inode's count of writable open files is zero (fcntl(2), "Leases";
+// fs/locks.c check_conflicting_open). The lease is released at once (an open for writing
+// that comes meanwhile waits those microseconds for the release). It is a stronger question
+// than /proc answers (processes of other users, and writable mappings whose descriptor is
+// closed, count), and costs two system calls instead of a walk of every process's
+// descriptors. false when it cannot be told (leases not supported by the file system or
+// disabled, a file of another owner without CAP_LEASE): /proc is looked at then.
+func noWriterOpen(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	granted := false
+	_ = rc.Control(func(fd uintptr) {
+		if _, err := unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_RDLCK); err == nil {
+			granted = true
+			_, _ = unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
+		}
+	})
+	return granted
+}
 
 func writersOf(id fileID, fresh bool) []string {
 	if id == (fileID{}) {

@@ -173,3 +173,36 @@ func TestRestoreFileRollsBackWhenAWriterHoldsTheOldInode(t *testing.T) {
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "ABC\nlate\n", string(got), "left as the run wrote it, with the agent's line")
 }
+
+// noWriterOpen answers from the kernel's count of writable opens: a reader does not count, a
+// writer of another process does, so does one of ours; once it is gone the answer is yes again.
+func TestNoWriterOpenCountsEveryWritableOpen(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o600))
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	if !noWriterOpen(f) {
+		t.Skip("file leases are not available here (fcntl F_SETLEASE): /proc answers alone")
+	}
+	holdOpen(t, "3<", p)
+	assert.True(t, noWriterOpen(f), "a reader is not a writer")
+
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	assert.False(t, noWriterOpen(f), "our own writable descriptor counts")
+	w.Close()
+	assert.True(t, noWriterOpen(f))
+
+	p2 := filepath.Join(dir, "t.jsonl")
+	require.NoError(t, os.WriteFile(p2, []byte("{}\n"), 0o600))
+	f2, err := os.Open(p2)
+	require.NoError(t, err)
+	defer f2.Close()
+	holdOpen(t, "3>>", p2)
+	assert.False(t, noWriterOpen(f2), "another process's writer counts")
+	fi, err := f2.Stat()
+	require.NoError(t, err)
+	assert.Len(t, openWritersFresh(f2, fi), 1, "and /proc names it")
+}

@@ -6,9 +6,9 @@ import "os"
 
 // openWriters is only implemented on Linux (/proc); elsewhere the in-use checks rely on size,
 // mtime, content and advisory locks.
-func openWriters(os.FileInfo) []string { return nil }
+func openWriters(*os.File, os.FileInfo) []string { return nil }
 
-func openWritersFresh(os.FileInfo) []string { return nil }
+func openWritersFresh(*os.File, os.FileInfo) []string { return nil }
 
 // fileID is unknown here.
 type fileID struct{}
