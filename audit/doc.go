@@ -14,9 +14,10 @@
 //     (with their fingerprints) and ReadBaseline for --baseline; Rendering renders one format
 //     into memory through package reports.
 //
-// Run and the renderers do no I/O: no files, no clock (the caller passes the time), no
-// environment, no network. The command layer loads settings, agents and inventory, and
-// writes the rendered bytes.
+// Load reads a Qwen Code audit's inputs (settings, subagents, inventory) into a Loaded. Run
+// and the renderers do no I/O: no files, no clock (the caller passes the time), no
+// environment, no network. The command layer parses the flags, prints, and writes the
+// rendered bytes.
 //
 // # What "now" and "before" mean, per list
 //
@@ -61,7 +62,8 @@
 //
 // # Imports
 //
-// audit imports mcpname, permission, store/qwen/settings, store/claude and inventory (values
-// only) and reports (the document formats). It must not import scan, rewrite, a storage
-// engine or cmd.
+// audit imports mcpname, permission, the agent rooms it audits (store/qwen, store/qwen/settings,
+// store/claude, store/agent for their environment), inventory, internal/fileio (SameFile) and
+// reports (the document formats). It must not import scan, rewrite, a storage engine or cmd:
+// the stored names an inferred inventory needs come through Hooks.StoredNames.
 package audit

@@ -15,7 +15,10 @@ import (
 // Loaded is what a Qwen Code audit read, besides the evaluation: the settings and subagent
 // files, the inventory and where it came from, and the inputs that could not be used.
 type Loaded struct {
-	Files     []*settings.File
+	Files  []*settings.File
+	Merged *settings.Merged // the files merged in Qwen Code's scope order
+	// AgentDirs are the subagent directories looked at; Agents the subagent files read.
+	AgentDirs []string
 	Agents    []*settings.Agent
 	Inventory *inventory.Inventory
 	// InventoryFrom says where the tools came from: "file PATH", "discovered" or "inferred".

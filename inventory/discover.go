@@ -535,3 +535,22 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return t.base.RoundTrip(req)
 }
+
+// AllFailed is the error of a discovery where not one of n servers (n > 0) could be listed
+// (errs: Discover's): every command that discovers refuses to go on (exit 1, nothing planned
+// or reported: an inventory of nothing would make every result wrong), with each server's
+// cause. nil when n is 0 or some server answered.
+func AllFailed(n int, errs []*ServerError) error {
+	if n == 0 || len(errs) < n {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	s := "s"
+	if n == 1 {
+		s = ""
+	}
+	return fmt.Errorf("--discover: none of the %d MCP server%s could be listed (nothing was done):\n  %s", n, s, strings.Join(msgs, "\n  "))
+}

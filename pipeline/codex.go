@@ -10,7 +10,6 @@ import (
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -295,14 +294,7 @@ func discoverCodex(ctx context.Context, env Env, cfg *codex.Config) (inv *invent
 // listed: the same in fix and audit (exit 1, nothing planned or reported: an inventory of
 // nothing would make every result wrong), with each server's cause.
 func AllServersFailed(n int, errs []*inventory.ServerError) error {
-	if n == 0 || len(errs) < n {
-		return nil
-	}
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
-	return fmt.Errorf("--discover: none of the %s could be listed (nothing was done):\n  %s", reports.Plural(n, "MCP server"), strings.Join(msgs, "\n  "))
+	return inventory.AllFailed(n, errs)
 }
 
 // Secrets wraps each value of m (nil when empty) as a settings.Secret, so it never reaches any output.

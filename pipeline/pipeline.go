@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -303,12 +304,8 @@ func (p *Pipeline) Run(ctx context.Context, opt rewrite.ProcessOptions, each fun
 	return res, err
 }
 
-// SameFile reports whether two paths name the same file (both exist and os.SameFile).
-func SameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}
+// SameFile reports whether two paths name the same file (fileio.SameFile).
+func SameFile(a, b string) bool { return fileio.SameFile(a, b) }
 
 // ErrReason is an error without its path ("no such file or directory").
 func ErrReason(err error) string {

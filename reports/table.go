@@ -174,3 +174,12 @@ func Plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// ShellQuote quotes s for a POSIX shell (single quotes) when it is empty or holds a
+// character the shell would interpret; else s as it is. For commands printed to be run.
+func ShellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,11 +20,6 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/scan"
-	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -257,9 +251,9 @@ type auditRun struct {
 	partial bool
 }
 
+// problem prints an input that could not be used (audit.Load records it in Loaded.Problems).
 func (r *auditRun) problem(err error) {
 	r.partial = true
-	r.Problems = append(r.Problems, err.Error())
 	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
 }
 
@@ -285,58 +279,21 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	if err != nil {
 		return err
 	}
-	files, errs := settings.LoadAll(sources, senv)
-	for _, e := range errs {
-		r.problem(e)
-	}
-	for _, f := range files {
-		for _, w := range f.Warnings {
-			r.warn("warning: %s", reports.Printable(w.String()))
-		}
-	}
-	r.Files = files
-	if len(opts.Paths) == 0 {
-		warnHistorySettings(r, opts.History, files)
-	}
-	merged := settings.Merge(files...)
-	if merged.FolderTrust != nil && *merged.FolderTrust {
-		r.warn("note: security.folderTrust is enabled; the audit takes each server's trust as configured (trustedFolders.json is not read)")
-	}
-
-	agentDirs := opts.Agents
-	if len(agentDirs) == 0 && len(opts.Paths) == 0 {
-		agentDirs = defaultAgentDirs(opts.Settings, files, dopts)
-	}
-	seenDir := map[string]bool{}
-	for _, d := range agentDirs {
-		if abs, err := filepath.Abs(d); err == nil {
-			if seenDir[abs] {
-				continue
-			}
-			seenDir[abs] = true
-		}
-		if len(opts.Agents) > 0 {
-			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-				r.problem(fmt.Errorf("--agents %s: not a directory of subagent files", d))
-				continue
-			}
-		}
-		as, errs := settings.LoadAgentsDir(d)
-		r.Agents = append(r.Agents, as...)
-		for _, e := range errs {
-			r.problem(e)
-		}
-	}
-
-	if err := r.loadInventory(ctx, opts, merged, senv); err != nil {
+	loaded, err := audit.Load(ctx, audit.LoadOptions{Sources: sources, Explicit: len(opts.Settings) > 0, FromPaths: len(opts.Paths) > 0,
+		Discover: dopts, Agents: opts.Agents, Inventory: opts.Inventory, DiscoverTools: opts.Discover, DiscoverTimeout: opts.DiscoverTimeout,
+		ClientVersion: version, History: opts.History, Getenv: env.Getenv},
+		audit.Hooks{Problem: r.problem, Note: func(s string) { r.warn("%s", s) },
+			Progress: func(s string) { fmt.Fprintln(env.Err, s) }, StoredNames: pipeline.StoredNames})
+	if err != nil {
 		return err
 	}
+	r.Loaded = *loaded
 
-	rep, err := audit.Run(audit.Input{Settings: merged, Agents: r.Agents, Inventory: r.Inventory,
+	rep, err := audit.Run(audit.Input{Settings: r.Merged, Agents: r.Agents, Inventory: r.Inventory,
 		Mode: permission.Mode(opts.Mode), Agent: opts.Subagent})
 	if err != nil {
 		if errors.Is(err, audit.ErrUnknownAgent) {
-			return usageErrorf("--subagent %q: no such subagent in %s", opts.Subagent, strings.Join(agentDirs, ", "))
+			return usageErrorf("--subagent %q: no such subagent in %s", opts.Subagent, strings.Join(r.AgentDirs, ", "))
 		}
 		return err
 	}
@@ -414,22 +371,6 @@ func addPathInputs(env *Env, opts *auditOptions) error {
 	return nil
 }
 
-// warnHistorySettings notes a --history directory that is a Qwen home whose settings.json is
-// not among the files read: --history only gives tool names, "audit DIR" audits that home.
-func warnHistorySettings(r *auditRun, history []string, files []*settings.File) {
-	for _, h := range history {
-		in, err := settings.InputsOf(h)
-		if err != nil || in.Role != settings.RoleHome || in.Settings == "" {
-			continue
-		}
-		if slices.ContainsFunc(files, func(f *settings.File) bool { return pipeline.SameFile(f.Path, in.Settings) }) {
-			continue
-		}
-		r.warn("note: --history %s reads only its session history, not %s; to audit that home's settings run: sessionfix audit %s",
-			reports.Printable(h), reports.Printable(in.Settings), reports.Printable(shellQuote(h)))
-	}
-}
-
 // settingsSources turns --settings values into sources, or discovers the scopes (only when
 // no PATH was given: a PATH run reads nothing of the runner's own).
 func settingsSources(args []string, paths []string, dopts settings.DiscoverOptions) ([]settings.Source, error) {
@@ -465,113 +406,6 @@ func settingsSources(args []string, paths []string, dopts settings.DiscoverOptio
 		out = append(out, settings.Source{Scope: scope, Path: path})
 	}
 	return out, nil
-}
-
-// defaultAgentDirs: Qwen Code's agent directories when the scopes were discovered, else
-// .qwen/agents next to every user or workspace settings file given.
-func defaultAgentDirs(explicit []string, files []*settings.File, dopts settings.DiscoverOptions) []string {
-	if len(explicit) == 0 {
-		return settings.AgentDirs(dopts)
-	}
-	var dirs []string
-	for _, f := range files {
-		if f.Scope == settings.ScopeUser || f.Scope == settings.ScopeWorkspace {
-			d := filepath.Join(filepath.Dir(f.Path), "agents")
-			if !slices.Contains(dirs, d) {
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	return dirs
-}
-
-// loadInventory reads --inventory, runs --discover, or infers the tools.
-func (r *auditRun) loadInventory(ctx context.Context, opts auditOptions, merged *settings.Merged, senv settings.Env) error {
-	switch {
-	case opts.Inventory != "":
-		inv, err := inventory.Load(opts.Inventory)
-		if err != nil {
-			return err
-		}
-		r.Inventory, r.InventoryFrom = inv, "file "+opts.Inventory
-	case opts.Discover:
-		if len(merged.MCPServers) == 0 {
-			r.warn("--discover: the settings configure no MCP server")
-		}
-		inv, errs := inventory.Discover(ctx, merged.MCPServers, inventory.DiscoverOptions{Env: senv, Timeout: opts.DiscoverTimeout,
-			ClientName: "sessionfix", ClientVersion: version})
-		for _, k := range inv.Keys() {
-			fmt.Fprintf(r.env.Err, "discover: %s: %s\n", reports.Printable(strconv.Quote(k)), plural(len(inv.Servers[k].Tools), "tool"))
-		}
-		if err := pipeline.AllServersFailed(len(merged.MCPServers), errs); err != nil {
-			return err
-		}
-		for _, e := range errs {
-			r.problem(e)
-		}
-		r.Inventory, r.InventoryFrom = inv, "discovered"
-	default:
-		seen := r.historyNames(ctx, opts.History, len(opts.Paths) > 0)
-		r.Inventory = inventory.Infer(merged.MCPServers, seen)
-		n := 0
-		for _, s := range r.Inventory.Servers {
-			n += len(s.Tools)
-		}
-		r.InventoryFrom = "inferred"
-		r.warn("note: no --inventory or --discover: %s of %s inferred from settings and %s in session history; rows say inventory=inferred",
-			plural(n, "tool"), plural(len(r.Inventory.Servers), "server"), plural(len(seen), "name"))
-	}
-	return nil
-}
-
-// historyNames returns the distinct tool names stored in the session history (read-only
-// scan of the given roots, default Qwen Code's runtime directory unless noDefault (a PATH
-// run); a missing default directory is no history).
-func (r *auditRun) historyNames(ctx context.Context, roots []string, noDefault bool) []string {
-	if len(roots) == 0 && noDefault {
-		return nil
-	}
-	if len(roots) == 0 {
-		def := qwen.Root(agent.Env{Getenv: r.env.Getenv, Home: r.env.Home})
-		if _, err := os.Stat(def); err != nil {
-			return nil
-		}
-		roots = []string{def}
-	}
-	found, err := scan.Discover(ctx, roots)
-	if err != nil {
-		r.problem(fmt.Errorf("read session history: %w", err))
-		return nil
-	}
-	for _, is := range found.Issues {
-		if is.Severity == store.SevError {
-			r.problem(fmt.Errorf("%s: %s", is.Path, is.Reason))
-		}
-	}
-	stores := make([]store.Store, len(found.Targets))
-	for i, t := range found.Targets {
-		stores[i] = t.Store
-	}
-	set := map[string]bool{}
-	var names []string
-	if _, err := rewrite.Process(ctx, stores, rewrite.Policy{}, rewrite.ProcessOptions{}, func(res *rewrite.StoreResult) error {
-		if res.ScanErr != nil {
-			r.problem(res.ScanErr)
-			return nil
-		}
-		for _, s := range res.Plan.Snap.Sites {
-			if !s.Absent() && !set[s.Name] {
-				set[s.Name] = true
-				names = append(names, s.Name)
-			}
-		}
-		return nil
-	}); err != nil {
-		r.problem(fmt.Errorf("read session history: %w", err))
-		return nil
-	}
-	slices.Sort(names)
-	return names
 }
 
 func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {

@@ -372,7 +372,7 @@ func (o *fixOutput) abort(err error, res *rewrite.Result) error {
 	hint := ""
 	if res != nil && res.RunID != "" && res.Manifest != nil {
 		hint = fmt.Sprintf("; %s already rewritten in run %s (undo with: sessionfix undo --state-dir %s %s)",
-			plural(res.Files, "file"), res.RunID, shellQuote(o.opts.StateDir), res.RunID)
+			plural(res.Files, "file"), res.RunID, reports.ShellQuote(o.opts.StateDir), res.RunID)
 	}
 	if o.opts.Format == "json" {
 		if !o.began {
@@ -498,7 +498,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	p.Summary.Report.Problems = append(p.Summary.Report.Problems, p.Settings.Notes()...)
 	command := "fix --apply"
 	if opts.Plan != "" {
-		command += " --plan " + shellQuote(opts.Plan)
+		command += " --plan " + reports.ShellQuote(opts.Plan)
 	}
 	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: command, Roots: append(slices.Clip(p.Roots), p.Found.LinkTargets()...), Now: env.Now, Workers: opts.Workers}
 	large := summaryMode(opts, len(p.Found.Targets))
@@ -595,7 +595,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	if opts.Format == "table" && res.RunID != "" && res.Files > 0 {
 		fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
-			res.RunID, res.Dir, shellQuote(opts.StateDir), res.RunID)
+			res.RunID, res.Dir, reports.ShellQuote(opts.StateDir), res.RunID)
 		for _, n := range res.Manifest.ToolNotes {
 			fmt.Fprintf(env.Out, "note: %s\n", n)
 		}
@@ -724,11 +724,4 @@ func confirm(ctx context.Context, r io.Reader) (bool, error) {
 func declined(env *Env) error {
 	fmt.Fprintln(env.Err, "nothing was changed")
 	return withCode(exitDeclined)
-}
-
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -283,7 +283,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		fmt.Fprintf(env.Out, "rewrote %s in %s\n", plural(n, "rule"), plural(files, "file"))
 		if res.RunID != "" {
 			fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
-				res.RunID, res.Dir, shellQuote(o.StateDir), res.RunID)
+				res.RunID, res.Dir, reports.ShellQuote(o.StateDir), res.RunID)
 		}
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/pipeline"
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -140,6 +141,6 @@ func (pc *planCollector) write(ctx context.Context, env *Env, opts fixOptions) e
 		w = env.Err
 	}
 	fmt.Fprintf(w, "plan written to %s (%s in %s); nothing was changed; apply exactly this plan with: sessionfix fix --apply --yes --plan %s\n",
-		opts.PlanOut, plural(pc.names, "name"), plural(len(pc.stores), "store"), shellQuote(opts.PlanOut))
+		opts.PlanOut, plural(pc.names, "name"), plural(len(pc.stores), "store"), reports.ShellQuote(opts.PlanOut))
 	return nil
 }
