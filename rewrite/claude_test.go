@@ -141,37 +141,3 @@ func TestClaudeRepair21332(t *testing.T) {
 		}
 	}
 }
-
-// TestClaudeSelectQuery: a ToolSearch select: list is rewritten as a whole, each listed name
-// decided as its tool_use would be.
-func TestClaudeSelectQuery(t *testing.T) {
-	q := "select:mcp__foo_bar__deploy.prod,mcp__lit__ok_tool,mcp__lit__get+data"
-	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{
-		{Kind: claude.ClaudeSiteSelect, Name: q, Raw: []byte(`"` + q + `"`), Loc: store.Loc{Line: 1, Offset: 10}},
-		{Kind: claude.ClaudeSiteReference, Name: "mcp__foo_bar__deploy.prod", Raw: []byte(`"mcp__foo_bar__deploy.prod"`), Loc: store.Loc{Line: 2, Offset: 200}},
-		{Kind: claude.ClaudeSiteDeferred, Name: "mcp__foo.bar__deploy.prod", Raw: []byte(`"mcp__foo.bar__deploy.prod"`), Loc: store.Loc{Line: 3, Offset: 300}},
-	}}
-	ds := NamerFor(claude.ID).Decide(snap, claudePolicy(claude.ClaudePolicy{Keys: claudeFixtureKeys}))
-	require.Len(t, ds, 3)
-	assert.Equal(t, ActRewrite, ds[0].Action)
-	assert.Equal(t, "select:mcp__foo_bar__deploy_prod,mcp__lit__ok_tool,mcp__lit__get_data", ds[0].New)
-	assert.Equal(t, "mcp__foo_bar__deploy_prod", ds[1].New)
-	// No version known: every era is tried, so the raw-era spelling of 1.0.0 is attributed too.
-	assert.Equal(t, "mcp__foo_bar__deploy_prod", ds[2].New)
-	// A keyword search is not a list of names.
-	snap.Sites = snap.Sites[:1]
-	snap.Sites[0].Name = "deploy tools"
-	assert.Equal(t, ActNone, NamerFor(claude.ID).Decide(snap, claudePolicy(claude.ClaudePolicy{Keys: claudeFixtureKeys}))[0].Action)
-}
-
-// TestClaudeAmbiguousKeys: two server keys that normalize alike make a name written before
-// tools were normalized the current name of two tools: shared, kept without --allow-shared.
-func TestClaudeAmbiguousKeys(t *testing.T) {
-	snap := &store.Snapshot{Agent: "claude", Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x.y", Raw: []byte(`"mcp__foo_bar__x.y"`)}}}
-	store.SetState(snap, &claude.ClaudeMeta{Versions: []claude.ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}})
-	keys := []claude.ClaudeKey{{Key: "foo.bar", Source: "a"}, {Key: "foo_bar", Source: "b"}}
-	d := NamerFor(claude.ID).Decide(snap, claudePolicy(claude.ClaudePolicy{Keys: keys}))[0]
-	assert.Equal(t, claude.ClassClaudeShared, d.Class)
-	assert.Equal(t, ActKeep, d.Action)
-	assert.Contains(t, d.Note, "foo.bar/x.y, foo_bar/x.y")
-}
