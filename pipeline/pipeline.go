@@ -23,7 +23,6 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -279,7 +278,7 @@ func checkRoots(env Env, id string, isDefault bool, found *scan.Found, settingsF
 	}
 	a := all.Lookup(store.AgentID(id))
 	if a == nil || a.RootsTried == nil {
-		a = all.Lookup(qwen.ID) // the default roots
+		a = all.Default // the default roots
 	}
 	what, tried, hint := a.RootsTried(env.agent())
 	return nil, fmt.Errorf("no %s found: tried %s: %s (pass a PATH, or %s)", what, tried, strings.Join(missing, "; "), hint)

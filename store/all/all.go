@@ -99,13 +99,17 @@ func Selectable() []store.AgentID {
 	return out
 }
 
+// Default is the agent whose roots a scan walks without paths and without --agent (the core
+// contract: Qwen Code's runtime directory).
+var Default = qwen.Agent
+
 // DefaultRoots are the roots of a scan without paths: those of the agent named by --agent
-// when it has some, else Qwen Code's runtime directory (the core contract).
+// when it has some, else Default's.
 func DefaultRoots(id store.AgentID, env agent.Env) []string {
 	if a := Lookup(id); a != nil && a.Roots != nil {
 		return a.Roots(env)
 	}
-	return qwen.Agent.Roots(env)
+	return Default.Roots(env)
 }
 
 // FollowLink says why discovery follows the symbolic link at path (agent.Agent.FollowLink of
