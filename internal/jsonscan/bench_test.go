@@ -51,3 +51,21 @@ func BenchmarkScanText(b *testing.B) {
 		_ = s.Close()
 	}
 }
+
+// BenchmarkClassify measures the one pass over each chunk (UTF-8 need, control bytes,
+// newlines) on 1 MiB of real session records; the Go fallback alongside.
+func BenchmarkClassify(b *testing.B) {
+	in := benchInput(b)[:1<<20]
+	for _, c := range []struct {
+		name string
+		f    func([]byte, []int) (bool, bool, []int)
+	}{{"vector", classify}, {"go", classifyGo}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			var nls []int
+			for range b.N {
+				_, _, nls = c.f(in, nls[:0])
+			}
+		})
+	}
+}

@@ -106,7 +106,7 @@ func anyCtl(p []byte) bool {
 	return false
 }
 
-// classify reports whether p holds a byte >= 0x80 (then it needs a UTF-8 check) and whether it
+// classifyGo (classify without vector instructions) reports whether p holds a byte >= 0x80 (then it needs a UTF-8 check) and whether it
 // holds a control byte (< 0x20) other than '\n', and appends to nls the index of every '\n' of
 // p while it has found no other control byte (when ctl is true the list is incomplete and must
 // not be used). One pass, 32 bytes per step: for the common chunk that is ASCII (or valid UTF-8)
@@ -114,7 +114,7 @@ func anyCtl(p []byte) bool {
 // and every search for the end of a line. A block whose control mask is set is looked at byte
 // by byte (a borrow can only mark a byte above a true control byte, so an unmarked block has
 // none): that is the block of each '\n', a few per record.
-func classify(p []byte, nls []int) (high, ctl bool, _ []int) {
+func classifyGo(p []byte, nls []int) (high, ctl bool, _ []int) {
 	var hi uint64
 	off := 0
 	for len(p)-off >= 32 {

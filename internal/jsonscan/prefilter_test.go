@@ -231,10 +231,12 @@ func TestClassify(t *testing.T) {
 					}
 					b[i] = x
 					wh, wc, wn := naive(b)
-					gh, gc, gn := classify(b, nil)
-					require.Equal(t, [2]bool{wh, wc}, [2]bool{gh, gc}, "byte %#x at %d of %d", x, i, n)
-					if !wc {
-						require.Equal(t, wn, gn, "newlines of %q", b)
+					for _, f := range []func([]byte, []int) (bool, bool, []int){classify, classifyGo} {
+						gh, gc, gn := f(b, nil)
+						require.Equal(t, [2]bool{wh, wc}, [2]bool{gh, gc}, "byte %#x at %d of %d", x, i, n)
+						if !wc {
+							require.Equal(t, wn, gn, "newlines of %q", b)
+						}
 					}
 					checks++
 				}
@@ -242,6 +244,23 @@ func TestClassify(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 136350, checks)
+	// Long inputs (several 128-block groups of the vector version, a tail): newlines every
+	// 37 bytes, then a high byte, then a control byte at a few offsets.
+	long := bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyz0123456789\n"), 401)[:14801]
+	for _, at := range []int{0, 31, 4095, 4096, 8191, 14790, 14800} {
+		for _, x := range []byte{'a', 0xc3, '\t', 0x01} {
+			b := bytes.Clone(long)
+			b[at] = x
+			wh, wc, wn := naive(b)
+			for _, f := range []func([]byte, []int) (bool, bool, []int){classify, classifyGo} {
+				gh, gc, gn := f(b, nil)
+				require.Equal(t, [2]bool{wh, wc}, [2]bool{gh, gc}, "byte %#x at %d", x, at)
+				if !wc {
+					require.Equal(t, wn, gn, "newlines with %#x at %d", x, at)
+				}
+			}
+		}
+	}
 }
 
 func TestAnyCtl(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -95,6 +96,19 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		Agent: s.prof.Agent,
 		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()},
 	}
+	if d := density.bytes.Load(); d > 0 {
+		// The sites per byte of the files scanned before: the first guess, at most 4096 sites.
+		if est := min(fi.Size()*density.sites.Load()/d, 4096); est > 0 {
+			snap.Sites = make([]store.Site, 0, est+est/4)
+		}
+	}
+	defer func() {
+		density.sites.Add(int64(len(snap.Sites)))
+		density.bytes.Add(fi.Size())
+		if len(snap.Sites) == 0 {
+			snap.Sites = nil // as without the guess
+		}
+	}()
 	b := &Builder{snap: snap}
 	var stream Streamer
 	if s.prof.Stream != nil {
@@ -179,10 +193,10 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		if _, err := sc.Write(data[:cut]); err != nil {
 			return nil, err
 		}
-		if read == 0 && n > 0 && rerr == nil {
-			growSites(snap, int64(cut), fi.Size())
-		}
 		read += int64(n)
+		if rerr == nil {
+			growSites(snap, read-int64(len(data)-cut), fi.Size())
+		}
 		keep = copy(buf, data[cut:])
 		if rerr == io.EOF {
 			break
@@ -214,19 +228,25 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	return snap, nil
 }
 
-// growSites sizes snap.Sites for the whole file from the sites found in its first scanned bytes
-// (a proportional estimate, an eighth more): one allocation instead of a doubling slice whose
-// copies were most of the bytes a scan allocates. A wrong guess costs only memory or an append.
+// density counts the sites and bytes of the files scanned so far in this process: each Scan
+// starts its Sites slice with room for the sites its size makes likely (see growSites).
+var density struct{ sites, bytes atomic.Int64 }
+
+// growSites sizes snap.Sites for the whole file from the sites found in the bytes scanned so
+// far (a proportional estimate, a quarter more), when the slice would not hold that many: one
+// or two allocations instead of a growing slice whose copies were most of the bytes a scan
+// allocated. A wrong guess costs only memory (at most a quarter of the final slice, or an
+// estimate the rest of the file does not fill) or an append.
 func growSites(snap *store.Snapshot, scanned, size int64) {
 	if len(snap.Sites) == 0 || scanned <= 0 || size <= scanned {
 		return
 	}
 	est := int64(len(snap.Sites)) * size / scanned
-	est += est / 8
 	if est > 1<<20 {
 		est = 1 << 20 // one site every few bytes of a huge file: let append take over
 	}
 	if int(est) > cap(snap.Sites) {
+		est += est / 4
 		snap.Sites = slices.Grow(snap.Sites, int(est)-len(snap.Sites))
 	}
 }
