@@ -222,16 +222,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	s := p.Summary
 	s.Dispatch = &check.Lookup{Policy: p.Policy}
 	if inv != nil {
-		servers := map[string][]string{}
-		for _, k := range inv.Keys() {
-			for _, t := range inv.Servers[k].Tools {
-				servers[k] = append(servers[k], t.Name)
-			}
-			if servers[k] == nil {
-				servers[k] = []string{}
-			}
-		}
-		s.Dispatch.Qwen, s.Dispatch.QwenSource = check.NewQwenTools(servers), o.Inventory
+		s.Dispatch.Qwen, s.Dispatch.QwenSource = qwenTools(inv), o.Inventory
 	}
 	s.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	s.Report.Problems = append(s.Report.Problems, rootProbs...)

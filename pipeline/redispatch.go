@@ -1,12 +1,17 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // Rule ids of re-dispatch findings in SARIF (stable: baselines key on them).
@@ -151,4 +156,37 @@ func RedispatchSARIF(rs []check.Redispatch) ([]reports.SARIFRule, []reports.SARI
 			Fingerprint: reports.SARIFFingerprint("redispatch", r.Class, r.Namespace, r.Stored, called, p, r.Loc.Row)})
 	}
 	return rules, results
+}
+
+// qwenTools lists an inventory's servers and tools as the tools Qwen Code registers.
+func qwenTools(inv *inventory.Inventory) []mcpname.QwenTool {
+	servers := map[string][]string{}
+	for _, k := range inv.Keys() {
+		servers[k] = []string{}
+		for _, t := range inv.Servers[k].Tools {
+			servers[k] = append(servers[k], t.Name)
+		}
+	}
+	return check.NewQwenTools(servers)
+}
+
+// HistoryRedispatches runs the scan pipeline read-only over the Qwen Code session history at
+// roots with inv (source names it in explanations: "file inv.json", "discovered") as today's
+// tool set, and returns the re-dispatch findings (check.Redispatches) and the problems met
+// (stores that could not be read). For audit, whose inventory may be discovered or inferred
+// rather than a file. Nothing is written.
+func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inventory.Inventory, source string) ([]check.Redispatch, []ProblemRow, error) {
+	if len(roots) == 0 || inv == nil {
+		return nil, nil, nil
+	}
+	p, err := New(ctx, env, roots, Options{Agent: string(qwen.ID)})
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Policy.Index = inv.Index()
+	p.Summary.Dispatch = &check.Lookup{Qwen: qwenTools(inv), QwenSource: source, Policy: p.Policy}
+	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
+		return nil, nil, err
+	}
+	return p.Summary.Report.Redispatch, p.Summary.Report.Problems, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
@@ -44,6 +45,9 @@ type auditOptions struct {
 	// the inputs found in them (and --settings, --agents, --history given) are read, never
 	// the scopes of whoever runs sessionfix.
 	Paths    []string
+	// sessions are the session histories of the Qwen homes among Paths (re-dispatch detection
+	// reads them with any inventory).
+	sessions []string
 	Format   string
 	Out      string
 	ToolsOut string
@@ -249,6 +253,9 @@ type auditRun struct {
 	env     *Env
 	known   *reports.SARIFBaseline // --baseline, nil without
 	partial bool
+	// redispatch are the stored calls of the audited homes' session history that reach another
+	// tool of the inventory today, or several (pipeline.HistoryRedispatches).
+	redispatch []check.Redispatch
 }
 
 // problem prints an input that could not be used (audit.Load records it in Loaded.Problems).
@@ -297,6 +304,20 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		}
 		return err
 	}
+	sessions := opts.History
+	if len(sessions) == 0 {
+		sessions = opts.sessions
+	}
+	rd, probs, err := pipeline.HistoryRedispatches(ctx, pipelineEnv(env), sessions, r.Inventory, r.InventoryFrom)
+	if err != nil {
+		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
+	}
+	for _, pr := range probs {
+		if pr.Severity == string(store.SevError) {
+			r.problem(fmt.Errorf("%s: %s", pr.Path, pr.Reason))
+		}
+	}
+	r.redispatch = rd
 
 	if err := writeAuditOutputs(ctx, env, opts, r, rep); err != nil {
 		return err
@@ -311,9 +332,13 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	}
 	fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
 		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.InventoryFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
+	if l := pipeline.RedispatchLine(r.redispatch); l != "" {
+		pipeline.WriteRedispatchText(env.Err, r.redispatch)
+		fmt.Fprintf(env.Err, "audit: %s\n", l)
+	}
 	hit := false
 	if known != nil {
-		hit = newSinceBaseline(env, known, opts.Baseline, rep.SARIF(), opts.FailOn)
+		hit = newSinceBaseline(env, known, opts.Baseline, rep.SARIF(), opts.FailOn) // pairs only: re-dispatch findings never change the exit status
 	}
 	for _, f := range opts.FailOn {
 		if known != nil {
@@ -357,6 +382,9 @@ func addPathInputs(env *Env, opts *auditOptions) error {
 		if in.Agents != "" {
 			opts.Agents = append(opts.Agents, in.Agents)
 			got = append(got, "subagents "+in.Agents)
+		}
+		if in.History != "" {
+			opts.sessions = append(opts.sessions, in.History)
 		}
 		if in.History != "" && opts.Inventory == "" && !opts.Discover && !historyGiven {
 			opts.History = append(opts.History, in.History)
@@ -411,12 +439,19 @@ func settingsSources(args []string, paths []string, dopts settings.DiscoverOptio
 func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
 	pairs := reports.PrintableTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
 	tools := reports.PrintableTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
+	rdRules, rdResults := pipeline.RedispatchSARIF(r.redispatch)
 	main, err := audit.Rendering{
 		Pairs:   pairs,
 		Page:    func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
-		Doc:     func() any { return rep.JSON(&r.Loaded, env.Now(), opts.AllPairs) },
-		SARIF:   rep.SARIF,
-		Rules:   audit.SARIFRules,
+		Doc: func() any {
+			d := rep.JSON(&r.Loaded, env.Now(), opts.AllPairs)
+			if r.redispatch != nil {
+				d.Redispatch = r.redispatch
+			}
+			return d
+		},
+		SARIF: func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
+		Rules: append(slices.Clone(audit.SARIFRules), rdRules...),
 		Known:   r.known,
 		Version: version,
 	}.Render(opts.Format)
