@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
@@ -185,10 +184,6 @@ type JSONReport struct {
 	Pairs     []JSONPair     `json:"pairs"`
 	// Errors are the inputs that could not be used (settings, subagents, MCP servers).
 	Errors []string `json:"errors"`
-	// Redispatch are the stored calls of the audited session history that the agent's own
-	// lookup reads as calls of another inventory tool today, or of several (filled by the
-	// caller; docs/report.md "Re-dispatch findings").
-	Redispatch []check.Redispatch `json:"redispatch"`
 }
 
 // JSONPair has the columns of the pairs table (PairColumns, plus inventory when inferred).
@@ -262,7 +257,7 @@ func ruleJSON(r settings.Rule) JSONRule {
 func (r *Report) JSON(l *Loaded, generated time.Time, allPairs bool) *JSONReport {
 	out := &JSONReport{Generated: generated.UTC().Format(time.RFC3339), Mode: string(r.Mode), Subagent: r.Agent,
 		Inventory: l.InventoryFrom, Counts: r.Counts, Settings: []JSONSettings{}, Agents: []string{}, Rules: []JSONRule{},
-		Tools: []JSONTool{}, Pairs: []JSONPair{}, Errors: append([]string{}, l.Problems...), Redispatch: []check.Redispatch{}}
+		Tools: []JSONTool{}, Pairs: []JSONPair{}, Errors: append([]string{}, l.Problems...)}
 	out.Counts.Pairs = len(r.VisiblePairs(allPairs))
 	for _, f := range l.Files {
 		out.Settings = append(out.Settings, JSONSettings{Path: f.Path, Scope: string(f.Scope)})

@@ -44,7 +44,7 @@ type auditOptions struct {
 	// Paths are the PATH arguments (copied Qwen homes, project directories): when set, only
 	// the inputs found in them (and --settings, --agents, --history given) are read, never
 	// the scopes of whoever runs sessionfix.
-	Paths    []string
+	Paths []string
 	// sessions are the session histories of the Qwen homes among Paths (re-dispatch detection
 	// reads them with any inventory).
 	sessions []string
@@ -441,17 +441,22 @@ func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *audi
 	tools := reports.PrintableTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
 	rdRules, rdResults := pipeline.RedispatchSARIF(r.redispatch)
 	main, err := audit.Rendering{
-		Pairs:   pairs,
-		Page:    func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
+		Pairs: pairs,
+		Page:  func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
 		Doc: func() any {
-			d := rep.JSON(&r.Loaded, env.Now(), opts.AllPairs)
-			if r.redispatch != nil {
-				d.Redispatch = r.redispatch
+			// The audit document plus the stored calls that reach another tool today
+			// (docs/report.md "Re-dispatch findings"; package audit knows no session).
+			rd := r.redispatch
+			if rd == nil {
+				rd = []check.Redispatch{}
 			}
-			return d
+			return struct {
+				*audit.JSONReport
+				Redispatch []check.Redispatch `json:"redispatch"`
+			}{rep.JSON(&r.Loaded, env.Now(), opts.AllPairs), rd}
 		},
-		SARIF: func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
-		Rules: append(slices.Clone(audit.SARIFRules), rdRules...),
+		SARIF:   func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
+		Rules:   append(slices.Clone(audit.SARIFRules), rdRules...),
 		Known:   r.known,
 		Version: version,
 	}.Render(opts.Format)
