@@ -11,6 +11,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
@@ -172,10 +173,10 @@ func qwenTools(inv *inventory.Inventory) []mcpname.QwenTool {
 
 // HistoryRedispatches runs the scan pipeline read-only over the Qwen Code session history at
 // roots with inv (source names it in explanations: "file inv.json", "discovered") as today's
-// tool set, and returns the re-dispatch findings (check.Redispatches) and the problems met
-// (stores that could not be read). For audit, whose inventory may be discovered or inferred
-// rather than a file. Nothing is written.
-func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inventory.Inventory, source string) ([]check.Redispatch, []ProblemRow, error) {
+// tool set, and returns the re-dispatch findings (check.Redispatches) and the errors met
+// (stores or parts of them that could not be read: "path: reason"). For audit, whose inventory
+// may be discovered or inferred rather than a file. Nothing is written.
+func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inventory.Inventory, source string) ([]check.Redispatch, []error, error) {
 	if len(roots) == 0 || inv == nil {
 		return nil, nil, nil
 	}
@@ -188,5 +189,11 @@ func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inve
 	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
 		return nil, nil, err
 	}
-	return p.Summary.Report.Redispatch, p.Summary.Report.Problems, nil
+	var errs []error
+	for _, pr := range p.Summary.Report.Problems {
+		if pr.Severity == string(store.SevError) {
+			errs = append(errs, fmt.Errorf("%s: %s", pr.Path, pr.Reason))
+		}
+	}
+	return p.Summary.Report.Redispatch, errs, nil
 }

@@ -312,10 +312,8 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	if err != nil {
 		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
 	}
-	for _, pr := range probs {
-		if pr.Severity == string(store.SevError) {
-			r.problem(fmt.Errorf("%s: %s", pr.Path, pr.Reason))
-		}
+	for _, e := range probs {
+		r.problem(e)
 	}
 	r.redispatch = rd
 
