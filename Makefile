@@ -34,7 +34,8 @@ demo: build
 ## bench: one table of how cost grows (cmd/sessionfix-bench): 256 MiB, 1 GiB and 4 GiB JSONL
 ## corpora generated from the fixture records (scan vs cat|wc -l, fix --apply vs cp -r && sync)
 ## and opencode SQLite databases (scan and fix vs the sqlite3 shell): time, ratio to the floor,
-## peak RSS, target met or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one);
+## peak RSS, target met or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
+## generated SQLite databases are then kept there and reused by the next run);
 ## BENCH_LARGE=1 adds the opt-in large cases. bench-go: the Go benchmarks of the hot paths.
 BENCH_DIR   ?=
 BENCH_LARGE ?=

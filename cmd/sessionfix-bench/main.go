@@ -14,7 +14,8 @@
 //
 // Usage: sessionfix-bench [-bin bin/sessionfix] [-dir DIR] [-jsonl 256,1024,4096] [-sqlite
 // 100000,1000000] [-large] [-runs 3]; sessionfix-bench -generate-sqlite DB -parts N only builds a
-// database. BENCH_DIR and BENCH_LARGE=1 are read by the Makefile.
+// database. With -dir (BENCH_DIR) the generated SQLite databases are kept there and reused by the
+// next run (the JSONL corpora are not). BENCH_DIR and BENCH_LARGE=1 are read by the Makefile.
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 type config struct {
 	Bin      string // absolute path of the sessionfix binary
 	Dir      string // work directory (generated data; removed afterwards unless -keep)
+	Keep     bool   // -dir or -keep: generated SQLite databases stay there for the next run
 	Large    bool   // BENCH_LARGE=1: the opt-in large cases too
 	Runs     int    // floor/sessionfix pairs per measurement (a case may use fewer for huge data)
 	Fixtures string // the repository's fixtures/ directory
@@ -78,7 +80,7 @@ func main() {
 	if *large && *sqliteSizes != "" {
 		sq = append(sq, 10_000_000)
 	}
-	cfg := config{Large: *large, Runs: max(1, *runs), Fixtures: *fixtures}
+	cfg := config{Large: *large, Runs: max(1, *runs), Fixtures: *fixtures, Keep: *keep || *dir != ""}
 	if cfg.Bin, err = filepath.Abs(*bin); err != nil {
 		fatal(err)
 	}

@@ -55,32 +55,52 @@ type pairResult struct {
 // pair runs prep (untimed, may be nil), floor, prep, sessionfix, n times in turn and returns the
 // medians and the median of the per-pair ratios. prep gets the pair index and which run follows.
 func pair(n int, prep func(i int, floor bool) error, floor, sf func(i int) []string) (pairResult, error) {
+	return pairs(pairSpec{n: n, prep: prep, floor: floor, sf: sf})
+}
+
+// pairSpec is a measurement of n floor/sessionfix pairs.
+type pairSpec struct {
+	n         int
+	prep      func(i int, floor bool) error // untimed, before each run (may be nil)
+	floor, sf func(i int) []string
+	sfFirst   bool              // each pair runs sessionfix, then the floor
+	afterSF   func(i int) error // untimed, after each sessionfix run (may be nil)
+}
+
+// pairs runs the pairs of p and returns the medians and the median of the per-pair ratios.
+func pairs(p pairSpec) (pairResult, error) {
 	var fl, s, c, ratios, cratios []float64
 	var res pairResult
-	for i := 0; i < n; i++ {
-		if prep != nil {
-			if err := prep(i, true); err != nil {
+	for i := 0; i < p.n; i++ {
+		var f, r run
+		for _, isFloor := range []bool{!p.sfFirst, p.sfFirst} {
+			if p.prep != nil {
+				if err := p.prep(i, isFloor); err != nil {
+					return res, err
+				}
+			}
+			if isFloor {
+				var err error
+				if f, err = timeCmd(p.floor(i)...); err != nil {
+					return res, err
+				}
+				if f.exit != 0 {
+					return res, fmt.Errorf("floor %v: exit %d", p.floor(i), f.exit)
+				}
+				continue
+			}
+			var err error
+			if r, err = timeCmd(p.sf(i)...); err != nil {
 				return res, err
 			}
-		}
-		f, err := timeCmd(floor(i)...)
-		if err != nil {
-			return res, err
-		}
-		if f.exit != 0 {
-			return res, fmt.Errorf("floor %v: exit %d", floor(i), f.exit)
-		}
-		if prep != nil {
-			if err := prep(i, false); err != nil {
-				return res, err
+			if r.exit != 0 && res.exit == 0 {
+				res.exit = r.exit
 			}
-		}
-		r, err := timeCmd(sf(i)...)
-		if err != nil {
-			return res, err
-		}
-		if r.exit != 0 && res.exit == 0 {
-			res.exit = r.exit
+			if p.afterSF != nil {
+				if err := p.afterSF(i); err != nil {
+					return res, err
+				}
+			}
 		}
 		res.maxRSS = max(res.maxRSS, r.maxRSS)
 		fl = append(fl, f.wall.Seconds())
@@ -91,7 +111,7 @@ func pair(n int, prep func(i int, floor bool) error, floor, sf func(i int) []str
 		fmt.Fprintf(os.Stderr, "  pair %d: floor %.2fs wall %.2fs CPU; sessionfix %.2fs wall %.2fs CPU %.1f MiB RSS (%.2f× wall, %.2f× CPU)\n",
 			i+1, f.wall.Seconds(), f.cpu.Seconds(), r.wall.Seconds(), r.cpu.Seconds(), float64(r.maxRSS)/(1<<20), ratios[len(ratios)-1], cratios[len(cratios)-1])
 	}
-	res.pairs = n
+	res.pairs = p.n
 	res.floor, res.sf, res.sfCPU = dur(median(fl)), dur(median(s)), dur(median(c))
 	res.ratio, res.cpuRatio = median(ratios), median(cratios)
 	return res, nil

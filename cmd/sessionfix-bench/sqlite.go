@@ -26,34 +26,39 @@ const (
 //
 //	scan         vs  sqlite3 DB "SELECT sum(length(data)) FROM part; … FROM event"
 //	fix --apply  vs  sqlite3 DB < update.sql: BEGIN; the UPDATEs of the same rows to the same
-//	                 values (taken from a database sessionfix rewrote, untimed); COMMIT
+//	                 values (taken from the database sessionfix rewrote in the first pair,
+//	                 untimed); COMMIT
 //
-// Each apply run (floor or sessionfix) gets a fresh copy of the database, made and synced
-// untimed.
+// Each apply pair runs sessionfix first (its result gives the floor's statement), each run on a
+// fresh copy of the database, made and synced untimed. From 10M parts (BENCH_LARGE=1) there is
+// no room for copies: one pair, sessionfix rewrites the generated database in place and the
+// floor runs its UPDATEs on sessionfix's backup of it (the original, switched back to WAL).
+// With -dir, the generated database is kept there (with a stamp of its size and generator
+// version) and reused by the next run.
 func sqliteRows(cfg config, parts int64) ([]Row, error) {
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		return nil, fmt.Errorf("the sqlite3 shell is the floor: %w", err)
 	}
 	base := filepath.Join(cfg.Dir, fmt.Sprintf("sqlite-%d", parts))
-	defer os.RemoveAll(base)
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, err
 	}
 	src := filepath.Join(base, "opencode.db")
-	fmt.Fprintf(os.Stderr, "SQLite %d parts: generating %s …\n", parts, src)
-	t0 := time.Now()
-	st, err := sqlitebench.Generate(context.Background(), src, int(parts))
-	if err != nil {
+	inPlace := parts >= 10_000_000
+	if err := generated(cfg, src, parts); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "  %d parts, %d events, %d legacy name sites, %.1f MiB (%s)\n",
-		st.Parts, st.Events, st.Legacy, float64(st.Bytes)/(1<<20), time.Since(t0).Round(time.Millisecond))
+	defer func() {
+		for _, p := range []string{"work.db", "work.db-wal", "work.db-shm", "update.sql", "scan.out", "fix.out", "floor.db"} {
+			os.Remove(filepath.Join(base, p))
+		}
+		if inPlace || !cfg.Keep {
+			os.RemoveAll(base)
+		}
+	}()
 	size := partsLabel(parts)
-	runs, applyRuns := cfg.Runs, cfg.Runs
-	if parts >= 1_000_000 {
-		applyRuns = 1 // a fresh 1.5 GiB copy per run: the 15-minute budget
-	}
-	if parts >= 10_000_000 {
+	runs := cfg.Runs
+	if inPlace {
 		runs = 1
 	}
 	var rows []Row
@@ -64,47 +69,120 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "SQLite %d parts: scan vs sqlite3 SELECT\n", parts)
+	out := filepath.Join(base, "scan.out")
 	sc, err := pair(runs, nil, func(int) []string { return floorScan }, func(int) []string {
-		return []string{cfg.Bin, "scan", src}
+		return shell(fmt.Sprintf("exec %q scan %q > %q", cfg.Bin, src, out))
 	})
 	if err != nil {
 		return rows, err
 	}
 	rows = append(rows, Row{Store: "SQLite (opencode)", Size: size, Work: "scan", Time: sc.sf, Floor: "sqlite3 SELECT", FloorTime: sc.floor,
-		Ratio: sc.ratio, Target: sqliteScanTarget, RSS: sc.maxRSS, RSSTarget: sqliteRSSTarget, Exit: sc.exit, Note: pairsNote(runs, cfg.Runs)})
+		Ratio: sc.ratio, Target: sqliteScanTarget, RSS: sc.maxRSS, RSSTarget: sqliteRSSTarget, Exit: sc.exit,
+		Note: join(fmt.Sprintf("CPU %.2f× floor CPU", sc.cpuRatio), pairsNote(runs, cfg.Runs))})
 
-	// The floor's statement: the rows sessionfix changes, with the values it writes.
-	ref := filepath.Join(base, "ref.db")
-	if err := copyDB(src, ref); err != nil {
-		return rows, err
+	applyRuns := runs
+	if parts >= 1_000_000 {
+		applyRuns = 1 // two fresh 1.4 GiB copies per pair: the 15-minute budget
 	}
-	if r, err := timeCmd(cfg.Bin, "fix", "--apply", "--yes", "--state-dir", filepath.Join(base, "state-ref"), ref); err != nil || r.exit != 0 {
-		return rows, fmt.Errorf("fix --apply of the reference copy: exit %d %v", r.exit, err)
-	}
-	updates := filepath.Join(base, "update.sql")
-	n, err := updateSQL(ref, src, updates)
-	if err != nil {
-		return rows, err
-	}
-	os.Remove(ref)
-	os.RemoveAll(filepath.Join(base, "state-ref"))
-	fmt.Fprintf(os.Stderr, "SQLite %d parts: fix --apply vs sqlite3 UPDATE of the same %d rows in one transaction\n", parts, n)
 	work := filepath.Join(base, "work.db")
-	state := func(i int) string { return filepath.Join(base, fmt.Sprintf("state-%d", i)) }
-	prep := func(i int, floor bool) error {
-		os.RemoveAll(state(i))
-		return copyDB(src, work)
+	if inPlace {
+		work = src
 	}
-	ap, err := pair(applyRuns, prep, func(int) []string { return shell(fmt.Sprintf("sqlite3 %q < %q", work, updates)) },
-		func(i int) []string {
-			return []string{cfg.Bin, "fix", "--apply", "--yes", "--state-dir", state(i), work}
-		})
+	floorDB := filepath.Join(base, "floor.db")
+	updates := filepath.Join(base, "update.sql")
+	state := func(i int) string { return filepath.Join(base, fmt.Sprintf("state-%d", i)) }
+	fmt.Fprintf(os.Stderr, "SQLite %d parts: fix --apply vs sqlite3 UPDATE of the same rows in one transaction\n", parts)
+	ap, err := pairs(pairSpec{n: applyRuns, sfFirst: true,
+		prep: func(i int, floor bool) error {
+			if floor {
+				if inPlace {
+					return nil // floorDB is sessionfix's backup (afterSF)
+				}
+				return copyDB(src, floorDB)
+			}
+			os.RemoveAll(state(i))
+			if inPlace {
+				return nil
+			}
+			return copyDB(src, work)
+		},
+		sf: func(i int) []string {
+			return shell(fmt.Sprintf("exec %q fix --apply --yes --state-dir %q %q > %q", cfg.Bin, state(i), work, filepath.Join(base, "fix.out")))
+		},
+		afterSF: func(i int) error {
+			orig := src
+			if inPlace {
+				bk, err := filepath.Glob(filepath.Join(state(i), "runs", "*", "backups", "*-opencode.db"))
+				if err != nil || len(bk) != 1 {
+					return fmt.Errorf("the backup of the in-place run: %v %v", bk, err)
+				}
+				os.Remove(floorDB)
+				if err := os.Rename(bk[0], floorDB); err != nil {
+					return err
+				}
+				if r, err := timeCmd("sqlite3", floorDB, "PRAGMA journal_mode=WAL;"); err != nil || r.exit != 0 {
+					return fmt.Errorf("switch the backup to WAL: exit %d %v", r.exit, err)
+				}
+				orig = floorDB
+			}
+			if i == 0 {
+				n, err := updateSQL(work, orig, updates)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "  the floor's script: %d UPDATEs\n", n)
+			}
+			if inPlace {
+				_, err := timeCmd("sync")
+				return err
+			}
+			os.RemoveAll(state(i))
+			return nil
+		},
+		floor: func(int) []string { return shell(fmt.Sprintf("sqlite3 %q < %q", floorDB, updates)) },
+	})
 	if err != nil {
 		return rows, err
+	}
+	note := pairsNote(applyRuns, cfg.Runs)
+	if inPlace {
+		note = join(note, "in place; floor on the backup")
 	}
 	rows = append(rows, Row{Store: "SQLite (opencode)", Size: size, Work: "fix --apply", Time: ap.sf, Floor: "sqlite3 UPDATE", FloorTime: ap.floor,
-		Ratio: ap.ratio, Target: sqliteApplyTarget, RSS: ap.maxRSS, RSSTarget: sqliteRSSTarget, Exit: ap.exit, Note: pairsNote(applyRuns, cfg.Runs)})
+		Ratio: ap.ratio, Target: sqliteApplyTarget, RSS: ap.maxRSS, RSSTarget: sqliteRSSTarget, Exit: ap.exit,
+		Note: join(fmt.Sprintf("CPU %.2f× floor CPU", ap.cpuRatio), note)})
 	return rows, nil
+}
+
+// generatorVersion names the shape of sqlitebench's databases in the stamp beside a kept one.
+const generatorVersion = "sqlitebench 1"
+
+// generated makes src a generated database of parts parts: the one kept from an earlier run
+// (-dir) when its stamp matches, else a new one.
+func generated(cfg config, src string, parts int64) error {
+	stamp := src + ".stamp"
+	want := fmt.Sprintf("%s parts=%d\n", generatorVersion, parts)
+	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
+		if _, err := os.Stat(src); err == nil {
+			fmt.Fprintf(os.Stderr, "SQLite %d parts: reusing %s\n", parts, src)
+			return nil
+		}
+	}
+	for _, p := range []string{stamp, src, src + "-wal", src + "-shm"} {
+		os.Remove(p)
+	}
+	fmt.Fprintf(os.Stderr, "SQLite %d parts: generating %s …\n", parts, src)
+	t0 := time.Now()
+	st, err := sqlitebench.Generate(context.Background(), src, int(parts))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "  %d parts, %d events, %d legacy name sites, %.1f MiB (%s)\n",
+		st.Parts, st.Events, st.Legacy, float64(st.Bytes)/(1<<20), time.Since(t0).Round(time.Millisecond))
+	if parts >= 10_000_000 {
+		return nil // rewritten in place: never reused
+	}
+	return os.WriteFile(stamp, []byte(want), 0o644)
 }
 
 func partsLabel(n int64) string {
