@@ -8,6 +8,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -43,9 +44,9 @@ func SplitSettingsRoots(roots []string) (files, storeRoots []string, walked int)
 		case err == nil && !fi.IsDir() && filepath.Base(r) == "settings.json":
 			add(r)
 			continue
-		case err == nil && fi.IsDir() && isClaudeConfigDir(r):
-			// A Claude Code config directory: its settings.json holds Claude Code rules (see
-			// audit --agent claude), not Qwen Code settings.
+		case err == nil && fi.IsDir() && all.OwnsSettings(r):
+			// Another agent's config directory: its settings.json holds that agent's rules (see
+			// audit --agent), not Qwen Code settings.
 		case err == nil && fi.IsDir():
 			for _, p := range []string{filepath.Join(r, "settings.json"), filepath.Join(r, ".qwen", "settings.json")} {
 				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && !seen[p] {
@@ -130,15 +131,4 @@ func (ss *SettingsScan) Notes() []ProblemRow {
 		}
 	}
 	return out
-}
-
-// isClaudeConfigDir reports whether dir is a Claude Code config directory (~/.claude or a copy):
-// named .claude, or holding session files directly under projects/<dir>/ (Qwen Code keeps its
-// sessions one level deeper, in projects/<id>/chats/).
-func isClaudeConfigDir(dir string) bool {
-	if filepath.Base(filepath.Clean(dir)) == ".claude" {
-		return true
-	}
-	m, _ := filepath.Glob(filepath.Join(dir, "projects", "*", "*.jsonl"))
-	return len(m) > 0
 }

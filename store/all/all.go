@@ -87,6 +87,17 @@ func TextSite(k store.SiteKind) bool {
 	return false
 }
 
+// OwnsSettings reports whether dir is an agent's config directory whose settings.json is that
+// agent's own (agent.Agent.OwnsSettings of some agent).
+func OwnsSettings(dir string) bool {
+	for _, a := range Agents {
+		if a.OwnsSettings != nil && a.OwnsSettings(dir) {
+			return true
+		}
+	}
+	return false
+}
+
 // Selectable lists the ids --agent accepts (agents with default roots or a forced reading),
 // for usage messages.
 func Selectable() []store.AgentID {

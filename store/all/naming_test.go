@@ -1,9 +1,12 @@
 package all
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -37,4 +40,21 @@ func TestNamersComeFromTheList(t *testing.T) {
 	}
 	assert.Nil(t, Lookup("opencode").Namer, "opencode follows naming.ProviderSafe")
 	var _ naming.Namer = naming.ProviderSafe{}
+}
+
+// TestOwnsSettings: a Claude Code config directory (named .claude, or with sessions directly
+// under projects/<dir>/) owns its settings.json; a Qwen Code runtime directory does not.
+func TestOwnsSettings(t *testing.T) {
+	dir := t.TempDir()
+	dot := filepath.Join(dir, ".claude")
+	cp := filepath.Join(dir, "copy")
+	qw := filepath.Join(dir, "qwen")
+	require.NoError(t, os.MkdirAll(dot, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(cp, "projects", "-src"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cp, "projects", "-src", "a.jsonl"), nil, 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(qw, "projects", "-src", "chats"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(qw, "projects", "-src", "chats", "a.jsonl"), nil, 0o600))
+	assert.True(t, OwnsSettings(dot))
+	assert.True(t, OwnsSettings(cp))
+	assert.False(t, OwnsSettings(qw))
 }

@@ -84,7 +84,8 @@ var Agent = &agent.Agent{
 	},
 	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect, ForceJSONL: Force,
 	Namer: claudeNamer{}, Classes: ClaudeClasses,
-	TextSites: []store.SiteKind{ClaudeSiteSelect, ClaudeSiteDeferred},
+	TextSites:    []store.SiteKind{ClaudeSiteSelect, ClaudeSiteDeferred},
+	OwnsSettings: IsConfigDir,
 }
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/sessionfix/sessionfix/store"
@@ -46,6 +47,18 @@ func GroupByHome(stores []store.Store, lexical func(string) string, envHome stri
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Home < out[j].Home })
 	return out
+}
+
+// IsConfigDir reports whether dir is a Claude Code config directory (~/.claude or a copy):
+// named .claude, or holding session files directly under projects/<dir>/ (Qwen Code keeps its
+// sessions one level deeper, in projects/<id>/chats/). Its settings.json holds Claude Code
+// rules (agent.Agent.OwnsSettings). It looks at the file system.
+func IsConfigDir(dir string) bool {
+	if filepath.Base(filepath.Clean(dir)) == ".claude" {
+		return true
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "projects", "*", "*.jsonl"))
+	return len(m) > 0
 }
 
 // sameFile reports whether two paths name the same file (both exist).

@@ -279,7 +279,7 @@ func InChats(dir string) bool {
 
 // Detect picks Qwen Code's profile of a file from its name and, for other *.jsonl files, its
 // first line (a Qwen Code record has "uuid", "sessionId" and "type"). A verdict by a name or
-// directory only Qwen Code uses is sure; a session file name outside chats/ (Claude Code names
+// directory only Qwen Code uses is sure; a session file name outside chats/ (another agent names
 // its sessions <uuid>.jsonl too) and a verdict by content are guesses (store/all prefers
 // another agent's sure verdict).
 func Detect(path string, firstLine []byte) (p *jsonl.Profile, sure bool) {
@@ -297,7 +297,7 @@ func Detect(path string, firstLine []byte) (p *jsonl.Profile, sure bool) {
 			return Session, true
 		}
 		if SessionFileName.MatchString(base) {
-			return Session, false // Claude Code names its sessions <uuid>.jsonl too
+			return Session, false // another agent names its sessions <uuid>.jsonl too
 		}
 		line := string(firstLine)
 		if strings.Contains(line, `"sessionId"`) && strings.Contains(line, `"uuid"`) && strings.Contains(line, `"type"`) {
