@@ -284,7 +284,10 @@ const (
 // ^[A-Za-z][A-Za-z0-9_-]*$ and at most 63 UTF-16 units): the Reason* values that apply, each
 // once, in the order of the constants; nil for a provider-safe name. Reports use it to name a
 // legacy-dotted name by its actual defect ("legacy-non-ascii", "legacy-dotted+over-long").
-func RejectReasons(name string) []string { return RejectReasonsUnits(Units(name)) }
+func RejectReasons(name string) []string {
+	var buf [128]uint16 // the units of a usual name, on the stack (summaries call this per site)
+	return RejectReasonsUnits(appendUnits(buf[:0], name))
+}
 
 // RejectReasonsUnits is RejectReasons over UTF-16 code units.
 func RejectReasonsUnits(u []uint16) []string {

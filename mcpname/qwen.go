@@ -28,7 +28,16 @@ const (
 
 // Units returns the UTF-16 code units of s, as a JavaScript string holds them. Invalid UTF-8
 // bytes become U+FFFD (one unit each), which is what Node.js does when it decodes a file.
-func Units(s string) []uint16 { return utf16.Encode([]rune(s)) }
+func Units(s string) []uint16 { return appendUnits(make([]uint16, 0, len(s)), s) }
+
+// appendUnits appends the UTF-16 code units of s to dst (as utf16.Encode([]rune(s)): invalid
+// UTF-8 bytes become U+FFFD). A string never has more units than bytes.
+func appendUnits(dst []uint16, s string) []uint16 {
+	for _, r := range s {
+		dst = utf16.AppendRune(dst, r)
+	}
+	return dst
+}
 
 // String converts UTF-16 code units back to a Go string. A lone surrogate becomes U+FFFD, so
 // String(Units(s)) == s only for valid UTF-8 without lone surrogates; keep the units when exact
