@@ -18,6 +18,7 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // Rejection is one provider's verdict on one name: the rules it breaks.
@@ -44,7 +45,13 @@ type Finding struct {
 	// (Name when fix leaves the site as it is).
 	Action rewrite.Action
 	After  string
-	// Now and Then are the rejections of Name and of After (only providers that reject).
+	// Sent is what the agent release that resumes the session sends instead of Name to an
+	// OpenAI- or Anthropic-compatible endpoint ("" when it sends Name as stored): Qwen Code
+	// from mcpname.QwenNormalizingRelease on sends mcpname.NormalizeMcp(Name) (Result.QwenRelease).
+	// Gemini always receives Name.
+	Sent string
+	// Now and Then are the rejections of the name each provider receives now (Sent or Name)
+	// and of After (only providers that reject).
 	Now, Then []Rejection
 }
 
@@ -55,6 +62,35 @@ type Result struct {
 	// not sent to any provider, by kind.
 	Checked int
 	Skipped map[string]int
+	// QwenRelease is the Qwen Code release that resumes the sessions (check --qwen-version):
+	// what its converters send is checked (Finding.Sent). "": the stored bytes, as releases
+	// before mcpname.QwenNormalizingRelease send them. Set it with SetQwenRelease.
+	QwenRelease    string
+	qwenNormalizes bool
+}
+
+// SetQwenRelease sets QwenRelease ("" or "stored": the stored bytes); a version that does not
+// parse is an error.
+func (r *Result) SetQwenRelease(v string) error {
+	if v == "" || v == "stored" {
+		r.QwenRelease, r.qwenNormalizes = "", false
+		return nil
+	}
+	n, err := mcpname.QwenSendsNormalized(v)
+	if err != nil {
+		return err
+	}
+	r.QwenRelease, r.qwenNormalizes = v, n
+	return nil
+}
+
+// sentTo is the name provider p receives for f: Sent, except Gemini (Qwen Code's Gemini
+// requests are not normalized).
+func sentTo(p *provider.Provider, f *Finding) (string, []uint16) {
+	if f.Sent == "" || p.ID == "gemini" {
+		return f.Name, f.Units
+	}
+	return f.Sent, nil
 }
 
 // sent reports whether a provider receives the names of sites of this kind.
@@ -87,7 +123,7 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 	if r.Skipped == nil {
 		r.Skipped = map[string]int{}
 	}
-	path := sp.Store.Ref().Path
+	path := sp.Snap.Ref.Path
 	groups := map[string][]rewrite.Decision{}
 	for _, d := range sp.Decisions {
 		if g := d.Site.Group; g != "" {
@@ -116,9 +152,27 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 			if d.Action == rewrite.ActRewrite {
 				f.After = d.New
 			}
+			if r.qwenNormalizes && sp.Snap.Agent == qwen.ID && mcpname.HasPrefix(s.Name) {
+				sent := mcpname.NormalizeMcp(s.Name)
+				if s.Units != nil {
+					sent = mcpname.NormalizeMcpUnits(s.Units)
+				}
+				if sent != s.Name || s.Units != nil {
+					f.Sent = sent
+				}
+			}
 		}
 		r.Checked++
-		f.Now = Reject(ps, f.Name, f.Units)
+		if f.Sent == "" {
+			f.Now = Reject(ps, f.Name, f.Units)
+		} else {
+			for _, p := range ps {
+				name, units := sentTo(p, &f)
+				if vs := p.Check(name, units); len(vs) > 0 {
+					f.Now = append(f.Now, Rejection{Provider: p, Rules: vs})
+				}
+			}
+		}
 		if f.After == f.Name && f.Action != rewrite.ActRewrite {
 			f.Then = f.Now
 		} else {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -48,4 +49,39 @@ func TestClaudeSitesSent(t *testing.T) {
 	assert.False(t, sent(&store.Site{Kind: claude.ClaudeSiteSelect}))
 	assert.False(t, sent(&store.Site{Kind: claude.ClaudeSiteDeferred}))
 	assert.False(t, sent(&store.Site{Kind: claude.ClaudeSiteText, ReadOnly: true}))
+}
+
+// TestQwenReleaseSentAs: a Qwen Code 0.24.x resume sends normalizeMcp of a stored dotted call
+// name to OpenAI-compatible endpoints (recorded against fake_openai.py STRICT=1: 0 names
+// rejected), but not to Gemini; "stored" checks the bytes as 0.12.0 sends them (the same 5
+// names the endpoint rejected).
+func TestQwenReleaseSentAs(t *testing.T) {
+	snap := qwenSnap("mcp__foo.bar__get_data", "")
+	sp := rewrite.PlanStore(nil, snap, rewrite.Policy{})
+	ps := []*provider.Provider{provider.ByID("openai-chat"), provider.ByID("gemini"), provider.ByID("kimi")}
+
+	var stored Result
+	require.NoError(t, stored.SetQwenRelease("stored"))
+	stored.Store(sp, ps)
+	require.Len(t, stored.Findings, 1)
+	assert.Equal(t, "", stored.Findings[0].Sent)
+	assert.Equal(t, 1, stored.Count("openai-chat", false))
+	assert.Equal(t, 1, stored.Count("kimi", false))
+
+	var r Result
+	require.NoError(t, r.SetQwenRelease("0.24.4"))
+	r.Store(sp, ps)
+	assert.Equal(t, "0.24.4", r.QwenRelease)
+	// Nothing is rejected: openai-chat and kimi receive mcp__foo_bar__get_data_0xybsnb, Gemini
+	// the stored dotted name, which its character set allows.
+	assert.Empty(t, r.Findings)
+
+	var old Result
+	require.NoError(t, old.SetQwenRelease("0.12.0"))
+	old.Store(sp, ps)
+	require.Len(t, old.Findings, 1)
+	assert.Equal(t, "", old.Findings[0].Sent)
+
+	var bad Result
+	assert.Error(t, bad.SetQwenRelease("newest"))
 }

@@ -143,3 +143,23 @@ func CodexDispatch(stored CodexName, called *CodexTool, tools []CodexTool, p Cod
 func sortCodexTools(ts []CodexTool) {
 	slices.SortFunc(ts, func(a, b CodexTool) int { return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool)) })
 }
+
+// QwenNormalizingRelease is the first Qwen Code release assumed to normalize restored history
+// names at send time (normalizeMcpToolName in its OpenAI- and Anthropic-compatible converters,
+// qwen-reference.md §1 Naming; PR #12531). Recorded: 0.12.0 sends stored bytes verbatim, 0.24.4
+// sends NormalizeMcp(stored) (real requests against fake_openai.py, issue 13 notes); releases
+// between the two are placed by this boundary, which is an assumption.
+const QwenNormalizingRelease = "0.24.0"
+
+// QwenSendsNormalized reports whether Qwen Code release version ("0.24.4", "MAJOR.MINOR.PATCH"
+// with an optional suffix) sends NormalizeMcp of each stored history call name to an OpenAI- or
+// Anthropic-compatible endpoint (Gemini requests are never normalized). A version that does not
+// parse is an error wrapping ErrClaudeVersion (the shared version syntax).
+func QwenSendsNormalized(version string) (bool, error) {
+	v, err := ParseClaudeVersion(version)
+	if err != nil {
+		return false, err
+	}
+	b, _ := ParseClaudeVersion(QwenNormalizingRelease)
+	return CompareClaudeVersions(v, b) >= 0, nil
+}

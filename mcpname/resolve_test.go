@@ -129,3 +129,13 @@ func TestCodexDispatch(t *testing.T) {
 	d, _ = CodexDispatch(CodexName{"mcp__a", "b__c"}, &ab[0], ab, e6)
 	assert.Equal(t, DispatchSame, d, "namespaced: exact")
 }
+
+func TestQwenSendsNormalized(t *testing.T) {
+	for v, want := range map[string]bool{"0.12.0": false, "0.23.9": false, "0.24.0": true, "0.24.4": true, "1.0.0-beta.1": true} {
+		got, err := QwenSendsNormalized(v)
+		assert.NoError(t, err, v)
+		assert.Equal(t, want, got, v)
+	}
+	_, err := QwenSendsNormalized("latest")
+	assert.ErrorIs(t, err, ErrClaudeVersion)
+}

@@ -37,6 +37,9 @@ type checkOptions struct {
 	// Baseline is --baseline: a previous check output (--format json or sarif); only findings
 	// not in it make the run exit 5.
 	Baseline string
+	// QwenVersion is --qwen-version: the Qwen Code release that resumes the sessions ("" or
+	// "stored": the stored bytes are checked).
+	QwenVersion string
 }
 
 func newCheckCommand(env *Env) *cli.Command {
@@ -68,10 +71,11 @@ EXAMPLES:
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name site, provider and rule)"},
 			workersFlag(),
 			&cli.StringFlag{Name: "baseline", Usage: "a previous check output (--format json or sarif): exit 5 only for findings not in it (new since the baseline)", TakesFile: true},
+			&cli.StringFlag{Name: "qwen-version", Value: "stored", Usage: "the Qwen Code release that resumes the sessions: from " + mcpname.QwenNormalizingRelease + " on it sends normalizeMcp of each stored call name to OpenAI- and Anthropic-compatible endpoints, and that is checked (\"sent as\"); \"stored\": the stored bytes, as earlier releases send them"},
 		),
 		Action: func(c *cli.Context) error {
 			return runCheck(c.Context, env, checkOptions{Paths: c.Args().Slice(), Providers: c.String("provider"),
-				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c), Baseline: c.String("baseline")})
+				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c), Baseline: c.String("baseline"), QwenVersion: c.String("qwen-version")})
 		},
 	}
 }
@@ -95,6 +99,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		return jsonError(env, opts.Format, err)
 	}
 	var res check.Result
+	if err := res.SetQwenRelease(opts.QwenVersion); err != nil {
+		return usageErrorf("--qwen-version: %v (want a release such as 0.24.4, or \"stored\")", err)
+	}
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
 		if r.ScanErr == nil && r.Plan != nil {
 			res.Store(r.Plan, ps)
@@ -193,6 +200,8 @@ type checkReport struct {
 	// Redispatch are the stored calls the agent's own lookup reads as calls of another tool
 	// today, or of several (pipeline.ScanReport's; not counted in the exit status).
 	Redispatch []check.Redispatch `json:"redispatch"`
+	// QwenRelease is --qwen-version ("" = the stored bytes were checked).
+	QwenRelease string `json:"qwen_release,omitempty"`
 }
 
 type checkProvider struct {
@@ -211,12 +220,14 @@ type checkProvider struct {
 }
 
 type checkFinding struct {
-	Store    string           `json:"store,omitempty"`
-	Line     int64            `json:"line,omitempty"`
-	Row      string           `json:"row,omitempty"`
-	Kind     string           `json:"kind"`
-	Path     string           `json:"path,omitempty"`
-	Name     string           `json:"name"`
+	Store string `json:"store,omitempty"`
+	Line  int64  `json:"line,omitempty"`
+	Row   string `json:"row,omitempty"`
+	Kind  string `json:"kind"`
+	Path  string `json:"path,omitempty"`
+	Name  string `json:"name"`
+	// Sent is the name the resuming release sends instead (--qwen-version; "" = Name).
+	Sent     string           `json:"sent_as,omitempty"`
 	Class    string           `json:"class,omitempty"`
 	Action   string           `json:"fix_action"`
 	After    string           `json:"after_fix"`
@@ -305,7 +316,7 @@ type checkRule struct {
 
 func checkReportOf(res *check.Result, ps []*provider.Provider, a *aggregate) *checkReport {
 	rep := &checkReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []checkFinding{}, Problems: a.Report.Problems,
-		Redispatch: a.Report.Redispatch}
+		Redispatch: a.Report.Redispatch, QwenRelease: res.QwenRelease}
 	if rep.Skipped == nil {
 		rep.Skipped = map[string]int{}
 	}
@@ -345,7 +356,7 @@ func checkReportOf(res *check.Result, ps []*provider.Provider, a *aggregate) *ch
 			name = (&store.Site{Name: f.Name, Units: f.Units}).DisplayName()
 		}
 		rep.Findings = append(rep.Findings, checkFinding{Store: f.Store, Line: f.Loc.Line, Row: f.Loc.Row, Kind: f.Kind, Path: f.JSONPath,
-			Name: name, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then)})
+			Name: name, Sent: f.Sent, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then)})
 	}
 	return rep
 }
@@ -420,6 +431,9 @@ func writeCheckText(w io.Writer, rep *checkReport) {
 		label := f.Name
 		if f.Kind == "declared-raw" {
 			label += " (raw identity, as the server declares it)"
+		}
+		if f.Sent != "" {
+			label += fmt.Sprintf(" (sent as %s by Qwen Code %s, except to gemini)", f.Sent, rep.QwenRelease)
 		}
 		if len(f.Now) > 0 {
 			at := ""
