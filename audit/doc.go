@@ -14,7 +14,8 @@
 //     (with their fingerprints) and ReadBaseline for --baseline; Rendering renders one format
 //     into memory through package reports.
 //
-// Load reads a Qwen Code audit's inputs (settings, subagents, inventory) into a Loaded. Run
+// Load reads a Qwen Code audit's inputs (settings, subagents, inventory) into a Loaded;
+// ClaudeLoaded.Resolve, LoadRules and DefaultBefore those of a Claude Code audit. Run
 // and the renderers do no I/O: no files, no clock (the caller passes the time), no
 // environment, no network. The command layer parses the flags, prints, and writes the
 // rendered bytes.
@@ -63,7 +64,8 @@
 // # Imports
 //
 // audit imports mcpname, permission, the agent rooms it audits (store/qwen, store/qwen/settings,
-// store/claude, store/agent for their environment), inventory, internal/fileio (SameFile) and
+// store/claude, store/agent for their environment), inventory, internal/fileio (SameFile),
+// internal/usage (bad flag values found while loading: exit 2) and
 // reports (the document formats). It must not import scan, rewrite, a storage engine or cmd:
 // the stored names an inferred inventory needs come through Hooks.StoredNames.
 package audit

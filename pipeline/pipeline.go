@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -74,15 +75,10 @@ func (e Env) settings() settings.Env {
 func (e Env) agent() agent.Env { return agent.Env{Getenv: e.Getenv, Home: e.Home} }
 
 // UsageError is a bad flag or value found by the library (the CLI exits 2 with it).
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+type UsageError = usage.Error
 
 // usagef is a UsageError.
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // Validate refuses contradictory or invalid naming flags (a *UsageError). Commands call it
 // before any side effect (removing leftovers, starting MCP servers for --discover, reading

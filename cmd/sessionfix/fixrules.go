@@ -138,12 +138,12 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		}
 	}
 	r := &claudeAuditRun{env: env}
-	srcs, _, err := r.resolve(claudeInputFlags{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.ProjectKey, ClaudeJSON: o.ClaudeJSON}, "fix --rules")
+	srcs, _, err := r.Resolve(r.inputs(o.Paths, o.Project, o.Cwd, o.ProjectKey, o.ClaudeJSON, nil, "fix --rules"), r.hooks())
 	if err != nil {
 		return err
 	}
 	if r.Global != nil {
-		srcs = append(srcs, claudeSource{path: r.Global.Path, scope: permission.ClaudeScopeLegacy})
+		srcs = append(srcs, audit.ClaudeSource{Path: r.Global.Path, Scope: permission.ClaudeScopeLegacy})
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 
@@ -155,26 +155,26 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	for _, s := range srcs {
 		// Runs record absolute, clean paths (undo refuses others); a rule file that is a
 		// symbolic link (a dotfiles checkout) is rewritten at its target, the link kept.
-		if abs, err := filepath.Abs(s.path); err == nil {
-			s.path = abs
+		if abs, err := filepath.Abs(s.Path); err == nil {
+			s.Path = abs
 		}
-		if real, err := filepath.EvalSymlinks(s.path); err == nil {
-			s.path = real
+		if real, err := filepath.EvalSymlinks(s.Path); err == nil {
+			s.Path = real
 		}
-		st := claude.OpenRules(s.path, s.scope)
+		st := claude.OpenRules(s.Path, s.Scope)
 		snap, err := st.Scan(ctx, store.ScanOptions{Hash: true})
 		switch {
-		case errors.Is(err, fs.ErrNotExist) && !s.explicit:
+		case errors.Is(err, fs.ErrNotExist) && !s.Explicit:
 			continue
 		case err != nil:
 			r.problem(err)
 			continue
 		}
 		for _, p := range snap.Problems {
-			if strings.HasPrefix(p.Reason, s.path) { // already names file:line:column
+			if strings.HasPrefix(p.Reason, s.Path) { // already names file:line:column
 				r.problem(errors.New(p.Reason))
 			} else {
-				r.problem(fmt.Errorf("%s: %s", s.path, p.Reason))
+				r.problem(fmt.Errorf("%s: %s", s.Path, p.Reason))
 			}
 		}
 		rs := claude.RuleSnapshotOf(snap)
@@ -182,7 +182,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		for i, ru := range rs.Rules {
 			rules[i] = ru.ClaudeRule
 		}
-		rep.Files = append(rep.Files, s.path)
+		rep.Files = append(rep.Files, s.Path)
 		sp := &rewrite.StorePlan{Store: st, Snap: snap}
 		for _, m := range audit.PlanClaudeRules(rules, tools, now, o.AllowShared) {
 			ru := rs.Rules[m.Rule]
@@ -190,10 +190,10 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 				Kind: string(ru.Kind), Old: m.Old, New: m.New, Action: string(m.Action), WrittenFor: m.WrittenFor,
 				Before: toolNames(m.Before), After: toolNames(m.After), Extra: toolNames(m.Extra), Note: m.Note}
 			d := rewrite.Decision{Site: &snap.Sites[m.Rule], Class: audit.ClassClaudeLegacyRule, Source: "written for " + m.WrittenFor, Note: m.Note}
-			if m.Action == audit.MigrateRewrite && s.scope == permission.ClaudeScopeLegacy && !permission.ClaudeFeaturesOf(now).LegacyAllowedTools {
+			if m.Action == audit.MigrateRewrite && s.Scope == permission.ClaudeScopeLegacy && !permission.ClaudeFeaturesOf(now).LegacyAllowedTools {
 				row.Action, row.Note = string(audit.MigrateKeep), fmt.Sprintf("%s no longer reads allowedTools of ~/.claude.json: move the rule, as %s, into the project's .claude/settings.local.json (permissions.allow)", now, m.New)
 			}
-			if m.Action == audit.MigrateRewrite && s.scope == permission.ClaudeScopeManaged {
+			if m.Action == audit.MigrateRewrite && s.Scope == permission.ClaudeScopeManaged {
 				row.Action, row.Note = string(audit.MigrateKeep), "managed settings are read, never written (their administrator owns them): change it there to "+m.New
 			}
 			if row.Action == string(audit.MigrateRewrite) {
@@ -210,7 +210,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		}
 		if sp.Count(rewrite.ActRewrite) > 0 {
 			plan.Stores = append(plan.Stores, sp)
-			roots = append(roots, s.path)
+			roots = append(roots, s.Path)
 		}
 	}
 
