@@ -72,8 +72,8 @@ type PlanOptions struct {
 	CodexConfig   string `json:"codex_config,omitempty"`
 	Discover      bool   `json:"discover,omitempty"`
 	Profile       string `json:"profile,omitempty"`
-	// MCPConfig are the Claude Code --mcp-config files (absolute, in the order given; at most
-	// maxPlanMCPConfigs); AllowShared is --allow-shared (shared Claude Code names rewritten).
+	// MCPConfig are the --mcp-config files (absolute, in the order given; at most
+	// maxPlanMCPConfigs); AllowShared is --allow-shared (names two raw tools share rewritten).
 	MCPConfig   []string `json:"mcp_config,omitempty"`
 	AllowShared bool     `json:"allow_shared,omitempty"`
 	// BusyTimeout is the SQLite --busy-timeout, as a Go duration ("5s").
@@ -104,7 +104,7 @@ type Fingerprint struct {
 
 // PlannedEdit is one planned byte edit: the JSON string token Old at Offset (of the line, of
 // the file, or of the column value of Row) becomes the name New. Old is empty for an inserted
-// member (a Codex "namespace"): Field names it.
+// member (a call's "namespace"): Field names it.
 type PlannedEdit struct {
 	Line   int64  `json:"line,omitempty"`
 	Row    string `json:"row,omitempty"`
@@ -206,7 +206,7 @@ func (e *PlanChangedError) Is(target error) bool {
 }
 
 // ErrPlanMismatch means planning a store again (same content) does not give the planned edits
-// (the inventory, the Codex config or an MCP server's tools changed, or the plan was edited):
+// (the inventory, an agent's config or an MCP server's tools changed, or the plan was edited):
 // the store is not rewritten.
 var ErrPlanMismatch = errors.New("planning it again does not give the planned edits")
 
