@@ -218,7 +218,7 @@ func fileFixtureOpen(src, name string, open func(testing.TB, string) store.Store
 
 // claudeRule is the spelling of Claude Code 2.1.332 for a name an older release wrote: every
 // UTF-16 unit outside [A-Za-z0-9_-] becomes "_" (the real namer attributes raw identities
-// first: rewrite/claude.go; the suite needs the store's side only). Free-text sites are never
+// first: store/claude/namer.go; the suite needs the store's side only). Free-text sites are never
 // rewritten.
 func claudeRule(s store.Site) (string, bool) {
 	if n := mcpname.ProviderSubstitute(s.Name); !s.ReadOnly && s.Units == nil && mcpname.HasPrefix(s.Name) && n != s.Name {
@@ -259,7 +259,7 @@ func mcpRule(s store.Site) (string, bool) {
 // codexPlan is a Codex repair in the form today's Codex writes (schemes.md §A): a flat name a
 // provider rejects ("mcp__<server>__<tool>") becomes namespace "mcp__<server>" (inserted: the
 // old call has none) and name <tool>, both sanitized. (The real namer also attributes raw
-// identities and collision suffixes: rewrite/codex.go; the suite needs the store's side only.)
+// identities and collision suffixes: store/codex/namer.go; the suite needs the store's side only.)
 func codexPlan(snap *store.Snapshot) []store.Edit {
 	var out []store.Edit
 	hasNS := map[string]bool{}
