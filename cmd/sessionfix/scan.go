@@ -111,6 +111,10 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}
 	rep := &p.Summary.Report
 	rep.Roots, rep.Elapsed = p.Roots, time.Since(start).Round(time.Millisecond).String()
+	// The name findings come first; re-dispatch findings follow and are marked against a
+	// baseline but never make its exit status (README: they change no exit status, as in
+	// check and audit).
+	names := len(sar.results)
 	rules, results := pipeline.RedispatchSARIF(rep.Redispatch)
 	sar.rules, sar.results = append(sar.rules, rules...), append(sar.results, results...)
 	if opts.Format == "json" {
@@ -131,12 +135,12 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		return err
 	}
 	if known != nil && p.Summary.InUse == 0 && !p.Summary.Failed {
-		_, n := known.Mark(sar.results)
+		_, n := known.Mark(sar.results[:names])
 		if n > 0 {
 			fmt.Fprintf(env.Err, "scan: %s not in the baseline %s (%d known fingerprints)\n", plural(n, "finding"), opts.Baseline, known.Len())
 			return withCode(exitFinding)
 		}
-		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(len(sar.results), "finding"), known.Len())
+		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(names, "finding"), known.Len())
 		return nil
 	}
 	return endCode(p.Summary, env, "scan", failOnKept)
