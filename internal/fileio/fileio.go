@@ -65,15 +65,19 @@ func HashFile(path string) (string, error) {
 // file is still what was scanned (want: size, mtime and SHA-256):
 //
 //  1. open the original and check size and mtime against want;
-//  2. refuse when another process holds it open for writing (/proc) or locked (flock);
+//  2. refuse when another process holds it open for writing (the kernel's count of writable
+//     opens, asked with a read lease; /proc names the process) or locked (flock);
 //  3. in one streaming pass, copy the original into opt.BackupPath (or hard-link it), hash it,
 //     and write the transformed content to a temp sibling (".<name><digits>", same directory,
 //     announced to the context's TempRecorder before it is created);
 //  4. refuse when the hash differs from want (the content changed since the scan);
-//  5. fsync backup and temp, give the temp the original's mode and mtime (owner best-effort);
-//  6. call opt.BeforeCommit (the caller journals the change);
-//  7. check again, from a fresh view of /proc, that the original was not appended to,
-//     replaced or opened for writing, and rename the temp over it;
+//  5. give the temp the original's mode and mtime (owner best-effort) and fsync it; at the
+//     same time fsync the backup and its directory, then call opt.BeforeCommit (the caller
+//     journals the change: a journaled change has a durable backup);
+//  6. set an inotify watch on the original (every later open of it is seen);
+//  7. check again that the original was not appended to, replaced or opened for writing (a
+//     read lease, or a fresh view of /proc when the kernel counts a writer), and rename the
+//     temp over it;
 //  8. check the old inode (the backup link and our descriptor hold it): a process that opened
 //     it for writing in the meantime would go on writing into the old file, so the rename is
 //     rolled back (the old inode is linked back at path) and the file refused as in use;
@@ -488,7 +492,8 @@ func (w *lateWatch) rollBack() error {
 }
 
 // unchanged checks that path is still the inode we read, that it did not grow or change and
-// that no other process holds it open for writing (a fresh view of /proc).
+// that no other process holds it open for writing (the kernel's count, else a fresh view of
+// /proc).
 func unchanged(path string, orig *os.File, fi os.FileInfo) error {
 	now, err := os.Stat(path)
 	if err != nil {
