@@ -337,6 +337,11 @@ type FixTail struct {
 	Codex []*CodexInfo `json:"codex,omitempty"`
 	// Claude names what Claude Code sessions were planned with.
 	Claude []*ClaudeInfo `json:"claude,omitempty"`
+	// Redispatch are the stored calls that reach another tool today, or several (as scan's;
+	// fix leaves them as they are, each says why); absent when none.
+	Redispatch []check.Redispatch `json:"redispatch,omitempty"`
+	// RedispatchNote is RedispatchLine ("" when none).
+	RedispatchNote string `json:"redispatch_note,omitempty"`
 }
 
 // CodexInfo names, in every plan (text and JSON), the Codex config and inventory the rollouts

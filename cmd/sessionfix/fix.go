@@ -312,7 +312,8 @@ func (o *fixOutput) begin(mode string) {
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex, Claude: a.Report.Claude}
+		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex, Claude: a.Report.Claude,
+			Redispatch: a.Report.Redispatch, RedispatchNote: pipeline.RedispatchLine(a.Report.Redispatch)}
 		if t.Skipped == nil {
 			t.Skipped = []pipeline.SkippedRow{}
 		}
