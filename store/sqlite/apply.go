@@ -159,7 +159,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	// main file holds the whole database it is copied and hashed in one pass (backup.go);
 	// otherwise (a WAL with frames) through the online backup API, then hashed.
 	var bsum string
-	if mainFileIsDatabase(ctx, tx, s.path) {
+	if mainFileIsDatabase(ctx, tx) {
 		if bsum, err = copyBackup(ctx, s.path, opt.BackupPath); err != nil {
 			return nil, err
 		}

@@ -37,10 +37,13 @@ func checkpointBeforeWrite(ctx context.Context, conn *sqlx.Conn, busy time.Durat
 // main file holds the whole database: a rollback-journal database (no other connection can
 // change the file while we hold the write lock, and a hot journal was rolled back when the
 // transaction began), or a WAL database whose -wal file is empty or absent (checkpointed and
-// truncated; the write lock keeps anyone from appending frames until we commit).
+// truncated; the write lock keeps anyone from appending frames until we commit). The log is
+// looked for where SQLite keeps it: beside the main file SQLite opened (PRAGMA database_list),
+// which is the target when path is a symbolic link; path+"-wal" would then name no file and
+// a log full of committed frames would go unseen. Any doubt answers false (the online backup).
 func mainFileIsDatabase(ctx context.Context, conn interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
-}, path string) bool {
+}) bool {
 	var m string
 	if err := conn.GetContext(ctx, &m, "PRAGMA journal_mode"); err != nil {
 		return false
@@ -49,7 +52,11 @@ func mainFileIsDatabase(ctx context.Context, conn interface {
 	case "delete", "truncate", "persist":
 		return true
 	case "wal":
-		fi, err := os.Stat(path + "-wal")
+		var file string
+		if err := conn.GetContext(ctx, &file, "SELECT file FROM pragma_database_list WHERE name = 'main'"); err != nil || file == "" {
+			return false
+		}
+		fi, err := os.Stat(file + "-wal")
 		return os.IsNotExist(err) || err == nil && fi.Size() == 0
 	}
 	return false

@@ -119,3 +119,39 @@ func TestWriteCheck(t *testing.T) {
 	}
 	assert.Equal(t, "quick_check", check("part.data"))
 }
+
+// TestBackupWithFramesInTheWALThroughASymlink: the store's path is a symbolic link to the
+// database. SQLite resolves the link and keeps the log beside the target (target-wal), so a
+// check of "path-wal" sees no log while a reader holds committed frames there; the backup must
+// still hold what only the WAL had.
+func TestBackupWithFramesInTheWALThroughASymlink(t *testing.T) {
+	ctx := context.Background()
+	target := opencodeDB(t)
+	p := filepath.Join(t.TempDir(), "link.db")
+	require.NoError(t, os.Symlink(target, p))
+	rdb, err := sqlx.Open("sqlite3", "file:"+target+"?mode=ro")
+	require.NoError(t, err)
+	defer rdb.Close()
+	held, err := rdb.BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer held.Rollback()
+	var n int
+	require.NoError(t, held.Get(&n, "SELECT count(*) FROM part"))
+
+	execSQL(t, target, `UPDATE session SET title = 'changed while a reader held the WAL'`)
+	fi, err := os.Stat(target + "-wal")
+	require.NoError(t, err)
+	require.NotZero(t, fi.Size(), "the change is in the WAL")
+	want := dumpText(t, target)
+	require.Contains(t, want, "changed while a reader held the WAL")
+
+	st := detect(t, p)
+	snap := scanStore(t, st)
+	bk := filepath.Join(t.TempDir(), "bk")
+	ch, err := st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
+	require.NoError(t, err)
+	assert.Equal(t, want, dumpText(t, bk), "the backup holds what only the WAL had")
+	require.NoError(t, held.Rollback())
+	require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
+	assert.Equal(t, want, dumpText(t, target))
+}
