@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -18,7 +17,6 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store"
 )
 
 func init() {
@@ -119,25 +117,13 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		res.Declared("declared", slices.Compact(slices.Sorted(slices.Values(reg))), ps)
 		res.Declared("declared-raw", raws, ps)
 	}
-	rep := checkReportOf(&res, ps, p.Summary)
+	rep := pipeline.CheckReportOf(&res, ps, p.Summary)
 	if opts.Baseline != "" {
 		known, err := loadCheckBaseline(opts.Baseline, opts.Common.Inventory)
 		if err != nil {
 			return err
 		}
-		rep.Baseline = &checkBaseline{File: opts.Baseline, Known: known.Len()}
-		rep.known = known
-		for i := range rep.Findings {
-			f := &rep.Findings[i]
-			for _, fp := range f.fingerprints(opts.Common.Inventory) {
-				if !known.Has(fp) {
-					f.New = true
-				}
-			}
-			if f.New {
-				rep.Baseline.New++
-			}
-		}
+		rep.MarkBaseline(opts.Baseline, known, opts.Common.Inventory)
 	}
 	switch opts.Format {
 	case "json":
@@ -146,11 +132,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		}
 		writeProblems(env, rep.Problems)
 	case "sarif":
-		rules, results := checkSARIF(rep, opts.Common.Inventory)
-		rrules, rresults := pipeline.RedispatchSARIF(rep.Redispatch)
-		rules, results = append(rules, rrules...), append(results, rresults...)
-		if rep.known != nil {
-			results, _ = rep.known.Mark(results)
+		rules, results := rep.SARIF(opts.Common.Inventory)
+		if rep.Known != nil {
+			results, _ = rep.Known.Mark(results)
 		}
 		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", rules, results); err != nil {
 			return err
@@ -180,114 +164,18 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	return nil
 }
 
-// checkReport is check's output (--format json prints it as is).
-type checkReport struct {
-	Stores  int            `json:"stores"`
-	Checked int            `json:"names_checked"`
-	Skipped map[string]int `json:"sites_not_sent"`
-	// Rejected counts the names (sites, declared tools) some provider rejects now;
-	// RejectedAfterFix those still rejected with the name fix would write.
-	Rejected         int `json:"rejected"`
-	Distinct         int `json:"rejected_distinct_names"`
-	RejectedAfterFix int `json:"rejected_after_fix"`
-	// Baseline is set with --baseline: how many findings its file held, and how many of this
-	// run's rejected name sites are new since.
-	Baseline  *checkBaseline `json:"baseline,omitempty"`
-	known     *reports.SARIFBaseline
-	Providers []checkProvider `json:"providers"`
-	Findings  []checkFinding  `json:"findings"`
-	Problems  []problemRow    `json:"problems"`
-	// Redispatch are the stored calls the agent's own lookup reads as calls of another tool
-	// today, or of several (pipeline.ScanReport's; not counted in the exit status).
-	Redispatch []check.Redispatch `json:"redispatch"`
-	// QwenRelease is --qwen-version ("" = the stored bytes were checked).
-	QwenRelease string `json:"qwen_release,omitempty"`
-}
-
-type checkProvider struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Rule      string `json:"rule"`
-	Unit      string `json:"unit,omitempty"`
-	UnitWhy   string `json:"unit_why,omitempty"`
-	History   string `json:"history_validated"`
-	Source    string `json:"source"`
-	ErrorText string `json:"error_text,omitempty"`
-	Verified  bool   `json:"verified"`
-	// Now and AfterFix count the names this provider rejects before and after fix.
-	Now      int `json:"rejects"`
-	AfterFix int `json:"rejects_after_fix"`
-}
-
-type checkFinding struct {
-	Store string `json:"store,omitempty"`
-	Line  int64  `json:"line,omitempty"`
-	Row   string `json:"row,omitempty"`
-	Kind  string `json:"kind"`
-	Path  string `json:"path,omitempty"`
-	Name  string `json:"name"`
-	// Sent is the name the resuming release sends instead (--qwen-version; "" = Name).
-	Sent     string           `json:"sent_as,omitempty"`
-	Class    string           `json:"class,omitempty"`
-	Action   string           `json:"fix_action"`
-	After    string           `json:"after_fix"`
-	Now      []checkRejection `json:"rejected_by"`
-	AfterFix []checkRejection `json:"rejected_after_fix_by"`
-	// New: with --baseline, some provider rejection of this site is not in the baseline.
-	New bool `json:"new_since_baseline,omitempty"`
-}
-
-type checkBaseline struct {
-	File  string `json:"file"`
-	Known int    `json:"known_fingerprints"`
-	New   int    `json:"new"`
-}
-
-// fingerprints are the identities of a finding's rejections (one per provider and rule), as
-// SARIF partialFingerprints "sessionfix/v1" carries them; inventory locates declared tools.
-func (f checkFinding) fingerprints(inventory string) []string {
-	path := f.Store
-	if path == "" {
-		path = inventory
-	}
-	var out []string
-	for _, r := range f.Now {
-		for _, v := range r.Rules {
-			out = append(out, reports.SARIFFingerprint(r.Provider, v.Rule, f.Name, reports.SARIFPath(path), f.Row))
-		}
-	}
-	return out
-}
-
-// loadCheckBaseline reads the fingerprints of a previous check output: a SARIF log (its
-// partialFingerprints "sessionfix/v1", with the results for "absent") or check's JSON
-// (fingerprints recomputed from its findings). An unreadable or unrecognised file is an error
-// naming it.
+// loadCheckBaseline reads --baseline (a previous check --format json or sarif output:
+// pipeline.ReadCheckBaseline); an unreadable or unrecognised file is an error naming it.
 func loadCheckBaseline(path, inventory string) (*reports.SARIFBaseline, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline: %w", err)
 	}
-	var probe struct {
-		Runs     json.RawMessage `json:"runs"`
-		Findings []checkFinding  `json:"findings"`
+	known, err := pipeline.ReadCheckBaseline(b, inventory)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline %s: %w", path, err)
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("--baseline %s: not a check output (--format json or sarif): %v", path, err)
-	}
-	switch {
-	case probe.Runs != nil:
-		return loadSARIFBaseline(path)
-	case probe.Findings != nil:
-		known := reports.NewSARIFBaseline()
-		for _, f := range probe.Findings {
-			for _, fp := range f.fingerprints(inventory) {
-				known.Add(fp, nil)
-			}
-		}
-		return known, nil
-	}
-	return nil, fmt.Errorf("--baseline %s: not a check output (no \"runs\" or \"findings\")", path)
+	return known, nil
 }
 
 // loadSARIFBaseline reads a SARIF log sessionfix wrote (check, scan, audit): the baseline of
@@ -304,66 +192,9 @@ func loadSARIFBaseline(path string) (*reports.SARIFBaseline, error) {
 	return known, nil
 }
 
-type checkRejection struct {
-	Provider string      `json:"provider"`
-	Rules    []checkRule `json:"rules"`
-}
-
-type checkRule struct {
-	Rule   string `json:"rule"`
-	Detail string `json:"detail"`
-}
-
-func checkReportOf(res *check.Result, ps []*provider.Provider, a *aggregate) *checkReport {
-	rep := &checkReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []checkFinding{}, Problems: a.Report.Problems,
-		Redispatch: a.Report.Redispatch, QwenRelease: res.QwenRelease}
-	if rep.Skipped == nil {
-		rep.Skipped = map[string]int{}
-	}
-	if rep.Problems == nil {
-		rep.Problems = []problemRow{}
-	}
-	for _, p := range ps {
-		rep.Providers = append(rep.Providers, checkProvider{ID: p.ID, Name: p.Name, Rule: p.Rule(), Unit: string(p.Unit), UnitWhy: p.UnitWhy,
-			History: string(p.History), Source: p.Source, ErrorText: p.ErrorText, Verified: p.Verified,
-			Now: res.Count(p.ID, false), AfterFix: res.Count(p.ID, true)})
-	}
-	conv := func(rs []check.Rejection) []checkRejection {
-		out := []checkRejection{}
-		for _, r := range rs {
-			cr := checkRejection{Provider: r.Provider.ID}
-			for _, v := range r.Rules {
-				cr.Rules = append(cr.Rules, checkRule{Rule: v.Rule, Detail: v.Detail})
-			}
-			out = append(out, cr)
-		}
-		return out
-	}
-	distinct := map[string]bool{}
-	for _, f := range res.Findings {
-		if len(f.Now) > 0 {
-			rep.Rejected++
-			if !distinct[f.Name] {
-				distinct[f.Name] = true
-				rep.Distinct++
-			}
-		}
-		if len(f.Then) > 0 {
-			rep.RejectedAfterFix++
-		}
-		name := f.Name
-		if f.Units != nil {
-			name = (&store.Site{Name: f.Name, Units: f.Units}).DisplayName()
-		}
-		rep.Findings = append(rep.Findings, checkFinding{Store: f.Store, Line: f.Loc.Line, Row: f.Loc.Row, Kind: f.Kind, Path: f.JSONPath,
-			Name: name, Sent: f.Sent, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then)})
-	}
-	return rep
-}
-
 // writeCheckText prints the provider table, then per store (session) each distinct rejected
 // name with its records, rules and after-fix verdict, then the providers' error texts.
-func writeCheckText(w io.Writer, rep *checkReport) {
+func writeCheckText(w io.Writer, rep *pipeline.CheckReport) {
 	ids := make([]string, len(rep.Providers))
 	for i, p := range rep.Providers {
 		ids[i] = p.ID
@@ -388,7 +219,7 @@ func writeCheckText(w io.Writer, rep *checkReport) {
 
 	type key struct{ store, name string }
 	type entry struct {
-		f     checkFinding
+		f     pipeline.CheckFinding
 		where []string
 	}
 	var order []key
@@ -440,7 +271,7 @@ func writeCheckText(w io.Writer, rep *checkReport) {
 			if len(e.where) > 0 {
 				at = " at " + strings.Join(e.where, ", ")
 			}
-			fmt.Fprintf(w, "  %s\n    would be rejected by %s%s\n", reports.Printable(label), rejectedIDs(f.Now), at)
+			fmt.Fprintf(w, "  %s\n    would be rejected by %s%s\n", reports.Printable(label), pipeline.RejectedIDs(f.Now), at)
 			writeRuleLines(w, f.Now)
 		} else {
 			fmt.Fprintf(w, "  %s\n    accepted now\n", reports.Printable(label))
@@ -449,7 +280,7 @@ func writeCheckText(w io.Writer, rep *checkReport) {
 		case f.Action == string(rewrite.ActRewrite) && len(f.AfterFix) == 0:
 			fmt.Fprintf(w, "    after fix: %s passes every provider checked\n", reports.Printable(f.After))
 		case f.Action == string(rewrite.ActRewrite):
-			fmt.Fprintf(w, "    after fix: %s is still rejected by %s\n", reports.Printable(f.After), rejectedIDs(f.AfterFix))
+			fmt.Fprintf(w, "    after fix: %s is still rejected by %s\n", reports.Printable(f.After), pipeline.RejectedIDs(f.AfterFix))
 			writeRuleLines(w, f.AfterFix)
 		case f.Kind == "declared" || f.Kind == "declared-raw":
 			fmt.Fprintln(w, "    after fix: unchanged (fix never renames a declared tool; rename it at its server)")
@@ -484,17 +315,9 @@ func writeCheckText(w io.Writer, rep *checkReport) {
 		plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"), plural(rep.RejectedAfterFix, "name site"), exitFinding)
 }
 
-func rejectedIDs(rs []checkRejection) string {
-	ids := make([]string, len(rs))
-	for i, r := range rs {
-		ids[i] = r.Provider
-	}
-	return strings.Join(ids, ", ")
-}
-
 // writeRuleLines prints the broken rules, one line per distinct rule text with the providers
 // that give it ("openai-chat, bedrock: pattern: does not match [a-zA-Z0-9_-]+").
-func writeRuleLines(w io.Writer, rs []checkRejection) {
+func writeRuleLines(w io.Writer, rs []pipeline.CheckRejection) {
 	var order []string
 	by := map[string][]string{}
 	for _, r := range rs {
@@ -509,63 +332,10 @@ func writeRuleLines(w io.Writer, rs []checkRejection) {
 	}
 }
 
-func ruleDetails(r checkRejection) string {
+func ruleDetails(r pipeline.CheckRejection) string {
 	parts := make([]string, len(r.Rules))
 	for i, v := range r.Rules {
 		parts[i] = v.Rule + ": " + v.Detail
 	}
 	return strings.Join(parts, "; ")
-}
-
-// checkSARIF turns the report into SARIF rules and results: one rule per provider and rule it
-// breaks, id "provider/<provider id>/<rule>" (stable: "provider/bedrock/length"), and one
-// result per finding and rejecting provider, located at the store and line (a SQLite row is
-// named in the message; a declared tool is located at the inventory file). The fingerprint
-// is provider, name and store, without the line: a finding stays the same finding when
-// records are appended before it.
-func checkSARIF(rep *checkReport, inventory string) ([]reports.SARIFRule, []reports.SARIFResult) {
-	provs := map[string]checkProvider{}
-	for _, p := range rep.Providers {
-		provs[p.ID] = p
-	}
-	var rules []reports.SARIFRule
-	seen := map[string]bool{}
-	var results []reports.SARIFResult
-	for _, f := range rep.Findings {
-		for _, r := range f.Now {
-			p := provs[r.Provider]
-			for _, v := range r.Rules {
-				id := "provider/" + p.ID + "/" + v.Rule
-				if !seen[id] {
-					seen[id] = true
-					full := fmt.Sprintf("%s rejects a tool name that breaks its rule: %s. Source: %s.", p.Name, p.Rule, p.Source)
-					if p.ErrorText != "" {
-						full += fmt.Sprintf(" The provider answers: %q", p.ErrorText)
-					}
-					rules = append(rules, reports.SARIFRule{ID: id, Name: reports.SARIFRuleName(p.ID, v.Rule),
-						Short: fmt.Sprintf("%s rejects the name (%s)", p.Name, v.Rule), Full: full,
-						HelpURI: "https://github.com/sessionfix/sessionfix/blob/main/docs/providers.md"})
-				}
-				msg := fmt.Sprintf("%s would be rejected by %s: %s.", f.Name, p.Name, v.Detail)
-				if f.Row != "" {
-					msg += " At " + f.Row + "."
-				}
-				switch {
-				case f.Action == string(rewrite.ActRewrite) && len(f.AfterFix) == 0:
-					msg += fmt.Sprintf(" After sessionfix fix: %s, which every provider checked accepts.", f.After)
-				case f.Action == string(rewrite.ActRewrite):
-					msg += fmt.Sprintf(" After sessionfix fix: %s, still rejected by %s.", f.After, rejectedIDs(f.AfterFix))
-				default:
-					msg += " sessionfix fix does not change it."
-				}
-				path := f.Store
-				if path == "" {
-					path = inventory
-				}
-				results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: reports.SARIFPath(path), Line: f.Line,
-					Fingerprint: reports.SARIFFingerprint(p.ID, v.Rule, f.Name, reports.SARIFPath(path), f.Row)})
-			}
-		}
-	}
-	return rules, results
 }

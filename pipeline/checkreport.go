@@ -1,0 +1,273 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/provider"
+	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// CheckReport is check's report (--format json prints it as is; docs/report.md): the
+// providers checked, every finding with the providers rejecting it now and after fix.
+type CheckReport struct {
+	Stores  int            `json:"stores"`
+	Checked int            `json:"names_checked"`
+	Skipped map[string]int `json:"sites_not_sent"`
+	// Rejected counts the names (sites, declared tools) some provider rejects now;
+	// RejectedAfterFix those still rejected with the name fix would write.
+	Rejected         int `json:"rejected"`
+	Distinct         int `json:"rejected_distinct_names"`
+	RejectedAfterFix int `json:"rejected_after_fix"`
+	// Baseline is set with --baseline: how many findings its file held, and how many of this
+	// run's rejected name sites are new since.
+	Baseline *CheckBaseline `json:"baseline,omitempty"`
+	// Known is the --baseline's fingerprints (MarkBaseline; nil without): SARIF marks results with it.
+	Known     *reports.SARIFBaseline `json:"-"`
+	Providers []CheckProvider        `json:"providers"`
+	Findings  []CheckFinding         `json:"findings"`
+	Problems  []ProblemRow           `json:"problems"`
+	// Redispatch are the stored calls the agent's own lookup reads as calls of another tool
+	// today, or of several (pipeline.ScanReport's; not counted in the exit status).
+	Redispatch []check.Redispatch `json:"redispatch"`
+	// QwenRelease is --qwen-version ("" = the stored bytes were checked).
+	QwenRelease string `json:"qwen_release,omitempty"`
+}
+
+// CheckProvider is one provider checked: its rule and sources, and how many names it rejects.
+type CheckProvider struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Rule      string `json:"rule"`
+	Unit      string `json:"unit,omitempty"`
+	UnitWhy   string `json:"unit_why,omitempty"`
+	History   string `json:"history_validated"`
+	Source    string `json:"source"`
+	ErrorText string `json:"error_text,omitempty"`
+	Verified  bool   `json:"verified"`
+	// Now and AfterFix count the names this provider rejects before and after fix.
+	Now      int `json:"rejects"`
+	AfterFix int `json:"rejects_after_fix"`
+}
+
+// CheckFinding is one name site (or declared tool) some provider rejects now or after fix.
+type CheckFinding struct {
+	Store string `json:"store,omitempty"`
+	Line  int64  `json:"line,omitempty"`
+	Row   string `json:"row,omitempty"`
+	Kind  string `json:"kind"`
+	Path  string `json:"path,omitempty"`
+	Name  string `json:"name"`
+	// Sent is the name the resuming release sends instead (--qwen-version; "" = Name).
+	Sent     string           `json:"sent_as,omitempty"`
+	Class    string           `json:"class,omitempty"`
+	Action   string           `json:"fix_action"`
+	After    string           `json:"after_fix"`
+	Now      []CheckRejection `json:"rejected_by"`
+	AfterFix []CheckRejection `json:"rejected_after_fix_by"`
+	// New: with --baseline, some provider rejection of this site is not in the baseline.
+	New bool `json:"new_since_baseline,omitempty"`
+}
+
+// CheckBaseline is --baseline's file, its fingerprint count and the findings new since.
+type CheckBaseline struct {
+	File  string `json:"file"`
+	Known int    `json:"known_fingerprints"`
+	New   int    `json:"new"`
+}
+
+// fingerprints are the identities of a finding's rejections (one per provider and rule), as
+// SARIF partialFingerprints "sessionfix/v1" carries them; inventory locates declared tools.
+func (f CheckFinding) fingerprints(inventory string) []string {
+	path := f.Store
+	if path == "" {
+		path = inventory
+	}
+	var out []string
+	for _, r := range f.Now {
+		for _, v := range r.Rules {
+			out = append(out, reports.SARIFFingerprint(r.Provider, v.Rule, f.Name, reports.SARIFPath(path), f.Row))
+		}
+	}
+	return out
+}
+
+// CheckRejection is one provider's rejection of a name: the rules it breaks.
+type CheckRejection struct {
+	Provider string      `json:"provider"`
+	Rules    []CheckRule `json:"rules"`
+}
+
+// CheckRule is a broken rule ("pattern", "length") and what breaks it.
+type CheckRule struct {
+	Rule   string `json:"rule"`
+	Detail string `json:"detail"`
+}
+
+// CheckReportOf builds the report of a check run: res (check.Result of every store and the
+// declared tools), the providers checked, and the run summary a (stores, problems,
+// re-dispatches).
+func CheckReportOf(res *check.Result, ps []*provider.Provider, a *Summary) *CheckReport {
+	rep := &CheckReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []CheckFinding{}, Problems: a.Report.Problems,
+		Redispatch: a.Report.Redispatch, QwenRelease: res.QwenRelease}
+	if rep.Skipped == nil {
+		rep.Skipped = map[string]int{}
+	}
+	if rep.Problems == nil {
+		rep.Problems = []ProblemRow{}
+	}
+	for _, p := range ps {
+		rep.Providers = append(rep.Providers, CheckProvider{ID: p.ID, Name: p.Name, Rule: p.Rule(), Unit: string(p.Unit), UnitWhy: p.UnitWhy,
+			History: string(p.History), Source: p.Source, ErrorText: p.ErrorText, Verified: p.Verified,
+			Now: res.Count(p.ID, false), AfterFix: res.Count(p.ID, true)})
+	}
+	conv := func(rs []check.Rejection) []CheckRejection {
+		out := []CheckRejection{}
+		for _, r := range rs {
+			cr := CheckRejection{Provider: r.Provider.ID}
+			for _, v := range r.Rules {
+				cr.Rules = append(cr.Rules, CheckRule{Rule: v.Rule, Detail: v.Detail})
+			}
+			out = append(out, cr)
+		}
+		return out
+	}
+	distinct := map[string]bool{}
+	for _, f := range res.Findings {
+		if len(f.Now) > 0 {
+			rep.Rejected++
+			if !distinct[f.Name] {
+				distinct[f.Name] = true
+				rep.Distinct++
+			}
+		}
+		if len(f.Then) > 0 {
+			rep.RejectedAfterFix++
+		}
+		name := f.Name
+		if f.Units != nil {
+			name = (&store.Site{Name: f.Name, Units: f.Units}).DisplayName()
+		}
+		rep.Findings = append(rep.Findings, CheckFinding{Store: f.Store, Line: f.Loc.Line, Row: f.Loc.Row, Kind: f.Kind, Path: f.JSONPath,
+			Name: name, Sent: f.Sent, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then)})
+	}
+	return rep
+}
+
+// RejectedIDs are the providers of rs, comma-separated ("openai-chat, bedrock").
+func RejectedIDs(rs []CheckRejection) string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.Provider
+	}
+	return strings.Join(ids, ", ")
+}
+
+// SARIF turns the report into SARIF rules and results: one rule per provider and rule it
+// breaks, id "provider/<provider id>/<rule>" (stable: "provider/bedrock/length"), and one
+// result per finding and rejecting provider, located at the store and line (a SQLite row is
+// named in the message; a declared tool is located at the inventory file). The fingerprint
+// is provider, name and store, without the line: a finding stays the same finding when
+// records are appended before it. The re-dispatch findings follow (RedispatchSARIF).
+func (rep *CheckReport) SARIF(inventory string) ([]reports.SARIFRule, []reports.SARIFResult) {
+	provs := map[string]CheckProvider{}
+	for _, p := range rep.Providers {
+		provs[p.ID] = p
+	}
+	var rules []reports.SARIFRule
+	seen := map[string]bool{}
+	var results []reports.SARIFResult
+	for _, f := range rep.Findings {
+		for _, r := range f.Now {
+			p := provs[r.Provider]
+			for _, v := range r.Rules {
+				id := "provider/" + p.ID + "/" + v.Rule
+				if !seen[id] {
+					seen[id] = true
+					full := fmt.Sprintf("%s rejects a tool name that breaks its rule: %s. Source: %s.", p.Name, p.Rule, p.Source)
+					if p.ErrorText != "" {
+						full += fmt.Sprintf(" The provider answers: %q", p.ErrorText)
+					}
+					rules = append(rules, reports.SARIFRule{ID: id, Name: reports.SARIFRuleName(p.ID, v.Rule),
+						Short: fmt.Sprintf("%s rejects the name (%s)", p.Name, v.Rule), Full: full,
+						HelpURI: "https://github.com/sessionfix/sessionfix/blob/main/docs/providers.md"})
+				}
+				msg := fmt.Sprintf("%s would be rejected by %s: %s.", f.Name, p.Name, v.Detail)
+				if f.Row != "" {
+					msg += " At " + f.Row + "."
+				}
+				switch {
+				case f.Action == string(rewrite.ActRewrite) && len(f.AfterFix) == 0:
+					msg += fmt.Sprintf(" After sessionfix fix: %s, which every provider checked accepts.", f.After)
+				case f.Action == string(rewrite.ActRewrite):
+					msg += fmt.Sprintf(" After sessionfix fix: %s, still rejected by %s.", f.After, RejectedIDs(f.AfterFix))
+				default:
+					msg += " sessionfix fix does not change it."
+				}
+				path := f.Store
+				if path == "" {
+					path = inventory
+				}
+				results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: reports.SARIFPath(path), Line: f.Line,
+					Fingerprint: reports.SARIFFingerprint(p.ID, v.Rule, f.Name, reports.SARIFPath(path), f.Row)})
+			}
+		}
+	}
+	rrules, rresults := RedispatchSARIF(rep.Redispatch)
+	return append(rules, rrules...), append(results, rresults...)
+}
+
+// MarkBaseline records a --baseline (file: its path, known: its fingerprints) in the report:
+// Baseline's counts, each finding's New (some rejection of it is not in known), and Known for
+// SARIF's baselineState. inventory locates declared tools, as in SARIF.
+func (rep *CheckReport) MarkBaseline(file string, known *reports.SARIFBaseline, inventory string) {
+	rep.Baseline = &CheckBaseline{File: file, Known: known.Len()}
+	rep.Known = known
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		for _, fp := range f.fingerprints(inventory) {
+			if !known.Has(fp) {
+				f.New = true
+			}
+		}
+		if f.New {
+			rep.Baseline.New++
+		}
+	}
+}
+
+// ReadCheckBaseline reads the fingerprints of a previous check output: a SARIF log (its
+// partialFingerprints "sessionfix/v1", with the results for "absent") or check's JSON
+// (fingerprints recomputed from its findings; inventory locates declared tools). Data that is
+// neither is an error saying what it is not (the caller names the file).
+func ReadCheckBaseline(data []byte, inventory string) (*reports.SARIFBaseline, error) {
+	var probe struct {
+		Runs     json.RawMessage `json:"runs"`
+		Findings []CheckFinding  `json:"findings"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("not a check output (--format json or sarif): %v", err)
+	}
+	switch {
+	case probe.Runs != nil:
+		known, err := reports.ReadSARIFBaseline(data)
+		if err != nil {
+			return nil, fmt.Errorf("not a SARIF output (--format sarif): %v", err)
+		}
+		return known, nil
+	case probe.Findings != nil:
+		known := reports.NewSARIFBaseline()
+		for _, f := range probe.Findings {
+			for _, fp := range f.fingerprints(inventory) {
+				known.Add(fp, nil)
+			}
+		}
+		return known, nil
+	}
+	return nil, errors.New(`not a check output (no "runs" or "findings")`)
+}
