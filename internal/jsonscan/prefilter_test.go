@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -278,4 +279,22 @@ func TestAnyCtl(t *testing.T) {
 		b[i] = 0x80
 		assert.False(t, anyCtl(b))
 	}
+}
+
+// TestLineEndSearchedOncePerLine: in a chunk with a control byte (no newline list), a long line
+// of many values no pattern reaches into is searched for its end once, not once per value.
+func TestLineEndSearchedOncePerLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"t\":\t1")
+	for k := range 20000 {
+		fmt.Fprintf(&b, `,"o%d":{"a":[1]}`, k)
+	}
+	line := b.String() + "}\n"
+	in := []byte(line + line)
+	var sc *Scanner
+	got := scanAllWith(t, prefilterPatterns, Lines, in, 0, func(s *Scanner) { sc = s })
+	require.Len(t, got, 2)
+	assert.Equal(t, scanCareful(t, in, 0), got)
+	assert.Positive(t, sc.pstats.Skipped)
+	assert.LessOrEqual(t, sc.searched, int64(len(in)), "bytes searched for line ends")
 }
