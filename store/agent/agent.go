@@ -89,7 +89,7 @@ type Agent struct {
 	// check tests that name. nil: the agent stores no such calls.
 	SentName func(namespace, name string) string
 	// OwnsSettings reports whether dir is one of the agent's config directories whose
-	// settings.json is in the agent's own format: the settings pass of scan (Qwen Code's
-	// settings files) leaves it alone. It looks at the file system.
+	// settings.json is in the agent's own format: scan's settings pass (which reads the
+	// default agent's settings files) leaves it alone. It looks at the file system.
 	OwnsSettings func(dir string) bool
 }

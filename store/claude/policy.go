@@ -50,7 +50,7 @@ func GroupByHome(stores []store.Store, lexical func(string) string, envHome stri
 }
 
 // IsConfigDir reports whether dir is a Claude Code config directory (~/.claude or a copy):
-// named .claude, or holding session files directly under projects/<dir>/ (Qwen Code keeps its
+// named .claude, or holding session files directly under projects/<dir>/ (another agent keeps its
 // sessions one level deeper, in projects/<id>/chats/). Its settings.json holds Claude Code
 // rules (agent.Agent.OwnsSettings). It looks at the file system.
 func IsConfigDir(dir string) bool {
