@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
@@ -186,6 +190,37 @@ func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inve
 	}
 	p.Policy.Index = inv.Index()
 	p.Summary.Dispatch = &check.Lookup{Qwen: qwenTools(inv), QwenSource: source, Policy: p.Policy}
+	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
+		return nil, nil, err
+	}
+	var errs []error
+	for _, pr := range p.Summary.Report.Problems {
+		if pr.Severity == string(store.SevError) {
+			errs = append(errs, fmt.Errorf("%s: %s", pr.Path, pr.Reason))
+		}
+	}
+	return p.Summary.Report.Redispatch, errs, nil
+}
+
+// ClaudeHistoryRedispatches runs the scan pipeline read-only over a Claude Code config
+// directory (home: its projects/ sessions) with tools (configuration order; from names it, as
+// audit --agent claude's tool list) as today's tool set under release version, and returns the
+// re-dispatch findings (check.Redispatches) and the errors met. Nothing is written, no MCP
+// server is started.
+func ClaudeHistoryRedispatches(ctx context.Context, env Env, home string, tools []mcpname.ClaudeTool, from, version string) ([]check.Redispatch, []error, error) {
+	if home == "" || len(tools) == 0 {
+		return nil, nil, nil
+	}
+	if fi, err := os.Stat(filepath.Join(home, "projects")); err != nil || !fi.IsDir() {
+		return nil, nil, nil // no session history: nothing to look up
+	}
+	p, err := New(ctx, env, []string{home}, Options{Agent: string(claude.ID), ClaudeVersion: version})
+	if err != nil {
+		return nil, nil, err
+	}
+	pol := p.Policy
+	naming.SetAgent(&pol, claude.ID, &naming.PathPolicy[claude.ClaudePolicy]{Default: claude.ClaudePolicy{Tools: tools, ToolsSource: from, Version: version}})
+	p.Summary.Dispatch = &check.Lookup{Policy: pol}
 	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
 		return nil, nil, err
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
@@ -86,6 +88,9 @@ type claudeAuditRun struct {
 	env     *Env
 	known   *reports.SARIFBaseline // --baseline, nil without
 	partial bool
+	// redispatch are the stored calls of the audited sessions that reach another tool of the
+	// audit's tool list today, or several (pipeline.ClaudeHistoryRedispatches).
+	redispatch []check.Redispatch
 }
 
 // problem records and prints an input that could not be used.
@@ -179,6 +184,14 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	before = r.DefaultBefore(before, now, configDir, h)
 
 	rep := audit.RunClaude(audit.ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
+	rd, errs, err := pipeline.ClaudeHistoryRedispatches(ctx, pipelineEnv(env), configDir, tools, list.From, now.String())
+	if err != nil {
+		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
+	}
+	for _, e := range errs {
+		r.problem(e)
+	}
+	r.redispatch = rd
 	// The lost restrictions come first, on stderr too.
 	for _, p := range rep.LostRestrictions() {
 		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
@@ -194,6 +207,10 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	fmt.Fprintf(env.Err, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
 		now, before, reports.Printable(audit.OrNone(r.Project)), audit.TrustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
 		reports.Printable(r.InventoryFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
+	if l := pipeline.RedispatchLine(r.redispatch); l != "" {
+		pipeline.WriteRedispatchText(env.Err, r.redispatch)
+		fmt.Fprintf(env.Err, "audit: %s\n", l)
+	}
 	hit := false
 	results := rep.SARIF()
 	if r.known != nil {
@@ -227,14 +244,26 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) error {
 	pairs := reports.PrintableTable(audit.ClaudePairColumns, rep.PairRows(o.AllPairs))
 	tools := reports.PrintableTable(audit.ClaudeToolColumns, rep.ToolRows())
+	rdRules, rdResults := pipeline.RedispatchSARIF(r.redispatch)
 	main, err := audit.Rendering{
 		Pairs: pairs,
 		Page: func() *reports.HTMLPage {
 			return rep.Page(&r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, tools)
 		},
-		Doc:     func() any { return rep.JSON(&r.ClaudeLoaded, env.Now(), o.AllPairs) },
-		SARIF:   rep.SARIF,
-		Rules:   audit.ClaudeSARIFRules,
+		Doc: func() any {
+			// The audit document plus the stored calls that reach another tool today
+			// (docs/report.md "Re-dispatch findings"; package audit knows no session).
+			rd := r.redispatch
+			if rd == nil {
+				rd = []check.Redispatch{}
+			}
+			return struct {
+				*audit.ClaudeJSONReport
+				Redispatch []check.Redispatch `json:"redispatch"`
+			}{rep.JSON(&r.ClaudeLoaded, env.Now(), o.AllPairs), rd}
+		},
+		SARIF:   func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
+		Rules:   append(slices.Clone(audit.ClaudeSARIFRules), rdRules...),
 		Known:   r.known,
 		Version: version,
 	}.Render(o.Format)

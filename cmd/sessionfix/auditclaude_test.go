@@ -254,15 +254,19 @@ func TestClaudeAuditSARIF(t *testing.T) {
 	for _, x := range run.Tool.Driver.Rules {
 		ids = append(ids, x.ID)
 	}
-	assert.Equal(t, []string{"sessionfix/audit/lost", "sessionfix/audit/gained", "sessionfix/audit/refused"}, ids)
-	require.Len(t, run.Results, 9) // 1 lost, 8 gained (the summary line's counts)
+	assert.Equal(t, []string{"sessionfix/audit/lost", "sessionfix/audit/gained", "sessionfix/audit/refused", "sessionfix/name/redispatch"}, ids)
+	// 1 lost, 8 gained (the summary line's counts), then the 2 stored 1.0.51 calls of
+	// lit/literature_search_pubmed that 2.1.332 answers with lit/literature.search_pubmed.
+	require.Len(t, run.Results, 11)
+	assert.Equal(t, "sessionfix/name/redispatch", run.Results[9].RuleID)
+	assert.Equal(t, 4, run.Results[9].Locations[0].Physical.Region.StartLine)
 	first := run.Results[0]
 	assert.Equal(t, "sessionfix/audit/lost", first.RuleID)
 	assert.Equal(t, "error", first.Level)
 	assert.Equal(t, claudeFixture+"/dot-claude/settings.json", first.Locations[0].Physical.Artifact.URI)
 	assert.Equal(t, 4, first.Locations[0].Physical.Region.StartLine)
 	assert.Equal(t, `deny rule "mcp__foo.bar__deploy.prod" (user permissions.deny[0]) lost tool deploy.prod (server foo.bar): matched it under 1.0.0 (as mcp__foo.bar__deploy.prod) and matches nothing of it under 2.1.332 (as mcp__foo_bar__deploy_prod); outcome now ask, before block.`, first.Message.Text)
-	for _, x := range run.Results[1:] {
+	for _, x := range run.Results[1:9] {
 		assert.Equal(t, "sessionfix/audit/gained", x.RuleID)
 		assert.Equal(t, "warning", x.Level)
 	}
@@ -279,7 +283,11 @@ func TestClaudeAuditSARIF(t *testing.T) {
 		assert.Equal(t, 0, res.code, b+": "+res.err)
 		assert.Contains(t, res.err, "no finding new since the baseline")
 		for _, x := range validSARIF(t, res.out).Runs[0].Results {
-			assert.Equal(t, "unchanged", x.BaselineState, b)
+			if strings.HasPrefix(x.RuleID, "sessionfix/audit/") || b == sarifOut {
+				// A JSON baseline holds the pairs' fingerprints only: re-dispatch results are
+				// "new" against it (the exit status never counts them).
+				assert.Equal(t, "unchanged", x.BaselineState, b)
+			}
 		}
 	}
 	// Against the --before 1.0.51 audit's baseline the lost deny (it matched nothing under 1.0.51) is new.
