@@ -57,53 +57,6 @@ type fixRulesOptions struct {
 	Cwd         string
 }
 
-// ruleRow is one planned rule in fix --rules output.
-type ruleRow struct {
-	File       string   `json:"file"`
-	Line       int      `json:"line"`
-	Column     int      `json:"column"`
-	Scope      string   `json:"scope"`
-	Key        string   `json:"key"`
-	Index      int      `json:"index"`
-	Kind       string   `json:"kind"`
-	Old        string   `json:"old"`
-	New        string   `json:"new,omitempty"`
-	Action     string   `json:"action"`
-	WrittenFor string   `json:"written_for"`
-	Before     []string `json:"matched_before"`
-	After      []string `json:"matches_after"`
-	Extra      []string `json:"shared_extra,omitempty"`
-	Note       string   `json:"note,omitempty"`
-	// Overrides: on a migrated deny or ask rule, the migrated allow rules it would override
-	// (audit.ClaudeMigrationOverrides); on such an allow rule, the rules overriding it.
-	Overrides []string `json:"overrides,omitempty"`
-}
-
-type fixRulesReport struct {
-	ClaudeVersion string       `json:"claude_version"`
-	Files         []string     `json:"files"`
-	Rules         []ruleRow    `json:"rules"`
-	Mode          string       `json:"mode"` // dry-run or apply
-	Run           string       `json:"run,omitempty"`
-	Outcomes      []ruleOutRow `json:"outcomes,omitempty"`
-	Errors        []string     `json:"errors"`
-}
-
-type ruleOutRow struct {
-	File   string `json:"file"`
-	Status string `json:"status"` // rewritten, in-use, failed
-	Rules  int    `json:"rules"`
-	Reason string `json:"reason,omitempty"`
-}
-
-func toolNames(ts []mcpname.ClaudeTool) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.Server + "/" + t.Tool
-	}
-	return out
-}
-
 func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	switch {
 	case o.Format != "table" && o.Format != "json":
@@ -147,7 +100,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 
-	rep := &fixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []ruleRow{}, Errors: []string{}}
+	rep := &audit.FixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []audit.RuleRow{}, Errors: []string{}}
 	plan := &rewrite.Plan{}
 	var roots []string
 	rewrites := 0
@@ -178,35 +131,18 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 			}
 		}
 		rs := claude.RuleSnapshotOf(snap)
-		rules := make([]permission.ClaudeRule, len(rs.Rules))
-		for i, ru := range rs.Rules {
-			rules[i] = ru.ClaudeRule
-		}
 		rep.Files = append(rep.Files, s.Path)
 		sp := &rewrite.StorePlan{Store: st, Snap: snap}
-		for _, m := range audit.PlanClaudeRules(rules, tools, now, o.AllowShared) {
-			ru := rs.Rules[m.Rule]
-			row := ruleRow{File: ru.File, Line: ru.Line, Column: ru.Column, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index,
-				Kind: string(ru.Kind), Old: m.Old, New: m.New, Action: string(m.Action), WrittenFor: m.WrittenFor,
-				Before: toolNames(m.Before), After: toolNames(m.After), Extra: toolNames(m.Extra), Note: m.Note}
-			d := rewrite.Decision{Site: &snap.Sites[m.Rule], Class: audit.ClassClaudeLegacyRule, Source: "written for " + m.WrittenFor, Note: m.Note}
-			if m.Action == audit.MigrateRewrite && s.Scope == permission.ClaudeScopeLegacy && !permission.ClaudeFeaturesOf(now).LegacyAllowedTools {
-				row.Action, row.Note = string(audit.MigrateKeep), fmt.Sprintf("%s no longer reads allowedTools of ~/.claude.json: move the rule, as %s, into the project's .claude/settings.local.json (permissions.allow)", now, m.New)
-			}
-			if m.Action == audit.MigrateRewrite && s.Scope == permission.ClaudeScopeManaged {
-				row.Action, row.Note = string(audit.MigrateKeep), "managed settings are read, never written (their administrator owns them): change it there to "+m.New
-			}
-			if row.Action == string(audit.MigrateRewrite) {
-				d.Action, d.New = rewrite.ActRewrite, m.New
+		for _, rp := range audit.PlanRuleFile(rs.Rules, s.Scope, tools, now, o.AllowShared) {
+			d := rewrite.Decision{Site: &snap.Sites[rp.Rule], Class: audit.ClassClaudeLegacyRule, Source: "written for " + rp.Row.WrittenFor,
+				Note: rp.Migrated.Note, Action: rewrite.ActKeep}
+			if rp.Rewrite() {
+				d.Action, d.New = rewrite.ActRewrite, rp.Row.New
 				rewrites++
-			} else {
-				d.Action = rewrite.ActKeep
 			}
 			sp.Decisions = append(sp.Decisions, d)
-			rep.Rules = append(rep.Rules, row)
-			mr := audit.ClaudeMigratedRule{Kind: ru.Kind, ClaudeMigration: m}
-			mr.Action = audit.MigrationAction(row.Action)
-			migrated = append(migrated, mr)
+			rep.Rules = append(rep.Rules, rp.Row)
+			migrated = append(migrated, rp.Migrated)
 		}
 		if sp.Count(rewrite.ActRewrite) > 0 {
 			plan.Stores = append(plan.Stores, sp)
@@ -214,7 +150,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		}
 	}
 
-	noteOverrides(rep.Rules, migrated, now)
+	audit.NoteOverrides(rep.Rules, migrated, now)
 	if o.Format == "table" {
 		writeRulePlan(env, rep.Rules, now)
 	}
@@ -253,7 +189,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	rep.Mode, rep.Run = "apply", res.RunID
 	inUse := false
 	for _, oc := range res.Outcomes {
-		row := ruleOutRow{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
+		row := audit.RuleOutRow{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
 		switch {
 		case oc.InUse() && !oc.Committed():
 			row.Status, row.Reason, inUse = "in-use", oc.Err.Error(), true
@@ -295,30 +231,6 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	return rulesEnd(r)
 }
 
-// noteOverrides adds to rows the migrated deny and ask rules that would override a migrated
-// allow rule of the same tool under now (audit.ClaudeMigrationOverrides), on both rows.
-func noteOverrides(rows []ruleRow, ms []audit.ClaudeMigratedRule, now permission.ClaudeRelease) {
-	at := func(r ruleRow) string {
-		return fmt.Sprintf("%s rule %q → %s (%s %s:%d:%d)", r.Kind, r.Old, r.New, r.Scope, r.File, r.Line, r.Column)
-	}
-	for _, ov := range audit.ClaudeMigrationOverrides(ms) {
-		res, al := rows[ov.Restrict], rows[ov.Allow]
-		outcome := permission.ClaudeOutcomeAsk
-		if ms[ov.Restrict].Kind == permission.ClaudeDeny {
-			outcome = permission.ClaudeOutcomeBlock
-			if permission.ClaudeFeaturesOf(now).DenyHides {
-				outcome = permission.ClaudeOutcomeNotOffered
-			}
-		}
-		tools := audit.ToolList(ov.Tools)
-		rows[ov.Restrict].Overrides = append(rows[ov.Restrict].Overrides, fmt.Sprintf(
-			"with both rewrites this rule overrides the migrated %s for %s under %s (%s wins over allow: %s); rewrite only one of them if the allow is meant to decide",
-			at(al), tools, now, res.Kind, outcome))
-		rows[ov.Allow].Overrides = append(rows[ov.Allow].Overrides, fmt.Sprintf(
-			"overridden for %s under %s by the migrated %s (%s wins over allow: %s)", tools, now, at(res), res.Kind, outcome))
-	}
-}
-
 func rulesEnd(r *claudeAuditRun) error {
 	if r.partial {
 		return withCode(exitPartial)
@@ -328,7 +240,7 @@ func rulesEnd(r *claudeAuditRun) error {
 
 // writeRulePlan prints each rule: where, old → new, what it matched before, what it matches
 // after, and the flag.
-func writeRulePlan(env *Env, rows []ruleRow, now permission.ClaudeRelease) {
+func writeRulePlan(env *Env, rows []audit.RuleRow, now permission.ClaudeRelease) {
 	if len(rows) == 0 {
 		fmt.Fprintf(env.Out, "no legacy-spelled rule: every rule that names an inventory tool already uses %s's spelling\n", now)
 		return

@@ -1,0 +1,122 @@
+package audit
+
+import (
+	"fmt"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store/claude"
+)
+
+// RuleRow is one planned rule in fix --rules output (its JSON schema).
+type RuleRow struct {
+	File       string   `json:"file"`
+	Line       int      `json:"line"`
+	Column     int      `json:"column"`
+	Scope      string   `json:"scope"`
+	Key        string   `json:"key"`
+	Index      int      `json:"index"`
+	Kind       string   `json:"kind"`
+	Old        string   `json:"old"`
+	New        string   `json:"new,omitempty"`
+	Action     string   `json:"action"`
+	WrittenFor string   `json:"written_for"`
+	Before     []string `json:"matched_before"`
+	After      []string `json:"matches_after"`
+	Extra      []string `json:"shared_extra,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	// Overrides: on a migrated deny or ask rule, the migrated allow rules it would override
+	// (audit.ClaudeMigrationOverrides); on such an allow rule, the rules overriding it.
+	Overrides []string `json:"overrides,omitempty"`
+}
+
+// FixRulesReport is fix --rules --format json.
+type FixRulesReport struct {
+	ClaudeVersion string       `json:"claude_version"`
+	Files         []string     `json:"files"`
+	Rules         []RuleRow    `json:"rules"`
+	Mode          string       `json:"mode"` // dry-run or apply
+	Run           string       `json:"run,omitempty"`
+	Outcomes      []RuleOutRow `json:"outcomes,omitempty"`
+	Errors        []string     `json:"errors"`
+}
+
+// RuleOutRow is what --apply did to one rule file.
+type RuleOutRow struct {
+	File   string `json:"file"`
+	Status string `json:"status"` // rewritten, in-use, failed
+	Rules  int    `json:"rules"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func toolNames(ts []mcpname.ClaudeTool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Server + "/" + t.Tool
+	}
+	return out
+}
+
+// RulePlan is one rule of a rule file fix --rules plans: its output row, the index of the
+// rule (and of its site in the file's snapshot), and the migration as NoteOverrides takes it.
+type RulePlan struct {
+	Row      RuleRow
+	Rule     int
+	Migrated ClaudeMigratedRule
+}
+
+// Rewrite says the rule is to be rewritten to Row.New.
+func (p RulePlan) Rewrite() bool { return p.Row.Action == string(MigrateRewrite) }
+
+// PlanRuleFile plans the migration of one rule file's rules (scope: the file's) to now's
+// spelling (PlanClaudeRules over tools, allowShared as --allow-shared): one RulePlan per rule
+// that names a tool only in a legacy spelling. A rewrite is kept, with a note saying where to
+// change it instead, for the legacy allowedTools of ~/.claude.json when now no longer reads
+// them, and for managed settings (read, never written).
+func PlanRuleFile(rules []claude.Rule, scope permission.ClaudeScope, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool) []RulePlan {
+	plain := make([]permission.ClaudeRule, len(rules))
+	for i, ru := range rules {
+		plain[i] = ru.ClaudeRule
+	}
+	var out []RulePlan
+	for _, m := range PlanClaudeRules(plain, tools, now, allowShared) {
+		ru := rules[m.Rule]
+		row := RuleRow{File: ru.File, Line: ru.Line, Column: ru.Column, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index,
+			Kind: string(ru.Kind), Old: m.Old, New: m.New, Action: string(m.Action), WrittenFor: m.WrittenFor,
+			Before: toolNames(m.Before), After: toolNames(m.After), Extra: toolNames(m.Extra), Note: m.Note}
+		if m.Action == MigrateRewrite && scope == permission.ClaudeScopeLegacy && !permission.ClaudeFeaturesOf(now).LegacyAllowedTools {
+			row.Action, row.Note = string(MigrateKeep), fmt.Sprintf("%s no longer reads allowedTools of ~/.claude.json: move the rule, as %s, into the project's .claude/settings.local.json (permissions.allow)", now, m.New)
+		}
+		if m.Action == MigrateRewrite && scope == permission.ClaudeScopeManaged {
+			row.Action, row.Note = string(MigrateKeep), "managed settings are read, never written (their administrator owns them): change it there to "+m.New
+		}
+		mr := ClaudeMigratedRule{Kind: ru.Kind, ClaudeMigration: m}
+		mr.Action = MigrationAction(row.Action)
+		out = append(out, RulePlan{Row: row, Rule: m.Rule, Migrated: mr})
+	}
+	return out
+}
+
+// NoteOverrides adds to rows (parallel to ms) the migrated deny and ask rules that would override a migrated
+// allow rule of the same tool under now (ClaudeMigrationOverrides), on both rows.
+func NoteOverrides(rows []RuleRow, ms []ClaudeMigratedRule, now permission.ClaudeRelease) {
+	at := func(r RuleRow) string {
+		return fmt.Sprintf("%s rule %q → %s (%s %s:%d:%d)", r.Kind, r.Old, r.New, r.Scope, r.File, r.Line, r.Column)
+	}
+	for _, ov := range ClaudeMigrationOverrides(ms) {
+		res, al := rows[ov.Restrict], rows[ov.Allow]
+		outcome := permission.ClaudeOutcomeAsk
+		if ms[ov.Restrict].Kind == permission.ClaudeDeny {
+			outcome = permission.ClaudeOutcomeBlock
+			if permission.ClaudeFeaturesOf(now).DenyHides {
+				outcome = permission.ClaudeOutcomeNotOffered
+			}
+		}
+		tools := ToolList(ov.Tools)
+		rows[ov.Restrict].Overrides = append(rows[ov.Restrict].Overrides, fmt.Sprintf(
+			"with both rewrites this rule overrides the migrated %s for %s under %s (%s wins over allow: %s); rewrite only one of them if the allow is meant to decide",
+			at(al), tools, now, res.Kind, outcome))
+		rows[ov.Allow].Overrides = append(rows[ov.Allow].Overrides, fmt.Sprintf(
+			"overridden for %s under %s by the migrated %s (%s wins over allow: %s)", tools, now, at(res), res.Kind, outcome))
+	}
+}
