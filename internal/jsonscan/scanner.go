@@ -421,14 +421,14 @@ func (s *Scanner) startValue(p []byte, i *int, base int64) {
 	c := p[*i]
 	at := base + int64(*i)
 	n := s.valueNode()
+	if n == nil && s.skipValue(p, i, base) {
+		return
+	}
 	switch {
 	case c == '"':
 		s.beginString(at, false, n)
 		*i++
 	case c == '{' || c == '[':
-		if n == nil && s.skipValue(p, i, base) {
-			return
-		}
 		if len(s.stack) >= s.maxDepth {
 			s.fail(at, "nesting too deep")
 			return
@@ -469,10 +469,12 @@ func (s *Scanner) startValue(p []byte, i *int, base int64) {
 	}
 }
 
-// skipValue skips the container starting at p[*i], which no pattern reaches into (its node is
-// nil: nothing below it can be captured), with the fast validator's valueEnd (strings skipped
-// with bytes.IndexByte, no paths, no key decoding) when it lies whole in p before the next
-// '\n' and valueEnd accepts it outright; it reports whether it did. Otherwise nothing is
+// skipValue skips the value starting at p[*i], which no pattern reaches into (its node is nil:
+// nothing below it can be captured), with the fast validator's valueEnd (strings skipped with
+// bytes.IndexByte, no paths, no key decoding, none of the lexer's per-token states) when it
+// lies whole in p before the next '\n' and valueEnd accepts it outright; it reports whether it
+// did. A number must be followed by another byte of the line (the next Write could go on with
+// its digits). Otherwise nothing is
 // consumed and the full lexer reads the value, so errors and every other field of the record
 // come out exactly as without the skip. An attempt that fails at an offset stops further
 // attempts before that offset (their values would fail there again), so each byte is read by
@@ -485,6 +487,9 @@ func (s *Scanner) skipValue(p []byte, i *int, base int64) bool {
 	line := p[:s.lineEnd(p, *i)]
 	end, failAt, ok, st := valueEnd(line, *i, nil, s.maxDepth-len(s.stack), s.vstack, s.clean)
 	s.vstack = st
+	if ok && end == len(line) && (p[*i] == '-' || (p[*i] >= '0' && p[*i] <= '9')) {
+		ok, failAt = false, end
+	}
 	if !ok {
 		s.noSkipBelow = base + int64(failAt)
 		s.pstats.SkipFailed++
