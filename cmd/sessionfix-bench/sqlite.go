@@ -133,6 +133,9 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 				if err != nil {
 					return err
 				}
+				if n == 0 {
+					return fmt.Errorf("fix --apply changed no row (see %s): no floor to compare with", filepath.Join(base, "fix.out"))
+				}
 				fmt.Fprintf(os.Stderr, "  the floor's script: %d UPDATEs\n", n)
 			}
 			if inPlace {
