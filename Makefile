@@ -37,7 +37,8 @@ demo: build
 ## peak RSS, target met or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
 ## generated SQLite databases are then kept there and reused by the next run);
 ## BENCH_LARGE=1 adds the opt-in large cases (a 10M-part database: 14 GiB, and about 40 GiB of
-## free disk for it, sessionfix's backup and the WALs of both rewrites; 40+ minutes on 2 cores). bench-go: the Go benchmarks of the hot paths.
+## free disk for it, sessionfix's backup and the WALs of both rewrites; 40+ minutes on 2 cores).
+## bench-go: the Go benchmarks of the hot paths.
 BENCH_DIR   ?=
 BENCH_LARGE ?=
 bench: build
