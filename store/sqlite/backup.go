@@ -19,13 +19,12 @@ import (
 )
 
 // checkpointBeforeWrite folds a WAL database's log into its main file before the write
-// transaction begins (PRAGMA wal_checkpoint(TRUNCATE) with no busy wait: a reader in the way
-// leaves the log as it is and only costs the faster backup, see backup). Errors are moot: the
+// transaction begins (PRAGMA wal_checkpoint(TRUNCATE); a no-op for a rollback-journal
+// database). It never waits for a lock (busy timeout 0 for the call): a reader or writer in the
+// way leaves the log as it is and only costs the faster backup (see mainFileIsDatabase), and a
+// locked store is still refused by BEGIN IMMEDIATE after one busy timeout. Errors are moot: the
 // backup then takes the online backup API.
 func checkpointBeforeWrite(ctx context.Context, conn *sqlx.Conn, busy time.Duration) {
-	if m, err := journalMode(ctx, conn); err != nil || m != "wal" {
-		return
-	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
 		return
 	}

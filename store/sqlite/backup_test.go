@@ -155,3 +155,29 @@ func TestBackupWithFramesInTheWALThroughASymlink(t *testing.T) {
 	require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
 	assert.Equal(t, want, dumpText(t, target))
 }
+
+// TestBackupAfterCheckpoint: committed frames in the WAL with no reader in the way are folded
+// into the main file before the write transaction, and the backup is then a copy of it (the
+// online backup API would have bumped the schema cookie: its copy is a new write).
+func TestBackupAfterCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	p := opencodeDB(t)
+	idle, err := sqlx.Open("sqlite3", "file:"+p+"?mode=ro")
+	require.NoError(t, err)
+	defer idle.Close()
+	require.NoError(t, idle.Ping()) // an open connection: the writer's close does not checkpoint
+	execSQL(t, p, `UPDATE session SET title = 'committed, still in the WAL'`)
+	fi, err := os.Stat(p + "-wal")
+	require.NoError(t, err)
+	require.NotZero(t, fi.Size())
+	want := dumpText(t, p)
+	cookie := queryString(t, p, "PRAGMA schema_version")
+
+	st := detect(t, p)
+	snap := scanStore(t, st)
+	bk := filepath.Join(t.TempDir(), "bk")
+	_, err = st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
+	require.NoError(t, err)
+	assert.Equal(t, want, dumpText(t, bk))
+	assert.Equal(t, cookie, queryString(t, bk, "PRAGMA schema_version"), "a copy of the main file")
+}
