@@ -197,6 +197,7 @@ func qwenRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 		}
 	}
 	src := cmp.Or(lk.QwenSource, "the inventory")
+	qc := &qwenCache{tools: lk.Qwen, reg: map[string][]mcpname.QwenTool{}, who: map[[2]string][]mcpname.QwenTool{}}
 	var c collector
 	for _, d := range sp.Decisions {
 		s := d.Site
@@ -209,12 +210,12 @@ func qwenRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 				server, from = k, fmt.Sprintf("telemetry mcp_server_name %q, line %d", k, line)
 			}
 		}
-		callers := mcpname.QwenCallers(s.Name, server, lk.Qwen)
+		callers := qc.callers(s.Name, server)
 		if len(callers) == 0 && server != "" {
-			callers = mcpname.QwenCallers(s.Name, "", lk.Qwen)
+			callers = qc.callers(s.Name, "")
 			from = ""
 		}
-		got := mcpname.QwenResolve(s.Name, lk.Qwen)
+		got := qc.resolve(s.Name)
 		sent := mcpname.NormalizeMcp(s.Name)
 		r := Redispatch{Store: sp.Snap.Ref.Path, Loc: s.Loc, Agent: string(qwen.ID), Kind: string(s.Kind), JSONPath: s.Path,
 			Stored: s.Name, Reaches: tools(got, qwenTool)}
@@ -238,7 +239,7 @@ func qwenRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 			if from == "" {
 				r.CalledFrom = "the only tool of " + src + " with this spelling"
 			}
-			class, _ = mcpname.QwenDispatch(s.Name, callers[0], lk.Qwen)
+			class = mcpname.QwenClassify(got, callers[0])
 			if class.Finding() {
 				r.Rule = qwenRule(s.Name, sent, called, r.Reaches, class)
 			}
@@ -383,7 +384,7 @@ func codexRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 			called = &mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
 			from = fmt.Sprintf("invocation record of call %s, line %d", c.name.CallID, id.Loc.Line)
 		}
-		class, got := mcpname.CodexDispatch(stored, called, cur, params)
+		class, got := mcpname.CodexDispatchIn(stored, called, alloc)
 		if !class.Finding() {
 			continue
 		}
@@ -485,4 +486,31 @@ func claudeRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 		col.add(r)
 	}
 	return col.out
+}
+
+// qwenCache looks the names of one store up once each: a store repeats the same few names, and
+// each lookup normalizes every tool of the inventory.
+type qwenCache struct {
+	tools []mcpname.QwenTool
+	reg   map[string][]mcpname.QwenTool
+	who   map[[2]string][]mcpname.QwenTool
+}
+
+func (q *qwenCache) resolve(name string) []mcpname.QwenTool {
+	r, ok := q.reg[name]
+	if !ok {
+		r = mcpname.QwenResolve(name, q.tools)
+		q.reg[name] = r
+	}
+	return r
+}
+
+func (q *qwenCache) callers(name, server string) []mcpname.QwenTool {
+	k := [2]string{name, server}
+	r, ok := q.who[k]
+	if !ok {
+		r = mcpname.QwenCallers(name, server, q.tools)
+		q.who[k] = r
+	}
+	return r
 }

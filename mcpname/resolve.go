@@ -72,8 +72,11 @@ func QwenResolve(stored string, tools []QwenTool) []QwenTool {
 // it reaches.
 func QwenDispatch(stored string, called QwenTool, tools []QwenTool) (Dispatch, []QwenTool) {
 	got := QwenResolve(stored, tools)
-	return classifyDispatch(got, &called), got
+	return QwenClassify(got, called), got
 }
+
+// QwenClassify is the class of a call of called that reaches got (QwenResolve's result).
+func QwenClassify(got []QwenTool, called QwenTool) Dispatch { return classifyDispatch(got, &called) }
 
 // QwenCallers returns the tools of tools (restricted to server when it is not "") whose raw
 // identity a stored name spells as some Qwen Code release wrote it: the raw identity itself,
@@ -118,8 +121,14 @@ func ClaudeDispatch(now ClaudeEra, stored string, called *ClaudeTool, tools []Cl
 // string (Joined) or canonical flat name (Flat) equals the stored name. Sorted by server, then
 // tool. Pure.
 func CodexResolve(stored CodexName, tools []CodexTool, p CodexParams) []CodexTool {
+	return CodexResolveIn(stored, CodexAllocate(tools, p))
+}
+
+// CodexResolveIn is CodexResolve over an allocation already made (CodexAllocate of the whole
+// current tool set), for callers that look many calls up in one set.
+func CodexResolveIn(stored CodexName, alloc map[CodexTool]CodexName) []CodexTool {
 	var out []CodexTool
-	for t, n := range CodexAllocate(tools, p) {
+	for t, n := range alloc {
 		switch {
 		case stored.Namespace != "":
 			if n == stored {
@@ -136,7 +145,12 @@ func CodexResolve(stored CodexName, tools []CodexTool, p CodexParams) []CodexToo
 // CodexDispatch classifies a stored Codex call of called (nil: no invocation record names it)
 // by CodexResolve.
 func CodexDispatch(stored CodexName, called *CodexTool, tools []CodexTool, p CodexParams) (Dispatch, []CodexTool) {
-	got := CodexResolve(stored, tools, p)
+	return CodexDispatchIn(stored, called, CodexAllocate(tools, p))
+}
+
+// CodexDispatchIn is CodexDispatch over an allocation already made.
+func CodexDispatchIn(stored CodexName, called *CodexTool, alloc map[CodexTool]CodexName) (Dispatch, []CodexTool) {
+	got := CodexResolveIn(stored, alloc)
 	return classifyDispatch(got, called), got
 }
 
