@@ -71,7 +71,9 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Column, e.Reason)
 }
 
-var hujsonErr = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+// (?s): the parser quotes an invalid literal, which may span lines (a string with a raw line
+// break); its text is never shown (see below).
+var hujsonErr = regexp.MustCompile(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
 
 func parseError(path string, err error) *ParseError {
 	m := hujsonErr.FindStringSubmatch(err.Error())

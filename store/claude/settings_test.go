@@ -107,3 +107,18 @@ func TestRuleStoreScanOfBrokenFileHasARuleSnapshot(t *testing.T) {
 	require.Len(t, snap.Problems, 1)
 	assert.Contains(t, snap.Problems[0].Reason, p+":3:2: not valid JSON")
 }
+
+// TestParseErrorStringBrokenAcrossLines: a JSON string with a raw line break (a token pasted
+// into ~/.claude.json without its closing quote) was reported as "path:1:1: not JSON" — the
+// parser's message holds the newline, and the position was lost. It is located where the
+// string starts, and its text (a secret, here) is never quoted.
+func TestParseErrorStringBrokenAcrossLines(t *testing.T) {
+	data := []byte("{\n  \"mcpServers\": {\n    \"lit\": {\"env\": {\"TOKEN\": \"sk-SECRET0005\n    }, \"command\": \"python3\"}\n  }\n}\n")
+	_, err := ParseGlobalConfig("/h/.claude.json", data)
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 3, pe.Line, err.Error())
+	assert.Equal(t, 30, pe.Column, err.Error())
+	assert.NotContains(t, err.Error(), "SECRET")
+	assert.Equal(t, "/h/.claude.json:3:30: not valid JSON: invalid value starting here; its text is not shown", err.Error())
+}
