@@ -19,6 +19,9 @@ func TestParseErrorNeverQuotesTheFile(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"servers": {"lit": {"tools": [sk-TOKEN-123]}}}`:   "inv.json:1:32: invalid value starting here (not a string, number, true, false or null); its text is not shown",
 		`{"servers": {"lit": {"tools": ["sk-TOKEN-1\q"]}}}`: `inv.json:1:32: invalid string starting here (a bad escape such as \q, or a control character such as a tab); its text is not shown`,
+		// A raw line break in a string: the parser's message quotes the text across the line
+		// end; it was shown whole, at 1:1.
+		"{\"servers\": {\"lit\": {\"tools\": [\"sk-TOKEN-1\n\", \"x\"]}}}": `inv.json:1:32: invalid string starting here (a bad escape such as \q, or a control character such as a tab); its text is not shown`,
 	} {
 		_, err := Parse("inv.json", []byte(in))
 		require.Error(t, err)

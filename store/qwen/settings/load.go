@@ -128,7 +128,9 @@ func (p *parser) errorAt(off int, cause error, reason string) *ParseError {
 	return &ParseError{Path: p.path, Line: line, Column: col, Reason: reason, Err: cause}
 }
 
-var hujsonErrPattern = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+// (?s): the message may span lines (an invalid literal quoted whole, a string with a raw line
+// break in an inventory); without it such a message lost its position and was shown as it was.
+var hujsonErrPattern = regexp.MustCompile(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
 
 // syntaxError turns a hujson error ("hujson: line L, column C: msg") into a ParseError. The
 // parser's message quotes a bad literal whole ("invalid literal: \"sk-…\q\""), and a settings
