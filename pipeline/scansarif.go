@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"fmt"
@@ -7,21 +7,23 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
-// scanSARIF collects scan's SARIF results, one store plan at a time (the pipeline's callback):
+// ScanSARIF collects scan's SARIF results, one store plan at a time (the pipeline's callback):
 // one result per name (a Codex name+namespace group once) that fix would rewrite (level
 // "warning") or that is kept although a provider rejects it (rewrite.Decision.KeepsRejected,
 // level "error"). Rule id "sessionfix/name/<class>" (mcpname and rewrite class names:
 // "sessionfix/name/legacy-dotted", "sessionfix/name/codex-unattributed"); location the store
-// path (sarifPath) and line, a SQLite row named in the message. The fingerprint
+// path (reports.SARIFPath) and line, a SQLite row named in the message. The fingerprint
 // (partialFingerprints "sessionfix/v1") is "scan", class, name, store and row, without the
 // line: appending records keeps a finding's identity, as check's.
-type scanSARIF struct {
-	rules   []reports.SARIFRule
+// Rules and Results are what Add collected, in the order of the plans given.
+type ScanSARIF struct {
+	Rules   []reports.SARIFRule
 	seen    map[string]bool
-	results []reports.SARIFResult
+	Results []reports.SARIFResult
 }
 
-func (s *scanSARIF) add(sp *rewrite.StorePlan) {
+// Add adds the results (and their rules, each once) of one store plan.
+func (s *ScanSARIF) Add(sp *rewrite.StorePlan) {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
@@ -35,7 +37,7 @@ func (s *scanSARIF) add(sp *rewrite.StorePlan) {
 		id := "sessionfix/name/" + class
 		if !s.seen[id] {
 			s.seen[id] = true
-			s.rules = append(s.rules, reports.SARIFRule{ID: id, Name: reports.SARIFRuleName("name", class),
+			s.Rules = append(s.Rules, reports.SARIFRule{ID: id, Name: reports.SARIFRuleName("name", class),
 				Short: fmt.Sprintf("a stored MCP tool name of class %s", class),
 				Full: fmt.Sprintf("A tool name of class %s stored in an agent's session history: sessionfix fix rewrites it to the name the agent registers, "+
 					"or keeps it (reported) when it cannot; a kept name a provider rejects still fails the session where it is sent back.", class),
@@ -58,7 +60,7 @@ func (s *scanSARIF) add(sp *rewrite.StorePlan) {
 			level = "warning"
 			msg = fmt.Sprintf("%s (%s, %s %s) would be rewritten by sessionfix fix to %s.%s", name, class, d.Site.Kind, d.Site.Path, d.New, where)
 		}
-		s.results = append(s.results, reports.SARIFResult{RuleID: id, Message: msg, Path: path, Line: d.Site.Loc.Line, Level: level,
+		s.Results = append(s.Results, reports.SARIFResult{RuleID: id, Message: msg, Path: path, Line: d.Site.Loc.Line, Level: level,
 			Fingerprint: reports.SARIFFingerprint("scan", class, name, path, d.Site.Loc.Row)})
 	}
 }

@@ -100,10 +100,10 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if err != nil {
 		return jsonError(env, opts.Format, err)
 	}
-	var sar scanSARIF
+	var sar pipeline.ScanSARIF
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
 		if (opts.Format == "sarif" || known != nil) && r.ScanErr == nil && r.Plan != nil {
-			sar.add(r.Plan)
+			sar.Add(r.Plan)
 		}
 		return nil
 	}); err != nil {
@@ -114,20 +114,20 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	// The name findings come first; re-dispatch findings follow and are marked against a
 	// baseline but never make its exit status (README: they change no exit status, as in
 	// check and audit).
-	names := len(sar.results)
+	names := len(sar.Results)
 	rules, results := pipeline.RedispatchSARIF(rep.Redispatch)
-	sar.rules, sar.results = append(sar.rules, rules...), append(sar.results, results...)
+	sar.Rules, sar.Results = append(sar.Rules, rules...), append(sar.Results, results...)
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
 	} else if opts.Format == "sarif" {
-		results := sar.results
+		results := sar.Results
 		if known != nil {
 			results, _ = known.Mark(results)
 		}
-		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.rules, results); err != nil {
+		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.Rules, results); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
@@ -135,7 +135,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		return err
 	}
 	if known != nil && p.Summary.InUse == 0 && !p.Summary.Failed {
-		_, n := known.Mark(sar.results[:names])
+		_, n := known.Mark(sar.Results[:names])
 		if n > 0 {
 			fmt.Fprintf(env.Err, "scan: %s not in the baseline %s (%d known fingerprints)\n", plural(n, "finding"), opts.Baseline, known.Len())
 			return withCode(exitFinding)
