@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 package jsonscan
 
 import (
@@ -6,6 +8,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
+// hasAVX2: the CPU has AVX2 and the OS saves the YMM registers (x/sys/cpu checks both, XGETBV
+// included); without it classify is classifyGo.
 var hasAVX2 = cpu.X86.HasAVX2
 
 //go:noescape

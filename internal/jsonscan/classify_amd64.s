@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // func classifyBlocksAVX2(p *byte, nblocks int, masks *uint32) (hi, ctl uint32)
