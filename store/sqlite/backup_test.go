@@ -58,39 +58,50 @@ func TestBackupIsTheMainFile(t *testing.T) {
 }
 
 // TestBackupWithFramesInTheWAL: a reader that keeps the WAL from being checkpointed leaves
-// committed changes outside the main file; the backup (online backup API) holds them all.
+// committed changes outside the main file; the backup (online backup API) holds them all —
+// also when the store's path is a symbolic link to the database: SQLite resolves the link and
+// keeps the log beside the target (target-wal), so a check of "path-wal" would see no log.
 func TestBackupWithFramesInTheWAL(t *testing.T) {
-	ctx := context.Background()
-	p := opencodeDB(t)
-	rdb, err := sqlx.Open("sqlite3", "file:"+p+"?mode=ro")
-	require.NoError(t, err)
-	defer rdb.Close()
-	held, err := rdb.BeginTxx(ctx, nil)
-	require.NoError(t, err)
-	defer held.Rollback()
-	var n int
-	require.NoError(t, held.Get(&n, "SELECT count(*) FROM part"))
+	for _, link := range []bool{false, true} {
+		t.Run(map[bool]string{false: "path", true: "symlink"}[link], func(t *testing.T) {
+			ctx := context.Background()
+			target := opencodeDB(t)
+			p := target
+			if link {
+				p = filepath.Join(t.TempDir(), "link.db")
+				require.NoError(t, os.Symlink(target, p))
+			}
+			rdb, err := sqlx.Open("sqlite3", "file:"+target+"?mode=ro")
+			require.NoError(t, err)
+			defer rdb.Close()
+			held, err := rdb.BeginTxx(ctx, nil)
+			require.NoError(t, err)
+			defer held.Rollback()
+			var n int
+			require.NoError(t, held.Get(&n, "SELECT count(*) FROM part"))
 
-	execSQL(t, p, `UPDATE session SET title = 'changed while a reader held the WAL'`)
-	fi, err := os.Stat(p + "-wal")
-	require.NoError(t, err)
-	require.NotZero(t, fi.Size(), "the change is in the WAL")
-	want := dumpText(t, p)
-	require.Contains(t, want, "changed while a reader held the WAL")
+			execSQL(t, target, `UPDATE session SET title = 'changed while a reader held the WAL'`)
+			fi, err := os.Stat(target + "-wal")
+			require.NoError(t, err)
+			require.NotZero(t, fi.Size(), "the change is in the WAL")
+			want := dumpText(t, target)
+			require.Contains(t, want, "changed while a reader held the WAL")
 
-	st := detect(t, p)
-	snap := scanStore(t, st)
-	bk := filepath.Join(t.TempDir(), "bk")
-	ch, err := st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
-	require.NoError(t, err)
-	assert.Equal(t, want, dumpText(t, bk), "the backup holds what only the WAL had")
-	assert.Equal(t, "delete", queryString(t, bk, "PRAGMA journal_mode"))
-	sum, err := fileio.HashFile(bk)
-	require.NoError(t, err)
-	assert.Equal(t, sum, ch.Before.SHA256)
-	require.NoError(t, held.Rollback())
-	require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
-	assert.Equal(t, want, dumpText(t, p))
+			st := detect(t, p)
+			snap := scanStore(t, st)
+			bk := filepath.Join(t.TempDir(), "bk")
+			ch, err := st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
+			require.NoError(t, err)
+			assert.Equal(t, want, dumpText(t, bk), "the backup holds what only the WAL had")
+			assert.Equal(t, "delete", queryString(t, bk, "PRAGMA journal_mode"))
+			sum, err := fileio.HashFile(bk)
+			require.NoError(t, err)
+			assert.Equal(t, sum, ch.Before.SHA256)
+			require.NoError(t, held.Rollback())
+			require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
+			assert.Equal(t, want, dumpText(t, target))
+		})
+	}
 }
 
 // TestWriteCheck: quick_check only when the rewritten column is in no index, expression or
@@ -118,42 +129,6 @@ func TestWriteCheck(t *testing.T) {
 		execSQL(t, p, map[bool]string{true: "DROP TRIGGER x", false: "DROP INDEX x"}[ddl[7] == 'T'])
 	}
 	assert.Equal(t, "quick_check", check("part.data"))
-}
-
-// TestBackupWithFramesInTheWALThroughASymlink: the store's path is a symbolic link to the
-// database. SQLite resolves the link and keeps the log beside the target (target-wal), so a
-// check of "path-wal" sees no log while a reader holds committed frames there; the backup must
-// still hold what only the WAL had.
-func TestBackupWithFramesInTheWALThroughASymlink(t *testing.T) {
-	ctx := context.Background()
-	target := opencodeDB(t)
-	p := filepath.Join(t.TempDir(), "link.db")
-	require.NoError(t, os.Symlink(target, p))
-	rdb, err := sqlx.Open("sqlite3", "file:"+target+"?mode=ro")
-	require.NoError(t, err)
-	defer rdb.Close()
-	held, err := rdb.BeginTxx(ctx, nil)
-	require.NoError(t, err)
-	defer held.Rollback()
-	var n int
-	require.NoError(t, held.Get(&n, "SELECT count(*) FROM part"))
-
-	execSQL(t, target, `UPDATE session SET title = 'changed while a reader held the WAL'`)
-	fi, err := os.Stat(target + "-wal")
-	require.NoError(t, err)
-	require.NotZero(t, fi.Size(), "the change is in the WAL")
-	want := dumpText(t, target)
-	require.Contains(t, want, "changed while a reader held the WAL")
-
-	st := detect(t, p)
-	snap := scanStore(t, st)
-	bk := filepath.Join(t.TempDir(), "bk")
-	ch, err := st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
-	require.NoError(t, err)
-	assert.Equal(t, want, dumpText(t, bk), "the backup holds what only the WAL had")
-	require.NoError(t, held.Rollback())
-	require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
-	assert.Equal(t, want, dumpText(t, target))
 }
 
 // TestBackupAfterCheckpoint: committed frames in the WAL with no reader in the way are folded
