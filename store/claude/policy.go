@@ -1,10 +1,10 @@
 package claude
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -30,7 +30,7 @@ func GroupByHome(stores []store.Store, lexical func(string) string, envHome stri
 		}
 		path := st.Ref().Path
 		h := HomeOf(lexical(path))
-		fromEnv := h == "" || sameFile(h, envHome)
+		fromEnv := h == "" || fileio.SameFile(h, envHome)
 		if fromEnv {
 			h = envHome
 		}
@@ -59,11 +59,4 @@ func IsConfigDir(dir string) bool {
 	}
 	m, _ := filepath.Glob(filepath.Join(dir, "projects", "*", "*.jsonl"))
 	return len(m) > 0
-}
-
-// sameFile reports whether two paths name the same file (both exist).
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }

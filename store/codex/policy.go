@@ -2,12 +2,12 @@ package codex
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -46,7 +46,7 @@ func GroupByHome(stores []store.Store, lexical func(string) string, envHome stri
 		h, ok := homeOfDir[dir] // one lookup per directory, not per rollout
 		if !ok {
 			h = HomeOf(lexical(path)) // the home holding the link, not its target
-			if h != "" && sameFile(h, envHome) {
+			if h != "" && fileio.SameFile(h, envHome) {
 				h = ""
 			}
 			homeOfDir[dir] = h
@@ -74,7 +74,7 @@ func GroupByHome(stores []store.Store, lexical func(string) string, envHome stri
 	}
 	for _, db := range dbs {
 		h := HomeOf(lexical(db))
-		if h == "" || sameFile(h, envHome) {
+		if h == "" || fileio.SameFile(h, envHome) {
 			h = ""
 		}
 		if g := byHome[h]; g != nil {
@@ -87,13 +87,6 @@ func GroupByHome(stores []store.Store, lexical func(string) string, envHome stri
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Home < out[j].Home })
 	return out
-}
-
-// sameFile reports whether two paths name the same file (both exist).
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // HistoryPaths lists the thread-history databases of g's home: thread_history_*.sqlite in the
