@@ -159,8 +159,8 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	// main file holds the whole database it is copied and hashed in one pass (backup.go);
 	// otherwise (a WAL with frames) through the online backup API, then hashed.
 	var bsum string
-	if mainFileIsDatabase(ctx, tx) {
-		if bsum, err = copyBackup(ctx, s.path, opt.BackupPath); err != nil {
+	if file, ok := mainFileIsDatabase(ctx, tx); ok {
+		if bsum, err = copyBackup(ctx, file, opt.BackupPath); err != nil {
 			return nil, err
 		}
 	} else if err := onlineBackup(ctx, s.path, opt.BackupPath, busy); err != nil {

@@ -32,33 +32,32 @@ func checkpointBeforeWrite(ctx context.Context, conn *sqlx.Conn, busy time.Durat
 	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busy.Milliseconds()))
 }
 
-// mainFileIsDatabase reports whether, inside the write transaction on conn, the database's
-// main file holds the whole database: a rollback-journal database (no other connection can
-// change the file while we hold the write lock, and a hot journal was rolled back when the
-// transaction began), or a WAL database whose -wal file is empty or absent (checkpointed and
-// truncated; the write lock keeps anyone from appending frames until we commit). The log is
-// looked for where SQLite keeps it: beside the main file SQLite opened (PRAGMA database_list),
-// which is the target when path is a symbolic link; path+"-wal" would then name no file and
-// a log full of committed frames would go unseen. Any doubt answers false (the online backup).
+// mainFileIsDatabase returns the main file SQLite opened for conn (PRAGMA database_list: the
+// target when the store's path is a symbolic link) and reports whether, inside the write
+// transaction on conn, that file holds the whole database: a rollback-journal database (no
+// other connection can change the file while we hold the write lock, and a hot journal was
+// rolled back when the transaction began), or a WAL database whose log, beside that file, is
+// empty or absent (checkpointed and truncated; the write lock keeps anyone from appending
+// frames until we commit). path+"-wal" would name no file through a link, and a log full of
+// committed frames would go unseen. Any doubt answers false (the online backup).
 func mainFileIsDatabase(ctx context.Context, conn interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
-}) bool {
-	var m string
+}) (string, bool) {
+	var m, file string
 	if err := conn.GetContext(ctx, &m, "PRAGMA journal_mode"); err != nil {
-		return false
+		return "", false
+	}
+	if err := conn.GetContext(ctx, &file, "SELECT file FROM pragma_database_list WHERE name = 'main'"); err != nil || file == "" {
+		return "", false
 	}
 	switch m {
 	case "delete", "truncate", "persist":
-		return true
+		return file, true
 	case "wal":
-		var file string
-		if err := conn.GetContext(ctx, &file, "SELECT file FROM pragma_database_list WHERE name = 'main'"); err != nil || file == "" {
-			return false
-		}
 		fi, err := os.Stat(file + "-wal")
-		return os.IsNotExist(err) || err == nil && fi.Size() == 0
+		return file, os.IsNotExist(err) || err == nil && fi.Size() == 0
 	}
-	return false
+	return "", false
 }
 
 // copyBackup copies the database file src, which must hold the whole database and be kept
