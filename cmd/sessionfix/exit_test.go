@@ -224,3 +224,28 @@ func TestFlagErrorsReadHuman(t *testing.T) {
 		assert.Empty(t, r.out, "%v", tc.args)
 	}
 }
+
+// TestClosedStdoutIsAnError: a reader that goes away (`sessionfix fix --apply --yes | head -1`)
+// killed the run by SIGPIPE at whatever instant the next write came (exit 141, a fix stopped
+// between two stores with no closing line). A write to the closed pipe is an error like any
+// other: exit 1, said on standard error, and fix stops at a safe point (main's notifySignals).
+func TestClosedStdoutIsAnError(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	require.NoError(t, r.Close()) // nobody reads
+	defer w.Close()
+	cmd := exec.Command(exe, "names", "mcp__lit__literature.search_pubmed", "mcp__foo.bar__deploy.prod")
+	cmd.Env = append(os.Environ(), fakeMCPEnv+"=main")
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, stderr.String())
+	ws, _ := ee.Sys().(syscall.WaitStatus)
+	assert.False(t, ws.Signaled(), "killed by %v: %s", ws.Signal(), stderr.String())
+	assert.Equal(t, exitError, ee.ExitCode(), stderr.String())
+	assert.Contains(t, stderr.String(), "broken pipe")
+}

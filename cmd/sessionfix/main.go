@@ -33,6 +33,10 @@ func notifySignals(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// A reader that goes away (sessionfix fix --apply | head) must not kill the run at an
+	// arbitrary instant: with SIGPIPE ignored a write to the closed pipe fails with EPIPE, which
+	// the output writers report (exit 1, "could not be written to standard output").
+	signal.Ignore(syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
 		var first syscall.Signal
