@@ -17,6 +17,7 @@ build:
 ## test with its reason (internal/testsummary reads go test -json).
 test:
 	$(GO) vet ./...
+	$(GO) vet -tags purego ./internal/jsonscan   # the build without assembly (classify_other.go)
 	set -o pipefail; $(GO) test -count=1 -json ./... | $(GO) run ./internal/testsummary
 
 ## torture: the long fault tests (internal/torture): SIGKILL at random instants of fix and undo
@@ -48,10 +49,11 @@ bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/jsonscan ./store/jsonl ./mcpname
 	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./store/sqlite/sqlitebench   # a 1M-part opencode database
 
-## lint: formatting, vet, staticcheck
+## lint: formatting, vet (also of the purego build), staticcheck
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags purego ./internal/jsonscan   # the build without assembly (classify_other.go)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
