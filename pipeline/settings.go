@@ -41,6 +41,8 @@ func SplitSettingsRoots(roots []string) (files, storeRoots []string, walked int)
 	for _, r := range roots {
 		fi, err := os.Stat(r)
 		switch {
+		case err == nil && !fi.IsDir() && filepath.Base(r) == "settings.json" && all.OwnsSettings(filepath.Dir(r)):
+			// Another agent's settings file given as a PATH: discovery says what it is.
 		case err == nil && !fi.IsDir() && filepath.Base(r) == "settings.json":
 			add(r)
 			continue

@@ -236,6 +236,10 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 			case isExcluded(real):
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "inside sessionfix's state directory: backups are never read as stores"})
 			case !f.add(ctx, real, fi.Size(), seen, true, opt.Backend):
+				if why := all.KnownFile(real); why != "" {
+					f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: why})
+					break
+				}
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a known session, usage, checkpoint or settings store"})
 			}
 			continue

@@ -92,4 +92,9 @@ type Agent struct {
 	// settings.json is in the agent's own format: scan's settings pass (which reads the
 	// default agent's settings files) leaves it alone. It looks at the file system.
 	OwnsSettings func(dir string) bool
+	// KnownFile says what a file of the agent's that is not a store is, and which command
+	// reads it ("Acme settings (permission rules): read by sessionfix audit --agent acme"), or
+	// "" when path is no such file. scan and check report a PATH it recognises as info, not as
+	// an unknown store. It may look at the file system.
+	KnownFile func(path string) string
 }

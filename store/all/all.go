@@ -98,6 +98,19 @@ func OwnsSettings(dir string) bool {
 	return false
 }
 
+// KnownFile says what a file that is no store is to some agent, and which command reads it
+// (agent.Agent.KnownFile of the first agent that knows it, in list order), or "".
+func KnownFile(path string) string {
+	for _, a := range Agents {
+		if a.KnownFile != nil {
+			if why := a.KnownFile(path); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
 // Selectable lists the ids --agent accepts (agents with default roots or a forced reading),
 // for usage messages.
 func Selectable() []store.AgentID {

@@ -86,6 +86,7 @@ var Agent = &agent.Agent{
 	Namer: claudeNamer{}, Classes: ClaudeClasses,
 	TextSites:    []store.SiteKind{ClaudeSiteSelect, ClaudeSiteDeferred},
 	OwnsSettings: IsConfigDir,
+	KnownFile:    KnownFile,
 }
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a

@@ -67,3 +67,32 @@ func ConfigFileOf(home string) string {
 	}
 	return ""
 }
+
+// ruleFilesHint is where a Claude Code rule or config file is read instead of scan and check.
+const ruleFilesHint = "its permission rules are audited by sessionfix audit --agent claude and migrated by sessionfix fix --agent claude --rules; scan and check read sessions only"
+
+// KnownFile says what a Claude Code file that is no session store is (agent.Agent.KnownFile):
+// settings.json or settings.local.json in a config directory or a project's .claude/ (rule
+// files), ~/.claude.json or the claude.json a copied config directory has beside it
+// (ConfigFileOf), or a project's .mcp.json (server keys, read with --mcp-config); "" for any
+// other file. It looks at the file system (IsConfigDir, ConfigFileOf).
+func KnownFile(path string) string {
+	path = filepath.Clean(path)
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	switch {
+	case (base == "settings.json" || base == "settings.local.json") && IsConfigDir(dir):
+		return "Claude Code settings: " + ruleFilesHint
+	case base == ".mcp.json":
+		return "Claude Code MCP config (server keys): pass it with --mcp-config; scan and check read sessions only"
+	case base == ".claude.json":
+		return "Claude Code config: " + ruleFilesHint
+	case base == "claude.json":
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if d := filepath.Join(dir, e.Name()); e.IsDir() && IsConfigDir(d) && ConfigFileOf(d) == path {
+				return "Claude Code config: " + ruleFilesHint
+			}
+		}
+	}
+	return ""
+}

@@ -43,3 +43,21 @@ func TestHomeAndConfig(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".claude.json"), []byte("{}"), 0o644))
 	assert.Equal(t, filepath.Join(home, ".claude.json"), ConfigFileOf(home))
 }
+
+func TestKnownFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "dot-claude")
+	require.NoError(t, os.MkdirAll(filepath.Join(cfg, "projects", "-p"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg, "projects", "-p", "s.jsonl"), []byte("{}\n"), 0o644))
+	for _, f := range []string{"claude.json", "other.json"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644))
+	}
+	assert.Contains(t, KnownFile(filepath.Join(cfg, "settings.json")), "Claude Code settings")
+	assert.Contains(t, KnownFile(filepath.Join(cfg, "settings.local.json")), "Claude Code settings")
+	assert.Contains(t, KnownFile(filepath.Join(dir, "claude.json")), "Claude Code config")
+	assert.Contains(t, KnownFile("/h/.claude.json"), "Claude Code config")
+	assert.Contains(t, KnownFile("/h/src/.mcp.json"), "--mcp-config")
+	assert.Empty(t, KnownFile(filepath.Join(dir, "other.json")))
+	assert.Empty(t, KnownFile("/h/.qwen/settings.json"), "a Qwen Code settings file is not Claude Code's")
+	assert.Empty(t, KnownFile(filepath.Join(t.TempDir(), "claude.json")), "a claude.json beside no config directory")
+}
