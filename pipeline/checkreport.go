@@ -81,20 +81,27 @@ type CheckBaseline struct {
 	New   int    `json:"new"`
 }
 
+// declaredLocation stands for the store in the fingerprint of a declared tool's finding: the
+// inventory file's path is where SARIF shows it, but the same declared name read from an
+// inventory at another path (a CI job's temp copy) is the same finding.
+const declaredLocation = "(declared tools)"
+
 // fingerprints are the identities of a finding's rejections (one per provider and rule), as
-// SARIF partialFingerprints "sessionfix/v1" carries them; inventory locates declared tools.
-func (f CheckFinding) fingerprints(inventory string) []string {
-	path := f.Store
-	if path == "" {
-		path = inventory
-	}
-	var out []string
+// SARIF partialFingerprints "sessionfix/v1" carries them. legacy are the same identities as
+// versions before 2026-12 wrote them for a declared tool (located at the inventory path),
+// nil for a stored name; a baseline holding either form knows the rejection.
+func (f CheckFinding) fingerprints(inventory string) (fps, legacy []string) {
 	for _, r := range f.Now {
 		for _, v := range r.Rules {
-			out = append(out, reports.SARIFFingerprint(r.Provider, v.Rule, f.Name, reports.SARIFPath(path), f.Row))
+			if f.Store != "" {
+				fps = append(fps, reports.SARIFFingerprint(r.Provider, v.Rule, f.Name, reports.SARIFPath(f.Store), f.Row))
+				continue
+			}
+			fps = append(fps, reports.SARIFFingerprint(r.Provider, v.Rule, f.Name, declaredLocation, f.Row))
+			legacy = append(legacy, reports.SARIFFingerprint(r.Provider, v.Rule, f.Name, reports.SARIFPath(inventory), f.Row))
 		}
 	}
-	return out
+	return fps, legacy
 }
 
 // CheckRejection is one provider's rejection of a name: the rules it breaks.
@@ -209,12 +216,12 @@ func (rep *CheckReport) SARIF(inventory string) ([]reports.SARIFRule, []reports.
 				default:
 					msg += " sessionfix fix does not change it."
 				}
-				path := f.Store
+				path, where := f.Store, reports.SARIFPath(f.Store)
 				if path == "" {
-					path = inventory
+					path, where = inventory, declaredLocation
 				}
 				results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: reports.SARIFPath(path), Line: f.Line,
-					Fingerprint: reports.SARIFFingerprint(p.ID, v.Rule, f.Name, reports.SARIFPath(path), f.Row)})
+					Fingerprint: reports.SARIFFingerprint(p.ID, v.Rule, f.Name, where, f.Row)})
 			}
 		}
 	}
@@ -230,7 +237,11 @@ func (rep *CheckReport) MarkBaseline(file string, known *reports.SARIFBaseline, 
 	rep.Known = known
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
-		for _, fp := range f.fingerprints(inventory) {
+		fps, legacy := f.fingerprints(inventory)
+		for i, fp := range fps {
+			if legacy != nil {
+				known.Rekey(legacy[i], fp) // a baseline written before declaredLocation
+			}
 			if !known.Has(fp) {
 				f.New = true
 			}
@@ -263,7 +274,8 @@ func ReadCheckBaseline(data []byte, inventory string) (*reports.SARIFBaseline, e
 	case probe.Findings != nil:
 		known := reports.NewSARIFBaseline()
 		for _, f := range probe.Findings {
-			for _, fp := range f.fingerprints(inventory) {
+			fps, _ := f.fingerprints(inventory)
+			for _, fp := range fps {
 				known.Add(fp, nil)
 			}
 		}

@@ -56,6 +56,29 @@ func (b *SARIFBaseline) Add(fp string, r *SARIFResult) {
 	b.order = append(b.order, fp)
 }
 
+// Rekey renames the known fingerprint old to now (a finding whose fingerprint formula changed
+// between versions): the baseline then knows now, with old's result, in old's place, and
+// reports old neither as known nor as absent. Nothing happens when old is unknown or now is
+// already known.
+func (b *SARIFBaseline) Rekey(old, now string) {
+	r, ok := b.known[old]
+	if !ok || now == "" || b.Has(now) {
+		return
+	}
+	if r != nil {
+		c := *r
+		c.Fingerprint = now
+		r = &c
+	}
+	delete(b.known, old)
+	b.known[now] = r
+	for i, fp := range b.order {
+		if fp == old {
+			b.order[i] = now
+		}
+	}
+}
+
 // Len is the number of distinct fingerprints.
 func (b *SARIFBaseline) Len() int { return len(b.known) }
 

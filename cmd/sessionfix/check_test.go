@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/reports"
 
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
@@ -263,4 +266,69 @@ func TestCheckBaseline(t *testing.T) {
 	r = runCLI(t, env, "", "check", "--provider", "all", "--baseline", bad, home)
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.err, "--baseline "+bad+": not a check output")
+}
+
+// The same declared tools read from an inventory at another path (a CI job's temp copy) are
+// the same findings, whichever format the baseline has (a SARIF baseline located them at
+// the old inventory path and exited 5); a SARIF baseline written before the fingerprint of a
+// declared tool left the path out still knows them, and lists none of them as absent.
+func TestCheckBaselineInventoryMoved(t *testing.T) {
+	env := testEnv(t)
+	dir := t.TempDir()
+	home := t.TempDir()
+	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
+	inv := filepath.Join(dir, "a", "inventory.json")
+	moved := filepath.Join(dir, "b", "inventory.json")
+	b, err := os.ReadFile("../../fixtures/qwen-settings/inventory.json")
+	require.NoError(t, err)
+	for _, p := range []string{inv, moved} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, b, 0o600))
+	}
+	for _, format := range []string{"json", "sarif"} {
+		r := runCLI(t, env, "", "check", "--provider", "all", "--format", format, "--inventory", inv, home)
+		require.Equal(t, exitFinding, r.code, r.err)
+		base := filepath.Join(dir, "base."+format)
+		require.NoError(t, os.WriteFile(base, []byte(r.out), 0o600))
+		r = runCLI(t, env, "", "check", "--provider", "all", "--baseline", base, "--inventory", moved, home)
+		assert.Equal(t, exitOK, r.code, "%s baseline: %s", format, r.err)
+		assert.Contains(t, r.out, "0 of them new since the baseline", format)
+	}
+	// A baseline of the older formula: each declared tool's fingerprint had the inventory path.
+	r := runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", "--inventory", inv, home)
+	log := validSARIF(t, r.out)
+	var legacy strings.Builder
+	legacy.WriteString(`{"runs":[{"results":[`)
+	n, declared := 0, 0
+	for _, x := range log.Runs[0].Results {
+		if !strings.HasPrefix(x.RuleID, "provider/") {
+			continue
+		}
+		fp := x.Fingerprints["sessionfix/v1"]
+		if len(x.Locations) > 0 && x.Locations[0].Physical.Artifact.URI == reports.SARIFPath(inv) {
+			parts := strings.SplitN(strings.TrimPrefix(x.RuleID, "provider/"), "/", 2)
+			name := regexp.MustCompile(`^(\S+) would be rejected`).FindStringSubmatch(x.Message.Text)
+			require.Len(t, name, 2, x.Message.Text)
+			fp = reports.SARIFFingerprint(parts[0], parts[1], name[1], reports.SARIFPath(inv), "")
+			declared++
+		}
+		if n > 0 {
+			legacy.WriteString(",")
+		}
+		n++
+		fmt.Fprintf(&legacy, `{"ruleId":%q,"message":{"text":"x"},"partialFingerprints":{"sessionfix/v1":%q}}`, x.RuleID, fp)
+	}
+	legacy.WriteString(`]}]}`)
+	require.Greater(t, declared, 0)
+	old := filepath.Join(dir, "old.sarif")
+	require.NoError(t, os.WriteFile(old, []byte(legacy.String()), 0o600))
+	r = runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", "--baseline", old, "--inventory", inv, home)
+	assert.Equal(t, exitOK, r.code, r.err)
+	states := map[string]int{}
+	for _, x := range validSARIF(t, r.out).Runs[0].Results {
+		if strings.HasPrefix(x.RuleID, "provider/") {
+			states[x.BaselineState]++
+		}
+	}
+	assert.Equal(t, map[string]int{"unchanged": n}, states)
 }
