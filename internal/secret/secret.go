@@ -1,4 +1,7 @@
-package settings
+// Package secret holds Secret: a value from an agent's settings (MCP server args, env values,
+// headers) that never reaches any output. It imports the standard library only, so every agent
+// room, inventory and the settings parsers can share it.
+package secret
 
 import (
 	"fmt"
