@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -17,8 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/rulefix"
 )
 
 // fixRulesFlags are fix's flags for the Claude Code rule migration (issue 11 item 5).
@@ -100,57 +96,8 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 
-	rep := &audit.FixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []audit.RuleRow{}, Errors: []string{}}
-	plan := &rewrite.Plan{}
-	var roots []string
-	rewrites := 0
-	var migrated []audit.ClaudeMigratedRule // parallel to rep.Rules
-	for _, s := range srcs {
-		// Runs record absolute, clean paths (undo refuses others); a rule file that is a
-		// symbolic link (a dotfiles checkout) is rewritten at its target, the link kept.
-		if abs, err := filepath.Abs(s.Path); err == nil {
-			s.Path = abs
-		}
-		if real, err := filepath.EvalSymlinks(s.Path); err == nil {
-			s.Path = real
-		}
-		st := claude.OpenRules(s.Path, s.Scope)
-		snap, err := st.Scan(ctx, store.ScanOptions{Hash: true})
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && !s.Explicit:
-			continue
-		case err != nil:
-			r.problem(err)
-			continue
-		}
-		for _, p := range snap.Problems {
-			if strings.HasPrefix(p.Reason, s.Path) { // already names file:line:column
-				r.problem(errors.New(p.Reason))
-			} else {
-				r.problem(fmt.Errorf("%s: %s", s.Path, p.Reason))
-			}
-		}
-		rs := claude.RuleSnapshotOf(snap)
-		rep.Files = append(rep.Files, s.Path)
-		sp := &rewrite.StorePlan{Store: st, Snap: snap}
-		for _, rp := range audit.PlanRuleFile(rs.Rules, s.Scope, tools, now, o.AllowShared) {
-			d := rewrite.Decision{Site: &snap.Sites[rp.Rule], Class: audit.ClassClaudeLegacyRule, Source: "written for " + rp.Row.WrittenFor,
-				Note: rp.Migrated.Note, Action: rewrite.ActKeep}
-			if rp.Rewrite() {
-				d.Action, d.New = rewrite.ActRewrite, rp.Row.New
-				rewrites++
-			}
-			sp.Decisions = append(sp.Decisions, d)
-			rep.Rules = append(rep.Rules, rp.Row)
-			migrated = append(migrated, rp.Migrated)
-		}
-		if sp.Count(rewrite.ActRewrite) > 0 {
-			plan.Stores = append(plan.Stores, sp)
-			roots = append(roots, s.Path)
-		}
-	}
-
-	audit.NoteOverrides(rep.Rules, migrated, now)
+	pl := rulefix.Plan(ctx, srcs, tools, now, o.AllowShared, r.problem)
+	rep, rewrites := pl.Report, pl.Rewrites
 	if o.Format == "table" {
 		writeRulePlan(env, rep.Rules, now)
 	}
@@ -168,7 +115,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if !o.Yes {
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
-			plural(rewrites, "rule"), plural(len(plan.Stores), "file"), o.StateDir)
+			plural(rewrites, "rule"), plural(len(pl.Plan.Stores), "file"), o.StateDir)
 		ok, err := confirm(ctx, env.In)
 		if err != nil {
 			return err
@@ -181,25 +128,9 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err := checkStateDir(o.StateDir); err != nil {
 		return err
 	}
-	res, err := rewrite.Apply(ctx, plan, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Roots: roots,
-		Now: env.Now})
-	if err != nil && res == nil {
+	res, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.problem)
+	if res == nil {
 		return err
-	}
-	rep.Mode, rep.Run = "apply", res.RunID
-	inUse := false
-	for _, oc := range res.Outcomes {
-		row := audit.RuleOutRow{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
-		switch {
-		case oc.InUse() && !oc.Committed():
-			row.Status, row.Reason, inUse = "in-use", oc.Err.Error(), true
-		case oc.Err != nil && !oc.Committed():
-			row.Status, row.Reason = "failed", oc.Err.Error()
-			r.problem(oc.Err)
-		case oc.Err != nil:
-			row.Reason = oc.Err.Error()
-		}
-		rep.Outcomes = append(rep.Outcomes, row)
 	}
 	if o.Format == "json" {
 		rep.Errors = append(rep.Errors, r.Problems...)

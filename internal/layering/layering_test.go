@@ -168,10 +168,13 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"inventory", []string{"store/jsonl", "store/sqlite", "store/all", "scan", "rewrite", "audit", "reports", "cmd"}},
 		{"reports", []string{"store", "scan", "rewrite", "pipeline", "cmd"}},
 		// pipeline is the run summary and report schema over scan and rewrite: no audit, no CLI.
-		{"pipeline", []string{"audit", "cmd"}},
+		{"pipeline", []string{"audit", "rulefix", "cmd"}},
+		// rulefix is fix --rules as a library, above audit and rewrite: no scan, no report
+		// writer, no CLI, and nothing below it imports it.
+		{"rulefix", []string{"scan", "pipeline", "reports", "cmd"}},
 		{"scan", []string{"rewrite", "audit", "reports", "cmd"}},
-		{"rewrite", []string{"scan", "audit", "reports", "cmd"}},
-		{"audit", []string{"scan", "rewrite", "cmd"}},
+		{"rewrite", []string{"scan", "audit", "rulefix", "reports", "cmd"}},
+		{"audit", []string{"scan", "rewrite", "rulefix", "cmd"}},
 		// rewrite, scan and audit reach the storage engines only through the store contract
 		// and store/all: each engine owns its byte layout (issue 10 item 5).
 		{"rewrite", engines},
@@ -180,6 +183,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		// pipeline (the engine as a library) asks a store for its profile through
 		// store.Profiled, not the engine's type.
 		{"pipeline", engines},
+		{"rulefix", engines},
 	}
 	for pkg, imps := range all {
 		for _, imp := range imps {
