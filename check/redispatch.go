@@ -11,7 +11,7 @@ import (
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
@@ -24,14 +24,8 @@ import (
 // called) and ambiguous (several tools, or a stored spelling several tools share so the one
 // called cannot be told). Nothing here rewrites anything; the fix plan's decision is quoted.
 
-// Tool is a raw MCP identity: the configured server key and the tool name the server lists.
-type Tool struct {
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
-}
-
-// String is "server/tool".
-func (t Tool) String() string { return t.Server + "/" + t.Tool }
+// Tool is a raw MCP identity (naming.Tool).
+type Tool = naming.Tool
 
 // Lookup is what re-dispatch detection knows of the current tool set beyond the stores.
 type Lookup struct {
@@ -45,33 +39,8 @@ type Lookup struct {
 	Policy rewrite.Policy
 }
 
-// Redispatch is one stored call whose lookup today is a finding, with the number of sites of
-// the store that hold the same call (Loc is the first).
-type Redispatch struct {
-	Store string    `json:"store"`
-	Loc   store.Loc `json:"loc"`
-	Agent string    `json:"agent"`
-	// Kind is the site kind ("call", "compressed", …), JSONPath the first site's path.
-	Kind     string `json:"site"`
-	JSONPath string `json:"path"`
-	// Stored is the name as stored; Namespace the Codex call's namespace member ("" when none).
-	Stored    string `json:"stored"`
-	Namespace string `json:"namespace,omitempty"`
-	// Class is "redispatch" or "ambiguous" (mcpname.Dispatch.String).
-	Class string `json:"class"`
-	// Called is the raw identity that was called (nil: not known), CalledFrom where that
-	// comes from ("telemetry mcp_server_name, line 4", "invocation record", …).
-	Called     *Tool  `json:"called,omitempty"`
-	CalledFrom string `json:"called_from,omitempty"`
-	// Reaches are the tools the call reaches today (the one that answers first when the
-	// agent picks one); Candidates, for a stored spelling several tools share, those tools.
-	Reaches    []Tool `json:"reaches"`
-	Candidates []Tool `json:"candidates,omitempty"`
-	// Rule explains the finding by the agent's lookup rule; Fix says what fix does with it.
-	Rule  string `json:"rule"`
-	Fix   string `json:"fix"`
-	Count int    `json:"count"`
-}
+// Redispatch is one stored call whose lookup today is a finding (naming.Redispatch).
+type Redispatch = naming.Redispatch
 
 // NewQwenTools lists an inventory's servers (sorted by key) and tools as Qwen tools.
 func NewQwenTools(servers map[string][]string) []mcpname.QwenTool {
@@ -84,19 +53,9 @@ func NewQwenTools(servers map[string][]string) []mcpname.QwenTool {
 	return out
 }
 
-// historyCall reports whether a site is a call name the agent sends back as history (a
-// call, a compressed or bootstrap copy, a checkpoint's), not a response, telemetry, rule or
-// record that is never sent.
-func historyCall(s *store.Site) bool {
-	if s.ReadOnly || s.Absent() || !sent(s) {
-		return false
-	}
-	switch s.Kind {
-	case store.SiteCall, store.SiteCompressed, store.SiteBootstrap, store.SiteCheckpoint:
-		return !strings.Contains(s.Path, "functionResponse")
-	}
-	return false
-}
+// historyCall reports whether a site is a call name the agent sends back as history
+// (naming.DispatchInput.HistoryCall with check's sent).
+func historyCall(s *store.Site) bool { return naming.DispatchInput{Sent: sent}.HistoryCall(s) }
 
 // Redispatches returns the findings of one store's plan, in the plan's order, one per distinct
 // (stored call, called identity) with its count. An agent without a known tool set gives none.
@@ -104,76 +63,28 @@ func Redispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 	if lk == nil || sp == nil || sp.Snap == nil {
 		return nil
 	}
-	var out []Redispatch
+	if a := all.Lookup(sp.Snap.Agent); a != nil && a.Redispatches != nil {
+		return a.Redispatches(naming.DispatchInput{Snap: sp.Snap, Decisions: sp.Decisions, Policy: lk.Policy, Sent: sent})
+	}
 	switch sp.Snap.Agent {
 	case qwen.ID:
-		out = qwenRedispatches(sp, lk)
+		return qwenRedispatches(sp, lk)
 	case codex.ID:
-		out = codexRedispatches(sp, lk)
-	case claude.ID:
-		out = claudeRedispatches(sp, lk)
+		return codexRedispatches(sp, lk)
 	}
-	return out
+	return nil
 }
 
-// collector merges findings of the same stored call and called identity.
-type collector struct {
-	out []Redispatch
-	at  map[string]int
-}
+type collector = naming.DispatchCollector
 
-func (c *collector) add(r Redispatch) {
-	if c.at == nil {
-		c.at = map[string]int{}
-	}
-	k := r.Namespace + "\x00" + r.Stored + "\x00" + r.Class
-	if r.Called != nil {
-		k += "\x00" + r.Called.String()
-	}
-	if i, ok := c.at[k]; ok {
-		c.out[i].Count++
-		return
-	}
-	r.Count = 1
-	c.at[k] = len(c.out)
-	c.out = append(c.out, r)
-}
+func fixText(d rewrite.Decision, class mcpname.Dispatch) string { return naming.DispatchFix(d, class) }
 
-// fixText says what the fix plan does with a finding's site: it never renames a call into
-// another tool's name; a rewrite only ever takes the called tool's own current name.
-func fixText(d rewrite.Decision, class mcpname.Dispatch) string {
-	switch d.Action {
-	case rewrite.ActRewrite:
-		return fmt.Sprintf("fix rewrites it to %s (%s), the agent's own send-time spelling of the same stored call; the lookup above does not change", d.New, d.Source)
-	case rewrite.ActKeep:
-		return "fix keeps it: " + d.Note
-	}
-	if class == mcpname.DispatchSeveral {
-		return "fix leaves it: no rewrite can tell which of the tools was meant"
-	}
-	return "fix leaves it: renaming the call to another tool's name would rewrite what the history says was called; rename or remove the server that now answers, or start a new session"
-}
+func tools[T any](ts []T, conv func(T) Tool) []Tool { return naming.Tools(ts, conv) }
 
-// tools converts the agents' tool types (QwenTool, CodexTool, ClaudeTool: server and tool).
-func tools[T any](ts []T, conv func(T) Tool) []Tool {
-	out := make([]Tool, len(ts))
-	for i, t := range ts {
-		out[i] = conv(t)
-	}
-	return out
-}
+func qwenTool(t mcpname.QwenTool) Tool   { return Tool{Server: t.Server, Tool: t.Tool} }
+func codexTool(t mcpname.CodexTool) Tool { return Tool{Server: t.Server, Tool: t.Tool} }
 
-func qwenTool(t mcpname.QwenTool) Tool     { return Tool{t.Server, t.Tool} }
-func codexTool(t mcpname.CodexTool) Tool   { return Tool{t.Server, t.Tool} }
-func claudeTool(t mcpname.ClaudeTool) Tool { return Tool{t.Server, t.Tool} }
-
-func toolList(ts []Tool) string {
-	s := make([]string, len(ts))
-	for i, t := range ts {
-		s[i] = t.String()
-	}
-	return strings.Join(s, ", ")
-}
+func toolList(ts []Tool) string { return naming.ToolList(ts) }
 
 // qwenRedispatches checks each history call of a Qwen Code store. The called identity: the
 // telemetry record of the same name (ui_telemetry mcp_server_name) names the server, and the
@@ -254,17 +165,12 @@ func qwenRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 			continue
 		}
 		r.Class, r.Fix = class.String(), fixText(d, class)
-		c.add(r)
+		c.Add(r)
 	}
-	return c.out
+	return c.Out
 }
 
-func reachText(ts []Tool) string {
-	if len(ts) == 0 {
-		return "no current tool"
-	}
-	return toolList(ts)
-}
+func reachText(ts []Tool) string { return naming.ReachText(ts) }
 
 // qwenRule explains a Qwen Code finding by its lookup rule.
 func qwenRule(stored, sent string, called Tool, reaches []Tool, class mcpname.Dispatch) string {
@@ -418,74 +324,9 @@ func codexRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 			r.Rule = fmt.Sprintf("Codex: %s (over %s); the call was %s%s", how, label, r.Called, own)
 		}
 		r.Fix = fixText(c.action, class)
-		col.add(r)
+		col.Add(r)
 	}
-	return col.out
-}
-
-// claudeRedispatches checks each tool_use of a Claude Code session against the tools of
-// --inventory / --discover (configuration order). The called identity: the one tool the
-// release that wrote the line (its "version") named so; from 2.1.50 on, the first of several.
-// Today's lookup: mcpname.ClaudeDispatch in the era of the current release (ClaudePolicy.Version,
-// else the newest recorded).
-func claudeRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
-	cp := naming.AgentOf[naming.PathPolicy[claude.ClaudePolicy]](lk.Policy, claude.ID).For(sp.Snap.Ref.Path)
-	if cp.Tools == nil {
-		return nil
-	}
-	version := cmp.Or(cp.Version, mcpname.ClaudeLatestVersion)
-	now, err := mcpname.ClaudeEraOf(version)
-	if err != nil {
-		now = mcpname.ClaudeEraDedup
-	}
-	meta := claude.ClaudeMetaOf(sp.Snap)
-	var col collector
-	for _, d := range sp.Decisions {
-		s := d.Site
-		if s.Kind != store.SiteCall || s.ReadOnly || s.Absent() || !mcpname.HasPrefix(s.Name) {
-			continue
-		}
-		var called *mcpname.ClaudeTool
-		from := ""
-		wrote := ""
-		if meta != nil {
-			wrote = meta.VersionAt(s.Loc.Line)
-		}
-		if e, err := mcpname.ClaudeEraOf(wrote); err == nil {
-			ts := mcpname.ClaudeToolsNamed(e, s.Name, cp.Tools)
-			switch {
-			case len(ts) == 1:
-				called, from = &ts[0], fmt.Sprintf("the only tool Claude Code %s (line %d) named so (%s era)", wrote, s.Loc.Line, e)
-			case len(ts) > 1 && e >= mcpname.ClaudeEraDedup:
-				called, from = &ts[0], fmt.Sprintf("the first of %d tools sharing the name, which answered in Claude Code %s (line %d)", len(ts), wrote, s.Loc.Line)
-			}
-		}
-		class, got := mcpname.ClaudeDispatch(now, s.Name, called, cp.Tools)
-		if !class.Finding() {
-			continue
-		}
-		r := Redispatch{Store: sp.Snap.Ref.Path, Loc: s.Loc, Agent: string(claude.ID), Kind: string(s.Kind), JSONPath: s.Path,
-			Stored: s.Name, Class: class.String(), Reaches: tools(got, claudeTool), CalledFrom: from}
-		if called != nil {
-			t := claudeTool(*called)
-			r.Called = &t
-		}
-		if class == mcpname.DispatchOther && len(got) > 1 {
-			r.Reaches = r.Reaches[:1]
-			r.Candidates = tools(got, claudeTool)
-		}
-		names := "normalize maps every character outside [a-zA-Z0-9_-] of the server key and the tool to '_'"
-		if class == mcpname.DispatchSeveral {
-			r.Rule = fmt.Sprintf("Claude Code %s gives %d tools (%s) the same name %s (%s); the call cannot be attributed to one of them (the release that wrote it offered the name once per tool)", version, len(got), toolList(r.Reaches), s.Name, names)
-		} else if len(got) > 1 {
-			r.Rule = fmt.Sprintf("Claude Code %s gives %s the same name %s (%s), offers it once and the first configured answers: %s; the call was %s", version, strings.Join(strings.Split(toolList(r.Candidates), ", "), " and "), s.Name, names, r.Reaches[0], r.Called)
-		} else {
-			r.Rule = fmt.Sprintf("Claude Code %s names %s %s (%s); the call was %s", version, r.Reaches[0], s.Name, names, r.Called)
-		}
-		r.Fix = fixText(d, class)
-		col.add(r)
-	}
-	return col.out
+	return col.Out
 }
 
 // qwenCache looks the names of one store up once each: a store repeats the same few names, and

@@ -38,9 +38,9 @@ func TestQwenRedispatches(t *testing.T) {
 	require.Len(t, got, 1)
 	r := got[0]
 	assert.Equal(t, "redispatch", r.Class)
-	assert.Equal(t, &Tool{"foo:bar", "x"}, r.Called)
+	assert.Equal(t, &Tool{Server: "foo:bar", Tool: "x"}, r.Called)
 	assert.Equal(t, `telemetry mcp_server_name "foo:bar", line 4`, r.CalledFrom)
-	assert.Equal(t, []Tool{{"foo_bar", "x"}}, r.Reaches)
+	assert.Equal(t, []Tool{{Server: "foo_bar", Tool: "x"}}, r.Reaches)
 	assert.Equal(t, int64(3), r.Loc.Line)
 	assert.Equal(t, "Qwen Code sends the stored call mcp__foo_bar__x as it is (provider-safe), the registered name of foo_bar/x (normalize(mcp__foo_bar__x)); the call was foo:bar/x (the stored name is the legacy spelling of foo:bar/x, where ':' flattened to '_')", r.Rule)
 	assert.Contains(t, r.Fix, "fix leaves it: renaming the call to another tool's name")
@@ -51,7 +51,7 @@ func TestQwenRedispatches(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Equal(t, "ambiguous", got[0].Class)
 	assert.Nil(t, got[0].Called)
-	assert.Equal(t, []Tool{{"foo:bar", "x"}, {"foo_bar", "x"}}, got[0].Candidates)
+	assert.Equal(t, []Tool{{Server: "foo:bar", Tool: "x"}, {Server: "foo_bar", Tool: "x"}}, got[0].Candidates)
 
 	// A call that reaches the tool it called, or no tool at all, is no finding; nor is any call
 	// without an inventory.

@@ -97,4 +97,10 @@ type Agent struct {
 	// "" when path is no such file. scan and check report a PATH it recognises as info, not as
 	// an unknown store. It may look at the file system.
 	KnownFile func(path string) string
+
+	// Redispatches is the agent's re-dispatch lookup (issue 13 item 3): the findings of one
+	// store plan of the agent's, in plan order, one per distinct (stored call, called identity)
+	// with its count; only classes redispatch and ambiguous. nil: the agent's calls are not
+	// checked. It reads in only (pure).
+	Redispatches func(in naming.DispatchInput) []naming.Redispatch
 }

@@ -87,6 +87,7 @@ var Agent = &agent.Agent{
 	TextSites:    []store.SiteKind{ClaudeSiteSelect, ClaudeSiteDeferred},
 	OwnsSettings: IsConfigDir,
 	KnownFile:    KnownFile,
+	Redispatches: Redispatches,
 }
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a
