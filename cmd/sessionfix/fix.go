@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -399,30 +396,6 @@ func (o *fixOutput) abort(err error, res *rewrite.Result) error {
 	return fmt.Errorf("%w%s", err, hint)
 }
 
-// checkStateDir makes sure runs can be recorded before anything is rewritten, without
-// creating anything: the nearest existing directory on the way to <dir>/runs must be
-// writable.
-func checkStateDir(dir string) error {
-	p := filepath.Join(dir, "runs")
-	for {
-		fi, err := os.Stat(p)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("state directory %s is not usable (nothing was changed): %s is not a directory", dir, p)
-			}
-			if err := syscall.Access(p, 0x2|0x1); err != nil { // W_OK|X_OK
-				return fmt.Errorf("state directory %s is not writable (nothing was changed): %s: %w", dir, p, err)
-			}
-			return nil
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return fmt.Errorf("state directory %s is not usable (nothing was changed): %w", dir, err)
-		}
-		p = parent
-	}
-}
-
 func marshalJSON(v any) ([]byte, error) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
@@ -454,11 +427,11 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	var planned map[string]*rewrite.PlannedStore
 	if opts.Plan != "" {
-		pf, err := readPlanFile(opts.Plan)
+		pf, err := pipeline.ReadPlanFile(opts.Plan)
 		if err != nil {
 			return err
 		}
-		if opts.Common, err = planOptionsOf(pf.Options, opts.Common); err != nil {
+		if opts.Common, err = pipeline.OptionsOfPlan(pf.Options, opts.Common); err != nil {
 			return err
 		}
 		if err := opts.Common.Validate(); err != nil {
@@ -507,10 +480,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 
 	if !opts.Apply {
 		out.begin("dry-run")
-		var pc planCollector
+		var pc pipeline.PlanCollector
 		emit := out.store
 		if opts.PlanOut != "" {
-			emit = pc.wrap(out.store)
+			emit = pc.Wrap(out.store)
 		}
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: opts.PlanOut != ""}, emit); err != nil {
 			return out.abort(err, nil)
@@ -520,7 +493,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			return err
 		}
 		if opts.PlanOut != "" {
-			if err := pc.write(ctx, env, opts); err != nil {
+			if err := writePlanFile(ctx, env, opts, &pc); err != nil {
 				return err
 			}
 		} else if p.Summary.Report.Totals.Rewrite > 0 && opts.Format == "table" {
@@ -536,8 +509,8 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		tableOpts := opts
 		tableOpts.Format = "table" // a person reads this before answering
 		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet, summary: large}
-		var pc planCollector
-		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: true}, pc.wrap(planOut.store)); err != nil {
+		var pc pipeline.PlanCollector
+		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: true}, pc.Wrap(planOut.store)); err != nil {
 			return err
 		}
 		if large {
@@ -573,10 +546,10 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if planned == nil {
 			// Apply the plan the person confirmed, not a new one: a store that changed since
 			// it was shown is refused (exit 4), as with --plan.
-			planned = pc.plan().Index()
+			planned = pc.Plan().Index()
 		}
 	}
-	if err := checkStateDir(opts.StateDir); err != nil {
+	if err := rewrite.CheckStateDir(opts.StateDir); err != nil {
 		return out.abort(err, nil)
 	}
 	if planned != nil {

@@ -125,7 +125,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		}
 	}
 	cleanLeftovers(env, o.StateDir)
-	if err := checkStateDir(o.StateDir); err != nil {
+	if err := rewrite.CheckStateDir(o.StateDir); err != nil {
 		return err
 	}
 	res, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.problem)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
@@ -60,7 +61,7 @@ func TestPlanOutThenApplyPlan(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.err)
 	assert.Contains(t, r.out, "plan written to "+plan+" (35 names in 3 stores); nothing was changed")
 	assert.Equal(t, orig, readTree(t, dir), "--plan-out is a dry run")
-	pf, err := readPlanFile(plan)
+	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	require.Len(t, pf.Stores, 3)
 
@@ -149,7 +150,7 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--plan-out", plan, dir).code)
 	good, err := os.ReadFile(plan)
 	require.NoError(t, err)
-	pf, err := readPlanFile(plan)
+	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	orig := readTree(t, dir)
 	other := filepath.Join(t.TempDir(), "notes.txt")
@@ -281,7 +282,7 @@ func TestApplyPlanCodexAndSQLite(t *testing.T) {
 	plan := filepath.Join(t.TempDir(), "p.json")
 
 	require.Equal(t, exitOK, e.run(t, "fix", "--plan-out", plan, path, db), e.err.String())
-	pf, err := readPlanFile(plan)
+	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	require.Len(t, pf.Stores, 2)
 	inserts := 0
@@ -318,7 +319,7 @@ func TestApplyPlanBatchedDatabase(t *testing.T) {
 	plan := filepath.Join(t.TempDir(), "p.json")
 	r := runCLI(t, env, "", "fix", "--plan-out", plan, db)
 	require.Equal(t, exitOK, r.code, r.err)
-	pf, err := readPlanFile(plan)
+	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	require.Len(t, pf.Stores, 1, "one store, however many parts")
 	assert.Equal(t, 11, pf.Stores[0].Names)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,7 +105,7 @@ func TestApplyPlanStoreNotReadIsAnError(t *testing.T) {
 	cfg := filepath.Join(dir, "mcp-config.json")
 	plan := filepath.Join(t.TempDir(), "plan.json")
 	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--mcp-config", cfg, "--plan-out", plan, filepath.Join(dir, "dot-claude")).code)
-	pf, err := readPlanFile(plan)
+	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	require.Len(t, pf.Stores, 2)
 	pf.Options.Agent = "qwen"

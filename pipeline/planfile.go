@@ -1,0 +1,94 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
+)
+
+// ReadPlanFile reads a fix --plan file (untrusted input, rewrite.ReadPlanFile; docs/plan.md)
+// with the store kinds store/all can open: a refusal is an error naming the file (the CLI's
+// exit 1), nothing is changed.
+func ReadPlanFile(path string) (*rewrite.PlanFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %s", path, ErrReason(err))
+	}
+	defer f.Close()
+	return rewrite.ReadPlanFile(path, f, func(k store.Kind) bool {
+		_, err := all.OpenWith(store.Ref{Path: "/", Kind: k}, all.Options{}) // does not touch a store
+		return err == nil
+	})
+}
+
+// OptionsOfPlan turns a plan's recorded naming options into run options, keeping what is not a
+// naming option (the Codex cache, the state directory). The error is a bad recorded
+// busy_timeout (ReadPlanFile already refuses one).
+func OptionsOfPlan(o rewrite.PlanOptions, po Options) (Options, error) {
+	po.KeepTruncated, po.RewriteLossy, po.Inventory, po.Agent = o.KeepTruncated, o.RewriteLossy, o.Inventory, o.Agent
+	po.CodexConfig, po.Discover, po.Profile = o.CodexConfig, o.Discover, o.Profile
+	po.MCPConfigs, po.AllowShared = o.MCPConfig, o.AllowShared
+	if o.BusyTimeout != "" {
+		d, err := time.ParseDuration(o.BusyTimeout) // checked by ReadPlanFile
+		if err != nil {
+			return po, err
+		}
+		po.BusyTimeout = d
+	}
+	return po, nil
+}
+
+// RecordedOptions are a run's naming options as a plan file records them (paths made absolute).
+func RecordedOptions(po Options) rewrite.PlanOptions {
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	var mcp []string
+	for _, f := range po.MCPConfigs {
+		mcp = append(mcp, abs(f))
+	}
+	return rewrite.PlanOptions{MCPConfig: mcp, AllowShared: po.AllowShared, KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Inventory: abs(po.Inventory),
+		Agent: po.Agent, CodexConfig: abs(po.CodexConfig), Discover: po.Discover, Profile: abs(po.Profile), BusyTimeout: po.BusyTimeout.String()}
+}
+
+// PlanCollector gathers the plan of a run, store by store, as it streams: only the stores with
+// something to rewrite, and only their edits. Names counts the planned names.
+type PlanCollector struct {
+	Stores []rewrite.PlannedStore
+	Names  int
+	// part gathers a store planned batch by batch (rewrite.Batch) until its last result.
+	part *rewrite.PlanBuilder
+}
+
+// Wrap returns each with the collector in front: every result is collected, then passed on.
+func (pc *PlanCollector) Wrap(each func(*rewrite.StoreResult) error) func(*rewrite.StoreResult) error {
+	return func(r *rewrite.StoreResult) error {
+		if r.Batch != nil && r.Batch.Index == 0 || r.Batch == nil {
+			pc.part = rewrite.NewPlanBuilder()
+		}
+		if r.Plan != nil {
+			pc.part.Add(r.Plan)
+			if r.Batch == nil || r.Batch.Last {
+				if ps, ok := pc.part.Done(r.Plan.Snap, ProfileOf(r.Store)); ok {
+					pc.Stores = append(pc.Stores, ps)
+					pc.Names += ps.Names
+				}
+			}
+		}
+		return each(r)
+	}
+}
+
+// Plan is the collected plan (no creation time nor options set).
+func (pc *PlanCollector) Plan() *rewrite.PlanFile { return &rewrite.PlanFile{Stores: pc.Stores} }
