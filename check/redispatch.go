@@ -12,7 +12,6 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
@@ -69,8 +68,6 @@ func Redispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 	switch sp.Snap.Agent {
 	case qwen.ID:
 		return qwenRedispatches(sp, lk)
-	case codex.ID:
-		return codexRedispatches(sp, lk)
 	}
 	return nil
 }
@@ -81,8 +78,7 @@ func fixText(d rewrite.Decision, class mcpname.Dispatch) string { return naming.
 
 func tools[T any](ts []T, conv func(T) Tool) []Tool { return naming.Tools(ts, conv) }
 
-func qwenTool(t mcpname.QwenTool) Tool   { return Tool{Server: t.Server, Tool: t.Tool} }
-func codexTool(t mcpname.CodexTool) Tool { return Tool{Server: t.Server, Tool: t.Tool} }
+func qwenTool(t mcpname.QwenTool) Tool { return Tool{Server: t.Server, Tool: t.Tool} }
 
 func toolList(ts []Tool) string { return naming.ToolList(ts) }
 
@@ -202,131 +198,6 @@ func flattened(s string) string {
 		}
 	}
 	return strings.Join(out, "', '")
-}
-
-// codexRedispatches checks each history function_call of a Codex rollout (its name and
-// namespace members are one call). The called identity: the invocation record of the call id
-// (mcp_tool_call_end). Today's tool set: the inventory (--inventory / --discover), else the
-// raw identities of the home's thread history, filtered as config.toml registers them; the
-// lookup: mcpname.CodexResolve under config.toml's allocator parameters.
-func codexRedispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
-	cp := naming.AgentOf[naming.PathPolicy[codex.CodexPolicy]](lk.Policy, codex.ID).For(sp.Snap.Ref.Path)
-	set, label := cp.Inventory, cmp.Or(cp.InventorySource, "the inventory")
-	if set == nil {
-		set, label = cp.History, cmp.Or(cp.HistorySource, "the thread history")
-	}
-	if set == nil {
-		return nil
-	}
-	var cur []mcpname.CodexTool
-	for _, t := range set {
-		if mcpname.CodexServerNameValid(t.Server) && cp.Config.Registers(t) && !slices.Contains(cur, t) {
-			cur = append(cur, t)
-		}
-	}
-	params := cp.Config.Params()
-	alloc := mcpname.CodexAllocate(cur, params)
-	ids := map[string]*store.Identity{}
-	bad := map[string]bool{}
-	for i, id := range sp.Snap.Identities {
-		if id.CallID == "" {
-			continue
-		}
-		if p := ids[id.CallID]; p != nil && (p.Server != id.Server || p.Tool != id.Tool) {
-			bad[id.CallID] = true
-		}
-		ids[id.CallID] = &sp.Snap.Identities[i]
-	}
-	// call is one function_call: its name site, its namespace, and the decision that says
-	// what fix does with it (the rewrite of either member, else the name's).
-	type call struct {
-		name   *store.Site
-		ns     string
-		hasNS  bool
-		action rewrite.Decision
-	}
-	var calls []*call
-	byGroup := map[string]*call{}
-	for _, d := range sp.Decisions {
-		s := d.Site
-		if s.ReadOnly || !sent(s) || (s.Kind != store.SiteCall && s.Kind != store.SiteCompressed) {
-			continue
-		}
-		key := s.Group
-		var c *call
-		if key != "" {
-			c = byGroup[key]
-		}
-		if c == nil {
-			c = &call{}
-			calls = append(calls, c)
-			if key != "" {
-				byGroup[key] = c
-			}
-		}
-		if s.Field == codex.FieldNamespace {
-			if !s.Absent() {
-				c.ns, c.hasNS = s.Name, true
-			}
-			if d.Action == rewrite.ActRewrite {
-				c.action = d
-			}
-			continue
-		}
-		c.name = s
-		if c.action.Site == nil || d.Action == rewrite.ActRewrite {
-			c.action = d
-		}
-	}
-	var col collector
-	for _, c := range calls {
-		if c.name == nil || c.name.Units != nil || (!c.hasNS && !mcpname.HasPrefix(c.name.Name) && !strings.Contains(c.name.Name, "__")) {
-			continue
-		}
-		stored := mcpname.CodexName{Namespace: c.ns, Name: c.name.Name}
-		var called *mcpname.CodexTool
-		from := ""
-		if id := ids[c.name.CallID]; id != nil && !bad[c.name.CallID] {
-			called = &mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
-			from = fmt.Sprintf("invocation record of call %s, line %d", c.name.CallID, id.Loc.Line)
-		}
-		class, got := mcpname.CodexDispatchIn(stored, called, alloc)
-		if !class.Finding() {
-			continue
-		}
-		r := Redispatch{Store: sp.Snap.Ref.Path, Loc: c.name.Loc, Agent: string(codex.ID), Kind: string(c.name.Kind), JSONPath: c.name.Path,
-			Stored: c.name.Name, Namespace: c.ns, Class: class.String(), Reaches: tools(got, codexTool), CalledFrom: from}
-		if called != nil {
-			t := codexTool(*called)
-			r.Called = &t
-		}
-		how := fmt.Sprintf("namespaced lookup: the allocator (SHA-1 suffixes on colliding namespaces and names) names %s today %s / %s", toolList(r.Reaches), c.ns, c.name.Name)
-		if !c.hasNS {
-			how = fmt.Sprintf("flat lookup (no namespace stored): %s is the E4 model string, E5/E6 joined string or canonical flat name of %s under today's allocator", c.name.Name, toolList(r.Reaches))
-		}
-		if class == mcpname.DispatchSeveral {
-			r.Rule = fmt.Sprintf("Codex: %s; %d tools match, which one answers depends on the wire", how, len(got))
-		} else {
-			var own string
-			switch n, ok := alloc[*called]; {
-			case ok:
-				own = fmt.Sprintf("; %s itself is named %s / %s today", r.Called, n.Namespace, n.Name)
-			case !mcpname.CodexServerNameValid(called.Server):
-				own = fmt.Sprintf("; server key %q is not valid for Codex", called.Server)
-			case !cp.Config.Registers(*called):
-				own = fmt.Sprintf("; %s does not register %s (server disabled or tool filtered)", cp.Config.Path, r.Called)
-			default:
-				own = fmt.Sprintf("; %s is not in %s", r.Called, label)
-			}
-			if t := got[0]; t.Server != called.Server && mcpname.CodexSanitize(t.Server) == mcpname.CodexSanitize(called.Server) {
-				own += fmt.Sprintf("; the keys %q and %q sanitize alike (every character outside [A-Za-z0-9_] becomes '_')", called.Server, t.Server)
-			}
-			r.Rule = fmt.Sprintf("Codex: %s (over %s); the call was %s%s", how, label, r.Called, own)
-		}
-		r.Fix = fixText(c.action, class)
-		col.Add(r)
-	}
-	return col.Out
 }
 
 // qwenCache looks the names of one store up once each: a store repeats the same few names, and

@@ -104,7 +104,8 @@ var Agent = &agent.Agent{
 	// The flat spelling (namespace without trailing '_' + "__" + name without leading '_'):
 	// the string the Responses API shows the model and the one Codex sends where a request
 	// cannot carry a namespace (schemes.md §A.4).
-	SentName: func(ns, name string) string { return mcpname.CodexName{Namespace: ns, Name: name}.Flat() },
+	SentName:     func(ns, name string) string { return mcpname.CodexName{Namespace: ns, Name: name}.Flat() },
+	Redispatches: Redispatches,
 }
 
 // homeFiles reports whether dir holds a file only a Codex home has besides its session
