@@ -434,7 +434,7 @@ func (ci *ClaudeInfo) Text() string {
 }
 
 // CodexFromPath is CodexInfo.ConfigFrom for a home found from PATH (codex.HomeOf).
-const CodexFromPath = "the Codex home of PATH"
+const CodexFromPath = codex.FromPath
 
 // SettingsRuleRow is one legacy-spelled settings rule in scan --format json.
 type SettingsRuleRow struct {
