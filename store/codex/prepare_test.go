@@ -36,7 +36,7 @@ func TestServers(t *testing.T) {
 // TestRawTools: the --inventory and discovered tools merge into distinct pairs sorted by
 // server then tool (an inventory merge), never nil.
 func TestRawTools(t *testing.T) {
-	got := rawTools([]agent.Tool{{"s", "b"}, {"r", "z"}, {"s", "a"}, {"s", "b"}})
+	got := rawTools([]agent.Tool{{Server: "s", Tool: "b"}, {Server: "r", Tool: "z"}, {Server: "s", Tool: "a"}, {Server: "s", Tool: "b"}})
 	assert.Equal(t, []mcpname.CodexTool{{Server: "r", Tool: "z"}, {Server: "s", Tool: "a"}, {Server: "s", Tool: "b"}}, got)
 	assert.NotNil(t, rawTools(nil))
 }
