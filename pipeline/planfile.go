@@ -92,3 +92,30 @@ func (pc *PlanCollector) Wrap(each func(*rewrite.StoreResult) error) func(*rewri
 
 // Plan is the collected plan (no creation time nor options set).
 func (pc *PlanCollector) Plan() *rewrite.PlanFile { return &rewrite.PlanFile{Stores: pc.Stores} }
+
+// LoadedPlan is a fix --plan file made ready to apply: Options (po with the plan's naming
+// options, validated), Paths (the stores it names) and Planned (its stores by path, for
+// rewrite.ProcessOptions.Planned).
+type LoadedPlan struct {
+	Options Options
+	Paths   []string
+	Planned map[string]*rewrite.PlannedStore
+}
+
+// LoadPlan reads the plan file at path (ReadPlanFile) and applies its recorded options to po.
+// Recorded options that do not validate refuse the plan (a *rewrite.PlanFileError, Where
+// "options": exit 1, not a usage error, since no flag was wrong). A plan with nothing to
+// rewrite has no Paths.
+func LoadPlan(path string, po Options) (*LoadedPlan, error) {
+	pf, err := ReadPlanFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if po, err = OptionsOfPlan(pf.Options, po); err != nil {
+		return nil, err
+	}
+	if err := po.Validate(); err != nil {
+		return nil, &rewrite.PlanFileError{File: path, Where: "options", Reason: ErrReason(err)}
+	}
+	return &LoadedPlan{Options: po, Paths: pf.Paths(), Planned: pf.Index()}, nil
+}

@@ -427,18 +427,11 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	var planned map[string]*rewrite.PlannedStore
 	if opts.Plan != "" {
-		pf, err := pipeline.ReadPlanFile(opts.Plan)
+		lp, err := pipeline.LoadPlan(opts.Plan, opts.Common)
 		if err != nil {
 			return err
 		}
-		if opts.Common, err = pipeline.OptionsOfPlan(pf.Options, opts.Common); err != nil {
-			return err
-		}
-		if err := opts.Common.Validate(); err != nil {
-			// Options the plan recorded, not flags given: the plan is refused (exit 1).
-			return &rewrite.PlanFileError{File: opts.Plan, Where: "options", Reason: pipeline.ErrReason(err)}
-		}
-		opts.Paths, planned = pf.Paths(), pf.Index()
+		opts.Common, opts.Paths, planned = lp.Options, lp.Paths, lp.Planned
 		if len(opts.Paths) == 0 {
 			fmt.Fprintf(env.Err, "fix: the plan %s has nothing to rewrite\n", opts.Plan)
 			return nil

@@ -9,12 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 type undoOptions struct {
@@ -199,67 +197,38 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			return declined(env)
 		}
 	}
-	sopt, err := pipeline.StoreOptions("", opts.BusyTimeout)
-	if err != nil {
-		return err
-	}
-	sopt.SQLite.RollBack = true // a hot journal is rolled back before the store is checked
-	open := func(ref store.Ref) (store.Store, error) { return all.Reopen(ctx, ref, sopt) }
-	outs, _, err := rewrite.UndoRun(ctx, dir, m, open, opts.Force, env.Now) // m: read and checked above
-	restored, changed, inUse, failed, late, lateInUse := 0, 0, 0, 0, 0, 0
-	restoredDBs := 0
+	outs, err := pipeline.UndoRun(ctx, dir, m, opts.BusyTimeout, opts.Force, env.Now) // m: read and checked above
+	var t pipeline.UndoTally
 	for _, o := range outs {
 		path := reports.Printable(o.Ref.Path)
-		var ce *fileio.CommittedError
 		f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names}
+		var late bool
+		f.Status, late = t.Add(o)
+		if o.Err != nil && f.Status != pipeline.UndoAlready {
+			f.Reason = o.Err.Error()
+			flushOut(env)
+		}
 		switch {
-		case o.Already:
-			f.Status = "already"
-		case o.Err == nil:
-			restored++
-			if o.Ref.Kind == store.KindSQLite {
-				restoredDBs++
-			}
-			f.Status = "restored"
+		case f.Status == pipeline.UndoRestored && !late:
 			fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
-		case errors.As(o.Err, &ce):
+		case late:
 			// Restored, then something failed (a directory fsync) or the agent appended
 			// meanwhile (carried over): reported, and the exit status says so.
-			restored++
-			if o.Ref.Kind == store.KindSQLite {
-				restoredDBs++
-			}
-			late++
-			if errors.Is(o.Err, store.ErrInUse) {
-				lateInUse++
-			}
-			f.Status, f.Reason = "restored", o.Err.Error()
-			flushOut(env)
 			fmt.Fprintf(env.Err, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
-		case errors.Is(o.Err, store.ErrChangedSinceRun):
-			changed++
-			f.Status, f.Reason = "changed", o.Err.Error()
-			flushOut(env)
+		case f.Status == pipeline.UndoChanged || f.Status == pipeline.UndoInUse:
 			fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
-		case errors.Is(o.Err, store.ErrInUse):
-			inUse++
-			f.Status, f.Reason = "in-use", o.Err.Error()
-			flushOut(env)
-			fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
-		default:
-			failed++
-			f.Status, f.Reason = "failed", o.Err.Error()
-			flushOut(env)
+		case f.Status == pipeline.UndoFailed:
 			fmt.Fprintf(env.Err, "  failed   %s\n", reports.Printable(o.Err.Error()))
 		}
 		rep.Files = append(rep.Files, f)
 	}
-	rep.Restored, rep.NotRestored = restored, changed+inUse+failed
+	restored, restoredDBs, changed, inUse := t.Restored, t.RestoredDBs, t.Changed, t.InUse
+	rep.Restored, rep.NotRestored = restored, t.NotRestored()
 	if err != nil {
 		return err
 	}
 	summary := fmt.Sprintf("restored %s of run %s", pipeline.StoresPhrase(restored, restoredDBs), m.RunID)
-	if left := changed + inUse + failed; left > 0 {
+	if left := t.NotRestored(); left > 0 {
 		summary += fmt.Sprintf("; %s not restored", plural(left, "file"))
 		switch {
 		case changed > 0 && !opts.Force:
@@ -277,9 +246,9 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	rep.Summary = summary
 	fmt.Fprintln(env.Out, summary)
 	switch {
-	case lateInUse > 0:
+	case t.LateInUse > 0:
 		return withCode(exitInUse)
-	case late > 0:
+	case t.Late > 0:
 		return withCode(exitPartial)
 	}
 	return nil
