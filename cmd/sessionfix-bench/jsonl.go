@@ -56,16 +56,14 @@ func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
 		st.Files, float64(st.Bytes)/(1<<20), st.Records, st.Names, time.Since(t0).Round(time.Millisecond))
 	size := mib(sizeMiB << 20)
 	runs := cfg.Runs
-	note := ""
+	var note string
 	switch {
 	case sizeMiB >= 4096 && runs > 1:
 		runs = 1 // the 15-minute budget of make bench
 	case sizeMiB >= 1024 && runs > 2:
 		runs = 2
 	}
-	if runs != cfg.Runs {
-		note = fmt.Sprintf("%d pairs", runs)
-	}
+	note = pairsNote(runs, cfg.Runs)
 	var rows []Row
 
 	// scan: warm the cache with one floor run, then floor and scan in turn.
