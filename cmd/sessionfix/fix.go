@@ -196,39 +196,16 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 	if r.Plan == nil {
 		return nil // reported with the problems
 	}
-	fs := fixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: pipeline.ProfileOf(r.Store),
-		Cont: r.Batch != nil && r.Batch.Index > 0, Open: r.Batch != nil && !r.Batch.Last && !o.summary}
-	if o.showPlan {
-		for _, d := range r.Plan.Decisions {
-			if d.Action == rewrite.ActNone && !o.opts.Verbose {
-				continue
-			}
-			l := d.Site.Loc
-			fs.Decisions = append(fs.Decisions, pipeline.DecisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: siteLabel(*d.Site), Path: d.Site.Path,
-				Old: pipeline.SiteName(d.Site), New: d.New, Class: string(d.Class), Reasons: pipeline.RejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
+	fs, skipped := pipeline.FixStoreOf(r, o.showPlan, o.opts.Verbose)
+	fs.Cont, fs.Open = r.Batch != nil && r.Batch.Index > 0, r.Batch != nil && !r.Batch.Last && !o.summary
+	if skipped != nil {
+		o.skipped = append(o.skipped, *skipped)
+	} else if fs.Outcome != nil {
+		o.stores++
+		if r.Plan.Snap.Ref.Kind == store.KindSQLite {
+			o.dbs++
 		}
-	}
-	if oc := r.Outcome; oc != nil {
-		switch {
-		case oc.Committed():
-			// Rewritten and recorded; an error after the replace (a late writer carried
-			// over, a directory fsync) is reported with it.
-			fs.Outcome = &pipeline.StoreOutcome{Status: "rewritten", Names: oc.Edits}
-			if oc.Err != nil {
-				fs.Outcome.Reason = oc.Err.Error()
-			}
-			o.stores++
-			if r.Plan.Snap.Ref.Kind == store.KindSQLite {
-				o.dbs++
-			}
-			o.names += oc.Edits
-		case oc.InUse():
-			fs.Outcome = &pipeline.StoreOutcome{Status: "in-use", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, pipeline.SkippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
-		default:
-			fs.Outcome = &pipeline.StoreOutcome{Status: "failed", Reason: oc.Err.Error()}
-			o.skipped = append(o.skipped, pipeline.SkippedRow{Path: fs.Path, Reason: oc.Err.Error(), DB: r.Plan.Snap.Ref.Kind == store.KindSQLite})
-		}
+		o.names += fs.Outcome.Names
 	}
 	if len(fs.Decisions) == 0 && fs.Outcome == nil {
 		return nil
@@ -574,13 +551,6 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		return withCode(exitPartial)
 	}
 	return keptFinding(p.Summary, env, "fix", failOnKept)
-}
-
-func siteLabel(s store.Site) string {
-	if s.Field != "" && string(s.Kind) != s.Field {
-		return string(s.Kind) + "/" + s.Field
-	}
-	return string(s.Kind)
 }
 
 // writeStorePlan prints one store's plan.

@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// FixStoreOf is fix's report row of one streamed store result (docs/report.md "stores"): its
+// decisions when showPlan (ActNone ones only when verbose) and, with --apply, its outcome
+// (rewritten with the names edited and any error after the replace; in-use; failed). skipped is
+// the store's SkippedRow when --apply skipped it (in use) or failed to write it, else nil.
+// Cont and Open are left for the caller (the batch layout of the text output). r.Plan must be
+// set.
+func FixStoreOf(r *rewrite.StoreResult, showPlan, verbose bool) (fs FixStore, skipped *SkippedRow) {
+	fs = FixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: ProfileOf(r.Store)}
+	if showPlan {
+		for _, d := range r.Plan.Decisions {
+			if d.Action == rewrite.ActNone && !verbose {
+				continue
+			}
+			l := d.Site.Loc
+			fs.Decisions = append(fs.Decisions, DecisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: SiteLabel(*d.Site), Path: d.Site.Path,
+				Old: SiteName(d.Site), New: d.New, Class: string(d.Class), Reasons: RejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
+		}
+	}
+	oc := r.Outcome
+	if oc == nil {
+		return fs, nil
+	}
+	db := r.Plan.Snap.Ref.Kind == store.KindSQLite
+	switch {
+	case oc.Committed():
+		// Rewritten and recorded; an error after the replace (a late writer carried over, a
+		// directory fsync) is reported with it.
+		fs.Outcome = &StoreOutcome{Status: "rewritten", Names: oc.Edits}
+		if oc.Err != nil {
+			fs.Outcome.Reason = oc.Err.Error()
+		}
+	case oc.InUse():
+		fs.Outcome = &StoreOutcome{Status: "in-use", Reason: oc.Err.Error()}
+		skipped = &SkippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), DB: db}
+	default:
+		fs.Outcome = &StoreOutcome{Status: "failed", Reason: oc.Err.Error()}
+		skipped = &SkippedRow{Path: fs.Path, Reason: oc.Err.Error(), DB: db}
+	}
+	return fs, skipped
+}
+
+// SiteLabel is a site's kind, with its field when that says more ("message/functionCall").
+func SiteLabel(s store.Site) string {
+	if s.Field != "" && string(s.Kind) != s.Field {
+		return string(s.Kind) + "/" + s.Field
+	}
+	return string(s.Kind)
+}
