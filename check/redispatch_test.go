@@ -29,8 +29,8 @@ func qwenSnap(name, server string) *store.Snapshot {
 // names the server that was called: redispatch; without it: ambiguous (two tools spell it).
 // The fix plan leaves the name (provider-safe) and says so.
 func TestQwenRedispatches(t *testing.T) {
-	tools := NewQwenTools(map[string][]string{"foo:bar": {"x"}, "foo_bar": {"x"}, "lit": {"ok_tool"}})
-	lk := &Lookup{Qwen: tools, QwenSource: "inv.json"}
+	tools := NewInventoryTools(map[string][]string{"foo:bar": {"x"}, "foo_bar": {"x"}, "lit": {"ok_tool"}})
+	lk := &Lookup{Inventory: tools, InventorySource: "inv.json"}
 	ix := mcpname.NewIndex("mcp__foo:bar__x", "mcp__foo_bar__x", "mcp__lit__ok_tool")
 
 	sp := rewrite.PlanStore(nil, qwenSnap("mcp__foo_bar__x", "foo:bar"), rewrite.Policy{Index: ix})

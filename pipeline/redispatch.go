@@ -163,8 +163,8 @@ func RedispatchSARIF(rs []check.Redispatch) ([]reports.SARIFRule, []reports.SARI
 	return rules, results
 }
 
-// qwenTools lists an inventory's servers and tools as the tools Qwen Code registers.
-func qwenTools(inv *inventory.Inventory) []mcpname.QwenTool {
+// inventoryTools lists an inventory's servers and tools (check.NewInventoryTools).
+func inventoryTools(inv *inventory.Inventory) []check.Tool {
 	servers := map[string][]string{}
 	for _, k := range inv.Keys() {
 		servers[k] = []string{}
@@ -172,7 +172,7 @@ func qwenTools(inv *inventory.Inventory) []mcpname.QwenTool {
 			servers[k] = append(servers[k], t.Name)
 		}
 	}
-	return check.NewQwenTools(servers)
+	return check.NewInventoryTools(servers)
 }
 
 // HistoryRedispatches runs the scan pipeline read-only over the Qwen Code session history at
@@ -189,7 +189,7 @@ func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inve
 		return nil, nil, err
 	}
 	p.Policy.Index = inv.Index()
-	p.Summary.Dispatch = &check.Lookup{Qwen: qwenTools(inv), QwenSource: source, Policy: p.Policy}
+	p.Summary.Dispatch = &check.Lookup{Inventory: inventoryTools(inv), InventorySource: source, Policy: p.Policy}
 	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
 		return nil, nil, err
 	}

@@ -69,5 +69,6 @@ var Agent = &agent.Agent{
 		return "Qwen Code runtime directory", strings.Join(RootTried(env), ", "), "set QWEN_HOME or QWEN_RUNTIME_DIR"
 	},
 	JSONL: Profiles, DetectJSONL: Detect,
-	Namer: namer{},
+	Namer:        namer{},
+	Redispatches: Redispatches,
 }
