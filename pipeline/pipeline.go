@@ -218,7 +218,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	s := p.Summary
 	s.Dispatch = &check.Lookup{Policy: p.Policy}
 	if inv != nil {
-		s.Dispatch.Inventory, s.Dispatch.InventorySource = inventoryTools(inv), o.Inventory
+		s.Dispatch.Inventory, s.Dispatch.InventorySource = dispatchTools(inv), o.Inventory
 	}
 	s.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	s.Report.Problems = append(s.Report.Problems, rootProbs...)

@@ -163,8 +163,8 @@ func RedispatchSARIF(rs []check.Redispatch) ([]reports.SARIFRule, []reports.SARI
 	return rules, results
 }
 
-// inventoryTools lists an inventory's servers and tools (check.NewInventoryTools).
-func inventoryTools(inv *inventory.Inventory) []check.Tool {
+// dispatchTools lists an inventory's servers and tools (check.NewInventoryTools).
+func dispatchTools(inv *inventory.Inventory) []check.Tool {
 	servers := map[string][]string{}
 	for _, k := range inv.Keys() {
 		servers[k] = []string{}
@@ -189,7 +189,7 @@ func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inve
 		return nil, nil, err
 	}
 	p.Policy.Index = inv.Index()
-	p.Summary.Dispatch = &check.Lookup{Inventory: inventoryTools(inv), InventorySource: source, Policy: p.Policy}
+	p.Summary.Dispatch = &check.Lookup{Inventory: dispatchTools(inv), InventorySource: source, Policy: p.Policy}
 	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
 		return nil, nil, err
 	}
