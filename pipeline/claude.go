@@ -226,15 +226,8 @@ func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, 
 			if len(all) == 0 {
 				return claude.ClaudePolicy{}, nil, nil, usagef("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
 			}
-			var base settings.Env
-			if env.Environ != nil {
-				base = settings.EnvFromList(env.Environ())
-			}
-			d, errs := inventory.Discover(ctx, all, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
-			if err := ctx.Err(); err != nil {
-				return claude.ClaudePolicy{}, nil, nil, err
-			}
-			if err := AllServersFailed(len(all), errs); err != nil {
+			d, errs, err := discoverServers(ctx, env, all)
+			if err != nil {
 				return claude.ClaudePolicy{}, nil, nil, err
 			}
 			for _, e := range errs {

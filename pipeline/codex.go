@@ -105,15 +105,8 @@ func discoverer(env Env) agent.Discover {
 			}
 			ms[i] = m
 		}
-		var base settings.Env
-		if env.Environ != nil {
-			base = settings.EnvFromList(env.Environ())
-		}
-		inv, errs := inventory.Discover(ctx, ms, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		if err := AllServersFailed(len(ms), errs); err != nil {
+		inv, errs, err := discoverServers(ctx, env, ms)
+		if err != nil {
 			return nil, nil, err
 		}
 		serverErrs := make([]error, len(errs))
@@ -122,6 +115,24 @@ func discoverer(env Env) agent.Discover {
 		}
 		return inventoryTools(inv), serverErrs, nil
 	}
+}
+
+// discoverServers lists the tools of servers with inventory's MCP client over this process's
+// environment (env.Environ); errs are the servers that could not be listed; err is ctx's, or
+// AllServersFailed's when not one could be.
+func discoverServers(ctx context.Context, env Env, servers []settings.MCPServer) (*inventory.Inventory, []*inventory.ServerError, error) {
+	var base settings.Env
+	if env.Environ != nil {
+		base = settings.EnvFromList(env.Environ())
+	}
+	inv, errs := inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := AllServersFailed(len(servers), errs); err != nil {
+		return nil, nil, err
+	}
+	return inv, errs, nil
 }
 
 // AllServersFailed is the error of a --discover where not one of n servers (n > 0) could be
