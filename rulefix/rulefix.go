@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -116,4 +117,20 @@ func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem f
 		p.Report.Outcomes = append(p.Report.Outcomes, row)
 	}
 	return res, inUse, err
+}
+
+// InventoryTools loads the inventory file at path (inventory.Load) and lists its raw tools,
+// server by server in key order, as the rule migration takes them.
+func InventoryTools(path string) ([]mcpname.ClaudeTool, error) {
+	inv, err := inventory.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	var tools []mcpname.ClaudeTool
+	for _, k := range inv.Keys() {
+		for _, t := range inv.Servers[k].Tools {
+			tools = append(tools, mcpname.ClaudeTool{Server: k, Tool: t.Name})
+		}
+	}
+	return tools, nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/audit"
-	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
@@ -76,15 +75,9 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		}
 		now = v
 	}
-	inv, err := inventory.Load(o.Common.Inventory)
+	tools, err := rulefix.InventoryTools(o.Common.Inventory)
 	if err != nil {
 		return err
-	}
-	var tools []mcpname.ClaudeTool
-	for _, k := range inv.Keys() {
-		for _, t := range inv.Servers[k].Tools {
-			tools = append(tools, mcpname.ClaudeTool{Server: k, Tool: t.Name})
-		}
 	}
 	r := &claudeAuditRun{env: env}
 	srcs, _, err := r.Resolve(r.inputs(o.Paths, o.Project, o.Cwd, o.ProjectKey, o.ClaudeJSON, nil, "fix --rules"), r.hooks())
