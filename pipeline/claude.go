@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
@@ -226,7 +227,11 @@ func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, 
 			if len(all) == 0 {
 				return claude.ClaudePolicy{}, nil, nil, usagef("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
 			}
-			d, errs, err := discoverServers(ctx, env, all)
+			as := make([]agent.Server, len(all))
+			for i, s := range all {
+				as[i] = agentServer(s)
+			}
+			d, errs, err := discoverServers(ctx, env, as)
 			if err != nil {
 				return claude.ClaudePolicy{}, nil, nil, err
 			}

@@ -88,24 +88,12 @@ func problemRows(ps []agent.Problem) []ProblemRow {
 	return out
 }
 
-// discoverer is the agent.Discover of --discover: inventory's MCP client over this process's
-// environment (env.Environ). A server with a Command is started over stdio, one with a URL
-// is reached over streamable HTTP; when not one of them can be listed the error is
+// discoverer is the agent.Discover of --discover: discoverServers (inventory's MCP client over
+// this process's environment); when not one of them can be listed the error is
 // AllServersFailed's.
 func discoverer(env Env) agent.Discover {
 	return func(ctx context.Context, servers []agent.Server) ([]agent.Tool, []error, error) {
-		ms := make([]settings.MCPServer, len(servers))
-		for i, s := range servers {
-			m := settings.MCPServer{Key: s.Key, Command: s.Command, Args: s.Args, Cwd: s.Cwd, URL: s.URL, Env: s.Env, Headers: s.Headers}
-			switch {
-			case s.Command != "":
-				m.Transport = settings.TransportStdio
-			case s.URL != "":
-				m.Transport, m.URLKey = settings.TransportHTTP, "url"
-			}
-			ms[i] = m
-		}
-		inv, errs, err := discoverServers(ctx, env, ms)
+		inv, errs, err := discoverServers(ctx, env, servers)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -117,15 +105,46 @@ func discoverer(env Env) agent.Discover {
 	}
 }
 
+// mcpServer is s the way inventory.Discover takes it. A Server without a Transport is started
+// over stdio when it has a Command, else reached over streamable HTTP at its URL (URLKey "url"
+// when it has none).
+func mcpServer(s agent.Server) settings.MCPServer {
+	m := settings.MCPServer{Key: s.Key, Transport: settings.Transport(s.Transport), Command: s.Command, Args: s.Args, Cwd: s.Cwd,
+		URL: s.URL, URLKey: s.URLKey, Type: s.Type, TimeoutMS: s.TimeoutMS, Env: s.Env, Headers: s.Headers}
+	if m.Transport == "" {
+		switch {
+		case s.Command != "":
+			m.Transport = settings.TransportStdio
+		case s.URL != "":
+			m.Transport = settings.TransportHTTP
+			if m.URLKey == "" {
+				m.URLKey = "url"
+			}
+		}
+	}
+	return m
+}
+
+// agentServer is a settings file's server as an agent.Server (its Origin, Trust and tool
+// rules are not part of starting it).
+func agentServer(m settings.MCPServer) agent.Server {
+	return agent.Server{Key: m.Key, Transport: agent.Transport(m.Transport), Command: m.Command, Args: m.Args, Cwd: m.Cwd,
+		URL: m.URL, URLKey: m.URLKey, Type: m.Type, TimeoutMS: m.TimeoutMS, Env: m.Env, Headers: m.Headers}
+}
+
 // discoverServers lists the tools of servers with inventory's MCP client over this process's
 // environment (env.Environ); errs are the servers that could not be listed; err is ctx's, or
 // AllServersFailed's when not one could be.
-func discoverServers(ctx context.Context, env Env, servers []settings.MCPServer) (*inventory.Inventory, []*inventory.ServerError, error) {
+func discoverServers(ctx context.Context, env Env, servers []agent.Server) (*inventory.Inventory, []*inventory.ServerError, error) {
 	var base settings.Env
 	if env.Environ != nil {
 		base = settings.EnvFromList(env.Environ())
 	}
-	inv, errs := inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
+	ms := make([]settings.MCPServer, len(servers))
+	for i, s := range servers {
+		ms[i] = mcpServer(s)
+	}
+	inv, errs := inventory.Discover(ctx, ms, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
