@@ -28,8 +28,8 @@ const (
 	exitOK      = 0
 	exitError   = 1
 	exitUsage   = 2
-	exitPartial = 3 // some stores or inputs could not be read or written (each is listed)
-	exitInUse   = 4 // a store is in use by another process; nothing was changed in it, or what it appended meanwhile was carried over (fix says which)
+	exitPartial = pipeline.ExitPartial // some stores or inputs could not be read or written (each is listed)
+	exitInUse   = pipeline.ExitInUse   // a store is in use by another process; nothing was changed in it, or what it appended meanwhile was carried over (fix says which)
 	// exitFinding: a --fail-on condition was met (audit: a lost, refused or gained pair;
 	// fix/scan --fail-on kept: names a provider rejects were kept). The run itself succeeded.
 	exitFinding = pipeline.ExitFinding

@@ -469,7 +469,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		} else if p.Summary.Report.Totals.Rewrite > 0 && opts.Format == "table" {
 			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
 		}
-		return endCode(p.Summary, env, "fix", failOnKept)
+		return endCode(p.Summary, env, "fix", false, failOnKept)
 	}
 
 	if !opts.Yes {
@@ -499,7 +499,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		}
 		t := p.Summary.Report.Totals
 		if t.Rewrite == 0 {
-			return endCode(p.Summary, env, "fix", failOnKept)
+			return endCode(p.Summary, env, "fix", false, failOnKept)
 		}
 		flushOut(env)
 		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
@@ -544,13 +544,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			fmt.Fprintf(env.Out, "note: %s\n", n)
 		}
 	}
-	switch {
-	case p.Summary.InUse > 0:
-		return withCode(exitInUse)
-	case p.Summary.ApplyErrs > 0 || p.Summary.Failed:
-		return withCode(exitPartial)
-	}
-	return keptFinding(p.Summary, env, "fix", failOnKept)
+	return endCode(p.Summary, env, "fix", true, failOnKept)
 }
 
 // writeStorePlan prints one store's plan.

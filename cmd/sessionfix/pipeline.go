@@ -112,27 +112,18 @@ func failOnFlag() cli.Flag {
 	return &cli.StringFlag{Name: "fail-on", Usage: "kept: exit 5 when a name a provider rejects is kept (for scheduled jobs)"}
 }
 
-// keptFinding prints the --fail-on kept finding on standard error and returns its exit error
-// (nil when --fail-on kept is off or nothing was kept).
-// endCode is the exit of a run that read every store (scan, fix's dry run and its plan before
-// the prompt): a store in use, 4, wins over one that could not be read, 3, which wins over a
-// --fail-on kept finding, 5.
-func endCode(a *aggregate, env *Env, cmd string, failOnKept bool) error {
-	switch {
-	case a.InUse > 0:
-		return withCode(exitInUse)
-	case a.Failed:
-		return withCode(exitPartial)
-	}
-	return keptFinding(a, env, cmd, failOnKept)
-}
-
-func keptFinding(a *aggregate, env *Env, cmd string, failOnKept bool) error {
-	if !failOnKept || a.Report.Totals.KeptRejected == 0 {
+// endCode is the exit of a scan or fix run (Summary.ExitCode: 4 wins over 3, which wins
+// over a --fail-on kept finding, 5); the finding is said on standard error. applied: fix
+// --apply (a store it failed to write is 3).
+func endCode(a *aggregate, env *Env, cmd string, applied, failOnKept bool) error {
+	code := a.ExitCode(applied, failOnKept)
+	switch code {
+	case 0:
 		return nil
+	case exitFinding:
+		fmt.Fprintf(env.Err, "%s: --fail-on kept: %s a provider rejects kept\n", cmd, plural(a.Report.Totals.KeptRejected, "name"))
 	}
-	fmt.Fprintf(env.Err, "%s: --fail-on kept: %s a provider rejects kept\n", cmd, plural(a.Report.Totals.KeptRejected, "name"))
-	return withCode(exitFinding)
+	return withCode(code)
 }
 
 // classTable counts names per class; labels splits legacy-dotted by reason (classLabel).

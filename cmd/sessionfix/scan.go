@@ -143,7 +143,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(names, "finding"), known.Len())
 		return nil
 	}
-	return endCode(p.Summary, env, "scan", failOnKept)
+	return endCode(p.Summary, env, "scan", false, failOnKept)
 }
 
 // jsonError ends the output of a run with --format json stopped by err before its report
