@@ -2,14 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -99,179 +91,63 @@ func claudePolicy(ctx context.Context, env Env, po Options, found *scan.Found) (
 }
 
 // claudeFlagSources are the raw-identity sources given by flags, the same for every home:
-// the servers of each --mcp-config file and the --inventory file.
+// the servers of each --mcp-config file and the --inventory file's tools.
 type claudeFlagSources struct {
-	keys    []claude.ClaudeKey
-	servers []settings.MCPServer
-	file    *inventory.Inventory
+	mcpConfigs []claude.MCPConfig
+	tools      []agent.Tool
 }
 
 func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 	var out claudeFlagSources
-	senv := env.settings()
-	var flagKeys []claude.ClaudeKey
-	var flagServers []settings.MCPServer
+	parse := claudeParser(env.settings())
 	for _, f := range po.MCPConfigs {
-		servers, err := loadClaudeMCPConfig(f, senv)
+		servers, err := claude.ReadMCPConfig(f, parse)
 		if err != nil {
 			return out, err
 		}
-		flagServers = append(flagServers, servers...)
-		for _, s := range servers {
-			flagKeys = append(flagKeys, claude.ClaudeKey{Key: s.Key, Source: f})
-		}
+		out.mcpConfigs = append(out.mcpConfigs, claude.MCPConfig{Path: f, Servers: servers})
 	}
 	if po.Inventory != "" {
 		f, err := inventory.Load(po.Inventory)
 		if err != nil {
 			return out, err
 		}
-		out.file = f
+		out.tools = inventoryTools(f)
 	}
-	out.keys, out.servers = flagKeys, flagServers
 	return out, nil
 }
 
-// claudeHomePolicy is the Claude policy of one home g: the server keys of its global config
-// (g.config, else the one beside the home or the environment's; top-level and per-project
-// mcpServers), of each of its projects' .mcp.json and of g.mcpJSON, and of the flag sources;
-// the --inventory tools and, with --discover, the tools the servers of those files list.
-// Problems are files that could not be read (reported, the run goes on).
+// claudeHomePolicy is claude.HomePolicy of one home g with the flag sources, the settings
+// parser and, with --discover, inventory's MCP client; its Info and problems as report rows.
 func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, g *claudeGroup, src claudeFlagSources) (claude.ClaudePolicy, *ClaudeInfo, []ProblemRow, error) {
-	var problems []ProblemRow
-	senv := env.settings()
-	flagKeys, flagServers, file := src.keys, src.servers, src.file
-	{
-		pol := claude.ClaudePolicy{Version: version, AllowShared: po.AllowShared}
-		info := &ClaudeInfo{Home: g.home, Sessions: len(g.sessions), Version: version, Inventory: []string{}, KeySources: []string{}, AllowShared: po.AllowShared}
-		var servers []settings.MCPServer
-		cfgPath := claude.ConfigFileOf(g.home)
-		if g.fromEnv {
-			cfgPath = claude.GlobalConfigPath(env.Getenv, env.Home)
-		}
-		if g.config != "" || g.noConfig {
-			cfgPath = g.config
-		}
-		addKeys := func(keys []string, source string) {
-			if len(keys) == 0 {
-				return
-			}
-			for _, k := range keys {
-				pol.Keys = append(pol.Keys, claude.ClaudeKey{Key: k, Source: source})
-			}
-			info.KeySources = append(info.KeySources, fmt.Sprintf("%s (%d)", source, len(keys)))
-		}
-		// A .mcp.json: its servers (for --discover) and keys, once per file.
-		readMCP := map[string]bool{}
-		addMCPJSON := func(mcpJSON string) {
-			if readMCP[mcpJSON] {
-				return
-			}
-			readMCP[mcpJSON] = true
-			ss, err := loadClaudeMCPConfig(mcpJSON, senv)
-			switch {
-			case err == nil:
-				servers = append(servers, ss...)
-				var ks []string
-				for _, s := range ss {
-					ks = append(ks, s.Key)
-				}
-				addKeys(ks, mcpJSON)
-			case !errors.Is(err, fs.ErrNotExist):
-				problems = append(problems, ProblemRow{Path: mcpJSON, Severity: string(store.SevWarning), Reason: ErrReason(err) + "; its server keys are not used"})
-			}
-		}
-		if cfgPath != "" {
-			gc, err := claude.LoadGlobalConfig(cfgPath)
-			switch {
-			case err == nil:
-				info.Config = cfgPath
-				addKeys(gc.Servers, cfgPath)
-				for _, dir := range slices.Sorted(maps.Keys(gc.Projects)) {
-					addKeys(gc.Projects[dir].Servers, fmt.Sprintf("%s projects[%q]", cfgPath, dir))
-					addMCPJSON(filepath.Join(dir, ".mcp.json"))
-				}
-				if po.Discover {
-					if f, err := settings.Parse(cfgPath, gc.Data, settings.ScopeUser, senv); err == nil {
-						servers = append(servers, f.MCPServers...)
-					}
-				}
-			case errors.Is(err, fs.ErrNotExist):
-			default:
-				problems = append(problems, ProblemRow{Path: cfgPath, Severity: string(store.SevWarning), Reason: ErrReason(err) + "; its server keys are not used (pass --mcp-config)"})
-			}
-		}
-		for _, mcpJSON := range g.mcpJSON {
-			addMCPJSON(mcpJSON)
-		}
-		if len(flagKeys) > 0 {
-			pol.Keys = append(pol.Keys, flagKeys...)
-			for _, f := range po.MCPConfigs {
-				n := 0
-				for _, k := range flagKeys {
-					if k.Source == f {
-						n++
-					}
-				}
-				info.KeySources = append(info.KeySources, fmt.Sprintf("--mcp-config %s (%d)", f, n))
-			}
-		}
-		inv := inventory.New()
-		var sources []string
-		if file != nil {
-			inv.Merge(file)
-			sources = append(sources, po.Inventory)
-		}
-		if po.Discover {
-			all := append(slices.Clone(flagServers), servers...)
-			if len(all) == 0 {
-				return claude.ClaudePolicy{}, nil, nil, usagef("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", g.home)
-			}
-			as := make([]agent.Server, len(all))
-			for i, s := range all {
-				as[i] = agentServer(s)
-			}
-			d, errs, err := discoverServers(ctx, env, as)
-			if err != nil {
-				return claude.ClaudePolicy{}, nil, nil, err
-			}
-			for _, e := range errs {
-				problems = append(problems, ProblemRow{Path: g.home, Severity: string(store.SevError), Reason: e.Error() + "; its tools are not in the inventory"})
-			}
-			inv.Merge(d)
-			sources = append(sources, "the configured Claude Code MCP servers")
-		}
-		if len(sources) > 0 {
-			for _, key := range inv.Keys() {
-				for _, t := range inv.Servers[key].Tools {
-					pol.Tools = append(pol.Tools, mcpname.ClaudeTool{Server: key, Tool: t.Name})
-				}
-			}
-			pol.ToolsSource = strings.Join(sources, " and ")
-			info.Inventory = sources
-		}
-		seen := map[string]bool{}
-		for _, k := range pol.Keys {
-			seen[k.Key] = true
-		}
-		info.Keys = len(seen)
-		return pol, info, problems, nil
+	in := claude.PrepareInput{Getenv: env.Getenv, UserHome: env.Home, Version: version, AllowShared: po.AllowShared,
+		MCPConfigs: src.mcpConfigs, InventoryFile: po.Inventory, InventoryTools: src.tools, Parse: claudeParser(env.settings())}
+	if po.Discover {
+		in.Discover = discoverer(env)
 	}
+	h := claude.PolicyHome{Dir: g.home, FromEnv: g.fromEnv, Sessions: len(g.sessions), Config: g.config, NoConfig: g.noConfig, MCPJSON: g.mcpJSON}
+	pol, info, problems, err := claude.HomePolicy(ctx, in, h)
+	if err != nil {
+		return claude.ClaudePolicy{}, nil, nil, err
+	}
+	ci := ClaudeInfo(*info)
+	return pol, &ci, problemRows(problems), nil
 }
 
-// loadClaudeMCPConfig reads a Claude Code MCP config ({"mcpServers": {<key>: {command, args,
-// env, url, type, headers}}}, the format of --mcp-config and .mcp.json) and returns its servers
-// in file order. Secrets in it never reach any output (settings.Secret).
-func loadClaudeMCPConfig(path string, env settings.Env) ([]settings.MCPServer, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// claudeParser is claude.ParseServers with the settings parser (the same reading of
+// "mcpServers" as Qwen Code's settings: env expansion over senv, secrets, transports).
+func claudeParser(senv settings.Env) claude.ParseServers {
+	return func(path string, data []byte) ([]agent.Server, error) {
+		f, err := settings.Parse(path, data, settings.ScopeUser, senv)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]agent.Server, len(f.MCPServers))
+		for i, m := range f.MCPServers {
+			out[i] = agentServer(m)
+		}
+		return out, nil
 	}
-	f, err := settings.Parse(path, data, settings.ScopeUser, env)
-	if err != nil {
-		return nil, err
-	}
-	return f.MCPServers, nil
 }
 
 // ClaudeHome is one Claude Code config directory to build a policy for (ClaudeHomePolicy).

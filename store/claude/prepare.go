@@ -1,0 +1,232 @@
+package claude
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/internal/usage"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+)
+
+// ParseServers reads the MCP servers of a Claude Code config's data ({"mcpServers": {<key>:
+// {command, args, env, url, type, headers}}}: --mcp-config, .mcp.json, ~/.claude.json) in
+// file order. It is injected by pipeline (the parser lives above the rooms); its values are
+// secrets that never reach any output.
+type ParseServers func(path string, data []byte) ([]agent.Server, error)
+
+// MCPConfig is one --mcp-config file and its servers (ReadMCPConfig).
+type MCPConfig struct {
+	Path    string
+	Servers []agent.Server
+}
+
+// ReadMCPConfig reads the Claude Code MCP config at path with parse. Errors are os.ReadFile's
+// and parse's, unchanged.
+func ReadMCPConfig(path string, parse ParseServers) ([]agent.Server, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data)
+}
+
+// PolicyHome is one Claude Code config directory to build a policy for (HomePolicy).
+type PolicyHome struct {
+	Dir string
+	// FromEnv: the environment's home ($CLAUDE_CONFIG_DIR, else ~/.claude), whose global
+	// config is GlobalConfigPath.
+	FromEnv bool
+	// Sessions counts the session files planned with this home (Info.Sessions).
+	Sessions int
+	// Config, when set, is the ~/.claude.json to read; NoConfig reads none. MCPJSON are
+	// further .mcp.json files (an audited project's).
+	Config   string
+	NoConfig bool
+	MCPJSON  []string
+}
+
+// PrepareInput is what HomePolicy needs besides the home: the same for every home of a run.
+type PrepareInput struct {
+	Getenv func(string) string
+	// UserHome is the user's home directory (~).
+	UserHome string
+	// Version is the Claude Code release whose names are current (--claude-version, checked).
+	Version     string
+	AllowShared bool
+	// MCPConfigs are the --mcp-config files, read once (ReadMCPConfig), in flag order.
+	MCPConfigs []MCPConfig
+	// InventoryFile is --inventory ("" for none); InventoryTools are its tools.
+	InventoryFile  string
+	InventoryTools []agent.Tool
+	// Parse reads the servers of a .mcp.json and, with Discover, of the global config.
+	Parse ParseServers
+	// Discover, when set (--discover), lists the tools of every configured server.
+	Discover agent.Discover
+}
+
+// Info names what the sessions of one home were planned with: the same fields, in the same
+// order, as pipeline.ClaudeInfo (which converts it and adds the report's JSON names).
+type Info struct {
+	Home        string
+	Sessions    int
+	Version     string
+	Config      string
+	KeySources  []string
+	Keys        int
+	Inventory   []string
+	AllowShared bool
+}
+
+// HomePolicy is the Claude policy of one home h: the server keys of its global config
+// (h.Config, else the one beside the home or the environment's; top-level and per-project
+// mcpServers), of each of its projects' .mcp.json and of h.MCPJSON, and of in.MCPConfigs; the
+// in.InventoryTools and, with in.Discover, the tools the servers of those files list.
+// Problems are files that could not be read and servers that could not be listed (the run
+// goes on); the error is a usage error (--discover with no server) or in.Discover's.
+func HomePolicy(ctx context.Context, in PrepareInput, h PolicyHome) (ClaudePolicy, *Info, []agent.Problem, error) {
+	var problems []agent.Problem
+	pol := ClaudePolicy{Version: in.Version, AllowShared: in.AllowShared}
+	info := &Info{Home: h.Dir, Sessions: h.Sessions, Version: in.Version, Inventory: []string{}, KeySources: []string{}, AllowShared: in.AllowShared}
+	var servers []agent.Server
+	cfgPath := ConfigFileOf(h.Dir)
+	if h.FromEnv {
+		cfgPath = GlobalConfigPath(in.Getenv, in.UserHome)
+	}
+	if h.Config != "" || h.NoConfig {
+		cfgPath = h.Config
+	}
+	addKeys := func(keys []string, source string) {
+		if len(keys) == 0 {
+			return
+		}
+		for _, k := range keys {
+			pol.Keys = append(pol.Keys, ClaudeKey{Key: k, Source: source})
+		}
+		info.KeySources = append(info.KeySources, fmt.Sprintf("%s (%d)", source, len(keys)))
+	}
+	// A .mcp.json: its servers (for --discover) and keys, once per file.
+	readMCP := map[string]bool{}
+	addMCPJSON := func(mcpJSON string) {
+		if readMCP[mcpJSON] {
+			return
+		}
+		readMCP[mcpJSON] = true
+		ss, err := ReadMCPConfig(mcpJSON, in.Parse)
+		switch {
+		case err == nil:
+			servers = append(servers, ss...)
+			var ks []string
+			for _, s := range ss {
+				ks = append(ks, s.Key)
+			}
+			addKeys(ks, mcpJSON)
+		case !errors.Is(err, fs.ErrNotExist):
+			problems = append(problems, agent.Problem{Path: mcpJSON, Severity: store.SevWarning, Reason: errReason(err) + "; its server keys are not used"})
+		}
+	}
+	if cfgPath != "" {
+		gc, err := LoadGlobalConfig(cfgPath)
+		switch {
+		case err == nil:
+			info.Config = cfgPath
+			addKeys(gc.Servers, cfgPath)
+			for _, dir := range slices.Sorted(maps.Keys(gc.Projects)) {
+				addKeys(gc.Projects[dir].Servers, fmt.Sprintf("%s projects[%q]", cfgPath, dir))
+				addMCPJSON(filepath.Join(dir, ".mcp.json"))
+			}
+			if in.Discover != nil {
+				if ss, err := in.Parse(cfgPath, gc.Data); err == nil {
+					servers = append(servers, ss...)
+				}
+			}
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			problems = append(problems, agent.Problem{Path: cfgPath, Severity: store.SevWarning, Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+		}
+	}
+	for _, mcpJSON := range h.MCPJSON {
+		addMCPJSON(mcpJSON)
+	}
+	var flagServers []agent.Server
+	for _, f := range in.MCPConfigs {
+		for _, s := range f.Servers {
+			pol.Keys = append(pol.Keys, ClaudeKey{Key: s.Key, Source: f.Path})
+		}
+		flagServers = append(flagServers, f.Servers...)
+	}
+	if len(flagServers) > 0 {
+		for _, f := range in.MCPConfigs {
+			n := 0 // a file given twice counts its keys twice, as they are in pol.Keys
+			for _, g := range in.MCPConfigs {
+				if g.Path == f.Path {
+					n += len(g.Servers)
+				}
+			}
+			info.KeySources = append(info.KeySources, fmt.Sprintf("--mcp-config %s (%d)", f.Path, n))
+		}
+	}
+	var tools []agent.Tool
+	var sources []string
+	if in.InventoryFile != "" {
+		tools = append(tools, in.InventoryTools...)
+		sources = append(sources, in.InventoryFile)
+	}
+	if in.Discover != nil {
+		all := append(flagServers, servers...)
+		if len(all) == 0 {
+			return ClaudePolicy{}, nil, nil, usage.Errorf("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", h.Dir)
+		}
+		d, errs, err := in.Discover(ctx, all)
+		if err != nil {
+			return ClaudePolicy{}, nil, nil, err
+		}
+		for _, e := range errs {
+			problems = append(problems, agent.Problem{Path: h.Dir, Severity: store.SevError, Reason: e.Error() + "; its tools are not in the inventory"})
+		}
+		tools = append(tools, d...)
+		sources = append(sources, "the configured Claude Code MCP servers")
+	}
+	if len(sources) > 0 {
+		pol.Tools = rawTools(tools)
+		pol.ToolsSource = strings.Join(sources, " and ")
+		info.Inventory = sources
+	}
+	seen := map[string]bool{}
+	for _, k := range pol.Keys {
+		seen[k.Key] = true
+	}
+	info.Keys = len(seen)
+	return pol, info, problems, nil
+}
+
+// rawTools are the distinct (server, tool) pairs of tools sorted by server key, then tool
+// (the order of the inventory they used to be merged into); nil for none.
+func rawTools(tools []agent.Tool) []mcpname.ClaudeTool {
+	var out []mcpname.ClaudeTool
+	for _, t := range tools {
+		out = append(out, mcpname.ClaudeTool{Server: t.Server, Tool: t.Tool})
+	}
+	slices.SortFunc(out, func(a, b mcpname.ClaudeTool) int {
+		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool))
+	})
+	return slices.Compact(out)
+}
+
+// errReason is err without the path an *fs.PathError repeats (the problem names the file).
+func errReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

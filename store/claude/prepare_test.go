@@ -1,0 +1,78 @@
+package claude
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessionfix/sessionfix/internal/usage"
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeParse reads one server key a line ("key" or "key=command"); "bad" is a parse error.
+func fakeParse(path string, data []byte) ([]agent.Server, error) {
+	var out []agent.Server
+	for l := range strings.Lines(string(data)) {
+		l = strings.TrimSpace(l)
+		if l == "bad" {
+			return nil, errors.New("bad server")
+		}
+		k, cmd, _ := strings.Cut(l, "=")
+		if k != "" && k[0] != '{' {
+			out = append(out, agent.Server{Key: k, Command: cmd})
+		}
+	}
+	return out, nil
+}
+
+// The policy of one home: keys of the global config's projects' .mcp.json (a missing one is
+// no problem, an unreadable one a warning), of --mcp-config (a file given twice counts
+// twice); the inventory file's tools and the discovered ones merged distinct and sorted, with
+// the flag servers first in what Discover gets.
+func TestHomePolicy(t *testing.T) {
+	dir := t.TempDir()
+	proj, bad := filepath.Join(dir, "proj"), filepath.Join(dir, "bad")
+	require.NoError(t, os.MkdirAll(proj, 0o755))
+	require.NoError(t, os.MkdirAll(bad, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte("p1=run\np2\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(bad, ".mcp.json"), []byte("bad\n"), 0o644))
+	cfg := filepath.Join(dir, "claude.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"projects": {"`+proj+`": {}, "`+bad+`": {}, "`+filepath.Join(dir, "none")+`": {}}}`), 0o644))
+
+	var got []string
+	in := PrepareInput{Version: "2.1.0", MCPConfigs: []MCPConfig{{Path: "flag.json", Servers: []agent.Server{{Key: "f"}}}, {Path: "flag.json", Servers: []agent.Server{{Key: "f"}}}},
+		InventoryFile: "inv.json", InventoryTools: []agent.Tool{{Server: "p2", Tool: "z"}, {Server: "f", Tool: "a"}},
+		Parse: fakeParse,
+		Discover: func(_ context.Context, ss []agent.Server) ([]agent.Tool, []error, error) {
+			for _, s := range ss {
+				got = append(got, s.Key)
+			}
+			return []agent.Tool{{Server: "p1", Tool: "b"}, {Server: "f", Tool: "a"}}, []error{errors.New("p2: down")}, nil
+		}}
+	pol, info, problems, err := HomePolicy(context.Background(), in, PolicyHome{Dir: dir, Config: cfg, Sessions: 3})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"f", "f", "p1", "p2"}, got)
+	assert.Equal(t, []mcpname.ClaudeTool{{Server: "f", Tool: "a"}, {Server: "p1", Tool: "b"}, {Server: "p2", Tool: "z"}}, pol.Tools)
+	assert.Equal(t, "inv.json and the configured Claude Code MCP servers", pol.ToolsSource)
+	assert.Equal(t, []string{filepath.Join(proj, ".mcp.json") + " (2)", "--mcp-config flag.json (2)", "--mcp-config flag.json (2)"}, info.KeySources)
+	assert.Equal(t, 3, info.Keys)
+	assert.Equal(t, 3, info.Sessions)
+	assert.Equal(t, cfg, info.Config)
+	assert.Equal(t, []agent.Problem{
+		{Path: filepath.Join(bad, ".mcp.json"), Severity: store.SevWarning, Reason: "bad server; its server keys are not used"},
+		{Path: dir, Severity: store.SevError, Reason: "p2: down; its tools are not in the inventory"},
+	}, problems)
+
+	// --discover with no server configured anywhere is a usage error naming the home.
+	_, _, _, err = HomePolicy(context.Background(), PrepareInput{Parse: fakeParse, Discover: in.Discover}, PolicyHome{Dir: dir, NoConfig: true})
+	var ue *usage.Error
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, err.Error(), "no Claude Code MCP server configured for "+dir)
+}
