@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -440,11 +439,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		return usageErrorf("--plan-out %s is a file this run reads (a store, a settings file or an input): refusing to write the plan over it (nothing was changed)", opts.PlanOut)
 	}
 	p.Summary.Report.Problems = append(p.Summary.Report.Problems, p.Settings.Notes()...)
-	command := "fix --apply"
-	if opts.Plan != "" {
-		command += " --plan " + reports.ShellQuote(opts.Plan)
-	}
-	aopt := rewrite.ApplyOptions{StateDir: opts.StateDir, Command: command, Roots: append(slices.Clip(p.Roots), p.Found.LinkTargets()...), Now: env.Now, Workers: opts.Workers}
+	aopt := p.FixApplyOptions(opts.StateDir, opts.Plan, env.Now, opts.Workers)
 	large := summaryMode(opts, len(p.Found.Targets))
 	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet, summary: large}
 
@@ -519,14 +514,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			planned = pc.Plan().Index()
 		}
 	}
-	if err := rewrite.CheckStateDir(opts.StateDir); err != nil {
-		return out.abort(err, nil)
-	}
-	if planned != nil {
-		p.ReportUnreached(planned)
-	}
-	out.begin("apply")
-	res, err := p.run(ctx, rewrite.ProcessOptions{Apply: true, ApplyOptions: aopt, Planned: planned}, out.store)
+	res, err := p.ApplyPlan(ctx, aopt, planned, func() { out.begin("apply") }, p.run, out.store)
 	if err != nil {
 		return out.abort(err, res)
 	}
