@@ -2,9 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -294,13 +292,7 @@ func (p *Pipeline) Run(ctx context.Context, opt rewrite.ProcessOptions, each fun
 func SameFile(a, b string) bool { return fileio.SameFile(a, b) }
 
 // ErrReason is an error without its path ("no such file or directory").
-func ErrReason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
+func ErrReason(err error) string { return store.ErrReason(err) }
 
 // underRoot reports whether path is root or lies under it.
 func underRoot(path, root string) bool {

@@ -357,3 +357,13 @@ func (e *InUseError) Unwrap() []error {
 	}
 	return []error{ErrInUse, e.Err}
 }
+
+// ErrReason is err without the path an *fs.PathError repeats, for a problem row that names
+// the file itself ("permission denied", not "open /x: permission denied").
+func ErrReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -131,7 +131,7 @@ func HomePolicy(ctx context.Context, in PrepareInput, h PolicyHome) (ClaudePolic
 			}
 			addKeys(ks, mcpJSON)
 		case !errors.Is(err, fs.ErrNotExist):
-			problems = append(problems, agent.Problem{Path: mcpJSON, Severity: store.SevWarning, Reason: errReason(err) + "; its server keys are not used"})
+			problems = append(problems, agent.Problem{Path: mcpJSON, Severity: store.SevWarning, Reason: store.ErrReason(err) + "; its server keys are not used"})
 		}
 	}
 	if cfgPath != "" {
@@ -151,7 +151,7 @@ func HomePolicy(ctx context.Context, in PrepareInput, h PolicyHome) (ClaudePolic
 			}
 		case errors.Is(err, fs.ErrNotExist):
 		default:
-			problems = append(problems, agent.Problem{Path: cfgPath, Severity: store.SevWarning, Reason: errReason(err) + "; its server keys are not used (pass --mcp-config)"})
+			problems = append(problems, agent.Problem{Path: cfgPath, Severity: store.SevWarning, Reason: store.ErrReason(err) + "; its server keys are not used (pass --mcp-config)"})
 		}
 	}
 	for _, mcpJSON := range h.MCPJSON {
@@ -220,13 +220,4 @@ func rawTools(tools []agent.Tool) []mcpname.ClaudeTool {
 		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Tool, b.Tool))
 	})
 	return slices.Compact(out)
-}
-
-// errReason is err without the path an *fs.PathError repeats (the problem names the file).
-func errReason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

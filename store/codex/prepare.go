@@ -80,19 +80,10 @@ type homeConfigError struct{ err error }
 func (e *homeConfigError) Error() string { return e.err.Error() }
 func (e *homeConfigError) Unwrap() error { return e.err }
 
-// errReason is err without the path an *fs.PathError repeats (the problem names the file).
-func errReason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 // homeConfigProblem reports a home whose config.toml could not be read and whose n rollouts
 // are therefore left as they are. The reason never quotes the file (ConfigError).
 func homeConfigProblem(path string, n int, err error) agent.Problem {
-	reason := errReason(err)
+	reason := store.ErrReason(err)
 	var ce *ConfigError
 	if errors.As(err, &ce) {
 		reason = fmt.Sprintf("%v: %v", ErrConfig, ce.Err)
