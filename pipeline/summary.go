@@ -315,9 +315,14 @@ func keptWhy(c mcpname.Class, homes []*CodexInfo) string {
 	return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
 }
 
-// AppliedLine is the closing sentence of fix --apply: what was really rewritten.
+// AppliedLine is the closing sentence of fix --apply: what was really rewritten (names in
+// stores, dbs of them databases; skipped: the stores --apply skipped or failed to write), or,
+// when the plan had nothing to rewrite, SummaryLine(false).
 func (a *Summary) AppliedLine(names, stores, dbs int, skipped []SkippedRow) string {
 	t := a.Report.Totals
+	if t.Rewrite == 0 {
+		return a.SummaryLine(false)
+	}
 	s := fmt.Sprintf("rewrote %s in %s; %s kept", reports.Plural(names, "name"), StoresPhrase(stores, dbs), reports.Plural(t.KeptTruncated, "legacy truncated name"))
 	if other := t.Kept - t.KeptTruncated; other > 0 {
 		s += fmt.Sprintf("; %s kept (see the notes and warnings)", reports.Plural(other, "other legacy name"))

@@ -518,11 +518,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if err != nil {
 		return out.abort(err, res)
 	}
-	summary := p.Summary.SummaryLine(false)
-	if p.Summary.Report.Totals.Rewrite > 0 {
-		summary = p.Summary.AppliedLine(out.names, out.stores, out.dbs, out.skipped)
-	}
-	if err := out.end(p.Summary, summary, res); err != nil {
+	if err := out.end(p.Summary, p.Summary.AppliedLine(out.names, out.stores, out.dbs, out.skipped), res); err != nil {
 		return err
 	}
 	if opts.Format == "table" && res.RunID != "" && res.Files > 0 {
