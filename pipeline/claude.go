@@ -6,7 +6,6 @@ import (
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/scan"
-	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
@@ -20,41 +19,14 @@ type claudeResult struct {
 	info     []*ClaudeInfo
 }
 
-// claudeGroup is the sessions of one Claude Code home.
-type claudeGroup struct {
-	home     string
-	fromEnv  bool
-	sessions []string
-	// config, when set, is the ~/.claude.json to read (audit --agent claude: --claude-json, or
-	// the one beside a copy); mcpJSON are further .mcp.json files (the audited project's).
-	config   string
-	noConfig bool // read no ~/.claude.json (config is "")
-	mcpJSON  []string
-}
-
-// claudeGroups sorts the discovered Claude Code sessions by the config directory each lies in
-// (claude.GroupByHome: a copied ~/.claude is planned with the claude.json beside it); a session
-// in no such directory is planned with the environment's ($CLAUDE_CONFIG_DIR, else ~/.claude).
-func claudeGroups(env Env, found *scan.Found) []*claudeGroup {
-	stores := make([]store.Store, len(found.Targets))
-	for i, t := range found.Targets {
-		stores[i] = t.Store
-	}
-	var out []*claudeGroup
-	for _, h := range claude.GroupByHome(stores, found.Lexical, claude.Home(env.Getenv, env.Home)) {
-		out = append(out, &claudeGroup{home: h.Home, fromEnv: h.FromEnv, sessions: h.Sessions})
-	}
-	return out
-}
-
 // claudePolicy gathers what the Claude Code namer needs once discovery found some Claude Code
-// session: per home, the server keys of its global config (top-level and per-project
-// mcpServers), of each of its projects' .mcp.json, and of every --mcp-config file; the
-// --inventory tools and, with --discover, the tools the servers of those files list.
+// session: claude.Prepare over the homes the sessions lie in (claude.GroupByHome: a copied
+// ~/.claude is planned with the claude.json beside it; a session in no such directory with the
+// environment's, $CLAUDE_CONFIG_DIR else ~/.claude), with the flag sources read once.
 func claudePolicy(ctx context.Context, env Env, po Options, found *scan.Found) (claudeResult, error) {
 	var res claudeResult
-	groups := claudeGroups(env, found)
-	if len(groups) == 0 {
+	homes := claude.GroupByHome(foundStores(found), found.Lexical, claude.Home(env.Getenv, env.Home))
+	if len(homes) == 0 {
 		return res, nil
 	}
 	version := po.ClaudeVersion
@@ -68,24 +40,14 @@ func claudePolicy(ctx context.Context, env Env, po Options, found *scan.Found) (
 	if err != nil {
 		return res, err
 	}
-	for _, g := range groups {
-		pol, info, problems, err := claudeHomePolicy(ctx, env, po, version, g, src)
-		if err != nil {
-			return res, err
-		}
-		res.problems = append(res.problems, problems...)
-		res.info = append(res.info, info)
-		if len(groups) == 1 {
-			res.pol = pol
-			break
-		}
-		if res.byPath == nil {
-			res.byPath = map[string]*claude.ClaudePolicy{}
-		}
-		p := pol
-		for _, s := range g.sessions {
-			res.byPath[s] = &p
-		}
+	p, err := claude.Prepare(ctx, claudeInput(env, po, version, src), homes)
+	if err != nil {
+		return res, err
+	}
+	res.pol, res.byPath, res.problems = p.Default, p.ByPath, problemRows(p.Problems)
+	for _, i := range p.Info {
+		ci := ClaudeInfo(*i)
+		res.info = append(res.info, &ci)
 	}
 	return res, nil
 }
@@ -117,21 +79,15 @@ func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 	return out, nil
 }
 
-// claudeHomePolicy is claude.HomePolicy of one home g with the flag sources, the settings
-// parser and, with --discover, inventory's MCP client; its Info and problems as report rows.
-func claudeHomePolicy(ctx context.Context, env Env, po Options, version string, g *claudeGroup, src claudeFlagSources) (claude.ClaudePolicy, *ClaudeInfo, []ProblemRow, error) {
+// claudeInput is the claude.PrepareInput of a run: the flag sources, the settings parser and,
+// with --discover, inventory's MCP client.
+func claudeInput(env Env, po Options, version string, src claudeFlagSources) claude.PrepareInput {
 	in := claude.PrepareInput{Getenv: env.Getenv, UserHome: env.Home, Version: version, AllowShared: po.AllowShared,
 		MCPConfigs: src.mcpConfigs, InventoryFile: po.Inventory, InventoryTools: src.tools, Parse: claudeParser(env.settings())}
 	if po.Discover {
 		in.Discover = discoverer(env)
 	}
-	h := claude.PolicyHome{Dir: g.home, FromEnv: g.fromEnv, Sessions: len(g.sessions), Config: g.config, NoConfig: g.noConfig, MCPJSON: g.mcpJSON}
-	pol, info, problems, err := claude.HomePolicy(ctx, in, h)
-	if err != nil {
-		return claude.ClaudePolicy{}, nil, nil, err
-	}
-	ci := ClaudeInfo(*info)
-	return pol, &ci, problemRows(problems), nil
+	return in
 }
 
 // claudeParser is claude.ParseServers with the settings parser (the same reading of
@@ -172,7 +128,10 @@ func ClaudeHomePolicy(ctx context.Context, env Env, o Options, version string, h
 	if err != nil {
 		return claude.ClaudePolicy{}, nil, err
 	}
-	g := &claudeGroup{home: h.Dir, fromEnv: h.FromEnv, config: h.Config, noConfig: h.NoConfig, mcpJSON: h.MCPJSON}
-	pol, _, problems, err := claudeHomePolicy(ctx, env, o, version, g, src)
-	return pol, problems, err
+	ph := claude.PolicyHome{Dir: h.Dir, FromEnv: h.FromEnv, Config: h.Config, NoConfig: h.NoConfig, MCPJSON: h.MCPJSON}
+	pol, _, problems, err := claude.HomePolicy(ctx, claudeInput(env, o, version, src), ph)
+	if err != nil {
+		return claude.ClaudePolicy{}, nil, err
+	}
+	return pol, problemRows(problems), nil
 }

@@ -221,3 +221,38 @@ func rawTools(tools []agent.Tool) []mcpname.ClaudeTool {
 	})
 	return slices.Compact(out)
 }
+
+// Prepared is the Claude policy of a run: Default when there is one home, else ByPath (each
+// session path of a home to that home's policy); Problems and Info of every home, in home order.
+type Prepared struct {
+	Default  ClaudePolicy
+	ByPath   map[string]*ClaudePolicy
+	Problems []agent.Problem
+	Info     []*Info
+}
+
+// Prepare is HomePolicy of each home (GroupByHome's, in its order; the global config is the one
+// beside the home, or the environment's for a FromEnv home). The first error ends it.
+func Prepare(ctx context.Context, in PrepareInput, homes []*HomeSessions) (Prepared, error) {
+	var res Prepared
+	for _, g := range homes {
+		pol, info, problems, err := HomePolicy(ctx, in, PolicyHome{Dir: g.Home, FromEnv: g.FromEnv, Sessions: len(g.Sessions)})
+		if err != nil {
+			return res, err
+		}
+		res.Problems = append(res.Problems, problems...)
+		res.Info = append(res.Info, info)
+		if len(homes) == 1 {
+			res.Default = pol
+			break
+		}
+		if res.ByPath == nil {
+			res.ByPath = map[string]*ClaudePolicy{}
+		}
+		p := pol
+		for _, s := range g.Sessions {
+			res.ByPath[s] = &p
+		}
+	}
+	return res, nil
+}
