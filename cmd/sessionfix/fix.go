@@ -478,19 +478,9 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: true}, pc.Wrap(planOut.store)); err != nil {
 			return err
 		}
-		if large {
-			planOut.writeHeld()
-			writeFixSummary(env.Out, p.Summary, opts.Quiet || !planOut.overflow)
-		}
-		writeProblems(env, p.Summary.Report.Problems)
-		writeCodexInfo(env.Out, &p.Summary.Report)
-		pipeline.WriteRedispatchText(env.Out, p.Summary.Report.Redispatch)
-		fmt.Fprintln(env.Out, p.Summary.SummaryLine(false))
-		if l := p.Summary.KeptLine(); l != "" {
-			fmt.Fprintln(env.Out, l)
-		}
-		if l := pipeline.RedispatchLine(p.Summary.Report.Redispatch); l != "" {
-			fmt.Fprintln(env.Out, l)
+		// The text end of a run (held plans, summary, problems, closing lines), as a dry run.
+		if err := planOut.end(p.Summary, p.Summary.SummaryLine(false), nil); err != nil {
+			return err
 		}
 		t := p.Summary.Report.Totals
 		if t.Rewrite == 0 {
