@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -82,35 +80,18 @@ func ruleKey(o settings.Origin) string {
 // identity, as SARIF gives them; a Claude pair whose rule is ignored now counts as refused).
 // Data that is neither is an error saying what it is not (the caller names the file).
 func ReadBaseline(data []byte) (*reports.SARIFBaseline, error) {
-	var probe struct {
-		Runs  json.RawMessage `json:"runs"`
-		Pairs []JSONPair      `json:"pairs"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("not an audit output (--format json or sarif): %v", err)
-	}
-	switch {
-	case probe.Runs != nil:
-		known, err := reports.ReadSARIFBaseline(data)
-		if err != nil {
-			return nil, fmt.Errorf("not a SARIF output (--format sarif): %v", err)
+	return reports.ReadBaseline(data, "an audit", "pairs", func(p JSONPair) []string {
+		raw, file := mcpname.Raw(p.Server, p.Tool), reports.SARIFPath(p.File)
+		var fps []string
+		if p.Change == string(ChangeLost) {
+			fps = append(fps, reports.SARIFFingerprint("audit", "lost", file, p.Key, p.Rule, raw))
 		}
-		return known, nil
-	case probe.Pairs != nil:
-		known := reports.NewSARIFBaseline()
-		for _, p := range probe.Pairs {
-			raw, file := mcpname.Raw(p.Server, p.Tool), reports.SARIFPath(p.File)
-			if p.Change == string(ChangeLost) {
-				known.Add(reports.SARIFFingerprint("audit", "lost", file, p.Key, p.Rule, raw), nil)
-			}
-			if p.Change == string(ChangeGained) {
-				known.Add(reports.SARIFFingerprint("audit", "gained", file, p.Key, p.Rule, raw), nil)
-			}
-			if p.Now == string(permission.Refused) || p.Now == string(permission.ClaudeIgnored) { // Claude audit: refused = ignored
-				known.Add(reports.SARIFFingerprint("audit", "refused", file, p.Key, p.Rule, raw), nil)
-			}
+		if p.Change == string(ChangeGained) {
+			fps = append(fps, reports.SARIFFingerprint("audit", "gained", file, p.Key, p.Rule, raw))
 		}
-		return known, nil
-	}
-	return nil, errors.New(`not an audit output (no "runs" or "pairs")`)
+		if p.Now == string(permission.Refused) || p.Now == string(permission.ClaudeIgnored) { // Claude audit: refused = ignored
+			fps = append(fps, reports.SARIFFingerprint("audit", "refused", file, p.Key, p.Rule, raw))
+		}
+		return fps
+	})
 }

@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -257,29 +255,8 @@ func (rep *CheckReport) MarkBaseline(file string, known *reports.SARIFBaseline, 
 // (fingerprints recomputed from its findings; inventory locates declared tools). Data that is
 // neither is an error saying what it is not (the caller names the file).
 func ReadCheckBaseline(data []byte, inventory string) (*reports.SARIFBaseline, error) {
-	var probe struct {
-		Runs     json.RawMessage `json:"runs"`
-		Findings []CheckFinding  `json:"findings"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("not a check output (--format json or sarif): %v", err)
-	}
-	switch {
-	case probe.Runs != nil:
-		known, err := reports.ReadSARIFBaseline(data)
-		if err != nil {
-			return nil, fmt.Errorf("not a SARIF output (--format sarif): %v", err)
-		}
-		return known, nil
-	case probe.Findings != nil:
-		known := reports.NewSARIFBaseline()
-		for _, f := range probe.Findings {
-			fps, _ := f.fingerprints(inventory)
-			for _, fp := range fps {
-				known.Add(fp, nil)
-			}
-		}
-		return known, nil
-	}
-	return nil, errors.New(`not a check output (no "runs" or "findings")`)
+	return reports.ReadBaseline(data, "a check", "findings", func(f CheckFinding) []string {
+		fps, _ := f.fingerprints(inventory)
+		return fps
+	})
 }

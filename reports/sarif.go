@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
@@ -128,6 +129,39 @@ func ReadSARIFBaseline(data []byte) (*SARIFBaseline, error) {
 		}
 	}
 	return b, nil
+}
+
+// ReadBaseline reads a previous output of a command given as --baseline (what names it: "a
+// check", "an audit"): a SARIF log (ReadSARIFBaseline: fingerprints and results) or the
+// command's JSON, whose array member (say "findings") is decoded as []T and each element's
+// fingerprints (recomputed by fps, without results) are added. Data that is neither is an
+// error saying what it is not (the caller names the file).
+func ReadBaseline[T any](data []byte, what, member string, fps func(T) []string) (*SARIFBaseline, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("not %s output (--format json or sarif): %v", what, err)
+	}
+	if runs, ok := probe["runs"]; ok && string(runs) != "null" {
+		known, err := ReadSARIFBaseline(data)
+		if err != nil {
+			return nil, fmt.Errorf("not a SARIF output (--format sarif): %v", err)
+		}
+		return known, nil
+	}
+	if raw, ok := probe[member]; ok && string(raw) != "null" {
+		var items []T
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, fmt.Errorf("not %s output (--format json or sarif): %v", what, err)
+		}
+		known := NewSARIFBaseline()
+		for _, it := range items {
+			for _, fp := range fps(it) {
+				known.Add(fp, nil)
+			}
+		}
+		return known, nil
+	}
+	return nil, fmt.Errorf(`not %s output (no "runs" or %q)`, what, member)
 }
 
 // Mark sets BaselineState on results ("unchanged" when the fingerprint is in b, else "new")
