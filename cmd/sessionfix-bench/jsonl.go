@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/sessionfix/sessionfix/internal/benchcorpus"
+	"github.com/sessionfix/sessionfix/store/qwen/qwenbench"
 )
 
 // qwenFixture is the Qwen Code runtime dir (under fixtures/) whose records seed the corpora.
@@ -24,11 +24,11 @@ const (
 )
 
 func generateOnly(dir, fixtures string, sizeMiB int64) error {
-	recs, err := benchcorpus.LoadRecords(fixtures)
+	recs, err := qwenbench.LoadRecords(fixtures)
 	if err != nil {
 		return err
 	}
-	st, err := benchcorpus.Generate(dir, recs, benchcorpus.Options{Bytes: sizeMiB << 20, FileBytes: sessionBytes, Seed: 1})
+	st, err := qwenbench.Generate(dir, recs, qwenbench.Options{Bytes: sizeMiB << 20, FileBytes: sessionBytes, Seed: 1})
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func generateOnly(dir, fixtures string, sizeMiB int64) error {
 // jsonlRows generates a Qwen corpus of sizeMiB and measures scan against cat | wc -l and
 // fix --apply against cp -r && sync.
 func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
-	recs, err := benchcorpus.LoadRecords(filepath.Join(cfg.Fixtures, qwenFixture))
+	recs, err := qwenbench.LoadRecords(filepath.Join(cfg.Fixtures, qwenFixture))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
 	corpus := filepath.Join(base, "corpus")
 	fmt.Fprintf(os.Stderr, "JSONL %d MiB: generating in %s …\n", sizeMiB, corpus)
 	t0 := time.Now()
-	st, err := benchcorpus.Generate(corpus, recs, benchcorpus.Options{Bytes: sizeMiB << 20, FileBytes: sessionBytes, Seed: 1})
+	st, err := qwenbench.Generate(corpus, recs, qwenbench.Options{Bytes: sizeMiB << 20, FileBytes: sessionBytes, Seed: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,5 @@
 // Command sessionfix-bench measures how sessionfix's cost grows with the store (make bench): it
-// generates JSONL corpora from the fixture records (internal/benchcorpus) and opencode SQLite
+// generates JSONL corpora from the fixture records (store/qwen/qwenbench) and opencode SQLite
 // databases (store/sqlite/sqlitebench) in a temp dir, times sessionfix against the floor of the
 // same work done by plain tools on the same data, in the same run, and prints ONE table:
 //

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sessionfix/sessionfix/internal/benchcorpus"
+	"github.com/sessionfix/sessionfix/store/qwen/qwenbench"
 )
 
 var (
@@ -26,7 +26,7 @@ func benchCorpus(b *testing.B) string {
 		return d
 	}
 	benchCorpusOnce.Do(func() {
-		recs, err := benchcorpus.LoadRecords("../../fixtures/qwen-real/dot-qwen")
+		recs, err := qwenbench.LoadRecords("../../fixtures/qwen-real/dot-qwen")
 		if err != nil {
 			benchCorpusErr = err
 			return
@@ -34,7 +34,7 @@ func benchCorpus(b *testing.B) string {
 		if benchCorpusDir, benchCorpusErr = os.MkdirTemp("", "sessionfix-benchcorpus-"); benchCorpusErr != nil {
 			return
 		}
-		_, benchCorpusErr = benchcorpus.Generate(benchCorpusDir, recs, benchcorpus.Options{Bytes: 64 << 20, FileBytes: 512 << 20 / 200, Seed: 1})
+		_, benchCorpusErr = qwenbench.Generate(benchCorpusDir, recs, qwenbench.Options{Bytes: 64 << 20, FileBytes: 512 << 20 / 200, Seed: 1})
 	})
 	if benchCorpusErr != nil {
 		b.Fatal(benchCorpusErr)

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sessionfix/sessionfix/internal/benchcorpus"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/qwen"
+	"github.com/sessionfix/sessionfix/store/qwen/qwenbench"
 )
 
 // benchFiles generates a 64 MiB corpus of session files once per benchmark, or uses the one in
@@ -18,12 +18,12 @@ func benchFiles(b *testing.B) ([]string, int64) {
 	b.Helper()
 	dir := os.Getenv("SESSIONFIX_BENCH_CORPUS")
 	if dir == "" {
-		recs, err := benchcorpus.LoadRecords("../../fixtures/qwen-real/dot-qwen")
+		recs, err := qwenbench.LoadRecords("../../fixtures/qwen-real/dot-qwen")
 		if err != nil {
 			b.Fatal(err)
 		}
 		dir = b.TempDir()
-		if _, err := benchcorpus.Generate(dir, recs, benchcorpus.Options{Bytes: 64 << 20, Seed: 7}); err != nil {
+		if _, err := qwenbench.Generate(dir, recs, qwenbench.Options{Bytes: 64 << 20, Seed: 7}); err != nil {
 			b.Fatal(err)
 		}
 	}

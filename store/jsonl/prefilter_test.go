@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/internal/benchcorpus"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/qwen"
+	"github.com/sessionfix/sessionfix/store/qwen/qwenbench"
 )
 
 // scanBothWays scans path with the literal prefilter and without it and requires the same
@@ -58,10 +58,10 @@ func TestPrefilterSameSitesOnFixtures(t *testing.T) {
 // outputs) and a session of hand-made records that hide names behind \u escapes, with
 // invalid lines and CRLF endings, give the same snapshots both ways.
 func TestPrefilterSameSitesOnCorpus(t *testing.T) {
-	recs, err := benchcorpus.LoadRecords("../../fixtures/qwen-real/dot-qwen")
+	recs, err := qwenbench.LoadRecords("../../fixtures/qwen-real/dot-qwen")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	_, err = benchcorpus.Generate(dir, recs, benchcorpus.Options{Bytes: 3 << 20, FileBytes: 1 << 20, Seed: 3})
+	_, err = qwenbench.Generate(dir, recs, qwenbench.Options{Bytes: 3 << 20, FileBytes: 1 << 20, Seed: 3})
 	require.NoError(t, err)
 	sites := 0
 	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

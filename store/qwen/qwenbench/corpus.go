@@ -1,8 +1,8 @@
-// Package benchcorpus builds a large corpus of Qwen Code session files from real fixture
+// Package qwenbench builds a large corpus of Qwen Code session files from real fixture
 // records, for benchmarks: the records of fixtures/qwen-real (legacy names from 0.12.0 and
 // registered names from 0.24.4) are repeated with fresh ids, interleaved with assistant text and
 // tool outputs of realistic sizes, in a runtime tree of many projects and sessions.
-package benchcorpus
+package qwenbench
 
 import (
 	"bufio"
