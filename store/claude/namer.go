@@ -361,7 +361,7 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 	}
 	if nm == name {
 		if sharedNote != "" {
-			d.Class, d.Note = ClassClaudeShared, sharedNote+fmt.Sprintf("; this name was written for %s/%s", c.tool.Server, c.tool.Tool)
+			d.Class, d.Note = ClassClaudeShared, sharedNote+fmt.Sprintf("; this name was written for %s", strings.Join(strings.Split(claudeToolList(news[nm]), ", "), " or "))
 			if len(news[nm]) == 1 && c.tool != shared[0] {
 				// Written for a tool that no longer answers to it: nothing to rewrite to,
 				// but the session now means another tool.
@@ -372,8 +372,8 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 		}
 		return n.overLong(d, name)
 	}
-	source := fmt.Sprintf("raw identity %s/%s from %s", c.tool.Server, c.tool.Tool, c.source)
-	d.Source = c.source
+	source, src := attribution(news[nm])
+	d.Source = src
 	if sharedNote != "" {
 		d.Class = ClassClaudeShared
 		if !allowShared {
@@ -424,6 +424,39 @@ func rejectedBy(name string) string {
 		return "no provider of the table rejects it"
 	}
 	return "rejected by " + strings.Join(s, ", ")
+}
+
+// attribution is a rewrite note's "raw identity …" clause and its Source for the candidates
+// that lead to one current name. Several raw tools may have been stored under one name (1.0.51
+// normalized only the server part: foo.bar/x.y and foo_bar/x.y were both mcp__foo_bar__x.y):
+// then every one is named, none is picked as the call's identity.
+func attribution(cs []claudeCandidate) (note, source string) {
+	if len(cs) == 1 {
+		return fmt.Sprintf("raw identity %s/%s from %s", cs[0].tool.Server, cs[0].tool.Tool, cs[0].source), cs[0].source
+	}
+	var sources []string
+	for _, c := range cs {
+		if !slices.Contains(sources, c.source) {
+			sources = append(sources, c.source)
+		}
+	}
+	var ts []string
+	for _, c := range cs {
+		t := c.tool.Server + "/" + c.tool.Tool
+		if len(sources) > 1 {
+			t += " (from " + c.source + ")"
+		}
+		ts = append(ts, t)
+	}
+	fits := "both"
+	if len(cs) > 2 {
+		fits = fmt.Sprintf("all %d", len(cs))
+	}
+	note = fmt.Sprintf("raw identity %s (the stored name fits %s)", strings.Join(ts, " or "), fits)
+	if len(sources) == 1 {
+		note += " from " + sources[0]
+	}
+	return note, strings.Join(sources, ", ")
 }
 
 func claudeToolList(cs []claudeCandidate) string {

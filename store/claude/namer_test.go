@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -53,4 +54,36 @@ func TestClaudeAmbiguousKeys(t *testing.T) {
 	assert.Equal(t, ClassClaudeShared, d.Class)
 	assert.Equal(t, naming.ActKeep, d.Action)
 	assert.Contains(t, d.Note, "foo.bar/x.y, foo_bar/x.y")
+}
+
+// TestClaudeTwoRawToolsOneStoredName: 1.0.51 normalized the server only, so foo.bar/deploy.prod
+// and foo_bar/deploy.prod were both stored as mcp__foo_bar__deploy.prod. The note must not
+// attribute the call to one of them (review3 D): it names both, and the decision is the same
+// shared-name verdict (kept; rewritten only with --allow-shared, to the name both share now).
+func TestClaudeTwoRawToolsOneStoredName(t *testing.T) {
+	snap := &store.Snapshot{Agent: ID, Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__deploy.prod", Raw: []byte(`"mcp__foo_bar__deploy.prod"`)}}}
+	store.SetState(snap, &ClaudeMeta{Versions: []ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}})
+	cp := ClaudePolicy{ToolsSource: "inv.json", Tools: []mcpname.ClaudeTool{{Server: "foo.bar", Tool: "deploy.prod"}, {Server: "foo_bar", Tool: "deploy.prod"}}}
+	d := claudeNamer{}.Decide(snap, policyWith(cp))[0]
+	assert.Equal(t, ClassClaudeShared, d.Class)
+	assert.Equal(t, naming.ActKeep, d.Action)
+	assert.Contains(t, d.Note, "raw identity foo.bar/deploy.prod or foo_bar/deploy.prod (the stored name fits both) from inv.json")
+	assert.NotContains(t, d.Note, "raw identity foo.bar/deploy.prod from")
+
+	cp.AllowShared = true
+	d = claudeNamer{}.Decide(snap, policyWith(cp))[0]
+	assert.Equal(t, naming.ActRewrite, d.Action)
+	assert.Equal(t, "mcp__foo_bar__deploy_prod", d.New)
+	assert.Contains(t, d.Note, "raw identity foo.bar/deploy.prod or foo_bar/deploy.prod (the stored name fits both) from inv.json")
+}
+
+// TestClaudeCurrentNameOfTwoRawTools: a stored name that is already the current name of two raw
+// tools is reported as written for either, not for the first one listed.
+func TestClaudeCurrentNameOfTwoRawTools(t *testing.T) {
+	snap := &store.Snapshot{Agent: ID, Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x_y", Raw: []byte(`"mcp__foo_bar__x_y"`)}}}
+	cp := ClaudePolicy{ToolsSource: "inv.json", Tools: []mcpname.ClaudeTool{{Server: "foo.bar", Tool: "x_y"}, {Server: "foo_bar", Tool: "x_y"}}}
+	d := claudeNamer{}.Decide(snap, policyWith(cp))[0]
+	assert.Equal(t, ClassClaudeShared, d.Class)
+	assert.Contains(t, d.Note, "; this name was written for foo_bar/x_y or foo.bar/x_y")
+	assert.NotContains(t, d.Note, "written for foo_bar/x_y;")
 }
