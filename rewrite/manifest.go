@@ -80,8 +80,8 @@ func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, 
 }
 
 // writeFinalManifest replaces manifest.json of the run with r.m and the entries of r.files
-// (sorted by path), read back from the journal one at a time; like writeManifest its temp
-// file is a sibling (".manifest.json<digits>").
+// (sorted by path), read back from the journal one at a time; like writeManifest it is
+// replaced durably (replaceStateFile), its temp file a sibling (".manifest.json<digits>").
 func (r *run) writeFinalManifest() error {
 	path := filepath.Join(r.dir, manifestName)
 	if err := fileio.Fault(fileio.FaultWrite, path); err != nil {
@@ -113,19 +113,15 @@ func (r *run) writeFinalManifest() error {
 		}
 		return e.Entry, nil
 	}
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(r.dir), renameio.WithPermissions(0o600), renameio.WithExistingPermissions())
+	err = replaceStateFile(path, func(pf *renameio.PendingFile) error {
+		sum, err := streamManifest(pf, r.m, len(r.files), next)
+		if err != nil {
+			return err
+		}
+		_, err = pf.WriteAt(sum, int64(len(manifestSealPrefix)))
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	defer pf.Cleanup()
-	sum, err := streamManifest(pf, r.m, len(r.files), next)
-	if err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	if _, err := pf.WriteAt(sum, int64(len(manifestSealPrefix))); err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	r.m.Version = manifestVersion

@@ -230,7 +230,10 @@ func (r *run) start() error {
 	created := r.now()
 	r.id = NewRunID(created)
 	r.dir = filepath.Join(r.opt.StateDir, runsDir, r.id)
-	if err := os.MkdirAll(filepath.Join(r.dir, backupsDir), 0o700); err != nil {
+	// The run directory is fsynced by the first manifest write (the journal's and backups/'s
+	// entries); mkdirDurable makes the run directory's own entry (and any parent it creates)
+	// durable.
+	if err := mkdirDurable(filepath.Join(r.dir, backupsDir), 0o700); err != nil {
 		r.initErr = fmt.Errorf("create run directory: %w", err)
 		return r.initErr
 	}
@@ -586,8 +589,9 @@ func absPaths(paths []string) []string {
 	return out
 }
 
-// writeManifest replaces manifest.json in dir; its temp file is a sibling
-// (".manifest.json<digits>", never in $TMPDIR), which CleanLeftovers removes after a crash.
+// writeManifest replaces manifest.json in dir durably (replaceStateFile); its temp file is a
+// sibling (".manifest.json<digits>", never in $TMPDIR), which CleanLeftovers removes after a
+// crash.
 func writeManifest(dir string, m *Manifest) error {
 	b, err := marshalManifest(m)
 	if err != nil {
@@ -597,7 +601,10 @@ func writeManifest(dir string, m *Manifest) error {
 	if err := fileio.Fault(fileio.FaultWrite, path); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
-	if err := renameio.WriteFile(path, b, 0o600, renameio.WithTempDir(dir)); err != nil {
+	if err := replaceStateFile(path, func(pf *renameio.PendingFile) error {
+		_, err := pf.Write(b)
+		return err
+	}); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	return nil
