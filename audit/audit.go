@@ -35,28 +35,19 @@ const (
 	DecisionDefault Decision = "default"
 )
 
-// Change is how a (rule, tool) pair moved across the rename (audit.md §2).
-type Change string
+// Change is how a (rule, tool) pair moved across the rename (audit.md §2); the type lives in
+// package permission so the agents' rule plug-ins (below audit) share it.
+type Change = permission.Change
 
 // Changes.
 const (
-	ChangeSame   Change = "same"
-	ChangeGained Change = "gained" // before no, now match
-	ChangeLost   Change = "lost"   // before match, now no or refused
+	ChangeSame   = permission.ChangeSame
+	ChangeGained = permission.ChangeGained
+	ChangeLost   = permission.ChangeLost
 )
 
-// ChangeOf returns the change from before to now: gained when only now is a match, lost
-// when only before is (a refused grant counts as not matching), else same.
-func ChangeOf(now, before permission.Match) Change {
-	n, b := now == permission.Matched, before == permission.Matched
-	switch {
-	case n && !b:
-		return ChangeGained
-	case b && !n:
-		return ChangeLost
-	}
-	return ChangeSame
-}
+// ChangeOf returns the change from before to now (permission.ChangeOf).
+func ChangeOf(now, before permission.Match) Change { return permission.ChangeOf(now, before) }
 
 // Input is everything Run evaluates. All of it is plain values; Run reads no file.
 type Input struct {

@@ -10,39 +10,6 @@ import (
 	"github.com/sessionfix/sessionfix/store/claude"
 )
 
-// ClaudeLoaded is what a Claude Code audit (or fix --rules) read, besides the evaluation.
-type ClaudeLoaded struct {
-	Files  []*claude.RuleFile
-	Global *claude.GlobalConfig // ~/.claude.json; nil when absent or unreadable
-	// Project is the project key (its entry in ~/.claude.json; "" when unknown); Found says
-	// the entry exists.
-	Project string
-	Found   bool
-	// InventoryFrom says where the tools came from (file, --discover, the sessions, with counts).
-	InventoryFrom string
-	Versions      []string // "version" values found in the project's sessions
-	// Incomplete are the server keys known without any tool (not audited).
-	Incomplete []string
-	// Unknown are MCP names stored in the sessions that no tool of the list has.
-	Unknown []string
-	// Problems are the inputs that could not be used (an error's text each); Notes what the
-	// run said besides (INCOMPLETE, trust defaults).
-	Problems []string
-	Notes    []string
-}
-
-// Read are the paths of every file the audit read (inventory: --inventory, "" without).
-func (l *ClaudeLoaded) Read(inventory string) []string {
-	read := []string{inventory}
-	for _, f := range l.Files {
-		read = append(read, f.Path)
-	}
-	if l.Global != nil {
-		read = append(read, l.Global.Path)
-	}
-	return read
-}
-
 // OrNone is s, or "(none)" when empty.
 func OrNone(s string) string {
 	if s == "" {
@@ -70,11 +37,11 @@ func claudeFileList(files []*claude.RuleFile) string {
 	return strings.Join(parts, ", ")
 }
 
-// Page is the HTML report of a Claude Code audit: the lost restrictions first, then the pairs
+// ClaudePage is the HTML report of a Claude Code audit: the lost restrictions first, then the pairs
 // and tools tables, with the header, counts and legend.
-func (r *ClaudeReport) Page(l *ClaudeLoaded, generated time.Time, version string, allPairs bool, pairs, tools *reports.Table) *reports.HTMLPage {
+func ClaudePage(r *claude.ClaudeReport, l *claude.ClaudeLoaded, generated time.Time, version string, allPairs bool, pairs, tools *reports.Table) *reports.HTMLPage {
 	c := r.Counts
-	lost := reports.PrintableTable(ClaudePairColumns, nil)
+	lost := reports.PrintableTable(claude.ClaudePairColumns, nil)
 	for _, p := range r.LostRestrictions() {
 		row := r.PairRow(p)
 		cells := make([]string, len(row))
@@ -146,14 +113,14 @@ type ClaudeJSONReport struct {
 	// Incomplete are MCP server keys known without tools (not audited).
 	Incomplete []string `json:"incomplete_servers,omitempty"`
 	// UnknownNames are MCP names stored in the sessions that no listed tool has (not audited).
-	UnknownNames []string         `json:"unknown_session_names,omitempty"`
-	Counts       ClaudeCounts     `json:"counts"`
-	Settings     []JSONSettings   `json:"settings"`
-	Rules        []ClaudeJSONRule `json:"rules"`
-	Tools        []ClaudeJSONTool `json:"tools"`
-	Pairs        []ClaudeJSONPair `json:"pairs"`
-	Notes        []string         `json:"notes,omitempty"`
-	Errors       []string         `json:"errors"`
+	UnknownNames []string            `json:"unknown_session_names,omitempty"`
+	Counts       claude.ClaudeCounts `json:"counts"`
+	Settings     []JSONSettings      `json:"settings"`
+	Rules        []ClaudeJSONRule    `json:"rules"`
+	Tools        []ClaudeJSONTool    `json:"tools"`
+	Pairs        []ClaudeJSONPair    `json:"pairs"`
+	Notes        []string            `json:"notes,omitempty"`
+	Errors       []string            `json:"errors"`
 }
 
 // ClaudeJSONRule is one Claude Code rule as written, at its file, line and column.
@@ -199,8 +166,8 @@ type ClaudeJSONTool struct {
 	Before ClaudeJSONVerdict `json:"before"`
 }
 
-// JSON is the audit --agent claude --format json document (pairs: VisiblePairs(allPairs)).
-func (r *ClaudeReport) JSON(l *ClaudeLoaded, generated time.Time, allPairs bool) *ClaudeJSONReport {
+// ClaudeJSON is the audit --agent claude --format json document (pairs: VisiblePairs(allPairs)).
+func ClaudeJSON(r *claude.ClaudeReport, l *claude.ClaudeLoaded, generated time.Time, allPairs bool) *ClaudeJSONReport {
 	out := &ClaudeJSONReport{LostRestrictions: []ClaudeJSONPair{}, Generated: generated.UTC().Format(time.RFC3339), Agent: "claude",
 		Now: r.Now.String(), Before: r.Before.String(), SessionVersions: l.Versions, Project: l.Project, Trusted: r.Trusted,
 		Inventory: l.InventoryFrom, Incomplete: l.Incomplete, UnknownNames: l.Unknown, Counts: r.Counts, Settings: []JSONSettings{}, Rules: []ClaudeJSONRule{}, Tools: []ClaudeJSONTool{},
@@ -209,14 +176,14 @@ func (r *ClaudeReport) JSON(l *ClaudeLoaded, generated time.Time, allPairs bool)
 	for _, f := range l.Files {
 		out.Settings = append(out.Settings, JSONSettings{Path: f.Path, Scope: string(f.Scope)})
 	}
-	rule := func(ru ClaudeRuleEntry) ClaudeJSONRule {
+	rule := func(ru claude.ClaudeRuleEntry) ClaudeJSONRule {
 		return ClaudeJSONRule{File: ru.File, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column,
 			Rule: ru.Text, Kind: string(ru.Kind)}
 	}
 	for _, ru := range r.Rules {
 		out.Rules = append(out.Rules, rule(ru))
 	}
-	verdict := func(v ClaudeVerdict) ClaudeJSONVerdict {
+	verdict := func(v claude.ClaudeVerdict) ClaudeJSONVerdict {
 		j := ClaudeJSONVerdict{Name: v.Name, Decision: string(v.Decision), Outcome: string(v.Outcome), SharedWith: v.SharedWith, Unreachable: v.Unreachable}
 		if v.Rule >= 0 {
 			ru := r.Rules[v.Rule]
@@ -227,7 +194,7 @@ func (r *ClaudeReport) JSON(l *ClaudeLoaded, generated time.Time, allPairs bool)
 	for _, t := range r.Tools {
 		out.Tools = append(out.Tools, ClaudeJSONTool{Server: t.Server, Tool: t.Tool, Now: verdict(t.Now), Before: verdict(t.Before)})
 	}
-	pair := func(p ClaudePair) ClaudeJSONPair {
+	pair := func(p claude.ClaudePair) ClaudeJSONPair {
 		t := r.Tools[p.Tool]
 		return ClaudeJSONPair{ClaudeJSONRule: rule(r.Rules[p.Rule]), Server: t.Server, Tool: t.Tool, NameNow: t.Now.Name,
 			NameBefore: t.Before.Name, Now: string(p.Now), Before: string(p.Before), Change: string(p.Change)}

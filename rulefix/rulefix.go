@@ -1,5 +1,5 @@
 // Package rulefix is fix --rules as a library (issue 11 item 5, issue 10 item 3): it scans
-// Claude Code rule files, turns audit's planned rule migrations (audit.PlanRuleFile) into
+// Claude Code rule files, turns audit's planned rule migrations (claude.PlanRuleFile) into
 // rewrite decisions, and applies them through rewrite.Apply. It sits above audit and rewrite
 // (audit may not import rewrite, pipeline may not import audit); the CLI keeps the flags, the
 // confirmation prompt and the printing.
@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
@@ -23,11 +22,11 @@ import (
 )
 
 // Planned is a fix --rules plan: Report (mode "dry-run", Files and Rules filled, CONFLICT
-// notes set by audit.NoteOverrides), Plan (one store per rule file with at least one rewrite),
+// notes set by claude.NoteOverrides), Plan (one store per rule file with at least one rewrite),
 // Roots (those files' paths, for the run's manifest) and Rewrites (the number of rules to be
 // rewritten).
 type Planned struct {
-	Report   *audit.FixRulesReport
+	Report   *claude.FixRulesReport
 	Plan     *rewrite.Plan
 	Roots    []string
 	Rewrites int
@@ -39,12 +38,12 @@ type Planned struct {
 // target, the link kept). A missing file that was not given explicitly is skipped; any other
 // file that cannot be read, and every problem of a read file (file:line:column: reason), goes
 // to problem and the run continues.
-func Plan(ctx context.Context, srcs []audit.ClaudeSource, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool, problem func(error)) *Planned {
+func Plan(ctx context.Context, srcs []claude.ClaudeSource, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool, problem func(error)) *Planned {
 	p := &Planned{
-		Report: &audit.FixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []audit.RuleRow{}, Errors: []string{}},
+		Report: &claude.FixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []claude.RuleRow{}, Errors: []string{}},
 		Plan:   &rewrite.Plan{},
 	}
-	var migrated []audit.ClaudeMigratedRule // parallel to Report.Rules
+	var migrated []claude.ClaudeMigratedRule // parallel to Report.Rules
 	for _, s := range srcs {
 		if abs, err := filepath.Abs(s.Path); err == nil {
 			s.Path = abs
@@ -71,8 +70,8 @@ func Plan(ctx context.Context, srcs []audit.ClaudeSource, tools []mcpname.Claude
 		rs := claude.RuleSnapshotOf(snap)
 		p.Report.Files = append(p.Report.Files, s.Path)
 		sp := &rewrite.StorePlan{Store: st, Snap: snap}
-		for _, rp := range audit.PlanRuleFile(rs.Rules, s.Scope, tools, now, allowShared) {
-			d := rewrite.Decision{Site: &snap.Sites[rp.Rule], Class: audit.ClassClaudeLegacyRule, Source: "written for " + rp.Row.WrittenFor,
+		for _, rp := range claude.PlanRuleFile(rs.Rules, s.Scope, tools, now, allowShared) {
+			d := rewrite.Decision{Site: &snap.Sites[rp.Rule], Class: claude.ClassClaudeLegacyRule, Source: "written for " + rp.Row.WrittenFor,
 				Note: rp.Migrated.Note, Action: rewrite.ActKeep}
 			if rp.Rewrite() {
 				d.Action, d.New = rewrite.ActRewrite, rp.Row.New
@@ -87,7 +86,7 @@ func Plan(ctx context.Context, srcs []audit.ClaudeSource, tools []mcpname.Claude
 			p.Roots = append(p.Roots, s.Path)
 		}
 	}
-	audit.NoteOverrides(p.Report.Rules, migrated, now)
+	claude.NoteOverrides(p.Report.Rules, migrated, now)
 	return p
 }
 
@@ -104,7 +103,7 @@ func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem f
 	}
 	p.Report.Mode, p.Report.Run = "apply", res.RunID
 	for _, oc := range res.Outcomes {
-		row := audit.RuleOutRow{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
+		row := claude.RuleOutRow{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
 		switch {
 		case oc.InUse() && !oc.Committed():
 			row.Status, row.Reason, inUse = "in-use", oc.Err.Error(), true

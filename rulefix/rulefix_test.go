@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // A missing rule file is skipped unless it was named explicitly (then it is a problem); a file
@@ -21,7 +21,7 @@ func TestPlanMissingFilesAndALegacyRule(t *testing.T) {
 	legacy := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(legacy, []byte(`{"permissions":{"deny":["mcp__foo.bar__deploy.prod"]}}`), 0o600))
 	var probs []error
-	p := Plan(context.Background(), []audit.ClaudeSource{
+	p := Plan(context.Background(), []claude.ClaudeSource{
 		{Path: filepath.Join(dir, "none.json"), Scope: permission.ClaudeScopeUser},
 		{Path: filepath.Join(dir, "gone.json"), Scope: permission.ClaudeScopeProject, Explicit: true},
 		{Path: legacy, Scope: permission.ClaudeScopeLocal},

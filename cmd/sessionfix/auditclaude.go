@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // claudeAuditFlags are audit's flags for --agent claude (new values each call: --mcp-config's
@@ -84,7 +85,7 @@ rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
 
 // claudeAuditRun carries the loaded inputs.
 type claudeAuditRun struct {
-	audit.ClaudeLoaded
+	claude.ClaudeLoaded
 	env     *Env
 	known   *reports.SARIFBaseline // --baseline, nil without
 	partial bool
@@ -115,15 +116,15 @@ func (r *claudeAuditRun) printNote(s string) {
 	fmt.Fprintf(r.env.Err, "audit: note: %s\n", reports.Printable(s))
 }
 
-// hooks print what audit.ClaudeLoaded's loaders say (they record it themselves).
-func (r *claudeAuditRun) hooks() audit.ClaudeHooks {
-	return audit.ClaudeHooks{Problem: r.printProblem, Note: r.printNote,
+// hooks print what claude.ClaudeLoaded's loaders say (they record it themselves).
+func (r *claudeAuditRun) hooks() claude.ClaudeHooks {
+	return claude.ClaudeHooks{Problem: r.printProblem, Note: r.printNote,
 		Warn: func(w string) { fmt.Fprintf(r.env.Err, "sessionfix: warning: %s\n", reports.Printable(w)) }}
 }
 
-// inputs are the rule-file flags as audit.ClaudeInputs.
-func (r *claudeAuditRun) inputs(paths []string, project, cwd, projectKey, claudeJSON string, settings []string, command string) audit.ClaudeInputs {
-	return audit.ClaudeInputs{Paths: paths, Project: project, Cwd: cwd, ProjectKey: projectKey, ClaudeJSON: claudeJSON,
+// inputs are the rule-file flags as claude.ClaudeInputs.
+func (r *claudeAuditRun) inputs(paths []string, project, cwd, projectKey, claudeJSON string, settings []string, command string) claude.ClaudeInputs {
+	return claude.ClaudeInputs{Paths: paths, Project: project, Cwd: cwd, ProjectKey: projectKey, ClaudeJSON: claudeJSON,
 		Settings: settings, Getenv: r.env.Getenv, Home: r.env.Home, Command: command}
 }
 
@@ -145,7 +146,7 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	now, before, err := audit.ClaudeReleases(o.Version, o.Before)
+	now, before, err := claude.ClaudeReleases(o.Version, o.Before)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	rules, trusted := r.LoadRules(srcs, h)
 	before = r.DefaultBefore(before, now, configDir, h)
 
-	rep := audit.RunClaude(audit.ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
+	rep := claude.RunClaude(claude.ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
 	rd, errs, err := pipeline.ClaudeHistoryRedispatches(ctx, pipelineEnv(env), configDir, tools, list.From, now.String())
 	if err != nil {
 		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
@@ -212,7 +213,7 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 		fmt.Fprintf(env.Err, "audit: %s\n", l)
 	}
 	hit := false
-	results := rep.SARIF()
+	results := audit.ClaudeSARIF(rep)
 	if r.known != nil {
 		hit = newSinceBaseline(env, r.known, o.Baseline, results, o.FailOn)
 	}
@@ -241,14 +242,14 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	return nil
 }
 
-func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *audit.ClaudeReport) error {
-	pairs := reports.PrintableTable(audit.ClaudePairColumns, rep.PairRows(o.AllPairs))
-	tools := reports.PrintableTable(audit.ClaudeToolColumns, rep.ToolRows())
+func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *claude.ClaudeReport) error {
+	pairs := reports.PrintableTable(claude.ClaudePairColumns, rep.PairRows(o.AllPairs))
+	tools := reports.PrintableTable(claude.ClaudeToolColumns, rep.ToolRows())
 	rdRules, rdResults := pipeline.RedispatchSARIF(r.redispatch)
 	main, err := audit.Rendering{
 		Pairs: pairs,
 		Page: func() *reports.HTMLPage {
-			return rep.Page(&r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, tools)
+			return audit.ClaudePage(rep, &r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, tools)
 		},
 		Doc: func() any {
 			// The audit document plus the stored calls that reach another tool today
@@ -260,9 +261,9 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 			return struct {
 				*audit.ClaudeJSONReport
 				Redispatch []check.Redispatch `json:"redispatch"`
-			}{rep.JSON(&r.ClaudeLoaded, env.Now(), o.AllPairs), rd}
+			}{audit.ClaudeJSON(rep, &r.ClaudeLoaded, env.Now(), o.AllPairs), rd}
 		},
-		SARIF:   func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
+		SARIF:   func() []reports.SARIFResult { return append(audit.ClaudeSARIF(rep), rdResults...) },
 		Rules:   append(slices.Clone(audit.ClaudeSARIFRules), rdRules...),
 		Known:   r.known,
 		Version: version,

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/rulefix"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // fixRulesFlags are fix's flags for the Claude Code rule migration (issue 11 item 5).
@@ -85,7 +86,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		return err
 	}
 	if r.Global != nil {
-		srcs = append(srcs, audit.ClaudeSource{Path: r.Global.Path, Scope: permission.ClaudeScopeLegacy})
+		srcs = append(srcs, claude.ClaudeSource{Path: r.Global.Path, Scope: permission.ClaudeScopeLegacy})
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 
@@ -164,7 +165,7 @@ func rulesEnd(r *claudeAuditRun) error {
 
 // writeRulePlan prints each rule: where, old → new, what it matched before, what it matches
 // after, and the flag.
-func writeRulePlan(env *Env, rows []audit.RuleRow, now permission.ClaudeRelease) {
+func writeRulePlan(env *Env, rows []claude.RuleRow, now permission.ClaudeRelease) {
 	if len(rows) == 0 {
 		fmt.Fprintf(env.Out, "no legacy-spelled rule: every rule that names an inventory tool already uses %s's spelling\n", now)
 		return
@@ -172,7 +173,7 @@ func writeRulePlan(env *Env, rows []audit.RuleRow, now permission.ClaudeRelease)
 	fmt.Fprintf(env.Out, "Claude Code rules in a legacy spelling (migrated to %s):\n", now)
 	for _, r := range rows {
 		arrow := r.New
-		if r.Action != string(audit.MigrateRewrite) {
+		if r.Action != string(claude.MigrateRewrite) {
 			arrow = "(kept)"
 		}
 		fmt.Fprintf(env.Out, "%s:%d:%d %s %s[%d]: %s %q → %s\n", reports.Printable(r.File), r.Line, r.Column, r.Scope, r.Key, r.Index,

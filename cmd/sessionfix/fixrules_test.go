@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // claudeRulesCopy copies the fixture's rule files (and sessions) into a temp dir and returns it.
@@ -118,7 +118,7 @@ func TestFixRulesKeepsCommentsAndFlagsSharedGrants(t *testing.T) {
 
 	res := runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project", proj, "--apply", "--yes", "--format", "json")
 	require.Equal(t, 0, res.code, res.err)
-	var doc audit.FixRulesReport
+	var doc claude.FixRulesReport
 	require.NoError(t, json.Unmarshal([]byte(res.out), &doc))
 	require.Len(t, doc.Rules, 3)
 	assert.Equal(t, "keep", doc.Rules[0].Action, "an allow would grant literature_search_pubmed")

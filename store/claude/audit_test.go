@@ -1,4 +1,4 @@
-package audit
+package claude
 
 import (
 	"testing"
@@ -9,10 +9,7 @@ import (
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
-
-const claudeReal = "../fixtures/claude-real/"
 
 // claudeFixtureInput reads the fixture's rule files for project p ("lab" or "api") the way
 // audit --agent claude does: user settings, the project's settings.json and
@@ -21,7 +18,7 @@ func claudeFixtureInput(t *testing.T, p string, now, before permission.ClaudeRel
 	t.Helper()
 	var in ClaudeInput
 	add := func(path string, scope permission.ClaudeScope) {
-		f, err := claude.LoadRuleFile(path, scope)
+		f, err := LoadRuleFile(path, scope)
 		if err != nil {
 			require.ErrorContains(t, err, "no such file")
 			return
@@ -33,10 +30,10 @@ func claudeFixtureInput(t *testing.T, p string, now, before permission.ClaudeRel
 	add(claudeReal+"dot-claude/settings.json", permission.ClaudeScopeUser)
 	add(claudeReal+"project-settings/"+p+"/settings.json", permission.ClaudeScopeProject)
 	add(claudeReal+"project-settings/"+p+"/settings.local.json", permission.ClaudeScopeLocal)
-	g, err := claude.LoadGlobalConfig(claudeReal + "claude.json")
+	g, err := LoadGlobalConfig(claudeReal + "claude.json")
 	require.NoError(t, err)
 	in.Trusted, _ = g.Trusted("/home/demo/src/" + p)
-	inv, err := inventory.Load("../fixtures/claude-audit/inventory.json")
+	inv, err := inventory.Load("../../fixtures/claude-audit/inventory.json")
 	require.NoError(t, err)
 	for _, k := range inv.Keys() {
 		for _, tl := range inv.Servers[k].Tools {
@@ -101,7 +98,7 @@ func TestClaudeAuditLab(t *testing.T) {
 	// The local allow mcp__foo_bar__deploy.prod is 1.0.51's spelling: lost under 2.1.332.
 	require.NotEmpty(t, rep.Pairs)
 	first := rep.Pairs[0]
-	assert.Equal(t, ChangeLost, first.Change)
+	assert.Equal(t, permission.ChangeLost, first.Change)
 	assert.Equal(t, "mcp__foo_bar__deploy.prod", rep.Rules[first.Rule].Text)
 	assert.Equal(t, "deploy.prod", rep.Tools[first.Tool].Tool)
 	assert.Equal(t, 1, rep.Counts.Lost)
@@ -113,7 +110,7 @@ func TestClaudeAuditLab(t *testing.T) {
 		if rep.Rules[pr.Rule].Text == "mcp__lit__get+data" && rep.Tools[pr.Tool].Tool == "get+data" {
 			assert.Equal(t, permission.ClaudeIgnored, pr.Before)
 			assert.Equal(t, permission.ClaudeNo, pr.Now)
-			assert.Equal(t, ChangeSame, pr.Change)
+			assert.Equal(t, permission.ChangeSame, pr.Change)
 		}
 	}
 	// the shared name: literature_search_pubmed is unreachable under 2.1.332
@@ -166,7 +163,7 @@ func TestClaudeAuditUntrusted(t *testing.T) {
 	for _, p := range rep.Pairs {
 		if rep.Rules[p.Rule].Text == "mcp__foo_bar__get_data" && rep.Tools[p.Tool].Tool == "get_data" {
 			assert.Equal(t, permission.ClaudeIgnored, p.Now)
-			assert.Equal(t, ChangeLost, p.Change)
+			assert.Equal(t, permission.ChangeLost, p.Change)
 		}
 	}
 }

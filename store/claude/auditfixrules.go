@@ -1,11 +1,10 @@
-package audit
+package claude
 
 import (
 	"fmt"
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // RuleRow is one planned rule in fix --rules output (its JSON schema).
@@ -26,7 +25,7 @@ type RuleRow struct {
 	Extra      []string `json:"shared_extra,omitempty"`
 	Note       string   `json:"note,omitempty"`
 	// Overrides: on a migrated deny or ask rule, the migrated allow rules it would override
-	// (audit.ClaudeMigrationOverrides); on such an allow rule, the rules overriding it.
+	// (claude.ClaudeMigrationOverrides); on such an allow rule, the rules overriding it.
 	Overrides []string `json:"overrides,omitempty"`
 }
 
@@ -73,7 +72,7 @@ func (p RulePlan) Rewrite() bool { return p.Row.Action == string(MigrateRewrite)
 // that names a tool only in a legacy spelling. A rewrite is kept, with a note saying where to
 // change it instead, for the legacy allowedTools of ~/.claude.json when now no longer reads
 // them, and for managed settings (read, never written).
-func PlanRuleFile(rules []claude.Rule, scope permission.ClaudeScope, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool) []RulePlan {
+func PlanRuleFile(rules []Rule, scope permission.ClaudeScope, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool) []RulePlan {
 	plain := make([]permission.ClaudeRule, len(rules))
 	for i, ru := range rules {
 		plain[i] = ru.ClaudeRule

@@ -1,4 +1,4 @@
-package audit
+package claude
 
 import (
 	"errors"
@@ -11,8 +11,40 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
+
+// ClaudeLoaded is what a Claude Code audit (or fix --rules) read, besides the evaluation.
+type ClaudeLoaded struct {
+	Files  []*RuleFile
+	Global *GlobalConfig // ~/.json; nil when absent or unreadable
+	// Project is the project key (its entry in ~/.json; "" when unknown); Found says
+	// the entry exists.
+	Project string
+	Found   bool
+	// InventoryFrom says where the tools came from (file, --discover, the sessions, with counts).
+	InventoryFrom string
+	Versions      []string // "version" values found in the project's sessions
+	// Incomplete are the server keys known without any tool (not audited).
+	Incomplete []string
+	// Unknown are MCP names stored in the sessions that no tool of the list has.
+	Unknown []string
+	// Problems are the inputs that could not be used (an error's text each); Notes what the
+	// run said besides (INCOMPLETE, trust defaults).
+	Problems []string
+	Notes    []string
+}
+
+// Read are the paths of every file the audit read (inventory: --inventory, "" without).
+func (l *ClaudeLoaded) Read(inventory string) []string {
+	read := []string{inventory}
+	for _, f := range l.Files {
+		read = append(read, f.Path)
+	}
+	if l.Global != nil {
+		read = append(read, l.Global.Path)
+	}
+	return read
+}
 
 // ClaudeInputs say where Claude Code's rule files are (the flags of audit --agent claude and
 // fix --rules).
@@ -138,7 +170,7 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 		if in.ProjectKey == "" {
 			in.ProjectKey = dir
 		}
-		managed = claude.ManagedFiles()
+		managed = ManagedFiles()
 	}
 	if in.ClaudeJSON != "" {
 		claudeJSON = in.ClaudeJSON
@@ -146,7 +178,7 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 
 	// ~/.claude.json: trust and legacy rules.
 	if claudeJSON != "" {
-		g, err := claude.LoadGlobalConfig(claudeJSON)
+		g, err := LoadGlobalConfig(claudeJSON)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && in.ClaudeJSON == "":
 			l.note(h, "no %s: the project counts as not trusted", claudeJSON)
@@ -207,7 +239,7 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 // (hasTrustDialogAccepted; no entry: not trusted, noted).
 func (l *ClaudeLoaded) LoadRules(srcs []ClaudeSource, h ClaudeHooks) (rules []ClaudeRuleEntry, trusted bool) {
 	for _, s := range srcs {
-		f, err := claude.LoadRuleFile(s.Path, s.Scope)
+		f, err := LoadRuleFile(s.Path, s.Scope)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !s.Explicit:
 			continue
@@ -280,11 +312,11 @@ func (l *ClaudeLoaded) OldestSessionVersion(configDir string, h ClaudeHooks) per
 	}
 	root := filepath.Join(configDir, "projects")
 	if l.Project != "" {
-		if d := claude.ProjectDir(root, l.Project); d != "" {
+		if d := ProjectDir(root, l.Project); d != "" {
 			root = d
 		}
 	}
-	vs, errs := claude.SessionVersions(root)
+	vs, errs := SessionVersions(root)
 	for _, e := range errs {
 		l.problem(h, e)
 	}

@@ -1,4 +1,4 @@
-package audit
+package claude
 
 import (
 	"testing"

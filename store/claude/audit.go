@@ -1,4 +1,4 @@
-package audit
+package claude
 
 import (
 	"strconv"
@@ -67,7 +67,7 @@ type ClaudeToolReport struct {
 type ClaudePair struct {
 	Rule, Tool  int
 	Now, Before permission.ClaudeMatch
-	Change      Change
+	Change      permission.Change
 }
 
 // Visible reports whether the pair is listed by default: now or before is not "no".
@@ -101,15 +101,15 @@ type ClaudeReport struct {
 }
 
 // claudeChange: only an applied match counts as matching (ignored is not).
-func claudeChange(now, before permission.ClaudeMatch) Change {
+func claudeChange(now, before permission.ClaudeMatch) permission.Change {
 	n, b := now == permission.ClaudeMatched, before == permission.ClaudeMatched
 	switch {
 	case n && !b:
-		return ChangeGained
+		return permission.ChangeGained
 	case b && !n:
-		return ChangeLost
+		return permission.ChangeLost
 	}
-	return ChangeSame
+	return permission.ChangeSame
 }
 
 // RunClaude evaluates every pair and every tool's decision now and before.
@@ -149,16 +149,16 @@ func RunClaude(in ClaudeInput) *ClaudeReport {
 			p.Change = claudeChange(p.Now, p.Before)
 			g := 3
 			switch {
-			case p.Change == ChangeLost && r.Restrictive():
+			case p.Change == permission.ChangeLost && r.Restrictive():
 				g = 0
 				rep.Counts.LostRestrictions++
-			case p.Change == ChangeLost:
+			case p.Change == permission.ChangeLost:
 				g = 1
-			case p.Change == ChangeGained:
+			case p.Change == permission.ChangeGained:
 				g = 2
 				rep.Counts.Gained++
 			}
-			if p.Change == ChangeLost {
+			if p.Change == permission.ChangeLost {
 				rep.Counts.Lost++
 			}
 			if p.Visible() {
@@ -193,7 +193,7 @@ func (r *ClaudeReport) VisiblePairs(all bool) []ClaudePair {
 func (r *ClaudeReport) LostRestrictions() []ClaudePair {
 	var out []ClaudePair
 	for _, p := range r.Pairs {
-		if p.Change == ChangeLost && r.Rules[p.Rule].Restrictive() {
+		if p.Change == permission.ChangeLost && r.Rules[p.Rule].Restrictive() {
 			out = append(out, p)
 		}
 	}
