@@ -9,9 +9,6 @@ import (
 	"github.com/sessionfix/sessionfix/store/qwen/qwenbench"
 )
 
-// qwenFixture is the Qwen Code runtime dir (under fixtures/) whose records seed the corpora.
-const qwenFixture = "qwen-real/dot-qwen"
-
 // sessionBytes is the average session size: a 512 MiB corpus has about 200 sessions (issue 12).
 const sessionBytes = 512 << 20 / 200
 
@@ -23,8 +20,9 @@ const (
 	jsonlRSSTarget   = 64 << 20
 )
 
+// generateOnly writes a corpus of sizeMiB into dir from the records under the fixtures dir.
 func generateOnly(dir, fixtures string, sizeMiB int64) error {
-	recs, err := qwenbench.LoadRecords(fixtures)
+	recs, err := qwenbench.LoadRecords(filepath.Join(fixtures, qwenbench.Fixture))
 	if err != nil {
 		return err
 	}
@@ -36,10 +34,10 @@ func generateOnly(dir, fixtures string, sizeMiB int64) error {
 	return nil
 }
 
-// jsonlRows generates a Qwen corpus of sizeMiB and measures scan against cat | wc -l and
+// jsonlRows generates a corpus (qwenbench) of sizeMiB and measures scan against cat | wc -l and
 // fix --apply against cp -r && sync.
 func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
-	recs, err := qwenbench.LoadRecords(filepath.Join(cfg.Fixtures, qwenFixture))
+	recs, err := qwenbench.LoadRecords(filepath.Join(cfg.Fixtures, qwenbench.Fixture))
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +76,7 @@ func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
 	if err != nil {
 		return rows, err
 	}
-	rows = append(rows, Row{Store: "JSONL (Qwen)", Size: size, Work: "scan", Time: sc.sf, Floor: "cat|wc -l", FloorTime: sc.floor,
+	rows = append(rows, Row{Store: qwenbench.Store, Size: size, Work: "scan", Time: sc.sf, Floor: "cat|wc -l", FloorTime: sc.floor,
 		Ratio: sc.ratio, Target: jsonlScanTarget, RSS: sc.maxRSS, RSSTarget: jsonlRSSTarget, Exit: sc.exit,
 		Note: join(fmt.Sprintf("CPU %.2f× floor CPU (≤ %.1f×)", sc.cpuRatio, jsonlCPUTarget), note)})
 	if sc.cpuRatio > jsonlCPUTarget {
@@ -112,7 +110,7 @@ func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
 	if err != nil {
 		return rows, err
 	}
-	rows = append(rows, Row{Store: "JSONL (Qwen)", Size: size, Work: "fix --apply", Time: ap.sf, Floor: "cp -r && sync", FloorTime: ap.floor,
+	rows = append(rows, Row{Store: qwenbench.Store, Size: size, Work: "fix --apply", Time: ap.sf, Floor: "cp -r && sync", FloorTime: ap.floor,
 		Ratio: ap.ratio, Target: jsonlApplyTarget, RSS: ap.maxRSS, RSSTarget: jsonlRSSTarget, Exit: ap.exit, Note: note})
 	return rows, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // Row is one line of the table.
 type Row struct {
-	Store     string        // "JSONL (Qwen)", "SQLite (opencode)"
+	Store     string        // engine and agent, from the corpus generator
 	Size      string        // "256 MiB", "100k parts"
 	Work      string        // "scan", "fix --apply"
 	Time      time.Duration // sessionfix wall time (median of the pairs)

@@ -15,6 +15,13 @@ import (
 	"strings"
 )
 
+// Fixture is the Qwen Code runtime dir, relative to the repository's fixtures/, whose session
+// records seed the corpora (LoadRecords).
+const Fixture = "qwen-real/dot-qwen"
+
+// Store labels a corpus's rows in make bench's table: the storage engine and the agent.
+const Store = "JSONL (Qwen)"
+
 // Options sizes a corpus.
 type Options struct {
 	// Bytes is the total size to write (approximately, whole records).
