@@ -18,7 +18,8 @@ import (
 // on writing to the old inode after the file is replaced: those writes would vanish from the
 // session. Linux shows every process's open files under /proc/<pid>/fd, so a file another
 // process holds open for writing is refused as in use. Processes of other users are not
-// visible without privileges; they are not looked at.
+// visible there without privileges; the kernel's own count of writers (a read lease is refused
+// while any writable open exists) still refuses the file then, without a name.
 
 // fileID is a file's device and inode.
 type fileID struct{ dev, ino uint64 }
@@ -87,20 +88,31 @@ func snapshotOpenFilesAt(fresh bool) *procSnapshot {
 // openWriters returns "pid N (command)" for each other process that holds the file of fi (open
 // as f, read-only) open for writing (O_WRONLY or O_RDWR), as far as /proc shows. When the
 // kernel says no process at all holds the inode open for writing (noWriterOpen), /proc is not
-// looked at.
+// looked at; when the kernel counts a writer that /proc cannot name (a process of another user
+// seen without privileges, a writable memory mapping whose descriptor is closed, or a descriptor
+// of this process), the answer is unnamedWriter: the file is in use all the same.
 func openWriters(f *os.File, fi os.FileInfo) []string {
-	if noWriterOpen(f) {
-		return nil
-	}
-	return writersOf(idOfStat(fi), false)
+	return writersOrUnnamed(f, fi, false)
 }
 
 // openWritersFresh is openWriters from a fresh scan of /proc (never a cached view).
 func openWritersFresh(f *os.File, fi os.FileInfo) []string {
-	if noWriterOpen(f) {
+	return writersOrUnnamed(f, fi, true)
+}
+
+// unnamedWriter stands for a writer the kernel counts but /proc does not show.
+const unnamedWriter = "a process sessionfix cannot name (the kernel counts a writer of this file: another user's process, or a writable memory mapping)"
+
+func writersOrUnnamed(f *os.File, fi os.FileInfo, fresh bool) []string {
+	lease := leaseProbe(f)
+	if lease == leaseNoWriter {
 		return nil
 	}
-	return writersOf(idOfStat(fi), true)
+	w := writersOf(idOfStat(fi), fresh)
+	if len(w) == 0 && lease == leaseWriterCounted {
+		return []string{unnamedWriter}
+	}
+	return w
 }
 
 // noWriterOpen reports whether no process, of any user, holds the inode of f (opened read-only)
@@ -112,22 +124,38 @@ func openWritersFresh(f *os.File, fi os.FileInfo) []string {
 // closed, count), and costs two system calls instead of a walk of every process's
 // descriptors. false when it cannot be told (leases not supported by the file system or
 // disabled, a file of another owner without CAP_LEASE): /proc is looked at then.
-func noWriterOpen(f *os.File) bool {
+func noWriterOpen(f *os.File) bool { return leaseProbe(f) == leaseNoWriter }
+
+// leaseAnswer is what a read-lease attempt tells about an inode's writers.
+type leaseAnswer int
+
+const (
+	leaseUnknown       leaseAnswer = iota // not told: leases unsupported, disabled, not permitted
+	leaseNoWriter                         // granted: no writable open of the inode anywhere
+	leaseWriterCounted                    // EAGAIN: the kernel counts a writable open
+)
+
+// leaseProbe asks for a read lease on f and releases it at once (see noWriterOpen).
+func leaseProbe(f *os.File) leaseAnswer {
 	if f == nil {
-		return false
+		return leaseUnknown
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return false
+		return leaseUnknown
 	}
-	granted := false
+	answer := leaseUnknown
 	_ = rc.Control(func(fd uintptr) {
-		if _, err := unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_RDLCK); err == nil {
-			granted = true
+		_, err := unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_RDLCK)
+		switch {
+		case err == nil:
+			answer = leaseNoWriter
 			_, _ = unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
+		case err == unix.EAGAIN:
+			answer = leaseWriterCounted
 		}
 	})
-	return granted
+	return answer
 }
 
 func writersOf(id fileID, fresh bool) []string {

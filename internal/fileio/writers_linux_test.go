@@ -206,3 +206,36 @@ func TestNoWriterOpenCountsEveryWritableOpen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, openWritersFresh(f2, fi), 1, "and /proc names it")
 }
+
+// A writer the kernel counts but /proc does not show (here: a descriptor of this very process,
+// which the /proc walk leaves out like another user's process seen without privileges) refuses
+// the file, without a name: replacing it would lose that writer's next writes.
+func TestRewriteFileRefusesAWriterProcCannotName(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	probe, err := os.Open(p)
+	require.NoError(t, err)
+	ok := noWriterOpen(probe)
+	probe.Close()
+	if !ok {
+		t.Skip("file leases are not available here (fcntl F_SETLEASE): an unnamed writer cannot be told")
+	}
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	want := stateOf(t, p)
+	_, err = RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1")})
+	var iu *store.InUseError
+	require.ErrorAs(t, err, &iu)
+	assert.Contains(t, iu.Reason, "held open for writing by a process sessionfix cannot name")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "abc\n", string(b), "the file is left as it was")
+
+	require.NoError(t, w.Close())
+	_, err = RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "2")})
+	require.NoError(t, err, "once the writer is gone the file is rewritten")
+	b, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "ABC\n", string(b))
+}
