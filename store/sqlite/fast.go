@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"bytes"
-	"database/sql/driver"
 	"fmt"
 	"regexp"
 	"unicode/utf8"
@@ -86,14 +85,14 @@ func fastOf(ct *compiledTable, col string) (*fastSpec, []string) {
 
 // fastRow finds the site of one row by the SQL-assisted path; false sends the value to the
 // full lexer (see above). vals are the extra columns (one: the extracted array, or NULL).
-func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, vals []driver.Value) bool {
+func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, b *rowBatch, vals []sfCol) bool {
 	if bytes.Contains(val, []byte(`\u`)) || !utf8.Valid(val) {
 		return false
 	}
-	arr, ok := vals[0].(string) // NULL: not TEXT, or not valid JSON
-	if !ok {
+	if vals[0].kind != kindText { // NULL: not TEXT, or not valid JSON
 		return false
 	}
+	arr := b.str(&vals[0]) // splitArray copies what it keeps
 	var got [4]extracted
 	if !splitArray(arr, got[:f.npaths]) {
 		return false

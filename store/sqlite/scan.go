@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/jmoiron/sqlx"
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -404,12 +401,12 @@ func sitePaths(spec *TableSpec) string {
 	return strings.Join(p, ", ")
 }
 
-// scanTable reads one table spec, batch by batch, through the driver connection (no
-// database/sql row conversion; one prepared statement per table). Two goroutines share the
-// work: this one steps SQLite (and its JSON functions) and hands each batch of rows to a second
-// one that finds their sites and hands them on (fn), so on two cores the lexing and planning of
-// a batch overlap the reading of the next. The query runs with a context that cannot be
-// cancelled (the driver then steps without a watcher per row); ctx is checked every 256 rows.
+// scanTable reads one table spec, batch by batch, through the row reader (rows.go: the driver
+// connection's handle stepped in C, rows copied into reused buffers; one prepared statement per
+// table). Two goroutines share the work: this one steps SQLite (and its JSON functions) and
+// hands each batch of rows to a second one that finds their sites and hands them on (fn), so on
+// two cores the lexing and planning of a batch overlap the reading of the next. ctx is checked
+// every 256 rows.
 func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labelColumn bool) error {
 	q := r.query(ct)
 	if q == nil {
@@ -426,36 +423,38 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 	}
 	width := 2 + nk + btoi(q.scope) + nf
 
-	// The second goroutine: rows in, sites out.
-	work := make(chan []driver.Value, 1)
+	// The second goroutine: rows in, sites out; each batch goes back to free once read.
+	const buffers = 3
+	work := make(chan *rowBatch, 1)
+	free := make(chan *rowBatch, buffers)
+	for range buffers {
+		free <- newRowBatch(width, batchRows)
+	}
 	done := make(chan error, 1)
 	var failed atomic.Bool
 	go func() {
 		var err error
-		keys := make([]any, nk)
-		for vals := range work {
-			if err != nil {
-				continue // drain
-			}
-			for at := 0; at+width <= len(vals); at += width {
-				row := vals[at : at+width]
-				var rowid sql.NullInt64
-				if id, ok := row[0].(int64); ok {
-					rowid = sql.NullInt64{Int64: id, Valid: true}
+		for b := range work {
+			if err == nil {
+				for i := range b.n {
+					row := b.row(i)
+					var rowid sql.NullInt64
+					if row[0].kind == kindInt {
+						rowid = sql.NullInt64{Int64: int64(row[0].i), Valid: true}
+					}
+					var scope *sfCol
+					if q.scope {
+						scope = &row[2+nk]
+					}
+					r.snap.Records++
+					r.row(idx, ct, q, rowid, b, &row[1], row[2:2+nk], scope, labelColumn, row[2+nk+btoi(q.scope):])
 				}
-				for i := range keys {
-					keys[i] = row[2+i]
+				if err = r.flush(); err != nil {
+					failed.Store(true)
 				}
-				var scope any
-				if q.scope {
-					scope = row[2+nk]
-				}
-				r.snap.Records++
-				r.row(idx, ct, q, rowid, row[1], keys, scope, labelColumn, row[2+nk+btoi(q.scope):])
 			}
-			if err = r.flush(); err != nil {
-				failed.Store(true)
-			}
+			b.n, b.used = 0, 0
+			free <- b
 		}
 		done <- err
 	}()
@@ -464,63 +463,50 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 		if !ok {
 			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
 		}
-		st, err := c.Prepare(q.sql)
+		st, err := prepareRows(c, q.sql)
 		if err != nil {
 			return readErr(err)
 		}
-		defer st.Close()
-		qs := st.(driver.StmtQueryContext)
-		row := make([]driver.Value, width)
-		args := make([]driver.NamedValue, 0, 1+len(q.args))
+		defer st.close()
+		args := make([]any, 0, 1+len(q.args))
 		var last int64 = -1 << 63
 		for {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			args = args[:0]
+			args = append(args[:0], q.args...)
 			if q.batched {
-				args = append(args, driver.NamedValue{Ordinal: 1, Value: last})
+				args = append([]any{last}, args...)
 			}
-			for _, a := range q.args {
-				args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: a})
-			}
-			rows, err := qs.QueryContext(context.Background(), args)
-			if err != nil {
+			if err := st.start(args); err != nil {
 				return readErr(err)
 			}
-			n := 0
-			vals := make([]driver.Value, 0, batchRows*width)
 			for {
-				if err := rows.Next(row); err == io.EOF {
-					break
-				} else if err != nil {
-					rows.Close()
-					return readErr(err)
+				if failed.Load() {
+					return nil // the second goroutine's error is returned
 				}
-				n++
-				if n%256 == 0 {
-					if err := ctx.Err(); err != nil {
-						rows.Close()
+				b := <-free
+				end, err := st.read(ctx, b, batchRows)
+				if err != nil {
+					free <- b
+					if ctx.Err() != nil {
 						return err
 					}
-					if failed.Load() {
-						rows.Close()
-						return nil // the second goroutine's error is returned
+					return readErr(err)
+				}
+				n := b.n
+				if n > 0 {
+					if row := b.row(n - 1); row[0].kind == kindInt {
+						last = int64(row[0].i)
 					}
 				}
-				if id, ok := row[0].(int64); ok {
-					last = id
+				work <- b
+				switch {
+				case q.batched && n == batchRows:
+					// LIMIT batchRows reached: the next query goes on after last.
+				case q.batched || end:
+					return nil
+				default:
+					continue // one pass (WITHOUT ROWID): handed on in batches all the same
 				}
-				vals = append(vals, row...)
-				if !q.batched && n%batchRows == 0 {
-					work <- vals // one pass (WITHOUT ROWID): hand it on in batches all the same
-					vals = make([]driver.Value, 0, batchRows*width)
-				}
-			}
-			rows.Close()
-			work <- vals
-			if !q.batched || n < batchRows {
-				return nil
+				break
 			}
 		}
 	})
@@ -544,9 +530,11 @@ type rowCtx struct {
 	ct       *compiledTable
 	rowid    sql.NullInt64
 	keyCols  []string
-	keyVals  []any
+	keyVals  []any // nil until needed (keys)
+	keyRaw   []sfCol
+	batch    *rowBatch
 	usable   bool
-	scope    any
+	scope    *sfCol
 	labelCol bool
 	label    string // computed on first use
 	err      *jsonscan.SyntaxError
@@ -563,7 +551,7 @@ func (r *reader) labelOf(c *rowCtx) string {
 		return c.label
 	}
 	spec := c.ct.spec
-	label := rowLabel(spec.Table, c.keyCols, c.keyVals)
+	label := rowLabel(spec.Table, c.keyCols, r.keys(c))
 	if c.labelCol {
 		label += " " + spec.Column
 	}
@@ -588,31 +576,29 @@ var bom = []byte("\xEF\xBB\xBF")
 // long-lived JSON Lines scanner (no scanner built per row); one with line breaks (pretty-printed)
 // or a byte order mark gets its own document scanner. Both give the same captures, offsets
 // relative to the value.
-func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, value driver.Value, keys []any, scope any, labelColumn bool, fast []driver.Value) {
-	var val []byte
-	text := false
-	switch v := value.(type) {
-	case string:
-		val, text = unsafe.Slice(unsafe.StringData(v), len(v)), true // read only
-	case []byte:
-		val = v
-	default:
+func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, b *rowBatch, value *sfCol, keys []sfCol, scope *sfCol, labelColumn bool, fast []sfCol) {
+	if value.kind != kindText && value.kind != kindBlob {
 		return // NULL or a number: no JSON document
 	}
+	val, text := b.bytes(value), value.kind == kindText
 	if r.progress != nil {
 		r.progress(int64(len(val)))
 	}
 	spec := ct.spec
 	c := &r.cur
-	*c = rowCtx{idx: idx, ct: ct, rowid: rowid, scope: scope, labelCol: labelColumn, badUTF8: -1}
-	c.keyCols, c.keyVals, c.usable = rowKey(q.keyCols, keys, rowid)
+	*c = rowCtx{idx: idx, ct: ct, rowid: rowid, batch: b, keyRaw: keys, scope: scope, labelCol: labelColumn, badUTF8: -1}
+	var byRowid bool
+	c.keyCols, byRowid, c.usable = rowKeyCols(q.keyCols, keys, rowid)
+	if byRowid {
+		c.keyVals = []any{rowid.Int64}
+	}
 	c.usable = c.usable || rowid.Valid
 	if bytes.HasPrefix(val, zstdMagic) {
 		r.problem("zstd-compressed payloads", store.SevWarning, store.Loc{Row: r.labelOf(c), RowID: rowid.Int64},
 			fmt.Sprintf("%s.%s is zstd-compressed (%d bytes): reported, not parsed", spec.Table, spec.Column, len(val)))
 		return
 	}
-	if text && q.fast != nil && r.fastRow(c, q.fast, val, fast) {
+	if text && q.fast != nil && r.fastRow(c, q.fast, val, b, fast) {
 		return
 	}
 	lines := len(val) > 0 && bytes.IndexByte(val, '\n') < 0 && !bytes.HasPrefix(val, bom)
@@ -718,12 +704,12 @@ func (r *reader) addSite(rc *rowCtx, cs *compiledSite, loc store.Loc, raw []byte
 	}
 	if callID != nil {
 		site.CallID = *callID
-		switch sc := rc.scope.(type) {
-		case nil:
-		case string:
-			site.CallID = sc + "/" + *callID
+		switch sc := rc.scope; {
+		case sc == nil || sc.kind == kindNull:
+		case sc.kind == kindText:
+			site.CallID = rc.batch.str(sc) + "/" + *callID
 		default:
-			site.CallID = fmt.Sprint(sc) + "/" + *callID
+			site.CallID = fmt.Sprint(rc.batch.value(sc)) + "/" + *callID
 		}
 	}
 	if server != nil {
@@ -736,7 +722,7 @@ func (r *reader) addSite(rc *rowCtx, cs *compiledSite, loc store.Loc, raw []byte
 		return
 	}
 	if !rc.rowid.Valid && !readOnly {
-		r.extra.keyed[loc.Row] = keyedRow{spec: rc.idx, keys: append([]any(nil), rc.keyVals...)}
+		r.extra.keyed[loc.Row] = keyedRow{spec: rc.idx, keys: r.keys(rc)}
 	}
 	r.batch = append(r.batch, site)
 }
@@ -795,6 +781,38 @@ func rowKey(cols []string, keys []any, rowid sql.NullInt64) ([]string, []any, bo
 		return []string{"rowid"}, []any{rowid.Int64}, true
 	}
 	return cols, keys, false
+}
+
+// rowKeyCols is rowKey on the columns of a row batch: the key columns, else the rowid (byRowid).
+func rowKeyCols(cols []string, keys []sfCol, rowid sql.NullInt64) (_ []string, byRowid, usable bool) {
+	ok := true
+	for i := range keys {
+		switch keys[i].kind {
+		case kindInt, kindFloat, kindText:
+		default:
+			ok = false
+		}
+	}
+	if ok {
+		return cols, false, true
+	}
+	if rowid.Valid {
+		return rowidCol, true, true
+	}
+	return cols, false, false
+}
+
+var rowidCol = []string{"rowid"}
+
+// keys returns the key values of row c (rowKey's columns), copied out of the row batch.
+func (r *reader) keys(c *rowCtx) []any {
+	if c.keyVals == nil {
+		c.keyVals = make([]any, len(c.keyRaw))
+		for i := range c.keyRaw {
+			c.keyVals[i] = c.batch.value(&c.keyRaw[i])
+		}
+	}
+	return c.keyVals
 }
 
 // rowLabel renders a row for reports: `part id=prt_01…`. Text that would read as something
