@@ -85,7 +85,7 @@ type DiscoverOptions struct {
 // set and non-empty ("~" and "~/x" expanded against Home, a relative path resolved against
 // Cwd), else <Home>/.qwen, else <TempDir>/.qwen.
 func GlobalDir(opts DiscoverOptions) string {
-	if v, ok := opts.Env.nonEmpty("QWEN_HOME"); ok {
+	if v, ok := nonEmpty(opts.Env, "QWEN_HOME"); ok {
 		return resolvePath(v, opts)
 	}
 	if opts.Home == "" {
@@ -112,7 +112,7 @@ func resolvePath(p string, opts DiscoverOptions) string {
 // "/Library/Application Support/QwenCode/settings.json" (darwin),
 // `C:\ProgramData\qwen-code\settings.json` (windows), "/etc/qwen-code/settings.json" (others).
 func SystemSettingsPath(opts DiscoverOptions) string {
-	if v, ok := opts.Env.nonEmpty("QWEN_CODE_SYSTEM_SETTINGS_PATH"); ok {
+	if v, ok := nonEmpty(opts.Env, "QWEN_CODE_SYSTEM_SETTINGS_PATH"); ok {
 		return v
 	}
 	switch goos(opts) {
@@ -129,7 +129,7 @@ func SystemSettingsPath(opts DiscoverOptions) string {
 // $QWEN_CODE_SYSTEM_DEFAULTS_PATH when set and non-empty, else system-defaults.json in the
 // directory of SystemSettingsPath.
 func SystemDefaultsPath(opts DiscoverOptions) string {
-	if v, ok := opts.Env.nonEmpty("QWEN_CODE_SYSTEM_DEFAULTS_PATH"); ok {
+	if v, ok := nonEmpty(opts.Env, "QWEN_CODE_SYSTEM_DEFAULTS_PATH"); ok {
 		return v
 	}
 	sys := SystemSettingsPath(opts)

@@ -1,7 +1,8 @@
-package settings
+package mcpconfig
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -28,20 +29,13 @@ func (e Env) Lookup(name string) (string, bool) {
 	return v, ok
 }
 
-// nonEmpty returns the value of name when it is set and not empty (JavaScript truthiness,
-// which is how Qwen Code tests QWEN_HOME and the system settings overrides).
-func (e Env) nonEmpty(name string) (string, bool) {
-	v, ok := e[name]
-	return v, ok && v != ""
-}
-
 // List returns the environment as sorted "NAME=value" entries (the shape exec.Cmd.Env wants).
 func (e Env) List() []string {
 	out := make([]string, 0, len(e))
 	for k, v := range e {
 		out = append(out, k+"="+v)
 	}
-	sortStrings(out)
+	sort.Strings(out)
 	return out
 }
 

@@ -1,4 +1,4 @@
-package settings
+package mcpconfig
 
 import (
 	"errors"
@@ -15,8 +15,6 @@ var (
 	ErrByteOrderMark = errors.New("UTF-8 byte order mark")
 	// ErrNotObject: the top-level value is not a JSON object.
 	ErrNotObject = errors.New("not a JSON object")
-	// ErrFrontMatter: a subagent file has no "---" front matter block, or it is not YAML.
-	ErrFrontMatter = errors.New("bad front matter")
 )
 
 // ParseError reports a file that cannot be used, at the position of the problem. Line and
