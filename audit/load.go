@@ -163,7 +163,7 @@ func (l *Loaded) loadInventory(ctx context.Context, o LoadOptions, h Hooks, prob
 		if len(merged.MCPServers) == 0 {
 			h.Note("--discover: the settings configure no MCP server")
 		}
-		inv, errs := inventory.Discover(ctx, merged.MCPServers, inventory.DiscoverOptions{Env: o.Discover.Env, Timeout: o.DiscoverTimeout,
+		inv, errs := inventory.Discover(ctx, settings.Servers(merged.MCPServers), inventory.DiscoverOptions{Env: o.Discover.Env, Timeout: o.DiscoverTimeout,
 			ClientName: "sessionfix", ClientVersion: o.ClientVersion})
 		for _, k := range inv.Keys() {
 			h.Progress(fmt.Sprintf("discover: %s: %s", reports.Printable(strconv.Quote(k)), reports.Plural(len(inv.Servers[k].Tools), "tool")))
@@ -177,7 +177,7 @@ func (l *Loaded) loadInventory(ctx context.Context, o LoadOptions, h Hooks, prob
 		l.Inventory, l.InventoryFrom = inv, "discovered"
 	default:
 		seen := l.historyNames(ctx, o, h, problem)
-		l.Inventory = inventory.Infer(merged.MCPServers, seen)
+		l.Inventory = inventory.Infer(settings.Servers(merged.MCPServers), seen)
 		n := 0
 		for _, s := range l.Inventory.Servers {
 			n += len(s.Tools)

@@ -18,7 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
+	"github.com/sessionfix/sessionfix/internal/secret"
+	"github.com/sessionfix/sessionfix/mcpconfig"
 )
 
 // DefaultTimeout bounds the discovery of one server (start, initialize, every tools/list
@@ -35,10 +36,10 @@ var ErrNoTransport = errors.New("no command, httpUrl or url to reach the server"
 // DiscoverOptions carries what Discover needs from the outside world.
 type DiscoverOptions struct {
 	// Env is the parent environment of stdio servers; each server's own env (already
-	// $VAR-expanded by settings.Load) is laid over it, as Qwen Code does
+	// $VAR-expanded by the config reader) is laid over it, as the agents' MCP clients do
 	// ({...process.env, ...server.env}). Its PATH also resolves a bare command name, as
 	// Node's spawn does with options.env.
-	Env settings.Env
+	Env mcpconfig.Env
 	// Timeout bounds each server; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Parallel is the number of servers discovered at once; zero means DefaultParallel.
@@ -56,7 +57,7 @@ type DiscoverOptions struct {
 // ServerError reports one server whose tools could not be listed. Nothing it prints holds a
 // configured secret: env, header and secret-looking argument values, the bearer token, the
 // URL's user name, password, secret-looking path segments, query and fragment, and the values
-// of secret-named variables of the parent environment are replaced by settings.Redacted in
+// of secret-named variables of the parent environment are replaced by secret.Redacted in
 // Error, in Stderr, and wherever the cause quotes them (issue 8 item 12, issue 9 item 9).
 type ServerError struct {
 	Server string
@@ -106,13 +107,13 @@ func (e *ServerError) redact(msg string) string {
 		msg = strings.ReplaceAll(msg, u[0], u[1])
 	}
 	for _, sec := range e.secrets {
-		msg = strings.ReplaceAll(msg, sec, settings.Redacted)
+		msg = strings.ReplaceAll(msg, sec, secret.Redacted)
 	}
 	return msg
 }
 
 // newServerError builds the error of server s, with what must be redacted from it.
-func newServerError(s settings.MCPServer, err error, proc *stdioProc, parent settings.Env) *ServerError {
+func newServerError(s mcpconfig.Server, err error, proc *stdioProc, parent mcpconfig.Env) *ServerError {
 	e := &ServerError{Server: s.Key, Err: err}
 	e.secrets = serverSecrets(s, parent)
 	var urlParts []string
@@ -140,7 +141,7 @@ const minSecretLen = 4
 // value (and the credential after "Bearer "/"Basic "), argument values that follow a
 // secret-named flag or sit in a --name=value with a secret name, long opaque arguments, and
 // the values of secret-named variables of the parent environment.
-func serverSecrets(s settings.MCPServer, parent settings.Env) []string {
+func serverSecrets(s mcpconfig.Server, parent mcpconfig.Env) []string {
 	var out []string
 	add := func(v string) {
 		if len(v) >= minSecretLen {
@@ -202,7 +203,7 @@ func urlForms(raw string) (forms [][2]string, parts []string) {
 	}
 	red := &url.URL{Scheme: u.Scheme, Host: u.Host, Opaque: u.Opaque}
 	if u.User != nil {
-		red.User = url.User(settings.Redacted)
+		red.User = url.User(secret.Redacted)
 		add(u.User.Username())
 		if p, ok := u.User.Password(); ok {
 			add(p)
@@ -213,7 +214,7 @@ func urlForms(raw string) (forms [][2]string, parts []string) {
 	for i, seg := range segs {
 		if secretSegment(seg) {
 			add(seg)
-			segs[i] = settings.Redacted
+			segs[i] = secret.Redacted
 		}
 	}
 	redPath := strings.Join(segs, "/")
@@ -231,14 +232,14 @@ func urlForms(raw string) (forms [][2]string, parts []string) {
 	}
 	s := red.Scheme + "://"
 	if red.User != nil {
-		s += settings.Redacted + "@"
+		s += secret.Redacted + "@"
 	}
 	s += red.Host + redPath
 	if u.RawQuery != "" || u.ForceQuery {
-		s += "?" + settings.Redacted
+		s += "?" + secret.Redacted
 	}
 	if u.Fragment != "" {
-		s += "#" + settings.Redacted
+		s += "#" + secret.Redacted
 	}
 	seen := map[string]bool{}
 	for _, f := range []string{raw, u.String(), u.Redacted(), stripPassword(u)} {
@@ -281,15 +282,16 @@ func secretSegment(seg string) bool {
 func (e *ServerError) Unwrap() error { return e.Err }
 
 // Discover lists the tools of every server by starting it (stdio: command, args, cwd, env) or
-// connecting to it (httpUrl, or url — SSE when type is "sse", else streamable HTTP, as
-// current Qwen Code's createTransport does) with the official MCP Go SDK, then paging
+// connecting to it (its mcpconfig.Server.Reach: httpUrl, or url — SSE when type is "sse",
+// else streamable HTTP; a server without transport keys by its command or URL) with the
+// official MCP Go SDK, then paging
 // through tools/list. Servers are handled Parallel at a time, each within Timeout. A server
 // that fails is returned as a *ServerError (sorted by server key) and left out of the
 // inventory; the others go on. Tools get SourceDiscovered and the server's trust flag.
 //
 // Tool names are kept exactly as listed, including names that the MCP spec's name rules
 // reject (dots are allowed, CJK is not): those are the names the audit is about.
-func Discover(ctx context.Context, servers []settings.MCPServer, opts DiscoverOptions) (*Inventory, []*ServerError) {
+func Discover(ctx context.Context, servers []mcpconfig.Server, opts DiscoverOptions) (*Inventory, []*ServerError) {
 	parallel := opts.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
@@ -329,7 +331,7 @@ func Discover(ctx context.Context, servers []settings.MCPServer, opts DiscoverOp
 
 // listTools connects to one server and returns every tool name of every tools/list page; for a
 // stdio server also the started process (its exit status and stderr tail, for the error).
-func listTools(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) ([]string, *stdioProc, error) {
+func listTools(ctx context.Context, s mcpconfig.Server, opts DiscoverOptions) ([]string, *stdioProc, error) {
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -375,14 +377,14 @@ func contextCause(ctx context.Context, err error) error {
 	return err
 }
 
-func newTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) (mcp.Transport, *stdioProc, error) {
-	switch s.Transport {
-	case settings.TransportStdio:
+func newTransport(ctx context.Context, s mcpconfig.Server, opts DiscoverOptions) (mcp.Transport, *stdioProc, error) {
+	switch s.Reach() {
+	case mcpconfig.TransportStdio:
 		return stdioTransport(ctx, s, opts)
-	case settings.TransportHTTP:
+	case mcpconfig.TransportHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, opts),
 			MaxRetries: -1, DisableStandaloneSSE: true}, nil, nil
-	case settings.TransportSSE:
+	case mcpconfig.TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, opts)}, nil, nil
 	default:
 		return nil, nil, ErrNoTransport
@@ -437,8 +439,8 @@ func (b *tailBuffer) lines(n int) []string {
 	return out
 }
 
-func stdioTransport(ctx context.Context, s settings.MCPServer, opts DiscoverOptions) (mcp.Transport, *stdioProc, error) {
-	env := settings.Env{}
+func stdioTransport(ctx context.Context, s mcpconfig.Server, opts DiscoverOptions) (mcp.Transport, *stdioProc, error) {
+	env := mcpconfig.Env{}
 	for k, v := range opts.Env {
 		env[k] = v
 	}
@@ -505,7 +507,7 @@ func executable(p string) error {
 }
 
 // httpClient returns a client that adds the server's headers to every request.
-func httpClient(s settings.MCPServer, opts DiscoverOptions) *http.Client {
+func httpClient(s mcpconfig.Server, opts DiscoverOptions) *http.Client {
 	base := opts.HTTPClient
 	if base == nil {
 		base = &http.Client{}
@@ -524,7 +526,7 @@ func httpClient(s settings.MCPServer, opts DiscoverOptions) *http.Client {
 
 type headerTransport struct {
 	base    http.RoundTripper
-	headers map[string]settings.Secret
+	headers map[string]secret.Secret
 }
 
 // RoundTrip sets the configured headers on a copy of req and sends it.

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -94,13 +95,13 @@ func testBinary(t testing.TB) string {
 }
 
 // loadServers writes a settings file and returns its servers, as the CLI gets them.
-func loadServers(t testing.TB, content string, env settings.Env) []settings.MCPServer {
+func loadServers(t testing.TB, content string, env settings.Env) []mcpconfig.Server {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "settings.json")
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 	f, err := settings.Load(path, settings.ScopeUser, env)
 	require.NoError(t, err)
-	return f.MCPServers
+	return settings.Servers(f.MCPServers)
 }
 
 func jsonString(t testing.TB, v any) string {
@@ -277,7 +278,7 @@ func TestLookPath(t *testing.T) {
 
 func TestServerErrorRedactsURLSecrets(t *testing.T) {
 	raw := "http://u:P4ss%21@127.0.0.1:9/mcp?token=QUERYSECRET-000&api_key=a%2Fb&x="
-	e := newServerError(settings.MCPServer{Key: "s", URL: raw}, errors.New(`Post "`+raw+`": dial tcp: refused (token QUERYSECRET-000, key a/b, pass P4ss!)`), nil, nil)
+	e := newServerError(mcpconfig.Server{Key: "s", URL: raw}, errors.New(`Post "`+raw+`": dial tcp: refused (token QUERYSECRET-000, key a/b, pass P4ss!)`), nil, nil)
 	msg := e.Error()
 	for _, secret := range []string{"QUERYSECRET-000", "a%2Fb", "a/b", "P4ss!", "P4ss%21"} {
 		assert.NotContains(t, msg, secret)
@@ -292,7 +293,7 @@ func TestServerErrorRedactsURLSecrets(t *testing.T) {
 func TestServerErrorRedactsEveryURLPart(t *testing.T) {
 	raw := "https://ghp_USERTOKEN0123456789@mcp.example.com/v1/sk-PATHTOKEN42/mcp#frag-SECRET-77"
 	cause := fmt.Errorf(`Post %q: 401 Unauthorized (user ghp_USERTOKEN0123456789, path /v1/sk-PATHTOKEN42/mcp, fragment frag-SECRET-77)`, raw)
-	msg := newServerError(settings.MCPServer{Key: "gh", URL: raw}, cause, nil, nil).Error()
+	msg := newServerError(mcpconfig.Server{Key: "gh", URL: raw}, cause, nil, nil).Error()
 	for _, secret := range []string{"ghp_USERTOKEN0123456789", "sk-PATHTOKEN42", "frag-SECRET-77"} {
 		assert.NotContains(t, msg, secret)
 	}

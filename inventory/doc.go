@@ -8,13 +8,13 @@
 //     {"servers": {"foo.bar": {"trust": false, "tools": ["get_data", "deploy.prod"]}}};
 //   - SourceDiscovered: Discover starts each configured MCP server (stdio command, streamable
 //     HTTP or SSE) with the official Go SDK and pages through tools/list;
-//   - SourceInferred: Infer derives server keys from settings mcpServers and tool names from
+//   - SourceInferred: Infer derives server keys from a config's mcpServers and tool names from
 //     names seen in session history, where that can be done without guessing.
 //
 // Secrets: server env, headers and args are read only to start servers; they never appear
-// in errors, results or output (settings.Secret). A server's stderr is discarded unless the
+// in errors, results or output (internal/secret). A server's stderr is discarded unless the
 // caller asks for it.
 //
-// inventory imports mcpname and store/qwen/settings (plus the MCP Go SDK). It must not import
-// scan, rewrite, audit, reports or cmd.
+// inventory imports mcpname, mcpconfig (the servers it starts) and internal/secret (plus the
+// MCP Go SDK). It must not import a store, scan, rewrite, audit, reports or cmd.
 package inventory

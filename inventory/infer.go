@@ -3,8 +3,8 @@ package inventory
 import (
 	"strings"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Infer builds an inventory without starting any server (audit.md §1: "Without either, server
@@ -22,12 +22,12 @@ import (
 //   - it does not have the legacy middle-truncation shape (mcpname.IsTruncationShape): its
 //     middle is lost.
 //
-// Known limit: a legacy name (Qwen Code ≤ 0.15) replaced every character outside
+// Known limit: a legacy spelling (mcpname.Legacy) replaced every character outside
 // [A-Za-z0-9_.-] with "_", so "mcp__lit__get_data" may really be the tool "get+data"; the
 // inferred tool is then the legacy spelling. Keys with such characters never match (their
 // legacy spelling differs from the key). A genuine raw tool name that happens to end in "_"
 // + 7 base-36 characters is not inferred. An inventory file or --discover avoids both.
-func Infer(servers []settings.MCPServer, seen []string) *Inventory {
+func Infer(servers []mcpconfig.Server, seen []string) *Inventory {
 	inv := New()
 	for _, s := range servers {
 		inv.Add(s.Key, s.Trust, SourceInferred)
@@ -42,7 +42,7 @@ func Infer(servers []settings.MCPServer, seen []string) *Inventory {
 	return inv
 }
 
-func inferTool(name string, servers []settings.MCPServer) (key, tool string, ok bool) {
+func inferTool(name string, servers []mcpconfig.Server) (key, tool string, ok bool) {
 	if !mcpname.HasPrefix(name) || mcpname.HasHashSuffix(name) || mcpname.IsTruncationShape(name) {
 		return "", "", false
 	}

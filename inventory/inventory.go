@@ -9,8 +9,8 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Source says where a server or tool entry comes from.
@@ -108,7 +108,7 @@ func (inv *Inventory) Raws() []string {
 // Index returns an mcpname.Index over Raws (registered and legacy spellings of every tool).
 func (inv *Inventory) Index() *mcpname.Index { return mcpname.NewIndex(inv.Raws()...) }
 
-// ErrFormat is the cause of a *settings.ParseError for an inventory file that is valid JSON
+// ErrFormat is the cause of a *mcpconfig.ParseError for an inventory file that is valid JSON
 // but not of the inventory shape.
 var ErrFormat = errors.New("bad inventory format")
 
@@ -127,8 +127,8 @@ func Load(path string) (*Inventory, error) {
 //	             "lit": {"tools": ["literature.search_pubmed"]}}}
 //
 // "trust" defaults to false, "tools" to none; other keys are ignored. Comments and trailing
-// commas are accepted (this is our own format). A problem is a *settings.ParseError with the
-// file, line and column: settings.ErrSyntax for bad JSON, ErrFormat for a missing "servers"
+// commas are accepted (this is our own format). A problem is a *mcpconfig.ParseError with the
+// file, line and column: mcpconfig.ErrSyntax for bad JSON, ErrFormat for a missing "servers"
 // object, a repeated server key, a value of the wrong type or an empty tool name. Every
 // server and tool gets SourceFile.
 func Parse(path string, data []byte) (*Inventory, error) {
@@ -211,12 +211,13 @@ func (p *parser) pos(off int) (int, int) {
 
 func (p *parser) fail(off int, reason string) error {
 	line, col := p.pos(off)
-	return &settings.ParseError{Path: p.path, Line: line, Column: col, Reason: reason, Err: ErrFormat}
+	return &mcpconfig.ParseError{Path: p.path, Line: line, Column: col, Reason: reason, Err: ErrFormat}
 }
 
-// syntaxError words a hujson error as settings does: the file's text is never quoted.
+// syntaxError words a hujson error as the config reader does (mcpconfig.SyntaxError): the
+// file's text is never quoted.
 func (p *parser) syntaxError(err error) error {
-	return settings.SyntaxError(p.path, err)
+	return mcpconfig.SyntaxError(p.path, err)
 }
 
 func str(v *hujson.Value) (string, bool) {

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 const fixtureInventory = "../fixtures/qwen-settings/inventory.json"
@@ -57,7 +57,7 @@ func TestParseErrors(t *testing.T) {
 		line, col int
 		reason    string
 	}{
-		{"bad JSON", "{\"servers\": {\n  \"a\": {\"tools\": [\"x\" \"y\"]}}}", settings.ErrSyntax, 2, 23, "invalid character '\"' after array value (expecting ',' or ']')"},
+		{"bad JSON", "{\"servers\": {\n  \"a\": {\"tools\": [\"x\" \"y\"]}}}", mcpconfig.ErrSyntax, 2, 23, "invalid character '\"' after array value (expecting ',' or ']')"},
 		{"not an object", "[]", ErrFormat, 1, 1, "inventory is not a JSON object"},
 		{"no servers", "{\"server\": {}}", ErrFormat, 1, 1, `inventory has no "servers" object`},
 		{"servers not an object", "{\"servers\": []}", ErrFormat, 1, 13, `"servers" is not an object`},
@@ -72,7 +72,7 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse("inv.json", []byte(tt.in))
 			require.Error(t, err)
-			var pe *settings.ParseError
+			var pe *mcpconfig.ParseError
 			require.ErrorAs(t, err, &pe)
 			assert.ErrorIs(t, err, tt.cause)
 			assert.Equal(t, [3]any{tt.line, tt.col, tt.reason}, [3]any{pe.Line, pe.Column, pe.Reason})
@@ -116,7 +116,7 @@ func TestAddAndMerge(t *testing.T) {
 }
 
 func TestInfer(t *testing.T) {
-	servers := []settings.MCPServer{
+	servers := []mcpconfig.Server{
 		{Key: "lit", Trust: true},
 		{Key: "foo.bar"},
 		{Key: "a"},

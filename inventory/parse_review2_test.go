@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
+	"github.com/sessionfix/sessionfix/mcpconfig"
 )
 
 // TestParseErrorNeverQuotesTheFile: an inventory with a bad literal was reported with the
@@ -27,8 +27,8 @@ func TestParseErrorNeverQuotesTheFile(t *testing.T) {
 		require.Error(t, err)
 		assert.Equal(t, want, err.Error())
 		assert.False(t, strings.Contains(err.Error(), "TOKEN"), err.Error())
-		assert.True(t, errors.Is(err, settings.ErrSyntax))
-		var pe *settings.ParseError
+		assert.True(t, errors.Is(err, mcpconfig.ErrSyntax))
+		var pe *mcpconfig.ParseError
 		require.True(t, errors.As(err, &pe))
 	}
 }

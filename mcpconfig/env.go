@@ -39,21 +39,17 @@ func (e Env) List() []string {
 	return out
 }
 
-// envVarPattern is Qwen Code's resolveEnvVarsInString pattern /\$(?:(\w+)|{([^}]+)})/g
-// (packages/cli/src/utils/envVarResolver.ts). Go's \w is ASCII [0-9A-Za-z_], as JavaScript's
-// is without the u flag.
+// envVarPattern is the $NAME / ${NAME} reference of a config string: /\$(?:(\w+)|{([^}]+)})/g.
+// Go's \w is ASCII [0-9A-Za-z_], as JavaScript's is without the u flag.
 var envVarPattern = regexp.MustCompile(`\$(?:(\w+)|\{([^}]+)\})`)
 
-// neverExpanded lists Qwen Code's INTERNAL_SECRET_ENV_VARS: newer releases never resolve them
-// from the process environment in settings, whatever the environment holds.
-var neverExpanded = map[string]bool{"QWEN_SERVER_TOKEN": true, "QWEN_DAEMON_TOKEN": true}
-
-// Expand replaces $NAME and ${NAME} in s with their values from env, as Qwen Code does with
-// every string value of a settings file when it loads it (qwen-reference.md §4.6;
-// envVarResolver.ts resolveEnvVarsInString). An undefined variable is left exactly as
-// written; a variable defined as "" expands to "". The replacement is literal (a value
-// containing "$" is not expanded again). Object keys are never expanded, only values.
-func Expand(s string, env Env) string {
+// Expand replaces $NAME and ${NAME} in s with their values from env, the way the agents'
+// config loaders resolve every string value of a file they load. An undefined variable is
+// left exactly as written; a variable defined as "" expands to "". The replacement is literal
+// (a value containing "$" is not expanded again). never lists names left as written whatever
+// env holds (an agent's internal secrets; nil for none). Object keys are never expanded, only
+// values.
+func Expand(s string, env Env, never map[string]bool) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
@@ -62,7 +58,7 @@ func Expand(s string, env Env) string {
 		if strings.HasPrefix(name, "{") {
 			name = name[1 : len(name)-1]
 		}
-		if neverExpanded[name] {
+		if never[name] {
 			return m
 		}
 		if v, ok := env.Lookup(name); ok {

@@ -7,7 +7,7 @@ import (
 
 // Sentinel causes carried by ParseError.Err (test them with errors.Is).
 var (
-	// ErrSyntax: the file is not JSON-with-comments (Qwen Code's JSON.parse fails).
+	// ErrSyntax: the file is not JSON-with-comments (the agent's JSON.parse fails).
 	ErrSyntax = errors.New("syntax error")
 	// ErrTrailingComma: a comma before "]" or "}". strip-json-comments + JSON.parse reject it.
 	ErrTrailingComma = errors.New("trailing comma")
@@ -37,7 +37,7 @@ func (e *ParseError) Error() string {
 // Unwrap returns the cause.
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// Warning is a non-fatal finding about a file: an entry Qwen Code ignores, a duplicate key, a
+// Warning is a non-fatal finding about a file: an entry the agent ignores, a duplicate key, a
 // value of the wrong type. Messages never contain secret values.
 type Warning struct {
 	Path         string

@@ -100,7 +100,7 @@ func claudeParser(senv settings.Env) claude.ParseServers {
 		}
 		out := make([]agent.Server, len(f.MCPServers))
 		for i, m := range f.MCPServers {
-			out[i] = agentServer(m)
+			out[i] = m.Server
 		}
 		return out, nil
 	}

@@ -105,33 +105,6 @@ func discoverer(env Env) agent.Discover {
 	}
 }
 
-// mcpServer is s the way inventory.Discover takes it. A Server without a Transport is started
-// over stdio when it has a Command, else reached over streamable HTTP at its URL (URLKey "url"
-// when it has none).
-func mcpServer(s agent.Server) settings.MCPServer {
-	m := settings.MCPServer{Key: s.Key, Transport: settings.Transport(s.Transport), Command: s.Command, Args: s.Args, Cwd: s.Cwd,
-		URL: s.URL, URLKey: s.URLKey, Type: s.Type, TimeoutMS: s.TimeoutMS, Env: s.Env, Headers: s.Headers}
-	if m.Transport == "" {
-		switch {
-		case s.Command != "":
-			m.Transport = settings.TransportStdio
-		case s.URL != "":
-			m.Transport = settings.TransportHTTP
-			if m.URLKey == "" {
-				m.URLKey = "url"
-			}
-		}
-	}
-	return m
-}
-
-// agentServer is a settings file's server as an agent.Server (its Origin, Trust and tool
-// rules are not part of starting it).
-func agentServer(m settings.MCPServer) agent.Server {
-	return agent.Server{Key: m.Key, Transport: agent.Transport(m.Transport), Command: m.Command, Args: m.Args, Cwd: m.Cwd,
-		URL: m.URL, URLKey: m.URLKey, Type: m.Type, TimeoutMS: m.TimeoutMS, Env: m.Env, Headers: m.Headers}
-}
-
 // discoverServers lists the tools of servers with inventory's MCP client over this process's
 // environment (env.Environ); errs are the servers that could not be listed; err is ctx's, or
 // AllServersFailed's when not one could be.
@@ -140,11 +113,7 @@ func discoverServers(ctx context.Context, env Env, servers []agent.Server) (*inv
 	if env.Environ != nil {
 		base = settings.EnvFromList(env.Environ())
 	}
-	ms := make([]settings.MCPServer, len(servers))
-	for i, s := range servers {
-		ms[i] = mcpServer(s)
-	}
-	inv, errs := inventory.Discover(ctx, ms, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
+	inv, errs := inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}

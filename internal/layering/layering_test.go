@@ -210,3 +210,30 @@ func TestDependenciesPointInward(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPConfigIsNeutral: mcpconfig (the "mcpServers" reader and the MCP server type every
+// agent room shares) imports nothing of the module but internal/secret, so rooms, inventory,
+// pipeline and audit can all use it; the layers that hold no config — naming rules, provider
+// table, check, scan, rewrite, reports and the storage engines — do not import it.
+func TestMCPConfigIsNeutral(t *testing.T) {
+	all := imports(t)
+	require.Contains(t, all, "mcpconfig")
+	for _, imp := range all["mcpconfig"] {
+		if target, ok := strings.CutPrefix(imp, module); ok {
+			assert.Equal(t, "internal/secret", target, "mcpconfig must not import %s (only internal/secret)", target)
+		}
+	}
+	users := 0
+	for pkg, imps := range all {
+		for _, imp := range imps {
+			if imp != module+"mcpconfig" {
+				continue
+			}
+			users++
+			for _, f := range append([]string{"mcpname", "naming", "permission", "provider", "check", "scan", "rewrite", "reports"}, engines...) {
+				assert.False(t, under(pkg, f), "%s must not import mcpconfig", pkg)
+			}
+		}
+	}
+	assert.NotZero(t, users)
+}

@@ -43,6 +43,9 @@ func LoadAgent(path string) (*Agent, error) {
 	return ParseAgent(path, data)
 }
 
+// utf8BOM is the UTF-8 byte order mark a front matter file may start with.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 // ParseAgent parses a subagent file the way Qwen Code's parseSubagentContent does
 // (qwen-reference.md §2.7; agent-frontmatter-schema.ts):
 //

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -36,7 +37,9 @@ func assertTokens(t testing.TB, data []byte, rules []Rule) {
 		var got string
 		require.NoError(t, json.Unmarshal(data[r.Offset:r.End], &got), "token of %v", r)
 		assert.Equal(t, r.Literal, got, "token of %v", r)
-		line, col := lineCol(newlineIndex(data), r.Offset)
+		before := data[:r.Offset]
+		line := bytes.Count(before, []byte("\n")) + 1
+		col := len(before) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 		assert.Equal(t, [2]int{line, col}, [2]int{r.Line, r.Column}, "position of %v", r)
 	}
 }

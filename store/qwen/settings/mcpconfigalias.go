@@ -27,8 +27,17 @@ var (
 // EnvFromList is mcpconfig.EnvFromList.
 func EnvFromList(list []string) Env { return mcpconfig.EnvFromList(list) }
 
-// Expand is mcpconfig.Expand.
-func Expand(s string, env Env) string { return mcpconfig.Expand(s, env) }
+// neverExpanded lists Qwen Code's INTERNAL_SECRET_ENV_VARS: newer releases never resolve them
+// from the process environment in settings, whatever the environment holds.
+var neverExpanded = map[string]bool{"QWEN_SERVER_TOKEN": true, "QWEN_DAEMON_TOKEN": true}
+
+// Expand replaces $NAME and ${NAME} in s with their values from env, as Qwen Code does with
+// every string value of a settings file when it loads it (qwen-reference.md §4.6;
+// envVarResolver.ts resolveEnvVarsInString, pattern /\$(?:(\w+)|{([^}]+)})/g): mcpconfig.Expand,
+// except Qwen Code's internal secrets (QWEN_SERVER_TOKEN, QWEN_DAEMON_TOKEN), which stay as
+// written. An undefined variable is left exactly as written; a variable defined as "" expands
+// to "". Object keys are never expanded, only values.
+func Expand(s string, env Env) string { return mcpconfig.Expand(s, env, neverExpanded) }
 
 // nonEmpty returns the value of name when it is set and not empty (JavaScript truthiness,
 // which is how Qwen Code tests QWEN_HOME and the system settings overrides).

@@ -1,6 +1,10 @@
 package settings
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sessionfix/sessionfix/mcpconfig"
+)
 
 // Kind says how Qwen Code uses a list entry, i.e. which matching applies to it
 // (stores.md §2 table; qwen-reference.md §2.7).
@@ -88,45 +92,38 @@ func (r Rule) String() string {
 	return fmt.Sprintf("%s %q", r.Origin.String(), r.Literal)
 }
 
-// Transport is how an MCP server is reached (mcp-client.ts createTransport).
-type Transport string
+// Transport is mcpconfig.Transport (mcp-client.ts createTransport: httpUrl and url without
+// type "sse" are streamable HTTP in current Qwen Code; older releases treated a bare url as
+// SSE).
+type Transport = mcpconfig.Transport
 
-// Transports. httpUrl and url without type "sse" are streamable HTTP in current Qwen Code;
-// older releases treated a bare url as SSE.
+// Transports.
 const (
-	TransportStdio Transport = "stdio"
-	TransportHTTP  Transport = "http"
-	TransportSSE   Transport = "sse"
+	TransportStdio = mcpconfig.TransportStdio
+	TransportHTTP  = mcpconfig.TransportHTTP
+	TransportSSE   = mcpconfig.TransportSSE
 	// TransportNone: no command, httpUrl or url (e.g. a tcp server); cannot be discovered.
-	TransportNone Transport = ""
+	TransportNone = mcpconfig.TransportNone
 )
 
-// MCPServer is one mcpServers entry. String fields hold expanded values (what Qwen Code uses
-// after loading); Args, Env and Headers values are Secret and never printed.
+// MCPServer is one mcpServers entry of a settings file: the server as every agent's config
+// describes it (mcpconfig.Server: expanded strings, secret Args, Env and Headers), where its
+// key is, and Qwen Code's own per-server tool filters.
 type MCPServer struct {
-	// Key is the configured server key: the <server> of mcp__<server>__<tool>.
-	Key string `json:"key"`
+	mcpconfig.Server
 	// Origin points at the server's key in the file (Key "mcpServers.<key>", Index -1).
-	Origin    Origin    `json:"origin"`
-	Transport Transport `json:"transport"`
-	Command   string    `json:"command,omitempty"`
-	Args      []Secret  `json:"args,omitempty"`
-	Cwd       string    `json:"cwd,omitempty"`
-	// URL is httpUrl when set, else url.
-	URL string `json:"url,omitempty"`
-	// URLKey is "httpUrl" or "url": which key URL came from.
-	URLKey string `json:"urlKey,omitempty"`
-	// Type is the "type" field ("http", "sse", …) when present.
-	Type string `json:"type,omitempty"`
-	// TimeoutMS is the "timeout" field (milliseconds), 0 when absent.
-	TimeoutMS int64 `json:"timeoutMs,omitempty"`
-	// Trust is the "trust" flag (default permission allow, trusted folders only).
-	Trust        bool   `json:"trust"`
+	Origin       Origin `json:"origin"`
 	IncludeTools []Rule `json:"includeTools,omitempty"`
 	ExcludeTools []Rule `json:"excludeTools,omitempty"`
-	// Env and Headers map names (printable) to values (Secret).
-	Env     map[string]Secret `json:"env,omitempty"`
-	Headers map[string]Secret `json:"headers,omitempty"`
+}
+
+// Servers are the launch descriptions of ms (what --discover starts), in order.
+func Servers(ms []MCPServer) []mcpconfig.Server {
+	out := make([]mcpconfig.Server, len(ms))
+	for i, m := range ms {
+		out[i] = m.Server
+	}
+	return out
 }
 
 // File is one loaded settings file.
