@@ -202,11 +202,9 @@ type JSONPair struct {
 	Inventory  string `json:"inventory,omitempty"`
 }
 
-// JSONSettings is one settings (or rule) file read, with its scope.
-type JSONSettings struct {
-	Path  string `json:"path"`
-	Scope string `json:"scope"`
-}
+// JSONSettings is one settings (or rule) file read, with its scope (reports.JSONFile, shared
+// with the agents' audit documents).
+type JSONSettings = reports.JSONFile
 
 // JSONRule is one rule as written, located at its file, line and column (1-based).
 type JSONRule struct {

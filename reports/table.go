@@ -183,3 +183,10 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// JSONFile is one input file a report read, with its scope (an audit's settings or rule file:
+// "user", "project" …), as JSON {"path", "scope"}.
+type JSONFile struct {
+	Path  string `json:"path"`
+	Scope string `json:"scope"`
+}

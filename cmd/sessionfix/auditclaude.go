@@ -206,14 +206,14 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	}
 	c := rep.Counts
 	fmt.Fprintf(env.Err, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
-		now, before, reports.Printable(audit.OrNone(r.Project)), audit.TrustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
+		now, before, reports.Printable(claude.OrNone(r.Project)), claude.TrustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
 		reports.Printable(r.InventoryFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
 	if l := pipeline.RedispatchLine(r.redispatch); l != "" {
 		pipeline.WriteRedispatchText(env.Err, r.redispatch)
 		fmt.Fprintf(env.Err, "audit: %s\n", l)
 	}
 	hit := false
-	results := audit.ClaudeSARIF(rep)
+	results := rep.SARIF()
 	if r.known != nil {
 		hit = newSinceBaseline(env, r.known, o.Baseline, results, o.FailOn)
 	}
@@ -249,7 +249,7 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 	main, err := audit.Rendering{
 		Pairs: pairs,
 		Page: func() *reports.HTMLPage {
-			return audit.ClaudePage(rep, &r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, tools)
+			return rep.Page(&r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, tools)
 		},
 		Doc: func() any {
 			// The audit document plus the stored calls that reach another tool today
@@ -259,12 +259,12 @@ func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions
 				rd = []check.Redispatch{}
 			}
 			return struct {
-				*audit.ClaudeJSONReport
+				*claude.ClaudeJSONReport
 				Redispatch []check.Redispatch `json:"redispatch"`
-			}{audit.ClaudeJSON(rep, &r.ClaudeLoaded, env.Now(), o.AllPairs), rd}
+			}{rep.JSON(&r.ClaudeLoaded, env.Now(), o.AllPairs), rd}
 		},
-		SARIF:   func() []reports.SARIFResult { return append(audit.ClaudeSARIF(rep), rdResults...) },
-		Rules:   append(slices.Clone(audit.ClaudeSARIFRules), rdRules...),
+		SARIF:   func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
+		Rules:   append(slices.Clone(claude.ClaudeSARIFRules), rdRules...),
 		Known:   r.known,
 		Version: version,
 	}.Render(o.Format)

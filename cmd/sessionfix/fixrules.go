@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
@@ -178,9 +177,9 @@ func writeRulePlan(env *Env, rows []claude.RuleRow, now permission.ClaudeRelease
 		}
 		fmt.Fprintf(env.Out, "%s:%d:%d %s %s[%d]: %s %q → %s\n", reports.Printable(r.File), r.Line, r.Column, r.Scope, r.Key, r.Index,
 			r.Action, reports.Printable(r.Old), reports.Printable(arrow))
-		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(audit.OrNone(strings.Join(r.Before, ", "))))
+		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(claude.OrNone(strings.Join(r.Before, ", "))))
 		if r.New != "" {
-			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(audit.OrNone(strings.Join(r.After, ", "))))
+			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(claude.OrNone(strings.Join(r.After, ", "))))
 		}
 		if len(r.Extra) > 0 {
 			fmt.Fprintf(env.Out, "    SHARED NAME: also %s\n", reports.Printable(strings.Join(r.Extra, ", ")))

@@ -133,13 +133,42 @@ func TestNamingSitsBelowTheRooms(t *testing.T) {
 				if target == "naming" {
 					usesNaming++
 				}
-				for _, f := range []string{"rewrite", "pipeline", "scan", "check", "audit", "reports", "cmd"} {
+				// reports is allowed: a leaf (TestReportsIsALeaf), the document model an agent's
+				// audit plug-in builds its pages, tables and SARIF results with.
+				for _, f := range []string{"rewrite", "pipeline", "scan", "check", "audit", "cmd"} {
 					assert.False(t, under(target, f), "agent room %s must not import %s (it reaches the plan through naming)", pkg, target)
 				}
 			}
 		}
 	}
 	assert.NotZero(t, usesNaming, "the rooms implement naming.Namer")
+}
+
+// TestReportsIsALeaf: reports (tables, HTML page, SARIF results and their writers) imports
+// nothing of the module, so an agent room's audit plug-in may build its documents with it
+// (store/claude/auditdocument.go); the store contract and the engines still never import it.
+func TestReportsIsALeaf(t *testing.T) {
+	all := imports(t)
+	require.Contains(t, all, "reports")
+	rs := rooms(all)
+	for pkg, imps := range all {
+		for _, imp := range imps {
+			target, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			if under(pkg, "reports") {
+				assert.True(t, under(target, "reports"), "reports must not import %s (it is a leaf)", target)
+			}
+			if under(target, "reports") && under(pkg, "store") {
+				inRoom := false
+				for _, r := range rs {
+					inRoom = inRoom || under(pkg, r)
+				}
+				assert.True(t, inRoom, "%s must not import %s (only an agent room's audit plug-in may)", pkg, target)
+			}
+		}
+	}
 }
 
 func TestDependenciesPointInward(t *testing.T) {
@@ -157,7 +186,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		// check applies the provider table to a plan: no discovery, no output.
 		{"check", []string{"scan", "audit", "reports", "cmd"}},
 		{"permission", []string{"store", "scan", "rewrite", "audit", "reports", "cmd"}},
-		{"store", []string{"scan", "rewrite", "audit", "reports", "cmd", "inventory"}},
+		// store (the contract, the engines, the rooms) never reaches the report writers, except
+		// a room's audit plug-in (TestReportsIsALeaf).
+		{"store", []string{"scan", "rewrite", "audit", "cmd", "inventory"}},
 		// internal/fileio is the file-replacement engine under the store backends.
 		{"internal/fileio", []string{"store/jsonl", "store/sqlite", "store/all", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
 		{"internal/splice", []string{"store/jsonl", "store/sqlite", "store/all", "inventory", "internal/fileio", "scan", "rewrite", "audit", "reports", "cmd"}},

@@ -1,4 +1,4 @@
-package audit
+package claude
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // ClaudeSARIFRules are audit --agent claude's SARIF rules: the ids of the Qwen audit's
@@ -20,20 +19,20 @@ var ClaudeSARIFRules = []reports.SARIFRule{
 		Full: "The rule names the tool and is ignored: an allow rule of an untrusted project's .claude/settings.json (2.1.332 applies only its deny and ask rules), or an ask rule under a release without an ask list (1.0.51)."},
 }
 
-// ClaudeSARIF turns a Claude audit report into SARIF results, as (*Report).SARIF does for the
+// SARIF turns a Claude audit report into SARIF results, as (*Report).SARIF does for the
 // Qwen audit: one per lost pair ("error"), gained pair ("warning") and pair whose rule the
 // current release ignores (refused, "warning"; such a pair that matched before is also lost:
 // two results). Located at the rule file and the line of the rule's string token; the message
 // names the rule as written, its key and index, the tool, its names now and before and the
 // tool's outcome now. Fingerprint: class, file, key, rule text and the tool's raw identity
 // (mcpname.Raw), as the Qwen audit's, so a JSON baseline of either audit gives the same ones.
-func ClaudeSARIF(r *claude.ClaudeReport) []reports.SARIFResult {
+func (r *ClaudeReport) SARIF() []reports.SARIFResult {
 	var out []reports.SARIFResult
 	for _, p := range r.Pairs {
-		if p.Change == ChangeLost {
+		if p.Change == permission.ChangeLost {
 			out = append(out, claudeAuditResult(r, "lost", "error", p))
 		}
-		if p.Change == ChangeGained {
+		if p.Change == permission.ChangeGained {
 			out = append(out, claudeAuditResult(r, "gained", "warning", p))
 		}
 		if p.Now == permission.ClaudeIgnored {
@@ -43,7 +42,7 @@ func ClaudeSARIF(r *claude.ClaudeReport) []reports.SARIFResult {
 	return out
 }
 
-func claudeAuditResult(rep *claude.ClaudeReport, class, level string, p claude.ClaudePair) reports.SARIFResult {
+func claudeAuditResult(rep *ClaudeReport, class, level string, p ClaudePair) reports.SARIFResult {
 	ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
 	var what string
 	switch class {

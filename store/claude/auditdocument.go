@@ -1,4 +1,4 @@
-package audit
+package claude
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // OrNone is s, or "(none)" when empty.
@@ -26,7 +25,7 @@ func TrustWord(t bool) string {
 	return "not trusted"
 }
 
-func claudeFileList(files []*claude.RuleFile) string {
+func claudeFileList(files []*RuleFile) string {
 	if len(files) == 0 {
 		return "none found"
 	}
@@ -37,11 +36,11 @@ func claudeFileList(files []*claude.RuleFile) string {
 	return strings.Join(parts, ", ")
 }
 
-// ClaudePage is the HTML report of a Claude Code audit: the lost restrictions first, then the pairs
+// Page is the HTML report of a Claude Code audit: the lost restrictions first, then the pairs
 // and tools tables, with the header, counts and legend.
-func ClaudePage(r *claude.ClaudeReport, l *claude.ClaudeLoaded, generated time.Time, version string, allPairs bool, pairs, tools *reports.Table) *reports.HTMLPage {
+func (r *ClaudeReport) Page(l *ClaudeLoaded, generated time.Time, version string, allPairs bool, pairs, tools *reports.Table) *reports.HTMLPage {
 	c := r.Counts
-	lost := reports.PrintableTable(claude.ClaudePairColumns, nil)
+	lost := reports.PrintableTable(ClaudePairColumns, nil)
 	for _, p := range r.LostRestrictions() {
 		row := r.PairRow(p)
 		cells := make([]string, len(row))
@@ -113,14 +112,14 @@ type ClaudeJSONReport struct {
 	// Incomplete are MCP server keys known without tools (not audited).
 	Incomplete []string `json:"incomplete_servers,omitempty"`
 	// UnknownNames are MCP names stored in the sessions that no listed tool has (not audited).
-	UnknownNames []string            `json:"unknown_session_names,omitempty"`
-	Counts       claude.ClaudeCounts `json:"counts"`
-	Settings     []JSONSettings      `json:"settings"`
-	Rules        []ClaudeJSONRule    `json:"rules"`
-	Tools        []ClaudeJSONTool    `json:"tools"`
-	Pairs        []ClaudeJSONPair    `json:"pairs"`
-	Notes        []string            `json:"notes,omitempty"`
-	Errors       []string            `json:"errors"`
+	UnknownNames []string           `json:"unknown_session_names,omitempty"`
+	Counts       ClaudeCounts       `json:"counts"`
+	Settings     []reports.JSONFile `json:"settings"`
+	Rules        []ClaudeJSONRule   `json:"rules"`
+	Tools        []ClaudeJSONTool   `json:"tools"`
+	Pairs        []ClaudeJSONPair   `json:"pairs"`
+	Notes        []string           `json:"notes,omitempty"`
+	Errors       []string           `json:"errors"`
 }
 
 // ClaudeJSONRule is one Claude Code rule as written, at its file, line and column.
@@ -166,24 +165,24 @@ type ClaudeJSONTool struct {
 	Before ClaudeJSONVerdict `json:"before"`
 }
 
-// ClaudeJSON is the audit --agent claude --format json document (pairs: VisiblePairs(allPairs)).
-func ClaudeJSON(r *claude.ClaudeReport, l *claude.ClaudeLoaded, generated time.Time, allPairs bool) *ClaudeJSONReport {
+// JSON is the audit --agent claude --format json document (pairs: VisiblePairs(allPairs)).
+func (r *ClaudeReport) JSON(l *ClaudeLoaded, generated time.Time, allPairs bool) *ClaudeJSONReport {
 	out := &ClaudeJSONReport{LostRestrictions: []ClaudeJSONPair{}, Generated: generated.UTC().Format(time.RFC3339), Agent: "claude",
 		Now: r.Now.String(), Before: r.Before.String(), SessionVersions: l.Versions, Project: l.Project, Trusted: r.Trusted,
-		Inventory: l.InventoryFrom, Incomplete: l.Incomplete, UnknownNames: l.Unknown, Counts: r.Counts, Settings: []JSONSettings{}, Rules: []ClaudeJSONRule{}, Tools: []ClaudeJSONTool{},
+		Inventory: l.InventoryFrom, Incomplete: l.Incomplete, UnknownNames: l.Unknown, Counts: r.Counts, Settings: []reports.JSONFile{}, Rules: []ClaudeJSONRule{}, Tools: []ClaudeJSONTool{},
 		Pairs: []ClaudeJSONPair{}, Notes: l.Notes, Errors: append([]string{}, l.Problems...)}
 	out.Counts.Pairs = len(r.VisiblePairs(allPairs))
 	for _, f := range l.Files {
-		out.Settings = append(out.Settings, JSONSettings{Path: f.Path, Scope: string(f.Scope)})
+		out.Settings = append(out.Settings, reports.JSONFile{Path: f.Path, Scope: string(f.Scope)})
 	}
-	rule := func(ru claude.ClaudeRuleEntry) ClaudeJSONRule {
+	rule := func(ru ClaudeRuleEntry) ClaudeJSONRule {
 		return ClaudeJSONRule{File: ru.File, Scope: string(ru.Scope), Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column,
 			Rule: ru.Text, Kind: string(ru.Kind)}
 	}
 	for _, ru := range r.Rules {
 		out.Rules = append(out.Rules, rule(ru))
 	}
-	verdict := func(v claude.ClaudeVerdict) ClaudeJSONVerdict {
+	verdict := func(v ClaudeVerdict) ClaudeJSONVerdict {
 		j := ClaudeJSONVerdict{Name: v.Name, Decision: string(v.Decision), Outcome: string(v.Outcome), SharedWith: v.SharedWith, Unreachable: v.Unreachable}
 		if v.Rule >= 0 {
 			ru := r.Rules[v.Rule]
@@ -194,7 +193,7 @@ func ClaudeJSON(r *claude.ClaudeReport, l *claude.ClaudeLoaded, generated time.T
 	for _, t := range r.Tools {
 		out.Tools = append(out.Tools, ClaudeJSONTool{Server: t.Server, Tool: t.Tool, Now: verdict(t.Now), Before: verdict(t.Before)})
 	}
-	pair := func(p claude.ClaudePair) ClaudeJSONPair {
+	pair := func(p ClaudePair) ClaudeJSONPair {
 		t := r.Tools[p.Tool]
 		return ClaudeJSONPair{ClaudeJSONRule: rule(r.Rules[p.Rule]), Server: t.Server, Tool: t.Tool, NameNow: t.Now.Name,
 			NameBefore: t.Before.Name, Now: string(p.Now), Before: string(p.Before), Change: string(p.Change)}
