@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
-
-	"github.com/sessionfix/sessionfix/internal/fileio"
 )
 
 // The final manifest of an apply run is streamed: its file entries are not held in memory
@@ -30,8 +28,9 @@ var filesMember = []byte("\n  \"files\": [")
 // streamManifest writes the manifest m (its Files ignored) with the n entries next returns
 // as its files, indented as marshalManifest does, the checksum left as 64 zeros; it returns
 // the seal for those bytes (the hex digits to put in place of the zeros, at byte offset
-// len(manifestSealPrefix)).
-func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, error)) ([]byte, error) {
+// len(manifestSealPrefix)). at, when set, is told where each entry k's bytes b are in dst (byte
+// offset off).
+func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, error), at func(k int, off int64, b []byte)) ([]byte, error) {
 	c := *m
 	c.Version = manifestVersion
 	c.Checksum = sealPlaceholder
@@ -52,6 +51,7 @@ func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, 
 	h := sha256.New()
 	w := bufio.NewWriterSize(io.MultiWriter(dst, h), 64<<10)
 	w.Write(head[:i])
+	pos := int64(i)
 	for k := range n {
 		e, err := next()
 		if err != nil {
@@ -63,9 +63,15 @@ func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, 
 		}
 		if k > 0 {
 			w.WriteByte(',')
+			pos++
 		}
 		w.WriteString("\n    ")
+		pos += 5
+		if at != nil {
+			at(k, pos, b)
+		}
 		w.Write(b)
+		pos += int64(len(b))
 	}
 	if n > 0 {
 		w.WriteString("\n  ")
@@ -84,7 +90,7 @@ func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, 
 // replaced durably (replaceStateFile), its temp file a sibling (".manifest.json<digits>").
 func (r *run) writeFinalManifest() error {
 	path := filepath.Join(r.dir, manifestName)
-	if err := fileio.Fault(fileio.FaultWrite, path); err != nil {
+	if err := faultWrite(path); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	jr, err := os.Open(filepath.Join(r.dir, journalName))
@@ -114,7 +120,7 @@ func (r *run) writeFinalManifest() error {
 		return e.Entry, nil
 	}
 	err = replaceStateFile(path, func(pf *renameio.PendingFile) error {
-		sum, err := streamManifest(pf, r.m, len(r.files), next)
+		sum, err := streamManifest(pf, r.m, len(r.files), next, nil)
 		if err != nil {
 			return err
 		}

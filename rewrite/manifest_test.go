@@ -3,6 +3,7 @@ package rewrite
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,11 +40,17 @@ func TestStreamedManifestIsTheMarshalledManifest(t *testing.T) {
 	m, err := ReadRun(res.Dir) // checks the seal
 	require.NoError(t, err)
 	require.Len(t, m.Files, 5)
+	whole := *m
+	whole.Files = nil
 	for i, n := range []string{"a", "b", "c", "d", "e"} {
 		assert.Equal(t, filepath.Join(dir, n+".jsonl"), m.Files[i].Ref.Path)
-		require.Len(t, m.Files[i].Sites, 2)
+		assert.Nil(t, m.Files[i].Sites, "ReadRun keeps entries light")
+		e, err := m.Entry(i)
+		require.NoError(t, err)
+		require.Len(t, e.Sites, 2)
+		whole.Files = append(whole.Files, *e)
 	}
-	want, err := marshalManifest(m)
+	want, err := marshalManifest(&whole)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(raw))
 }
@@ -77,11 +84,28 @@ func TestStreamManifestMatchesMarshalManifest(t *testing.T) {
 			require.NoError(t, err)
 			k := 0
 			var buf bytes.Buffer
-			sum, err := streamManifest(&buf, m, len(tc.files), func() (*FileEntry, error) { k++; return &tc.files[k-1], nil })
+			type span struct {
+				off int64
+				b   []byte
+			}
+			var spans []span
+			at := func(i int, off int64, b []byte) {
+				assert.Equal(t, len(spans), i)
+				spans = append(spans, span{off, bytes.Clone(b)})
+			}
+			sum, err := streamManifest(&buf, m, len(tc.files), func() (*FileEntry, error) { k++; return &tc.files[k-1], nil }, at)
 			require.NoError(t, err)
 			got := buf.Bytes()
 			copy(got[len(manifestSealPrefix):], sum)
 			assert.Equal(t, string(want), string(got))
+			// at names where each entry's bytes are: they decode to that entry.
+			require.Len(t, spans, len(tc.files))
+			for i, sp := range spans {
+				assert.Equal(t, string(sp.b), string(got[sp.off:sp.off+int64(len(sp.b))]))
+				var e FileEntry
+				require.NoError(t, json.Unmarshal(sp.b, &e))
+				assert.Equal(t, tc.files[i], e)
+			}
 		})
 	}
 }
@@ -114,5 +138,7 @@ func TestManifestRecordsAStoreWhoseDoneLineFailed(t *testing.T) {
 	assert.Equal(t, StateApplied, m.State)
 	require.Len(t, m.Files, 1)
 	assert.Equal(t, a, m.Files[0].Ref.Path)
-	assert.NotEmpty(t, m.Files[0].Sites)
+	e, err := m.Entry(0)
+	require.NoError(t, err)
+	assert.NotEmpty(t, e.Sites)
 }

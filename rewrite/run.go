@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -49,6 +50,8 @@ type Manifest struct {
 	Files     []FileEntry `json:"files"`
 	Skipped   []Skipped   `json:"skipped,omitempty"`
 	ToolNotes []string    `json:"notes,omitempty"`
+
+	dir string // the run directory ReadRun read (where light entries are read back from)
 }
 
 // FileEntry records one rewritten store.
@@ -57,6 +60,9 @@ type FileEntry struct {
 	Renames []Rename `json:"renames"`
 	// Restored is set once undo put the backup back.
 	Restored bool `json:"restored,omitempty"`
+
+	// src is set on an entry ReadRun read without its Sites (readrun.go): where it is whole.
+	src *entrySrc
 }
 
 // Rename counts one old → new name in a store.
@@ -616,23 +622,17 @@ func writeManifest(dir string, m *Manifest) error {
 // A manifest or a journal line whose checksum does not match (see trust.go) refuses the run
 // with an *UntrustedError, also when the manifest is final (the journal is checked anyway).
 func ReadRun(dir string) (*Manifest, error) {
-	m := &Manifest{}
 	run := filepath.Base(dir)
-	b, err := os.ReadFile(filepath.Join(dir, manifestName))
-	if err == nil {
-		err = json.Unmarshal(b, m)
-	}
-	if err == nil {
-		if verr := verifyManifest(run, b, m); verr != nil {
-			return nil, verr
-		}
+	m, err := readManifest(dir, run)
+	if errors.Is(err, ErrUntrustedRun) {
+		return nil, err
 	}
 	if err != nil {
 		files, jerr := recoverJournal(filepath.Join(dir, journalName), run, false)
 		if jerr != nil {
 			return nil, fmt.Errorf("read run %s: manifest: %v; journal: %w", filepath.Base(dir), err, jerr)
 		}
-		m = &Manifest{Version: 1, RunID: filepath.Base(dir), State: StateApplying, Files: files,
+		m = &Manifest{Version: 1, RunID: filepath.Base(dir), State: StateApplying, Files: files, dir: dir,
 			ToolNotes: []string{"manifest.json unreadable (" + err.Error() + "): files recovered from journal.jsonl"}}
 		if fi, serr := os.Stat(dir); serr == nil {
 			m.Created = fi.ModTime().UTC()
@@ -654,7 +654,8 @@ func ReadRun(dir string) (*Manifest, error) {
 // recoverJournal returns the files the journal at path records (every "commit" or "done" not
 // followed by "abort"). Each complete line must be sealed when sealed is set or when any line
 // is, and its checksum must match; a last line without its newline that does not decode is
-// the torn write of an interrupted run and is left out.
+// the torn write of an interrupted run and is left out. The entries are light (readrun.go):
+// without their Sites, read back from their line when undo restores the store.
 func recoverJournal(path, run string, sealed bool) ([]FileEntry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -664,8 +665,11 @@ func recoverJournal(path, run string, sealed bool) ([]FileEntry, error) {
 	pending := map[string]*FileEntry{}
 	var order []string
 	r := bufio.NewReader(f)
+	var off int64
 	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
+		lineOff := off
+		off += int64(len(line))
 		if len(line) > 0 {
 			torn := line[len(line)-1] != '\n'
 			body := bytes.TrimSuffix(line, []byte("\n"))
@@ -694,6 +698,8 @@ func recoverJournal(path, run string, sealed bool) ([]FileEntry, error) {
 						if _, ok := pending[p]; !ok {
 							order = append(order, p)
 						}
+						e.Entry.Sites = nil
+						e.Entry.src = &entrySrc{file: journalName, off: lineOff, n: len(body), sum: sha256.Sum256(body), journal: true}
 						pending[p] = e.Entry
 					}
 				case "abort":
@@ -911,6 +917,11 @@ func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bo
 	}
 	defer j.close()
 	ctx = fileio.WithTempRecorder(ctx, j.recordTemp)
+	if m.dir == "" {
+		m.dir = dir
+	}
+	er := &entryReader{dir: m.dir, run: m.RunID}
+	defer er.close()
 	var out []UndoOutcome
 	for i := len(m.Files) - 1; i >= 0; i-- {
 		f := &m.Files[i]
@@ -920,13 +931,17 @@ func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bo
 			out = append(out, o)
 			continue
 		}
-		st, err := open(f.Ref)
+		full, err := er.full(f) // with its Sites
+		var st store.Store
+		if err == nil {
+			st, err = open(f.Ref)
+		}
 		if err == nil {
 			r, ok := st.(store.Restorer)
 			if !ok {
 				err = fmt.Errorf("%s: the %s backend cannot restore", f.Ref.Path, f.Ref.Kind)
 			} else {
-				err = r.Restore(ctx, &f.Change, force)
+				err = r.Restore(ctx, &full.Change, force)
 			}
 		}
 		var ce *fileio.CommittedError
@@ -951,7 +966,7 @@ func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bo
 	} else if restored > 0 {
 		m.State = StatePartiallyUndone
 	}
-	if err := writeManifest(dir, m); err != nil {
+	if err := writeManifestFrom(dir, m, er); err != nil {
 		return out, m, err
 	}
 	return out, m, nil
@@ -1029,18 +1044,24 @@ func cleanRun(dir, id string) []Leftover {
 		}
 	}
 	// Store temps the journal announced and never saw gone.
-	b, err := os.ReadFile(jpath)
+	jf, err := os.Open(jpath)
 	if err != nil {
 		return out
 	}
 	open := map[string]string{}
 	var order []string
-	for _, line := range strings.Split(string(b), "\n") {
+	jr := bufio.NewReader(jf) // line by line: the journal holds every entry (grows with the run)
+	for {
+		line, rerr := jr.ReadBytes('\n')
+		if rerr != nil && len(line) == 0 {
+			break
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
 		var je journalEntry
-		if sealed, ok := checkSeal([]byte(line), journalSealPrefix); sealed && !ok {
+		if sealed, ok := checkSeal(line, journalSealPrefix); sealed && !ok {
 			continue // an edited line names no file to remove
 		}
-		if json.Unmarshal([]byte(line), &je) != nil {
+		if json.Unmarshal(line, &je) != nil {
 			continue
 		}
 		switch je.Event {
@@ -1053,6 +1074,7 @@ func cleanRun(dir, id string) []Leftover {
 			delete(open, je.Path)
 		}
 	}
+	jf.Close()
 	var gone []journalEntry
 	locked := map[string]bool{} // store → locked by another process
 	for _, tmp := range order {

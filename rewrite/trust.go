@@ -116,6 +116,12 @@ func marshalJournalLine(e journalEntry) ([]byte, error) {
 // manifest must be sealed and match; an unsealed version 1 manifest is accepted.
 func verifyManifest(run string, b []byte, m *Manifest) error {
 	sealed, ok := checkSeal(b, manifestSealPrefix)
+	return verifySeal(run, sealed, ok, m)
+}
+
+// verifySeal is verifyManifest for a manifest whose seal was checked (sealed, ok: see
+// checkSeal) while it was read.
+func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 	switch {
 	case sealed && !ok:
 		return &UntrustedError{Run: run, Where: manifestName, Reason: "its checksum does not match its content (edited or damaged)"}
