@@ -66,12 +66,14 @@ func plainKey(k string) bool {
 }
 
 // PrefilterStats counts the records the prefilter let through the fast validator and those it
-// sent to the full lexer, and the values inside the full lexer that no pattern reaches into,
-// skipped by the fast validator or read by the full lexer after a failed skip (for tests and
-// benchmarks).
+// sent to the full lexer, the values inside the full lexer that no pattern reaches into,
+// skipped by the fast validator or read by the full lexer after a failed skip, and the keys
+// the full lexer read in one step (for tests and benchmarks).
 type PrefilterStats struct {
 	Fast, Full          int64
 	Skipped, SkipFailed int64
+	// FastKeys counts the object keys the full lexer read in one step (fastKey).
+	FastKeys int64
 }
 
 // PrefilterStats returns the counts so far.

@@ -125,17 +125,66 @@ func TestPrefilterSameRecords(t *testing.T) {
 	for _, chunk := range []int{0, 1, 7, 64, 4096} {
 		st := scanBoth(t, []byte(strings.Join(plain, "\n")+"\n"), chunk)
 		if chunk == 0 {
-			assert.Equal(t, PrefilterStats{Fast: 16, Full: 32, Skipped: 10, SkipFailed: 27}, st, "records of the plain lines through the fast validator / the full lexer; values skipped / skips given up")
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 32, Skipped: 10, SkipFailed: 27, FastKeys: 396}, st, "records of the plain lines through the fast validator / the full lexer; values skipped / skips given up")
 		}
 	}
 	in := []byte(strings.Join(lines, "\n") + "\n" + `{"last":"no newline"}`)
 	for _, chunk := range []int{0, 1, 7, 64, 4096} {
 		st := scanBoth(t, in, chunk)
 		if chunk == 0 {
-			assert.Equal(t, PrefilterStats{Fast: 16, Full: 42, Skipped: 13, SkipFailed: 39}, st,
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 42, Skipped: 13, SkipFailed: 39, FastKeys: 0}, st,
 				"records through the fast validator / the full lexer; values skipped / skips given up")
 		}
 	}
+}
+
+// TestFastKeySameRecords: keys read in one step (fastKey) give the records and captures of the
+// careful scan, and every case fastKey must leave to the string states does: escaped keys at
+// nodes that want keys, captured keys, spaces or another byte before the colon, a key running
+// into the end of the line or of the chunk, a chunk with a control byte, a node with many
+// literal keys (a map) and with a wildcard key.
+func TestFastKeySameRecords(t *testing.T) {
+	lines := []string{
+		`{"message":{"parts":[{"functionCall":{"id":"c1","name":"mcp__a__b.c","args":{"name":"n"}}}]}}`,
+		`{"message" :{"parts" :[{"functionCall"   :{"name"  : "x"}}]}}`,
+		`{"mess\u0061ge":{"parts":[{"functionCall":{"name":"escaped key above"}}]}}`,
+		`{"message":{"parts":[{"function\u0043all":{"name":"hidden"}},{"functionCall":{"n\u0061me":"y"}}]}}`,
+		`{"message":{"parts":[{"functionCall":{"na\"me":"z","name":"w"}}]}}`,
+		`{"tools":{"byName":{"mcp__k.k__v":{},"b\u0062":1,"plain":{"x":1}}}}`,
+		`{"systemPayload":{"uiEvent":{"function_name":"f","mcp_server_name":"s"},"history":[{"parts":[{"functionResponse":{"name":"r"}}]}]}}`,
+		`{"message" x:1}`, `{"message"}`, `{"message"`, `{"mess`, `{"message":{"parts":[{"functionCall":{"name" `,
+		`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"message":{"parts":[]}}`,
+		`{"":1,"message":{"":{"parts":2},"parts":[{"":0,"functionCall":{"":"","name":"e"}}]}}`,
+		`{"message":{"parts":[{"functionCall":{"name":"é"},"clé":"ü"}]}}`,
+		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\"\t:\"tab before colon\"}}]}}",
+		"{\"message\":{\"parts\":[{\"functionCall\":{\"name\":\"x\"}}]},\"k\xff\":1}",
+		"{\"message\":{\"pa\x01rts\":[{\"functionCall\":{\"name\":\"x\"}}]}}",
+	}
+	var total PrefilterStats
+	for _, chunk := range []int{0, 1, 5, 16, 4096} {
+		for _, l := range lines {
+			scanBoth(t, []byte(l+"\n"), chunk)
+		}
+		st := scanBoth(t, []byte(strings.Join(lines, "\n")+"\n"), chunk)
+		if chunk == 0 {
+			total = st
+		}
+	}
+	plain := strings.Join(lines[:len(lines)-3], "\n") + "\n"
+	_, st := scanPrefiltered(t, []byte(plain), 0)
+	t.Logf("plain lines: %d keys read in one step", st.FastKeys)
+	assert.Positive(t, st.FastKeys, "the plain lines are read with fastKey")
+	assert.Zero(t, total.FastKeys, "a chunk with a tab has no fast keys")
+
+	// A key longer than the capture limit is not decoded: nothing below it matches, with or
+	// without fastKey ("functionCall" is 14 bytes with its quotes).
+	in := []byte(`{"message":{"parts":[{"functionCall":{"name":"x"}}]}}` + "\n")
+	small := func(s *Scanner) { s.SetMaxCapture(10) }
+	ref := scanAllWith(t, prefilterPatterns, Lines, in, 0, func(s *Scanner) { small(s); s.careful = true })
+	require.Len(t, ref, 1)
+	assert.Empty(t, ref[0].Captures, "a key over the limit leads nowhere")
+	assert.Equal(t, ref, scanAllWith(t, prefilterPatterns, Lines, in, 0, small))
+	assert.Len(t, scanAll(t, prefilterPatterns, Lines, in, 0)[0].Captures, 1, "with the default limit the name is captured")
 }
 
 // TestPrefilterFixtures compares prefiltered and full scans on every JSON Lines and JSON file

@@ -379,6 +379,9 @@ func (s *Scanner) write(p []byte) (int, error) {
 				continue
 			}
 			f := &s.stack[len(s.stack)-1]
+			if s.fastKey(p, &i, f) {
+				continue
+			}
 			s.beginString(at, true, f.node)
 			i++
 		case expColon:
@@ -498,6 +501,49 @@ func (s *Scanner) skipValue(p []byte, i *int, base int64) bool {
 	s.pstats.Skipped++
 	*i = end
 	s.valueDone()
+	return true
+}
+
+// fastKey reads the object key token starting at p[*i] (its opening quote) and the ':' after
+// it (spaces allowed before the colon) in one step, instead of the string states and a
+// decode: it does so only in a clean chunk (no control byte but '\n', see classify), when the
+// token has no backslash and ends, with its colon, before the line ends, when it is not longer
+// than the capture limit and when f's node captures no keys. The frame then gets exactly what
+// the string states give it (the key bytes and the child node when the node wants keys,
+// neither otherwise) and the next thing expected is the member's value; it reports whether it
+// did. Otherwise nothing is consumed and the string states read the key, so errors come out as
+// without it.
+func (s *Scanner) fastKey(p []byte, i *int, f *frame) bool {
+	if s.careful || !s.clean {
+		return false
+	}
+	n := f.node
+	if n != nil && n.keyCapID >= 0 {
+		return false
+	}
+	start := *i + 1
+	nl := s.lineEnd(p, start)
+	q := -1
+	k := nextStop(p, start, &q, nl)
+	if k >= nl || p[k] != '"' || k+1-*i > s.maxCap {
+		return false // a backslash, the end of the line or of the chunk, or a long key
+	}
+	m := k + 1
+	for m < nl && p[m] == ' ' {
+		m++
+	}
+	if m >= nl || p[m] != ':' {
+		return false
+	}
+	f.child = nil
+	f.key = f.key[:0]
+	if n.wantsKeys() {
+		f.key = append(f.key, p[start:k]...)
+		f.child = n.childKey(f.key)
+	}
+	s.pstats.FastKeys++
+	s.expect = expValue
+	*i = m + 1
 	return true
 }
 
