@@ -8,7 +8,6 @@ import (
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // claudeResult is the Claude policy of a run (one per Claude Code home) and its problems.
@@ -61,9 +60,8 @@ type claudeFlagSources struct {
 
 func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 	var out claudeFlagSources
-	parse := claudeParser(env.settings())
 	for _, f := range po.MCPConfigs {
-		servers, err := claude.ReadMCPConfig(f, parse)
+		servers, err := claude.ReadMCPConfig(f, env.settings())
 		if err != nil {
 			return out, err
 		}
@@ -79,31 +77,15 @@ func loadClaudeFlagSources(po Options, env Env) (claudeFlagSources, error) {
 	return out, nil
 }
 
-// claudeInput is the claude.PrepareInput of a run: the flag sources, the settings parser and,
+// claudeInput is the claude.PrepareInput of a run: the flag sources, the environment and,
 // with --discover, inventory's MCP client.
 func claudeInput(env Env, po Options, version string, src claudeFlagSources) claude.PrepareInput {
 	in := claude.PrepareInput{Getenv: env.Getenv, UserHome: env.Home, Version: version, AllowShared: po.AllowShared,
-		MCPConfigs: src.mcpConfigs, InventoryFile: po.Inventory, InventoryTools: src.tools, Parse: claudeParser(env.settings())}
+		MCPConfigs: src.mcpConfigs, InventoryFile: po.Inventory, InventoryTools: src.tools, Env: env.settings()}
 	if po.Discover {
 		in.Discover = discoverer(env)
 	}
 	return in
-}
-
-// claudeParser is claude.ParseServers with the settings parser (the same reading of
-// "mcpServers" as Qwen Code's settings: env expansion over senv, secrets, transports).
-func claudeParser(senv settings.Env) claude.ParseServers {
-	return func(path string, data []byte) ([]agent.Server, error) {
-		f, err := settings.Parse(path, data, settings.ScopeUser, senv)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]agent.Server, len(f.MCPServers))
-		for i, m := range f.MCPServers {
-			out[i] = m.Server
-		}
-		return out, nil
-	}
 }
 
 // ClaudeHome is one Claude Code config directory to build a policy for (ClaudeHomePolicy).

@@ -13,16 +13,27 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/internal/usage"
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 )
 
+// agentName is how messages about Claude Code's files name the program that reads them.
+const agentName = "Claude Code"
+
 // ParseServers reads the MCP servers of a Claude Code config's data ({"mcpServers": {<key>:
 // {command, args, env, url, type, headers}}}: --mcp-config, .mcp.json, ~/.claude.json) in
-// file order. It is injected by pipeline (the parser lives above the rooms); its values are
-// secrets that never reach any output.
-type ParseServers func(path string, data []byte) ([]agent.Server, error)
+// file order with the shared reader (mcpconfig.Parse: a file Claude Code's JSON.parse rejects
+// is a *mcpconfig.ParseError at its line and column; a repeated key keeps the last
+// definition). String values are $VAR / ${VAR} expanded over env (mcpconfig.Expand); the
+// values are secrets that never reach any output. Warnings about single members are not
+// reported (the servers are only started by --discover).
+func ParseServers(path string, data []byte, env mcpconfig.Env) ([]agent.Server, error) {
+	servers, _, err := mcpconfig.Parse(path, data, mcpconfig.Options{Agent: agentName,
+		Expand: func(s string) string { return mcpconfig.Expand(s, env, nil) }})
+	return servers, err
+}
 
 // MCPConfig is one --mcp-config file and its servers (ReadMCPConfig).
 type MCPConfig struct {
@@ -30,14 +41,14 @@ type MCPConfig struct {
 	Servers []agent.Server
 }
 
-// ReadMCPConfig reads the Claude Code MCP config at path with parse. Errors are os.ReadFile's
-// and parse's, unchanged.
-func ReadMCPConfig(path string, parse ParseServers) ([]agent.Server, error) {
+// ReadMCPConfig reads the Claude Code MCP config at path (ParseServers). Errors are
+// os.ReadFile's and ParseServers', unchanged.
+func ReadMCPConfig(path string, env mcpconfig.Env) ([]agent.Server, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return parse(path, data)
+	return ParseServers(path, data, env)
 }
 
 // PolicyHome is one Claude Code config directory to build a policy for (HomePolicy).
@@ -68,8 +79,9 @@ type PrepareInput struct {
 	// InventoryFile is --inventory ("" for none); InventoryTools are its tools.
 	InventoryFile  string
 	InventoryTools []agent.Tool
-	// Parse reads the servers of a .mcp.json and, with Discover, of the global config.
-	Parse ParseServers
+	// Env is the environment the servers' string values of a .mcp.json and, with Discover, of
+	// the global config are expanded over (ParseServers; nil: nothing is expanded).
+	Env mcpconfig.Env
 	// Discover, when set (--discover), lists the tools of every configured server.
 	Discover agent.Discover
 }
@@ -121,7 +133,7 @@ func HomePolicy(ctx context.Context, in PrepareInput, h PolicyHome) (ClaudePolic
 			return
 		}
 		readMCP[mcpJSON] = true
-		ss, err := ReadMCPConfig(mcpJSON, in.Parse)
+		ss, err := ReadMCPConfig(mcpJSON, in.Env)
 		switch {
 		case err == nil:
 			servers = append(servers, ss...)
@@ -145,7 +157,7 @@ func HomePolicy(ctx context.Context, in PrepareInput, h PolicyHome) (ClaudePolic
 				addMCPJSON(filepath.Join(dir, ".mcp.json"))
 			}
 			if in.Discover != nil {
-				if ss, err := in.Parse(cfgPath, gc.Data); err == nil {
+				if ss, err := ParseServers(cfgPath, gc.Data, in.Env); err == nil {
 					servers = append(servers, ss...)
 				}
 			}
