@@ -35,7 +35,7 @@ const (
 	exitFinding = pipeline.ExitFinding
 	// exitDeclined: the user answered no at the [y/N] prompt; nothing was changed. Not 1
 	// (exitError): a script or wrapper must be able to tell "the user said no" from a failure.
-	exitDeclined = 6
+	exitDeclined = pipeline.ExitDeclined
 	// exitInterrupted and exitTerminated follow the shell convention 128+signal number:
 	// SIGINT (Ctrl-C) is 2, SIGTERM 15. Whatever was applied before is recorded for undo.
 	exitInterrupted = 130

@@ -14,7 +14,6 @@ import (
 
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store"
 )
 
 type fixOptions struct {
@@ -177,10 +176,9 @@ type fixOutput struct {
 	overflow  bool
 	jsonStart bool
 	began     bool
-	stores    int
-	dbs       int
-	names     int
-	skipped   []pipeline.SkippedRow
+	// skipped: the stores --apply skipped or failed to write (pipeline.FixTally's), for the
+	// JSON tail.
+	skipped []pipeline.SkippedRow
 	// partOpen: the plan of a store given in parts was printed without its closing blank line.
 	partOpen bool
 }
@@ -195,17 +193,8 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 	if r.Plan == nil {
 		return nil // reported with the problems
 	}
-	fs, skipped := pipeline.FixStoreOf(r, o.showPlan, o.opts.Verbose)
+	fs, _ := pipeline.FixStoreOf(r, o.showPlan, o.opts.Verbose)
 	fs.Cont, fs.Open = r.Batch != nil && r.Batch.Index > 0, r.Batch != nil && !r.Batch.Last && !o.summary
-	if skipped != nil {
-		o.skipped = append(o.skipped, *skipped)
-	} else if fs.Outcome != nil {
-		o.stores++
-		if r.Plan.Snap.Ref.Kind == store.KindSQLite {
-			o.dbs++
-		}
-		o.names += fs.Outcome.Names
-	}
 	if len(fs.Decisions) == 0 && fs.Outcome == nil {
 		return nil
 	}
@@ -429,96 +418,99 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	if opts.Apply {
 		// Before discovery, so a removed leftover is not also reported by the scan.
 		cleanLeftovers(env, opts.StateDir)
-		opts.Common.RollBack = true
 	}
-	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
+	end, err := pipeline.Fix(ctx, pipelineEnv(env), pipeline.FixRequest{Paths: opts.Paths, Options: opts.Common, Apply: opts.Apply, Yes: opts.Yes,
+		Planned: planned, PlanFile: opts.Plan, PlanOut: opts.PlanOut, Workers: opts.Workers, Now: env.Now, FailOnKept: failOnKept},
+		pipeline.FixHooks{
+			View: &fixView{env: env, opts: opts},
+			Run:  func(p *pipeline.Pipeline) pipeline.RunFunc { return (&pipelineRun{Pipeline: p, env: env}).run },
+			Confirm: func(s *aggregate) (bool, error) {
+				t := s.Report.Totals
+				flushOut(env)
+				fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
+					plural(t.Rewrite, "name"), pipeline.StoresPhrase(t.RewriteStores, s.RewriteDBs), opts.StateDir)
+				return confirm(ctx, env.In)
+			},
+			WritePlan: func(pc *pipeline.PlanCollector) error { return writePlanFile(ctx, env, opts, pc) },
+		})
 	if err != nil {
-		return (&fixOutput{env: env, opts: opts}).abort(err, nil)
-	}
-	if opts.PlanOut != "" && p.Reads(opts.PlanOut, opts.Common) {
-		return usageErrorf("--plan-out %s is a file this run reads (a store, a settings file or an input): refusing to write the plan over it (nothing was changed)", opts.PlanOut)
-	}
-	p.Summary.Report.Problems = append(p.Summary.Report.Problems, p.Settings.Notes()...)
-	aopt := p.FixApplyOptions(opts.StateDir, opts.Plan, env.Now, opts.Workers)
-	large := summaryMode(opts, len(p.Found.Targets))
-	out := &fixOutput{env: env, opts: opts, showPlan: !opts.Quiet, summary: large}
-
-	if !opts.Apply {
-		out.begin("dry-run")
-		var pc pipeline.PlanCollector
-		emit := out.store
-		if opts.PlanOut != "" {
-			emit = pc.Wrap(out.store)
-		}
-		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: opts.PlanOut != ""}, emit); err != nil {
-			return out.abort(err, nil)
-		}
-		summary := p.Summary.SummaryLine(false)
-		if err := out.end(p.Summary, summary, nil); err != nil {
-			return err
-		}
-		if opts.PlanOut != "" {
-			if err := writePlanFile(ctx, env, opts, &pc); err != nil {
-				return err
-			}
-		} else if p.Summary.Report.Totals.Rewrite > 0 && opts.Format == "table" {
-			fmt.Fprintln(env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
-		}
-		return endCode(p.Summary, env, "fix", false, failOnKept)
-	}
-
-	if !opts.Yes {
-		// Interactive: show the whole plan, ask, then apply in a second pass that reads every
-		// store afresh and applies the plan shown (a store that changed meanwhile is refused).
-		fmt.Fprintln(env.Out, "planned changes:")
-		tableOpts := opts
-		tableOpts.Format = "table" // a person reads this before answering
-		planOut := &fixOutput{env: env, opts: tableOpts, showPlan: !opts.Quiet, summary: large}
-		var pc pipeline.PlanCollector
-		if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: true}, pc.Wrap(planOut.store)); err != nil {
-			return err
-		}
-		// The text end of a run (held plans, summary, problems, closing lines), as a dry run.
-		if err := planOut.end(p.Summary, p.Summary.SummaryLine(false), nil); err != nil {
-			return err
-		}
-		t := p.Summary.Report.Totals
-		if t.Rewrite == 0 {
-			return endCode(p.Summary, env, "fix", false, failOnKept)
-		}
-		flushOut(env)
-		fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
-			plural(t.Rewrite, "name"), pipeline.StoresPhrase(t.RewriteStores, p.Summary.RewriteDBs), opts.StateDir)
-		if ok, err := confirm(ctx, env.In); err != nil {
-			return err
-		} else if !ok {
-			return declined(env)
-		}
-		if p, err = newPipeline(ctx, env, opts.Paths, opts.Common); err != nil {
-			return err
-		}
-		out.showPlan, out.summary = false, false // the plan or summary was just shown
-		if planned == nil {
-			// Apply the plan the person confirmed, not a new one: a store that changed since
-			// it was shown is refused (exit 4), as with --plan.
-			planned = pc.Plan().Index()
-		}
-	}
-	res, err := p.ApplyPlan(ctx, aopt, planned, func() { out.begin("apply") }, p.run, out.store)
-	if err != nil {
-		return out.abort(err, res)
-	}
-	if err := out.end(p.Summary, p.Summary.AppliedLine(out.names, out.stores, out.dbs, out.skipped), res); err != nil {
 		return err
 	}
-	if opts.Format == "table" && res.RunID != "" && res.Files > 0 {
-		fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
-			res.RunID, res.Dir, reports.ShellQuote(opts.StateDir), res.RunID)
+	if end.Declined {
+		return declined(env)
+	}
+	return exitWith(end.Summary, env, "fix", end.Code)
+}
+
+// fixView prints a fix run (pipeline.FixView): the plan of each store and, with --apply,
+// what happened to it, through a fixOutput per pass.
+type fixView struct {
+	env  *Env
+	opts fixOptions
+	// out is the dry-run or apply pass's output, nil before it began; review the interactive
+	// plan display's.
+	out, review *fixOutput
+}
+
+func (v *fixView) Begin(pass pipeline.FixPass, stores int, reviewed bool) {
+	large := summaryMode(v.opts, stores)
+	switch pass {
+	case pipeline.PassReview:
+		// Interactive: the whole plan is shown before the question (as a dry run).
+		fmt.Fprintln(v.env.Out, "planned changes:")
+		tableOpts := v.opts
+		tableOpts.Format = "table" // a person reads this before answering
+		v.review = &fixOutput{env: v.env, opts: tableOpts, showPlan: !v.opts.Quiet, summary: large}
+	case pipeline.PassDryRun:
+		v.out = &fixOutput{env: v.env, opts: v.opts, showPlan: !v.opts.Quiet, summary: large}
+		v.out.begin("dry-run")
+	default:
+		// After a review the plan or summary was just shown.
+		v.out = &fixOutput{env: v.env, opts: v.opts, showPlan: !v.opts.Quiet && !reviewed, summary: large && !reviewed}
+		v.out.begin("apply")
+	}
+}
+
+func (v *fixView) Store(r *rewrite.StoreResult) error {
+	if v.out == nil {
+		return v.review.store(r)
+	}
+	return v.out.store(r)
+}
+
+func (v *fixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
+	if pass == pipeline.PassReview {
+		// The text end of a run (held plans, summary, problems, closing lines), as a dry run.
+		return v.review.end(e.Summary, e.Line, nil)
+	}
+	v.out.skipped = e.Skipped
+	if err := v.out.end(e.Summary, e.Line, e.Result); err != nil {
+		return err
+	}
+	res := e.Result
+	switch {
+	case v.opts.Format != "table":
+	case pass == pipeline.PassDryRun:
+		if v.opts.PlanOut == "" && e.Summary.Report.Totals.Rewrite > 0 {
+			fmt.Fprintln(v.env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
+		}
+	case res.RunID != "" && res.Files > 0:
+		fmt.Fprintf(v.env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
+			res.RunID, res.Dir, reports.ShellQuote(v.opts.StateDir), res.RunID)
 		for _, n := range res.Manifest.ToolNotes {
-			fmt.Fprintf(env.Out, "note: %s\n", n)
+			fmt.Fprintf(v.env.Out, "note: %s\n", n)
 		}
 	}
-	return endCode(p.Summary, env, "fix", true, failOnKept)
+	return nil
+}
+
+func (v *fixView) Abort(err error, e pipeline.FixPassEnd) error {
+	out := v.out
+	if out == nil {
+		out = &fixOutput{env: v.env, opts: v.opts}
+	}
+	out.skipped = e.Skipped
+	return out.abort(err, e.Result)
 }
 
 // writeStorePlan prints one store's plan.

@@ -116,7 +116,11 @@ func failOnFlag() cli.Flag {
 // over a --fail-on kept finding, 5); the finding is said on standard error. applied: fix
 // --apply (a store it failed to write is 3).
 func endCode(a *aggregate, env *Env, cmd string, applied, failOnKept bool) error {
-	code := a.ExitCode(applied, failOnKept)
+	return exitWith(a, env, cmd, a.ExitCode(applied, failOnKept))
+}
+
+// exitWith ends a scan or fix run with code (a's exit status), saying a --fail-on kept finding.
+func exitWith(a *aggregate, env *Env, cmd string, code int) error {
 	switch code {
 	case 0:
 		return nil
