@@ -361,9 +361,8 @@ func TestTables(t *testing.T) {
 func TestImportsStayInward(t *testing.T) {
 	const module = "github.com/sessionfix/sessionfix/"
 	allowed := map[string]bool{module + "mcpname": true, module + "permission": true,
-		module + "store/qwen/settings": true, module + "store/claude": true, module + "inventory": true,
-		module + "reports": true, module + "store/qwen": true, module + "store/agent": true, module + "internal/fileio": true,
-		module + "internal/usage": true}
+		module + "store/qwen/settings": true, module + "inventory": true,
+		module + "reports": true, module + "store/qwen": true, module + "store/agent": true, module + "internal/fileio": true}
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	checked := 0

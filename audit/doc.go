@@ -9,13 +9,17 @@
 //   - LegacyMatch: audit.md §2's definition of "matched before" (the pre-rename matcher on the
 //     tool's legacy spelling);
 //   - the column contract of the CSV tables (PairColumns, ToolColumns) and their rows;
-//   - the report documents built from a Report and what was read (Loaded, ClaudeLoaded): the
-//     JSON schema (JSONReport, ClaudeJSONReport), the HTML page, the SARIF results and rules
-//     (with their fingerprints) and ReadBaseline for --baseline; Rendering renders one format
-//     into memory through package reports.
+//   - the report documents built from a Report and what was read (Loaded): the JSON schema
+//     (JSONReport), the HTML page, the SARIF results and rules (with their fingerprints);
+//   - what every agent's audit shares: Rendering renders one format into memory through
+//     package reports; ReadBaseline reads a --baseline (either audit's SARIF or JSON).
 //
-// Load reads a Qwen Code audit's inputs (settings, subagents, inventory) into a Loaded;
-// ClaudeLoaded.Resolve, LoadRules and DefaultBefore those of a Claude Code audit. Run
+// Another agent's rule audit is a plug-in of its room (audit*.go in the agent's package under
+// store/: its rule files, how a rule matches a tool now and before, its report and documents,
+// its fix --rules migration); it builds its documents with package reports and hands them to
+// Rendering. A room never imports audit.
+//
+// Load reads a Qwen Code audit's inputs (settings, subagents, inventory) into a Loaded. Run
 // and the renderers do no I/O: no files, no clock (the caller passes the time), no
 // environment, no network. The command layer parses the flags, prints, and writes the
 // rendered bytes.
@@ -63,9 +67,9 @@
 //
 // # Imports
 //
-// audit imports mcpname, permission, the agent rooms it audits (store/qwen, store/qwen/settings,
-// store/claude, store/agent for their environment), inventory, internal/fileio (SameFile),
-// internal/usage (bad flag values found while loading: exit 2) and
-// reports (the document formats). It must not import scan, rewrite, a storage engine or cmd:
-// the stored names an inferred inventory needs come through Hooks.StoredNames.
+// audit imports mcpname, permission, the Qwen Code room whose audit it still holds (store/qwen,
+// store/qwen/settings, store/agent for its environment), inventory, internal/fileio
+// (SameFile) and reports (the document formats). It must not import scan, rewrite, a storage
+// engine or cmd: the stored names an inferred inventory needs come through Hooks.StoredNames.
+// No other room: their audits are their plug-ins, and a room never imports audit.
 package audit

@@ -45,7 +45,7 @@ func (l *Loaded) Read(inventory string) []string {
 // ("none found" without settings): for the report's header and the summary.
 func (l *Loaded) FileList() string { return fileList(l.Files) + agentList(l.Agents) }
 
-// Rendering is what one audit (Qwen Code's or Claude Code's) gives Render for each format;
+// Rendering is what one agent's audit gives Render for each format;
 // each func is called only for its format.
 type Rendering struct {
 	Pairs   *reports.Table // csv

@@ -77,7 +77,8 @@ func ruleKey(o settings.Origin) string {
 // ReadBaseline reads a previous audit output (either audit's) as a baseline: a SARIF log (its
 // results and fingerprints, reports.ReadSARIFBaseline) or the JSON document (fingerprints
 // recomputed from its pairs: class from change and now, settings file, key, rule text, raw
-// identity, as SARIF gives them; a Claude pair whose rule is ignored now counts as refused).
+// identity, as SARIF gives them; a pair whose rule is ignored now counts as refused:
+// permission.RefusedNow).
 // Data that is neither is an error saying what it is not (the caller names the file).
 func ReadBaseline(data []byte) (*reports.SARIFBaseline, error) {
 	return reports.ReadBaseline(data, "an audit", "pairs", func(p JSONPair) []string {
@@ -89,7 +90,7 @@ func ReadBaseline(data []byte) (*reports.SARIFBaseline, error) {
 		if p.Change == string(ChangeGained) {
 			fps = append(fps, reports.SARIFFingerprint("audit", "gained", file, p.Key, p.Rule, raw))
 		}
-		if p.Now == string(permission.Refused) || p.Now == string(permission.ClaudeIgnored) { // Claude audit: refused = ignored
+		if permission.RefusedNow(p.Now) {
 			fps = append(fps, reports.SARIFFingerprint("audit", "refused", file, p.Key, p.Rule, raw))
 		}
 		return fps

@@ -1,6 +1,7 @@
 package permission
 
-// Change is how a (rule, tool) pair moved across the rename (audit.md §2).
+// Change is how a (rule, tool) pair moved across the rename (audit.md §2): the Qwen Code
+// audit's and every agent room's audit plug-in's pairs use it.
 type Change string
 
 // Changes.
@@ -21,4 +22,12 @@ func ChangeOf(now, before Match) Change {
 		return ChangeLost
 	}
 	return ChangeSame
+}
+
+// RefusedNow reports whether an audit pair's "now" word (its JSON "now" member) counts as a
+// refused grant in a baseline: Refused (Qwen Code's ambiguity guard refuses the grant) or
+// ClaudeIgnored (the release names the tool but does not apply the rule), the two words the
+// SARIF "refused" results are made of.
+func RefusedNow(now string) bool {
+	return now == string(Refused) || now == string(ClaudeIgnored)
 }
