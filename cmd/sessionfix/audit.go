@@ -21,6 +21,10 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -177,21 +181,16 @@ EXAMPLES:
 				return fmt.Errorf("audit: current directory: %w", err)
 			}
 			opts.Cwd = wd
-			switch c.String("agent") {
-			case "claude":
+			a, err := auditAgent(c)
+			if err != nil {
+				return err
+			}
+			if a.ID == claude.ID {
 				copts, err := newClaudeAuditOptions(c, opts)
 				if err != nil {
 					return err
 				}
 				return runClaudeAudit(c.Context, env, copts)
-			case "qwen":
-			default:
-				return usageErrorf("--agent must be qwen or claude, not %q", c.String("agent"))
-			}
-			for _, f := range []string{"claude-version", "before", "project-key", "claude-json"} {
-				if c.IsSet(f) {
-					return usageErrorf("--%s is a Claude Code audit flag: add --agent claude", f)
-				}
 			}
 			if len(opts.Paths) > 0 {
 				if opts.Project != "" {
@@ -206,6 +205,40 @@ EXAMPLES:
 			return runAudit(c.Context, env, opts)
 		},
 	}
+}
+
+// auditAgent is the agent --agent names, one with an audit (agent.Agent.Audit; else a usage
+// error listing those), once every other such agent's own audit flags are known to be unset
+// (the first one set is a usage error naming its agent).
+func auditAgent(c *cli.Context) (*agent.Agent, error) {
+	a := all.Lookup(store.AgentID(c.String("agent")))
+	if a == nil || a.Audit == nil {
+		return nil, usageErrorf("--agent must be %s, not %q", auditAgents(func(o *agent.Agent) string { return string(o.ID) }), c.String("agent"))
+	}
+	for _, o := range all.Auditors() {
+		for _, f := range o.Audit.Flags {
+			switch {
+			case o == a || !c.IsSet(f):
+			case a == all.Default:
+				return nil, usageErrorf("--%s is a %s audit flag: add --agent %s", f, o.Name, o.ID)
+			default:
+				return nil, usageErrorf("--%s is a %s audit flag; --agent %s does not take it", f, o.Name, a.ID)
+			}
+		}
+	}
+	return a, nil
+}
+
+// auditAgents lists what of each agent with an audit, in list order: "a, b or c".
+func auditAgents(what func(*agent.Agent) string) string {
+	var parts []string
+	for _, a := range all.Auditors() {
+		parts = append(parts, what(a))
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
 func (o *auditOptions) validate() error {

@@ -14,6 +14,8 @@ import (
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
 )
 
@@ -21,7 +23,7 @@ import (
 // repeatable value must not carry over from one command line to the next).
 func claudeAuditFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "agent", Value: "qwen", Usage: "whose rules to audit: qwen (Qwen Code settings) or claude (Claude Code rule files)"},
+		&cli.StringFlag{Name: "agent", Value: string(all.Default.ID), Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" })},
 		&cli.StringFlag{Name: "claude-version", Usage: "with --agent claude: the release whose rule semantics are \"now\" (default: the newest known, " + mcpname.ClaudeLatestVersion + ")"},
 		&cli.StringFlag{Name: "before", Usage: "with --agent claude: the release compared against (default: the oldest \"version\" in the project's sessions)"},
 		&cli.StringFlag{Name: "project-key", Usage: "with --agent claude: the project directory as Claude Code saw it (its key in ~/.claude.json; default: --project, or the only project of a copied ~/.claude.json)"},
@@ -131,11 +133,6 @@ func (r *claudeAuditRun) inputs(paths []string, project, cwd, projectKey, claude
 func newClaudeAuditOptions(c *cli.Context, base auditOptions) (claudeAuditOptions, error) {
 	o := claudeAuditOptions{auditOptions: base, Version: c.String("claude-version"), Before: c.String("before"),
 		ProjectKey: c.String("project-key"), ClaudeJSON: c.String("claude-json"), MCPConfigs: repeated(c, "mcp-config")}
-	for _, f := range []string{"agents", "history", "subagent"} {
-		if c.IsSet(f) {
-			return o, usageErrorf("--%s is a Qwen Code audit flag; --agent claude does not take it", f)
-		}
-	}
 	if c.IsSet("mode") && c.String("mode") != string(permission.ModeDefault) {
 		return o, usageErrorf("--mode: the Claude Code audit computes outcomes in Claude Code's default permission mode only")
 	}

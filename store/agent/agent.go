@@ -103,4 +103,8 @@ type Agent struct {
 	// with its count; only classes redispatch and ambiguous. nil: the agent's calls are not
 	// checked. It reads in only (pure).
 	Redispatches func(in naming.DispatchInput) []naming.Redispatch
+
+	// Audit describes the agent's permission-rule audit (Audit); nil: sessionfix audit does
+	// not audit the agent's rules.
+	Audit *Audit
 }

@@ -88,6 +88,7 @@ var Agent = &agent.Agent{
 	OwnsSettings: IsConfigDir,
 	KnownFile:    KnownFile,
 	Redispatches: Redispatches,
+	Audit:        Audit,
 }
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // Claude Code audit (issue 11 item 4): every rule of Claude's rule files against every tool of
@@ -12,6 +13,10 @@ import (
 // Before (default the oldest release found in the sessions). Rule semantics per release are
 // package permission's (ClaudeFeaturesOf, ClaudePairMatch, ClaudeDecide); each release names
 // the tools in its own era (mcpname.ClaudeNameIn). Pure: no I/O.
+
+// Audit is the Claude Code audit as the command line sees it (agent.Audit): it reads the rule
+// files; --claude-version, --before, --project-key and --claude-json are its own flags.
+var Audit = &agent.Audit{Reads: "Claude Code rule files", Flags: []string{"claude-version", "before", "project-key", "claude-json"}}
 
 // ClaudeRuleEntry is one rule with its origin.
 type ClaudeRuleEntry struct {

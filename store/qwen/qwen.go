@@ -71,4 +71,5 @@ var Agent = &agent.Agent{
 	JSONL: Profiles, DetectJSONL: Detect,
 	Namer:        namer{},
 	Redispatches: Redispatches,
+	Audit:        Audit,
 }

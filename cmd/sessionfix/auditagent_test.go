@@ -1,0 +1,41 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store/all"
+)
+
+// TestAuditAgentsFromTheRooms: audit's --agent choice and its per-agent flags come from the
+// rooms (agent.Agent.Audit): every agent flag a room declares is one of audit's flags, and an
+// audit of each other agent refuses it, naming the room's agent.
+func TestAuditAgentsFromTheRooms(t *testing.T) {
+	atRepoRoot(t)
+	env := testEnv(t)
+	auditors := all.Auditors()
+	require.GreaterOrEqual(t, len(auditors), 2)
+	flags := map[string]bool{}
+	for _, f := range newAuditCommand(env).Flags {
+		flags[f.Names()[0]] = true
+	}
+	for _, o := range auditors {
+		require.NotEmpty(t, o.Audit.Reads, o.ID)
+		for _, f := range o.Audit.Flags {
+			assert.True(t, flags[f], "%s's audit flag --%s is not a flag of audit", o.ID, f)
+			for _, a := range auditors {
+				if a == o {
+					continue
+				}
+				res := runCLI(t, env, "", "audit", "--agent", string(a.ID), "--"+f, "x", "--inventory", "fixtures/claude-audit/inventory.json")
+				assert.Equal(t, exitUsage, res.code, "--agent %s --%s: %s", a.ID, f, res.err)
+				assert.Contains(t, res.err, "--"+f+" is a "+o.Name+" audit flag", "--agent %s --%s", a.ID, f)
+			}
+		}
+	}
+	res := runCLI(t, env, "", "audit", "--agent", "codex")
+	assert.Equal(t, exitUsage, res.code)
+	assert.Contains(t, res.err, `--agent must be qwen or claude, not "codex"`, "an agent without an audit")
+}
