@@ -111,3 +111,37 @@ func TestRowReaderErrors(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, sqlite3.ErrError, se.Code)
 }
+
+// TestRowLabelRaw: labels built from a row batch read as rowLabel's of the driver's values.
+func TestRowLabelRaw(t *testing.T) {
+	ctx := context.Background()
+	db, err := sql.Open("sqlite3", filepath.Join(t.TempDir(), "l.db"))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(`CREATE TABLE t (k, j)`)
+	require.NoError(t, err)
+	keys := []any{"prt_01", "a b", "", "12", "NULL", "X'ab'", `q"uote`, "é", int64(-3), 1.5, []byte{1, 255}, nil}
+	for i, k := range keys {
+		_, err = db.Exec(`INSERT INTO t VALUES (?, ?)`, k, int64(i))
+		require.NoError(t, err)
+	}
+	conn, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.Raw(func(dc any) error {
+		st, err := prepareRows(dc.(*sqlite3.SQLiteConn), `SELECT +k, +j FROM t ORDER BY rowid`)
+		require.NoError(t, err)
+		defer st.close()
+		require.NoError(t, st.start(nil))
+		b := newRowBatch(2, 100)
+		_, err = st.read(ctx, b, 100)
+		require.NoError(t, err)
+		require.Equal(t, len(keys), b.n)
+		for i := range b.n {
+			row := b.row(i)
+			want := rowLabel("t", []string{"k", "j"}, []any{b.value(&row[0]), b.value(&row[1])})
+			require.Equal(t, want, rowLabelRaw("t", []string{"k", "j"}, b, row), "key %#v", keys[i])
+		}
+		return nil
+	}))
+}

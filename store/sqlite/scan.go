@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jmoiron/sqlx"
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -551,7 +552,12 @@ func (r *reader) labelOf(c *rowCtx) string {
 		return c.label
 	}
 	spec := c.ct.spec
-	label := rowLabel(spec.Table, c.keyCols, r.keys(c))
+	var label string
+	if c.keyVals == nil {
+		label = rowLabelRaw(spec.Table, c.keyCols, c.batch, c.keyRaw)
+	} else {
+		label = rowLabel(spec.Table, c.keyCols, c.keyVals)
+	}
 	if c.labelCol {
 		label += " " + spec.Column
 	}
@@ -827,6 +833,34 @@ func rowLabel(table string, cols []string, keys []any) string {
 		b.WriteString(keyText(keys[i]))
 	}
 	return b.String()
+}
+
+// rowLabelRaw is rowLabel of key columns still in a row batch (one allocation: the label).
+func rowLabelRaw(table string, cols []string, b *rowBatch, keys []sfCol) string {
+	n := len(table)
+	for i, c := range cols {
+		n += len(c) + 2 + int(keys[i].n) + 20
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, table...)
+	for i, c := range cols {
+		buf = append(buf, ' ')
+		buf = append(buf, c...)
+		buf = append(buf, '=')
+		switch k := &keys[i]; k.kind {
+		case kindText:
+			if s := b.str(k); plainKey(s) {
+				buf = append(buf, s...)
+			} else {
+				buf = strconv.AppendQuote(buf, s)
+			}
+		case kindInt:
+			buf = strconv.AppendInt(buf, int64(k.i), 10)
+		default:
+			buf = append(buf, keyText(b.value(k))...)
+		}
+	}
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
 func keyText(v any) string {
