@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"bytes"
+	"strconv"
+	"strings"
 	"fmt"
 	"regexp"
 	"unicode/utf8"
@@ -11,19 +13,19 @@ import (
 )
 
 // The SQL-assisted path (issue 12 item 3). For a table spec with one site whose path and
-// helper paths (when, call id, server) are plain key chains ("$.part.tool"), SQLite checks each
-// value (json_valid: strict RFC 8259, in C) and extracts the string at each path (json_type
-// 'text', json_extract); Go then only finds the one token of the site by a literal search,
-// instead of lexing the whole value. A value goes through the full JSON lexer instead whenever
-// the search could be fooled or the two could disagree:
-//   - it is not TEXT, not valid JSON (the lexer words the problem), not valid UTF-8, or holds a
-//     `\u` (a key or name spelled with escapes, a lone surrogate);
-//   - the site's key ("tool") is followed by ':' more than once (nested or duplicate keys), or
-//     once while SQLite finds no string at the path, or the token there is not a plain string
-//     (no backslash) equal to what SQLite extracted, or is longer than the capture limit.
+// helper paths (when, call id, server) are plain key chains ("$.part.tool"), the SQL function
+// sessionfix_extract (extract.go, in C, evaluated by SQLite as it steps) checks each value in one
+// pass (strict RFC 8259, one object) and returns the strings at the paths and the byte offset of
+// the site's token; Go then takes the token at that offset instead of lexing the whole value.
+// A value goes through the full JSON lexer instead whenever the two could disagree:
+//   - it is not TEXT, not such JSON (the lexer words the problem), not valid UTF-8, has an
+//     escaped key anywhere (a key spelled with `\u`) or a key of one of the paths twice in one
+//     object (the lexer would capture both), or nests deeper than 64 levels;
+//   - the token at the offset is not a plain string (no backslash) equal to the extracted one,
+//     or is longer than the capture limit; a helper value with a lone surrogate.
 //
-// Duplicate helper keys resolve alike: SQLite's lookup and the lexer's binding both take the
-// first. TestFastPathAgreesWithLexer compares both paths on every fixture and edge case.
+// TestFastPathAgreesWithLexer compares both paths on every fixture, a generated database and
+// edge cases (each check of the extractor is needed by one of them).
 
 // plainPath is a JSON path the SQL-assisted path accepts.
 var plainPath = regexp.MustCompile(`^\$(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
@@ -69,15 +71,13 @@ func fastOf(ct *compiledTable, col string) (*fastSpec, []string) {
 	last := ss.Path[bytes.LastIndexByte([]byte(ss.Path), '.')+1:]
 	f.needle = []byte(`"` + last + `"`)
 	f.path = ct.spec.Column + ":" + ss.Path[2:]
-	// One json_extract with several paths parses the value once and returns a JSON array of
-	// the values (strings quoted, so their type survives); json_valid first, as json_extract
-	// fails on malformed JSON.
-	valid := fmt.Sprintf("typeof(%s) = 'text' AND json_valid(%s)", col, col)
+	// extractFunc (extract.go) checks the value and returns a JSON array of the strings at the
+	// paths (null where there is none) in one pass; NULL sends the value to the lexer.
 	args := ""
 	for _, p := range append(paths, paths[0])[:max(2, len(paths))] {
 		args += ", '" + p + "'"
 	}
-	cols := []string{fmt.Sprintf("CASE WHEN %s THEN json_extract(%s%s) END", valid, col, args)}
+	cols := []string{fmt.Sprintf("%s(%s%s)", extractFunc, col, args)}
 	f.ncols = len(cols)
 	f.npaths = len(paths)
 	return f, cols
@@ -86,53 +86,28 @@ func fastOf(ct *compiledTable, col string) (*fastSpec, []string) {
 // fastRow finds the site of one row by the SQL-assisted path; false sends the value to the
 // full lexer (see above). vals are the extra columns (one: the extracted array, or NULL).
 func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, b *rowBatch, vals []sfCol) bool {
-	if bytes.Contains(val, []byte(`\u`)) || !utf8.Valid(val) {
-		return false
-	}
-	if vals[0].kind != kindText { // NULL: not TEXT, or not valid JSON
+	if vals[0].kind != kindText || !utf8.Valid(val) { // NULL: not TEXT, or not for this path
 		return false
 	}
 	arr := b.str(&vals[0]) // splitArray copies what it keeps
 	var got [4]extracted
-	if !splitArray(arr, got[:f.npaths]) {
+	q, ok := splitArray(arr, got[:f.npaths])
+	if !ok {
 		return false
 	}
-	name, isStr := got[0].s, got[0].ok
-	at, n := -1, 0
-	for i := 0; ; {
-		k := bytes.Index(val[i:], f.needle)
-		if k < 0 {
-			break
-		}
-		k += i
-		i = k + len(f.needle)
-		j := skipWS(val, i)
-		if j < len(val) && val[j] == ':' {
-			n++
-			at = k
-		}
-	}
-	switch {
-	case n > 1:
-		return false
-	case !isStr:
+	if !got[0].ok {
 		r.extra.fastRows++
 		return true // no string at the path: no site (the lexer captures strings only)
-	case n == 0:
-		return false
 	}
-	if at > 0 && val[at-1] == '\\' {
-		return false
-	}
-	q := skipWS(val, skipWS(val, at+len(f.needle))+1)
-	if q >= len(val) || val[q] != '"' {
+	if q < 0 || q >= int64(len(val)) || val[q] != '"' {
 		return false
 	}
 	end := bytes.IndexByte(val[q+1:], '"')
 	if end < 0 {
 		return false
 	}
-	raw := val[q : q+end+2]
+	raw := val[q : q+int64(end)+2]
+	name := got[0].s
 	if bytes.IndexByte(raw[1:len(raw)-1], '\\') >= 0 || len(raw) > jsonscan.DefaultMaxCapture || string(raw[1:len(raw)-1]) != name {
 		return false
 	}
@@ -143,7 +118,7 @@ func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, b *rowBatch, vals [
 			return true
 		}
 	}
-	r.addSite(c, cs, store.Loc{Row: r.labelOf(c), RowID: c.rowid.Int64, Offset: int64(q)}, raw, name, nil,
+	r.addSite(c, cs, store.Loc{Row: r.labelOf(c), RowID: c.rowid.Int64, Offset: q}, raw, name, nil,
 		f.path, false, text(got[:], f.callID), text(got[:], f.server))
 	return true
 }
@@ -161,12 +136,26 @@ type extracted struct {
 	ok bool
 }
 
-// splitArray reads the JSON array SQLite's json_extract returns for several paths (canonical
-// JSON: no spaces) into out, one element per path; false when it is not such an array.
-func splitArray(a string, out []extracted) bool {
+// splitArray reads the JSON array extractFunc returns for several paths (no spaces) into out,
+// one element per path, and the byte offset that ends it (-1: no string at the first path);
+// false when it is not such an array.
+func splitArray(a string, out []extracted) (int64, bool) {
 	if len(a) < 2 || a[0] != '[' || a[len(a)-1] != ']' {
-		return false
+		return 0, false
 	}
+	k := strings.LastIndexByte(a, ',')
+	if k < 0 {
+		return 0, false
+	}
+	off, err := strconv.ParseInt(a[k+1:len(a)-1], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return off, splitElems(a, k, out)
+}
+
+// splitElems reads the elements of array a up to index end (a ',' or the closing ']').
+func splitElems(a string, end int, out []extracted) bool {
 	i := 1
 	for k := range out {
 		if k > 0 {
@@ -201,7 +190,7 @@ func splitArray(a string, out []extracted) bool {
 		depth := 0
 		for i < len(a) {
 			c := a[i]
-			if depth == 0 && (c == ',' || (c == ']' && i == len(a)-1)) {
+			if depth == 0 && (c == ',' || i == end) {
 				break
 			}
 			switch c {
@@ -220,7 +209,7 @@ func splitArray(a string, out []extracted) bool {
 		}
 		out[k] = extracted{}
 	}
-	return i == len(a)-1
+	return i == end
 }
 
 func skipWS(b []byte, i int) int {

@@ -213,6 +213,15 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 		return nil, hotJournalErr(s.path, fmt.Errorf("open %s: %w", s.path, err))
 	}
 	defer conn.Close()
+	if err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
+		}
+		return registerExtract(c)
+	}); err != nil {
+		return nil, fmt.Errorf("open %s: %w", s.path, err)
+	}
 	sch, err := readSchema(ctx, conn)
 	if err != nil {
 		return nil, hotJournalErr(s.path, fmt.Errorf("%s: %w", s.path, err))

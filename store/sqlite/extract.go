@@ -1,0 +1,286 @@
+package sqlite
+
+/*
+#include <stdint.h>
+#include <string.h>
+
+typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_context sqlite3_context;
+typedef struct sqlite3_value sqlite3_value;
+extern int sqlite3_create_function_v2(sqlite3*, const char*, int, int, void*,
+	void (*)(sqlite3_context*, int, sqlite3_value**), void (*)(sqlite3_context*, int, sqlite3_value**),
+	void (*)(sqlite3_context*), void (*)(void*));
+extern int sqlite3_value_type(sqlite3_value*);
+extern const unsigned char *sqlite3_value_text(sqlite3_value*);
+extern int sqlite3_value_bytes(sqlite3_value*);
+extern void sqlite3_result_null(sqlite3_context*);
+extern void sqlite3_result_text64(sqlite3_context*, const char*, uint64_t, void(*)(void*), unsigned char);
+extern void *sqlite3_malloc64(uint64_t);
+extern void sqlite3_free(void*);
+extern void sqlite3_result_error_nomem(sqlite3_context*);
+
+#define SFX_MAXPATHS 8
+#define SFX_MAXKEYS 16
+#define SFX_MAXDEPTH 64
+
+// One key-chain path ("$.part.tool"): its keys, how deep the value being read matches it
+// (matched keys), and its result (the raw string token, or none).
+typedef struct {
+	int nkeys;
+	const char *key[SFX_MAXKEYS];
+	int klen[SFX_MAXKEYS];
+	int matched;   // the depth of the object whose key is to match next; -1: decided
+	int obj[SFX_MAXKEYS]; // per key: the object that held it (a second one there is ambiguous)
+	const unsigned char *val;
+	int64_t vlen;  // 0: no string at the path
+} sfx_path;
+
+typedef struct {
+	const unsigned char *p, *end;
+	sfx_path *paths;
+	int npaths;
+	int objs; // objects begun
+} sfx;
+
+static int sfx_ws(sfx *s) {
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r')) s->p++;
+	return s->p < s->end;
+}
+
+// sfx_plain: bytes a string holds as they are (not '"', '\\' or a control byte).
+static unsigned char sfx_plain[256];
+
+static void sfx_init(void) {
+	for (int c = 0; c < 256; c++) sfx_plain[c] = c >= 0x20 && c != '"' && c != '\\';
+}
+
+// sfx_string reads a string token (RFC 8259: no control bytes, known escapes, \u with four hex
+// digits); esc tells whether it held a backslash.
+static int sfx_string(sfx *s, int *esc) {
+	*esc = 0;
+	s->p++; // the opening quote
+	while (s->p < s->end) {
+		const unsigned char *p = s->p, *end = s->end;
+		while (end - p >= 4 && sfx_plain[p[0]] && sfx_plain[p[1]] && sfx_plain[p[2]] && sfx_plain[p[3]]) p += 4;
+		while (p < end && sfx_plain[*p]) p++;
+		s->p = p;
+		if (p >= end) return 0;
+		unsigned char c = *s->p;
+		if (c == '"') { s->p++; return 1; }
+		if (c < 0x20) return 0;
+		if (c == '\\') {
+			*esc = 1;
+			if (s->p + 1 >= s->end) return 0;
+			unsigned char e = s->p[1];
+			if (e == 'u') {
+				if (s->end - s->p < 6) return 0;
+				for (int k = 2; k < 6; k++) {
+					unsigned char h = s->p[k];
+					if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) return 0;
+				}
+				s->p += 6;
+				continue;
+			}
+			if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' && e != 't') return 0;
+			s->p += 2;
+			continue;
+		}
+		s->p++;
+	}
+	return 0;
+}
+
+static int sfx_digits(sfx *s) {
+	const unsigned char *b = s->p;
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9') s->p++;
+	return s->p > b;
+}
+
+static int sfx_number(sfx *s) {
+	if (*s->p == '-') s->p++;
+	if (s->p >= s->end) return 0;
+	if (*s->p == '0') s->p++;
+	else if (!sfx_digits(s)) return 0;
+	if (s->p < s->end && *s->p == '.') { s->p++; if (!sfx_digits(s)) return 0; }
+	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+		s->p++;
+		if (s->p < s->end && (*s->p == '+' || *s->p == '-')) s->p++;
+		if (!sfx_digits(s)) return 0;
+	}
+	return 1;
+}
+
+static int sfx_lit(sfx *s, const char *w, int n) {
+	if (s->end - s->p < n || memcmp(s->p, w, n) != 0) return 0;
+	s->p += n;
+	return 1;
+}
+
+// sfx_value reads one value at nesting depth (0: the document). inpath: the paths whose keys
+// the enclosing objects matched all the way (bit i: path i's value is this one).
+static int sfx_value(sfx *s, int depth, unsigned hit);
+
+static int sfx_object(sfx *s, int depth) {
+	s->p++; // '{'
+	int id = ++s->objs;
+	if (!sfx_ws(s)) return 0;
+	if (*s->p == '}') { s->p++; return 1; }
+	for (;;) {
+		if (*s->p != '"') return 0;
+		const unsigned char *k = s->p + 1;
+		int esc;
+		if (!sfx_string(s, &esc)) return 0;
+		int klen = (int)(s->p - 1 - k);
+		if (esc) return 0; // an escaped key could spell a path's key: the lexer decides
+		unsigned hit = 0, into = 0;
+		for (int i = 0; i < s->npaths; i++) {
+			sfx_path *pt = &s->paths[i];
+			if (depth >= pt->nkeys || pt->klen[depth] != klen || memcmp(pt->key[depth], k, klen) != 0) continue;
+			if (pt->obj[depth] == id) return 0; // a duplicate key on the path: the lexer decides
+			if (pt->matched != depth) continue;
+			pt->obj[depth] = id;
+			if (depth + 1 == pt->nkeys) { hit |= 1u << i; pt->matched = -1; }
+			else { pt->matched = depth + 1; into |= 1u << i; }
+		}
+		if (!sfx_ws(s) || *s->p != ':') return 0;
+		s->p++;
+		if (!sfx_ws(s)) return 0;
+		if (!sfx_value(s, depth + 1, hit)) return 0;
+		for (int i = 0; i < s->npaths; i++) {
+			if (into & (1u << i)) s->paths[i].matched = -1; // decided by the first such key
+		}
+		if (!sfx_ws(s)) return 0;
+		if (*s->p == ',') { s->p++; if (!sfx_ws(s)) return 0; continue; }
+		if (*s->p == '}') { s->p++; return 1; }
+		return 0;
+	}
+}
+
+static int sfx_array(sfx *s, int depth) {
+	s->p++; // '['
+	if (!sfx_ws(s)) return 0;
+	if (*s->p == ']') { s->p++; return 1; }
+	for (;;) {
+		if (!sfx_value(s, depth + 1, 0)) return 0;
+		if (!sfx_ws(s)) return 0;
+		if (*s->p == ',') { s->p++; if (!sfx_ws(s)) return 0; continue; }
+		if (*s->p == ']') { s->p++; return 1; }
+		return 0;
+	}
+}
+
+static int sfx_value(sfx *s, int depth, unsigned hit) {
+	if (depth > SFX_MAXDEPTH || s->p >= s->end) return 0;
+	unsigned char c = *s->p;
+	const unsigned char *start = s->p;
+	int esc;
+	switch (c) {
+	case '{': {
+		// paths whose keys matched so far look into this object only when it is theirs
+		if (!sfx_object(s, depth)) return 0;
+		break;
+	}
+	case '[': if (!sfx_array(s, depth)) return 0; break;
+	case '"':
+		if (!sfx_string(s, &esc)) return 0;
+		for (int i = 0; i < s->npaths; i++) {
+			if (hit & (1u << i)) { s->paths[i].val = start; s->paths[i].vlen = s->p - start; }
+		}
+		return 1;
+	case 't': return sfx_lit(s, "true", 4);
+	case 'f': return sfx_lit(s, "false", 5);
+	case 'n': return sfx_lit(s, "null", 4);
+	default:
+		if (c == '-' || (c >= '0' && c <= '9')) return sfx_number(s);
+		return 0;
+	}
+	return 1;
+}
+
+// sessionfix_extract(value, path, …): NULL unless value is TEXT holding one RFC 8259 JSON
+// object with no escaped key, no key of a path twice in one object, nesting at most
+// SFX_MAXDEPTH; else a JSON array with, per key-chain path, the string token found there as
+// written, or null when there is no string; then the byte offset in value of the first path's
+// token (-1: none).
+static void sfx_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+	if (argc < 2 || argc - 1 > SFX_MAXPATHS || sqlite3_value_type(argv[0]) != 3) { sqlite3_result_null(ctx); return; }
+	sfx_path paths[SFX_MAXPATHS];
+	for (int i = 0; i < argc - 1; i++) {
+		const char *t = (const char *)sqlite3_value_text(argv[i + 1]);
+		int n = sqlite3_value_bytes(argv[i + 1]);
+		sfx_path *pt = &paths[i];
+		memset(pt, 0, sizeof *pt);
+		if (t == 0 || n < 3 || t[0] != '$' || t[1] != '.') { sqlite3_result_null(ctx); return; }
+		int at = 2;
+		while (at < n) {
+			int b = at;
+			while (at < n && t[at] != '.') at++;
+			if (at == b || pt->nkeys == SFX_MAXKEYS) { sqlite3_result_null(ctx); return; }
+			pt->key[pt->nkeys] = t + b;
+			pt->klen[pt->nkeys] = at - b;
+			pt->nkeys++;
+			if (at < n) at++;
+		}
+	}
+	const unsigned char *v = sqlite3_value_text(argv[0]);
+	int n = sqlite3_value_bytes(argv[0]);
+	sfx s = { v, v + n, paths, argc - 1, 0 };
+	if (v == 0 || !sfx_ws(&s) || *s.p != '{' || !sfx_value(&s, 0, 0)) { sqlite3_result_null(ctx); return; }
+	if (sfx_ws(&s)) { sqlite3_result_null(ctx); return; } // something after the object
+	uint64_t size = 2 + 21;
+	for (int i = 0; i < argc - 1; i++) size += (paths[i].vlen ? (uint64_t)paths[i].vlen : 4) + 1;
+	char *out = sqlite3_malloc64(size);
+	if (out == 0) { sqlite3_result_error_nomem(ctx); return; }
+	uint64_t o = 0;
+	out[o++] = '[';
+	for (int i = 0; i < argc - 1; i++) {
+		if (i > 0) out[o++] = ',';
+		if (paths[i].vlen) { memcpy(out + o, paths[i].val, paths[i].vlen); o += paths[i].vlen; }
+		else { memcpy(out + o, "null", 4); o += 4; }
+	}
+	// then the byte offset of the first path's string (-1: none)
+	char num[24];
+	int nn = 0;
+	long long off = paths[0].vlen ? (long long)(paths[0].val - v) : -1;
+	if (off < 0) { num[nn++] = '1'; } else { do { num[nn++] = '0' + off % 10; off /= 10; } while (off > 0); }
+	out[o++] = ',';
+	if (!paths[0].vlen) out[o++] = '-';
+	while (nn > 0) out[o++] = num[--nn];
+	out[o++] = ']';
+	sqlite3_result_text64(ctx, out, o, sqlite3_free, 1);
+}
+
+static int sfx_register(sqlite3 *db) {
+	if (!sfx_plain['a']) sfx_init();
+	// SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, any number of arguments
+	return sqlite3_create_function_v2(db, "sessionfix_extract", -1, 0x1 | 0x800 | 0x80000, 0, sfx_func, 0, 0, 0);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"reflect"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+)
+
+// extractFunc is the SQL function registerExtract adds to a read connection (see sfx_func in
+// the C above): for the SQL-assisted path (fast.go) it checks a value and reads the strings at
+// its key-chain paths in one pass without building SQLite's JSONB (json_valid + json_extract
+// spent most of the scan's SQLite time there). It accepts a subset of what json_valid accepts
+// (one object, no escaped key, at most 64 levels); every other value gets NULL and goes to the
+// full lexer, as an invalid one always did.
+const extractFunc = "sessionfix_extract"
+
+// registerExtract adds extractFunc to the driver connection c.
+func registerExtract(c *sqlite3.SQLiteConn) error {
+	f := reflect.ValueOf(c).Elem().FieldByName("db")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
+		return fmt.Errorf("the SQLite driver connection has no open handle (driver version not supported)")
+	}
+	if rc := C.sfx_register((*C.sqlite3)(f.UnsafePointer())); rc != 0 {
+		return fmt.Errorf("register %s: SQLite error %d", extractFunc, int(rc))
+	}
+	return nil
+}
