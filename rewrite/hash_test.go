@@ -12,7 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zeebo/xxh3"
 
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
@@ -22,10 +24,12 @@ func sha256Hex(b []byte) string {
 }
 
 // The manifest's hashes are what undo trusts: Before.SHA256 must be the SHA-256 of the original
-// (and of the backup's first Before.Size bytes), After.SHA256 that of the file the run left. The
-// sessions are longer than one copy buffer and their first edit is far from the start, so a hash
-// taken over the wrong stream, a shared prefix or a lost buffer shows. A backup with one byte
-// flipped (same size) is refused by undo, and the file keeps the run's content.
+// (and of the backup's first Before.Size bytes), the "after" checksum (After.Fingerprint,
+// XXH3-128 since manifest version 3; After.SHA256 no longer written) that of the file the run
+// left. The sessions are longer than one copy buffer and their first edit is far from the
+// start, so a hash taken over the wrong stream, a shared prefix or a lost buffer shows. A
+// backup with one byte flipped (same size) is refused by undo, and the file keeps the run's
+// content; a session with one byte changed since the run (same size) is refused as changed.
 func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
 	dir := t.TempDir()
 	pad := `{"message":{"parts":[{"text":"` + strings.Repeat("p", 4000) + `"}]}}`
@@ -38,17 +42,18 @@ func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
 	}
 	a := writeSession(t, dir, "a.jsonl", lines...)
 	b := writeSession(t, dir, "b.jsonl", append(lines[:120:120], resp("r", "mcp__x.y__z"))...)
+	c := writeSession(t, dir, "c.jsonl", append(lines[:60:60], call("q", "mcp__u.v__w"))...)
 	orig := map[string][]byte{}
-	for _, p := range []string{a, b} {
+	for _, p := range []string{a, b, c} {
 		orig[p], _ = os.ReadFile(p)
 	}
 	state := filepath.Join(t.TempDir(), "state")
 	now := func() time.Time { return time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC) }
-	res, err := Apply(context.Background(), Build(scanned(t, a, b), Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
+	res, err := Apply(context.Background(), Build(scanned(t, a, b, c), Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
 	require.NoError(t, err)
 	m, err := ReadRun(res.Dir)
 	require.NoError(t, err)
-	require.Len(t, m.Files, 2)
+	require.Len(t, m.Files, 3)
 	for _, f := range m.Files {
 		p := f.Ref.Path
 		now, err := os.ReadFile(p)
@@ -61,7 +66,9 @@ func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
 		require.GreaterOrEqual(t, int64(len(bk)), f.Before.Size)
 		assert.Equal(t, f.Before.SHA256, sha256Hex(bk[:f.Before.Size]), "%s: the backup hashes to Before.SHA256", p)
 		assert.Equal(t, int64(len(now)), f.After.Size)
-		assert.Equal(t, sha256Hex(now), f.After.SHA256, "%s: After.SHA256 is the new file's", p)
+		assert.Empty(t, f.After.SHA256)
+		x := xxh3.Hash128(now).Bytes()
+		assert.Equal(t, "xxh3-128:"+hex.EncodeToString(x[:]), f.After.Fingerprint, "%s: the after checksum is the new file's", p)
 	}
 
 	// One byte of a's backup flipped, size kept: undo refuses a, restores b.
@@ -77,18 +84,27 @@ func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, fh.Close())
 	newA, _ := os.ReadFile(a)
+	// One byte of c changed since the run, size and the edited names kept.
+	newC, _ := os.ReadFile(c)
+	newC[5000] ^= 1
+	require.NoError(t, os.WriteFile(c, newC, 0o600))
 	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
-	require.Len(t, outs, 2)
+	require.Len(t, outs, 3)
 	for _, o := range outs {
-		if o.Ref.Path == a {
+		switch o.Ref.Path {
+		case a:
 			require.Error(t, o.Err)
 			assert.Contains(t, o.Err.Error(), "damaged")
-		} else {
+		case c:
+			require.ErrorIs(t, o.Err, store.ErrChangedSinceRun)
+		default:
 			assert.NoError(t, o.Err)
 		}
 	}
-	got, _ := os.ReadFile(a)
+	got, _ := os.ReadFile(c)
+	assert.Equal(t, newC, got, "c keeps its later change")
+	got, _ = os.ReadFile(a)
 	assert.Equal(t, newA, got, "a keeps the run's content")
 	got, _ = os.ReadFile(b)
 	assert.Equal(t, orig[b], got, "b restored")

@@ -639,7 +639,7 @@ func ReadRun(dir string) (*Manifest, error) {
 		}
 		return m, nil
 	}
-	files, err := recoverJournal(filepath.Join(dir, journalName), run, m.Version >= manifestVersion)
+	files, err := recoverJournal(filepath.Join(dir, journalName), run, m.Version >= sealedVersion)
 	if m.State == StateApplying {
 		if err != nil {
 			return nil, err

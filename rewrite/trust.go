@@ -43,10 +43,15 @@ func (e *UntrustedError) Error() string {
 // Unwrap returns ErrUntrustedRun.
 func (e *UntrustedError) Unwrap() error { return ErrUntrustedRun }
 
-// manifestVersion is the manifest version written now; version 2 manifests and their journal
-// lines are sealed (version 1 runs, written before checksums existed, are read unsealed and
-// still pass CheckRun).
-const manifestVersion = 2
+// manifestVersion is the manifest version written now. Version 2 and later manifests and
+// their journal lines are sealed (version 1 runs, written before checksums existed, are read
+// unsealed and still pass CheckRun). Version 3 records a file's "after" content as an
+// XXH3-128 checksum (After.Fingerprint, "xxh3-128:<hex>") instead of its SHA-256 (After.SHA256,
+// versions 1 and 2, still undone): see internal/fileio/checksum.go. Before.SHA256 stays SHA-256.
+const manifestVersion = 3
+
+// sealedVersion is the first manifest version that is sealed.
+const sealedVersion = 2
 
 // Seal prefixes: the checksum is the first member of the JSON object, so it sits at a fixed
 // byte offset and is found without decoding.
@@ -125,7 +130,7 @@ func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 	switch {
 	case sealed && !ok:
 		return &UntrustedError{Run: run, Where: manifestName, Reason: "its checksum does not match its content (edited or damaged)"}
-	case !sealed && (m.Version >= 2 || m.Checksum != ""):
+	case !sealed && (m.Version >= sealedVersion || m.Checksum != ""):
 		return &UntrustedError{Run: run, Where: manifestName, Reason: fmt.Sprintf("version %d manifest without a valid checksum (edited or damaged)", m.Version)}
 	}
 	return nil

@@ -171,8 +171,10 @@ type FileState struct {
 	Mode    fs.FileMode `json:"mode"`
 	ModTime time.Time   `json:"mtime"`
 	SHA256  string      `json:"sha256,omitempty"`
-	// Fingerprint is a cheap content checksum taken when the store was scanned
-	// ("crc32c:<hex>"); a rewrite refuses the file when what it reads does not match.
+	// Fingerprint is a cheap content checksum: taken when the store was scanned
+	// ("crc32c:<hex>"; a rewrite refuses the file when what it reads does not match), or, in a
+	// Change's After, the checksum of the content a file rewrite left ("xxh3-128:<hex>", in
+	// place of SHA256 since manifest version 3; undo's "unchanged since the run" test).
 	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
@@ -271,7 +273,7 @@ type Change struct {
 	After      FileState `json:"after"`
 	Edits      int       `json:"names_changed"`
 	// Verify is backend-specific data undo uses to check the store still holds the "after"
-	// content (for files the After.SHA256 suffices).
+	// content (for files After's checksum suffices).
 	Verify []byte `json:"verify,omitempty"`
 	// Warnings are things the user should know about this change.
 	Warnings []string `json:"warnings,omitempty"`

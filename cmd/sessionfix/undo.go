@@ -34,9 +34,9 @@ func newUndoCommand(env *Env) *cli.Command {
 		Description: `Restores each store a "fix --apply" run rewrote, byte for byte (content, mode and mtime),
 from the backups in the run directory. A session the agent appended to after the run (its first
 bytes are still what the run wrote) is undone in place: the old names go back at the recorded
-sites and the appended lines stay. A store that changed otherwise since the run (its sha256 is no
-longer the one the run wrote) is refused and named, unless --force is given (which drops those
-changes); the others are still restored. Temp files that a killed run or undo left are removed
+sites and the appended lines stay. A store that changed otherwise since the run (its content
+checksum is no longer the one the run wrote) is refused and named, unless --force is given
+(which drops those changes); the others are still restored. Temp files that a killed run or undo left are removed
 first (named on stderr). Undo only puts back bytes sessionfix
 saved itself and refuses anything else, so it needs no --yes; --force (which overwrites
 changes made after the run) needs --yes when standard input is not a terminal.

@@ -221,7 +221,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
-	before, after := sha256.New(), sha256.New()
+	before, after := sha256.New(), newAfterSum()
 	fp, fpText := NewFingerprint()
 	var src io.Reader = io.TeeReader(&ctxReader{ctx: ctx, r: orig}, io.MultiWriter(before, fp))
 	var bw *bufio.Writer
@@ -275,7 +275,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		Backup:     opt.BackupPath,
 		BackupLink: linked,
 		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
-		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, SHA256: hex.EncodeToString(after.Sum(nil))},
+		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, afterPrefix)},
 	}
 	// Two chains of waits at once (the file system can serve them with one journal commit):
 	// the temp's fsync; and the backup's fsync, its directory's, then the caller's journal
@@ -565,7 +565,8 @@ func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, e
 
 // RestoreFile undoes ch at path. Unless force is set it first checks what path holds:
 //
-//   - the "after" content of ch (its SHA-256): the backup is put back byte for byte, with the
+//   - the "after" content of ch (its checksum, AfterSum: XXH3-128, or SHA-256 for runs before
+//     manifest version 3): the backup is put back byte for byte, with the
 //     original mode and mtime;
 //   - the "after" content followed by more bytes (the agent went on with the session), and ch
 //     records its Sites: the edits are reversed in place (each recorded new token replaced by
@@ -577,7 +578,7 @@ func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, e
 // A full restore needs the backup's first Before.Size bytes to hash to ch.Before.SHA256.
 func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool) error {
 	ctx = WithBeforeCheck(ctx, nil) // the before-check seam is for applying a change, not undo
-	cur, err := HashFile(path)
+	cur, curAfter, err := hashFileAnd(path, AfterSum(ch.After))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if !force {
@@ -585,7 +586,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		}
 	case err != nil:
 		return fmt.Errorf("read %s: %w", path, err)
-	case cur == ch.Before.SHA256 || cur == ch.After.SHA256:
+	case cur == ch.Before.SHA256 || curAfter == AfterSum(ch.After):
 		// Already the original content (only mode and mtime may need restoring), or exactly
 		// what the run wrote: the backup goes back.
 	default:
@@ -595,7 +596,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 			return reverseEdits(ctx, path, ch)
 		}
 		if !force {
-			return &store.ChangedError{Path: path, Reason: "its sha256 is not the one the run wrote"}
+			return &store.ChangedError{Path: path, Reason: "its content checksum is not the one the run wrote"}
 		}
 	}
 	// Only the first Before.Size bytes of the backup are the original: a process that kept the
@@ -657,7 +658,8 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 // appendedAfterRun reports whether path holds the run's "after" content followed by more
 // bytes, and ch records the sites needed to reverse the edits in place.
 func appendedAfterRun(path string, ch *store.Change) (bool, error) {
-	if len(ch.Sites) == 0 || ch.After.SHA256 == "" {
+	want := AfterSum(ch.After)
+	if len(ch.Sites) == 0 || want == "" {
 		return false, nil
 	}
 	fi, err := os.Stat(path)
@@ -667,11 +669,11 @@ func appendedAfterRun(path string, ch *store.Change) (bool, error) {
 	if fi.Size() <= ch.After.Size {
 		return false, nil
 	}
-	got, err := hashPrefix(path, ch.After.Size)
+	got, err := hashPrefixAs(path, ch.After.Size, want)
 	if err != nil {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
-	return got == ch.After.SHA256, nil
+	return got == want, nil
 }
 
 // reverseEdits writes the old tokens of ch.Sites back into path, keeping every byte after the
@@ -682,7 +684,7 @@ func reverseEdits(ctx context.Context, path string, ch *store.Change) error {
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, ch.After.SHA256), store.ApplyOptions{BackupPath: undoBackupPath(ch)})
+	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, AfterSum(ch.After)), store.ApplyOptions{BackupPath: undoBackupPath(ch)})
 	var ce *CommittedError
 	if errors.As(err, &ce) {
 		// In place, with what the agent appended meanwhile carried over: reversed.
@@ -725,11 +727,12 @@ func copyBackup(ch *store.Change) Transform {
 
 // ReverseSplice returns a Transform undoing edits (sorted by At, offsets of the source): at
 // each offset it checks the source holds New and writes Old instead; the rest is copied.
-// The first prefix bytes of the source must hash (SHA-256) to prefixSum, else it returns an
-// *store.InUseError (the file changed).
+// The first prefix bytes of the source must have the checksum prefixSum (a hex SHA-256, or
+// "xxh3-128:…" / "crc32c:…": see sumFor), else it returns an *store.InUseError (the file
+// changed).
 func ReverseSplice(edits []store.ByteEdit, prefix int64, prefixSum string) Transform {
 	return func(dst io.Writer, src io.Reader) error {
-		h := sha256.New()
+		h, hp := sumFor(prefixSum)
 		pr := io.TeeReader(io.LimitReader(src, prefix), h)
 		br := bufio.NewReaderSize(pr, copyBufSize)
 		var pos int64
@@ -752,7 +755,7 @@ func ReverseSplice(edits []store.ByteEdit, prefix int64, prefixSum string) Trans
 		if _, err := io.CopyBuffer(dst, br, make([]byte, copyBufSize)); err != nil {
 			return err
 		}
-		if hex.EncodeToString(h.Sum(nil)) != prefixSum {
+		if formatSum(h, hp) != prefixSum {
 			return &store.InUseError{Reason: "its first bytes are no longer what the run wrote"}
 		}
 		_, err := io.CopyBuffer(dst, src, make([]byte, copyBufSize))
@@ -762,20 +765,23 @@ func ReverseSplice(edits []store.ByteEdit, prefix int64, prefixSum string) Trans
 
 // hashPrefix returns the hex SHA-256 of the first n bytes of a file (an error when it is
 // shorter).
-func hashPrefix(path string, n int64) (string, error) {
+func hashPrefix(path string, n int64) (string, error) { return hashPrefixAs(path, n, "") }
+
+// hashPrefixAs is hashPrefix with the checksum spelled like want (sumFor).
+func hashPrefixAs(path string, n int64, want string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
+	h, prefix := sumFor(want)
 	if _, err := io.CopyBuffer(h, io.LimitReader(f, n), make([]byte, copyBufSize)); err != nil {
 		return "", err
 	}
 	if fi, err := f.Stat(); err == nil && fi.Size() < n {
 		return "", fmt.Errorf("backup is %d bytes, want at least %d", fi.Size(), n)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return formatSum(h, prefix), nil
 }
 
 // modeBits are the permission bits a replaced file keeps: rwx plus setuid, setgid and sticky.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zeebo/xxh3"
 
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -34,6 +36,13 @@ func stateOf(t testing.TB, path string) store.FileState {
 	st.SHA256, err = HashFile(path)
 	require.NoError(t, err)
 	return st
+}
+
+// xxh128Text is the "after" checksum of b as manifest version 3 records it, computed here
+// with the library directly.
+func xxh128Text(b []byte) string {
+	s := xxh3.Hash128(b).Bytes()
+	return "xxh3-128:" + hex.EncodeToString(s[:])
 }
 
 // upperSites is upper with the site it changes recorded, as the JSONL store records them.
@@ -65,8 +74,8 @@ func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 	got, _ := os.ReadFile(p)
 	assert.Equal(t, "ABC\nlate\n", string(got), "an append that raced the rename is not lost")
 	assert.Equal(t, int64(5), ch.Carried)
-	sum := sha256.Sum256([]byte("ABC\n"))
-	assert.Equal(t, hex.EncodeToString(sum[:]), ch.After.SHA256, "the after hash covers what the rewrite wrote, not the carried bytes")
+	assert.Equal(t, xxh128Text([]byte("ABC\n")), ch.After.Fingerprint, "the after checksum covers what the rewrite wrote, not the carried bytes")
+	assert.Empty(t, ch.After.SHA256)
 	assert.Equal(t, int64(4), ch.After.Size)
 
 	// Undo reverses the edit and keeps the carried line.
@@ -218,4 +227,46 @@ func TestRewriteFileWithOtherHardLinksCopiesTheBackup(t *testing.T) {
 	require.NoError(t, RestoreFile(context.Background(), h1, ch, false))
 	got, _ := os.ReadFile(h1)
 	assert.Equal(t, "abc\n", string(got))
+}
+
+// A Change recorded before manifest version 3 has its "after" content as After.SHA256 (no
+// Fingerprint): undo still restores it, reverses it in place after an append, and refuses it
+// when a byte changed; the same for a version 3 Change (XXH3-128 in After.Fingerprint).
+func TestRestoreFileReadsBothAfterChecksums(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		for _, what := range []string{"unchanged", "appended", "changed"} {
+			t.Run(fmt.Sprintf("sha256=%v/%s", old, what), func(t *testing.T) {
+				dir := t.TempDir()
+				p := filepath.Join(dir, "s.jsonl")
+				require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+				ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
+				require.NoError(t, err)
+				require.Equal(t, xxh128Text([]byte("ABC\n")), ch.After.Fingerprint)
+				if old {
+					s := sha256.Sum256([]byte("ABC\n"))
+					ch.After.SHA256, ch.After.Fingerprint = hex.EncodeToString(s[:]), ""
+				}
+				want := "abc\n"
+				switch what {
+				case "appended":
+					f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+					require.NoError(t, err)
+					_, _ = f.WriteString("late\n")
+					f.Close()
+					want = "abc\nlate\n"
+				case "changed":
+					require.NoError(t, os.WriteFile(p, []byte("ABD\n"), 0o600))
+					want = "ABD\n"
+				}
+				err = RestoreFile(context.Background(), p, ch, false)
+				if what == "changed" {
+					require.ErrorIs(t, err, store.ErrChangedSinceRun)
+				} else {
+					require.NoError(t, err)
+				}
+				got, _ := os.ReadFile(p)
+				assert.Equal(t, want, string(got))
+			})
+		}
+	}
 }
