@@ -11,14 +11,15 @@
 package check
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // Rejection is one provider's verdict on one name: the rules it breaks.
@@ -45,10 +46,9 @@ type Finding struct {
 	// (Name when fix leaves the site as it is).
 	Action rewrite.Action
 	After  string
-	// Sent is what the agent release that resumes the session sends instead of Name to an
-	// OpenAI- or Anthropic-compatible endpoint ("" when it sends Name as stored): Qwen Code
-	// from mcpname.QwenNormalizingRelease on sends mcpname.NormalizeMcp(Name) (Result.QwenRelease).
-	// Gemini always receives Name.
+	// Sent is what the agent release that resumes the session (Result.Release) sends instead
+	// of Name ("" when it sends Name as stored), as the agent's room says (agent.Agent.SentAs);
+	// the providers of its Sending.Verbatim receive Name all the same.
 	Sent string
 	// Now and Then are the rejections of the name each provider receives now (Sent or Name)
 	// and of After (only providers that reject).
@@ -62,32 +62,38 @@ type Result struct {
 	// not sent to any provider, by kind.
 	Checked int
 	Skipped map[string]int
-	// QwenRelease is the Qwen Code release that resumes the sessions (check --qwen-version):
-	// what its converters send is checked (Finding.Sent). "": the stored bytes, as releases
-	// before mcpname.QwenNormalizingRelease send them. Set it with SetQwenRelease.
-	QwenRelease    string
-	qwenNormalizes bool
+	// Release is the release of agent ReleaseAgent that resumes that agent's sessions (check
+	// --<agent>-version): what it sends is checked (Finding.Sent). "": the stored bytes. Set
+	// them with SetRelease.
+	Release      string
+	ReleaseAgent store.AgentID
+	sending      *agent.Sending
 }
 
-// SetQwenRelease sets QwenRelease ("" or "stored": the stored bytes); a version that does not
-// parse is an error.
-func (r *Result) SetQwenRelease(v string) error {
+// SetRelease sets the release of agent id that resumes its sessions ("" or "stored": the
+// stored bytes are checked); what that release sends is the room's agent.Agent.SentAs. A
+// release that does not parse is an error.
+func (r *Result) SetRelease(id store.AgentID, v string) error {
+	r.Release, r.ReleaseAgent, r.sending = "", "", nil
 	if v == "" || v == "stored" {
-		r.QwenRelease, r.qwenNormalizes = "", false
 		return nil
 	}
-	n, err := mcpname.QwenSendsNormalized(v)
+	a := all.Lookup(id)
+	if a == nil || a.SentAs == nil {
+		return fmt.Errorf("%s: no release sends other names than the stored ones", id)
+	}
+	s, err := a.SentAs(v)
 	if err != nil {
 		return err
 	}
-	r.QwenRelease, r.qwenNormalizes = v, n
+	r.Release, r.ReleaseAgent, r.sending = v, id, s
 	return nil
 }
 
-// sentTo is the name provider p receives for f: Sent, except Gemini (Qwen Code's Gemini
-// requests are not normalized).
-func sentTo(p *provider.Provider, f *Finding) (string, []uint16) {
-	if f.Sent == "" || p.ID == "gemini" {
+// sentTo is the name provider p receives for f: Sent, except for the providers that receive
+// the stored name all the same (Sending.Verbatim).
+func (r *Result) sentTo(p *provider.Provider, f *Finding) (string, []uint16) {
+	if f.Sent == "" || r.sending == nil || slices.Contains(r.sending.Verbatim, p.ID) {
 		return f.Name, f.Units
 	}
 	return f.Sent, nil
@@ -152,12 +158,8 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 			if d.Action == rewrite.ActRewrite {
 				f.After = d.New
 			}
-			if r.qwenNormalizes && sp.Snap.Agent == qwen.ID && mcpname.HasPrefix(s.Name) {
-				sent := mcpname.NormalizeMcp(s.Name)
-				if s.Units != nil {
-					sent = mcpname.NormalizeMcpUnits(s.Units)
-				}
-				if sent != s.Name || s.Units != nil {
+			if r.sending != nil && sp.Snap.Agent == r.ReleaseAgent {
+				if sent, ok := r.sending.Sent(s.Name, s.Units); ok {
 					f.Sent = sent
 				}
 			}
@@ -167,7 +169,7 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 			f.Now = Reject(ps, f.Name, f.Units)
 		} else {
 			for _, p := range ps {
-				name, units := sentTo(p, &f)
+				name, units := r.sentTo(p, &f)
 				if vs := p.Check(name, units); len(vs) > 0 {
 					f.Now = append(f.Now, Rejection{Provider: p, Rules: vs})
 				}

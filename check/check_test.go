@@ -11,6 +11,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 func TestGroupNamesFlat(t *testing.T) {
@@ -61,7 +62,7 @@ func TestQwenReleaseSentAs(t *testing.T) {
 	ps := []*provider.Provider{provider.ByID("openai-chat"), provider.ByID("gemini"), provider.ByID("kimi")}
 
 	var stored Result
-	require.NoError(t, stored.SetQwenRelease("stored"))
+	require.NoError(t, stored.SetRelease(qwen.ID, "stored"))
 	stored.Store(sp, ps)
 	require.Len(t, stored.Findings, 1)
 	assert.Equal(t, "", stored.Findings[0].Sent)
@@ -69,19 +70,28 @@ func TestQwenReleaseSentAs(t *testing.T) {
 	assert.Equal(t, 1, stored.Count("kimi", false))
 
 	var r Result
-	require.NoError(t, r.SetQwenRelease("0.24.4"))
+	require.NoError(t, r.SetRelease(qwen.ID, "0.24.4"))
 	r.Store(sp, ps)
-	assert.Equal(t, "0.24.4", r.QwenRelease)
+	assert.Equal(t, "0.24.4", r.Release)
 	// Nothing is rejected: openai-chat and kimi receive mcp__foo_bar__get_data_0xybsnb, Gemini
 	// the stored dotted name, which its character set allows.
 	assert.Empty(t, r.Findings)
 
 	var old Result
-	require.NoError(t, old.SetQwenRelease("0.12.0"))
+	require.NoError(t, old.SetRelease(qwen.ID, "0.12.0"))
 	old.Store(sp, ps)
 	require.Len(t, old.Findings, 1)
 	assert.Equal(t, "", old.Findings[0].Sent)
 
 	var bad Result
-	assert.Error(t, bad.SetQwenRelease("newest"))
+	assert.Error(t, bad.SetRelease(qwen.ID, "newest"))
+}
+
+// SetRelease of an agent whose room has no SentAs (every release sends the stored names) is
+// an error naming the agent; "stored" is the stored bytes for any agent.
+func TestSetReleaseWithoutSentAs(t *testing.T) {
+	var r Result
+	assert.EqualError(t, r.SetRelease(codex.ID, "1.0"), "codex: no release sends other names than the stored ones")
+	require.NoError(t, r.SetRelease(codex.ID, "stored"))
+	assert.Equal(t, "", r.Release)
 }

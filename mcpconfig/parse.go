@@ -18,7 +18,7 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // Options say how a config file is read.
 type Options struct {
 	// Agent names the program whose reading of the file the messages describe, as in
-	// "<Agent>'s JSON.parse rejects it" and "<Agent> uses the last one" ("Qwen Code").
+	// "<Agent>'s JSON.parse rejects it" and "<Agent> uses the last one" (say "Acme CLI").
 	Agent string
 	// Expand is applied to every string value read through the Doc (never to keys): the
 	// agent's $VAR expansion (Expand over an Env). nil keeps values as written.

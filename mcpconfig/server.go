@@ -73,7 +73,7 @@ func transportOf(urlKey, typ, command string) Transport {
 
 // Reach is how s is started: its Transport when set, else stdio when it has a Command, else
 // streamable HTTP when it has a URL (a server built from a config without transport keys,
-// such as Codex's TOML), else TransportNone.
+// such as a TOML one), else TransportNone.
 func (s Server) Reach() Transport {
 	switch {
 	case s.Transport != "":

@@ -119,7 +119,7 @@ type CheckRule struct {
 // re-dispatches).
 func CheckReportOf(res *check.Result, ps []*provider.Provider, a *Summary) *CheckReport {
 	rep := &CheckReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []CheckFinding{}, Problems: a.Report.Problems,
-		Redispatch: a.Report.Redispatch, QwenRelease: res.QwenRelease}
+		Redispatch: a.Report.Redispatch, QwenRelease: res.Release}
 	if rep.Skipped == nil {
 		rep.Skipped = map[string]int{}
 	}

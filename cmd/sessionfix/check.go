@@ -17,6 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 func init() {
@@ -97,7 +98,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		return jsonError(env, opts.Format, err)
 	}
 	var res check.Result
-	if err := res.SetQwenRelease(opts.QwenVersion); err != nil {
+	if err := res.SetRelease(qwen.ID, opts.QwenVersion); err != nil {
 		return usageErrorf("--qwen-version: %v (want a release such as 0.24.4, or \"stored\")", err)
 	}
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {

@@ -12,8 +12,8 @@ import (
 const Redacted = "[redacted]"
 
 // Secret holds a value from settings that must never reach any output, report or log:
-// MCP server env values, headers and args (stores.md §2 "Secrets"; Qwen Code itself drops
-// args, env and headers from its connection error messages). Every formatting path — String,
+// MCP server env values, headers and args (stores.md §2 "Secrets"; the agents' MCP clients
+// themselves drop args, env and headers from their connection error messages). Every formatting path — String,
 // GoString, Format (all verbs, so %v, %+v, %#v, %s, %q, %x), MarshalJSON and MarshalText —
 // prints Redacted. Reveal returns the value; call it only to start a server.
 //

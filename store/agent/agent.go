@@ -107,4 +107,19 @@ type Agent struct {
 	// Audit describes the agent's permission-rule audit (Audit); nil: sessionfix audit does
 	// not audit the agent's rules.
 	Audit *Audit
+
+	// SentAs says what the agent release that resumes the sessions sends to a provider
+	// instead of a stored call name (check --<agent>-version RELEASE): nil Sending when that
+	// release sends the stored bytes; an error when release does not parse. nil: every release
+	// sends the names as stored.
+	SentAs func(release string) (*Sending, error)
+}
+
+// Sending is what one agent release sends instead of the stored name of a call.
+type Sending struct {
+	// Sent returns the name sent for the stored name (units: its exact UTF-16 units when it
+	// holds a lone surrogate, else nil); ok false: the stored name is sent.
+	Sent func(name string, units []uint16) (sent string, ok bool)
+	// Verbatim lists the providers (provider IDs) that still receive the stored name.
+	Verbatim []string
 }

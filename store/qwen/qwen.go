@@ -72,4 +72,5 @@ var Agent = &agent.Agent{
 	Namer:        namer{},
 	Redispatches: Redispatches,
 	Audit:        Audit,
+	SentAs:       SentAs,
 }
