@@ -1,8 +1,8 @@
 // Package rulefix is fix --rules as a library (issue 11 item 5, issue 10 item 3): it scans
-// Claude Code rule files, turns audit's planned rule migrations (claude.PlanRuleFile) into
-// rewrite decisions, and applies them through rewrite.Apply. It sits above audit and rewrite
-// (audit may not import rewrite, pipeline may not import audit); the CLI keeps the flags, the
-// confirmation prompt and the printing.
+// Claude Code rule files, turns the room's planned rule migrations (claude.PlanRuleFile, the
+// Claude Code audit plug-in) into rewrite decisions, and applies them through rewrite.Apply. It
+// sits above the room and rewrite (a room may not import rewrite, pipeline may not import
+// audit); the CLI keeps the flags, the confirmation prompt and the printing.
 package rulefix
 
 import (
