@@ -350,44 +350,34 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	}
 	r.redispatch = rd
 
-	if err := writeAuditOutputs(ctx, env, opts, r, rep); err != nil {
-		return err
-	}
 	c := rep.Counts
-	if c.Rules == 0 {
-		where := "no settings or subagent file was read"
-		if len(r.Files) > 0 || len(r.Agents) > 0 {
-			where = "in " + r.FileList()
-		}
-		fmt.Fprintf(env.Err, "audit: no permission rule found (%s): every tool gets its default decision (the server's trust)\n", reports.Printable(where))
-	}
-	fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
-		plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.InventoryFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
-	if l := pipeline.RedispatchLine(r.redispatch); l != "" {
-		pipeline.WriteRedispatchText(env.Err, r.redispatch)
-		fmt.Fprintf(env.Err, "audit: %s\n", l)
-	}
-	hit := false
-	if known != nil {
-		hit = newSinceBaseline(env, known, opts.Baseline, rep.SARIF(), opts.FailOn) // pairs only: re-dispatch findings never change the exit status
-	}
-	for _, f := range opts.FailOn {
-		if known != nil {
-			break // with a baseline, --fail-on only chooses the classes counted above
-		}
-		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": c.Refused}[f]
-		if n > 0 {
-			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s\n", f, plural(n, "pair"), f)
-			hit = true
-		}
-	}
-	switch {
-	case r.partial: // the findings may be incomplete: broken input wins
-		return withCode(exitPartial)
-	case hit:
-		return withCode(exitFinding)
-	}
-	return nil
+	pairs := reports.PrintableTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
+	tools := reports.PrintableTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
+	return finishAudit(ctx, env, opts, r.known, r.redispatch, func() bool { return r.partial }, auditFindings{
+		Pairs: pairs, Tools: tools,
+		Page: func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
+		Doc: func(rd []check.Redispatch) any {
+			return struct {
+				*audit.JSONReport
+				Redispatch []check.Redispatch `json:"redispatch"`
+			}{rep.JSON(&r.Loaded, env.Now(), opts.AllPairs), rd}
+		},
+		SARIF: rep.SARIF, Rules: audit.SARIFRules, Read: r.Read(opts.Inventory),
+		Summary: func() {
+			if c.Rules == 0 {
+				where := "no settings or subagent file was read"
+				if len(r.Files) > 0 || len(r.Agents) > 0 {
+					where = "in " + r.FileList()
+				}
+				fmt.Fprintf(env.Err, "audit: no permission rule found (%s): every tool gets its default decision (the server's trust)\n", reports.Printable(where))
+			}
+			fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
+				plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.InventoryFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
+		},
+		FailCounts: func([]reports.SARIFResult) map[string]int {
+			return map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": c.Refused}
+		},
+	})
 }
 
 // addPathInputs turns audit's PATH arguments into settings files (SCOPE=FILE), subagent
@@ -467,34 +457,79 @@ func settingsSources(args []string, paths []string, dopts settings.DiscoverOptio
 	return out, nil
 }
 
-func writeAuditOutputs(ctx context.Context, env *Env, opts auditOptions, r *auditRun, rep *audit.Report) error {
-	pairs := reports.PrintableTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
-	tools := reports.PrintableTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
-	rdRules, rdResults := pipeline.RedispatchSARIF(r.redispatch)
+// auditFindings is one agent's audit result as audit's shared tail (finishAudit) takes it: the
+// pairs and tools tables, the documents of every format, what was read, the summary and the
+// counts --fail-on reads.
+type auditFindings struct {
+	Pairs, Tools *reports.Table
+	Page         func() *reports.HTMLPage
+	// Doc is the agent's JSON document with the re-dispatch findings (never nil) added.
+	Doc func(rd []check.Redispatch) any
+	// SARIF are the pairs' results (also what --baseline compares); Rules the agent's SARIF rules.
+	SARIF func() []reports.SARIFResult
+	Rules []reports.SARIFRule
+	Read  []string // every file read (written to no output path)
+	// Summary prints the agent's summary line(s) to standard error once the report is written.
+	Summary func()
+	// FailCounts are the pairs per --fail-on class (lost, gained, refused), given SARIF's results.
+	FailCounts func(results []reports.SARIFResult) map[string]int
+}
+
+// finishAudit is the end every agent's audit shares: the report in --format and the tools
+// table written, the summary, the re-dispatch findings, --baseline and --fail-on, and the exit
+// (partial input, exit 3, wins over a finding, exit 5).
+func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.SARIFBaseline, redispatch []check.Redispatch, partial func() bool, f auditFindings) error {
+	rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
 	main, err := audit.Rendering{
-		Pairs: pairs,
-		Page:  func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
+		Pairs: f.Pairs,
+		Page:  f.Page,
 		Doc: func() any {
 			// The audit document plus the stored calls that reach another tool today
 			// (docs/report.md "Re-dispatch findings"; package audit knows no session).
-			rd := r.redispatch
+			rd := redispatch
 			if rd == nil {
 				rd = []check.Redispatch{}
 			}
-			return struct {
-				*audit.JSONReport
-				Redispatch []check.Redispatch `json:"redispatch"`
-			}{rep.JSON(&r.Loaded, env.Now(), opts.AllPairs), rd}
+			return f.Doc(rd)
 		},
-		SARIF:   func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
-		Rules:   append(slices.Clone(audit.SARIFRules), rdRules...),
-		Known:   r.known,
+		SARIF:   func() []reports.SARIFResult { return append(f.SARIF(), rdResults...) },
+		Rules:   append(slices.Clone(f.Rules), rdRules...),
+		Known:   known,
 		Version: version,
-	}.Render(opts.Format)
+	}.Render(o.Format)
 	if err != nil {
 		return err
 	}
-	return writeReportAndTools(ctx, env, opts.Out, main, opts.ToolsOut, tools, r.Read(opts.Inventory))
+	if err := writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, f.Tools, f.Read); err != nil {
+		return err
+	}
+	f.Summary()
+	if l := pipeline.RedispatchLine(redispatch); l != "" {
+		pipeline.WriteRedispatchText(env.Err, redispatch)
+		fmt.Fprintf(env.Err, "audit: %s\n", l)
+	}
+	hit := false
+	results := f.SARIF()
+	if known != nil {
+		hit = newSinceBaseline(env, known, o.Baseline, results, o.FailOn) // pairs only: re-dispatch findings never change the exit status
+	}
+	counts := f.FailCounts(results)
+	for _, fo := range o.FailOn {
+		if known != nil {
+			break // with a baseline, --fail-on only chooses the classes counted above
+		}
+		if n := counts[fo]; n > 0 {
+			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s\n", fo, plural(n, "pair"), fo)
+			hit = true
+		}
+	}
+	switch {
+	case partial(): // the findings may be incomplete: broken input wins
+		return withCode(exitPartial)
+	case hit:
+		return withCode(exitFinding)
+	}
+	return nil
 }
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
@@ -198,75 +196,34 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 			reports.Printable(t.Server), reports.Printable(t.Tool), reports.Printable(t.Before.Name), before, now,
 			reports.Printable(t.Now.Name), t.Now.Outcome)
 	}
-	if err := writeClaudeAuditOutputs(ctx, env, o, r, rep); err != nil {
-		return err
-	}
 	c := rep.Counts
-	fmt.Fprintf(env.Err, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
-		now, before, reports.Printable(claude.OrNone(r.Project)), claude.TrustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
-		reports.Printable(r.InventoryFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
-	if l := pipeline.RedispatchLine(r.redispatch); l != "" {
-		pipeline.WriteRedispatchText(env.Err, r.redispatch)
-		fmt.Fprintf(env.Err, "audit: %s\n", l)
-	}
-	hit := false
-	results := rep.SARIF()
-	if r.known != nil {
-		hit = newSinceBaseline(env, r.known, o.Baseline, results, o.FailOn)
-	}
-	refused := 0
-	for _, x := range results {
-		if x.RuleID == "sessionfix/audit/refused" {
-			refused++
-		}
-	}
-	for _, f := range o.FailOn {
-		if r.known != nil {
-			break // with a baseline, --fail-on only chooses the classes counted above
-		}
-		n := map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": refused}[f]
-		if n > 0 {
-			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s\n", f, plural(n, "pair"), f)
-			hit = true
-		}
-	}
-	switch {
-	case r.partial:
-		return withCode(exitPartial)
-	case hit:
-		return withCode(exitFinding)
-	}
-	return nil
-}
-
-func writeClaudeAuditOutputs(ctx context.Context, env *Env, o claudeAuditOptions, r *claudeAuditRun, rep *claude.ClaudeReport) error {
 	pairs := reports.PrintableTable(claude.ClaudePairColumns, rep.PairRows(o.AllPairs))
-	tools := reports.PrintableTable(claude.ClaudeToolColumns, rep.ToolRows())
-	rdRules, rdResults := pipeline.RedispatchSARIF(r.redispatch)
-	main, err := audit.Rendering{
-		Pairs: pairs,
+	toolTable := reports.PrintableTable(claude.ClaudeToolColumns, rep.ToolRows())
+	return finishAudit(ctx, env, o.auditOptions, r.known, r.redispatch, func() bool { return r.partial }, auditFindings{
+		Pairs: pairs, Tools: toolTable,
 		Page: func() *reports.HTMLPage {
-			return rep.Page(&r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, tools)
+			return rep.Page(&r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, toolTable)
 		},
-		Doc: func() any {
-			// The audit document plus the stored calls that reach another tool today
-			// (docs/report.md "Re-dispatch findings"; package audit knows no session).
-			rd := r.redispatch
-			if rd == nil {
-				rd = []check.Redispatch{}
-			}
+		Doc: func(rd []check.Redispatch) any {
 			return struct {
 				*claude.ClaudeJSONReport
 				Redispatch []check.Redispatch `json:"redispatch"`
 			}{rep.JSON(&r.ClaudeLoaded, env.Now(), o.AllPairs), rd}
 		},
-		SARIF:   func() []reports.SARIFResult { return append(rep.SARIF(), rdResults...) },
-		Rules:   append(slices.Clone(claude.ClaudeSARIFRules), rdRules...),
-		Known:   r.known,
-		Version: version,
-	}.Render(o.Format)
-	if err != nil {
-		return err
-	}
-	return writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, tools, r.Read(o.Inventory))
+		SARIF: rep.SARIF, Rules: claude.ClaudeSARIFRules, Read: r.Read(o.Inventory),
+		Summary: func() {
+			fmt.Fprintf(env.Err, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
+				now, before, reports.Printable(claude.OrNone(r.Project)), claude.TrustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
+				reports.Printable(r.InventoryFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
+		},
+		FailCounts: func(results []reports.SARIFResult) map[string]int {
+			refused := 0
+			for _, x := range results {
+				if x.RuleID == "sessionfix/audit/refused" {
+					refused++
+				}
+			}
+			return map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": refused}
+		},
+	})
 }
