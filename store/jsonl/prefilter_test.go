@@ -93,6 +93,27 @@ func TestPrefilterSameSitesOnCorpus(t *testing.T) {
 	assert.Len(t, snap.Problems, 1, "the broken line")
 }
 
+// TestPrefilterSameSitesOnBenchCorpus: with SESSIONFIX_BENCH_CORPUS set (a directory
+// `sessionfix-bench -generate DIR -size-mib N` wrote), every session file of that corpus gives
+// the same snapshot with the prefilter and the scanner's shortcuts as without them (opt-in: a
+// 256 MiB corpus takes a minute of careful scanning).
+func TestPrefilterSameSitesOnBenchCorpus(t *testing.T) {
+	dir := os.Getenv("SESSIONFIX_BENCH_CORPUS")
+	if dir == "" {
+		t.Skip("SESSIONFIX_BENCH_CORPUS is not set: no generated corpus to compare on")
+	}
+	files, sites, records := 0, 0, int64(0)
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			snap := scanBothWays(t, p, qwen.Session)
+			files, sites, records = files+1, sites+len(snap.Sites), records+snap.Records
+		}
+		return err
+	}))
+	t.Logf("%s: %d files, %d records, %d sites, the same with and without the prefilter and the scanner's shortcuts", dir, files, records, sites)
+	assert.Positive(t, sites)
+}
+
 // TestGrowSites: the Sites slice is sized from the density of the bytes scanned so far, only
 // when it would not hold the estimate.
 func TestGrowSites(t *testing.T) {
