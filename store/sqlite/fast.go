@@ -2,10 +2,10 @@ package sqlite
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
