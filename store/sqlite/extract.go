@@ -14,10 +14,7 @@ extern int sqlite3_value_type(sqlite3_value*);
 extern const unsigned char *sqlite3_value_text(sqlite3_value*);
 extern int sqlite3_value_bytes(sqlite3_value*);
 extern void sqlite3_result_null(sqlite3_context*);
-extern void sqlite3_result_text64(sqlite3_context*, const char*, uint64_t, void(*)(void*), unsigned char);
-extern void *sqlite3_malloc64(uint64_t);
-extern void sqlite3_free(void*);
-extern void sqlite3_result_error_nomem(sqlite3_context*);
+extern void sqlite3_result_blob(sqlite3_context*, const void*, int, void(*)(void*));
 
 #define SFX_MAXPATHS 8
 #define SFX_MAXKEYS 16
@@ -199,9 +196,8 @@ static int sfx_value(sfx *s, int depth, unsigned hit) {
 
 // sessionfix_extract(value, path, …): NULL unless value is TEXT holding one RFC 8259 JSON
 // object with no escaped key, no key of a path twice in one object, nesting at most
-// SFX_MAXDEPTH; else a JSON array with, per key-chain path, the string token found there as
-// written, or null when there is no string; then the byte offset in value of the first path's
-// token (-1: none).
+// SFX_MAXDEPTH; else a BLOB with, per key-chain path, the byte offset in value and the length
+// of the string token found there as written (two int64s; 0, 0 when there is no string).
 static void sfx_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 	if (argc < 2 || argc - 1 > SFX_MAXPATHS || sqlite3_value_type(argv[0]) != 3) { sqlite3_result_null(ctx); return; }
 	sfx_path paths[SFX_MAXPATHS];
@@ -227,27 +223,14 @@ static void sfx_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 	sfx s = { v, v + n, paths, argc - 1, 0 };
 	if (v == 0 || !sfx_ws(&s) || *s.p != '{' || !sfx_value(&s, 0, 0)) { sqlite3_result_null(ctx); return; }
 	if (sfx_ws(&s)) { sqlite3_result_null(ctx); return; } // something after the object
-	uint64_t size = 2 + 21;
-	for (int i = 0; i < argc - 1; i++) size += (paths[i].vlen ? (uint64_t)paths[i].vlen : 4) + 1;
-	char *out = sqlite3_malloc64(size);
-	if (out == 0) { sqlite3_result_error_nomem(ctx); return; }
-	uint64_t o = 0;
-	out[o++] = '[';
+	// per path: the byte offset and length of its string token (0, 0: none), little-endian
+	// int64s as the machine stores them (the reader is the same process)
+	int64_t out[2 * SFX_MAXPATHS];
 	for (int i = 0; i < argc - 1; i++) {
-		if (i > 0) out[o++] = ',';
-		if (paths[i].vlen) { memcpy(out + o, paths[i].val, paths[i].vlen); o += paths[i].vlen; }
-		else { memcpy(out + o, "null", 4); o += 4; }
+		out[2 * i] = paths[i].vlen ? (int64_t)(paths[i].val - v) : 0;
+		out[2 * i + 1] = paths[i].vlen;
 	}
-	// then the byte offset of the first path's string (-1: none)
-	char num[24];
-	int nn = 0;
-	long long off = paths[0].vlen ? (long long)(paths[0].val - v) : -1;
-	if (off < 0) { num[nn++] = '1'; } else { do { num[nn++] = '0' + off % 10; off /= 10; } while (off > 0); }
-	out[o++] = ',';
-	if (!paths[0].vlen) out[o++] = '-';
-	while (nn > 0) out[o++] = num[--nn];
-	out[o++] = ']';
-	sqlite3_result_text64(ctx, out, o, sqlite3_free, 1);
+	sqlite3_result_blob(ctx, out, (int)(sizeof(int64_t) * 2 * (argc - 1)), (void (*)(void *))(intptr_t)-1);
 }
 
 static int sfx_register(sqlite3 *db) {

@@ -2,10 +2,9 @@ package sqlite
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
@@ -86,135 +85,92 @@ func fastOf(ct *compiledTable, col string) (*fastSpec, []string) {
 // fastRow finds the site of one row by the SQL-assisted path; false sends the value to the
 // full lexer (see above). vals are the extra columns (one: the extracted array, or NULL).
 func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, b *rowBatch, vals []sfCol) bool {
-	if vals[0].kind != kindText || !utf8.Valid(val) { // NULL: not TEXT, or not for this path
+	if vals[0].kind != kindBlob || !utf8.Valid(val) { // NULL: not TEXT, or not for this path
 		return false
 	}
-	arr := b.str(&vals[0]) // splitArray copies what it keeps
-	var got [4]extracted
-	q, ok := splitArray(arr, got[:f.npaths])
-	if !ok {
+	var got [4]token
+	if !tokens(val, b.bytes(&vals[0]), got[:f.npaths]) {
 		return false
 	}
-	if !got[0].ok {
+	raw := got[0].raw
+	if raw == nil {
 		r.extra.fastRows++
 		return true // no string at the path: no site (the lexer captures strings only)
 	}
-	if q < 0 || q >= int64(len(val)) || val[q] != '"' {
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') >= 0 || len(raw) > jsonscan.DefaultMaxCapture {
 		return false
 	}
-	end := bytes.IndexByte(val[q+1:], '"')
-	if end < 0 {
-		return false
-	}
-	raw := val[q : q+int64(end)+2]
-	name := got[0].s
-	if bytes.IndexByte(raw[1:len(raw)-1], '\\') >= 0 || len(raw) > jsonscan.DefaultMaxCapture || string(raw[1:len(raw)-1]) != name {
-		return false
-	}
-	r.extra.fastRows++
 	cs := &c.ct.sites[0]
 	if f.when >= 0 {
-		if w := got[f.when]; !w.ok || !cs.in[w.s] {
+		w, ok := got[f.when].text()
+		if !ok && got[f.when].raw != nil {
+			return false // a lone surrogate
+		}
+		if !ok || !cs.in[w] {
+			r.extra.fastRows++
 			return true
 		}
 	}
-	r.addSite(c, cs, store.Loc{Row: r.labelOf(c), RowID: c.rowid.Int64, Offset: q}, raw, name, nil,
-		f.path, false, text(got[:], f.callID), text(got[:], f.server))
+	callID, ok1 := helper(got[:], f.callID)
+	server, ok2 := helper(got[:], f.server)
+	if !ok1 || !ok2 {
+		return false
+	}
+	r.extra.fastRows++
+	r.addSite(c, cs, store.Loc{Row: r.labelOf(c), RowID: c.rowid.Int64, Offset: int64(got[0].at)}, raw, r.intern(string(body)), nil,
+		f.path, false, callID, server)
 	return true
 }
 
-func text(got []extracted, i int) *string {
-	if i < 0 || !got[i].ok {
-		return nil
-	}
-	return &got[i].s
+// token is the string token at one path of a value (raw nil: none) and its offset.
+type token struct {
+	raw []byte
+	at  int
 }
 
-// extracted is one value of json_extract's array: a string (ok) or anything else.
-type extracted struct {
-	s  string
-	ok bool
+// text returns the token's value (a copy); false when there is none or it has a lone surrogate.
+func (t token) text() (string, bool) {
+	if t.raw == nil {
+		return "", false
+	}
+	v, err := jsonscan.Unquote(t.raw)
+	if err != nil || v.Lone() {
+		return "", false
+	}
+	return v.Str, true
 }
 
-// splitArray reads the JSON array extractFunc returns for several paths (no spaces) into out,
-// one element per path, and the byte offset that ends it (-1: no string at the first path);
-// false when it is not such an array.
-func splitArray(a string, out []extracted) (int64, bool) {
-	if len(a) < 2 || a[0] != '[' || a[len(a)-1] != ']' {
-		return 0, false
+// helper is the text of helper path i (-1: none): nil when there is no string; false for a lone
+// surrogate (the value goes to the lexer).
+func helper(got []token, i int) (*string, bool) {
+	if i < 0 || got[i].raw == nil {
+		return nil, true
 	}
-	k := strings.LastIndexByte(a, ',')
-	if k < 0 {
-		return 0, false
+	s, ok := got[i].text()
+	if !ok {
+		return nil, false
 	}
-	off, err := strconv.ParseInt(a[k+1:len(a)-1], 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return off, splitElems(a, k, out)
+	return &s, true
 }
 
-// splitElems reads the elements of array a up to index end (a ',' or the closing ']').
-func splitElems(a string, end int, out []extracted) bool {
-	i := 1
-	for k := range out {
-		if k > 0 {
-			if i >= len(a) || a[i] != ',' {
-				return false
-			}
-			i++
-		}
-		if i >= len(a) {
+// tokens reads extractFunc's BLOB (per path: offset and length of its string token in val, two
+// native int64s) into out; false when it does not fit val.
+func tokens(val, blob []byte, out []token) bool {
+	if len(blob) != 16*len(out) {
+		return false
+	}
+	for i := range out {
+		off := int64(binary.NativeEndian.Uint64(blob[16*i:]))
+		n := int64(binary.NativeEndian.Uint64(blob[16*i+8:]))
+		switch {
+		case n == 0:
+			out[i] = token{}
+		case off < 0 || n < 2 || off+n > int64(len(val)) || val[off] != '"' || val[off+n-1] != '"':
 			return false
+		default:
+			out[i] = token{raw: val[off : off+n : off+n], at: int(off)}
 		}
-		start := i
-		if a[i] == '"' {
-			i++
-			for i < len(a) && a[i] != '"' {
-				if a[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			if i >= len(a) {
-				return false
-			}
-			i++
-			v, err := jsonscan.Unquote([]byte(a[start:i]))
-			if err != nil || v.Lone() {
-				return false
-			}
-			out[k] = extracted{s: v.Str, ok: true}
-			continue
-		}
-		depth := 0
-		for i < len(a) {
-			c := a[i]
-			if depth == 0 && (c == ',' || i == end) {
-				break
-			}
-			switch c {
-			case '"':
-				for i++; i < len(a) && a[i] != '"'; i++ {
-					if a[i] == '\\' {
-						i++
-					}
-				}
-			case '[', '{':
-				depth++
-			case ']', '}':
-				depth--
-			}
-			i++
-		}
-		out[k] = extracted{}
 	}
-	return i == end
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
+	return true
 }

@@ -91,6 +91,10 @@ var fastEdgeRows = []string{
 	`'{"type":"tool","state":{"type":"tool","tool":"nested.only"}}'`,
 	`'{"x":{"tool":"a.b","type":"tool"},"type":"tool","tool":"c.d"}'`,
 	`'{"type":"tool","tool":"plain.ok","s":"x\\u0041"}'`,
+	`'{"type":"tool","callID":"c\ud800","tool":"lone.call"}'`,
+	`'{"type":"t\u006fol","tool":"esc.when"}'`,
+	`'{"type":"to\ud800ol","tool":"lone.when"}'`,
+	`'{"type":"tool","callID":"c\"1","tool":"esc.call"}'`,
 }
 
 func edgeDB(t *testing.T) string {
