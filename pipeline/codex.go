@@ -4,12 +4,12 @@ import (
 	"context"
 
 	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // CodexCache remembers the Codex policy of a command's first pipeline (Options.Codex).
@@ -109,9 +109,9 @@ func discoverer(env Env) agent.Discover {
 // environment (env.Environ); errs are the servers that could not be listed; err is ctx's, or
 // AllServersFailed's when not one could be.
 func discoverServers(ctx context.Context, env Env, servers []agent.Server) (*inventory.Inventory, []*inventory.ServerError, error) {
-	var base settings.Env
+	var base mcpconfig.Env
 	if env.Environ != nil {
-		base = settings.EnvFromList(env.Environ())
+		base = mcpconfig.EnvFromList(env.Environ())
 	}
 	inv, errs := inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
 	if err := ctx.Err(); err != nil {

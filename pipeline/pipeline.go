@@ -13,6 +13,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -22,7 +23,6 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Options are the naming and store choices shared by scan, fix and check (their flags, parsed).
@@ -63,11 +63,11 @@ type Env struct {
 }
 
 // settings is the environment settings are expanded with.
-func (e Env) settings() settings.Env {
+func (e Env) settings() mcpconfig.Env {
 	if e.Environ == nil {
-		return settings.Env{}
+		return mcpconfig.Env{}
 	}
-	return settings.EnvFromList(e.Environ())
+	return mcpconfig.EnvFromList(e.Environ())
 }
 
 func (e Env) agent() agent.Env { return agent.Env{Getenv: e.Getenv, Home: e.Home} }
