@@ -11,9 +11,14 @@
 //
 // Reading: a connection opened read-only (mode=ro) reads each table in rowid batches inside one
 // read transaction (WAL databases: writers are never blocked) or one short transaction per batch
-// (rollback-journal databases: a writer waits at most one batch). Column values are fed to
-// internal/jsonscan one row at a time: memory stays flat whatever the table size. Payloads starting
-// with the zstd magic (28 b5 2f fd) are reported as compressed and never parsed.
+// (rollback-journal databases: a writer waits at most one batch). Rows are stepped by a small cgo
+// reader on the driver connection's own handle (rows.go: a batch of rows copied into a reused
+// buffer per crossing, no Go value per column). For a table spec whose site and helper paths are
+// plain key chains, the SQL function sessionfix_extract (extract.go, registered on the read
+// connection) checks each value in one pass and returns where the strings at those paths are
+// (fast.go); every other value is fed to internal/jsonscan one row at a time: memory stays flat
+// whatever the table size. Payloads starting with the zstd magic (28 b5 2f fd) are reported as
+// compressed and never parsed.
 //
 // Writing (Apply): one BEGIN IMMEDIATE transaction per store with a busy timeout (a store whose
 // write lock another process holds longer is refused with store.ErrInUse); while the lock is
@@ -27,7 +32,8 @@
 // is never copied byte-wise.
 //
 // sqlite is the only product package that imports the SQLite driver (github.com/mattn/go-sqlite3,
-// used through github.com/jmoiron/sqlx); the test-only store/sqlite/sqlitetest (building, dumping
+// used through github.com/jmoiron/sqlx; rows.go and extract.go call the C API of the SQLite the
+// driver links in); the test-only store/sqlite/sqlitetest (building, dumping
 // and locking databases for tests, the demo and benchmarks) opens its own connections. Of this
 // module sqlite imports store, internal/fileio and internal/jsonscan only: never scan, rewrite,
 // audit, reports or cmd.
