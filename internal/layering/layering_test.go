@@ -268,3 +268,29 @@ func TestMCPConfigIsNeutral(t *testing.T) {
 	}
 	assert.NotZero(t, users)
 }
+
+// TestFileMechanismsSeeOnlyTheContract: internal/fileio (the crash-safe file replace) and
+// internal/splice (the byte-exact token edit) import nothing of the module but the store
+// contract package itself (a leaf: it imports nothing of the module), and splice the JSON
+// lexer: no agent room, no engine, no store/agent, no run record. The contract does not
+// import them back (its vocabulary — Change, FileState, the in-use and changed errors — is
+// what they return; pointing the import the other way would make the contract import a
+// mechanism).
+func TestFileMechanismsSeeOnlyTheContract(t *testing.T) {
+	all := imports(t)
+	allowed := map[string][]string{
+		"internal/fileio": {"store"},
+		"internal/splice": {"store", "internal/jsonscan"},
+	}
+	for pkg, ok := range allowed {
+		require.Contains(t, all, pkg)
+		for _, imp := range all[pkg] {
+			if target, in := strings.CutPrefix(imp, module); in {
+				assert.Contains(t, ok, target, "%s must not import %s (only %v)", pkg, target, ok)
+			}
+		}
+	}
+	for _, imp := range all["store"] {
+		assert.False(t, strings.HasPrefix(imp, module), "the store contract imports %s: it must stay a leaf of the module", imp)
+	}
+}
