@@ -216,6 +216,7 @@ func TestPrefilterFixtures(t *testing.T) {
 				total.Full += st.Full
 				total.Skipped += st.Skipped
 				total.SkipFailed += st.SkipFailed
+				total.FastKeys += st.FastKeys
 				for _, r := range scanAll(t, prefilterPatterns, Lines, in, 0) {
 					captures += len(r.Captures)
 				}
@@ -223,10 +224,11 @@ func TestPrefilterFixtures(t *testing.T) {
 		}
 	}
 	t.Logf("%d documents × 3 chunkings equal to the careful scan", docs/3)
-	t.Logf("%d fixture files: %d records fast-validated, %d through the full lexer (%d values skipped, %d skips given up), %d captures, all equal to the careful scan",
-		len(files), total.Fast, total.Full, total.Skipped, total.SkipFailed, captures)
+	t.Logf("%d fixture files: %d records fast-validated, %d through the full lexer (%d values skipped, %d skips given up, %d keys read in one step), %d captures, all equal to the careful scan",
+		len(files), total.Fast, total.Full, total.Skipped, total.SkipFailed, total.FastKeys, captures)
 	assert.Positive(t, total.Fast)
 	assert.Positive(t, total.Full)
+	assert.Positive(t, total.FastKeys)
 	assert.Positive(t, captures)
 }
 
