@@ -79,9 +79,6 @@ type parser struct {
 	f   *File
 }
 
-// SyntaxError is mcpconfig.SyntaxError (for an inventory file).
-func SyntaxError(path string, err error) *ParseError { return mcpconfig.SyntaxError(path, err) }
-
 // ServerKeyPath is mcpconfig.ServerKeyPath: "mcpServers.lit", "mcpServers.\"foo.bar\"".
 func ServerKeyPath(key string) string { return mcpconfig.ServerKeyPath(key) }
 
