@@ -3,9 +3,11 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -76,3 +78,122 @@ func (t *UndoTally) Add(o rewrite.UndoOutcome) (status string, late bool) {
 
 // NotRestored is the number of stores refused or failed.
 func (t *UndoTally) NotRestored() int { return t.Changed + t.InUse + t.Failed }
+
+// UndoRequest is one undo, its flags checked by the command: the run RunID (or a unique
+// prefix) or, Last, the newest run with changes left, under StateDir (resolved). Force
+// restores stores that changed since the run; Ask asks Confirm first (--force without --yes).
+type UndoRequest struct {
+	StateDir    string
+	RunID       string
+	Last        bool
+	Force, Ask  bool
+	BusyTimeout time.Duration    // the SQLite write-lock wait
+	Now         func() time.Time // nil: time.Now
+}
+
+// UndoHooks are the command's parts of an undo: Start when the run is found, trusted and
+// about to be restored (todo stores not yet restored, todoDBs of them SQLite databases);
+// Confirm (with Ask) whether to go on; File for every store's outcome, in order (status one
+// of the Undo* statuses, late: restored, then something failed or the agent appended).
+type UndoHooks struct {
+	Start   func(dir string, m *rewrite.Manifest, todo, todoDBs int)
+	Confirm func(m *rewrite.Manifest) (bool, error)
+	File    func(o rewrite.UndoOutcome, status string, late bool)
+}
+
+// UndoEnd is how an undo ended. RunID and Dir name the run once its manifest was read.
+// NothingToUndo (no run with changes left) and AlreadyUndone end it before Start; Declined:
+// Confirm said no, nothing was changed. Tally counts the outcomes; Summary is the closing
+// sentence (also of NothingToUndo and AlreadyUndone); Code the exit status (0, ExitPartial,
+// ExitInUse or ExitDeclined).
+type UndoEnd struct {
+	RunID, Dir                   string
+	NothingToUndo, AlreadyUndone bool
+	Declined                     bool
+	Tally                        UndoTally
+	Summary                      string
+	Code                         int
+}
+
+// Undo runs an undo: the run found (rewrite.FindRun), read and checked as a whole
+// (rewrite.ReadRun, rewrite.CheckRun: a refused run is refused before Start), confirmed,
+// then restored (UndoRun). A store left unrestored makes the code ExitInUse when one is in
+// use, else ExitPartial; with all restored, a late in-use error ExitInUse, another late error
+// ExitPartial. The error is the first of finding, reading, checking, Confirm or UndoRun; the
+// UndoEnd is returned with it once the run is named (with the outcomes so far).
+func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
+	end := &UndoEnd{}
+	if req.Now == nil {
+		req.Now = time.Now
+	}
+	dir, err := rewrite.FindRun(req.StateDir, req.RunID, req.Last)
+	if errors.Is(err, rewrite.ErrNothingToUndo) {
+		end.NothingToUndo, end.Summary = true, err.Error()+" (sessionfix runs lists the runs)"
+		return end, nil
+	}
+	if err != nil {
+		return end, err
+	}
+	m, err := rewrite.ReadRun(dir)
+	if err != nil {
+		return end, err
+	}
+	end.RunID, end.Dir = m.RunID, dir
+	if m.State == rewrite.StateUndone {
+		end.AlreadyUndone = true
+		end.Summary = fmt.Sprintf("nothing to undo: run %s was already undone at %s", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
+		return end, nil
+	}
+	if err := rewrite.CheckRun(dir, m); err != nil {
+		return end, err
+	}
+	todo, todoDBs := 0, 0
+	for _, f := range m.Files {
+		if !f.Restored {
+			todo++
+			if f.Ref.Kind == store.KindSQLite {
+				todoDBs++
+			}
+		}
+	}
+	h.Start(dir, m, todo, todoDBs)
+	if req.Ask {
+		if ok, err := h.Confirm(m); err != nil {
+			return end, err
+		} else if !ok {
+			end.Declined, end.Summary, end.Code = true, "nothing was changed", ExitDeclined
+			return end, nil
+		}
+	}
+	outs, err := UndoRun(ctx, dir, m, req.BusyTimeout, req.Force, req.Now) // m: read and checked above
+	t := &end.Tally
+	for _, o := range outs {
+		status, late := t.Add(o)
+		h.File(o, status, late)
+	}
+	if err != nil {
+		return end, err
+	}
+	end.Summary = fmt.Sprintf("restored %s of run %s", StoresPhrase(t.Restored, t.RestoredDBs), m.RunID)
+	if left := t.NotRestored(); left > 0 {
+		end.Summary += fmt.Sprintf("; %s not restored", reports.Plural(left, "file"))
+		switch {
+		case t.Changed > 0 && !req.Force:
+			end.Summary += " (undo the same run with --force --yes to restore changed files anyway, losing their later changes)"
+		case t.InUse > 0:
+			end.Summary += " (stop the agent using them and undo the same run again)"
+		}
+		end.Code = ExitPartial
+		if t.InUse > 0 {
+			end.Code = ExitInUse
+		}
+		return end, nil
+	}
+	switch {
+	case t.LateInUse > 0:
+		end.Code = ExitInUse
+	case t.Late > 0:
+		end.Code = ExitPartial
+	}
+	return end, nil
+}

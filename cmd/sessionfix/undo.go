@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store"
 )
 
 type undoOptions struct {
@@ -140,116 +138,66 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	cleanLeftovers(env, opts.StateDir)
-	dir, err := rewrite.FindRun(opts.StateDir, opts.RunID, opts.Last)
-	if errors.Is(err, rewrite.ErrNothingToUndo) {
-		rep.Summary = err.Error() + " (sessionfix runs lists the runs)"
-		fmt.Fprintln(env.Out, reports.Printable(rep.Summary))
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	m, err := rewrite.ReadRun(dir)
-	if err != nil {
-		return err
-	}
-	rep.RunID, rep.RunDir = m.RunID, dir
-	if m.State == rewrite.StateUndone {
-		rep.AlreadyUndone = true
-		rep.Summary = fmt.Sprintf("nothing to undo: run %s was already undone at %s", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
-		fmt.Fprintln(env.Out, rep.Summary)
-		return nil
-	}
-	// A run refused as a whole is refused before the
-	// "undoing run … to restore" line, so that line never precedes a refusal.
-	if err := rewrite.CheckRun(dir, m); err != nil {
-		return err
-	}
-	todo, todoDBs := 0, 0
-	for _, f := range m.Files {
-		if !f.Restored {
-			todo++
-			if f.Ref.Kind == store.KindSQLite {
-				todoDBs++
+	end, err := pipeline.Undo(ctx, pipeline.UndoRequest{StateDir: opts.StateDir, RunID: opts.RunID, Last: opts.Last, Force: opts.Force,
+		Ask: opts.Force && !opts.Yes, BusyTimeout: opts.BusyTimeout, Now: env.Now}, pipeline.UndoHooks{
+		Start: func(dir string, m *rewrite.Manifest, todo, todoDBs int) {
+			fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, pipeline.StoresPhrase(todo, todoDBs))
+			for _, n := range m.ToolNotes {
+				fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
 			}
-		}
-	}
-	fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, pipeline.StoresPhrase(todo, todoDBs))
-	for _, n := range m.ToolNotes {
-		fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
-	}
-	if opts.Force && !opts.Yes {
-		list := env.Out
-		if list == io.Discard {
-			list = env.Err // --format json: the list the question is about still reaches the person
-		}
-		for _, f := range m.Files {
-			if !f.Restored {
-				fmt.Fprintf(list, "  %s (%s changed)\n", reports.Printable(f.Ref.Path), plural(f.Edits, "name"))
+		},
+		Confirm: func(m *rewrite.Manifest) (bool, error) {
+			list := env.Out
+			if list == io.Discard {
+				list = env.Err // --format json: the list the question is about still reaches the person
 			}
-		}
-		flushOut(env)
-		fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
-		if ok, err := confirm(ctx, env.In); err != nil {
-			return err
-		} else if !ok {
-			rep.NothingChanged, rep.Summary = true, "nothing was changed"
-			return declined(env)
-		}
-	}
-	outs, err := pipeline.UndoRun(ctx, dir, m, opts.BusyTimeout, opts.Force, env.Now) // m: read and checked above
-	var t pipeline.UndoTally
-	for _, o := range outs {
-		path := reports.Printable(o.Ref.Path)
-		f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names}
-		var late bool
-		f.Status, late = t.Add(o)
-		if o.Err != nil && f.Status != pipeline.UndoAlready {
-			f.Reason = o.Err.Error()
+			for _, f := range m.Files {
+				if !f.Restored {
+					fmt.Fprintf(list, "  %s (%s changed)\n", reports.Printable(f.Ref.Path), plural(f.Edits, "name"))
+				}
+			}
 			flushOut(env)
-		}
-		switch {
-		case f.Status == pipeline.UndoRestored && !late:
-			fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
-		case late:
-			// Restored, then something failed (a directory fsync) or the agent appended
-			// meanwhile (carried over): reported, and the exit status says so.
-			fmt.Fprintf(env.Err, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
-		case f.Status == pipeline.UndoChanged || f.Status == pipeline.UndoInUse:
-			fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
-		case f.Status == pipeline.UndoFailed:
-			fmt.Fprintf(env.Err, "  failed   %s\n", reports.Printable(o.Err.Error()))
-		}
-		rep.Files = append(rep.Files, f)
-	}
-	restored, restoredDBs, changed, inUse := t.Restored, t.RestoredDBs, t.Changed, t.InUse
-	rep.Restored, rep.NotRestored = restored, t.NotRestored()
+			fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
+			return confirm(ctx, env.In)
+		},
+		File: func(o rewrite.UndoOutcome, status string, late bool) {
+			path := reports.Printable(o.Ref.Path)
+			f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status}
+			if o.Err != nil && f.Status != pipeline.UndoAlready {
+				f.Reason = o.Err.Error()
+				flushOut(env)
+			}
+			switch {
+			case f.Status == pipeline.UndoRestored && !late:
+				fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
+			case late:
+				// Restored, then something failed (a directory fsync) or the agent appended
+				// meanwhile (carried over): reported, and the exit status says so.
+				fmt.Fprintf(env.Err, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
+			case f.Status == pipeline.UndoChanged || f.Status == pipeline.UndoInUse:
+				fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
+			case f.Status == pipeline.UndoFailed:
+				fmt.Fprintf(env.Err, "  failed   %s\n", reports.Printable(o.Err.Error()))
+			}
+			rep.Files = append(rep.Files, f)
+		},
+	})
+	rep.RunID, rep.RunDir, rep.AlreadyUndone = end.RunID, end.Dir, end.AlreadyUndone
+	rep.Restored, rep.NotRestored = end.Tally.Restored, end.Tally.NotRestored()
 	if err != nil {
 		return err
 	}
-	summary := fmt.Sprintf("restored %s of run %s", pipeline.StoresPhrase(restored, restoredDBs), m.RunID)
-	if left := t.NotRestored(); left > 0 {
-		summary += fmt.Sprintf("; %s not restored", plural(left, "file"))
-		switch {
-		case changed > 0 && !opts.Force:
-			summary += " (undo the same run with --force --yes to restore changed files anyway, losing their later changes)"
-		case inUse > 0:
-			summary += " (stop the agent using them and undo the same run again)"
-		}
-		rep.Summary = summary
-		fmt.Fprintln(env.Out, summary)
-		if inUse > 0 {
-			return withCode(exitInUse)
-		}
-		return withCode(exitPartial)
-	}
-	rep.Summary = summary
-	fmt.Fprintln(env.Out, summary)
+	rep.Summary, rep.NothingChanged = end.Summary, end.Declined
 	switch {
-	case t.LateInUse > 0:
-		return withCode(exitInUse)
-	case t.Late > 0:
-		return withCode(exitPartial)
+	case end.Declined:
+		return declined(env)
+	case end.NothingToUndo:
+		fmt.Fprintln(env.Out, reports.Printable(end.Summary))
+	default:
+		fmt.Fprintln(env.Out, end.Summary)
+	}
+	if end.Code != 0 {
+		return withCode(end.Code)
 	}
 	return nil
 }
