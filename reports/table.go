@@ -11,11 +11,12 @@ package reports
 import (
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
+
+	"github.com/sessionfix/sessionfix/internal/plural"
 )
 
 // Table is a header and rows of cells.
@@ -164,16 +165,8 @@ func WriteJSON(w io.Writer, v any) error {
 }
 
 // Plural is n and what, pluralised the English way for the words sessionfix counts ("1 name",
-// "2 names", "3 policies").
-func Plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "y") {
-		return fmt.Sprintf("%d %sies", n, what[:len(what)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
+// "2 names", "3 policies"): plural.Of.
+func Plural(n int, what string) string { return plural.Of(n, what) }
 
 // ShellQuote quotes s for a POSIX shell (single quotes) when it is empty or holds a
 // character the shell would interpret; else s as it is. For commands printed to be run.

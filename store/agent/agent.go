@@ -113,6 +113,17 @@ type Agent struct {
 	// release sends the stored bytes; an error when release does not parse. nil: every release
 	// sends the names as stored.
 	SentAs func(release string) (*Sending, error)
+
+	// Prepare gathers what Namer needs for a run (configs, inventories, history) once
+	// discovery found the stores; pipeline calls it for every agent in store/all's order.
+	// nil: the namer needs nothing beyond the stores.
+	Prepare Prepare
+	// PrepareOnce: a command that builds several pipelines (an interactive fix re-plans after
+	// its prompt) reuses the first Prepare's result (--discover starts servers once).
+	PrepareOnce bool
+	// Options are the agent's own flags of scan, fix and check, in --help order; their
+	// values reach Prepare as PrepareInput.Options.
+	Options []Option
 }
 
 // Sending is what one agent release sends instead of the stored name of a call.

@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // Server is one MCP server an agent's config launches, the way --discover starts it
@@ -36,4 +38,90 @@ type Problem struct {
 	Path     string
 	Severity store.Severity
 	Reason   string
+}
+
+// Values are the values of an agent's options (Agent.Options) as the command line gave them,
+// by option name (the flag without its dashes, "acme-config"): a repeatable option has every
+// value in flag order, a boolean one "true" when set; an option not given is absent.
+type Values map[string][]string
+
+// String is the last value of option name ("" when not given).
+func (v Values) String(name string) string {
+	if vs := v[name]; len(vs) > 0 {
+		return vs[len(vs)-1]
+	}
+	return ""
+}
+
+// Strings are the values of option name in flag order (nil when not given).
+func (v Values) Strings(name string) []string { return v[name] }
+
+// Bool reports whether the boolean option name was set.
+func (v Values) Bool(name string) bool { return v.String(name) == "true" }
+
+// PrepareInput is what an agent's Prepare reads: the same neutral input for every agent of a
+// run. The room picks its own stores out of Stores and reads its own options out of Options.
+type PrepareInput struct {
+	// Env is the environment and the user's home directory.
+	Env Env
+	// Stores are every store discovery found (of every agent), in walk order; Lexical maps a
+	// store path to the path the walk reached it by (a symlinked home keeps its name).
+	Stores  []store.Store
+	Lexical func(string) string
+	// SQLite are the options SQLite stores are opened with (--busy-timeout, --profile).
+	SQLite sqlite.Options
+	// InventoryFile is --inventory ("" for none) and InventoryTools its raw tools (read once).
+	InventoryFile  string
+	InventoryTools []Tool
+	// Discover, when set (--discover), lists the tools of servers with the MCP client.
+	Discover Discover
+	// Vars is the process environment as configs expand $VAR / ${VAR} with it (the values
+	// of MCP servers' config entries; they are secrets).
+	Vars mcpconfig.Env
+	// Options are the values of the agent's own options (Agent.Options).
+	Options Values
+}
+
+// Prepared is what an agent's Prepare gathered for a run.
+type Prepared struct {
+	// SetPolicy puts the agent's part of the naming policy into a run's policy (typically
+	// naming.SetAgent(p, ID, &naming.PathPolicy[T]{…})); nil: the agent's namer needs nothing.
+	SetPolicy func(p *naming.Policy)
+	// Problems are files that could not be read and servers that could not be listed (the
+	// run goes on; an error problem makes it partial, exit 3), in the order found.
+	Problems []Problem
+	// Info describes what the agent's stores were planned with, one row per home (the plan's
+	// text lines and, under the agent's ID, the JSON report's member); empty: nothing to say.
+	Info []Info
+	// Skip lists store paths left out of the plan (their inputs could not be read; a
+	// problem says why).
+	Skip []string
+}
+
+// Info is one row of what an agent's stores were planned with: marshalled as JSON (the
+// report's member named by the agent's ID holds the rows) and printed as one line of a plan.
+type Info interface {
+	// Text is the plan's line; several says that the run planned more than one row of the
+	// agent's (a row may then name how many stores it covers).
+	Text(several bool) string
+}
+
+// Prepare gathers, once discovery has found the stores, what the agent's namer needs (its
+// configs, inventories, history): the hook store/all's agents implement and pipeline calls
+// for each agent in list order. A room with none of its stores among in.Stores returns a
+// zero Prepared. The error ends the run (a usage error for a bad option value, exit 2).
+type Prepare func(ctx context.Context, in PrepareInput) (Prepared, error)
+
+// Option is a command-line option an agent declares (a flag of scan, fix and check; cmd
+// builds the flags from these, pipeline passes their values to Prepare as Values).
+type Option struct {
+	// Name is the flag without its dashes ("acme-config"); Usage its --help text.
+	Name  string
+	Usage string
+	// Bool: a flag without a value; Repeatable: may be given several times (Values keeps
+	// every value, in order); File: its value is a file the run reads (the run refuses to
+	// write an output over it).
+	Bool       bool
+	Repeatable bool
+	File       bool
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 )
@@ -86,17 +87,49 @@ type PrepareInput struct {
 	Discover agent.Discover
 }
 
-// Info names what the sessions of one home were planned with: the same fields, in the same
-// order, as pipeline.ClaudeInfo (which converts it and adds the report's JSON names).
+// Info names, in every plan (text and JSON, the report's "claude" member), what the Claude
+// Code sessions of one home were planned with.
 type Info struct {
-	Home        string
-	Sessions    int
-	Version     string
-	Config      string
-	KeySources  []string
-	Keys        int
-	Inventory   []string
-	AllowShared bool
+	// Home is the Claude Code config directory the sessions lie in (or the environment's).
+	Home string `json:"home"`
+	// Sessions counts the session files planned with this entry.
+	Sessions int `json:"sessions"`
+	// Version is the release whose names are current.
+	Version string `json:"version"`
+	// Config is the global config read (~/.claude.json, or the claude.json beside a copy);
+	// "" when none.
+	Config string `json:"config"`
+	// KeySources lists every file that gave server keys, with how many ("mcp.json (4)").
+	KeySources []string `json:"key_sources"`
+	// Keys counts the distinct server keys.
+	Keys int `json:"keys"`
+	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
+	Inventory []string `json:"inventory"`
+	// AllowShared is --allow-shared.
+	AllowShared bool `json:"allow_shared"`
+}
+
+// Text is the plan's line about the Claude Code naming inputs of one home (the same whether
+// the run planned one home or several).
+func (ci *Info) Text(bool) string {
+	s := fmt.Sprintf("Claude Code naming: names of %s", ci.Version)
+	if ci.Config != "" {
+		s += "; config " + ci.Config
+	} else {
+		s += "; no ~/.claude.json for " + ci.Home
+	}
+	if len(ci.KeySources) > 0 {
+		s += fmt.Sprintf("; %d server keys from %s", ci.Keys, strings.Join(ci.KeySources, ", "))
+	} else {
+		s += "; no server key (pass --mcp-config FILE)"
+	}
+	if len(ci.Inventory) > 0 {
+		s += "; inventory " + strings.Join(ci.Inventory, " and ")
+	}
+	if ci.AllowShared {
+		s += "; --allow-shared"
+	}
+	return s
 }
 
 // HomePolicy is the Claude policy of one home h: the server keys of its global config
@@ -267,4 +300,63 @@ func Prepare(ctx context.Context, in PrepareInput, homes []*HomeSessions) (Prepa
 		}
 	}
 	return res, nil
+}
+
+// The options of Claude Code's policy (Agent.Options; VersionOption has no flag of scan and
+// fix: the newest known release is current unless a caller such as audit passes one).
+const (
+	MCPConfigOption   = "mcp-config"
+	AllowSharedOption = "allow-shared"
+	VersionOption     = "claude-version"
+)
+
+// prepare is the Agent's Prepare hook: once discovery found Claude Code sessions, Prepare over
+// the homes they lie in (GroupByHome: a copied ~/.claude is planned with the claude.json
+// beside it; a session in no such directory with the environment's, $CLAUDE_CONFIG_DIR else
+// ~/.claude), with each --mcp-config read once (a bad one is the error of the run) and the
+// release checked (a usage error). Its policy is put under ID.
+func prepare(ctx context.Context, in agent.PrepareInput) (agent.Prepared, error) {
+	homes := GroupByHome(in.Stores, in.Lexical, Home(in.Env.Getenv, in.Env.Home))
+	if len(homes) == 0 {
+		return agent.Prepared{}, nil
+	}
+	pin, err := Input(in)
+	if err != nil {
+		return agent.Prepared{}, err
+	}
+	p, err := Prepare(ctx, pin, homes)
+	if err != nil {
+		return agent.Prepared{}, err
+	}
+	out := agent.Prepared{Problems: p.Problems}
+	out.SetPolicy = func(pol *naming.Policy) {
+		naming.SetAgent(pol, ID, &naming.PathPolicy[ClaudePolicy]{Default: p.Default, ByPath: p.ByPath})
+	}
+	for _, i := range p.Info {
+		out.Info = append(out.Info, i)
+	}
+	return out, nil
+}
+
+// Input is the PrepareInput of the neutral in: the release (VersionOption, default the newest
+// known; a bad one is a usage error), --allow-shared, each --mcp-config file read once
+// (ReadMCPConfig over in.Vars; errors unchanged), the inventory and the MCP client.
+func Input(in agent.PrepareInput) (PrepareInput, error) {
+	version := in.Options.String(VersionOption)
+	if version == "" {
+		version = mcpname.ClaudeLatestVersion
+	}
+	if _, err := mcpname.ClaudeEraOf(version); err != nil {
+		return PrepareInput{}, usage.Errorf("--claude-version: %v", err)
+	}
+	out := PrepareInput{Getenv: in.Env.Getenv, UserHome: in.Env.Home, Version: version, AllowShared: in.Options.Bool(AllowSharedOption),
+		InventoryFile: in.InventoryFile, InventoryTools: in.InventoryTools, Env: in.Vars, Discover: in.Discover}
+	for _, f := range in.Options.Strings(MCPConfigOption) {
+		servers, err := ReadMCPConfig(f, in.Vars)
+		if err != nil {
+			return PrepareInput{}, err
+		}
+		out.MCPConfigs = append(out.MCPConfigs, MCPConfig{Path: f, Servers: servers})
+	}
+	return out, nil
 }

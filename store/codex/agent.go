@@ -106,6 +106,9 @@ var Agent = &agent.Agent{
 	// cannot carry a namespace (schemes.md §A.4).
 	SentName:     func(ns, name string) string { return mcpname.CodexName{Namespace: ns, Name: name}.Flat() },
 	Redispatches: Redispatches,
+	Prepare:      prepare, PrepareOnce: true,
+	Options: []agent.Option{{Name: ConfigOption, File: true,
+		Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)"}},
 }
 
 // homeFiles reports whether dir holds a file only a Codex home has besides its session

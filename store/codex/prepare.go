@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/plural"
 	"github.com/sessionfix/sessionfix/internal/secret"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -20,24 +22,54 @@ import (
 // FromPath is Info.ConfigFrom for a home found from PATH (HomeOf).
 const FromPath = "the Codex home of PATH"
 
-// Info names the Codex config and inventory the rollouts of one Codex home were planned with
-// (pipeline.CodexInfo is the same struct with the report's JSON keys).
+// Info names, in every plan (text and JSON, the report's "codex" member), the Codex config
+// and inventory the rollouts of one Codex home were planned with.
 type Info struct {
 	// Home is the Codex home whose config.toml and thread_history_*.sqlite were read.
-	Home string
+	Home string `json:"home,omitempty"`
 	// Rollouts counts the rollouts planned with this entry.
-	Rollouts int
+	Rollouts int `json:"rollouts"`
 	// Config is the config.toml read ("" when there is none).
-	Config string
+	Config string `json:"config"`
 	// ConfigFrom says why that file: "--codex-config", FromPath, "$CODEX_HOME" or "~/.codex".
-	ConfigFrom string
+	ConfigFrom string `json:"config_from"`
 	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
-	Inventory []string
+	Inventory []string `json:"inventory"`
 	// History lists the thread_history_*.sqlite files whose raw identities were used.
-	History []string
+	History []string `json:"history"`
 	// HistoryTools counts the distinct raw identities they hold.
-	HistoryTools int
+	HistoryTools int `json:"history_tools"`
 }
+
+// Text is the plan's line about the Codex naming inputs of one home ("Codex naming: config
+// PATH (WHY); inventory …; raw identities of N tools from …"); several adds how many rollouts.
+func (ci *Info) Text(several bool) string {
+	s := fmt.Sprintf("Codex naming: config %s (%s)", ci.Config, ci.ConfigFrom)
+	switch {
+	case ci.Config == "" && ci.Home != "":
+		s = fmt.Sprintf("Codex naming: no %s in %s (%s)", ConfigName, ci.Home, ci.ConfigFrom)
+	case ci.Config == "":
+		s = "Codex naming: no config"
+	}
+	if several {
+		s += fmt.Sprintf(" for %s", plural.Of(ci.Rollouts, "rollout"))
+	}
+	if len(ci.Inventory) > 0 {
+		s += "; inventory " + strings.Join(ci.Inventory, " and ")
+	} else {
+		s += "; no inventory"
+	}
+	if len(ci.History) > 0 {
+		s += fmt.Sprintf("; raw identities of %s from %s", plural.Of(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
+	} else {
+		s += "; no thread history"
+	}
+	return s
+}
+
+// FromPathOnly reports whether the rollouts were planned with the Codex home of PATH
+// (naming.ClassInfo.KeptInHome's condition).
+func (ci *Info) FromPathOnly() bool { return ci.ConfigFrom == FromPath }
 
 // PrepareInput is what Prepare reads: the environment, the stores found, the flags that
 // shape the Codex policy, and the injected inventory sources (the room does not import the
@@ -301,4 +333,26 @@ func secrets(m map[string]string) map[string]secret.Secret {
 		out[k] = secret.NewSecret(v)
 	}
 	return out
+}
+
+// ConfigOption is --codex-config (PrepareInput.ConfigFlag).
+const ConfigOption = "codex-config"
+
+// prepare is the Agent's Prepare hook: Prepare over the neutral input (--codex-config from
+// in.Options), its policy put into the run's policy under ID.
+func prepare(ctx context.Context, in agent.PrepareInput) (agent.Prepared, error) {
+	p, err := Prepare(ctx, PrepareInput{Getenv: in.Env.Getenv, UserHome: in.Env.Home, Stores: in.Stores, Lexical: in.Lexical,
+		SQLite: in.SQLite, ConfigFlag: in.Options.String(ConfigOption), InventoryFile: in.InventoryFile,
+		InventoryTools: in.InventoryTools, Discover: in.Discover})
+	if err != nil {
+		return agent.Prepared{}, err
+	}
+	out := agent.Prepared{Problems: p.Problems, Skip: p.Skip}
+	out.SetPolicy = func(pol *naming.Policy) {
+		naming.SetAgent(pol, ID, &naming.PathPolicy[CodexPolicy]{Default: p.Policy, ByPath: p.ByPath})
+	}
+	for _, i := range p.Info {
+		out.Info = append(out.Info, i)
+	}
+	return out, nil
 }
