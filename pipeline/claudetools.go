@@ -12,6 +12,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
 )
 
@@ -55,7 +56,7 @@ type ClaudeToolList struct {
 // a name answers). problem receives files that could not be read; note the INCOMPLETE notes
 // (servers known by key only, stored names no tool has). No tool at all is a usage error.
 func ClaudeTools(ctx context.Context, env Env, in ClaudeToolsInput, problem func(error), note func(string)) (*ClaudeToolList, error) {
-	po := Options{MCPConfigs: in.MCPConfigs, Discover: in.Discover, ClaudeVersion: in.Now}
+	po := Options{AgentOptions: agent.Values{claude.MCPConfigOption: in.MCPConfigs}, Discover: in.Discover}
 	h := ClaudeHome{Dir: in.Home, FromEnv: in.FromEnv, Config: in.Global, NoConfig: in.Global == "", MCPJSON: in.MCPJSON}
 	pol, problems, err := ClaudeHomePolicy(ctx, env, po, in.Now, h)
 	if err != nil {

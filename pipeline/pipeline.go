@@ -15,14 +15,11 @@ import (
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // Options are the naming and store choices shared by scan, fix and check (their flags, parsed).
@@ -30,18 +27,16 @@ type Options struct {
 	KeepTruncated bool
 	RewriteLossy  bool
 	// Inventory is the --inventory file ("" = none), read once by New.
-	Inventory   string
-	Agent       string
-	CodexConfig string
-	Discover    bool
-	// Claude Code: --mcp-config files, --allow-shared; ClaudeVersion is the release whose
-	// names are current ("" = the newest known; no flag sets it yet).
-	MCPConfigs    []string
-	AllowShared   bool
-	ClaudeVersion string
-	// Codex keeps the Codex policy of the first pipeline, so a plan confirmed interactively is
-	// applied with the same inventory (discovery runs once). nil: computed every time.
-	Codex *CodexCache
+	Inventory string
+	Agent     string
+	Discover  bool
+	// AgentOptions are the values of the agents' own options (agent.Agent.Options: a
+	// config file, a release, …), by option name; each agent's Prepare reads its own.
+	AgentOptions agent.Values
+	// Prepared keeps the Prepare results of the first pipeline of a command for the agents
+	// that ask for it, so a plan confirmed interactively is applied with the same inventory
+	// (discovery runs once). nil: computed every time.
+	Prepared *PrepareCache
 	// SQLite stores: --profile FILE and --busy-timeout.
 	Profile     string
 	BusyTimeout time.Duration
@@ -148,16 +143,17 @@ type Pipeline struct {
 }
 
 // New resolves the roots (paths; none: the default roots of o.Agent, all.DefaultRoots), loads
-// the inventory, discovers the stores and, when some are Codex rollouts or Claude Code
-// sessions, loads their policies (with --discover: starts the configured MCP servers). Errors:
-// a *UsageError for a bad option; an error when nothing could be read or a named config or
-// inventory is bad. Problems worth reporting (a Codex home's broken config.toml, a server that
-// could not be listed) go to Summary.Report.Problems and, when errors, set Summary.Failed.
+// the inventory, discovers the stores and runs every agent's Prepare hook (store/all's order:
+// the agents whose stores were found load their policies; with --discover they start the
+// configured MCP servers). Errors: a *UsageError for a bad option; an error when nothing
+// could be read or a named config or inventory is bad. Problems worth reporting (an agent
+// home's broken config, a server that could not be listed) go to Summary.Report.Problems and,
+// when errors, set Summary.Failed.
 func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	var inv *inventory.Inventory // read once: the index here, the Codex tools in codexPolicy
+	var inv *inventory.Inventory // read once: the index here, the agents' tools in prepareAgents
 	var ix *mcpname.Index
 	if o.Inventory != "" {
 		var err error
@@ -189,18 +185,14 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	if err != nil {
 		return nil, err
 	}
-	cx, err := codexPolicy(ctx, env, o, found, sopt, inv)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := claudePolicy(ctx, env, o, found)
+	pr, err := prepareAgents(ctx, env, o, found, sopt, inv)
 	if err != nil {
 		return nil, err
 	}
 	leftOut := 0
-	if len(cx.skip) > 0 { // rollouts of a home whose config.toml could not be read
-		skip := make(map[string]bool, len(cx.skip))
-		for _, p := range cx.skip {
+	if len(pr.skip) > 0 { // stores whose inputs could not be read (a problem says why)
+		skip := make(map[string]bool, len(pr.skip))
+		for _, p := range pr.skip {
 			skip[p] = true
 		}
 		n := len(found.Targets)
@@ -208,8 +200,9 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 		leftOut = n - len(found.Targets)
 	}
 	pol := rewrite.Policy{KeepTruncated: o.KeepTruncated, RewriteLossy: o.RewriteLossy, Index: ix}
-	naming.SetAgent(&pol, codex.ID, &naming.PathPolicy[codex.CodexPolicy]{Default: cx.pol, ByPath: cx.byPath})
-	naming.SetAgent(&pol, claude.ID, &naming.PathPolicy[claude.ClaudePolicy]{Default: cl.pol, ByPath: cl.byPath})
+	for _, set := range pr.set {
+		set(&pol)
+	}
 	p := &Pipeline{Roots: roots, Found: found, Policy: pol,
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
 	p.Summary = NewSummary(p.Found)
@@ -220,16 +213,9 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	}
 	s.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	s.Report.Problems = append(s.Report.Problems, rootProbs...)
-	s.Report.Problems = append(s.Report.Problems, cx.problems...)
-	if slices.ContainsFunc(cx.problems, func(pr ProblemRow) bool { return pr.Severity == string(store.SevError) }) {
-		s.Failed = true
-	}
-	s.Report.Codex = cx.info
-	s.Report.Claude = cl.info
-	s.Report.Problems = append(s.Report.Problems, cl.problems...)
-	if slices.ContainsFunc(cl.problems, func(pr ProblemRow) bool { return pr.Severity == string(store.SevError) }) {
-		s.Failed = true
-	}
+	s.Report.Problems = append(s.Report.Problems, pr.problems...)
+	s.Failed = s.Failed || pr.failed
+	s.Report.Agents = pr.info
 	s.Report.Problems = append(s.Report.Problems, p.Settings.Errors...)
 	s.Report.SettingsRules = p.Settings.Rows()
 	if len(p.Settings.Errors) > 0 {
@@ -323,7 +309,7 @@ func (p *Pipeline) ReportUnreached(planned map[string]*rewrite.PlannedStore) {
 }
 
 // Reads reports whether path is one of the run's stores or settings files, or an input of o
-// (--inventory, --codex-config, --profile, --mcp-config): the same file.
+// (--inventory, --profile, an agent's file option such as a config): the same file.
 func (p *Pipeline) Reads(path string, o Options) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -333,7 +319,14 @@ func (p *Pipeline) Reads(path string, o Options) bool {
 		fq, err := os.Stat(q)
 		return err == nil && os.SameFile(fi, fq)
 	}
-	inputs := append([]string{o.Inventory, o.CodexConfig, o.Profile}, o.MCPConfigs...)
+	inputs := []string{o.Inventory, o.Profile}
+	for _, a := range all.Agents {
+		for _, opt := range a.Options {
+			if opt.File {
+				inputs = append(inputs, o.AgentOptions.Strings(opt.Name)...)
+			}
+		}
+	}
 	return slices.ContainsFunc(p.Found.Targets, func(t scan.Target) bool { return same(t.Store.Ref().Path) }) ||
 		slices.ContainsFunc(p.Settings.Files, same) || slices.ContainsFunc(inputs, func(q string) bool { return q != "" && same(q) })
 }

@@ -8,7 +8,10 @@ import (
 
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // ReadPlanFile reads a fix --plan file (untrusted input, rewrite.ReadPlanFile; docs/plan.md)
@@ -27,12 +30,21 @@ func ReadPlanFile(path string) (*rewrite.PlanFile, error) {
 }
 
 // OptionsOfPlan turns a plan's recorded naming options into run options, keeping what is not a
-// naming option (the Codex cache, the state directory). The error is a bad recorded
+// naming option (the Prepare cache, the state directory). The error is a bad recorded
 // busy_timeout (ReadPlanFile already refuses one).
 func OptionsOfPlan(o rewrite.PlanOptions, po Options) (Options, error) {
 	po.KeepTruncated, po.RewriteLossy, po.Inventory, po.Agent = o.KeepTruncated, o.RewriteLossy, o.Inventory, o.Agent
-	po.CodexConfig, po.Discover, po.Profile = o.CodexConfig, o.Discover, o.Profile
-	po.MCPConfigs, po.AllowShared = o.MCPConfig, o.AllowShared
+	po.Discover, po.Profile = o.Discover, o.Profile
+	po.AgentOptions = agent.Values{}
+	if o.CodexConfig != "" {
+		po.AgentOptions[codex.ConfigOption] = []string{o.CodexConfig}
+	}
+	if len(o.MCPConfig) > 0 {
+		po.AgentOptions[claude.MCPConfigOption] = o.MCPConfig
+	}
+	if o.AllowShared {
+		po.AgentOptions[claude.AllowSharedOption] = []string{"true"}
+	}
 	if o.BusyTimeout != "" {
 		d, err := time.ParseDuration(o.BusyTimeout) // checked by ReadPlanFile
 		if err != nil {
@@ -55,11 +67,11 @@ func RecordedOptions(po Options) rewrite.PlanOptions {
 		return p
 	}
 	var mcp []string
-	for _, f := range po.MCPConfigs {
+	for _, f := range po.AgentOptions.Strings(claude.MCPConfigOption) {
 		mcp = append(mcp, abs(f))
 	}
-	return rewrite.PlanOptions{MCPConfig: mcp, AllowShared: po.AllowShared, KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Inventory: abs(po.Inventory),
-		Agent: po.Agent, CodexConfig: abs(po.CodexConfig), Discover: po.Discover, Profile: abs(po.Profile), BusyTimeout: po.BusyTimeout.String()}
+	return rewrite.PlanOptions{MCPConfig: mcp, AllowShared: po.AgentOptions.Bool(claude.AllowSharedOption), KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Inventory: abs(po.Inventory),
+		Agent: po.Agent, CodexConfig: abs(po.AgentOptions.String(codex.ConfigOption)), Discover: po.Discover, Profile: abs(po.Profile), BusyTimeout: po.BusyTimeout.String()}
 }
 
 // PlanCollector gathers the plan of a run, store by store, as it streams: only the stores with

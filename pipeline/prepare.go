@@ -2,58 +2,91 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/codex"
 )
 
-// CodexCache remembers the Codex policy of a command's first pipeline (Options.Codex).
-type CodexCache struct {
-	done bool
-	res  codexResult
+// PrepareCache keeps, for a command that builds several pipelines (an interactive fix
+// re-plans after its prompt), the Prepare results of the agents that ask for it
+// (agent.Agent.PrepareOnce): a plan confirmed interactively is applied with the same
+// inventory, and --discover starts servers once. nil in Options: computed every time.
+type PrepareCache struct {
+	done map[store.AgentID]agent.Prepared
 }
 
-// codexResult is codex.Prepared in the report's terms: the Codex policy (one per Codex home
-// the rollouts live in), its problems as report rows, its CodexInfo rows and the rollouts left
-// out (homes whose own config.toml could not be read).
-type codexResult struct {
-	pol      codex.CodexPolicy
-	byPath   map[string]*codex.CodexPolicy
+// prepared is what every agent's Prepare gathered for a run, in store/all's order.
+type prepared struct {
+	// set puts each agent's policy into a run's policy.
+	set      []func(*naming.Policy)
 	problems []ProblemRow
-	info     []*CodexInfo
+	failed   bool
+	info     AgentInfo
 	skip     []string
 }
 
-// codexPolicy is codex.Prepare over the stores found, with --codex-config, the --inventory
-// file (read once by New; nil without one) and, with --discover, inventory's MCP client
-// injected. It is computed once per command (po.Codex).
-func codexPolicy(ctx context.Context, env Env, po Options, found *scan.Found, sopt all.Options, file *inventory.Inventory) (codexResult, error) {
-	if po.Codex != nil && po.Codex.done {
-		return po.Codex.res, nil
-	}
-	in := codex.PrepareInput{Getenv: env.Getenv, UserHome: env.Home, Stores: foundStores(found), Lexical: found.Lexical,
-		SQLite: sopt.SQLite, ConfigFlag: po.CodexConfig, InventoryFile: po.Inventory, InventoryTools: inventoryTools(file)}
+// prepareAgents runs each agent's Prepare hook (store/all's order) over the stores found,
+// with the agent's option values, the --inventory file (read once by New; nil without one),
+// the MCP config parser and, with --discover, inventory's MCP client injected. The first
+// error ends the run.
+func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, sopt all.Options, file *inventory.Inventory) (prepared, error) {
+	var res prepared
+	in := agent.PrepareInput{Env: env.agent(), Stores: foundStores(found), Lexical: found.Lexical, SQLite: sopt.SQLite,
+		InventoryFile: po.Inventory, InventoryTools: inventoryTools(file), Vars: env.settings()}
 	if po.Discover {
 		in.Discover = discoverer(env)
 	}
-	p, err := codex.Prepare(ctx, in)
-	if err != nil {
-		return codexResult{}, err
-	}
-	res := codexResult{pol: p.Policy, byPath: p.ByPath, problems: problemRows(p.Problems), skip: p.Skip}
-	for _, i := range p.Info {
-		ci := CodexInfo(*i)
-		res.info = append(res.info, &ci)
-	}
-	if po.Codex != nil {
-		po.Codex.done, po.Codex.res = true, res
+	for _, a := range all.Agents {
+		if a.Prepare == nil {
+			continue
+		}
+		p, ok := po.Prepared.get(a)
+		if !ok {
+			in.Options = po.AgentOptions
+			var err error
+			if p, err = a.Prepare(ctx, in); err != nil {
+				return res, err
+			}
+			po.Prepared.put(a, p)
+		}
+		if p.SetPolicy != nil {
+			res.set = append(res.set, p.SetPolicy)
+		}
+		rows := problemRows(p.Problems)
+		res.problems = append(res.problems, rows...)
+		if slices.ContainsFunc(rows, func(pr ProblemRow) bool { return pr.Severity == string(store.SevError) }) {
+			res.failed = true
+		}
+		if len(p.Info) > 0 {
+			res.info = append(res.info, AgentRows{ID: a.ID, Rows: p.Info})
+		}
+		res.skip = append(res.skip, p.Skip...)
 	}
 	return res, nil
+}
+
+func (c *PrepareCache) get(a *agent.Agent) (agent.Prepared, bool) {
+	if c == nil || !a.PrepareOnce {
+		return agent.Prepared{}, false
+	}
+	p, ok := c.done[a.ID]
+	return p, ok
+}
+
+func (c *PrepareCache) put(a *agent.Agent, p agent.Prepared) {
+	if c == nil || !a.PrepareOnce {
+		return
+	}
+	if c.done == nil {
+		c.done = map[store.AgentID]agent.Prepared{}
+	}
+	c.done[a.ID] = p
 }
 
 // foundStores are the stores of found's targets, in order.

@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
@@ -214,7 +215,7 @@ func ClaudeHistoryRedispatches(ctx context.Context, env Env, home string, tools 
 	if fi, err := os.Stat(filepath.Join(home, "projects")); err != nil || !fi.IsDir() {
 		return nil, nil, nil // no session history: nothing to look up
 	}
-	p, err := New(ctx, env, []string{home}, Options{Agent: string(claude.ID), ClaudeVersion: version})
+	p, err := New(ctx, env, []string{home}, Options{Agent: string(claude.ID), AgentOptions: agent.Values{claude.VersionOption: {version}}})
 	if err != nil {
 		return nil, nil, err
 	}

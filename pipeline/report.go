@@ -10,6 +10,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -22,7 +23,7 @@ import (
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // ProblemRow is one problem in a report. Where is the location as text (kept for
@@ -105,12 +106,10 @@ type ScanReport struct {
 	// Codex invocation records in rollouts and mcpToolCall items of thread_history_*.sqlite.
 	// Never rewritten; they name the tools Codex calls, so they feed the Codex namer.
 	Identities []IdentityRow `json:"identities"`
-	// Codex names, per Codex home, the config.toml and inventory Codex rollouts were planned
-	// with (absent when the run found no Codex rollout).
-	Codex []*CodexInfo `json:"codex,omitempty"`
-	// Claude names, per Claude Code home, what its sessions were planned with (absent when
-	// the run found no Claude Code session).
-	Claude []*ClaudeInfo `json:"claude,omitempty"`
+	// Agents name, per agent home, what the agent's stores were planned with (a config, an
+	// inventory): in JSON one member per agent named by its ID, right after "identities"
+	// (absent for an agent with no row; MarshalJSON).
+	Agents AgentInfo `json:"-"`
 	// Redispatch are the stored calls that reach another tool today, or several, by the agent's
 	// own lookup (check.Redispatches; issue 13 item 3): never rewritten into another tool.
 	Redispatch []check.Redispatch `json:"redispatch"`
@@ -333,10 +332,9 @@ type FixTail struct {
 	Totals   rewrite.Totals `json:"totals"`
 	Skipped  []SkippedRow   `json:"skipped"`
 	Problems []ProblemRow   `json:"problems"`
-	// Codex names the config and inventory Codex rollouts were planned with.
-	Codex []*CodexInfo `json:"codex,omitempty"`
-	// Claude names what Claude Code sessions were planned with.
-	Claude []*ClaudeInfo `json:"claude,omitempty"`
+	// Agents name what the agents' stores were planned with: in JSON one member per agent
+	// named by its ID, right after "problems" (as ScanReport's; MarshalJSON).
+	Agents AgentInfo `json:"-"`
 	// Redispatch are the stored calls that reach another tool today, or several (as scan's;
 	// fix leaves them as they are, each says why); absent when none.
 	Redispatch []check.Redispatch `json:"redispatch,omitempty"`
@@ -344,97 +342,116 @@ type FixTail struct {
 	RedispatchNote string `json:"redispatch_note,omitempty"`
 }
 
-// CodexInfo names, in every plan (text and JSON), the Codex config and inventory the rollouts
-// of one Codex home were planned with.
-type CodexInfo struct {
-	// Home is the Codex home whose config.toml and thread_history_*.sqlite were read.
-	Home string `json:"home,omitempty"`
-	// Rollouts counts the rollouts planned with this entry.
-	Rollouts int `json:"rollouts"`
-	// Config is the config.toml read ("" when there is none).
-	Config string `json:"config"`
-	// ConfigFrom says why that file: "--codex-config", "the Codex home of PATH",
-	// "$CODEX_HOME" or "~/.codex".
-	ConfigFrom string `json:"config_from"`
-	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
-	Inventory []string `json:"inventory"`
-	// History lists the thread_history_*.sqlite files whose raw identities were used.
-	History []string `json:"history"`
-	// HistoryTools counts the distinct raw identities they hold.
-	HistoryTools int `json:"history_tools"`
+// AgentInfo are the agents' rows of what their stores were planned with (agent.Prepared.Info),
+// in store/all's order.
+type AgentInfo []AgentRows
+
+// AgentRows are one agent's rows (one per home it planned).
+type AgentRows struct {
+	ID   store.AgentID
+	Rows []agent.Info
 }
 
-// Text is the plan's line about the Codex naming inputs of one home.
-func (ci *CodexInfo) Text(several bool) string {
-	s := fmt.Sprintf("Codex naming: config %s (%s)", ci.Config, ci.ConfigFrom)
-	switch {
-	case ci.Config == "" && ci.Home != "":
-		s = fmt.Sprintf("Codex naming: no %s in %s (%s)", codex.ConfigName, ci.Home, ci.ConfigFrom)
-	case ci.Config == "":
-		s = "Codex naming: no config"
+// Of returns the rows of agent id (nil when none).
+func (a AgentInfo) Of(id store.AgentID) []agent.Info {
+	for _, r := range a {
+		if r.ID == id {
+			return r.Rows
+		}
 	}
-	if several {
-		s += fmt.Sprintf(" for %s", reports.Plural(ci.Rollouts, "rollout"))
-	}
-	if len(ci.Inventory) > 0 {
-		s += "; inventory " + strings.Join(ci.Inventory, " and ")
-	} else {
-		s += "; no inventory"
-	}
-	if len(ci.History) > 0 {
-		s += fmt.Sprintf("; raw identities of %s from %s", reports.Plural(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
-	} else {
-		s += "; no thread history"
-	}
-	return s
+	return nil
 }
 
-// ClaudeInfo names, in every plan (text and JSON), what the Claude Code sessions of one home
-// were planned with.
-type ClaudeInfo struct {
-	// Home is the Claude Code config directory the sessions lie in (or the environment's).
-	Home string `json:"home"`
-	// Sessions counts the session files planned with this entry.
-	Sessions int `json:"sessions"`
-	// Version is the release whose names are current.
-	Version string `json:"version"`
-	// Config is the global config read (~/.claude.json, or the claude.json beside a copy);
-	// "" when none.
-	Config string `json:"config"`
-	// KeySources lists every file that gave server keys, with how many ("mcp.json (4)").
-	KeySources []string `json:"key_sources"`
-	// Keys counts the distinct server keys.
-	Keys int `json:"keys"`
-	// Inventory lists the inventory sources (--inventory, --discover); empty when none.
-	Inventory []string `json:"inventory"`
-	// AllowShared is --allow-shared.
-	AllowShared bool `json:"allow_shared"`
+// Len counts the rows of every agent.
+func (a AgentInfo) Len() int {
+	n := 0
+	for _, r := range a {
+		n += len(r.Rows)
+	}
+	return n
 }
 
-// Text is the plan's line about the Claude Code naming inputs of one home.
-func (ci *ClaudeInfo) Text() string {
-	s := fmt.Sprintf("Claude Code naming: names of %s", ci.Version)
-	if ci.Config != "" {
-		s += "; config " + ci.Config
-	} else {
-		s += "; no ~/.claude.json for " + ci.Home
-	}
-	if len(ci.KeySources) > 0 {
-		s += fmt.Sprintf("; %d server keys from %s", ci.Keys, strings.Join(ci.KeySources, ", "))
-	} else {
-		s += "; no server key (pass --mcp-config FILE)"
-	}
-	if len(ci.Inventory) > 0 {
-		s += "; inventory " + strings.Join(ci.Inventory, " and ")
-	}
-	if ci.AllowShared {
-		s += "; --allow-shared"
-	}
-	return s
+// MarshalJSON writes the report with each agent's rows as a member named by the agent's ID
+// right after "identities" (docs/report.md: "codex", "claude").
+func (r ScanReport) MarshalJSON() ([]byte, error) {
+	type plain ScanReport // without this method
+	return withAgentMembers(plain(r), "identities", r.Agents)
 }
 
-// CodexFromPath is CodexInfo.ConfigFrom for a home found from PATH (codex.HomeOf).
-const CodexFromPath = codex.FromPath
+// MarshalJSON writes the tail with each agent's rows as a member named by the agent's ID
+// right after "problems".
+func (t FixTail) MarshalJSON() ([]byte, error) {
+	type plain FixTail // without this method
+	return withAgentMembers(plain(t), "problems", t.Agents)
+}
+
+// withAgentMembers is v's JSON object (compact, no HTML escaping) with a member per agent of
+// a (its ID: its rows) inserted after the member named after, in a's order; the other members
+// keep their bytes and order.
+func withAgentMembers(v any, after string, a AgentInfo) ([]byte, error) {
+	b, err := compactJSON(v)
+	if err != nil || len(a) == 0 {
+		return b, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	member := func(key string, raw []byte) error {
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		k, err := compactJSON(key)
+		if err != nil {
+			return err
+		}
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(raw)
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if err := member(key, raw); err != nil {
+			return nil, err
+		}
+		if key != after {
+			continue
+		}
+		for _, ar := range a {
+			rows, err := compactJSON(ar.Rows)
+			if err != nil {
+				return nil, err
+			}
+			if err := member(string(ar.ID), rows); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// compactJSON is v as compact JSON without HTML escaping (names keep '<', '>' and '&').
+func compactJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 // SettingsRuleRow is one legacy-spelled settings rule in scan --format json.
 type SettingsRuleRow struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
@@ -288,7 +289,7 @@ func (a *Summary) KeptLine() string {
 	}
 	var why []string
 	for _, c := range slices.Sorted(maps.Keys(a.keptRejected)) {
-		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.Report.Codex)))
+		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.Report.Agents)))
 	}
 	verb := "were"
 	if n == 1 {
@@ -299,20 +300,29 @@ func (a *Summary) KeptLine() string {
 }
 
 // keptWhy says why names of a class were kept although a provider rejects them, and how to
-// get them rewritten (the room's naming.ClassInfo.Kept). homes are where the rollouts were
-// planned from (CodexInfo): ClassInfo.KeptInHome is used when every one was planned with a
-// home of PATH (giving the whole home as PATH is then no advice).
-func keptWhy(c mcpname.Class, homes []*CodexInfo) string {
+// get them rewritten (the room's naming.ClassInfo.Kept). info is what the agents' stores were
+// planned with: ClassInfo.KeptInHome is used when every row of the class's agent says it was
+// planned with a home of PATH only (giving the whole home as PATH is then no advice).
+func keptWhy(c mcpname.Class, info AgentInfo) string {
 	if c == mcpname.ClassLegacyTruncatedDotted {
 		return "kept by --keep-truncated; fix: run without it"
 	}
 	if ci, ok := all.ClassOf(c); ok && ci.Kept != "" {
-		if ci.KeptInHome != "" && len(homes) > 0 && !slices.ContainsFunc(homes, func(ci *CodexInfo) bool { return ci.ConfigFrom != CodexFromPath }) {
+		if ci.KeptInHome != "" && fromPathOnly(info.Of(all.AgentOfClass(c))) {
 			return ci.KeptInHome
 		}
 		return ci.Kept
 	}
 	return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
+}
+
+// fromPathOnly reports whether there are rows and each says its stores were planned with the
+// home of PATH only (agent.FromPath).
+func fromPathOnly(rows []agent.Info) bool {
+	return len(rows) > 0 && !slices.ContainsFunc(rows, func(i agent.Info) bool {
+		fp, ok := i.(agent.FromPath)
+		return !ok || !fp.FromPathOnly()
+	})
 }
 
 // AppliedLine is the closing sentence of fix --apply: what was really rewritten (names in

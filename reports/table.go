@@ -5,7 +5,8 @@
 //
 // WriteSARIF writes a SARIF 2.1.0 log (github.com/owenrumney/go-sarif/v2) from plain rules
 // and results. reports imports the standard library, github.com/mattn/go-runewidth (terminal
-// display width for text tables) and go-sarif only; it never imports store, scan, rewrite, audit or cmd.
+// display width for text tables), go-sarif and internal/plural (a standard-library leaf the
+// agent rooms share) only; it never imports store, scan, rewrite, audit or cmd.
 package reports
 
 import (

@@ -11,14 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/pipeline"
+	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // fixJSON is the part of fix --format json these tests read.
 type fixJSON struct {
-	Stores []fixStore            `json:"stores"`
-	Codex  []*pipeline.CodexInfo `json:"codex"`
+	Stores []fixStore    `json:"stores"`
+	Codex  []*codex.Info `json:"codex"`
 	Totals struct {
 		Rewrite int `json:"rewrite"`
 		Kept    int `json:"kept"`
@@ -72,7 +72,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	got, rep := callRenames(t, e.out.Bytes())
 	assert.Equal(t, userCodexNames, got)
 	require.Len(t, rep.Codex, 1, "the plan names the config it used")
-	assert.Equal(t, pipeline.CodexInfo{Home: home, Rollouts: 1, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex[0])
+	assert.Equal(t, codex.Info{Home: home, Rollouts: 1, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex[0])
 	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
 	assert.Contains(t, e.out.String(), "Codex naming: config "+cfg+" (the Codex home of PATH); no inventory; no thread history")
 	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
@@ -104,7 +104,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	// Without a PATH, the default home is named as such.
 	e.Getenv = func(k string) string { return map[string]string{"CODEX_HOME": home}[k] }
 	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex", "--format", "json"), e.err.String())
-	var srep scanReport
+	var srep scanJSON
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &srep))
 	if assert.Len(t, srep.Codex, 1) {
 		assert.Equal(t, "$CODEX_HOME", srep.Codex[0].ConfigFrom)
@@ -195,7 +195,7 @@ func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
 	assert.Equal(t, "", rep.Codex[0].Config)
 
 	require.Equal(t, exitOK, e.run(t, "scan", "--format", "json", home), e.err.String())
-	var srep scanReport
+	var srep scanJSON
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &srep))
 	want := map[string]int{}
 	for _, id := range srep.Identities {
@@ -216,7 +216,7 @@ func TestWrongAgentWarns(t *testing.T) {
 	dir := fixtureCopy(t)
 	e := newCodexEnv(t, nil)
 	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex", "--format", "json", dir), e.err.String())
-	var rep scanReport
+	var rep scanJSON
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
 	warned := 0
 	for _, p := range rep.Problems {

@@ -274,7 +274,7 @@ func (o *fixOutput) begin(mode string) {
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Codex: a.Report.Codex, Claude: a.Report.Claude,
+		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Agents: a.Report.Agents,
 			Redispatch: a.Report.Redispatch, RedispatchNote: pipeline.RedispatchLine(a.Report.Redispatch)}
 		if t.Skipped == nil {
 			t.Skipped = []pipeline.SkippedRow{}
@@ -296,7 +296,7 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 		writeFixSummary(o.env.Out, a, o.opts.Quiet || !o.overflow)
 	}
 	writeProblems(o.env, a.Report.Problems)
-	writeCodexInfo(o.env.Out, &a.Report)
+	writeAgentInfo(o.env.Out, &a.Report)
 	pipeline.WriteRedispatchText(o.env.Out, a.Report.Redispatch)
 	fmt.Fprintln(o.env.Out, summary)
 	if l := a.KeptLine(); l != "" {

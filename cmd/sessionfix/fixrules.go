@@ -64,7 +64,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		return usageErrorf("fix --rules needs --inventory FILE (the raw server keys and tool names the rules are about)")
 	case o.Common.Agent != "" && o.Common.Agent != "claude":
 		return usageErrorf("--rules migrates Claude Code rules; --agent %s does not go with it", o.Common.Agent)
-	case o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy || o.Common.CodexConfig != "":
+	case o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy || o.Common.AgentOptions.String("codex-config") != "":
 		return usageErrorf("--rules migrates Claude Code rules only: --discover, --keep-truncated, --rewrite-lossy and --codex-config do not go with it")
 	}
 	now := permission.ClaudeNewest()

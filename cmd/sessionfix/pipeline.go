@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
@@ -26,24 +27,74 @@ func pipelineEnv(env *Env) pipeline.Env {
 	return pipeline.Env{Getenv: env.Getenv, Environ: env.Environ, Home: env.Home, ClientVersion: version}
 }
 
+// planFlags are the naming and store flags of scan, fix and check: the general ones with the
+// agents' own options (agent.Agent.Options, store/all's order) among them.
 func planFlags() []cli.Flag {
-	return append([]cli.Flag{
+	flags := agentFlags("")
+	flags = append(append([]cli.Flag{
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
 		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
 		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen, codex or claude (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
-		&cli.StringFlag{Name: "codex-config", Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)", TakesFile: true},
+	}, agentFlags("discover")...), append([]cli.Flag{
 		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
 		profileFlag(),
 		busyTimeoutFlag(),
-	}, claudeFlags()...)
+	}, flags...)...)
+	return flags
+}
+
+// agentFlags are the agents' options listed before the general flag before ("" = after all
+// of them), as urfave/cli flags; each call makes new flag values (a repeatable one keeps its
+// values in the flag).
+func agentFlags(before string) []cli.Flag {
+	var out []cli.Flag
+	for _, a := range all.Agents {
+		for _, o := range a.Options {
+			if o.Before != before {
+				continue
+			}
+			switch {
+			case o.Bool:
+				out = append(out, &cli.BoolFlag{Name: o.Name, Usage: o.Usage})
+			case o.Repeatable:
+				out = append(out, &cli.GenericFlag{Name: o.Name, Value: &repeatable{}, Usage: o.Usage, TakesFile: o.File})
+			default:
+				out = append(out, &cli.StringFlag{Name: o.Name, Usage: o.Usage, TakesFile: o.File})
+			}
+		}
+	}
+	return out
 }
 
 func readPlanFlags(c *cli.Context) pipeline.Options {
 	return pipeline.Options{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
-		Agent: c.String("agent"), CodexConfig: c.String("codex-config"), Discover: c.Bool("discover"), Codex: &pipeline.CodexCache{},
-		MCPConfigs: repeated(c, "mcp-config"), AllowShared: c.Bool("allow-shared"),
+		Agent: c.String("agent"), Discover: c.Bool("discover"), AgentOptions: readAgentOptions(c), Prepared: &pipeline.PrepareCache{},
 		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
+}
+
+// readAgentOptions are the values of the agents' options given (agent.Values).
+func readAgentOptions(c *cli.Context) agent.Values {
+	out := agent.Values{}
+	for _, a := range all.Agents {
+		for _, o := range a.Options {
+			switch {
+			case o.Bool:
+				if c.Bool(o.Name) {
+					out[o.Name] = []string{"true"}
+				}
+			case o.Repeatable:
+				if vs := repeated(c, o.Name); len(vs) > 0 {
+					out[o.Name] = vs
+				}
+			default:
+				if v := c.String(o.Name); v != "" {
+					out[o.Name] = []string{v}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // pipelineRun is a pipeline.Pipeline with the command's progress bar.
@@ -202,17 +253,17 @@ func renameTable(renames, kept []pipeline.RenameRow, limit int) *reports.Table {
 	return t
 }
 
-// writeCodexInfo prints which Codex config and inventory the plan used (nothing when the run
-// found no Codex rollout).
-func writeCodexInfo(w io.Writer, rep *scanReport) {
-	if len(rep.Codex)+len(rep.Claude) > 0 {
+// writeAgentInfo prints what the agents' stores were planned with (their configs and
+// inventories; nothing when no agent said anything), in all.InfoOrder.
+func writeAgentInfo(w io.Writer, rep *scanReport) {
+	if rep.Agents.Len() > 0 {
 		fmt.Fprintln(w)
 	}
-	for _, ci := range rep.Claude {
-		fmt.Fprintln(w, reports.Printable(ci.Text()))
-	}
-	for _, ci := range rep.Codex {
-		fmt.Fprintln(w, reports.Printable(ci.Text(len(rep.Codex) > 1)))
+	for _, id := range all.InfoOrder() {
+		rows := rep.Agents.Of(id)
+		for _, r := range rows {
+			fmt.Fprintln(w, reports.Printable(r.Text(len(rows) > 1)))
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -13,7 +15,17 @@ import (
 )
 
 // namingFlags are the flags a plan records (rewrite.PlanOptions): fix --plan refuses them.
-var namingFlags = []string{"keep-truncated", "rewrite-lossy", "inventory", "agent", "codex-config", "discover", "profile", "busy-timeout", "mcp-config", "allow-shared"}
+// They are planFlags (the agents' options among them), in --help order.
+var namingFlags = flagNames(planFlags())
+
+// flagNames are the names of flags, in order.
+func flagNames(flags []cli.Flag) []string {
+	out := make([]string, len(flags))
+	for i, f := range flags {
+		out[i] = f.Names()[0]
+	}
+	return out
+}
 
 // checkPlanFlags refuses the combinations of --plan-out and --plan that make no sense, before
 // anything is read.

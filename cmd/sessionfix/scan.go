@@ -212,7 +212,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 		}
 	}
 	writeProblems(env, rep.Problems)
-	writeCodexInfo(w, rep)
+	writeAgentInfo(w, rep)
 	pipeline.WriteRedispatchText(w, rep.Redispatch)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, a.SummaryLine(false))

@@ -106,6 +106,13 @@ type Info interface {
 	Text(several bool) string
 }
 
+// FromPath is an Info that can say its stores were planned with the agent home their PATH
+// lies in, not the environment's or a flag's (naming.ClassInfo.KeptInHome then applies).
+type FromPath interface {
+	Info
+	FromPathOnly() bool
+}
+
 // Prepare gathers, once discovery has found the stores, what the agent's namer needs (its
 // configs, inventories, history): the hook store/all's agents implement and pipeline calls
 // for each agent in list order. A room with none of its stores among in.Stores returns a
@@ -124,4 +131,7 @@ type Option struct {
 	Bool       bool
 	Repeatable bool
 	File       bool
+	// Before is the general flag of scan, fix and check this one is listed before in --help
+	// ("discover"); "" lists it after all of them.
+	Before string
 }

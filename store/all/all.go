@@ -43,6 +43,22 @@ var Agents = []*agent.Agent{
 	goose.Agent,
 }
 
+// infoFirst are the agents whose plan lines (agent.Prepared.Info) a plan's text prints before
+// the others' (the order they were printed in before the rooms wrote them).
+var infoFirst = []store.AgentID{claude.ID}
+
+// InfoOrder is the order of the agents' plan lines in a plan's text: infoFirst, then every
+// other agent in Agents order. (The JSON report's members follow Agents order.)
+func InfoOrder() []store.AgentID {
+	out := slices.Clone(infoFirst)
+	for _, a := range Agents {
+		if !slices.Contains(out, a.ID) {
+			out = append(out, a.ID)
+		}
+	}
+	return out
+}
+
 // Lookup returns the agent with that id, or nil.
 func Lookup(id store.AgentID) *agent.Agent {
 	for _, a := range Agents {
@@ -74,6 +90,19 @@ func ClassOf(c mcpname.Class) (info naming.ClassInfo, ok bool) {
 		}
 	}
 	return naming.ClassInfo{}, false
+}
+
+// AgentOfClass returns the id of the agent whose room gives class c ("" for mcpname's own
+// classes and unknown ones).
+func AgentOfClass(c mcpname.Class) store.AgentID {
+	for _, a := range Agents {
+		for _, ci := range a.Classes {
+			if ci.Class == c {
+				return a.ID
+			}
+		}
+	}
+	return ""
 }
 
 // TextSite reports whether sites of kind k reach the model as text, not as tool names

@@ -1,0 +1,14 @@
+package main
+
+import (
+	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/codex"
+)
+
+// scanJSON is scan --format json with the agents' members (pipeline.AgentInfo, written under
+// each agent's ID) read back as the rooms' rows.
+type scanJSON struct {
+	scanReport
+	Codex  []*codex.Info  `json:"codex"`
+	Claude []*claude.Info `json:"claude"`
+}
