@@ -5,19 +5,17 @@
 //
 // WriteSARIF writes a SARIF 2.1.0 log (github.com/owenrumney/go-sarif/v2) from plain rules
 // and results. reports imports the standard library, github.com/mattn/go-runewidth (terminal
-// display width for text tables), go-sarif and internal/plural (a standard-library leaf the
-// agent rooms share) only; it never imports store, scan, rewrite, audit or cmd.
+// display width for text tables) and go-sarif only; it never imports store, scan, rewrite, audit or cmd.
 package reports
 
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
-
-	"github.com/sessionfix/sessionfix/internal/plural"
 )
 
 // Table is a header and rows of cells.
@@ -166,8 +164,16 @@ func WriteJSON(w io.Writer, v any) error {
 }
 
 // Plural is n and what, pluralised the English way for the words sessionfix counts ("1 name",
-// "2 names", "3 policies"): plural.Of.
-func Plural(n int, what string) string { return plural.Of(n, what) }
+// "2 names", "3 policies").
+func Plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "y") {
+		return fmt.Sprintf("%d %sies", n, what[:len(what)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
 
 // ShellQuote quotes s for a POSIX shell (single quotes) when it is empty or holds a
 // character the shell would interpret; else s as it is. For commands printed to be run.

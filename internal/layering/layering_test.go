@@ -194,8 +194,6 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"internal/splice", []string{"store/jsonl", "store/sqlite", "store/all", "inventory", "internal/fileio", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// internal/usage is the usage error of the libraries: the standard library only.
 		{"internal/usage", []string{"mcpname", "provider", "check", "permission", "store", "internal/fileio", "internal/splice", "internal/jsonscan", "inventory", "scan", "rewrite", "audit", "reports", "pipeline", "cmd"}},
-		// internal/plural spells counts for the rooms and reports: the standard library only.
-		{"internal/plural", []string{"mcpname", "provider", "check", "permission", "store", "internal", "inventory", "scan", "rewrite", "audit", "reports", "pipeline", "naming", "cmd"}},
 		{"internal/jsonscan", []string{"store", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// inventory holds tool inventories and the MCP client of --discover: no storage engine.
 		{"inventory", []string{"store/jsonl", "store/sqlite", "store/all", "scan", "rewrite", "audit", "reports", "cmd"}},

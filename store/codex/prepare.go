@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/internal/plural"
 	"github.com/sessionfix/sessionfix/internal/secret"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -52,7 +52,7 @@ func (ci *Info) Text(several bool) string {
 		s = "Codex naming: no config"
 	}
 	if several {
-		s += fmt.Sprintf(" for %s", plural.Of(ci.Rollouts, "rollout"))
+		s += fmt.Sprintf(" for %s", reports.Plural(ci.Rollouts, "rollout"))
 	}
 	if len(ci.Inventory) > 0 {
 		s += "; inventory " + strings.Join(ci.Inventory, " and ")
@@ -60,7 +60,7 @@ func (ci *Info) Text(several bool) string {
 		s += "; no inventory"
 	}
 	if len(ci.History) > 0 {
-		s += fmt.Sprintf("; raw identities of %s from %s", plural.Of(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
+		s += fmt.Sprintf("; raw identities of %s from %s", reports.Plural(ci.HistoryTools, "tool"), strings.Join(ci.History, ", "))
 	} else {
 		s += "; no thread history"
 	}
