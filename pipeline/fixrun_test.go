@@ -83,7 +83,7 @@ func fixTree(t *testing.T, root string) map[string]string {
 
 func fixRequest(t *testing.T, dir string, apply, yes bool) FixRequest {
 	home := t.TempDir()
-	return FixRequest{Paths: []string{dir}, Apply: apply, Yes: yes, Options: Options{StateDir: filepath.Join(home, "state"), Codex: &CodexCache{}},
+	return FixRequest{Paths: []string{dir}, Apply: apply, Yes: yes, Options: Options{StateDir: filepath.Join(home, "state"), Prepared: &PrepareCache{}},
 		Now: func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }}
 }
 
