@@ -1,23 +1,18 @@
-// Package rulefix is fix --rules as a library (issue 11 item 5, issue 10 item 3): it scans
-// Claude Code rule files, turns the room's planned rule migrations (claude.PlanRuleFile, the
-// Claude Code audit plug-in) into rewrite decisions, and applies them through rewrite.Apply. It
+// Package rulefix is fix --rules as a library (issue 11 item 5, issue 10 item 3): it takes the
+// Claude Code room's plan of its rule files (claude.PlanRuleFiles, the audit plug-in's
+// migration: a naming decision per legacy-spelled rule), makes it a rewrite plan, and applies
+// it through rewrite.Apply. It
 // sits above the room and rewrite (a room may not import rewrite, pipeline may not import
 // audit); the CLI keeps the flags, the confirmation prompt and the printing.
 package rulefix
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"path/filepath"
-	"strings"
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
 )
 
@@ -32,61 +27,19 @@ type Planned struct {
 	Rewrites int
 }
 
-// Plan scans every source's rule file and plans the migration of its legacy-spelled rules to
-// now's spelling for the inventory tools. Paths are made absolute and resolved through
-// symbolic links (runs record absolute, clean paths; a linked rule file is rewritten at its
-// target, the link kept). A missing file that was not given explicitly is skipped; any other
-// file that cannot be read, and every problem of a read file (file:line:column: reason), goes
-// to problem and the run continues.
+// Plan is the room's plan of the rule files (claude.PlanRuleFiles: absolute, link-resolved
+// paths; a missing file not given explicitly skipped; problems to problem) as a rewrite plan:
+// one store per rule file with at least one rewrite, its path in Roots.
 func Plan(ctx context.Context, srcs []claude.ClaudeSource, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool, problem func(error)) *Planned {
-	p := &Planned{
-		Report: &claude.FixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []claude.RuleRow{}, Errors: []string{}},
-		Plan:   &rewrite.Plan{},
-	}
-	var migrated []claude.ClaudeMigratedRule // parallel to Report.Rules
-	for _, s := range srcs {
-		if abs, err := filepath.Abs(s.Path); err == nil {
-			s.Path = abs
-		}
-		if real, err := filepath.EvalSymlinks(s.Path); err == nil {
-			s.Path = real
-		}
-		st := claude.OpenRules(s.Path, s.Scope)
-		snap, err := st.Scan(ctx, store.ScanOptions{Hash: true})
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && !s.Explicit:
-			continue
-		case err != nil:
-			problem(err)
-			continue
-		}
-		for _, pr := range snap.Problems {
-			if strings.HasPrefix(pr.Reason, s.Path) { // already names file:line:column
-				problem(errors.New(pr.Reason))
-			} else {
-				problem(fmt.Errorf("%s: %s", s.Path, pr.Reason))
-			}
-		}
-		rs := claude.RuleSnapshotOf(snap)
-		p.Report.Files = append(p.Report.Files, s.Path)
-		sp := &rewrite.StorePlan{Store: st, Snap: snap}
-		for _, rp := range claude.PlanRuleFile(rs.Rules, s.Scope, tools, now, allowShared) {
-			d := rewrite.Decision{Site: &snap.Sites[rp.Rule], Class: claude.ClassClaudeLegacyRule, Source: "written for " + rp.Row.WrittenFor,
-				Note: rp.Migrated.Note, Action: rewrite.ActKeep}
-			if rp.Rewrite() {
-				d.Action, d.New = rewrite.ActRewrite, rp.Row.New
-				p.Rewrites++
-			}
-			sp.Decisions = append(sp.Decisions, d)
-			p.Report.Rules = append(p.Report.Rules, rp.Row)
-			migrated = append(migrated, rp.Migrated)
-		}
-		if sp.Count(rewrite.ActRewrite) > 0 {
-			p.Plan.Stores = append(p.Plan.Stores, sp)
-			p.Roots = append(p.Roots, s.Path)
+	rep, files := claude.PlanRuleFiles(ctx, srcs, tools, now, allowShared, problem)
+	p := &Planned{Report: rep, Plan: &rewrite.Plan{}}
+	for _, f := range files {
+		p.Rewrites += f.Rewrites
+		if f.Rewrites > 0 {
+			p.Plan.Stores = append(p.Plan.Stores, &rewrite.StorePlan{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions})
+			p.Roots = append(p.Roots, f.Store.Ref().Path)
 		}
 	}
-	claude.NoteOverrides(p.Report.Rules, migrated, now)
 	return p
 }
 

@@ -1,10 +1,17 @@
 package claude
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // RuleRow is one planned rule in fix --rules output (its JSON schema).
@@ -118,4 +125,69 @@ func NoteOverrides(rows []RuleRow, ms []ClaudeMigratedRule, now permission.Claud
 		rows[ov.Allow].Overrides = append(rows[ov.Allow].Overrides, fmt.Sprintf(
 			"overridden for %s under %s by the migrated %s (%s wins over allow: %s)", tools, now, at(res), res.Kind, outcome))
 	}
+}
+
+// RuleFilePlan is one rule file's fix --rules plan: the file's store and snapshot, one decision
+// per planned rule (ActRewrite with the new spelling, or ActKeep with the reason), and how many
+// of them rewrite.
+type RuleFilePlan struct {
+	Store     *RuleStore
+	Snap      *store.Snapshot
+	Decisions []naming.Decision
+	Rewrites  int
+}
+
+// PlanRuleFiles scans every source's rule file and plans the migration of its legacy-spelled
+// rules to now's spelling for the tools (PlanRuleFile per file, NoteOverrides over all of them):
+// the report (mode "dry-run", Files and Rules filled) and one RuleFilePlan per file read, in
+// source order. Paths are made absolute and resolved through symbolic links (runs record
+// absolute, clean paths; a linked rule file is rewritten at its target, the link kept). A
+// missing file that was not given explicitly is skipped; any other file that cannot be read,
+// and every problem of a read file (file:line:column: reason), goes to problem and the run
+// continues.
+func PlanRuleFiles(ctx context.Context, srcs []ClaudeSource, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool, problem func(error)) (*FixRulesReport, []RuleFilePlan) {
+	rep := &FixRulesReport{ClaudeVersion: now.String(), Mode: "dry-run", Files: []string{}, Rules: []RuleRow{}, Errors: []string{}}
+	var plans []RuleFilePlan
+	var migrated []ClaudeMigratedRule // parallel to rep.Rules
+	for _, s := range srcs {
+		if abs, err := filepath.Abs(s.Path); err == nil {
+			s.Path = abs
+		}
+		if real, err := filepath.EvalSymlinks(s.Path); err == nil {
+			s.Path = real
+		}
+		st := OpenRules(s.Path, s.Scope)
+		snap, err := st.Scan(ctx, store.ScanOptions{Hash: true})
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !s.Explicit:
+			continue
+		case err != nil:
+			problem(err)
+			continue
+		}
+		for _, pr := range snap.Problems {
+			if strings.HasPrefix(pr.Reason, s.Path) { // already names file:line:column
+				problem(errors.New(pr.Reason))
+			} else {
+				problem(fmt.Errorf("%s: %s", s.Path, pr.Reason))
+			}
+		}
+		rs := RuleSnapshotOf(snap)
+		rep.Files = append(rep.Files, s.Path)
+		fp := RuleFilePlan{Store: st, Snap: snap}
+		for _, rp := range PlanRuleFile(rs.Rules, s.Scope, tools, now, allowShared) {
+			d := naming.Decision{Site: &snap.Sites[rp.Rule], Class: ClassClaudeLegacyRule, Source: "written for " + rp.Row.WrittenFor,
+				Note: rp.Migrated.Note, Action: naming.ActKeep}
+			if rp.Rewrite() {
+				d.Action, d.New = naming.ActRewrite, rp.Row.New
+				fp.Rewrites++
+			}
+			fp.Decisions = append(fp.Decisions, d)
+			rep.Rules = append(rep.Rules, rp.Row)
+			migrated = append(migrated, rp.Migrated)
+		}
+		plans = append(plans, fp)
+	}
+	NoteOverrides(rep.Rules, migrated, now)
+	return rep, plans
 }
