@@ -95,6 +95,11 @@ var fastEdgeRows = []string{
 	`'{"type":"t\u006fol","tool":"esc.when"}'`,
 	`'{"type":"to\ud800ol","tool":"lone.when"}'`,
 	`'{"type":"tool","callID":"c\"1","tool":"esc.call"}'`,
+	// long strings: the 16-byte steps of the extractor's string scan
+	`'{"type":"tool","s":"` + strings.Repeat("abcdefgh", 3) + "\x01" + strings.Repeat("x", 20) + `","tool":"ctl.long"}'`,
+	`'{"type":"tool","s":"` + strings.Repeat("abcdefgh", 3) + `\"q\"` + strings.Repeat("é", 20) + `","tool":"esc.long"}'`,
+	`'{"type":"tool","s":"` + strings.Repeat("abcdefgh", 3) + `\q` + strings.Repeat("x", 20) + `","tool":"badesc.long"}'`,
+	`'{"type":"tool","callID":"` + strings.Repeat("c", 37) + `","tool":"` + strings.Repeat("n", 33) + `.long"}'`,
 }
 
 func edgeDB(t *testing.T) string {
