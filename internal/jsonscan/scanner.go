@@ -128,8 +128,8 @@ type Scanner struct {
 	searched int64
 	// noSkipBelow: skipValue makes no attempt before this offset (one failed there).
 	noSkipBelow int64
-	// careful turns every shortcut off (classify, skipValue): byte by byte as the reference
-	// the tests compare the fast paths with.
+	// careful turns every shortcut off (classify, skipValue, fastKey): byte by byte as the
+	// reference the tests compare the fast paths with.
 	careful  bool
 	bad      []int64 // pending offsets of invalid UTF-8, ascending
 	started  bool
@@ -196,9 +196,9 @@ func New(p *Patterns, mode Mode, onRecord func(*Record) error) *Scanner {
 // drop what it built from that record's captures.
 func (s *Scanner) SetCaptureFunc(fn func(*Capture)) { s.onCapture = fn }
 
-// SetCareful turns every shortcut of the full lexer off (the one-pass chunk classification and
-// the skipping of values no pattern reaches into): bytes are read one by one as the reference
-// that tests compare the fast paths with. It does not touch the prefilter (SetPrefilter).
+// SetCareful turns every shortcut of the full lexer off (the one-pass chunk classification, the
+// skipping of values no pattern reaches into, keys read in one step): bytes are read one by one
+// as the reference that tests compare the fast paths with. It does not touch the prefilter (SetPrefilter).
 func (s *Scanner) SetCareful(on bool) { s.careful = on }
 
 // SetMaxCapture changes the capture limit (bytes per token, quotes included).
