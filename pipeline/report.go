@@ -103,8 +103,9 @@ type ScanReport struct {
 	// spellings (reported, never rewritten).
 	SettingsRules []SettingsRuleRow `json:"settings_rules"`
 	// Identities are the raw MCP identities (server key, raw tool name) the stores record:
-	// Codex invocation records in rollouts and mcpToolCall items of thread_history_*.sqlite.
-	// Never rewritten; they name the tools Codex calls, so they feed the Codex namer.
+	// records an agent keeps of the tools it called (store.Snapshot.Identities: invocation
+	// records, tool-call items of a history database). Never rewritten; they feed the
+	// agent's namer.
 	Identities []IdentityRow `json:"identities"`
 	// Agents name, per agent home, what the agent's stores were planned with (a config, an
 	// inventory): in JSON one member per agent named by its ID, right after "identities"
@@ -372,7 +373,7 @@ func (a AgentInfo) Len() int {
 }
 
 // MarshalJSON writes the report with each agent's rows as a member named by the agent's ID
-// right after "identities" (docs/report.md: "codex", "claude").
+// right after "identities" (docs/report.md lists them).
 func (r ScanReport) MarshalJSON() ([]byte, error) {
 	type plain ScanReport // without this method
 	return withAgentMembers(plain(r), "identities", r.Agents)

@@ -8,10 +8,10 @@ import (
 )
 
 // ScanSARIF collects scan's SARIF results, one store plan at a time (the pipeline's callback):
-// one result per name (a Codex name+namespace group once) that fix would rewrite (level
+// one result per name (a call stored as namespace + name, one Site.Group, once) that fix would rewrite (level
 // "warning") or that is kept although a provider rejects it (rewrite.Decision.KeepsRejected,
 // level "error"). Rule id "sessionfix/name/<class>" (mcpname and rewrite class names:
-// "sessionfix/name/legacy-dotted", "sessionfix/name/codex-unattributed"); location the store
+// "sessionfix/name/legacy-dotted", or a room's class); location the store
 // path (reports.SARIFPath) and line, a SQLite row named in the message. The fingerprint
 // (partialFingerprints "sessionfix/v1") is "scan", class, name, store and row, without the
 // line: appending records keeps a finding's identity, as check's.

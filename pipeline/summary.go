@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
@@ -29,7 +30,7 @@ type Summary struct {
 	renames   map[[3]string]*RenameRow
 	kept      map[[3]string]*RenameRow
 	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
-	ids       map[mcpname.CodexTool]*IdentityRow
+	ids       map[naming.Tool]*IdentityRow
 	// keptRejected counts, per class, the kept names a provider rejects.
 	keptRejected map[mcpname.Class]int
 	dotted       map[string]bool
@@ -40,7 +41,7 @@ type Summary struct {
 	InUse     int
 	ApplyErrs int
 	// LeftOut counts the stores that could not be read (their ScanErr) or were left out of the
-	// plan (the rollouts of a Codex home whose config.toml could not be read), LeftOutInUse
+	// plan (an agent's Prepare left them out: agent.Prepared.Skip, e.g. a home whose config could not be read), LeftOutInUse
 	// those in use: not counted in Totals.Stores, so the closing line names them.
 	LeftOut, LeftOutInUse int
 	// RewriteDBs counts the stores to rewrite that are databases ("in 2 files and 1 database").
@@ -56,7 +57,7 @@ type Summary struct {
 // its issues (as problems; an error issue makes the run Failed).
 func NewSummary(found *scan.Found) *Summary {
 	a := &Summary{renames: map[[3]string]*RenameRow{}, kept: map[[3]string]*RenameRow{},
-		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[mcpname.CodexTool]*IdentityRow{}, DottedLabels: map[string]int{},
+		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[naming.Tool]*IdentityRow{}, DottedLabels: map[string]int{},
 		keptRejected: map[mcpname.Class]int{}}
 	a.Report.Ignored = found.Ignored
 	a.Report.IgnoredPaths = found.IgnoredPaths
@@ -127,9 +128,9 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	if a.Dispatch != nil {
 		a.Report.Redispatch = append(a.Report.Redispatch, check.Redispatches(sp, a.Dispatch)...)
 	}
-	counted := map[mcpname.CodexTool]bool{}
+	counted := map[naming.Tool]bool{}
 	for _, id := range snap.Identities {
-		k := mcpname.CodexTool{Server: id.Server, Tool: id.Tool}
+		k := naming.Tool{Server: id.Server, Tool: id.Tool}
 		r := a.ids[k]
 		if r == nil {
 			r = &IdentityRow{Server: id.Server, Tool: id.Tool}
