@@ -70,15 +70,15 @@ func fastOf(ct *compiledTable, col string) (*fastSpec, []string) {
 	last := ss.Path[bytes.LastIndexByte([]byte(ss.Path), '.')+1:]
 	f.needle = []byte(`"` + last + `"`)
 	f.path = ct.spec.Column + ":" + ss.Path[2:]
-	// extractFunc (extract.go) checks the value and returns a JSON array of the strings at the
-	// paths (null where there is none) in one pass; NULL sends the value to the lexer.
+	// extractFunc (extract.go) checks the value and returns, per path, where the string token
+	// at it is (a BLOB of offsets and lengths) in one pass; NULL sends the value to the lexer.
 	args := ""
-	for _, p := range append(paths, paths[0])[:max(2, len(paths))] {
+	for _, p := range paths {
 		args += ", '" + p + "'"
 	}
 	cols := []string{fmt.Sprintf("%s(%s%s)", extractFunc, col, args)}
 	f.ncols = len(cols)
-	f.npaths = len(paths)
+	f.npaths = len(paths) // the BLOB holds one (offset, length) per path passed
 	return f, cols
 }
 

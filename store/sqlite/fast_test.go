@@ -163,3 +163,24 @@ func TestFastPathAgreesWithLexer(t *testing.T) {
 		})
 	}
 }
+
+// TestFastPathSitePathOnly: a table spec with a site path and no when, call id or server path
+// (a user's profile) goes through the SQL-assisted path too, with the lexer's sites.
+func TestFastPathSitePathOnly(t *testing.T) {
+	ctx := context.Background()
+	prof := &sqlite.Profile{Name: "one", Agent: opencode.Profile.Agent, Tables: []sqlite.TableSpec{
+		{Table: "part", Column: "data", Sites: []sqlite.SiteSpec{{Path: "$.tool", Kind: "call"}}}}}
+	db := buildDB(t, "one.db", "sql:CREATE TABLE part (id TEXT PRIMARY KEY, data TEXT);\n"+
+		`INSERT INTO part VALUES ('p1', '{"tool":"a.b"}'), ('p2', '{"x":1}'), ('p3', '{"tool":"c\u002ed"}');`)
+	scan := func(fast bool) *store.Snapshot {
+		defer sqlite.SetFastPath(fast)()
+		snap, err := sqlite.OpenWith(db, prof, sqlite.Options{}).Scan(ctx, store.ScanOptions{})
+		require.NoError(t, err)
+		return snap
+	}
+	fast, full := scan(true), scan(false)
+	require.Len(t, full.Sites, 2)
+	assert.Equal(t, full.Sites, fast.Sites)
+	assert.Equal(t, full.Problems, fast.Problems)
+	assert.Equal(t, int64(2), sqlite.FastRows(fast), "p1 and p2 by the SQL-assisted path, p3 (escaped name) by the lexer")
+}
