@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzExtractAgreesWithSQLite: whenever sessionfix_extract accepts a value, SQLite's json_valid
+// does too and it is an object, and the token at each path is the string json_extract finds
+// there (none where json_extract finds no string).
+func FuzzExtractAgreesWithSQLite(f *testing.F) {
+	for _, s := range []string{`{"type":"tool","tool":"a.b","callID":"c"}`, `{"part":{"tool":"a\u0041b"}}`,
+		`{"a":[1,2,{"tool":"x"}],"tool":null}`, `{"tool":"x","part":{"type":"tool","tool":"y"}}`, "{\"tool\":\"\xff\"}",
+		`{"tool":"\ud800"}`, `{ "part" : { "tool" : "z" } } `, `{"part":{"part":{"tool":"q"}}}`} {
+		f.Add(s)
+	}
+	db, err := sql.Open("sqlite3", ":memory:")
+	require.NoError(f, err)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(context.Background())
+	require.NoError(f, err)
+	defer conn.Close()
+	require.NoError(f, conn.Raw(func(dc any) error { return registerExtract(dc.(*sqlite3.SQLiteConn)) }))
+	paths := []string{"$.tool", "$.type", "$.part.tool", "$.part.part.tool"}
+	f.Fuzz(func(t *testing.T, v string) {
+		var blob []byte
+		var valid int
+		var typ sql.NullString
+		err := conn.QueryRowContext(context.Background(), `SELECT sessionfix_extract(CAST(?1 AS TEXT), '$.tool', '$.type', '$.part.tool', '$.part.part.tool'),
+			json_valid(CAST(?1 AS TEXT)), json_type(CAST(?1 AS TEXT))`, []byte(v)).Scan(&blob, &valid, &typ)
+		if err != nil {
+			// json_type raises an error on malformed JSON
+			err = conn.QueryRowContext(context.Background(), `SELECT sessionfix_extract(CAST(?1 AS TEXT), '$.tool', '$.type', '$.part.tool', '$.part.part.tool'),
+				json_valid(CAST(?1 AS TEXT))`, []byte(v)).Scan(&blob, &valid)
+			require.NoError(t, err)
+		}
+		if blob == nil {
+			return
+		}
+		require.Equal(t, 1, valid, "extract accepted what json_valid rejects: %q", v)
+		require.Equal(t, "object", typ.String, "%q", v)
+		require.Len(t, blob, 16*len(paths))
+		for i, p := range paths {
+			off := int64(binary.NativeEndian.Uint64(blob[16*i:]))
+			n := int64(binary.NativeEndian.Uint64(blob[16*i+8:]))
+			var ptype, pval sql.NullString
+			require.NoError(t, conn.QueryRowContext(context.Background(), `SELECT json_type(CAST(?1 AS TEXT), ?2), json_extract(CAST(?1 AS TEXT), ?2)`, []byte(v), p).Scan(&ptype, &pval))
+			if n == 0 {
+				require.NotEqual(t, "text", ptype.String, "path %s of %q: SQLite finds a string, extract none", p, v)
+				continue
+			}
+			require.True(t, off >= 0 && off+n <= int64(len(v)), "path %s of %q: token %d+%d outside", p, v, off, n)
+			tok := v[off : off+n]
+			require.Equal(t, "text", ptype.String, "path %s of %q: extract gives %q, SQLite type %q", p, v, tok, ptype.String)
+			var want string
+			// (encoding/json replaces invalid UTF-8 and lone surrogates with U+FFFD; SQLite keeps them)
+			if json.Unmarshal([]byte(tok), &want) == nil && json.Valid([]byte(v)) && !strings.ContainsRune(want, utf8.RuneError) {
+				require.Equal(t, want, pval.String, "path %s of %q", p, v)
+			}
+		}
+	})
+}
