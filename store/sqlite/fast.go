@@ -21,7 +21,8 @@ import (
 //     escaped key anywhere (a key spelled with `\u`) or a key of one of the paths twice in one
 //     object (the lexer would capture both), or nests deeper than 64 levels;
 //   - the token at the offset is not a plain string (no backslash) equal to the extracted one,
-//     or is longer than the capture limit; a helper value with a lone surrogate.
+//     or is longer than the capture limit; a helper value with a lone surrogate or longer than
+//     the capture limit.
 //
 // TestFastPathAgreesWithLexer compares both paths on every fixture, a generated database and
 // edge cases (each check of the extractor is needed by one of them).
@@ -105,7 +106,7 @@ func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, b *rowBatch, vals [
 	if f.when >= 0 {
 		w, ok := got[f.when].text()
 		if !ok && got[f.when].raw != nil {
-			return false // a lone surrogate
+			return false // a lone surrogate, or too long
 		}
 		if !ok || !cs.in[w] {
 			r.extra.fastRows++
@@ -129,9 +130,11 @@ type token struct {
 	at  int
 }
 
-// text returns the token's value (a copy); false when there is none or it has a lone surrogate.
+// text returns the token's value (a copy); false when there is none, it has a lone surrogate
+// or it is longer than the lexer's capture limit (the lexer keeps no value then: a helper the
+// fast path would read and the lexer would not).
 func (t token) text() (string, bool) {
-	if t.raw == nil {
+	if t.raw == nil || len(t.raw) > jsonscan.DefaultMaxCapture {
 		return "", false
 	}
 	v, err := jsonscan.Unquote(t.raw)
@@ -142,7 +145,7 @@ func (t token) text() (string, bool) {
 }
 
 // helper is the text of helper path i (-1: none): nil when there is no string; false for a lone
-// surrogate (the value goes to the lexer).
+// surrogate or a value longer than the capture limit (the value goes to the lexer).
 func helper(got []token, i int) (*string, bool) {
 	if i < 0 || got[i].raw == nil {
 		return nil, true
