@@ -235,10 +235,7 @@ func auditAgents(what func(*agent.Agent) string) string {
 	for _, a := range all.Auditors() {
 		parts = append(parts, what(a))
 	}
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+	return orList(parts)
 }
 
 func (o *auditOptions) validate() error {

@@ -35,13 +35,30 @@ func planFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
 		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
-		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: qwen, codex or claude (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
+		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + orList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
 	}, agentFlags("discover")...), append([]cli.Flag{
 		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
 		profileFlag(),
 		busyTimeoutFlag(),
 	}, flags...)...)
 	return flags
+}
+
+// selectableAgents are the ids --agent accepts (all.Selectable).
+func selectableAgents() []string {
+	var out []string
+	for _, id := range all.Selectable() {
+		out = append(out, string(id))
+	}
+	return out
+}
+
+// orList is "a, b or c".
+func orList(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
 // agentFlags are the agents' options listed before the general flag before ("" = after all
