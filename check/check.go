@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
@@ -44,7 +45,7 @@ type Finding struct {
 	Class mcpname.Class
 	// Action is the fix plan's action; After the name the provider would see after fix
 	// (Name when fix leaves the site as it is).
-	Action rewrite.Action
+	Action naming.Action
 	After  string
 	// Sent is what the agent release that resumes the session (Result.Release) sends instead
 	// of Name ("" when it sends Name as stored), as the agent's room says (agent.Agent.SentAs);
@@ -130,7 +131,7 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 		r.Skipped = map[string]int{}
 	}
 	path := sp.Snap.Ref.Path
-	groups := map[string][]rewrite.Decision{}
+	groups := map[string][]naming.Decision{}
 	for _, d := range sp.Decisions {
 		if g := d.Site.Group; g != "" {
 			groups[g] = append(groups[g], d)
@@ -155,7 +156,7 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 			}
 		} else {
 			f.Name, f.Units, f.After = s.Name, s.Units, s.Name
-			if d.Action == rewrite.ActRewrite {
+			if d.Action == naming.ActRewrite {
 				f.After = d.New
 			}
 			if r.sending != nil && sp.Snap.Agent == r.ReleaseAgent {
@@ -175,7 +176,7 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 				}
 			}
 		}
-		if f.After == f.Name && f.Action != rewrite.ActRewrite {
+		if f.After == f.Name && f.Action != naming.ActRewrite {
 			f.Then = f.Now
 		} else {
 			f.Then = Reject(ps, f.After, nil)
@@ -187,7 +188,7 @@ func (r *Result) Store(sp *rewrite.StorePlan, ps []*provider.Provider) {
 }
 
 // nameSite is the decision of a group's "name" member (nil when it has none).
-func nameSite(ds []rewrite.Decision) *rewrite.Decision {
+func nameSite(ds []naming.Decision) *naming.Decision {
 	for i := range ds {
 		if ds[i].Site.Field != "namespace" {
 			return &ds[i]
@@ -198,16 +199,16 @@ func nameSite(ds []rewrite.Decision) *rewrite.Decision {
 
 // groupNames is the flat name a provider sees for a name+namespace group, before and after
 // fix, and the group's action (the strongest of its members', as StorePlan.Names).
-func groupNames(id store.AgentID, ds []rewrite.Decision) (now, after string, act rewrite.Action) {
+func groupNames(id store.AgentID, ds []naming.Decision) (now, after string, act naming.Action) {
 	var ns, name, ns2, name2 string
-	act = rewrite.ActNone
+	act = naming.ActNone
 	for _, d := range ds {
 		v, v2 := d.Site.Name, d.Site.Name
-		if d.Action == rewrite.ActRewrite {
+		if d.Action == naming.ActRewrite {
 			v2 = d.New
-			act = rewrite.ActRewrite
-		} else if d.Action == rewrite.ActKeep && act == rewrite.ActNone {
-			act = rewrite.ActKeep
+			act = naming.ActRewrite
+		} else if d.Action == naming.ActKeep && act == naming.ActNone {
+			act = naming.ActKeep
 		}
 		if d.Site.Field == "namespace" {
 			ns, ns2 = v, v2
@@ -238,7 +239,7 @@ func (r *Result) Declared(kind string, names []string, ps []*provider.Provider) 
 		r.Checked++
 		rej := Reject(ps, n, nil)
 		if len(rej) > 0 {
-			r.Findings = append(r.Findings, Finding{Kind: kind, Name: n, After: n, Action: rewrite.ActNone, Now: rej, Then: rej})
+			r.Findings = append(r.Findings, Finding{Kind: kind, Name: n, After: n, Action: naming.ActNone, Now: rej, Then: rej})
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
@@ -17,17 +18,17 @@ import (
 func TestGroupNamesFlat(t *testing.T) {
 	ns := &store.Site{Field: "namespace", Name: "mcp__lit", Group: "g"}
 	nm := &store.Site{Field: "name", Name: "get_data_for_a_specific_location_and_date_range_extended", Group: "g"}
-	now, after, act := groupNames(codex.ID, []rewrite.Decision{{Site: ns, Action: rewrite.ActNone}, {Site: nm, Action: rewrite.ActNone}})
+	now, after, act := groupNames(codex.ID, []naming.Decision{{Site: ns, Action: naming.ActNone}, {Site: nm, Action: naming.ActNone}})
 	assert.Equal(t, "mcp__lit__get_data_for_a_specific_location_and_date_range_extended", now)
 	assert.Equal(t, now, after)
-	assert.Equal(t, rewrite.ActNone, act)
+	assert.Equal(t, naming.ActNone, act)
 	// A flat Codex 0.50 name rewritten to namespace (inserted: no Raw) + name.
 	ins := &store.Site{Field: "namespace", Group: "h"}
 	old := &store.Site{Field: "name", Name: "mcp__foo-bar__deploy.prod", Group: "h"}
-	now, after, act = groupNames(codex.ID, []rewrite.Decision{{Site: old, Action: rewrite.ActRewrite, New: "deploy_prod"}, {Site: ins, Action: rewrite.ActRewrite, New: "mcp__foo_bar"}})
+	now, after, act = groupNames(codex.ID, []naming.Decision{{Site: old, Action: naming.ActRewrite, New: "deploy_prod"}, {Site: ins, Action: naming.ActRewrite, New: "mcp__foo_bar"}})
 	assert.Equal(t, "mcp__foo-bar__deploy.prod", now)
 	assert.Equal(t, "mcp__foo_bar__deploy_prod", after)
-	assert.Equal(t, rewrite.ActRewrite, act)
+	assert.Equal(t, naming.ActRewrite, act)
 }
 
 func TestDeclaredAndCount(t *testing.T) {
@@ -58,7 +59,7 @@ func TestClaudeSitesSent(t *testing.T) {
 // names the endpoint rejected).
 func TestQwenReleaseSentAs(t *testing.T) {
 	snap := qwenSnap("mcp__foo.bar__get_data", "")
-	sp := rewrite.PlanStore(nil, snap, rewrite.Policy{})
+	sp := rewrite.PlanStore(nil, snap, naming.Policy{})
 	ps := []*provider.Provider{provider.ByID("openai-chat"), provider.ByID("gemini"), provider.ByID("kimi")}
 
 	var stored Result

@@ -32,7 +32,7 @@ type Lookup struct {
 	InventorySource string
 	// Policy is the fix plan's: its per-agent slots (naming.AgentOf) hold what each room knows
 	// of today's tool set (configuration, inventory, thread history, discovered tools).
-	Policy rewrite.Policy
+	Policy naming.Policy
 }
 
 // NewInventoryTools lists an inventory's servers (sorted by key) and tools (in the order

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/qwen"
@@ -33,7 +34,7 @@ func TestQwenRedispatches(t *testing.T) {
 	lk := &Lookup{Inventory: tools, InventorySource: "inv.json"}
 	ix := mcpname.NewIndex("mcp__foo:bar__x", "mcp__foo_bar__x", "mcp__lit__ok_tool")
 
-	sp := rewrite.PlanStore(nil, qwenSnap("mcp__foo_bar__x", "foo:bar"), rewrite.Policy{Index: ix})
+	sp := rewrite.PlanStore(nil, qwenSnap("mcp__foo_bar__x", "foo:bar"), naming.Policy{Index: ix})
 	got := Redispatches(sp, lk)
 	require.Len(t, got, 1)
 	r := got[0]
@@ -44,9 +45,9 @@ func TestQwenRedispatches(t *testing.T) {
 	assert.Equal(t, int64(3), r.Loc.Line)
 	assert.Equal(t, "Qwen Code sends the stored call mcp__foo_bar__x as it is (provider-safe), the registered name of foo_bar/x (normalize(mcp__foo_bar__x)); the call was foo:bar/x (the stored name is the legacy spelling of foo:bar/x, where ':' flattened to '_')", r.Rule)
 	assert.Contains(t, r.Fix, "fix leaves it: renaming the call to another tool's name")
-	assert.Equal(t, rewrite.ActNone, sp.Decisions[0].Action, "never rewritten")
+	assert.Equal(t, naming.ActNone, sp.Decisions[0].Action, "never rewritten")
 
-	sp = rewrite.PlanStore(nil, qwenSnap("mcp__foo_bar__x", ""), rewrite.Policy{Index: ix})
+	sp = rewrite.PlanStore(nil, qwenSnap("mcp__foo_bar__x", ""), naming.Policy{Index: ix})
 	got = Redispatches(sp, lk)
 	require.Len(t, got, 1)
 	assert.Equal(t, "ambiguous", got[0].Class)
@@ -55,7 +56,7 @@ func TestQwenRedispatches(t *testing.T) {
 
 	// A call that reaches the tool it called, or no tool at all, is no finding; nor is any call
 	// without an inventory.
-	assert.Empty(t, Redispatches(rewrite.PlanStore(nil, qwenSnap("mcp__lit__ok_tool", "lit"), rewrite.Policy{Index: ix}), lk))
-	assert.Empty(t, Redispatches(rewrite.PlanStore(nil, qwenSnap("mcp__gone__x", "gone"), rewrite.Policy{Index: ix}), lk))
+	assert.Empty(t, Redispatches(rewrite.PlanStore(nil, qwenSnap("mcp__lit__ok_tool", "lit"), naming.Policy{Index: ix}), lk))
+	assert.Empty(t, Redispatches(rewrite.PlanStore(nil, qwenSnap("mcp__gone__x", "gone"), naming.Policy{Index: ix}), lk))
 	assert.Empty(t, Redispatches(sp, &Lookup{}))
 }

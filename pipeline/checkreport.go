@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -207,9 +207,9 @@ func (rep *CheckReport) SARIF(inventory string) ([]reports.SARIFRule, []reports.
 					msg += " At " + f.Row + "."
 				}
 				switch {
-				case f.Action == string(rewrite.ActRewrite) && len(f.AfterFix) == 0:
+				case f.Action == string(naming.ActRewrite) && len(f.AfterFix) == 0:
 					msg += fmt.Sprintf(" After sessionfix fix: %s, which every provider checked accepts.", f.After)
-				case f.Action == string(rewrite.ActRewrite):
+				case f.Action == string(naming.ActRewrite):
 					msg += fmt.Sprintf(" After sessionfix fix: %s, still rejected by %s.", f.After, RejectedIDs(f.AfterFix))
 				default:
 					msg += " sessionfix fix does not change it."

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -15,7 +16,7 @@ func FixStoreOf(r *rewrite.StoreResult, showPlan, verbose bool) (fs FixStore, sk
 	fs = FixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: ProfileOf(r.Store)}
 	if showPlan {
 		for _, d := range r.Plan.Decisions {
-			if d.Action == rewrite.ActNone && !verbose {
+			if d.Action == naming.ActNone && !verbose {
 				continue
 			}
 			l := d.Site.Loc

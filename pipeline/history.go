@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
@@ -32,7 +33,7 @@ func StoredNames(ctx context.Context, roots []string) ([]string, []error) {
 	}
 	set := map[string]bool{}
 	var names []string
-	if _, err := rewrite.Process(ctx, stores, rewrite.Policy{}, rewrite.ProcessOptions{}, func(res *rewrite.StoreResult) error {
+	if _, err := rewrite.Process(ctx, stores, naming.Policy{}, rewrite.ProcessOptions{}, func(res *rewrite.StoreResult) error {
 		if res.ScanErr != nil {
 			problems = append(problems, res.ScanErr)
 			return nil

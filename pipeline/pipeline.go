@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
@@ -134,7 +135,7 @@ type Pipeline struct {
 	// Roots are the paths walked (the agent's default roots when none was given).
 	Roots  []string
 	Found  *scan.Found
-	Policy rewrite.Policy
+	Policy naming.Policy
 	// Summary aggregates every result Run sees; its Report is the JSON report.
 	Summary *Summary
 	// Settings holds the settings files among the roots and their legacy-spelled rules
@@ -199,7 +200,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 		found.Targets = slices.DeleteFunc(found.Targets, func(t scan.Target) bool { return skip[t.Store.Ref().Path] })
 		leftOut = n - len(found.Targets)
 	}
-	pol := rewrite.Policy{KeepTruncated: o.KeepTruncated, RewriteLossy: o.RewriteLossy, Index: ix}
+	pol := naming.Policy{KeepTruncated: o.KeepTruncated, RewriteLossy: o.RewriteLossy, Index: ix}
 	for _, set := range pr.set {
 		set(&pol)
 	}

@@ -3,13 +3,14 @@ package pipeline
 import (
 	"fmt"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
 // ScanSARIF collects scan's SARIF results, one store plan at a time (the pipeline's callback):
 // one result per name (a call stored as namespace + name, one Site.Group, once) that fix would rewrite (level
-// "warning") or that is kept although a provider rejects it (rewrite.Decision.KeepsRejected,
+// "warning") or that is kept although a provider rejects it (naming.Decision.KeepsRejected,
 // level "error"). Rule id "sessionfix/name/<class>" (mcpname and rewrite class names:
 // "sessionfix/name/legacy-dotted", or a room's class); location the store
 // path (reports.SARIFPath) and line, a SQLite row named in the message. The fingerprint
@@ -30,7 +31,7 @@ func (s *ScanSARIF) Add(sp *rewrite.StorePlan) {
 	path := reports.SARIFPath(sp.Store.Ref().Path)
 	for _, d := range sp.Names() {
 		kept := d.KeepsRejected()
-		if d.Action != rewrite.ActRewrite && !kept {
+		if d.Action != naming.ActRewrite && !kept {
 			continue
 		}
 		class := string(d.Class)

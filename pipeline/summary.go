@@ -115,7 +115,7 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	a.Report.Bytes += snap.State.Size
 	a.Report.Records += snap.Records
 	row.Records, row.Problems, row.Bytes = snap.Records, len(snap.Problems)+len(sp.Warnings), snap.State.Size
-	row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(rewrite.ActRewrite), sp.Count(rewrite.ActKeep)
+	row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(naming.ActRewrite), sp.Count(naming.ActKeep)
 	if snap.Failed() {
 		a.Failed = true
 	}
@@ -163,12 +163,12 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 		}
 		var m map[[3]string]*RenameRow
 		switch d.Action {
-		case rewrite.ActRewrite:
+		case naming.ActRewrite:
 			m = a.renames
 			if d.Class == mcpname.ClassLegacyDotted {
 				a.dotted[d.Site.Name] = true
 			}
-		case rewrite.ActKeep:
+		case naming.ActKeep:
 			m = a.kept
 			t.Kept++
 			if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
@@ -351,7 +351,7 @@ func GroupedRewrites(sp *rewrite.StorePlan) map[string]string {
 	out := map[string]string{}
 	for _, d := range sp.Decisions {
 		g := d.Site.Group
-		if g == "" || d.Action != rewrite.ActRewrite {
+		if g == "" || d.Action != naming.ActRewrite {
 			continue
 		}
 		if !first[g] {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -24,7 +25,7 @@ var BatchSites = 50_000
 // scan, in one transaction. What is checked across sites is then checked within a batch: a
 // call and its response (checkPairs) and object keys (checkKeyClashes) in different batches
 // are not compared.
-func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult)) *StoreResult {
+func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult)) *StoreResult {
 	res := &StoreResult{Store: st}
 	var (
 		held  []store.Site

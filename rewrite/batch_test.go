@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -24,7 +25,7 @@ func planRows(t *testing.T, results []*StoreResult) (rows []string, rewrite int)
 		for _, d := range r.Plan.Decisions {
 			rows = append(rows, fmt.Sprintf("%s @%d %s %s %s -> %s", d.Site.Loc.Row, d.Site.Loc.Offset, d.Site.Path, d.Class, d.Site.Name, d.New))
 		}
-		rewrite += r.Plan.Count(ActRewrite)
+		rewrite += r.Plan.Count(naming.ActRewrite)
 	}
 	sort.Strings(rows)
 	return rows, rewrite
@@ -49,7 +50,7 @@ func TestBatchedStoreSameAsWhole(t *testing.T) {
 		BatchSites = batch
 		defer func() { BatchSites = old }()
 		var out []*StoreResult
-		res, err := Process(ctx, []store.Store{sqlite.Open(db, all.SQLiteOptions(sqlite.Options{}))}, Policy{},
+		res, err := Process(ctx, []store.Store{sqlite.Open(db, all.SQLiteOptions(sqlite.Options{}))}, naming.Policy{},
 			ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: filepath.Join(dir, "state")}},
 			func(r *StoreResult) error { out = append(out, r); return nil })
 		require.NoError(t, err)

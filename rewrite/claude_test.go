@@ -29,8 +29,8 @@ var claudeFixtureTools = []mcpname.ClaudeTool{
 }
 
 // claudePolicy is a Policy whose Claude Code part is cp (the default of every session).
-func claudePolicy(cp claude.ClaudePolicy) Policy {
-	var pol Policy
+func claudePolicy(cp claude.ClaudePolicy) naming.Policy {
+	var pol naming.Policy
 	naming.SetAgent(&pol, claude.ID, &naming.PathPolicy[claude.ClaudePolicy]{Default: cp})
 	return pol
 }
@@ -84,7 +84,7 @@ func TestClaudeRepair1051(t *testing.T) {
 	} {
 		sp := planClaude(t, rel, cp)
 		assert.Equal(t, want, verdicts(t, sp), name)
-		assert.Equal(t, 3, sp.Count(ActRewrite), name)
+		assert.Equal(t, 3, sp.Count(naming.ActRewrite), name)
 		for _, d := range sp.Decisions {
 			switch d.Site.Name {
 			case "mcp__lit__literature.search_pubmed":
@@ -99,7 +99,7 @@ func TestClaudeRepair1051(t *testing.T) {
 			}
 		}
 		shared := planClaude(t, rel, claude.ClaudePolicy{Keys: cp.Keys, Tools: cp.Tools, AllowShared: true})
-		assert.Equal(t, 4, shared.Count(ActRewrite), name)
+		assert.Equal(t, 4, shared.Count(naming.ActRewrite), name)
 		assert.Equal(t, "rewrite claude-shared mcp__lit__literature_search_pubmed", verdicts(t, shared)["mcp__lit__literature.search_pubmed"], name)
 	}
 	none := verdicts(t, planClaude(t, rel, claude.ClaudePolicy{}))
@@ -108,7 +108,7 @@ func TestClaudeRepair1051(t *testing.T) {
 	}
 	// Pretending the current release were 1.0.51 changes nothing.
 	same := planClaude(t, rel, claude.ClaudePolicy{Keys: claudeFixtureKeys, Version: "1.0.51"})
-	assert.Zero(t, same.Count(ActRewrite))
+	assert.Zero(t, same.Count(naming.ActRewrite))
 }
 
 // TestClaudeRepairRefusalText: names inside refusal messages are reported, never rewritten.
@@ -118,11 +118,11 @@ func TestClaudeRepairRefusalText(t *testing.T) {
 	for _, d := range sp.Decisions {
 		if d.Site.Kind == claude.ClaudeSiteText {
 			text++
-			assert.NotEqual(t, ActRewrite, d.Action)
+			assert.NotEqual(t, naming.ActRewrite, d.Action)
 		}
 	}
 	assert.Equal(t, 4, text)
-	assert.Equal(t, 3, sp.Count(ActRewrite))
+	assert.Equal(t, 3, sp.Count(naming.ActRewrite))
 }
 
 // TestClaudeRepair21332: a 2.1.332 session already holds 2.1.332's names: nothing to rewrite,
@@ -131,12 +131,12 @@ func TestClaudeRepairRefusalText(t *testing.T) {
 func TestClaudeRepair21332(t *testing.T) {
 	for _, cp := range []claude.ClaudePolicy{{Keys: claudeFixtureKeys}, {Tools: claudeFixtureTools}, {}} {
 		sp := planClaude(t, "-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", cp)
-		assert.Zero(t, sp.Count(ActRewrite))
+		assert.Zero(t, sp.Count(naming.ActRewrite))
 		for _, d := range sp.Decisions {
 			assert.NotEqual(t, claude.ClassClaudeUnattributed, d.Class, d.Site.Name)
 			if d.Site.Name == "mcp__lit__literature_search_pubmed" && cp.Tools != nil {
 				assert.Equal(t, claude.ClassClaudeShared, d.Class)
-				assert.Equal(t, ActNone, d.Action)
+				assert.Equal(t, naming.ActNone, d.Action)
 			}
 		}
 	}

@@ -32,14 +32,14 @@ var codexInventory = []mcpname.CodexTool{
 }
 
 // codexPolicy is a Policy whose Codex part is cp (the default of every rollout).
-func codexPolicy(cp codex.CodexPolicy) Policy {
-	var pol Policy
+func codexPolicy(cp codex.CodexPolicy) naming.Policy {
+	var pol naming.Policy
 	naming.SetAgent(&pol, codex.ID, &naming.PathPolicy[codex.CodexPolicy]{Default: cp})
 	return pol
 }
 
 // planCodex scans one rollout and plans it with pol.
-func planCodex(t testing.TB, path string, pol Policy) *StorePlan {
+func planCodex(t testing.TB, path string, pol naming.Policy) *StorePlan {
 	t.Helper()
 	st := jsonl.Open(path, codex.Rollout)
 	snap, err := st.Scan(context.Background(), store.ScanOptions{})
@@ -72,9 +72,9 @@ type repair struct{ old, ns, name string }
 func rewrites(t testing.TB, sp *StorePlan) (map[string]repair, map[string]string) {
 	t.Helper()
 	out, sources := map[string]repair{}, map[string]string{}
-	byGroup := map[string][]Decision{}
+	byGroup := map[string][]naming.Decision{}
 	for _, d := range sp.Decisions {
-		if d.Action == ActRewrite {
+		if d.Action == naming.ActRewrite {
 			byGroup[d.Site.Group] = append(byGroup[d.Site.Group], d)
 		}
 	}
@@ -157,16 +157,16 @@ func TestCodexNamerFixture050(t *testing.T) {
 				assert.Equal(t, tt.source, src, old)
 			}
 			for _, d := range sp.Decisions {
-				if d.Action == ActRewrite && d.Site.Field == codex.FieldName {
+				if d.Action == naming.ActRewrite && d.Site.Field == codex.FieldName {
 					assert.Contains(t, d.Note, tt.inNotes)
 					assert.Contains(t, d.Note, "raw identity ")
 				}
-				if d.Action != ActRewrite {
+				if d.Action != naming.ActRewrite {
 					assert.Equal(t, mcpname.ClassClean, d.Class, d.Site.Name)
-					assert.Equal(t, ActNone, d.Action, d.Site.Name)
+					assert.Equal(t, naming.ActNone, d.Action, d.Site.Name)
 				}
 			}
-			assert.Equal(t, 4, sp.Count(ActRewrite), "four names (name + namespace each)")
+			assert.Equal(t, 4, sp.Count(naming.ActRewrite), "four names (name + namespace each)")
 			assert.Len(t, sp.Names(), 8)
 			assert.Len(t, sp.Edits(), 8)
 			assert.Equal(t, 4, NameCount(sp.Edits()))
@@ -175,11 +175,11 @@ func TestCodexNamerFixture050(t *testing.T) {
 }
 
 func TestCodexNamerNothingKnown(t *testing.T) {
-	sp := planCodex(t, codexFixtures+"rollout-codex-0.50.0.jsonl", Policy{})
-	assert.Zero(t, sp.Count(ActRewrite))
-	assert.Equal(t, 4, sp.Count(ActKeep))
+	sp := planCodex(t, codexFixtures+"rollout-codex-0.50.0.jsonl", naming.Policy{})
+	assert.Zero(t, sp.Count(naming.ActRewrite))
+	assert.Equal(t, 4, sp.Count(naming.ActKeep))
 	for _, d := range sp.Decisions {
-		if d.Action == ActKeep {
+		if d.Action == naming.ActKeep {
 			assert.Equal(t, codex.ClassCodexUnattributed, d.Class)
 			assert.Contains(t, d.Note, "no invocation record for call "+d.Site.CallID)
 			assert.Contains(t, d.Note, "no inventory")
@@ -198,7 +198,7 @@ func TestCodexNamerFixture0169(t *testing.T) {
 	sp := planCodex(t, codexFixtures+"rollout-codex-0.169.0.jsonl", codexPolicy(codex.CodexPolicy{Config: fixtureConfig(t, "")}))
 	require.Len(t, sp.Decisions, 16)
 	for _, d := range sp.Decisions {
-		assert.Equal(t, ActNone, d.Action, d.Site.Name)
+		assert.Equal(t, naming.ActNone, d.Action, d.Site.Name)
 		assert.Equal(t, mcpname.ClassClean, d.Class, d.Site.Name)
 	}
 	assert.Len(t, sp.Names(), 8)
@@ -320,9 +320,9 @@ func TestCodexNamerAttribution(t *testing.T) {
 				}
 			}
 			if tt.why != "" {
-				require.Equal(t, 1, sp.Count(ActKeep))
+				require.Equal(t, 1, sp.Count(naming.ActKeep))
 				for _, d := range sp.Decisions {
-					if d.Action == ActKeep {
+					if d.Action == naming.ActKeep {
 						assert.Equal(t, codex.ClassCodexUnattributed, d.Class)
 						assert.Contains(t, d.Note, tt.why)
 					}
@@ -346,7 +346,7 @@ func TestCodexNamerUnregistered(t *testing.T) {
 	sp = planCodex(t, writeCodex(t, lines...), codexPolicy(codex.CodexPolicy{Config: codexConfig(t, "[mcp_servers.lit]\ncommand='x'\nenabled=false")}))
 	for _, d := range sp.Decisions {
 		if d.Site.Field == codex.FieldName {
-			assert.Equal(t, ActRewrite, d.Action)
+			assert.Equal(t, naming.ActRewrite, d.Action)
 			assert.Contains(t, d.Note, "config.toml does not register lit/gone.tool")
 		}
 	}
@@ -358,22 +358,22 @@ func TestCodexNamerExistingNamespace(t *testing.T) {
 	// in place, nothing is inserted.
 	long := strings.Repeat("t", 130)
 	line := `{"type":"response_item","payload":{"type":"function_call","name":"` + long + `","namespace":"mcp__lit__","call_id":"c1"}}`
-	sp := planCodex(t, writeCodex(t, line, rolloutEnd("c1", "lit", long)), Policy{})
+	sp := planCodex(t, writeCodex(t, line, rolloutEnd("c1", "lit", long)), naming.Policy{})
 	want := mcpname.CodexAllocate([]mcpname.CodexTool{{Server: "lit", Tool: long}}, mcpname.CodexE6Params())[mcpname.CodexTool{Server: "lit", Tool: long}]
 	require.Equal(t, "mcp__lit", want.Namespace)
 	var news []string
 	for _, d := range sp.Decisions {
-		assert.Equal(t, ActRewrite, d.Action)
+		assert.Equal(t, naming.ActRewrite, d.Action)
 		assert.NotEmpty(t, d.Site.Raw, "no insertion: the namespace exists")
 		assert.Equal(t, codex.SourceInvocation, d.Source)
 		news = append(news, d.Site.Field+"="+d.New)
 	}
 	assert.Equal(t, []string{"name=" + want.Name, "namespace=mcp__lit"}, news)
-	assert.Equal(t, 1, sp.Count(ActRewrite))
+	assert.Equal(t, 1, sp.Count(naming.ActRewrite))
 
 	// Same call within the limit: nothing to do.
 	line = `{"type":"response_item","payload":{"type":"function_call","name":"get_data","namespace":"mcp__lit__","call_id":"c1"}}`
-	sp = planCodex(t, writeCodex(t, line), Policy{})
-	assert.Zero(t, sp.Count(ActRewrite))
-	assert.Zero(t, sp.Count(ActKeep))
+	sp = planCodex(t, writeCodex(t, line), naming.Policy{})
+	assert.Zero(t, sp.Count(naming.ActRewrite))
+	assert.Zero(t, sp.Count(naming.ActKeep))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
@@ -32,7 +33,7 @@ func TestStateFileReplacesSyncTheRunDirectory(t *testing.T) {
 		return nil
 	})()
 	now := func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }
-	res, err := Apply(context.Background(), Build(scanned(t, a), Policy{}), ApplyOptions{StateDir: state, Workers: 1, Now: now})
+	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state, Workers: 1, Now: now})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Files)
 	_, m, err := Undo(context.Background(), res.Dir, all.Open, false, now)

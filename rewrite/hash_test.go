@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/zeebo/xxh3"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 )
@@ -49,7 +50,7 @@ func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
 	}
 	state := filepath.Join(t.TempDir(), "state")
 	now := func() time.Time { return time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC) }
-	res, err := Apply(context.Background(), Build(scanned(t, a, b, c), Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
+	res, err := Apply(context.Background(), Build(scanned(t, a, b, c), naming.Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
 	require.NoError(t, err)
 	m, err := ReadRun(res.Dir)
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -30,7 +31,7 @@ func TestStreamedManifestIsTheMarshalledManifest(t *testing.T) {
 	}
 	state := filepath.Join(t.TempDir(), "state")
 	now := func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }
-	res, err := Apply(context.Background(), Build(scanned(t, paths...), Policy{}), ApplyOptions{StateDir: state, Now: now, Command: `test "files": [] <cmd>`})
+	res, err := Apply(context.Background(), Build(scanned(t, paths...), naming.Policy{}), ApplyOptions{StateDir: state, Now: now, Command: `test "files": [] <cmd>`})
 	require.NoError(t, err)
 	assert.Equal(t, 5, res.Files)
 	assert.Nil(t, res.Manifest.Files, "the result holds no file entries")
@@ -129,7 +130,7 @@ func TestManifestRecordsAStoreWhoseDoneLineFailed(t *testing.T) {
 		}
 		return nil
 	})()
-	res, err := Apply(context.Background(), Build(scanned(t, a), Policy{}), ApplyOptions{StateDir: state, Workers: 1})
+	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state, Workers: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Files)
 	assert.Positive(t, failed)

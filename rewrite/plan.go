@@ -20,31 +20,11 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
-// The plan's vocabulary is package naming's (the contract the agents' namers implement in
-// their rooms); rewrite names it for its callers.
-type (
-	// Action is what the plan does with one name site (naming.Action).
-	Action = naming.Action
-	// Policy holds the user's choices and each agent's own policy (naming.Policy).
-	Policy = naming.Policy
-	// Decision is the verdict on one name site (naming.Decision).
-	Decision = naming.Decision
-	// Namer decides the fate of every site of one store (naming.Namer).
-	Namer = naming.Namer
-)
-
-// Actions of a Decision.
-const (
-	ActRewrite = naming.ActRewrite
-	ActKeep    = naming.ActKeep
-	ActNone    = naming.ActNone
-)
-
 // StorePlan is the plan for one store.
 type StorePlan struct {
-	Store     store.Store     `json:"-"`
-	Snap      *store.Snapshot `json:"-"`
-	Decisions []Decision      `json:"decisions"`
+	Store     store.Store       `json:"-"`
+	Snap      *store.Snapshot   `json:"-"`
+	Decisions []naming.Decision `json:"decisions"`
 	// Warnings are plan-level findings (a call and its response disagree, a key clash).
 	Warnings []store.Problem `json:"warnings,omitempty"`
 }
@@ -53,7 +33,7 @@ type StorePlan struct {
 func (sp *StorePlan) Edits() []store.Edit {
 	var out []store.Edit
 	for _, d := range sp.Decisions {
-		if d.Action == ActRewrite {
+		if d.Action == naming.ActRewrite {
 			out = append(out, store.Edit{Site: *d.Site, New: d.New})
 		}
 	}
@@ -63,7 +43,7 @@ func (sp *StorePlan) Edits() []store.Edit {
 // Count returns how many names have action a. Sites of one Group (a call's name and its
 // namespace member) are one name, whose action is the strongest of its sites' (rewrite, then
 // keep, then none).
-func (sp *StorePlan) Count(a Action) int {
+func (sp *StorePlan) Count(a naming.Action) int {
 	n := 0
 	for _, d := range sp.Names() {
 		if d.Action == a {
@@ -76,7 +56,7 @@ func (sp *StorePlan) Count(a Action) int {
 // Names returns one decision per name: a lone site's own, or, for the sites of one Group, the
 // first decision with the group's strongest action (see Count). The order is the plan's.
 // Without groups it is sp.Decisions itself (no copy: read only).
-func (sp *StorePlan) Names() []Decision {
+func (sp *StorePlan) Names() []naming.Decision {
 	grouped := false
 	for i := range sp.Decisions {
 		if sp.Decisions[i].Site.Group != "" {
@@ -87,7 +67,7 @@ func (sp *StorePlan) Names() []Decision {
 	if !grouped {
 		return sp.Decisions
 	}
-	out := make([]Decision, 0, len(sp.Decisions))
+	out := make([]naming.Decision, 0, len(sp.Decisions))
 	at := map[string]int{}
 	for _, d := range sp.Decisions {
 		if d.Site.Group == "" {
@@ -106,11 +86,11 @@ func (sp *StorePlan) Names() []Decision {
 	return out
 }
 
-func actionRank(a Action) int {
+func actionRank(a naming.Action) int {
 	switch a {
-	case ActRewrite:
+	case naming.ActRewrite:
 		return 2
-	case ActKeep:
+	case naming.ActKeep:
 		return 1
 	}
 	return 0
@@ -154,7 +134,7 @@ type Totals struct {
 // NamerFor returns the naming rule of an agent: the Namer of its room in the agent list
 // (agent.Agent.Namer), or naming.ProviderSafe (normalize only names a provider rejects) for an
 // agent without one or not in the list.
-func NamerFor(id store.AgentID) Namer {
+func NamerFor(id store.AgentID) naming.Namer {
 	if a := all.Lookup(id); a != nil && a.Namer != nil {
 		return a.Namer
 	}
@@ -164,7 +144,7 @@ func NamerFor(id store.AgentID) Namer {
 // Build makes the plan for scanned stores (snapshots with their stores). Stores that could not
 // be read are left out (the caller reports them). Each store is planned on its own (see
 // PlanStore), so Build and the streaming Process give the same decisions.
-func Build(scanned []Scanned, pol Policy) *Plan {
+func Build(scanned []Scanned, pol naming.Policy) *Plan {
 	p := &Plan{}
 	for _, s := range scanned {
 		if s.Snap == nil {
@@ -179,7 +159,7 @@ func Build(scanned []Scanned, pol Policy) *Plan {
 // PlanStore plans one scanned store: the agent's Namer decides each site, then a call and its
 // response are checked to end with the same name and object keys are kept distinct.
 // Decisions are sorted by position.
-func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
+func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePlan {
 	sp := &StorePlan{Store: st, Snap: snap, Decisions: NamerFor(snap.Agent).Decide(snap, pol)}
 	checkPairs(sp)
 	checkKeyClashes(sp)
@@ -187,7 +167,7 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
 		// A run's manifest and a plan file are JSON: a path that is not UTF-8 would be recorded
 		// with U+FFFD in it, and undo would look for (undo --force would create) another file.
 		snap.NotWritable = "its path is not valid UTF-8 (a run manifest could not name it for undo)"
-		if sp.Count(ActRewrite) > 0 { // an error of the store: the run is partial (exit 3)
+		if sp.Count(naming.ActRewrite) > 0 { // an error of the store: the run is partial (exit 3)
 			snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevError,
 				Reason: "the store's path is not valid UTF-8: not rewritten (a run manifest, JSON, could not name it for undo); rename the file to rewrite it"})
 		}
@@ -196,8 +176,8 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol Policy) *StorePlan {
 		// The store must not be written (invalid UTF-8, …): what would have been rewritten is
 		// kept and says why; the store's own problem makes the run partial.
 		for i := range sp.Decisions {
-			if d := &sp.Decisions[i]; d.Action == ActRewrite {
-				d.Action, d.Note = ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", snap.NotWritable, d.New)
+			if d := &sp.Decisions[i]; d.Action == naming.ActRewrite {
+				d.Action, d.Note = naming.ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", snap.NotWritable, d.New)
 				d.New = ""
 			}
 		}
@@ -224,11 +204,11 @@ type Scanned struct {
 func checkPairs(sp *StorePlan) {
 	type end struct {
 		final string
-		d     *Decision
+		d     *naming.Decision
 	}
 	calls := map[string]end{}
-	final := func(d *Decision) string {
-		if d.Action == ActRewrite {
+	final := func(d *naming.Decision) string {
+		if d.Action == naming.ActRewrite {
 			return d.New
 		}
 		return d.Site.Name
@@ -285,17 +265,17 @@ func checkKeyClashes(sp *StorePlan) {
 		for _, i := range idx {
 			d := &sp.Decisions[i]
 			name := d.Site.Name
-			if d.Action == ActRewrite {
+			if d.Action == naming.ActRewrite {
 				name = d.New
 			}
 			seen[name]++
 		}
 		for _, i := range idx {
 			d := &sp.Decisions[i]
-			if d.Action == ActRewrite && seen[d.New] > 1 {
+			if d.Action == naming.ActRewrite && seen[d.New] > 1 {
 				sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
 					Reason: fmt.Sprintf("key %q not renamed to %q: another key of the same object (%s) is or would become %q, and JSON keeps only one of duplicate keys", d.Site.Name, d.New, d.Site.Scope, d.New)})
-				d.Action, d.Note = ActKeep, fmt.Sprintf("would duplicate key %q", d.New)
+				d.Action, d.Note = naming.ActKeep, fmt.Sprintf("would duplicate key %q", d.New)
 				d.New = ""
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -57,7 +58,7 @@ type Batch struct {
 // total size of the stores. A store that cannot be read or rewritten is reported through its
 // result; Process fails only when ctx is cancelled or emit returns an error. The returned
 // Result names the run (empty when nothing was rewritten).
-func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessOptions, emit func(*StoreResult) error) (*Result, error) {
+func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt ProcessOptions, emit func(*StoreResult) error) (*Result, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = min(runtime.NumCPU(), 8)
@@ -99,7 +100,7 @@ func Process(ctx context.Context, stores []store.Store, pol Policy, opt ProcessO
 
 // processOne scans, plans and rewrites one store; part hands out the leading results of a
 // store planned batch by batch (batch.go), the returned result is the store's last.
-func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult)) *StoreResult {
+func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult)) *StoreResult {
 	if bs, ok := st.(store.BatchScanner); ok {
 		return processBatches(ctx, st, bs, pol, opt, sopt, r, part)
 	}
@@ -115,7 +116,7 @@ func processOne(ctx context.Context, st store.Store, pol Policy, opt ProcessOpti
 // planAndApply plans the whole snapshot of st into res and, with opt.Apply, checks it against
 // opt.Planned (fix --plan) and rewrites it; shared by processOne and a store whose sites fit in
 // one batch (processBatches).
-func planAndApply(ctx context.Context, st store.Store, snap *store.Snapshot, pol Policy, opt ProcessOptions, r *run, res *StoreResult) *StoreResult {
+func planAndApply(ctx context.Context, st store.Store, snap *store.Snapshot, pol naming.Policy, opt ProcessOptions, r *run, res *StoreResult) *StoreResult {
 	res.Plan = PlanStore(st, snap, pol)
 	if opt.Apply && opt.Planned != nil {
 		if err := checkPlanned(opt.Planned, res.Plan); err != nil {
@@ -123,7 +124,7 @@ func planAndApply(ctx context.Context, st store.Store, snap *store.Snapshot, pol
 			return res
 		}
 	}
-	if opt.Apply && res.Plan.Count(ActRewrite) > 0 && ctx.Err() == nil {
+	if opt.Apply && res.Plan.Count(naming.ActRewrite) > 0 && ctx.Err() == nil {
 		o := r.apply(ctx, res.Plan)
 		res.Outcome = &o
 		if opt.Progress == nil && opt.ApplyOptions.Progress != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/qwen"
@@ -30,7 +31,7 @@ func TestProcessOrdersAndRecordsFailures(t *testing.T) {
 	require.NoError(t, os.Remove(stores[1].Ref().Path)) // vanishes after discovery
 	var seen int64
 	var got []*StoreResult
-	_, err = Process(context.Background(), stores, Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}, Progress: func(n int64) { seen += n }},
+	_, err = Process(context.Background(), stores, naming.Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}, Progress: func(n int64) { seen += n }},
 		func(r *StoreResult) error { got = append(got, r); return nil })
 	require.NoError(t, err)
 	require.Len(t, got, 3)
@@ -39,6 +40,6 @@ func TestProcessOrdersAndRecordsFailures(t *testing.T) {
 	}
 	assert.NoError(t, got[0].ScanErr)
 	assert.ErrorIs(t, got[1].ScanErr, os.ErrNotExist)
-	assert.Equal(t, 1, got[2].Plan.Count(ActRewrite))
+	assert.Equal(t, 1, got[2].Plan.Count(naming.ActRewrite))
 	assert.Equal(t, 2*size.Size(), seen)
 }

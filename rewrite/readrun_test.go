@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
@@ -25,7 +26,7 @@ func TestUndoRefusesAnEntryChangedAfterItWasChecked(t *testing.T) {
 	origB, _ := os.ReadFile(b)
 	state := filepath.Join(t.TempDir(), "state")
 	now := func() time.Time { return time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC) }
-	res, err := Apply(context.Background(), Build(scanned(t, a, b), Policy{}), ApplyOptions{StateDir: state, Now: now})
+	res, err := Apply(context.Background(), Build(scanned(t, a, b), naming.Policy{}), ApplyOptions{StateDir: state, Now: now})
 	require.NoError(t, err)
 	newA, _ := os.ReadFile(a)
 	m, err := ReadRun(res.Dir)
@@ -94,7 +95,7 @@ func TestUndoFromTheJournalReadsEntriesBack(t *testing.T) {
 	orig, _ := os.ReadFile(a)
 	state := filepath.Join(t.TempDir(), "state")
 	now := func() time.Time { return time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC) }
-	res, err := Apply(context.Background(), Build(scanned(t, a), Policy{}), ApplyOptions{StateDir: state, Now: now})
+	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state, Now: now})
 	require.NoError(t, err)
 	require.NoError(t, writeManifest(res.Dir, &Manifest{Version: manifestVersion, RunID: res.RunID, Created: now(), Roots: absPaths([]string{dir}), State: StateApplying}))
 	m, err := ReadRun(res.Dir)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/jsonl"
@@ -70,7 +71,7 @@ func TestPlanClassesAndPolicy(t *testing.T) {
 		call("f", "read_file"))
 	sc := scanned(t, p)
 
-	plan := Build(sc, Policy{})
+	plan := Build(sc, naming.Policy{})
 	require.Len(t, plan.Stores, 1)
 	assert.Equal(t, []string{
 		"legacy-dotted:rewrite:mcp__lit__literature.search_pubmed→mcp__lit__literature_search_pubmed_1nv53db",
@@ -84,18 +85,18 @@ func TestPlanClassesAndPolicy(t *testing.T) {
 	assert.Contains(t, plan.Stores[0].Decisions[2].Note, "no current tool answers")
 
 	ix := mcpname.NewIndex(mcpname.Raw("lit", "get+data"), mcpname.Raw("com.example.enterprise-search", "query_documents_by_semantic_similarity"))
-	plan = Build(sc, Policy{KeepTruncated: true, RewriteLossy: true, Index: ix})
+	plan = Build(sc, naming.Policy{KeepTruncated: true, RewriteLossy: true, Index: ix})
 	got := decisions(plan.Stores[0])
 	assert.Equal(t, "legacy-truncated-dotted:keep:mcp__com.example.enterprise-___documents_by_semantic_similarity→", got[2])
 	assert.Equal(t, "lossy-legacy:rewrite:mcp__lit__get_data→mcp__lit__get_data_0kcpus5", got[3])
 	assert.Equal(t, "inventory: mcp__lit__get+data", plan.Stores[0].Decisions[3].Source)
 	assert.Contains(t, plan.Stores[0].Decisions[2].Note, "mcp__com.example.enterprise-search__query_documents_by_semantic_similarity")
 
-	sp := Build(sc, Policy{}).Stores[0]
-	assert.Equal(t, 2, sp.Count(ActRewrite))
+	sp := Build(sc, naming.Policy{}).Stores[0]
+	assert.Equal(t, 2, sp.Count(naming.ActRewrite))
 	var keptTruncated, normalized int
 	for _, d := range sp.Names() {
-		if d.Action == ActKeep && (d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted) {
+		if d.Action == naming.ActKeep && (d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted) {
 			keptTruncated++
 		}
 		if d.Class == mcpname.ClassNormalized {
@@ -111,15 +112,15 @@ func TestPairsAndKeyClashes(t *testing.T) {
 	p := writeSession(t, dir, "s.jsonl",
 		call("x1", "mcp__a.b__c"), resp("x1", "mcp__a.b__c"),
 		call("x2", "mcp__a.b__c"), resp("x2", "mcp__other.srv__d"))
-	plan := Build(scanned(t, p), Policy{})
+	plan := Build(scanned(t, p), naming.Policy{})
 	require.Len(t, plan.Stores[0].Warnings, 1)
 	assert.Contains(t, plan.Stores[0].Warnings[0].Reason, "call id x2")
 
 	u := filepath.Join(dir, "usage_record.jsonl")
 	require.NoError(t, os.WriteFile(u, []byte(`{"tools":{"byName":{"mcp__a.b__c":{"count":1},"mcp__a_b__c_`+mcpname.Hash("mcp__a.b__c")+`":{"count":2},"mcp__x.y__z":{"count":3}}}}`+"\n"), 0o600))
-	plan = Build(scanned(t, u), Policy{})
+	plan = Build(scanned(t, u), naming.Policy{})
 	sp := plan.Stores[0]
-	assert.Equal(t, 1, sp.Count(ActRewrite), "only the key that does not clash is renamed")
+	assert.Equal(t, 1, sp.Count(naming.ActRewrite), "only the key that does not clash is renamed")
 	require.Len(t, sp.Warnings, 1)
 	assert.Contains(t, sp.Warnings[0].Reason, "JSON keeps only one of duplicate keys")
 }
@@ -133,7 +134,7 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	origC, _ := os.ReadFile(c)
 	state := filepath.Join(t.TempDir(), "state")
 	now := func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }
-	res, err := Apply(context.Background(), Build(scanned(t, a, b, c), Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
+	res, err := Apply(context.Background(), Build(scanned(t, a, b, c), naming.Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.RunID)
 	assert.True(t, strings.HasPrefix(res.RunID, "20261130T100000Z-"))
@@ -199,7 +200,7 @@ func TestApplyNothingCreatesNoRun(t *testing.T) {
 	dir := t.TempDir()
 	b := writeSession(t, dir, "b.jsonl", call("1", "mcp__ok__c"))
 	state := filepath.Join(t.TempDir(), "state")
-	res, err := Apply(context.Background(), Build(scanned(t, b), Policy{}), ApplyOptions{StateDir: state})
+	res, err := Apply(context.Background(), Build(scanned(t, b), naming.Policy{}), ApplyOptions{StateDir: state})
 	require.NoError(t, err)
 	assert.Empty(t, res.RunID)
 	_, err = os.Stat(state)
@@ -216,7 +217,7 @@ func TestProcessStreamsInOrderAndApplies(t *testing.T) {
 	missing := jsonl.Open(filepath.Join(dir, "zz.jsonl"), qwen.Session)
 	stores = append(stores, missing)
 	var order []string
-	res, err := Process(context.Background(), stores, Policy{}, ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: filepath.Join(t.TempDir(), "s"), Workers: 3}},
+	res, err := Process(context.Background(), stores, naming.Policy{}, ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: filepath.Join(t.TempDir(), "s"), Workers: 3}},
 		func(r *StoreResult) error {
 			order = append(order, filepath.Base(r.Store.Ref().Path))
 			if r.ScanErr == nil {
@@ -243,8 +244,8 @@ func TestReadOnlySitesAreNeverRewritten(t *testing.T) {
 				{Name: "mcp__lit__literature.search_pubmed", ReadOnly: true, Raw: []byte(`"mcp__lit__literature.search_pubmed"`)},
 				{Name: "lit_search.pubmed", ReadOnly: true, Raw: []byte(`"lit_search.pubmed"`)},
 			}}
-			sp := PlanStore(nil, snap, Policy{})
-			assert.Equal(t, 0, sp.Count(ActRewrite))
+			sp := PlanStore(nil, snap, naming.Policy{})
+			assert.Equal(t, 0, sp.Count(naming.ActRewrite))
 			assert.Empty(t, sp.Edits())
 			for _, d := range sp.Decisions {
 				assert.Empty(t, d.New)
@@ -264,7 +265,7 @@ func TestProcessStopsWhenCancelled(t *testing.T) {
 	seen := 0
 	done := make(chan error, 1)
 	go func() {
-		_, err := Process(ctx, stores, Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}}, func(*StoreResult) error {
+		_, err := Process(ctx, stores, naming.Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}}, func(*StoreResult) error {
 			seen++
 			if seen == 3 {
 				cancel()
@@ -291,8 +292,8 @@ func TestStoreWithNonUTF8PathIsNotRewritten(t *testing.T) {
 	p := writeSession(t, dir, "bad\xffname.jsonl", call("1", "mcp__a.b__c"))
 	snap, err := jsonl.Open(p, qwen.Session).Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
-	sp := PlanStore(nil, snap, Policy{})
-	assert.Equal(t, 0, sp.Count(ActRewrite))
+	sp := PlanStore(nil, snap, naming.Policy{})
+	assert.Equal(t, 0, sp.Count(naming.ActRewrite))
 	assert.Empty(t, sp.Edits())
 	assert.Contains(t, snap.NotWritable, "not valid UTF-8")
 	require.Len(t, snap.Problems, 1)
@@ -300,7 +301,7 @@ func TestStoreWithNonUTF8PathIsNotRewritten(t *testing.T) {
 	assert.Contains(t, snap.Problems[0].Reason, "path is not valid UTF-8")
 	assert.True(t, snap.Failed(), "the run is partial (exit 3)")
 	for _, d := range sp.Decisions {
-		if d.Action == ActKeep && d.Note != "" {
+		if d.Action == naming.ActKeep && d.Note != "" {
 			assert.Contains(t, d.Note, "not rewritten: ")
 		}
 	}

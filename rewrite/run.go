@@ -22,6 +22,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -165,7 +166,7 @@ func (o Outcome) Committed() bool { return o.Change != nil }
 func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	var work []*StorePlan
 	for _, sp := range p.Stores {
-		if sp.Count(ActRewrite) > 0 {
+		if sp.Count(naming.ActRewrite) > 0 {
 			work = append(work, sp)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
@@ -278,9 +279,9 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport) {
 			fmt.Fprintf(w, "  %s\n    accepted now\n", reports.Printable(label))
 		}
 		switch {
-		case f.Action == string(rewrite.ActRewrite) && len(f.AfterFix) == 0:
+		case f.Action == string(naming.ActRewrite) && len(f.AfterFix) == 0:
 			fmt.Fprintf(w, "    after fix: %s passes every provider checked\n", reports.Printable(f.After))
-		case f.Action == string(rewrite.ActRewrite):
+		case f.Action == string(naming.ActRewrite):
 			fmt.Fprintf(w, "    after fix: %s is still rejected by %s\n", reports.Printable(f.After), pipeline.RejectedIDs(f.AfterFix))
 			writeRuleLines(w, f.AfterFix)
 		case f.Kind == "declared" || f.Kind == "declared-raw":

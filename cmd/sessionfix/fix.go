@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
@@ -524,9 +525,9 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 	for _, d := range fs.Decisions {
 		newName := d.New
 		switch d.Action {
-		case string(rewrite.ActKeep):
+		case string(naming.ActKeep):
 			newName = "(kept)"
-		case string(rewrite.ActNone):
+		case string(naming.ActNone):
 			newName = "(unchanged)"
 		}
 		t.Add(d.Where, d.Site, d.Old.String(), newName, pipeline.ReasonLabel(d.Class, d.Reasons))
