@@ -11,11 +11,16 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
 )
 
+var fuzzPats = jsonscan.MustCompile("tool", "type", "part.tool", "part.part.tool")
+
 // FuzzExtractAgreesWithSQLite: whenever sessionfix_extract accepts a value, SQLite's json_valid
-// does too and it is an object, and the token at each path is the string json_extract finds
-// there (none where json_extract finds no string).
+// does too and it is an object, the full lexer (internal/jsonscan) finds no error in it and
+// captures at each path exactly the token the extractor points at, and that token is the
+// string json_extract finds there (none where json_extract finds no string).
 func FuzzExtractAgreesWithSQLite(f *testing.F) {
 	for _, s := range []string{`{"type":"tool","tool":"a.b","callID":"c"}`, `{"part":{"tool":"a\u0041b"}}`,
 		`{"a":[1,2,{"tool":"x"}],"tool":null}`, `{"tool":"x","part":{"type":"tool","tool":"y"}}`, "{\"tool\":\"\xff\"}",
@@ -46,6 +51,23 @@ func FuzzExtractAgreesWithSQLite(f *testing.F) {
 		if blob == nil {
 			return
 		}
+		lexed := map[string][2]int64{} // path → offset, length of the lexer's capture
+		var lexErr *jsonscan.SyntaxError
+		sc := jsonscan.New(fuzzPats, jsonscan.Document, func(r *jsonscan.Record) error {
+			lexErr = r.Err
+			for _, c := range r.Captures {
+				p := "$." + c.Path.String()
+				if _, dup := lexed[p]; dup {
+					lexed[p] = [2]int64{-1, -1}
+					continue
+				}
+				lexed[p] = [2]int64{c.Offset - r.Start, int64(c.Len)}
+			}
+			return nil
+		})
+		_, _ = sc.Write([]byte(v))
+		_ = sc.Close()
+		require.Nil(t, lexErr, "extract accepted what the lexer rejects: %q", v)
 		require.Equal(t, 1, valid, "extract accepted what json_valid rejects: %q", v)
 		require.Equal(t, "object", typ.String, "%q", v)
 		require.Len(t, blob, 16*len(paths))
@@ -54,6 +76,14 @@ func FuzzExtractAgreesWithSQLite(f *testing.F) {
 			n := int64(binary.NativeEndian.Uint64(blob[16*i+8:]))
 			var ptype, pval sql.NullString
 			require.NoError(t, conn.QueryRowContext(context.Background(), `SELECT json_type(CAST(?1 AS TEXT), ?2), json_extract(CAST(?1 AS TEXT), ?2)`, []byte(v), p).Scan(&ptype, &pval))
+			lx, ok := lexed[p]
+			if utf8.ValidString(v) {
+				if n == 0 {
+					require.False(t, ok, "path %s of %q: the lexer captures %v, extract nothing", p, v, lx)
+				} else {
+					require.Equal(t, [2]int64{off, n}, lx, "path %s of %q: extract vs lexer", p, v)
+				}
+			}
 			if n == 0 {
 				require.NotEqual(t, "text", ptype.String, "path %s of %q: SQLite finds a string, extract none", p, v)
 				continue
