@@ -624,7 +624,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		return err
 	}
 	defer pf.Cleanup()
-	if _, err := io.CopyBuffer(pf, &ctxReader{ctx: ctx, r: io.LimitReader(src, ch.Before.Size)}, make([]byte, copyBufSize)); err != nil {
+	if err := copyCheckedBackup(pf, &ctxReader{ctx: ctx, r: src}, ch); err != nil {
 		return fmt.Errorf("restore %s: %w", path, err)
 	}
 	if fi, err := os.Stat(path); err == nil {
@@ -713,16 +713,29 @@ func copyBackup(ch *store.Change) Transform {
 		if _, err := io.CopyBuffer(io.Discard, src, make([]byte, copyBufSize)); err != nil {
 			return err
 		}
-		f, err := os.Open(ch.Backup)
+		f, err := openNoFollow(ch.Backup)
 		if err != nil {
 			return fmt.Errorf("open backup %s: %w", ch.Backup, err)
 		}
 		defer f.Close()
-		if _, err := io.CopyBuffer(dst, io.LimitReader(f, ch.Before.Size), make([]byte, copyBufSize)); err != nil {
-			return fmt.Errorf("restore from %s: %w", ch.Backup, err)
-		}
-		return nil
+		return copyCheckedBackup(dst, f, ch)
 	}
+}
+
+// copyCheckedBackup copies the first ch.Before.Size bytes of the backup src to dst, checking
+// as it goes that there are that many and that they hash (SHA-256) to ch.Before.SHA256:
+// RestoreFile hashed the backup before, but it may have been truncated or rewritten since,
+// and only what is copied counts. On an error the caller does not put dst in place.
+func copyCheckedBackup(dst io.Writer, src io.Reader, ch *store.Change) error {
+	h := sha256.New()
+	n, err := io.CopyBuffer(io.MultiWriter(dst, h), io.LimitReader(src, ch.Before.Size), make([]byte, copyBufSize))
+	if err != nil {
+		return fmt.Errorf("restore from %s: %w", ch.Backup, err)
+	}
+	if n != ch.Before.Size || hex.EncodeToString(h.Sum(nil)) != ch.Before.SHA256 {
+		return fmt.Errorf("backup %s changed after undo checked it (%d of its first %d bytes read, or they no longer hash to the original's sha256): not restored", ch.Backup, n, ch.Before.Size)
+	}
+	return nil
 }
 
 // ReverseSplice returns a Transform undoing edits (sorted by At, offsets of the source): at
