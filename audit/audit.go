@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
@@ -58,7 +58,7 @@ type Input struct {
 	// their mcpServers keys mark agent-local servers.
 	Agents []*settings.Agent
 	// Inventory is the MCP tools; nil means none.
-	Inventory *inventory.Inventory
+	Inventory *mcpinventory.Inventory
 	// Mode is the approval mode the outcomes are computed in; "" means permission.ModeDefault
 	// (audit.md §2: "the outcome in default approval mode").
 	Mode permission.Mode
@@ -90,7 +90,7 @@ type Tool struct {
 	// (qwen-reference.md §1.6).
 	permission.Tool
 	// Source says where the inventory entry came from (file, discovered, inferred).
-	Source inventory.Source
+	Source mcpinventory.Source
 	// Trusted is the server's trust flag (settings when the server is configured there,
 	// else the inventory).
 	Trusted bool
@@ -159,7 +159,7 @@ func (r *Report) VisiblePairs(all bool) []Pair {
 // "inventory: inferred").
 func (r *Report) Inferred() bool {
 	for _, t := range r.Tools {
-		if t.Source == inventory.SourceInferred {
+		if t.Source == mcpinventory.SourceInferred {
 			return true
 		}
 	}
@@ -270,7 +270,7 @@ func (a *auditor) collectTools() {
 	}
 	inv := a.in.Inventory
 	if inv == nil {
-		inv = inventory.New()
+		inv = mcpinventory.New()
 	}
 	for _, k := range inv.Keys() {
 		s := inv.Servers[k]

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/audit"
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
@@ -98,7 +98,7 @@ func loadFixture(t testing.TB) audit.Input {
 	require.NoError(t, err)
 	agents, errs := settings.LoadAgentsDir(dir + "workspace/.qwen/agents")
 	require.Empty(t, errs)
-	inv, err := inventory.Load(dir + "inventory.json")
+	inv, err := mcpinventory.Load(dir + "inventory.json")
 	require.NoError(t, err)
 	return audit.Input{Settings: settings.Merge(user, ws), Agents: agents, Inventory: inv}
 }
@@ -227,7 +227,7 @@ func parse(t testing.TB, doc string) *settings.File {
 	return f
 }
 
-func run(t testing.TB, doc string, inv *inventory.Inventory) *audit.Report {
+func run(t testing.TB, doc string, inv *mcpinventory.Inventory) *audit.Report {
 	t.Helper()
 	rep, err := audit.Run(audit.Input{Settings: settings.Merge(parse(t, doc)), Inventory: inv})
 	require.NoError(t, err)
@@ -244,9 +244,9 @@ func toolOf(rep *audit.Report, server, tool string) audit.Tool {
 }
 
 func TestRefusedGrantIsLost(t *testing.T) {
-	inv := inventory.New()
-	inv.Add("foo.bar", false, inventory.SourceFile, "evil")
-	inv.Add("foo_bar", false, inventory.SourceFile, "evil")
+	inv := mcpinventory.New()
+	inv.Add("foo.bar", false, mcpinventory.SourceFile, "evil")
+	inv.Add("foo_bar", false, mcpinventory.SourceFile, "evil")
 	rep := run(t, `{"permissions": {"allow": ["mcp__foo_bar__*"]}}`, inv)
 	assert.Equal(t, 1, rep.Counts.Refused)
 	pairs := pairsByKey(rep)
@@ -262,9 +262,9 @@ func TestRefusedGrantIsLost(t *testing.T) {
 	assert.Equal(t, permission.VerdictAsk, dotted.Now.Outcome)
 
 	// E2: a grant that matched the legacy spelling and is refused now is lost.
-	inv = inventory.New()
-	inv.Add("foo:bar", false, inventory.SourceFile, "a.b")
-	inv.Add("foo_bar", false, inventory.SourceFile, "unrelated")
+	inv = mcpinventory.New()
+	inv.Add("foo:bar", false, mcpinventory.SourceFile, "a.b")
+	inv.Add("foo_bar", false, mcpinventory.SourceFile, "unrelated")
 	rep = run(t, `{"permissions": {"allow": ["mcp__foo_bar__*"]}}`, inv)
 	p = pairsByKey(rep)[pairKey{"mcp__foo_bar__*", "foo:bar", "a.b"}]
 	assert.Equal(t, permission.Refused, p.Now)
@@ -277,10 +277,10 @@ func TestRefusedGrantIsLost(t *testing.T) {
 }
 
 func TestRegistrationGates(t *testing.T) {
-	inv := inventory.New()
-	inv.Add("a", false, inventory.SourceFile, "x", "y")
-	inv.Add("b", true, inventory.SourceFile, "x")
-	inv.Add("scratch-1", false, inventory.SourceFile, "x")
+	inv := mcpinventory.New()
+	inv.Add("a", false, mcpinventory.SourceFile, "x", "y")
+	inv.Add("b", true, mcpinventory.SourceFile, "x")
+	inv.Add("scratch-1", false, mcpinventory.SourceFile, "x")
 	tests := []struct {
 		name string
 		doc  string
@@ -332,8 +332,8 @@ func TestRegistrationGates(t *testing.T) {
 // TestRulesPrintAsWritten: rules are matched after $VAR expansion but reported as written,
 // so an environment value never reaches a report.
 func TestRulesPrintAsWritten(t *testing.T) {
-	inv := inventory.New()
-	inv.Add("foo.bar", false, inventory.SourceFile, "get_data")
+	inv := mcpinventory.New()
+	inv.Add("foo.bar", false, mcpinventory.SourceFile, "get_data")
 	rep := run(t, `{"permissions": {"deny": ["mcp__$SRV"]}}`, inv)
 	tool := toolOf(rep, "foo.bar", "get_data")
 	assert.Equal(t, audit.DecisionDeny, tool.Now.Decision, "matched after expansion")
@@ -343,8 +343,8 @@ func TestRulesPrintAsWritten(t *testing.T) {
 }
 
 func TestTables(t *testing.T) {
-	inv := inventory.New()
-	inv.Add("lit", false, inventory.SourceInferred, "ok_tool")
+	inv := mcpinventory.New()
+	inv.Add("lit", false, mcpinventory.SourceInferred, "ok_tool")
 	rep := run(t, `{"permissions": {"allow": ["mcp__lit", "Read"]}}`, inv)
 	assert.True(t, rep.Inferred())
 	assert.Equal(t, append(append([]string{}, audit.PairColumns...), "inventory"), rep.Columns(audit.PairColumns))
@@ -361,7 +361,7 @@ func TestTables(t *testing.T) {
 func TestImportsStayInward(t *testing.T) {
 	const module = "github.com/sessionfix/sessionfix/"
 	allowed := map[string]bool{module + "mcpname": true, module + "permission": true,
-		module + "store/qwen/settings": true, module + "inventory": true,
+		module + "store/qwen/settings": true, module + "inventory": true, module + "mcpinventory": true,
 		module + "reports": true, module + "store/qwen": true, module + "store/agent": true, module + "internal/fileio": true}
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
@@ -20,7 +20,7 @@ type Loaded struct {
 	// AgentDirs are the subagent directories looked at; Agents the subagent files read.
 	AgentDirs []string
 	Agents    []*settings.Agent
-	Inventory *inventory.Inventory
+	Inventory *mcpinventory.Inventory
 	// InventoryFrom says where the tools came from: "file PATH", "discovered" or "inferred".
 	InventoryFrom string
 	// Problems are the inputs that could not be used (an error's text each; also written into

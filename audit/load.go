@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/qwen"
@@ -154,7 +155,7 @@ func (l *Loaded) loadInventory(ctx context.Context, o LoadOptions, h Hooks, prob
 	merged := l.Merged
 	switch {
 	case o.Inventory != "":
-		inv, err := inventory.Load(o.Inventory)
+		inv, err := mcpinventory.Load(o.Inventory)
 		if err != nil {
 			return err
 		}
@@ -177,7 +178,7 @@ func (l *Loaded) loadInventory(ctx context.Context, o LoadOptions, h Hooks, prob
 		l.Inventory, l.InventoryFrom = inv, "discovered"
 	default:
 		seen := l.historyNames(ctx, o, h, problem)
-		l.Inventory = inventory.Infer(settings.Servers(merged.MCPServers), seen)
+		l.Inventory = mcpinventory.Infer(settings.Servers(merged.MCPServers), seen)
 		n := 0
 		for _, s := range l.Inventory.Servers {
 			n += len(s.Tools)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/audit"
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/permission/permissiontest"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
@@ -88,11 +88,11 @@ func findTool(t testing.TB, rep *audit.Report, id permission.Identity) audit.Too
 // its rules a settings file, its subagent a .qwen/agents file whose calls the decisions describe.
 func scenarioInput(t testing.TB, sc permissiontest.Scenario) audit.Input {
 	t.Helper()
-	inv := inventory.New()
+	inv := mcpinventory.New()
 	session := map[string]bool{}
 	var local []string
 	for _, s := range sc.Servers {
-		inv.Add(s.Key, s.Trust, inventory.SourceFile, s.Tools...)
+		inv.Add(s.Key, s.Trust, mcpinventory.SourceFile, s.Tools...)
 		if s.AgentLocal {
 			local = append(local, s.Key)
 		} else {
@@ -186,10 +186,10 @@ func TestScenarioPairs(t *testing.T) {
 // the row has none) as inventory and the single rule in its list.
 func unitInput(t testing.TB, uc permissiontest.UnitCase) audit.Input {
 	t.Helper()
-	inv := inventory.New()
-	inv.Add(uc.Server, false, inventory.SourceFile, uc.Tool)
+	inv := mcpinventory.New()
+	inv.Add(uc.Server, false, mcpinventory.SourceFile, uc.Tool)
 	for _, id := range uc.Registry {
-		inv.Add(id.Server, false, inventory.SourceFile, id.Tool)
+		inv.Add(id.Server, false, mcpinventory.SourceFile, id.Tool)
 	}
 	var allow, ask, deny []string
 	switch uc.Kind {

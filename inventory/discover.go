@@ -20,6 +20,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/secret"
 	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 )
 
 // DefaultTimeout bounds the discovery of one server (start, initialize, every tools/list
@@ -291,7 +292,7 @@ func (e *ServerError) Unwrap() error { return e.Err }
 //
 // Tool names are kept exactly as listed, including names that the MCP spec's name rules
 // reject (dots are allowed, CJK is not): those are the names the audit is about.
-func Discover(ctx context.Context, servers []mcpconfig.Server, opts DiscoverOptions) (*Inventory, []*ServerError) {
+func Discover(ctx context.Context, servers []mcpconfig.Server, opts DiscoverOptions) (*mcpinventory.Inventory, []*ServerError) {
 	parallel := opts.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
@@ -316,14 +317,14 @@ func Discover(ctx context.Context, servers []mcpconfig.Server, opts DiscoverOpti
 	}
 	wg.Wait()
 
-	inv := New()
+	inv := mcpinventory.New()
 	var errs []*ServerError
 	for i, s := range servers {
 		if results[i].err != nil {
 			errs = append(errs, newServerError(s, results[i].err, results[i].proc, opts.Env))
 			continue
 		}
-		inv.Add(s.Key, s.Trust, SourceDiscovered, results[i].tools...)
+		inv.Add(s.Key, s.Trust, mcpinventory.SourceDiscovered, results[i].tools...)
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Server < errs[j].Server })
 	return inv, errs

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -137,9 +138,9 @@ func TestDiscoverStdio(t *testing.T) {
 	lit := inv.Servers["lit"]
 	assert.ElementsMatch(t, oddTools, toolNames(lit), "every page of tools/list, names kept byte for byte")
 	assert.True(t, lit.Trust)
-	assert.Equal(t, SourceDiscovered, lit.Source)
+	assert.Equal(t, mcpinventory.SourceDiscovered, lit.Source)
 	for _, tool := range lit.Tools {
-		assert.Equal(t, SourceDiscovered, tool.Source)
+		assert.Equal(t, mcpinventory.SourceDiscovered, tool.Source)
 	}
 	assert.Equal(t, []string{"deploy.prod", "get_data"}, toolNames(inv.Servers["foo.bar"]))
 
@@ -330,4 +331,12 @@ func TestDiscoverFailureNamesCommandExitAndStderr(t *testing.T) {
 		assert.NotContains(t, leak.Error(), secret)
 	}
 	assert.True(t, strings.HasSuffix(leak.Error(), "| fatal: cannot reach the backend"), leak.Error())
+}
+
+func toolNames(s *mcpinventory.Server) []string {
+	var out []string
+	for _, t := range s.Tools {
+		out = append(out, t.Name)
+	}
+	return out
 }

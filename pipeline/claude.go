@@ -3,7 +3,7 @@ package pipeline
 import (
 	"context"
 
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
 )
@@ -35,7 +35,7 @@ func ClaudeHomePolicy(ctx context.Context, env Env, o Options, version string, h
 	}
 	ain := agent.PrepareInput{Env: env.agent(), InventoryFile: o.Inventory, Vars: env.settings(), Options: vals}
 	if o.Inventory != "" {
-		f, err := inventory.Load(o.Inventory)
+		f, err := mcpinventory.Load(o.Inventory)
 		if err != nil {
 			return claude.ClaudePolicy{}, nil, err
 		}

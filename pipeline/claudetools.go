@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
@@ -66,9 +66,9 @@ func ClaudeTools(ctx context.Context, env Env, in ClaudeToolsInput, problem func
 		problem(fmt.Errorf("%s: %s", p.Path, p.Reason))
 	}
 
-	var file *inventory.Inventory
+	var file *mcpinventory.Inventory
 	if in.Inventory != "" {
-		if file, err = inventory.Load(in.Inventory); err != nil {
+		if file, err = mcpinventory.Load(in.Inventory); err != nil {
 			return nil, err
 		}
 	}

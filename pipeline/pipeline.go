@@ -12,8 +12,8 @@ import (
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/usage"
-	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -154,11 +154,11 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	var inv *inventory.Inventory // read once: the index here, the agents' tools in prepareAgents
+	var inv *mcpinventory.Inventory // read once: the index here, the agents' tools in prepareAgents
 	var ix *mcpname.Index
 	if o.Inventory != "" {
 		var err error
-		if inv, err = inventory.Load(o.Inventory); err != nil {
+		if inv, err = mcpinventory.Load(o.Inventory); err != nil {
 			return nil, err
 		}
 		ix = inv.Index()

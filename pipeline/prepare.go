@@ -6,6 +6,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
@@ -35,7 +36,7 @@ type prepared struct {
 // with the agent's option values, the --inventory file (read once by New; nil without one),
 // the MCP config parser and, with --discover, inventory's MCP client injected. The first
 // error ends the run.
-func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, sopt all.Options, file *inventory.Inventory) (prepared, error) {
+func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, sopt all.Options, file *mcpinventory.Inventory) (prepared, error) {
 	var res prepared
 	in := agent.PrepareInput{Env: env.agent(), Stores: foundStores(found), Lexical: found.Lexical, SQLite: sopt.SQLite,
 		InventoryFile: po.Inventory, InventoryTools: inventoryTools(file), Vars: env.settings()}
@@ -99,7 +100,7 @@ func foundStores(found *scan.Found) []store.Store {
 }
 
 // inventoryTools are the raw (server, tool) pairs of an inventory (nil for none), by server key.
-func inventoryTools(inv *inventory.Inventory) []agent.Tool {
+func inventoryTools(inv *mcpinventory.Inventory) []agent.Tool {
 	if inv == nil {
 		return nil
 	}
@@ -141,7 +142,7 @@ func discoverer(env Env) agent.Discover {
 // discoverServers lists the tools of servers with inventory's MCP client over this process's
 // environment (env.Environ); errs are the servers that could not be listed; err is ctx's, or
 // AllServersFailed's when not one could be.
-func discoverServers(ctx context.Context, env Env, servers []agent.Server) (*inventory.Inventory, []*inventory.ServerError, error) {
+func discoverServers(ctx context.Context, env Env, servers []agent.Server) (*mcpinventory.Inventory, []*inventory.ServerError, error) {
 	var base mcpconfig.Env
 	if env.Environ != nil {
 		base = mcpconfig.EnvFromList(env.Environ())

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/check"
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/reports"
@@ -165,7 +165,7 @@ func RedispatchSARIF(rs []check.Redispatch) ([]reports.SARIFRule, []reports.SARI
 }
 
 // dispatchTools lists an inventory's servers and tools (check.NewInventoryTools).
-func dispatchTools(inv *inventory.Inventory) []check.Tool {
+func dispatchTools(inv *mcpinventory.Inventory) []check.Tool {
 	servers := map[string][]string{}
 	for _, k := range inv.Keys() {
 		servers[k] = []string{}
@@ -181,7 +181,7 @@ func dispatchTools(inv *inventory.Inventory) []check.Tool {
 // tool set, and returns the re-dispatch findings (check.Redispatches) and the errors met
 // (stores or parts of them that could not be read: "path: reason"). For audit, whose inventory
 // may be discovered or inferred rather than a file. Nothing is written.
-func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *inventory.Inventory, source string) ([]check.Redispatch, []error, error) {
+func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *mcpinventory.Inventory, source string) ([]check.Redispatch, []error, error) {
 	if len(roots) == 0 || inv == nil {
 		return nil, nil, nil
 	}

@@ -9,7 +9,7 @@ package rulefix
 import (
 	"context"
 
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -71,10 +71,10 @@ func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem f
 	return res, inUse, err
 }
 
-// InventoryTools loads the inventory file at path (inventory.Load) and lists its raw tools,
+// InventoryTools loads the inventory file at path (mcpinventory.Load) and lists its raw tools,
 // server by server in key order, as the rule migration takes them.
 func InventoryTools(path string) ([]mcpname.ClaudeTool, error) {
-	inv, err := inventory.Load(path)
+	inv, err := mcpinventory.Load(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 )
@@ -33,7 +33,7 @@ func claudeFixtureInput(t *testing.T, p string, now, before permission.ClaudeRel
 	g, err := LoadGlobalConfig(claudeReal + "claude.json")
 	require.NoError(t, err)
 	in.Trusted, _ = g.Trusted("/home/demo/src/" + p)
-	inv, err := inventory.Load("../../fixtures/claude-audit/inventory.json")
+	inv, err := mcpinventory.Load("../../fixtures/claude-audit/inventory.json")
 	require.NoError(t, err)
 	for _, k := range inv.Keys() {
 		for _, tl := range inv.Servers[k].Tools {
