@@ -294,3 +294,27 @@ func TestFileMechanismsSeeOnlyTheContract(t *testing.T) {
 		assert.False(t, strings.HasPrefix(imp, module), "the store contract imports %s: it must stay a leaf of the module", imp)
 	}
 }
+
+// TestMCPInventoryIsNeutral: mcpinventory (the tool inventory's data, its file parser, Infer)
+// imports only mcpname and mcpconfig of the module and starts nothing, so an agent room's
+// audit plug-in may take an inventory; the MCP client stays in inventory, which no store
+// package imports (TestDependenciesPointInward).
+func TestMCPInventoryIsNeutral(t *testing.T) {
+	all := imports(t)
+	require.Contains(t, all, "mcpinventory")
+	for _, imp := range all["mcpinventory"] {
+		if target, ok := strings.CutPrefix(imp, module); ok {
+			assert.True(t, target == "mcpname" || target == "mcpconfig", "mcpinventory must not import %s (only mcpname and mcpconfig)", target)
+		}
+		assert.NotEqual(t, "github.com/modelcontextprotocol/go-sdk/mcp", imp, "mcpinventory must not import the MCP client SDK")
+	}
+	for pkg, imps := range all {
+		for _, imp := range imps {
+			if imp == module+"mcpinventory" {
+				for _, f := range append([]string{"mcpname", "mcpconfig", "naming", "permission", "provider", "reports"}, engines...) {
+					assert.False(t, under(pkg, f), "%s must not import mcpinventory", pkg)
+				}
+			}
+		}
+	}
+}
