@@ -212,6 +212,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	if inv != nil {
 		s.Dispatch.Inventory, s.Dispatch.InventorySource = dispatchTools(inv), o.Inventory
 	}
+	s.KeepTruncated = o.KeepTruncated
 	s.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	s.Report.Problems = append(s.Report.Problems, rootProbs...)
 	s.Report.Problems = append(s.Report.Problems, pr.problems...)

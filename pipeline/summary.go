@@ -51,6 +51,9 @@ type Summary struct {
 	// Dispatch is the current tool set re-dispatch detection looks stored calls up in
 	// (check.Redispatches; nil: not done). Its findings go to Report.Redispatch.
 	Dispatch *check.Lookup
+	// KeepTruncated is the run's --keep-truncated: only then does KeptLine name the flag as
+	// why legacy-truncated-dotted names were kept (else they were in a file that is not written).
+	KeepTruncated bool
 }
 
 // NewSummary starts the summary of a run over what discovery found: its ignored files and
@@ -290,7 +293,7 @@ func (a *Summary) KeptLine() string {
 	}
 	var why []string
 	for _, c := range slices.Sorted(maps.Keys(a.keptRejected)) {
-		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.Report.Agents)))
+		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.Report.Agents, a.KeepTruncated)))
 	}
 	verb := "were"
 	if n == 1 {
@@ -304,8 +307,10 @@ func (a *Summary) KeptLine() string {
 // get them rewritten (the room's naming.ClassInfo.Kept). info is what the agents' stores were
 // planned with: ClassInfo.KeptInHome is used when every row of the class's agent says it was
 // planned with a home of PATH only (giving the whole home as PATH is then no advice).
-func keptWhy(c mcpname.Class, info AgentInfo) string {
-	if c == mcpname.ClassLegacyTruncatedDotted {
+// keepTruncated is the run's --keep-truncated: without it a legacy-truncated-dotted name was
+// kept because its file is not written, and gets that reason.
+func keptWhy(c mcpname.Class, info AgentInfo, keepTruncated bool) string {
+	if c == mcpname.ClassLegacyTruncatedDotted && keepTruncated {
 		return "kept by --keep-truncated; fix: run without it"
 	}
 	if ci, ok := all.ClassOf(c); ok && ci.Kept != "" {
