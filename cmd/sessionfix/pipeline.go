@@ -34,10 +34,10 @@ func planFlags() []cli.Flag {
 	flags = append(append([]cli.Flag{
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
-		&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names, and to name Codex calls as Codex does", TakesFile: true},
+		&cli.StringFlag{Name: "inventory", Usage: inventoryUsage(), TakesFile: true},
 		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + orList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
 	}, agentFlags("discover")...), append([]cli.Flag{
-		&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes"},
+		&cli.BoolFlag{Name: "discover", Usage: discoverUsage()},
 		profileFlag(),
 		busyTimeoutFlag(),
 	}, flags...)...)

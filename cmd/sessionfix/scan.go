@@ -28,38 +28,10 @@ type scanOptions struct {
 
 func newScanCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "scan",
-		Usage:     "find legacy MCP tool names in session stores (read-only)",
-		ArgsUsage: "[PATH...]",
-		Description: `Walks the given paths (default: Qwen Code's runtime directory, $QWEN_RUNTIME_DIR, else
-$QWEN_HOME, else ~/.qwen; with --agent codex, the Codex home's sessions/ and archived_sessions/,
-$CODEX_HOME else ~/.codex) in parallel and reports every tool name
-found in session files, usage records, checkpoints and Codex rollouts: counts per class and per
-store, and the old → new map a fix would apply. Names a provider rejects that cannot be
-rewritten are counted in a closing line ("N names a provider rejects were kept: why, how to
-fix"); --fail-on kept makes such a run exit 5, for scheduled jobs. --baseline FILE (a previous
-scan --format sarif output) exits 5 only when a finding (a name fix would rewrite, or a kept
-name a provider rejects) is not in it: same class, name, store and row; the line may change. A PATH may be a runtime
-directory, a Codex home (its own config.toml is used), a project's chats/ directory or one
-file. Settings files (PATH/settings.json, PATH/.qwen/settings.json, or a PATH named
-settings.json) are read too: their rules written in legacy spellings are listed with
-file:line:col; settings are never rewritten ("sessionfix audit" says what each rule matches now).
-Above 20 stores the text output is a summary (stores per agent and kind, the 20 largest, old →
-new counts, kept names and why); -v lists every store, --format json always does.
-A PATH that is a symbolic link to a directory (~/.qwen -> /data/qwen) is followed, with a
-note; links inside the tree are not. A PATH that does not exist, or no default directory, is
-an error naming it (and the variables tried), exit 1, when nothing at all could be read; a
-directory without a store says so. Problems and warnings go to standard error, the report to
-standard output (--format json also lists them under "problems").
-Never writes anything.
-
-EXAMPLES:
-   sessionfix scan
-   sessionfix scan ~/.qwen/projects/-home-me-src-app/chats
-   sessionfix scan --agent codex
-   sessionfix scan --format json ~/.qwen > scan.json
-   sessionfix scan --format sarif ~/.qwen > scan.sarif
-   sessionfix scan --baseline scan.sarif ~/.qwen`,
+		Name:        "scan",
+		Usage:       "find legacy MCP tool names in session stores (read-only)",
+		ArgsUsage:   "[PATH...]",
+		Description: scanDescription(),
 		Flags: append(planFlags(),
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name fix would rewrite or keeps although a provider rejects it)"},
 			workersFlag(),
@@ -200,7 +172,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 		}
 	}
 	if len(rep.Identities) > 0 {
-		fmt.Fprintf(w, "\nraw MCP identities recorded (Codex invocation records and thread history, Claude Code attributionMcpServer/Tool; never rewritten, used to name calls):\n")
+		fmt.Fprintf(w, "\nraw MCP identities recorded (%s; never rewritten, used to name calls):\n", identitiesHelp())
 		if err := reports.WriteText(w, identityTable(rep)); err != nil {
 			return err
 		}

@@ -124,6 +124,10 @@ type Agent struct {
 	// Options are the agent's own flags of scan, fix and check, in --help order; their
 	// values reach Prepare as PrepareInput.Options.
 	Options []Option
+
+	// Help is what sessionfix's --help texts say of the agent (Help); nil: they do not name
+	// it.
+	Help *Help
 }
 
 // Sending is what one agent release sends instead of the stored name of a call.

@@ -94,6 +94,13 @@ var Agent = &agent.Agent{
 		{Name: MCPConfigOption, Repeatable: true, File: true, Usage: "Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys are raw identities of Claude Code names (with --discover its servers are listed)"},
 		{Name: AllowSharedOption, Bool: true, Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported); with fix --rules, also an allow rule whose new spelling is such a name (it then grants both)"},
 	},
+	Help: Help,
+}
+
+// Help is what sessionfix's --help says of Claude Code.
+var Help = &agent.Help{
+	Dir:        "~/.claude",
+	Identities: "Claude Code attributionMcpServer/Tool",
 }
 
 // inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a

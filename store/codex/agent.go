@@ -109,6 +109,20 @@ var Agent = &agent.Agent{
 	Prepare:      prepare, PrepareOnce: true,
 	Options: []agent.Option{{Name: ConfigOption, File: true, Before: "discover",
 		Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)"}},
+	Help: Help,
+}
+
+// Help is what sessionfix's --help says of the Codex CLI.
+var Help = &agent.Help{
+	Dir: "~/.codex",
+	Roots: `the Codex home's sessions/ and archived_sessions/,
+$CODEX_HOME else ~/.codex`,
+	Stores:     "Codex rollouts",
+	Home:       "a Codex home (its own config.toml is used)",
+	Scan:       []agent.Example{{Args: "--agent codex"}},
+	Identities: "Codex invocation records and thread history",
+	Inventory:  "to name Codex calls as Codex does",
+	Discover:   "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes",
 }
 
 // homeFiles reports whether dir holds a file only a Codex home has besides its session

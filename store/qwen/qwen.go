@@ -73,4 +73,15 @@ var Agent = &agent.Agent{
 	Redispatches: Redispatches,
 	Audit:        Audit,
 	SentAs:       SentAs,
+	Help:         Help,
+}
+
+// Help is what sessionfix's --help says of Qwen Code (the default agent: its examples are
+// the generic ones).
+var Help = &agent.Help{
+	Dir: "~/.qwen",
+	Roots: `Qwen Code's runtime directory, $QWEN_RUNTIME_DIR, else
+$QWEN_HOME, else ~/.qwen`,
+	Stores: "session files, usage records, checkpoints",
+	Chats:  "~/.qwen/projects/-home-me-src-app/chats",
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/all"
+)
+
+// The --help texts' phrases about agents come from the rooms (agent.Agent.Help), in store/all's
+// order with the default agent (all.Default) first.
+
+// helpAgents are the agents with a Help, all.Default first.
+func helpAgents() []*agent.Agent {
+	var out []*agent.Agent
+	if all.Default.Help != nil {
+		out = append(out, all.Default)
+	}
+	for _, a := range all.Agents {
+		if a != all.Default && a.Help != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// defaultHelp is the default agent's Help (an empty one when it has none).
+func defaultHelp() agent.Help {
+	if all.Default.Help != nil {
+		return *all.Default.Help
+	}
+	return agent.Help{}
+}
+
+// helpPhrases returns field's non-empty value of every helpAgents agent.
+func helpPhrases(field func(*agent.Help) string) []string {
+	var out []string
+	for _, a := range helpAgents() {
+		if s := field(a.Help); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// andList is "a, b and c".
+func andList(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// rootsHelp is scan's "default: <default agent's roots>; with --agent ID, <its roots>…".
+func rootsHelp() string {
+	var parts []string
+	for _, a := range helpAgents() {
+		switch {
+		case a.Help.Roots == "":
+		case a == all.Default:
+			parts = append(parts, "default: "+a.Help.Roots)
+		default:
+			parts = append(parts, "with --agent "+string(a.ID)+", "+a.Help.Roots)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// storesHelp lists the agents' stores for scan ("session files, … and Acme transcripts").
+func storesHelp() string {
+	return andList(helpPhrases(func(h *agent.Help) string { return h.Stores }))
+}
+
+// homesHelp lists what a PATH naming an agent's home is, each followed by ", ".
+func homesHelp() string {
+	var b strings.Builder
+	for _, s := range helpPhrases(func(h *agent.Help) string { return h.Home }) {
+		b.WriteString(s + ", ")
+	}
+	return b.String()
+}
+
+// identitiesHelp lists where the agents record raw MCP identities, for scan's identity table
+// ("Acme call records, Other CLI attribution fields").
+func identitiesHelp() string {
+	return strings.Join(helpPhrases(func(h *agent.Help) string { return h.Identities }), ", ")
+}
+
+// settingsDirHelp is the default agent's settings directory under a PATH ("PATH/.acme").
+func settingsDirHelp() string {
+	return "PATH/" + path.Base(defaultHelp().Dir)
+}
+
+// linkHelp is scan's linked-directory example ("~/.acme -> /data/acme").
+func linkHelp() string {
+	return defaultHelp().Dir + " -> /data/" + string(all.Default.ID)
+}
+
+// exampleLine is one EXAMPLES line of command cmd ("   sessionfix fix ARGS   # COMMENT"; the
+// comments start at column 52).
+func exampleLine(cmd string, e agent.Example) string {
+	if e.Comment == "" {
+		return strings.TrimRight("   sessionfix "+cmd+" "+e.Args, " ")
+	}
+	return fmt.Sprintf("   sessionfix %s %-34s# %s", cmd, e.Args, e.Comment)
+}
+
+// examplesHelp are command cmd's example lines: the generic ones, the agents' own (picked by
+// field) spliced in at index at.
+func examplesHelp(cmd string, generic []agent.Example, at int, field func(*agent.Help) []agent.Example) string {
+	var own []agent.Example
+	for _, a := range helpAgents() {
+		own = append(own, field(a.Help)...)
+	}
+	lines := make([]string, 0, len(generic)+len(own))
+	for i, e := range generic {
+		if i == at {
+			for _, o := range own {
+				lines = append(lines, exampleLine(cmd, o))
+			}
+		}
+		lines = append(lines, exampleLine(cmd, e))
+	}
+	if at >= len(generic) {
+		for _, o := range own {
+			lines = append(lines, exampleLine(cmd, o))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// scanDescription is scan's --help description.
+func scanDescription() string {
+	h := defaultHelp()
+	return `Walks the given paths (` + rootsHelp() + `) in parallel and reports every tool name
+found in ` + storesHelp() + `: counts per class and per
+store, and the old → new map a fix would apply. Names a provider rejects that cannot be
+rewritten are counted in a closing line ("N names a provider rejects were kept: why, how to
+fix"); --fail-on kept makes such a run exit 5, for scheduled jobs. --baseline FILE (a previous
+scan --format sarif output) exits 5 only when a finding (a name fix would rewrite, or a kept
+name a provider rejects) is not in it: same class, name, store and row; the line may change. A PATH may be a runtime
+directory, ` + homesHelp() + `a project's chats/ directory or one
+file. Settings files (PATH/settings.json, ` + settingsDirHelp() + `/settings.json, or a PATH named
+settings.json) are read too: their rules written in legacy spellings are listed with
+file:line:col; settings are never rewritten ("sessionfix audit" says what each rule matches now).
+Above 20 stores the text output is a summary (stores per agent and kind, the 20 largest, old →
+new counts, kept names and why); -v lists every store, --format json always does.
+A PATH that is a symbolic link to a directory (` + linkHelp() + `) is followed, with a
+note; links inside the tree are not. A PATH that does not exist, or no default directory, is
+an error naming it (and the variables tried), exit 1, when nothing at all could be read; a
+directory without a store says so. Problems and warnings go to standard error, the report to
+standard output (--format json also lists them under "problems").
+Never writes anything.
+
+EXAMPLES:
+` + examplesHelp("scan", []agent.Example{
+		{},
+		{Args: h.Chats},
+		{Args: "--format json " + h.Dir + " > scan.json"},
+		{Args: "--format sarif " + h.Dir + " > scan.sarif"},
+		{Args: "--baseline scan.sarif " + h.Dir},
+	}, 2, func(h *agent.Help) []agent.Example { return h.Scan })
+}
+
+// inventoryUsage is --inventory's usage.
+func inventoryUsage() string {
+	u := "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names"
+	for _, s := range helpPhrases(func(h *agent.Help) string { return h.Inventory }) {
+		u += ", and " + s
+	}
+	return u
+}
+
+// discoverUsage is --discover's usage (the first agent's agent.Help.Discover).
+func discoverUsage() string {
+	if d := helpPhrases(func(h *agent.Help) string { return h.Discover }); len(d) > 0 {
+		return d[0]
+	}
+	return "start the MCP servers of the agents' configs and list their tools"
+}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/all"
+)
+
+// TestAgentHelp: the help phrases come from the rooms' agent.Help: the default agent's roots
+// first, every other agent's after "with --agent ID, ", examples' comments at column 52.
+func TestAgentHelp(t *testing.T) {
+	assert.Equal(t, "   sessionfix fix                                   # dry-run", exampleLine("fix", agent.Example{Comment: "dry-run"}))
+	assert.Equal(t, "   sessionfix scan --agent x", exampleLine("scan", agent.Example{Args: "--agent x"}))
+	assert.Equal(t, "a, b and c", andList([]string{"a", "b", "c"}))
+	roots := rootsHelp()
+	assert.True(t, strings.HasPrefix(roots, "default: "+all.Default.Help.Roots+"; "), roots)
+	d := scanDescription()
+	for _, a := range helpAgents() {
+		if a != all.Default && a.Help.Roots != "" {
+			assert.Contains(t, d, "with --agent "+string(a.ID)+", "+a.Help.Roots)
+		}
+		for _, e := range a.Help.Scan {
+			assert.Contains(t, d, "\n"+exampleLine("scan", e)+"\n")
+		}
+	}
+	assert.Contains(t, d, "("+all.Default.Help.Dir+" -> /data/"+string(all.Default.ID)+")")
+}
