@@ -361,7 +361,7 @@ func TestTables(t *testing.T) {
 func TestImportsStayInward(t *testing.T) {
 	const module = "github.com/sessionfix/sessionfix/"
 	allowed := map[string]bool{module + "mcpname": true, module + "permission": true,
-		module + "store/qwen/settings": true, module + "inventory": true, module + "mcpinventory": true,
+		module + "store/qwen/settings": true, module + "mcpinventory": true, module + "mcpconfig": true,
 		module + "reports": true, module + "store/qwen": true, module + "store/agent": true, module + "internal/fileio": true}
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)

@@ -68,8 +68,10 @@
 // # Imports
 //
 // audit imports mcpname, permission, the Qwen Code room whose audit it still holds (store/qwen,
-// store/qwen/settings, store/agent for its environment), inventory, internal/fileio
-// (SameFile) and reports (the document formats). It must not import scan, rewrite, a storage
-// engine or cmd: the stored names an inferred inventory needs come through Hooks.StoredNames.
+// store/qwen/settings, store/agent for its environment), mcpinventory and mcpconfig (the
+// inventory as data), internal/fileio (SameFile) and reports (the document formats). It must
+// not import inventory (the MCP client: --discover's tools come through Hooks.ListTools), scan,
+// rewrite, a storage engine or cmd: the stored names an inferred inventory needs come through
+// Hooks.StoredNames.
 // No other room: their audits are their plug-ins, and a room never imports audit.
 package audit

@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"bytes"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -44,44 +42,6 @@ func (l *Loaded) Read(inventory string) []string {
 // FileList names the settings files read with their scopes, and the subagent files
 // ("none found" without settings): for the report's header and the summary.
 func (l *Loaded) FileList() string { return fileList(l.Files) + agentList(l.Agents) }
-
-// Rendering is what one agent's audit gives Render for each format;
-// each func is called only for its format.
-type Rendering struct {
-	Pairs   *reports.Table // csv
-	Page    func() *reports.HTMLPage
-	Doc     func() any
-	SARIF   func() []reports.SARIFResult
-	Rules   []reports.SARIFRule
-	Known   *reports.SARIFBaseline // --baseline: results are marked new/unchanged/absent; nil without
-	Version string                 // sessionfix's version, for SARIF's tool.driver
-}
-
-// Render renders the main report of an audit in format (csv: the pairs table; html, json,
-// sarif from x) into memory, so nothing is written when rendering fails. format is one of
-// csv, html, json, sarif (validated by the caller).
-func (x Rendering) Render(format string) ([]byte, error) {
-	var main bytes.Buffer
-	var err error
-	switch format {
-	case "csv":
-		err = reports.WriteCSV(&main, x.Pairs)
-	case "html":
-		err = reports.WriteHTML(&main, x.Page())
-	case "json":
-		err = reports.WriteJSON(&main, x.Doc())
-	case "sarif":
-		results := x.SARIF()
-		if x.Known != nil {
-			results, _ = x.Known.Mark(results)
-		}
-		err = reports.WriteSARIF(&main, "sessionfix", x.Version, "https://github.com/sessionfix/sessionfix", x.Rules, results)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("audit: render %s: %w", format, err)
-	}
-	return main.Bytes(), nil
-}
 
 // Page is the HTML report of a Qwen Code audit: header (generated when, by which sessionfix
 // version, mode, settings read, inventory), counts linking to their rows, the legend, the pairs
@@ -186,21 +146,9 @@ type JSONReport struct {
 	Errors []string `json:"errors"`
 }
 
-// JSONPair has the columns of the pairs table (PairColumns, plus inventory when inferred).
-type JSONPair struct {
-	File       string `json:"settings_file"`
-	Scope      string `json:"scope"`
-	Key        string `json:"key"`
-	Index      int    `json:"index"`
-	Rule       string `json:"rule"`
-	Server     string `json:"server"`
-	Tool       string `json:"tool"`
-	Registered string `json:"registered_name"`
-	Now        string `json:"now"`
-	Before     string `json:"before"`
-	Change     string `json:"change"`
-	Inventory  string `json:"inventory,omitempty"`
-}
+// JSONPair has the columns of the pairs table (PairColumns, plus inventory when inferred):
+// reports.JSONPair, the pair row every audit's JSON document shares (ReadBaseline reads it).
+type JSONPair = reports.JSONPair
 
 // JSONSettings is one settings (or rule) file read, with its scope (reports.JSONFile, shared
 // with the agents' audit documents).

@@ -7,10 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
-	"github.com/sessionfix/sessionfix/inventory"
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/agent"
@@ -32,28 +31,30 @@ type LoadOptions struct {
 	// Agents are --agents directories (each must be a directory); empty: next to the
 	// settings files, or Qwen Code's agent directories when the scopes were discovered.
 	Agents []string
-	// Inventory is --inventory (a file), DiscoverTools --discover (start the configured
-	// servers, each within DiscoverTimeout, announcing ClientVersion); neither: infer the
-	// tools from the settings and the names stored in History (default: Qwen Code's
-	// runtime directory, $QWEN_RUNTIME_DIR… via Getenv and Discover.Home).
-	Inventory       string
-	DiscoverTools   bool
-	DiscoverTimeout time.Duration
-	ClientVersion   string
-	History         []string
-	Getenv          func(string) string
+	// Inventory is --inventory (a file), DiscoverTools --discover (list the configured
+	// servers' tools with Hooks.ListTools); neither: infer the tools from the settings and the
+	// names stored in History (default: Qwen Code's runtime directory, $QWEN_RUNTIME_DIR… via
+	// Getenv and Discover.Home).
+	Inventory     string
+	DiscoverTools bool
+	History       []string
+	Getenv        func(string) string
 }
 
 // Hooks receive what loading says as it goes. Problem: an input that could not be used (the
 // load goes on; Loaded.Problems lists it too); Note: a warning or note for standard error;
 // Progress: a line for standard error as it is (--discover's per-server tool counts).
 // StoredNames reads the tool names stored under session roots (pipeline.StoredNames), for
-// the inferred inventory.
+// the inferred inventory. ListTools is --discover's MCP client (the command layer wraps
+// inventory.Discover: a room never starts a server itself): it lists the tools of servers;
+// serverErrs are the servers that could not be listed (problems; the audit goes on), err is set
+// when none could be (inventory.AllFailed: nothing is reported).
 type Hooks struct {
 	Problem     func(error)
 	Note        func(string)
 	Progress    func(string)
 	StoredNames func(ctx context.Context, roots []string) ([]string, []error)
+	ListTools   func(ctx context.Context, servers []mcpconfig.Server) (inv *mcpinventory.Inventory, serverErrs []error, err error)
 }
 
 // Load reads a Qwen Code audit's inputs: the settings files (settings.LoadAll; their warnings
@@ -164,13 +165,12 @@ func (l *Loaded) loadInventory(ctx context.Context, o LoadOptions, h Hooks, prob
 		if len(merged.MCPServers) == 0 {
 			h.Note("--discover: the settings configure no MCP server")
 		}
-		inv, errs := inventory.Discover(ctx, settings.Servers(merged.MCPServers), inventory.DiscoverOptions{Env: o.Discover.Env, Timeout: o.DiscoverTimeout,
-			ClientName: "sessionfix", ClientVersion: o.ClientVersion})
+		inv, errs, err := h.ListTools(ctx, settings.Servers(merged.MCPServers))
+		if err != nil {
+			return err
+		}
 		for _, k := range inv.Keys() {
 			h.Progress(fmt.Sprintf("discover: %s: %s", reports.Printable(strconv.Quote(k)), reports.Plural(len(inv.Servers[k].Tools), "tool")))
-		}
-		if err := inventory.AllFailed(len(merged.MCPServers), errs); err != nil {
-			return err
 		}
 		for _, e := range errs {
 			problem(e)

@@ -3,7 +3,6 @@ package audit
 import (
 	"fmt"
 
-	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
@@ -72,27 +71,4 @@ func ruleKey(o settings.Origin) string {
 		return o.Key
 	}
 	return fmt.Sprintf("%s[%d]", o.Key, o.Index)
-}
-
-// ReadBaseline reads a previous audit output (either audit's) as a baseline: a SARIF log (its
-// results and fingerprints, reports.ReadSARIFBaseline) or the JSON document (fingerprints
-// recomputed from its pairs: class from change and now, settings file, key, rule text, raw
-// identity, as SARIF gives them; a pair whose rule is ignored now counts as refused:
-// permission.RefusedNow).
-// Data that is neither is an error saying what it is not (the caller names the file).
-func ReadBaseline(data []byte) (*reports.SARIFBaseline, error) {
-	return reports.ReadBaseline(data, "an audit", "pairs", func(p JSONPair) []string {
-		raw, file := mcpname.Raw(p.Server, p.Tool), reports.SARIFPath(p.File)
-		var fps []string
-		if p.Change == string(ChangeLost) {
-			fps = append(fps, reports.SARIFFingerprint("audit", "lost", file, p.Key, p.Rule, raw))
-		}
-		if p.Change == string(ChangeGained) {
-			fps = append(fps, reports.SARIFFingerprint("audit", "gained", file, p.Key, p.Rule, raw))
-		}
-		if permission.RefusedNow(p.Now) {
-			fps = append(fps, reports.SARIFFingerprint("audit", "refused", file, p.Key, p.Rule, raw))
-		}
-		return fps
-	})
 }

@@ -557,3 +557,20 @@ func AllFailed(n int, errs []*ServerError) error {
 	}
 	return fmt.Errorf("--discover: none of the %d MCP server%s could be listed (nothing was done):\n  %s", n, s, strings.Join(msgs, "\n  "))
 }
+
+// Lister returns Discover with opts as a tool lister for a caller below this package (an agent
+// room's audit, which never starts a server itself): serverErrs are Discover's *ServerErrors,
+// err is AllFailed's when not one of the servers could be listed (then inv is nil).
+func Lister(opts DiscoverOptions) func(ctx context.Context, servers []mcpconfig.Server) (inv *mcpinventory.Inventory, serverErrs []error, err error) {
+	return func(ctx context.Context, servers []mcpconfig.Server) (*mcpinventory.Inventory, []error, error) {
+		inv, errs := Discover(ctx, servers, opts)
+		if err := AllFailed(len(servers), errs); err != nil {
+			return nil, nil, err
+		}
+		serverErrs := make([]error, len(errs))
+		for i, e := range errs {
+			serverErrs[i] = e
+		}
+		return inv, serverErrs, nil
+	}
+}

@@ -340,3 +340,20 @@ func toolNames(s *mcpinventory.Server) []string {
 	}
 	return out
 }
+
+// TestListerWrapsDiscoverAndAllFailed: the lister an audit room is given reports a --discover
+// where no server could be listed as AllFailed's error (no inventory), and no servers as an
+// empty inventory without error.
+func TestListerWrapsDiscoverAndAllFailed(t *testing.T) {
+	list := Lister(DiscoverOptions{ClientName: "sessionfix", ClientVersion: "test"})
+	inv, serverErrs, err := list(context.Background(), []mcpconfig.Server{{Key: "tcp-only"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--discover: none of the 1 MCP server could be listed (nothing was done):\n  discover MCP server \"tcp-only\": ")
+	assert.Nil(t, inv)
+	assert.Nil(t, serverErrs)
+
+	inv, serverErrs, err = list(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Empty(t, inv.Servers)
+	assert.Empty(t, serverErrs)
+}

@@ -190,3 +190,21 @@ type JSONFile struct {
 	Path  string `json:"path"`
 	Scope string `json:"scope"`
 }
+
+// JSONPair is one (rule, tool) pair of an audit's JSON document, with the columns of its pairs
+// table (audit.md §3; inventory only when the tool was inferred). A previous run's pairs are
+// what audit.ReadBaseline reads back as a baseline.
+type JSONPair struct {
+	File       string `json:"settings_file"`
+	Scope      string `json:"scope"`
+	Key        string `json:"key"`
+	Index      int    `json:"index"`
+	Rule       string `json:"rule"`
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	Registered string `json:"registered_name"`
+	Now        string `json:"now"`
+	Before     string `json:"before"`
+	Change     string `json:"change"`
+	Inventory  string `json:"inventory,omitempty"`
+}

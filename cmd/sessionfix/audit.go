@@ -317,10 +317,12 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		return err
 	}
 	loaded, err := audit.Load(ctx, audit.LoadOptions{Sources: sources, Explicit: len(opts.Settings) > 0, FromPaths: len(opts.Paths) > 0,
-		Discover: dopts, Agents: opts.Agents, Inventory: opts.Inventory, DiscoverTools: opts.Discover, DiscoverTimeout: opts.DiscoverTimeout,
-		ClientVersion: version, History: opts.History, Getenv: env.Getenv},
+		Discover: dopts, Agents: opts.Agents, Inventory: opts.Inventory, DiscoverTools: opts.Discover,
+		History: opts.History, Getenv: env.Getenv},
 		audit.Hooks{Problem: r.problem, Note: func(s string) { r.warn("%s", s) },
-			Progress: func(s string) { fmt.Fprintln(env.Err, s) }, StoredNames: pipeline.StoredNames})
+			Progress: func(s string) { fmt.Fprintln(env.Err, s) }, StoredNames: pipeline.StoredNames,
+			ListTools: inventory.Lister(inventory.DiscoverOptions{Env: senv, Timeout: opts.DiscoverTimeout,
+				ClientName: "sessionfix", ClientVersion: version})})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,46 @@
+package audit
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/sessionfix/sessionfix/reports"
+)
+
+// Rendering is what one agent's audit gives Render for each format;
+// each func is called only for its format.
+type Rendering struct {
+	Pairs   *reports.Table // csv
+	Page    func() *reports.HTMLPage
+	Doc     func() any
+	SARIF   func() []reports.SARIFResult
+	Rules   []reports.SARIFRule
+	Known   *reports.SARIFBaseline // --baseline: results are marked new/unchanged/absent; nil without
+	Version string                 // sessionfix's version, for SARIF's tool.driver
+}
+
+// Render renders the main report of an audit in format (csv: the pairs table; html, json,
+// sarif from x) into memory, so nothing is written when rendering fails. format is one of
+// csv, html, json, sarif (validated by the caller).
+func (x Rendering) Render(format string) ([]byte, error) {
+	var main bytes.Buffer
+	var err error
+	switch format {
+	case "csv":
+		err = reports.WriteCSV(&main, x.Pairs)
+	case "html":
+		err = reports.WriteHTML(&main, x.Page())
+	case "json":
+		err = reports.WriteJSON(&main, x.Doc())
+	case "sarif":
+		results := x.SARIF()
+		if x.Known != nil {
+			results, _ = x.Known.Mark(results)
+		}
+		err = reports.WriteSARIF(&main, "sessionfix", x.Version, "https://github.com/sessionfix/sessionfix", x.Rules, results)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit: render %s: %w", format, err)
+	}
+	return main.Bytes(), nil
+}
