@@ -41,7 +41,8 @@ typedef struct {
 // cols[row*ncol+k] and their bytes into buf (cap bytes, *used so far). pending: the statement
 // already stands on a row (the one that did not fit last time). Returns SQLITE_ROW (100) when
 // maxrows rows were read, SQLITE_DONE (101) at the end, SF_FULL when the next row does not fit
-// in buf (*need: the bytes it needs; the statement stays on it), or SQLite's error code.
+// in buf (*need: the bytes it needs; the statement stays on it), or SQLite's error code
+// (SQLITE_NOMEM when a TEXT or BLOB value could not be had).
 static int sf_rows(sqlite3_stmt *st, int ncol, int pending, int maxrows, char *buf, long long cap,
 		long long *used, sf_col *cols, int *nrows, long long *need) {
 	long long u = *used;
@@ -71,6 +72,15 @@ static int sf_rows(sqlite3_stmt *st, int ncol, int pending, int maxrows, char *b
 				// text first, then its length (the order SQLite documents as safe)
 				const void *p = t == 3 ? (const void *)sqlite3_column_text(st, k) : sqlite3_column_blob(st, k);
 				long long b = sqlite3_column_bytes(st, k);
+				if (p == 0 && (t == 3 || b > 0)) {
+					// SQLite could not give the value (an allocation failure, e.g. converting
+					// UTF-16 text: NULL and 0 bytes); a TEXT pointer is never NULL otherwise, a
+					// BLOB's only when it is empty. An error, not an empty value: the
+					// statement's own error would be cleared by the next reset.
+					*nrows = n;
+					*used = u;
+					return 7; // SQLITE_NOMEM
+				}
 				if (u + size + b > cap) {
 					long long rest = 0;
 					for (int j = k + 1; j < ncol; j++) {
