@@ -91,8 +91,16 @@ func WriteOutputContext(ctx context.Context, stdout io.Writer, path string, data
 	case fi.Mode().IsRegular():
 		return replaceOutput(target, name, data, fi)
 	case fi.Mode()&os.ModeNamedPipe != 0:
-		if cfg.onWait != nil && !fifoHasReader(target) {
-			cfg.onWait(name)
+		if cfg.onWait != nil {
+			probe, ready := fifoHasReader(target)
+			if probe != nil {
+				// Held open until the report is written: its close alone would be an end of
+				// file for a reader already waiting in read(), which then misses the report.
+				defer probe.Close()
+			}
+			if !ready {
+				cfg.onWait(name)
+			}
 		}
 		return writeThrough(ctx, target, name, data, os.O_WRONLY)
 	case fi.Mode()&os.ModeCharDevice != 0:
@@ -169,14 +177,17 @@ func ownDescriptor(p string) (int, bool) {
 
 // fifoHasReader reports whether the FIFO at path has a reader now: a non-blocking open for
 // writing fails with ENXIO when it has none (fifo(7)). Any other outcome counts as a reader
-// (the blocking open that follows reports a real error).
-func fifoHasReader(path string) bool {
+// (the blocking open that follows reports a real error). When the open succeeded, probe is
+// that open file: the caller closes it only after writing through its own open, since a
+// close that leaves the FIFO without writers is an end of file for a waiting reader (a
+// `cat fifo > got` started before the run exited with nothing and the report was lost, exit 0;
+// review5).
+func fifoHasReader(path string) (probe *os.File, ready bool) {
 	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return !errors.Is(err, syscall.ENXIO)
+		return nil, !errors.Is(err, syscall.ENXIO)
 	}
-	f.Close()
-	return true
+	return f, true
 }
 
 // writeThrough opens an existing device, FIFO or descriptor link and writes data to it. The
