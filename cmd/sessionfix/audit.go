@@ -25,6 +25,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -279,7 +280,7 @@ func (o *auditOptions) validate() error {
 
 // auditRun carries the loaded inputs and whatever went wrong on the way.
 type auditRun struct {
-	audit.Loaded
+	qwen.Loaded
 	env     *Env
 	known   *reports.SARIFBaseline // --baseline, nil without
 	partial bool
@@ -288,7 +289,7 @@ type auditRun struct {
 	redispatch []check.Redispatch
 }
 
-// problem prints an input that could not be used (audit.Load records it in Loaded.Problems).
+// problem prints an input that could not be used (qwen.Load records it in Loaded.Problems).
 func (r *auditRun) problem(err error) {
 	r.partial = true
 	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
@@ -316,10 +317,10 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	if err != nil {
 		return err
 	}
-	loaded, err := audit.Load(ctx, audit.LoadOptions{Sources: sources, Explicit: len(opts.Settings) > 0, FromPaths: len(opts.Paths) > 0,
+	loaded, err := qwen.Load(ctx, qwen.LoadOptions{Sources: sources, Explicit: len(opts.Settings) > 0, FromPaths: len(opts.Paths) > 0,
 		Discover: dopts, Agents: opts.Agents, Inventory: opts.Inventory, DiscoverTools: opts.Discover,
 		History: opts.History, Getenv: env.Getenv},
-		audit.Hooks{Problem: r.problem, Note: func(s string) { r.warn("%s", s) },
+		qwen.Hooks{Problem: r.problem, Note: func(s string) { r.warn("%s", s) },
 			Progress: func(s string) { fmt.Fprintln(env.Err, s) }, StoredNames: pipeline.StoredNames,
 			ListTools: inventory.Lister(inventory.DiscoverOptions{Env: senv, Timeout: opts.DiscoverTimeout,
 				ClientName: "sessionfix", ClientVersion: version})})
@@ -328,10 +329,10 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	}
 	r.Loaded = *loaded
 
-	rep, err := audit.Run(audit.Input{Settings: r.Merged, Agents: r.Agents, Inventory: r.Inventory,
+	rep, err := qwen.Run(qwen.Input{Settings: r.Merged, Agents: r.Agents, Inventory: r.Inventory,
 		Mode: permission.Mode(opts.Mode), Agent: opts.Subagent})
 	if err != nil {
-		if errors.Is(err, audit.ErrUnknownAgent) {
+		if errors.Is(err, qwen.ErrUnknownAgent) {
 			return usageErrorf("--subagent %q: no such subagent in %s", opts.Subagent, strings.Join(r.AgentDirs, ", "))
 		}
 		return err
@@ -350,18 +351,18 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	r.redispatch = rd
 
 	c := rep.Counts
-	pairs := reports.PrintableTable(rep.Columns(audit.PairColumns), rep.PairRows(opts.AllPairs))
-	tools := reports.PrintableTable(rep.Columns(audit.ToolColumns), rep.ToolRows())
+	pairs := reports.PrintableTable(rep.Columns(qwen.PairColumns), rep.PairRows(opts.AllPairs))
+	tools := reports.PrintableTable(rep.Columns(qwen.ToolColumns), rep.ToolRows())
 	return finishAudit(ctx, env, opts, r.known, r.redispatch, func() bool { return r.partial }, auditFindings{
 		Pairs: pairs, Tools: tools,
 		Page: func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
 		Doc: func(rd []check.Redispatch) any {
 			return struct {
-				*audit.JSONReport
+				*qwen.JSONReport
 				Redispatch []check.Redispatch `json:"redispatch"`
 			}{rep.JSON(&r.Loaded, env.Now(), opts.AllPairs), rd}
 		},
-		SARIF: rep.SARIF, Rules: audit.SARIFRules, Read: r.Read(opts.Inventory),
+		SARIF: rep.SARIF, Rules: qwen.SARIFRules, Read: r.Read(opts.Inventory),
 		Summary: func() {
 			if c.Rules == 0 {
 				where := "no settings or subagent file was read"

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/reports/htmltest"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ (audit/, golden/, golden/help/) and the cmp files of testdata/script/*.txtar")
@@ -77,7 +77,7 @@ func TestAuditAcceptance(t *testing.T) {
 	golden(t, "pairs.csv", pairs)
 	golden(t, "tools.csv", tools)
 	pr, tr := readCSV(t, pairs), readCSV(t, tools)
-	assert.Equal(t, audit.PairColumns, pr[0])
+	assert.Equal(t, qwen.PairColumns, pr[0])
 	assert.Equal(t, []string{"settings_file", "scope", "key", "index", "rule", "server", "tool", "registered_name", "now", "before", "change"}, pr[0])
 	assert.Len(t, pr, 1+26)
 	assert.Equal(t, []string{"server", "tool", "registered_name", "legacy_name", "decision_now", "rule_now", "outcome_now",
@@ -106,12 +106,12 @@ func TestAuditAcceptance(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.err)
 	golden(t, "audit.json", []byte(r.out))
 	var doc struct {
-		Counts audit.Counts     `json:"counts"`
-		Pairs  []audit.JSONPair `json:"pairs"`
-		Tools  []audit.JSONTool `json:"tools"`
+		Counts qwen.Counts     `json:"counts"`
+		Pairs  []qwen.JSONPair `json:"pairs"`
+		Tools  []qwen.JSONTool `json:"tools"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
-	assert.Equal(t, audit.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3}, doc.Counts)
+	assert.Equal(t, qwen.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3}, doc.Counts)
 	assert.Len(t, doc.Pairs, 26)
 	assert.Len(t, doc.Tools, 12)
 }
@@ -209,7 +209,7 @@ func TestAuditExitCodes(t *testing.T) {
 
 	r := runCLI(t, env, "", append(fixtureArgs(), "--subagent", "verifier", "--mode", "yolo", "--format", "json")...)
 	require.Equal(t, exitOK, r.code, r.err)
-	var doc audit.JSONReport
+	var doc qwen.JSONReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	assert.Equal(t, "verifier", doc.Subagent)
 	for _, tool := range doc.Tools {
@@ -275,7 +275,7 @@ func TestAuditDiscoversScopes(t *testing.T) {
 
 	r := runCLI(t, env, "", "audit", "--project", project, "--inventory", inv, "--format", "json")
 	require.Equal(t, exitOK, r.code, r.err)
-	var doc audit.JSONReport
+	var doc qwen.JSONReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	var scopes []string
 	for _, s := range doc.Settings {
@@ -300,7 +300,7 @@ func TestAuditInfersInventory(t *testing.T) {
 	assert.Contains(t, r.err, "no --inventory or --discover: ")
 	assert.Contains(t, r.err, "rows say inventory=inferred")
 	rows := readCSV(t, []byte(r.out))
-	assert.Equal(t, append(append([]string{}, audit.PairColumns...), "inventory"), rows[0])
+	assert.Equal(t, append(append([]string{}, qwen.PairColumns...), "inventory"), rows[0])
 	require.Greater(t, len(rows), 1)
 	tools := map[string]bool{}
 	for _, row := range rows[1:] {
@@ -345,7 +345,7 @@ func TestAuditDiscover(t *testing.T) {
 		assert.NotContains(t, r.out, secret)
 	}
 	rows := readCSV(t, []byte(r.out))
-	assert.Equal(t, audit.PairColumns, rows[0], "a discovered inventory is exact: no inventory column")
+	assert.Equal(t, qwen.PairColumns, rows[0], "a discovered inventory is exact: no inventory column")
 	assert.Contains(t, rows, []string{settingsPath, "explicit", "permissions.allow", "0", "mcp__lit__literature.search_pubmed", "lit",
 		"literature.search_pubmed", "mcp__lit__literature_search_pubmed_1nv53db", "match", "match", "same"})
 	assert.Contains(t, rows, []string{settingsPath, "explicit", "permissions.deny", "0", "mcp__lit__get_data", "lit",

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/audit"
+	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // envWith is testEnv with extra variables.
@@ -208,9 +208,9 @@ func TestAuditPathAuditsThatHome(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.err)
 	assert.Contains(t, r.err, "audit: "+home+" is a Qwen Code home: settings "+filepath.Join(home, "settings.json")+" (user scope), session history "+home+"\n")
 	assert.Contains(t, r.err, "audit: "+project+" is a project: settings "+filepath.Join(project, ".qwen", "settings.json")+" (workspace scope), subagents "+filepath.Join(project, ".qwen", "agents")+"\n")
-	var got audit.JSONReport
+	var got qwen.JSONReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &got))
-	assert.Equal(t, []audit.JSONSettings{{Path: filepath.Join(home, "settings.json"), Scope: "user"},
+	assert.Equal(t, []qwen.JSONSettings{{Path: filepath.Join(home, "settings.json"), Scope: "user"},
 		{Path: filepath.Join(project, ".qwen", "settings.json"), Scope: "workspace"}}, got.Settings)
 	assert.Equal(t, []string{filepath.Join(project, ".qwen", "agents", "verifier.md")}, got.Agents)
 	assert.Equal(t, 18, got.Counts.Rules)

@@ -1,4 +1,4 @@
-package audit_test
+package qwen_test
 
 import (
 	"go/parser"
@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -40,7 +40,7 @@ func TestLegacyMatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, audit.LegacyMatch(tt.pattern, tt.legacy))
+			assert.Equal(t, tt.want, qwen.LegacyMatch(tt.pattern, tt.legacy))
 		})
 	}
 }
@@ -48,18 +48,18 @@ func TestLegacyMatch(t *testing.T) {
 func TestChangeOf(t *testing.T) {
 	tests := []struct {
 		now, before permission.Match
-		want        audit.Change
+		want        qwen.Change
 	}{
-		{permission.Matched, permission.Matched, audit.ChangeSame},
-		{permission.NoMatch, permission.NoMatch, audit.ChangeSame},
-		{permission.Matched, permission.NoMatch, audit.ChangeGained},
-		{permission.NoMatch, permission.Matched, audit.ChangeLost},
-		{permission.Refused, permission.Matched, audit.ChangeLost},
-		{permission.Refused, permission.NoMatch, audit.ChangeSame},
+		{permission.Matched, permission.Matched, qwen.ChangeSame},
+		{permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
+		{permission.Matched, permission.NoMatch, qwen.ChangeGained},
+		{permission.NoMatch, permission.Matched, qwen.ChangeLost},
+		{permission.Refused, permission.Matched, qwen.ChangeLost},
+		{permission.Refused, permission.NoMatch, qwen.ChangeSame},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.now)+"_"+string(tt.before), func(t *testing.T) {
-			assert.Equal(t, tt.want, audit.ChangeOf(tt.now, tt.before))
+			assert.Equal(t, tt.want, qwen.ChangeOf(tt.now, tt.before))
 		})
 	}
 }
@@ -68,30 +68,30 @@ func TestChangeOf(t *testing.T) {
 // permission.Decide for every decision it can reach, in every mode and trust.
 func TestOutcomeAgreesWithDecide(t *testing.T) {
 	tool := permission.NewTool("srv", "t")
-	rulesFor := map[audit.Decision]permission.Rules{
-		audit.DecisionDeny:    permission.NewRules(nil, nil, []string{"mcp__srv"}),
-		audit.DecisionAsk:     permission.NewRules(nil, []string{"mcp__srv"}, nil),
-		audit.DecisionAllow:   permission.NewRules([]string{"mcp__srv"}, nil, nil),
-		audit.DecisionDefault: {},
+	rulesFor := map[qwen.Decision]permission.Rules{
+		qwen.DecisionDeny:    permission.NewRules(nil, nil, []string{"mcp__srv"}),
+		qwen.DecisionAsk:     permission.NewRules(nil, []string{"mcp__srv"}, nil),
+		qwen.DecisionAllow:   permission.NewRules([]string{"mcp__srv"}, nil, nil),
+		qwen.DecisionDefault: {},
 	}
 	for _, mode := range []permission.Mode{permission.ModeDefault, permission.ModeYolo, permission.ModePlan, permission.ModeAutoEdit} {
 		for _, trusted := range []bool{false, true} {
 			for d, rules := range rulesFor {
 				out := permission.Decide(permission.Call{Context: tool.Context(permission.ContextProducer), Trusted: trusted,
 					Mode: mode, Rules: rules, Registry: []permission.Identity{tool.Identity}})
-				assert.Equal(t, out.Verdict, audit.Outcome(d, trusted, mode), "%s trusted=%v %s", mode, trusted, d)
+				assert.Equal(t, out.Verdict, qwen.Outcome(d, trusted, mode), "%s trusted=%v %s", mode, trusted, d)
 			}
 			gated := permission.Decide(permission.Call{Context: tool.Context(permission.ContextProducer), Trusted: trusted, Mode: mode, Disabled: true})
-			for _, d := range []audit.Decision{audit.DecisionExcluded, audit.DecisionDisabled, audit.DecisionDisallowed} {
-				assert.Equal(t, gated.Verdict, audit.Outcome(d, trusted, mode))
+			for _, d := range []qwen.Decision{qwen.DecisionExcluded, qwen.DecisionDisabled, qwen.DecisionDisallowed} {
+				assert.Equal(t, gated.Verdict, qwen.Outcome(d, trusted, mode))
 			}
 		}
 	}
 }
 
-func loadFixture(t testing.TB) audit.Input {
+func loadFixture(t testing.TB) qwen.Input {
 	t.Helper()
-	const dir = "../fixtures/qwen-settings/"
+	const dir = "../../fixtures/qwen-settings/"
 	user, err := settings.Load(dir+"settings.json", settings.ScopeUser, nil)
 	require.NoError(t, err)
 	ws, err := settings.Load(dir+"workspace/.qwen/settings.json", settings.ScopeWorkspace, nil)
@@ -100,13 +100,13 @@ func loadFixture(t testing.TB) audit.Input {
 	require.Empty(t, errs)
 	inv, err := mcpinventory.Load(dir + "inventory.json")
 	require.NoError(t, err)
-	return audit.Input{Settings: settings.Merge(user, ws), Agents: agents, Inventory: inv}
+	return qwen.Input{Settings: settings.Merge(user, ws), Agents: agents, Inventory: inv}
 }
 
 type pairKey struct{ rule, server, tool string }
 
-func pairsByKey(rep *audit.Report) map[pairKey]audit.Pair {
-	out := map[pairKey]audit.Pair{}
+func pairsByKey(rep *qwen.Report) map[pairKey]qwen.Pair {
+	out := map[pairKey]qwen.Pair{}
 	for _, p := range rep.Pairs {
 		t := rep.Tools[p.Tool]
 		out[pairKey{rep.Rules[p.Rule].Literal, t.Identity.Server, t.Identity.Tool}] = p
@@ -117,9 +117,9 @@ func pairsByKey(rep *audit.Report) map[pairKey]audit.Pair {
 // TestFixture pins the audit of fixtures/qwen-settings (user + workspace settings, the
 // verifier subagent, inventory.json).
 func TestFixture(t *testing.T) {
-	rep, err := audit.Run(loadFixture(t))
+	rep, err := qwen.Run(loadFixture(t))
 	require.NoError(t, err)
-	assert.Equal(t, audit.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3, Refused: 0}, rep.Counts)
+	assert.Equal(t, qwen.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3, Refused: 0}, rep.Counts)
 	assert.False(t, rep.Inferred())
 	assert.Len(t, rep.Pairs, 18*12)
 
@@ -128,30 +128,30 @@ func TestFixture(t *testing.T) {
 		name        string
 		key         pairKey
 		now, before permission.Match
-		change      audit.Change
+		change      qwen.Change
 	}{
 		{"truncated legacy allow is no longer published for a 29-unit key",
 			pairKey{"mcp__com.example.enterprise-___documents_by_semantic_similarity", "com.example.enterprise-search", "query_documents_by_semantic_similarity"},
-			permission.NoMatch, permission.Matched, audit.ChangeLost},
+			permission.NoMatch, permission.Matched, qwen.ChangeLost},
 		{"registered-name allow written by a new version",
-			pairKey{"mcp__foo_bar__get_data_0xybsnb", "foo.bar", "get_data"}, permission.Matched, permission.NoMatch, audit.ChangeGained},
+			pairKey{"mcp__foo_bar__get_data_0xybsnb", "foo.bar", "get_data"}, permission.Matched, permission.NoMatch, qwen.ChangeGained},
 		{"ask for the underscore server now also restricts the dotted one",
-			pairKey{"mcp__foo_bar__*", "foo.bar", "deploy.prod"}, permission.Matched, permission.NoMatch, audit.ChangeGained},
+			pairKey{"mcp__foo_bar__*", "foo.bar", "deploy.prod"}, permission.Matched, permission.NoMatch, qwen.ChangeGained},
 		{"ask for the underscore server, its own tool",
-			pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}, permission.Matched, permission.Matched, audit.ChangeSame},
+			pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}, permission.Matched, permission.Matched, qwen.ChangeSame},
 		{"dotted whole-server allow does not reach foo_bar",
-			pairKey{"mcp__foo.bar", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, audit.ChangeSame},
+			pairKey{"mcp__foo.bar", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
 		{"dotted whole-server allow keeps its own server",
-			pairKey{"mcp__foo.bar", "foo.bar", "get_data"}, permission.Matched, permission.Matched, audit.ChangeSame},
+			pairKey{"mcp__foo.bar", "foo.bar", "get_data"}, permission.Matched, permission.Matched, qwen.ChangeSame},
 		{"legacy exact deny through the raw alias",
-			pairKey{"mcp__foo.bar__deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, audit.ChangeSame},
-		{"tools.disabled legacy entry", pairKey{"mcp__foo.bar__get_data", "foo.bar", "get_data"}, permission.Matched, permission.Matched, audit.ChangeSame},
+			pairKey{"mcp__foo.bar__deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, qwen.ChangeSame},
+		{"tools.disabled legacy entry", pairKey{"mcp__foo.bar__get_data", "foo.bar", "get_data"}, permission.Matched, permission.Matched, qwen.ChangeSame},
 		{"tools.disabled legacy entry does not disable the colliding server",
-			pairKey{"mcp__foo.bar__get_data", "foo_bar", "get_data"}, permission.NoMatch, permission.NoMatch, audit.ChangeSame},
-		{"excludeTools compares the raw name", pairKey{"deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, audit.ChangeSame},
-		{"excludeTools is per server", pairKey{"deploy.prod", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, audit.ChangeSame},
-		{"subagent blocklist", pairKey{"mcp__com.example.enterprise-search__list", "com.example.enterprise-search", "list"}, permission.Matched, permission.Matched, audit.ChangeSame},
-		{"tools.exclude CJK legacy spelling", pairKey{"mcp__lit______", "lit", "搜索文献"}, permission.Matched, permission.Matched, audit.ChangeSame},
+			pairKey{"mcp__foo.bar__get_data", "foo_bar", "get_data"}, permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
+		{"excludeTools compares the raw name", pairKey{"deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, qwen.ChangeSame},
+		{"excludeTools is per server", pairKey{"deploy.prod", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
+		{"subagent blocklist", pairKey{"mcp__com.example.enterprise-search__list", "com.example.enterprise-search", "list"}, permission.Matched, permission.Matched, qwen.ChangeSame},
+		{"tools.exclude CJK legacy spelling", pairKey{"mcp__lit______", "lit", "搜索文献"}, permission.Matched, permission.Matched, qwen.ChangeSame},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,26 +163,26 @@ func TestFixture(t *testing.T) {
 		})
 	}
 
-	decisions := map[string][2]audit.Decision{}
+	decisions := map[string][2]qwen.Decision{}
 	outcomes := map[string][2]permission.Verdict{}
 	for _, tool := range rep.Tools {
 		k := tool.Identity.Server + "/" + tool.Identity.Tool
-		decisions[k] = [2]audit.Decision{tool.Now.Decision, tool.Before.Decision}
+		decisions[k] = [2]qwen.Decision{tool.Now.Decision, tool.Before.Decision}
 		outcomes[k] = [2]permission.Verdict{tool.Now.Outcome, tool.Before.Outcome}
 	}
-	assert.Equal(t, map[string][2]audit.Decision{
-		"com.example.enterprise-search/list":                                   {audit.DecisionDefault, audit.DecisionDefault},
-		"com.example.enterprise-search/query_documents_by_semantic_similarity": {audit.DecisionDefault, audit.DecisionAllow},
-		"foo.bar/deploy.prod":                                                  {audit.DecisionExcluded, audit.DecisionExcluded},
-		"foo.bar/get_data":                                                     {audit.DecisionDisabled, audit.DecisionDisabled},
-		"foo_bar/evil":                                                         {audit.DecisionDeny, audit.DecisionDeny},
-		"foo_bar/get_data":                                                     {audit.DecisionAsk, audit.DecisionAsk},
-		"lit/get+data":                                                         {audit.DecisionAllow, audit.DecisionAllow},
-		"lit/get_data_for_a_specific_location_and_date_range_extended": {audit.DecisionDeny, audit.DecisionDeny},
-		"lit/literature.search_pubmed":                                 {audit.DecisionAllow, audit.DecisionAllow},
-		"lit/literature_search_pubmed":                                 {audit.DecisionAllow, audit.DecisionAllow},
-		"lit/ok_tool":                                                  {audit.DecisionAllow, audit.DecisionAllow},
-		"lit/搜索文献":                                                     {audit.DecisionDeny, audit.DecisionDeny},
+	assert.Equal(t, map[string][2]qwen.Decision{
+		"com.example.enterprise-search/list":                                   {qwen.DecisionDefault, qwen.DecisionDefault},
+		"com.example.enterprise-search/query_documents_by_semantic_similarity": {qwen.DecisionDefault, qwen.DecisionAllow},
+		"foo.bar/deploy.prod":                                                  {qwen.DecisionExcluded, qwen.DecisionExcluded},
+		"foo.bar/get_data":                                                     {qwen.DecisionDisabled, qwen.DecisionDisabled},
+		"foo_bar/evil":                                                         {qwen.DecisionDeny, qwen.DecisionDeny},
+		"foo_bar/get_data":                                                     {qwen.DecisionAsk, qwen.DecisionAsk},
+		"lit/get+data":                                                         {qwen.DecisionAllow, qwen.DecisionAllow},
+		"lit/get_data_for_a_specific_location_and_date_range_extended": {qwen.DecisionDeny, qwen.DecisionDeny},
+		"lit/literature.search_pubmed":                                 {qwen.DecisionAllow, qwen.DecisionAllow},
+		"lit/literature_search_pubmed":                                 {qwen.DecisionAllow, qwen.DecisionAllow},
+		"lit/ok_tool":                                                  {qwen.DecisionAllow, qwen.DecisionAllow},
+		"lit/搜索文献":                                                     {qwen.DecisionDeny, qwen.DecisionDeny},
 	}, decisions)
 	assert.Equal(t, [2]permission.Verdict{permission.VerdictRan, permission.VerdictRan},
 		outcomes["com.example.enterprise-search/query_documents_by_semantic_similarity"], "trusted server: ran either way")
@@ -204,20 +204,20 @@ func TestFixture(t *testing.T) {
 func TestFixtureAsSubagent(t *testing.T) {
 	in := loadFixture(t)
 	in.Agent = "verifier"
-	rep, err := audit.Run(in)
+	rep, err := qwen.Run(in)
 	require.NoError(t, err)
 	for _, tool := range rep.Tools {
 		if tool.Identity == (permission.Identity{Server: "com.example.enterprise-search", Tool: "list"}) {
-			assert.Equal(t, audit.DecisionDisallowed, tool.Now.Decision)
+			assert.Equal(t, qwen.DecisionDisallowed, tool.Now.Decision)
 			assert.Equal(t, permission.VerdictBlock, tool.Now.Outcome)
 			assert.Equal(t, "mcp__com.example.enterprise-search__list", rep.Rules[tool.Now.Rule].Literal)
-			assert.Equal(t, audit.DecisionDisallowed, tool.Before.Decision)
+			assert.Equal(t, qwen.DecisionDisallowed, tool.Before.Decision)
 		}
 	}
 
 	in.Agent = "nobody"
-	_, err = audit.Run(in)
-	assert.ErrorIs(t, err, audit.ErrUnknownAgent)
+	_, err = qwen.Run(in)
+	assert.ErrorIs(t, err, qwen.ErrUnknownAgent)
 }
 
 func parse(t testing.TB, doc string) *settings.File {
@@ -227,20 +227,20 @@ func parse(t testing.TB, doc string) *settings.File {
 	return f
 }
 
-func run(t testing.TB, doc string, inv *mcpinventory.Inventory) *audit.Report {
+func run(t testing.TB, doc string, inv *mcpinventory.Inventory) *qwen.Report {
 	t.Helper()
-	rep, err := audit.Run(audit.Input{Settings: settings.Merge(parse(t, doc)), Inventory: inv})
+	rep, err := qwen.Run(qwen.Input{Settings: settings.Merge(parse(t, doc)), Inventory: inv})
 	require.NoError(t, err)
 	return rep
 }
 
-func toolOf(rep *audit.Report, server, tool string) audit.Tool {
+func toolOf(rep *qwen.Report, server, tool string) qwen.Tool {
 	for _, t := range rep.Tools {
 		if t.Identity == (permission.Identity{Server: server, Tool: tool}) {
 			return t
 		}
 	}
-	return audit.Tool{}
+	return qwen.Tool{}
 }
 
 func TestRefusedGrantIsLost(t *testing.T) {
@@ -253,11 +253,11 @@ func TestRefusedGrantIsLost(t *testing.T) {
 	p := pairs[pairKey{"mcp__foo_bar__*", "foo.bar", "evil"}]
 	assert.Equal(t, permission.Refused, p.Now, "P1: the dotted server's grant is refused")
 	assert.Equal(t, permission.NoMatch, p.Before)
-	assert.Equal(t, audit.ChangeSame, p.Change, "no → refused is no gain")
+	assert.Equal(t, qwen.ChangeSame, p.Change, "no → refused is no gain")
 	assert.Equal(t, permission.Matched, pairs[pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}].Now)
 
 	dotted := toolOf(rep, "foo.bar", "evil")
-	assert.Equal(t, audit.DecisionDefault, dotted.Now.Decision)
+	assert.Equal(t, qwen.DecisionDefault, dotted.Now.Decision)
 	assert.Equal(t, []int{0}, dotted.Now.Refused)
 	assert.Equal(t, permission.VerdictAsk, dotted.Now.Outcome)
 
@@ -269,10 +269,10 @@ func TestRefusedGrantIsLost(t *testing.T) {
 	p = pairsByKey(rep)[pairKey{"mcp__foo_bar__*", "foo:bar", "a.b"}]
 	assert.Equal(t, permission.Refused, p.Now)
 	assert.Equal(t, permission.Matched, p.Before, "legacy mcp__foo_bar__a.b starts with the prefix")
-	assert.Equal(t, audit.ChangeLost, p.Change)
-	assert.Equal(t, audit.Counts{Rules: 1, Tools: 2, Pairs: 2, Lost: 1, Refused: 1}, rep.Counts)
+	assert.Equal(t, qwen.ChangeLost, p.Change)
+	assert.Equal(t, qwen.Counts{Rules: 1, Tools: 2, Pairs: 2, Lost: 1, Refused: 1}, rep.Counts)
 	colon := toolOf(rep, "foo:bar", "a.b")
-	assert.Equal(t, [2]audit.Decision{audit.DecisionDefault, audit.DecisionAllow}, [2]audit.Decision{colon.Now.Decision, colon.Before.Decision})
+	assert.Equal(t, [2]qwen.Decision{qwen.DecisionDefault, qwen.DecisionAllow}, [2]qwen.Decision{colon.Now.Decision, colon.Before.Decision})
 	assert.Equal(t, [2]permission.Verdict{permission.VerdictAsk, permission.VerdictRan}, [2]permission.Verdict{colon.Now.Outcome, colon.Before.Outcome})
 }
 
@@ -284,30 +284,30 @@ func TestRegistrationGates(t *testing.T) {
 	tests := []struct {
 		name string
 		doc  string
-		want map[string]audit.Decision
+		want map[string]qwen.Decision
 		note map[string]string
 	}{
-		{"no gates", `{}`, map[string]audit.Decision{"a/x": audit.DecisionDefault, "a/y": audit.DecisionDefault, "b/x": audit.DecisionDefault, "scratch-1/x": audit.DecisionDefault}, nil},
+		{"no gates", `{}`, map[string]qwen.Decision{"a/x": qwen.DecisionDefault, "a/y": qwen.DecisionDefault, "b/x": qwen.DecisionDefault, "scratch-1/x": qwen.DecisionDefault}, nil},
 		{"mcp.excluded glob", `{"mcp": {"excluded": ["scratch-?"]}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionDefault, "scratch-1/x": audit.DecisionExcluded}, nil},
+			map[string]qwen.Decision{"a/x": qwen.DecisionDefault, "scratch-1/x": qwen.DecisionExcluded}, nil},
 		{"mcp.allowed set", `{"mcp": {"allowed": ["a"]}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionDefault, "b/x": audit.DecisionExcluded},
+			map[string]qwen.Decision{"a/x": qwen.DecisionDefault, "b/x": qwen.DecisionExcluded},
 			map[string]string{"b/x": "server not in mcp.allowed"}},
 		{"empty mcp.allowed lets no server through", `{"mcp": {"allowed": []}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionExcluded, "b/x": audit.DecisionExcluded}, nil},
+			map[string]qwen.Decision{"a/x": qwen.DecisionExcluded, "b/x": qwen.DecisionExcluded}, nil},
 		{"includeTools", `{"mcpServers": {"a": {"command": "a", "includeTools": ["x(id)"]}}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionDefault, "a/y": audit.DecisionExcluded, "b/x": audit.DecisionDefault},
+			map[string]qwen.Decision{"a/x": qwen.DecisionDefault, "a/y": qwen.DecisionExcluded, "b/x": qwen.DecisionDefault},
 			map[string]string{"a/y": "tool not in includeTools"}},
 		{"empty includeTools lets no tool through", `{"mcpServers": {"a": {"command": "a", "includeTools": []}}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionExcluded, "a/y": audit.DecisionExcluded}, nil},
+			map[string]qwen.Decision{"a/x": qwen.DecisionExcluded, "a/y": qwen.DecisionExcluded}, nil},
 		{"excludeTools wins over includeTools", `{"mcpServers": {"a": {"command": "a", "includeTools": ["x"], "excludeTools": ["x"]}}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionExcluded}, nil},
+			map[string]qwen.Decision{"a/x": qwen.DecisionExcluded}, nil},
 		{"tools.disabled", `{"tools": {"disabled": ["mcp__a__y"]}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionDefault, "a/y": audit.DecisionDisabled}, nil},
+			map[string]qwen.Decision{"a/x": qwen.DecisionDefault, "a/y": qwen.DecisionDisabled}, nil},
 		{"deny comes after the gates", `{"tools": {"disabled": ["mcp__a__y"]}, "permissions": {"deny": ["mcp__a"]}}`,
-			map[string]audit.Decision{"a/x": audit.DecisionDeny, "a/y": audit.DecisionDisabled}, nil},
+			map[string]qwen.Decision{"a/x": qwen.DecisionDeny, "a/y": qwen.DecisionDisabled}, nil},
 		{"settings trust overrides the inventory", `{"mcpServers": {"b": {"command": "b", "trust": false}}}`,
-			map[string]audit.Decision{"b/x": audit.DecisionDefault}, nil},
+			map[string]qwen.Decision{"b/x": qwen.DecisionDefault}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,7 +336,7 @@ func TestRulesPrintAsWritten(t *testing.T) {
 	inv.Add("foo.bar", false, mcpinventory.SourceFile, "get_data")
 	rep := run(t, `{"permissions": {"deny": ["mcp__$SRV"]}}`, inv)
 	tool := toolOf(rep, "foo.bar", "get_data")
-	assert.Equal(t, audit.DecisionDeny, tool.Now.Decision, "matched after expansion")
+	assert.Equal(t, qwen.DecisionDeny, tool.Now.Decision, "matched after expansion")
 	require.Len(t, rep.PairRows(false), 1)
 	assert.Equal(t, "mcp__$SRV", rep.PairRows(false)[0][4])
 	assert.Equal(t, "mcp__$SRV", rep.ToolRows()[0][5])
@@ -347,14 +347,14 @@ func TestTables(t *testing.T) {
 	inv.Add("lit", false, mcpinventory.SourceInferred, "ok_tool")
 	rep := run(t, `{"permissions": {"allow": ["mcp__lit", "Read"]}}`, inv)
 	assert.True(t, rep.Inferred())
-	assert.Equal(t, append(append([]string{}, audit.PairColumns...), "inventory"), rep.Columns(audit.PairColumns))
+	assert.Equal(t, append(append([]string{}, qwen.PairColumns...), "inventory"), rep.Columns(qwen.PairColumns))
 	assert.Equal(t, [][]string{{"settings.json", "user", "permissions.allow", "0", "mcp__lit", "lit", "ok_tool",
 		"mcp__lit__ok_tool", "match", "match", "same", "inferred"}}, rep.PairRows(false))
 	assert.Len(t, rep.PairRows(true), 2, "--all-pairs lists the built-in rule too")
 	assert.Equal(t, [][]string{{"lit", "ok_tool", "mcp__lit__ok_tool", "mcp__lit__ok_tool", "allow", "mcp__lit", "ran",
 		"allow", "mcp__lit", "ran", "inferred"}}, rep.ToolRows())
-	assert.Len(t, audit.PairColumns, 11)
-	assert.Len(t, audit.ToolColumns, 10)
+	assert.Len(t, qwen.PairColumns, 11)
+	assert.Len(t, qwen.ToolColumns, 10)
 }
 
 // TestImportsStayInward checks the layering rule of the package comment.

@@ -1,4 +1,4 @@
-package audit
+package qwen
 
 import (
 	"errors"

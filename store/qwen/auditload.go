@@ -1,4 +1,4 @@
-package audit
+package qwen
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
@@ -199,7 +198,7 @@ func (l *Loaded) historyNames(ctx context.Context, o LoadOptions, h Hooks, probl
 		return nil
 	}
 	if len(roots) == 0 {
-		def := qwen.Root(agent.Env{Getenv: o.Getenv, Home: o.Discover.Home})
+		def := Root(agent.Env{Getenv: o.Getenv, Home: o.Discover.Home})
 		if _, err := os.Stat(def); err != nil {
 			return nil
 		}

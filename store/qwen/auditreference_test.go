@@ -1,4 +1,4 @@
-package audit_test
+package qwen_test
 
 import (
 	"encoding/json"
@@ -9,16 +9,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/permission/permissiontest"
+	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 const (
-	scenariosPath = "../permission/testdata/scenarios.json"
-	unitCasesPath = "../permission/testdata/unit_cases.json"
+	scenariosPath = "../../permission/testdata/scenarios.json"
+	unitCasesPath = "../../permission/testdata/unit_cases.json"
 )
 
 // settingsFile renders a settings document (as a user would write it) and parses it with the
@@ -72,7 +72,7 @@ func agentFile(t testing.TB, disallowed, localServers []string) *settings.Agent 
 	return a
 }
 
-func findTool(t testing.TB, rep *audit.Report, id permission.Identity) audit.Tool {
+func findTool(t testing.TB, rep *qwen.Report, id permission.Identity) qwen.Tool {
 	t.Helper()
 	for _, tool := range rep.Tools {
 		if tool.Identity == id {
@@ -80,13 +80,13 @@ func findTool(t testing.TB, rep *audit.Report, id permission.Identity) audit.Too
 		}
 	}
 	require.Failf(t, "tool not in the audit", "%+v", id)
-	return audit.Tool{}
+	return qwen.Tool{}
 }
 
 // scenarioInput turns one qwen-reference.md §3.1 row into audit input: its servers become the inventory and
 // the settings' mcpServers (agent-local ones go into the subagent's front matter instead),
 // its rules a settings file, its subagent a .qwen/agents file whose calls the decisions describe.
-func scenarioInput(t testing.TB, sc permissiontest.Scenario) audit.Input {
+func scenarioInput(t testing.TB, sc permissiontest.Scenario) qwen.Input {
 	t.Helper()
 	inv := mcpinventory.New()
 	session := map[string]bool{}
@@ -99,7 +99,7 @@ func scenarioInput(t testing.TB, sc permissiontest.Scenario) audit.Input {
 			session[s.Key] = s.Trust
 		}
 	}
-	in := audit.Input{
+	in := qwen.Input{
 		Settings:  settings.Merge(settingsFile(t, sc.ID, session, sc.Allow, sc.Ask, sc.Deny)),
 		Inventory: inv,
 		Mode:      sc.Mode,
@@ -112,14 +112,14 @@ func scenarioInput(t testing.TB, sc permissiontest.Scenario) audit.Input {
 }
 
 // expectedDecision is the decision permission.Decide reaches for a call, in audit terms.
-func expectedDecision(out permission.Outcome) audit.Decision {
+func expectedDecision(out permission.Outcome) qwen.Decision {
 	switch out.Reason {
 	case permission.ReasonDisallowed:
-		return audit.DecisionDisallowed
+		return qwen.DecisionDisallowed
 	case permission.ReasonDisabled:
-		return audit.DecisionDisabled
+		return qwen.DecisionDisabled
 	}
-	return audit.Decision(out.Evaluation.Decision)
+	return qwen.Decision(out.Evaluation.Decision)
 }
 
 // TestScenarioMatrixThroughAudit replays every row of qwen-reference.md §3.1 through the
@@ -131,7 +131,7 @@ func TestScenarioMatrixThroughAudit(t *testing.T) {
 	require.Len(t, rows, 58, "every row of the §3.1 table")
 	for _, sc := range rows {
 		t.Run(sc.ID, func(t *testing.T) {
-			rep, err := audit.Run(scenarioInput(t, sc))
+			rep, err := qwen.Run(scenarioInput(t, sc))
 			require.NoError(t, err)
 			tool := findTool(t, rep, sc.Target)
 			assert.Equal(t, sc.Registered, tool.Name, "registered name")
@@ -145,15 +145,15 @@ func TestScenarioMatrixThroughAudit(t *testing.T) {
 			case out.Evaluation.Rule != nil:
 				require.GreaterOrEqual(t, tool.Now.Rule, 0)
 				assert.Equal(t, out.Evaluation.Rule.Raw, rep.Rules[tool.Now.Rule].Literal, "deciding rule")
-			case tool.Now.Decision == audit.DecisionDisallowed:
+			case tool.Now.Decision == qwen.DecisionDisallowed:
 				require.GreaterOrEqual(t, tool.Now.Rule, 0)
-				assert.Equal(t, audit.DecisionDisallowed, tool.Now.Decision)
+				assert.Equal(t, qwen.DecisionDisallowed, tool.Now.Decision)
 				assert.Equal(t, "disallowedTools", rep.Rules[tool.Now.Rule].Key)
 			default:
 				assert.Equal(t, -1, tool.Now.Rule)
 			}
 			// The before outcome follows the same layering as Decide for its own decision.
-			assert.Equal(t, audit.Outcome(tool.Before.Decision, tool.Trusted, sc.Mode), tool.Before.Outcome)
+			assert.Equal(t, qwen.Outcome(tool.Before.Decision, tool.Trusted, sc.Mode), tool.Before.Outcome)
 		})
 	}
 }
@@ -166,7 +166,7 @@ func TestScenarioPairs(t *testing.T) {
 	require.NoError(t, err)
 	for _, sc := range rows {
 		t.Run(sc.ID, func(t *testing.T) {
-			rep, err := audit.Run(scenarioInput(t, sc))
+			rep, err := qwen.Run(scenarioInput(t, sc))
 			require.NoError(t, err)
 			require.Len(t, rep.Pairs, len(rep.Rules)*len(rep.Tools))
 			tool := findTool(t, rep, sc.Target)
@@ -184,7 +184,7 @@ func TestScenarioPairs(t *testing.T) {
 
 // unitInput turns one §3.2 row into audit input: the live registry (or the tool alone when
 // the row has none) as inventory and the single rule in its list.
-func unitInput(t testing.TB, uc permissiontest.UnitCase) audit.Input {
+func unitInput(t testing.TB, uc permissiontest.UnitCase) qwen.Input {
 	t.Helper()
 	inv := mcpinventory.New()
 	inv.Add(uc.Server, false, mcpinventory.SourceFile, uc.Tool)
@@ -200,7 +200,7 @@ func unitInput(t testing.TB, uc permissiontest.UnitCase) audit.Input {
 	default:
 		deny = []string{uc.Rule}
 	}
-	return audit.Input{Settings: settings.Merge(settingsFile(t, fmt.Sprint(uc.N), nil, allow, ask, deny)), Inventory: inv}
+	return qwen.Input{Settings: settings.Merge(settingsFile(t, fmt.Sprint(uc.N), nil, allow, ask, deny)), Inventory: inv}
 }
 
 // TestUnitCasesThroughAudit replays every row of qwen-reference.md §3.2 through the audit.
@@ -216,7 +216,7 @@ func TestUnitCasesThroughAudit(t *testing.T) {
 	producerRows := 0
 	for _, uc := range rows {
 		t.Run(uc.Name(), func(t *testing.T) {
-			rep, err := audit.Run(unitInput(t, uc))
+			rep, err := qwen.Run(unitInput(t, uc))
 			require.NoError(t, err)
 			id := permission.Identity{Server: uc.Server, Tool: uc.Tool}
 			tool := findTool(t, rep, id)
@@ -232,7 +232,7 @@ func TestUnitCasesThroughAudit(t *testing.T) {
 			} else {
 				producerRows++
 			}
-			assert.Equal(t, audit.Decision(want), tool.Now.Decision)
+			assert.Equal(t, qwen.Decision(want), tool.Now.Decision)
 
 			require.Len(t, rep.Rules, 1)
 			for _, p := range rep.Pairs {
