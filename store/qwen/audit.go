@@ -4,7 +4,6 @@ import "github.com/sessionfix/sessionfix/store/agent"
 
 // Audit is Qwen Code's permission-rule audit as the command line sees it (agent.Audit): it
 // reads the settings scopes and subagent files; --agents, --history and --subagent are its
-// own flags. The rule semantics (Qwen Code's matching now and before the rename) are still in
-// package audit (audit.Run, audit.LegacyMatch): they take an inventory.Inventory, and a room
-// may not import package inventory (the MCP client of --discover).
+// own flags. The rule semantics (Qwen Code's matching now and before the rename) are this
+// room's plug-in: Load, Run, LegacyMatch and the documents (auditdoc.go).
 var Audit = &agent.Audit{Reads: "Qwen Code settings", Flags: []string{"agents", "history", "subagent"}}

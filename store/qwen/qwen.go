@@ -3,9 +3,13 @@
 // formats found there (chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints:
 // profiles of store/jsonl) and which naming scheme they follow (Qwen Code's normalizeMcp,
 // mcpname.Classify; rewrite.NamerFor). Its settings files are read by the
-// subpackage store/qwen/settings, its permission rules matched by permission.
+// subpackage store/qwen/settings, its permission rules matched by permission; its permission-rule
+// audit (audit.md §1–§4) is this room's plug-in (audit*.go, auditdoc.go).
 //
-// qwen imports store, store/agent, store/jsonl and internal/jsonscan only.
+// qwen imports store, store/agent, store/jsonl, naming, mcpname, permission, store/qwen/settings,
+// mcpconfig and mcpinventory (the inventory as data), reports (the audit's documents),
+// internal/jsonscan and internal/fileio; never inventory (the MCP client: injected as
+// Hooks.ListTools), audit, scan, rewrite, pipeline or cmd (internal/layering).
 package qwen
 
 import (
