@@ -24,7 +24,8 @@ test:
 ## (JSONL and a rollback-journal SQLite store: hot journals), tampered run manifests and journals,
 ## agents writing to a session while it is fixed, a full state disk (tmpfs, root); prints trials,
 ## failures and bytes lost
-## (under 15 minutes; SESSIONFIX_TORTURE_TRIALS=N sets the trials per scenario)
+## (under 15 minutes; SESSIONFIX_TORTURE_TRIALS=N sets the trials per scenario; one scenario:
+## SESSIONFIX_TORTURE=1 go test -run TestTorture/kill-fix-sqlite -v ./internal/torture)
 torture:
 	SESSIONFIX_TORTURE=1 $(GO) test -count=1 -timeout 15m -run TestTorture -v ./internal/torture
 

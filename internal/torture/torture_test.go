@@ -84,7 +84,25 @@ func TestTorture(t *testing.T) {
 		}
 		start := time.Now()
 		r := &report{}
-		sc.run(h, r)
+		// Each scenario is a subtest (go test -run 'TestTorture/kill-fix-sqlite' picks one, like
+		// SESSIONFIX_TORTURE_ONLY); its harness reports to the subtest.
+		selected := false
+		t.Run(sc.name, func(st *testing.T) {
+			selected = true
+			hs := *h
+			hs.t = st
+			sc.run(&hs, r)
+			for i, f := range r.Failures {
+				if i == 10 {
+					st.Errorf("… %d more failures", len(r.Failures)-10)
+					break
+				}
+				st.Errorf("%s", f)
+			}
+		})
+		if !selected {
+			continue // not selected by -run
+		}
 		trials += r.Trials
 		failures += len(r.Failures)
 		lost += r.BytesLost
@@ -100,13 +118,6 @@ func TestTorture(t *testing.T) {
 		line := fmt.Sprintf("%-26s trials %3d  failures %d  bytes lost %d  (%s; %s)", sc.name, r.Trials, len(r.Failures), r.BytesLost,
 			strings.Join(notes, " "), time.Since(start).Round(time.Second))
 		summary = append(summary, line)
-		for i, f := range r.Failures {
-			if i == 10 {
-				t.Errorf("%s: … %d more failures", sc.name, len(r.Failures)-10)
-				break
-			}
-			t.Errorf("%s: %s", sc.name, f)
-		}
 	}
 	fmt.Printf("\ntorture summary\n%s\n%-26s trials %3d  failures %d  bytes lost %d\n", strings.Join(summary, "\n"), "TOTAL", trials, failures, lost)
 }
