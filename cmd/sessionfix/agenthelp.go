@@ -180,3 +180,92 @@ func discoverUsage() string {
 	}
 	return "start the MCP servers of the agents' configs and list their tools"
 }
+
+// agentRewrites are the rewrite paragraphs of every agent but the default one (whose
+// paragraph opens fix's rewrite paragraph), each after a blank line.
+func agentRewrites() string {
+	var b strings.Builder
+	for _, a := range helpAgents() {
+		if a != all.Default && a.Help.Rewrite != "" {
+			b.WriteString("\n\n" + a.Help.Rewrite)
+		}
+	}
+	return b.String()
+}
+
+// keptHelp lists the agents' kept names for fix's list of kept names, each followed by ", ".
+func keptHelp() string {
+	var b strings.Builder
+	for _, s := range helpPhrases(func(h *agent.Help) string { return h.Kept }) {
+		b.WriteString(s + ", ")
+	}
+	return b.String()
+}
+
+// mtimeHelp says which agents sort their sessions by mtime ("Acme sorts\nsessions by mtime").
+func mtimeHelp() string {
+	var names []string
+	for _, a := range helpAgents() {
+		if a.Help.SortsByMtime {
+			names = append(names, a.Name)
+		}
+	}
+	verb := " sorts"
+	if len(names) != 1 {
+		verb = " sort"
+	}
+	return andList(names) + verb + "\nsessions by mtime"
+}
+
+// fixDescription is fix's --help description (fix --rules' part follows it).
+func fixDescription() string {
+	h := defaultHelp()
+	return `Plans the rewrite of every legacy tool name found (same discovery as scan) and prints
+the plan: per store, where, which site, old → new and the class. Above 20 stores the text
+output ends with a summary (stores per agent and kind, the 20 largest, old → new counts, kept
+names and why) and lists the plans only when at most 20 stores have one; -v lists every
+store's plan, --format json always has it. Nothing is written unless --apply is given
+(--dry-run or -n says the default explicitly; it contradicts --apply); a non-interactive run
+also needs --yes, and --yes without --apply is noted as a dry run.
+
+` + defaultHelp().Rewrite + ` Provider-safe names, including middle-truncated legacy names, stay byte for byte. A call
+and its response always end with the same name. Only the bytes of each rewritten name change:
+key order, spacing, escapes, line endings, a BOM and a missing final newline are kept.` + agentRewrites() + `
+
+Names a provider rejects that are kept (` + keptHelp() + `a dotted name kept by
+--keep-truncated, a name in a file that must not be written) are counted in a line after the
+summary: "N names a provider rejects were kept: why, how to fix". With --fail-on kept such a
+run exits 5 (after 3 and 4, which win), so a scheduled job can tell "all clean" from "broken
+session left as is".
+
+With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
+changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
+reported "in use"), renamed over the original with its mode and mtime kept (` + mtimeHelp() + `). Its original is kept first in the run's backup directory (--state-dir,
+default ${XDG_STATE_HOME:-~/.local/state}/sessionfix/runs/<run-id>/) with manifest.json: as a
+hard link to the original inode when the state directory is on the same file system (no
+copy, no extra space), else as a copy. "sessionfix undo" restores a run byte for byte.
+A process that opens a session for writing while it is rewritten is seen (Linux /proc): the
+rename is rolled back and the session refused (exit 4); bytes appended during the rename are
+carried over (exit 4, "rewritten, but"). Temp files of killed runs are removed first.
+Problems, warnings and stores skipped or refused are written to standard error; the plan to
+standard output (with --format json also as members). Missing PATHs: as for scan.
+
+The plan is data (docs/plan.md): --plan-out FILE writes the dry run's plan with each store's
+fingerprint (size, mtime, content checksum, name sites); --apply --plan FILE applies exactly that
+plan, with the naming options it records: a store that changed since it was planned is refused
+(exit 4, named on standard error), a store that now plans to other edits is refused (exit 3),
+every other store is rewritten as planned. The interactive [y/N] apply applies the plan it
+showed, the same way. A plan file is untrusted input: a malformed or edited one is refused
+before anything is read.
+
+EXAMPLES:
+` + examplesHelp("fix", []agent.Example{
+		{Comment: "dry-run over " + h.Dir},
+		{Args: "-n " + h.Dir, Comment: "the same, said explicitly"},
+		{Args: "--apply --yes " + h.Dir, Comment: "rewrite, with backups"},
+		{Args: "--keep-truncated --apply --yes " + h.Chats},
+		{Args: "--format json > plan.json"},
+		{Args: "--plan-out plan.json " + h.Dir, Comment: "review it, then:"},
+		{Args: "--apply --yes --plan plan.json", Comment: "apply exactly that plan"},
+	}, 7, func(h *agent.Help) []agent.Example { return h.Fix })
+}

@@ -28,4 +28,15 @@ func TestAgentHelp(t *testing.T) {
 		}
 	}
 	assert.Contains(t, d, "("+all.Default.Help.Dir+" -> /data/"+string(all.Default.ID)+")")
+	f := fixDescription()
+	assert.Contains(t, f, "\n\n"+all.Default.Help.Rewrite+" Provider-safe names")
+	for _, a := range helpAgents() {
+		if a != all.Default && a.Help.Rewrite != "" {
+			assert.Contains(t, f, "\n\n"+a.Help.Rewrite+"\n\n")
+		}
+		for _, e := range a.Help.Fix {
+			assert.Contains(t, f, "\n"+exampleLine("fix", e))
+		}
+	}
+	assert.Equal(t, "Qwen Code sorts\nsessions by mtime", mtimeHelp())
 }

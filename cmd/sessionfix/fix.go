@@ -45,73 +45,7 @@ func newFixCommand(env *Env) *cli.Command {
 		Name:      "fix",
 		Usage:     "rewrite legacy MCP tool names (dry-run unless --apply)",
 		ArgsUsage: "[PATH...]",
-		Description: `Plans the rewrite of every legacy tool name found (same discovery as scan) and prints
-the plan: per store, where, which site, old → new and the class. Above 20 stores the text
-output ends with a summary (stores per agent and kind, the 20 largest, old → new counts, kept
-names and why) and lists the plans only when at most 20 stores have one; -v lists every
-store's plan, --format json always has it. Nothing is written unless --apply is given
-(--dry-run or -n says the default explicitly; it contradicts --apply); a non-interactive run
-also needs --yes, and --yes without --apply is noted as a dry run.
-
-The rewrite is what Qwen Code 0.24.4 sends for a restored history: normalizeMcp of each stored
-name. Provider-safe names, including middle-truncated legacy names, stay byte for byte. A call
-and its response always end with the same name. Only the bytes of each rewritten name change:
-key order, spacing, escapes, line endings, a BOM and a missing final newline are kept.
-
-In a Codex rollout, a function_call whose name a provider rejects is rewritten to the name
-today's Codex registers for its raw MCP identity, as "name" plus an inserted "namespace"
-member; the plan says where each raw identity came from (invocation record, --inventory, the
-home's thread_history_*.sqlite, or a config.toml server key; --discover lists the tools of the
-config's servers) and which config.toml and inventory it used. A rollout inside a Codex home (a
-copied ~/.codex) is planned with that home's own config.toml and thread history, never with
-$CODEX_HOME's or ~/.codex's (a rollout in no home uses those); --codex-config overrides. A rejected name nothing attributes is kept.
-
-   In a Claude Code session (projects/<dir>/<session>.jsonl, subagents/*.jsonl under
-   $CLAUDE_CONFIG_DIR or ~/.claude; --agent claude) every name Claude Code sends back when it
-   resumes (tool_use, ToolSearch select: lists, tool_reference, deferred-tool names) that the
-   newest release spells differently gets that release's spelling of the same raw MCP identity,
-   taken from --inventory, --discover, attributionMcpServer/Tool, or the server keys of
-   ~/.claude.json, .mcp.json and --mcp-config FILE (repeatable). A name two raw tools now share
-   is rewritten only with --allow-shared (always reported); names in text are reported, never
-   rewritten; names over 64 are what Claude Code registers: kept.
-
-Names a provider rejects that are kept (a Codex call nothing attributes, a dotted name kept by
---keep-truncated, a name in a file that must not be written) are counted in a line after the
-summary: "N names a provider rejects were kept: why, how to fix". With --fail-on kept such a
-run exits 5 (after 3 and 4, which win), so a scheduled job can tell "all clean" from "broken
-session left as is".
-
-With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
-changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
-reported "in use"), renamed over the original with its mode and mtime kept (Qwen Code sorts
-sessions by mtime). Its original is kept first in the run's backup directory (--state-dir,
-default ${XDG_STATE_HOME:-~/.local/state}/sessionfix/runs/<run-id>/) with manifest.json: as a
-hard link to the original inode when the state directory is on the same file system (no
-copy, no extra space), else as a copy. "sessionfix undo" restores a run byte for byte.
-A process that opens a session for writing while it is rewritten is seen (Linux /proc): the
-rename is rolled back and the session refused (exit 4); bytes appended during the rename are
-carried over (exit 4, "rewritten, but"). Temp files of killed runs are removed first.
-Problems, warnings and stores skipped or refused are written to standard error; the plan to
-standard output (with --format json also as members). Missing PATHs: as for scan.
-
-The plan is data (docs/plan.md): --plan-out FILE writes the dry run's plan with each store's
-fingerprint (size, mtime, content checksum, name sites); --apply --plan FILE applies exactly that
-plan, with the naming options it records: a store that changed since it was planned is refused
-(exit 4, named on standard error), a store that now plans to other edits is refused (exit 3),
-every other store is rewritten as planned. The interactive [y/N] apply applies the plan it
-showed, the same way. A plan file is untrusted input: a malformed or edited one is refused
-before anything is read.
-
-EXAMPLES:
-   sessionfix fix                                   # dry-run over ~/.qwen
-   sessionfix fix -n ~/.qwen                        # the same, said explicitly
-   sessionfix fix --apply --yes ~/.qwen             # rewrite, with backups
-   sessionfix fix --keep-truncated --apply --yes ~/.qwen/projects/-home-me-src-app/chats
-   sessionfix fix --format json > plan.json
-   sessionfix fix --plan-out plan.json ~/.qwen      # review it, then:
-   sessionfix fix --apply --yes --plan plan.json    # apply exactly that plan
-   sessionfix fix --agent codex --apply --yes       # Codex rollouts under $CODEX_HOME or ~/.codex
-   sessionfix fix tickets/4711/user-codex           # a copied Codex home, with its own config.toml` + fixRulesDescription,
+		Description: fixDescription() + fixRulesDescription,
 		Flags: append(append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing: the default, said explicitly (contradicts --apply)"},

@@ -28,8 +28,13 @@ type Help struct {
 	// generic ones).
 	Scan, Fix []Example
 	// Rewrite is the agent's paragraph of fix's description: how a name in its stores is
-	// rewritten and from where the raw identities come (lines broken, no final newline).
+	// rewritten and from where the raw identities come (lines broken, no final newline). The
+	// default agent's opens fix's generic paragraph on byte-exact rewriting (" Provider-safe
+	// names … stay byte for byte" follows it on the same line).
 	Rewrite string
+	// SortsByMtime: the agent lists its sessions by mtime (fix's --help gives it as the reason
+	// a rewritten file keeps its mtime).
+	SortsByMtime bool
 	// Kept says which of the agent's names a provider rejects are kept, in fix's list of kept
 	// names ("an Acme call nothing attributes").
 	Kept string

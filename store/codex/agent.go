@@ -117,9 +117,21 @@ var Help = &agent.Help{
 	Dir: "~/.codex",
 	Roots: `the Codex home's sessions/ and archived_sessions/,
 $CODEX_HOME else ~/.codex`,
-	Stores:     "Codex rollouts",
-	Home:       "a Codex home (its own config.toml is used)",
-	Scan:       []agent.Example{{Args: "--agent codex"}},
+	Stores: "Codex rollouts",
+	Home:   "a Codex home (its own config.toml is used)",
+	Scan:   []agent.Example{{Args: "--agent codex"}},
+	Fix: []agent.Example{
+		{Args: "--agent codex --apply --yes", Comment: "Codex rollouts under $CODEX_HOME or ~/.codex"},
+		{Args: "tickets/4711/user-codex", Comment: "a copied Codex home, with its own config.toml"},
+	},
+	Rewrite: `In a Codex rollout, a function_call whose name a provider rejects is rewritten to the name
+today's Codex registers for its raw MCP identity, as "name" plus an inserted "namespace"
+member; the plan says where each raw identity came from (invocation record, --inventory, the
+home's thread_history_*.sqlite, or a config.toml server key; --discover lists the tools of the
+config's servers) and which config.toml and inventory it used. A rollout inside a Codex home (a
+copied ~/.codex) is planned with that home's own config.toml and thread history, never with
+$CODEX_HOME's or ~/.codex's (a rollout in no home uses those); --codex-config overrides. A rejected name nothing attributes is kept.`,
+	Kept:       "a Codex call nothing attributes",
 	Identities: "Codex invocation records and thread history",
 	Inventory:  "to name Codex calls as Codex does",
 	Discover:   "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes",

@@ -88,4 +88,7 @@ var Help = &agent.Help{
 $QWEN_HOME, else ~/.qwen`,
 	Stores: "session files, usage records, checkpoints",
 	Chats:  "~/.qwen/projects/-home-me-src-app/chats",
+	Rewrite: `The rewrite is what Qwen Code 0.24.4 sends for a restored history: normalizeMcp of each stored
+name.`,
+	SortsByMtime: true,
 }
