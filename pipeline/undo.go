@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -172,7 +173,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		h.File(o, status, late)
 	}
 	if err != nil {
-		return end, err
+		return end, undoStopped(err, t, len(outs), dir, m.RunID)
 	}
 	end.Summary = fmt.Sprintf("restored %s of run %s", StoresPhrase(t.Restored, t.RestoredDBs), m.RunID)
 	if left := t.NotRestored(); left > 0 {
@@ -196,4 +197,20 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		end.Code = ExitPartial
 	}
 	return end, nil
+}
+
+// undoStopped is the error of an undo that stopped after trying some stores (outcomes counted
+// in t, of tried stores): it says how far it got and that the same run can be undone again —
+// each store is restored or left as the run left it, never half — and, when the state
+// directory's disk is full (ENOSPC: undo journals and backs up the current content there
+// before each restore), where to free space.
+func undoStopped(err error, t *UndoTally, tried int, runDir, runID string) error {
+	if tried == 0 {
+		return err
+	}
+	hint := "fix the cause and undo the same run again"
+	if errors.Is(err, syscall.ENOSPC) {
+		hint = "free space on the disk of the state directory (" + runDir + ") and undo the same run again"
+	}
+	return fmt.Errorf("%w; restored %d of %d files of run %s, the others are as the run left them: %s", err, t.Restored, tried, runID, hint)
 }
