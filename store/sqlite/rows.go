@@ -227,9 +227,14 @@ func (s *rowStmt) err(rc C.int) error {
 
 func (s *rowStmt) close() { C.sqlite3_finalize(s.st) }
 
-// start resets the statement and binds args (int64 or string, positional).
+// start resets the statement and binds args (int64 or string, positional). An error the
+// statement still holds from its last rows (an allocation failure inside a sqlite3_column_*
+// call after the last step: SQLite reports it at the next step or at this reset) is returned,
+// not cleared.
 func (s *rowStmt) start(args []any) error {
-	C.sqlite3_reset(s.st)
+	if rc := C.sqlite3_reset(s.st); rc != 0 {
+		return s.err(rc)
+	}
 	C.sqlite3_clear_bindings(s.st)
 	for i, a := range args {
 		var rc C.int
