@@ -161,7 +161,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
 			&cli.StringFlag{Name: "baseline", Usage: "a previous audit output (--format json or sarif): exit 5 only for lost, gained or refused pairs not in it (of the --fail-on classes when given)", TakesFile: true},
-		}, claudeAuditFlags()...),
+		}, auditAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),
 				Settings: c.StringSlice("settings"), Project: c.String("project"), Agents: c.StringSlice("agents"),

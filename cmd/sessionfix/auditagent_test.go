@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/store/all"
 )
@@ -35,6 +36,21 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 			}
 		}
 	}
+	// The flags a room declares (agent.Audit.Options) are audit's flags, with the room's usage.
+	usage := map[string]string{}
+	for _, f := range newAuditCommand(env).Flags {
+		if d, ok := f.(cli.DocGenerationFlag); ok {
+			usage[f.Names()[0]] = d.GetUsage()
+		}
+	}
+	declared := 0
+	for _, o := range auditors {
+		for _, opt := range o.Audit.Options {
+			declared++
+			assert.Equal(t, opt.Usage, usage[opt.Name], "%s's audit option --%s", o.ID, opt.Name)
+		}
+	}
+	assert.NotZero(t, declared, "Claude Code's room declares its audit flags")
 	res := runCLI(t, env, "", "audit", "--agent", "codex")
 	assert.Equal(t, exitUsage, res.code)
 	assert.Contains(t, res.err, `--agent must be qwen or claude, not "codex"`, "an agent without an audit")

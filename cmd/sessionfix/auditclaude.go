@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/check"
-	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -17,17 +16,17 @@ import (
 	"github.com/sessionfix/sessionfix/store/claude"
 )
 
-// claudeAuditFlags are audit's flags for --agent claude (new values each call: --mcp-config's
-// repeatable value must not carry over from one command line to the next).
-func claudeAuditFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "agent", Value: string(all.Default.ID), Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" })},
-		&cli.StringFlag{Name: "claude-version", Usage: "with --agent claude: the release whose rule semantics are \"now\" (default: the newest known, " + mcpname.ClaudeLatestVersion + ")"},
-		&cli.StringFlag{Name: "before", Usage: "with --agent claude: the release compared against (default: the oldest \"version\" in the project's sessions)"},
-		&cli.StringFlag{Name: "project-key", Usage: "with --agent claude: the project directory as Claude Code saw it (its key in ~/.claude.json; default: --project, or the only project of a copied ~/.claude.json)"},
-		&cli.StringFlag{Name: "claude-json", Usage: "with --agent claude: the ~/.claude.json to read trust, legacy allowedTools and MCP server keys from", TakesFile: true},
-		&cli.GenericFlag{Name: "mcp-config", Value: &repeatable{}, Usage: "with --agent claude: a Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys name raw tools of the sessions' stored names, and with --discover its servers are listed", TakesFile: true},
+// auditAgentFlags are --agent and the audit flags the rooms declare (agent.Audit.Options), in
+// list order (new values each call: a repeatable value must not carry over from one command
+// line to the next).
+func auditAgentFlags() []cli.Flag {
+	out := []cli.Flag{&cli.StringFlag{Name: "agent", Value: string(all.Default.ID), Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" })}}
+	for _, a := range all.Auditors() {
+		for _, o := range a.Audit.Options {
+			out = append(out, optionFlag(o))
+		}
 	}
+	return out
 }
 
 // claudeAuditOptions are the inputs of audit --agent claude.

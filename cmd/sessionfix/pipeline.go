@@ -71,17 +71,22 @@ func agentFlags(before string) []cli.Flag {
 			if o.Before != before {
 				continue
 			}
-			switch {
-			case o.Bool:
-				out = append(out, &cli.BoolFlag{Name: o.Name, Usage: o.Usage})
-			case o.Repeatable:
-				out = append(out, &cli.GenericFlag{Name: o.Name, Value: &repeatable{}, Usage: o.Usage, TakesFile: o.File})
-			default:
-				out = append(out, &cli.StringFlag{Name: o.Name, Usage: o.Usage, TakesFile: o.File})
-			}
+			out = append(out, optionFlag(o))
 		}
 	}
 	return out
+}
+
+// optionFlag is a room's option (agent.Option) as a new urfave/cli flag.
+func optionFlag(o agent.Option) cli.Flag {
+	switch {
+	case o.Bool:
+		return &cli.BoolFlag{Name: o.Name, Usage: o.Usage}
+	case o.Repeatable:
+		return &cli.GenericFlag{Name: o.Name, Value: &repeatable{}, Usage: o.Usage, TakesFile: o.File}
+	default:
+		return &cli.StringFlag{Name: o.Name, Usage: o.Usage, TakesFile: o.File}
+	}
 }
 
 func readPlanFlags(c *cli.Context) pipeline.Options {

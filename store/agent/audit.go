@@ -11,6 +11,12 @@ type Audit struct {
 	// flag's usage lists "<ID> (<Reads>)" for every agent with an Audit, in list order.
 	Reads string
 	// Flags are the audit flags only this agent's audit takes, in the order they are checked:
-	// an audit of another agent refuses each one that is set, naming this agent (exit 2).
+	// an audit of another agent refuses each one that is set, naming this agent (exit 2). A
+	// name is one of audit's own flags or of Options.
 	Flags []string
+	// Options are the audit flags this room declares (its own rule-file inputs, releases …):
+	// the command adds them after audit's own flags and --agent, in list order, built as
+	// Agent.Options are (Bool, Repeatable, File; Before is not used). The ones another agent's
+	// audit must refuse are also in Flags.
+	Options []Option
 }

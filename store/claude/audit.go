@@ -16,7 +16,23 @@ import (
 
 // Audit is the Claude Code audit as the command line sees it (agent.Audit): it reads the rule
 // files; --claude-version, --before, --project-key and --claude-json are its own flags.
-var Audit = &agent.Audit{Reads: "Claude Code rule files", Flags: []string{"claude-version", "before", "project-key", "claude-json"}}
+// --mcp-config is declared here too (with the audit's usage) but not refused: scan and fix
+// take it for every agent.
+var Audit = &agent.Audit{Reads: "Claude Code rule files", Flags: []string{VersionOption, BeforeOption, ProjectKeyOption, ClaudeJSONOption},
+	Options: []agent.Option{
+		{Name: VersionOption, Usage: "with --agent claude: the release whose rule semantics are \"now\" (default: the newest known, " + mcpname.ClaudeLatestVersion + ")"},
+		{Name: BeforeOption, Usage: "with --agent claude: the release compared against (default: the oldest \"version\" in the project's sessions)"},
+		{Name: ProjectKeyOption, Usage: "with --agent claude: the project directory as Claude Code saw it (its key in ~/.claude.json; default: --project, or the only project of a copied ~/.claude.json)"},
+		{Name: ClaudeJSONOption, File: true, Usage: "with --agent claude: the ~/.claude.json to read trust, legacy allowedTools and MCP server keys from"},
+		{Name: MCPConfigOption, Repeatable: true, File: true, Usage: "with --agent claude: a Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys name raw tools of the sessions' stored names, and with --discover its servers are listed"},
+	}}
+
+// The audit's own option names (VersionOption and MCPConfigOption are shared with scan and fix).
+const (
+	BeforeOption     = "before"
+	ProjectKeyOption = "project-key"
+	ClaudeJSONOption = "claude-json"
+)
 
 // ClaudeRuleEntry is one rule with its origin.
 type ClaudeRuleEntry struct {
