@@ -736,6 +736,9 @@ type RunInfo struct {
 	Command  string    `json:"command,omitempty"`
 	ReadErr  string    `json:"error,omitempty"`
 	Restored int       `json:"restored"`
+	// Untrusted is set when ReadErr is an *UntrustedError (a sealed manifest or journal that
+	// fails its checksum: edited or damaged), so the run did record changes.
+	Untrusted bool `json:"-"`
 }
 
 // ListRuns returns the runs under stateDir, oldest first. A run whose manifest cannot be read
@@ -757,7 +760,7 @@ func ListRuns(stateDir string) ([]RunInfo, error) {
 		ri := RunInfo{ID: e.Name(), Dir: dir}
 		m, err := ReadRun(dir)
 		if err != nil {
-			ri.ReadErr = err.Error()
+			ri.ReadErr, ri.Untrusted = err.Error(), errors.Is(err, ErrUntrustedRun)
 			out = append(out, ri)
 			continue
 		}
@@ -844,18 +847,35 @@ var ErrNoRun = errors.New("no such run")
 var ErrNothingToUndo = errors.New("nothing to undo")
 
 // FindRun resolves a run id (or unique prefix), or with last the newest run that still has
-// changes to undo.
+// changes to undo. With last, a refused run (RunInfo.Untrusted: its sealed manifest or journal
+// was edited or damaged) newer than that one, by id, is an error naming it: it recorded
+// changes, so "nothing to undo", or undoing an older run instead, would hide them (review5).
 func FindRun(stateDir, id string, last bool) (string, error) {
 	runs, err := ListRuns(stateDir)
 	if err != nil {
 		return "", err
 	}
 	if last {
+		found := -1
 		for i := len(runs) - 1; i >= 0; i-- {
 			r := runs[i]
 			if r.ReadErr == "" && r.Files > 0 && r.State != StateUndone {
-				return r.Dir, nil
+				found = i
+				break
 			}
+		}
+		var refused *RunInfo
+		for i := range runs {
+			r := &runs[i]
+			if r.Untrusted && (found < 0 || r.ID > runs[found].ID) && (refused == nil || r.ID > refused.ID) {
+				refused = r
+			}
+		}
+		switch {
+		case refused != nil:
+			return "", fmt.Errorf("the newest run %s cannot be read (%s); undo --last does not pass over it (sessionfix runs lists the runs)", refused.ID, refused.ReadErr)
+		case found >= 0:
+			return runs[found].Dir, nil
 		}
 		return "", fmt.Errorf("%w: no run in %s has changes left to undo", ErrNothingToUndo, stateDir)
 	}
