@@ -1,38 +1,42 @@
-// Package rulefix is fix --rules as a library (issue 11 item 5, issue 10 item 3): it takes the
-// Claude Code room's plan of its rule files (claude.PlanRuleFiles, the audit plug-in's
-// migration: a naming decision per legacy-spelled rule), makes it a rewrite plan, and applies
-// it through rewrite.Apply. It
-// sits above the room and rewrite (a room may not import rewrite, pipeline may not import
-// audit); the CLI keeps the flags, the confirmation prompt and the printing.
+// Package rulefix is fix --rules as a library (issue 11 item 5, issue 10 item 3): it takes an
+// agent room's plan of its rule files (RuleFile: the audit plug-in's migration, a naming
+// decision per legacy-spelled rule), makes it a rewrite plan, and applies it through
+// rewrite.Apply. It names no agent: the room plans, the command layer hands the plan over. It
+// sits above the rooms and rewrite (a room may not import rewrite, pipeline may not import
+// audit); the CLI keeps the flags, the report, the confirmation prompt and the printing.
 package rulefix
 
 import (
 	"context"
 
-	"github.com/sessionfix/sessionfix/mcpinventory"
-	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store"
 )
 
-// Planned is a fix --rules plan: Report (mode "dry-run", Files and Rules filled, CONFLICT
-// notes set by claude.NoteOverrides), Plan (one store per rule file with at least one rewrite),
+// RuleFile is one rule file's plan as a room gives it: the file as a store, the snapshot the
+// decisions were made on, one naming decision per rule (at the rule's token) and how many of
+// them are rewrites.
+type RuleFile struct {
+	Store     store.Store
+	Snap      *store.Snapshot
+	Decisions []naming.Decision
+	Rewrites  int
+}
+
+// Planned is a fix --rules plan: Plan (one store per rule file with at least one rewrite),
 // Roots (those files' paths, for the run's manifest) and Rewrites (the number of rules to be
 // rewritten).
 type Planned struct {
-	Report   *claude.FixRulesReport
 	Plan     *rewrite.Plan
 	Roots    []string
 	Rewrites int
 }
 
-// Plan is the room's plan of the rule files (claude.PlanRuleFiles: absolute, link-resolved
-// paths; a missing file not given explicitly skipped; problems to problem) as a rewrite plan:
-// one store per rule file with at least one rewrite, its path in Roots.
-func Plan(ctx context.Context, srcs []claude.ClaudeSource, tools []mcpname.ClaudeTool, now permission.ClaudeRelease, allowShared bool, problem func(error)) *Planned {
-	rep, files := claude.PlanRuleFiles(ctx, srcs, tools, now, allowShared, problem)
-	p := &Planned{Report: rep, Plan: &rewrite.Plan{}}
+// Plan makes the room's plan of the rule files a rewrite plan: one store per rule file with
+// at least one rewrite, in the given order, its path in Roots.
+func Plan(files []RuleFile) *Planned {
+	p := &Planned{Plan: &rewrite.Plan{}}
 	for _, f := range files {
 		p.Rewrites += f.Rewrites
 		if f.Rewrites > 0 {
@@ -43,20 +47,27 @@ func Plan(ctx context.Context, srcs []claude.ClaudeSource, tools []mcpname.Claud
 	return p
 }
 
+// Outcome is what applying did to one rule file: Status rewritten, in-use or failed, Rules the
+// number of rules rewritten, Reason the error when there was one.
+type Outcome struct {
+	File   string
+	Status string
+	Rules  int
+	Reason string
+}
+
 // Apply rewrites the planned rules (rewrite.Apply with p.Roots; opts.Roots is replaced) and
-// records the run in p.Report: Mode "apply", Run, and one outcome row per file (status
-// rewritten, in-use or failed, with the reason). A file that failed for another reason than
+// returns one outcome per file in the run's order. A file that failed for another reason than
 // being in use goes to problem. inUse says a file was refused because its store is in use
 // (the CLI's exit 4). err is rewrite.Apply's error; res is nil only when nothing ran.
-func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem func(error)) (res *rewrite.Result, inUse bool, err error) {
+func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem func(error)) (res *rewrite.Result, outcomes []Outcome, inUse bool, err error) {
 	opts.Roots = p.Roots
 	res, err = rewrite.Apply(ctx, p.Plan, opts)
 	if err != nil && res == nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	p.Report.Mode, p.Report.Run = "apply", res.RunID
 	for _, oc := range res.Outcomes {
-		row := claude.RuleOutRow{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
+		row := Outcome{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
 		switch {
 		case oc.InUse() && !oc.Committed():
 			row.Status, row.Reason, inUse = "in-use", oc.Err.Error(), true
@@ -66,23 +77,7 @@ func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem f
 		case oc.Err != nil:
 			row.Reason = oc.Err.Error()
 		}
-		p.Report.Outcomes = append(p.Report.Outcomes, row)
+		outcomes = append(outcomes, row)
 	}
-	return res, inUse, err
-}
-
-// InventoryTools loads the inventory file at path (mcpinventory.Load) and lists its raw tools,
-// server by server in key order, as the rule migration takes them.
-func InventoryTools(path string) ([]mcpname.ClaudeTool, error) {
-	inv, err := mcpinventory.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	var tools []mcpname.ClaudeTool
-	for _, k := range inv.Keys() {
-		for _, t := range inv.Servers[k].Tools {
-			tools = append(tools, mcpname.ClaudeTool{Server: k, Tool: t.Name})
-		}
-	}
-	return tools, nil
+	return res, outcomes, inUse, err
 }

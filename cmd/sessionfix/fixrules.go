@@ -75,7 +75,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		}
 		now = v
 	}
-	tools, err := rulefix.InventoryTools(o.Common.Inventory)
+	tools, err := claude.InventoryTools(o.Common.Inventory)
 	if err != nil {
 		return err
 	}
@@ -89,8 +89,13 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 
-	pl := rulefix.Plan(ctx, srcs, tools, now, o.AllowShared, r.problem)
-	rep, rewrites := pl.Report, pl.Rewrites
+	rep, files := claude.PlanRuleFiles(ctx, srcs, tools, now, o.AllowShared, r.problem)
+	plans := make([]rulefix.RuleFile, len(files))
+	for i, f := range files {
+		plans[i] = rulefix.RuleFile{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions, Rewrites: f.Rewrites}
+	}
+	pl := rulefix.Plan(plans)
+	rewrites := pl.Rewrites
 	if o.Format == "table" {
 		writeRulePlan(env, rep.Rules, now)
 	}
@@ -121,9 +126,13 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err := rewrite.CheckStateDir(o.StateDir); err != nil {
 		return err
 	}
-	res, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.problem)
+	res, outcomes, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.problem)
 	if res == nil {
 		return err
+	}
+	rep.Mode, rep.Run = "apply", res.RunID
+	for _, oc := range outcomes {
+		rep.Outcomes = append(rep.Outcomes, claude.RuleOutRow{File: oc.File, Status: oc.Status, Rules: oc.Rules, Reason: oc.Reason})
 	}
 	if o.Format == "json" {
 		rep.Errors = append(rep.Errors, r.Problems...)

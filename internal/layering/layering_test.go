@@ -97,6 +97,13 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 					}
 				}
 			}
+			for _, n := range []string{"audit", "rulefix"} {
+				// What every agent's audit and rule fix share names no agent: the rooms hand
+				// their plans and documents over through the command layer.
+				for _, r := range rs {
+					assert.False(t, under(pkg, n) && under(target, r), "%s must not import the agent room %s", pkg, target)
+				}
+			}
 			for _, r := range rs {
 				if under(pkg, r) {
 					assert.False(t, under(target, "store/all"), "agent room %s must not import the agent list %s", pkg, target)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/permission"
@@ -190,4 +191,20 @@ func PlanRuleFiles(ctx context.Context, srcs []ClaudeSource, tools []mcpname.Cla
 	}
 	NoteOverrides(rep.Rules, migrated, now)
 	return rep, plans
+}
+
+// InventoryTools loads the inventory file at path (mcpinventory.Load) and lists its raw tools,
+// server by server in key order, as the rule migration takes them.
+func InventoryTools(path string) ([]mcpname.ClaudeTool, error) {
+	inv, err := mcpinventory.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	var tools []mcpname.ClaudeTool
+	for _, k := range inv.Keys() {
+		for _, t := range inv.Servers[k].Tools {
+			tools = append(tools, mcpname.ClaudeTool{Server: k, Tool: t.Name})
+		}
+	}
+	return tools, nil
 }
