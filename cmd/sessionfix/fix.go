@@ -42,9 +42,9 @@ type fixOptions struct {
 
 func newFixCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "fix",
-		Usage:     "rewrite legacy MCP tool names (dry-run unless --apply)",
-		ArgsUsage: "[PATH...]",
+		Name:        "fix",
+		Usage:       "rewrite legacy MCP tool names (dry-run unless --apply)",
+		ArgsUsage:   "[PATH...]",
 		Description: fixDescription() + fixRulesDescription,
 		Flags: append(append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
