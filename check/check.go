@@ -71,6 +71,15 @@ type Result struct {
 	sending      *agent.Sending
 }
 
+// Verbatim lists the providers that still receive the stored names under the release
+// SetRelease set (agent.Sending.Verbatim; nil: none, or no release set).
+func (r *Result) Verbatim() []string {
+	if r.sending == nil {
+		return nil
+	}
+	return r.sending.Verbatim
+}
+
 // SetRelease sets the release of agent id that resumes its sessions ("" or "stored": the
 // stored bytes are checked); what that release sends is the room's agent.Agent.SentAs. A
 // release that does not parse is an error.

@@ -18,7 +18,8 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/qwen"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 func init() {
@@ -37,9 +38,10 @@ type checkOptions struct {
 	// Baseline is --baseline: a previous check output (--format json or sarif); only findings
 	// not in it make the run exit 5.
 	Baseline string
-	// QwenVersion is --qwen-version: the Qwen Code release that resumes the sessions ("" or
-	// "stored": the stored bytes are checked).
-	QwenVersion string
+	// Releases are the agents' check --<agent>-version values (agent.Agent.SentAsOption), in
+	// store/all's order: the release that resumes that agent's sessions ("" or "stored": the
+	// stored bytes are checked).
+	Releases []agentRelease
 }
 
 func newCheckCommand(env *Env) *cli.Command {
@@ -66,16 +68,15 @@ EXAMPLES:
    sessionfix check --provider ./my-gateway.json --inventory tools.json --format json
    sessionfix check --provider all --format sarif > check.sarif
    sessionfix check --provider all --baseline check.sarif`,
-		Flags: append(planFlags(),
+		Flags: append(append(planFlags(),
 			&cli.StringFlag{Name: "provider", Usage: "providers to check against: comma-separated IDs, all, or a profile file (required)"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name site, provider and rule)"},
 			workersFlag(),
 			&cli.StringFlag{Name: "baseline", Usage: "a previous check output (--format json or sarif): exit 5 only for findings not in it (new since the baseline)", TakesFile: true},
-			&cli.StringFlag{Name: "qwen-version", Value: "stored", Usage: "the Qwen Code release that resumes the sessions: from " + mcpname.QwenNormalizingRelease + " on it sends normalizeMcp of each stored call name to OpenAI- and Anthropic-compatible endpoints, and that is checked (\"sent as\"); \"stored\": the stored bytes, as earlier releases send them"},
-		),
+		), releaseFlags()...),
 		Action: func(c *cli.Context) error {
 			return runCheck(c.Context, env, checkOptions{Paths: c.Args().Slice(), Providers: c.String("provider"),
-				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c), Baseline: c.String("baseline"), QwenVersion: c.String("qwen-version")})
+				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c), Baseline: c.String("baseline"), Releases: readReleases(c)})
 		},
 	}
 }
@@ -99,8 +100,13 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		return jsonError(env, opts.Format, err)
 	}
 	var res check.Result
-	if err := res.SetRelease(qwen.ID, opts.QwenVersion); err != nil {
-		return usageErrorf("--qwen-version: %v (want a release such as 0.24.4, or \"stored\")", err)
+	for _, r := range opts.Releases {
+		if r.Value == "" || r.Value == "stored" {
+			continue
+		}
+		if err := res.SetRelease(r.Agent.ID, r.Value); err != nil {
+			return usageErrorf("--%s: %v (%s)", r.Agent.SentAsOption.Name, err, r.Agent.SentAsOption.Hint)
+		}
 	}
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
 		if r.ScanErr == nil && r.Plan != nil {
@@ -143,7 +149,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		}
 		writeProblems(env, rep.Problems)
 	default:
-		writeCheckText(env.Out, rep)
+		writeCheckText(env.Out, rep, &res)
 		if l := pipeline.RedispatchLine(rep.Redispatch); l != "" {
 			fmt.Fprintln(env.Out, l)
 		}
@@ -196,7 +202,7 @@ func loadSARIFBaseline(path string) (*reports.SARIFBaseline, error) {
 
 // writeCheckText prints the provider table, then per store (session) each distinct rejected
 // name with its records, rules and after-fix verdict, then the providers' error texts.
-func writeCheckText(w io.Writer, rep *pipeline.CheckReport) {
+func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 	ids := make([]string, len(rep.Providers))
 	for i, p := range rep.Providers {
 		ids[i] = p.ID
@@ -266,7 +272,7 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport) {
 			label += " (raw identity, as the server declares it)"
 		}
 		if f.Sent != "" {
-			label += fmt.Sprintf(" (sent as %s by Qwen Code %s, except to gemini)", f.Sent, rep.QwenRelease)
+			label += fmt.Sprintf(" (sent as %s by %s %s%s)", f.Sent, releaseAgentName(res), rep.QwenRelease, exceptHelp(res))
 		}
 		if len(f.Now) > 0 {
 			at := ""
@@ -340,4 +346,57 @@ func ruleDetails(r pipeline.CheckRejection) string {
 		parts[i] = v.Rule + ": " + v.Detail
 	}
 	return strings.Join(parts, "; ")
+}
+
+// agentRelease is one agent's check --<agent>-version value.
+type agentRelease struct {
+	Agent *agent.Agent
+	Value string
+}
+
+// releaseAgents are the agents with a check --<agent>-version flag, in store/all's order.
+func releaseAgents() []*agent.Agent {
+	var out []*agent.Agent
+	for _, a := range all.Agents {
+		if a.SentAs != nil && a.SentAsOption != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// releaseFlags are check's --<agent>-version flags (agent.Agent.SentAsOption).
+func releaseFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, a := range releaseAgents() {
+		o := a.SentAsOption
+		out = append(out, &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage})
+	}
+	return out
+}
+
+// readReleases are the values of check's --<agent>-version flags.
+func readReleases(c *cli.Context) []agentRelease {
+	var out []agentRelease
+	for _, a := range releaseAgents() {
+		out = append(out, agentRelease{Agent: a, Value: c.String(a.SentAsOption.Name)})
+	}
+	return out
+}
+
+// releaseAgentName is the product name of the agent whose release check checked.
+func releaseAgentName(res *check.Result) string {
+	if a := all.Lookup(res.ReleaseAgent); a != nil {
+		return a.Name
+	}
+	return string(res.ReleaseAgent)
+}
+
+// exceptHelp is ", except to P" for the providers that still receive the stored names
+// (agent.Sending.Verbatim), or "".
+func exceptHelp(res *check.Result) string {
+	if v := res.Verbatim(); len(v) > 0 {
+		return ", except to " + strings.Join(v, ", ")
+	}
+	return ""
 }

@@ -128,6 +128,12 @@ type Agent struct {
 	// Help is what sessionfix's --help texts say of the agent (Help); nil: they do not name
 	// it.
 	Help *Help
+
+	// SentAsOption is check's flag naming the release SentAs takes (Value: its default,
+	// "stored": the stored bytes; Hint: what a bad value should be, for the usage error);
+	// nil: check has no such flag. check's result holds one release: when several agents'
+	// releases are given, the last in store/all's order is checked.
+	SentAsOption *Option
 }
 
 // Sending is what one agent release sends instead of the stored name of a call.

@@ -134,4 +134,7 @@ type Option struct {
 	// Before is the general flag of scan, fix and check this one is listed before in --help
 	// ("discover"); "" lists it after all of them.
 	Before string
+	// Value is the value of a string option not given (shown in --help); Hint what a bad
+	// value should be, for the usage error ("want a release such as 1.2.3").
+	Value, Hint string
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/jsonl"
@@ -77,7 +78,10 @@ var Agent = &agent.Agent{
 	Redispatches: Redispatches,
 	Audit:        Audit,
 	SentAs:       SentAs,
-	Help:         Help,
+	SentAsOption: &agent.Option{Name: "qwen-version", Value: "stored",
+		Usage: "the Qwen Code release that resumes the sessions: from " + mcpname.QwenNormalizingRelease + " on it sends normalizeMcp of each stored call name to OpenAI- and Anthropic-compatible endpoints, and that is checked (\"sent as\"); \"stored\": the stored bytes, as earlier releases send them",
+		Hint:  "want a release such as 0.24.4, or \"stored\""},
+	Help: Help,
 }
 
 // Help is what sessionfix's --help says of Qwen Code (the default agent: its examples are
