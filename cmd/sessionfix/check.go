@@ -369,8 +369,7 @@ func releaseAgents() []*agent.Agent {
 func releaseFlags() []cli.Flag {
 	var out []cli.Flag
 	for _, a := range releaseAgents() {
-		o := a.SentAsOption
-		out = append(out, &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage})
+		out = append(out, optionFlag(*a.SentAsOption))
 	}
 	return out
 }

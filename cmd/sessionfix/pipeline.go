@@ -85,7 +85,7 @@ func optionFlag(o agent.Option) cli.Flag {
 	case o.Repeatable:
 		return &cli.GenericFlag{Name: o.Name, Value: &repeatable{}, Usage: o.Usage, TakesFile: o.File}
 	default:
-		return &cli.StringFlag{Name: o.Name, Usage: o.Usage, TakesFile: o.File}
+		return &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: o.File}
 	}
 }
 
