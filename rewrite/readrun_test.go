@@ -123,3 +123,25 @@ func indexAfter(b, sep []byte) int {
 	}
 	return -1
 }
+
+// A manifest cut short (a disk that filled, a copy that stopped) leaves the files to the
+// journal, but not the roots every check trusts: the refusal says the manifest is unreadable
+// and why, not only that the run records no roots.
+func TestCheckRunNamesAnUnreadableManifest(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"))
+	state := filepath.Join(t.TempDir(), "state")
+	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state})
+	require.NoError(t, err)
+	mp := filepath.Join(res.Dir, manifestName)
+	raw, err := os.ReadFile(mp)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(mp, raw[:len(raw)/2], 0o600))
+
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err, "the files come back from the journal")
+	require.Len(t, m.Files, 1)
+	err = CheckRun(res.Dir, m)
+	require.True(t, errors.Is(err, ErrUntrustedRun), "%v", err)
+	assert.Contains(t, err.Error(), "manifest.json: unreadable (manifest does not decode: unexpected EOF), and the journal does not record the run's roots")
+}

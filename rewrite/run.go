@@ -53,6 +53,9 @@ type Manifest struct {
 	ToolNotes []string    `json:"notes,omitempty"`
 
 	dir string // the run directory ReadRun read (where light entries are read back from)
+	// unreadable is why manifest.json could not be read when ReadRun recovered the files from
+	// the journal ("" when it was read).
+	unreadable string
 }
 
 // FileEntry records one rewritten store.
@@ -633,7 +636,7 @@ func ReadRun(dir string) (*Manifest, error) {
 		if jerr != nil {
 			return nil, fmt.Errorf("read run %s: manifest: %v; journal: %w", filepath.Base(dir), err, jerr)
 		}
-		m = &Manifest{Version: 1, RunID: filepath.Base(dir), State: StateApplying, Files: files, dir: dir,
+		m = &Manifest{Version: 1, RunID: filepath.Base(dir), State: StateApplying, Files: files, dir: dir, unreadable: err.Error(),
 			ToolNotes: []string{"manifest.json unreadable (" + err.Error() + "): files recovered from journal.jsonl"}}
 		if fi, serr := os.Stat(dir); serr == nil {
 			m.Created = fi.ModTime().UTC()

@@ -172,6 +172,11 @@ func CheckRun(dir string, m *Manifest) error {
 	}
 	realB, _ := filepath.EvalSymlinks(bdir)
 	roots, err := absRoots(m.Roots)
+	if err != nil && m.unreadable != "" && len(m.Roots) == 0 {
+		// The journal gave the files back, but the roots every check trusts are only in the
+		// manifest: say why the manifest could not be read, not only what that leaves out.
+		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: "unreadable (" + m.unreadable + "), and the journal does not record the run's roots, so its entries cannot be checked"}
+	}
 	if err != nil {
 		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: err.Error()}
 	}
