@@ -2,6 +2,7 @@ package mcpname
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 )
 
@@ -168,12 +169,22 @@ const QwenNormalizingRelease = "0.24.0"
 // QwenSendsNormalized reports whether Qwen Code release version ("0.24.4", "MAJOR.MINOR.PATCH"
 // with an optional suffix) sends NormalizeMcp of each stored history call name to an OpenAI- or
 // Anthropic-compatible endpoint (Gemini requests are never normalized). A version that does not
-// parse is an error wrapping ErrClaudeVersion (the shared version syntax).
+// parse is an error naming Qwen Code and wrapping ErrClaudeVersion (the shared version syntax).
 func QwenSendsNormalized(version string) (bool, error) {
 	v, err := ParseClaudeVersion(version)
 	if err != nil {
-		return false, err
+		return false, qwenVersionError(version)
 	}
 	b, _ := ParseClaudeVersion(QwenNormalizingRelease)
 	return CompareClaudeVersions(v, b) >= 0, nil
 }
+
+// qwenVersionError is a Qwen Code release that does not parse: worded for Qwen Code, it wraps
+// ErrClaudeVersion (the syntax both agents' versions share).
+type qwenVersionError string
+
+func (e qwenVersionError) Error() string {
+	return fmt.Sprintf("%q: not a Qwen Code version (want MAJOR.MINOR.PATCH)", string(e))
+}
+
+func (e qwenVersionError) Unwrap() error { return ErrClaudeVersion }
