@@ -5,10 +5,10 @@
 //
 // The rule semantics are the agents' rooms' plug-ins (audit*.go in the agent's package under
 // store/: its rule files, how a rule matches a tool now and before, its report, documents and
-// CSV columns, its fix --rules migration): Qwen Code's in store/qwen (qwen.Run, qwen.Load),
-// Claude Code's in store/claude. A plug-in builds its documents with package reports and
-// hands them to Rendering; a room never imports audit. The command layer picks the agent
-// (--agent, agent.Agent.Audit), parses the flags, prints, and writes the rendered bytes.
+// CSV columns, its fix --rules migration), declared by agent.Agent.Audit. A plug-in builds
+// its documents with package reports and hands them to Rendering; a room never imports
+// audit. The command layer picks the agent (--agent, agent.Agent.Audit), parses the flags,
+// prints, and writes the rendered bytes.
 //
 // # Imports
 //
