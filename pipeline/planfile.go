@@ -10,8 +10,6 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/codex"
 )
 
 // ReadPlanFile reads a fix --plan file (untrusted input, rewrite.ReadPlanFile; docs/plan.md)
@@ -36,14 +34,10 @@ func OptionsOfPlan(o rewrite.PlanOptions, po Options) (Options, error) {
 	po.KeepTruncated, po.RewriteLossy, po.Inventory, po.Agent = o.KeepTruncated, o.RewriteLossy, o.Inventory, o.Agent
 	po.Discover, po.Profile = o.Discover, o.Profile
 	po.AgentOptions = agent.Values{}
-	if o.CodexConfig != "" {
-		po.AgentOptions[codex.ConfigOption] = []string{o.CodexConfig}
-	}
-	if len(o.MCPConfig) > 0 {
-		po.AgentOptions[claude.MCPConfigOption] = o.MCPConfig
-	}
-	if o.AllowShared {
-		po.AgentOptions[claude.AllowSharedOption] = []string{"true"}
+	for _, opt := range planOptions() {
+		if vs, _ := o.AgentValues(opt.Plan); len(vs) > 0 {
+			po.AgentOptions[opt.Name] = vs
+		}
 	}
 	if o.BusyTimeout != "" {
 		d, err := time.ParseDuration(o.BusyTimeout) // checked by ReadPlanFile
@@ -66,12 +60,33 @@ func RecordedOptions(po Options) rewrite.PlanOptions {
 		}
 		return p
 	}
-	var mcp []string
-	for _, f := range po.AgentOptions.Strings(claude.MCPConfigOption) {
-		mcp = append(mcp, abs(f))
+	o := rewrite.PlanOptions{KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Inventory: abs(po.Inventory),
+		Agent: po.Agent, Discover: po.Discover, Profile: abs(po.Profile), BusyTimeout: po.BusyTimeout.String()}
+	for _, opt := range planOptions() {
+		var vs []string
+		for _, v := range po.AgentOptions.Strings(opt.Name) {
+			if opt.File {
+				v = abs(v)
+			}
+			vs = append(vs, v)
+		}
+		o.SetAgentValues(opt.Plan, vs)
 	}
-	return rewrite.PlanOptions{MCPConfig: mcp, AllowShared: po.AgentOptions.Bool(claude.AllowSharedOption), KeepTruncated: po.KeepTruncated, RewriteLossy: po.RewriteLossy, Inventory: abs(po.Inventory),
-		Agent: po.Agent, CodexConfig: abs(po.AgentOptions.String(codex.ConfigOption)), Discover: po.Discover, Profile: abs(po.Profile), BusyTimeout: po.BusyTimeout.String()}
+	return o
+}
+
+// planOptions are the agents' options a plan file records (agent.Option.Plan), in store/all's
+// order.
+func planOptions() []agent.Option {
+	var out []agent.Option
+	for _, a := range all.Agents {
+		for _, o := range a.Options {
+			if o.Plan != "" {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // PlanCollector gathers the plan of a run, store by store, as it streams: only the stores with

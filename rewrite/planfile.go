@@ -80,6 +80,47 @@ type PlanOptions struct {
 	BusyTimeout string `json:"busy_timeout,omitempty"`
 }
 
+// AgentValues are the recorded values of the agent option whose plan member is key
+// (agent.Option.Plan: "codex_config", "mcp_config" or "allow_shared"; a bool set is
+// ["true"]), nil when it is not recorded; ok false for a key PlanOptions has no member for.
+func (o PlanOptions) AgentValues(key string) (vals []string, ok bool) {
+	switch key {
+	case "codex_config":
+		if o.CodexConfig != "" {
+			vals = []string{o.CodexConfig}
+		}
+	case "mcp_config":
+		vals = o.MCPConfig
+	case "allow_shared":
+		if o.AllowShared {
+			vals = []string{"true"}
+		}
+	default:
+		return nil, false
+	}
+	return vals, true
+}
+
+// SetAgentValues records vals (as AgentValues returns them; a single-valued member keeps the
+// last) under plan member key; false for a key PlanOptions has no member for.
+func (o *PlanOptions) SetAgentValues(key string, vals []string) bool {
+	last := ""
+	if len(vals) > 0 {
+		last = vals[len(vals)-1]
+	}
+	switch key {
+	case "codex_config":
+		o.CodexConfig = last
+	case "mcp_config":
+		o.MCPConfig = vals
+	case "allow_shared":
+		o.AllowShared = last == "true"
+	default:
+		return false
+	}
+	return true
+}
+
 // PlannedStore is one store of a plan: what it was when planned and what to change in it.
 type PlannedStore struct {
 	Path string     `json:"path"`

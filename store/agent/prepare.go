@@ -137,4 +137,8 @@ type Option struct {
 	// Value is the value of a string option not given (shown in --help); Hint what a bad
 	// value should be, for the usage error ("want a release such as 1.2.3").
 	Value, Hint string
+	// Plan is the member of a plan file's "options" (rewrite.PlanOptions) that records the
+	// option ("acme_config"; a bool option: true; a repeatable one: an array); "" when a plan
+	// does not record it. The member must be one PlanOptions has (pipeline's test checks).
+	Plan string
 }
