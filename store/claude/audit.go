@@ -15,10 +15,10 @@ import (
 // the tools in its own era (mcpname.ClaudeNameIn). Pure: no I/O.
 
 // Audit is the Claude Code audit as the command line sees it (agent.Audit): it reads the rule
-// files; --claude-version, --before, --project-key and --claude-json are its own flags.
-// --mcp-config is declared here too (with the audit's usage) but not refused: scan and fix
-// take it for every agent.
-var Audit = &agent.Audit{Reads: "Claude Code rule files", Flags: []string{VersionOption, BeforeOption, ProjectKeyOption, ClaudeJSONOption},
+// files; --claude-version, --before, --project-key, --claude-json and --mcp-config are its own
+// audit flags (scan and fix take --claude-version and --mcp-config as well, for every agent; an
+// audit of another agent reads neither, so it refuses them rather than ignore them).
+var Audit = &agent.Audit{Reads: "Claude Code rule files", Flags: []string{VersionOption, BeforeOption, ProjectKeyOption, ClaudeJSONOption, MCPConfigOption},
 	Options: []agent.Option{
 		{Name: VersionOption, Usage: "with --agent claude: the release whose rule semantics are \"now\" (default: the newest known, " + mcpname.ClaudeLatestVersion + ")"},
 		{Name: BeforeOption, Usage: "with --agent claude: the release compared against (default: the oldest \"version\" in the project's sessions)"},
