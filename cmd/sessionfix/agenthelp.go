@@ -193,6 +193,15 @@ func agentRewrites() string {
 	return b.String()
 }
 
+// checkHelp are the agents' sentences of check's description, each after a space.
+func checkHelp() string {
+	var b strings.Builder
+	for _, s := range helpPhrases(func(h *agent.Help) string { return h.Check }) {
+		b.WriteString(" " + s)
+	}
+	return b.String()
+}
+
 // keptHelp lists the agents' kept names for fix's list of kept names, each followed by ", ".
 func keptHelp() string {
 	var b strings.Builder

@@ -55,16 +55,15 @@ the providers given by --provider: IDs of the built-in table (` + strings.Join(p
 "all", or a profile file of a gateway of one's own (--provider ./my-gateway.json; docs/providers.md).
 For each rejected name: the store and line (or row) of every record holding it ("would be
 rejected by bedrock at line 12"), the rule it breaks and the error text the provider answers,
-and "after fix": whether the name sessionfix fix would write passes every provider (a Qwen repair
-can still fail Kimi's first-letter rule). For a Codex call stored as namespace + name, the
-name checked is the flat spelling the model sees (mcp__fs + read_file -> mcp__fs__read_file).
+and "after fix": whether the name sessionfix fix would write passes every provider (` + defaultHelp().Repair + `
+can still fail Kimi's first-letter rule).` + checkHelp() + `
 Names no provider receives (telemetry, usage-record keys, bridge-call arguments, raw identity
 records) are counted, not checked. Never writes anything. The README section "Which provider
 rejects what" lists the table and its sources.
 
 EXAMPLES:
    sessionfix check --provider all
-   sessionfix check --provider openai-chat,kimi ~/.qwen
+   sessionfix check --provider openai-chat,kimi ` + defaultHelp().Dir + `
    sessionfix check --provider ./my-gateway.json --inventory tools.json --format json
    sessionfix check --provider all --format sarif > check.sarif
    sessionfix check --provider all --baseline check.sarif`,
@@ -272,7 +271,7 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 			label += " (raw identity, as the server declares it)"
 		}
 		if f.Sent != "" {
-			label += fmt.Sprintf(" (sent as %s by %s %s%s)", f.Sent, releaseAgentName(res), rep.QwenRelease, exceptHelp(res))
+			label += fmt.Sprintf(" (sent as %s by %s %s%s)", f.Sent, releaseAgentName(res), res.Release, exceptHelp(res))
 		}
 		if len(f.Now) > 0 {
 			at := ""

@@ -41,6 +41,10 @@ type Help struct {
 	// Identities says where the agent's stores record raw MCP identities, in the heading of
 	// scan's identity table ("Acme invocation records"; the list is joined with ", ").
 	Identities string
+	// Repair names the default agent's rewrite in check's description ("an Acme repair").
+	Repair string
+	// Check is the agent's sentences of check's description (which of its names is checked).
+	Check string
 	// Inventory ends --inventory's usage for the agent whose names an inventory decides
 	// ("to name Acme calls as Acme does").
 	Inventory string

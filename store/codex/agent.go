@@ -131,7 +131,9 @@ home's thread_history_*.sqlite, or a config.toml server key; --discover lists th
 config's servers) and which config.toml and inventory it used. A rollout inside a Codex home (a
 copied ~/.codex) is planned with that home's own config.toml and thread history, never with
 $CODEX_HOME's or ~/.codex's (a rollout in no home uses those); --codex-config overrides. A rejected name nothing attributes is kept.`,
-	Kept:       "a Codex call nothing attributes",
+	Kept: "a Codex call nothing attributes",
+	Check: `For a Codex call stored as namespace + name, the
+name checked is the flat spelling the model sees (mcp__fs + read_file -> mcp__fs__read_file).`,
 	Identities: "Codex invocation records and thread history",
 	Inventory:  "to name Codex calls as Codex does",
 	Discover:   "start the MCP servers of the Codex config.toml and list their tools: the full inventory, so Codex names get the collision suffixes Codex computes",

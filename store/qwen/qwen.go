@@ -95,4 +95,5 @@ $QWEN_HOME, else ~/.qwen`,
 	Rewrite: `The rewrite is what Qwen Code 0.24.4 sends for a restored history: normalizeMcp of each stored
 name.`,
 	SortsByMtime: true,
+	Repair:       "a Qwen repair",
 }
