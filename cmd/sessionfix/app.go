@@ -17,9 +17,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Exit codes (one place maps errors to them; each command's help lists the ones it returns).
@@ -130,11 +130,11 @@ type Env struct {
 }
 
 // settingsEnv is the environment settings are expanded with.
-func (e *Env) settingsEnv() settings.Env {
+func (e *Env) settingsEnv() mcpconfig.Env {
 	if e.Environ == nil {
-		return settings.Env{}
+		return mcpconfig.Env{}
 	}
-	return settings.EnvFromList(e.Environ())
+	return mcpconfig.EnvFromList(e.Environ())
 }
 
 func systemEnv() *Env {
@@ -268,7 +268,7 @@ func newApp(env *Env) *cli.App {
 		Usage: "find, fix and audit legacy MCP tool names in AI coding agents' session stores",
 		Description: `sessionfix scans session stores for MCP tool names in legacy spellings (dotted,
 over-long, non-ASCII, middle-truncated) that strict model providers now reject, rewrites them
-the way Qwen Code 0.24.4 registers them (dry-run by default, backups and undo), and audits
+the way ` + defaultHelp().Registers + ` registers them (dry-run by default, backups and undo), and audits
 which permission rules match which tools.
 
 ` + exitStatusHelp("audit --fail-on: a lost, refused or gained pair; scan, fix --fail-on kept: a rejected name was kept",

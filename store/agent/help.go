@@ -41,6 +41,9 @@ type Help struct {
 	// Identities says where the agent's stores record raw MCP identities, in the heading of
 	// scan's identity table ("Acme invocation records"; the list is joined with ", ").
 	Identities string
+	// Registers names the default agent's release whose spelling of a name fix writes, in the
+	// app's description ("Acme 1.2.3").
+	Registers string
 	// Repair names the default agent's rewrite in check's description ("an Acme repair").
 	Repair string
 	// Check is the agent's sentences of check's description (which of its names is checked).

@@ -96,4 +96,5 @@ $QWEN_HOME, else ~/.qwen`,
 name.`,
 	SortsByMtime: true,
 	Repair:       "a Qwen repair",
+	Registers:    "Qwen Code 0.24.4",
 }
