@@ -40,3 +40,9 @@ func TestAgentHelp(t *testing.T) {
 	}
 	assert.Equal(t, "Qwen Code sorts\nsessions by mtime", mtimeHelp())
 }
+
+// TestFixRulesOnly: the flags fix refuses without --rules are fixRulesFlags after --rules, in
+// the order they were listed by hand before.
+func TestFixRulesOnly(t *testing.T) {
+	assert.Equal(t, []string{"claude-version", "project", "project-key", "claude-json"}, fixRulesOnly())
+}

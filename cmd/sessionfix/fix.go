@@ -78,7 +78,7 @@ func newFixCommand(env *Env) *cli.Command {
 				// refused rather than silently ignored.
 				for _, f := range []string{"plan-out", "plan", "fail-on", "mcp-config", "profile", "busy-timeout"} {
 					if c.IsSet(f) {
-						return usageErrorf("--%s does not go with --rules (the Claude Code rule migration; nothing was changed)", f)
+						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, fixRulesWhat)
 					}
 				}
 				ropts, err := newFixRulesOptions(c, opts)
@@ -87,9 +87,9 @@ func newFixCommand(env *Env) *cli.Command {
 				}
 				return runFixRules(c.Context, env, ropts)
 			}
-			for _, f := range []string{"claude-version", "project", "project-key", "claude-json"} {
+			for _, f := range fixRulesOnly() {
 				if c.IsSet(f) {
-					return usageErrorf("--%s goes with --rules (the Claude Code rule migration)", f)
+					return usageErrorf("--%s goes with --rules (%s)", f, fixRulesWhat)
 				}
 			}
 			return runFix(c.Context, env, opts)

@@ -25,6 +25,19 @@ var fixRulesFlags = []cli.Flag{
 	&cli.StringFlag{Name: "claude-json", Usage: "with --rules: the ~/.claude.json whose projects[*].allowedTools are migrated", TakesFile: true},
 }
 
+// fixRulesWhat names the rule migration in fix's usage errors.
+const fixRulesWhat = "the Claude Code rule migration"
+
+// fixRulesOnly are the flags that go with --rules only (fixRulesFlags after --rules), in the
+// order fix checks them.
+func fixRulesOnly() []string {
+	var out []string
+	for _, f := range fixRulesFlags[1:] {
+		out = append(out, f.Names()[0])
+	}
+	return out
+}
+
 const fixRulesDescription = `
 
 CLAUDE CODE RULES (--rules): a rule written in an older release's spelling matches nothing under
