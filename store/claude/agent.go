@@ -12,13 +12,14 @@ import (
 // ID is Claude Code's agent id.
 const ID store.AgentID = "claude"
 
-// LooksLikeSession reports whether a *.jsonl outside a Qwen chats/ directory is a Claude
-// Code session (~/.claude/projects/<dir>/<uuid>.jsonl, <uuid>/subagents/agent-*.jsonl): named
-// like a Qwen session, but its first line is one only Claude Code writes — a message line with
-// "isSidechain" whose message has content, not Gemini parts (newer Qwen Code records may have
-// isSidechain too; qwen-reference.md §4), a "summary" with "leafUuid", a "queue-operation" or
-// a "file-history-snapshot" (Claude Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are
-// not where a Qwen session keeps them.
+// LooksLikeSession reports whether a *.jsonl outside a chats/ directory (the default agent's
+// sessions, see inChats) is a Claude Code session (~/.claude/projects/<dir>/<uuid>.jsonl,
+// <uuid>/subagents/agent-*.jsonl): named like a default-agent session, but its first line is one
+// only Claude Code writes — a message line with "isSidechain" whose message has content, not
+// Gemini parts (the default agent's newer records may have isSidechain too; its reference spec
+// §4), a "summary" with "leafUuid", a "queue-operation" or a "file-history-snapshot" (Claude
+// Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are not where a default-agent session
+// keeps them.
 func LooksLikeSession(path string, firstLine []byte) bool {
 	base := path[strings.LastIndexAny(path, `/\`)+1:]
 	dir := path[:max(0, strings.LastIndexAny(path, `/\`))]
@@ -31,7 +32,7 @@ func LooksLikeSession(path string, firstLine []byte) bool {
 	case !bytes.HasPrefix(line, []byte("{")):
 		return false
 	case bytes.Contains(line, []byte(`"isSidechain":`)):
-		// Newer Qwen Code records may carry isSidechain too, but their message is Gemini
+		// The default agent's newer records may carry isSidechain too, but their message is Gemini
 		// {role, parts}; Claude Code's is {role, content} and its lines have userType.
 		return !bytes.Contains(line, []byte(`"parts":`)) &&
 			(bytes.Contains(line, []byte(`"content":`)) || bytes.Contains(line, []byte(`"userType":`)))
@@ -42,7 +43,7 @@ func LooksLikeSession(path string, firstLine []byte) bool {
 }
 
 // Detect takes a *.jsonl whose first line only Claude Code writes (LooksLikeSession): a sure
-// verdict, so a session named <uuid>.jsonl is not taken for a Qwen Code session.
+// verdict, so a session named <uuid>.jsonl is not taken for a default-agent session.
 func Detect(path string, firstLine []byte) (*jsonl.Profile, bool) {
 	if LooksLikeSession(path, firstLine) {
 		return Session, true
@@ -50,10 +51,10 @@ func Detect(path string, firstLine []byte) (*jsonl.Profile, bool) {
 	return nil, false
 }
 
-// Force reads every *.jsonl but a Qwen usage_record.jsonl as a Claude Code session under
-// --agent claude, with a warning when its first line says otherwise.
+// Force reads every *.jsonl but the default agent's usage_record.jsonl as a Claude Code session
+// under --agent claude, with a warning when its first line says otherwise.
 func Force(path string, _ []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
-	// usage_record.jsonl is the Qwen Code runtime's (never a session).
+	// usage_record.jsonl is the default agent's runtime's (never a session).
 	if strings.HasSuffix(path, ".jsonl") && path[strings.LastIndexAny(path, `/\`)+1:] != "usage_record.jsonl" {
 		switch {
 		case auto != nil && auto != Session:
@@ -111,8 +112,9 @@ var Help = &agent.Help{
    rewritten; names over 64 are what Claude Code registers: kept.`,
 }
 
-// inChats reports whether dir is a Qwen Code chats/ directory or one below it (archive/): a
-// file there is a Qwen Code session whatever its first line.
+// inChats reports whether dir is a chats/ directory or one below it (archive/), where the
+// default agent (store/all.Default) keeps its sessions: a file there is one of its sessions
+// whatever its first line.
 func inChats(dir string) bool {
 	dir = strings.ReplaceAll(dir, `\`, "/")
 	return strings.HasSuffix(dir, "/chats") || strings.Contains(dir+"/", "/chats/")
