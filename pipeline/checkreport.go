@@ -9,6 +9,7 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // CheckReport is check's report (--format json prints it as is; docs/report.md): the
@@ -33,8 +34,37 @@ type CheckReport struct {
 	// Redispatch are the stored calls the agent's own lookup reads as calls of another tool
 	// today, or of several (pipeline.ScanReport's; not counted in the exit status).
 	Redispatch []check.Redispatch `json:"redispatch"`
-	// QwenRelease is --qwen-version ("" = the stored bytes were checked).
-	QwenRelease string `json:"qwen_release,omitempty"`
+	// Release is the value of the SentAsOption of agent ReleaseAgent (check.Result's; "" =
+	// the stored bytes were checked). MarshalJSON writes it last, as the member named by that
+	// option's Report, omitted when "".
+	Release      string        `json:"-"`
+	ReleaseAgent store.AgentID `json:"-"`
+}
+
+// MarshalJSON is the report's JSON: its tagged fields, then Release as the member its agent's
+// SentAsOption.Report names (none when Release or that name is "").
+func (r CheckReport) MarshalJSON() ([]byte, error) {
+	type plain CheckReport // the same fields without this method
+	b, err := compactJSON(plain(r))
+	if err != nil || r.Release == "" {
+		return b, err
+	}
+	a := all.Lookup(r.ReleaseAgent)
+	if a == nil || a.SentAsOption == nil || a.SentAsOption.Report == "" {
+		return b, nil
+	}
+	k, err := compactJSON(a.SentAsOption.Report)
+	if err != nil {
+		return nil, err
+	}
+	v, err := compactJSON(r.Release)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+len(k)+len(v)+2)
+	out = append(out, b[:len(b)-1]...) // b is an object: drop its closing brace
+	out = append(append(append(append(out, ','), k...), ':'), v...)
+	return append(out, '}'), nil
 }
 
 // CheckProvider is one provider checked: its rule and sources, and how many names it rejects.
@@ -61,7 +91,7 @@ type CheckFinding struct {
 	Kind  string `json:"kind"`
 	Path  string `json:"path,omitempty"`
 	Name  string `json:"name"`
-	// Sent is the name the resuming release sends instead (--qwen-version; "" = Name).
+	// Sent is the name the resuming release sends instead (Release; "" = Name).
 	Sent     string           `json:"sent_as,omitempty"`
 	Class    string           `json:"class,omitempty"`
 	Action   string           `json:"fix_action"`
@@ -119,7 +149,7 @@ type CheckRule struct {
 // re-dispatches).
 func CheckReportOf(res *check.Result, ps []*provider.Provider, a *Summary) *CheckReport {
 	rep := &CheckReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []CheckFinding{}, Problems: a.Report.Problems,
-		Redispatch: a.Report.Redispatch, QwenRelease: res.Release}
+		Redispatch: a.Report.Redispatch, Release: res.Release, ReleaseAgent: res.ReleaseAgent}
 	if rep.Skipped == nil {
 		rep.Skipped = map[string]int{}
 	}

@@ -141,4 +141,7 @@ type Option struct {
 	// option ("acme_config"; a bool option: true; a repeatable one: an array); "" when a plan
 	// does not record it. The member must be one PlanOptions has (pipeline's test checks).
 	Plan string
+	// Report is the member of check's JSON report (pipeline.CheckReport, last) that records
+	// a SentAsOption's value when one is given ("acme_release"); "" when the report does not.
+	Report string
 }
