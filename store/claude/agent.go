@@ -16,8 +16,8 @@ const ID store.AgentID = "claude"
 // sessions, see inChats) is a Claude Code session (~/.claude/projects/<dir>/<uuid>.jsonl,
 // <uuid>/subagents/agent-*.jsonl): named like a default-agent session, but its first line is one
 // only Claude Code writes — a message line with "isSidechain" whose message has content, not
-// Gemini parts (the default agent's newer records may have isSidechain too; its reference spec
-// §4), a "summary" with "leafUuid", a "queue-operation" or a "file-history-snapshot" (Claude
+// Gemini parts (the default agent's newer records may have isSidechain too; the session store
+// part of its reference in docs/), a "summary" with "leafUuid", a "queue-operation" or a "file-history-snapshot" (Claude
 // Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are not where a default-agent session
 // keeps them.
 func LooksLikeSession(path string, firstLine []byte) bool {
