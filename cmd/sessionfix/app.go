@@ -425,7 +425,10 @@ func unknownCommand(app *cli.App, word string) error {
 
 // checkFlagOrder rejects a flag written after a positional argument: urfave/cli stops parsing
 // flags at the first argument, so "fix DIR --apply" would silently be a dry run over a path
-// named "--apply". "--" ends flags as usual.
+// named "--apply". "--" ends flags as usual. A flag the command does not have, before any
+// argument, ends the check: urfave/cli then names it unknown (its value, if it has one, is not
+// an argument: "scan --claude-version 2.1.332 --format json DIR" is an unknown flag, not
+// "--format comes after an argument").
 func checkFlagOrder(app *cli.App, args []string) error {
 	if len(args) < 3 {
 		return nil
@@ -435,12 +438,12 @@ func checkFlagOrder(app *cli.App, args []string) error {
 		return nil
 	}
 	takesValue := map[string]bool{}
+	known := map[string]bool{"h": true, "help": true}
 	for _, f := range cmd.Flags {
-		if _, isBool := f.(*cli.BoolFlag); isBool {
-			continue
-		}
+		_, isBool := f.(*cli.BoolFlag)
 		for _, n := range f.Names() {
-			takesValue[n] = true
+			known[n] = true
+			takesValue[n] = !isBool
 		}
 	}
 	sawArg := false
@@ -457,8 +460,11 @@ func checkFlagOrder(app *cli.App, args []string) error {
 				}
 				return fmt.Errorf("flag %s comes after an argument: put flags first (sessionfix %s [flags] %s)", a, args[1], usage)
 			}
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takesValue[name] {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if !known[name] {
+				return nil // urfave/cli: "unknown flag"
+			}
+			if !hasValue && takesValue[name] {
 				i++ // its value
 			}
 		default:

@@ -216,6 +216,12 @@ func TestFlagErrorsReadHuman(t *testing.T) {
 		{[]string{"fix", "--nope"}, "sessionfix: unknown flag --nope (sessionfix fix --help lists the flags)\n"},
 		{[]string{"scan", "-Z"}, "sessionfix: unknown flag -Z (sessionfix scan --help lists the flags)\n"},
 		{[]string{"--nope"}, "sessionfix: unknown flag --nope (sessionfix --help lists the flags)\n"},
+		// Another command's (or agent's) option before a path: its value is not the first
+		// argument, the flag is unknown (was "flag --format comes after an argument").
+		{[]string{"scan", "--claude-version", "2.1.332", "--format", "json", "."}, "sessionfix: unknown flag --claude-version (sessionfix scan --help lists the flags)\n"},
+		{[]string{"check", "--claude-version", "1.0.51", "--claude-version", "bogus", "."}, "sessionfix: unknown flag --claude-version (sessionfix check --help lists the flags)\n"},
+		{[]string{"scan", "--qwen-version=0.24.4", "--format", "json", "."}, "sessionfix: unknown flag --qwen-version (sessionfix scan --help lists the flags)\n"},
+		{[]string{"fix", ".", "--nope"}, "sessionfix: flag --nope comes after an argument: put flags first (sessionfix fix [flags] [PATH...])\n"},
 		{[]string{"fix", "--state-dir"}, "sessionfix: --state-dir needs a value (sessionfix fix --help)\n"},
 	} {
 		r := runCLI(t, testEnv(t), "", tc.args...)
