@@ -5,25 +5,26 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // Settings files are not stores: scan and fix never rewrite them (stores.md §2: rules keep
 // working through aliases, and rewriting one can widen or narrow what it matches). scan
 // reports the rules they hold in legacy spellings, in a pass of its own beside store
-// discovery: an explicit PATH named settings.json is read here (and not handed to store
-// discovery, which would call it an unknown store), and a directory PATH contributes its
-// settings.json (a runtime directory such as ~/.qwen) and its .qwen/settings.json (a project).
+// discovery (the default agent's agent.Settings; store/all.Default): an explicit PATH named
+// settings.json is read here (and not handed to store discovery, which would call it an
+// unknown store), and a directory PATH contributes the settings files Settings.Files names.
 
 // SettingsScan is the result of the settings pass: the files read, their legacy-spelled rules,
 // and an error problem per file that could not be parsed.
 type SettingsScan struct {
 	Files  []string
-	Legacy []settings.LegacyRule
+	Legacy []agent.SettingsRule
 	Errors []ProblemRow
 }
 
@@ -38,9 +39,11 @@ func SplitSettingsRoots(roots []string) (files, storeRoots []string, walked int)
 			files = append(files, p)
 		}
 	}
+	pass := all.Default.Settings
 	for _, r := range roots {
 		fi, err := os.Stat(r)
 		switch {
+		case pass == nil:
 		case err == nil && !fi.IsDir() && filepath.Base(r) == "settings.json" && all.OwnsSettings(filepath.Dir(r)):
 			// Another agent's settings file given as a PATH: discovery says what it is.
 		case err == nil && !fi.IsDir() && filepath.Base(r) == "settings.json":
@@ -48,9 +51,9 @@ func SplitSettingsRoots(roots []string) (files, storeRoots []string, walked int)
 			continue
 		case err == nil && fi.IsDir() && all.OwnsSettings(r):
 			// Another agent's config directory: its settings.json holds that agent's rules (see
-			// audit --agent), not Qwen Code settings.
+			// audit --agent), not the default agent's settings.
 		case err == nil && fi.IsDir():
-			for _, p := range []string{filepath.Join(r, "settings.json"), filepath.Join(r, ".qwen", "settings.json")} {
+			for _, p := range pass.Files(r) {
 				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && !seen[p] {
 					add(p)
 					walked++
@@ -62,41 +65,19 @@ func SplitSettingsRoots(roots []string) (files, storeRoots []string, walked int)
 	return files, storeRoots, walked
 }
 
-// SettingsScope guesses the scope of a settings file given by path: <dir>/.qwen/settings.json
-// is the workspace scope of <dir>, unless <dir> is the home directory (then it is the user
-// scope, as is $QWEN_HOME/settings.json); anything else is an explicit file.
-func SettingsScope(path, home, globalDir string) settings.Scope {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return settings.ScopeExplicit
-	}
-	if globalDir != "" && abs == filepath.Join(globalDir, "settings.json") {
-		return settings.ScopeUser
-	}
-	dir := filepath.Dir(abs)
-	if filepath.Base(abs) == "settings.json" && filepath.Base(dir) == ".qwen" {
-		if home != "" && filepath.Dir(dir) == filepath.Clean(home) {
-			return settings.ScopeUser
-		}
-		return settings.ScopeWorkspace
-	}
-	return settings.ScopeExplicit
-}
-
-// ScanSettings reads each settings file and lists its rules in legacy spellings
-// (settings.LegacyRules against the inventory index, nil = none). A file that cannot be
+// ScanSettings reads each settings file with the default agent's Settings.Scan and lists its
+// rules in legacy spellings (against the inventory index, nil = none). A file that cannot be
 // parsed is an error problem with its line and column; the others are still read.
-func ScanSettings(paths []string, env settings.Env, home string, ix *mcpname.Index) *SettingsScan {
+func ScanSettings(paths []string, env mcpconfig.Env, home string, ix *mcpname.Index) *SettingsScan {
 	ss := &SettingsScan{}
-	global := settings.GlobalDir(settings.DiscoverOptions{Env: env, Home: home})
-	for _, p := range paths {
-		f, err := settings.Load(p, SettingsScope(p, home, global), env)
-		if err != nil {
-			ss.Errors = append(ss.Errors, ProblemRow{Path: p, Severity: string(store.SevError), Reason: err.Error()})
-			continue
-		}
-		ss.Files = append(ss.Files, p)
-		ss.Legacy = append(ss.Legacy, settings.LegacyRules(f.Rules, ix)...)
+	pass := all.Default.Settings
+	if pass == nil || len(paths) == 0 {
+		return ss
+	}
+	res := pass.Scan(paths, env, home, ix)
+	ss.Files, ss.Legacy = res.Files, res.Rules
+	for _, e := range res.Errors {
+		ss.Errors = append(ss.Errors, ProblemRow{Path: e.Path, Severity: string(store.SevError), Reason: e.Err.Error()})
 	}
 	return ss
 }
@@ -108,9 +89,9 @@ func (ss *SettingsScan) Rows() []SettingsRuleRow {
 	}
 	out := make([]SettingsRuleRow, 0, len(ss.Legacy))
 	for _, l := range ss.Legacy {
-		out = append(out, SettingsRuleRow{File: l.Rule.File, Line: l.Rule.Line, Column: l.Rule.Column, Key: l.Rule.Key,
-			Index: l.Rule.Index, Rule: l.Rule.Literal, Reason: string(l.Reason), Owners: l.Owners,
-			Registered: l.Registered, Ignored: l.Rule.Ignored, VarDependent: l.VarDependent})
+		out = append(out, SettingsRuleRow{File: l.File, Line: l.Line, Column: l.Column, Key: l.Key,
+			Index: l.Index, Rule: l.Rule, Reason: l.Reason, Owners: l.Owners,
+			Registered: l.Registered, Ignored: l.Ignored, VarDependent: l.VarDependent})
 	}
 	return out
 }
@@ -123,7 +104,7 @@ func (ss *SettingsScan) Notes() []ProblemRow {
 	}
 	count := map[string]int{}
 	for _, l := range ss.Legacy {
-		count[l.Rule.File]++
+		count[l.File]++
 	}
 	var out []ProblemRow
 	for _, f := range ss.Files {

@@ -444,7 +444,7 @@ func settingsSources(args []string, paths []string, dopts settings.DiscoverOptio
 			return nil, usageErrorf("--settings %q: no file", a)
 		}
 		if scope == "" {
-			scope = pipeline.SettingsScope(path, dopts.Home, global)
+			scope = settings.ScopeOf(path, dopts.Home, global)
 		}
 		if abs, err := filepath.Abs(path); err == nil {
 			if seen[abs] {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // TestScanListsLegacySettingsRules: scan reads settings files among its roots and lists their
@@ -101,8 +103,8 @@ func TestSettingsScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, string(pipeline.SettingsScope(tt.path, home, global)))
+			assert.Equal(t, tt.want, string(settings.ScopeOf(tt.path, home, global)))
 		})
 	}
-	assert.Equal(t, "user", string(pipeline.SettingsScope(filepath.Join(home, "custom", "settings.json"), home, filepath.Join(home, "custom"))))
+	assert.Equal(t, "user", string(settings.ScopeOf(filepath.Join(home, "custom", "settings.json"), home, filepath.Join(home, "custom"))))
 }

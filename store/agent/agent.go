@@ -134,6 +134,10 @@ type Agent struct {
 	// nil: check has no such flag. check's result holds one release: when several agents'
 	// releases are given, the last in store/all's order is checked.
 	SentAsOption *Option
+
+	// Settings is scan's and fix's settings pass over the agent's settings files (Settings;
+	// only store/all.Default's is run); nil: the agent has none.
+	Settings *Settings
 }
 
 // Sending is what one agent release sends instead of the stored name of a call.

@@ -81,7 +81,7 @@ var Agent = &agent.Agent{
 	SentAsOption: &agent.Option{Name: "qwen-version", Value: "stored",
 		Usage: "the Qwen Code release that resumes the sessions: from " + mcpname.QwenNormalizingRelease + " on it sends normalizeMcp of each stored call name to OpenAI- and Anthropic-compatible endpoints, and that is checked (\"sent as\"); \"stored\": the stored bytes, as earlier releases send them",
 		Hint:  "want a release such as 0.24.4, or \"stored\"", Report: "qwen_release"},
-	Help: Help,
+	Help: Help, Settings: Settings,
 }
 
 // Help is what sessionfix's --help says of Qwen Code (the default agent: its examples are

@@ -202,3 +202,25 @@ func sameFile(a, b string) bool {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// ScopeOf guesses the scope of a settings file given by path: <dir>/.qwen/settings.json
+// is the workspace scope of <dir>, unless <dir> is the home directory (then it is the user
+// scope, as is $QWEN_HOME/settings.json, globalDir being GlobalDir's); anything else is an
+// explicit file.
+func ScopeOf(path, home, globalDir string) Scope {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ScopeExplicit
+	}
+	if globalDir != "" && abs == filepath.Join(globalDir, "settings.json") {
+		return ScopeUser
+	}
+	dir := filepath.Dir(abs)
+	if filepath.Base(abs) == "settings.json" && filepath.Base(dir) == ".qwen" {
+		if home != "" && filepath.Dir(dir) == filepath.Clean(home) {
+			return ScopeUser
+		}
+		return ScopeWorkspace
+	}
+	return ScopeExplicit
+}
