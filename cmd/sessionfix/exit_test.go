@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -254,4 +255,25 @@ func TestClosedStdoutIsAnError(t *testing.T) {
 	assert.False(t, ws.Signaled(), "killed by %v: %s", ws.Signal(), stderr.String())
 	assert.Equal(t, exitError, ee.ExitCode(), stderr.String())
 	assert.Contains(t, stderr.String(), "broken pipe")
+}
+
+// TestMCPConfigValueErrors: an empty --mcp-config was read as a file named "" ("sessionfix:
+// open : no such file or directory", exit 1), and a missing one's error named neither the flag
+// nor the agent (review7). An empty value is a usage error like an empty --plan-out; a file
+// that cannot be read stays exit 1, named with the flag.
+func TestMCPConfigValueErrors(t *testing.T) {
+	atRepoRoot(t)
+	home := claudeFixture + "/dot-claude"
+	for _, cmd := range [][]string{{"scan"}, {"fix"}, {"check", "--provider", "anthropic"}, {"audit", "--agent", "claude"}} {
+		args := append(slices.Clone(cmd), "--mcp-config", "", home)
+		r := runCLI(t, testEnv(t), "", args...)
+		assert.Equal(t, exitUsage, r.code, "%v", args)
+		assert.Equal(t, "sessionfix: --mcp-config needs a file name; it was given an empty one\n", r.err, "%v", args)
+
+		missing := filepath.Join(t.TempDir(), "nope.json")
+		args = append(slices.Clone(cmd), "--mcp-config", missing, home)
+		r = runCLI(t, testEnv(t), "", args...)
+		assert.Equal(t, exitError, r.code, "%v", args)
+		assert.Equal(t, "sessionfix: --mcp-config: read Claude Code MCP config: open "+missing+": no such file or directory\n", r.err, "%v", args)
+	}
 }

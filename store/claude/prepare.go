@@ -340,7 +340,8 @@ func prepare(ctx context.Context, in agent.PrepareInput) (agent.Prepared, error)
 
 // Input is the PrepareInput of the neutral in: the release (VersionOption, default the newest
 // known; a bad one is a usage error), --allow-shared, each --mcp-config file read once
-// (ReadMCPConfig over in.Vars; errors unchanged), the inventory and the MCP client.
+// (ReadMCPConfig over in.Vars: an empty value is a usage error, a file that cannot be read an
+// error naming the flag, ParseServers' errors unchanged), the inventory and the MCP client.
 func Input(in agent.PrepareInput) (PrepareInput, error) {
 	version := in.Options.String(VersionOption)
 	if version == "" {
@@ -352,7 +353,16 @@ func Input(in agent.PrepareInput) (PrepareInput, error) {
 	out := PrepareInput{Getenv: in.Env.Getenv, UserHome: in.Env.Home, Version: version, AllowShared: in.Options.Bool(AllowSharedOption),
 		InventoryFile: in.InventoryFile, InventoryTools: in.InventoryTools, Env: in.Vars, Discover: in.Discover}
 	for _, f := range in.Options.Strings(MCPConfigOption) {
+		if f == "" {
+			return PrepareInput{}, usage.Errorf("--%s needs a file name; it was given an empty one", MCPConfigOption)
+		}
 		servers, err := ReadMCPConfig(f, in.Vars)
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			// os.ReadFile's: name the flag and the agent (ParseServers' errors name the file
+			// and position already).
+			return PrepareInput{}, fmt.Errorf("--%s: read %s MCP config: %w", MCPConfigOption, agentName, err)
+		}
 		if err != nil {
 			return PrepareInput{}, err
 		}
