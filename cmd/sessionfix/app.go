@@ -427,7 +427,7 @@ func unknownCommand(app *cli.App, word string) error {
 // flags at the first argument, so "fix DIR --apply" would silently be a dry run over a path
 // named "--apply". "--" ends flags as usual. A flag the command does not have, before any
 // argument, ends the check: urfave/cli then names it unknown (its value, if it has one, is not
-// an argument: "scan --claude-version 2.1.332 --format json DIR" is an unknown flag, not
+// an argument: "scan --acme-version 2.1.332 --format json DIR" is an unknown flag, not
 // "--format comes after an argument").
 func checkFlagOrder(app *cli.App, args []string) error {
 	if len(args) < 3 {
