@@ -277,3 +277,18 @@ func TestMCPConfigValueErrors(t *testing.T) {
 		assert.Equal(t, "sessionfix: --mcp-config: read Claude Code MCP config: open "+missing+": no such file or directory\n", r.err, "%v", args)
 	}
 }
+
+// TestEmptyAgentFileOption: an agent's file option given an empty value (--codex-config "",
+// say from an unset variable) was taken as not given: the run silently planned with the
+// default config (the Codex home's, $CODEX_HOME's or ~/.codex's) instead of the one the user
+// meant (review7). It is a usage error like an empty --plan-out or --mcp-config.
+func TestEmptyAgentFileOption(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range [][]string{{"scan"}, {"fix"}, {"check", "--provider", "openai-responses"}} {
+		args := append(slices.Clone(cmd), "--agent", "codex", "--codex-config", "", dir)
+		r := runCLI(t, testEnv(t), "", args...)
+		assert.Equal(t, exitUsage, r.code, "%v", args)
+		assert.Equal(t, "sessionfix: --codex-config needs a file name; it was given an empty one\n", r.err, "%v", args)
+		assert.Empty(t, r.out, "%v", args)
+	}
+}

@@ -84,8 +84,17 @@ func optionFlag(o agent.Option) cli.Flag {
 		return &cli.BoolFlag{Name: o.Name, Usage: o.Usage}
 	case o.Repeatable:
 		return &cli.GenericFlag{Name: o.Name, Value: &repeatable{}, Usage: o.Usage, TakesFile: o.File}
+	case o.File:
+		// An empty file name (an unset variable) would read as the option not given: the run
+		// would plan with the default file instead of the one meant.
+		return &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: true, Action: func(_ *cli.Context, v string) error {
+			if v == "" {
+				return usageErrorf("--%s needs a file name; it was given an empty one", o.Name)
+			}
+			return nil
+		}}
 	default:
-		return &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: o.File}
+		return &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage}
 	}
 }
 
