@@ -149,7 +149,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "settings", Usage: "settings file to read, as FILE or SCOPE=FILE (repeatable; default: the scopes Qwen Code loads)", TakesFile: true},
 			&cli.StringFlag{Name: "project", Usage: "workspace directory whose .qwen/settings.json and .qwen/agents are read (default: current directory; without --settings only)", TakesFile: true},
 			&cli.StringSliceFlag{Name: "agents", Usage: "directory of subagent .md files (repeatable; default: .qwen/agents next to the settings files)", TakesFile: true},
-			&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools (raw server keys and tool names, trust)", TakesFile: true},
+			fileFlag("inventory", "JSON inventory of MCP tools (raw server keys and tool names, trust)"),
 			&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers configured in the settings (RUNS THEIR COMMANDS) and list their tools"},
 			&cli.DurationFlag{Name: "discover-timeout", Value: inventory.DefaultTimeout, Usage: "time limit for each server with --discover"},
 			&cli.StringSliceFlag{Name: "history", Usage: "session stores to infer tool names from when there is no inventory (default: Qwen Code's runtime directory)", TakesFile: true},
@@ -160,7 +160,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 5 when a pair is lost, refused or gained (comma-separated subset; unreadable input, exit 3, wins)"},
 			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
-			&cli.StringFlag{Name: "baseline", Usage: "a previous audit output (--format json or sarif): exit 5 only for lost, gained or refused pairs not in it (of the --fail-on classes when given)", TakesFile: true},
+			fileFlag("baseline", "a previous audit output (--format json or sarif): exit 5 only for lost, gained or refused pairs not in it (of the --fail-on classes when given)"),
 		}, auditAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),

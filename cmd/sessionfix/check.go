@@ -71,7 +71,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "provider", Usage: "providers to check against: comma-separated IDs, all, or a profile file (required)"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name site, provider and rule)"},
 			workersFlag(),
-			&cli.StringFlag{Name: "baseline", Usage: "a previous check output (--format json or sarif): exit 5 only for findings not in it (new since the baseline)", TakesFile: true},
+			fileFlag("baseline", "a previous check output (--format json or sarif): exit 5 only for findings not in it (new since the baseline)"),
 		), releaseFlags()...),
 		Action: func(c *cli.Context) error {
 			return runCheck(c.Context, env, checkOptions{Paths: c.Args().Slice(), Providers: c.String("provider"),

@@ -292,3 +292,23 @@ func TestEmptyAgentFileOption(t *testing.T) {
 		assert.Empty(t, r.out, "%v", args)
 	}
 }
+
+// An input-file flag given an empty value (a script's unset variable) is a usage error on every
+// command that takes it, not the flag left out: scan --baseline "" would otherwise compare with
+// nothing, --inventory "" plan without the tools meant.
+func TestEmptyFileFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"scan", "--inventory", ""}, {"fix", "--inventory", ""}, {"names", "--inventory", ""},
+		{"check", "--provider", "openai-responses", "--inventory", ""}, {"audit", "--inventory", ""},
+		{"scan", "--profile", ""}, {"fix", "--profile", ""},
+		{"scan", "--baseline", ""}, {"check", "--provider", "openai-responses", "--baseline", ""}, {"audit", "--baseline", ""},
+	} {
+		flag := args[len(args)-2]
+		args = append(slices.Clone(args), dir)
+		r := runCLI(t, testEnv(t), "", args...)
+		assert.Equal(t, exitUsage, r.code, "%v", args)
+		assert.Equal(t, "sessionfix: "+flag+" needs a file name; it was given an empty one\n", r.err, "%v", args)
+		assert.Empty(t, r.out, "%v", args)
+	}
+}

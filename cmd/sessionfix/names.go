@@ -47,7 +47,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "stdin", Usage: "read names from standard input, one per line"},
 			&cli.BoolFlag{Name: "json", Usage: "with --stdin: each line is a JSON string (or an object with \"raw\")"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, or jsonl (one JSON object a line; json is accepted too)"},
-			&cli.StringFlag{Name: "inventory", Usage: "JSON inventory of MCP tools, to tell lossy-legacy and normalized names (as scan does)", TakesFile: true},
+			fileFlag("inventory", "JSON inventory of MCP tools, to tell lossy-legacy and normalized names (as scan does)"),
 		},
 		Action: func(c *cli.Context) error {
 			opts := namesOptions{Names: c.Args().Slice(), Stdin: c.Bool("stdin"), JSON: c.Bool("json"), Format: c.String("format"), Inventory: c.String("inventory")}

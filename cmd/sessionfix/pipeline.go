@@ -34,7 +34,7 @@ func planFlags() []cli.Flag {
 	flags = append(append([]cli.Flag{
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
-		&cli.StringFlag{Name: "inventory", Usage: inventoryUsage(), TakesFile: true},
+		fileFlag("inventory", inventoryUsage()),
 		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + orList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
 	}, agentFlags("discover")...), append([]cli.Flag{
 		&cli.BoolFlag{Name: "discover", Usage: discoverUsage()},
@@ -75,6 +75,18 @@ func agentFlags(before string) []cli.Flag {
 		}
 	}
 	return out
+}
+
+// fileFlag is a flag naming one input file (--inventory, --profile, --baseline): given an
+// empty value (a script's unset variable) it is a usage error, exit 2, not the flag left out —
+// the run would otherwise go on without the file meant (no inventory, no baseline).
+func fileFlag(name, usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: name, Usage: usage, TakesFile: true, Action: func(_ *cli.Context, v string) error {
+		if v == "" {
+			return usageErrorf("--%s needs a file name; it was given an empty one", name)
+		}
+		return nil
+	}}
 }
 
 // optionFlag is a room's option (agent.Option) as a new urfave/cli flag.

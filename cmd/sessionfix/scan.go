@@ -37,7 +37,7 @@ func newScanCommand(env *Env) *cli.Command {
 			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", summaryStores)},
 			failOnFlag(),
-			&cli.StringFlag{Name: "baseline", Usage: "a previous scan --format sarif output: exit 5 only for findings (names fix would rewrite or keeps while a provider rejects them) not in it", TakesFile: true},
+			fileFlag("baseline", "a previous scan --format sarif output: exit 5 only for findings (names fix would rewrite or keeps while a provider rejects them) not in it"),
 		),
 		Action: func(c *cli.Context) error {
 			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c),

@@ -14,6 +14,5 @@ func busyTimeoutFlag() cli.Flag {
 
 // profileFlag is --profile of scan and fix.
 func profileFlag() cli.Flag {
-	return &cli.StringFlag{Name: "profile", TakesFile: true,
-		Usage: "JSON profile of a SQLite store (tables, key and JSON columns, name paths; see README), tried before the built-in ones"}
+	return fileFlag("profile", "JSON profile of a SQLite store (tables, key and JSON columns, name paths; see README), tried before the built-in ones")
 }
