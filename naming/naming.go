@@ -132,6 +132,22 @@ func (p *PathPolicy[T]) For(path string) T {
 	return p.Default
 }
 
+// Add gives pol to the stores at paths, the way an agent's policy gathering hands out one
+// policy per home: as Default when it is the only home's (only), else as one ByPath entry per
+// store path (all pointing at one copy of pol).
+func (p *PathPolicy[T]) Add(pol T, paths []string, only bool) {
+	if only {
+		p.Default = pol
+		return
+	}
+	if p.ByPath == nil {
+		p.ByPath = map[string]*T{}
+	}
+	for _, s := range paths {
+		p.ByPath[s] = &pol
+	}
+}
+
 // ClassInfo describes, for reports, a class an agent's namer gives beyond mcpname.Classes.
 type ClassInfo struct {
 	Class mcpname.Class

@@ -280,6 +280,7 @@ type Prepared struct {
 // beside the home, or the environment's for a FromEnv home). The first error ends it.
 func Prepare(ctx context.Context, in PrepareInput, homes []*HomeSessions) (Prepared, error) {
 	var res Prepared
+	var pp naming.PathPolicy[ClaudePolicy]
 	for _, g := range homes {
 		pol, info, problems, err := HomePolicy(ctx, in, PolicyHome{Dir: g.Home, FromEnv: g.FromEnv, Sessions: len(g.Sessions)})
 		if err != nil {
@@ -287,18 +288,9 @@ func Prepare(ctx context.Context, in PrepareInput, homes []*HomeSessions) (Prepa
 		}
 		res.Problems = append(res.Problems, problems...)
 		res.Info = append(res.Info, info)
-		if len(homes) == 1 {
-			res.Default = pol
-			break
-		}
-		if res.ByPath == nil {
-			res.ByPath = map[string]*ClaudePolicy{}
-		}
-		p := pol
-		for _, s := range g.Sessions {
-			res.ByPath[s] = &p
-		}
+		pp.Add(pol, g.Sessions, len(homes) == 1)
 	}
+	res.Default, res.ByPath = pp.Default, pp.ByPath
 	return res, nil
 }
 

@@ -164,6 +164,7 @@ func Prepare(ctx context.Context, in PrepareInput) (Prepared, error) {
 	var res Prepared
 	gs := groups(in)
 	discovered := map[string]discovery{}
+	var pp naming.PathPolicy[CodexPolicy]
 	for _, g := range gs {
 		pol, info, probs, err := homePolicy(ctx, in, g, discovered)
 		var hce *homeConfigError
@@ -178,17 +179,9 @@ func Prepare(ctx context.Context, in PrepareInput) (Prepared, error) {
 		}
 		res.Problems = append(res.Problems, probs...)
 		res.Info = append(res.Info, info)
-		if len(gs) == 1 {
-			res.Policy = pol
-			break
-		}
-		if res.ByPath == nil {
-			res.ByPath = map[string]*CodexPolicy{}
-		}
-		for _, r := range g.Rollouts {
-			res.ByPath[r] = &pol
-		}
+		pp.Add(pol, g.Rollouts, len(gs) == 1)
 	}
+	res.Policy, res.ByPath = pp.Default, pp.ByPath
 	return res, nil
 }
 
