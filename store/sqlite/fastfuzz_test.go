@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,10 +50,9 @@ func FuzzFastPathAgreesWithLexer(f *testing.F) {
 	f.Add("{\"tool\":\"a.b\",\"x\":\"\xc3\"}")
 	f.Add("{\"tool\":\"a.b\"}\x00")
 	f.Add("{\"tool\":\"a.b\",\"x\":\"\x00\"}")
+	dir := f.TempDir() // one database for every input of this run, removed at its end
 	f.Fuzz(func(t *testing.T, v string) {
 		fuzzDB.once.Do(func() {
-			dir, err := os.MkdirTemp("/tmp/review6", "fuzzdb")
-			require.NoError(t, err)
 			fuzzDB.path = filepath.Join(dir, "f.db")
 			db, err := sqlx.Open("sqlite3", "file:"+fuzzDB.path)
 			require.NoError(t, err)
