@@ -1,14 +1,14 @@
-// Command sqlitetool builds, digests and checks SQLite databases for the demo and the benchmark
-// (CI has no sqlite3 shell):
+// Command sqlitetool builds, digests, checks and locks SQLite databases for the demo
+// (scripts/demo.sh; CI has no sqlite3 shell):
 //
 //	sqlitetool build OUT.db SCRIPT.sql...   create OUT.db (WAL) from SQL text such as a .dump
 //	sqlitetool dump DB                      the deterministic .dump of DB (store/sqlitetest.Dump)
 //	sqlitetool sha256 DB                    the SHA-256 of that dump
 //	sqlitetool check DB                     PRAGMA integrity_check
 //	sqlitetool lock DB SECONDS              hold DB's write lock, as a running agent would
-//	sqlitetool bench OUT.db PARTS           an opencode database with PARTS parts (sqlitebench)
 //
-// It uses only the exported API of store/sqlite and store/sqlite/sqlitetest.
+// It uses only the exported API of store/sqlite and store/sqlite/sqlitetest, and knows no agent
+// (an agent's benchmark database: `go run ./cmd/sessionfix-bench -generate-sqlite DB -parts N`).
 package main
 
 import (
@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
@@ -33,7 +32,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) < 2 {
-		return fmt.Errorf("usage: sqlitetool build|dump|sha256|check|lock|bench DB [ARGS]")
+		return fmt.Errorf("usage: sqlitetool build|dump|sha256|check|lock DB [ARGS]")
 	}
 	db := args[1]
 	switch args[0] {
@@ -79,20 +78,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "locked")
 		time.Sleep(time.Duration(secs * float64(time.Second)))
 		return l.Release()
-	case "bench":
-		if len(args) < 3 {
-			return fmt.Errorf("usage: sqlitetool bench OUT.db PARTS")
-		}
-		n, err := strconv.Atoi(args[2])
-		if err != nil {
-			return err
-		}
-		st, err := sqlitebench.Generate(ctx, db, n)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(out, "%d parts, %d events, %d legacy names, %d bytes\n", st.Parts, st.Events, st.Legacy, st.Bytes)
-		return err
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
