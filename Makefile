@@ -48,7 +48,7 @@ bench: build
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/jsonscan ./store/jsonl ./mcpname
-	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./store/sqlite/sqlitebench   # a 1M-part opencode database
+	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./store/opencode/opencodebench   # a 1M-part opencode database
 
 ## lint: formatting, vet (also of the purego build), staticcheck
 lint:

@@ -13,8 +13,8 @@ import (
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/opencode/opencodebench"
 	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
 )
 
 // planRows renders the decisions of a store's results (all parts) and the sum of its counts.
@@ -38,11 +38,11 @@ func TestBatchedStoreSameAsWhole(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var dbs [2]string
-	var st sqlitebench.Stats
+	var st opencodebench.Stats
 	for i := range dbs {
 		dbs[i] = filepath.Join(dir, fmt.Sprintf("oc%d.db", i))
 		var err error
-		st, err = sqlitebench.Generate(ctx, dbs[i], 6000)
+		st, err = opencodebench.Generate(ctx, dbs[i], 6000)
 		require.NoError(t, err)
 	}
 	run := func(db string, batch int) ([]*StoreResult, *Result) {

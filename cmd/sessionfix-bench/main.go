@@ -1,6 +1,6 @@
 // Command sessionfix-bench measures how sessionfix's cost grows with the store (make bench): it
 // generates JSONL corpora from the fixture records (see jsonl.go) and SQLite databases
-// (store/sqlite/sqlitebench) in a temp dir, times sessionfix against the floor of the
+// (store/opencode/opencodebench) in a temp dir, times sessionfix against the floor of the
 // same work done by plain tools on the same data, in the same run, and prints ONE table:
 //
 //	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0×, peak RSS < 64 MiB
@@ -28,7 +28,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
+	"github.com/sessionfix/sessionfix/store/opencode/opencodebench"
 )
 
 // config is what every case gets.
@@ -52,11 +52,11 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory")
 	generate := flag.String("generate", "", "only generate a JSONL corpus of -size-mib MiB into this directory and exit")
 	sizeMiB := flag.Int64("size-mib", 512, "with -generate: the corpus size in MiB")
-	genSQLite := flag.String("generate-sqlite", "", "only generate a SQLite database (store/sqlite/sqlitebench) of -parts parts at this path (it must not exist) and exit")
+	genSQLite := flag.String("generate-sqlite", "", "only generate a SQLite database (store/opencode/opencodebench) of -parts parts at this path (it must not exist) and exit")
 	genParts := flag.Int("parts", 1_000_000, "with -generate-sqlite: the number of parts")
 	flag.Parse()
 	if *genSQLite != "" {
-		st, err := sqlitebench.Generate(context.Background(), *genSQLite, *genParts)
+		st, err := opencodebench.Generate(context.Background(), *genSQLite, *genParts)
 		if err != nil {
 			fatal(err)
 		}

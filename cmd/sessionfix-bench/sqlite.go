@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
+	"github.com/sessionfix/sessionfix/store/opencode/opencodebench"
 )
 
 // SQLite targets (issue 12 items 2 and 3).
@@ -20,7 +20,7 @@ const (
 	sqliteRSSTarget   = 128 << 20
 )
 
-// sqliteRows generates an opencode database of parts parts (store/sqlite/sqlitebench: one tool
+// sqliteRows generates an opencode database of parts parts (store/opencode/opencodebench: one tool
 // part in ten and its two events hold a legacy name) and measures, against the sqlite3 shell on
 // the same database in the same run:
 //
@@ -179,7 +179,7 @@ func generated(cfg config, src string, parts int64) error {
 	}
 	fmt.Fprintf(os.Stderr, "SQLite %d parts: generating %s …\n", parts, src)
 	t0 := time.Now()
-	st, err := sqlitebench.Generate(context.Background(), src, int(parts))
+	st, err := opencodebench.Generate(context.Background(), src, int(parts))
 	if err != nil {
 		return err
 	}

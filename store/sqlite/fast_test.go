@@ -13,8 +13,8 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/opencode"
+	"github.com/sessionfix/sessionfix/store/opencode/opencodebench"
 	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitebench"
 )
 
 // fastEdgeRows are part.data values (and, with $.part, event.data) where a literal search
@@ -124,7 +124,7 @@ func edgeDB(t *testing.T) string {
 func TestFastPathAgreesWithLexer(t *testing.T) {
 	ctx := context.Background()
 	gen := filepath.Join(t.TempDir(), "gen.db")
-	_, err := sqlitebench.Generate(ctx, gen, 3000)
+	_, err := opencodebench.Generate(ctx, gen, 3000)
 	require.NoError(t, err)
 	cases := []struct {
 		name string

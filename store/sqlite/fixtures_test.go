@@ -16,13 +16,13 @@ import (
 // on top of (opencode-legacy.sql adds rows to the real opencode dump). A new .sql file under
 // fixtures/ or a testdata/ directory must be listed here (TestSQLFixturesListed).
 var sqlFixtures = map[string][]string{
-	opencodeReal:             nil,
-	opencodeLegacy:           {opencodeReal},
-	crushSQL:                 nil,
-	gooseSQL:                 nil,
-	codexState:               nil,
-	codexHistory:             nil,
-	"sqlitebench/schema.sql": nil,
+	opencodeReal:                           nil,
+	opencodeLegacy:                         {opencodeReal},
+	crushSQL:                               nil,
+	gooseSQL:                               nil,
+	codexState:                             nil,
+	codexHistory:                           nil,
+	"../opencode/opencodebench/schema.sql": nil,
 }
 
 // TestSQLFixturesLoadAsIs runs every SQL fixture (after its base) on a fresh, empty database

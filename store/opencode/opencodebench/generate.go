@@ -1,11 +1,11 @@
-// Package sqlitebench builds large opencode databases for the SQLite benchmarks (make bench,
+// Package opencodebench builds large opencode databases for the SQLite benchmarks (make bench,
 // BenchmarkScan1M and BenchmarkApply1M): the real opencode 1.18.33 schema, filled with sessions,
 // messages, parts and message.part.updated events in the shapes of fixtures/opencode-real, where
 // one tool part in ten carries a legacy name (dotted, over-long or non-ASCII) also copied in its
 // events.
 //
-// sqlitebench uses only store/sqlite/sqlitetest (it does not import the driver).
-package sqlitebench
+// opencodebench uses only store/sqlite/sqlitetest (it does not import the driver).
+package opencodebench
 
 import (
 	"context"

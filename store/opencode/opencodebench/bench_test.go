@@ -1,4 +1,4 @@
-package sqlitebench
+package opencodebench
 
 import (
 	"context"
