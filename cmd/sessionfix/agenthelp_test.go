@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -45,4 +46,17 @@ func TestAgentHelp(t *testing.T) {
 // the order they were listed by hand before.
 func TestFixRulesOnly(t *testing.T) {
 	assert.Equal(t, []string{"claude-version", "project", "project-key", "claude-json"}, fixRulesOnly())
+}
+
+// TestNamesHelpFromRoom: the names command's description says whose naming functions its
+// columns show from the default agent's Help (Names, NamesExamples), not from cmd.
+func TestNamesHelpFromRoom(t *testing.T) {
+	h := all.Default.Help
+	require.NotEmpty(t, h.Names)
+	require.NotEmpty(t, h.NamesExamples)
+	d := namesDescription()
+	assert.Contains(t, d, "its class (docs/naming.md) and what "+h.Names+".\n\n")
+	for _, e := range h.NamesExamples {
+		assert.True(t, strings.HasSuffix(d, "\n"+exampleLine("names", e)), d)
+	}
 }

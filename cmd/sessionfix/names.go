@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 type namesOptions struct {
@@ -27,22 +28,10 @@ type namesOptions struct {
 
 func newNamesCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "names",
-		Usage:     "show how names are classified and rewritten (normalize, normalizeMcp, legacy)",
-		ArgsUsage: "[NAME...]",
-		Description: `For support engineers: for each name, its class (docs/naming.md) and what Qwen Code's
-functions give for it: normalize (the registered name of a tool whose raw identity it is),
-normalizeMcp (what Qwen Code 0.24.4 sends for a stored name) and legacy (what versions before
-the provider-safe change registered).
-
-Names come as arguments or, with --stdin, one per line on standard input. With --json each
-input line is a JSON string (or an object with a "raw" key), so any name can be given:
-control characters, lone surrogates ("\ud800"), newlines.
-
-EXAMPLES:
-   sessionfix names mcp__lit__literature.search_pubmed
-   printf 'mcp__foo.bar__deploy.prod\nread_file\n' | sessionfix names --stdin
-   sessionfix names --stdin --json --format jsonl < fixtures/vectors/qwen-names.jsonl`,
+		Name:        "names",
+		Usage:       "show how names are classified and rewritten (normalize, normalizeMcp, legacy)",
+		ArgsUsage:   "[NAME...]",
+		Description: namesDescription(),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stdin", Usage: "read names from standard input, one per line"},
 			&cli.BoolFlag{Name: "json", Usage: "with --stdin: each line is a JSON string (or an object with \"raw\")"},
@@ -54,6 +43,22 @@ EXAMPLES:
 			return runNames(c.Context, env, opts)
 		},
 	}
+}
+
+// namesDescription is the names command's --help description: what the columns are comes
+// from the default agent's Help.Names (whose naming functions they show), its examples after
+// the generic ones from Help.NamesExamples.
+func namesDescription() string {
+	return `For support engineers: for each name, its class (docs/naming.md) and what ` + defaultHelp().Names + `.
+
+Names come as arguments or, with --stdin, one per line on standard input. With --json each
+input line is a JSON string (or an object with a "raw" key), so any name can be given:
+control characters, lone surrogates ("\ud800"), newlines.
+
+EXAMPLES:
+   sessionfix names mcp__lit__literature.search_pubmed
+   printf 'mcp__foo.bar__deploy.prod\nread_file\n' | sessionfix names --stdin
+` + examplesHelp("names", nil, 0, func(h *agent.Help) []agent.Example { return h.NamesExamples })
 }
 
 // nameInput is one name to describe, with its exact UTF-16 units when it holds a lone surrogate.

@@ -54,6 +54,14 @@ type Help struct {
 	// Discover is --discover's usage, from the agent whose Prepare starts the MCP servers
 	// (the first agent that has it).
 	Discover string
+	// Names says, for the names command's description, whose naming functions its columns
+	// normalized, mcp_normalized and legacy show (the default agent's: mcpname's Normalize,
+	// Classify's Registered, Legacy) and what each gives, as a phrase after "its class
+	// (docs/naming.md) and what " (lines broken, no final period).
+	Names string
+	// NamesExamples are the names command's examples after its generic ones (a vector file of
+	// the agent's names, say).
+	NamesExamples []Example
 }
 
 // Example is one example line of a command's --help: the arguments after "sessionfix CMD"

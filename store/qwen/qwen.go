@@ -97,4 +97,9 @@ name.`,
 	SortsByMtime: true,
 	Repair:       "a Qwen repair",
 	Registers:    "Qwen Code 0.24.4",
+	Names: `Qwen Code's
+functions give for it: normalize (the registered name of a tool whose raw identity it is),
+normalizeMcp (what Qwen Code 0.24.4 sends for a stored name) and legacy (what versions before
+the provider-safe change registered)`,
+	NamesExamples: []agent.Example{{Args: "--stdin --json --format jsonl < fixtures/vectors/qwen-names.jsonl"}},
 }
