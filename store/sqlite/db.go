@@ -1,10 +1,14 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -30,7 +34,43 @@ const (
 	modeRO     openMode = "ro"  // read-only; the file must exist
 	modeRW     openMode = "rw"  // read-write; the file must exist
 	modeCreate openMode = "rwc" // read-write, created when missing
+	// modeReadWAL reads through a read-write connection that writes nothing (query_only): see
+	// readMode. The URI's mode is rw.
+	modeReadWAL openMode = "read-wal"
 )
+
+// readMode picks how a read-only use of the database at path opens it: modeRO, or modeReadWAL
+// for a WAL database (header bytes 18-19 are 2) that has none of -wal, -shm, -journal beside
+// it (beside the file a symbolic link names: SQLite keeps them there). SQLite creates the -wal and -shm on the first read of a WAL
+// database, and only the last connection to close removes them, after a checkpoint, which a
+// read-only connection may not run: a mode=ro scan left two files in the user's directory.
+// Through modeReadWAL SQLite's own close does it, under its EXCLUSIVE lock of the database (so
+// never while another process has it open, whose -wal and -shm stay) and only after every
+// committed frame is in the main file. A -wal, -shm or journal that exists before is never
+// touched: modeRO, as before (the user's or a running agent's). A file or directory this
+// process may not write leaves the files as mode=ro does (SQLite opens the file read-only).
+func readMode(path string) openMode {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return modeRO
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return modeRO
+	}
+	var hdr [20]byte
+	_, err = io.ReadFull(f, hdr[:])
+	f.Close()
+	if err != nil || !bytes.Equal(hdr[:16], Header) || hdr[18] != 2 || hdr[19] != 2 {
+		return modeRO
+	}
+	for _, ext := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Lstat(real + ext); !errors.Is(err, fs.ErrNotExist) {
+			return modeRO
+		}
+	}
+	return modeReadWAL
+}
 
 // dsn builds a go-sqlite3 URI filename: "file:<path>?mode=…&_busy_timeout=…". Writers sync fully
 // (a change reported as done is on disk, also in WAL mode) and begin every transaction with
@@ -41,20 +81,32 @@ func dsn(path string, mode openMode, busy time.Duration) (string, error) {
 		return "", err
 	}
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	q := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", r.Replace(filepath.ToSlash(abs)), mode, busy.Milliseconds())
-	if mode != modeRO {
-		q += "&_synchronous=FULL&_txlock=immediate"
-	} else {
+	uri := mode
+	if mode == modeReadWAL {
+		uri = modeRW
+	}
+	q := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", r.Replace(filepath.ToSlash(abs)), uri, busy.Milliseconds())
+	switch mode {
+	case modeRO, modeReadWAL:
 		// A read-only handle is used by one goroutine at a time (one connection, taken with
 		// Connx): no per-call connection mutex (SQLITE_OPEN_NOMUTEX; sqlite3_interrupt, which the
 		// driver calls from another goroutine on cancel, takes none either).
 		q += "&_mutex=no"
+		if mode == modeReadWAL {
+			q += "&_query_only=1"
+		}
+	default:
+		q += "&_synchronous=FULL&_txlock=immediate"
 	}
 	return q, nil
 }
 
-// openDB opens a database handle with one connection (every use takes it with Connx).
+// openDB opens a database handle with one connection (every use takes it with Connx); a
+// modeRO open goes through readMode.
 func openDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
+	if mode == modeRO {
+		mode = readMode(path)
+	}
 	d, err := dsn(path, mode, busy)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

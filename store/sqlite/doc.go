@@ -9,7 +9,8 @@
 // table_info) and LoadProfile reads a JSON profile for any other store. A table or column
 // a profile names but the database lacks is reported as a problem, never assumed.
 //
-// Reading: a connection opened read-only (mode=ro) reads each table in rowid batches inside one
+// Reading: a connection opened read-only (mode=ro; a WAL database without -wal and -shm through
+// a query_only read-write one, so that its close removes the two files again: db.go readMode) reads each table in rowid batches inside one
 // read transaction (WAL databases: writers are never blocked) or one short transaction per batch
 // (rollback-journal databases: a writer waits at most one batch). Rows are stepped by a small cgo
 // reader on the driver connection's own handle (rows.go: a batch of rows copied into a reused
