@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/sessionfix/sessionfix/store/qwen/qwenbench"
+	"github.com/sessionfix/sessionfix/internal/benchcorpus"
 )
 
 // sessionBytes is the average session size: a 512 MiB corpus has about 200 sessions (issue 12).
@@ -20,38 +20,29 @@ const (
 	jsonlRSSTarget   = 64 << 20
 )
 
-// generateOnly writes a corpus of sizeMiB into dir from the records under the fixtures dir.
-func generateOnly(dir, fixtures string, sizeMiB int64) error {
-	recs, err := qwenbench.LoadRecords(filepath.Join(fixtures, qwenbench.Fixture))
+// generateOnly writes corpus c of sizeMiB into dir from its fixture under the fixtures dir.
+func generateOnly(c *benchcorpus.JSONL, dir, fixtures string, sizeMiB int64) error {
+	st, err := c.Generate(dir, filepath.Join(fixtures, c.Fixture), sizeMiB<<20, sessionBytes)
 	if err != nil {
 		return err
 	}
-	st, err := qwenbench.Generate(dir, recs, qwenbench.Options{Bytes: sizeMiB << 20, FileBytes: sessionBytes, Seed: 1})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("corpus %s: %d files, %.1f MiB, %d records, %d legacy dotted names\n", dir, st.Files, float64(st.Bytes)/(1<<20), st.Records, st.Names)
+	fmt.Printf("corpus %s: %s\n", dir, st.Summary)
 	return nil
 }
 
-// jsonlRows generates a corpus (qwenbench) of sizeMiB and measures scan against cat | wc -l and
-// fix --apply against cp -r && sync.
-func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
-	recs, err := qwenbench.LoadRecords(filepath.Join(cfg.Fixtures, qwenbench.Fixture))
-	if err != nil {
-		return nil, err
-	}
+// jsonlRows generates corpus c (a store/all/allbench entry) of sizeMiB and measures scan
+// against cat | wc -l and fix --apply against cp -r && sync.
+func jsonlRows(cfg config, c *benchcorpus.JSONL, sizeMiB int64) ([]Row, error) {
 	base := filepath.Join(cfg.Dir, fmt.Sprintf("jsonl-%d", sizeMiB))
 	defer os.RemoveAll(base)
 	corpus := filepath.Join(base, "corpus")
-	fmt.Fprintf(os.Stderr, "JSONL %d MiB: generating in %s …\n", sizeMiB, corpus)
+	fmt.Fprintf(os.Stderr, "%s %d MiB: generating in %s …\n", c.Store, sizeMiB, corpus)
 	t0 := time.Now()
-	st, err := qwenbench.Generate(corpus, recs, qwenbench.Options{Bytes: sizeMiB << 20, FileBytes: sessionBytes, Seed: 1})
+	st, err := c.Generate(corpus, filepath.Join(cfg.Fixtures, c.Fixture), sizeMiB<<20, sessionBytes)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "  %d files, %.1f MiB, %d records, %d legacy dotted names (%s)\n",
-		st.Files, float64(st.Bytes)/(1<<20), st.Records, st.Names, time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "  %s (%s)\n", st.Summary, time.Since(t0).Round(time.Millisecond))
 	size := mib(sizeMiB << 20)
 	runs := cfg.Runs
 	var note string
@@ -69,14 +60,14 @@ func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
 	if _, err := timeCmd(shell(catwc)...); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "JSONL %d MiB: scan vs cat | wc -l\n", sizeMiB)
+	fmt.Fprintf(os.Stderr, "%s %d MiB: scan vs cat | wc -l\n", c.Store, sizeMiB)
 	out := filepath.Join(base, "scan.out")
 	sc, err := pair(runs, nil, func(int) []string { return shell(catwc) },
 		func(int) []string { return shell(fmt.Sprintf("exec %q scan %q > %q", cfg.Bin, corpus, out)) })
 	if err != nil {
 		return rows, err
 	}
-	rows = append(rows, Row{Store: qwenbench.Store, Size: size, Work: "scan", Time: sc.sf, Floor: "cat|wc -l", FloorTime: sc.floor,
+	rows = append(rows, Row{Store: c.Store, Size: size, Work: "scan", Time: sc.sf, Floor: "cat|wc -l", FloorTime: sc.floor,
 		Ratio: sc.ratio, Target: jsonlScanTarget, RSS: sc.maxRSS, RSSTarget: jsonlRSSTarget, Exit: sc.exit,
 		Note: join(fmt.Sprintf("CPU %.2f× floor CPU (≤ %.1f×)", sc.cpuRatio, jsonlCPUTarget), note)})
 	if sc.cpuRatio > jsonlCPUTarget {
@@ -84,7 +75,7 @@ func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
 	}
 
 	// fix --apply: each run gets a fresh copy, made and synced untimed.
-	fmt.Fprintf(os.Stderr, "JSONL %d MiB: fix --apply vs cp -r && sync\n", sizeMiB)
+	fmt.Fprintf(os.Stderr, "%s %d MiB: fix --apply vs cp -r && sync\n", c.Store, sizeMiB)
 	dst := filepath.Join(base, "dst")
 	state := filepath.Join(base, "state")
 	prep := func(i int, floor bool) error {
@@ -110,7 +101,7 @@ func jsonlRows(cfg config, sizeMiB int64) ([]Row, error) {
 	if err != nil {
 		return rows, err
 	}
-	rows = append(rows, Row{Store: qwenbench.Store, Size: size, Work: "fix --apply", Time: ap.sf, Floor: "cp -r && sync", FloorTime: ap.floor,
+	rows = append(rows, Row{Store: c.Store, Size: size, Work: "fix --apply", Time: ap.sf, Floor: "cp -r && sync", FloorTime: ap.floor,
 		Ratio: ap.ratio, Target: jsonlApplyTarget, RSS: ap.maxRSS, RSSTarget: jsonlRSSTarget, Exit: ap.exit, Note: note})
 	return rows, nil
 }

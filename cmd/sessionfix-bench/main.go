@@ -1,7 +1,8 @@
 // Command sessionfix-bench measures how sessionfix's cost grows with the store (make bench): it
-// generates JSONL corpora from the fixture records (see jsonl.go) and SQLite databases
-// (store/opencode/opencodebench) in a temp dir, times sessionfix against the floor of the
-// same work done by plain tools on the same data, in the same run, and prints ONE table:
+// generates every JSONL corpus and SQLite database of the bench list (store/all/allbench: each
+// agent room's generator, building from its fixture) in a temp dir, times sessionfix against the
+// floor of the same work done by plain tools on the same data, in the same run, and prints ONE
+// table, a row's store labelled by its corpus:
 //
 //	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0×, peak RSS < 64 MiB
 //	JSONL  fix --apply  vs  cp -r SRC DST && sync  target ≤ 2.5×, peak RSS < 64 MiB
@@ -13,9 +14,11 @@
 // medians, the RSS the largest of the sessionfix runs (getrusage of the child).
 //
 // Usage: sessionfix-bench [-bin bin/sessionfix] [-dir DIR] [-jsonl 256,1024,4096] [-sqlite
-// 100000,1000000] [-large] [-runs 3]; sessionfix-bench -generate-sqlite DB -parts N only builds a
-// database. With -dir (BENCH_DIR) the generated SQLite databases are kept there and reused by the
-// next run (the JSONL corpora are not). BENCH_DIR and BENCH_LARGE=1 are read by the Makefile.
+// 100000,1000000] [-large] [-runs 3]; sessionfix-bench -generate DIR -size-mib N and
+// -generate-sqlite DB -parts N only build a corpus (the engine's first in the list, or the one
+// -corpus NAME names). With -dir (BENCH_DIR) the generated SQLite databases are kept there and
+// reused by the next run (the JSONL corpora are not). BENCH_DIR and BENCH_LARGE=1 are read by
+// the Makefile.
 package main
 
 import (
@@ -28,7 +31,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/store/opencode/opencodebench"
+	"github.com/sessionfix/sessionfix/store/all/allbench"
 )
 
 // config is what every case gets.
@@ -52,19 +55,28 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory")
 	generate := flag.String("generate", "", "only generate a JSONL corpus of -size-mib MiB into this directory and exit")
 	sizeMiB := flag.Int64("size-mib", 512, "with -generate: the corpus size in MiB")
-	genSQLite := flag.String("generate-sqlite", "", "only generate a SQLite database (store/opencode/opencodebench) of -parts parts at this path (it must not exist) and exit")
+	genSQLite := flag.String("generate-sqlite", "", "only generate a SQLite database (store/all/allbench) of -parts parts at this path (it must not exist) and exit")
 	genParts := flag.Int("parts", 1_000_000, "with -generate-sqlite: the number of parts")
+	corpus := flag.String("corpus", "", "with -generate or -generate-sqlite: the corpus of store/all/allbench by name (default: the engine's first)")
 	flag.Parse()
 	if *genSQLite != "" {
-		st, err := opencodebench.Generate(context.Background(), *genSQLite, *genParts)
+		c, err := allbench.SQLiteNamed(*corpus)
 		if err != nil {
 			fatal(err)
 		}
-		fmt.Printf("database %s: %d parts, %d events, %d legacy name sites, %.1f MiB\n", *genSQLite, st.Parts, st.Events, st.Legacy, float64(st.Bytes)/(1<<20))
+		st, err := c.Generate(context.Background(), *genSQLite, *genParts)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Printf("database %s: %s\n", *genSQLite, st.Summary)
 		return
 	}
 	if *generate != "" {
-		if err := generateOnly(*generate, *fixtures, *sizeMiB); err != nil {
+		c, err := allbench.JSONLNamed(*corpus)
+		if err == nil {
+			err = generateOnly(c, *generate, *fixtures, *sizeMiB)
+		}
+		if err != nil {
 			fatal(err)
 		}
 		return
@@ -100,20 +112,24 @@ func main() {
 	}
 	var rows []Row
 	fail := false
-	for _, mib := range js {
-		r, err := jsonlRows(cfg, mib)
-		rows = append(rows, r...)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "sessionfix-bench: JSONL %d MiB: %v\n", mib, err)
-			fail = true
+	for _, c := range allbench.JSONL {
+		for _, mib := range js {
+			r, err := jsonlRows(cfg, c, mib)
+			rows = append(rows, r...)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "sessionfix-bench: %s %d MiB: %v\n", c.Store, mib, err)
+				fail = true
+			}
 		}
 	}
-	for _, parts := range sq {
-		r, err := sqliteRows(cfg, parts)
-		rows = append(rows, r...)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "sessionfix-bench: SQLite %d parts: %v\n", parts, err)
-			fail = true
+	for _, c := range allbench.SQLite {
+		for _, parts := range sq {
+			r, err := sqliteRows(cfg, c, parts)
+			rows = append(rows, r...)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "sessionfix-bench: %s %d parts: %v\n", c.Store, parts, err)
+				fail = true
+			}
 		}
 	}
 	fmt.Printf("\nsessionfix-bench: %d cores (GOMAXPROCS %d), %s/%s, %d pairs per measurement (fewer where the row says); "+

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/sessionfix/sessionfix/store/opencode/opencodebench"
+	"github.com/sessionfix/sessionfix/internal/benchcorpus"
 )
 
 // SQLite targets (issue 12 items 2 and 3).
@@ -20,22 +20,23 @@ const (
 	sqliteRSSTarget   = 128 << 20
 )
 
-// sqliteRows generates an opencode database of parts parts (store/opencode/opencodebench: one tool
-// part in ten and its two events hold a legacy name) and measures, against the sqlite3 shell on
-// the same database in the same run:
+// sqliteRows generates the database of corpus c (a store/all/allbench entry) with parts parts
+// and measures, against the sqlite3 shell on the same database in the same run:
 //
-//	scan         vs  sqlite3 DB "SELECT sum(length(data)) FROM part; … FROM event"
-//	fix --apply  vs  sqlite3 DB < update.sql: BEGIN; the UPDATEs of the same rows to the same
-//	                 values (taken from the database sessionfix rewrote in the first pair,
-//	                 untimed); COMMIT
+//	scan         vs  sqlite3 DB c.FloorScan ("SELECT sum(length(data)) FROM part; …": the
+//	                 columns sessionfix scans)
+//	fix --apply  vs  sqlite3 DB < update.sql: BEGIN; the UPDATEs of the same rows of c.Rewritten
+//	                 to the same values (taken from the database sessionfix rewrote in the first
+//	                 pair, untimed); COMMIT
 //
 // Each apply pair runs sessionfix first (its result gives the floor's statement), each run on a
 // fresh copy of the database, made and synced untimed. From 10M parts (BENCH_LARGE=1) there is
 // no room for copies: one pair, sessionfix rewrites the generated database in place and the
 // floor runs its UPDATEs on sessionfix's backup of it (the original, switched back to WAL).
 // With -dir, the generated database is kept there (with a stamp of its size and generator
-// version) and reused by the next run.
-func sqliteRows(cfg config, parts int64) ([]Row, error) {
+// version) and reused by the next run. Every corpus of a size shares the work directory
+// sqlite-<parts>: its database is c.File there.
+func sqliteRows(cfg config, c *benchcorpus.SQLite, parts int64) ([]Row, error) {
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		return nil, fmt.Errorf("the sqlite3 shell is the floor: %w", err)
 	}
@@ -43,9 +44,9 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, err
 	}
-	src := filepath.Join(base, "opencode.db")
+	src := filepath.Join(base, c.File)
 	inPlace := parts >= 10_000_000
-	if err := generated(cfg, src, parts); err != nil {
+	if err := generated(cfg, c, src, parts); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -67,11 +68,11 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 	var rows []Row
 
 	// scan: warm the cache with one floor run, then floor and scan in turn.
-	floorScan := []string{"sqlite3", src, "SELECT sum(length(data)) FROM part; SELECT sum(length(data)) FROM event;"}
+	floorScan := []string{"sqlite3", src, c.FloorScan}
 	if _, err := timeCmd(floorScan...); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "SQLite %d parts: scan vs sqlite3 SELECT\n", parts)
+	fmt.Fprintf(os.Stderr, "%s %d parts: scan vs sqlite3 SELECT\n", c.Store, parts)
 	out := filepath.Join(base, "scan.out")
 	sc, err := pair(runs, nil, func(int) []string { return floorScan }, func(int) []string {
 		return shell(fmt.Sprintf("exec %q scan %q > %q", cfg.Bin, src, out))
@@ -79,7 +80,7 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 	if err != nil {
 		return rows, err
 	}
-	rows = append(rows, Row{Store: "SQLite (opencode)", Size: size, Work: "scan", Time: sc.sf, Floor: "sqlite3 SELECT", FloorTime: sc.floor,
+	rows = append(rows, Row{Store: c.Store, Size: size, Work: "scan", Time: sc.sf, Floor: "sqlite3 SELECT", FloorTime: sc.floor,
 		Ratio: sc.ratio, Target: sqliteScanTarget, RSS: sc.maxRSS, RSSTarget: sqliteRSSTarget, Exit: sc.exit,
 		Note: join(fmt.Sprintf("CPU %.2f× floor CPU", sc.cpuRatio), pairsNote(runs, cfg.Runs))})
 
@@ -94,7 +95,7 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 	floorDB := filepath.Join(base, "floor.db")
 	updates := filepath.Join(base, "update.sql")
 	state := func(i int) string { return filepath.Join(base, fmt.Sprintf("state-%d", i)) }
-	fmt.Fprintf(os.Stderr, "SQLite %d parts: fix --apply vs sqlite3 UPDATE of the same rows in one transaction\n", parts)
+	fmt.Fprintf(os.Stderr, "%s %d parts: fix --apply vs sqlite3 UPDATE of the same rows in one transaction\n", c.Store, parts)
 	ap, err := pairs(pairSpec{n: applyRuns, sfFirst: true,
 		prep: func(i int, floor bool) error {
 			if floor {
@@ -115,7 +116,7 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 		afterSF: func(i int) error {
 			orig := src
 			if inPlace {
-				bk, err := filepath.Glob(filepath.Join(state(i), "runs", "*", "backups", "*-opencode.db"))
+				bk, err := filepath.Glob(filepath.Join(state(i), "runs", "*", "backups", "*-"+c.File))
 				if err != nil || len(bk) != 1 {
 					return fmt.Errorf("the backup of the in-place run: %v %v", bk, err)
 				}
@@ -129,7 +130,7 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 				orig = floorDB
 			}
 			if i == 0 {
-				n, err := updateSQL(work, orig, updates)
+				n, err := updateSQL(work, orig, updates, c.Rewritten)
 				if err != nil {
 					return err
 				}
@@ -154,37 +155,33 @@ func sqliteRows(cfg config, parts int64) ([]Row, error) {
 	if inPlace {
 		note = join(note, "in place; floor on the backup")
 	}
-	rows = append(rows, Row{Store: "SQLite (opencode)", Size: size, Work: "fix --apply", Time: ap.sf, Floor: "sqlite3 UPDATE", FloorTime: ap.floor,
+	rows = append(rows, Row{Store: c.Store, Size: size, Work: "fix --apply", Time: ap.sf, Floor: "sqlite3 UPDATE", FloorTime: ap.floor,
 		Ratio: ap.ratio, Target: sqliteApplyTarget, RSS: ap.maxRSS, RSSTarget: sqliteRSSTarget, Exit: ap.exit,
 		Note: join(fmt.Sprintf("CPU %.2f× floor CPU", ap.cpuRatio), note)})
 	return rows, nil
 }
 
-// generatorVersion names the shape of sqlitebench's databases in the stamp beside a kept one.
-const generatorVersion = "sqlitebench 1"
-
-// generated makes src a generated database of parts parts: the one kept from an earlier run
-// (-dir) when its stamp matches, else a new one.
-func generated(cfg config, src string, parts int64) error {
+// generated makes src a database of corpus c with parts parts: the one kept from an earlier run
+// (-dir) when its stamp (c.Version and parts) matches, else a new one.
+func generated(cfg config, c *benchcorpus.SQLite, src string, parts int64) error {
 	stamp := src + ".stamp"
-	want := fmt.Sprintf("%s parts=%d\n", generatorVersion, parts)
+	want := fmt.Sprintf("%s parts=%d\n", c.Version, parts)
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
 		if _, err := os.Stat(src); err == nil {
-			fmt.Fprintf(os.Stderr, "SQLite %d parts: reusing %s\n", parts, src)
+			fmt.Fprintf(os.Stderr, "%s %d parts: reusing %s\n", c.Store, parts, src)
 			return nil
 		}
 	}
 	for _, p := range []string{stamp, src, src + "-wal", src + "-shm"} {
 		os.Remove(p)
 	}
-	fmt.Fprintf(os.Stderr, "SQLite %d parts: generating %s …\n", parts, src)
+	fmt.Fprintf(os.Stderr, "%s %d parts: generating %s from %s's shapes …\n", c.Store, parts, src, c.Fixture)
 	t0 := time.Now()
-	st, err := opencodebench.Generate(context.Background(), src, int(parts))
+	st, err := c.Generate(context.Background(), src, int(parts))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "  %d parts, %d events, %d legacy name sites, %.1f MiB (%s)\n",
-		st.Parts, st.Events, st.Legacy, float64(st.Bytes)/(1<<20), time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "  %s (%s)\n", st.Summary, time.Since(t0).Round(time.Millisecond))
 	if parts >= 10_000_000 {
 		return nil // rewritten in place: never reused
 	}
@@ -212,9 +209,9 @@ func pairsNote(n, want int) string {
 }
 
 // updateSQL writes to path the script that turns orig into rewritten: BEGIN, one UPDATE per
-// row whose data differs (part and event), COMMIT; synchronous=FULL as sessionfix writes. It
+// row whose value in one of cols differs, COMMIT; synchronous=FULL as sessionfix writes. It
 // returns the number of UPDATEs.
-func updateSQL(rewritten, orig, path string) (int, error) {
+func updateSQL(rewritten, orig, path string, cols []benchcorpus.Column) (int, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
@@ -223,9 +220,10 @@ func updateSQL(rewritten, orig, path string) (int, error) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	fmt.Fprintln(w, "PRAGMA synchronous=FULL;\nBEGIN;")
 	n := 0
-	for _, t := range []string{"part", "event"} {
-		q := fmt.Sprintf("ATTACH '%s' AS o; SELECT 'UPDATE %s SET data=' || quote(a.data) || ' WHERE rowid=' || a.rowid || ';' FROM main.%s a JOIN o.%s b ON a.rowid = b.rowid WHERE a.data IS NOT b.data;",
-			orig, t, t, t)
+	for _, c := range cols {
+		t, col := c.Table, c.Column
+		q := fmt.Sprintf("ATTACH '%s' AS o; SELECT 'UPDATE %s SET %s=' || quote(a.%s) || ' WHERE rowid=' || a.rowid || ';' FROM main.%s a JOIN o.%s b ON a.rowid = b.rowid WHERE a.%s IS NOT b.%s;",
+			orig, t, col, col, t, t, col, col)
 		cmd := exec.Command("sqlite3", rewritten, q)
 		out, err := cmd.StdoutPipe()
 		if err != nil {

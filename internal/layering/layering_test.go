@@ -234,7 +234,7 @@ func TestDependenciesPointInward(t *testing.T) {
 			}
 			target := strings.TrimPrefix(imp, module)
 			if under(target, "store/sqlite/sqlitetest") {
-				assert.True(t, under(pkg, "store/sqlite/sqlitetest") || under(pkg, "store/opencode/opencodebench"),
+				assert.True(t, under(pkg, "store/sqlite/sqlitetest") || isBench(pkg),
 					"%s imports %s: test-only SQLite code is for tests, the demo tool and benchmarks", pkg, target)
 			}
 			assert.False(t, under(target, "cmd"), "%s imports %s: nothing imports cmd", pkg, target)
