@@ -4,20 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpinventory"
-	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // Rule ids of re-dispatch findings in SARIF (stable: baselines key on them).
@@ -176,60 +170,46 @@ func dispatchTools(inv *mcpinventory.Inventory) []check.Tool {
 	return check.NewInventoryTools(servers)
 }
 
-// HistoryRedispatches runs the scan pipeline read-only over the Qwen Code session history at
-// roots with inv (source names it in explanations: "file inv.json", "discovered") as today's
-// tool set, and returns the re-dispatch findings (check.Redispatches) and the errors met
-// (stores or parts of them that could not be read: "path: reason"). For audit, whose inventory
-// may be discovered or inferred rather than a file. Nothing is written.
-func HistoryRedispatches(ctx context.Context, env Env, roots []string, inv *mcpinventory.Inventory, source string) ([]check.Redispatch, []error, error) {
-	if len(roots) == 0 || inv == nil {
-		return nil, nil, nil
-	}
-	p, err := New(ctx, env, roots, Options{Agent: string(qwen.ID)})
-	if err != nil {
-		return nil, nil, err
-	}
-	p.Policy.Index = inv.Index()
-	p.Summary.Dispatch = &check.Lookup{Inventory: dispatchTools(inv), InventorySource: source, Policy: p.Policy}
-	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
-		return nil, nil, err
-	}
-	var errs []error
-	for _, pr := range p.Summary.Report.Problems {
-		if pr.Severity == string(store.SevError) {
-			errs = append(errs, fmt.Errorf("%s: %s", pr.Path, pr.Reason))
+// HistoryCheck is the engine's read-only re-dispatch check of a session history for an
+// agent's audit (agent.AuditEngine.History): the scan pipeline over in.Roots for in.Agent with
+// its option values, in.Policy applied to the run's policy and in.Lookup to the lookup's copy,
+// today's tools in.Servers (named in.Source) when given; the findings are []check.Redispatch
+// (check.Redispatches), the errors the stores or parts of them that could not be read
+// ("path: reason"). Nothing is written, no MCP server is started.
+func HistoryCheck(env Env) agent.HistoryCheck {
+	return func(ctx context.Context, in agent.HistoryInput) (agent.HistoryFindings, []error, error) {
+		p, err := New(ctx, env, in.Roots, Options{Agent: string(in.Agent), AgentOptions: in.Options})
+		if err != nil {
+			return nil, nil, err
 		}
+		if in.Policy != nil {
+			in.Policy(&p.Policy)
+		}
+		pol := p.Policy
+		if in.Lookup != nil {
+			in.Lookup(&pol)
+		}
+		l := &check.Lookup{Policy: pol}
+		if in.Servers != nil {
+			l.Inventory, l.InventorySource = check.NewInventoryTools(in.Servers), in.Source
+		}
+		p.Summary.Dispatch = l
+		if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
+			return nil, nil, err
+		}
+		var errs []error
+		for _, pr := range p.Summary.Report.Problems {
+			if pr.Severity == string(store.SevError) {
+				errs = append(errs, fmt.Errorf("%s: %s", pr.Path, pr.Reason))
+			}
+		}
+		return p.Summary.Report.Redispatch, errs, nil
 	}
-	return p.Summary.Report.Redispatch, errs, nil
 }
 
-// ClaudeHistoryRedispatches runs the scan pipeline read-only over a Claude Code config
-// directory (home: its projects/ sessions) with tools (configuration order; from names it, as
-// audit --agent claude's tool list) as today's tool set under release version, and returns the
-// re-dispatch findings (check.Redispatches) and the errors met. Nothing is written, no MCP
-// server is started.
-func ClaudeHistoryRedispatches(ctx context.Context, env Env, home string, tools []mcpname.ClaudeTool, from, version string) ([]check.Redispatch, []error, error) {
-	if home == "" || len(tools) == 0 {
-		return nil, nil, nil
-	}
-	if fi, err := os.Stat(filepath.Join(home, "projects")); err != nil || !fi.IsDir() {
-		return nil, nil, nil // no session history: nothing to look up
-	}
-	p, err := New(ctx, env, []string{home}, Options{Agent: string(claude.ID), AgentOptions: agent.Values{claude.VersionOption: {version}}})
-	if err != nil {
-		return nil, nil, err
-	}
-	pol := p.Policy
-	naming.SetAgent(&pol, claude.ID, &naming.PathPolicy[claude.ClaudePolicy]{Default: claude.ClaudePolicy{Tools: tools, ToolsSource: from, Version: version}})
-	p.Summary.Dispatch = &check.Lookup{Policy: pol}
-	if _, err := p.Run(ctx, rewrite.ProcessOptions{}, nil); err != nil {
-		return nil, nil, err
-	}
-	var errs []error
-	for _, pr := range p.Summary.Report.Problems {
-		if pr.Severity == string(store.SevError) {
-			errs = append(errs, fmt.Errorf("%s: %s", pr.Path, pr.Reason))
-		}
-	}
-	return p.Summary.Report.Redispatch, errs, nil
+// Redispatches are a history check's findings (agent.HistoryFindings) as []check.Redispatch
+// (nil for none or nil).
+func Redispatches(f agent.HistoryFindings) []check.Redispatch {
+	rs, _ := f.([]check.Redispatch)
+	return rs
 }

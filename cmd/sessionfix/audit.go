@@ -285,7 +285,7 @@ type auditRun struct {
 	known   *reports.SARIFBaseline // --baseline, nil without
 	partial bool
 	// redispatch are the stored calls of the audited homes' session history that reach another
-	// tool of the inventory today, or several (pipeline.HistoryRedispatches).
+	// tool of the inventory today, or several (qwen.AuditHistory).
 	redispatch []check.Redispatch
 }
 
@@ -311,6 +311,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		}
 	}
 	senv := env.settingsEnv()
+	eng := pipeline.AuditEngine(pipelineEnv(env), opts.DiscoverTimeout)
 	r := &auditRun{env: env, known: known}
 	dopts := settings.DiscoverOptions{Env: senv, Home: env.Home, ProjectDir: opts.Project, Cwd: opts.Cwd}
 	sources, err := settingsSources(opts.Settings, opts.Paths, dopts)
@@ -321,9 +322,7 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 		Discover: dopts, Agents: opts.Agents, Inventory: opts.Inventory, DiscoverTools: opts.Discover,
 		History: opts.History, Getenv: env.Getenv},
 		qwen.Hooks{Problem: r.problem, Note: func(s string) { r.warn("%s", s) },
-			Progress: func(s string) { fmt.Fprintln(env.Err, s) }, StoredNames: pipeline.StoredNames,
-			ListTools: inventory.Lister(inventory.DiscoverOptions{Env: senv, Timeout: opts.DiscoverTimeout,
-				ClientName: "sessionfix", ClientVersion: version})})
+			Progress: func(s string) { fmt.Fprintln(env.Err, s) }, StoredNames: eng.StoredNames, ListTools: eng.ListTools})
 	if err != nil {
 		return err
 	}
@@ -341,14 +340,14 @@ func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
 	if len(sessions) == 0 {
 		sessions = opts.sessions
 	}
-	rd, probs, err := pipeline.HistoryRedispatches(ctx, pipelineEnv(env), sessions, r.Inventory, r.InventoryFrom)
+	rd, probs, err := qwen.AuditHistory(ctx, eng.History, sessions, r.Inventory, r.InventoryFrom)
 	if err != nil {
 		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
 	}
 	for _, e := range probs {
 		r.problem(e)
 	}
-	r.redispatch = rd
+	r.redispatch = pipeline.Redispatches(rd)
 
 	c := rep.Counts
 	pairs := reports.PrintableTable(rep.Columns(qwen.PairColumns), rep.PairRows(opts.AllPairs))

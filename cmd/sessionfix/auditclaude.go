@@ -89,7 +89,7 @@ type claudeAuditRun struct {
 	known   *reports.SARIFBaseline // --baseline, nil without
 	partial bool
 	// redispatch are the stored calls of the audited sessions that reach another tool of the
-	// audit's tool list today, or several (pipeline.ClaudeHistoryRedispatches).
+	// audit's tool list today, or several (claude.AuditHistory).
 	redispatch []check.Redispatch
 }
 
@@ -158,7 +158,8 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	if err != nil {
 		return err
 	}
-	in := pipeline.ClaudeToolsInput{Inventory: o.Inventory, Discover: o.Discover, MCPConfigs: o.MCPConfigs, Now: now.String(),
+	eng := pipeline.AuditEngine(pipelineEnv(env), o.DiscoverTimeout)
+	in := claude.ClaudeToolsInput{Inventory: o.Inventory, Discover: o.Discover, MCPConfigs: o.MCPConfigs, Now: now.String(),
 		Home: configDir, FromEnv: len(o.Paths) == 0, Project: r.Project}
 	if r.Global != nil {
 		in.Global = r.Global.Path
@@ -169,7 +170,7 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 			in.MCPJSON = append(in.MCPJSON, filepath.Join(filepath.Dir(filepath.Dir(s.Path)), ".mcp.json"))
 		}
 	}
-	list, err := pipeline.ClaudeTools(ctx, pipelineEnv(env), in, r.problem, func(s string) { r.note("%s", s) })
+	list, err := claude.ClaudeTools(ctx, eng, in, r.problem, func(s string) { r.note("%s", s) })
 	if err != nil {
 		return err
 	}
@@ -179,14 +180,14 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 	before = r.DefaultBefore(before, now, configDir, h)
 
 	rep := claude.RunClaude(claude.ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
-	rd, errs, err := pipeline.ClaudeHistoryRedispatches(ctx, pipelineEnv(env), configDir, tools, list.From, now.String())
+	rd, errs, err := claude.AuditHistory(ctx, eng.History, configDir, tools, list.From, now.String())
 	if err != nil {
 		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
 	}
 	for _, e := range errs {
 		r.problem(e)
 	}
-	r.redispatch = rd
+	r.redispatch = pipeline.Redispatches(rd)
 	// The lost restrictions come first, on stderr too.
 	for _, p := range rep.LostRestrictions() {
 		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]

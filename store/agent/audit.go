@@ -1,5 +1,14 @@
 package agent
 
+import (
+	"context"
+
+	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/mcpinventory"
+	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/store"
+)
+
 // Audit describes an agent's permission-rule audit (sessionfix audit --agent <ID>): the rule
 // semantics themselves are a plug-in of the agent's room (its audit*.go files: which rule files
 // it reads, how a rule matches a tool now and before, the report and its documents, the fix
@@ -20,3 +29,52 @@ type Audit struct {
 	// audit must refuse are also in Flags.
 	Options []Option
 }
+
+// AuditEngine is what the engine gives an agent's audit: the command builds it from pipeline
+// and inventory, so a room never imports them (internal/layering: rooms import no pipeline,
+// scan, rewrite, check or audit, and never inventory's MCP client).
+type AuditEngine struct {
+	// Env is the environment and the user's home; Vars the process environment as MCP
+	// configs expand $VAR / ${VAR} with it (values are secrets).
+	Env  Env
+	Vars mcpconfig.Env
+	// Discover is --discover's MCP client over agent.Tool rows (as Prepare's); ListTools the
+	// same client returning an inventory (its sources "discovered"): serverErrs are servers
+	// that could not be listed (the audit goes on), err is set when none could be (nothing is
+	// reported).
+	Discover  Discover
+	ListTools func(ctx context.Context, servers []Server) (inv *mcpinventory.Inventory, serverErrs []error, err error)
+	// StoredNames are the distinct tool names stored in the session stores under roots,
+	// sorted, and the problems met (a read-only scan: pipeline.StoredNames).
+	StoredNames func(ctx context.Context, roots []string) ([]string, []error)
+	// History is the read-only re-dispatch check of a session history (pipeline.HistoryCheck).
+	History HistoryCheck
+}
+
+// HistoryInput is one read-only re-dispatch check of an agent's session history: the engine's
+// scan pipeline run over Roots for Agent (with its option values Options, as scan would plan
+// them), nothing written, then every stored call looked up among today's tools.
+type HistoryInput struct {
+	Agent   store.AgentID
+	Roots   []string
+	Options Values
+	// Policy, when set, changes the run's naming policy (the scan and the lookup), e.g. the
+	// inventory's Index; Lookup, when set, changes only the lookup's copy of it (the audit's
+	// tool list as the agent's policy).
+	Policy, Lookup func(*naming.Policy)
+	// Servers, when set, are today's tool set as raw server keys and tool names (an
+	// inventory), Source what explanations call it ("file inv.json", "discovered"); nil: the
+	// policy's own tools.
+	Servers map[string][]string
+	Source  string
+}
+
+// HistoryFindings are the engine's re-dispatch findings of a history check (pipeline's
+// []check.Redispatch, nil for none): a room does not read them, it hands them back to the
+// command with its audit's result, which writes them after the audit's own findings.
+type HistoryFindings any
+
+// HistoryCheck runs a HistoryInput and returns the findings and the errors met (stores or
+// parts of them that could not be read: "path: reason"); err ends the check (the audit goes
+// on without it).
+type HistoryCheck func(ctx context.Context, in HistoryInput) (HistoryFindings, []error, error)

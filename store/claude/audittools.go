@@ -1,4 +1,4 @@
-package pipeline
+package claude
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // ClaudeToolsInput is what the Claude Code audit's tool list is built from.
@@ -24,7 +24,7 @@ type ClaudeToolsInput struct {
 	Discover   bool
 	MCPConfigs []string
 	Now        string
-	// Home is the audited ~/.claude (ClaudeHome.Dir, "" when none), FromEnv whether it is
+	// Home is the audited ~/.claude (PolicyHome.Dir, "" when none), FromEnv whether it is
 	// the environment's; Global the ~/.claude.json read ("" when none); Project the project key.
 	Home    string
 	FromEnv bool
@@ -46,7 +46,7 @@ type ClaudeToolList struct {
 }
 
 // ClaudeTools builds the Claude Code audit's tool list (raw server key + raw tool) the way the
-// Claude Code repair finds raw identities (ClaudeHomePolicy, claude.ClaudeRawTools): the MCP
+// Claude Code repair finds raw identities (HomePolicy, ClaudeRawTools): the MCP
 // server keys of ~/.claude.json (top-level and per-project mcpServers), of each project's
 // .mcp.json and of the audited project's, and of every --mcp-config file; with --discover the
 // tools those servers list; the attributionMcpServer/attributionMcpTool pairs of the project's
@@ -55,10 +55,18 @@ type ClaudeToolList struct {
 // tools. Order: --inventory, discovered, then from the sessions (the first of two tools sharing
 // a name answers). problem receives files that could not be read; note the INCOMPLETE notes
 // (servers known by key only, stored names no tool has). No tool at all is a usage error.
-func ClaudeTools(ctx context.Context, env Env, in ClaudeToolsInput, problem func(error), note func(string)) (*ClaudeToolList, error) {
-	po := Options{AgentOptions: agent.Values{claude.MCPConfigOption: in.MCPConfigs}, Discover: in.Discover}
-	h := ClaudeHome{Dir: in.Home, FromEnv: in.FromEnv, Config: in.Global, NoConfig: in.Global == "", MCPJSON: in.MCPJSON}
-	pol, problems, err := ClaudeHomePolicy(ctx, env, po, in.Now, h)
+// The engine's part (environment, $VAR values, the MCP client of --discover) is e.
+func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, problem func(error), note func(string)) (*ClaudeToolList, error) {
+	ain := agent.PrepareInput{Env: e.Env, Vars: e.Vars, Options: agent.Values{VersionOption: {in.Now}, MCPConfigOption: in.MCPConfigs}}
+	if in.Discover {
+		ain.Discover = e.Discover
+	}
+	pin, err := Input(ain)
+	if err != nil {
+		return nil, err
+	}
+	h := PolicyHome{Dir: in.Home, FromEnv: in.FromEnv, Config: in.Global, NoConfig: in.Global == "", MCPJSON: in.MCPJSON}
+	pol, _, problems, err := HomePolicy(ctx, pin, h)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +108,7 @@ func ClaudeTools(ctx context.Context, env Env, in ClaudeToolsInput, problem func
 	if in.Home != "" {
 		root := filepath.Join(in.Home, "projects")
 		if in.Project != "" {
-			if d := claude.ProjectDir(root, in.Project); d != "" {
+			if d := ProjectDir(root, in.Project); d != "" {
 				root = d
 			}
 		}
@@ -112,7 +120,7 @@ func ClaudeTools(ctx context.Context, env Env, in ClaudeToolsInput, problem func
 			return nil
 		})
 		for _, f := range files {
-			snap, err := claude.OpenSession(f).Scan(ctx, store.ScanOptions{})
+			snap, err := OpenSession(f).Scan(ctx, store.ScanOptions{})
 			if err != nil {
 				if ctx.Err() != nil {
 					out.unknownNames(snaps, note)
@@ -122,7 +130,7 @@ func ClaudeTools(ctx context.Context, env Env, in ClaudeToolsInput, problem func
 				continue
 			}
 			snaps = append(snaps, snap)
-			for _, ft := range claude.ClaudeRawTools(snap, pol) {
+			for _, ft := range ClaudeRawTools(snap, pol) {
 				switch {
 				case strings.HasPrefix(ft.Source, "attributionMcp"):
 					add(ft.ClaudeTool, "attribution")
@@ -165,7 +173,7 @@ func ClaudeTools(ctx context.Context, env Env, in ClaudeToolsInput, problem func
 	}
 	if len(out.Tools) == 0 {
 		out.unknownNames(snaps, note)
-		return nil, usagef("audit --agent claude: no MCP tool known (none in the sessions' names and attributionMcpServer/Tool under the configured server keys): pass --inventory FILE ({\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}}), --mcp-config FILE or --discover")
+		return nil, usage.Errorf("audit --agent claude: no MCP tool known (none in the sessions' names and attributionMcpServer/Tool under the configured server keys): pass --inventory FILE ({\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}}), --mcp-config FILE or --discover")
 	}
 	out.unknownNames(snaps, note)
 	return out, nil
@@ -181,7 +189,7 @@ func (l *ClaudeToolList) unknownNames(snaps []*store.Snapshot, note func(string)
 	for _, snap := range snaps {
 		for _, site := range snap.Sites {
 			nm := site.Name
-			if site.ReadOnly || site.Kind == claude.ClaudeSiteSelect || !mcpname.HasPrefix(nm) || seen[nm] {
+			if site.ReadOnly || site.Kind == ClaudeSiteSelect || !mcpname.HasPrefix(nm) || seen[nm] {
 				continue
 			}
 			seen[nm] = true
