@@ -83,11 +83,14 @@ func bindValue(typ string, val []byte) any {
 //  2. copy the database to opt.BackupPath (one self-contained rollback-journal file) and
 //     record its SHA-256 as Change.Before.SHA256: a plain copy of the main file, hashed as it
 //     is written, when that file holds the whole database (a WAL checkpointed before the
-//     transaction began, or a rollback journal; see copyBackup), else the online backup API;
+//     transaction began, or a rollback journal; see copyBackup), else the online backup API.
+//     In WAL mode the main file stays as it is until the commit, so that copy runs while
+//     steps 3 and 4 go on and is complete (written, hashed, synced) before step 5;
 //  3. for each row: re-read the value by its rowid (or key), check every old name token at its
 //     offset (a row changed or deleted since the scan refuses the whole store as in use),
 //     splice the new names in (every other byte of the JSON text stays, the storage class is
-//     kept), UPDATE it and record the before/after hashes in a rows file beside the backup;
+//     kept), UPDATE it (one SELECT and one UPDATE per table, prepared once on the connection's
+//     handle and bound in C: rows.go) and record the before/after hashes in a rows file beside the backup;
 //  4. PRAGMA integrity_check must say "ok" (PRAGMA quick_check when the change cannot touch
 //     an index: see writeCheck);
 //  5. opt.BeforeCommit (the caller journals the change), then COMMIT.
@@ -157,24 +160,57 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 
 	// The backup is taken while we hold the write lock: it is exactly what we change. When the
 	// main file holds the whole database it is copied and hashed in one pass (backup.go);
-	// otherwise (a WAL with frames) through the online backup API, then hashed.
+	// otherwise (a WAL with frames) through the online backup API, then hashed. In WAL mode
+	// the main file does not change until we commit (mainFileIsDatabase: frozen), so the copy
+	// runs beside the row rewrites and the check; backupDone waits for it before anything is
+	// journaled or committed, and on every way out (the backup is removed only after it).
 	var bsum string
-	if file, ok := mainFileIsDatabase(ctx, tx); ok {
-		if bsum, err = copyBackup(ctx, file, opt.BackupPath); err != nil {
-			return nil, err
-		}
-	} else if err := onlineBackup(ctx, s.path, opt.BackupPath, busy); err != nil {
-		return nil, err
-	}
 	rowsPath := opt.BackupPath + ".rows.jsonl"
 	keep := false
+	backupDone := func() error { return nil }
 	defer func() {
+		backupDone()
 		if !keep {
 			os.Remove(opt.BackupPath)
 			os.Remove(rowsPath)
 		}
 	}()
-	if bsum == "" {
+	file, whole, frozen := mainFileIsDatabase(ctx, tx)
+	switch {
+	case frozen:
+		// The rows file goes beside the backup: the directory is made before either.
+		if err := os.MkdirAll(filepath.Dir(opt.BackupPath), 0o700); err != nil {
+			return nil, fmt.Errorf("create backup directory: %w", err)
+		}
+		bctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		var berr error
+		go func() {
+			defer close(done)
+			bsum, berr = copyBackup(bctx, file, opt.BackupPath)
+		}()
+		// The first call waits; a later one (the deferred) returns the same.
+		backupDone = func() error {
+			if ctx.Err() != nil {
+				cancel()
+			}
+			<-done
+			cancel()
+			return berr
+		}
+		defer func() {
+			if !keep {
+				cancel() // a failed run stops the copy early (the deferred backupDone waits)
+			}
+		}()
+	case whole:
+		if bsum, err = copyBackup(ctx, file, opt.BackupPath); err != nil {
+			return nil, err
+		}
+	default:
+		if err := onlineBackup(ctx, s.path, opt.BackupPath, busy); err != nil {
+			return nil, err
+		}
 		if bsum, err = fileio.HashFile(opt.BackupPath); err != nil {
 			return nil, fmt.Errorf("read backup of %s: %w", s.path, err)
 		}
@@ -189,62 +225,76 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 
-	w := &rowWriter{s: s, ex: ex, stmts: newStmtCache(tx), guard: guard, sql: make([]*specSQL, len(ex.comp.tables))}
-	defer w.stmts.close()
+	// The rows are re-read and written on the write connection's own handle (rows.go: one
+	// prepared SELECT and one UPDATE per table, values bound in C, no database/sql round trip
+	// per row); inside Raw the transaction is only used through that handle.
+	w := &rowWriter{s: s, ex: ex, guard: guard, sql: make([]*specSQL, len(ex.comp.tables))}
 	nrows, nedits := 0, 0
-	var cur *rowEdits
-	write := func(g *rowEdits) error {
-		line, err := w.rewrite(ctx, g)
-		if err != nil {
-			return err
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
 		}
-		nrows++
-		nedits += len(g.edits)
-		if err := enc.Encode(line); err != nil {
-			return fmt.Errorf("write change record of %s: %w", s.path, err)
-		}
-		return nil
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		batch, err := next()
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("rewrite %s: %w", s.path, err)
-		}
-		i := 0
-		for i < len(batch) {
-			j := i + 1
-			for j < len(batch) && batch[j].Site.Loc.Row == batch[i].Site.Loc.Row {
-				j++
+		w.conn = c
+		defer w.close()
+		var cur *rowEdits
+		write := func(g *rowEdits) error {
+			line, err := w.rewrite(ctx, g)
+			if err != nil {
+				return err
 			}
-			if cur != nil && cur.label == batch[i].Site.Loc.Row {
-				cur.edits = append(cur.edits, batch[i:j]...) // the row went on in this batch
-			} else {
-				if cur != nil {
-					if err := write(cur); err != nil {
-						return nil, err
+			nrows++
+			nedits += len(g.edits)
+			if err := enc.Encode(line); err != nil {
+				return fmt.Errorf("write change record of %s: %w", s.path, err)
+			}
+			return nil
+		}
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			batch, err := next()
+			if errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return fmt.Errorf("rewrite %s: %w", s.path, err)
+			}
+			i := 0
+			for i < len(batch) {
+				j := i + 1
+				for j < len(batch) && batch[j].Site.Loc.Row == batch[i].Site.Loc.Row {
+					j++
+				}
+				if cur != nil && cur.label == batch[i].Site.Loc.Row {
+					cur.edits = append(cur.edits, batch[i:j]...) // the row went on in this batch
+				} else {
+					if cur != nil {
+						if err := write(cur); err != nil {
+							return err
+						}
+					}
+					if cur, err = ex.group(batch[i:j]); err != nil {
+						return fmt.Errorf("rewrite %s: %w", s.path, err)
 					}
 				}
-				if cur, err = ex.group(batch[i:j]); err != nil {
-					return nil, fmt.Errorf("rewrite %s: %w", s.path, err)
-				}
+				i = j
 			}
-			i = j
+			if cur != nil {
+				// The last row of the batch may go on in the next one: its edits are copied, as
+				// next may reuse the batch.
+				cur.edits = copyEdits(cur.edits)
+			}
 		}
 		if cur != nil {
-			// The last row of the batch may go on in the next one: its edits are copied, as
-			// next may reuse the batch.
-			cur.edits = copyEdits(cur.edits)
+			if err := write(cur); err != nil {
+				return err
+			}
 		}
-	}
-	if cur != nil {
-		if err := write(cur); err != nil {
-			return nil, err
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if nrows == 0 {
 		return nil, fmt.Errorf("rewrite %s: no edits", s.path)
@@ -254,6 +304,9 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		return nil, fmt.Errorf("check %s: %w", s.path, err)
 	} else if res != "ok" {
 		return nil, fmt.Errorf("rewrite %s: %s after the change says %q; nothing was changed", s.path, check, res)
+	}
+	if err := backupDone(); err != nil {
+		return nil, err
 	}
 	if err := bw.Flush(); err != nil {
 		return nil, fmt.Errorf("write change record of %s: %w", s.path, err)
@@ -299,28 +352,50 @@ func copyEdits(edits []store.Edit) []store.Edit {
 	return out
 }
 
-// specSQL holds the statements of one table spec, rendered once.
+// specSQL holds the statements of one table spec, rendered once and prepared on the write
+// connection's handle when first used.
 type specSQL struct {
 	where  string // finds the row: by rowid, or by its key columns
 	sel    string
 	update string
+	width  int // columns of sel
+	selSt  *rowStmt
+	updSt  *rowStmt
+	batch  *rowBatch // sel's rows (at most 2: LIMIT 2), reused
 }
 
 // rowWriter rewrites rows of one Apply.
 type rowWriter struct {
 	s       *Store
 	ex      *scanExtra
-	stmts   *stmtCache
+	conn    *sqlite3.SQLiteConn // the write transaction's connection (inside its Raw)
 	guard   *targetGuard
 	sql     []*specSQL
 	targets []string
 }
 
-// specSQL returns the statements of table spec i; its table.column becomes a target of the
-// change (the trigger guard lets it be updated) before the first of them is prepared.
-func (w *rowWriter) specSQL(i int, keyed bool) *specSQL {
+// close finalizes the prepared statements.
+func (w *rowWriter) close() {
+	for _, q := range w.sql {
+		if q == nil {
+			continue
+		}
+		if q.selSt != nil {
+			q.selSt.close()
+			q.selSt = nil
+		}
+		if q.updSt != nil {
+			q.updSt.close()
+			q.updSt = nil
+		}
+	}
+}
+
+// specSQL returns the statements of table spec i, prepared; its table.column becomes a target
+// of the change (the trigger guard lets it be updated) before the first of them is prepared.
+func (w *rowWriter) specSQL(i int, keyed bool) (*specSQL, error) {
 	if q := w.sql[i]; q != nil {
-		return q
+		return q, nil
 	}
 	ts, keyCols := w.ex.comp.tables[i].spec, w.ex.keyCols[i]
 	t := ts.Table + "." + ts.Column
@@ -338,10 +413,20 @@ func (w *rowWriter) specSQL(i int, keyed bool) *specSQL {
 	for _, k := range keyCols {
 		cols = append(cols, "+"+quoteIdent(k))
 	}
+	q.width = len(cols)
 	q.sel = fmt.Sprintf("SELECT %s FROM %s WHERE %s LIMIT 2", strings.Join(cols, ", "), quoteIdent(ts.Table), q.where)
 	q.update = fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(ts.Table), quoteIdent(ts.Column), q.where)
+	var err error
+	if q.selSt, err = prepareRows(w.conn, q.sel); err != nil {
+		return nil, err
+	}
+	if q.updSt, err = prepareRows(w.conn, q.update); err != nil {
+		q.selSt.close()
+		return nil, err
+	}
+	q.batch = newRowBatch(q.width, 2)
 	w.sql[i] = q
-	return q
+	return q, nil
 }
 
 // group makes the row group of the edits of one row (consecutive, same Loc.Row).
@@ -387,12 +472,15 @@ func (w *rowWriter) rewrite(ctx context.Context, g *rowEdits) (*rowLine, error) 
 	}
 	ts := w.ex.comp.tables[g.spec].spec
 	keyCols := w.ex.keyCols[g.spec]
-	q := w.specSQL(g.spec, g.keyed)
+	q, err := w.specSQL(g.spec, g.keyed)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite %s of %s: %w", g.label, s.path, err)
+	}
 	args := []any{g.rowid}
 	if g.keyed {
 		args = g.keys
 	}
-	rowid, typ, val, keys, err := readRow(ctx, w.stmts, q.sel, ts.Table, len(keyCols), args)
+	rowid, typ, val, keys, err := q.readRow(ctx, ts.Table, args)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s was deleted since it was scanned", g.label)}
@@ -412,50 +500,52 @@ func (w *rowWriter) rewrite(ctx context.Context, g *rowEdits) (*rowLine, error) 
 	if err != nil {
 		return nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("%s: %v (content changed since it was scanned)", g.label, err), Err: err}
 	}
-	res, err := w.stmts.ExecContext(ctx, q.update, append([]any{bindValue(typ, nv)}, args...)...)
+	if err := q.updSt.startAt(2, args); err != nil {
+		return nil, fmt.Errorf("update %s of %s: %w", g.label, s.path, err)
+	}
+	n, err := q.updSt.exec(typ == "text", nv)
 	if err != nil {
 		return nil, fmt.Errorf("update %s of %s: %w", g.label, s.path, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n != 1 {
+	if n != 1 {
 		return nil, fmt.Errorf("update %s of %s: %d rows matched its key", g.label, s.path, n)
 	}
 	return &rowLine{Table: ts.Table, Column: ts.Column, KeyCols: cols, Key: kv, Row: g.label, Names: len(g.edits),
 		Before: valueHash(typ, val), After: valueHash(typ, nv)}, nil
 }
 
-// readRow runs query (rowid or NULL, typeof(column), column, the nk key columns; see
-// specSQL) and returns the one row it finds.
-func readRow(ctx context.Context, conn *stmtCache, query, table string, nk int, args []any) (sql.NullInt64, string, []byte, []any, error) {
+// readRow runs sel (rowid or NULL, typeof(column), column, the key columns; see specSQL)
+// with args and returns the one row it finds (sql.ErrNoRows when none, an error when the key
+// finds two). val is valid until the next call.
+func (q *specSQL) readRow(ctx context.Context, table string, args []any) (sql.NullInt64, string, []byte, []any, error) {
 	var rowid sql.NullInt64
-	rows, err := conn.QueryContext(ctx, query, args...)
+	b := q.batch
+	b.n, b.used = 0, 0
+	if err := q.selSt.start(args); err != nil {
+		return rowid, "", nil, nil, err
+	}
+	_, err := q.selSt.read(ctx, b, 2)
+	q.selSt.reset() // the statement lets go of the row (its errors came back from read)
 	if err != nil {
 		return rowid, "", nil, nil, err
 	}
-	defer rows.Close()
-	var typ string
-	var val []byte
-	keys := make([]any, nk)
-	dest := []any{&rowid, &typ, &val}
-	for i := range keys {
-		dest = append(dest, &keys[i])
-	}
-	n := 0
-	for rows.Next() {
-		n++
-		if err := rows.Scan(dest...); err != nil {
-			return rowid, "", nil, nil, err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return rowid, "", nil, nil, err
-	}
-	switch n {
+	switch b.n {
 	case 0:
 		return rowid, "", nil, nil, sql.ErrNoRows
 	case 1:
-		return rowid, typ, val, keys, nil
+	default:
+		return rowid, "", nil, nil, fmt.Errorf("the key of %s does not identify one row", table)
 	}
-	return rowid, "", nil, nil, fmt.Errorf("the key of %s does not identify one row", table)
+	row := b.row(0)
+	if row[0].kind == kindInt {
+		rowid = sql.NullInt64{Int64: int64(row[0].i), Valid: true}
+	}
+	typ := b.str(&row[1])
+	keys := make([]any, q.width-3)
+	for i := range keys {
+		keys[i] = b.value(&row[3+i])
+	}
+	return rowid, typ, b.bytes(&row[2]), keys, nil
 }
 
 // readValue reads one column value (with its storage class) of the row matching where; it

@@ -40,25 +40,37 @@ func checkpointBeforeWrite(ctx context.Context, conn *sqlx.Conn, busy time.Durat
 // empty or absent (checkpointed and truncated; the write lock keeps anyone from appending
 // frames until we commit). path+"-wal" would name no file through a link, and a log full of
 // committed frames would go unseen. Any doubt answers false (the online backup).
+//
+// frozen reports the WAL case: there the main file also stays as it is until we commit,
+// whatever the transaction writes — in WAL mode SQLite writes changed pages (a spill of the
+// page cache included) to the log only, and the main file only in a checkpoint, which copies
+// committed frames alone: the log held none when the lock was taken, and only the lock holder
+// can add any. So the copy may run while the transaction writes (Apply), and must be complete
+// before it commits. A rollback-journal transaction writes changed pages into the main file
+// whenever its cache spills (the journal keeps the old ones): frozen is false there.
 func mainFileIsDatabase(ctx context.Context, conn interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
-}) (string, bool) {
-	var m, file string
+}) (file string, ok, frozen bool) {
+	var m string
 	if err := conn.GetContext(ctx, &m, "PRAGMA journal_mode"); err != nil {
-		return "", false
+		return "", false, false
 	}
 	if err := conn.GetContext(ctx, &file, "SELECT file FROM pragma_database_list WHERE name = 'main'"); err != nil || file == "" {
-		return "", false
+		return "", false, false
 	}
 	switch m {
 	case "delete", "truncate", "persist":
-		return file, true
+		return file, true, false
 	case "wal":
 		fi, err := os.Stat(file + "-wal")
-		return file, os.IsNotExist(err) || err == nil && fi.Size() == 0
+		ok := os.IsNotExist(err) || err == nil && fi.Size() == 0
+		return file, ok, ok
 	}
-	return "", false
+	return "", false, false
 }
+
+// backupWriteback is how many bytes of a backup copy are handed to the disk at once.
+const backupWriteback = 8 << 20
 
 // copyBackup copies the database file src, which must hold the whole database and be kept
 // from changing by the caller's write lock (mainFileIsDatabase), to the new file dst (created
@@ -104,9 +116,16 @@ func copyBackup(ctx context.Context, src, dst string) (string, error) {
 	if buf[19] == 2 {
 		buf[19] = 1
 	}
+	var written, flushed int64
 	for n > 0 {
 		if _, err := w.Write(buf[:n]); err != nil {
 			return fail(err)
+		}
+		// The disk writes while the rest is copied (and, in WAL mode, while the rows are
+		// rewritten): the fsync below then waits for little.
+		if written += int64(n); written-flushed >= backupWriteback {
+			fileio.StartWriteback(out, flushed, written-flushed)
+			flushed = written
 		}
 		if err := ctx.Err(); err != nil {
 			return fail(err)

@@ -22,6 +22,9 @@ extern long long sqlite3_column_int64(sqlite3_stmt*, int);
 extern double sqlite3_column_double(sqlite3_stmt*, int);
 extern int sqlite3_bind_int64(sqlite3_stmt*, int, long long);
 extern int sqlite3_bind_text(sqlite3_stmt*, int, const char*, int, void(*)(void*));
+extern int sqlite3_bind_blob(sqlite3_stmt*, int, const void*, int, void(*)(void*));
+extern int sqlite3_bind_double(sqlite3_stmt*, int, double);
+extern int sqlite3_changes(sqlite3*);
 extern const char *sqlite3_errmsg(sqlite3*);
 extern int sqlite3_extended_errcode(sqlite3*);
 
@@ -108,6 +111,24 @@ static int sf_rows(sqlite3_stmt *st, int ncol, int pending, int maxrows, char *b
 
 static int sf_bind_text(sqlite3_stmt *st, int i, const char *p, int n) {
 	return sqlite3_bind_text(st, i, p, n, (void (*)(void *))(intptr_t)-1); // SQLITE_TRANSIENT
+}
+
+// sf_exec binds p[0:n] as parameter 1 (TEXT when text, else BLOB; SQLITE_TRANSIENT: SQLite
+// copies the bytes, nothing of Go's is kept after the call) and steps st to its end. Returns
+// SQLite's code (SQLITE_DONE on success; the statement is left for the caller to reset, so
+// an error's message is still there) and, in *changes, the rows the statement changed.
+static int sf_exec(sqlite3 *db, sqlite3_stmt *st, int text, const char *p, int n, int *changes) {
+	void (*transient)(void *) = (void (*)(void *))(intptr_t)-1;
+	int rc = text ? sqlite3_bind_text(st, 1, n ? p : "", n, transient)
+		: sqlite3_bind_blob(st, 1, n ? (const void *)p : (const void *)"", n, transient);
+	if (rc != 0) {
+		return rc;
+	}
+	do {
+		rc = sqlite3_step(st);
+	} while (rc == 100);
+	*changes = sqlite3_changes(db);
+	return rc;
 }
 */
 import "C"
@@ -227,20 +248,31 @@ func (s *rowStmt) err(rc C.int) error {
 
 func (s *rowStmt) close() { C.sqlite3_finalize(s.st) }
 
+// reset ends the statement's current run (its result is moot: an error of the run came back
+// from the step that met it).
+func (s *rowStmt) reset() { C.sqlite3_reset(s.st) }
+
 // start resets the statement and binds args (int64 or string, positional). An error the
 // statement still holds from its last rows (an allocation failure inside a sqlite3_column_*
 // call after the last step: SQLite reports it at the next step or at this reset) is returned,
 // not cleared.
-func (s *rowStmt) start(args []any) error {
+func (s *rowStmt) start(args []any) error { return s.startAt(1, args) }
+
+// startAt is start with args bound from parameter first on (the ones before left unbound),
+// float64 arguments too.
+func (s *rowStmt) startAt(first int, args []any) error {
 	if rc := C.sqlite3_reset(s.st); rc != 0 {
 		return s.err(rc)
 	}
 	C.sqlite3_clear_bindings(s.st)
-	for i, a := range args {
+	for j, a := range args {
 		var rc C.int
+		i := j + first - 1
 		switch v := a.(type) {
 		case int64:
 			rc = C.sqlite3_bind_int64(s.st, C.int(i+1), C.longlong(v))
+		case float64:
+			rc = C.sqlite3_bind_double(s.st, C.int(i+1), C.double(v))
 		case string:
 			p := C.CString(v)
 			rc = C.sf_bind_text(s.st, C.int(i+1), p, C.int(len(v)))
@@ -253,6 +285,27 @@ func (s *rowStmt) start(args []any) error {
 		}
 	}
 	return nil
+}
+
+// exec runs a statement whose parameter 1 is val (TEXT when text, else BLOB) and whose other
+// parameters startAt(2, …) bound, to its end; it returns the rows it changed
+// (sqlite3_changes: not counting what triggers did).
+func (s *rowStmt) exec(text bool, val []byte) (int, error) {
+	var p *C.char
+	if len(val) > 0 {
+		p = (*C.char)(unsafe.Pointer(&val[0]))
+	}
+	var changes C.int
+	rc := C.sf_exec(s.db, s.st, C.int(btoi(text)), p, C.int(len(val)), &changes)
+	if rc != 101 {
+		err := s.err(rc)
+		C.sqlite3_reset(s.st)
+		return 0, err
+	}
+	if rc := C.sqlite3_reset(s.st); rc != 0 {
+		return 0, s.err(rc)
+	}
+	return int(changes), nil
 }
 
 // read appends up to max rows to b (growing its buffer for a row that does not fit); done is
