@@ -24,7 +24,7 @@ func ReadPlanFile(path string) (*rewrite.PlanFile, error) {
 	return rewrite.ReadPlanFile(path, f, func(k store.Kind) bool {
 		_, err := all.OpenWith(store.Ref{Path: "/", Kind: k}, all.Options{}) // does not touch a store
 		return err == nil
-	})
+	}, planMembers())
 }
 
 // OptionsOfPlan turns a plan's recorded naming options into run options, keeping what is not a
@@ -35,7 +35,7 @@ func OptionsOfPlan(o rewrite.PlanOptions, po Options) (Options, error) {
 	po.Discover, po.Profile = o.Discover, o.Profile
 	po.AgentOptions = agent.Values{}
 	for _, opt := range planOptions() {
-		if vs, _ := o.AgentValues(opt.Plan); len(vs) > 0 {
+		if vs := o.AgentValues(opt.Plan); len(vs) > 0 {
 			po.AgentOptions[opt.Name] = vs
 		}
 	}
@@ -70,7 +70,7 @@ func RecordedOptions(po Options) rewrite.PlanOptions {
 			}
 			vs = append(vs, v)
 		}
-		o.SetAgentValues(opt.Plan, vs)
+		o.SetAgentValues(planMember(opt), vs)
 	}
 	return o
 }
@@ -85,6 +85,21 @@ func planOptions() []agent.Option {
 				out = append(out, o)
 			}
 		}
+	}
+	return out
+}
+
+// planMember is how a plan file records opt (its Plan key; rewrite.PlanMember).
+func planMember(opt agent.Option) rewrite.PlanMember {
+	return rewrite.PlanMember{Key: opt.Plan, Bool: opt.Bool, Repeatable: opt.Repeatable, File: opt.File, After: opt.PlanAfter}
+}
+
+// planMembers are the members the agents' options may have in a plan file's "options", in
+// store/all's order (what ReadPlanFile accepts beside the generic ones).
+func planMembers() []rewrite.PlanMember {
+	var out []rewrite.PlanMember
+	for _, opt := range planOptions() {
+		out = append(out, planMember(opt))
 	}
 	return out
 }

@@ -46,8 +46,8 @@ const (
 	maxPlanPath      = 4096       // bytes of a store path
 	maxPlanToken     = 64 << 10   // bytes of an old token or a new name
 	maxPlanOptString = 4096
-	// maxPlanMCPConfigs bounds options.mcp_config.
-	maxPlanMCPConfigs = 1000
+	// MaxPlanValues bounds the values of a repeatable agent member of options.
+	MaxPlanValues = 1000
 )
 
 // PlanFile is the document `fix --plan-out` writes (docs/plan.md).
@@ -63,62 +63,53 @@ type PlanFile struct {
 	Stores []PlannedStore `json:"stores"`
 }
 
-// PlanOptions are the naming flags of `fix` recorded in a plan (paths absolute).
+// PlanOptions are the naming flags of `fix` recorded in a plan (paths absolute). The generic
+// flags are fields; the agents' own options are Agents, members whose names and kinds the
+// rooms declare (agent.Option.Plan; PlanMember). MarshalJSON writes the members in the order of
+// PlanGenericMembers with each agent member right after its PlanMember.After, so a plan keeps
+// the bytes older releases wrote; UnmarshalJSON reads every member strictly (a member given
+// twice or of the wrong JSON type is a *PlanOptionError) and keeps the agents' members as they
+// are written, for ReadPlanFile to check against the declared members.
 type PlanOptions struct {
 	KeepTruncated bool   `json:"keep_truncated,omitempty"`
 	RewriteLossy  bool   `json:"rewrite_lossy,omitempty"`
 	Inventory     string `json:"inventory,omitempty"`
 	Agent         string `json:"agent,omitempty"`
-	CodexConfig   string `json:"codex_config,omitempty"`
 	Discover      bool   `json:"discover,omitempty"`
 	Profile       string `json:"profile,omitempty"`
-	// MCPConfig are the --mcp-config files (absolute, in the order given; at most
-	// maxPlanMCPConfigs); AllowShared is --allow-shared (names two raw tools share rewritten).
-	MCPConfig   []string `json:"mcp_config,omitempty"`
-	AllowShared bool     `json:"allow_shared,omitempty"`
 	// BusyTimeout is the SQLite --busy-timeout, as a Go duration ("5s").
 	BusyTimeout string `json:"busy_timeout,omitempty"`
+	// Agents are the agents' options recorded (AgentValues, SetAgentValues): in the declared
+	// members' order once ReadPlanFile checked them, else in the document's order.
+	Agents []PlanValue `json:"-"`
 }
 
 // AgentValues are the recorded values of the agent option whose plan member is key
-// (agent.Option.Plan: "codex_config", "mcp_config" or "allow_shared"; a bool set is
-// ["true"]), nil when it is not recorded; ok false for a key PlanOptions has no member for.
-func (o PlanOptions) AgentValues(key string) (vals []string, ok bool) {
-	switch key {
-	case "codex_config":
-		if o.CodexConfig != "" {
-			vals = []string{o.CodexConfig}
+// (agent.Option.Plan: a bool set is ["true"], a single-valued option its one value), nil when
+// it is not recorded.
+func (o PlanOptions) AgentValues(key string) []string {
+	for _, v := range o.Agents {
+		if v.Key == key {
+			return v.Values
 		}
-	case "mcp_config":
-		vals = o.MCPConfig
-	case "allow_shared":
-		if o.AllowShared {
-			vals = []string{"true"}
-		}
-	default:
-		return nil, false
 	}
-	return vals, true
+	return nil
 }
 
 // SetAgentValues records vals (as AgentValues returns them; a single-valued member keeps the
-// last) under plan member key; false for a key PlanOptions has no member for.
-func (o *PlanOptions) SetAgentValues(key string, vals []string) bool {
-	last := ""
-	if len(vals) > 0 {
-		last = vals[len(vals)-1]
+// last, a bool member is set when the last is "true") under member m, replacing what m's key
+// held.
+func (o *PlanOptions) SetAgentValues(m PlanMember, vals []string) {
+	if !m.Repeatable && len(vals) > 1 {
+		vals = vals[len(vals)-1:]
 	}
-	switch key {
-	case "codex_config":
-		o.CodexConfig = last
-	case "mcp_config":
-		o.MCPConfig = vals
-	case "allow_shared":
-		o.AllowShared = last == "true"
-	default:
-		return false
+	for i := range o.Agents {
+		if o.Agents[i].Key == m.Key {
+			o.Agents[i] = PlanValue{PlanMember: m, Values: vals}
+			return
+		}
 	}
-	return true
+	o.Agents = append(o.Agents, PlanValue{PlanMember: m, Values: vals})
 }
 
 // PlannedStore is one store of a plan: what it was when planned and what to change in it.
@@ -370,8 +361,10 @@ var (
 // checksum must match, every field must be well-formed (see PlanFile): store paths absolute,
 // clean and unique, of a known kind (knownKind), fingerprints of the shape PlanBuilder
 // writes, edits inside their bounds with Old a JSON string token (or empty with a Field) and
-// New a name of valid UTF-8 without control characters. Any failure is a *PlanFileError.
-func ReadPlanFile(file string, r io.Reader, knownKind func(store.Kind) bool) (*PlanFile, error) {
+// New a name of valid UTF-8 without control characters; the options' members known
+// (PlanOptions' fields and members, the agents' options a plan may record, CheckAgents), each
+// once and of its JSON type. Any failure is a *PlanFileError.
+func ReadPlanFile(file string, r io.Reader, knownKind func(store.Kind) bool, members []PlanMember) (*PlanFile, error) {
 	bad := func(where, format string, args ...any) error {
 		return &PlanFileError{File: file, Where: where, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -393,6 +386,10 @@ func ReadPlanFile(file string, r io.Reader, knownKind func(store.Kind) bool) (*P
 	dec.DisallowUnknownFields()
 	p := &PlanFile{}
 	if err := dec.Decode(p); err != nil {
+		var oe *PlanOptionError
+		if errors.As(err, &oe) {
+			return nil, bad("options"+oe.at(), "%s", oe.Reason)
+		}
 		return nil, bad("", "not a plan document: %v", err)
 	}
 	if dec.More() {
@@ -401,21 +398,16 @@ func ReadPlanFile(file string, r io.Reader, knownKind func(store.Kind) bool) (*P
 	if p.Format != PlanFormat || p.Version != PlanVersion {
 		return nil, bad("", "format %q version %d, want %q version %d", p.Format, p.Version, PlanFormat, PlanVersion)
 	}
-	o := p.Options
-	for _, f := range []struct{ name, v string }{{"inventory", o.Inventory}, {"codex_config", o.CodexConfig}, {"profile", o.Profile}} {
+	o := &p.Options
+	for _, f := range []struct{ name, v string }{{"inventory", o.Inventory}, {"profile", o.Profile}} {
 		if f.v != "" {
 			if err := checkPlanPath(f.v); err != nil {
 				return nil, bad("options."+f.name, "%v", err)
 			}
 		}
 	}
-	if len(o.MCPConfig) > maxPlanMCPConfigs {
-		return nil, bad("options.mcp_config", "more than %d files", maxPlanMCPConfigs)
-	}
-	for i, f := range o.MCPConfig {
-		if err := checkPlanPath(f); err != nil {
-			return nil, bad(fmt.Sprintf("options.mcp_config[%d]", i), "%v", err)
-		}
+	if err := o.CheckAgents(members); err != nil {
+		return nil, bad("options"+err.at(), "%s", err.Reason)
 	}
 	if len(o.Agent) > maxPlanOptString || !printable(o.Agent) {
 		return nil, bad("options.agent", "not an agent name")

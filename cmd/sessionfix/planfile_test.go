@@ -177,7 +177,9 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 		{"not a plan", []byte(`{"stores":[]}`), exitError, "not a sessionfix plan"},
 		{"path traversal", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = dir + "/projects/../../../etc/passwd" }), exitError, "stores[0].path: not a clean path"},
 		{"relative path", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = "projects/x.jsonl" }), exitError, "stores[0].path: not an absolute path"},
-		{"relative mcp_config", resealed(func(p *rewrite.PlanFile) { p.Options.MCPConfig = []string{"../mcp.json"} }), exitError, "options.mcp_config[0]: not an absolute path"},
+		{"relative mcp_config", resealed(func(p *rewrite.PlanFile) {
+			p.Options.SetAgentValues(rewrite.PlanMember{Key: "mcp_config", Repeatable: true, File: true, After: "profile"}, []string{"../mcp.json"})
+		}), exitError, "options.mcp_config[0]: not an absolute path"},
 		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "opencode" }), exitError, `options: --agent must be one of qwen, codex, claude, not "opencode"`},
 		{"unknown kind", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Kind = "shell-script" }), exitError, `unknown store kind "shell-script"`},
 		{"old not a token", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Old = `x", "y` }), exitError, "edits[0]: old is not a JSON string token"},

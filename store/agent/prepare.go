@@ -144,4 +144,9 @@ type Option struct {
 	// Report is the member of check's JSON report (pipeline.CheckReport, last) that records
 	// a SentAsOption's value when one is given ("acme_release"); "" when the report does not.
 	Report string
+	// PlanAfter is the generic member of a plan file's "options"
+	// (rewrite.PlanGenericMembers: "agent", "profile", …) the Plan member is written right
+	// after: the place older releases wrote it, so plans keep their bytes; "" writes it after
+	// all of them.
+	PlanAfter string
 }

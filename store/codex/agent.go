@@ -107,7 +107,7 @@ var Agent = &agent.Agent{
 	SentName:     func(ns, name string) string { return mcpname.CodexName{Namespace: ns, Name: name}.Flat() },
 	Redispatches: Redispatches,
 	Prepare:      prepare, PrepareOnce: true,
-	Options: []agent.Option{{Name: ConfigOption, File: true, Before: "discover", Plan: "codex_config",
+	Options: []agent.Option{{Name: ConfigOption, File: true, Before: "discover", Plan: "codex_config", PlanAfter: "agent",
 		Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)"}},
 	Help: Help,
 }
