@@ -35,16 +35,19 @@ demo: build
 
 ## bench: one table of how cost grows (cmd/sessionfix-bench): 256 MiB, 1 GiB and 4 GiB JSONL
 ## corpora generated from the fixture records (scan vs cat|wc -l, fix --apply vs cp -r && sync)
-## and opencode SQLite databases (scan and fix vs the sqlite3 shell): time, ratio to the floor,
-## peak RSS, target met or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
+## and 100k/1M-part SQLite databases (scan and fix vs the sqlite3 shell), one of each per corpus
+## of store/all/allbench (the rooms' generators): time, ratio to the floor, peak RSS, target met
+## or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
 ## generated SQLite databases are then kept there and reused by the next run);
 ## BENCH_LARGE=1 adds the opt-in large cases (a 10M-part database: 14 GiB, and about 40 GiB of
 ## free disk for it, sessionfix's backup and the WALs of both rewrites; 40+ minutes on 2 cores).
+## BENCH_ARGS are passed on, e.g. a quick look: BENCH_ARGS='-jsonl 16 -sqlite 3000 -runs 1'.
 ## bench-go: the Go benchmarks of the hot paths.
 BENCH_DIR   ?=
 BENCH_LARGE ?=
+BENCH_ARGS  ?=
 bench: build
-	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) $(if $(BENCH_DIR),-dir $(BENCH_DIR)) $(if $(filter 1,$(BENCH_LARGE)),-large)
+	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) $(if $(BENCH_DIR),-dir $(BENCH_DIR)) $(if $(filter 1,$(BENCH_LARGE)),-large) $(BENCH_ARGS)
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/jsonscan ./store/jsonl ./mcpname
