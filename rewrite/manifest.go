@@ -30,7 +30,12 @@ var filesMember = []byte("\n  \"files\": [")
 // the seal for those bytes (the hex digits to put in place of the zeros, at byte offset
 // len(manifestSealPrefix)). at, when set, is told where each entry k's bytes b are in dst (byte
 // offset off).
-func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, error), at func(k int, off int64, b []byte)) ([]byte, error) {
+//
+// next gives each entry either decoded (e) or as the compact JSON json.Marshal gives for it
+// (raw, e nil: a journal line's "entry" member as written), which is indented as it is:
+// json.MarshalIndent is json.Marshal then json.Indent, so both give the same bytes, and the
+// journal's entries are not decoded and re-encoded one by one at the end of a run.
+func streamManifest(dst io.Writer, m *Manifest, n int, next func() (e *FileEntry, raw []byte, err error), at func(k int, off int64, b []byte)) ([]byte, error) {
 	c := *m
 	c.Version = manifestVersion
 	c.Checksum = sealPlaceholder
@@ -52,14 +57,23 @@ func streamManifest(dst io.Writer, m *Manifest, n int, next func() (*FileEntry, 
 	w := bufio.NewWriterSize(io.MultiWriter(dst, h), 64<<10)
 	w.Write(head[:i])
 	pos := int64(i)
+	var ind bytes.Buffer
 	for k := range n {
-		e, err := next()
+		e, raw, err := next()
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.MarshalIndent(e, "    ", "  ")
-		if err != nil {
-			return nil, err
+		var b []byte
+		if e != nil {
+			if b, err = json.MarshalIndent(e, "    ", "  "); err != nil {
+				return nil, err
+			}
+		} else {
+			ind.Reset()
+			if err := json.Indent(&ind, raw, "    ", "  "); err != nil {
+				return nil, err
+			}
+			b = ind.Bytes()
 		}
 		if k > 0 {
 			w.WriteByte(',')
@@ -100,24 +114,32 @@ func (r *run) writeFinalManifest() error {
 	defer jr.Close()
 	var line []byte
 	k := 0
-	next := func() (*FileEntry, error) {
+	// The "done" line's entry is taken as written (json.Marshal's bytes, see streamManifest);
+	// its path member is the entry's store (applyEdits).
+	var done struct {
+		Event string          `json:"event"`
+		Path  string          `json:"path"`
+		Entry json.RawMessage `json:"entry"`
+	}
+	next := func() (*FileEntry, []byte, error) {
 		f := r.files[k]
 		k++
 		if f.entry != nil {
-			return f.entry, nil
+			return f.entry, nil, nil
 		}
 		if cap(line) < f.n {
 			line = make([]byte, f.n)
 		}
 		line = line[:f.n]
 		if _, err := jr.ReadAt(line, f.off); err != nil {
-			return nil, fmt.Errorf("read journal at byte %d: %w", f.off, err)
+			return nil, nil, fmt.Errorf("read journal at byte %d: %w", f.off, err)
 		}
-		var e journalEntry
-		if err := json.Unmarshal(bytes.TrimSuffix(line, []byte("\n")), &e); err != nil || e.Event != "done" || e.Entry == nil || e.Entry.Ref.Path != f.path {
-			return nil, fmt.Errorf("journal line at byte %d is not the entry of %s", f.off, f.path)
+		done.Event, done.Path, done.Entry = "", "", done.Entry[:0]
+		if err := json.Unmarshal(bytes.TrimSuffix(line, []byte("\n")), &done); err != nil || done.Event != "done" ||
+			len(done.Entry) == 0 || done.Entry[0] != '{' || done.Path != f.path {
+			return nil, nil, fmt.Errorf("journal line at byte %d is not the entry of %s", f.off, f.path)
 		}
-		return e.Entry, nil
+		return nil, done.Entry, nil
 	}
 	err = replaceStateFile(path, func(pf *renameio.PendingFile) error {
 		sum, err := streamManifest(pf, r.m, len(r.files), next, nil)

@@ -78,36 +78,47 @@ func TestStreamManifestMatchesMarshalManifest(t *testing.T) {
 		{"one", []FileEntry{entry("/x/a.jsonl", 1)}},
 		{"three", []FileEntry{entry("/x/a.jsonl", 3), entry("/x/b.jsonl", 0), entry("/x/c.jsonl", 2)}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := &Manifest{RunID: "r", Created: mod, Command: "fix", Roots: []string{"/x"}, State: StateApplied,
-				Files: tc.files, Skipped: []Skipped{{Ref: store.Ref{Path: "/x/z.jsonl"}, Reason: "in use", InUse: true}}, ToolNotes: []string{"n"}}
-			want, err := marshalManifest(m)
-			require.NoError(t, err)
-			k := 0
-			var buf bytes.Buffer
-			type span struct {
-				off int64
-				b   []byte
-			}
-			var spans []span
-			at := func(i int, off int64, b []byte) {
-				assert.Equal(t, len(spans), i)
-				spans = append(spans, span{off, bytes.Clone(b)})
-			}
-			sum, err := streamManifest(&buf, m, len(tc.files), func() (*FileEntry, error) { k++; return &tc.files[k-1], nil }, at)
-			require.NoError(t, err)
-			got := buf.Bytes()
-			copy(got[len(manifestSealPrefix):], sum)
-			assert.Equal(t, string(want), string(got))
-			// at names where each entry's bytes are: they decode to that entry.
-			require.Len(t, spans, len(tc.files))
-			for i, sp := range spans {
-				assert.Equal(t, string(sp.b), string(got[sp.off:sp.off+int64(len(sp.b))]))
-				var e FileEntry
-				require.NoError(t, json.Unmarshal(sp.b, &e))
-				assert.Equal(t, tc.files[i], e)
-			}
-		})
+		// raw: the entries given as json.Marshal's bytes (a journal line's "entry"), as
+		// writeFinalManifest gives them; else decoded.
+		for _, raw := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/raw=%v", tc.name, raw), func(t *testing.T) {
+				m := &Manifest{RunID: "r", Created: mod, Command: "fix", Roots: []string{"/x"}, State: StateApplied,
+					Files: tc.files, Skipped: []Skipped{{Ref: store.Ref{Path: "/x/z.jsonl"}, Reason: "in use", InUse: true}}, ToolNotes: []string{"n"}}
+				want, err := marshalManifest(m)
+				require.NoError(t, err)
+				k := 0
+				var buf bytes.Buffer
+				type span struct {
+					off int64
+					b   []byte
+				}
+				var spans []span
+				at := func(i int, off int64, b []byte) {
+					assert.Equal(t, len(spans), i)
+					spans = append(spans, span{off, bytes.Clone(b)})
+				}
+				sum, err := streamManifest(&buf, m, len(tc.files), func() (*FileEntry, []byte, error) {
+					k++
+					if raw {
+						b, err := json.Marshal(&tc.files[k-1])
+						return nil, b, err
+					}
+					return &tc.files[k-1], nil, nil
+				}, at)
+				require.NoError(t, err)
+				got := buf.Bytes()
+				copy(got[len(manifestSealPrefix):], sum)
+				assert.Equal(t, string(want), string(got))
+				// at names where each entry's bytes are: they decode to that entry.
+				require.Len(t, spans, len(tc.files))
+				for i, sp := range spans {
+					assert.Equal(t, string(sp.b), string(got[sp.off:sp.off+int64(len(sp.b))]))
+					var e FileEntry
+					require.NoError(t, json.Unmarshal(sp.b, &e))
+					assert.Equal(t, tc.files[i], e)
+				}
+			})
+		}
 	}
 }
 

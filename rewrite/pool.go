@@ -1,6 +1,9 @@
 package rewrite
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // ordered is sessionfix's one worker pool (Process and Apply use it; scan has none): it runs
 // work for the items 0…n-1, at most workers at once, and calls emit with each item's results
@@ -12,8 +15,13 @@ import "context"
 // items after it wait to be emitted. When ctx ends, the items not started are given
 // cancelled(i) (they hold no slot); an emit error calls cancel, no later result is emitted,
 // and the error is returned once every started item has finished.
+//
+// work may give its run slot back early with release (idempotent; any goroutine): a rewrite
+// calls it once the new content is written and what is left is waiting for the disk (fsyncs,
+// the rename), so the next item's scan uses the CPU meanwhile. The item keeps its window slot:
+// at most window items are in memory still, at most workers of them before their release.
 func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers int,
-	work func(i int, part func(T)) T, cancelled func(i int) T, emit func(T) error) error {
+	work func(i int, part func(T), release func()) T, cancelled func(i int) T, emit func(T) error) error {
 	running := make(chan struct{}, workers)
 	window := make(chan struct{}, 2*workers)
 	type item struct {
@@ -46,8 +54,10 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers i
 			}
 			go func() {
 				part := func(res T) { done[i] <- item{res: res, more: true} }
-				res := work(i, part)
-				<-running
+				var once sync.Once
+				release := func() { once.Do(func() { <-running }) }
+				res := work(i, part, release)
+				release()
 				done[i] <- item{res: res, slot: true}
 			}()
 		}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -77,8 +78,8 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	emitErr := ordered(ctx, cancel, len(stores), workers,
-		func(i int, part func(*StoreResult)) *StoreResult {
-			return processOne(ctx, stores[i], pol, opt, sopt, r, part)
+		func(i int, part func(*StoreResult), release func()) *StoreResult {
+			return processOne(fileio.WithWriteDone(ctx, release), stores[i], pol, opt, sopt, r, part)
 		},
 		// Stores not started when ctx ends are reported as cancelled.
 		func(i int) *StoreResult { return &StoreResult{Store: stores[i], ScanErr: ctx.Err()} },

@@ -252,7 +252,7 @@ func writeManifestFrom(dir string, m *Manifest, er *entryReader) error {
 	}
 	srcs := make([]*entrySrc, len(m.Files))
 	k := 0
-	next := func() (*FileEntry, error) {
+	next := func() (*FileEntry, []byte, error) {
 		f := &m.Files[k]
 		k++
 		e, err := er.full(f)
@@ -262,9 +262,9 @@ func writeManifestFrom(dir string, m *Manifest, er *entryReader) error {
 			// for (undo then restores that store only from its backup, not in place).
 			c := *f
 			c.src = nil
-			return &c, nil
+			return &c, nil, nil
 		}
-		return e, nil
+		return e, nil, nil
 	}
 	at := func(i int, off int64, b []byte) {
 		if m.Files[i].src != nil {

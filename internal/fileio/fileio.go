@@ -72,8 +72,10 @@ func HashFile(path string) (string, error) {
 //     announced to the context's TempRecorder before it is created);
 //  4. refuse when the hash differs from want (the content changed since the scan);
 //  5. give the temp the original's mode and mtime (owner best-effort) and fsync it; at the
-//     same time fsync the backup and its directory, then call opt.BeforeCommit (the caller
-//     journals the change: a journaled change has a durable backup);
+//     same time fsync the backup, wait for its directory's fsync (started as soon as the
+//     backup's name existed, during step 3, and shared with concurrent rewrites whose backups
+//     are in the same directory), then call opt.BeforeCommit (the caller journals the change:
+//     a journaled change has a durable backup);
 //  6. set an inotify watch on the original (every later open of it is seen);
 //  7. check again that the original was not appended to, replaced or opened for writing (a
 //     read lease, or a fresh view of /proc when the kernel counts a writer), and rename the
@@ -161,6 +163,10 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 			return nil, fmt.Errorf("create backup of %s: %w", path, err)
 		}
 	}
+	// The backup's name is made durable now, while the temp is announced and written (its
+	// directory fsync shared with the run's other rewrites): the commit below waits for it.
+	backupDirSynced := make(chan error, 1)
+	go func() { backupDirSynced <- syncDirGrouped(filepath.Dir(opt.BackupPath)) }()
 	keepBackup := false
 	defer func() {
 		if bk != nil {
@@ -281,6 +287,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	// the temp's fsync; and the backup's fsync, its directory's, then the caller's journal
 	// line (BeforeCommit) — in that order, so a change that is journaled has a durable
 	// backup. Both end before the final check and the rename.
+	writeDone(ctx) // what is left is mostly waiting for the disk
 	tempSynced := make(chan error, 1)
 	go func() { tempSynced <- pf.Sync() }()
 	backupErr := func() error {
@@ -292,7 +299,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 				return fmt.Errorf("sync backup of %s: %w", path, err)
 			}
 		}
-		if err := SyncDir(filepath.Dir(opt.BackupPath)); err != nil {
+		if err := <-backupDirSynced; err != nil {
 			return err
 		}
 		if opt.BeforeCommit != nil {

@@ -41,6 +41,22 @@ func WithTempRecorder(ctx context.Context, rec TempRecorder) context.Context {
 	return context.WithValue(ctx, tempRecorderKey{}, rec)
 }
 
+type writeDoneKey struct{}
+
+// WithWriteDone returns a context whose rewrites (RewriteFile, RestoreFile) call done once the
+// new content is written to the temp file and checked, before the waits for the disk (the
+// fsyncs, the rename): a worker pool lets another store use the CPU meanwhile. done may be
+// called more than once (by each rewrite under ctx) and must not block.
+func WithWriteDone(ctx context.Context, done func()) context.Context {
+	return context.WithValue(ctx, writeDoneKey{}, done)
+}
+
+func writeDone(ctx context.Context) {
+	if done, ok := ctx.Value(writeDoneKey{}).(func()); ok && done != nil {
+		done()
+	}
+}
+
 func recordTemp(ctx context.Context, event, tmp, target string) error {
 	if rec, ok := ctx.Value(tempRecorderKey{}).(TempRecorder); ok && rec != nil {
 		return rec(event, tmp, target)

@@ -1,0 +1,121 @@
+package fileio
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// The order a journaled change relies on: the backup's directory fsync (now started early and
+// shared) has completed before BeforeCommit journals the change; the write-done callback runs
+// once the temp is written, before the temp's fsync; and the rename comes after both.
+func TestRewriteFileSyncsTheBackupDirectoryBeforeTheCommit(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	want := stateOf(t, p)
+	bkDir := filepath.Join(dir, "bk")
+	var mu sync.Mutex
+	var ops []string
+	note := func(s string) { mu.Lock(); ops = append(ops, s); mu.Unlock() }
+	defer SetFaultHook(func(op, path string) error {
+		switch {
+		case op == FaultSyncDir && path == bkDir:
+			note("backup-dir-fsync")
+		case op == FaultSync && filepath.Dir(path) == dir:
+			note("temp-fsync")
+		case op == FaultRename:
+			note("rename")
+		}
+		return nil
+	})()
+	ctx := WithWriteDone(context.Background(), func() { note("write-done") })
+	_, err := RewriteFile(ctx, p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(bkDir, "1"),
+		BeforeCommit: func(ch *store.Change) error { note("commit"); return upperSites(ch) }})
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	idx := func(s string) int {
+		for i, o := range ops {
+			if o == s {
+				return i
+			}
+		}
+		t.Fatalf("%s not seen in %v", s, ops)
+		return -1
+	}
+	assert.Less(t, idx("backup-dir-fsync"), idx("commit"), "the backup's name is durable before the change is journaled: %v", ops)
+	assert.Less(t, idx("write-done"), idx("temp-fsync"), "%v", ops)
+	assert.Less(t, idx("commit"), idx("rename"), "%v", ops)
+	assert.Less(t, idx("temp-fsync"), idx("rename"), "%v", ops)
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, "ABC\n", string(got))
+}
+
+// syncDirGrouped returns only after an fsync that started after its ticket: a request made
+// while another's fsync is running waits for a second fsync, which also covers every request
+// taken before it starts (one fsync for those).
+func TestSyncDirGroupedWaitsForAnFsyncStartedAfterIt(t *testing.T) {
+	dir := t.TempDir()
+	first := make(chan struct{})
+	release := make(chan struct{})
+	var mu sync.Mutex
+	fsyncs := 0
+	defer SetFaultHook(func(op, path string) error {
+		if op != FaultSyncDir || path != dir {
+			return nil
+		}
+		mu.Lock()
+		fsyncs++
+		n := fsyncs
+		mu.Unlock()
+		if n == 1 {
+			close(first)
+			<-release
+		}
+		return nil
+	})()
+	errs := make(chan error, 3)
+	go func() { errs <- syncDirGrouped(dir) }()
+	<-first // the first fsync is running; the next two requests come after its start
+	returned := make(chan struct{}, 2)
+	for range 2 {
+		go func() { errs <- syncDirGrouped(dir); returned <- struct{}{} }()
+	}
+	// Wait until both have their tickets (a deadlock guard, not a timing assertion).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		dirSyncs.mu.Lock()
+		d := dirSyncs.dirs[dir]
+		dirSyncs.mu.Unlock()
+		d.mu.Lock()
+		n := d.tickets
+		d.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the requests never took their tickets")
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-returned:
+		t.Fatal("a request returned on an fsync that started before it")
+	default:
+	}
+	close(release)
+	for range 3 {
+		require.NoError(t, <-errs)
+	}
+	assert.Equal(t, 2, fsyncs, "the two later requests share one fsync")
+	dirSyncs.mu.Lock()
+	assert.Empty(t, dirSyncs.dirs, "no state kept once nobody waits")
+	dirSyncs.mu.Unlock()
+}
