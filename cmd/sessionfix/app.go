@@ -429,6 +429,13 @@ func unknownCommand(app *cli.App, word string) error {
 // argument, ends the check: urfave/cli then names it unknown (its value, if it has one, is not
 // an argument: "scan --acme-version 2.1.332 --format json DIR" is an unknown flag, not
 // "--format comes after an argument").
+//
+// It also rejects a value flag given an empty value on the command line (`--state-dir ""`,
+// `--agent=`: a script's unset variable), which urfave/cli would take as the flag not given —
+// the run would go on with the default state directory, agent, release or project instead of
+// the one meant: "--state-dir needs a directory; it was given an empty one", exit 2 (every
+// command, every value flag; emptyValueNoun). An empty environment variable
+// (SESSIONFIX_STATE_DIR=) is not the command line: it still reads as unset.
 func checkFlagOrder(app *cli.App, args []string) error {
 	if len(args) < 3 {
 		return nil
@@ -460,16 +467,64 @@ func checkFlagOrder(app *cli.App, args []string) error {
 				}
 				return fmt.Errorf("flag %s comes after an argument: put flags first (sessionfix %s [flags] %s)", a, args[1], usage)
 			}
-			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			if !known[name] {
 				return nil // urfave/cli: "unknown flag"
 			}
-			if !hasValue && takesValue[name] {
+			if !hasValue && takesValue[name] && i+1 < len(args) {
 				i++ // its value
+				value, hasValue = args[i], true
+			}
+			if hasValue && value == "" && takesValue[name] {
+				f := findFlag(cmd.Flags, name)
+				if noun := emptyValueNoun(f); noun != "" {
+					// Spelled as the help does: the first name (-o "" is --out).
+					return fmt.Errorf("--%s needs %s; it was given an empty one", f.Names()[0], noun)
+				}
 			}
 		default:
 			sawArg = true
 		}
 	}
 	return nil
+}
+
+// emptyValueNoun is what an empty value of flag f lacks, for checkFlagOrder's usage error: "a
+// file name" for a flag taking a file (TakesFile), "a directory", "a path", "an agent name", "a
+// finding class" or "a value"; "" for
+// the flags whose own check already refuses an empty value with exit 2 and says which values it
+// takes (--format, --provider, --mode, the durations and --workers).
+func emptyValueNoun(f cli.Flag) string {
+	if f == nil {
+		return ""
+	}
+	switch name := f.Names()[0]; name {
+	case "format", "provider", "mode", "busy-timeout", "discover-timeout", "workers":
+		return ""
+	case "out", "tools-out":
+		return "a path (- for standard output)"
+	case "state-dir", "project", "agents":
+		return "a directory"
+	case "history":
+		return "a path"
+	case "agent":
+		return "an agent name"
+	case "fail-on":
+		return "a finding class"
+	}
+	takesFile := false
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		takesFile = f.TakesFile
+	case *cli.StringSliceFlag:
+		takesFile = f.TakesFile
+	case *cli.GenericFlag:
+		takesFile = f.TakesFile
+	case *cli.PathFlag:
+		takesFile = true
+	}
+	if takesFile {
+		return "a file name"
+	}
+	return "a value"
 }
