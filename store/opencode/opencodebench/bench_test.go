@@ -115,7 +115,7 @@ func BenchmarkScanBatches1M(b *testing.B) {
 	var sites int64
 	b.ResetTimer()
 	for b.Loop() {
-		st := sqlite.Open(p, sqlite.Options{})
+		st := sqlite.Open(p, all.SQLiteOptions(sqlite.Options{}))
 		_, err := st.ScanBatches(ctx, store.ScanOptions{}, func(_ *store.Snapshot, s []store.Site) error {
 			sites += int64(len(s))
 			return nil
