@@ -45,7 +45,7 @@ func newFixCommand(env *Env) *cli.Command {
 		Name:        "fix",
 		Usage:       "rewrite legacy MCP tool names (dry-run unless --apply)",
 		ArgsUsage:   "[PATH...]",
-		Description: fixDescription() + fixRulesDescription,
+		Description: fixDescription() + fixRulesDescription(),
 		Flags: append(append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing: the default, said explicitly (contradicts --apply)"},
@@ -58,7 +58,7 @@ func newFixCommand(env *Env) *cli.Command {
 			failOnFlag(),
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
 			&cli.StringFlag{Name: "plan", Usage: "with --apply: apply exactly the plan in FILE (written by --plan-out); a store that changed since is refused (exit 4), the others are rewritten as planned", TakesFile: true},
-		), fixRulesFlags...),
+		), fixRulesFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
@@ -78,7 +78,7 @@ func newFixCommand(env *Env) *cli.Command {
 				// refused rather than silently ignored.
 				for _, f := range []string{"plan-out", "plan", "fail-on", "mcp-config", "profile", "busy-timeout"} {
 					if c.IsSet(f) {
-						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, fixRulesWhat)
+						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, fixRulesWhat())
 					}
 				}
 				ropts, err := newFixRulesOptions(c, opts)
@@ -89,7 +89,7 @@ func newFixCommand(env *Env) *cli.Command {
 			}
 			for _, f := range fixRulesOnly() {
 				if c.IsSet(f) {
-					return usageErrorf("--%s goes with --rules (%s)", f, fixRulesWhat)
+					return usageErrorf("--%s goes with --rules (%s)", f, fixRulesWhat())
 				}
 			}
 			return runFix(c.Context, env, opts)

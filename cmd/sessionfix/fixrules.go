@@ -4,56 +4,90 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/rulefix"
+	"github.com/sessionfix/sessionfix/store/agent"
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
 )
 
-// fixRulesFlags are fix's flags for the Claude Code rule migration (issue 11 item 5).
-var fixRulesFlags = []cli.Flag{
-	&cli.BoolFlag{Name: "rules", Usage: "rewrite legacy-spelled Claude Code permission rules (settings.json, settings.local.json, ~/.claude.json allowedTools) to the current spelling; without it rule files are never written"},
-	&cli.StringFlag{Name: "claude-version", Usage: "with --rules: the Claude Code release whose spelling and matching the rules are migrated to (default: " + mcpname.ClaudeLatestVersion + ")"},
-	&cli.StringFlag{Name: "project", Usage: "with --rules: the project whose .claude/settings*.json are migrated (default: the current directory)", TakesFile: true},
-	&cli.StringFlag{Name: "project-key", Usage: "with --rules: the project directory as Claude Code saw it (its key in ~/.claude.json), for copies given as PATH"},
-	&cli.StringFlag{Name: "claude-json", Usage: "with --rules: the ~/.claude.json whose projects[*].allowedTools are migrated", TakesFile: true},
+// ruleFix is the one agent whose rule-file migration fix --rules runs (agent.RuleFix; nil:
+// none, and fix has no --rules).
+func ruleFix() *agent.Agent {
+	for _, a := range all.Agents {
+		if a.RuleFix != nil {
+			return a
+		}
+	}
+	return nil
 }
 
-// fixRulesWhat names the rule migration in fix's usage errors.
-const fixRulesWhat = "the Claude Code rule migration"
-
-// fixRulesOnly are the flags that go with --rules only (fixRulesFlags after --rules), in the
-// order fix checks them.
-func fixRulesOnly() []string {
-	var out []string
-	for _, f := range fixRulesFlags[1:] {
-		out = append(out, f.Names()[0])
+// fixRulesFlags are fix's flags for the rule migration: --rules and the migration's own
+// (agent.RuleFix.Options; string flags whose File only marks a file to complete).
+func fixRulesFlags() []cli.Flag {
+	a := ruleFix()
+	if a == nil {
+		return nil
+	}
+	out := []cli.Flag{&cli.BoolFlag{Name: "rules", Usage: a.RuleFix.Usage}}
+	for _, o := range a.RuleFix.Options {
+		out = append(out, &cli.StringFlag{Name: o.Name, Usage: o.Usage, TakesFile: o.File})
 	}
 	return out
 }
 
-const fixRulesDescription = `
+// fixRulesWhat names the rule migration in fix's usage errors.
+func fixRulesWhat() string {
+	if a := ruleFix(); a != nil {
+		return a.RuleFix.What
+	}
+	return ""
+}
 
-CLAUDE CODE RULES (--rules): a rule written in an older release's spelling matches nothing under
-the current one (mcp__foo.bar__deploy.prod in deny no longer denies deploy.prod from 1.0.51 on).
-fix --rules --inventory FILE plans, for every rule of the user, project and local settings and
-the legacy allowedTools of ~/.claude.json that names an inventory tool only in a legacy spelling
-(a whole name of an older naming era, or a raw server key), the spelling that names the same raw
-tool under --claude-version, and shows each rule with what it matched before and what the new
-rule matches. A rewrite that would also grant a tool the old rule did not (a name two raw tools
-share) is kept unless --allow-shared; for deny and ask it is made and noted. A migrated deny or
-ask rule that would override a migrated allow rule of the same tool (deny, then ask, then allow:
-both legacy spellings matched nothing, after the rewrite the restriction wins) is flagged CONFLICT
-on both rules. Managed settings are
-read, never written. With --apply the rule strings are replaced byte for byte (comments,
-formatting and every other byte kept), with backups in a run that sessionfix undo restores.
-fix --rules rewrites only rule files; fix without --rules never writes them.`
+// fixRulesOnly are the flags that go with --rules only (the migration's options), in the
+// order fix checks them.
+func fixRulesOnly() []string {
+	var out []string
+	if a := ruleFix(); a != nil {
+		for _, o := range a.RuleFix.Options {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
+// fixRulesDescription is fix's --help section on the rule migration ("" without one).
+func fixRulesDescription() string {
+	if a := ruleFix(); a != nil {
+		return a.RuleFix.Help
+	}
+	return ""
+}
+
+// rulesRefused are the flags given that --rules does not take: fix's naming flags the
+// migration does not read (--discover, --keep-truncated, --rewrite-lossy) and every other
+// agent's own options, named in that order; set says whether any of them was given.
+func rulesRefused(o fixOptions, a *agent.Agent) (names []string, set bool) {
+	names = []string{"--discover", "--keep-truncated", "--rewrite-lossy"}
+	set = o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy
+	for _, other := range all.Agents {
+		for _, opt := range other.Options {
+			if other == a || slices.Contains(a.RuleFix.Uses, opt.Name) {
+				continue
+			}
+			names = append(names, "--"+opt.Name)
+			set = set || len(o.Common.AgentOptions[opt.Name]) > 0
+		}
+	}
+	return names, set
+}
 
 type fixRulesOptions struct {
 	fixOptions
@@ -66,6 +100,8 @@ type fixRulesOptions struct {
 }
 
 func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
+	rf := ruleFix()
+	refused, refusedSet := rulesRefused(o.fixOptions, rf)
 	switch {
 	case o.Format != "table" && o.Format != "json":
 		return usageErrorf("--format must be table or json, not %q", o.Format)
@@ -75,10 +111,10 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
 	case o.Common.Inventory == "":
 		return usageErrorf("fix --rules needs --inventory FILE (the raw server keys and tool names the rules are about)")
-	case o.Common.Agent != "" && o.Common.Agent != "claude":
-		return usageErrorf("--rules migrates Claude Code rules; --agent %s does not go with it", o.Common.Agent)
-	case o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy || o.Common.AgentOptions.String("codex-config") != "":
-		return usageErrorf("--rules migrates Claude Code rules only: --discover, --keep-truncated, --rewrite-lossy and --codex-config do not go with it")
+	case o.Common.Agent != "" && o.Common.Agent != string(rf.ID):
+		return usageErrorf("--rules migrates %s; --agent %s does not go with it", rf.RuleFix.Rules, o.Common.Agent)
+	case refusedSet:
+		return usageErrorf("--rules migrates %s only: %s do not go with it", rf.RuleFix.Rules, andList(refused))
 	}
 	now := permission.ClaudeNewest()
 	if o.Version != "" {
@@ -220,6 +256,6 @@ func newFixRulesOptions(c *cli.Context, base fixOptions) (fixRulesOptions, error
 	if err != nil {
 		return fixRulesOptions{}, fmt.Errorf("fix: current directory: %w", err)
 	}
-	return fixRulesOptions{fixOptions: base, Version: c.String("claude-version"), Project: c.String("project"),
-		ProjectKey: c.String("project-key"), ClaudeJSON: c.String("claude-json"), AllowShared: c.Bool("allow-shared"), Cwd: wd}, nil
+	return fixRulesOptions{fixOptions: base, Version: c.String(claude.VersionOption), Project: c.String(claude.ProjectOption),
+		ProjectKey: c.String(claude.ProjectKeyOption), ClaudeJSON: c.String(claude.ClaudeJSONOption), AllowShared: c.Bool(claude.AllowSharedOption), Cwd: wd}, nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/pipeline"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
 )
 
@@ -190,4 +192,26 @@ func TestFixRulesLegacyAllowedTools(t *testing.T) {
 	res = runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project", proj, "--claude-version", "1.0.51", "--apply", "--yes")
 	require.Equal(t, 0, res.code, res.err)
 	assert.Equal(t, strings.Replace(orig, "mcp__foo.bar__deploy.prod", "mcp__foo_bar__deploy.prod", 1), readFileString(t, cj))
+}
+
+// TestFixRulesRefusalFromRooms: the flags --rules refuses are the naming flags it does not read
+// and every other agent's own options, named from the rooms' data (no agent named in cmd); the
+// migrating agent's own options (--allow-shared, which it reads) are not among them.
+func TestFixRulesRefusalFromRooms(t *testing.T) {
+	a := ruleFix()
+	require.NotNil(t, a)
+	names, set := rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{}}}, a)
+	assert.False(t, set)
+	assert.Equal(t, []string{"--discover", "--keep-truncated", "--rewrite-lossy", "--codex-config"}, names)
+	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy and --codex-config", andList(names))
+	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"codex-config": {"c.toml"}}}}, a)
+	assert.True(t, set, "another agent's option given")
+	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"allow-shared": {"true"}}}}, a)
+	assert.False(t, set, "the migration reads --allow-shared")
+	_, set = rulesRefused(fixOptions{Common: pipeline.Options{Discover: true}}, a)
+	assert.True(t, set)
+	env := testEnv(t)
+	r := runCLI(t, env, "", "fix", "--rules", "--inventory", "i.json", "--codex-config", "c.toml", ".")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.err, "--rules migrates "+a.RuleFix.Rules+" only: --discover, --keep-truncated, --rewrite-lossy and --codex-config do not go with it")
 }

@@ -138,6 +138,9 @@ type Agent struct {
 	// Settings is scan's and fix's settings pass over the agent's settings files (Settings;
 	// only store/all.Default's is run); nil: the agent has none.
 	Settings *Settings
+
+	// RuleFix is the agent's rule-file migration of fix --rules (RuleFix); nil: it has none.
+	RuleFix *RuleFix
 }
 
 // Sending is what one agent release sends instead of the stored name of a call.

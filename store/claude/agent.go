@@ -95,7 +95,8 @@ var Agent = &agent.Agent{
 		{Name: MCPConfigOption, Repeatable: true, File: true, Plan: "mcp_config", PlanAfter: "profile", Usage: "Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys are raw identities of Claude Code names (with --discover its servers are listed)"},
 		{Name: AllowSharedOption, Bool: true, Plan: "allow_shared", PlanAfter: "profile", Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported); with fix --rules, also an allow rule whose new spelling is such a name (it then grants both)"},
 	},
-	Help: Help,
+	Help:    Help,
+	RuleFix: RuleFix,
 }
 
 // Help is what sessionfix's --help says of Claude Code.
