@@ -23,9 +23,12 @@
 //
 // Writing (Apply): one BEGIN IMMEDIATE transaction per store with a busy timeout (a store whose
 // write lock another process holds longer is refused with store.ErrInUse); while the lock is
-// held, a copy of the database is taken through the SQLite online backup API into the run
-// directory; each changed row is re-read, its name tokens are checked byte for byte and spliced
-// (nothing else in the JSON text changes, the storage class TEXT/BLOB is kept); PRAGMA
+// held, a copy of the database is taken into the run directory (the main file copied and
+// hashed in one pass when it holds the whole database — in WAL mode beside the row rewrites,
+// waited for before the commit —, else through the SQLite online backup API: backup.go); each
+// changed row is re-read, its name tokens are checked byte for byte and spliced (nothing else
+// in the JSON text changes, the storage class TEXT/BLOB is kept), and written back by one
+// SELECT and one UPDATE per table prepared on the write connection's handle (rows.go); PRAGMA
 // integrity_check must say "ok" before COMMIT. UPDATE triggers of the agent's schema (one that bumps
 // an updated_at column) are kept from changing any other column, so only the planned JSON values
 // change. Undo (Restore) checks that every rewritten value still hashes to what the run wrote and
