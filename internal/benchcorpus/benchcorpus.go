@@ -1,6 +1,6 @@
 // Package benchcorpus is the contract between make bench (cmd/sessionfix-bench) and an agent's
 // benchmark corpus generator, as store/agent is the contract between the engine and an agent
-// room: an agent's bench package (store/qwen/qwenbench, store/opencode/opencodebench) describes
+// room: an agent's bench package (store/<agent>/<agent>bench, in the room) describes
 // its corpus with a JSONL or SQLite value, and store/all/allbench lists them. The bench tool
 // names no agent; it measures every listed corpus against the floor of its engine (cat | wc -l
 // and cp -r && sync for JSONL; the sqlite3 shell's SELECT and single-transaction UPDATE for
@@ -25,10 +25,10 @@ type JSONL struct {
 	// Name is the corpus's short id (unique in allbench.JSONL): -corpus NAME picks it for
 	// sessionfix-bench -generate.
 	Name string
-	// Store labels the corpus's rows in the table: the engine and the agent, "JSONL (Qwen)".
+	// Store labels the corpus's rows in the table: the engine and the agent, "JSONL (<Agent>)".
 	Store string
 	// Fixture is the directory, relative to the repository's fixtures/, whose real records seed
-	// the corpus ("qwen-real/dot-qwen").
+	// the corpus ("<agent>-real/…").
 	Fixture string
 	// Generate writes a corpus of about bytes bytes (whole records) under dir, which it creates,
 	// from the fixture directory fixture (an existing path: fixtures/ + Fixture), in session files
@@ -42,12 +42,12 @@ type SQLite struct {
 	// Name is the corpus's short id (unique in allbench.SQLite): -corpus NAME picks it for
 	// sessionfix-bench -generate-sqlite.
 	Name string
-	// Store labels the corpus's rows in the table: "SQLite (opencode)".
+	// Store labels the corpus's rows in the table: "SQLite (<agent>)".
 	Store string
 	// Fixture is the file, relative to the repository's fixtures/, whose schema and row shapes
-	// the generator copies ("opencode-real/opencode.sql"); the generator embeds what it needs.
+	// the generator copies ("<agent>-real/<dump>.sql"); the generator embeds what it needs.
 	Fixture string
-	// File is the database's file name as the agent writes it ("opencode.db"): sessionfix
+	// File is the database's file name as the agent writes it ("<agent>.db"): sessionfix
 	// detects the store by it, and names its backup "<n>-" + File.
 	File string
 	// Version names the generator's output in the stamp beside a database kept by -dir
