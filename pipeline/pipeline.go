@@ -104,6 +104,45 @@ func CheckAgent(id string) error {
 	return usagef("--agent must be one of %s, not %q", strings.Join(names, ", "), id)
 }
 
+// CheckAgentOptions refuses an agent's own option (agent.Agent.Options, SentAsOption) given
+// together with --agent id naming another agent, which reads it nowhere: the run would go on as
+// if it were not given ("scan --agent acme --other-config X"). given are the option names set
+// on the command line; the error is a *UsageError naming the option's agent, as audit refuses
+// another agent's audit flags: "--other-config is an Other CLI flag; --agent acme does not
+// take it". id "" (each file's agent detected) takes every agent's options; an id CheckAgent
+// refuses is its error.
+func CheckAgentOptions(id string, given []string) error {
+	if id == "" {
+		return nil
+	}
+	if err := CheckAgent(id); err != nil {
+		return err
+	}
+	chosen := all.Lookup(store.AgentID(id))
+	for _, name := range given {
+		if agentHasOption(chosen, name) {
+			continue
+		}
+		for _, a := range all.Agents {
+			if agentHasOption(a, name) {
+				return usagef("--%s is a %s flag; --agent %s does not take it", name, a.Name, id)
+			}
+		}
+	}
+	return nil
+}
+
+// agentHasOption reports whether name is one of a's own options (Options or SentAsOption).
+func agentHasOption(a *agent.Agent, name string) bool {
+	if a == nil {
+		return false
+	}
+	if a.SentAsOption != nil && a.SentAsOption.Name == name {
+		return true
+	}
+	return slices.ContainsFunc(a.Options, func(o agent.Option) bool { return o.Name == name })
+}
+
 // StateDir resolves the state directory: dir, else $SESSIONFIX_STATE_DIR, else
 // ${XDG_STATE_HOME:-~/.local/state}/sessionfix; always absolute, so the run manifest and the
 // undo hint name it wherever they are read from.

@@ -35,7 +35,8 @@ func planFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
 		fileFlag("inventory", inventoryUsage()),
-		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + orList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning"},
+		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + orList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning",
+			Action: checkAgentOptions},
 	}, agentFlags("discover")...), append([]cli.Flag{
 		&cli.BoolFlag{Name: "discover", Usage: discoverUsage()},
 		profileFlag(),
@@ -114,6 +115,24 @@ func readPlanFlags(c *cli.Context) pipeline.Options {
 	return pipeline.Options{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
 		Agent: c.String("agent"), Discover: c.Bool("discover"), AgentOptions: readAgentOptions(c), Prepared: &pipeline.PrepareCache{},
 		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
+}
+
+// checkAgentOptions is --agent's flag action (scan, fix, check): another agent's own option
+// given with it is a usage error (pipeline.CheckAgentOptions), before anything is read.
+func checkAgentOptions(c *cli.Context, id string) error {
+	var given []string
+	for _, a := range all.Agents {
+		opts := a.Options
+		if a.SentAsOption != nil {
+			opts = append(slices.Clone(opts), *a.SentAsOption)
+		}
+		for _, o := range opts {
+			if c.IsSet(o.Name) {
+				given = append(given, o.Name)
+			}
+		}
+	}
+	return pipeline.CheckAgentOptions(id, given)
 }
 
 // readAgentOptions are the values of the agents' options given (agent.Values).
