@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -24,35 +21,25 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/qwen"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
+// auditOptions are audit's shared flags; the agent's run (agent.Audit.Run) reads its inputs
+// from the ones it takes (agent.AuditInput).
 type auditOptions struct {
-	// Settings are --settings values: PATH or SCOPE=PATH (SCOPE: system-defaults, user,
-	// workspace, system, explicit). Empty: discover the scopes as Qwen Code does.
-	Settings []string
-	// Project is the workspace whose .qwen/settings.json and .qwen/agents are read when
-	// Settings is empty.
-	Project string
-	// Cwd resolves a relative $QWEN_HOME, as Qwen Code does against its working directory.
-	Cwd string
-	// Agents are --agents directories; empty: next to the settings files.
+	// Settings are --settings values (FILE or SCOPE=FILE), Project --project, Cwd the working
+	// directory, Agents --agents, History --history; their meaning is the agent's.
+	Settings        []string
+	Project         string
+	Cwd             string
 	Agents          []string
 	Inventory       string
 	Discover        bool
 	DiscoverTimeout time.Duration
-	// History are the session stores names are inferred from (default: Qwen Code's runtime
-	// directory, or the Qwen homes among Paths); used only without Inventory and Discover.
-	History []string
-	// Paths are the PATH arguments (copied Qwen homes, project directories): when set, only
-	// the inputs found in them (and --settings, --agents, --history given) are read, never
-	// the scopes of whoever runs sessionfix.
-	Paths []string
-	// sessions are the session histories of the Qwen homes among Paths (re-dispatch detection
-	// reads them with any inventory).
-	sessions []string
+	History         []string
+	// Paths are the PATH arguments (copied homes, project directories): when set, only the
+	// inputs found in them (and the input flags given) are read, never those of whoever runs
+	// sessionfix.
+	Paths    []string
 	Format   string
 	Out      string
 	ToolsOut string
@@ -74,85 +61,18 @@ var (
 
 func newAuditCommand(env *Env) *cli.Command {
 	return &cli.Command{
-		Name:      "audit",
-		Usage:     "show which permission rules match which MCP tools now, and before the rename (CSV, HTML, JSON)",
-		ArgsUsage: "[PATH...]",
-		Description: `Reads Qwen Code settings (permissions.allow/ask/deny, tools.allowed/exclude/disabled,
-mcp.allowed/excluded, mcpServers includeTools/excludeTools) and subagent files (disallowedTools),
-pairs every rule with every MCP tool of the inventory and says, per pair, whether the rule
-matches the tool now ("match", "no", or "refused": an allow rule the registry ambiguity guard
-refuses), whether it matched before the provider-safe rename (against the tool's legacy name),
-and the change ("same", "gained", "lost"). Per tool: the decision (deny, ask, allow, default,
-disabled, excluded, disallowed), the rule that decided and the outcome (ran, ask, block), now
-and before. Nothing is written but the reports.
-
-PATH (repeatable) audits a copied Qwen Code home (a ~/.qwen: settings.json as the user scope,
-agents/, and its session history) or a project directory (.qwen/settings.json as the workspace
-scope, .qwen/agents): only what the PATHs hold is read (plus any --settings, --agents,
---history given), never the settings of whoever runs sessionfix.
-
-Settings: without PATH or --settings, the files Qwen Code loads: system defaults, user
-($QWEN_HOME/settings.json, else ~/.qwen/settings.json), workspace (--project DIR, default the
-current directory: DIR/.qwen/settings.json) and system (/etc/qwen-code/settings.json or
-$QWEN_CODE_SYSTEM_SETTINGS_PATH). --settings FILE (repeatable) reads only the files given; write
-SCOPE=FILE to set the scope (user, workspace, system, system-defaults); a bare FILE is "user"
-when it is the user settings file, "workspace" when it is DIR/.qwen/settings.json, else
-"explicit" (merged after the workspace, before the system scope).
-Subagents: .qwen/agents/*.md next to each user or workspace settings file, or --agents DIR.
-A file that cannot be parsed is reported with file:line:col; the rest goes on (exit 3).
-
-Inventory (the MCP tools): --inventory FILE ({"servers": {"<key>": {"trust": false, "tools":
-["<raw tool name>", …]}}}), or --discover, which STARTS EVERY MCP SERVER CONFIGURED IN THE
-SETTINGS (runs their commands, connects to their URLs with their headers) and calls tools/list,
-each within --discover-timeout; a server that fails is reported (for a command: its exit status
-and last stderr lines, secrets redacted) and the rest go on (exit 3); when every server fails,
-no report is written (exit 1).
-Discovery never happens unless asked. Without either, server keys come from mcpServers and
-tool names from the session history (--history PATH, default Qwen Code's runtime directory)
-where they can be recovered; both tables then get a last column "inventory" saying "inferred".
-
-Outputs: --format csv (default) writes the pairs table to --out (default "-", standard output):
-   settings_file,scope,key,index,rule,server,tool,registered_name,now,before,change
-one row per pair where now or before is not "no" (--all-pairs: every pair). --tools-out PATH
-writes the tools table as CSV (with any --format):
-   server,tool,registered_name,legacy_name,decision_now,rule_now,outcome_now,
-   decision_before,rule_before,outcome_before
---format html writes one self-contained page (both tables, counts, sort and filter; no network
-fetches; readable with scripts off); --format json writes everything, with rule origins
-(line, column) and aliases; --format sarif writes SARIF 2.1.0 for code scanning: one result per
-lost (error), gained or refused (warning) pair, rule ids sessionfix/audit/lost, …/gained,
-…/refused, located at the settings file and the rule's line. Cells starting with = + - @ tab or CR are made inert for
-spreadsheets; control and bidi characters are shown as \uXXXX in CSV and HTML. Rules are shown
-as written (before $VAR expansion); env and header values never appear.
-
-Outcomes are computed in --mode (default: default, as docs/audit.md §2 asks). --subagent NAME computes
-the tool decisions for calls made by that subagent (its disallowedTools hide tools).
-
---fail-on lost,refused,gained (any subset) exits 5 when such a pair exists: for scheduled audits
-(exit 3, input that could not be read, wins: the findings may then be incomplete).
---baseline FILE (a previous audit --format json or sarif) exits 5 only for a lost, gained or
-refused pair not in FILE (of the --fail-on classes when given; a pair's identity: class,
-settings file, key, rule text, raw tool identity, not the line); with --format sarif each result
-carries baselineState (new, unchanged) and the baseline's results gone now follow as absent.
-A summary line goes to standard error.
-
-EXAMPLES:
-   sessionfix audit --inventory tools.json --out pairs.csv --tools-out tools.csv
-   sessionfix audit --settings ~/.qwen/settings.json --settings workspace=app/.qwen/settings.json \
-       --agents app/.qwen/agents --inventory tools.json --format html --out audit.html
-   sessionfix audit --discover --discover-timeout 20s --format json --out audit.json
-   sessionfix audit --format html --out audit.html tickets/4711/user-qwen tickets/4711/app
-   sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron
-   sessionfix audit --inventory tools.json --baseline audit.sarif --format sarif --out now.sarif
-` + claudeAuditDescription,
+		Name:        "audit",
+		Usage:       "show which permission rules match which MCP tools now, and before the rename (CSV, HTML, JSON)",
+		ArgsUsage:   "[PATH...]",
+		Description: auditDescription(),
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "settings", Usage: "settings file to read, as FILE or SCOPE=FILE (repeatable; default: the scopes Qwen Code loads)", TakesFile: true},
-			&cli.StringFlag{Name: "project", Usage: "workspace directory whose .qwen/settings.json and .qwen/agents are read (default: current directory; without --settings only)", TakesFile: true},
-			&cli.StringSliceFlag{Name: "agents", Usage: "directory of subagent .md files (repeatable; default: .qwen/agents next to the settings files)", TakesFile: true},
+			&cli.StringSliceFlag{Name: "settings", Usage: auditUsage("settings"), TakesFile: true},
+			&cli.StringFlag{Name: "project", Usage: auditUsage("project"), TakesFile: true},
+			&cli.StringSliceFlag{Name: "agents", Usage: auditUsage("agents"), TakesFile: true},
 			fileFlag("inventory", "JSON inventory of MCP tools (raw server keys and tool names, trust)"),
 			&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers configured in the settings (RUNS THEIR COMMANDS) and list their tools"},
 			&cli.DurationFlag{Name: "discover-timeout", Value: inventory.DefaultTimeout, Usage: "time limit for each server with --discover"},
-			&cli.StringSliceFlag{Name: "history", Usage: "session stores to infer tool names from when there is no inventory (default: Qwen Code's runtime directory)", TakesFile: true},
+			&cli.StringSliceFlag{Name: "history", Usage: auditUsage("history"), TakesFile: true},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html, json or sarif (SARIF 2.1.0: one result per lost, gained or refused pair)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file (replaced atomically), - for standard output, or a device or FIFO such as /dev/null or /dev/stdout (written through); a symbolic link is followed, never replaced"},
 			&cli.StringFlag{Name: "tools-out", Usage: "also write the tools table as CSV to this file (- for standard output; devices, FIFOs and links as --out)", TakesFile: true},
@@ -186,26 +106,70 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			if a.ID == claude.ID {
-				copts, err := newClaudeAuditOptions(c, opts)
-				if err != nil {
-					return err
-				}
-				return runClaudeAudit(c.Context, env, copts)
-			}
-			if len(opts.Paths) > 0 {
-				if opts.Project != "" {
-					return usageErrorf("--project and PATH exclude each other: give the project directory as a PATH")
-				}
-				if err := addPathInputs(env, &opts); err != nil {
-					return err
-				}
-			} else if opts.Project == "" && len(opts.Settings) == 0 {
-				opts.Project = wd
-			}
-			return runAudit(c.Context, env, opts)
+			return runAudit(c.Context, env, a, opts, c.IsSet("mode"), readAuditOptions(c))
 		},
 	}
+}
+
+// auditDescription is audit --help's description: every agent's part (agent.Audit.Description)
+// in list order, the default agent's first.
+func auditDescription() string {
+	var b strings.Builder
+	for _, a := range all.Auditors() {
+		b.WriteString(a.Audit.Description)
+	}
+	return b.String()
+}
+
+// auditUsage is the usage of audit's shared input flag name as the default agent words it
+// (agent.Audit.Usage).
+func auditUsage(name string) string { return all.Default.Audit.Usage[name] }
+
+// auditAgentFlags are --agent and the audit flags the rooms declare (agent.Audit.Options), in
+// list order (new values each call: a repeatable value must not carry over from one command
+// line to the next).
+func auditAgentFlags() []cli.Flag {
+	out := []cli.Flag{&cli.StringFlag{Name: "agent", Value: string(all.Default.ID), Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" })}}
+	for _, a := range all.Auditors() {
+		for _, o := range a.Audit.Options {
+			out = append(out, optionFlag(o))
+		}
+	}
+	return out
+}
+
+// readAuditOptions are the values of the rooms' audit options given (agent.Audit.Options).
+func readAuditOptions(c *cli.Context) agent.Values {
+	out := agent.Values{}
+	for _, a := range all.Auditors() {
+		readOptions(c, out, a.Audit.Options)
+	}
+	return out
+}
+
+// runAudit is the one audit run: the agent's Run (agent.Audit.Run) reads its inputs and
+// matches its rules with the engine injected (pipeline.AuditEngine), calling back for the
+// shared flags' checks and --baseline; finishAudit writes what it found.
+func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
+	var known *reports.SARIFBaseline
+	in := agent.AuditInput{Paths: opts.Paths, Settings: opts.Settings, Project: opts.Project, Cwd: opts.Cwd, Agents: opts.Agents,
+		History: opts.History, Inventory: opts.Inventory, Discover: opts.Discover, AllPairs: opts.AllPairs,
+		Mode: opts.Mode, ModeSet: modeSet, Subagent: opts.Subagent, Options: vals,
+		Engine: pipeline.AuditEngine(pipelineEnv(env), opts.DiscoverTimeout), Now: env.Now(), Version: version, Err: env.Err,
+		Validate: opts.validate,
+		Baseline: func() error {
+			if opts.Baseline == "" {
+				return nil
+			}
+			var err error
+			known, err = loadAuditBaseline(opts.Baseline)
+			return err
+		}}
+	res, err := a.Audit.Run(ctx, in)
+	if err != nil {
+		return err
+	}
+	return finishAudit(ctx, env, opts, known, res)
 }
 
 // auditAgent is the agent --agent names, one with an audit (agent.Agent.Audit; else a usage
@@ -278,206 +242,11 @@ func (o *auditOptions) validate() error {
 	return nil
 }
 
-// auditRun carries the loaded inputs and whatever went wrong on the way.
-type auditRun struct {
-	qwen.Loaded
-	env     *Env
-	known   *reports.SARIFBaseline // --baseline, nil without
-	partial bool
-	// redispatch are the stored calls of the audited homes' session history that reach another
-	// tool of the inventory today, or several (qwen.AuditHistory).
-	redispatch []check.Redispatch
-}
-
-// problem prints an input that could not be used (qwen.Load records it in Loaded.Problems).
-func (r *auditRun) problem(err error) {
-	r.partial = true
-	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
-}
-
-func (r *auditRun) warn(format string, args ...any) {
-	fmt.Fprintf(r.env.Err, "sessionfix: "+format+"\n", args...)
-}
-
-func runAudit(ctx context.Context, env *Env, opts auditOptions) error {
-	if err := opts.validate(); err != nil {
-		return err
-	}
-	var known *reports.SARIFBaseline
-	if opts.Baseline != "" {
-		var err error
-		if known, err = loadAuditBaseline(opts.Baseline); err != nil {
-			return err
-		}
-	}
-	senv := env.settingsEnv()
-	eng := pipeline.AuditEngine(pipelineEnv(env), opts.DiscoverTimeout)
-	r := &auditRun{env: env, known: known}
-	dopts := settings.DiscoverOptions{Env: senv, Home: env.Home, ProjectDir: opts.Project, Cwd: opts.Cwd}
-	sources, err := settingsSources(opts.Settings, opts.Paths, dopts)
-	if err != nil {
-		return err
-	}
-	loaded, err := qwen.Load(ctx, qwen.LoadOptions{Sources: sources, Explicit: len(opts.Settings) > 0, FromPaths: len(opts.Paths) > 0,
-		Discover: dopts, Agents: opts.Agents, Inventory: opts.Inventory, DiscoverTools: opts.Discover,
-		History: opts.History, Getenv: env.Getenv},
-		qwen.Hooks{Problem: r.problem, Note: func(s string) { r.warn("%s", s) },
-			Progress: func(s string) { fmt.Fprintln(env.Err, s) }, StoredNames: eng.StoredNames, ListTools: eng.ListTools})
-	if err != nil {
-		return err
-	}
-	r.Loaded = *loaded
-
-	rep, err := qwen.Run(qwen.Input{Settings: r.Merged, Agents: r.Agents, Inventory: r.Inventory,
-		Mode: permission.Mode(opts.Mode), Agent: opts.Subagent})
-	if err != nil {
-		if errors.Is(err, qwen.ErrUnknownAgent) {
-			return usageErrorf("--subagent %q: no such subagent in %s", opts.Subagent, strings.Join(r.AgentDirs, ", "))
-		}
-		return err
-	}
-	sessions := opts.History
-	if len(sessions) == 0 {
-		sessions = opts.sessions
-	}
-	rd, probs, err := qwen.AuditHistory(ctx, eng.History, sessions, r.Inventory, r.InventoryFrom)
-	if err != nil {
-		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
-	}
-	for _, e := range probs {
-		r.problem(e)
-	}
-	r.redispatch = pipeline.Redispatches(rd)
-
-	c := rep.Counts
-	pairs := reports.PrintableTable(rep.Columns(qwen.PairColumns), rep.PairRows(opts.AllPairs))
-	tools := reports.PrintableTable(rep.Columns(qwen.ToolColumns), rep.ToolRows())
-	return finishAudit(ctx, env, opts, r.known, r.redispatch, func() bool { return r.partial }, auditFindings{
-		Pairs: pairs, Tools: tools,
-		Page: func() *reports.HTMLPage { return rep.Page(&r.Loaded, env.Now(), version, opts.AllPairs, pairs, tools) },
-		Doc: func(rd []check.Redispatch) any {
-			return struct {
-				*qwen.JSONReport
-				Redispatch []check.Redispatch `json:"redispatch"`
-			}{rep.JSON(&r.Loaded, env.Now(), opts.AllPairs), rd}
-		},
-		SARIF: rep.SARIF, Rules: qwen.SARIFRules, Read: r.Read(opts.Inventory),
-		Summary: func() {
-			if c.Rules == 0 {
-				where := "no settings or subagent file was read"
-				if len(r.Files) > 0 || len(r.Agents) > 0 {
-					where = "in " + r.FileList()
-				}
-				fmt.Fprintf(env.Err, "audit: no permission rule found (%s): every tool gets its default decision (the server's trust)\n", reports.Printable(where))
-			}
-			fmt.Fprintf(env.Err, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
-				plural(c.Rules, "rule"), plural(c.Tools, "tool"), r.InventoryFrom, plural(len(rep.VisiblePairs(opts.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
-		},
-		FailCounts: func([]reports.SARIFResult) map[string]int {
-			return map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": c.Refused}
-		},
-	})
-}
-
-// addPathInputs turns audit's PATH arguments into settings files (SCOPE=FILE), subagent
-// directories and, without --inventory, --discover or --history, the history to infer tools
-// from (settings.InputsOf), and says on stderr what each PATH gave.
-func addPathInputs(env *Env, opts *auditOptions) error {
-	historyGiven := len(opts.History) > 0
-	for _, p := range opts.Paths {
-		in, err := settings.InputsOf(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return fmt.Errorf("audit: %s: no such file or directory", p)
-		case err != nil:
-			return usageErrorf("audit: %v", err)
-		}
-		var got []string
-		if in.Settings != "" {
-			opts.Settings = append(opts.Settings, string(in.Scope)+"="+in.Settings)
-			got = append(got, fmt.Sprintf("settings %s (%s scope)", in.Settings, in.Scope))
-		} else {
-			got = append(got, "no settings.json in "+in.Dir)
-		}
-		if in.Agents != "" {
-			opts.Agents = append(opts.Agents, in.Agents)
-			got = append(got, "subagents "+in.Agents)
-		}
-		if in.History != "" {
-			opts.sessions = append(opts.sessions, in.History)
-		}
-		if in.History != "" && opts.Inventory == "" && !opts.Discover && !historyGiven {
-			opts.History = append(opts.History, in.History)
-			got = append(got, "session history "+in.History)
-		}
-		role := "Qwen Code home"
-		if in.Role == settings.RoleProject {
-			role = "project"
-		}
-		fmt.Fprintf(env.Err, "audit: %s is a %s: %s\n", reports.Printable(p), role, reports.Printable(strings.Join(got, ", ")))
-	}
-	return nil
-}
-
-// settingsSources turns --settings values into sources, or discovers the scopes (only when
-// no PATH was given: a PATH run reads nothing of the runner's own).
-func settingsSources(args []string, paths []string, dopts settings.DiscoverOptions) ([]settings.Source, error) {
-	if len(args) == 0 {
-		if len(paths) > 0 {
-			return nil, nil
-		}
-		return settings.Discover(dopts), nil
-	}
-	global := settings.GlobalDir(dopts)
-	var out []settings.Source
-	seen := map[string]bool{}
-	for _, a := range args {
-		path, scope := a, settings.Scope("")
-		if k, v, ok := strings.Cut(a, "="); ok {
-			switch s := settings.Scope(k); s {
-			case settings.ScopeSystemDefaults, settings.ScopeUser, settings.ScopeWorkspace, settings.ScopeSystem, settings.ScopeExplicit:
-				path, scope = v, s
-			}
-		}
-		if path == "" {
-			return nil, usageErrorf("--settings %q: no file", a)
-		}
-		if scope == "" {
-			scope = settings.ScopeOf(path, dopts.Home, global)
-		}
-		if abs, err := filepath.Abs(path); err == nil {
-			if seen[abs] {
-				continue // a file given twice is read once
-			}
-			seen[abs] = true
-		}
-		out = append(out, settings.Source{Scope: scope, Path: path})
-	}
-	return out, nil
-}
-
-// auditFindings is one agent's audit result as audit's shared tail (finishAudit) takes it: the
-// pairs and tools tables, the documents of every format, what was read, the summary and the
-// counts --fail-on reads.
-type auditFindings struct {
-	Pairs, Tools *reports.Table
-	Page         func() *reports.HTMLPage
-	// Doc is the agent's JSON document with the re-dispatch findings (never nil) added.
-	Doc func(rd []check.Redispatch) any
-	// SARIF are the pairs' results (also what --baseline compares); Rules the agent's SARIF rules.
-	SARIF func() []reports.SARIFResult
-	Rules []reports.SARIFRule
-	Read  []string // every file read (written to no output path)
-	// Summary prints the agent's summary line(s) to standard error once the report is written.
-	Summary func()
-	// FailCounts are the pairs per --fail-on class (lost, gained, refused), given SARIF's results.
-	FailCounts func(results []reports.SARIFResult) map[string]int
-}
-
 // finishAudit is the end every agent's audit shares: the report in --format and the tools
 // table written, the summary, the re-dispatch findings, --baseline and --fail-on, and the exit
 // (partial input, exit 3, wins over a finding, exit 5).
-func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.SARIFBaseline, redispatch []check.Redispatch, partial func() bool, f auditFindings) error {
+func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.SARIFBaseline, f *agent.AuditResult) error {
+	redispatch := pipeline.Redispatches(f.Redispatch)
 	rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
 	main, err := audit.Rendering{
 		Pairs: f.Pairs,
@@ -502,7 +271,7 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 	if err := writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, f.Tools, f.Read); err != nil {
 		return err
 	}
-	f.Summary()
+	f.Summary(env.Err)
 	if l := pipeline.RedispatchLine(redispatch); l != "" {
 		pipeline.WriteRedispatchText(env.Err, redispatch)
 		fmt.Fprintf(env.Err, "audit: %s\n", l)
@@ -523,7 +292,7 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 		}
 	}
 	switch {
-	case partial(): // the findings may be incomplete: broken input wins
+	case f.Partial(): // the findings may be incomplete: broken input wins
 		return withCode(exitPartial)
 	case hit:
 		return withCode(exitFinding)

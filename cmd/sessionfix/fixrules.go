@@ -128,8 +128,9 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &claudeAuditRun{env: env}
-	srcs, _, err := r.Resolve(r.inputs(o.Paths, o.Project, o.Cwd, o.ProjectKey, o.ClaudeJSON, nil, "fix --rules"), r.hooks())
+	r := claude.NewLoading(env.Err)
+	srcs, _, err := r.Resolve(claude.ClaudeInputs{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.ProjectKey, ClaudeJSON: o.ClaudeJSON,
+		Getenv: env.Getenv, Home: env.Home, Command: "fix --rules"}, r.Hooks())
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 
-	rep, files := claude.PlanRuleFiles(ctx, srcs, tools, now, o.AllowShared, r.problem)
+	rep, files := claude.PlanRuleFiles(ctx, srcs, tools, now, o.AllowShared, r.Problem)
 	plans := make([]rulefix.RuleFile, len(files))
 	for i, f := range files {
 		plans[i] = rulefix.RuleFile{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions, Rewrites: f.Rewrites}
@@ -175,7 +176,7 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err := rewrite.CheckStateDir(o.StateDir); err != nil {
 		return err
 	}
-	res, outcomes, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.problem)
+	res, outcomes, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.Problem)
 	if res == nil {
 		return err
 	}
@@ -207,14 +208,14 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err != nil {
 		return err
 	}
-	if inUse && !r.partial {
+	if inUse && !r.Partial() {
 		return withCode(exitInUse)
 	}
 	return rulesEnd(r)
 }
 
-func rulesEnd(r *claudeAuditRun) error {
-	if r.partial {
+func rulesEnd(r *claude.Loading) error {
+	if r.Partial() {
 		return withCode(exitPartial)
 	}
 	return nil

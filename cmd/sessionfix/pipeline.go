@@ -139,24 +139,29 @@ func checkAgentOptions(c *cli.Context, id string) error {
 func readAgentOptions(c *cli.Context) agent.Values {
 	out := agent.Values{}
 	for _, a := range all.Agents {
-		for _, o := range a.Options {
-			switch {
-			case o.Bool:
-				if c.Bool(o.Name) {
-					out[o.Name] = []string{"true"}
-				}
-			case o.Repeatable:
-				if vs := repeated(c, o.Name); len(vs) > 0 {
-					out[o.Name] = vs
-				}
-			default:
-				if v := c.String(o.Name); v != "" {
-					out[o.Name] = []string{v}
-				}
+		readOptions(c, out, a.Options)
+	}
+	return out
+}
+
+// readOptions adds the values of opts given to out.
+func readOptions(c *cli.Context, out agent.Values, opts []agent.Option) {
+	for _, o := range opts {
+		switch {
+		case o.Bool:
+			if c.Bool(o.Name) {
+				out[o.Name] = []string{"true"}
+			}
+		case o.Repeatable:
+			if vs := repeated(c, o.Name); len(vs) > 0 {
+				out[o.Name] = vs
+			}
+		default:
+			if v := c.String(o.Name); v != "" {
+				out[o.Name] = []string{v}
 			}
 		}
 	}
-	return out
 }
 
 // pipelineRun is a pipeline.Pipeline with the command's progress bar.

@@ -2,10 +2,13 @@ package agent
 
 import (
 	"context"
+	"io"
+	"time"
 
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -28,7 +31,80 @@ type Audit struct {
 	// Agent.Options are (Bool, Repeatable, File; Before is not used). The ones another agent's
 	// audit must refuse are also in Flags.
 	Options []Option
+	// Run is the audit itself (the command's one audit run calls it for --agent's agent).
+	Run AuditRun
+	// Description is this agent's part of audit --help's description: the command joins every
+	// agent's in list order (the default agent's text opens it, so it says what audit does).
+	Description string
+	// Usage words the usage of audit's shared input flags the way this agent reads them
+	// ("settings", "project", "agents", "history": flag name → usage); --help shows the
+	// default agent's.
+	Usage map[string]string
 }
+
+// AuditInput is what an agent's audit run reads: audit's shared flags as given (a room reads
+// the ones it takes; another agent's own flags were refused already), the rooms' audit
+// options, the engine and where to print.
+type AuditInput struct {
+	// Paths are the PATH arguments (copied homes, project directories); Settings the
+	// --settings values (FILE or SCOPE=FILE), Project --project, Cwd the working directory,
+	// Agents --agents, History --history.
+	Paths    []string
+	Settings []string
+	Project  string
+	Cwd      string
+	Agents   []string
+	History  []string
+	// Inventory is --inventory ("" without), Discover --discover (Engine has the client).
+	Inventory string
+	Discover  bool
+	// AllPairs is --all-pairs; Mode --mode (ModeSet: given on the command line); Subagent
+	// --subagent.
+	AllPairs bool
+	Mode     string
+	ModeSet  bool
+	Subagent string
+	// Options are the values of every room's audit options (Audit.Options) given.
+	Options Values
+	// Engine is what the engine provides (environment, MCP client, history checks).
+	Engine AuditEngine
+	// Now is the report's time and Version sessionfix's, for the documents.
+	Now     time.Time
+	Version string
+	// Err is standard error: problems, notes and progress as the run meets them.
+	Err io.Writer
+	// Validate is the command's check of audit's shared flags (formats, outputs, --fail-on;
+	// a usage error) and Baseline reads --baseline; the run calls each once, Validate before
+	// it reads anything, Baseline before the rule files.
+	Validate, Baseline func() error
+}
+
+// AuditResult is one agent's audit as the command's shared tail takes it: the pairs and
+// tools tables, the documents of every format, what was read, the summary and the counts
+// --fail-on reads, the history's re-dispatch findings.
+type AuditResult struct {
+	Pairs, Tools *reports.Table
+	Page         func() *reports.HTMLPage
+	// Doc is the agent's JSON document with the re-dispatch findings (a JSON array, never
+	// null) added as its last member "redispatch".
+	Doc func(redispatch any) any
+	// SARIF are the pairs' results (also what --baseline compares); Rules the agent's SARIF rules.
+	SARIF func() []reports.SARIFResult
+	Rules []reports.SARIFRule
+	Read  []string // every file read (written to no output path)
+	// Summary prints the agent's summary line(s) to w once the report is written.
+	Summary func(w io.Writer)
+	// FailCounts are the pairs per --fail-on class (lost, gained, refused), given SARIF's results.
+	FailCounts func(results []reports.SARIFResult) map[string]int
+	// Redispatch are the findings of the history check (AuditEngine.History), nil for none.
+	Redispatch HistoryFindings
+	// Partial reports whether some input could not be read (exit 3 wins over findings).
+	Partial func() bool
+}
+
+// AuditRun reads an agent's audit inputs (in) and matches its rules; the error ends the
+// audit with nothing written (a usage error for bad flags, exit 2).
+type AuditRun func(ctx context.Context, in AuditInput) (*AuditResult, error)
 
 // AuditEngine is what the engine gives an agent's audit: the command builds it from pipeline
 // and inventory, so a room never imports them (internal/layering: rooms import no pipeline,

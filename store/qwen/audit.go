@@ -6,4 +6,5 @@ import "github.com/sessionfix/sessionfix/store/agent"
 // reads the settings scopes and subagent files; --agents, --history and --subagent are its
 // own flags. The rule semantics (Qwen Code's matching now and before the rename) are this
 // room's plug-in: Load, Run, LegacyMatch and the documents (auditdoc.go).
-var Audit = &agent.Audit{Reads: "Qwen Code settings", Flags: []string{"agents", "history", "subagent"}}
+var Audit = &agent.Audit{Reads: "Qwen Code settings", Flags: []string{"agents", "history", "subagent"},
+	Run: runAudit, Description: auditDescription, Usage: auditUsage}

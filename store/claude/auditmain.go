@@ -1,45 +1,19 @@
-package main
+package claude
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 
-	"github.com/urfave/cli/v2"
-
-	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
-// auditAgentFlags are --agent and the audit flags the rooms declare (agent.Audit.Options), in
-// list order (new values each call: a repeatable value must not carry over from one command
-// line to the next).
-func auditAgentFlags() []cli.Flag {
-	out := []cli.Flag{&cli.StringFlag{Name: "agent", Value: string(all.Default.ID), Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" })}}
-	for _, a := range all.Auditors() {
-		for _, o := range a.Audit.Options {
-			out = append(out, optionFlag(o))
-		}
-	}
-	return out
-}
-
-// claudeAuditOptions are the inputs of audit --agent claude.
-type claudeAuditOptions struct {
-	auditOptions
-	Version, Before string
-	ProjectKey      string
-	ClaudeJSON      string
-	MCPConfigs      []string
-}
-
-// claudeAuditDescription is the --agent claude part of audit --help.
-const claudeAuditDescription = `
+// auditDescription is the --agent claude part of audit --help (Audit.Description).
+const auditDescription = `
 
 CLAUDE CODE (--agent claude): reads Claude Code's rule files — managed
 (/etc/claude-code/managed-settings.json and managed-settings.d/*.json on Linux, /Library/Application
@@ -82,84 +56,74 @@ rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
    sessionfix audit --agent claude --inventory tools.json --before 1.0.51 --project-key /home/demo/src/lab \
        copy/dot-claude copy/lab/.claude --format html --out audit.html`
 
-// claudeAuditRun carries the loaded inputs.
-type claudeAuditRun struct {
-	claude.ClaudeLoaded
-	env     *Env
-	known   *reports.SARIFBaseline // --baseline, nil without
+// Loading is ClaudeLoaded as a command loads it: every problem and note met is recorded and
+// printed to the standard error given (audit --agent claude, fix --rules).
+type Loading struct {
+	ClaudeLoaded
+	err     io.Writer
 	partial bool
-	// redispatch are the stored calls of the audited sessions that reach another tool of the
-	// audit's tool list today, or several (claude.AuditHistory).
-	redispatch []check.Redispatch
 }
 
-// problem records and prints an input that could not be used.
-func (r *claudeAuditRun) problem(err error) {
+// NewLoading prints to err (standard error).
+func NewLoading(err io.Writer) *Loading { return &Loading{err: err} }
+
+// Partial reports whether some input could not be used (exit 3).
+func (r *Loading) Partial() bool { return r.partial }
+
+// Problem records and prints an input that could not be used.
+func (r *Loading) Problem(err error) {
 	r.Problems = append(r.Problems, err.Error())
 	r.printProblem(err)
 }
 
-func (r *claudeAuditRun) printProblem(err error) {
+func (r *Loading) printProblem(err error) {
 	r.partial = true
-	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
+	fmt.Fprintf(r.err, "sessionfix: %s\n", reports.Printable(err.Error()))
 }
 
 // note records and prints a note.
-func (r *claudeAuditRun) note(format string, args ...any) {
+func (r *Loading) note(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
 	r.Notes = append(r.Notes, s)
 	r.printNote(s)
 }
 
-func (r *claudeAuditRun) printNote(s string) {
-	fmt.Fprintf(r.env.Err, "audit: note: %s\n", reports.Printable(s))
+func (r *Loading) printNote(s string) {
+	fmt.Fprintf(r.err, "audit: note: %s\n", reports.Printable(s))
 }
 
-// hooks print what claude.ClaudeLoaded's loaders say (they record it themselves).
-func (r *claudeAuditRun) hooks() claude.ClaudeHooks {
-	return claude.ClaudeHooks{Problem: r.printProblem, Note: r.printNote,
-		Warn: func(w string) { fmt.Fprintf(r.env.Err, "sessionfix: warning: %s\n", reports.Printable(w)) }}
+// Hooks print what ClaudeLoaded's loaders say (they record it themselves).
+func (r *Loading) Hooks() ClaudeHooks {
+	return ClaudeHooks{Problem: r.printProblem, Note: r.printNote,
+		Warn: func(w string) { fmt.Fprintf(r.err, "sessionfix: warning: %s\n", reports.Printable(w)) }}
 }
 
-// inputs are the rule-file flags as claude.ClaudeInputs.
-func (r *claudeAuditRun) inputs(paths []string, project, cwd, projectKey, claudeJSON string, settings []string, command string) claude.ClaudeInputs {
-	return claude.ClaudeInputs{Paths: paths, Project: project, Cwd: cwd, ProjectKey: projectKey, ClaudeJSON: claudeJSON,
-		Settings: settings, Getenv: r.env.Getenv, Home: r.env.Home, Command: command}
-}
-
-func newClaudeAuditOptions(c *cli.Context, base auditOptions) (claudeAuditOptions, error) {
-	o := claudeAuditOptions{auditOptions: base, Version: c.String("claude-version"), Before: c.String("before"),
-		ProjectKey: c.String("project-key"), ClaudeJSON: c.String("claude-json"), MCPConfigs: repeated(c, "mcp-config")}
-	if c.IsSet("mode") && c.String("mode") != string(permission.ModeDefault) {
-		return o, usageErrorf("--mode: the Claude Code audit computes outcomes in Claude Code's default permission mode only")
+// runAudit is Claude Code's audit run (Audit.Run): the rule files (Resolve, LoadRules) with
+// the project's trust, the tool list (ClaudeTools), the rules matched under two releases
+// (RunClaude), the sessions' re-dispatch check (AuditHistory), LOST RESTRICTION lines first.
+func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, error) {
+	if o.ModeSet && o.Mode != string(permission.ModeDefault) {
+		return nil, usage.Errorf("--mode: the Claude Code audit computes outcomes in Claude Code's default permission mode only")
 	}
-	return o, nil
-}
-
-func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
-	if err := o.validate(); err != nil {
-		return err
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
-	now, before, err := claude.ClaudeReleases(o.Version, o.Before)
+	now, before, err := ClaudeReleases(o.Options.String(VersionOption), o.Options.String(BeforeOption))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r := &claudeAuditRun{env: env}
-	if o.Baseline != "" {
-		known, err := loadAuditBaseline(o.Baseline)
-		if err != nil {
-			return err
-		}
-		r.known = known
+	if err := o.Baseline(); err != nil {
+		return nil, err
 	}
-
-	h := r.hooks()
-	srcs, configDir, err := r.Resolve(r.inputs(o.Paths, o.Project, o.Cwd, o.ProjectKey, o.ClaudeJSON, o.Settings, "audit"), h)
+	r := NewLoading(o.Err)
+	env := o.Engine.Env
+	h := r.Hooks()
+	srcs, configDir, err := r.Resolve(ClaudeInputs{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.Options.String(ProjectKeyOption),
+		ClaudeJSON: o.Options.String(ClaudeJSONOption), Settings: o.Settings, Getenv: env.Getenv, Home: env.Home, Command: "audit"}, h)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	eng := pipeline.AuditEngine(pipelineEnv(env), o.DiscoverTimeout)
-	in := claude.ClaudeToolsInput{Inventory: o.Inventory, Discover: o.Discover, MCPConfigs: o.MCPConfigs, Now: now.String(),
+	in := ClaudeToolsInput{Inventory: o.Inventory, Discover: o.Discover, MCPConfigs: o.Options.Strings(MCPConfigOption), Now: now.String(),
 		Home: configDir, FromEnv: len(o.Paths) == 0, Project: r.Project}
 	if r.Global != nil {
 		in.Global = r.Global.Path
@@ -170,51 +134,50 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 			in.MCPJSON = append(in.MCPJSON, filepath.Join(filepath.Dir(filepath.Dir(s.Path)), ".mcp.json"))
 		}
 	}
-	list, err := claude.ClaudeTools(ctx, eng, in, r.problem, func(s string) { r.note("%s", s) })
+	list, err := ClaudeTools(ctx, o.Engine, in, r.Problem, func(s string) { r.note("%s", s) })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.InventoryFrom, r.Incomplete, r.Unknown = list.From, list.Incomplete, list.Unknown
 	tools := list.Tools
 	rules, trusted := r.LoadRules(srcs, h)
 	before = r.DefaultBefore(before, now, configDir, h)
 
-	rep := claude.RunClaude(claude.ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
-	rd, errs, err := claude.AuditHistory(ctx, eng.History, configDir, tools, list.From, now.String())
+	rep := RunClaude(ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
+	rd, errs, err := AuditHistory(ctx, o.Engine.History, configDir, tools, list.From, now.String())
 	if err != nil {
-		r.problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
+		r.Problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
 	}
 	for _, e := range errs {
-		r.problem(e)
+		r.Problem(e)
 	}
-	r.redispatch = pipeline.Redispatches(rd)
 	// The lost restrictions come first, on stderr too.
 	for _, p := range rep.LostRestrictions() {
 		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
-		fmt.Fprintf(env.Err, "audit: LOST RESTRICTION: %s rule %q (%s:%d:%d, %s) matched %s/%s as %s under %s and matches nothing of it under %s (now %s: %s)\n",
+		fmt.Fprintf(o.Err, "audit: LOST RESTRICTION: %s rule %q (%s:%d:%d, %s) matched %s/%s as %s under %s and matches nothing of it under %s (now %s: %s)\n",
 			ru.Kind, reports.Printable(ru.Text), reports.Printable(ru.File), ru.Line, ru.Column, ru.Key,
 			reports.Printable(t.Server), reports.Printable(t.Tool), reports.Printable(t.Before.Name), before, now,
 			reports.Printable(t.Now.Name), t.Now.Outcome)
 	}
 	c := rep.Counts
-	pairs := reports.PrintableTable(claude.ClaudePairColumns, rep.PairRows(o.AllPairs))
-	toolTable := reports.PrintableTable(claude.ClaudeToolColumns, rep.ToolRows())
-	return finishAudit(ctx, env, o.auditOptions, r.known, r.redispatch, func() bool { return r.partial }, auditFindings{
+	pairs := reports.PrintableTable(ClaudePairColumns, rep.PairRows(o.AllPairs))
+	toolTable := reports.PrintableTable(ClaudeToolColumns, rep.ToolRows())
+	return &agent.AuditResult{
 		Pairs: pairs, Tools: toolTable,
 		Page: func() *reports.HTMLPage {
-			return rep.Page(&r.ClaudeLoaded, env.Now(), version, o.AllPairs, pairs, toolTable)
+			return rep.Page(&r.ClaudeLoaded, o.Now, o.Version, o.AllPairs, pairs, toolTable)
 		},
-		Doc: func(rd []check.Redispatch) any {
+		Doc: func(rd any) any {
 			return struct {
-				*claude.ClaudeJSONReport
-				Redispatch []check.Redispatch `json:"redispatch"`
-			}{rep.JSON(&r.ClaudeLoaded, env.Now(), o.AllPairs), rd}
+				*ClaudeJSONReport
+				Redispatch any `json:"redispatch"`
+			}{rep.JSON(&r.ClaudeLoaded, o.Now, o.AllPairs), rd}
 		},
-		SARIF: rep.SARIF, Rules: claude.ClaudeSARIFRules, Read: r.Read(o.Inventory),
-		Summary: func() {
-			fmt.Fprintf(env.Err, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
-				now, before, reports.Printable(claude.OrNone(r.Project)), claude.TrustWord(trusted), plural(c.Rules, "rule"), plural(c.Tools, "tool"),
-				reports.Printable(r.InventoryFrom), plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, plural(c.LostRestrictions, "restriction"), c.Gained, plural(c.Changed, "tool"))
+		SARIF: rep.SARIF, Rules: ClaudeSARIFRules, Read: r.Read(o.Inventory),
+		Summary: func(w io.Writer) {
+			fmt.Fprintf(w, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
+				now, before, reports.Printable(OrNone(r.Project)), TrustWord(trusted), reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"),
+				reports.Printable(r.InventoryFrom), reports.Plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, reports.Plural(c.LostRestrictions, "restriction"), c.Gained, reports.Plural(c.Changed, "tool"))
 		},
 		FailCounts: func(results []reports.SARIFResult) map[string]int {
 			refused := 0
@@ -225,5 +188,7 @@ func runClaudeAudit(ctx context.Context, env *Env, o claudeAuditOptions) error {
 			}
 			return map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": refused}
 		},
-	})
+		Redispatch: rd,
+		Partial:    func() bool { return r.partial },
+	}, nil
 }
