@@ -10,8 +10,8 @@ import (
 // in item order. work may hand out leading results of its item with part (a store planned
 // batch by batch gives several); its return value is the item's last. A run slot is held while
 // work runs; a window slot from the start of work until the item's last result was emitted,
-// so at most window (2 × workers) items are in memory (running, or done and waiting for an
-// earlier item) whatever n is, and a long item does not leave the other workers idle while the
+// so at most window items are in memory (running, or done and waiting for an earlier item)
+// whatever n is, and a long item does not leave the other workers idle while the
 // items after it wait to be emitted. When ctx ends, the items not started are given
 // cancelled(i) (they hold no slot); an emit error calls cancel, no later result is emitted,
 // and the error is returned once every started item has finished.
@@ -20,10 +20,12 @@ import (
 // calls it once the new content is written and what is left is waiting for the disk (fsyncs,
 // the rename), so the next item's scan uses the CPU meanwhile. The item keeps its window slot:
 // at most window items are in memory still, at most workers of them before their release.
-func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers int,
+// window must be at least workers (Process and Apply give 2 × workers, or 4 × workers when
+// stores are rewritten: the rewrites waiting for the disk).
+func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, window int,
 	work func(i int, part func(T), release func()) T, cancelled func(i int) T, emit func(T) error) error {
 	running := make(chan struct{}, workers)
-	window := make(chan struct{}, 2*workers)
+	windowSlots := make(chan struct{}, max(window, workers))
 	type item struct {
 		res  T
 		slot bool // the item holds a window slot, released once it is emitted
@@ -37,12 +39,12 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers i
 		for i := 0; i < n; i++ {
 			acquired := false
 			select {
-			case window <- struct{}{}:
+			case windowSlots <- struct{}{}:
 				select {
 				case running <- struct{}{}:
 					acquired = true
 				case <-ctx.Done():
-					<-window
+					<-windowSlots
 				}
 			case <-ctx.Done():
 			}
@@ -73,7 +75,7 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers i
 				}
 			}
 			if it.slot {
-				<-window
+				<-windowSlots
 			}
 			if !it.more {
 				break

@@ -20,7 +20,7 @@ func TestOrderedLongItemDoesNotIdleWorkers(t *testing.T) {
 	var started atomic.Int32
 	var startedBeforeFirstEmit int32 = -1
 	var got []int
-	err := ordered(ctx, cancel, 8, 2,
+	err := ordered(ctx, cancel, 8, 2, 4,
 		func(i int, _ func(int), _ func()) int {
 			started.Add(1)
 			switch i {
@@ -55,7 +55,7 @@ func TestOrderedReleaseLetsTheNextItemRun(t *testing.T) {
 	defer cancel()
 	item1Started := make(chan struct{})
 	var got []int
-	err := ordered(ctx, cancel, 3, 1,
+	err := ordered(ctx, cancel, 3, 1, 2,
 		func(i int, _ func(int), release func()) int {
 			switch i {
 			case 0:

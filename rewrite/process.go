@@ -53,10 +53,11 @@ type Batch struct {
 }
 
 // Process scans, plans and (with Apply) rewrites each store, one store at a time per worker,
-// and calls emit with each result in the order of stores. At most Workers stores are held in
-// memory at once (default: the number of CPUs, at most 8; scanned, waiting to be emitted, or
-// being rewritten), whatever the number or
-// total size of the stores. A store that cannot be read or rewritten is reported through its
+// and calls emit with each result in the order of stores. At most Workers stores are scanned or
+// written at once (default: the number of CPUs, at most 8), and at most 2 × Workers held in
+// memory (scanned, waiting to be emitted, or being rewritten; 4 × Workers with Apply: a
+// rewrite waiting for the disk lets the next store be scanned), whatever the number or total
+// size of the stores. A store that cannot be read or rewritten is reported through its
 // result; Process fails only when ctx is cancelled or emit returns an error. The returned
 // Result names the run (empty when nothing was rewritten).
 func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt ProcessOptions, emit func(*StoreResult) error) (*Result, error) {
@@ -77,7 +78,11 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	emitErr := ordered(ctx, cancel, len(stores), workers,
+	window := 2 * workers
+	if opt.Apply {
+		window = applyWindow * workers
+	}
+	emitErr := ordered(ctx, cancel, len(stores), workers, window,
 		func(i int, part func(*StoreResult), release func()) *StoreResult {
 			return processOne(fileio.WithWriteDone(ctx, release), stores[i], pol, opt, sopt, r, part)
 		},

@@ -181,7 +181,7 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	outcomes := make([]Outcome, 0, len(work))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_ = ordered(ctx, cancel, len(work), workers,
+	_ = ordered(ctx, cancel, len(work), workers, applyWindow*workers,
 		func(i int, _ func(Outcome), release func()) Outcome {
 			o := r.apply(fileio.WithWriteDone(ctx, release), work[i])
 			if opt.Progress != nil {
@@ -195,6 +195,11 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	res.Outcomes = outcomes
 	return res, err
 }
+
+// applyWindow × workers rewrites may be in flight: workers of them writing, the others
+// waiting for their fsyncs and rename (measured on a 2-core machine: 4 gave a fifth less wall
+// time than 2 on the 256 MiB bench corpus, 8 no more than 4; about 1 MB of buffers each).
+const applyWindow = 4
 
 // run is one apply run: its directory, journal and manifest are created on the first store
 // that needs a rewrite. Safe for concurrent use.
