@@ -16,14 +16,14 @@ import (
 // cancelled(i) (they hold no slot); an emit error calls cancel, no later result is emitted,
 // and the error is returned once every started item has finished.
 //
-// work may give its run slot back early with release (idempotent; any goroutine): a rewrite
-// calls it once the new content is written and what is left is waiting for the disk (fsyncs,
-// the rename), so the next item's scan uses the CPU meanwhile. The item keeps its window slot:
-// at most window items are in memory still, at most workers of them before their release.
+// work may give its run slot back while it waits for the disk (slot.Release: a rewrite's
+// fsyncs) and take it again (slot.Acquire), so the next item's scan uses the CPU meanwhile;
+// the slot is given back when work returns. The item keeps its window slot: at most window
+// items are in memory still, at most workers of them holding a run slot.
 // window must be at least workers (Process and Apply give 2 × workers, or 4 × workers when
 // stores are rewritten: the rewrites waiting for the disk).
 func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, window int,
-	work func(i int, part func(T), release func()) T, cancelled func(i int) T, emit func(T) error) error {
+	work func(i int, part func(T), slot *runSlot) T, cancelled func(i int) T, emit func(T) error) error {
 	running := make(chan struct{}, workers)
 	windowSlots := make(chan struct{}, max(window, workers))
 	type item struct {
@@ -56,10 +56,9 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 			}
 			go func() {
 				part := func(res T) { done[i] <- item{res: res, more: true} }
-				var once sync.Once
-				release := func() { once.Do(func() { <-running }) }
-				res := work(i, part, release)
-				release()
+				slot := &runSlot{running: running, held: true}
+				res := work(i, part, slot)
+				slot.Release()
 				done[i] <- item{res: res, slot: true}
 			}()
 		}
@@ -83,4 +82,32 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 		}
 	}
 	return emitErr
+}
+
+// runSlot is an item's run slot in ordered (a fileio.CPUSlot): Release gives it back, Acquire
+// waits for a free one; each does nothing when the slot is already given back or held.
+type runSlot struct {
+	mu      sync.Mutex
+	running chan struct{}
+	held    bool
+}
+
+// Release gives the slot back.
+func (s *runSlot) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held {
+		<-s.running
+		s.held = false
+	}
+}
+
+// Acquire takes a run slot again, waiting for one.
+func (s *runSlot) Acquire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held {
+		s.running <- struct{}{}
+		s.held = true
+	}
 }

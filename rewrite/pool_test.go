@@ -21,7 +21,7 @@ func TestOrderedLongItemDoesNotIdleWorkers(t *testing.T) {
 	var startedBeforeFirstEmit int32 = -1
 	var got []int
 	err := ordered(ctx, cancel, 8, 2, 4,
-		func(i int, _ func(int), _ func()) int {
+		func(i int, _ func(int), _ *runSlot) int {
 			started.Add(1)
 			switch i {
 			case 0:
@@ -56,16 +56,18 @@ func TestOrderedReleaseLetsTheNextItemRun(t *testing.T) {
 	item1Started := make(chan struct{})
 	var got []int
 	err := ordered(ctx, cancel, 3, 1, 2,
-		func(i int, _ func(int), release func()) int {
+		func(i int, _ func(int), slot *runSlot) int {
 			switch i {
 			case 0:
-				release()
-				release() // idempotent
+				slot.Release()
+				slot.Release() // idempotent
 				select {
 				case <-item1Started:
 				case <-time.After(20 * time.Second): // a deadlock guard, not a timing assertion
 					t.Error("item 1 did not start while the released item 0 waited")
 				}
+				slot.Acquire() // item 1 has given its slot back (or item 2 holds it)
+				slot.Acquire() // idempotent
 			case 1:
 				close(item1Started)
 			}

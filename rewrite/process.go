@@ -83,8 +83,8 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 		window = applyWindow * workers
 	}
 	emitErr := ordered(ctx, cancel, len(stores), workers, window,
-		func(i int, part func(*StoreResult), release func()) *StoreResult {
-			return processOne(fileio.WithWriteDone(ctx, release), stores[i], pol, opt, sopt, r, part)
+		func(i int, part func(*StoreResult), slot *runSlot) *StoreResult {
+			return processOne(fileio.WithCPUSlot(ctx, slot), stores[i], pol, opt, sopt, r, part)
 		},
 		// Stores not started when ctx ends are reported as cancelled.
 		func(i int) *StoreResult { return &StoreResult{Store: stores[i], ScanErr: ctx.Err()} },

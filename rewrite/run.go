@@ -182,8 +182,8 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	_ = ordered(ctx, cancel, len(work), workers, applyWindow*workers,
-		func(i int, _ func(Outcome), release func()) Outcome {
-			o := r.apply(fileio.WithWriteDone(ctx, release), work[i])
+		func(i int, _ func(Outcome), slot *runSlot) Outcome {
+			o := r.apply(fileio.WithCPUSlot(ctx, slot), work[i])
 			if opt.Progress != nil {
 				opt.Progress(work[i].Snap.Ref)
 			}

@@ -15,8 +15,9 @@ import (
 )
 
 // The order a journaled change relies on: the backup's directory fsync (now started early and
-// shared) has completed before BeforeCommit journals the change; the write-done callback runs
-// once the temp is written, before the temp's fsync; and the rename comes after both.
+// shared) has completed before BeforeCommit journals the change; the CPU slot is given back
+// around the temp's announcement and once the temp is written, before the temp's fsync; and
+// the rename comes after both.
 func TestRewriteFileSyncsTheBackupDirectoryBeforeTheCommit(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
@@ -37,7 +38,7 @@ func TestRewriteFileSyncsTheBackupDirectoryBeforeTheCommit(t *testing.T) {
 		}
 		return nil
 	})()
-	ctx := WithWriteDone(context.Background(), func() { note("write-done") })
+	ctx := WithCPUSlot(context.Background(), testSlot{note})
 	_, err := RewriteFile(ctx, p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(bkDir, "1"),
 		BeforeCommit: func(ch *store.Change) error { note("commit"); return upperSites(ch) }})
 	require.NoError(t, err)
@@ -53,7 +54,14 @@ func TestRewriteFileSyncsTheBackupDirectoryBeforeTheCommit(t *testing.T) {
 		return -1
 	}
 	assert.Less(t, idx("backup-dir-fsync"), idx("commit"), "the backup's name is durable before the change is journaled: %v", ops)
-	assert.Less(t, idx("write-done"), idx("temp-fsync"), "%v", ops)
+	var slotOps []string
+	for _, o := range ops {
+		if o == "release" || o == "acquire" || o == "temp-fsync" {
+			slotOps = append(slotOps, o)
+		}
+	}
+	assert.Equal(t, []string{"release", "acquire", "release", "temp-fsync"}, slotOps,
+		"the CPU slot is given back for the temp's announcement and once the temp is written, before its fsync")
 	assert.Less(t, idx("commit"), idx("rename"), "%v", ops)
 	assert.Less(t, idx("temp-fsync"), idx("rename"), "%v", ops)
 	got, _ := os.ReadFile(p)
@@ -119,3 +127,9 @@ func TestSyncDirGroupedWaitsForAnFsyncStartedAfterIt(t *testing.T) {
 	assert.Empty(t, dirSyncs.dirs, "no state kept once nobody waits")
 	dirSyncs.mu.Unlock()
 }
+
+// testSlot is a CPUSlot that notes its calls.
+type testSlot struct{ note func(string) }
+
+func (s testSlot) Release() { s.note("release") }
+func (s testSlot) Acquire() { s.note("acquire") }

@@ -185,7 +185,9 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	linkKeep := func(tmp string) error { return os.Link(path, tmp) }
 	keepName := newTempName(path)
 	planned := recordTemp(ctx, TempPlanned, keepName, path) == nil
+	waitForDisk(ctx) // the temp's announcement is fsynced first
 	pf, err := newPendingFile(ctx, path)
+	backToWork(ctx)
 	if err != nil {
 		if planned {
 			_ = recordTemp(ctx, TempGone, keepName, path)
@@ -287,7 +289,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	// the temp's fsync; and the backup's fsync, its directory's, then the caller's journal
 	// line (BeforeCommit) — in that order, so a change that is journaled has a durable
 	// backup. Both end before the final check and the rename.
-	writeDone(ctx) // what is left is mostly waiting for the disk
+	waitForDisk(ctx) // what is left is mostly waiting for the disk
 	tempSynced := make(chan error, 1)
 	go func() { tempSynced <- pf.Sync() }()
 	backupErr := func() error {

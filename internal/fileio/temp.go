@@ -41,19 +41,35 @@ func WithTempRecorder(ctx context.Context, rec TempRecorder) context.Context {
 	return context.WithValue(ctx, tempRecorderKey{}, rec)
 }
 
-type writeDoneKey struct{}
-
-// WithWriteDone returns a context whose rewrites (RewriteFile, RestoreFile) call done once the
-// new content is written to the temp file and checked, before the waits for the disk (the
-// fsyncs, the rename): a worker pool lets another store use the CPU meanwhile. done may be
-// called more than once (by each rewrite under ctx) and must not block.
-func WithWriteDone(ctx context.Context, done func()) context.Context {
-	return context.WithValue(ctx, writeDoneKey{}, done)
+// CPUSlot is a worker pool's run slot, held while a rewrite uses the CPU: a rewrite (RewriteFile,
+// RestoreFile) under WithCPUSlot gives it back before each wait for the disk — the journal's
+// fsync of its temp file's announcement, and everything after the new content is written (the
+// fsyncs, the rename) — and takes it again before the work after the first (the copy). Release
+// and Acquire must not block but for a free slot, and do nothing when the slot is already given
+// back or held.
+type CPUSlot interface {
+	Release()
+	Acquire()
 }
 
-func writeDone(ctx context.Context) {
-	if done, ok := ctx.Value(writeDoneKey{}).(func()); ok && done != nil {
-		done()
+type cpuSlotKey struct{}
+
+// WithCPUSlot returns a context whose rewrites give slot back while they wait for the disk.
+func WithCPUSlot(ctx context.Context, slot CPUSlot) context.Context {
+	return context.WithValue(ctx, cpuSlotKey{}, slot)
+}
+
+// waitForDisk gives the context's CPU slot back (before a wait for the disk).
+func waitForDisk(ctx context.Context) {
+	if s, ok := ctx.Value(cpuSlotKey{}).(CPUSlot); ok && s != nil {
+		s.Release()
+	}
+}
+
+// backToWork takes the context's CPU slot again (after the wait, before CPU work).
+func backToWork(ctx context.Context) {
+	if s, ok := ctx.Value(cpuSlotKey{}).(CPUSlot); ok && s != nil {
+		s.Acquire()
 	}
 }
 
