@@ -93,9 +93,11 @@ type UndoRequest struct {
 }
 
 // UndoHooks are the command's parts of an undo: Start when the run is found, trusted and
-// about to be restored (todo stores not yet restored, todoDBs of them SQLite databases);
-// Confirm (with Ask) whether to go on; File for every store's outcome, in order (status one
-// of the Undo* statuses, late: restored, then something failed or the agent appended).
+// restored (todo stores not yet restored, todoDBs of them SQLite databases) — with Ask before
+// Confirm, else once UndoRun has tried the stores, before their File calls; never for a run
+// another process is using or when no store was tried; Confirm (with Ask) whether to go on;
+// File for every store's outcome, in order (status one of the Undo* statuses, late: restored,
+// then something failed or the agent appended).
 type UndoHooks struct {
 	Start   func(dir string, m *rewrite.Manifest, todo, todoDBs int)
 	Confirm func(m *rewrite.Manifest) (bool, error)
@@ -118,7 +120,8 @@ type UndoEnd struct {
 
 // Undo runs an undo: the run found (rewrite.FindRun), read and checked as a whole
 // (rewrite.ReadRun, rewrite.CheckRun: a refused run is refused before Start), confirmed,
-// then restored (UndoRun). A store left unrestored makes the code ExitInUse when one is in
+// then restored (UndoRun). A run another sessionfix process is using (rewrite.ErrRunInUse) is
+// refused before Start with Code ExitInUse. A store left unrestored makes the code ExitInUse when one is in
 // use, else ExitPartial; with all restored, a late in-use error ExitInUse, another late error
 // ExitPartial. The error is the first of finding, reading, checking, Confirm or UndoRun; the
 // UndoEnd is returned with it once the run is named (with the outcomes so far).
@@ -157,8 +160,13 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 			}
 		}
 	}
-	h.Start(dir, m, todo, todoDBs)
 	if req.Ask {
+		// Ask nothing about a run another process is using (UndoRun takes its lock only
+		// after the question).
+		if err := rewrite.CheckRunFree(dir); err != nil {
+			return end, runInUse(end, err)
+		}
+		h.Start(dir, m, todo, todoDBs)
 		if ok, err := h.Confirm(m); err != nil {
 			return end, err
 		} else if !ok {
@@ -167,6 +175,17 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		}
 	}
 	outs, err := UndoRun(ctx, dir, m, req.BusyTimeout, req.Force, req.Now) // m: read and checked above
+	if err != nil && len(outs) == 0 {
+		// Nothing was tried (the run is in use, its journal cannot be opened): nothing
+		// that says "undoing" is printed before the refusal.
+		if errors.Is(err, rewrite.ErrRunInUse) {
+			return end, runInUse(end, err)
+		}
+		return end, err
+	}
+	if !req.Ask {
+		h.Start(dir, m, todo, todoDBs)
+	}
 	t := &end.Tally
 	for _, o := range outs {
 		status, late := t.Add(o)
@@ -197,6 +216,13 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		end.Code = ExitPartial
 	}
 	return end, nil
+}
+
+// runInUse is the refusal of an undo whose run another sessionfix process is using (a fix
+// --apply still writing it, another undo): Code ExitInUse, nothing restored.
+func runInUse(end *UndoEnd, err error) error {
+	end.Code = ExitInUse
+	return fmt.Errorf("%w (a fix --apply still writing it, or another undo); nothing was restored: undo the same run again once it has ended", err)
 }
 
 // undoStopped is the error of an undo that stopped after trying some stores (outcomes counted

@@ -440,6 +440,26 @@ type journal struct {
 	serr   error      // the first fsync error (smu)
 }
 
+// ErrRunInUse means another sessionfix process holds the run's journal lock: a fix --apply
+// still writing the run, or another undo of it.
+var ErrRunInUse = errors.New("another sessionfix process is using this run")
+
+// CheckRunFree returns ErrRunInUse (wrapped, naming the journal) when another process holds the
+// lock of the run in dir; it takes the lock and lets it go at once (UndoRun takes it for the
+// whole undo), so an undo can refuse before it asks anything.
+func CheckRunFree(dir string) error {
+	path := filepath.Join(dir, journalName)
+	lk := flock.New(path)
+	ok, err := lk.TryLock()
+	if err == nil && !ok {
+		err = ErrRunInUse
+	}
+	if err != nil {
+		return fmt.Errorf("lock journal %s: %w", path, err)
+	}
+	return lk.Unlock()
+}
+
 func openJournal(path string) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -449,7 +469,7 @@ func openJournal(path string) (*journal, error) {
 	if ok, err := lk.TryLock(); err != nil || !ok {
 		f.Close()
 		if err == nil {
-			err = errors.New("another sessionfix process is using this run")
+			err = ErrRunInUse
 		}
 		return nil, fmt.Errorf("lock journal %s: %w", path, err)
 	}

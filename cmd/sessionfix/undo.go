@@ -185,6 +185,9 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	rep.RunID, rep.RunDir, rep.AlreadyUndone = end.RunID, end.Dir, end.AlreadyUndone
 	rep.Restored, rep.NotRestored = end.Tally.Restored, end.Tally.NotRestored()
 	if err != nil {
+		if end.Code != 0 {
+			return &exitErr{code: end.Code, err: err} // the run is in use: 4
+		}
 		return err
 	}
 	rep.Summary, rep.NothingChanged = end.Summary, end.Declined

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gofrs/flock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestUndoOfARunInUse: `undo` of a run another sessionfix process is using (a fix --apply still
+// writing it holds the run's journal lock) is refused, exit 4, and its standard output claims no
+// work first — the stop 17 binary printed "undoing run … N files to restore" and then the
+// refusal, exit 1. Nothing is restored; once the lock is gone the same undo restores the run.
+func TestUndoOfARunInUse(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	state := filepath.Join(t.TempDir(), "state")
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, exitOK, r.code, r.err)
+	runs, err := os.ReadDir(filepath.Join(state, "runs"))
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	id := runs[0].Name()
+	fixed := snapshotTree(t, dir)
+
+	// The running fix's lock (rewrite's journal lock), from another open file: flock conflicts.
+	lk := flock.New(filepath.Join(state, "runs", id, "journal.jsonl"))
+	ok, err := lk.TryLock()
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	const why = "another sessionfix process is using this run (a fix --apply still writing it, or another undo); nothing was restored: undo the same run again once it has ended"
+	for _, args := range [][]string{
+		{"undo", "--last", "--state-dir", state},
+		{"undo", "--state-dir", state, id},
+	} {
+		r = runCLI(t, env, "", args...)
+		assert.Equal(t, exitInUse, r.code, "%v: %s", args, r.err)
+		assert.Empty(t, r.out, "%v: nothing claims work before the refusal", args)
+		assert.Contains(t, r.err, why, "%v", args)
+	}
+	r = runCLI(t, env, "", "undo", "--last", "--format", "json", "--state-dir", state)
+	assert.Equal(t, exitInUse, r.code, r.err)
+	var rep undoReport
+	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
+	assert.Contains(t, rep.Error, why)
+	assert.Empty(t, rep.Files)
+	assert.Zero(t, rep.Restored)
+
+	// --force without --yes on a terminal: refused before the question is asked.
+	tty := *env
+	tty.InTerminal = true
+	r = runCLI(t, &tty, "y\n", "undo", "--last", "--force", "--state-dir", state)
+	assert.Equal(t, exitInUse, r.code, r.err)
+	assert.Empty(t, r.out)
+	assert.NotContains(t, r.err, "[y/N]")
+	assert.Contains(t, r.err, why)
+	assert.Equal(t, fixed, snapshotTree(t, dir), "nothing restored")
+
+	require.NoError(t, lk.Unlock())
+	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
+	require.Equal(t, exitOK, r.code, r.err)
+	assert.Contains(t, r.out, "undoing run "+id)
+	assert.NotEqual(t, fixed, snapshotTree(t, dir))
+}
