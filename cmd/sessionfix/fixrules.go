@@ -9,13 +9,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/rulefix"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // ruleFix is the one agent whose rule-file migration fix --rules runs (agent.RuleFix; nil:
@@ -91,12 +89,23 @@ func rulesRefused(o fixOptions, a *agent.Agent) (names []string, set bool) {
 
 type fixRulesOptions struct {
 	fixOptions
-	Version     string
-	Project     string
-	ProjectKey  string
-	ClaudeJSON  string
-	AllowShared bool
-	Cwd         string
+	// Options are the values of the migration's own flags and of the agent's options it
+	// uses (agent.RuleFix.Options, Uses), by flag name.
+	Options agent.Values
+	Cwd     string
+}
+
+// rulesRun records and prints what the migration reports (problems make the run partial).
+type rulesRun struct {
+	env      *Env
+	problems []string
+	partial  bool
+}
+
+func (r *rulesRun) problem(err error) {
+	r.problems = append(r.problems, err.Error())
+	r.partial = true
+	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
 }
 
 func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
@@ -116,43 +125,27 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	case refusedSet:
 		return usageErrorf("--rules migrates %s only: %s do not go with it", rf.RuleFix.Rules, andList(refused))
 	}
-	now := permission.ClaudeNewest()
-	if o.Version != "" {
-		v, err := permission.ParseClaudeRelease(o.Version)
-		if err != nil {
-			return usageErrorf("--claude-version: %v", err)
-		}
-		now = v
-	}
-	tools, err := claude.InventoryTools(o.Common.Inventory)
+	r := &rulesRun{env: env}
+	plan, err := rf.RuleFix.Plan(ctx, agent.RuleFixInput{Env: agent.Env{Getenv: env.Getenv, Home: env.Home}, Inventory: o.Common.Inventory,
+		Paths: o.Paths, Cwd: o.Cwd, Options: o.Options, Problem: r.problem,
+		Note: func(s string) { fmt.Fprintf(env.Err, "audit: note: %s\n", reports.Printable(s)) },
+		Warn: func(w string) { fmt.Fprintf(env.Err, "sessionfix: warning: %s\n", reports.Printable(w)) }})
 	if err != nil {
 		return err
-	}
-	r := claude.NewLoading(env.Err)
-	srcs, _, err := r.Resolve(claude.ClaudeInputs{Paths: o.Paths, Project: o.Project, Cwd: o.Cwd, ProjectKey: o.ProjectKey, ClaudeJSON: o.ClaudeJSON,
-		Getenv: env.Getenv, Home: env.Home, Command: "fix --rules"}, r.Hooks())
-	if err != nil {
-		return err
-	}
-	if r.Global != nil {
-		srcs = append(srcs, claude.ClaudeSource{Path: r.Global.Path, Scope: permission.ClaudeScopeLegacy})
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
-
-	rep, files := claude.PlanRuleFiles(ctx, srcs, tools, now, o.AllowShared, r.Problem)
-	plans := make([]rulefix.RuleFile, len(files))
-	for i, f := range files {
+	plans := make([]rulefix.RuleFile, len(plan.Files))
+	for i, f := range plan.Files {
 		plans[i] = rulefix.RuleFile{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions, Rewrites: f.Rewrites}
 	}
 	pl := rulefix.Plan(plans)
 	rewrites := pl.Rewrites
 	if o.Format == "table" {
-		writeRulePlan(env, rep.Rules, now)
+		writeRulePlan(env, rf.RuleFix.Rules, plan.Changes, plan.Version)
 	}
 	if !o.Apply || rewrites == 0 {
 		if o.Format == "json" {
-			rep.Errors = append(rep.Errors, r.Problems...)
-			if err := reports.WriteJSON(env.Out, rep); err != nil {
+			if err := reports.WriteJSON(env.Out, plan.Report("dry-run", "", nil, r.problems)); err != nil {
 				return err
 			}
 		} else if rewrites > 0 {
@@ -176,22 +169,21 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err := rewrite.CheckStateDir(o.StateDir); err != nil {
 		return err
 	}
-	res, outcomes, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.Problem)
+	res, outcomes, inUse, err := rulefix.Apply(ctx, pl, rewrite.ApplyOptions{StateDir: o.StateDir, Command: "fix --rules --apply", Now: env.Now}, r.problem)
 	if res == nil {
 		return err
 	}
-	rep.Mode, rep.Run = "apply", res.RunID
-	for _, oc := range outcomes {
-		rep.Outcomes = append(rep.Outcomes, claude.RuleOutRow{File: oc.File, Status: oc.Status, Rules: oc.Rules, Reason: oc.Reason})
+	rows := make([]agent.RuleOutcome, len(outcomes))
+	for i, oc := range outcomes {
+		rows[i] = agent.RuleOutcome{File: oc.File, Status: oc.Status, Rules: oc.Rules, Reason: oc.Reason}
 	}
 	if o.Format == "json" {
-		rep.Errors = append(rep.Errors, r.Problems...)
-		if err := reports.WriteJSON(env.Out, rep); err != nil {
+		if err := reports.WriteJSON(env.Out, plan.Report("apply", res.RunID, rows, r.problems)); err != nil {
 			return err
 		}
 	} else {
 		n, files := 0, 0
-		for _, row := range rep.Outcomes {
+		for _, row := range rows {
 			if row.Status == "rewritten" {
 				n += row.Rules
 				files++
@@ -208,37 +200,37 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 	if err != nil {
 		return err
 	}
-	if inUse && !r.Partial() {
+	if inUse && !r.partial {
 		return withCode(exitInUse)
 	}
 	return rulesEnd(r)
 }
 
-func rulesEnd(r *claude.Loading) error {
-	if r.Partial() {
+func rulesEnd(r *rulesRun) error {
+	if r.partial {
 		return withCode(exitPartial)
 	}
 	return nil
 }
 
-// writeRulePlan prints each rule: where, old → new, what it matched before, what it matches
-// after, and the flag.
-func writeRulePlan(env *Env, rows []claude.RuleRow, now permission.ClaudeRelease) {
+// writeRulePlan prints each legacy-spelled rule (what names what is migrated, "Acme rules"):
+// where, old → new, what it matched before, what it matches after, and the flags.
+func writeRulePlan(env *Env, what string, rows []agent.RuleChange, now string) {
 	if len(rows) == 0 {
 		fmt.Fprintf(env.Out, "no legacy-spelled rule: every rule that names an inventory tool already uses %s's spelling\n", now)
 		return
 	}
-	fmt.Fprintf(env.Out, "Claude Code rules in a legacy spelling (migrated to %s):\n", now)
+	fmt.Fprintf(env.Out, "%s in a legacy spelling (migrated to %s):\n", what, now)
 	for _, r := range rows {
 		arrow := r.New
-		if r.Action != string(claude.MigrateRewrite) {
+		if !r.Rewrite {
 			arrow = "(kept)"
 		}
 		fmt.Fprintf(env.Out, "%s:%d:%d %s %s[%d]: %s %q → %s\n", reports.Printable(r.File), r.Line, r.Column, r.Scope, r.Key, r.Index,
 			r.Action, reports.Printable(r.Old), reports.Printable(arrow))
-		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(claude.OrNone(strings.Join(r.Before, ", "))))
+		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(noneIfEmpty(strings.Join(r.Before, ", "))))
 		if r.New != "" {
-			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(claude.OrNone(strings.Join(r.After, ", "))))
+			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(noneIfEmpty(strings.Join(r.After, ", "))))
 		}
 		if len(r.Extra) > 0 {
 			fmt.Fprintf(env.Out, "    SHARED NAME: also %s\n", reports.Printable(strings.Join(r.Extra, ", ")))
@@ -252,11 +244,31 @@ func writeRulePlan(env *Env, rows []claude.RuleRow, now permission.ClaudeRelease
 	}
 }
 
+// noneIfEmpty is s, or "(none)" when s is empty.
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
 func newFixRulesOptions(c *cli.Context, base fixOptions) (fixRulesOptions, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return fixRulesOptions{}, fmt.Errorf("fix: current directory: %w", err)
 	}
-	return fixRulesOptions{fixOptions: base, Version: c.String(claude.VersionOption), Project: c.String(claude.ProjectOption),
-		ProjectKey: c.String(claude.ProjectKeyOption), ClaudeJSON: c.String(claude.ClaudeJSONOption), AllowShared: c.Bool(claude.AllowSharedOption), Cwd: wd}, nil
+	o := fixRulesOptions{fixOptions: base, Options: agent.Values{}, Cwd: wd}
+	if a := ruleFix(); a != nil {
+		for _, opt := range a.RuleFix.Options {
+			if v := c.String(opt.Name); v != "" {
+				o.Options[opt.Name] = []string{v}
+			}
+		}
+		for _, name := range a.RuleFix.Uses {
+			if vs := base.Common.AgentOptions[name]; len(vs) > 0 {
+				o.Options[name] = vs
+			}
+		}
+	}
+	return o, nil
 }
