@@ -40,8 +40,8 @@ allow, default) and outcome (ran, ask, block; "not offered" where a deny removes
 2.1.90), now and before, and the tools a release gives the same name. A LOST RESTRICTION (a deny or
 ask rule that matched before and no longer does) is printed first and listed first.
 --format sarif: one result per lost pair (error), gained pair and pair whose rule now is ignored
-(sessionfix/audit/refused; warning), at the rule file and line, with the Qwen audit's rule ids and
-fingerprints; --baseline FILE (a previous --agent claude json or sarif output) exits 5 only for
+(sessionfix/audit/refused; warning), at the rule file and line, with the rule ids and
+fingerprints all audits share; --baseline FILE (a previous --agent claude json or sarif output) exits 5 only for
 findings not in it, and marks SARIF results new, unchanged or absent; --fail-on refused counts
 the ignored pairs.
 PATH (repeatable) names copies: a ~/.claude directory (settings.json, projects/; a claude.json or
