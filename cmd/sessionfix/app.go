@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -349,12 +351,34 @@ func humanFlagError(cmd string, flags []cli.Flag, err error) error {
 		return fmt.Errorf("%s: expected true or false (or the flag alone), got %q", dashed(m[2]), got)
 	}
 	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+		if f, ok := findFlag(flags, "format").(*cli.StringFlag); ok && len(m[1]) > 1 && slices.Contains(formatValues(f.Usage), m[1]) {
+			// `scan --json` (a cron line written from memory): the format is a value of --format.
+			return fmt.Errorf("unknown flag %s: the output format is a value of --format (--format %s; %s lists the flags)", dashed(m[1]), m[1], help)
+		}
 		return fmt.Errorf("unknown flag %s (%s lists the flags)", dashed(m[1]), help)
 	}
 	if m := flagNeedsValue.FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("%s needs a value (%s)", dashed(m[1]), help)
 	}
 	return err
+}
+
+// formatValues are the values a --format usage lists: the words after "format:" up to the
+// first parenthesis ("output format: table, json, or sarif (…)": table, json, sarif; "or" is
+// not one).
+func formatValues(usage string) []string {
+	_, list, ok := strings.Cut(usage, "format:")
+	if !ok {
+		return nil
+	}
+	list, _, _ = strings.Cut(list, "(")
+	var out []string
+	for _, w := range strings.FieldsFunc(list, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if w != "or" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // dashed spells a flag name as the help does: --name, or -n for a one-letter alias.

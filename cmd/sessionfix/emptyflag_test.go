@@ -98,3 +98,23 @@ func TestEmptyStateDirEnvIsUnset(t *testing.T) {
 	r := runCLI(t, testEnv(t), "", "runs")
 	assert.Equal(t, exitOK, r.code, r.err)
 }
+
+// `scan --json DIR` (a cron line written from memory) names --format: the format is a value of
+// it. Every command with --format, each value its usage lists; another unknown flag reads as
+// before.
+func TestFormatNameAsAFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ cmd, value string }{
+		{"scan", "json"}, {"scan", "sarif"}, {"fix", "json"}, {"check", "sarif"}, {"undo", "json"},
+		{"runs", "json"}, {"names", "jsonl"}, {"audit", "csv"}, {"audit", "html"},
+	} {
+		r := runCLI(t, testEnv(t), "", c.cmd, "--"+c.value, dir)
+		assert.Equal(t, exitUsage, r.code, "%v", c)
+		assert.Equal(t, "sessionfix: unknown flag --"+c.value+": the output format is a value of --format (--format "+c.value+"; sessionfix "+c.cmd+" --help lists the flags)\n", r.err, "%v", c)
+	}
+	for _, f := range []string{"--output", "--or", "--frob"} {
+		r := runCLI(t, testEnv(t), "", "scan", f, dir)
+		assert.Equal(t, exitUsage, r.code)
+		assert.Equal(t, "sessionfix: unknown flag "+f+" (sessionfix scan --help lists the flags)\n", r.err)
+	}
+}
