@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -77,8 +76,8 @@ func rulesRefused(o fixOptions, a *agent.Agent) (names []string, set bool) {
 	set = o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy
 	for _, other := range all.Agents {
 		for _, opt := range other.Options {
-			if other == a || slices.Contains(a.RuleFix.Uses, opt.Name) {
-				continue
+			if other == a {
+				continue // the migrating agent's own: refused by fix's list or read (RuleFix.Uses)
 			}
 			names = append(names, "--"+opt.Name)
 			set = set || len(o.Common.AgentOptions[opt.Name]) > 0

@@ -207,7 +207,7 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"codex-config": {"c.toml"}}}}, a)
 	assert.True(t, set, "another agent's option given")
 	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"allow-shared": {"true"}}}}, a)
-	assert.False(t, set, "the migration reads --allow-shared")
+	assert.False(t, set, "the migrating agent's own options are not refused here (--allow-shared is read: RuleFix.Uses)")
 	_, set = rulesRefused(fixOptions{Common: pipeline.Options{Discover: true}}, a)
 	assert.True(t, set)
 	env := testEnv(t)
