@@ -37,6 +37,9 @@ const (
 	// modeReadWAL reads through a read-write connection that writes nothing (query_only): see
 	// readMode. The URI's mode is rw.
 	modeReadWAL openMode = "read-wal"
+	// modeReadImmutable reads a WAL database on a read-only file system (mode=ro&immutable=1):
+	// see readMode.
+	modeReadImmutable openMode = "read-immutable"
 )
 
 // readMode picks how a read-only use of the database at path opens it: modeRO, or modeReadWAL
@@ -48,7 +51,9 @@ const (
 // never while another process has it open, whose -wal and -shm stay) and only after every
 // committed frame is in the main file. A -wal, -shm or journal that exists before is never
 // touched: modeRO, as before (the user's or a running agent's). A file or directory this
-// process may not write leaves the files as mode=ro does (SQLite opens the file read-only).
+// process may not write leaves the files as mode=ro does (SQLite opens the file read-only). On
+// a file system mounted read-only, where SQLite can create neither file and would not open the
+// database at all, such a database is read immutable (modeReadImmutable).
 func readMode(path string) openMode {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -69,6 +74,13 @@ func readMode(path string) openMode {
 			return modeRO
 		}
 	}
+	if onReadOnlyFS(filepath.Dir(real)) {
+		// SQLite can create no -wal or -shm there, and without them it cannot open a WAL
+		// database at all ("unable to open database file"). With no -wal there are no
+		// committed frames outside the main file, and nothing writes through a read-only
+		// mount: the main file is the whole database, read as immutable (no locks).
+		return modeReadImmutable
+	}
 	return modeReadWAL
 }
 
@@ -82,12 +94,15 @@ func dsn(path string, mode openMode, busy time.Duration) (string, error) {
 	}
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	uri := mode
-	if mode == modeReadWAL {
+	switch mode {
+	case modeReadWAL:
 		uri = modeRW
+	case modeReadImmutable:
+		uri = modeRO + "&immutable=1"
 	}
 	q := fmt.Sprintf("file:%s?mode=%s&_busy_timeout=%d", r.Replace(filepath.ToSlash(abs)), uri, busy.Milliseconds())
 	switch mode {
-	case modeRO, modeReadWAL:
+	case modeRO, modeReadWAL, modeReadImmutable:
 		// A read-only handle is used by one goroutine at a time (one connection, taken with
 		// Connx): no per-call connection mutex (SQLITE_OPEN_NOMUTEX; sqlite3_interrupt, which the
 		// driver calls from another goroutine on cancel, takes none either).

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package sqlite
+
+// onReadOnlyFS is false where access(2) cannot tell (see rofs_unix.go).
+func onReadOnlyFS(string) bool { return false }
