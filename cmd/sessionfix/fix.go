@@ -76,7 +76,7 @@ func newFixCommand(env *Env) *cli.Command {
 			if c.Bool("rules") {
 				// The rule migration has no plan file, no --fail-on and reads no MCP config:
 				// refused rather than silently ignored.
-				for _, f := range []string{"plan-out", "plan", "fail-on", "mcp-config", "profile", "busy-timeout"} {
+				for _, f := range rulesNotTaken() {
 					if c.IsSet(f) {
 						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, fixRulesWhat())
 					}

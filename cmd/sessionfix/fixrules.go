@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -66,6 +67,21 @@ func fixRulesDescription() string {
 		return a.RuleFix.Help
 	}
 	return ""
+}
+
+// rulesNotTaken are fix's flags that do not go with --rules (it has no plan file, no --fail-on,
+// no SQLite store): --plan-out, --plan, --fail-on, the migrating agent's own scan/fix options it
+// does not read (not in RuleFix.Uses: --mcp-config), --profile, --busy-timeout, in that order.
+func rulesNotTaken() []string {
+	out := []string{"plan-out", "plan", "fail-on"}
+	if a := ruleFix(); a != nil {
+		for _, o := range a.Options {
+			if !slices.Contains(a.RuleFix.Uses, o.Name) {
+				out = append(out, o.Name)
+			}
+		}
+	}
+	return append(out, "profile", "busy-timeout")
 }
 
 // rulesRefused are the flags given that --rules does not take: fix's naming flags the
