@@ -108,7 +108,31 @@ func LoadProfile(path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read profile: %w", err)
 	}
-	return ParseProfile(b)
+	p, err := ParseProfile(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s%s: %w", path, jsonErrorAt(b, err), err)
+	}
+	return p, nil
+}
+
+// jsonErrorAt is ":LINE:COL" (1-based, COL in bytes) of where encoding/json's syntax or type
+// error err points into b, or "" for other errors.
+func jsonErrorAt(b []byte, err error) string {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	default:
+		return ""
+	}
+	off = min(max(off-1, 0), int64(len(b))) // the offset is just after the bad byte
+	line := bytes.Count(b[:off], []byte("\n")) + 1
+	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
+	return fmt.Sprintf(":%d:%d", line, col)
 }
 
 // ParseProfile decodes and validates a JSON profile.
@@ -117,7 +141,7 @@ func ParseProfile(b []byte) (*Profile, error) {
 	dec.DisallowUnknownFields()
 	p := &Profile{}
 	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadProfile, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadProfile, err)
 	}
 	if _, err := compileProfile(p); err != nil {
 		return nil, err
