@@ -57,7 +57,7 @@ rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
        copy/dot-claude copy/lab/.claude --format html --out audit.html`
 
 // Loading is ClaudeLoaded as a command loads it: every problem and note met is recorded and
-// printed to the standard error given (audit --agent claude, fix --rules).
+// printed to the standard error given (audit --agent claude; fix --rules gives its hooks in RuleFixInput, rulefix.go).
 type Loading struct {
 	ClaudeLoaded
 	err     io.Writer
