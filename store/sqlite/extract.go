@@ -3,6 +3,7 @@ package sqlite
 /*
 #include <stdint.h>
 #include <string.h>
+#include "sfcol.h"
 
 typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_context sqlite3_context;
@@ -194,43 +195,94 @@ static int sfx_value(sfx *s, int depth, unsigned hit) {
 	return 1;
 }
 
+// sfx_parse_path reads one key-chain path ("$.a.b") of n bytes at t into pt (its keys point
+// into t); 0 when it is not one.
+static int sfx_parse_path(const char *t, int n, sfx_path *pt) {
+	memset(pt, 0, sizeof *pt);
+	if (t == 0 || n < 3 || t[0] != '$' || t[1] != '.') return 0;
+	int at = 2;
+	while (at < n) {
+		int b = at;
+		while (at < n && t[at] != '.') at++;
+		if (at == b || pt->nkeys == SFX_MAXKEYS) return 0;
+		pt->key[pt->nkeys] = t + b;
+		pt->klen[pt->nkeys] = at - b;
+		pt->nkeys++;
+		if (at < n) at++;
+	}
+	return 1;
+}
+
+// sfx_doc checks the n bytes at v (one RFC 8259 object, see sessionfix_extract below) and
+// finds the string token at each of the npaths parsed paths: 1 and, in out, per path the byte
+// offset in v and the length of its token (0, 0: no string there); 0 when the value is not
+// accepted. The paths' match state is reset first, so they serve one value after another.
+static int sfx_doc(const unsigned char *v, int n, sfx_path *paths, int npaths, int64_t *out) {
+	for (int i = 0; i < npaths; i++) {
+		sfx_path *pt = &paths[i];
+		pt->matched = 0;
+		memset(pt->obj, 0, sizeof pt->obj);
+		pt->val = 0;
+		pt->vlen = 0;
+	}
+	sfx s = { v, v + n, paths, npaths, 0 };
+	if (v == 0 || !sfx_ws(&s) || *s.p != '{' || !sfx_value(&s, 0, 0)) return 0;
+	if (sfx_ws(&s)) return 0; // something after the object
+	for (int i = 0; i < npaths; i++) {
+		out[2 * i] = paths[i].vlen ? (int64_t)(paths[i].val - v) : 0;
+		out[2 * i + 1] = paths[i].vlen;
+	}
+	return 1;
+}
+
 // sessionfix_extract(value, path, …): NULL unless value is TEXT holding one RFC 8259 JSON
 // object with no escaped key, no key of a path twice in one object, nesting at most
 // SFX_MAXDEPTH; else a BLOB with, per key-chain path, the byte offset in value and the length
 // of the string token found there as written (two int64s; 0, 0 when there is no string).
+// The scan calls the same parser on whole row batches (sfx_batch); the SQL function stays as
+// the fuzz target's bridge to SQLite's own JSON functions (extractfuzz_test.go).
 static void sfx_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 	if (argc < 2 || argc - 1 > SFX_MAXPATHS || sqlite3_value_type(argv[0]) != 3) { sqlite3_result_null(ctx); return; }
 	sfx_path paths[SFX_MAXPATHS];
 	for (int i = 0; i < argc - 1; i++) {
-		const char *t = (const char *)sqlite3_value_text(argv[i + 1]);
-		int n = sqlite3_value_bytes(argv[i + 1]);
-		sfx_path *pt = &paths[i];
-		memset(pt, 0, sizeof *pt);
-		if (t == 0 || n < 3 || t[0] != '$' || t[1] != '.') { sqlite3_result_null(ctx); return; }
-		int at = 2;
-		while (at < n) {
-			int b = at;
-			while (at < n && t[at] != '.') at++;
-			if (at == b || pt->nkeys == SFX_MAXKEYS) { sqlite3_result_null(ctx); return; }
-			pt->key[pt->nkeys] = t + b;
-			pt->klen[pt->nkeys] = at - b;
-			pt->nkeys++;
-			if (at < n) at++;
+		if (!sfx_parse_path((const char *)sqlite3_value_text(argv[i + 1]), sqlite3_value_bytes(argv[i + 1]), &paths[i])) {
+			sqlite3_result_null(ctx);
+			return;
 		}
 	}
 	const unsigned char *v = sqlite3_value_text(argv[0]);
 	int n = sqlite3_value_bytes(argv[0]);
-	sfx s = { v, v + n, paths, argc - 1, 0 };
-	if (v == 0 || !sfx_ws(&s) || *s.p != '{' || !sfx_value(&s, 0, 0)) { sqlite3_result_null(ctx); return; }
-	if (sfx_ws(&s)) { sqlite3_result_null(ctx); return; } // something after the object
 	// per path: the byte offset and length of its string token (0, 0: none), little-endian
 	// int64s as the machine stores them (the reader is the same process)
 	int64_t out[2 * SFX_MAXPATHS];
-	for (int i = 0; i < argc - 1; i++) {
-		out[2 * i] = paths[i].vlen ? (int64_t)(paths[i].val - v) : 0;
-		out[2 * i + 1] = paths[i].vlen;
-	}
+	if (!sfx_doc(v, n, paths, argc - 1, out)) { sqlite3_result_null(ctx); return; }
 	sqlite3_result_blob(ctx, out, (int)(sizeof(int64_t) * 2 * (argc - 1)), (void (*)(void *))(intptr_t)-1);
+}
+
+// sfx_batch runs the extractor on column valcol of nrows rows of a row batch (cols: width
+// columns per row, as the row reader filled them; buf: their bytes), the npaths key-chain paths
+// given back to back in ptext (plen[i] bytes each) parsed once for all rows. out: per row
+// 1 + 2*npaths int64s: out[0] 1 when the value is TEXT that sessionfix_extract accepts, then
+// the offsets and lengths it would return; out[0] 0 where it would return NULL. Returns 0, or
+// -1 when a path is not a key chain (nothing written).
+static int sfx_batch(const char *buf, const sf_col *cols, int width, int valcol, int nrows,
+		const char *ptext, const int *plen, int npaths, int64_t *out) {
+	if (npaths < 1 || npaths > SFX_MAXPATHS) return -1;
+	sfx_path paths[SFX_MAXPATHS];
+	for (int i = 0, at = 0; i < npaths; at += plen[i], i++) {
+		if (!sfx_parse_path(ptext + at, plen[i], &paths[i])) return -1;
+	}
+	const int stride = 1 + 2 * npaths;
+	for (int r = 0; r < nrows; r++) {
+		const sf_col *c = cols + (long long)r * width + valcol;
+		int64_t *o = out + (long long)r * stride;
+		o[0] = 0;
+		if (c->kind != 3 || c->n > 0x7fffffff) continue; // not TEXT (sfx_func: NULL)
+		// an empty TEXT value has no bytes in buf: any non-NULL pointer will do (none is read)
+		const unsigned char *v = (const unsigned char *)buf + c->off;
+		o[0] = sfx_doc(v, (int)c->n, paths, npaths, o + 1);
+	}
+	return 0;
 }
 
 static int sfx_register(sqlite3 *db) {
@@ -244,6 +296,7 @@ import "C"
 import (
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
@@ -264,6 +317,31 @@ func registerExtract(c *sqlite3.SQLiteConn) error {
 	}
 	if rc := C.sfx_register((*C.sqlite3)(f.UnsafePointer())); rc != 0 {
 		return fmt.Errorf("register %s: SQLite error %d", extractFunc, int(rc))
+	}
+	return nil
+}
+
+// extractChunk is the rows of one sfx_batch call (one cgo crossing per that many rows).
+const extractChunk = 256
+
+// extractRows runs the extractor (sfx_batch, the parser of sessionfix_extract) on the value
+// column (column 1) of b's rows into b.ext: per row 1 + 2*f.npaths int64s (accepted, then an
+// offset and a length per path: see sfx_batch). It runs in the scan's own stage between the
+// row reader and the site goroutine (scanTable), not inside sqlite3_step.
+func extractRows(b *rowBatch, f *fastSpec) error {
+	stride := 1 + 2*f.npaths
+	if need := b.n * stride; cap(b.ext) < need {
+		b.ext = make([]int64, need)
+	} else {
+		b.ext = b.ext[:need]
+	}
+	for first := 0; first < b.n; first += extractChunk {
+		n := min(extractChunk, b.n-first)
+		rc := C.sfx_batch((*C.char)(unsafe.Pointer(&b.buf[0])), &b.cols[first*b.width], C.int(b.width), 1, C.int(n),
+			(*C.char)(unsafe.Pointer(&f.ptext[0])), &f.plen[0], C.int(len(f.plen)), (*C.int64_t)(unsafe.Pointer(&b.ext[first*stride])))
+		if rc != 0 {
+			return fmt.Errorf("%s: paths %q are not key chains", extractFunc, f.ptext)
+		}
 	}
 	return nil
 }

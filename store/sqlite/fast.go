@@ -1,9 +1,9 @@
 package sqlite
 
+import "C"
+
 import (
 	"bytes"
-	"encoding/binary"
-	"fmt"
 	"regexp"
 	"unicode/utf8"
 
@@ -12,10 +12,11 @@ import (
 )
 
 // The SQL-assisted path (issue 12 item 3). For a table spec with one site whose path and
-// helper paths (when, call id, server) are plain key chains ("$.part.tool"), the SQL function
-// sessionfix_extract (extract.go, in C, evaluated by SQLite as it steps) checks each value in one
-// pass (strict RFC 8259, one object) and returns the strings at the paths and the byte offset of
-// the site's token; Go then takes the token at that offset instead of lexing the whole value.
+// helper paths (when, call id, server) are plain key chains ("$.part.tool"), the extractor
+// (extract.go, in C: the parser of the SQL function sessionfix_extract, called by the scan on
+// whole row batches in a stage of its own, extractRows) checks each value in one pass (strict
+// RFC 8259, one object) and returns the byte offset and length of the string token at each
+// path; Go then takes the site's token at that offset instead of lexing the whole value.
 // A value goes through the full JSON lexer instead whenever the two could disagree:
 //   - it is not TEXT, not such JSON (the lexer words the problem), not valid UTF-8, has an
 //     escaped key anywhere (a key spelled with `\u`) or a key of one of the paths twice in one
@@ -36,18 +37,18 @@ type fastSpec struct {
 	path   string // the site path as the lexer renders it: "data:part.tool"
 	// elements of the extracted array: the site's, then when, call id, server (-1: none)
 	when, callID, server int
-	ncols                int
 	npaths               int
+	ptext                []byte  // the paths back to back, for sfx_batch
+	plen                 []C.int // their lengths
 }
 
 // fastDisabled turns the SQL-assisted path off (tests compare both paths).
 var fastDisabled = false
 
-// fastOf returns the SQL-assisted path of ct and its extra SELECT columns for the column
-// expression col, or nil when the spec does not qualify.
-func fastOf(ct *compiledTable, col string) (*fastSpec, []string) {
+// fastOf returns the fast path of ct, or nil when the spec does not qualify.
+func fastOf(ct *compiledTable) *fastSpec {
 	if fastDisabled || len(ct.sites) != 1 {
-		return nil, nil
+		return nil
 	}
 	ss := ct.sites[0].spec
 	paths := []string{ss.Path}
@@ -65,32 +66,31 @@ func fastOf(ct *compiledTable, col string) (*fastSpec, []string) {
 	add(ss.Server, &f.server)
 	for _, p := range paths {
 		if !plainPath.MatchString(p) {
-			return nil, nil
+			return nil
 		}
 	}
 	last := ss.Path[bytes.LastIndexByte([]byte(ss.Path), '.')+1:]
 	f.needle = []byte(`"` + last + `"`)
 	f.path = ct.spec.Column + ":" + ss.Path[2:]
-	// extractFunc (extract.go) checks the value and returns, per path, where the string token
-	// at it is (a BLOB of offsets and lengths) in one pass; NULL sends the value to the lexer.
-	args := ""
+	// the extractor (extract.go's sfx_batch) checks each value and finds, per path, where the
+	// string token at it is, in one pass over a batch of rows (extractRows)
 	for _, p := range paths {
-		args += ", '" + p + "'"
+		f.ptext = append(f.ptext, p...)
+		f.plen = append(f.plen, C.int(len(p)))
 	}
-	cols := []string{fmt.Sprintf("%s(%s%s)", extractFunc, col, args)}
-	f.ncols = len(cols)
-	f.npaths = len(paths) // the BLOB holds one (offset, length) per path passed
-	return f, cols
+	f.npaths = len(paths)
+	return f
 }
 
-// fastRow finds the site of one row by the SQL-assisted path; false sends the value to the
-// full lexer (see above). vals are the extra columns (one: the extracted array, or NULL).
-func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, b *rowBatch, vals []sfCol) bool {
-	if vals[0].kind != kindBlob || !utf8.Valid(val) { // NULL: not TEXT, or not for this path
+// fastRow finds the site of one row by the fast path; false sends the value to the full lexer
+// (see above). ext is the row's extractor result (extractRows: accepted, then an offset and a
+// length per path).
+func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, ext []int64) bool {
+	if ext[0] != 1 || !utf8.Valid(val) { // not accepted: not such JSON
 		return false
 	}
 	var got [4]token
-	if !tokens(val, b.bytes(&vals[0]), got[:f.npaths]) {
+	if !tokens(val, ext[1:], got[:f.npaths]) {
 		return false
 	}
 	raw := got[0].raw
@@ -157,15 +157,14 @@ func helper(got []token, i int) (*string, bool) {
 	return &s, true
 }
 
-// tokens reads extractFunc's BLOB (per path: offset and length of its string token in val, two
-// native int64s) into out; false when it does not fit val.
-func tokens(val, blob []byte, out []token) bool {
-	if len(blob) != 16*len(out) {
+// tokens reads the extractor's result (per path: offset and length of its string token in val)
+// into out; false when it does not fit val.
+func tokens(val []byte, ext []int64, out []token) bool {
+	if len(ext) != 2*len(out) {
 		return false
 	}
 	for i := range out {
-		off := int64(binary.NativeEndian.Uint64(blob[16*i:]))
-		n := int64(binary.NativeEndian.Uint64(blob[16*i+8:]))
+		off, n := ext[2*i], ext[2*i+1]
 		switch {
 		case n == 0:
 			out[i] = token{}

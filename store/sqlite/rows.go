@@ -28,15 +28,7 @@ extern int sqlite3_changes(sqlite3*);
 extern const char *sqlite3_errmsg(sqlite3*);
 extern int sqlite3_extended_errcode(sqlite3*);
 
-// sf_col is one column of one row: its storage class (1 integer, 2 float, 3 text, 4 blob,
-// 5 NULL: SQLite's codes), the number, or the bytes at buf[off:off+n].
-typedef struct {
-	long long i;
-	double f;
-	long long off;
-	long long n;
-	int kind;
-} sf_col;
+#include "sfcol.h"
 
 #define SF_FULL (-1)
 
@@ -168,6 +160,8 @@ type rowBatch struct {
 	buf   []byte
 	used  int64
 	cols  []C.sf_col
+	// ext: the extractor's result per row (extractRows), for a table with a fast path
+	ext []int64
 }
 
 // bytes returns the bytes of a TEXT or BLOB column (valid until the batch is reused).

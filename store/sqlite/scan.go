@@ -374,10 +374,7 @@ func (r *reader) query(ct *compiledTable) *tableQuery {
 				Reason: fmt.Sprintf("table %s has no column %s: call ids are not scoped by it", spec.Table, spec.CallScope)})
 		}
 	}
-	if f, extra := fastOf(ct, quoteIdent(spec.Column)); f != nil {
-		q.fast = f
-		cols = append(cols, extra...)
-	}
+	q.fast = fastOf(ct)
 	rowid := "NULL"
 	if q.hasRowid {
 		rowid = "rowid"
@@ -413,10 +410,11 @@ func sitePaths(spec *TableSpec) string {
 
 // scanTable reads one table spec, batch by batch, through the row reader (rows.go: the driver
 // connection's handle stepped in C, rows copied into reused buffers; one prepared statement per
-// table). Two goroutines share the work: this one steps SQLite (and its JSON functions) and
-// hands each batch of rows to a second one that finds their sites and hands them on (fn), so on
-// two cores the lexing and planning of a batch overlap the reading of the next. ctx is checked
-// every 256 rows.
+// table). Three goroutines share the work: this one steps SQLite and hands each batch of rows
+// to the extractor's (the fast path's C parser, 256 rows per cgo call: extractRows), which
+// hands it to the site goroutine that finds the sites in row order and hands them on (fn); on
+// two cores reading, parsing and planning of consecutive batches overlap. ctx is checked every
+// 256 rows.
 func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labelColumn bool) error {
 	q := r.query(ct)
 	if q == nil {
@@ -427,15 +425,19 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 	r.lastPath = make([]pathMemo, ct.npat)
 	readErr := func(err error) error { return fmt.Errorf("read table %s of %s: %w", ct.spec.Table, r.path, err) }
 	nk := len(q.keyCols)
-	nf := 0
+	width := 2 + nk + btoi(q.scope)
+	stride := 0
 	if q.fast != nil {
-		nf = q.fast.ncols
+		stride = 1 + 2*q.fast.npaths
 	}
-	width := 2 + nk + btoi(q.scope) + nf
 
-	// The second goroutine: rows in, sites out; each batch goes back to free once read.
-	const buffers = 3
+	// Three stages, one goroutine each: this one steps SQLite and copies rows into a batch;
+	// the extractor's runs the C parser of the fast path on the batch (extractRows); the site
+	// goroutine finds the rows' sites in row order and hands them on (fn). Each batch goes
+	// back to free once read.
+	const buffers = 4
 	work := make(chan *rowBatch, 1)
+	parsed := make(chan *rowBatch, 1)
 	free := make(chan *rowBatch, buffers)
 	for range buffers {
 		free <- newRowBatch(width, batchRows)
@@ -443,8 +445,23 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 	done := make(chan error, 1)
 	var failed atomic.Bool
 	go func() {
-		var err error
+		defer close(parsed)
 		for b := range work {
+			if q.fast != nil && !failed.Load() {
+				if err := extractRows(b, q.fast); err != nil {
+					b.ext = b.ext[:0] // the site goroutine reports it
+				}
+			}
+			parsed <- b
+		}
+	}()
+	go func() {
+		var err error
+		for b := range parsed {
+			if err == nil && q.fast != nil && len(b.ext) != b.n*stride {
+				err = readErr(fmt.Errorf("%s: paths %q are not key chains", extractFunc, q.fast.ptext))
+				failed.Store(true)
+			}
 			if err == nil {
 				for i := range b.n {
 					row := b.row(i)
@@ -456,8 +473,12 @@ func (r *reader) scanTable(ctx context.Context, idx int, ct *compiledTable, labe
 					if q.scope {
 						scope = &row[2+nk]
 					}
+					var ext []int64
+					if stride > 0 {
+						ext = b.ext[i*stride : (i+1)*stride : (i+1)*stride]
+					}
 					r.snap.Records++
-					r.row(idx, ct, q, rowid, b, &row[1], row[2:2+nk], scope, labelColumn, row[2+nk+btoi(q.scope):])
+					r.row(idx, ct, q, rowid, b, &row[1], row[2:2+nk], scope, labelColumn, ext)
 				}
 				if err = r.flush(); err != nil {
 					failed.Store(true)
@@ -591,7 +612,7 @@ var bom = []byte("\xEF\xBB\xBF")
 // long-lived JSON Lines scanner (no scanner built per row); one with line breaks (pretty-printed)
 // or a byte order mark gets its own document scanner. Both give the same captures, offsets
 // relative to the value.
-func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, b *rowBatch, value *sfCol, keys []sfCol, scope *sfCol, labelColumn bool, fast []sfCol) {
+func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullInt64, b *rowBatch, value *sfCol, keys []sfCol, scope *sfCol, labelColumn bool, ext []int64) {
 	if value.kind != kindText && value.kind != kindBlob {
 		return // NULL or a number: no JSON document
 	}
@@ -613,7 +634,7 @@ func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullIn
 			fmt.Sprintf("%s.%s is zstd-compressed (%d bytes): reported, not parsed", spec.Table, spec.Column, len(val)))
 		return
 	}
-	if text && q.fast != nil && r.fastRow(c, q.fast, val, b, fast) {
+	if text && q.fast != nil && r.fastRow(c, q.fast, val, ext) {
 		return
 	}
 	lines := len(val) > 0 && bytes.IndexByte(val, '\n') < 0 && !bytes.HasPrefix(val, bom)
