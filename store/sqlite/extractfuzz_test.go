@@ -48,8 +48,15 @@ func FuzzExtractAgreesWithSQLite(f *testing.F) {
 				json_valid(CAST(?1 AS TEXT))`, []byte(v)).Scan(&blob, &valid)
 			require.NoError(t, err)
 		}
+		// the scan's batch entry point (sfx_batch) agrees with the SQL function byte for byte
+		got := extractOne(t, []byte(v), paths)
 		if blob == nil {
+			require.Zero(t, got[0], "%q: sessionfix_extract gives NULL, the batch extractor accepts it", v)
 			return
+		}
+		require.Equal(t, int64(1), got[0], "%q: sessionfix_extract accepts it, the batch extractor does not", v)
+		for i := range 2 * len(paths) {
+			require.Equal(t, int64(binary.NativeEndian.Uint64(blob[8*i:])), got[1+i], "%q: batch vs SQL function, element %d", v, i)
 		}
 		lexed := map[string][2]int64{} // path → offset, length of the lexer's capture
 		var lexErr *jsonscan.SyntaxError
