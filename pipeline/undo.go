@@ -120,8 +120,9 @@ type UndoEnd struct {
 
 // Undo runs an undo: the run found (rewrite.FindRun), read and checked as a whole
 // (rewrite.ReadRun, rewrite.CheckRun: a refused run is refused before Start), confirmed,
-// then restored (UndoRun). A run another sessionfix process is using (rewrite.ErrRunInUse) is
-// refused before Start with Code ExitInUse. A store left unrestored makes the code ExitInUse when one is in
+// then restored (UndoRun). A run another sessionfix process is using (rewrite.ErrRunInUse:
+// checked before the run is read, and again by UndoRun) is refused before Start with Code
+// ExitInUse. A store left unrestored makes the code ExitInUse when one is in
 // use, else ExitPartial; with all restored, a late in-use error ExitInUse, another late error
 // ExitPartial. The error is the first of finding, reading, checking, Confirm or UndoRun; the
 // UndoEnd is returned with it once the run is named (with the outcomes so far).
@@ -131,12 +132,26 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		req.Now = time.Now
 	}
 	dir, err := rewrite.FindRun(req.StateDir, req.RunID, req.Last)
+	if req.Last && (err == nil || errors.Is(err, rewrite.ErrNothingToUndo)) {
+		// --last passes over runs without changes to undo yet — also one a fix --apply is
+		// still writing: that one is the newest, and in use.
+		if busy := newerRunInUse(req.StateDir, dir); busy != nil {
+			return end, runInUse(end, busy)
+		}
+	}
 	if errors.Is(err, rewrite.ErrNothingToUndo) {
 		end.NothingToUndo, end.Summary = true, err.Error()+" (sessionfix runs lists the runs)"
 		return end, nil
 	}
 	if err != nil {
 		return end, err
+	}
+	// A run another process is still writing (a fix --apply) is in use, not damaged: its
+	// manifest and backups are not final yet (a backup still shares the original's inode), so
+	// ReadRun and CheckRun would refuse it as edited. UndoRun takes the lock itself later.
+	if err := rewrite.CheckRunFree(dir); err != nil {
+		end.Dir = dir
+		return end, runInUse(end, err)
 	}
 	m, err := rewrite.ReadRun(dir)
 	if err != nil {
@@ -161,11 +176,6 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		}
 	}
 	if req.Ask {
-		// Ask nothing about a run another process is using (UndoRun takes its lock only
-		// after the question).
-		if err := rewrite.CheckRunFree(dir); err != nil {
-			return end, runInUse(end, err)
-		}
 		h.Start(dir, m, todo, todoDBs)
 		if ok, err := h.Confirm(m); err != nil {
 			return end, err
@@ -216,6 +226,29 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		end.Code = ExitPartial
 	}
 	return end, nil
+}
+
+// newerRunInUse is the CheckRunFree error of a run under stateDir newer than the one in dir
+// ("": every run) that another process is using, or nil.
+func newerRunInUse(stateDir, dir string) error {
+	runs, err := rewrite.ListRuns(stateDir)
+	if err != nil {
+		return nil // FindRun listed them; its answer stands
+	}
+	found := ""
+	for _, r := range runs {
+		if r.Dir == dir {
+			found = r.ID
+		}
+	}
+	for _, r := range runs {
+		if r.ID > found && r.Dir != dir {
+			if err := rewrite.CheckRunFree(r.Dir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // runInUse is the refusal of an undo whose run another sessionfix process is using (a fix

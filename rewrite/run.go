@@ -449,6 +449,9 @@ var ErrRunInUse = errors.New("another sessionfix process is using this run")
 // whole undo), so an undo can refuse before it asks anything.
 func CheckRunFree(dir string) error {
 	path := filepath.Join(dir, journalName)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil // no journal (yet): nobody holds it, and none is created here
+	}
 	lk := flock.New(path)
 	ok, err := lk.TryLock()
 	if err == nil && !ok {

@@ -67,3 +67,29 @@ func TestUndoOfARunInUse(t *testing.T) {
 	assert.Contains(t, r.out, "undoing run "+id)
 	assert.NotEqual(t, fixed, snapshotTree(t, dir))
 }
+
+// `undo --last` while a fix --apply has only begun its run (its run directory holds the locked
+// journal, no manifest yet): the newest run is in use, so --last refuses, exit 4, instead of
+// passing over it — to "nothing to undo" (exit 0) or, as here, to an older run it then undid
+// while the fix was rewriting the same files.
+func TestUndoLastWhileAFixHasBegun(t *testing.T) {
+	env := testEnv(t)
+	dir := fixtureCopy(t)
+	state := filepath.Join(t.TempDir(), "state")
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	require.Equal(t, exitOK, r.code, r.err)
+	fixed := snapshotTree(t, dir)
+	begun := filepath.Join(state, "runs", "20261130T130000Z-beef")
+	require.NoError(t, os.MkdirAll(begun, 0o700))
+	lk := flock.New(filepath.Join(begun, "journal.jsonl"))
+	ok, err := lk.TryLock()
+	require.NoError(t, err)
+	require.True(t, ok)
+	defer lk.Unlock()
+
+	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
+	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Empty(t, r.out)
+	assert.Contains(t, r.err, "20261130T130000Z-beef/journal.jsonl: another sessionfix process is using this run")
+	assert.Equal(t, fixed, snapshotTree(t, dir), "the older run is not undone")
+}
