@@ -117,15 +117,9 @@ func marshalJournalLine(e journalEntry) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// verifyManifest checks the seal of manifest bytes b decoded as m: a version 2 (or later)
-// manifest must be sealed and match; an unsealed version 1 manifest is accepted.
-func verifyManifest(run string, b []byte, m *Manifest) error {
-	sealed, ok := checkSeal(b, manifestSealPrefix)
-	return verifySeal(run, sealed, ok, m)
-}
-
-// verifySeal is verifyManifest for a manifest whose seal was checked (sealed, ok: see
-// checkSeal) while it was read.
+// verifySeal checks the seal of a manifest m whose seal was checked (sealed, ok: see
+// checkSeal) while it was read: a version 2 (or later) manifest must be sealed and match; an
+// unsealed version 1 manifest is accepted.
 func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 	switch {
 	case sealed && !ok:

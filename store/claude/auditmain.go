@@ -67,9 +67,6 @@ type Loading struct {
 // NewLoading prints to err (standard error).
 func NewLoading(err io.Writer) *Loading { return &Loading{err: err} }
 
-// Partial reports whether some input could not be used (exit 3).
-func (r *Loading) Partial() bool { return r.partial }
-
 // Problem records and prints an input that could not be used.
 func (r *Loading) Problem(err error) {
 	r.Problems = append(r.Problems, err.Error())
