@@ -15,9 +15,12 @@
 // (rollback-journal databases: a writer waits at most one batch). Rows are stepped by a small cgo
 // reader on the driver connection's own handle (rows.go: a batch of rows copied into a reused
 // buffer per crossing, no Go value per column). For a table spec whose site and helper paths are
-// plain key chains, the SQL function sessionfix_extract (extract.go, registered on the read
-// connection) checks each value in one pass and returns where the strings at those paths are
-// (fast.go); every other value is fed to internal/jsonscan one row at a time: memory stays flat
+// plain key chains, a C extractor (extract.go: sfx_batch, one cgo call per 256 rows, in a
+// pipeline stage of its own between the row reader and the site goroutine) checks each value in
+// one pass and returns where the strings at those paths are (fast.go); the same parser is
+// registered on the read connection as the SQL function sessionfix_extract, for the fuzz target
+// against SQLite's JSON functions. Every other value is fed to internal/jsonscan one row at a
+// time: memory stays flat
 // whatever the table size. Payloads starting with the zstd magic (28 b5 2f fd) are reported as
 // compressed and never parsed.
 //
