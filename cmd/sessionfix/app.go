@@ -19,7 +19,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -129,14 +128,6 @@ type Env struct {
 	// beforeCheck is a test hook run with a store's path right before its final in-use check
 	// (fileio.WithBeforeCheck on the command's context).
 	beforeCheck func(path string)
-}
-
-// settingsEnv is the environment settings are expanded with.
-func (e *Env) settingsEnv() mcpconfig.Env {
-	if e.Environ == nil {
-		return mcpconfig.Env{}
-	}
-	return mcpconfig.EnvFromList(e.Environ())
 }
 
 func systemEnv() *Env {
