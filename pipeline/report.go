@@ -234,16 +234,26 @@ func StoresPhrase(stores, dbs int) string {
 	return reports.Plural(files, "file") + " and " + reports.Plural(dbs, "database")
 }
 
+// sortedRows lists the rows of m by old name, new name, class and note.
 func sortedRows(m map[[3]string]*RenameRow) []RenameRow {
 	out := make([]RenameRow, 0, len(m))
 	for _, r := range m {
 		out = append(out, *r)
 	}
+	// A total order: rows of one old → new pair differ by note (a Codex name attributed from a
+	// thread history in one home and from a config.toml server key in another), and the map's
+	// order must not reach the report.
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Old.text != out[j].Old.text {
-			return out[i].Old.text < out[j].Old.text
+		a, b := out[i], out[j]
+		switch {
+		case a.Old.text != b.Old.text:
+			return a.Old.text < b.Old.text
+		case a.New != b.New:
+			return a.New < b.New
+		case a.Class != b.Class:
+			return a.Class < b.Class
 		}
-		return out[i].New < out[j].New
+		return a.Note < b.Note
 	})
 	return out
 }
