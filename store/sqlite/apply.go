@@ -133,6 +133,14 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		return nil, fmt.Errorf("rewrite %s: the snapshot does not come from a SQLite scan", s.path)
 	}
 	busy := s.opt.busy()
+	// The backup copy's descriptor of the main file is closed after the database (this defer
+	// runs after db.Close): closing it sooner drops SQLite's locks (openMainFile).
+	var mainFile *os.File
+	defer func() {
+		if mainFile != nil {
+			mainFile.Close()
+		}
+	}()
 	db, err := openDB(s.path, modeRW, busy)
 	if err != nil {
 		return nil, err
@@ -176,6 +184,11 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		}
 	}()
 	file, whole, frozen := mainFileIsDatabase(ctx, tx)
+	if whole {
+		if mainFile, err = openMainFile(file); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case frozen:
 		// The rows file goes beside the backup: the directory is made before either.
@@ -187,7 +200,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		var berr error
 		go func() {
 			defer close(done)
-			bsum, berr = copyBackup(bctx, file, opt.BackupPath)
+			bsum, berr = copyBackup(bctx, mainFile, opt.BackupPath)
 		}()
 		// The first call waits; a later one (the deferred) returns the same.
 		backupDone = func() error {
@@ -204,7 +217,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			}
 		}()
 	case whole:
-		if bsum, err = copyBackup(ctx, file, opt.BackupPath); err != nil {
+		if bsum, err = copyBackup(ctx, mainFile, opt.BackupPath); err != nil {
 			return nil, err
 		}
 	default:

@@ -72,22 +72,21 @@ func mainFileIsDatabase(ctx context.Context, conn interface {
 // backupWriteback is how many bytes of a backup copy are handed to the disk at once.
 const backupWriteback = 8 << 20
 
-// copyBackup copies the database file src, which must hold the whole database and be kept
-// from changing by the caller's write lock (mainFileIsDatabase), to the new file dst (created
-// exclusively, mode 0600) in one pass, and returns the SHA-256 of what it wrote. Bytes 18 and
+// copyBackup copies the database file open as in (just opened: read from its offset 0), which must hold the
+// whole database and be kept from changing by the caller's write lock (mainFileIsDatabase), to
+// the new file dst (created exclusively, mode 0600) in one pass, and returns the SHA-256 of
+// what it wrote. in stays open: the caller closes it only once its SQLite connections to the
+// file are closed (openMainFile). Bytes 18 and
 // 19 of the header (the file format's write and read versions, 2 for WAL) are set to 1, which
 // is what PRAGMA journal_mode=DELETE writes: dst is a self-contained rollback-journal
 // database. The pages are the ones the online backup API would copy, byte for byte. dst is
 // synced, and its directory.
-func copyBackup(ctx context.Context, src, dst string) (string, error) {
+func copyBackup(ctx context.Context, in *os.File, dst string) (string, error) {
+	src := in.Name()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return "", fmt.Errorf("create backup directory: %w", err)
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return "", fmt.Errorf("back up %s: %w", src, err)
-	}
-	defer in.Close()
+	var r io.Reader = in // just opened: at offset 0
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("create backup of %s: %w", src, err)
@@ -100,7 +99,7 @@ func copyBackup(ctx context.Context, src, dst string) (string, error) {
 	h := sha256.New()
 	w := io.MultiWriter(out, h)
 	buf := make([]byte, 1<<20)
-	n, err := io.ReadFull(in, buf)
+	n, err := io.ReadFull(r, buf)
 	if err == io.ErrUnexpectedEOF || err == io.EOF {
 		err = nil
 	}
@@ -130,7 +129,7 @@ func copyBackup(ctx context.Context, src, dst string) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		n, err = in.Read(buf)
+		n, err = r.Read(buf)
 		if err == io.EOF {
 			break
 		} else if err != nil {
@@ -149,6 +148,21 @@ func copyBackup(ctx context.Context, src, dst string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// openMainFile opens the database's main file for copyBackup, for the caller to close only after
+// every SQLite connection of this process to that file is closed: a POSIX process that closes
+// any descriptor of a file loses every fcntl lock it holds on it, SQLite's included
+// (https://sqlite.org/howtocorrupt.html, §2.2.1). Closed inside the write transaction, the
+// copy's descriptor gave the database's locks away: another process could then find a
+// rollback-journal database's journal hot and roll our transaction back, or write in the middle
+// of it, or take a WAL database out of WAL mode and write to it (rows our COMMIT then lost).
+func openMainFile(file string) (*os.File, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("back up %s: %w", file, err)
+	}
+	return f, nil
 }
 
 // writeCheck picks the check that must pass before a rewrite of the targets ("table.column")

@@ -28,7 +28,9 @@
 // write lock another process holds longer is refused with store.ErrInUse); while the lock is
 // held, a copy of the database is taken into the run directory (the main file copied and
 // hashed in one pass when it holds the whole database — in WAL mode beside the row rewrites,
-// waited for before the commit —, else through the SQLite online backup API: backup.go); each
+// waited for before the commit —, its descriptor of the main file closed only after the
+// connection, as closing it drops every POSIX lock the process holds on the file, SQLite's
+// too —, else through the SQLite online backup API: backup.go); each
 // changed row is re-read, its name tokens are checked byte for byte and spliced (nothing else
 // in the JSON text changes, the storage class TEXT/BLOB is kept), and written back by one
 // SELECT and one UPDATE per table prepared on the write connection's handle (rows.go); PRAGMA
