@@ -18,13 +18,18 @@ type dirSync struct {
 	smu     sync.Mutex // held for the fsync; guards synced
 	tickets uint64
 	synced  uint64
+	// failed is the highest ticket a failed fsync covered, failErr its error (guarded by smu).
+	failed  uint64
+	failErr error
 	users   int // requests in progress (the entry is dropped at zero)
 }
 
 // syncDirGrouped returns once every entry made in dir before the call is durable: at once when
 // an fsync of dir that started after the call's ticket was taken has completed (another
 // rewrite's), else after one more SyncDir, which covers every ticket taken so far. A failed
-// fsync covers nothing: its error goes to its caller, and the others waiting try their own.
+// fsync makes nothing durable, and its error goes to every request whose ticket it covered:
+// Linux reports a writeback error to one fsync only (errseq), so their own retry could
+// succeed without their entry on disk. A request after it has its own fsync.
 func syncDirGrouped(dir string) error {
 	dirSyncs.mu.Lock()
 	if dirSyncs.dirs == nil {
@@ -52,6 +57,11 @@ func syncDirGrouped(dir string) error {
 
 	d.smu.Lock()
 	defer d.smu.Unlock()
+	if d.failed >= t {
+		// Checked first: a later fsync's success does not prove an entry an earlier one
+		// failed to write is on disk.
+		return d.failErr
+	}
 	if d.synced >= t {
 		return nil
 	}
@@ -59,6 +69,7 @@ func syncDirGrouped(dir string) error {
 	upto := d.tickets // every ticket taken so far: its entry exists before this fsync starts
 	d.mu.Unlock()
 	if err := SyncDir(dir); err != nil {
+		d.failed, d.failErr = upto, err
 		return err
 	}
 	d.synced = upto

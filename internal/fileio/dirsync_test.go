@@ -2,6 +2,7 @@ package fileio
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -133,3 +134,63 @@ type testSlot struct{ note func(string) }
 
 func (s testSlot) Release() { s.note("release") }
 func (s testSlot) Acquire() { s.note("acquire") }
+
+// A failed fsync reports its error to every request whose entry it covered, not only to the
+// one that ran it: on Linux a writeback error is reported once (errseq: to the first fsync that
+// sees it), so the others' own retry may succeed without their entry being on disk. A request
+// made after the failed fsync started has its own fsync.
+func TestSyncDirGroupedFailureReachesEveryRequestItCovered(t *testing.T) {
+	dir := t.TempDir()
+	first := make(chan struct{})
+	release := make(chan struct{})
+	var mu sync.Mutex
+	fsyncs := 0
+	defer SetFaultHook(func(op, path string) error {
+		if op != FaultSyncDir || path != dir {
+			return nil
+		}
+		mu.Lock()
+		fsyncs++
+		n := fsyncs
+		mu.Unlock()
+		switch n {
+		case 1:
+			close(first)
+			<-release
+		case 2:
+			return errors.New("EIO") // the writeback of the entries failed; reported once
+		}
+		return nil // a later fsync no longer sees the error
+	})()
+	errs := make(chan error, 3)
+	go func() { errs <- syncDirGrouped(dir) }()
+	<-first
+	for range 2 {
+		go func() { errs <- syncDirGrouped(dir) }()
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		dirSyncs.mu.Lock()
+		d := dirSyncs.dirs[dir]
+		dirSyncs.mu.Unlock()
+		d.mu.Lock()
+		n := d.tickets
+		d.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the requests never took their tickets")
+		time.Sleep(time.Millisecond)
+	}
+	close(release) // the second fsync covers both later requests, and fails
+	failed := 0
+	for range 3 {
+		if err := <-errs; err != nil {
+			failed++
+			assert.ErrorContains(t, err, "EIO")
+		}
+	}
+	assert.Equal(t, 2, failed, "both requests the failed fsync covered get its error")
+	// A request after the failure: its own fsync.
+	require.NoError(t, syncDirGrouped(dir))
+}
