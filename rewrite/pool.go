@@ -18,7 +18,8 @@ import (
 //
 // work may give its run slot back while it waits for the disk (slot.Release: a rewrite's
 // fsyncs) and take it again (slot.Acquire), so the next item's scan uses the CPU meanwhile;
-// the slot is given back when work returns. The item keeps its window slot: at most window
+// the slot is given back when work returns, and while a part waits for the items before it
+// to be emitted (taken again after). The item keeps its window slot: at most window
 // items are in memory still, at most workers of them holding a run slot.
 // window must be at least workers (Process and Apply give 2 × workers, or 4 × workers when
 // stores are rewritten: the rewrites waiting for the disk).
@@ -55,8 +56,23 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 				return
 			}
 			go func() {
-				part := func(res T) { done[i] <- item{res: res, more: true} }
 				slot := &runSlot{running: running, held: true}
+				// A part that must wait for the earlier items to be emitted waits without its
+				// run slot: an earlier item may need one to finish (a rewrite taking its slot
+				// again after a wait for the disk), else both would wait for ever.
+				part := func(res T) {
+					it := item{res: res, more: true}
+					select {
+					case done[i] <- it:
+						return
+					default:
+					}
+					held := slot.giveBack()
+					done[i] <- it
+					if held {
+						slot.Acquire()
+					}
+				}
 				res := work(i, part, slot)
 				slot.Release()
 				done[i] <- item{res: res, slot: true}
@@ -100,6 +116,18 @@ func (s *runSlot) Release() {
 		<-s.running
 		s.held = false
 	}
+}
+
+// giveBack is Release, reporting whether the slot was held.
+func (s *runSlot) giveBack() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held {
+		return false
+	}
+	<-s.running
+	s.held = false
+	return true
 }
 
 // Acquire takes a run slot again, waiting for one.

@@ -78,3 +78,42 @@ func TestOrderedReleaseLetsTheNextItemRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 1, 2}, got)
 }
+
+// An item that gave its run slot back while it waited for the disk can take one again when the
+// items holding every slot are blocked handing out parts (a store planned batch by batch whose
+// second part waits for the earlier items to be emitted): the blocked hand-out gives its slot
+// back. (fix --apply --workers 1 hung with a JSONL session rewritten before a SQLite store of
+// more than BatchSites sites: item 0 waited for the slot, item 1 for item 0's emit.)
+func TestOrderedPartBlockedDoesNotHoldTheSlot(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	item1Started := make(chan struct{})
+	var got []int
+	finished := make(chan error, 1)
+	go func() {
+		finished <- ordered(ctx, cancel, 2, 1, 4,
+			func(i int, part func(int), slot *runSlot) int {
+				switch i {
+				case 0:
+					slot.Release() // the temp's announcement is fsynced
+					<-item1Started // item 1 holds the only run slot
+					slot.Acquire() // the copy
+					return 0
+				default:
+					close(item1Started)
+					part(10) // buffered
+					part(11) // waits for item 0's emit
+					return 12
+				}
+			},
+			func(i int) int { return -1 },
+			func(i int) error { got = append(got, i); return nil })
+	}()
+	select {
+	case err := <-finished:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second): // a deadlock guard, not a timing assertion
+		t.Fatal("deadlock: item 0 waits for the run slot item 1 holds while item 1 waits for item 0's emit")
+	}
+	assert.Equal(t, []int{0, 10, 11, 12}, got)
+}
