@@ -153,7 +153,7 @@ func copyBackup(ctx context.Context, in *os.File, dst string) (string, error) {
 // openMainFile opens the database's main file for copyBackup, for the caller to close only after
 // every SQLite connection of this process to that file is closed: a POSIX process that closes
 // any descriptor of a file loses every fcntl lock it holds on it, SQLite's included
-// (https://sqlite.org/howtocorrupt.html, §2.2.1). Closed inside the write transaction, the
+// (https://sqlite.org/howtocorrupt.html, section 2.2.1). Closed inside the write transaction, the
 // copy's descriptor gave the database's locks away: another process could then find a
 // rollback-journal database's journal hot and roll our transaction back, or write in the middle
 // of it, or take a WAL database out of WAL mode and write to it (rows our COMMIT then lost).

@@ -42,7 +42,7 @@ func TestHelperForeignInsert(t *testing.T) {
 // TestBackupCopyKeepsTheLocks: the one-pass backup copy reads the main file through a
 // descriptor of its own, and a POSIX process that closes any descriptor of a file loses every
 // fcntl lock it holds on that file, SQLite's included (https://sqlite.org/howtocorrupt.html
-// §2.2.1). Closed inside the write transaction, the copy gave the database's locks away. Up to
+// section 2.2.1). Closed inside the write transaction, the copy gave the database's locks away. Up to
 // the COMMIT another process must find the database locked, and nothing it did may be lost.
 func TestBackupCopyKeepsTheLocks(t *testing.T) {
 	ctx := context.Background()
