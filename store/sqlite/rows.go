@@ -128,6 +128,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 
@@ -268,6 +269,9 @@ func (s *rowStmt) startAt(first int, args []any) error {
 		case float64:
 			rc = C.sqlite3_bind_double(s.st, C.int(i+1), C.double(v))
 		case string:
+			if len(v) > math.MaxInt32 {
+				return fmt.Errorf("row reader: argument %d: %w", i+1, tooLong(len(v)))
+			}
 			p := C.CString(v)
 			rc = C.sf_bind_text(s.st, C.int(i+1), p, C.int(len(v)))
 			C.free(unsafe.Pointer(p))
@@ -285,6 +289,10 @@ func (s *rowStmt) startAt(first int, args []any) error {
 // parameters startAt(2, …) bound, to its end; it returns the rows it changed
 // (sqlite3_changes: not counting what triggers did).
 func (s *rowStmt) exec(text bool, val []byte) (int, error) {
+	if len(val) > math.MaxInt32 {
+		C.sqlite3_reset(s.st)
+		return 0, tooLong(len(val))
+	}
 	var p *C.char
 	if len(val) > 0 {
 		p = (*C.char)(unsafe.Pointer(&val[0]))
@@ -300,6 +308,14 @@ func (s *rowStmt) exec(text bool, val []byte) (int, error) {
 		return 0, s.err(rc)
 	}
 	return int(changes), nil
+}
+
+// tooLong is the error for a value of n bytes that SQLite's int lengths cannot give (C.int(n)
+// would cut it: a value stored short, or from 2 GiB on a negative length, which
+// sqlite3_bind_text reads as "up to a NUL byte").
+func tooLong(n int) error {
+	return &stepError{msg: fmt.Sprintf("a value of %d bytes is longer than SQLite takes (at most %d)", n, math.MaxInt32),
+		err: sqlite3.Error{Code: sqlite3.ErrTooBig, ExtendedCode: sqlite3.ErrNoExtended(sqlite3.ErrTooBig)}}
 }
 
 // read appends up to max rows to b (growing its buffer for a row that does not fit); done is
