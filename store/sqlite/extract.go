@@ -45,7 +45,9 @@ static int sfx_ws(sfx *s) {
 	return s->p < s->end;
 }
 
-// sfx_plain: bytes a string holds as they are (not '"', '\\' or a control byte).
+// sfx_plain: bytes a string holds as they are (not '"', '\\' or a control byte); filled once
+// by sfx_init from the package's init, before any connection or batch uses it (a lazy fill in
+// sfx_register raced with other connections' registration and with sfx_batch on another thread).
 static unsigned char sfx_plain[256];
 
 static void sfx_init(void) {
@@ -286,7 +288,6 @@ static int sfx_batch(const char *buf, const sf_col *cols, int width, int valcol,
 }
 
 static int sfx_register(sqlite3 *db) {
-	if (!sfx_plain['a']) sfx_init();
 	// SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY, any number of arguments
 	return sqlite3_create_function_v2(db, "sessionfix_extract", -1, 0x1 | 0x800 | 0x80000, 0, sfx_func, 0, 0, 0);
 }
@@ -300,6 +301,8 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 )
+
+func init() { C.sfx_init() }
 
 // extractFunc is the SQL function registerExtract adds to a read connection (see sfx_func in
 // the C above): for the SQL-assisted path (fast.go) it checks a value and reads the strings at
