@@ -1,10 +1,10 @@
-// Package qwen is everything sessionfix knows about Qwen Code's own stores: its runtime
-// directory ($QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen; qwen-reference.md §4.1), the
-// formats found there (chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints:
-// profiles of store/jsonl) and which naming scheme they follow (Qwen Code's normalizeMcp,
-// mcpname.Classify; rewrite.NamerFor). Its settings files are read by the
-// subpackage store/qwen/settings, its permission rules matched by permission; its permission-rule
-// audit (audit.md §1–§4) is this room's plug-in (audit*.go, auditdoc.go).
+// Package qwen is everything sessionfix knows about Qwen Code's own stores: its runtime directory
+// ($QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen; qwen-reference.md §4.1), the formats found
+// there (chat sessions, usage_record.jsonl, "/chat save" and edit checkpoints: profiles of
+// store/jsonl) and which naming scheme they follow (Qwen Code's normalizeMcp, mcpname.Classify:
+// naming.NormalizeMcp, shared with every agent that follows it; rewrite.NamerFor). Its settings
+// files are read by the subpackage store/qwen/settings, its permission rules matched by permission;
+// its permission-rule audit (audit.md §1–§4) is this room's plug-in (audit*.go, auditdoc.go).
 //
 // qwen imports store, store/agent, store/jsonl, naming, mcpname, permission, store/qwen/settings,
 // mcpconfig and mcpinventory (the inventory as data), reports (the audit's documents),
@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/jsonl"
@@ -74,7 +75,7 @@ var Agent = &agent.Agent{
 		return "Qwen Code runtime directory", strings.Join(RootTried(env), ", "), "set QWEN_HOME or QWEN_RUNTIME_DIR"
 	},
 	JSONL: Profiles, DetectJSONL: Detect,
-	Namer:        namer{},
+	Namer:        naming.NormalizeMcp{},
 	Redispatches: Redispatches,
 	Audit:        Audit,
 	SentAs:       SentAs,
