@@ -23,7 +23,8 @@ import (
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
-// TestScripts runs the end-to-end scripts of testdata/script/*.txtar: each is a shell-like
+// TestScripts runs the end-to-end scripts of testdata/script/*.txtar and of the agent rooms'
+// store/<agent>/testdata/script/*.txtar (scriptFiles): each is a shell-like
 // session with the real command ("sessionfix" is this test binary, run as the command by
 // TestMain through testscript.Main), its files embedded in the archive (or copied from the
 // repository's fixtures/ through $FIXTURES), and checks of exit codes, stdout, stderr and files.
@@ -53,8 +54,12 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files, err := scriptFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Files:               files,
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
@@ -95,6 +100,24 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// scriptFiles are the scripts TestScripts runs: cmd's own, testdata/script/*.txtar, then every
+// agent room's, store/<agent>/testdata/script/*.txtar (a room shows its agent end to end from
+// its own folder; names are unique over all of them).
+func scriptFiles() ([]string, error) {
+	var out []string
+	for _, g := range []string{"testdata/script/*.txtar", "../../store/*/testdata/script/*.txtar"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no script found")
+	}
+	return out, nil
 }
 
 // locksKey keys a script's held SQLite write locks (testscript Env.Values).

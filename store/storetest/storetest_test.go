@@ -18,7 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
@@ -61,6 +63,12 @@ type profileCase struct {
 }
 
 func profileCases() []profileCase {
+	return append(namedCases(), fixtureCases(nil, fx)...)
+}
+
+// namedCases are the cases written out here: a profile whose fixture needs its own rule, edit
+// count, inserted members or opener (the others come from fixtures/*/conformance: fixtureCases).
+func namedCases() []profileCase {
 	return []profileCase{
 		{name: "qwen session 0.12.0 resumed by 0.24.4", kind: qwen.KindSession, new: fileFixture(qwenLab, "3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl", qwenRule, 10, 0)},
 		{name: "qwen session 0.12.0", kind: qwen.KindSession, new: fileFixture(qwenAPI, "50bcb974-4071-429f-a75f-7496ad5cddee.jsonl", qwenRule, 4, 0)},
@@ -85,6 +93,83 @@ func profileCases() []profileCase {
 			`UPDATE messages SET content_json = ' ' || content_json WHERE id = 2`, 6)},
 		{name: "codex thread history", kind: store.KindSQLite, profile: "codex", readOnly: true, new: dbFixture("thread_history_1.sqlite", []string{codexHistory}, "", "", 0)},
 		{name: "codex state", kind: store.KindSQLite, profile: "codex-state", readOnly: true, new: dbFixture("state_5.sqlite", []string{codexState}, "", "", 0)},
+	}
+}
+
+// fixtureCases are the cases a room brings with its fixtures alone: every file under
+// <fixtures>/<dir>/conformance/<kind>/ (say fixtures/acme/conformance/acme-session/.acme/sessions/s1.jsonl)
+// is one case of the JSONL profile of that kind, copied to its path below <kind>/ in a temp dir
+// (so detection sees the agent's layout) and renamed by the agent's own Namer (naming.ProviderSafe
+// when it has none), at least one edit, no inserted member. A kind no listed agent has, or a dir
+// with no file, is an error: tb nil panics (profileCases runs outside a test too).
+func fixtureCases(tb testing.TB, fixtures string) []profileCase {
+	dirs, err := filepath.Glob(filepath.Join(fixtures, "*", "conformance", "*"))
+	if err != nil {
+		panic(err)
+	}
+	fail := func(format string, args ...any) {
+		if tb != nil {
+			tb.Fatalf(format, args...)
+		}
+		panic(fmt.Sprintf(format, args...))
+	}
+	var out []profileCase
+	for _, dir := range dirs {
+		kind := store.Kind(filepath.Base(dir))
+		a := agentOfKind(kind)
+		if a == nil {
+			fail("%s: no agent of store/all has a JSONL profile of kind %s", dir, kind)
+			return nil
+		}
+		n := 0
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			n++
+			out = append(out, profileCase{name: fmt.Sprintf("%s %s (fixtures)", kind, filepath.ToSlash(rel)), kind: kind,
+				new: fileFixture(p, rel, namerRule(a), 1, 0)})
+			return nil
+		})
+		if err != nil {
+			fail("%s: %v", dir, err)
+		}
+		if n == 0 {
+			fail("%s: no fixture file", dir)
+		}
+	}
+	return out
+}
+
+// agentOfKind is the agent of store/all with a JSONL profile of that kind, or nil.
+func agentOfKind(kind store.Kind) *agent.Agent {
+	for _, a := range all.Agents {
+		for _, p := range a.JSONL {
+			if p.Kind == kind {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// namerRule renames a site as the agent's Namer decides for it alone (naming.ProviderSafe when
+// the agent has none): its new name when the decision is a rewrite.
+func namerRule(a *agent.Agent) func(store.Site) (string, bool) {
+	n := a.Namer
+	if n == nil {
+		n = naming.ProviderSafe{}
+	}
+	return func(s store.Site) (string, bool) {
+		ds := n.Decide(&store.Snapshot{Agent: a.ID, Sites: []store.Site{s}}, naming.Policy{})
+		if len(ds) == 1 && ds[0].Action == naming.ActRewrite && ds[0].New != s.Name {
+			return ds[0].New, true
+		}
+		return "", false
 	}
 }
 
@@ -373,4 +458,23 @@ func TestProviderSafeRule(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestFixtureCases: a fixture under <fixtures>/<dir>/conformance/<kind>/ is a conformance case
+// of that kind, copied to its layout below <kind>/ and detected as that kind, renamed by the
+// agent's Namer.
+func TestFixtureCases(t *testing.T) {
+	root := t.TempDir()
+	dst := filepath.Join(root, "q", "conformance", string(qwen.KindUsage), ".qwen", "usage_record.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+	b, err := os.ReadFile(qwenUsage)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(dst, b, 0o644))
+	cases := fixtureCases(t, root)
+	require.Len(t, cases, 1)
+	assert.Equal(t, qwen.KindUsage, cases[0].kind)
+	f := cases[0].new(t)
+	assert.Equal(t, qwen.KindUsage, f.Store.Ref().Kind)
+	assert.True(t, strings.HasSuffix(f.Store.Ref().Path, filepath.Join(".qwen", "usage_record.jsonl")), f.Store.Ref().Path)
+	storetest.Run(t, cases[0].new)
 }
