@@ -329,7 +329,7 @@ func TestCodexDiscovery(t *testing.T) {
 
 	e := newCodexEnv(t, nil)
 	assert.Equal(t, exitUsage, e.run(t, "scan", "--agent", "gemini"))
-	assert.Contains(t, e.err.String(), "--agent must be one of qwen, codex, claude")
+	assert.Contains(t, e.err.String(), "--agent must be one of "+selectable())
 }
 
 func TestCodexConfigFlag(t *testing.T) {

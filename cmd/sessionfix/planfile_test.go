@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // qwenSession is the fixture session the plan tests change after planning.
@@ -180,7 +181,7 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 		{"relative mcp_config", resealed(func(p *rewrite.PlanFile) {
 			p.Options.SetAgentValues(rewrite.PlanMember{Key: "mcp_config", Repeatable: true, File: true, After: "profile"}, []string{"../mcp.json"})
 		}), exitError, "options.mcp_config[0]: not an absolute path"},
-		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "opencode" }), exitError, `options: --agent must be one of qwen, codex, claude, not "opencode"`},
+		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "opencode" }), exitError, `options: --agent must be one of ` + selectable() + `, not "opencode"`},
 		{"unknown kind", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Kind = "shell-script" }), exitError, `unknown store kind "shell-script"`},
 		{"old not a token", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Old = `x", "y` }), exitError, "edits[0]: old is not a JSON string token"},
 		{"new with a newline", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].New = "a\nb" }), exitError, "edits[0]: new is not a name"},
@@ -341,4 +342,14 @@ func TestApplyPlanBatchedDatabase(t *testing.T) {
 	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), refDB).code)
 	assert.Equal(t, dumpSHA(t, refDB), dumpSHA(t, db), "rewritten as planned")
 	assert.NotEqual(t, before, dumpSHA(t, db))
+}
+
+// selectable is the --agent ids as CheckAgent lists them, from store/all (a test that spells
+// them out breaks when an agent is added).
+func selectable() string {
+	var ids []string
+	for _, id := range all.Selectable() {
+		ids = append(ids, string(id))
+	}
+	return strings.Join(ids, ", ")
 }
