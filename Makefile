@@ -25,9 +25,11 @@ test:
 	then echo "benchmarks: each ran once, none failed"; rm -f "$$log"; else cat "$$log"; rm -f "$$log"; exit 1; fi
 
 ## torture: the long fault tests (internal/torture): SIGKILL at random instants of fix and undo
-## (JSONL and a rollback-journal SQLite store: hot journals), tampered run manifests and journals,
-## agents writing to a session while it is fixed, a full state disk (tmpfs, root); prints trials,
-## failures and bytes lost
+## (JSONL, a rollback-journal SQLite store: hot journals, a WAL one: -wal/-shm left), tampered run
+## manifests and journals, agents writing to a session while it is fixed, an agent process
+## inserting into a WAL and a rollback-journal SQLite store while it is fixed (none of its rows
+## lost; with the sqlite3 shell on PATH also as the shell's SQLite), a full state disk (tmpfs,
+## root); prints trials, failures and bytes lost
 ## (under 15 minutes; SESSIONFIX_TORTURE_TRIALS=N sets the trials per scenario; one scenario:
 ## SESSIONFIX_TORTURE=1 go test -run TestTorture/kill-fix-sqlite -v ./internal/torture)
 torture:

@@ -3,5 +3,6 @@
 // random instants, and raced by concurrent writers; every trial checks that each file is old
 // or new (never mixed), that no appended byte is lost, that undo is exact and that exit codes
 // are the documented ones. Add a scenario by appending to scenarios in torture_test.go (or, as
-// untrusted_test.go does for the SQLite kills and the tampered runs, from an init function).
+// untrusted_test.go and sqlitewal_test.go do for the SQLite kills, the tampered runs and the
+// SQLite writer, from an init function).
 package torture

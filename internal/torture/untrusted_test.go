@@ -31,6 +31,14 @@ func init() {
 // in the middle of fix can leave a hot journal; it returns its path, the dump SHA-256 before
 // and after a complete fix, and how long that fix takes.
 func sqliteCorpus(h *harness) (db, oldDump, newDump string, dur time.Duration) {
+	return buildSQLiteCorpus(h, false, 3000)
+}
+
+// buildSQLiteCorpus is sqliteCorpus with the journal mode (wal: the database is switched to WAL
+// mode, as the agents run it) and the number of 1.6 KB tool parts to rewrite as parameters. The
+// database also holds agentStateRow, a text part with no name site (the row the writer
+// scenarios' agent updates).
+func buildSQLiteCorpus(h *harness, wal bool, parts int) (db, oldDump, newDump string, dur time.Duration) {
 	t := h.t
 	ctx := context.Background()
 	db = filepath.Join(t.TempDir(), "opencode.db")
@@ -42,13 +50,16 @@ func sqliteCorpus(h *harness) (db, oldDump, newDump string, dur time.Duration) {
 		}
 		rs = append(rs, bytes.NewReader(b))
 	}
-	if err := sqlitetest.BuildFromSQL(ctx, db, false, rs...); err != nil {
+	if err := sqlitetest.BuildFromSQL(ctx, db, wal, rs...); err != nil {
 		t.Fatal(err)
 	}
 	pad := strings.Repeat("x", 1500)
 	if err := sqlitetest.InsertRows(ctx, db, "part", []string{"id", "message_id", "session_id", "time_created", "time_updated", "data"},
 		func(emit func(...any) error) error {
-			for i := range 3000 {
+			if err := emit(agentStateRow, "msg_legacy00000000000000000002", "ses_legacy00000000000000000001", int64(1700000003999), int64(1700000003999), `{"type":"text","text":"agent state 0"}`); err != nil {
+				return err
+			}
+			for i := range parts {
 				data := fmt.Sprintf(`{"type":"tool","tool":"lit_literature.search_pubmed","callID":"call_bulk%d","state":{"status":"completed","input":{},"output":"%s","title":"","time":{"start":1,"end":2}}}`, i, pad)
 				if err := emit(fmt.Sprintf("prt_bulk%06d", i), "msg_legacy00000000000000000002", "ses_legacy00000000000000000001", int64(1700000004000+i), int64(1700000004000+i), data); err != nil {
 					return err
