@@ -240,8 +240,8 @@ func sortedRows(m map[[3]string]*RenameRow) []RenameRow {
 	for _, r := range m {
 		out = append(out, *r)
 	}
-	// A total order: rows of one old → new pair differ by note (a Codex name attributed from a
-	// thread history in one home and from a config.toml server key in another), and the map's
+	// A total order: rows of one old → new pair differ by note (one agent's name attributed
+	// from its history in one home and from its config's server key in another), and the map's
 	// order must not reach the report.
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
