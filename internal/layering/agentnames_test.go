@@ -1,0 +1,70 @@
+package layering
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store/all"
+)
+
+// agentWordAllowed says where a non-test Go file may name an agent of the list (its id, any
+// case, also in comments): the agent's own room, the agent list, and the naming and
+// rule-matching functions, which reproduce each agent's published rules (mcpname, permission,
+// naming). provider/table.go names Qwen as the model family of the Alibaba DashScope provider
+// ("Alibaba DashScope (Qwen)", a product name in JSON output) and cites Qwen Code's tracker.
+func agentWordAllowed(file, id string) bool {
+	for _, p := range []string{"store/" + id, "store/all", "mcpname", "permission", "naming"} {
+		if under(filepath.ToSlash(filepath.Dir(file)), p) {
+			return true
+		}
+	}
+	return id == "qwen" && file == "provider/table.go"
+}
+
+// TestOnlyTheRoomNamesItsAgent is issue 10's acceptance search (`git grep -l -i <agent> --
+// '*.go' ':!*_test.go'` lists the agent's room, the agent list and naming functions only) as a
+// test, for every agent of store/all: adding an agent's name to the engine, the pipeline or the
+// command fails make test instead of being found by a later search.
+func TestOnlyTheRoomNamesItsAgent(t *testing.T) {
+	root := "../.."
+	var files []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "fixtures" || strings.HasPrefix(d.Name(), ".")) && p != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			rel, _ := filepath.Rel(root, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	}))
+	require.Greater(t, len(files), 100, "the walk found the module's sources")
+	require.GreaterOrEqual(t, len(all.Agents), 6)
+	for _, a := range all.Agents {
+		id := strings.ToLower(string(a.ID))
+		var named, outside []string
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(root, f))
+			require.NoError(t, err)
+			if !strings.Contains(strings.ToLower(string(b)), id) {
+				continue
+			}
+			named = append(named, f)
+			if !agentWordAllowed(f, id) {
+				outside = append(outside, f)
+			}
+		}
+		sort.Strings(outside)
+		assert.NotEmpty(t, named, "%s: its own room names it", id)
+		assert.Empty(t, outside, "%s is named outside its room, the agent list and the naming functions: move the code into store/%s (or behind a hook of store/agent), or say it in words that name no agent", id, id)
+	}
+}
