@@ -653,7 +653,7 @@ func onlineBackup(ctx context.Context, src, dst string, busy time.Duration) erro
 		return fmt.Errorf("create backup of %s: %w", src, err)
 	}
 	f.Close()
-	sdb, err := openDB(src, modeRO, busy)
+	sdb, err := openHeldDB(src, modeRO, busy) // inside our write transaction: no probe (readMode)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
 package sqlite_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,39 @@ func TestHelperForeignInsert(t *testing.T) {
 		fmt.Println("inserted")
 	}
 	os.Exit(0)
+}
+
+// TestHelperFramedInsert is not a test: it is an agent of TestBackupCopyKeepsTheLocks that
+// inserts one row into a WAL database with automatic checkpoints off, opens a read transaction
+// on it, prints "inserted" and keeps both until its standard input closes, then exits without closing it: the
+// row stays a committed frame of the -wal (no last connection's close checkpointed it).
+func TestHelperFramedInsert(t *testing.T) {
+	path := os.Getenv("SESSIONFIX_SQLITE_FRAMED_DB")
+	if path == "" {
+		t.Skip("helper process")
+	}
+	db, err := sqlx.Open("sqlite3", "file:"+path+"?_busy_timeout=0")
+	if err == nil {
+		db.SetMaxOpenConns(1)
+		if _, err = db.Exec(`PRAGMA wal_autocheckpoint=0`); err == nil {
+			_, err = db.Exec(`INSERT INTO plain VALUES ('{"tool":"framed"}')`)
+		}
+	}
+	if err == nil {
+		// A read transaction open on the frame: a checkpoint cannot reset the log under it.
+		var tx *sqlx.Tx
+		if tx, err = db.Beginx(); err == nil {
+			var n int
+			err = tx.Get(&n, `SELECT count(*) FROM plain`)
+		}
+	}
+	if err != nil {
+		fmt.Println("error", err)
+	} else {
+		fmt.Println("inserted")
+	}
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0) // no Close: a closing last connection would checkpoint the frame
 }
 
 // TestBackupCopyKeepsTheLocks: the one-pass backup copy reads the main file through a
@@ -113,5 +148,46 @@ INSERT INTO plain SELECT '{"pad":"' || printf('%.500c', 'x') || '","tool":"lit.n
 			want = "1" // what it wrote is not lost
 		}
 		assert.Equal(t, want, queryString(t, p, `SELECT count(*) FROM plain WHERE doc = '{"tool":"foreign"}'`))
+	})
+	t.Run("wal-with-frames", func(t *testing.T) {
+		// A WAL holding committed frames (an agent's connection is open: nothing checkpointed
+		// them) is backed up through the online backup API, which opens the database read-only
+		// on a second handle; that open once probed the main file through a descriptor of its
+		// own (readMode) and closed it inside our write transaction, giving our locks away as
+		// above.
+		sh, err := exec.LookPath("sqlite3")
+		if err != nil {
+			t.Skip("needs the sqlite3 shell on PATH as the other process")
+		}
+		p := buildDB(t, "kv.db", schema)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperFramedInsert$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "SESSIONFIX_SQLITE_FRAMED_DB="+p)
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		defer func() { stdin.Close(); cmd.Wait() }() // a second Wait only returns an error
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "inserted", strings.TrimSpace(line))
+		wal, err := os.Stat(p + "-wal")
+		require.NoError(t, err)
+		require.Positive(t, wal.Size(), "the agent's row is a frame of the WAL")
+		var got string
+		apply(t, p, func() {
+			// The agent quits (its lock goes with it); the next one to open and close the
+			// database must not find itself the last connection, which checkpoints and deletes
+			// the WAL holding our uncommitted frames.
+			stdin.Close()
+			cmd.Wait()
+			out, _ := exec.Command(sh, p, "PRAGMA busy_timeout=0;", "SELECT count(*) FROM plain;", "PRAGMA journal_mode=DELETE;",
+				`INSERT INTO plain VALUES ('{"tool":"foreign"}');`, "SELECT 'inserted';").CombinedOutput()
+			got = string(out)
+		})
+		assert.NotContains(t, got, "delete", "another process left WAL mode during the change")
+		assert.NotContains(t, got, "inserted", "another process wrote during the change")
+		assert.Equal(t, "0", queryString(t, p, `SELECT count(*) FROM plain WHERE doc = '{"tool":"foreign"}'`))
+		assert.Equal(t, "1", queryString(t, p, `SELECT count(*) FROM plain WHERE doc = '{"tool":"framed"}'`))
 	})
 }

@@ -54,10 +54,21 @@ const (
 // process may not write leaves the files as mode=ro does (SQLite opens the file read-only). On
 // a file system mounted read-only, where SQLite can create neither file and would not open the
 // database at all, such a database is read immutable (modeReadImmutable).
+//
+// readMode opens the file (to read its header) and closes it again: closing any descriptor of a
+// file drops every POSIX lock this process holds on it, SQLite's own included
+// (https://sqlite.org/howtocorrupt.html, 2.2.1). So the -wal, -shm and -journal are looked at
+// first (a database this process has open in WAL mode has its -wal and -shm), and a database
+// this process may hold locks on is opened with openHeldDB, which does not probe.
 func readMode(path string) openMode {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return modeRO
+	}
+	for _, ext := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Lstat(real + ext); !errors.Is(err, fs.ErrNotExist) {
+			return modeRO
+		}
 	}
 	f, err := os.Open(real)
 	if err != nil {
@@ -68,11 +79,6 @@ func readMode(path string) openMode {
 	f.Close()
 	if err != nil || !bytes.Equal(hdr[:16], Header) || hdr[18] != 2 || hdr[19] != 2 {
 		return modeRO
-	}
-	for _, ext := range []string{"-wal", "-shm", "-journal"} {
-		if _, err := os.Lstat(real + ext); !errors.Is(err, fs.ErrNotExist) {
-			return modeRO
-		}
 	}
 	if onReadOnlyFS(filepath.Dir(real)) {
 		// SQLite can create no -wal or -shm there, and without them it cannot open a WAL
@@ -122,6 +128,13 @@ func openDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
 	if mode == modeRO {
 		mode = readMode(path)
 	}
+	return openHeldDB(path, mode, busy)
+}
+
+// openHeldDB is openDB without readMode's probe of the file: for a database this process holds
+// SQLite locks on (the online backup's source, opened inside the write transaction), where a
+// descriptor opened and closed beside SQLite's would give those locks away.
+func openHeldDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
 	d, err := dsn(path, mode, busy)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
