@@ -9,7 +9,7 @@ import (
 )
 
 // ClaudeSARIFRules are audit --agent claude's SARIF rules: the ids every agent's audit uses
-// (audit.SARIFRules of the default agent's), in the same order, with Claude Code's meaning.
+// (the default agent's room's SARIFRules), in the same order, with Claude Code's meaning.
 var ClaudeSARIFRules = []reports.SARIFRule{
 	{ID: "sessionfix/audit/lost", Name: "AuditLost", Short: "a Claude Code permission rule no longer matches a tool it matched under the earlier release",
 		Full: "The rule matched the tool as the earlier release (--before) named it and matched rules, and matches nothing of it under the current one (--claude-version): a deny or ask rule lost is a restriction lost (fix it with sessionfix fix --rules), an allow rule lost a permission lost (README, Claude Code rules)."},
@@ -19,7 +19,7 @@ var ClaudeSARIFRules = []reports.SARIFRule{
 		Full: "The rule names the tool and is ignored: an allow rule of an untrusted project's .claude/settings.json (2.1.332 applies only its deny and ask rules), or an ask rule under a release without an ask list (1.0.51)."},
 }
 
-// SARIF turns a Claude audit report into SARIF results, as audit's (*Report).SARIF does for
+// SARIF turns a Claude audit report into SARIF results, as the default agent's (*Report).SARIF does for
 // the default agent's audit: one per lost pair ("error"), gained pair ("warning") and pair whose rule the
 // current release ignores (refused, "warning"; such a pair that matched before is also lost:
 // two results). Located at the rule file and the line of the rule's string token; the message
