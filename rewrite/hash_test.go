@@ -24,14 +24,23 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// The manifest's hashes are what undo trusts: Before.SHA256 must be the SHA-256 of the original
-// (and of the backup's first Before.Size bytes), the "after" checksum (After.Fingerprint,
-// XXH3-128 since manifest version 3; After.SHA256 no longer written) that of the file the run
-// left. The sessions are longer than one copy buffer and their first edit is far from the
-// start, so a hash taken over the wrong stream, a shared prefix or a lost buffer shows. A
-// backup with one byte flipped (same size) is refused by undo, and the file keeps the run's
-// content; a session with one byte changed since the run (same size) is refused as changed.
-func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
+// xxh128Text is a checksum as manifest version 4 records it (Before and After.Fingerprint),
+// computed with the library directly.
+func xxh128Text(b []byte) string {
+	x := xxh3.Hash128(b).Bytes()
+	return "xxh3-128:" + hex.EncodeToString(x[:])
+}
+
+// The manifest's checksums are what undo trusts (manifest version 4): the original's
+// (Before.Fingerprint, XXH3-128 since version 4; Before.SHA256 no longer written) must be that
+// of the original and of the backup's first Before.Size bytes, the "after" checksum
+// (After.Fingerprint, XXH3-128 since version 3) that of the file the run left — both computed
+// here with the library directly. The sessions are longer than one copy buffer and their first
+// edit is far from the start, so a hash taken over the wrong stream, a shared prefix or a lost
+// buffer shows. A backup with one byte flipped (same size) is refused by undo as damaged, and
+// the file keeps the run's content; a session with one byte changed since the run (same size)
+// is refused as changed; the third is restored byte for byte.
+func TestManifestChecksumsAreThoseOfTheFiles(t *testing.T) {
 	dir := t.TempDir()
 	pad := `{"message":{"parts":[{"text":"` + strings.Repeat("p", 4000) + `"}]}}`
 	var lines []string
@@ -54,6 +63,7 @@ func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
 	require.NoError(t, err)
 	m, err := ReadRun(res.Dir)
 	require.NoError(t, err)
+	assert.Equal(t, 4, m.Version)
 	require.Len(t, m.Files, 3)
 	for _, f := range m.Files {
 		p := f.Ref.Path
@@ -61,15 +71,15 @@ func TestManifestHashesAreSHA256OfTheFiles(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEqual(t, orig[p], now, "%s was rewritten", p)
 		assert.Equal(t, int64(len(orig[p])), f.Before.Size)
-		assert.Equal(t, sha256Hex(orig[p]), f.Before.SHA256, "%s: Before.SHA256 is the original's", p)
+		assert.Empty(t, f.Before.SHA256, "%s: version 4 records no SHA-256 of the original", p)
+		assert.Equal(t, xxh128Text(orig[p]), f.Before.Fingerprint, "%s: Before.Fingerprint is the original's XXH3-128", p)
 		bk, err := os.ReadFile(f.Backup)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, int64(len(bk)), f.Before.Size)
-		assert.Equal(t, f.Before.SHA256, sha256Hex(bk[:f.Before.Size]), "%s: the backup hashes to Before.SHA256", p)
+		assert.Equal(t, f.Before.Fingerprint, xxh128Text(bk[:f.Before.Size]), "%s: the backup has the original's checksum", p)
 		assert.Equal(t, int64(len(now)), f.After.Size)
 		assert.Empty(t, f.After.SHA256)
-		x := xxh3.Hash128(now).Bytes()
-		assert.Equal(t, "xxh3-128:"+hex.EncodeToString(x[:]), f.After.Fingerprint, "%s: the after checksum is the new file's", p)
+		assert.Equal(t, xxh128Text(now), f.After.Fingerprint, "%s: the after checksum is the new file's", p)
 	}
 
 	// One byte of a's backup flipped, size kept: undo refuses a, restores b.

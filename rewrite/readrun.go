@@ -70,7 +70,8 @@ func (s *sealHasher) Read(p []byte) (int, error) {
 // above). Errors: the open error for a missing or unreadable file, an error wrapping
 // errManifestSyntax for one that does not decode (encoding/json's rules: members matched
 // case-insensitively, the last of a repeated member wins, nothing but white space after the
-// object), an *UntrustedError when its seal does not match (verifySeal).
+// object), an *UntrustedError when its seal does not match or its version is later than
+// manifestVersion (verifySeal).
 func readManifest(dir, run string) (*Manifest, error) {
 	f, err := os.Open(filepath.Join(dir, manifestName))
 	if err != nil {

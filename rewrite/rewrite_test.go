@@ -144,7 +144,8 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	require.Len(t, m.Files, 2)
 	assert.Equal(t, a, m.Files[0].Ref.Path)
 	assert.Equal(t, []Rename{{Old: "mcp__a.b__c", New: "mcp__a_b__c_" + mcpname.Hash("mcp__a.b__c"), Count: 2}}, m.Files[0].Renames)
-	assert.NotEqual(t, m.Files[0].Before.SHA256, m.Files[0].After.SHA256)
+	assert.NotEmpty(t, m.Files[0].Before.Fingerprint)
+	assert.NotEqual(t, m.Files[0].Before.Fingerprint, m.Files[0].After.Fingerprint)
 
 	// The manifest is what undo reads; an interrupted run is recovered from the journal.
 	raw, _ := os.ReadFile(filepath.Join(res.Dir, manifestName))

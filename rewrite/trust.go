@@ -47,8 +47,15 @@ func (e *UntrustedError) Unwrap() error { return ErrUntrustedRun }
 // their journal lines are sealed (version 1 runs, written before checksums existed, are read
 // unsealed and still pass CheckRun). Version 3 records a file's "after" content as an
 // XXH3-128 checksum (After.Fingerprint, "xxh3-128:<hex>") instead of its SHA-256 (After.SHA256,
-// versions 1 and 2, still undone): see internal/fileio/checksum.go. Before.SHA256 stays SHA-256.
-const manifestVersion = 3
+// versions 1 and 2, still undone). Version 4 records the original's the same way
+// (Before.Fingerprint, "xxh3-128:<hex>", the backup's check) instead of Before.SHA256
+// (versions 1 to 3, and a SQLite change in any version, still undone by SHA-256): see
+// internal/fileio/checksum.go. Which algorithm checks a backup is said by the entry's own
+// record (fileio.BeforeSum: its member and prefix), not by the version: a run recovered from
+// its journal has no version, and an older binary's undo rewrites a manifest with its own
+// version number. A manifest of a later version than this is refused (readManifest): this
+// binary cannot know what it records.
+const manifestVersion = 4
 
 // sealedVersion is the first manifest version that is sealed.
 const sealedVersion = 2
@@ -119,13 +126,16 @@ func marshalJournalLine(e journalEntry) ([]byte, error) {
 
 // verifySeal checks the seal of a manifest m whose seal was checked (sealed, ok: see
 // checkSeal) while it was read: a version 2 (or later) manifest must be sealed and match; an
-// unsealed version 1 manifest is accepted.
+// unsealed version 1 manifest is accepted; a version later than manifestVersion is refused.
 func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 	switch {
 	case sealed && !ok:
 		return &UntrustedError{Run: run, Where: manifestName, Reason: "its checksum does not match its content (edited or damaged)"}
 	case !sealed && (m.Version >= sealedVersion || m.Checksum != ""):
 		return &UntrustedError{Run: run, Where: manifestName, Reason: fmt.Sprintf("version %d manifest without a valid checksum (edited or damaged)", m.Version)}
+	case m.Version > manifestVersion:
+		return &UntrustedError{Run: run, Where: manifestName, Reason: fmt.Sprintf(
+			"version %d manifest, written by a newer sessionfix (this one reads versions 1 to %d): undo it with that version", m.Version, manifestVersion)}
 	}
 	return nil
 }
@@ -146,7 +156,12 @@ func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 //     backups/ directory (which is a real directory, not a symlink), with no other hard link
 //     unless it is the store's own inode (a run stopped before its rename);
 //   - the recorded original mode is a plain file mode, and it has setuid or setgid only where the
-//     backup file itself and the store as it is now both have that bit.
+//     backup file itself and the store as it is now both have that bit;
+//   - the entry records exactly one checksum of the original, of a kind a run writes
+//     (fileio.CheckChangeSum: Before.SHA256, 64 hex digits, or Before.Fingerprint,
+//     "xxh3-128:" and 32 hex digits): undo checks the backup against it before anything is
+//     restored, so an entry without one, with two, or with one of an unknown algorithm or
+//     length is refused here rather than one store at a time.
 //
 // It returns an *UntrustedError naming the first entry that fails (manifest entries count from
 // 1 in file order), nil when every entry passes.
@@ -217,6 +232,9 @@ func CheckRun(dir string, m *Manifest) error {
 			if bfi.Mode()&bit == 0 || cur == nil || cur.Mode()&bit == 0 {
 				return fail(i, f, "the recorded mode %s has %s, which the backup or the store does not have", mode, bitName(bit))
 			}
+		}
+		if err := fileio.CheckChangeSum(f.Before); err != nil {
+			return fail(i, f, "the checksum of the original (\"before\"): %v", err)
 		}
 	}
 	return nil

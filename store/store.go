@@ -171,10 +171,13 @@ type FileState struct {
 	Mode    fs.FileMode `json:"mode"`
 	ModTime time.Time   `json:"mtime"`
 	SHA256  string      `json:"sha256,omitempty"`
-	// Fingerprint is a cheap content checksum: taken when the store was scanned
-	// ("crc32c:<hex>"; a rewrite refuses the file when what it reads does not match), or, in a
-	// Change's After, the checksum of the content a file rewrite left ("xxh3-128:<hex>", in
-	// place of SHA256 since manifest version 3; undo's "unchanged since the run" test).
+	// Fingerprint is a cheap content checksum, its algorithm named by its prefix: taken when the
+	// store was scanned ("crc32c:<hex>"; a rewrite refuses the file when what it reads does not
+	// match), or, in a Change recorded by a file rewrite, the checksum of the content it left
+	// (After: "xxh3-128:<32 hex>", in place of SHA256 since manifest version 3; undo's
+	// "unchanged since the run" test) and of the original (Before: "xxh3-128:<32 hex>", in place
+	// of SHA256 since manifest version 4; the backup's check). A Change records one of SHA256
+	// and Fingerprint in each state (internal/fileio/checksum.go).
 	Fingerprint string `json:"fingerprint,omitempty"`
 }
 

@@ -62,15 +62,18 @@ func HashFile(path string) (string, error) {
 }
 
 // RewriteFile replaces the file at path with transform's output, crash-safely and only if the
-// file is still what was scanned (want: size, mtime and SHA-256):
+// file is still what was scanned (want: size, mtime and the checksums it records:
+// want.Fingerprint, the scan's "crc32c:<hex>" or any spelling sumFor knows, and want.SHA256):
 //
 //  1. open the original and check size and mtime against want;
 //  2. refuse when another process holds it open for writing (the kernel's count of writable
 //     opens, asked with a read lease; /proc names the process) or locked (flock);
-//  3. in one streaming pass, copy the original into opt.BackupPath (or hard-link it), hash it,
-//     and write the transformed content to a temp sibling (".<name><digits>", same directory,
-//     announced to the context's TempRecorder before it is created);
-//  4. refuse when the hash differs from want (the content changed since the scan);
+//  3. in one streaming pass, copy the original into opt.BackupPath (or hard-link it), checksum
+//     it (its XXH3-128, recorded as Change.Before.Fingerprint, and want's checksums), and
+//     write the transformed content to a temp sibling (".<name><digits>", same directory,
+//     announced to the context's TempRecorder before it is created), checksummed too
+//     (XXH3-128, Change.After.Fingerprint; see checksum.go);
+//  4. refuse when a checksum differs from want's (the content changed since the scan);
 //  5. give the temp the original's mode and mtime (owner best-effort) and fsync it; at the
 //     same time fsync the backup, wait for its directory's fsync (started as soon as the
 //     backup's name existed, during step 3, and shared with concurrent rewrites whose backups
@@ -229,9 +232,13 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
-	before, after := sha256.New(), newAfterSum()
-	fp, fpText := NewFingerprint()
-	var src io.Reader = io.TeeReader(&ctxReader{ctx: ctx, r: orig}, io.MultiWriter(before, fp))
+	// One pass over the original: its XXH3-128 (recorded as Before.Fingerprint, the backup's
+	// check at undo) and whatever want's checksums need (the scan's CRC-32C; a SHA-256 or
+	// XXH3-128 a caller recorded), each algorithm computed once.
+	wants := []string{xxh3Prefix, want.SHA256, want.Fingerprint}
+	before := newSums(wants...)
+	after := newXXH128()
+	var src io.Reader = io.TeeReader(&ctxReader{ctx: ctx, r: orig}, before)
 	var bw *bufio.Writer
 	if bk != nil {
 		bw = bufio.NewWriterSize(faultWriter{w: bk, path: opt.BackupPath}, copyBufSize)
@@ -254,9 +261,10 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 			return nil, fmt.Errorf("write backup of %s: %w", path, err)
 		}
 	}
-	beforeSum := hex.EncodeToString(before.Sum(nil))
-	if (want.SHA256 != "" && beforeSum != want.SHA256) || (want.Fingerprint != "" && fpText(fp) != want.Fingerprint) {
-		return nil, &store.InUseError{Path: path, Reason: "content changed since it was scanned"}
+	for i, w := range wants[1:] {
+		if w != "" && before.get(i+1) != w {
+			return nil, &store.InUseError{Path: path, Reason: "content changed since it was scanned"}
+		}
 	}
 	newMode, newMtime := fi.Mode(), fi.ModTime()
 	if meta != nil {
@@ -282,8 +290,8 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		Warnings:   xattrWarnings,
 		Backup:     opt.BackupPath,
 		BackupLink: linked,
-		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), SHA256: beforeSum},
-		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, afterPrefix)},
+		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), Fingerprint: before.get(0)},
+		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, xxh3Prefix)},
 	}
 	// Two chains of waits at once (the file system can serve them with one journal commit):
 	// the temp's fsync; and the backup's fsync, its directory's, then the caller's journal
@@ -584,10 +592,21 @@ func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, e
 //   - anything else: a *store.ChangedError naming the mismatch.
 //
 // It returns an *store.InUseError when another process holds the file open for writing or locked.
-// A full restore needs the backup's first Before.Size bytes to hash to ch.Before.SHA256.
+// A full restore needs the backup's first Before.Size bytes to have the checksum ch records for
+// the original (BeforeSum: XXH3-128 since manifest version 4, SHA-256 before); a Change
+// without one CheckChangeSum accepts is refused (an error wrapping ErrBadChangeSum) before
+// anything is read.
 func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool) error {
 	ctx = WithBeforeCheck(ctx, nil) // the before-check seam is for applying a change, not undo
-	cur, curAfter, err := hashFileAnd(path, AfterSum(ch.After))
+	if err := CheckChangeSum(ch.Before); err != nil {
+		return fmt.Errorf("restore %s: the run's record of the original: %w; not restored", path, err)
+	}
+	wantBefore, wantAfter := BeforeSum(ch.Before), AfterSum(ch.After)
+	cs, err := hashFileAs(path, wantBefore, wantAfter)
+	var cur string
+	if err == nil {
+		cur = cs[0]
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if !force {
@@ -595,7 +614,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		}
 	case err != nil:
 		return fmt.Errorf("read %s: %w", path, err)
-	case cur == ch.Before.SHA256 || curAfter == AfterSum(ch.After):
+	case cur == wantBefore || (wantAfter != "" && cs[1] == wantAfter):
 		// Already the original content (only mode and mtime may need restoring), or exactly
 		// what the run wrote: the backup goes back.
 	default:
@@ -611,15 +630,19 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	// Only the first Before.Size bytes of the backup are the original: a process that kept the
 	// old file open may have appended to the linked inode after the run (those bytes stay in
 	// the backup).
-	if got, err := hashPrefix(ch.Backup, ch.Before.Size); err != nil {
+	if got, err := hashPrefixAs(ch.Backup, ch.Before.Size, wantBefore); err != nil {
 		return fmt.Errorf("backup %s is damaged or unreadable: %w", ch.Backup, err)
-	} else if got != ch.Before.SHA256 {
-		return fmt.Errorf("backup %s is damaged: sha256 of its first %d bytes is %s, want %s", ch.Backup, ch.Before.Size, got, ch.Before.SHA256)
+	} else if got != wantBefore {
+		return fmt.Errorf("backup %s is damaged: %s of its first %d bytes is %s, want %s", ch.Backup, sumName(wantBefore), ch.Before.Size, got, wantBefore)
 	}
 	if st, err := StatFile(path); err == nil {
 		// Through rewriteFile: the same checks (writers, locks, content unchanged since it was
 		// hashed), a backup of the current file, and the old inode watched after the rename.
-		st.SHA256 = cur
+		if _, p := sumFor(wantBefore); p == "" {
+			st.SHA256 = cur
+		} else {
+			st.Fingerprint = cur
+		}
 		_, err := rewriteFile(ctx, path, st, copyBackup(ch), store.ApplyOptions{BackupPath: undoBackupPath(ch)}, &ch.Before)
 		return err
 	}
@@ -732,17 +755,18 @@ func copyBackup(ch *store.Change) Transform {
 }
 
 // copyCheckedBackup copies the first ch.Before.Size bytes of the backup src to dst, checking
-// as it goes that there are that many and that they hash (SHA-256) to ch.Before.SHA256:
-// RestoreFile hashed the backup before, but it may have been truncated or rewritten since,
+// as it goes that there are that many and that they have the original's checksum (BeforeSum):
+// RestoreFile checked the backup before, but it may have been truncated or rewritten since,
 // and only what is copied counts. On an error the caller does not put dst in place.
 func copyCheckedBackup(dst io.Writer, src io.Reader, ch *store.Change) error {
-	h := sha256.New()
+	want := BeforeSum(ch.Before)
+	h, prefix := sumFor(want)
 	n, err := io.CopyBuffer(io.MultiWriter(dst, h), io.LimitReader(src, ch.Before.Size), make([]byte, copyBufSize))
 	if err != nil {
 		return fmt.Errorf("restore from %s: %w", ch.Backup, err)
 	}
-	if n != ch.Before.Size || hex.EncodeToString(h.Sum(nil)) != ch.Before.SHA256 {
-		return fmt.Errorf("backup %s changed after undo checked it (%d of its first %d bytes read, or they no longer hash to the original's sha256): not restored", ch.Backup, n, ch.Before.Size)
+	if n != ch.Before.Size || want == "" || formatSum(h, prefix) != want {
+		return fmt.Errorf("backup %s changed after undo checked it (%d of its first %d bytes read, or they no longer have the original's %s): not restored", ch.Backup, n, ch.Before.Size, sumName(want))
 	}
 	return nil
 }
@@ -785,11 +809,8 @@ func ReverseSplice(edits []store.ByteEdit, prefix int64, prefixSum string) Trans
 	}
 }
 
-// hashPrefix returns the hex SHA-256 of the first n bytes of a file (an error when it is
-// shorter).
-func hashPrefix(path string, n int64) (string, error) { return hashPrefixAs(path, n, "") }
-
-// hashPrefixAs is hashPrefix with the checksum spelled like want (sumFor).
+// hashPrefixAs returns the checksum of the first n bytes of a file, spelled like want (sumFor),
+// and an error when the file is shorter.
 func hashPrefixAs(path string, n int64, want string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
