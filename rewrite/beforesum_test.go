@@ -296,3 +296,27 @@ func TestReadRunRefusesALaterManifestVersion(t *testing.T) {
 	got, _ := os.ReadFile(a)
 	assert.Equal(t, after, got)
 }
+
+// The algorithm that checks a backup is said by the entry's own record, not by the manifest's
+// version: a version 4 run whose manifest an older binary's undo wrote back (the 65eabee
+// binary refuses every full restore of it, "backup … is damaged: … want " with nothing after
+// want, and writes the manifest again as version 3, the XXH3-128 records kept) is undone by
+// this one byte for byte.
+func TestUndoOfAVersion4RunRelabelledByAnOlderUndo(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"), resp("1", "mcp__a.b__c"))
+	orig, _ := os.ReadFile(a)
+	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: filepath.Join(t.TempDir(), "state"), Now: time.Now})
+	require.NoError(t, err)
+	editManifest(t, res.Dir, func(m map[string]any) { m["version"] = 3 })
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	require.Equal(t, 3, m.Version)
+	require.True(t, strings.HasPrefix(m.Files[0].Before.Fingerprint, "xxh3-128:"))
+	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	require.NoError(t, outs[0].Err)
+	got, _ := os.ReadFile(a)
+	assert.Equal(t, orig, got)
+}

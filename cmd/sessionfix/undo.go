@@ -41,8 +41,10 @@ changes made after the run) needs --yes when standard input is not a terminal.
 
 A run directory is not trusted: a manifest or journal line whose checksum does not match, a store
 path outside the run's roots (or with "..", a symlink, not a regular file), a backup outside the
-run's own backups/ directory, or a setuid/setgid mode the backup and the store lack refuses the
-whole run (exit 1, nothing restored, --force or not). A hot journal a crashed SQLite writer left
+run's own backups/ directory, a setuid/setgid mode the backup and the store lack, an entry
+without a checksum of its original undo can check the backup with, or a manifest of a later
+version than this sessionfix reads refuses the whole run (exit 1, nothing restored, --force or
+not). A hot journal a crashed SQLite writer left
 is rolled back first.
 
 EXAMPLES:
