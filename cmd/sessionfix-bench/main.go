@@ -5,13 +5,15 @@
 // table, a row's store labelled by its corpus:
 //
 //	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0×, peak RSS < 64 MiB
-//	JSONL  fix --apply  vs  cp -r SRC DST && sync  target ≤ 2.5×, peak RSS < 64 MiB
+//	JSONL  fix --apply  vs  cp -r DST DST2 && sync  target ≤ 2.5×, peak RSS < 64 MiB
 //	SQLite scan         vs  the sqlite3 shell reading the same columns   (see sqlite.go)
 //	SQLite fix --apply  vs  the sqlite3 shell's single-transaction UPDATE (see sqlite.go)
 //
 // Each measurement runs the floor and sessionfix in turn (floor, sessionfix, floor, …, after a
 // warm-up of the page cache); the ratio is the median of the per-pair ratios, the times are the
-// medians, the RSS the largest of the sessionfix runs (getrusage of the child).
+// medians, the RSS the largest of the sessionfix runs (getrusage of the child). A JSONL apply
+// turn, floor or sessionfix alike, starts from a fresh synced copy DST of the corpus made
+// untimed: sessionfix rewrites DST, the floor copies it (jsonl.go says why both need the copy).
 //
 // Usage: sessionfix-bench [-bin bin/sessionfix] [-dir DIR] [-jsonl 256,1024,4096] [-sqlite
 // 100000,1000000] [-large] [-runs 3]; sessionfix-bench -generate DIR -size-mib N and
