@@ -241,16 +241,19 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	var src io.Reader = io.TeeReader(&ctxReader{ctx: ctx, r: orig}, before)
 	var bw *bufio.Writer
 	if bk != nil {
-		bw = bufio.NewWriterSize(faultWriter{w: bk, path: opt.BackupPath}, copyBufSize)
+		bw = getWriter(faultWriter{w: bk, path: opt.BackupPath})
+		defer putWriter(bw)
 		src = io.TeeReader(src, bw)
 	}
 	out := &countWriter{w: io.MultiWriter(pf, after)}
-	ow := bufio.NewWriterSize(out, copyBufSize)
+	ow := getWriter(out)
+	defer putWriter(ow)
 	if err := transform(ow, src); err != nil {
 		return nil, fmt.Errorf("rewrite %s: %w", path, err)
 	}
-	// Drain what the transform did not read (it must see the whole file).
-	if _, err := io.CopyBuffer(ow, src, make([]byte, copyBufSize)); err != nil {
+	// Drain what the transform did not read (it must see the whole file); ow reads it through
+	// its own buffer (io.Copy uses ow's ReadFrom).
+	if _, err := io.Copy(ow, src); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := ow.Flush(); err != nil {
