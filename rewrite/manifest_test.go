@@ -154,3 +154,77 @@ func TestManifestRecordsAStoreWhoseDoneLineFailed(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, e.Sites)
 }
+
+// doneEntry takes the entry member out of a "done" line by its bytes: exactly what json.Marshal
+// wrote for the entry, for any store path (quotes, HTML characters, non-ASCII, a path that
+// itself contains `,"path":`), with or without a reason; anything else is refused.
+func TestDoneEntryIsTheMarshalledEntry(t *testing.T) {
+	for _, p := range []string{"/h/a.jsonl", `/h/q"u<o>&te.jsonl`, "/h/ünï/会话.jsonl", `/h/x,"path":"y.jsonl`} {
+		e := &FileEntry{Change: store.Change{Ref: store.Ref{Path: p, Kind: "qwen-session"}, Backup: "/s/b", Edits: 2,
+			Sites: []store.ByteEdit{{At: 5, Old: `"mcp__a.b__c"`, New: `"mcp__a_b__c_x"`}}}, Renames: []Rename{{Old: "o", New: "n", Count: 1}}}
+		want, err := json.Marshal(e)
+		require.NoError(t, err)
+		for _, reason := range []string{"", `late writer: "x" appended ,"path":"/h/a.jsonl"`} {
+			line, err := marshalJournalLine(journalEntry{Event: "done", Path: p, Entry: e, Reason: reason})
+			require.NoError(t, err)
+			got, err := doneEntry(line, p)
+			require.NoError(t, err, "%s", line)
+			assert.Equal(t, string(want), string(got))
+
+			_, err = doneEntry(line, p+"x")
+			assert.Error(t, err, "the done line of another store")
+			_, err = doneEntry(line[:len(line)-3], p)
+			assert.Error(t, err, "a cut line")
+		}
+		commit, err := marshalJournalLine(journalEntry{Event: "commit", Entry: e})
+		require.NoError(t, err)
+		_, err = doneEntry(commit, p)
+		assert.Error(t, err, "a commit line")
+		// The line names p, its entry another store.
+		other := *e
+		other.Ref.Path = "/h/other.jsonl"
+		line, err := marshalJournalLine(journalEntry{Event: "done", Path: p, Entry: &other})
+		require.NoError(t, err)
+		_, err = doneEntry(line, p)
+		assert.Error(t, err, "an entry of another store under p's line")
+	}
+}
+
+// The entries are read and indented ahead by two goroutines, in order; a journal line that is
+// not its store's entry stops the manifest with an error naming the store, and every reader
+// ends (no goroutine left blocked).
+func TestFinalEntriesInOrderAndStopOnABadLine(t *testing.T) {
+	var journal bytes.Buffer
+	var files []fileRef
+	var want [][]byte
+	for i := range 7 {
+		p := fmt.Sprintf("/h/%d.jsonl", i)
+		e := &FileEntry{Change: store.Change{Ref: store.Ref{Path: p, Kind: "qwen-session"}, Edits: i}}
+		line, err := marshalJournalLine(journalEntry{Event: "done", Path: p, Entry: e})
+		require.NoError(t, err)
+		files = append(files, fileRef{path: p, off: int64(journal.Len()), n: len(line)})
+		journal.Write(line)
+		b, err := json.MarshalIndent(e, "    ", "  ")
+		require.NoError(t, err)
+		want = append(want, b)
+	}
+	jr := bytes.NewReader(journal.Bytes())
+	s := finalEntries(jr, files, 2)
+	for k := range files {
+		b, err := s.next()
+		require.NoError(t, err)
+		assert.Equal(t, string(want[k]), string(b), "entry %d", k)
+	}
+	s.stop()
+
+	bad := append([]fileRef(nil), files...)
+	bad[4].path = "/h/elsewhere.jsonl"
+	s = finalEntries(jr, bad, 2)
+	for k := range 4 {
+		_, err := s.next()
+		require.NoError(t, err, "entry %d", k)
+	}
+	_, err := s.next()
+	assert.ErrorContains(t, err, "is not the entry of /h/elsewhere.jsonl")
+	s.stop() // returns: the other reader is waiting to send entry 5, or done
+}
