@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/internal/fileio"
+)
+
+// TestFixRefusesAStoreChangedInPlaceSinceTheScan: a session changed between the scan and its
+// rewrite in one byte outside every name, with its size and mtime as they were, is refused as
+// in use (exit 4, "content changed since it was scanned") and keeps the changed bytes; only the
+// content checksum the rewrite compares with the scan's (manifest version 4: the scan's
+// CRC-32C, computed in the pass that records the original's XXH3-128) can tell. The check is
+// the rewrite's (fileio.rewriteFile), made after the scan, the size and mtime check and the
+// backup link, before the rename.
+func TestFixRefusesAStoreChangedInPlaceSinceTheScan(t *testing.T) {
+	env := testEnv(t)
+	// The target alone, so that the first journal line the run writes is its temp's
+	// announcement, made after its scan and before its rewrite reads it.
+	dir := filepath.Join(t.TempDir(), "dot-qwen")
+	target := filepath.Join(dir, faultTarget)
+	orig, err := os.ReadFile(filepath.Join("../../fixtures/qwen-real/dot-qwen", faultTarget))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(target), 0o755))
+	require.NoError(t, os.WriteFile(target, orig, 0o640))
+	state := filepath.Join(t.TempDir(), "S")
+	fi, err := os.Stat(target)
+	require.NoError(t, err)
+	// One letter of the first text part, outside every name token.
+	i := bytes.Index(orig, []byte(`"text":"`))
+	require.Positive(t, i)
+	i += len(`"text":"`)
+	changed := bytes.Clone(orig)
+	changed[i] ^= 0x20 // a letter's case
+	require.NotEqual(t, orig[i], changed[i])
+
+	var done atomic.Bool
+	// The temp is announced in the journal before the rewrite reads the original: after the
+	// scan and the size and mtime check.
+	restore := fileio.SetFaultHook(func(op, path string) error {
+		if op == fileio.FaultWrite && filepath.Base(path) == "journal.jsonl" && !done.Swap(true) {
+			// a worker's goroutine: assert, not require
+			assert.NoError(t, os.WriteFile(target, changed, 0o640))
+			assert.NoError(t, os.Chtimes(target, fi.ModTime(), fi.ModTime()))
+		}
+		return nil
+	})
+	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
+	restore()
+	require.True(t, done.Load(), "the hook ran")
+	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Contains(t, r.err, target)
+	assert.Contains(t, r.err, "content changed since it was scanned")
+	got, _ := os.ReadFile(target)
+	assert.True(t, bytes.Equal(changed, got), "the changed session is left as it is")
+	now, err := os.Stat(target)
+	require.NoError(t, err)
+	assert.True(t, now.ModTime().Equal(fi.ModTime()))
+	ents, _ := os.ReadDir(filepath.Dir(target))
+	assert.Len(t, ents, 1, "no temp or keep file is left beside the session")
+}
