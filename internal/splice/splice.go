@@ -65,8 +65,10 @@ func Bytes(val []byte, edits []store.Edit) ([]byte, error) {
 // Copy copies src to dst with every edit applied (offsets into src), reading through a buffer
 // of bufSize bytes: memory stays flat whatever the size of src.
 func Copy(dst io.Writer, src io.Reader, edits []store.Edit, bufSize int) error {
-	br := getReader(src, bufSize)
-	defer putReader(br)
+	br, pooled := getReader(src, bufSize)
+	if pooled {
+		defer putReader(br)
+	}
 	var pos int64
 	var tok, old []byte
 	for _, e := range edits {
@@ -98,13 +100,19 @@ func Copy(dst io.Writer, src io.Reader, edits []store.Edit, bufSize int) error {
 // store: allocating them afresh was about a seventh of the bytes an apply allocated).
 var readers sync.Pool
 
-// getReader returns a buffered reader of size bytes reading src.
-func getReader(src io.Reader, size int) *bufio.Reader {
+// getReader returns a buffered reader of size bytes reading src; pooled says it is Copy's own,
+// to be given back with putReader. A src that is already a *bufio.Reader of at least size
+// bytes is returned as it is, not pooled (it is the caller's, as bufio.NewReaderSize would
+// return it): resetting it and handing it to the next Copy would take it from its owner.
+func getReader(src io.Reader, size int) (r *bufio.Reader, pooled bool) {
+	if b, ok := src.(*bufio.Reader); ok && b.Size() >= size {
+		return b, false
+	}
 	if r, ok := readers.Get().(*bufio.Reader); ok && r.Size() == size {
 		r.Reset(src)
-		return r
+		return r, true
 	}
-	return bufio.NewReaderSize(src, size)
+	return bufio.NewReaderSize(src, size), true
 }
 
 // putReader gives r back for reuse; r must not be used after.

@@ -1,8 +1,10 @@
 package splice
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -51,4 +53,27 @@ func TestMismatchWrapsErrTokenMismatch(t *testing.T) {
 	}
 	_, err := Bytes([]byte(val), []store.Edit{{Site: store.Site{Loc: store.Loc{Offset: 8}, Raw: []byte(`"mcp__a__c"`)}}})
 	assert.EqualError(t, err, "name token not found at its offset (offset 8)")
+}
+
+// A caller's own buffered reader passed as src stays the caller's: Copy reads through it (as
+// bufio.NewReaderSize does when it is large enough) but never resets it or gives it to its
+// buffer pool, where the next Copy would take it over while the caller still holds it.
+func TestCopyLeavesACallersBufferedReaderItsOwn(t *testing.T) {
+	const size = 4099 // no other test's buffer size: the pool holds none of it yet
+	val := `{"name":"mcp__a.b__c"}` + "\n"
+	edits := []store.Edit{{Site: store.Site{Loc: store.Loc{Offset: 8}, Raw: []byte(`"mcp__a.b__c"`)}, New: "mcp__a_b__c"}}
+	src := bufio.NewReaderSize(strings.NewReader(val), size)
+	var out bytes.Buffer
+	require.NoError(t, Copy(&out, src, edits, size))
+	assert.Equal(t, `{"name":"mcp__a_b__c"}`+"\n", out.String())
+
+	// The next copy, of another source, must not read through src.
+	var out2 bytes.Buffer
+	require.NoError(t, Copy(&out2, strings.NewReader(val), edits, size))
+	assert.Equal(t, out.String(), out2.String())
+	assert.NotPanics(t, func() {
+		n, err := src.Read(make([]byte, 8))
+		assert.Equal(t, 0, n)
+		assert.ErrorIs(t, err, io.EOF, "src is still the caller's reader, at the end of its source")
+	})
 }
