@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
@@ -319,4 +320,39 @@ func TestUndoOfAVersion4RunRelabelledByAnOlderUndo(t *testing.T) {
 	require.NoError(t, outs[0].Err)
 	got, _ := os.ReadFile(a)
 	assert.Equal(t, orig, got)
+}
+
+// A SQLite change records the original's SHA-256 (store/sqlite checks its backup with nothing
+// else): an entry of kind sqlite whose record of the original is an XXH3-128 fingerprint
+// instead — well formed for a file rewrite — is refused by CheckRun as a whole, before
+// anything is restored, not by the database's restore after the run's other stores were put
+// back ("backup … is damaged: sha256 …, want " with nothing after want).
+func TestCheckRunRefusesADatabaseEntryWithoutItsSHA256(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"), resp("1", "mcp__a.b__c"))
+	b := writeSession(t, dir, "b.jsonl", call("1", "mcp__x.y__z"))
+	res, err := Apply(context.Background(), Build(scanned(t, a, b), naming.Policy{}), ApplyOptions{StateDir: filepath.Join(t.TempDir(), "state"), Now: time.Now})
+	require.NoError(t, err)
+	after := map[string][]byte{}
+	for _, p := range []string{a, b} {
+		after[p], _ = os.ReadFile(p)
+	}
+	var second string
+	editManifest(t, res.Dir, func(m map[string]any) {
+		f := m["files"].([]any)[1].(map[string]any)
+		second = f["store"].(map[string]any)["path"].(string)
+		f["store"].(map[string]any)["kind"] = string(store.KindSQLite)
+		require.True(t, strings.HasPrefix(f["before"].(map[string]any)["fingerprint"].(string), "xxh3-128:"))
+	})
+	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	var ue *UntrustedError
+	require.True(t, errors.As(err, &ue), "%v", err)
+	assert.Equal(t, `manifest entry 2 (store "`+second+`")`, ue.Where)
+	assert.Contains(t, ue.Reason, `the checksum of the original ("before")`)
+	assert.Contains(t, ue.Reason, "a database's backup is checked by its sha256, which the entry does not record")
+	assert.Empty(t, outs)
+	for _, p := range []string{a, b} {
+		got, _ := os.ReadFile(p)
+		assert.Equal(t, after[p], got, "%s keeps the run's content", p)
+	}
 }

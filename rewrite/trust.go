@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // A run directory is not trusted input: it can be edited by anyone who can write the state
@@ -161,7 +162,9 @@ func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 //     (fileio.CheckChangeSum: Before.SHA256, 64 hex digits, or Before.Fingerprint,
 //     "xxh3-128:" and 32 hex digits): undo checks the backup against it before anything is
 //     restored, so an entry without one, with two, or with one of an unknown algorithm or
-//     length is refused here rather than one store at a time.
+//     length is refused here rather than one store at a time; so is a SQLite entry (kind
+//     store.KindSQLite) without Before.SHA256, the only checksum store/sqlite checks its
+//     backup with.
 //
 // It returns an *UntrustedError naming the first entry that fails (manifest entries count from
 // 1 in file order), nil when every entry passes.
@@ -235,6 +238,9 @@ func CheckRun(dir string, m *Manifest) error {
 		}
 		if err := fileio.CheckChangeSum(f.Before); err != nil {
 			return fail(i, f, "the checksum of the original (\"before\"): %v", err)
+		}
+		if f.Ref.Kind == store.KindSQLite && f.Before.SHA256 == "" {
+			return fail(i, f, "the checksum of the original (\"before\"): a database's backup is checked by its sha256, which the entry does not record")
 		}
 	}
 	return nil
