@@ -40,7 +40,8 @@ demo: build
 	./scripts/demo.sh $(BIN)
 
 ## bench: one table of how cost grows (cmd/sessionfix-bench): 256 MiB, 1 GiB and 4 GiB JSONL
-## corpora generated from the fixture records (scan vs cat|wc -l, fix --apply vs cp -r && sync)
+## corpora generated from the fixture records (scan vs cat|wc -l, fix --apply vs cp -r && sync,
+## both applies on a fresh synced copy: up to 4x the corpus on disk, 16 GiB at 4 GiB)
 ## and 100k/1M-part SQLite databases (scan and fix vs the sqlite3 shell), one of each per corpus
 ## of store/all/allbench (the rooms' generators): time, ratio to the floor, peak RSS, target met
 ## or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
