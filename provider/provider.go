@@ -9,8 +9,11 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -235,13 +238,14 @@ func LoadProfile(path string) (*Provider, error) {
 }
 
 // ParseProfile parses the bytes of a profile file named path (for errors). Unknown members
-// are an error, so a misspelt "max_lenght" is not silently ignored.
+// are an error, so a misspelt "max_lenght" is not silently ignored. A JSON syntax or type
+// error names path:LINE:COL of the bad byte (as --profile and --inventory do).
 func ParseProfile(path string, b []byte) (*Provider, error) {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	var p Provider
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s%s: %w", path, jsonErrorAt(b, err), err)
 	}
 	if p.ID == "" {
 		return nil, fmt.Errorf("%s: \"id\" is missing", path)
@@ -259,6 +263,31 @@ func ParseProfile(path string, b []byte) (*Provider, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &p, nil
+}
+
+// jsonErrorAt is ":LINE:COL" (1-based, COL in bytes) of where encoding/json's syntax or type
+// error err points into b (a document cut short: its last byte), or "" for other errors (an
+// unknown member has no offset). A copy of store/sqlite's jsonErrorAt (profile.go) plus the
+// cut case: provider may import neither store nor internal (internal/layering), and the
+// helper is ten lines.
+func jsonErrorAt(b []byte, err error) string {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF): // json.Decoder's error for a cut document
+		off = int64(len(b))
+	default:
+		return ""
+	}
+	off = min(max(off-1, 0), int64(len(b))) // the offset is just after the bad byte
+	line := bytes.Count(b[:off], []byte("\n")) + 1
+	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
+	return fmt.Sprintf(":%d:%d", line, col)
 }
 
 // Resolve turns a --provider list into providers: comma-separated table IDs, "all" (every

@@ -153,6 +153,33 @@ func TestProfileFile(t *testing.T) {
 	assert.Equal(t, "length", rules(q, "𝒜b", nil)) // 3 units, though 2 code points
 }
 
+// A profile file with a JSON syntax or type error names file:LINE:COL of the bad byte, over
+// several lines (before: the file and encoding/json's reason only).
+func TestProfileErrorNamesLineAndColumn(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ name, body, at, reason string }{
+		// the comma missing after line 3's value: the next key (line 4, column 3) is refused
+		{"missing comma", "{\n  \"id\": \"acme\",\n  \"pattern\": \"^[a-z_]+$\"\n  \"max_length\": 64\n}\n", ":4:3: ", "after object key:value pair"},
+		// a string where a number goes: its closing quote, line 3 column 20
+		{"wrong type", "{\n  \"id\": \"acme\",\n  \"max_length\": \"64\"\n}\n", ":3:20: ", "cannot unmarshal string"},
+		// cut short: its last byte, line 2 column 14
+		{"truncated", "{\n  \"id\": \"acme\"", ":2:14: ", "unexpected EOF"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := filepath.Join(dir, "bad.json")
+			require.NoError(t, os.WriteFile(f, []byte(tt.body), 0o600))
+			_, err := Resolve(f)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), f+tt.at, err.Error())
+			assert.Contains(t, err.Error(), tt.reason)
+		})
+	}
+	// An unknown member has no offset in encoding/json: the file and the member are named.
+	_, err := ParseProfile("p.json", []byte("{\"id\":\"g\",\n\"max_lenght\":3}"))
+	require.Error(t, err)
+	assert.Equal(t, `p.json: json: unknown field "max_lenght"`, err.Error())
+}
+
 func TestResolve(t *testing.T) {
 	ps, err := Resolve("all")
 	require.NoError(t, err)
