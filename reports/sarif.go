@@ -191,9 +191,32 @@ func (b *SARIFBaseline) Mark(results []SARIFResult) ([]SARIFResult, int) {
 	return out, n
 }
 
+// SARIFNotification is one entry of invocations[0].toolExecutionNotifications (SARIF 2.1.0
+// sections 3.20.21, 3.58): a problem with the run's input (a file it could not read, a line
+// that is not JSON, a PATH that does not exist). Level is "error", "warning" or
+// "note" ("" = "error"); Message names the path and the reason; Path (may be "") is its
+// location's artifact URI.
+type SARIFNotification struct {
+	Level, Message, Path string
+}
+
+// SARIFInvocation is the one invocation object (section 3.20) of a run: Successful is
+// executionSuccessful (false when the run failed or could not read all of its input), and
+// Notifications its toolExecutionNotifications in the order given.
+type SARIFInvocation struct {
+	Successful    bool
+	Notifications []SARIFNotification
+}
+
 // WriteSARIF writes one SARIF 2.1.0 log with one run of tool (name, version, information URI)
-// holding rules and results, in the order given.
+// holding rules and results, in the order given, and no invocation.
 func WriteSARIF(w io.Writer, tool, version, infoURI string, rules []SARIFRule, results []SARIFResult) error {
+	return WriteSARIFRun(w, tool, version, infoURI, rules, results, nil)
+}
+
+// WriteSARIFRun is WriteSARIF with the run's invocation (nil: none written): a run that
+// read nothing at all still writes a valid log, no results, its errors as notifications.
+func WriteSARIFRun(w io.Writer, tool, version, infoURI string, rules []SARIFRule, results []SARIFResult, inv *SARIFInvocation) error {
 	rep, err := sarif.New(sarif.Version210)
 	if err != nil {
 		return err
@@ -237,6 +260,20 @@ func WriteSARIF(w io.Writer, tool, version, infoURI string, rules []SARIFRule, r
 			res.WithPartialFingerPrints(map[string]interface{}{"sessionfix/v1": r.Fingerprint})
 		}
 		run.AddResult(res)
+	}
+	if inv != nil {
+		i := run.AddInvocation(inv.Successful)
+		for _, n := range inv.Notifications {
+			level := n.Level
+			if level == "" {
+				level = "error"
+			}
+			x := sarif.NewNotification().WithLevel(level).WithTextMessage(n.Message)
+			if n.Path != "" {
+				x.AddLocation(sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(n.Path))))
+			}
+			i.ToolExecutionNotifications = append(i.ToolExecutionNotifications, x)
+		}
 	}
 	rep.AddRun(run)
 	return rep.PrettyWrite(w)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/owenrumney/go-sarif/v2/sarif"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,4 +82,40 @@ func TestSARIFSchemaRejects(t *testing.T) {
 		require.NoError(t, err)
 		assert.Error(t, sch.Validate(v), bad)
 	}
+}
+
+// TestWriteSARIFRunInvocation: a run's invocation (executionSuccessful false, an error
+// notification at a path, a warning without one) is valid SARIF 2.1.0 and reads back through
+// go-sarif's own type; without one, no "invocations" member (the log is as WriteSARIF's).
+func TestWriteSARIFRunInvocation(t *testing.T) {
+	var b bytes.Buffer
+	inv := &SARIFInvocation{Notifications: []SARIFNotification{
+		{Message: "s/one.jsonl: open: permission denied", Path: "s/one.jsonl"},
+		{Level: "warning", Message: "no store found under s"},
+	}}
+	require.NoError(t, WriteSARIFRun(&b, "sessionfix", "dev", "https://example.test", nil, nil, inv))
+	sariftest.Validate(t, b.Bytes())
+	var log sarif.Report
+	require.NoError(t, json.Unmarshal(b.Bytes(), &log))
+	require.Len(t, log.Runs, 1)
+	require.Len(t, log.Runs[0].Invocations, 1)
+	got := log.Runs[0].Invocations[0]
+	require.NotNil(t, got.ExecutionSuccessful)
+	assert.False(t, *got.ExecutionSuccessful)
+	require.Len(t, got.ToolExecutionNotifications, 2)
+	n := got.ToolExecutionNotifications
+	assert.Equal(t, "error", n[0].Level)
+	assert.Equal(t, "s/one.jsonl: open: permission denied", *n[0].Message.Text)
+	assert.Equal(t, "s/one.jsonl", *n[0].Locations[0].PhysicalLocation.ArtifactLocation.URI)
+	assert.Equal(t, "warning", n[1].Level)
+	assert.Empty(t, n[1].Locations)
+
+	b.Reset()
+	require.NoError(t, WriteSARIFRun(&b, "sessionfix", "dev", "https://example.test", nil, nil, &SARIFInvocation{Successful: true}))
+	sariftest.Validate(t, b.Bytes())
+	assert.Contains(t, b.String(), `"executionSuccessful": true`)
+	assert.NotContains(t, b.String(), "toolExecutionNotifications")
+	b.Reset()
+	require.NoError(t, WriteSARIF(&b, "sessionfix", "dev", "https://example.test", nil, nil))
+	assert.NotContains(t, b.String(), "invocations")
 }

@@ -167,9 +167,32 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 		}}
 	res, err := a.Audit.Run(ctx, in)
 	if err != nil {
-		return err
+		return auditError(ctx, env, opts, err)
 	}
 	return finishAudit(ctx, env, opts, known, res)
+}
+
+// auditError ends an audit --format sarif or json that stopped before its report (a PATH or
+// input that could not be read at all) as scan and check do (jsonError): the error document to
+// --out or standard output, so a CI job uploading the file never finds it empty, and err is
+// returned unchanged (its message on standard error, its exit status). Nothing is written for
+// a usage error (exit 2), nor to an --out that names a file the audit was given to read.
+func auditError(ctx context.Context, env *Env, opts auditOptions, err error) error {
+	if (opts.Format != "sarif" && opts.Format != "json") || exitCode(err) == exitUsage {
+		return err
+	}
+	if opts.Out != "" && opts.Out != "-" {
+		given := slices.Concat(opts.Settings, opts.History, opts.Agents, opts.Paths, []string{opts.Inventory, opts.Baseline, opts.Subagent})
+		if slices.ContainsFunc(given, func(f string) bool { return f != "" && pipeline.SameFile(opts.Out, f) }) {
+			return err
+		}
+	}
+	var b bytes.Buffer
+	_ = jsonError(&Env{Out: &b}, opts.Format, err)
+	if werr := writeOutput(ctx, env, opts.Out, b.Bytes()); werr != nil {
+		fmt.Fprintf(env.Err, "sessionfix: %v\n", werr)
+	}
+	return err
 }
 
 // auditAgent is the agent --agent names, one with an audit (agent.Agent.Audit; else a usage

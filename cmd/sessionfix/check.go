@@ -143,7 +143,8 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		if rep.Known != nil {
 			results, _ = rep.Known.Mark(results)
 		}
-		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", rules, results); err != nil {
+		inv := sarifInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
+		if err := reports.WriteSARIFRun(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", rules, results, inv); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)

@@ -99,7 +99,8 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		if known != nil {
 			results, _ = known.Mark(results)
 		}
-		if err := reports.WriteSARIF(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.Rules, results); err != nil {
+		inv := sarifInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
+		if err := reports.WriteSARIFRun(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.Rules, results, inv); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
@@ -118,23 +119,54 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	return endCode(p.Summary, env, "scan", false, failOnKept)
 }
 
-// jsonError ends the output of a run with --format json stopped by err before its report
-// (nothing could be read, an interrupt): one closed document {"error": "<err>"} on standard
-// output, as undo and an aborted fix write, so a script reading it never gets an empty or
-// open document. err is returned unchanged (the message still goes to standard error and the
-// exit status is err's). With another format nothing is written.
+// jsonError ends the output of a run with --format json or sarif stopped by err before its
+// report (nothing could be read, an interrupt): with json one closed document {"error":
+// "<err>"} on standard output, as undo and an aborted fix write, so a script reading it never
+// gets an empty or open document; with sarif a valid SARIF 2.1.0 log with one run, no
+// results, and err as its invocation's one error notification (executionSuccessful false),
+// so a CI job uploading the file never gets an empty one. err is returned unchanged (the
+// message still goes to standard error and the exit status is err's). With another format
+// nothing is written.
 func jsonError(env *Env, format string, err error) error {
-	if format != "json" {
+	if format != "json" && format != "sarif" {
 		return err
 	}
 	msg := err.Error()
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
+	if format == "sarif" {
+		inv := &reports.SARIFInvocation{Notifications: []reports.SARIFNotification{{Level: "error", Message: msg}}}
+		_ = reports.WriteSARIFRun(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", nil, nil, inv)
+		return err
+	}
 	if b, merr := marshalJSON(map[string]string{"error": msg}); merr == nil {
 		fmt.Fprintf(env.Out, "%s\n", b)
 	}
 	return err
+}
+
+// sarifInvocation is the SARIF invocation of a run that read its input (nil when there is no
+// problem: the log is then as before): every problem (an input that could not be read, a root
+// without a store) as a toolExecutionNotifications entry naming its path, location and reason
+// (problem rows never carry a secret), level error/warning/note from its severity, and
+// executionSuccessful false when the run failed (exit 3) or found a store in use (exit 4).
+func sarifInvocation(probs []problemRow, failed bool) *reports.SARIFInvocation {
+	if len(probs) == 0 && !failed {
+		return nil
+	}
+	inv := &reports.SARIFInvocation{Successful: !failed}
+	for _, p := range probs {
+		level := "note"
+		switch p.Severity {
+		case "error":
+			level = "error"
+		case "warning":
+			level = "warning"
+		}
+		inv.Notifications = append(inv.Notifications, reports.SARIFNotification{Level: level, Message: reports.Printable(p.String()), Path: p.Path})
+	}
+	return inv
 }
 
 // writeScanText prints the scan report; above summaryStores stores and without verbose, the
