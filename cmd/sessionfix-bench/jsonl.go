@@ -75,35 +75,27 @@ func jsonlRows(cfg config, c *benchcorpus.JSONL, sizeMiB int64) ([]Row, error) {
 	}
 
 	// fix --apply against cp -r && sync, both from the same state: before each timed turn,
-	// floor or sessionfix, a fresh copy of the corpus (cur) is made untimed, THEN the last
-	// turn's output is removed, then everything is synced. sessionfix rewrites cur in place; the
-	// floor copies it to floor-out. Each then reads a cached, synced tree and writes the corpus's size
-	// in new files, into page cache the removal has just freed. The order matters on a VM that
-	// hands free memory back to its host (free page reporting): memory freed and left free for
-	// a few seconds is faulted in afresh by the host when written. Until stop 19 only
-	// sessionfix's turn made a copy, after the removal: it took the memory the floor had just
-	// freed, and each page sessionfix then wrote was a fresh host fault. Measured on the 2-core
-	// bench VM, 4 GiB: the same cp -r && sync took 4.3–5.0 s in the floor's place, 23.7–24.0 s
-	// (19.5 s of it system time, perf: copy_folio_from_iter_atomic) after a copy made after the
-	// removal, 4.0–4.8 s after a copy made before it; at 1 GiB the order made no difference
-	// (1.1–1.55 s). The first turn removes a copy made for it. Peak disk: the corpus, the last
-	// turn's output (up to twice the corpus: sessionfix's rewritten files and its backups) and
-	// the new copy.
+	// floor or sessionfix, the last turn's output is removed, a fresh copy of the corpus (cur)
+	// is made untimed and everything is synced. sessionfix rewrites cur in place; the floor
+	// copies it to floor-out. Each then reads a cached, synced tree and writes the corpus's size
+	// in new files. Until stop 19 only sessionfix's turn made the copy: the floor's turn wrote
+	// into the memory the removal had just freed, sessionfix's into memory the untimed copy had
+	// left, and on a VM that hands free memory back to its host (virtio-balloon free page
+	// reporting) each such page is a fresh host fault when written. Measured on the 2-core bench
+	// VM, 4 GiB: the same cp -r && sync took 4.3–5.0 s in the floor's place and 23.7–24.0 s
+	// (19.5 s of it system time, perf: copy_folio_from_iter_atomic) in sessionfix's; at 1 GiB
+	// 1.1–1.55 s in either. (Making the copy BEFORE the removal gives both turns the freed
+	// memory, but then the timed run starts while the kernel is still settling 2× the corpus of
+	// freed files: sessionfix's fsyncs waited, 1 GiB 2.6–4.3 s against 2.1–2.2 s, while the
+	// floor's single sync did not notice — the reason this order is the one kept.) Peak disk:
+	// the corpus, its copy and one turn's output (up to twice the corpus: sessionfix's
+	// rewritten files and its backups).
 	fmt.Fprintf(os.Stderr, "%s %d MiB: fix --apply vs cp -r && sync\n", c.Store, sizeMiB)
 	floorOut := filepath.Join(base, "floor-out")
 	state := filepath.Join(base, "state")
 	var cur string // the copy the next timed turn works on
 	turn := 0
-	// The first turn frees memory too: a copy of the corpus it removes.
-	if _, err := timeCmd(shell(fmt.Sprintf("cp -r %q %q", corpus, floorOut))...); err != nil {
-		return rows, err
-	}
 	prep := func(int, bool) error {
-		turn++
-		fresh := filepath.Join(base, fmt.Sprintf("copy-%d", turn))
-		if _, err := timeCmd(shell(fmt.Sprintf("cp -r %q %q", corpus, fresh))...); err != nil {
-			return err
-		}
 		for _, p := range []string{cur, floorOut, state} {
 			if p == "" {
 				continue
@@ -112,7 +104,11 @@ func jsonlRows(cfg config, c *benchcorpus.JSONL, sizeMiB int64) ([]Row, error) {
 				return err
 			}
 		}
-		cur = fresh
+		turn++
+		cur = filepath.Join(base, fmt.Sprintf("copy-%d", turn))
+		if _, err := timeCmd(shell(fmt.Sprintf("cp -r %q %q", corpus, cur))...); err != nil {
+			return err
+		}
 		_, err := timeCmd("sync")
 		return err
 	}
