@@ -17,6 +17,9 @@ type Rendering struct {
 	Rules   []reports.SARIFRule
 	Known   *reports.SARIFBaseline // --baseline: results are marked new/unchanged/absent; nil without
 	Version string                 // sessionfix's version, for SARIF's tool.driver
+	// Invocation is SARIF's invocation of the run (nil: none written): executionSuccessful
+	// false when some input could not be read (exit 3).
+	Invocation *reports.SARIFInvocation
 }
 
 // Render renders the main report of an audit in format (csv: the pairs table; html, json,
@@ -37,7 +40,7 @@ func (x Rendering) Render(format string) ([]byte, error) {
 		if x.Known != nil {
 			results, _ = x.Known.Mark(results)
 		}
-		err = reports.WriteSARIF(&main, "sessionfix", x.Version, "https://github.com/sessionfix/sessionfix", x.Rules, results)
+		err = reports.WriteSARIFRun(&main, "sessionfix", x.Version, "https://github.com/sessionfix/sessionfix", x.Rules, results, x.Invocation)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: render %s: %w", format, err)

@@ -283,10 +283,11 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 			}
 			return f.Doc(rd)
 		},
-		SARIF:   func() []reports.SARIFResult { return append(f.SARIF(), rdResults...) },
-		Rules:   append(slices.Clone(f.Rules), rdRules...),
-		Known:   known,
-		Version: version,
+		SARIF:      func() []reports.SARIFResult { return append(f.SARIF(), rdResults...) },
+		Rules:      append(slices.Clone(f.Rules), rdRules...),
+		Known:      known,
+		Version:    version,
+		Invocation: auditInvocation(f),
 	}.Render(o.Format)
 	if err != nil {
 		return err
@@ -321,6 +322,16 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 		return withCode(exitFinding)
 	}
 	return nil
+}
+
+// auditInvocation is the SARIF invocation of an audit: nil when every input was read (the log
+// as before), else one with executionSuccessful false (exit 3) and no notifications — the
+// rooms print each problem on standard error as they meet it and keep no list of them.
+func auditInvocation(f *agent.AuditResult) *reports.SARIFInvocation {
+	if !f.Partial() {
+		return nil
+	}
+	return &reports.SARIFInvocation{Successful: false}
 }
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools

@@ -113,3 +113,18 @@ func TestSARIFNamesTheInputProblems(t *testing.T) {
 	}
 	assert.True(t, found, "an error notification names %s: %s", session, r.out)
 }
+
+// TestAuditSARIFOfAPartialRun: an audit whose --settings file does not exist (exit 3, the
+// reason on standard error) writes a SARIF log whose invocation says executionSuccessful
+// false; before, the log had no invocation and read as a complete, clean audit.
+func TestAuditSARIFOfAPartialRun(t *testing.T) {
+	env := testEnv(t)
+	missing := filepath.Join(t.TempDir(), "settings.json")
+	r := runCLI(t, env, "", "audit", "--format", "sarif", "--settings", missing)
+	require.Equal(t, exitPartial, r.code, r.err)
+	assert.Contains(t, r.err, missing)
+	run := parseSARIF(t, "audit", r.out)
+	require.Len(t, run.Invocations, 1, r.out)
+	require.NotNil(t, run.Invocations[0].ExecutionSuccessful)
+	assert.False(t, *run.Invocations[0].ExecutionSuccessful)
+}
