@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -194,21 +195,7 @@ func TestDoneEntryIsTheMarshalledEntry(t *testing.T) {
 // not its store's entry stops the manifest with an error naming the store, and every reader
 // ends (no goroutine left blocked).
 func TestFinalEntriesInOrderAndStopOnABadLine(t *testing.T) {
-	var journal bytes.Buffer
-	var files []fileRef
-	var want [][]byte
-	for i := range 7 {
-		p := fmt.Sprintf("/h/%d.jsonl", i)
-		e := &FileEntry{Change: store.Change{Ref: store.Ref{Path: p, Kind: "qwen-session"}, Edits: i}}
-		line, err := marshalJournalLine(journalEntry{Event: "done", Path: p, Entry: e})
-		require.NoError(t, err)
-		files = append(files, fileRef{path: p, off: int64(journal.Len()), n: len(line)})
-		journal.Write(line)
-		b, err := json.MarshalIndent(e, "    ", "  ")
-		require.NoError(t, err)
-		want = append(want, b)
-	}
-	jr := bytes.NewReader(journal.Bytes())
+	jr, files, want := doneJournal(t, 7)
 	s := finalEntries(jr, files, 2)
 	for k := range files {
 		b, err := s.next()
@@ -227,4 +214,63 @@ func TestFinalEntriesInOrderAndStopOnABadLine(t *testing.T) {
 	_, err := s.next()
 	assert.ErrorContains(t, err, "is not the entry of /h/elsewhere.jsonl")
 	s.stop() // returns: the other reader is waiting to send entry 5, or done
+}
+
+// doneJournal returns a journal of n "done" lines (stores /h/<i>.jsonl, entry i with Edits i),
+// where each line is (the fileRefs) and each entry as the final manifest indents it.
+func doneJournal(t *testing.T, n int) (*bytes.Reader, []fileRef, [][]byte) {
+	t.Helper()
+	var journal bytes.Buffer
+	var files []fileRef
+	var want [][]byte
+	for i := range n {
+		p := fmt.Sprintf("/h/%d.jsonl", i)
+		e := &FileEntry{Change: store.Change{Ref: store.Ref{Path: p, Kind: "qwen-session"}, Edits: i}}
+		line, err := marshalJournalLine(journalEntry{Event: "done", Path: p, Entry: e})
+		require.NoError(t, err)
+		files = append(files, fileRef{path: p, off: int64(journal.Len()), n: len(line)})
+		journal.Write(line)
+		b, err := json.MarshalIndent(e, "    ", "  ")
+		require.NoError(t, err)
+		want = append(want, b)
+	}
+	return bytes.NewReader(journal.Bytes()), files, want
+}
+
+// stop ends every reader of finalEntries whatever the writer took before it stopped: nothing
+// (the manifest's temp file could not be created: a full disk), part of the entries up to a
+// bad line (the other reader has more ready than its channel holds), every entry; for 0, 1
+// and 20 stores. In a synctest bubble a reader left blocked on its send (or a stop waiting on
+// one) is a deadlock the test reports, not a hang. (TestFinalEntriesInOrderAndStopOnABadLine
+// stays green with the readers' quit case removed: over 7 entries the other reader's channel
+// holds all it has left.)
+func TestFinalEntriesStopEndsEveryReader(t *testing.T) {
+	for _, c := range []struct{ n, take int }{{0, 0}, {1, 0}, {1, 1}, {20, 0}, {20, 1}, {20, 20}} {
+		t.Run(fmt.Sprintf("%d-entries/writer-takes-%d", c.n, c.take), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				jr, files, want := doneJournal(t, c.n)
+				s := finalEntries(jr, files, 2)
+				for k := range c.take {
+					b, err := s.next()
+					require.NoError(t, err)
+					assert.Equal(t, string(want[k]), string(b), "entry %d", k)
+				}
+				s.stop()
+			})
+		})
+	}
+	t.Run("bad-line-early", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			jr, files, _ := doneJournal(t, 20)
+			files[2].path = "/h/elsewhere.jsonl" // reader 0's second entry; reader 1 has 9 more
+			s := finalEntries(jr, files, 2)
+			for k := range 2 {
+				_, err := s.next()
+				require.NoError(t, err, "entry %d", k)
+			}
+			_, err := s.next()
+			assert.ErrorContains(t, err, "is not the entry of /h/elsewhere.jsonl")
+			s.stop()
+		})
+	})
 }
