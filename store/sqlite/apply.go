@@ -133,6 +133,16 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		return nil, fmt.Errorf("rewrite %s: the snapshot does not come from a SQLite scan", s.path)
 	}
 	busy := s.opt.busy()
+	defer func() {
+		// Nothing was written (the transaction rolled back or never began): a database on a
+		// read-only mount or one this user may not write says so (SQLite: "unable to open
+		// database file: no such file or directory").
+		if err != nil && ch == nil && !errors.Is(err, store.ErrInUse) && ctx.Err() == nil {
+			if why := writeDenied(s.path); why != nil {
+				err = fmt.Errorf("cannot write %w; nothing was written (%w)", why, err)
+			}
+		}
+	}()
 	// The backup copy's descriptor of the main file is closed after the database (this defer
 	// runs after db.Close): closing it sooner drops SQLite's locks (openMainFile).
 	var mainFile *os.File
