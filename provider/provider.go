@@ -5,15 +5,13 @@
 // issue quoting the error). A gateway of one's own is described by a profile file of the same
 // shape (LoadProfile; docs/providers.md).
 //
-// The package is pure: it imports only mcpname (for UTF-16 units) and the standard library.
+// The package is pure: it imports only mcpname (for UTF-16 units), jsonpos (where a profile
+// file's JSON error is) and the standard library.
 package provider
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -21,6 +19,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/sessionfix/sessionfix/jsonpos"
 	"github.com/sessionfix/sessionfix/mcpname"
 )
 
@@ -245,7 +244,7 @@ func ParseProfile(path string, b []byte) (*Provider, error) {
 	dec.DisallowUnknownFields()
 	var p Provider
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s%s: %w", path, jsonErrorAt(b, err), err)
+		return nil, fmt.Errorf("%s%s: %w", path, jsonpos.At(b, err), err)
 	}
 	if p.ID == "" {
 		return nil, fmt.Errorf("%s: \"id\" is missing", path)
@@ -263,31 +262,6 @@ func ParseProfile(path string, b []byte) (*Provider, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &p, nil
-}
-
-// jsonErrorAt is ":LINE:COL" (1-based, COL in bytes) of where encoding/json's syntax or type
-// error err points into b (a document cut short: its last byte), or "" for other errors (an
-// unknown member has no offset). A copy of store/sqlite's jsonErrorAt (profile.go) plus the
-// cut case: provider may import neither store nor internal (internal/layering), and the
-// helper is ten lines.
-func jsonErrorAt(b []byte, err error) string {
-	var off int64
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF): // json.Decoder's error for a cut document
-		off = int64(len(b))
-	default:
-		return ""
-	}
-	off = min(max(off-1, 0), int64(len(b))) // the offset is just after the bad byte
-	line := bytes.Count(b[:off], []byte("\n")) + 1
-	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
-	return fmt.Sprintf(":%d:%d", line, col)
 }
 
 // Resolve turns a --provider list into providers: comma-separated table IDs, "all" (every

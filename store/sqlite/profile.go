@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
+	"github.com/sessionfix/sessionfix/jsonpos"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -110,29 +111,9 @@ func LoadProfile(path string) (*Profile, error) {
 	}
 	p, err := ParseProfile(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s%s: %w", path, jsonErrorAt(b, err), err)
+		return nil, fmt.Errorf("%s%s: %w", path, jsonpos.At(b, err), err)
 	}
 	return p, nil
-}
-
-// jsonErrorAt is ":LINE:COL" (1-based, COL in bytes) of where encoding/json's syntax or type
-// error err points into b, or "" for other errors.
-func jsonErrorAt(b []byte, err error) string {
-	var off int64
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	default:
-		return ""
-	}
-	off = min(max(off-1, 0), int64(len(b))) // the offset is just after the bad byte
-	line := bytes.Count(b[:off], []byte("\n")) + 1
-	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
-	return fmt.Sprintf(":%d:%d", line, col)
 }
 
 // ParseProfile decodes and validates a JSON profile.
