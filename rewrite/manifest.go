@@ -236,12 +236,12 @@ func indentEntry(jr io.ReaderAt, f fileRef, line []byte) ([]byte, []byte, error)
 	return ind.Bytes(), line, nil
 }
 
+// next returns the next entry in order. It must be called at most len(files) times (the
+// workers never close their channels: a worker sends each of its entries, or stops after
+// sending an error, which next returns).
 func (s *entryStream) next() ([]byte, error) {
-	res, ok := <-s.out[s.k%len(s.out)]
+	res := <-s.out[s.k%len(s.out)]
 	s.k++
-	if !ok {
-		return nil, errors.New("manifest entries ended early")
-	}
 	return res.b, res.err
 }
 
