@@ -10,8 +10,11 @@
 package rewrite
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -182,14 +185,22 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePl
 			}
 		}
 	}
-	sort.SliceStable(sp.Decisions, func(i, j int) bool {
-		a, b := sp.Decisions[i].Site.Loc, sp.Decisions[j].Site.Loc
-		if a.Row != b.Row {
-			return a.Row < b.Row
-		}
-		return a.Offset < b.Offset
-	})
+	// A namer gives its decisions in site order, which is position order for most stores
+	// (a JSONL file by offset; a SQLite batch by rowid, which is label order when the labels
+	// are): checked in one pass, sorted only when not.
+	if !slices.IsSortedFunc(sp.Decisions, byPosition) {
+		slices.SortStableFunc(sp.Decisions, byPosition)
+	}
 	return sp
+}
+
+// byPosition orders decisions by row label, then by offset in the row or file.
+func byPosition(x, y naming.Decision) int {
+	a, b := &x.Site.Loc, &y.Site.Loc
+	if c := strings.Compare(a.Row, b.Row); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Offset, b.Offset)
 }
 
 // Scanned pairs a store with its snapshot.
@@ -200,13 +211,23 @@ type Scanned struct {
 
 // checkPairs verifies that a call and its response (same call id) end with the same name.
 // The rule is a function of the stored name, so equal old names always end equal; differing
-// ones are reported.
+// ones are reported. A plan without response sites (a database whose tool records each hold
+// their own call) has nothing to compare and builds no map.
 func checkPairs(sp *StorePlan) {
+	responses := 0
+	for i := range sp.Decisions {
+		if s := sp.Decisions[i].Site; s.CallID != "" && isResponseSite(s) {
+			responses++
+		}
+	}
+	if responses == 0 {
+		return
+	}
 	type end struct {
 		final string
 		d     *naming.Decision
 	}
-	calls := map[string]end{}
+	calls := make(map[pairID]end, len(sp.Decisions)-responses)
 	final := func(d *naming.Decision) string {
 		if d.Action == naming.ActRewrite {
 			return d.New
@@ -215,16 +236,16 @@ func checkPairs(sp *StorePlan) {
 	}
 	for i := range sp.Decisions {
 		d := &sp.Decisions[i]
-		if d.Site.CallID != "" && isCallSite(*d.Site) {
-			calls[pairKey(*d.Site)] = end{final(d), d}
+		if d.Site.CallID != "" && isCallSite(d.Site) {
+			calls[pairKey(d.Site)] = end{final(d), d}
 		}
 	}
 	for i := range sp.Decisions {
 		d := &sp.Decisions[i]
-		if d.Site.CallID == "" || !isResponseSite(*d.Site) {
+		if d.Site.CallID == "" || !isResponseSite(d.Site) {
 			continue
 		}
-		c, ok := calls[pairKey(*d.Site)]
+		c, ok := calls[pairKey(d.Site)]
 		if ok && c.final != final(d) {
 			sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
 				Reason: fmt.Sprintf("response %q of call id %s ends as %q but its call (line %d) ends as %q",
@@ -233,22 +254,29 @@ func checkPairs(sp *StorePlan) {
 	}
 }
 
-func isCallSite(s store.Site) bool {
+func isCallSite(s *store.Site) bool {
 	return s.Kind == store.SiteCall || s.Field == "call"
 }
 
-func isResponseSite(s store.Site) bool {
+func isResponseSite(s *store.Site) bool {
 	return s.Kind == store.SiteResponse || s.Field == "response"
+}
+
+// pairID is a call id in its scope: the live history pairs on its own (snapshot 0), each
+// snapshot (compressed, bootstrap) separately, by its kind and line.
+type pairID struct {
+	snapshot store.SiteKind
+	line     int64
+	callID   string
 }
 
 // pairKey scopes call ids: the live history and each snapshot (compressed, bootstrap) pair
 // separately.
-func pairKey(s store.Site) string {
-	scope := "history"
+func pairKey(s *store.Site) pairID {
 	if s.Kind == store.SiteCompressed || s.Kind == store.SiteBootstrap {
-		scope = fmt.Sprintf("%s@%d", s.Kind, s.Loc.Line)
+		return pairID{snapshot: s.Kind, line: s.Loc.Line, callID: s.CallID}
 	}
-	return scope + "\x00" + s.CallID
+	return pairID{callID: s.CallID}
 }
 
 // checkKeyClashes cancels rewrites of object keys that would duplicate another key of the same

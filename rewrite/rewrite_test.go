@@ -307,3 +307,39 @@ func TestStoreWithNonUTF8PathIsNotRewritten(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPairsScopes: a call and its response pair within their scope only (the live
+// history, or one snapshot by kind and line), the call's kind or Field "call" makes a call;
+// a plan without responses gets no warning whatever its calls.
+func TestCheckPairsScopes(t *testing.T) {
+	site := func(kind store.SiteKind, field string, line int64, id, name string) store.Site {
+		return store.Site{Kind: kind, Field: field, Loc: store.Loc{Line: line}, CallID: id, Name: name}
+	}
+	plan := func(sites ...store.Site) *StorePlan {
+		sp := &StorePlan{}
+		for i := range sites {
+			sp.Decisions = append(sp.Decisions, naming.Decision{Site: &sites[i], Action: naming.ActNone})
+		}
+		checkPairs(sp)
+		return sp
+	}
+	reasons := func(sp *StorePlan) []string {
+		var out []string
+		for _, w := range sp.Warnings {
+			out = append(out, w.Reason)
+		}
+		return out
+	}
+	// Same scope, different names: one warning.
+	assert.Equal(t, []string{`response "b" of call id x ends as "b" but its call (line 1) ends as "a"`},
+		reasons(plan(site(store.SiteCall, "", 1, "x", "a"), site(store.SiteResponse, "", 2, "x", "b"))))
+	// A snapshot's call does not pair with the history's response, nor with another snapshot's.
+	assert.Empty(t, reasons(plan(site(store.SiteCompressed, "call", 1, "x", "a"), site(store.SiteResponse, "", 2, "x", "b"))))
+	assert.Empty(t, reasons(plan(site(store.SiteCompressed, "call", 1, "x", "a"), site(store.SiteCompressed, "response", 2, "x", "b"))))
+	// The same snapshot (kind and line) pairs.
+	assert.Len(t, reasons(plan(site(store.SiteBootstrap, "call", 3, "x", "a"), site(store.SiteBootstrap, "response", 3, "x", "b"))), 1)
+	// Bootstrap and compressed snapshots on the same line are different scopes.
+	assert.Empty(t, reasons(plan(site(store.SiteBootstrap, "call", 3, "x", "a"), site(store.SiteCompressed, "response", 3, "x", "b"))))
+	// Calls only: nothing to compare.
+	assert.Empty(t, reasons(plan(site(store.SiteCall, "", 1, "x", "a"), site(store.SiteCall, "", 2, "x", "b"))))
+}
