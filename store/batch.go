@@ -6,9 +6,9 @@ import "context"
 // database of millions of rows): ScanBatches reads the store as Scan does but hands its sites
 // to fn in bounded batches, in store order (a record's sites are never split across two
 // batches), instead of collecting them in Snapshot.Sites. head is the snapshot being built
-// (Ref, State and Agent are set; read it only during the call). The slice of sites is valid
-// only during the call (their strings and Raw bytes stay valid); an error from fn stops the
-// scan and is returned. The returned Snapshot has everything Scan's has except Sites.
+// (Ref, State and Agent are set; read it only during the call). fn owns the slice of sites:
+// the store never reads or writes it again, so fn may keep it (and its strings and Raw
+// bytes) without copying; an error from fn stops the scan and is returned. The returned Snapshot has everything Scan's has except Sites.
 type BatchScanner interface {
 	ScanBatches(ctx context.Context, opt ScanOptions, fn func(head *Snapshot, sites []Site) error) (*Snapshot, error)
 }

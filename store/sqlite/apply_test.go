@@ -415,7 +415,7 @@ func TestApplyBatchesSplitRows(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Empty(t, snapB.Sites)
-	assert.Equal(t, 2, batches, "2500 rows in batches of 2000")
+	assert.Equal(t, (2500+sqlite.BatchRows-1)/sqlite.BatchRows, batches, "2500 rows in batches of %d", sqlite.BatchRows)
 	assert.Equal(t, len(snapA.Sites), sites)
 	assert.Equal(t, snapA.Sites, all, "the same sites, in scan order")
 	snapB.Sites = all

@@ -26,3 +26,6 @@ func WriteCheck(ctx context.Context, path string, targets ...string) (string, er
 	defer db.Close()
 	return writeCheck(ctx, db, targets), nil
 }
+
+// BatchRows is how many rows one batch of ScanBatches reads at most.
+const BatchRows = batchRows

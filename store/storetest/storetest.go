@@ -521,12 +521,18 @@ func testTouched(t *testing.T, f Fixture) {
 // the same names and values as Apply (on a second fixture built alike).
 func testBatches(t *testing.T, f, g Fixture) {
 	bs := f.Store.(store.BatchScanner)
-	var sites []store.Site
+	// fn owns each batch (store.BatchScanner): kept as handed out, not copied, and read only
+	// after the scan, so a store that reused a batch's slice (or its Raw bytes) fails here.
+	var batches [][]store.Site
 	head, err := bs.ScanBatches(context.Background(), store.ScanOptions{Hash: true}, func(_ *store.Snapshot, batch []store.Site) error {
-		sites = append(sites, batch...)
+		batches = append(batches, batch)
 		return nil
 	})
 	require.NoError(t, err)
+	var sites []store.Site
+	for _, b := range batches {
+		sites = append(sites, b...)
+	}
 	whole := scan(t, f.Store)
 	require.Equal(t, len(whole.Sites), len(sites), "the batches hold every site")
 	for i := range sites {
