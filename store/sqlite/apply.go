@@ -85,7 +85,8 @@ func bindValue(typ string, val []byte) any {
 //     is written, when that file holds the whole database (a WAL checkpointed before the
 //     transaction began, or a rollback journal; see copyBackup), else the online backup API.
 //     In WAL mode the main file stays as it is until the commit, so that copy runs while
-//     steps 3 and 4 go on and is complete (written, hashed, synced) before step 5;
+//     steps 3 and 4 go on (written with direct I/O where the file system takes it, so it
+//     costs no page cache: copyBackup) and is complete (written, hashed, synced) before step 5;
 //  3. for each row: re-read the value by its rowid (or key), check every old name token at its
 //     offset (a row changed or deleted since the scan refuses the whole store as in use),
 //     splice the new names in (every other byte of the JSON text stays, the storage class is
@@ -210,7 +211,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		var berr error
 		go func() {
 			defer close(done)
-			bsum, berr = copyBackup(bctx, mainFile, opt.BackupPath)
+			bsum, berr = copyBackup(bctx, mainFile, opt.BackupPath, true)
 		}()
 		// The first call waits; a later one (the deferred) returns the same.
 		backupDone = func() error {
@@ -227,7 +228,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			}
 		}()
 	case whole:
-		if bsum, err = copyBackup(ctx, mainFile, opt.BackupPath); err != nil {
+		if bsum, err = copyBackup(ctx, mainFile, opt.BackupPath, false); err != nil {
 			return nil, err
 		}
 	default:

@@ -6,12 +6,17 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/jmoiron/sqlx"
 
@@ -69,8 +74,20 @@ func mainFileIsDatabase(ctx context.Context, conn interface {
 	return "", false, false
 }
 
-// backupWriteback is how many bytes of a backup copy are handed to the disk at once.
+// backupWriteback is how many bytes of a buffered backup copy are handed to the disk at once.
 const backupWriteback = 8 << 20
+
+// backupChunk is how many bytes copyBackup reads, hashes and writes at a time (a variable for
+// tests); directAlign is what a direct write's buffer address, length and file offset must be
+// a multiple of (the logical block size of every common device divides it); directWriters is
+// how many direct writes a copy keeps in flight (the disk takes two at once faster than one
+// after the other: 140 MiB in 0.29 s instead of 0.46 s on the 2-core VM).
+var backupChunk = 2 << 20
+
+const (
+	directAlign   = 4096
+	directWriters = 2
+)
 
 // copyBackup copies the database file open as in (just opened: read from its offset 0), which must hold the
 // whole database and be kept from changing by the caller's write lock (mainFileIsDatabase), to
@@ -81,58 +98,122 @@ const backupWriteback = 8 << 20
 // is what PRAGMA journal_mode=DELETE writes: dst is a self-contained rollback-journal
 // database. The pages are the ones the online backup API would copy, byte for byte. dst is
 // synced, and its directory.
-func copyBackup(ctx context.Context, in *os.File, dst string) (string, error) {
+//
+// The copy reads and hashes one chunk (backupChunk bytes) while the ones before it are being
+// written (writer goroutines, each chunk written at its own offset). With direct (Linux, where
+// the file system takes O_DIRECT: setDirect) the chunks go to the disk without the page cache,
+// directWriters at a time: a copy that runs beside the transaction's own work (Apply, WAL mode)
+// then costs no page-cache pages (their allocation, the copy into them and their writeback were
+// most of its CPU time: 0.51 s of CPU for 140 MiB on the 2-core VM, 0.17 s without them), and
+// the final fsync has little left but the device's cache. A tail that is not a whole number of
+// directAlign blocks, or a direct write the file system refuses (EINVAL), is written through
+// the page cache. Without direct one writer writes through the page cache, handing what it
+// wrote to the disk every backupWriteback bytes (fileio.StartWriteback) so the fsync waits for
+// little.
+func copyBackup(ctx context.Context, in *os.File, dst string, direct bool) (string, error) {
 	src := in.Name()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return "", fmt.Errorf("create backup directory: %w", err)
 	}
-	var r io.Reader = in // just opened: at offset 0
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("create backup of %s: %w", src, err)
 	}
+	w := &chunkWriter{out: out}
+	writers := 1
+	if direct && setDirect(out) {
+		w.direct.Store(true)
+		writers = directWriters
+	} else {
+		w.writeback = true
+	}
+	// Each writer writes the chunks it is given and hands their buffers back; after an error
+	// nothing more is written (w.err keeps the first).
+	type chunk struct {
+		b   []byte
+		off int64
+	}
+	todo := make(chan chunk)
+	free := make(chan []byte, writers+1)
+	for range writers + 1 {
+		free <- alignedBuf(backupChunk)
+	}
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range todo {
+				w.write(c.b, c.off)
+				free <- c.b[:cap(c.b)]
+			}
+		}()
+	}
+	done := false
+	finish := func() error {
+		if !done {
+			done = true
+			close(todo)
+			wg.Wait()
+		}
+		return w.failed()
+	}
 	fail := func(err error) (string, error) {
+		finish()
 		out.Close()
 		os.Remove(dst)
 		return "", fmt.Errorf("back up %s: %w", src, err)
 	}
 	h := sha256.New()
-	w := io.MultiWriter(out, h)
-	buf := make([]byte, 1<<20)
-	n, err := io.ReadFull(r, buf)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	if err != nil {
-		return fail(err)
-	}
-	if n < 100 || !bytes.HasPrefix(buf, Header) {
-		return fail(fmt.Errorf("not an SQLite database file (%d bytes)", n))
-	}
-	if buf[18] == 2 {
-		buf[18] = 1
-	}
-	if buf[19] == 2 {
-		buf[19] = 1
-	}
-	var written, flushed int64
-	for n > 0 {
-		if _, err := w.Write(buf[:n]); err != nil {
-			return fail(err)
-		}
-		// The disk writes while the rest is copied (and, in WAL mode, while the rows are
-		// rewritten): the fsync below then waits for little.
-		if written += int64(n); written-flushed >= backupWriteback {
-			fileio.StartWriteback(out, flushed, written-flushed)
-			flushed = written
-		}
+	var off int64
+	var tail []byte // the end of the file that is not a whole number of directAlign blocks
+	for first := true; ; first = false {
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		n, err = r.Read(buf)
-		if err == io.EOF {
+		if err := w.failed(); err != nil {
+			return fail(err)
+		}
+		b := <-free
+		n, err := io.ReadFull(in, b) // in was just opened: from offset 0
+		last := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !last {
+			return fail(err)
+		}
+		if first {
+			if n < 100 || !bytes.HasPrefix(b, Header) {
+				return fail(fmt.Errorf("not an SQLite database file (%d bytes)", n))
+			}
+			if b[18] == 2 {
+				b[18] = 1
+			}
+			if b[19] == 2 {
+				b[19] = 1
+			}
+		}
+		h.Write(b[:n])
+		if k := n % directAlign; last && k != 0 {
+			tail = bytes.Clone(b[n-k : n])
+			n -= k
+		}
+		if n > 0 {
+			todo <- chunk{b[:n], off}
+			off += int64(n)
+		} else {
+			free <- b
+		}
+		if last {
 			break
-		} else if err != nil {
+		}
+	}
+	if err := finish(); err != nil {
+		return fail(err)
+	}
+	if tail != nil {
+		if w.direct.Load() && !clearDirect(out) {
+			return fail(fmt.Errorf("write %s: cannot turn direct I/O off", dst))
+		}
+		if _, err := out.WriteAt(tail, off); err != nil {
 			return fail(err)
 		}
 	}
@@ -148,6 +229,72 @@ func copyBackup(ctx context.Context, in *os.File, dst string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// chunkWriter writes the chunks of one copyBackup, from one goroutine or (direct) several.
+type chunkWriter struct {
+	out    *os.File
+	direct atomic.Bool // O_DIRECT is on for out
+	mu     sync.Mutex
+	err    error // the first write error
+	// writeback: without direct from the start (one writer, chunks in order), what was written
+	// is handed to the disk as it goes; written and flushed count its bytes.
+	writeback        bool
+	written, flushed int64
+}
+
+func (w *chunkWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// write writes b at off, unless an earlier write failed. A direct write the file system
+// refuses (EINVAL) turns direct I/O off for the rest of the copy and is written through the
+// page cache.
+func (w *chunkWriter) write(b []byte, off int64) {
+	if w.failed() != nil {
+		return
+	}
+	direct := w.direct.Load()
+	n, err := w.out.WriteAt(b, off)
+	if direct && errors.Is(err, syscall.EINVAL) {
+		// Under mu: the other writer's fallback waits until the flag is off.
+		w.mu.Lock()
+		ok := !w.direct.Load() || clearDirect(w.out)
+		w.direct.Store(false)
+		w.mu.Unlock()
+		if ok {
+			_, err = w.out.WriteAt(b[n:], off+int64(n))
+		} else {
+			err = fmt.Errorf("write %s: cannot turn direct I/O off: %w", w.out.Name(), err)
+		}
+	}
+	if err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = err
+		}
+		w.mu.Unlock()
+		return
+	}
+	if w.writeback {
+		// The disk writes while the rest is copied: the fsync at the end then waits for little.
+		if w.written += int64(len(b)); w.written-w.flushed >= backupWriteback {
+			fileio.StartWriteback(w.out, w.flushed, w.written-w.flushed)
+			w.flushed = w.written
+		}
+	}
+}
+
+// alignedBuf returns n bytes whose address is a multiple of directAlign.
+func alignedBuf(n int) []byte {
+	b := make([]byte, n+directAlign)
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (directAlign - 1))
+	if off != 0 {
+		off = directAlign - off
+	}
+	return b[off : off+n : off+n]
 }
 
 // openMainFile opens the database's main file for copyBackup, for the caller to close only after

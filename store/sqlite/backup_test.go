@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -155,4 +156,49 @@ func TestBackupAfterCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, dumpText(t, bk))
 	assert.Equal(t, cookie, queryString(t, bk, "PRAGMA schema_version"), "a copy of the main file")
+}
+
+// TestBackupInChunks: a database copied in many chunks, with 512-byte pages (a file that ends
+// in a part of a direct-I/O block, written through the page cache) and 4096-byte ones, WAL
+// (the copy runs beside the rewrite, direct I/O) and rollback journal: the backup is the main
+// file but for bytes 18-19, its hash is recorded, and it restores.
+func TestBackupInChunks(t *testing.T) {
+	defer sqlite.SetBackupChunk(8192)()
+	for _, wal := range []bool{true, false} {
+		for _, page := range []int{512, 4096} {
+			t.Run(fmt.Sprintf("wal=%v/page=%d", wal, page), func(t *testing.T) {
+				ctx := context.Background()
+				p := opencodeDB(t)
+				mode := map[bool]string{true: "WAL", false: "DELETE"}[wal]
+				execSQL(t, p, fmt.Sprintf("PRAGMA journal_mode=DELETE; PRAGMA page_size=%d; VACUUM; PRAGMA journal_mode=%s", page, mode))
+				orig, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.Greater(t, len(orig), 3*8192, "several chunks")
+				if page == 512 {
+					for len(orig)%4096 == 0 {
+						execSQL(t, p, "CREATE TABLE IF NOT EXISTS pad (x); INSERT INTO pad VALUES (randomblob(300))")
+						orig, err = os.ReadFile(p)
+						require.NoError(t, err)
+					}
+				}
+				origDump := dumpText(t, p)
+				st := detect(t, p)
+				snap := scanStore(t, st)
+				bk := filepath.Join(t.TempDir(), "bk")
+				ch, err := st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
+				require.NoError(t, err)
+				got, err := os.ReadFile(bk)
+				require.NoError(t, err)
+				want := bytes.Clone(orig)
+				want[18], want[19] = 1, 1
+				assert.True(t, bytes.Equal(want, got), "the backup is the main file (%d bytes, want %d)", len(got), len(want))
+				sum, err := fileio.HashFile(bk)
+				require.NoError(t, err)
+				assert.Equal(t, sum, ch.Before.SHA256)
+				assert.Equal(t, "ok", integrity(t, bk))
+				require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
+				assert.Equal(t, origDump, dumpText(t, p))
+			})
+		}
+	}
 }

@@ -29,3 +29,11 @@ func WriteCheck(ctx context.Context, path string, targets ...string) (string, er
 
 // BatchRows is how many rows one batch of ScanBatches reads at most.
 const BatchRows = batchRows
+
+// SetBackupChunk sets how many bytes the backup copy reads and writes at a time; the returned
+// func restores it.
+func SetBackupChunk(n int) func() {
+	old := backupChunk
+	backupChunk = n
+	return func() { backupChunk = old }
+}
