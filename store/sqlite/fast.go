@@ -104,24 +104,57 @@ func (r *reader) fastRow(c *rowCtx, f *fastSpec, val []byte, ext []int64) bool {
 	}
 	cs := &c.ct.sites[0]
 	if f.when >= 0 {
-		w, ok := got[f.when].text()
-		if !ok && got[f.when].raw != nil {
-			return false // a lone surrogate, or too long
-		}
-		if !ok || !cs.in[w] {
-			r.extra.fastRows++
-			return true
+		w := got[f.when]
+		if plain, ok := w.plain(); ok {
+			// no escape: the value is the token's body (compared without a copy)
+			if !cs.in[string(plain)] {
+				r.extra.fastRows++
+				return true
+			}
+		} else {
+			v, ok := w.text()
+			if !ok && w.raw != nil {
+				return false // a lone surrogate, or too long
+			}
+			if !ok || !cs.in[v] {
+				r.extra.fastRows++
+				return true
+			}
 		}
 	}
-	callID, ok1 := helper(got[:], f.callID)
-	server, ok2 := helper(got[:], f.server)
-	if !ok1 || !ok2 {
+	callID := ""
+	if f.callID >= 0 && got[f.callID].raw != nil {
+		id := got[f.callID]
+		if plain, ok := id.plain(); ok {
+			callID = r.scopedCallID(c, plain) // one string: the scope's and the id's bytes
+		} else if v, ok := id.text(); ok {
+			callID = r.scopedCallID(c, []byte(v))
+		} else {
+			return false
+		}
+	}
+	server, ok := helper(got[:], f.server)
+	if !ok {
 		return false
 	}
 	r.extra.fastRows++
-	r.addSite(c, cs, store.Loc{Row: r.labelOf(c), RowID: c.rowid.Int64, Offset: int64(got[0].at)}, raw, r.intern(string(body)), nil,
+	r.addSite(c, cs, store.Loc{Row: r.labelOf(c), RowID: c.rowid.Int64, Offset: int64(got[0].at)}, raw, r.internBytes(body), nil,
 		f.path, false, callID, server)
 	return true
+}
+
+// plain returns the body of a token without a backslash and within the capture limit: its
+// value as it is (the extractor and fastRow's utf8.Valid checked it); false otherwise (none,
+// an escape, too long: text decides).
+func (t token) plain() ([]byte, bool) {
+	if t.raw == nil || len(t.raw) > jsonscan.DefaultMaxCapture {
+		return nil, false
+	}
+	body := t.raw[1 : len(t.raw)-1]
+	if bytes.IndexByte(body, '\\') >= 0 {
+		return nil, false
+	}
+	return body, true
 }
 
 // token is the string token at one path of a value (raw nil: none) and its offset.

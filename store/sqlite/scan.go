@@ -123,6 +123,14 @@ func (r *reader) raw(b []byte) []byte {
 	return r.arena[n:len(r.arena):len(r.arena)]
 }
 
+// internBytes is intern of a name still in a row batch: copied only when not shared already.
+func (r *reader) internBytes(b []byte) string {
+	if v, ok := r.names[string(b)]; ok {
+		return v
+	}
+	return r.intern(string(b))
+}
+
 // intern shares equal names.
 func (r *reader) intern(s string) string {
 	if v, ok := r.names[s]; ok {
@@ -695,10 +703,11 @@ func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 					fmt.Sprintf("name at %s.%s %s cannot be handled: %v", spec.Table, spec.Column, c.Path, err))
 				continue
 			}
-			var callID, server *string
+			var callID string
 			if id, ok := bound(rec, cs.callID, c); ok {
-				callID = &id
+				callID = r.scopedCallID(rc, []byte(id))
 			}
+			var server *string
 			if srv, ok := bound(rec, cs.server, c); ok {
 				server = &srv
 			}
@@ -707,9 +716,26 @@ func (r *reader) resolve(rc *rowCtx, rec *jsonscan.Record) {
 	}
 }
 
+// scopedCallID is the call id of a site of row rc: the id, after "<call scope column>/" when the
+// spec has a call-scope column and the row a value in it (a call id is unique in its session
+// only), in one new string.
+func (r *reader) scopedCallID(rc *rowCtx, id []byte) string {
+	switch sc := rc.scope; {
+	case sc == nil || sc.kind == kindNull:
+		return string(id)
+	case sc.kind == kindText:
+		scope := rc.batch.bytes(sc)
+		b := make([]byte, 0, len(scope)+1+len(id))
+		b = append(append(append(b, scope...), '/'), id...)
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	default:
+		return fmt.Sprint(rc.batch.value(sc)) + "/" + string(id)
+	}
+}
+
 // addSite adds the site of capture raw (its value name, units) at loc, path of row rc; callID
-// and server are the bound helper values (nil: none).
-func (r *reader) addSite(rc *rowCtx, cs *compiledSite, loc store.Loc, raw []byte, name string, units []uint16, path string, key bool, callID, server *string) {
+// is the site's call id (scopedCallID; "" for none), server the bound server value (nil: none).
+func (r *reader) addSite(rc *rowCtx, cs *compiledSite, loc store.Loc, raw []byte, name string, units []uint16, path string, key bool, callID string, server *string) {
 	spec := rc.ct.spec
 	readOnly := cs.spec.ReadOnly || cs.spec.Identity || cs.kind == store.SiteRule
 	if !rc.usable && !readOnly {
@@ -727,16 +753,7 @@ func (r *reader) addSite(rc *rowCtx, cs *compiledSite, loc store.Loc, raw []byte
 		Key:      key,
 		ReadOnly: readOnly,
 	}
-	if callID != nil {
-		site.CallID = *callID
-		switch sc := rc.scope; {
-		case sc == nil || sc.kind == kindNull:
-		case sc.kind == kindText:
-			site.CallID = rc.batch.str(sc) + "/" + *callID
-		default:
-			site.CallID = fmt.Sprint(rc.batch.value(sc)) + "/" + *callID
-		}
-	}
+	site.CallID = callID
 	if server != nil {
 		site.Server = r.intern(*server)
 	}
