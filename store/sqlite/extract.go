@@ -3,6 +3,9 @@ package sqlite
 /*
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include "sfcol.h"
 
 typedef struct sqlite3 sqlite3;
@@ -37,6 +40,7 @@ typedef struct {
 	const unsigned char *p, *end;
 	sfx_path *paths;
 	int npaths;
+	int maxkeys; // the longest path's keys: objects deeper than that match no key
 	int objs; // objects begun
 } sfx;
 
@@ -61,8 +65,26 @@ static int sfx_string(sfx *s, int *esc) {
 	s->p++; // the opening quote
 	while (s->p < s->end) {
 		const unsigned char *p = s->p, *end = s->end;
+#ifdef __SSE2__
+		// 16 bytes at a time: stop at the first '"', '\\' or control byte (x <= 0x1f is
+		// max(x, 0x1f) == 0x1f, unsigned); the loop never reads past end.
+		{
+			const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+			while (end - p >= 16) {
+				__m128i x = _mm_loadu_si128((const __m128i *)p);
+				__m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+					_mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+				int m = _mm_movemask_epi8(stop);
+				if (m) { p += __builtin_ctz((unsigned)m); goto found; }
+				p += 16;
+			}
+		}
+#endif
 		while (end - p >= 4 && sfx_plain[p[0]] && sfx_plain[p[1]] && sfx_plain[p[2]] && sfx_plain[p[3]]) p += 4;
 		while (p < end && sfx_plain[*p]) p++;
+#ifdef __SSE2__
+	found:
+#endif
 		s->p = p;
 		if (p >= end) return 0;
 		unsigned char c = *s->p;
@@ -133,7 +155,7 @@ static int sfx_object(sfx *s, int depth) {
 		int klen = (int)(s->p - 1 - k);
 		if (esc) return 0; // an escaped key could spell a path's key: the lexer decides
 		unsigned hit = 0, into = 0;
-		for (int i = 0; i < s->npaths; i++) {
+		for (int i = 0; depth < s->maxkeys && i < s->npaths; i++) {
 			sfx_path *pt = &s->paths[i];
 			if (depth >= pt->nkeys || pt->klen[depth] != klen || memcmp(pt->key[depth], k, klen) != 0) continue;
 			if (pt->obj[depth] == id) return 0; // a duplicate key on the path: the lexer decides
@@ -146,7 +168,7 @@ static int sfx_object(sfx *s, int depth) {
 		s->p++;
 		if (!sfx_ws(s)) return 0;
 		if (!sfx_value(s, depth + 1, hit)) return 0;
-		for (int i = 0; i < s->npaths; i++) {
+		for (int i = 0; into && i < s->npaths; i++) {
 			if (into & (1u << i)) s->paths[i].matched = -1; // decided by the first such key
 		}
 		if (!sfx_ws(s)) return 0;
@@ -183,7 +205,7 @@ static int sfx_value(sfx *s, int depth, unsigned hit) {
 	case '[': if (!sfx_array(s, depth)) return 0; break;
 	case '"':
 		if (!sfx_string(s, &esc)) return 0;
-		for (int i = 0; i < s->npaths; i++) {
+		for (int i = 0; hit && i < s->npaths; i++) {
 			if (hit & (1u << i)) { s->paths[i].val = start; s->paths[i].vlen = s->p - start; }
 		}
 		return 1;
@@ -227,7 +249,11 @@ static int sfx_doc(const unsigned char *v, int n, sfx_path *paths, int npaths, i
 		pt->val = 0;
 		pt->vlen = 0;
 	}
-	sfx s = { v, v + n, paths, npaths, 0 };
+	int maxkeys = 0;
+	for (int i = 0; i < npaths; i++) {
+		if (paths[i].nkeys > maxkeys) maxkeys = paths[i].nkeys;
+	}
+	sfx s = { v, v + n, paths, npaths, maxkeys, 0 };
 	if (v == 0 || !sfx_ws(&s) || *s.p != '{' || !sfx_value(&s, 0, 0)) return 0;
 	if (sfx_ws(&s)) return 0; // something after the object
 	for (int i = 0; i < npaths; i++) {
