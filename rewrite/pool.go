@@ -5,6 +5,20 @@ import (
 	"sync"
 )
 
+// weights bounds the items ordered holds in memory by what they hold, not only by their count:
+// each item weighs something (a store: its name sites) and the items started and not yet
+// emitted weigh at most limit together. Item i takes of(i) (an estimate made before it
+// starts) before it starts; its work may correct it once it knows (runSlot.Reweigh: a store's
+// site count after its scan); it is given back when the item's last result was emitted. An
+// item that weighs more than limit counts as limit: it runs once no other item holds any
+// weight, alone. A correction never waits (a store found heavier than estimated is over the
+// budget until it is emitted: the items after it wait meanwhile), so no started item ever waits
+// for weight. The zero value (limit 0) bounds nothing.
+type weights struct {
+	limit int64
+	of    func(i int) int64
+}
+
 // ordered is sessionfix's one worker pool (Process and Apply use it; scan has none): it runs
 // work for the items 0…n-1, at most workers at once, and calls emit with each item's results
 // in item order. work may hand out leading results of its item with part (a store planned
@@ -12,25 +26,35 @@ import (
 // work runs; a window slot from the start of work until the item's last result was emitted,
 // so at most window items are in memory (running, or done and waiting for an earlier item)
 // whatever n is, and a long item does not leave the other workers idle while the
-// items after it wait to be emitted. When ctx ends, the items not started are given
+// items after it wait to be emitted. With wt, the items in memory also weigh at most wt.limit
+// together (see weights; one item heavier than that runs alone): a few large stores do not
+// fill the window. When ctx ends, the items not started are given
 // cancelled(i) (they hold no slot); an emit error calls cancel, no later result is emitted,
 // and the error is returned once every started item has finished.
+//
+// Items take their window slot, weight and run slot in item order (the goroutine that starts
+// them waits for each in turn): the weight an item waits for is held only by earlier items,
+// which need nothing later items hold to be emitted, so waiting cannot deadlock.
 //
 // work may give its run slot back while it waits for the disk (slot.Release: a rewrite's
 // fsyncs) and take it again (slot.Acquire), so the next item's scan uses the CPU meanwhile;
 // the slot is given back when work returns, and while a part waits for the items before it
-// to be emitted (taken again after). The item keeps its window slot: at most window
+// to be emitted (taken again after). The item keeps its window slot and weight: at most window
 // items are in memory still, at most workers of them holding a run slot.
 // window must be at least workers (Process and Apply give 2 × workers, or 4 × workers when
 // stores are rewritten: the rewrites waiting for the disk).
-func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, window int,
+func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, window int, wt weights,
 	work func(i int, part func(T), slot *runSlot) T, cancelled func(i int) T, emit func(T) error) error {
 	running := make(chan struct{}, workers)
 	windowSlots := make(chan struct{}, max(window, workers))
+	var bud *budget
+	if wt.limit > 0 {
+		bud = &budget{limit: wt.limit, wake: make(chan struct{}, 1)}
+	}
 	type item struct {
 		res  T
-		slot bool // the item holds a window slot, released once it is emitted
-		more bool // more results of the same item follow
+		slot *runSlot // set on the item's last result: its window slot and weight are given back once it is emitted
+		more bool     // more results of the same item follow
 	}
 	done := make([]chan item, n) // per item, in order
 	for i := range done {
@@ -38,13 +62,19 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 	}
 	go func() {
 		for i := 0; i < n; i++ {
+			slot := &runSlot{running: running, held: true, bud: bud}
 			acquired := false
 			select {
 			case windowSlots <- struct{}{}:
+				if bud != nil && !bud.take(ctx, slot, wt.of(i)) {
+					<-windowSlots
+					break
+				}
 				select {
 				case running <- struct{}{}:
 					acquired = true
 				case <-ctx.Done():
+					bud.giveBack(slot)
 					<-windowSlots
 				}
 			case <-ctx.Done():
@@ -56,7 +86,6 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 				return
 			}
 			go func() {
-				slot := &runSlot{running: running, held: true}
 				// A part that must wait for the earlier items to be emitted waits without its
 				// run slot: an earlier item may need one to finish (a rewrite taking its slot
 				// again after a wait for the disk), else both would wait for ever.
@@ -75,7 +104,7 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 				}
 				res := work(i, part, slot)
 				slot.Release()
-				done[i] <- item{res: res, slot: true}
+				done[i] <- item{res: res, slot: slot}
 			}()
 		}
 	}()
@@ -89,7 +118,8 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 					cancel()
 				}
 			}
-			if it.slot {
+			if it.slot != nil {
+				bud.giveBack(it.slot)
 				<-windowSlots
 			}
 			if !it.more {
@@ -100,12 +130,82 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 	return emitErr
 }
 
+// budget is the weight ordered's items hold (see weights): used of limit. One goroutine
+// waits in take (the one starting items, in order); wake tells it weight was given back.
+type budget struct {
+	mu    sync.Mutex
+	limit int64
+	used  int64
+	wake  chan struct{} // capacity 1
+}
+
+// clamp is w as counted: at least 0, at most the whole budget.
+func (b *budget) clamp(w int64) int64 { return min(max(w, 0), b.limit) }
+
+// take waits until w fits (or no item holds any weight) and gives it to slot; false when ctx
+// ended first (nothing taken).
+func (b *budget) take(ctx context.Context, slot *runSlot, w int64) bool {
+	w = b.clamp(w)
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		b.mu.Lock()
+		if b.used == 0 || b.used+w <= b.limit {
+			b.used += w
+			slot.weight = w
+			b.mu.Unlock()
+			return true
+		}
+		b.mu.Unlock()
+		select {
+		case <-b.wake:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// set makes slot weigh w (clamped), waking take when that gives weight back. It never waits.
+func (b *budget) set(slot *runSlot, w int64) {
+	w = b.clamp(w)
+	b.mu.Lock()
+	old := slot.weight
+	b.used += w - old
+	slot.weight = w
+	b.mu.Unlock()
+	if w < old {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// giveBack gives slot's weight back; b may be nil (no budget).
+func (b *budget) giveBack(slot *runSlot) {
+	if b != nil {
+		b.set(slot, 0)
+	}
+}
+
 // runSlot is an item's run slot in ordered (a fileio.CPUSlot): Release gives it back, Acquire
-// waits for a free one; each does nothing when the slot is already given back or held.
+// waits for a free one; each does nothing when the slot is already given back or held. It also
+// carries the item's weight (Reweigh).
 type runSlot struct {
 	mu      sync.Mutex
 	running chan struct{}
 	held    bool
+	bud     *budget // nil: ordered bounds no weight
+	weight  int64   // guarded by bud.mu
+}
+
+// Reweigh sets the weight the item holds until it is emitted to w (see weights: a store's
+// site count once it is scanned); it never waits. It does nothing when ordered bounds no weight.
+func (s *runSlot) Reweigh(w int64) {
+	if s != nil && s.bud != nil {
+		s.bud.set(s, w)
+	}
 }
 
 // Release gives the slot back.

@@ -2,8 +2,11 @@ package rewrite
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -20,7 +23,7 @@ func TestOrderedLongItemDoesNotIdleWorkers(t *testing.T) {
 	var started atomic.Int32
 	var startedBeforeFirstEmit int32 = -1
 	var got []int
-	err := ordered(ctx, cancel, 8, 2, 4,
+	err := ordered(ctx, cancel, 8, 2, 4, weights{},
 		func(i int, _ func(int), _ *runSlot) int {
 			started.Add(1)
 			switch i {
@@ -55,7 +58,7 @@ func TestOrderedReleaseLetsTheNextItemRun(t *testing.T) {
 	defer cancel()
 	item1Started := make(chan struct{})
 	var got []int
-	err := ordered(ctx, cancel, 3, 1, 2,
+	err := ordered(ctx, cancel, 3, 1, 2, weights{},
 		func(i int, _ func(int), slot *runSlot) int {
 			switch i {
 			case 0:
@@ -91,7 +94,7 @@ func TestOrderedPartBlockedDoesNotHoldTheSlot(t *testing.T) {
 	var got []int
 	finished := make(chan error, 1)
 	go func() {
-		finished <- ordered(ctx, cancel, 2, 1, 4,
+		finished <- ordered(ctx, cancel, 2, 1, 4, weights{},
 			func(i int, part func(int), slot *runSlot) int {
 				switch i {
 				case 0:
@@ -116,4 +119,170 @@ func TestOrderedPartBlockedDoesNotHoldTheSlot(t *testing.T) {
 		t.Fatal("deadlock: item 0 waits for the run slot item 1 holds while item 1 waits for item 0's emit")
 	}
 	assert.Equal(t, []int{0, 10, 11, 12}, got)
+}
+
+// poolLog records, in a synctest bubble, what ordered's items do: how many are in memory
+// (started and not yet emitted) at most, and the order of starts and emits (start
+// sleeps i ms of the bubble's clock first).
+type poolLog struct {
+	mu     sync.Mutex
+	in     int
+	maxIn  int
+	events []string
+}
+
+func (l *poolLog) start(i int) {
+	time.Sleep(time.Duration(i) * time.Millisecond) // items started together log in item order
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.in++
+	l.maxIn = max(l.maxIn, l.in)
+	l.events = append(l.events, fmt.Sprintf("start %d", i))
+}
+
+func (l *poolLog) emit(i int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.in--
+	l.events = append(l.events, fmt.Sprintf("emit %d", i))
+	return nil
+}
+
+// With weights, the items in memory weigh at most the limit together: 8 items of weight 4
+// under a limit of 10 are at most 2 in memory, though 4 workers and a window of 8 would let 4
+// run at once (each sleeps a second of the bubble's clock, so all admitted run together).
+// Without weights, 4 are. Results stay in item order.
+func TestOrderedWeightBoundsItemsInMemory(t *testing.T) {
+	for _, tc := range []struct {
+		wt    weights
+		maxIn int
+	}{
+		{weights{limit: 10, of: func(int) int64 { return 4 }}, 2},
+		{weights{}, 4},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var l poolLog
+			var got []int
+			err := ordered(ctx, cancel, 8, 4, 8, tc.wt,
+				func(i int, _ func(int), _ *runSlot) int {
+					l.start(i)
+					time.Sleep(time.Second)
+					return i
+				},
+				func(i int) int { return -1 },
+				func(i int) error { got = append(got, i); return l.emit(i) })
+			require.NoError(t, err)
+			assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, got)
+			assert.Equal(t, tc.maxIn, l.maxIn, "items in memory at once, limit %d", tc.wt.limit)
+		})
+	}
+}
+
+// An item heavier than the whole limit still runs, alone: it starts once the items before it
+// are emitted, and the next starts once it is emitted.
+func TestOrderedOverBudgetItemRunsAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		w := []int64{3, 3, 50, 3, 3}
+		var l poolLog
+		err := ordered(ctx, cancel, len(w), 2, 8, weights{limit: 10, of: func(i int) int64 { return w[i] }},
+			func(i int, _ func(int), _ *runSlot) int {
+				l.start(i)
+				time.Sleep(time.Second)
+				return i
+			},
+			func(i int) int { return -1 },
+			l.emit)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"start 0", "start 1", "emit 0", "emit 1", "start 2", "emit 2", "start 3", "start 4", "emit 3", "emit 4"}, l.events)
+	})
+}
+
+// Reweigh corrects an item's estimate once it knows its weight (a store's sites after its
+// scan): an item estimated at the whole limit that turns out light lets the next start while
+// it still runs (item 0 waits for item 1 to start: a deadlock, reported by synctest, if it
+// could not); one estimated light that turns out heavy keeps the items after it waiting until
+// it is emitted, without waiting itself.
+func TestOrderedReweigh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		item1Started := make(chan struct{})
+		var l poolLog
+		err := ordered(ctx, cancel, 4, 2, 8, weights{limit: 10, of: func(i int) int64 { return []int64{10, 1, 1, 1}[i] }},
+			func(i int, _ func(int), slot *runSlot) int {
+				l.start(i)
+				switch i {
+				case 0:
+					slot.Reweigh(2)
+					<-item1Started
+				case 1:
+					close(item1Started)
+					slot.Reweigh(40) // over the limit: counts as 10; never waits
+				}
+				time.Sleep(time.Second)
+				return i
+			},
+			func(i int) int { return -1 },
+			l.emit)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"start 0", "start 1", "emit 0", "emit 1", "start 2", "start 3", "emit 2", "emit 3"}, l.events)
+	})
+}
+
+// When ctx ends while the next item waits for weight, it and the items after it are given
+// cancelled: the item holding the weight cancels, and item 1 (which would fit once item 0 is
+// emitted) never runs.
+func TestOrderedCancelWhileWaitingForWeight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var got []int
+		err := ordered(ctx, cancel, 3, 2, 8, weights{limit: 5, of: func(i int) int64 { return []int64{9, 1, 1}[i] }},
+			func(i int, _ func(int), _ *runSlot) int {
+				time.Sleep(time.Second) // the next item is waiting for weight
+				cancel()
+				return i
+			},
+			func(i int) int { return -1 },
+			func(i int) error { got = append(got, i); return nil })
+		require.NoError(t, err)
+		assert.Equal(t, []int{0, -1, -1}, got)
+	})
+}
+
+// The deadlocks ordered avoids stay avoided with weights: a rewrite giving its run slot back
+// for the disk and taking it again while the only other slot's holder waits to hand out a
+// part, and a long first item while the later ones wait for its weight; synctest reports a
+// deadlock as a failure.
+func TestOrderedWeightsNoDeadlock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		item1Started := make(chan struct{})
+		var got []int
+		err := ordered(ctx, cancel, 4, 1, 4, weights{limit: 10, of: func(i int) int64 { return []int64{4, 4, 4, 20}[i] }},
+			func(i int, part func(int), slot *runSlot) int {
+				switch i {
+				case 0:
+					slot.Release() // the temp's announcement is fsynced
+					<-item1Started // item 1 holds the only run slot
+					slot.Acquire() // the copy
+					time.Sleep(time.Hour)
+				case 1:
+					close(item1Started)
+					part(10) // buffered
+					part(11) // waits for item 0's emit
+					return 12
+				}
+				return i
+			},
+			func(i int) int { return -1 },
+			func(i int) error { got = append(got, i); return nil })
+		require.NoError(t, err)
+		assert.Equal(t, []int{0, 10, 11, 12, 2, 3}, got)
+	})
 }

@@ -2,9 +2,13 @@ package rewrite
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,4 +46,93 @@ func TestProcessOrdersAndRecordsFailures(t *testing.T) {
 	assert.ErrorIs(t, got[1].ScanErr, os.ErrNotExist)
 	assert.Equal(t, 1, got[2].Plan.Count(naming.ActRewrite))
 	assert.Equal(t, 2*size.Size(), seen)
+}
+
+// slowStore is a store whose Scan takes a second of a synctest bubble's clock and counts the
+// stores between their scan and their emit (in, at most maxIn).
+type slowStore struct {
+	store.Store
+	mu        *sync.Mutex
+	in, maxIn *int
+}
+
+func (s slowStore) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
+	s.mu.Lock()
+	*s.in++
+	*s.maxIn = max(*s.maxIn, *s.in)
+	s.mu.Unlock()
+	time.Sleep(time.Second)
+	return s.Store.Scan(ctx, opt)
+}
+
+// Process bounds the stores in memory by their sites (WindowSites), not only by their count:
+// with a budget of 1 site, sessions of a few hundred bytes (estimated at 1 site or more before
+// their scan) are processed one at a time, where 2 workers scan 2 at once without the bound
+// (2 or 3 in memory: a third store's scan may start before the first two are emitted).
+func TestProcessWindowBoundsSites(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range 4 {
+		lines := make([]string, 8)
+		for k := range lines {
+			lines[k] = call(fmt.Sprint(k), "mcp__a.b__c")
+		}
+		paths = append(paths, writeSession(t, dir, fmt.Sprintf("s%d.jsonl", i), lines...))
+	}
+	for _, tc := range []struct {
+		sites         int64
+		maxIn, maxIn2 int
+	}{{1, 1, 1}, {1 << 40, 2, 3}} {
+		synctest.Test(t, func(t *testing.T) {
+			defer func(v int64) { WindowSites = v }(WindowSites)
+			WindowSites = tc.sites
+			var mu sync.Mutex
+			var in, maxIn int
+			var stores []store.Store
+			for _, p := range paths {
+				stores = append(stores, slowStore{jsonl.Open(p, qwen.Session), &mu, &in, &maxIn})
+			}
+			var got int
+			_, err := Process(context.Background(), stores, naming.Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}},
+				func(r *StoreResult) error {
+					require.NoError(t, r.ScanErr)
+					assert.Equal(t, 8, r.Plan.Count(naming.ActRewrite))
+					got++
+					mu.Lock()
+					in--
+					mu.Unlock()
+					return nil
+				})
+			require.NoError(t, err)
+			assert.Equal(t, 4, got)
+			assert.GreaterOrEqual(t, maxIn, tc.maxIn, "stores in memory at once with WindowSites %d", tc.sites)
+			assert.LessOrEqual(t, maxIn, tc.maxIn2, "stores in memory at once with WindowSites %d", tc.sites)
+		})
+	}
+}
+
+// storeWeights estimates a store before its scan from its size and the density of the stores
+// scanned before (starting at one site per 256 bytes), and weighs it by its sites after; a
+// store.BatchScanner's estimate stops at BatchSites; a store that cannot be stat'ed weighs 0.
+func TestStoreWeights(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, make([]byte, 1<<20), 0o600))
+	var w storeWeights
+	st := jsonl.Open(p, qwen.Session)
+	assert.Equal(t, int64(4096), w.estimate(st), "1 MiB at the prior density")
+	assert.Equal(t, int64(10), w.scanned(&store.Snapshot{Sites: make([]store.Site, 10), State: store.FileState{Size: 3 << 20}}))
+	// (1024 + 10) sites per (256 KiB + 3 MiB): 1 MiB is 318 of them.
+	assert.Equal(t, int64(318), w.estimate(st))
+	assert.Equal(t, int64(0), w.estimate(jsonl.Open(filepath.Join(dir, "gone.jsonl"), qwen.Session)))
+	defer func(v int) { BatchSites = v }(BatchSites)
+	BatchSites = 100
+	assert.Equal(t, int64(100), w.estimate(batchStore{st}))
+}
+
+// batchStore is a store.BatchScanner (its batches are never asked for here).
+type batchStore struct{ store.Store }
+
+func (batchStore) ScanBatches(context.Context, store.ScanOptions, func(*store.Snapshot, []store.Site) error) (*store.Snapshot, error) {
+	return nil, nil
 }

@@ -181,7 +181,8 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	outcomes := make([]Outcome, 0, len(work))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_ = ordered(ctx, cancel, len(work), workers, applyWindow*workers,
+	// No bound by weight: the plan's sites are all in memory already.
+	_ = ordered(ctx, cancel, len(work), workers, applyWindow*workers, weights{},
 		func(i int, _ func(Outcome), slot *runSlot) Outcome {
 			o := r.apply(fileio.WithCPUSlot(ctx, slot), work[i])
 			if opt.Progress != nil {
