@@ -175,18 +175,77 @@ type entryStream struct {
 	k    int
 	quit chan struct{}
 	wg   sync.WaitGroup
+	gate entryGate
+	last int64 // the journal bytes of the entry next returned last (given back at the next call)
 }
 
 type indentedEntry struct {
 	b   []byte
+	n   int64 // its journal line's length, as admitted by the gate
 	err error
+}
+
+// entryBytes bounds the journal bytes of the entries finalEntries holds at once (read,
+// indented, or waiting to be written; the indented copy is about as large again): an entry
+// is one rewritten store's edits, about 220 bytes of journal per name, so a store of 70,000
+// names is 12 MB of it: a few of those ahead (2 per reader, and 1 being made) held 80 MB.
+// An entry larger than this is read when no other is held, alone. A variable for tests.
+var entryBytes int64 = 8 << 20
+
+// entryGate lets finalEntries' readers take their entries in order while the entries taken and
+// not yet written hold at most entryBytes (or one entry, however large). In order, so that
+// waiting cannot deadlock: the bytes an entry waits for are held by earlier entries, which the
+// writer takes in turn.
+type entryGate struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	next  int // the entry admitted next
+	used  int64
+	limit int64
+	quit  bool
+}
+
+// admit waits until entry k may be read (the entries before it were, and its n bytes fit);
+// false when the stream was stopped.
+func (g *entryGate) admit(k int, n int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for !g.quit && (g.next != k || (g.used > 0 && g.used+n > g.limit)) {
+		g.cond.Wait()
+	}
+	if g.quit {
+		return false
+	}
+	g.next++
+	g.used += n
+	g.cond.Broadcast()
+	return true
+}
+
+// done gives n bytes back (an entry the writer is done with).
+func (g *entryGate) done(n int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.used -= n
+	g.cond.Broadcast()
+}
+
+// stop wakes every reader waiting in admit, for good.
+func (g *entryGate) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.quit = true
+	g.cond.Broadcast()
 }
 
 // finalEntries starts workers goroutines reading the entries of files from the journal jr and
 // indenting them as streamManifest does (prefix "    ", indent "  "); next returns them in
-// order. Each worker keeps a few entries ready (memory: a few entries, not the run).
+// order. Each worker keeps a few entries ready (memory: a few entries, not the run; at most
+// entryBytes of them, or one, see entryGate).
 func finalEntries(jr io.ReaderAt, files []fileRef, workers int) *entryStream {
 	s := &entryStream{quit: make(chan struct{})}
+	s.gate.cond = sync.NewCond(&s.gate.mu)
+	s.gate.limit = entryBytes
 	for w := range workers {
 		ch := make(chan indentedEntry, 2)
 		s.out = append(s.out, ch)
@@ -195,8 +254,14 @@ func finalEntries(jr io.ReaderAt, files []fileRef, workers int) *entryStream {
 			defer s.wg.Done()
 			var line []byte
 			for k := w; k < len(files); k += workers {
-				var res indentedEntry
+				res := indentedEntry{n: int64(files[k].n)}
+				if !s.gate.admit(k, res.n) {
+					return
+				}
 				res.b, line, res.err = indentEntry(jr, files[k], line)
+				if int64(cap(line)) > entryBytes/4 {
+					line = nil // not kept for the next entry: a large one is held once
+				}
 				select {
 				case ch <- res:
 				case <-s.quit:
@@ -239,14 +304,18 @@ func indentEntry(jr io.ReaderAt, f fileRef, line []byte) ([]byte, []byte, error)
 // next returns the next entry in order. It must be called at most len(files) times (the
 // workers never close their channels: a worker sends each of its entries, or stops after
 // sending an error, which next returns).
+// The bytes of the entry it returned before are given back (the writer is done with it).
 func (s *entryStream) next() ([]byte, error) {
+	s.gate.done(s.last)
 	res := <-s.out[s.k%len(s.out)]
 	s.k++
+	s.last = res.n
 	return res.b, res.err
 }
 
 // stop ends the workers (those still running when an error or a fault stopped the writer).
 func (s *entryStream) stop() {
 	close(s.quit)
+	s.gate.stop()
 	s.wg.Wait()
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -273,4 +275,49 @@ func TestFinalEntriesStopEndsEveryReader(t *testing.T) {
 			s.stop()
 		})
 	})
+}
+
+// countingReader counts the journal lines finalEntries' readers read.
+type countingReader struct {
+	io.ReaderAt
+	reads atomic.Int32
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads.Add(1)
+	return c.ReaderAt.ReadAt(p, off)
+}
+
+// finalEntries holds at most entryBytes of journal lines ahead of the writer, or one entry
+// when a single one is larger: with a limit below every line, entry k is read only once the
+// writer is done with entry k-1 (asked for the next), while without a bound that matters (the
+// default 8 MiB, lines of ~200 bytes) the two readers have read 7 of the 10 entries (entry
+// 0, 2 in each channel, one more each waiting to be sent). Entries stay in order; stop ends
+// readers waiting for the gate.
+func TestFinalEntriesBoundedByBytes(t *testing.T) {
+	for _, c := range []struct {
+		limit int64
+		ahead int32 // lines read while the writer holds entry 0
+	}{{1, 1}, {8 << 20, 7}} {
+		t.Run(fmt.Sprint(c.limit), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				defer func(v int64) { entryBytes = v }(entryBytes)
+				entryBytes = c.limit
+				jr, files, want := doneJournal(t, 10)
+				cr := &countingReader{ReaderAt: jr}
+				s := finalEntries(cr, files, 2)
+				b, err := s.next()
+				require.NoError(t, err)
+				assert.Equal(t, string(want[0]), string(b))
+				synctest.Wait()
+				assert.Equal(t, c.ahead, cr.reads.Load(), "lines read while the writer holds entry 0")
+				for k := 1; k < 5; k++ {
+					b, err := s.next()
+					require.NoError(t, err)
+					assert.Equal(t, string(want[k]), string(b), "entry %d", k)
+				}
+				s.stop()
+			})
+		})
+	}
 }
