@@ -1,0 +1,78 @@
+package rewrite
+
+import (
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// spoolEdits are batches with every field of store.Edit set somewhere: rows that go on across
+// edits, lines, rowids, negative and large offsets, UTF-16 units (nil, empty, surrogates),
+// Raw nil, empty and set, object keys, groups, read-only sites, non-ASCII names.
+func spoolEdits() [][]store.Edit {
+	site := func(row string, off int64, name string) store.Site {
+		return store.Site{Loc: store.Loc{Row: row, Offset: off, RowID: 7}, Kind: store.SiteCall, Path: "data.tool",
+			Name: name, Raw: []byte(`"` + name + `"`)}
+	}
+	a := site("part id=prt_1", 12, "mcp__a.b__c")
+	b := site("part id=prt_1", 90, "mcp__a.b__d")
+	b.Group, b.Field, b.CallID, b.Server = "g1", "name", "call_9", "a.b"
+	c := site("part id=prt_2", 1<<40, "mcp__ünï__x")
+	c.Loc.RowID = -3
+	c.Units = []uint16{0xd800, 'x'}
+	c.Key, c.Scope = true, "tools.byName"
+	d := store.Site{Loc: store.Loc{Line: 4, Offset: 3}, Kind: "namespace", Path: "payload.namespace", Raw: []byte{}, Units: []uint16{}}
+	e := site("", 0, "x")
+	e.Raw, e.ReadOnly = nil, true
+	return [][]store.Edit{
+		{{Site: a, New: "mcp__a_b__c_1abcdef"}, {Site: b, New: "mcp__a_b__d"}, {Site: c, New: ""}},
+		{{Site: c, New: "mcp__n__x_0000000"}},
+		{{Site: d, New: "mcp__ns"}, {Site: e, New: "y"}, {Site: a, New: "z"}},
+	}
+}
+
+// TestSpoolRoundTrip: what the spool reads back is what was added, batch by batch and field
+// for field (nil and empty slices apart), then io.EOF; the counts the run records.
+func TestSpoolRoundTrip(t *testing.T) {
+	sp, err := newSpool()
+	require.NoError(t, err)
+	defer sp.remove()
+	batches := spoolEdits()
+	for _, b := range batches {
+		require.NoError(t, sp.add(b))
+	}
+	require.NoError(t, sp.add(nil), "an empty batch is not written")
+	next, err := sp.reader()
+	require.NoError(t, err)
+	for i, want := range batches {
+		got, err := next()
+		require.NoError(t, err, "batch %d", i)
+		assert.Equal(t, want, got, "batch %d", i)
+	}
+	_, err = next()
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, 7, sp.edits)
+	assert.Equal(t, 7, sp.names)
+}
+
+// TestSpoolCutShort: a spool that ends inside a batch is an error, not the end.
+func TestSpoolCutShort(t *testing.T) {
+	whole := appendEdits(nil, spoolEdits()[0])
+	for n := 1; n < len(whole); n++ {
+		sp, err := newSpool()
+		require.NoError(t, err)
+		_, err = sp.w.Write(whole[:n])
+		require.NoError(t, err)
+		next, err := sp.reader()
+		require.NoError(t, err)
+		_, err = next()
+		sp.remove()
+		require.Error(t, err, "cut at %d of %d", n, len(whole))
+		assert.False(t, errors.Is(err, io.EOF), "cut at %d: %v", n, err)
+	}
+}
