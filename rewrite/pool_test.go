@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -285,4 +286,59 @@ func TestOrderedWeightsNoDeadlock(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []int{0, 10, 11, 12, 2, 3}, got)
 	})
+}
+
+// An emit error while the next item waits for weight ends the run: the error is returned, the
+// waiting item and those after it are never started (cancelled, not emitted), and nothing
+// hangs (synctest reports a deadlock). A weight corrected below zero counts as 0 (it gives
+// the whole estimate back: the next item, which needs all of the limit, starts while the
+// first still runs); no items with weights returns at once.
+func TestOrderedWeightsEmitErrorNegativeReweighNoItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var started, got []int
+		var mu sync.Mutex
+		boom := errors.New("stdout closed")
+		err := ordered(ctx, cancel, 4, 2, 8, weights{limit: 10, of: func(i int) int64 { return []int64{8, 8, 1, 1}[i] }},
+			func(i int, _ func(int), _ *runSlot) int {
+				mu.Lock()
+				started = append(started, i)
+				mu.Unlock()
+				time.Sleep(time.Second)
+				return i
+			},
+			func(i int) int { return -1 },
+			func(i int) error { got = append(got, i); return boom })
+		require.ErrorIs(t, err, boom)
+		assert.Equal(t, []int{0}, started, "item 1 waited for item 0's weight and never started")
+		assert.Equal(t, []int{0}, got, "nothing is emitted after the error")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		item1Started := make(chan struct{})
+		var got []int
+		err := ordered(ctx, cancel, 2, 2, 8, weights{limit: 10, of: func(i int) int64 { return 10 }},
+			func(i int, _ func(int), slot *runSlot) int {
+				if i == 0 {
+					slot.Reweigh(-5)
+					<-item1Started // a deadlock if item 0 still held weight
+				} else {
+					close(item1Started)
+				}
+				return i
+			},
+			func(i int) int { return -1 },
+			func(i int) error { got = append(got, i); return nil })
+		require.NoError(t, err)
+		assert.Equal(t, []int{0, 1}, got)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := ordered(ctx, cancel, 0, 2, 4, weights{limit: 10, of: func(int) int64 { panic("no item to weigh") }},
+		func(i int, _ func(int), _ *runSlot) int { panic("no item to run") },
+		func(i int) int { panic("no item to cancel") },
+		func(int) error { panic("nothing to emit") })
+	assert.NoError(t, err)
 }

@@ -384,3 +384,39 @@ func qwenDetect(path string, first []byte) *jsonl.Profile {
 	p, _ := qwen.Detect(path, first)
 	return p
 }
+
+// Apply takes edits in any order (a plan's come in offset order: they are used as given;
+// others are sorted into a copy): edits given last to first rewrite the same bytes and record
+// the same sites as in offset order, and the caller's slice keeps its order.
+func TestApplyEditsNotInOffsetOrder(t *testing.T) {
+	in := call("c1", "mcp__a.b__c") + "\n" + resp("c1", "mcp__a.b__c") + "\n" + call("c2", "mcp__x.y__z") + "\n"
+	dir := t.TempDir()
+	pa := writeFile(t, dir, "a/s.jsonl", []byte(in))
+	pb := writeFile(t, dir, "b/s.jsonl", []byte(in))
+	sa := scanFile(t, pa, qwen.Session)
+	inOrder := normalizeAll(sa)
+	require.Len(t, inOrder, 3)
+	cha, err := apply(t, pa, qwen.Session, sa, inOrder)
+	require.NoError(t, err)
+
+	sb := scanFile(t, pb, qwen.Session)
+	rev := normalizeAll(sb)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	given := make([]int64, len(rev))
+	for i, e := range rev {
+		given[i] = e.Site.Loc.Offset
+	}
+	chb, err := apply(t, pb, qwen.Session, sb, rev)
+	require.NoError(t, err)
+	a, _ := os.ReadFile(pa)
+	b, _ := os.ReadFile(pb)
+	assert.Equal(t, string(a), string(b), "the same bytes whatever the order of the edits")
+	assert.NotEqual(t, in, string(b))
+	assert.Equal(t, cha.Sites, chb.Sites, "the same byte edits, in offset order")
+	assert.Equal(t, 3, chb.Edits)
+	for i, e := range rev {
+		assert.Equal(t, given[i], e.Site.Loc.Offset, "the caller's edit %d stays where it was", i)
+	}
+}
