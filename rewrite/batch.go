@@ -25,9 +25,10 @@ var BatchSites = 10_000
 // processOne (one result, the same plan). Past that, each batch the store hands out is
 // planned on its own and given to part; with Apply, the rewrite edits go to a spool file (a
 // temp file, removed afterwards) and the store's BatchWriter applies them from it after the
-// scan, in one transaction. What is checked across sites is then checked within a batch: a
-// call and its response (checkPairs) and object keys (checkKeyClashes) in different batches
-// are not compared.
+// scan, in one transaction. What is checked across sites is then checked within a batch: object
+// keys (checkKeyClashes) in different batches are not compared, and a call and its response
+// (checkPairs) only when they are in one batch or the response's batch follows the call's
+// (checkPairsAcross).
 func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult)) *StoreResult {
 	res := &StoreResult{Store: st}
 	var (
@@ -44,9 +45,12 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	if opt.Apply && opt.Planned != nil {
 		pb = NewPlanBuilder()
 	}
+	var prev *StorePlan // the batch planned last: a response's call may be in it (checkPairsAcross)
 	out := func(head *store.Snapshot, sites []store.Site) {
 		snap := &store.Snapshot{Ref: head.Ref, Agent: head.Agent, NotWritable: head.NotWritable, Sites: sites}
 		plan := PlanStore(st, snap, pol)
+		checkPairsAcross(prev, plan)
+		prev = plan
 		if pb != nil {
 			pb.Add(plan)
 		}

@@ -237,12 +237,7 @@ func checkPairs(sp *StorePlan) {
 		d     *naming.Decision
 	}
 	calls := make(map[pairID]end, len(sp.Decisions)-responses)
-	final := func(d *naming.Decision) string {
-		if d.Action == naming.ActRewrite {
-			return d.New
-		}
-		return d.Site.Name
-	}
+	final := finalName
 	for i := range sp.Decisions {
 		d := &sp.Decisions[i]
 		if d.Site.CallID != "" && isCallSite(d.Site) {
@@ -261,6 +256,58 @@ func checkPairs(sp *StorePlan) {
 					d.Site.Name, d.Site.CallID, final(d), c.d.Site.Loc.Line, c.final)})
 		}
 	}
+}
+
+// checkPairsAcross is checkPairs for a response of batch cur whose call is not in cur but in
+// prev, the batch planned just before it (store.BatchScanner: a call and its response kept in
+// consecutive rows, crush, may fall on either side of a batch boundary). A call in cur wins, as
+// it does within a batch; a call more than one batch before its response is not compared. prev
+// nil, or cur without response sites: nothing to do (no map is built).
+func checkPairsAcross(prev, cur *StorePlan) {
+	if prev == nil {
+		return
+	}
+	var responses []*naming.Decision
+	for i := range cur.Decisions {
+		if d := &cur.Decisions[i]; d.Site.CallID != "" && isResponseSite(d.Site) {
+			responses = append(responses, d)
+		}
+	}
+	if len(responses) == 0 {
+		return
+	}
+	here := map[pairID]bool{}
+	for i := range cur.Decisions {
+		if d := &cur.Decisions[i]; d.Site.CallID != "" && isCallSite(d.Site) {
+			here[pairKey(d.Site)] = true
+		}
+	}
+	before := map[pairID]*naming.Decision{}
+	for i := range prev.Decisions {
+		if d := &prev.Decisions[i]; d.Site.CallID != "" && isCallSite(d.Site) {
+			before[pairKey(d.Site)] = d
+		}
+	}
+	for _, d := range responses {
+		k := pairKey(d.Site)
+		c, ok := before[k]
+		if !ok || here[k] {
+			continue
+		}
+		if cf, rf := finalName(c), finalName(d); cf != rf {
+			cur.Warnings = append(cur.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
+				Reason: fmt.Sprintf("response %q of call id %s ends as %q but its call (line %d) ends as %q",
+					d.Site.Name, d.Site.CallID, rf, c.Site.Loc.Line, cf)})
+		}
+	}
+}
+
+// finalName is the name a decision leaves: the new one of a rewrite, else the stored one.
+func finalName(d *naming.Decision) string {
+	if d.Action == naming.ActRewrite {
+		return d.New
+	}
+	return d.Site.Name
 }
 
 func isCallSite(s *store.Site) bool {

@@ -343,3 +343,33 @@ func TestCheckPairsScopes(t *testing.T) {
 	// Calls only: nothing to compare.
 	assert.Empty(t, reasons(plan(site(store.SiteCall, "", 1, "x", "a"), site(store.SiteCall, "", 2, "x", "b"))))
 }
+
+// TestCheckPairsAcross: a response is compared with a call of the batch before its own when its
+// own batch has no call of that id; a call in its own batch wins; no previous batch, or no
+// response, warns of nothing.
+func TestCheckPairsAcross(t *testing.T) {
+	plan := func(sites ...store.Site) *StorePlan {
+		sp := &StorePlan{}
+		for i := range sites {
+			sp.Decisions = append(sp.Decisions, naming.Decision{Site: &sites[i], Action: naming.ActNone})
+		}
+		return sp
+	}
+	call := func(id, name string) store.Site { return store.Site{Kind: store.SiteCall, CallID: id, Name: name} }
+	resp := func(id, name string) store.Site { return store.Site{Kind: store.SiteResponse, CallID: id, Name: name} }
+
+	prev := plan(call("x", "a"), call("y", "a"))
+	cur := plan(resp("x", "b"), resp("y", "a"), resp("z", "q"))
+	checkPairsAcross(prev, cur)
+	require.Len(t, cur.Warnings, 1)
+	assert.Equal(t, `response "b" of call id x ends as "b" but its call (line 0) ends as "a"`, cur.Warnings[0].Reason)
+
+	cur = plan(call("x", "b"), resp("x", "b"))
+	checkPairsAcross(prev, cur)
+	assert.Empty(t, cur.Warnings, "the call in the response's own batch wins")
+
+	cur = plan(resp("x", "b"))
+	checkPairsAcross(nil, cur)
+	assert.Empty(t, cur.Warnings, "no batch before")
+	assert.Empty(t, prev.Warnings, "the previous batch is never changed")
+}
