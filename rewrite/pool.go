@@ -66,7 +66,7 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 			acquired := false
 			select {
 			case windowSlots <- struct{}{}:
-				if bud != nil && !bud.take(ctx, slot, wt.of(i)) {
+				if bud != nil && !bud.take(ctx, slot, func() int64 { return wt.of(i) }) {
 					<-windowSlots
 					break
 				}
@@ -142,14 +142,16 @@ type budget struct {
 // clamp is w as counted: at least 0, at most the whole budget.
 func (b *budget) clamp(w int64) int64 { return min(max(w, 0), b.limit) }
 
-// take waits until w fits (or no item holds any weight) and gives it to slot; false when ctx
-// ended first (nothing taken).
-func (b *budget) take(ctx context.Context, slot *runSlot, w int64) bool {
-	w = b.clamp(w)
+// take waits until the item's weight fits (or no item holds any weight) and gives it to slot;
+// false when ctx ended first (nothing taken). The weight is of() asked again each time take
+// wakes: an estimate gets better as the stores before the item are scanned (storeWeights), so
+// a store first guessed heavier than the budget need not wait for the whole run before it.
+func (b *budget) take(ctx context.Context, slot *runSlot, of func() int64) bool {
 	for {
 		if ctx.Err() != nil {
 			return false
 		}
+		w := b.clamp(of())
 		b.mu.Lock()
 		if b.used == 0 || b.used+w <= b.limit {
 			b.used += w

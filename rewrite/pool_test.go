@@ -342,3 +342,35 @@ func TestOrderedWeightsEmitErrorNegativeReweighNoItems(t *testing.T) {
 		func(int) error { panic("nothing to emit") })
 	assert.NoError(t, err)
 }
+
+// An item's weight is asked again whenever it waits and weight is given back: item 1, first
+// estimated over the budget (20 of 10), is estimated lighter (3) once item 0 corrected its own
+// weight (what storeWeights does when a scan shows the stores sparser than the prior): it starts
+// beside item 0, not after item 0 is emitted.
+func TestOrderedWeightAskedAgainWhileWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var mu sync.Mutex
+		est := []int64{8, 20}
+		of := func(i int) int64 { mu.Lock(); defer mu.Unlock(); return est[i] }
+		var l poolLog
+		err := ordered(ctx, cancel, 2, 2, 4, weights{limit: 10, of: of},
+			func(i int, _ func(int), slot *runSlot) int {
+				l.start(i)
+				if i == 0 {
+					time.Sleep(time.Second) // its scan
+					mu.Lock()
+					est[1] = 3
+					mu.Unlock()
+					slot.Reweigh(5) // found lighter than estimated: weight given back
+				}
+				time.Sleep(time.Second)
+				return i
+			},
+			func(i int) int { return -1 },
+			l.emit)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"start 0", "start 1", "emit 0", "emit 1"}, l.events)
+	})
+}

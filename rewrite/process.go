@@ -3,6 +3,7 @@ package rewrite
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -160,7 +161,9 @@ func (w *storeWeights) estimate(st store.Store) int64 {
 	if err != nil || !fi.Mode().IsRegular() {
 		return 0
 	}
-	est := fi.Size() * (w.sites.Load() + priorSites) / (w.bytes.Load() + priorBytes)
+	// size × sites / bytes in floating point: the product overflows int64 for a store of
+	// ~100 GiB after ~10⁸ sites (a negative estimate would count as weighing nothing)
+	est := int64(min(float64(fi.Size())*float64(w.sites.Load()+priorSites)/float64(w.bytes.Load()+priorBytes), math.MaxInt64/2))
 	if _, ok := st.(store.BatchScanner); ok {
 		est = min(est, int64(BatchSites))
 	}
