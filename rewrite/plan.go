@@ -260,7 +260,7 @@ func checkPairs(sp *StorePlan) {
 
 // checkPairsAcross is checkPairs for a response of batch cur whose call is not in cur but in
 // prev, the batch planned just before it (store.BatchScanner: a call and its response kept in
-// consecutive rows, crush, may fall on either side of a batch boundary). A call in cur wins, as
+// consecutive rows may fall on either side of a batch boundary). A call in cur wins, as
 // it does within a batch; a call more than one batch before its response is not compared. prev
 // nil, or cur without response sites: nothing to do (no map is built).
 func checkPairsAcross(prev, cur *StorePlan) {
