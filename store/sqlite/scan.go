@@ -109,8 +109,9 @@ func (r *reader) flush() error {
 		return nil
 	}
 	b := r.batch
-	r.batch = make([]store.Site, 0, len(b)+len(b)/4) // room for a batch a little larger
-	r.arena = nil // the sites handed out point into it
+	// room for a batch a little larger; the sites handed out point into the old arena
+	r.batch = make([]store.Site, 0, len(b)+len(b)/4)
+	r.arena = nil
 	return r.emit(r.snap, b)
 }
 
