@@ -223,37 +223,14 @@ type Scanned struct {
 // ones are reported. A plan without response sites (a database whose tool records each hold
 // their own call) has nothing to compare and builds no map.
 func checkPairs(sp *StorePlan) {
-	responses := 0
-	for i := range sp.Decisions {
-		if s := sp.Decisions[i].Site; s.CallID != "" && isResponseSite(s) {
-			responses++
-		}
-	}
-	if responses == 0 {
+	responses := responsesOf(sp)
+	if len(responses) == 0 {
 		return
 	}
-	type end struct {
-		final string
-		d     *naming.Decision
-	}
-	calls := make(map[pairID]end, len(sp.Decisions)-responses)
-	final := finalName
-	for i := range sp.Decisions {
-		d := &sp.Decisions[i]
-		if d.Site.CallID != "" && isCallSite(d.Site) {
-			calls[pairKey(d.Site)] = end{final(d), d}
-		}
-	}
-	for i := range sp.Decisions {
-		d := &sp.Decisions[i]
-		if d.Site.CallID == "" || !isResponseSite(d.Site) {
-			continue
-		}
-		c, ok := calls[pairKey(d.Site)]
-		if ok && c.final != final(d) {
-			sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
-				Reason: fmt.Sprintf("response %q of call id %s ends as %q but its call (line %d) ends as %q",
-					d.Site.Name, d.Site.CallID, final(d), c.d.Site.Loc.Line, c.final)})
+	calls := callsOf(sp)
+	for _, d := range responses {
+		if c, ok := calls[pairKey(d.Site)]; ok {
+			warnPair(sp, c, d)
 		}
 	}
 }
@@ -267,38 +244,50 @@ func checkPairsAcross(prev, cur *StorePlan) {
 	if prev == nil {
 		return
 	}
-	var responses []*naming.Decision
-	for i := range cur.Decisions {
-		if d := &cur.Decisions[i]; d.Site.CallID != "" && isResponseSite(d.Site) {
-			responses = append(responses, d)
-		}
-	}
+	responses := responsesOf(cur)
 	if len(responses) == 0 {
 		return
 	}
-	here := map[pairID]bool{}
-	for i := range cur.Decisions {
-		if d := &cur.Decisions[i]; d.Site.CallID != "" && isCallSite(d.Site) {
-			here[pairKey(d.Site)] = true
-		}
-	}
-	before := map[pairID]*naming.Decision{}
-	for i := range prev.Decisions {
-		if d := &prev.Decisions[i]; d.Site.CallID != "" && isCallSite(d.Site) {
-			before[pairKey(d.Site)] = d
-		}
-	}
+	here, before := callsOf(cur), callsOf(prev)
 	for _, d := range responses {
 		k := pairKey(d.Site)
-		c, ok := before[k]
-		if !ok || here[k] {
+		if _, ok := here[k]; ok {
 			continue
 		}
-		if cf, rf := finalName(c), finalName(d); cf != rf {
-			cur.Warnings = append(cur.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
-				Reason: fmt.Sprintf("response %q of call id %s ends as %q but its call (line %d) ends as %q",
-					d.Site.Name, d.Site.CallID, rf, c.Site.Loc.Line, cf)})
+		if c, ok := before[k]; ok {
+			warnPair(cur, c, d)
 		}
+	}
+}
+
+// responsesOf returns the decisions of sp's response sites that carry a call id.
+func responsesOf(sp *StorePlan) []*naming.Decision {
+	var out []*naming.Decision
+	for i := range sp.Decisions {
+		if d := &sp.Decisions[i]; d.Site.CallID != "" && isResponseSite(d.Site) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// callsOf maps each call id of sp (pairKey) to the decision of its last call site.
+func callsOf(sp *StorePlan) map[pairID]*naming.Decision {
+	calls := map[pairID]*naming.Decision{}
+	for i := range sp.Decisions {
+		if d := &sp.Decisions[i]; d.Site.CallID != "" && isCallSite(d.Site) {
+			calls[pairKey(d.Site)] = d
+		}
+	}
+	return calls
+}
+
+// warnPair adds to sp the warning for response r when it ends as another name than its call c.
+func warnPair(sp *StorePlan, c, r *naming.Decision) {
+	if cf, rf := finalName(c), finalName(r); cf != rf {
+		sp.Warnings = append(sp.Warnings, store.Problem{Loc: r.Site.Loc, Severity: store.SevWarning,
+			Reason: fmt.Sprintf("response %q of call id %s ends as %q but its call (line %d) ends as %q",
+				r.Site.Name, r.Site.CallID, rf, c.Site.Loc.Line, cf)})
 	}
 }
 
