@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
@@ -73,11 +74,7 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		if len(heldBatches) == 1 {
 			return heldBatches[0]
 		}
-		all := make([]store.Site, 0, nHeld)
-		for _, b := range heldBatches {
-			all = append(all, b...)
-		}
-		return all
+		return slices.Concat(heldBatches...)
 	}
 	snap, err := bs.ScanBatches(ctx, sopt, func(head *store.Snapshot, sites []store.Site) error {
 		if parts == 0 && nHeld+len(sites) <= BatchSites {
