@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -36,6 +37,26 @@ func timeCmd(argv ...string) (run, error) {
 		return r, fmt.Errorf("%s: %w", argv[0], err)
 	}
 	return r, nil
+}
+
+// timeCmdOut is timeCmd returning what argv wrote to its standard output (its standard error
+// goes to ours).
+func timeCmdOut(argv ...string) (run, string, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := run{wall: time.Since(start)}
+	if cmd.ProcessState == nil {
+		return r, "", fmt.Errorf("%s: %w", argv[0], err)
+	}
+	r.exit = cmd.ProcessState.ExitCode()
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if r.exit < 0 {
+		return r, out.String(), fmt.Errorf("%s: %w", argv[0], err)
+	}
+	return r, out.String(), nil
 }
 
 // shell is argv running s with sh -c.
