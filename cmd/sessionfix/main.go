@@ -13,11 +13,7 @@ import (
 )
 
 func main() {
-	// Millions of name sites in one store are held while it is planned: let the collector
-	// work harder before the heap doubles (GOMEMLIMIT, when set, wins).
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(256 << 20)
-	}
+	tuneGC(os.LookupEnv)
 	ctx, stop := notifySignals(context.Background())
 	code := run(ctx, os.Args, systemEnv())
 	stop()
@@ -61,4 +57,33 @@ func notifySignals(parent context.Context) (context.Context, func()) {
 		close(done)
 		cancel(nil)
 	}
+}
+
+// gcPercent and gcMemoryLimit are the collector's settings unless GOGC or GOMEMLIMIT say
+// otherwise (tuneGC).
+const (
+	gcPercent     = 200
+	gcMemoryLimit = 256 << 20
+)
+
+// tuneGC sets the collector for a run: GOGC 200 and a soft memory limit of 256 MiB, each unless
+// the environment (lookup: os.LookupEnv) sets GOGC or GOMEMLIMIT, which then win. A scan or fix
+// holds little (a store is read in batches: a live heap of ~13 MB for a SQLite database of any
+// size) and allocates a lot, so at the default GOGC 100 it collected every few MB: on a
+// 100k-part database, 15 rounds alternating on a quiet 2-core machine, scan took 0.19 s wall and
+// 0.27 s CPU at GOGC 100, 0.15 s and 0.22 s at 200 (0.13 s and 0.22 s at 400, with 46 instead
+// of 38 MiB peak RSS). The memory limit makes the collector work harder before a heap that does
+// grow (one dense session planned whole) passes it. It returns the values it set (-1: left to
+// the environment).
+func tuneGC(lookup func(string) (string, bool)) (percent int, limit int64) {
+	percent, limit = -1, -1
+	if _, set := lookup("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+		percent = gcPercent
+	}
+	if _, set := lookup("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(gcMemoryLimit)
+		limit = gcMemoryLimit
+	}
+	return percent, limit
 }

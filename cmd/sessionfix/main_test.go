@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -528,4 +530,34 @@ func TestLoneSurrogatesStayExactInOutput(t *testing.T) {
 	r = runCLI(t, testEnv(t), "", "scan", dir)
 	assert.Contains(t, r.out, `mcp__lit__x\ud800y`)
 	assert.Contains(t, r.out, `mcp__lit__x\udc00y`)
+}
+
+// TestTuneGC: GOGC 200 and a 256 MiB soft limit unless the environment sets GOGC or GOMEMLIMIT
+// (then the runtime's own reading of them stands: tuneGC leaves each alone).
+func TestTuneGC(t *testing.T) {
+	prevPercent := debug.SetGCPercent(100)
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	})
+	env := func(vars map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	}
+
+	p, l := tuneGC(env(nil))
+	assert.Equal(t, 200, p)
+	assert.Equal(t, int64(256<<20), l)
+	assert.Equal(t, 200, debug.SetGCPercent(100), "GOGC 200 was set")
+	assert.Equal(t, int64(256<<20), debug.SetMemoryLimit(math.MaxInt64), "the limit was set")
+
+	p, l = tuneGC(env(map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}))
+	assert.Equal(t, -1, p)
+	assert.Equal(t, int64(-1), l)
+	assert.Equal(t, 100, debug.SetGCPercent(100), "GOGC from the environment is left alone")
+	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOMEMLIMIT from the environment is left alone")
+
+	p, l = tuneGC(env(map[string]string{"GOMEMLIMIT": "off"}))
+	assert.Equal(t, 200, p)
+	assert.Equal(t, int64(-1), l)
 }
