@@ -41,21 +41,11 @@ func spoolEdits() [][]store.Edit {
 // TestSpoolRoundTrip: what the spool reads back is what was added, batch by batch and field
 // for field (nil and empty slices apart), then io.EOF; the counts the run records.
 func TestSpoolRoundTrip(t *testing.T) {
-	sp, err := newSpool()
-	require.NoError(t, err)
-	defer sp.remove()
-	batches := spoolEdits()
-	for _, b := range batches {
-		require.NoError(t, sp.add(b))
-	}
+	sp, batches := filledSpool(t)
 	require.NoError(t, sp.add(nil), "an empty batch is not written")
 	next, err := sp.reader()
 	require.NoError(t, err)
-	for i, want := range batches {
-		got, err := next()
-		require.NoError(t, err, "batch %d", i)
-		assert.Equal(t, want, got, "batch %d", i)
-	}
+	readBatches(t, next, batches)
 	_, err = next()
 	assert.ErrorIs(t, err, io.EOF)
 	assert.Equal(t, 7, sp.edits)
@@ -89,23 +79,13 @@ func TestSpoolLeavesNoFile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	sp, err := newSpool()
-	require.NoError(t, err)
-	defer sp.remove()
-	batches := spoolEdits()
-	for _, b := range batches {
-		require.NoError(t, sp.add(b))
-	}
+	sp, batches := filledSpool(t)
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, ents, "the spool is unlinked when created")
 	next, err := sp.reader()
 	require.NoError(t, err)
-	for i, want := range batches {
-		got, err := next()
-		require.NoError(t, err, "batch %d", i)
-		assert.Equal(t, want, got, "batch %d", i)
-	}
+	readBatches(t, next, batches)
 	assert.NotEqual(t, ^uintptr(0), sp.f.Fd(), "still open before the end was read")
 	_, err = next()
 	assert.ErrorIs(t, err, io.EOF)
@@ -116,4 +96,27 @@ func TestSpoolLeavesNoFile(t *testing.T) {
 	ents, err = os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, ents)
+}
+
+// filledSpool is a new spool (removed when the test ends) holding the batches of spoolEdits.
+func filledSpool(t *testing.T) (*spool, [][]store.Edit) {
+	t.Helper()
+	sp, err := newSpool()
+	require.NoError(t, err)
+	t.Cleanup(sp.remove)
+	batches := spoolEdits()
+	for _, b := range batches {
+		require.NoError(t, sp.add(b))
+	}
+	return sp, batches
+}
+
+// readBatches reads len(want) batches with next and compares each with want's.
+func readBatches(t *testing.T, next func() ([]store.Edit, error), want [][]store.Edit) {
+	t.Helper()
+	for i, w := range want {
+		got, err := next()
+		require.NoError(t, err, "batch %d", i)
+		assert.Equal(t, w, got, "batch %d", i)
+	}
 }
