@@ -120,3 +120,20 @@ func readBatches(t *testing.T, next func() ([]store.Edit, error), want [][]store
 		assert.Equal(t, w, got, "batch %d", i)
 	}
 }
+
+// TestSpoolReaderAfterEnd: once read to its end the spool is closed, so a second reader (an
+// apply that would read the plan again) is an error, never a silent empty plan; before the end,
+// a second reader starts again from the first batch.
+func TestSpoolReaderAfterEnd(t *testing.T) {
+	sp, batches := filledSpool(t)
+	next, err := sp.reader()
+	require.NoError(t, err)
+	readBatches(t, next, batches[:1])
+	next, err = sp.reader()
+	require.NoError(t, err, "not at the end yet: read again from the start")
+	readBatches(t, next, batches)
+	_, err = next()
+	require.ErrorIs(t, err, io.EOF)
+	_, err = sp.reader()
+	assert.Error(t, err, "the spool is closed after its end: reading it again fails")
+}
