@@ -532,8 +532,8 @@ func TestLoneSurrogatesStayExactInOutput(t *testing.T) {
 	assert.Contains(t, r.out, `mcp__lit__x\udc00y`)
 }
 
-// TestTuneGC: GOGC 200 and a 256 MiB soft limit unless the environment sets GOGC or GOMEMLIMIT
-// (then the runtime's own reading of them stands: tuneGC leaves each alone).
+// TestTuneGC: GOGC 200 and a 256 MiB soft limit unless the environment sets GOGC (then GOGC is
+// left alone) or GOMEMLIMIT (then both are: the runtime's own reading of them stands).
 func TestTuneGC(t *testing.T) {
 	prevPercent := debug.SetGCPercent(100)
 	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
@@ -558,6 +558,11 @@ func TestTuneGC(t *testing.T) {
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(math.MaxInt64), "GOMEMLIMIT from the environment is left alone")
 
 	p, l = tuneGC(env(map[string]string{"GOMEMLIMIT": "off"}))
-	assert.Equal(t, 200, p)
+	assert.Equal(t, -1, p, "a memory limit set by the user leaves GOGC at the runtime's")
 	assert.Equal(t, int64(-1), l)
+	assert.Equal(t, 100, debug.SetGCPercent(100))
+
+	p, l = tuneGC(env(map[string]string{"GOGC": "100"}))
+	assert.Equal(t, -1, p)
+	assert.Equal(t, int64(256<<20), l, "GOGC alone still gets the limit")
 }
