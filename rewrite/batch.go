@@ -202,10 +202,10 @@ func (s *spool) renames() []Rename {
 // the end): each batch as it was added, field for field.
 func (s *spool) reader() (func() ([]store.Edit, error), error) {
 	if err := s.w.Flush(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("keep the plan on disk: %w", err) // as an add that failed says
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the plan back: %w", err)
 	}
 	d := &editDecoder{r: bufio.NewReaderSize(s.f, 256<<10)}
 	return func() ([]store.Edit, error) {

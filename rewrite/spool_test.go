@@ -137,3 +137,15 @@ func TestSpoolReaderAfterEnd(t *testing.T) {
 	_, err = sp.reader()
 	assert.Error(t, err, "the spool is closed after its end: reading it again fails")
 }
+
+// TestSpoolFlushErrorSaysWhat: a spool whose last write fails only when reader flushes it (a temp
+// directory filled just then) says what it was doing, as a failed add does; review16 saw a bare
+// "write …: no space left on device" from fix --apply.
+func TestSpoolFlushErrorSaysWhat(t *testing.T) {
+	sp, _ := filledSpool(t) // a few hundred bytes: still in the writer's buffer
+	require.NoError(t, sp.f.Close())
+	_, err := sp.reader()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "keep the plan on disk: ")
+	assert.ErrorIs(t, err, os.ErrClosed)
+}
