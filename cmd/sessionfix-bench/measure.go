@@ -22,21 +22,7 @@ type run struct {
 func timeCmd(argv ...string) (run, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = nil, nil
-	start := time.Now()
-	err := cmd.Run()
-	r := run{wall: time.Since(start)}
-	if cmd.ProcessState == nil {
-		return r, fmt.Errorf("%s: %w", argv[0], err)
-	}
-	r.exit = cmd.ProcessState.ExitCode()
-	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = int64(ru.Maxrss) * 1024
-	}
-	if r.exit < 0 {
-		return r, fmt.Errorf("%s: %w", argv[0], err)
-	}
-	return r, nil
+	return measure(cmd)
 }
 
 // timeCmdOut is timeCmd returning what argv wrote to its standard output (its standard error
@@ -45,18 +31,28 @@ func timeCmdOut(argv ...string) (run, string, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	r, err := measure(cmd)
+	return r, out.String(), err
+}
+
+// measure runs cmd and returns its wall and CPU time, peak RSS and exit status; an error when it
+// could not be started or was killed by a signal.
+func measure(cmd *exec.Cmd) (run, error) {
 	start := time.Now()
 	err := cmd.Run()
 	r := run{wall: time.Since(start)}
 	if cmd.ProcessState == nil {
-		return r, "", fmt.Errorf("%s: %w", argv[0], err)
+		return r, fmt.Errorf("%s: %w", cmd.Args[0], err)
 	}
 	r.exit = cmd.ProcessState.ExitCode()
 	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	if r.exit < 0 {
-		return r, out.String(), fmt.Errorf("%s: %w", argv[0], err)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = int64(ru.Maxrss) * 1024
 	}
-	return r, out.String(), nil
+	if r.exit < 0 {
+		return r, fmt.Errorf("%s: %w", cmd.Args[0], err)
+	}
+	return r, nil
 }
 
 // shell is argv running s with sh -c.
