@@ -39,14 +39,7 @@ func TestBackupIsTheMainFile(t *testing.T) {
 			ch, err := st.Apply(ctx, snap, edits, store.ApplyOptions{BackupPath: bk})
 			require.NoError(t, err)
 
-			got, err := os.ReadFile(bk)
-			require.NoError(t, err)
-			want := bytes.Clone(orig)
-			want[18], want[19] = 1, 1
-			assert.True(t, bytes.Equal(want, got), "the backup is the main file (%d bytes, want %d)", len(got), len(want))
-			sum, err := fileio.HashFile(bk)
-			require.NoError(t, err)
-			assert.Equal(t, sum, ch.Before.SHA256)
+			assertBackupIsMainFile(t, orig, bk, ch)
 			assert.Equal(t, origDump, dumpText(t, bk))
 			assert.Equal(t, "ok", integrity(t, bk))
 			assert.Equal(t, "delete", queryString(t, bk, "PRAGMA journal_mode"))
@@ -187,18 +180,25 @@ func TestBackupInChunks(t *testing.T) {
 				bk := filepath.Join(t.TempDir(), "bk")
 				ch, err := st.Apply(ctx, snap, storetest.Edits(snap, storetest.ProviderSafe), store.ApplyOptions{BackupPath: bk})
 				require.NoError(t, err)
-				got, err := os.ReadFile(bk)
-				require.NoError(t, err)
-				want := bytes.Clone(orig)
-				want[18], want[19] = 1, 1
-				assert.True(t, bytes.Equal(want, got), "the backup is the main file (%d bytes, want %d)", len(got), len(want))
-				sum, err := fileio.HashFile(bk)
-				require.NoError(t, err)
-				assert.Equal(t, sum, ch.Before.SHA256)
+				assertBackupIsMainFile(t, orig, bk, ch)
 				assert.Equal(t, "ok", integrity(t, bk))
 				require.NoError(t, sqlite.Open(p, sqlite.Options{}).Restore(ctx, ch, false))
 				assert.Equal(t, origDump, dumpText(t, p))
 			})
 		}
 	}
+}
+
+// assertBackupIsMainFile: the backup at bk is the main file's bytes orig with the header's
+// read/write versions set to 1 (a rollback-journal file), and ch.Before.SHA256 is its hash.
+func assertBackupIsMainFile(t *testing.T, orig []byte, bk string, ch *store.Change) {
+	t.Helper()
+	got, err := os.ReadFile(bk)
+	require.NoError(t, err)
+	want := bytes.Clone(orig)
+	want[18], want[19] = 1, 1
+	assert.True(t, bytes.Equal(want, got), "the backup is the main file (%d bytes, want %d)", len(got), len(want))
+	sum, err := fileio.HashFile(bk)
+	require.NoError(t, err)
+	assert.Equal(t, sum, ch.Before.SHA256)
 }

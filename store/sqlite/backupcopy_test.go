@@ -20,8 +20,7 @@ import (
 // cache) — with direct I/O (two writers at their own offsets) and without; the hash it
 // returns is the backup's.
 func TestCopyBackupChunks(t *testing.T) {
-	defer func(n int) { backupChunk = n }(backupChunk)
-	backupChunk = 4 * directAlign
+	defer SetBackupChunk(4 * directAlign)()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{100, 512, directAlign, 3*directAlign + 512, 4 * directAlign, 8 * directAlign,
 		9*directAlign + 1024, 13 * directAlign, 13*directAlign + 100} {

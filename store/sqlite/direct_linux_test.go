@@ -20,8 +20,7 @@ import (
 // file system's ENOSPC, removes what it wrote and leaves no writer behind; the same copy with
 // room succeeds with every byte. Needs to mount a tmpfs (root): skipped otherwise.
 func TestCopyBackupDirectOnAFullDisk(t *testing.T) {
-	defer func(n int) { backupChunk = n }(backupChunk)
-	backupChunk = 4 * directAlign
+	defer SetBackupChunk(4 * directAlign)()
 	src := make([]byte, 1<<20)
 	for i := range src {
 		src[i] = byte(i * 7)
