@@ -3,14 +3,28 @@ GO      ?= go
 BIN     ?= bin/sessionfix
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
+# BUILDFLAGS: go build's flags besides -ldflags (-trimpath: no path of this machine in the binary).
+BUILDFLAGS ?= -trimpath
 SHELL   := /bin/bash
 
-.PHONY: all build test torture demo bench bench-go lint fuzz clean
+.PHONY: all build install test torture demo bench bench-go lint fuzz clean
 
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sessionfix
+	$(GO) build $(BUILDFLAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sessionfix
+
+## install: build, then copy the command to $(DESTDIR)$(BINDIR)/sessionfix. BINDIR defaults to
+## where `go install` puts commands ($(go env GOBIN), else $(go env GOPATH)/bin, usually ~/go/bin);
+## e.g. make install BINDIR=$HOME/.local/bin. For every user of a machine:
+## make build && sudo make install BINDIR=/usr/local/bin (go must then be on root's PATH too).
+## The module path is not served by any proxy, so `go install …@latest` cannot fetch it; in a
+## clone, `go install ./cmd/sessionfix` works too (without the version stamp).
+BINDIR  ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+install: build
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 0755 "$(BIN)" "$(DESTDIR)$(BINDIR)/sessionfix"
+	@echo "installed $(DESTDIR)$(BINDIR)/sessionfix ($(VERSION))"
 
 ## test: vet, then every unit, property and end-to-end test (CI runs this). Prints go test's
 ## "ok"/"FAIL" lines (and the output of failing tests), then one line listing every skipped

@@ -42,8 +42,9 @@ import (
 //	                    and mtimes (! cmptree: they differ)
 //
 // Each script starts with HOME=$WORK/home, XDG_STATE_HOME=$WORK/state (the default run
-// directory is $WORK/state/sessionfix) and TZ=UTC; nothing of the caller's environment leaks
-// in. `go test ./cmd/sessionfix -update` rewrites the goldens and any `cmp` whose expected file
+// directory is $WORK/state/sessionfix), TZ=UTC, $FIXTURES (the repository's fixtures/), $REPO
+// (the repository) and the go command's caches (goToolEnv); nothing else of the caller's
+// environment leaks in. `go test ./cmd/sessionfix -update` rewrites the goldens and any `cmp` whose expected file
 // is in the script.
 func TestScripts(t *testing.T) {
 	fixtures, err := filepath.Abs("../../fixtures")
@@ -54,6 +55,8 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo := filepath.Dir(fixtures)
+	goEnv := goToolEnv(t)
 	files, err := scriptFiles()
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +72,10 @@ func TestScripts(t *testing.T) {
 			e.Setenv("XDG_STATE_HOME", filepath.Join(e.WorkDir, "state"))
 			e.Setenv("TZ", "UTC")
 			e.Setenv("FIXTURES", fixtures)
+			e.Setenv("REPO", repo)
+			for k, v := range goEnv {
+				e.Setenv(k, v)
+			}
 			e.Values[locksKey{}] = map[string]*sqlitetest.WriteLock{} // this script's sqlitelock
 
 			return os.MkdirAll(home, 0o755)
@@ -100,6 +107,23 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// goToolEnv is the go command's environment a script needs to build the repository (`exec make
+// -C $REPO install`) as the caller would, without a cold cache or the network: GOCACHE,
+// GOMODCACHE and GOPATH of the caller's go, GOPROXY=off (every module is in the cache already,
+// since this test binary was built), GOTOOLCHAIN=local and GOFLAGS=-mod=readonly.
+func goToolEnv(t *testing.T) map[string]string {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	v := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(v) != 3 {
+		t.Fatalf("go env GOCACHE GOMODCACHE GOPATH: %q", out)
+	}
+	return map[string]string{"GOCACHE": v[0], "GOMODCACHE": v[1], "GOPATH": v[2],
+		"GOPROXY": "off", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=readonly"}
 }
 
 // scriptFiles are the scripts TestScripts runs: cmd's own, testdata/script/*.txtar, then every
