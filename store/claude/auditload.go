@@ -58,7 +58,8 @@ type ClaudeInputs struct {
 	ProjectKey string
 	// ClaudeJSON is --claude-json: the ~/.claude.json to read (must exist when given).
 	ClaudeJSON string
-	// Settings are --settings SCOPE=FILE values (managed adds; the others replace their scope).
+	// Settings are --settings [SCOPE=]FILE values (managed adds; the others replace their
+	// scope); a bare FILE takes the scope its place says (SettingsScopeOf).
 	Settings []string
 	// Getenv and Home locate $CLAUDE_CONFIG_DIR, ~/.claude and ~/.claude.json.
 	Getenv func(string) string
@@ -111,7 +112,7 @@ func classifyClaudePath(p string, into *claudePaths) error {
 		return fmt.Errorf("audit: %s: %w", p, err)
 	}
 	if !fi.IsDir() {
-		return usage.Errorf("audit --agent claude: %s is not a directory (give rule files with --settings SCOPE=FILE)", p)
+		return usage.Errorf("audit --agent claude: %s is not a directory (give rule files with --settings [SCOPE=]FILE)", p)
 	}
 	isDir := func(rel string) bool { st, err := os.Stat(filepath.Join(p, rel)); return err == nil && st.IsDir() }
 	isFile := func(path string) bool { st, err := os.Stat(path); return err == nil && st.Mode().IsRegular() }
@@ -220,9 +221,21 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 	for _, a := range in.Settings {
 		k, v, ok := strings.Cut(a, "=")
 		scope := permission.ClaudeScope(k)
-		if !ok || !slices.Contains([]permission.ClaudeScope{permission.ClaudeScopeManaged, permission.ClaudeScopeUser,
-			permission.ClaudeScopeProject, permission.ClaudeScopeLocal}, scope) || v == "" {
-			return nil, "", usage.Errorf("--settings %q: with --agent claude write SCOPE=FILE, SCOPE one of managed, user, project, local", a)
+		switch {
+		case ok && slices.Contains(claudeScopes, scope):
+			if v == "" {
+				return nil, "", usage.Errorf("--settings %q: no file after %s=", a, k)
+			}
+		default: // a bare FILE (which may hold a "="): its place says its scope
+			v = a
+			scope = SettingsScopeOf(v, in.Getenv, in.Home)
+			if scope == "" {
+				return nil, "", usage.Errorf("--settings %q: its place does not say its scope (user: settings.json in $CLAUDE_CONFIG_DIR, "+
+					"~/.claude or a copied ~/.claude holding projects/ or todos/; project: DIR/.claude/settings.json; "+
+					"local: DIR/.claude/settings.local.json; managed: managed-settings.json, managed-settings.d/*.json): "+
+					"write SCOPE=FILE, SCOPE one of managed, user, project, local", a)
+			}
+			l.note(h, "--settings %s: read as the %s settings (its place says so; SCOPE=FILE gives another scope)", v, scope)
 		}
 		// A file given for a scope replaces the discovered file of that scope (managed adds).
 		if scope != permission.ClaudeScopeManaged {
@@ -231,6 +244,68 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 		srcs = append(srcs, ClaudeSource{v, scope, true})
 	}
 	return srcs, configDir, nil
+}
+
+// claudeScopes are the scopes --settings SCOPE=FILE accepts.
+var claudeScopes = []permission.ClaudeScope{permission.ClaudeScopeManaged, permission.ClaudeScopeUser,
+	permission.ClaudeScopeProject, permission.ClaudeScopeLocal}
+
+// SettingsScopeOf is the scope Claude Code gives the rule file at path by its place, for a bare
+// --settings FILE ("" when the place does not say):
+//   - managed: a file named managed-settings.json, or a *.json in a managed-settings.d directory
+//     (ManagedFilesIn's names, wherever the copy lies);
+//   - user: settings.json in the user's configuration directory ($CLAUDE_CONFIG_DIR, else
+//     home/.claude; getenv reads the variable), or in a copied ~/.claude (a directory holding
+//     projects/ or todos/, as a PATH copy is recognised);
+//   - project: DIR/.claude/settings.json of any other DIR;
+//   - local: DIR/.claude/settings.local.json (the home's own included: Claude Code run in the
+//     home reads it as that directory's local file).
+//
+// Paths are compared made absolute and with symbolic links resolved where they exist. The
+// file need not exist (reading it says so).
+func SettingsScopeOf(path string, getenv func(string) string, home string) permission.ClaudeScope {
+	abs := canonicalPath(path)
+	base, dir := filepath.Base(abs), filepath.Dir(abs)
+	switch {
+	case base == "managed-settings.json",
+		filepath.Base(dir) == "managed-settings.d" && strings.EqualFold(filepath.Ext(base), ".json"):
+		return permission.ClaudeScopeManaged
+	case base == "settings.local.json" && filepath.Base(dir) == ".claude":
+		return permission.ClaudeScopeLocal
+	case base != "settings.json":
+		return ""
+	}
+	userDir := ""
+	if getenv != nil {
+		userDir = getenv("CLAUDE_CONFIG_DIR")
+	}
+	if userDir == "" && home != "" {
+		userDir = filepath.Join(home, ".claude")
+	}
+	isDir := func(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
+	switch {
+	case userDir != "" && dir == canonicalPath(userDir),
+		isDir(filepath.Join(dir, "projects")) || isDir(filepath.Join(dir, "todos")):
+		return permission.ClaudeScopeUser
+	case filepath.Base(dir) == ".claude":
+		return permission.ClaudeScopeProject
+	}
+	return ""
+}
+
+// canonicalPath is p made absolute, with symbolic links resolved when it (or, for a file not
+// there, its directory) exists.
+func canonicalPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(r, filepath.Base(p))
+	}
+	return p
 }
 
 // LoadRules reads the rule files of srcs (a missing discovered file is skipped, an unreadable

@@ -47,8 +47,10 @@ the ignored pairs.
 PATH (repeatable) names copies: a ~/.claude directory (settings.json, projects/; a claude.json or
 .claude.json beside it is read as ~/.claude.json), a project directory (.claude/ inside), or a
 project's .claude directory; then only the PATHs are read (no managed files), and --project-key
-says which project of ~/.claude.json they are. --settings SCOPE=FILE (managed, user, project, local)
-adds or replaces files. Columns (CSV): settings_file,scope,key,index,rule,kind,server,tool,
+says which project of ~/.claude.json they are. --settings [SCOPE=]FILE (managed, user, project, local)
+adds or replaces files; a bare FILE takes the scope its place says (~/.claude/settings.json user,
+DIR/.claude/settings.json project, DIR/.claude/settings.local.json local, managed-settings.json
+managed). Columns (CSV): settings_file,scope,key,index,rule,kind,server,tool,
 name_now,name_before,now,before,change; --tools-out: server,tool,name_now,name_before,decision_now,
 rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
    sessionfix audit --agent claude --inventory tools.json --project ~/src/app --fail-on lost
