@@ -47,10 +47,10 @@ var rows = []Provider{
 	},
 	{
 		ID: "gemini", Name: "Google Gemini / Vertex AI",
-		Source:    "https://ai.google.dev/api/caching#FunctionDeclaration; error quoted in https://github.com/cline/cline/issues/7339",
+		Source:    "https://ai.google.dev/api/caching#FunctionDeclaration; error quoted in https://github.com/cline/cline/issues/7339; history names (functionCall and functionResponse) checked as the stand-in of fixtures/gemini-real does (STRICT=1: contents[1].parts[6].function_call.name refused), not verified against the real API",
 		FirstChar: "[A-Za-z_]", Pattern: "[A-Za-z0-9_.:-]+", MaxLen: 64, Unit: UnitCodePoints,
 		UnitWhy: asciiWhy + "the error says \"maximum length of 64\" without a unit; characters assumed",
-		History: HistoryUnknown, HistoryPath: "contents[N].parts[M].functionCall.name",
+		History: HistoryUnknown, HistoryPath: "contents[N].parts[M].functionCall.name, contents[N].parts[M].functionResponse.name",
 		ErrorText: "Invalid function name. Must start with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.",
 		Verified:  true,
 	},

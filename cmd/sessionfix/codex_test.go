@@ -328,7 +328,7 @@ func TestCodexDiscovery(t *testing.T) {
 	}
 
 	e := newCodexEnv(t, nil)
-	assert.Equal(t, exitUsage, e.run(t, "scan", "--agent", "gemini"))
+	assert.Equal(t, exitUsage, e.run(t, "scan", "--agent", "frob"))
 	assert.Contains(t, e.err.String(), "--agent must be one of "+selectable())
 }
 

@@ -18,13 +18,22 @@ import (
 // rule-matching functions, which reproduce each agent's published rules (mcpname, permission,
 // naming). provider/table.go names Qwen as the model family of the Alibaba DashScope provider
 // ("Alibaba DashScope (Qwen)", a product name in JSON output) and cites Qwen Code's tracker.
+// "gemini" is also the id of a provider of that table (Google's API, not the Gemini CLI agent):
+// provider/table.go declares it and store/qwen/sent.go names it (Qwen Code sends stored names
+// to that provider verbatim).
 func agentWordAllowed(file, id string) bool {
 	for _, p := range []string{"store/" + id, "store/all", "mcpname", "permission", "naming"} {
 		if under(filepath.ToSlash(filepath.Dir(file)), p) {
 			return true
 		}
 	}
-	return id == "qwen" && file == "provider/table.go"
+	switch id {
+	case "qwen":
+		return file == "provider/table.go"
+	case "gemini":
+		return file == "provider/table.go" || file == "store/qwen/sent.go"
+	}
+	return false
 }
 
 // TestOnlyTheRoomNamesItsAgent is issue 10's acceptance search (`git grep -l -i <agent> --

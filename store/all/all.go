@@ -25,6 +25,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/crush"
+	"github.com/sessionfix/sessionfix/store/gemini"
 	"github.com/sessionfix/sessionfix/store/goose"
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/opencode"
@@ -35,6 +36,7 @@ import (
 // Agents is every agent sessionfix knows, in detection order (an earlier agent's sure verdict
 // on a file wins; SQLite profiles are tried in this order).
 var Agents = []*agent.Agent{
+	gemini.Agent, // before Qwen Code: a session-*.jsonl in tmp/<project>/chats/ is Gemini CLI's
 	qwen.Agent,
 	codex.Agent,
 	claude.Agent,

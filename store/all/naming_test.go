@@ -13,6 +13,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/gemini"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
@@ -23,7 +24,7 @@ func TestNamersComeFromTheList(t *testing.T) {
 	for _, ci := range Classes() {
 		ids = append(ids, ci.Class)
 	}
-	assert.Equal(t, []mcpname.Class{codex.ClassCodexRejected, codex.ClassCodexUnattributed,
+	assert.Equal(t, []mcpname.Class{gemini.ClassRenamed, gemini.ClassShared, gemini.ClassUnattributed, codex.ClassCodexRejected, codex.ClassCodexUnattributed,
 		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong}, ids)
 	ci, ok := ClassOf(claude.ClassClaudeShared)
 	assert.True(t, ok)
@@ -35,7 +36,7 @@ func TestNamersComeFromTheList(t *testing.T) {
 	assert.True(t, TextSite(claude.ClaudeSiteDeferred))
 	assert.False(t, TextSite(store.SiteCall))
 
-	for _, a := range []store.AgentID{qwen.ID, codex.ID, claude.ID} {
+	for _, a := range []store.AgentID{gemini.ID, qwen.ID, codex.ID, claude.ID} {
 		assert.NotNil(t, Lookup(a).Namer, "%s has its own naming rule", a)
 	}
 	assert.Nil(t, Lookup("opencode").Namer, "opencode follows naming.ProviderSafe")

@@ -16,7 +16,7 @@ const ID store.AgentID = "claude"
 // sessions, see inChats) is a Claude Code session (~/.claude/projects/<dir>/<uuid>.jsonl,
 // <uuid>/subagents/agent-*.jsonl): named like a default-agent session, but its first line is one
 // only Claude Code writes — a message line with "isSidechain" whose message has content, not
-// Gemini parts (the default agent's newer records may have isSidechain too; the session store
+// GenAI parts (the default agent's newer records may have isSidechain too; the session store
 // part of its reference in docs/), a "summary" with "leafUuid", a "queue-operation" or a "file-history-snapshot" (Claude
 // Code 1.0.51 and 2.1.x; schemes.md §C). Its tool names are not where a default-agent session
 // keeps them.
@@ -32,7 +32,7 @@ func LooksLikeSession(path string, firstLine []byte) bool {
 	case !bytes.HasPrefix(line, []byte("{")):
 		return false
 	case bytes.Contains(line, []byte(`"isSidechain":`)):
-		// The default agent's newer records may carry isSidechain too, but their message is Gemini
+		// The default agent's newer records may carry isSidechain too, but their message is GenAI
 		// {role, parts}; Claude Code's is {role, content} and its lines have userType.
 		return !bytes.Contains(line, []byte(`"parts":`)) &&
 			(bytes.Contains(line, []byte(`"content":`)) || bytes.Contains(line, []byte(`"userType":`)))

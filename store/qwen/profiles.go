@@ -10,7 +10,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
-// contents are the Gemini Content[] containers of a Qwen record that hold
+// contents are the GenAI Content[] containers of a Qwen record that hold
 // functionCall/functionResponse parts, with the site kind their names get.
 var contents = []struct {
 	prefix string
@@ -229,7 +229,7 @@ var Usage = &jsonl.Profile{
 }
 
 // Checkpoint is a "/chat save" file, tmp/<projectHash>/checkpoint-<tag>.json: a JSON array of
-// Gemini Content.
+// GenAI Content.
 var Checkpoint = &jsonl.Profile{
 	Kind: KindCheckpoint, Agent: ID, Title: "Qwen Code checkpoint", Mode: jsonscan.Document,
 	Patterns: jsonscan.MustCompile(contentPatterns([]string{""})...),

@@ -8,8 +8,8 @@ import (
 // SentAs is what the Qwen Code release that resumes the sessions sends for a stored call name
 // (check --qwen-version RELEASE): from mcpname.QwenNormalizingRelease on, its OpenAI- and
 // Anthropic-compatible converters send normalizeMcp of every stored MCP call name
-// (recorded with 0.24.4 against fake_openai.py STRICT=1: see mcpname.QwenNormalizingRelease); its Gemini
-// requests are not normalized, so gemini receives the stored name. Earlier releases send the
+// (recorded with 0.24.4 against fake_openai.py STRICT=1: see mcpname.QwenNormalizingRelease); its
+// requests to Google's API are not normalized, so that provider receives the stored name. Earlier releases send the
 // stored bytes (nil Sending). A release that does not parse is an error.
 func SentAs(release string) (*agent.Sending, error) {
 	n, err := mcpname.QwenSendsNormalized(release)

@@ -24,6 +24,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/gemini"
 	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
@@ -48,6 +49,9 @@ const (
 	opencodeReal  = fx + "opencode-real/opencode.sql"
 	claude1051    = fx + "claude-real/dot-claude/projects/-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl"
 	claude21332   = fx + "claude-real/dot-claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl"
+	geminiHash    = "tmp/a0c9df951b23fcfce00a2bbcbf05d4e68ac9d54e65ba6fe49f604d57ff0eb3da/chats/session-2026-12-05T23-22-522ccb7f.json"
+	geminiJSON    = fx + "gemini-real/dot-gemini-after-resume/" + geminiHash
+	geminiJSONL   = fx + "gemini-real/dot-gemini-after-resume/tmp/lab/chats/session-2026-12-05T23-22-522ccb7f.jsonl"
 	sqliteTestdat = "../sqlite/testdata/"
 )
 
@@ -79,6 +83,8 @@ func namedCases() []profileCase {
 		{name: "claude code rule file (user settings.json)", kind: claude.KindRules, new: fileFixtureOpen(claudeUser, ".claude/settings.json", openAs(claude.KindRules), mcpRule, 2, 0)},
 		{name: "claude code session 1.0.51", kind: claude.KindSession, new: fileFixture(claude1051, ".claude/projects/-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl", claudeRule, 4, 0)},
 		{name: "claude code session 2.1.332 (tool_use, select:, tool_reference, deferred names)", kind: claude.KindSession, new: fileFixture(claude21332, ".claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", claudeMarkRule, 4, 0)},
+		{name: "gemini cli session .json 0.10.0 (hash directory)", kind: gemini.KindSessionJSON, new: fileFixture(geminiJSON, ".gemini/"+geminiHash, geminiRule, 4, 0)},
+		{name: "gemini cli session .jsonl converted by 0.61.0 ($set records)", kind: gemini.KindSession, new: fileFixture(geminiJSONL, ".gemini/tmp/lab/chats/session-2026-12-05T23-22-522ccb7f.jsonl", geminiRule, 4, 0)},
 		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
@@ -323,6 +329,16 @@ func claudeMarkRule(s store.Site) (string, bool) {
 }
 
 var deployProd = regexp.MustCompile(`mcp__foo_bar__deploy_prod\b`)
+
+// geminiRule gives a name of Gemini CLI 0.32.x or older (no mcp_ prefix) a 0.61.0-shaped name
+// (the real namer reads each call's raw tool from its displayName: store/gemini/namer.go; the
+// suite needs the store's side only): mcp_x_ + the name, through generateValidName.
+func geminiRule(s store.Site) (string, bool) {
+	if strings.HasPrefix(s.Name, "mcp_") || s.Units != nil {
+		return "", false
+	}
+	return mcpname.GeminiName("x", s.Name), true
+}
 
 // qwenRule is Qwen Code's rule: normalizeMcp of each stored name (naming.md §2).
 func qwenRule(s store.Site) (string, bool) {
