@@ -5,7 +5,7 @@
 //   - Home: $GEMINI_CLI_HOME/.gemini when the variable is set (the CLI's homedir() returns it in
 //     place of the user's home), else ~/.gemini (packages/core/src/utils/paths.ts,
 //     config/storage.ts). Sessions are <home>/tmp/<project>/chats/session-<time>-<id8>.json
-//     (up to 0.38.x) or .jsonl (0.39.0 on); subagent transcripts <home>/tmp/<project>/chats/
+//     (0.36.0 still) or .jsonl (0.40.0, the next stable release); subagent transcripts <home>/tmp/<project>/chats/
 //     <parent session id>/<id>.jsonl. <project> is sha256(project root) in hex (early releases)
 //     or a slug registered in <home>/projects.json ("projects": {root: slug}; a slug directory
 //     also holds .project_root). 0.61.0 copies a hash directory to its slug directory and leaves

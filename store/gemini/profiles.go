@@ -35,9 +35,9 @@ import (
 
 // Kinds of Gemini CLI's stores (run manifests and reports name them).
 const (
-	// KindSession is a .jsonl session (0.39.0 on) or subagent transcript.
+	// KindSession is a .jsonl session (0.40.0 on) or subagent transcript.
 	KindSession store.Kind = "gemini-session"
-	// KindSessionJSON is a .json session document (up to 0.38.x; 0.61.0 leaves it beside the
+	// KindSessionJSON is a .json session document (up to 0.36.0 at least; 0.61.0 leaves it beside the
 	// .jsonl it converts it into).
 	KindSessionJSON store.Kind = "gemini-session-json"
 )
