@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -52,7 +53,7 @@ var exitMeaning = map[int]string{
 	exitInUse:       "refused: a store is in use by another process (changed while being read, or locked)",
 	exitFinding:     "finding: a --fail-on condition matched (%s)",
 	exitDeclined:    "declined: the answer at the [y/N] prompt was no; nothing was changed",
-	exitInterrupted: "interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM); what was rewritten is recorded for undo",
+	exitInterrupted: "interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM); 141 standard output closed (| head went away); what was rewritten is recorded for undo",
 }
 
 // exitStatusHelp is the EXIT STATUS block of a command's help: only the codes it can return.
@@ -193,9 +194,17 @@ func exitCode(err error) int {
 
 // run builds the application with env's streams, runs it and returns the exit code.
 func run(ctx context.Context, args []string, env *Env) int {
+	// A reader that goes away (sessionfix scan | head) closes the pipe: the first write that
+	// meets it (EPIPE; SIGPIPE itself is ignored, main.go) stops the run at its next safe
+	// point as SIGPIPE would have stopped it, and the run ends as grep's does: exit 141
+	// (128 + SIGPIPE), nothing said — unless it writes stores (fix --apply, undo), which say
+	// in one line that they stopped and what was kept for undo.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pipe := &pipeWriter{w: env.Out, closed: func() { cancel(&signalError{sig: syscall.SIGPIPE}) }}
 	// Results can be long (a plan lists every name): buffer them, and flush before any
 	// prompt and at the end.
-	out := bufio.NewWriterSize(env.Out, 64<<10)
+	out := bufio.NewWriterSize(pipe, 64<<10)
 	e := *env
 	e.Out = out
 	code, err := runApp(ctx, args, &e)
@@ -203,7 +212,14 @@ func run(ctx context.Context, args []string, env *Env) int {
 	// bufio keeps the first write error, also of the flushes before a prompt. A cron job must
 	// not read exit 0 with the report lost; a failure already said (names flushes itself) is
 	// not said twice.
-	if ferr := out.Flush(); ferr != nil {
+	ferr := out.Flush()
+	switch {
+	case pipe.broken.Load():
+		if writesStores(args) && code != 128+int(syscall.SIGPIPE) {
+			fmt.Fprintf(env.Err, "sessionfix: standard output was closed (its reader went away): the results were not all written; sessionfix runs lists what was rewritten, for undo\n")
+		}
+		return 128 + int(syscall.SIGPIPE)
+	case ferr != nil:
 		if err == nil || !strings.Contains(err.Error(), ferr.Error()) {
 			fmt.Fprintf(env.Err, "sessionfix: results not written to standard output: %v\n", ferr)
 		}
@@ -212,6 +228,37 @@ func run(ctx context.Context, args []string, env *Env) int {
 		}
 	}
 	return code
+}
+
+// pipeWriter is standard output as run writes it: the first write that fails with EPIPE (the
+// reader closed the pipe) sets broken and calls closed.
+type pipeWriter struct {
+	w      io.Writer
+	closed func()
+	broken atomic.Bool
+}
+
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if err != nil && errors.Is(err, syscall.EPIPE) && p.broken.CompareAndSwap(false, true) {
+		p.closed()
+	}
+	return n, err
+}
+
+// writesStores says whether the command line args writes session stores or rule files:
+// undo, and fix with --apply.
+func writesStores(args []string) bool {
+	if len(args) < 2 {
+		return false
+	}
+	switch args[1] {
+	case "undo":
+		return true
+	case "fix":
+		return slices.ContainsFunc(args[2:], func(a string) bool { return a == "--apply" || strings.HasPrefix(a, "--apply=") })
+	}
+	return false
 }
 
 // runApp runs the command line on env (whose Out is buffered by run) and returns its exit code
@@ -231,6 +278,14 @@ func runApp(ctx context.Context, args []string, env *Env) (int, error) {
 		ctx = fileio.WithBeforeCheck(ctx, env.beforeCheck)
 	}
 	err = app.RunContext(ctx, args)
+	var se *signalError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &se) && se.sig == syscall.SIGPIPE {
+		// Standard output was closed: run ends it (quietly unless stores were written).
+		if writesStores(args) {
+			fmt.Fprintf(env.Err, "sessionfix: standard output was closed (its reader went away): stopped at a safe point; sessionfix runs lists what was rewritten, for undo\n")
+		}
+		return interruptedCode(ctx), err
+	}
 	if ctx.Err() != nil {
 		// Stopped by a signal (or the caller): whatever the command made of it, the exit code
 		// says so, and "context canceled" reads as what happened.
@@ -241,7 +296,6 @@ func runApp(ctx context.Context, args []string, env *Env) (int, error) {
 		if !strings.Contains(msg, "interrupted") {
 			msg = "interrupted: " + msg
 		}
-		var se *signalError
 		if errors.As(context.Cause(ctx), &se) && !strings.Contains(msg, se.Error()) {
 			// The command's error may name the signal already (its cause).
 			msg = strings.Replace(msg, "interrupted", se.Error(), 1)
@@ -342,6 +396,10 @@ func humanFlagError(cmd string, flags []cli.Flag, err error) error {
 		return fmt.Errorf("%s: expected true or false (or the flag alone), got %q", dashed(m[2]), got)
 	}
 	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+		if cmd == "" && m[1] == "v" {
+			// -v was --version once; it is --verbose wherever a command has it.
+			return fmt.Errorf("unknown flag -v: the version is --version (-v is --verbose, of scan and fix)")
+		}
 		if f, ok := findFlag(flags, "format").(*cli.StringFlag); ok && len(m[1]) > 1 && slices.Contains(formatValues(f.Usage), m[1]) {
 			// `scan --json` (a cron line written from memory): the format is a value of --format.
 			return fmt.Errorf("unknown flag %s: the output format is a value of --format (--format %s; %s lists the flags)", dashed(m[1]), m[1], help)

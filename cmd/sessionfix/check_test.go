@@ -157,8 +157,8 @@ func TestCheckUsage(t *testing.T) {
 	assert.Equal(t, exitUsage, r.code)
 	r = runCLI(t, env, "", "check", "--help")
 	assert.Equal(t, exitOK, r.code)
-	assert.Contains(t, r.out, "EXIT STATUS:\n      0    success")
-	assert.Contains(t, r.out, "      5    finding: a --fail-on condition matched (a name some --provider rejects was found (in history or the inventory))")
+	assert.Contains(t, r.out, "EXIT STATUS:\n   0    success")
+	assert.Contains(t, oneLine(r.out), "5 finding: a --fail-on condition matched (a name some --provider rejects was found (in history or the inventory))")
 	r = runCLI(t, env, "", "check", "--provider", "kimi", filepath.Join(home, "nope"))
 	assert.Equal(t, exitError, r.code, r.err)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,8 +15,9 @@ import (
 )
 
 // The test binary doubles as a stdio MCP server for --discover (audit, and fix --agent codex): with fakeMCPEnv set
-// to "serve" it lists the tools named (JSON array) in fakeToolsEnv and exits when stdin
-// closes (the helper-process pattern of os/exec's tests).
+// to "serve" it lists the tools named (JSON array) in fakeToolsEnv — without it those of TOOLS
+// (a comma list), else fake_mcp.py's default ones, as the stand-in the fixtures' configs name
+// does — and exits when stdin closes (the helper-process pattern of os/exec's tests).
 const (
 	fakeMCPEnv   = "SESSIONFIX_TEST_MCP"
 	fakeToolsEnv = "SESSIONFIX_TEST_MCP_TOOLS"
@@ -43,9 +45,19 @@ func TestMain(m *testing.M) {
 		testscript.Main(m, map[string]func(){"sessionfix": main})
 	}
 	var tools []string
-	if err := json.Unmarshal([]byte(os.Getenv(fakeToolsEnv)), &tools); err != nil {
-		fmt.Fprintln(os.Stderr, "fake MCP server:", err)
-		os.Exit(1)
+	switch list, ok := os.LookupEnv(fakeToolsEnv); {
+	case ok:
+		if err := json.Unmarshal([]byte(list), &tools); err != nil {
+			fmt.Fprintln(os.Stderr, "fake MCP server:", err)
+			os.Exit(1)
+		}
+	case os.Getenv("TOOLS") != "":
+		// The convention of the stand-in the fixtures were recorded with (fake_mcp.py, named
+		// in their configs): TOOLS is a comma list.
+		tools = strings.Split(os.Getenv("TOOLS"), ",")
+	default: // fake_mcp.py's own default list
+		tools = []string{"literature.search_pubmed", "literature_search_pubmed", "get+data",
+			"get_data_for_a_specific_location_and_date_range_extended", "搜索文献", "ok_tool"}
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"},
 		&mcp.ServerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -59,7 +59,7 @@ func TestDryRunFixReportsAStoreInUse(t *testing.T) {
 	r = runCLI(t, env, "", "scan", "--busy-timeout", "300ms", dir)
 	assert.Equal(t, exitInUse, r.code, r.out+r.err)
 	r = runCLI(t, env, "", "scan", "--help")
-	assert.Contains(t, r.out, "      4    refused: a store is in use by another process")
+	assert.Contains(t, r.out, "\n   4    refused: a store is in use by another process")
 }
 
 // TestInterruptMessageSaysTheSignalOnce: a fix stopped by SIGINT said "interrupted by SIGINT

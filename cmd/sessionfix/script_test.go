@@ -40,6 +40,7 @@ import (
 //	                    sqliteunlock DB or the end of the script
 //	cmptree A B         the trees A and B hold the same files, byte for byte, with the same modes
 //	                    and mtimes (! cmptree: they differ)
+//	helpexamples        run every example of every --help with sh -c: each exits 0 or 5
 //
 // Each script starts with HOME=$WORK/home, XDG_STATE_HOME=$WORK/state (the default run
 // directory is $WORK/state/sessionfix), TZ=UTC, $FIXTURES (the repository's fixtures/), $REPO
@@ -81,13 +82,14 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(home, 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":    cmdExits,
-			"golden":   func(ts *testscript.TestScript, neg bool, args []string) { cmdGolden(ts, neg, args, golden) },
-			"sqlitedb": cmdSQLiteDB,
-			"append":   cmdAppend,
-			"cpdir":    cmdCpdir,
-			"cmptree":  cmdCmptree,
-			"sqldump":  cmdSQLDump,
+			"exits":        cmdExits,
+			"golden":       func(ts *testscript.TestScript, neg bool, args []string) { cmdGolden(ts, neg, args, golden) },
+			"sqlitedb":     cmdSQLiteDB,
+			"append":       cmdAppend,
+			"cpdir":        cmdCpdir,
+			"cmptree":      cmdCmptree,
+			"sqldump":      cmdSQLDump,
+			"helpexamples": cmdHelpExamples,
 			"sqlitelock": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: sqlitelock DB")

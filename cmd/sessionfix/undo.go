@@ -50,7 +50,6 @@ is rolled back first.
 EXAMPLES:
    sessionfix runs
    sessionfix undo --last
-   sessionfix undo 20261130T190512Z-a1b2
    sessionfix undo --force --yes --last
    sessionfix undo --last --format json   # {"run_id":…,"files":[{"path":…,"status":"restored",…}],…}`,
 		Flags: []cli.Flag{

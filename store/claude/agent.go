@@ -102,15 +102,16 @@ var Agent = &agent.Agent{
 // Help is what sessionfix's --help says of Claude Code.
 var Help = &agent.Help{
 	Dir:        "~/.claude",
+	Roots:      "Claude Code's projects/ in $CLAUDE_CONFIG_DIR, else ~/.claude",
 	Identities: "Claude Code attributionMcpServer/Tool",
-	Rewrite: `   In a Claude Code session (projects/<dir>/<session>.jsonl, subagents/*.jsonl under
-   $CLAUDE_CONFIG_DIR or ~/.claude; --agent claude) every name Claude Code sends back when it
-   resumes (tool_use, ToolSearch select: lists, tool_reference, deferred-tool names) that the
-   newest release spells differently gets that release's spelling of the same raw MCP identity,
-   taken from --inventory, --discover, attributionMcpServer/Tool, or the server keys of
-   ~/.claude.json, .mcp.json and --mcp-config FILE (repeatable). A name two raw tools now share
-   is rewritten only with --allow-shared (always reported); names in text are reported, never
-   rewritten; names over 64 are what Claude Code registers: kept.`,
+	Rewrite: `In a Claude Code session (projects/<dir>/<session>.jsonl, subagents/*.jsonl under
+$CLAUDE_CONFIG_DIR or ~/.claude; --agent claude) every name Claude Code sends back when it
+resumes (tool_use, ToolSearch select: lists, tool_reference, deferred-tool names) that the
+newest release spells differently gets that release's spelling of the same raw MCP identity,
+taken from --inventory, --discover, attributionMcpServer/Tool, or the server keys of
+~/.claude.json, .mcp.json and --mcp-config FILE (repeatable). A name two raw tools now share
+is rewritten only with --allow-shared (always reported); names in text are reported, never
+rewritten; names over 64 are what Claude Code registers: kept.`,
 }
 
 // inChats reports whether dir is a chats/ directory or one below it (archive/), where the

@@ -53,10 +53,10 @@ DIR/.claude/settings.json project, DIR/.claude/settings.local.json local, manage
 managed). Columns (CSV): settings_file,scope,key,index,rule,kind,server,tool,
 name_now,name_before,now,before,change; --tools-out: server,tool,name_now,name_before,decision_now,
 rule_now,outcome_now,decision_before,rule_before,outcome_before,shared_now.
-   sessionfix audit --agent claude --inventory tools.json --project ~/src/app --fail-on lost
-   sessionfix audit --agent claude --mcp-config ~/src/app/mcp.json --discover --format sarif --out audit.sarif
+   sessionfix audit --agent claude --inventory tools.json --project ~/src/lab --fail-on lost
+   sessionfix audit --agent claude --mcp-config mcp-config.json --discover --format sarif --out audit.sarif
    sessionfix audit --agent claude --inventory tools.json --before 1.0.51 --project-key /home/demo/src/lab \
-       copy/dot-claude copy/lab/.claude --format html --out audit.html`
+       --format html --out audit.html copy/dot-claude copy/lab/.claude`
 
 // Loading is ClaudeLoaded as a command loads it: every problem and note met is recorded and
 // printed to the standard error given (audit --agent claude; fix --rules gives its hooks in RuleFixInput, rulefix.go).

@@ -92,6 +92,7 @@ EXAMPLES:
    sessionfix audit --discover --discover-timeout 20s --format json --out audit.json
    sessionfix audit --format html --out audit.html tickets/4711/user-qwen tickets/4711/app
    sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron
+   sessionfix audit --inventory tools.json --format sarif --out audit.sarif   # today's findings
    sessionfix audit --inventory tools.json --baseline audit.sarif --format sarif --out now.sarif
 `
 

@@ -92,7 +92,7 @@ var Help = &agent.Help{
 	Roots: `Qwen Code's runtime directory, $QWEN_RUNTIME_DIR, else
 $QWEN_HOME, else ~/.qwen`,
 	Stores: "session files, usage records, checkpoints",
-	Chats:  "~/.qwen/projects/-home-me-src-app/chats",
+	Chats:  "~/.qwen/projects/-home-demo-src-lab/chats",
 	Rewrite: `The rewrite is what Qwen Code 0.24.4 sends for a restored history: normalizeMcp of each stored
 name.`,
 	SortsByMtime: true,
