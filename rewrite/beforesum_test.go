@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,7 +29,13 @@ import (
 // run would have written them there. It returns the copy's root, orig and run directories.
 func goldenRun(t *testing.T) (root, orig, runDir string) {
 	t.Helper()
-	src := filepath.Join("testdata", "v3run-65eabee")
+	return goldenRunOf(t, "v3run-65eabee")
+}
+
+// goldenRunOf is goldenRun for the run testdata/<name>, laid out the same way.
+func goldenRunOf(t *testing.T, name string) (root, orig, runDir string) {
+	t.Helper()
+	src := filepath.Join("testdata", name)
 	dst := t.TempDir()
 	require.NoError(t, os.Chmod(dst, 0o700))
 	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -240,7 +247,7 @@ func TestCheckRunRefusesAVersion4EntryWithoutAUsableChecksum(t *testing.T) {
 			}
 			var first string
 			editManifest(t, res.Dir, func(m map[string]any) {
-				require.EqualValues(t, 4, m["version"])
+				require.EqualValues(t, manifestVersion, m["version"])
 				f := m["files"].([]any)[0].(map[string]any)
 				first = f["store"].(map[string]any)["path"].(string)
 				before := f["before"].(map[string]any)
@@ -290,7 +297,7 @@ func TestReadRunRefusesALaterManifestVersion(t *testing.T) {
 	var ue *UntrustedError
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Equal(t, manifestName, ue.Where)
-	assert.Contains(t, ue.Reason, "version 5 manifest, written by a newer sessionfix (this one reads versions 1 to 4)")
+	assert.Contains(t, ue.Reason, fmt.Sprintf("version %d manifest, written by a newer sessionfix (this one reads versions 1 to %d)", manifestVersion+1, manifestVersion))
 	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.ErrorIs(t, err, ErrUntrustedRun)
 	assert.Empty(t, outs)

@@ -63,7 +63,7 @@ func TestManifestChecksumsAreThoseOfTheFiles(t *testing.T) {
 	require.NoError(t, err)
 	m, err := ReadRun(res.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, 4, m.Version)
+	assert.Equal(t, manifestVersion, m.Version)
 	require.Len(t, m.Files, 3)
 	for _, f := range m.Files {
 		p := f.Ref.Path

@@ -49,9 +49,12 @@ func TestStreamedManifestIsTheMarshalledManifest(t *testing.T) {
 	for i, n := range []string{"a", "b", "c", "d", "e"} {
 		assert.Equal(t, filepath.Join(dir, n+".jsonl"), m.Files[i].Ref.Path)
 		assert.Nil(t, m.Files[i].Sites, "ReadRun keeps entries light")
+		assert.Nil(t, m.Files[i].SiteData, "ReadRun keeps entries light")
 		e, err := m.Entry(i)
 		require.NoError(t, err)
-		require.Len(t, e.Sites, 2)
+		sites, err := e.AllSites()
+		require.NoError(t, err)
+		require.Len(t, sites, 2)
 		whole.Files = append(whole.Files, *e)
 	}
 	want, err := marshalManifest(&whole)
@@ -155,7 +158,7 @@ func TestManifestRecordsAStoreWhoseDoneLineFailed(t *testing.T) {
 	assert.Equal(t, a, m.Files[0].Ref.Path)
 	e, err := m.Entry(0)
 	require.NoError(t, err)
-	assert.NotEmpty(t, e.Sites)
+	assert.NotEmpty(t, e.SiteData)
 }
 
 // doneEntry takes the entry member out of a "done" line by its bytes: exactly what json.Marshal

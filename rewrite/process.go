@@ -116,7 +116,7 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 // called with the snapshot of a store scanned whole (not a store.BatchScanner), before it is
 // planned.
 func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult), scanned func(*store.Snapshot)) *StoreResult {
-	if bs, ok := st.(store.BatchScanner); ok {
+	if bs, ok := store.Batches(st); ok {
 		return processBatches(ctx, st, bs, pol, opt, sopt, r, part)
 	}
 	res := &StoreResult{Store: st}
@@ -164,7 +164,7 @@ func (w *storeWeights) estimate(st store.Store) int64 {
 	// size × sites / bytes in floating point: the product overflows int64 for a store of
 	// ~100 GiB after ~10⁸ sites (a negative estimate would count as weighing nothing)
 	est := int64(min(float64(fi.Size())*float64(w.sites.Load()+priorSites)/float64(w.bytes.Load()+priorBytes), math.MaxInt64/2))
-	if _, ok := st.(store.BatchScanner); ok {
+	if _, ok := store.Batches(st); ok {
 		est = min(est, int64(BatchSites))
 	}
 	return est

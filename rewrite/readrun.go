@@ -175,7 +175,7 @@ func readEntries(dec *json.Decoder) ([]FileEntry, error) {
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return nil, err
 		}
-		e.Sites = nil
+		e.Sites, e.SiteData = nil, nil
 		e.src = &entrySrc{file: manifestName, off: dec.InputOffset() - int64(len(raw)), n: len(raw), sum: sha256.Sum256(raw)}
 		files = append(files, e)
 	}

@@ -45,9 +45,9 @@ func TestUndoRefusesAnEntryChangedAfterItWasChecked(t *testing.T) {
 	raw, err := os.ReadFile(mp)
 	require.NoError(t, err)
 	ent := raw[src.off : src.off+int64(src.n)]
-	i := indexAfter(ent, []byte(`"at": `))
+	i := indexAfter(ent, []byte(`"site_data": "`))
 	require.Positive(t, i)
-	ent[i] = '9'
+	ent[i] ^= 1
 	require.NoError(t, os.WriteFile(mp, raw, 0o600))
 
 	outs, m2, err := UndoRun(context.Background(), res.Dir, m, all.Open, false, now)
@@ -76,14 +76,18 @@ func TestUndoRefusesAnEntryChangedAfterItWasChecked(t *testing.T) {
 	assert.Equal(t, m.Files[0].After, m3.Files[0].After)
 	e, err := m3.Entry(0)
 	require.NoError(t, err)
-	assert.Empty(t, e.Sites)
+	assert.False(t, e.HasSites())
 	e, err = m3.Entry(1)
 	require.NoError(t, err)
-	assert.Len(t, e.Sites, 1)
+	sites, err := e.AllSites()
+	require.NoError(t, err)
+	assert.Len(t, sites, 1)
 	// m2's light entries point into the new file too.
 	e, err = m2.Entry(1)
 	require.NoError(t, err)
-	assert.Len(t, e.Sites, 1)
+	sites, err = e.AllSites()
+	require.NoError(t, err)
+	assert.Len(t, sites, 1)
 }
 
 // A run killed before its manifest was final (the manifest of its start: state "applying", no
@@ -106,7 +110,9 @@ func TestUndoFromTheJournalReadsEntriesBack(t *testing.T) {
 	assert.True(t, m.Files[0].src.journal)
 	e, err := m.Entry(0)
 	require.NoError(t, err)
-	assert.Len(t, e.Sites, 3)
+	sites, err := e.AllSites()
+	require.NoError(t, err)
+	assert.Len(t, sites, 3)
 	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)

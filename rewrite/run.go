@@ -363,6 +363,7 @@ func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int
 	bk := filepath.Join(dir, backupsDir, fmt.Sprintf("%04d-%s", seq, sanitizeBase(filepath.Base(ref.Path))))
 	aopt := store.ApplyOptions{
 		BackupPath: bk,
+		SitesPath:  bk + ".sites",
 		BeforeCommit: func(ch *store.Change) error {
 			ch.Ref = ref
 			ch.Edits = names
@@ -731,7 +732,7 @@ func recoverJournal(path, run string, sealed bool) ([]FileEntry, error) {
 						if _, ok := pending[p]; !ok {
 							order = append(order, p)
 						}
-						e.Entry.Sites = nil
+						e.Entry.Sites, e.Entry.SiteData = nil, nil
 						e.Entry.src = &entrySrc{file: journalName, off: lineOff, n: len(body), sum: sha256.Sum256(body), journal: true}
 						pending[p] = e.Entry
 					}

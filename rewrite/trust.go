@@ -54,9 +54,12 @@ func (e *UntrustedError) Unwrap() error { return ErrUntrustedRun }
 // internal/fileio/checksum.go. Which algorithm checks a backup is said by the entry's own
 // record (fileio.BeforeSum: its member and prefix), not by the version: a run recovered from
 // its journal has no version, and an older binary's undo rewrites a manifest with its own
-// version number. A manifest of a later version than this is refused (readManifest): this
-// binary cannot know what it records.
-const manifestVersion = 4
+// version number. Version 5 records a file change's byte edits compactly (store.SiteEncoder:
+// offsets and the old and new tokens once per distinct pair) inline (site_data) or in a file
+// beside the backup (site_file, with its size and SHA-256), not as a JSON object per name
+// (sites, versions 1 to 4, still undone). A manifest of a later version than this is refused
+// (readManifest): this binary cannot know what it records.
+const manifestVersion = 5
 
 // sealedVersion is the first manifest version that is sealed.
 const sealedVersion = 2
@@ -218,6 +221,11 @@ func CheckRun(dir string, m *Manifest) error {
 		bfi, err := checkInBackups(f.Backup, bdir, realB, p)
 		if err != nil {
 			return fail(i, f, "backup %q: %v", f.Backup, err)
+		}
+		if f.SiteFile != nil {
+			if _, err := checkInBackups(f.SiteFile.Path, bdir, realB, ""); err != nil {
+				return fail(i, f, "sites file %q: %v", f.SiteFile.Path, err)
+			}
 		}
 		if rf := rowsFile(f.Verify); rf != "" {
 			if _, err := checkInBackups(rf, bdir, realB, ""); err != nil {

@@ -21,3 +21,19 @@ type BatchScanner interface {
 type BatchWriter interface {
 	ApplyBatches(ctx context.Context, snap *Snapshot, next func() ([]Edit, error), opt ApplyOptions) (*Change, error)
 }
+
+// BatchOptional is implemented by a BatchScanner whose stores are not all read in batches (a
+// file engine whose profile says whether planning may see its sites batch by batch): with
+// BatchScans false the store is scanned whole (Scan), like a store that is no BatchScanner.
+type BatchOptional interface {
+	BatchScans() bool
+}
+
+// Batches returns st as a BatchScanner when it is one that hands out batches.
+func Batches(st Store) (BatchScanner, bool) {
+	bs, ok := st.(BatchScanner)
+	if o, opt := st.(BatchOptional); ok && opt && !o.BatchScans() {
+		return nil, false
+	}
+	return bs, ok
+}

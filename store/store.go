@@ -263,6 +263,10 @@ type ApplyOptions struct {
 	// BeforeCommit is called once the backup and the new content are durable and right before
 	// the store is replaced; an error aborts the change (nothing is replaced).
 	BeforeCommit func(*Change) error
+	// SitesPath, when set, is where a Writer may keep the compact encoding of a change's
+	// sites when they are too many to record inline (Change.SiteFile); a file it creates
+	// there and does not name in the Change is removed.
+	SitesPath string
 }
 
 // Change describes one applied rewrite, as recorded in a run manifest.
@@ -283,11 +287,34 @@ type Change struct {
 	// Sites are the byte edits the run made, at offsets of the "after" content, in offset
 	// order (file stores; empty when unknown). Undo reverses them in place when the file was
 	// appended to after the run, keeping the appended bytes.
+	//
+	// Sites is how manifests before version 5 record them, and how a Change is handed around in
+	// memory; since version 5 a run records them compactly instead (sitecodec.go): inline
+	// (SiteData) or, for many names, in a file beside the backup (SiteFile), so the run's
+	// record and undo's memory do not grow with the names. At most one of the three is set.
 	Sites []ByteEdit `json:"sites,omitempty"`
+	// SiteData is the compact encoding of the sites (EncodeSites), inline.
+	SiteData []byte `json:"site_data,omitempty"`
+	// SiteFile names the file holding the compact encoding of the sites.
+	SiteFile *SiteFile `json:"site_file,omitempty"`
 	// Carried counts bytes appended to the original while it was being replaced, copied to
 	// the end of the new file (after its first After.Size bytes).
 	Carried int64 `json:"carried,omitempty"`
 }
+
+// SiteFile is a file of the compact encoding of a Change's sites (sitecodec.go): written
+// beside the backup and made durable before the change is journaled; undo checks its size and
+// SHA-256 as it reads it.
+type SiteFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	// Count is the number of edits it holds.
+	Count int64 `json:"count"`
+}
+
+// HasSites reports whether the change records its sites in any of its forms.
+func (c *Change) HasSites() bool { return len(c.Sites) > 0 || len(c.SiteData) > 0 || c.SiteFile != nil }
 
 // ByteEdit is one replaced token of a file: at offset At of the new content the bytes New
 // stand where the original had Old (both exact bytes, JSON string tokens with their quotes;

@@ -2,6 +2,7 @@ package fileio
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -694,7 +696,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 // bytes, and ch records the sites needed to reverse the edits in place.
 func appendedAfterRun(path string, ch *store.Change) (bool, error) {
 	want := AfterSum(ch.After)
-	if len(ch.Sites) == 0 || want == "" {
+	if !ch.HasSites() || want == "" {
 		return false, nil
 	}
 	fi, err := os.Stat(path)
@@ -719,7 +721,12 @@ func reverseEdits(ctx context.Context, path string, ch *store.Change) error {
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	_, err = RewriteFile(ctx, path, st, ReverseSplice(ch.Sites, ch.After.Size, AfterSum(ch.After)), store.ApplyOptions{BackupPath: undoBackupPath(ch)})
+	sites, closeSites, err := recordedSites(ch)
+	if err != nil {
+		return err
+	}
+	defer closeSites()
+	_, err = RewriteFile(ctx, path, st, reverseSplice(sites, ch.After.Size, AfterSum(ch.After)), store.ApplyOptions{BackupPath: undoBackupPath(ch)})
 	var ce *CommittedError
 	if errors.As(err, &ce) {
 		// In place, with what the agent appended meanwhile carried over: reversed.
@@ -780,19 +787,95 @@ func copyCheckedBackup(dst io.Writer, src io.Reader, ch *store.Change) error {
 // "xxh3-128:…" / "crc32c:…": see sumFor), else it returns an *store.InUseError (the file
 // changed).
 func ReverseSplice(edits []store.ByteEdit, prefix int64, prefixSum string) Transform {
+	return reverseSplice(func(yield func(store.ByteEdit, error) bool) {
+		for _, e := range edits {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}, prefix, prefixSum)
+}
+
+// recordedSites returns the byte edits ch records, in whichever form (store.Change.Sites,
+// SiteData, SiteFile), one at a time: a site file is read as the copy goes, its size and
+// SHA-256 checked at its end (an error then: the reversed copy is not put in place). done
+// closes what it opened.
+func recordedSites(ch *store.Change) (sites iter.Seq2[store.ByteEdit, error], done func(), err error) {
+	switch {
+	case ch.SiteFile != nil:
+		sf := ch.SiteFile
+		f, err := openNoFollow(sf.Path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open the recorded sites %s: %w", sf.Path, err)
+		}
+		h := sha256.New()
+		cr := &countWriter{w: h}
+		dec := store.NewSiteDecoder(io.TeeReader(io.LimitReader(f, sf.Size+1), cr))
+		return func(yield func(store.ByteEdit, error) bool) {
+			var n int64
+			for {
+				e, err := dec.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					yield(e, fmt.Errorf("%s: %w", sf.Path, err))
+					return
+				}
+				n++
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if cr.n != sf.Size || n != sf.Count || hex.EncodeToString(h.Sum(nil)) != sf.SHA256 {
+				yield(store.ByteEdit{}, fmt.Errorf("the recorded sites %s are not the ones the run wrote (%d bytes, %d sites; want %d, %d and their sha256): not restored", sf.Path, cr.n, n, sf.Size, sf.Count))
+			}
+		}, func() { f.Close() }, nil
+	case len(ch.SiteData) > 0:
+		dec := store.NewSiteDecoder(bytes.NewReader(ch.SiteData))
+		return func(yield func(store.ByteEdit, error) bool) {
+			for {
+				e, err := dec.Next()
+				if err == io.EOF {
+					return
+				}
+				if !yield(e, err) || err != nil {
+					return
+				}
+			}
+		}, func() {}, nil
+	}
+	return func(yield func(store.ByteEdit, error) bool) {
+		for _, e := range ch.Sites {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}, func() {}, nil
+}
+
+// reverseSplice is ReverseSplice over edits read one at a time.
+func reverseSplice(edits iter.Seq2[store.ByteEdit, error], prefix int64, prefixSum string) Transform {
 	return func(dst io.Writer, src io.Reader) error {
 		h, hp := sumFor(prefixSum)
 		pr := io.TeeReader(io.LimitReader(src, prefix), h)
 		br := bufio.NewReaderSize(pr, copyBufSize)
 		var pos int64
-		for _, e := range edits {
+		var got []byte
+		for e, err := range edits {
+			if err != nil {
+				return err
+			}
 			if e.At < pos || e.At+int64(len(e.New)) > prefix {
 				return fmt.Errorf("recorded site at offset %d is out of order or past the run's %d bytes", e.At, prefix)
 			}
 			if _, err := io.CopyN(dst, br, e.At-pos); err != nil {
 				return fmt.Errorf("copy up to offset %d: %w", e.At, err)
 			}
-			got := make([]byte, len(e.New))
+			if cap(got) < len(e.New) {
+				got = make([]byte, len(e.New))
+			}
+			got = got[:len(e.New)]
 			if _, err := io.ReadFull(br, got); err != nil || string(got) != e.New {
 				return &store.InUseError{Reason: fmt.Sprintf("offset %d does not hold the name the run wrote (changed since the run)", e.At)}
 			}

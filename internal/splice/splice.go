@@ -65,35 +65,81 @@ func Bytes(val []byte, edits []store.Edit) ([]byte, error) {
 // Copy copies src to dst with every edit applied (offsets into src), reading through a buffer
 // of bufSize bytes: memory stays flat whatever the size of src.
 func Copy(dst io.Writer, src io.Reader, edits []store.Edit, bufSize int) error {
-	br, pooled := getReader(src, bufSize)
-	if pooled {
-		defer putReader(br)
+	c := NewCopier(dst, src, bufSize)
+	defer c.Close()
+	if err := c.Edits(edits); err != nil {
+		return err
 	}
-	var pos int64
-	var tok, old []byte
+	return c.Finish()
+}
+
+// Copier is Copy with the edits given batch by batch (Edits, in offset order across
+// batches), so a file with millions of edits is rewritten holding one batch. OnEdit, when set,
+// is told each edit as it is written: its offset in dst, the old token and the new one (valid
+// only during the call).
+type Copier struct {
+	OnEdit func(at int64, old, new []byte) error
+
+	dst      io.Writer
+	br       *bufio.Reader
+	pooled   bool
+	pos      int64 // offset in src
+	delta    int64 // len(dst) - pos
+	tok, old []byte
+}
+
+// NewCopier starts a copy of src to dst through a buffer of bufSize bytes; Close gives the
+// buffer back.
+func NewCopier(dst io.Writer, src io.Reader, bufSize int) *Copier {
+	br, pooled := getReader(src, bufSize)
+	return &Copier{dst: dst, br: br, pooled: pooled}
+}
+
+// Edits copies src up to each edit and writes it (edits sorted by offset, after those of the
+// batches before).
+func (c *Copier) Edits(edits []store.Edit) error {
 	for _, e := range edits {
-		if e.Site.Loc.Offset < pos {
+		if e.Site.Loc.Offset < c.pos {
 			return &MismatchError{Site: e.Site}
 		}
-		if _, err := io.CopyN(dst, br, e.Site.Loc.Offset-pos); err != nil {
+		if _, err := io.CopyN(c.dst, c.br, e.Site.Loc.Offset-c.pos); err != nil {
 			return fmt.Errorf("copy up to offset %d: %w", e.Site.Loc.Offset, err)
 		}
-		if n := len(e.Site.Raw); cap(old) < n {
-			old = make([]byte, n)
+		if n := len(e.Site.Raw); cap(c.old) < n {
+			c.old = make([]byte, n)
 		} else {
-			old = old[:n]
+			c.old = c.old[:n]
 		}
-		if _, err := io.ReadFull(br, old); err != nil || !bytes.Equal(old, e.Site.Raw) {
+		if _, err := io.ReadFull(c.br, c.old); err != nil || !bytes.Equal(c.old, e.Site.Raw) {
 			return &MismatchError{Site: e.Site}
 		}
-		tok = Token(tok[:0], e)
-		if _, err := dst.Write(tok); err != nil {
+		c.tok = Token(c.tok[:0], e)
+		if _, err := c.dst.Write(c.tok); err != nil {
 			return err
 		}
-		pos = e.Site.Loc.Offset + int64(len(old))
+		if c.OnEdit != nil {
+			if err := c.OnEdit(e.Site.Loc.Offset+c.delta, c.old, c.tok); err != nil {
+				return err
+			}
+		}
+		c.pos = e.Site.Loc.Offset + int64(len(c.old))
+		c.delta += int64(len(c.tok) - len(c.old))
 	}
-	_, err := br.WriteTo(dst) // what io.CopyBuffer(dst, br, buf) did, without the unused buf
+	return nil
+}
+
+// Finish copies the rest of src.
+func (c *Copier) Finish() error {
+	_, err := c.br.WriteTo(c.dst) // what io.CopyBuffer(dst, br, buf) did, without the unused buf
 	return err
+}
+
+// Close gives the read buffer back; c must not be used after.
+func (c *Copier) Close() {
+	if c.pooled && c.br != nil {
+		putReader(c.br)
+	}
+	c.br = nil
 }
 
 // readers keeps the read buffers of finished copies for the next ones (one per rewritten

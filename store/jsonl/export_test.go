@@ -6,3 +6,7 @@ func SetPrefilterOff(off bool) { prefilterOff = off }
 
 // GrowSites is growSites for the tests.
 var GrowSites = growSites
+
+// SetBatchSites sets how many sites ScanBatches gathers before handing them out; it returns
+// the old value.
+func SetBatchSites(n int) int { was := batchSites; batchSites = n; return was }

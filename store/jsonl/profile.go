@@ -32,6 +32,11 @@ type Profile struct {
 	// Needles are the literal prefilter of a Lines profile (jsonscan.Scanner.SetPrefilter):
 	// every pattern has a plain literal key containing one of them. Empty: no prefilter.
 	Needles []string
+	// Batched says the profile keeps nothing of the whole file that planning reads (no
+	// store.SetState): a store read with it is a store.BatchScanner whose scan may hand its
+	// sites out in batches (ScanBatches), so a session of millions of names is planned and
+	// rewritten holding one batch (issue 30, finding 7).
+	Batched bool
 }
 
 // Streamer is a streaming resolver (Profile.Stream).

@@ -11,10 +11,14 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -33,10 +37,16 @@ type Store struct {
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Writer   = (*Store)(nil)
-	_ store.Restorer = (*Store)(nil)
+	_ store.Store        = (*Store)(nil)
+	_ store.Writer       = (*Store)(nil)
+	_ store.Restorer     = (*Store)(nil)
+	_ store.BatchScanner = (*Store)(nil)
+	_ store.BatchWriter  = (*Store)(nil)
 )
+
+// BatchScans reports whether the store's profile lets ScanBatches hand sites out in batches
+// (Profile.Batched; store.BatchOptional).
+func (s *Store) BatchScans() bool { return s.prof.Batched }
 
 // Open returns the store at path read with prof. It does not touch the file.
 func Open(path string, prof *Profile) *Store { return &Store{path: path, prof: prof} }
@@ -79,6 +89,37 @@ var prefilterOff = false
 // name token longer than the capture limit is an error. Scan fails only when the file cannot
 // be opened or read.
 func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
+	return s.scan(ctx, opt, nil)
+}
+
+// batchSites is how many sites ScanBatches gathers before it hands them out (at the end of
+// the record that reaches it: a record's sites are never split). A variable for tests.
+var batchSites = 4096
+
+// ScanBatches is Scan handing the sites to fn in batches of about batchSites, at record ends
+// (store.BatchScanner), when the profile is Batched; otherwise every site in one batch at the
+// end. The returned snapshot has no Sites.
+func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(*store.Snapshot, []store.Site) error) (*store.Snapshot, error) {
+	if !s.prof.Batched {
+		snap, err := s.scan(ctx, opt, nil)
+		if err != nil {
+			return nil, err
+		}
+		sites := snap.Sites
+		snap.Sites = nil
+		if len(sites) > 0 {
+			if err := fn(snap, sites); err != nil {
+				return nil, err
+			}
+		}
+		return snap, nil
+	}
+	return s.scan(ctx, opt, fn)
+}
+
+// scan is Scan; with emit set, the sites gathered are handed to it (and dropped) at the end of
+// each record that brings them to batchSites, and at the end of the file.
+func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*store.Snapshot, []store.Site) error) (*store.Snapshot, error) {
 	f, err := os.Open(s.path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
@@ -96,19 +137,30 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		Agent: s.prof.Agent,
 		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()},
 	}
-	if d := density.bytes.Load(); d > 0 {
+	if d := density.bytes.Load(); d > 0 && emit == nil {
 		// The sites per byte of the files scanned before: the first guess, at most 4096 sites.
 		if est := min(fi.Size()*density.sites.Load()/d, 4096); est > 0 {
 			snap.Sites = make([]store.Site, 0, est+est/4)
 		}
 	}
+	emitted := 0 // sites handed to emit
 	defer func() {
-		density.sites.Add(int64(len(snap.Sites)))
+		density.sites.Add(int64(len(snap.Sites) + emitted))
 		density.bytes.Add(fi.Size())
 		if len(snap.Sites) == 0 {
 			snap.Sites = nil // as without the guess
 		}
 	}()
+	var emitErr error
+	flush := func() {
+		if len(snap.Sites) == 0 || emitErr != nil {
+			return
+		}
+		sites := snap.Sites
+		emitted += len(sites)
+		snap.Sites = make([]store.Site, 0, min(len(sites)+len(sites)/4, batchSites+batchSites/4))
+		emitErr = emit(snap, sites)
+	}
 	b := &Builder{snap: snap}
 	var stream Streamer
 	if s.prof.Stream != nil {
@@ -117,7 +169,12 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	var invalidJSON, badUTF8 int
 	mark := 0 // sites before the current record
 	sc := jsonscan.New(s.prof.Patterns, s.prof.Mode, func(rec *jsonscan.Record) error {
-		defer func() { mark = len(snap.Sites) }()
+		defer func() {
+			if emit != nil && len(snap.Sites) >= batchSites {
+				flush()
+			}
+			mark = len(snap.Sites)
+		}()
 		if rec.Err != nil && stream != nil {
 			// Streamed sites of an invalid record are dropped.
 			snap.Sites = snap.Sites[:mark]
@@ -193,8 +250,11 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 		if _, err := sc.Write(data[:cut]); err != nil {
 			return nil, err
 		}
+		if emitErr != nil {
+			return nil, emitErr
+		}
 		read += int64(n)
-		if rerr == nil {
+		if rerr == nil && emit == nil {
 			growSites(snap, read-int64(len(data)-cut), fi.Size())
 		}
 		keep = copy(buf, data[cut:])
@@ -207,6 +267,12 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 	}
 	if err := sc.Close(); err != nil {
 		return nil, err
+	}
+	if emit != nil {
+		if flush(); emitErr != nil {
+			return nil, emitErr
+		}
+		snap.Sites = nil
 	}
 	if sc.Offset() != fi.Size() {
 		// The file grew or shrank while we read it: the offsets still hold for what we read,
@@ -253,10 +319,8 @@ func growSites(snap *store.Snapshot, scanned, size int64) {
 
 // Apply rewrites the given sites (from a Scan of this store) with fileio.RewriteFile: each old
 // token is checked and replaced by the new name as a plain JSON string; nothing else changes.
+// It is ApplyBatches with one batch.
 func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.Edit, opt store.ApplyOptions) (*store.Change, error) {
-	if snap.NotWritable != "" {
-		return nil, fmt.Errorf("rewrite %s: %w: %s", s.path, store.ErrNotWritable, snap.NotWritable)
-	}
 	// A plan's edits come in offset order: sorted only when not (a copy: edits is the caller's;
 	// 256 bytes an edit, 14 MB for a session of 56,000 rewritten names).
 	sorted := edits
@@ -264,30 +328,174 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 		sorted = append([]store.Edit(nil), edits...)
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Site.Loc.Offset < sorted[j].Site.Loc.Offset })
 	}
-	for i := 1; i < len(sorted); i++ {
-		prev := sorted[i-1].Site
-		if prev.Loc.Offset+int64(len(prev.Raw)) > sorted[i].Site.Loc.Offset {
-			return nil, fmt.Errorf("rewrite %s: overlapping edits at offsets %d and %d", s.path, prev.Loc.Offset, sorted[i].Site.Loc.Offset)
+	done := false
+	return s.ApplyBatches(ctx, snap, func() ([]store.Edit, error) {
+		if done {
+			return nil, io.EOF
 		}
+		done = true
+		return sorted, nil
+	}, opt)
+}
+
+// ApplyBatches is Apply with the edits read batch by batch from next until io.EOF
+// (store.BatchWriter), in offset order across batches: the file is streamed through once,
+// holding one batch. The change records its sites compactly (store.SiteEncoder): inline
+// (Change.SiteData) up to InlineSites bytes of encoding, else in the file opt.SitesPath
+// (Change.SiteFile), written as the copy goes and made durable before BeforeCommit.
+func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next func() ([]store.Edit, error), opt store.ApplyOptions) (*store.Change, error) {
+	if snap.NotWritable != "" {
+		return nil, fmt.Errorf("rewrite %s: %w: %s", s.path, store.ErrNotWritable, snap.NotWritable)
 	}
-	sites := Sites(sorted)
+	rec := newSiteRecorder(opt.SitesPath)
+	committed := false
+	defer func() {
+		if !committed {
+			rec.discard()
+		}
+	}()
 	commit := opt.BeforeCommit
 	opt.BeforeCommit = func(ch *store.Change) error {
-		ch.Sites = sites
-		if commit != nil {
-			return commit(ch)
+		if err := rec.finish(ch); err != nil {
+			return fmt.Errorf("record the sites of %s: %w", s.path, err)
 		}
+		if commit != nil {
+			if err := commit(ch); err != nil {
+				return err
+			}
+		}
+		committed = true
 		return nil
 	}
-	ch, err := fileio.RewriteFile(ctx, s.path, snap.State, Splice(sorted), opt)
+	edits := 0
+	transform := func(dst io.Writer, src io.Reader) error {
+		c := splice.NewCopier(dst, src, readBufSize)
+		defer c.Close()
+		c.OnEdit = rec.add
+		var last *store.Edit
+		for {
+			batch, err := next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			for i := range batch {
+				e := &batch[i]
+				if last != nil && last.Site.Loc.Offset+int64(len(last.Site.Raw)) > e.Site.Loc.Offset {
+					return fmt.Errorf("rewrite %s: overlapping edits at offsets %d and %d", s.path, last.Site.Loc.Offset, e.Site.Loc.Offset)
+				}
+				last = e
+			}
+			if len(batch) > 0 {
+				l := batch[len(batch)-1]
+				last = &l
+			}
+			edits += len(batch)
+			if err := c.Edits(batch); err != nil {
+				if me := (*splice.MismatchError)(nil); errors.As(err, &me) {
+					return &store.InUseError{Reason: fmt.Sprintf("line %d: %v (content changed since it was scanned)", me.Site.Loc.Line, err), Err: err}
+				}
+				return err
+			}
+		}
+		return c.Finish()
+	}
+	ch, err := fileio.RewriteFile(ctx, s.path, snap.State, transform, opt)
 	if ch == nil {
 		return nil, err
 	}
-	if ch != nil {
-		ch.Ref = s.Ref()
-		ch.Edits = len(sorted)
-	}
+	ch.Ref = s.Ref()
+	ch.Edits = edits
 	return ch, err
+}
+
+// InlineSites is how many bytes of encoded sites a change carries inline (Change.SiteData,
+// about 2–4 bytes a name): past it they go to their own file. A variable for tests.
+var InlineSites = 64 << 10
+
+// siteRecorder keeps the compact encoding of a rewrite's byte edits: in memory up to
+// InlineSites bytes, then in the file path (created then, exclusively).
+type siteRecorder struct {
+	path    string
+	enc     *store.SiteEncoder
+	mem     bytes.Buffer
+	f       *os.File
+	h       hash.Hash
+	size    int64
+	created bool
+}
+
+func newSiteRecorder(path string) *siteRecorder {
+	r := &siteRecorder{path: path}
+	r.enc = store.NewSiteEncoder(r)
+	return r
+}
+
+// Write is the encoder's output: memory, then the file.
+func (r *siteRecorder) Write(p []byte) (int, error) {
+	if r.f == nil && r.path != "" && r.mem.Len()+len(p) > InlineSites {
+		f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return 0, err
+		}
+		r.f, r.h, r.created = f, sha256.New(), true
+		if _, err := r.write(r.mem.Bytes()); err != nil {
+			return 0, err
+		}
+		r.mem = bytes.Buffer{}
+	}
+	if r.f == nil {
+		return r.mem.Write(p)
+	}
+	return r.write(p)
+}
+
+func (r *siteRecorder) write(p []byte) (int, error) {
+	n, err := r.f.Write(p)
+	r.h.Write(p[:n])
+	r.size += int64(n)
+	return n, err
+}
+
+func (r *siteRecorder) add(at int64, old, new []byte) error { return r.enc.Add(at, old, new) }
+
+// finish records the sites in ch: inline, or the file made durable (fsync, then its directory).
+func (r *siteRecorder) finish(ch *store.Change) error {
+	if err := r.enc.Flush(); err != nil {
+		return err
+	}
+	ch.Sites = nil
+	if r.f == nil {
+		ch.SiteData = bytes.Clone(r.mem.Bytes())
+		return nil
+	}
+	if err := fileio.Fault(fileio.FaultSync, r.path); err != nil {
+		return err
+	}
+	if err := r.f.Sync(); err != nil {
+		return err
+	}
+	if err := r.f.Close(); err != nil {
+		return err
+	}
+	r.f = nil
+	if err := fileio.SyncDir(filepath.Dir(r.path)); err != nil {
+		return err
+	}
+	ch.SiteFile = &store.SiteFile{Path: r.path, Size: r.size, SHA256: hex.EncodeToString(r.h.Sum(nil)), Count: r.enc.Count()}
+	return nil
+}
+
+// discard removes the file of a change that was not journaled.
+func (r *siteRecorder) discard() {
+	if r.f != nil {
+		r.f.Close()
+	}
+	if r.created {
+		os.Remove(r.path)
+	}
 }
 
 // Sites returns the byte edits Splice(edits) makes, at offsets of its output (edits sorted

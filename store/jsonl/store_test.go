@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -345,7 +347,10 @@ func TestRestoreReversesEditsAndKeepsAppendedLines(t *testing.T) {
 	snap := scanFile(t, p, qwen.Session)
 	ch, err := apply(t, p, qwen.Session, snap, normalizeAll(snap))
 	require.NoError(t, err)
-	require.Len(t, ch.Sites, len(normalizeAll(snap)), "every edit is recorded with its site")
+	sites, err := ch.AllSites()
+	require.NoError(t, err)
+	require.Len(t, sites, len(normalizeAll(snap)), "every edit is recorded with its site")
+	assert.Empty(t, ch.Sites, "recorded compactly (site_data), not as an object per name")
 	rewritten, _ := os.ReadFile(p)
 	later := call("c3", "mcp__a_b__c") + "\n"
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -419,4 +424,66 @@ func TestApplyEditsNotInOffsetOrder(t *testing.T) {
 	for i, e := range rev {
 		assert.Equal(t, given[i], e.Site.Loc.Offset, "the caller's edit %d stays where it was", i)
 	}
+}
+
+// A Batched profile's ScanBatches hands out the sites Scan finds, in order, in batches that
+// end at record ends (a record of several names is never split); ApplyBatches fed those
+// batches writes the bytes Apply writes, and records the same sites (issue 30, finding 7).
+func TestScanBatchesAndApplyBatchesAgreeWithScanAndApply(t *testing.T) {
+	defer jsonl.SetBatchSites(jsonl.SetBatchSites(3))
+	var lines []string
+	for i := range 20 {
+		// two names in a record: a call and its response in one line
+		lines = append(lines, fmt.Sprintf(`{"type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"c%d","name":"mcp__a.b__c%d"}},{"functionResponse":{"id":"c%d","name":"mcp__a.b__c%d"}}]}}`, i, i%4, i, i%4))
+	}
+	in := []byte(strings.Join(lines, "\n") + "\n")
+	dir := t.TempDir()
+	p1 := writeFile(t, dir, "a.jsonl", in)
+	p2 := writeFile(t, dir, "b.jsonl", in)
+	whole := scanFile(t, p1, qwen.Session)
+	require.Len(t, whole.Sites, 40)
+
+	var batches [][]store.Site
+	st := jsonl.Open(p2, qwen.Session)
+	require.True(t, st.BatchScans())
+	head, err := st.ScanBatches(context.Background(), store.ScanOptions{Hash: true}, func(_ *store.Snapshot, s []store.Site) error {
+		batches = append(batches, s)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, head.Sites)
+	assert.Equal(t, whole.Records, head.Records)
+	require.Greater(t, len(batches), 5)
+	var all []store.Site
+	for _, b := range batches {
+		assert.Equal(t, 0, len(b)%2, "a record's two sites stay in one batch")
+		all = append(all, b...)
+	}
+	assert.Equal(t, whole.Sites, all)
+
+	ch1, err := apply(t, p1, qwen.Session, whole, normalizeAll(whole))
+	require.NoError(t, err)
+	k := 0
+	head.Sites = all
+	edits := normalizeAll(head)
+	head.Sites = nil
+	ch2, err := st.ApplyBatches(context.Background(), head, func() ([]store.Edit, error) {
+		if k >= len(edits) {
+			return nil, io.EOF
+		}
+		n := min(4, len(edits)-k)
+		k += n
+		return edits[k-n : k], nil
+	}, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
+	require.NoError(t, err)
+	b1, _ := os.ReadFile(p1)
+	b2, _ := os.ReadFile(p2)
+	assert.Equal(t, string(b1), string(b2))
+	s1, err := ch1.AllSites()
+	require.NoError(t, err)
+	s2, err := ch2.AllSites()
+	require.NoError(t, err)
+	assert.Equal(t, s1, s2)
+	assert.Len(t, s2, 40)
+	assert.Equal(t, 40, ch2.Edits)
 }

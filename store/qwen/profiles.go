@@ -188,6 +188,8 @@ var Session = func() *jsonl.Profile {
 		Patterns: jsonscan.MustCompile(pats...),
 		// functionCall, functionResponse (every content pattern), uiEvent (telemetry).
 		Needles: []string{`"function`, `"uiEvent"`},
+		// Names are planned by normalizeMcp alone: a session is read in batches.
+		Batched: true,
 		Stream: func() jsonl.Streamer {
 			return &stream{
 				capture: func(st *stream, c *jsonscan.Capture, b *jsonl.Builder) {
@@ -215,6 +217,7 @@ var Usage = &jsonl.Profile{
 	Kind: KindUsage, Agent: ID, Title: "Qwen Code usage record", Mode: jsonscan.Lines,
 	Patterns: jsonscan.MustCompile("tools.byName.{}"),
 	Needles:  []string{`"byName"`},
+	Batched:  true, // a key's scope is its own record
 	Stream: func() jsonl.Streamer {
 		return &stream{
 			capture: func(_ *stream, c *jsonscan.Capture, b *jsonl.Builder) {

@@ -377,19 +377,21 @@ func testOnlyTokens(t *testing.T, f Fixture) {
 	ch := apply(t, f, snap, edits)
 	{
 		after := f.Bytes(t)
-		require.Len(t, ch.Sites, len(edits), "the change records every byte edit")
+		sites, err := ch.AllSites()
+		require.NoError(t, err)
+		require.Len(t, sites, len(edits), "the change records every byte edit")
 		assert.Equal(t, int64(len(after)), ch.After.Size)
 		planned := map[string]int{}
 		for _, e := range edits {
 			planned[e.New]++
 		}
 		back := append([]byte(nil), after...)
-		for i := len(ch.Sites) - 1; i >= 0; i-- {
-			be := ch.Sites[i]
+		for i := len(sites) - 1; i >= 0; i-- {
+			be := sites[i]
 			end := be.At + int64(len(be.New))
 			require.LessOrEqual(t, end, int64(len(back)), "byte edit %d lies inside the file", i)
 			require.Equal(t, be.New, string(back[be.At:end]), "byte edit %d: the new token is at its offset", i)
-			assert.Equal(t, string(origBytes[offsetIn(ch.Sites, i):offsetIn(ch.Sites, i)+int64(len(be.Old))]), be.Old, "byte edit %d: the old token is the original's", i)
+			assert.Equal(t, string(origBytes[offsetIn(sites, i):offsetIn(sites, i)+int64(len(be.Old))]), be.Old, "byte edit %d: the old token is the original's", i)
 			name := tokenName(t, be.New, be.Old == "")
 			planned[name]--
 			back = append(back[:be.At], append([]byte(be.Old), back[end:]...)...)

@@ -1,0 +1,66 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// The compact encoding gives back every edit exactly: offsets, inserted members (empty Old),
+// tokens with any bytes, and more distinct pairs than its table holds (the table is emptied
+// and pairs are defined again, on both sides alike).
+func TestSiteEncodingRoundTrip(t *testing.T) {
+	var in []store.ByteEdit
+	at := int64(3)
+	for i := range 3*store.SiteTableSize + 17 {
+		old := fmt.Sprintf(`"mcp__s%d.x__t"`, i%(store.SiteTableSize+5))
+		nw := fmt.Sprintf(`"mcp__s%d_x__t_0abc"`, i%(store.SiteTableSize+5))
+		switch i % 7 {
+		case 3:
+			old, nw = "", `,"namespace":"mcp__s"`
+		case 5:
+			old, nw = "\"\xff\x00\"", `"é"`
+		}
+		in = append(in, store.ByteEdit{At: at, Old: old, New: nw})
+		at += int64(len(nw)) + int64(i%300)
+	}
+	data, err := store.EncodeSites(in)
+	require.NoError(t, err)
+	out, err := store.DecodeSites(data)
+	require.NoError(t, err)
+	require.Equal(t, in, out)
+
+	// A session repeating a few names: two or three bytes an edit (gap and pair number).
+	var few []store.ByteEdit
+	for i := range 10_000 {
+		few = append(few, store.ByteEdit{At: int64(i) * 100, Old: `"mcp__a.b__c"`, New: fmt.Sprintf(`"mcp__a_b__c_%d"`, i%3)})
+	}
+	small, err := store.EncodeSites(few)
+	require.NoError(t, err)
+	assert.Less(t, len(small), 3*len(few))
+
+	// Streamed from a reader that is no ByteReader, one edit at a time.
+	d := store.NewSiteDecoder(io.MultiReader(bytes.NewReader(data)))
+	for i := range in {
+		e, err := d.Next()
+		require.NoError(t, err)
+		require.Equal(t, in[i], e)
+	}
+	_, err = d.Next()
+	assert.Equal(t, io.EOF, err)
+
+	// Out of order is refused when encoding; a cut or damaged encoding when decoding.
+	_, err = store.EncodeSites([]store.ByteEdit{{At: 10, New: `"abc"`}, {At: 11, New: `"x"`}})
+	assert.Error(t, err)
+	_, err = store.DecodeSites(data[:len(data)-1])
+	assert.True(t, errors.Is(err, store.ErrBadSites), "%v", err)
+	_, err = store.DecodeSites([]byte{0, 9})
+	assert.True(t, errors.Is(err, store.ErrBadSites), "a reference to a pair never defined: %v", err)
+}
