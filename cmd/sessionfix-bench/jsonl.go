@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sessionfix/sessionfix/internal/benchcorpus"
@@ -95,6 +97,12 @@ func jsonlRows(cfg config, c *benchcorpus.JSONL, sizeMiB int64) ([]Row, error) {
 	state := filepath.Join(base, "state")
 	var cur string // the copy the next timed turn works on
 	turn := 0
+	var runBytes, runNames int64 // the run directory of sessionfix's last turn, and its names
+	measureRun := func(int) error {
+		b, n, err := runDirPerName(state, filepath.Join(base, "fix.out"))
+		runBytes, runNames = b, n
+		return err
+	}
 	prep := func(int, bool) error {
 		for _, p := range []string{cur, floorOut, state} {
 			if p == "" {
@@ -112,10 +120,10 @@ func jsonlRows(cfg config, c *benchcorpus.JSONL, sizeMiB int64) ([]Row, error) {
 		_, err := timeCmd("sync")
 		return err
 	}
-	ap, err := pair(runs, prep, func(int) []string { return shell(fmt.Sprintf("cp -r %q %q && sync", cur, floorOut)) },
-		func(int) []string {
+	ap, err := pairs(pairSpec{n: runs, prep: prep, floor: func(int) []string { return shell(fmt.Sprintf("cp -r %q %q && sync", cur, floorOut)) },
+		sf: func(int) []string {
 			return shell(fmt.Sprintf("exec %q fix --apply --yes --state-dir %q %q > %q", cfg.Bin, state, cur, filepath.Join(base, "fix.out")))
-		})
+		}, afterSF: measureRun})
 	for _, p := range []string{cur, floorOut, state} {
 		if p != "" {
 			_ = os.RemoveAll(p)
@@ -124,9 +132,45 @@ func jsonlRows(cfg config, c *benchcorpus.JSONL, sizeMiB int64) ([]Row, error) {
 	if err != nil {
 		return rows, err
 	}
+	if runNames > 0 {
+		note = join(fmt.Sprintf("run dir %.1f B/name (%d names)", float64(runBytes)/float64(runNames), runNames), note)
+	}
 	rows = append(rows, Row{Store: c.Store, Size: size, Work: "fix --apply", Time: ap.sf, Floor: "cp -r && sync", FloorTime: ap.floor,
 		Ratio: ap.ratio, Target: jsonlApplyTarget, RSS: ap.maxRSS, RSSTarget: jsonlRSSTarget, Exit: ap.exit, Note: note})
 	return rows, nil
+}
+
+// runDirPerName returns the bytes of the run directories under state (journal, manifest,
+// recorded sites: every file but the backups themselves) and the names the run rewrote, read
+// from fix's output ("rewrote N names in …").
+func runDirPerName(state, fixOut string) (bytes, names int64, err error) {
+	err = filepath.WalkDir(filepath.Join(state, "runs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if filepath.Base(filepath.Dir(p)) == "backups" && !strings.HasSuffix(p, ".sites") {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		bytes += fi.Size()
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("measure the run directory: %w", err)
+	}
+	out, err := os.ReadFile(fixOut)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(l, "rewrote "); ok {
+			fmt.Sscanf(rest, "%d", &names)
+		}
+	}
+	return bytes, names, nil
 }
 
 func join(a, b string) string {

@@ -6,6 +6,12 @@
 //
 //	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0×, peak RSS < 64 MiB
 //	JSONL  fix --apply  vs  cp -r DST DST2 && sync  target ≤ 2.5×, peak RSS < 64 MiB
+//
+// (each JSONL corpus at its own sizes, or -jsonl's: the realistic Qwen corpus at 256 MiB, 1 and
+// 4 GiB, the dense one — every record carries names, issue 29 — at 512 MiB; an apply row's
+// note gives the run directory's bytes per name rewritten: journal, manifest and recorded
+// sites, not the backups)
+//
 //	SQLite scan         vs  the sqlite3 shell reading the same columns   (see sqlite.go)
 //	SQLite fix --apply  vs  the sqlite3 shell's single-transaction UPDATE (see sqlite.go)
 //
@@ -59,7 +65,7 @@ func main() {
 	sizeMiB := flag.Int64("size-mib", 512, "with -generate: the corpus size in MiB")
 	genSQLite := flag.String("generate-sqlite", "", "only generate a SQLite database (store/all/allbench) of -parts parts at this path (it must not exist) and exit")
 	genParts := flag.Int("parts", 1_000_000, "with -generate-sqlite: the number of parts")
-	corpus := flag.String("corpus", "", "with -generate or -generate-sqlite: the corpus of store/all/allbench by name (default: the engine's first)")
+	corpus := flag.String("corpus", "", "with -generate or -generate-sqlite: the corpus of store/all/allbench by name (default: the engine's first); otherwise: measure only that corpus")
 	flag.Parse()
 	if *genSQLite != "" {
 		c, err := allbench.SQLiteNamed(*corpus)
@@ -114,8 +120,17 @@ func main() {
 	}
 	var rows []Row
 	fail := false
+	jsonlSet := false // -jsonl given: its sizes for every corpus
+	flag.Visit(func(f *flag.Flag) { jsonlSet = jsonlSet || f.Name == "jsonl" })
 	for _, c := range allbench.JSONL {
-		for _, mib := range js {
+		if *corpus != "" && c.Name != *corpus {
+			continue
+		}
+		sizes := js
+		if c.SizesMiB != nil && !jsonlSet {
+			sizes = c.SizesMiB
+		}
+		for _, mib := range sizes {
 			r, err := jsonlRows(cfg, c, mib)
 			rows = append(rows, r...)
 			if err != nil {
@@ -125,6 +140,9 @@ func main() {
 		}
 	}
 	for _, c := range allbench.SQLite {
+		if *corpus != "" && c.Name != *corpus {
+			continue
+		}
 		for _, parts := range sq {
 			r, err := sqliteRows(cfg, c, parts)
 			rows = append(rows, r...)

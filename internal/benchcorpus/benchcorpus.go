@@ -35,6 +35,9 @@ type JSONL struct {
 	// of about fileBytes bytes on average; the same arguments give the same bytes. Errors name
 	// the file.
 	Generate func(dir, fixture string, bytes, fileBytes int64) (Stats, error)
+	// SizesMiB are the sizes make bench measures the corpus at; nil: sessionfix-bench's -jsonl
+	// sizes (a -jsonl given on the command line applies to every corpus).
+	SizesMiB []int64
 }
 
 // SQLite is a generator of one agent's SQLite database (the store/sqlite engine).

@@ -118,21 +118,21 @@ func TestPrefilterSameSitesOnBenchCorpus(t *testing.T) {
 // when it would not hold the estimate.
 func TestGrowSites(t *testing.T) {
 	snap := &store.Snapshot{Sites: make([]store.Site, 10)}
-	jsonl.GrowSites(snap, 1<<20, 10<<20)
+	jsonl.GrowSites(snap, 1<<20, 10<<20, false)
 	assert.Equal(t, 10, len(snap.Sites))
 	assert.GreaterOrEqual(t, cap(snap.Sites), 125, "10 sites in 1 MiB of 10 MiB: 100, a quarter more")
 	assert.Less(t, cap(snap.Sites), 150)
 	c := cap(snap.Sites)
 	snap.Sites = snap.Sites[:20]
-	jsonl.GrowSites(snap, 2<<20, 10<<20)
+	jsonl.GrowSites(snap, 2<<20, 10<<20, false)
 	assert.Equal(t, c, cap(snap.Sites), "20 sites in 2 MiB: the estimate (100) fits")
 	snap.Sites = snap.Sites[:60]
-	jsonl.GrowSites(snap, 3<<20, 10<<20)
+	jsonl.GrowSites(snap, 3<<20, 10<<20, false)
 	assert.GreaterOrEqual(t, cap(snap.Sites), 250, "60 sites in 3 MiB: 200, a quarter more")
 	empty := &store.Snapshot{}
-	jsonl.GrowSites(empty, 1<<20, 10<<20)
+	jsonl.GrowSites(empty, 1<<20, 10<<20, false)
 	assert.Equal(t, 0, cap(empty.Sites), "no site yet: no guess")
 	whole := &store.Snapshot{Sites: make([]store.Site, 3)}
-	jsonl.GrowSites(whole, 100, 100)
+	jsonl.GrowSites(whole, 100, 100, false)
 	assert.Equal(t, 3, cap(whole.Sites), "the whole file was scanned")
 }

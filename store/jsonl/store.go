@@ -137,7 +137,7 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 		Agent: s.prof.Agent,
 		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()},
 	}
-	if d := density.bytes.Load(); d > 0 && emit == nil {
+	if d := density.bytes.Load(); d > 0 {
 		// The sites per byte of the files scanned before: the first guess, at most 4096 sites.
 		if est := min(fi.Size()*density.sites.Load()/d, 4096); est > 0 {
 			snap.Sites = make([]store.Site, 0, est+est/4)
@@ -152,13 +152,18 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 		}
 	}()
 	var emitErr error
-	flush := func() {
+	// flush hands the sites gathered so far to emit; more says the file goes on (the next
+	// batch then starts in a new slice of about the same size).
+	flush := func(more bool) {
 		if len(snap.Sites) == 0 || emitErr != nil {
 			return
 		}
 		sites := snap.Sites
 		emitted += len(sites)
-		snap.Sites = make([]store.Site, 0, min(len(sites)+len(sites)/4, batchSites+batchSites/4))
+		snap.Sites = nil
+		if more {
+			snap.Sites = make([]store.Site, 0, min(len(sites)+len(sites)/4, batchSites+batchSites/4))
+		}
 		emitErr = emit(snap, sites)
 	}
 	b := &Builder{snap: snap}
@@ -171,7 +176,7 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 	sc := jsonscan.New(s.prof.Patterns, s.prof.Mode, func(rec *jsonscan.Record) error {
 		defer func() {
 			if emit != nil && len(snap.Sites) >= batchSites {
-				flush()
+				flush(true)
 			}
 			mark = len(snap.Sites)
 		}()
@@ -254,8 +259,8 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 			return nil, emitErr
 		}
 		read += int64(n)
-		if rerr == nil && emit == nil {
-			growSites(snap, read-int64(len(data)-cut), fi.Size())
+		if rerr == nil {
+			growSites(snap, read-int64(len(data)-cut), fi.Size(), emit != nil)
 		}
 		keep = copy(buf, data[cut:])
 		if rerr == io.EOF {
@@ -269,7 +274,7 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 		return nil, err
 	}
 	if emit != nil {
-		if flush(); emitErr != nil {
+		if flush(false); emitErr != nil {
 			return nil, emitErr
 		}
 		snap.Sites = nil
@@ -303,11 +308,14 @@ var density struct{ sites, bytes atomic.Int64 }
 // or two allocations instead of a growing slice whose copies were most of the bytes a scan
 // allocated. A wrong guess costs only memory (at most a quarter of the final slice, or an
 // estimate the rest of the file does not fill) or an append.
-func growSites(snap *store.Snapshot, scanned, size int64) {
+func growSites(snap *store.Snapshot, scanned, size int64, batched bool) {
 	if len(snap.Sites) == 0 || scanned <= 0 || size <= scanned {
 		return
 	}
 	est := int64(len(snap.Sites)) * size / scanned
+	if batched {
+		est = min(est, int64(batchSites)) // a batch is handed out at batchSites
+	}
 	if est > 1<<20 {
 		est = 1 << 20 // one site every few bytes of a huge file: let append take over
 	}

@@ -21,6 +21,7 @@ import (
 // JSONL are the JSONL corpora (store/jsonl), measured in this order.
 var JSONL = []*benchcorpus.JSONL{
 	qwenbench.Corpus,
+	qwenbench.DenseCorpus,
 }
 
 // SQLite are the SQLite databases (store/sqlite), measured in this order.

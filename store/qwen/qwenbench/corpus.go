@@ -31,6 +31,10 @@ type Options struct {
 	FileBytes int64
 	// Seed makes the corpus reproducible.
 	Seed uint64
+	// Dense makes every record one of the fixture's that carry names (function calls and
+	// responses, telemetry), none of the text and tool-output filler: a home whose sessions are
+	// mostly tool calls (issue 29).
+	Dense bool
 }
 
 // Stats describes a generated corpus.
@@ -78,6 +82,12 @@ func Generate(root string, recs [][]byte, opt Options) (Stats, error) {
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x9e3779b97f4a7c15))
 	var st Stats
+	if opt.Dense {
+		recs = named(recs)
+		if len(recs) == 0 {
+			return st, fmt.Errorf("generate a dense corpus: no fixture record carries a name")
+		}
+	}
 	dotted := [][]byte{[]byte("mcp__lit__literature.search_pubmed"), []byte("mcp__foo.bar__deploy.prod"), []byte("mcp__foo.bar__get_data"), []byte("mcp__com.example.enterprise-search__list")}
 	for st.Bytes < opt.Bytes {
 		project := fmt.Sprintf("-home-bench-src-p%03d", st.Files%97)
@@ -98,7 +108,7 @@ func Generate(root string, recs [][]byte, opt Options) (Stats, error) {
 		for written < target {
 			var line []byte
 			switch k := rng.IntN(10); {
-			case k < 6:
+			case k < 6 || opt.Dense:
 				line = recs[rng.IntN(len(recs))]
 			case k < 8:
 				buf = textRecord(buf, rng, 2<<10+rng.IntN(6<<10))
@@ -132,6 +142,18 @@ func Generate(root string, recs [][]byte, opt Options) (Stats, error) {
 		st.Bytes += written
 	}
 	return st, nil
+}
+
+// named returns the records that carry a name: a function call or response, or a telemetry
+// record's function_name.
+func named(recs [][]byte) [][]byte {
+	var out [][]byte
+	for _, r := range recs {
+		if bytes.Contains(r, []byte(`"functionCall"`)) || bytes.Contains(r, []byte(`"functionResponse"`)) || bytes.Contains(r, []byte(`"function_name"`)) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // fillerText is lorem repeated past the longest filler (plain ASCII: no JSON escapes needed).
