@@ -7,8 +7,8 @@
 //	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0×, peak RSS < 64 MiB
 //	JSONL  fix --apply  vs  cp -r DST DST2 && sync  target ≤ 2.5×, peak RSS < 64 MiB
 //
-// (each JSONL corpus at its own sizes, or -jsonl's: the realistic Qwen corpus at 256 MiB, 1 and
-// 4 GiB, the dense one — every record carries names, issue 29 — at 512 MiB; an apply row's
+// (each JSONL corpus at its own sizes, or -jsonl's: a realistic corpus at 256 MiB, 1 and 4 GiB,
+// a dense one — every record carries names, issue 29 — at 512 MiB; an apply row's
 // note gives the run directory's bytes per name rewritten: journal, manifest and recorded
 // sites, not the backups)
 //

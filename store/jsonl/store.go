@@ -94,7 +94,7 @@ func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapsho
 
 // batchSites is how many sites ScanBatches gathers before it hands them out (at the end of
 // the record that reaches it: a record's sites are never split). A variable for tests.
-var batchSites = 4096
+var batchSites = 10_000
 
 // ScanBatches is Scan handing the sites to fn in batches of about batchSites, at record ends
 // (store.BatchScanner), when the profile is Batched; otherwise every site in one batch at the
