@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
@@ -210,4 +211,51 @@ func TestLargeSessionIsProcessedInBatches(t *testing.T) {
 	require.NoError(t, outs[0].Err)
 	back, _ := os.ReadFile(a)
 	assert.Equal(t, string(orig)+later, string(back))
+}
+
+// Crash points of a change whose sites go to a file: a failure to make the site file durable
+// (its fsync) comes before the change is journaled, so the store is not replaced, no "commit"
+// line names it and the site file is removed; a failure at the journal's "commit" line (after
+// the site file is durable) also leaves the store as it was and removes the file.
+func TestSiteFileCrashPoints(t *testing.T) {
+	was := jsonl.InlineSites
+	jsonl.InlineSites = 16
+	defer func() { jsonl.InlineSites = was }()
+	for _, at := range []string{"sites fsync", "commit line"} {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			var lines []string
+			for i := range 30 {
+				lines = append(lines, call(fmt.Sprint(i), "mcp__a.b__c"))
+			}
+			a := writeSession(t, dir, "a.jsonl", lines...)
+			orig, _ := os.ReadFile(a)
+			state := filepath.Join(t.TempDir(), "state")
+			synced := false
+			defer fileio.SetFaultHook(func(op, path string) error {
+				switch {
+				case at == "sites fsync" && op == fileio.FaultSync && strings.HasSuffix(path, ".sites"):
+					return fmt.Errorf("injected: no space left on device")
+				case op == fileio.FaultSync && strings.HasSuffix(path, ".sites"):
+					synced = true
+				case at == "commit line" && synced && op == fileio.FaultWrite && filepath.Base(path) == journalName:
+					return fmt.Errorf("injected: no space left on device")
+				}
+				return nil
+			})()
+			res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state, Now: time.Now})
+			require.NoError(t, err)
+			require.Len(t, res.Outcomes, 1)
+			require.Error(t, res.Outcomes[0].Err)
+			assert.Nil(t, res.Outcomes[0].Change)
+			got, _ := os.ReadFile(a)
+			assert.Equal(t, orig, got, "the store is not replaced")
+			if res.Dir != "" {
+				left, _ := filepath.Glob(filepath.Join(res.Dir, backupsDir, "*.sites"))
+				assert.Empty(t, left, "the site file of a change not journaled is removed")
+				j, _ := os.ReadFile(filepath.Join(res.Dir, journalName))
+				assert.NotContains(t, string(j), `"event":"commit"`)
+			}
+		})
+	}
 }
