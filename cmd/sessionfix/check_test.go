@@ -101,7 +101,7 @@ func TestCheckCodexReal(t *testing.T) {
 	// the 64 of Chat Completions and Bedrock (the Responses API takes the parts apart).
 	long := names["mcp__lit__get_data_for_a_specific_location_and_date_range_extended"]
 	assert.Equal(t, int64(15), long.Line)
-	assert.Equal(t, "clean", long.Class)
+	assert.Equal(t, "codex-over-long", long.Class) // kept: Codex's own name (issue 23 item 7)
 	var ids []string
 	for _, x := range long.Now {
 		ids = append(ids, x.Provider)

@@ -24,7 +24,7 @@ func TestNamersComeFromTheList(t *testing.T) {
 	for _, ci := range Classes() {
 		ids = append(ids, ci.Class)
 	}
-	assert.Equal(t, []mcpname.Class{gemini.ClassRenamed, gemini.ClassShared, gemini.ClassUnattributed, codex.ClassCodexRejected, codex.ClassCodexUnattributed,
+	assert.Equal(t, []mcpname.Class{gemini.ClassRenamed, gemini.ClassShared, gemini.ClassUnattributed, codex.ClassCodexRejected, codex.ClassCodexUnattributed, codex.ClassCodexOverLong,
 		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong}, ids)
 	ci, ok := ClassOf(claude.ClassClaudeShared)
 	assert.True(t, ok)

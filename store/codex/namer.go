@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -48,6 +49,11 @@ const (
 	// ClassCodexUnattributed: a provider rejects the stored name but nothing tells its raw
 	// identity: kept and reported.
 	ClassCodexUnattributed mcpname.Class = "codex-unattributed"
+	// ClassCodexOverLong: a namespaced name today's Codex itself registers (the Responses API
+	// takes up to 128 units) whose flat spelling, namespace + "__" + name, is longer than the 64
+	// of Chat Completions and most other providers: kept (it is Codex's own name), counted as a
+	// kept name a provider rejects, with the providers that reject it (issue 23 item 7).
+	ClassCodexOverLong mcpname.Class = "codex-over-long"
 )
 
 // CodexClasses describes the Codex-only classes in report order (agent.Agent.Classes).
@@ -56,6 +62,8 @@ var CodexClasses = []naming.ClassInfo{
 	{Class: ClassCodexUnattributed, Action: "keep (raw identity unknown; pass --inventory or --codex-config)",
 		Kept:       "raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read",
 		KeptInHome: "raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls)"},
+	{Class: ClassCodexOverLong, Action: "keep (the name Codex registers; providers with a 64 limit reject it)",
+		Kept: "the name Codex itself registers (namespace + name longer than 64); only a shorter server key or tool name on the server side avoids it"},
 }
 
 // Limits a stored Codex name must meet (schemes.md §D): a flat name is checked against 64 bytes,
@@ -185,6 +193,11 @@ func (codexNamer) Decide(snap *store.Snapshot, pol naming.Policy) []naming.Decis
 			if !g.hasNamespace() && !g.attributable && !mcpname.HasPrefix(g.name.Name) {
 				d.Class = mcpname.ClassBuiltin
 			}
+			if flat := (mcpname.CodexName{Namespace: g.namespace(), Name: g.name.Name}).Flat(); g.hasNamespace() && mcpname.Len(flat) > codexFlatLimit {
+				d.Class, d.Action, d.Rejected = ClassCodexOverLong, naming.ActKeep, true
+				d.Note = fmt.Sprintf("%d units as sent flat (%s): the name Codex registers (namespace %s + name; the Responses API takes %d), kept; %s",
+					mcpname.Len(flat), flat, g.ns.Name, codexNamespacedLimit, rejectedBy(flat))
+			}
 			if g.nsIdx >= 0 {
 				out[g.nsIdx].Class = d.Class
 			}
@@ -230,6 +243,29 @@ func (codexNamer) Decide(snap *store.Snapshot, pol naming.Policy) []naming.Decis
 	// stored name to report.
 	out = slices.DeleteFunc(out, func(d naming.Decision) bool { return d.Site.Absent() && d.Action != naming.ActRewrite })
 	return append(out, inserts...)
+}
+
+// namespace is the call's namespace ("" when it has none).
+func (g *codexGroup) namespace() string {
+	if g.hasNamespace() {
+		return g.ns.Name
+	}
+	return ""
+}
+
+// rejectedBy names the providers of the built-in table that reject name, with the rule
+// (provider.Table; "no provider of the table rejects it" when none does).
+func rejectedBy(name string) string {
+	var s []string
+	for _, p := range provider.Table() {
+		for _, v := range p.Check(name, nil) {
+			s = append(s, fmt.Sprintf("%s (%s)", p.ID, v.Detail))
+		}
+	}
+	if len(s) == 0 {
+		return "no provider of the table rejects it"
+	}
+	return "rejected by " + strings.Join(s, ", ")
 }
 
 // hasNamespace reports whether the call has a "namespace" member.
