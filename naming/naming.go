@@ -43,6 +43,11 @@ type Decision struct {
 	// the site's own text may pass the provider rule (a name whose whole stored form, e.g.
 	// namespace + name, is what the agent sends); KeepsRejected counts such a kept name.
 	Rejected bool `json:"-"`
+	// Held says why the plan keeps a name its namer decided to rewrite, when the reason is the
+	// store's or the plan's, not the name's (set by package rewrite): "its file is not rewritten:
+	// invalid UTF-8 at line 5 of PATH", "it would duplicate a key of its JSON object"; "" when the
+	// namer itself kept the name. The closing line names it instead of the class's reason.
+	Held string `json:"-"`
 }
 
 // KeepsRejected reports whether d keeps a name a provider rejects where the agent sends it back

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -31,8 +32,9 @@ type Summary struct {
 	kept      map[[3]string]*RenameRow
 	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
 	ids       map[naming.Tool]*IdentityRow
-	// keptRejected counts, per class, the kept names a provider rejects.
-	keptRejected map[mcpname.Class]int
+	// keptRejected counts the kept names a provider rejects per class and, when the plan held
+	// them back for a reason of their store (naming.Decision.Held), per that reason.
+	keptRejected map[keptKey]int
 	dotted       map[string]bool
 	// Failed is set when a store or a part of one could not be read, or an error-level
 	// problem was reported (exit 3); InUse counts stores in use (exit 4); ApplyErrs the
@@ -61,7 +63,7 @@ type Summary struct {
 func NewSummary(found *scan.Found) *Summary {
 	a := &Summary{renames: map[[3]string]*RenameRow{}, kept: map[[3]string]*RenameRow{},
 		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[naming.Tool]*IdentityRow{}, DottedLabels: map[string]int{},
-		keptRejected: map[mcpname.Class]int{}}
+		keptRejected: map[keptKey]int{}}
 	a.Report.Ignored = found.Ignored
 	a.Report.IgnoredPaths = found.IgnoredPaths
 	if a.Report.IgnoredPaths == nil {
@@ -179,7 +181,7 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 			}
 			if d.KeepsRejected() {
 				t.KeptRejected++
-				a.keptRejected[d.Class]++
+				a.keptRejected[keptKey{d.Class, d.Held}]++
 			}
 		default:
 			if d.Class == mcpname.ClassClean && mcpname.HasHashSuffix(d.Site.Name) {
@@ -291,9 +293,27 @@ func (a *Summary) KeptLine() string {
 	if n == 0 {
 		return ""
 	}
+	// One entry per reason, naming the classes kept for it ("12 legacy-dotted, 3
+	// legacy-truncated-dotted (its file … is not rewritten: invalid UTF-8 at line 5; …)").
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, k := range slices.SortedFunc(maps.Keys(a.keptRejected), func(x, y keptKey) int {
+		return cmp.Or(cmp.Compare(x.class, y.class), cmp.Compare(x.held, y.held))
+	}) {
+		r := k.held
+		if r == "" {
+			r = keptWhy(k.class, a.Report.Agents, a.KeepTruncated)
+		} else {
+			r += heldRepair(k.held)
+		}
+		if byReason[r] == nil {
+			reasons = append(reasons, r)
+		}
+		byReason[r] = append(byReason[r], fmt.Sprintf("%d %s", a.keptRejected[k], k.class))
+	}
 	var why []string
-	for _, c := range slices.Sorted(maps.Keys(a.keptRejected)) {
-		why = append(why, fmt.Sprintf("%d %s (%s)", a.keptRejected[c], c, keptWhy(c, a.Report.Agents, a.KeepTruncated)))
+	for _, r := range reasons {
+		why = append(why, fmt.Sprintf("%s (%s)", strings.Join(byReason[r], ", "), r))
 	}
 	verb := "were"
 	if n == 1 {
@@ -301,6 +321,21 @@ func (a *Summary) KeptLine() string {
 	}
 	return fmt.Sprintf("%s a provider rejects %s kept: %s; a session holding them still fails where they are sent back (exit %d with --fail-on kept)",
 		reports.Plural(n, "name"), verb, strings.Join(why, "; "), ExitFinding)
+}
+
+// keptKey is what KeptLine counts kept names by: the class, and the plan's reason for holding
+// them back (naming.Decision.Held; "" when the namer kept them).
+type keptKey struct {
+	class mcpname.Class
+	held  string
+}
+
+// heldRepair is the advice after a held-back reason: how to get the names rewritten.
+func heldRepair(held string) string {
+	if strings.Contains(held, "invalid UTF-8") {
+		return "; repair the byte as the error above says, then run fix again"
+	}
+	return ""
 }
 
 // keptWhy says why names of a class were kept although a provider rejects them, and how to
@@ -319,7 +354,7 @@ func keptWhy(c mcpname.Class, info AgentInfo, keepTruncated bool) string {
 		}
 		return ci.Kept
 	}
-	return "not rewritable here: a key clash or a file that must not be written; see the notes and warnings"
+	return "kept by the plan; see the notes and warnings"
 }
 
 // fromPathOnly reports whether there are rows and each says its stores were planned with the

@@ -190,7 +190,7 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePl
 		for i := range sp.Decisions {
 			if d := &sp.Decisions[i]; d.Action == naming.ActRewrite {
 				d.Action, d.Note = naming.ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", snap.NotWritable, d.New)
-				d.New = ""
+				d.New, d.Held = "", fmt.Sprintf("its file %s is not rewritten: %s", snap.Ref.Path, snap.NotWritable)
 			}
 		}
 	}
@@ -349,7 +349,7 @@ func checkKeyClashes(sp *StorePlan) {
 				sp.Warnings = append(sp.Warnings, store.Problem{Loc: d.Site.Loc, Severity: store.SevWarning,
 					Reason: fmt.Sprintf("key %q not renamed to %q: another key of the same object (%s) is or would become %q, and JSON keeps only one of duplicate keys", d.Site.Name, d.New, d.Site.Scope, d.New)})
 				d.Action, d.Note = naming.ActKeep, fmt.Sprintf("would duplicate key %q", d.New)
-				d.New = ""
+				d.New, d.Held = "", "its new name would duplicate a key of the same JSON object (see the warnings)"
 			}
 		}
 	}

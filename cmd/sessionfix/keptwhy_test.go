@@ -25,7 +25,14 @@ func TestKeptTruncatedDottedWhyWithoutKeepTruncated(t *testing.T) {
 
 	assert.Equal(t, exitPartial, e.run(t, "scan", dir))
 	out := e.out.String()
-	assert.Contains(t, out, "legacy-truncated-dotted (not rewritable here: a key clash or a file that must not be written; see the notes and warnings)")
+	// The real reason, with the file and the line, and how to repair it (issue 23 item 9; it
+	// said "not rewritable here: a key clash or a file that must not be written").
+	assert.Contains(t, out, "15 names a provider rejects were kept: 12 legacy-dotted, 3 legacy-truncated-dotted (its file "+path+
+		" is not rewritten: invalid UTF-8 at line 4; repair the byte as the error above says, then run fix again)")
+	assert.NotContains(t, out, "key clash")
+	assert.Contains(t, e.err.String(), path+":4: error: invalid UTF-8 at line 4, column 192 (byte offset 2839): the file is not UTF-8 text, "+
+		"so it is not rewritten and every name in it is kept; repair: while the agent is not running, drop or replace the byte "+
+		"(GNU iconv drops every invalid byte: iconv -c -f UTF-8 -t UTF-8 FILE > FILE.new; compare, then mv FILE.new FILE), then run sessionfix fix again")
 	assert.NotContains(t, out, "kept by --keep-truncated")
 
 	// Given --keep-truncated, the flag is the reason.

@@ -34,6 +34,8 @@ import (
 //	golden FILE NAME    FILE (or stdout, stderr) normalized equals testdata/golden/NAME; -update writes it
 //	sqlitedb DB SQL…    build the SQLite database DB (WAL) from SQL files, as `sqlite3 DB < SQL` does
 //	append FILE TEXT    append TEXT and a newline to FILE (an agent writing a line)
+//	replace FILE OLD NEW  replace the first OLD in FILE by NEW, both Go string literals
+//	                    ("\xff" is one byte): a damaged byte in a copied genuine store
 //	cpdir SRC DST       copy the tree SRC to DST (modes and mtimes kept, as cp -rp does)
 //	sqldump DB OUT      write the SQL dump of DB (every table's rows, in order) to OUT
 //	sqlitelock DB       hold DB's write lock (BEGIN IMMEDIATE, as a writing agent does) until
@@ -86,6 +88,7 @@ func TestScripts(t *testing.T) {
 			"golden":       func(ts *testscript.TestScript, neg bool, args []string) { cmdGolden(ts, neg, args, golden) },
 			"sqlitedb":     cmdSQLiteDB,
 			"append":       cmdAppend,
+			"replace":      cmdReplace,
 			"cpdir":        cmdCpdir,
 			"cmptree":      cmdCmptree,
 			"sqldump":      cmdSQLDump,
@@ -324,6 +327,25 @@ func cmdAppend(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	_, err = f.Write(append([]byte(args[1]), '\n'))
 	ts.Check(errors.Join(err, f.Close()))
+}
+
+// cmdReplace: replace FILE OLD NEW replaces the first occurrence of OLD in FILE by NEW; OLD and
+// NEW are Go double-quoted string literals (so a script can write any byte). FILE must hold OLD.
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace FILE OLD NEW")
+	}
+	old, err := strconv.Unquote(args[1])
+	ts.Check(err)
+	repl, err := strconv.Unquote(args[2])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	if !strings.Contains(string(b), old) {
+		ts.Fatalf("replace: %s does not hold %s", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.Replace(string(b), old, repl, 1)), 0o644))
 }
 
 // cmdCpdir: cpdir SRC DST copies a directory tree (regular files and directories), keeping

@@ -194,8 +194,11 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 				snap.NotWritable = fmt.Sprintf("invalid UTF-8 at line %d", rec.Line)
 			}
 			if badUTF8 <= maxProblemsPerKind {
-				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Line, Offset: rec.BadUTF8}, Severity: store.SevError,
-					Reason: fmt.Sprintf("invalid UTF-8 at byte offset %d; the file is not rewritten", rec.BadUTF8)})
+				reason := fmt.Sprintf("invalid UTF-8 at line %d, column %d (byte offset %d)", rec.Line, rec.BadUTF8-rec.Start+1, rec.BadUTF8)
+				if badUTF8 == 1 {
+					reason += ": the file is not UTF-8 text, so it is not rewritten and every name in it is kept; " + utf8Repair
+				}
+				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Line, Offset: rec.BadUTF8}, Severity: store.SevError, Reason: reason})
 			}
 		}
 		if rec.Err != nil {
@@ -298,6 +301,13 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 	}
 	return snap, nil
 }
+
+// utf8Repair says how to repair a file holding invalid UTF-8 (the problem of its first bad
+// line): no JSON text may hold such a byte (RFC 8259, section 8.1), and a byte outside the ASCII range
+// is never part of the JSON syntax, so dropping it leaves the line valid JSON.
+const utf8Repair = "repair: while the agent is not running, drop or replace the byte " +
+	"(GNU iconv drops every invalid byte: iconv -c -f UTF-8 -t UTF-8 FILE > FILE.new; compare, then mv FILE.new FILE), " +
+	"then run sessionfix fix again"
 
 // density counts the sites and bytes of the files scanned so far in this process: each Scan
 // starts its Sites slice with room for the sites its size makes likely (see growSites).
