@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -83,7 +84,15 @@ func TestClaudeRepair1051(t *testing.T) {
 		"inventory":   {Tools: claudeFixtureTools, ToolsSource: "inventory.json"},
 	} {
 		sp := planClaude(t, rel, cp)
-		assert.Equal(t, want, verdicts(t, sp), name)
+		w := want
+		if cp.Tools == nil {
+			// Server keys only: whether literature_search_pubmed is still a tool of lit is
+			// unknown, so the names may be shared (issue 23 item 10), counted apart.
+			w = maps.Clone(want)
+			w["mcp__lit__literature.search_pubmed"] = "keep claude-may-share"
+			w["mcp__lit__literature_search_pubmed"] = "keep claude-may-share"
+		}
+		assert.Equal(t, w, verdicts(t, sp), name)
 		assert.Equal(t, 3, sp.Count(naming.ActRewrite), name)
 		for _, d := range sp.Decisions {
 			switch d.Site.Name {
@@ -100,7 +109,11 @@ func TestClaudeRepair1051(t *testing.T) {
 		}
 		shared := planClaude(t, rel, claude.ClaudePolicy{Keys: cp.Keys, Tools: cp.Tools, AllowShared: true})
 		assert.Equal(t, 4, shared.Count(naming.ActRewrite), name)
-		assert.Equal(t, "rewrite claude-shared mcp__lit__literature_search_pubmed", verdicts(t, shared)["mcp__lit__literature.search_pubmed"], name)
+		class := "claude-shared"
+		if cp.Tools == nil {
+			class = "claude-may-share"
+		}
+		assert.Equal(t, "rewrite "+class+" mcp__lit__literature_search_pubmed", verdicts(t, shared)["mcp__lit__literature.search_pubmed"], name)
 	}
 	none := verdicts(t, planClaude(t, rel, claude.ClaudePolicy{}))
 	for _, n := range []string{"mcp__foo_bar__deploy.prod", "mcp__lit__get+data", "mcp__lit__搜索文献", "mcp__lit__literature.search_pubmed"} {

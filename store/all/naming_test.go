@@ -25,7 +25,7 @@ func TestNamersComeFromTheList(t *testing.T) {
 		ids = append(ids, ci.Class)
 	}
 	assert.Equal(t, []mcpname.Class{gemini.ClassRenamed, gemini.ClassShared, gemini.ClassUnattributed, codex.ClassCodexRejected, codex.ClassCodexUnattributed, codex.ClassCodexOverLong,
-		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong}, ids)
+		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeMayShare, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong}, ids)
 	ci, ok := ClassOf(claude.ClassClaudeShared)
 	assert.True(t, ok)
 	assert.Contains(t, ci.Action, "--allow-shared")

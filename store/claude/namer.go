@@ -40,6 +40,12 @@ const (
 	// ClassClaudeShared: the current name of the raw identity is also the name of another raw
 	// tool (only one of them can be called); rewritten only with --allow-shared.
 	ClassClaudeShared mcpname.Class = "claude-shared"
+	// ClassClaudeMayShare: the current name of the raw identity may also be the name of another
+	// raw tool, but at least one of them is known only from the stored names under a server key
+	// or from a session's attribution, not from the servers' tool lists (--inventory,
+	// --discover): the tool may be gone. Kept as a shared name would be (rewritten only with
+	// --allow-shared), counted apart from claude-shared (issue 23 item 10).
+	ClassClaudeMayShare mcpname.Class = "claude-may-share"
 	// ClassClaudeUnattributed: a name the current release would never write (characters
 	// outside [A-Za-z0-9_-]) whose raw identity is unknown or ambiguous; kept.
 	ClassClaudeUnattributed mcpname.Class = "claude-unattributed"
@@ -53,6 +59,8 @@ var ClaudeClasses = []naming.ClassInfo{
 	{Class: ClassClaudeRenamed, Action: "rewrite to the current Claude Code name of its raw identity"},
 	{Class: ClassClaudeShared, Action: "report (two raw tools share the current name); rewrite with --allow-shared",
 		Kept: "its current name is shared by two raw tools (only one can be called); fix: --allow-shared rewrites it anyway"},
+	{Class: ClassClaudeMayShare, Action: "report (may be shared: the servers' tool lists are unknown; --discover lists them); rewrite with --allow-shared",
+		Kept: "may be shared: the servers' tool lists are unknown; --discover lists them (or --inventory FILE); --allow-shared rewrites it anyway"},
 	{Class: ClassClaudeUnattributed, Action: "keep (raw identity unknown; pass --mcp-config or --inventory)",
 		Kept: "raw MCP identity unknown or ambiguous; fix: pass --mcp-config FILE (the servers' keys) or --inventory"},
 	{Class: ClassClaudeOverLong, Action: "keep (the name Claude Code registers; providers with a 64 limit reject it)",
@@ -171,7 +179,11 @@ func newClaudeNaming(snap *store.Snapshot, cp ClaudePolicy) (n *claudeNaming, er
 			known = append(known, t)
 		}
 	}
-	n = &claudeNaming{cur: cur, version: version, known: known, knownSource: knownSource, keys: cp.Keys, cache: map[string][]claudeCandidate{}}
+	listed := make(map[mcpname.ClaudeTool]bool, len(cp.Tools))
+	for _, t := range cp.Tools {
+		listed[t] = true
+	}
+	n = &claudeNaming{cur: cur, version: version, known: known, knownSource: knownSource, listed: listed, keys: cp.Keys, cache: map[string][]claudeCandidate{}}
 
 	eraAt = func(line int64) *mcpname.ClaudeEra {
 		v := meta.VersionAt(line)
@@ -243,7 +255,10 @@ type claudeNaming struct {
 	version     string
 	known       []mcpname.ClaudeTool
 	knownSource map[mcpname.ClaudeTool]string
-	keys        []ClaudeKey
+	// listed are the tools of the servers' tool lists (--inventory, --discover): a name shared
+	// only by listed tools is surely shared; otherwise it may be (claude-may-share).
+	listed map[mcpname.ClaudeTool]bool
+	keys   []ClaudeKey
 	// sharing maps each current name to the raw tools (known or attributed) that have it.
 	sharing map[string][]mcpname.ClaudeTool
 	cache   map[string][]claudeCandidate
@@ -359,9 +374,22 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 			sharedNote = fmt.Sprintf("%s is the name of %d raw tools (%s): only one of them can be called", nm, len(shared), strings.Join(ts, ", "))
 		}
 	}
+	sharedClass := ClassClaudeShared
+	if sharedNote != "" && slices.ContainsFunc(shared, func(t mcpname.ClaudeTool) bool { return !n.listed[t] }) {
+		// A sharer known from a stored name or an attribution only: the tool may be gone today.
+		sharedClass = ClassClaudeMayShare
+		var unlisted []string
+		for _, t := range shared {
+			if !n.listed[t] {
+				unlisted = append(unlisted, t.Server+"/"+t.Tool)
+			}
+		}
+		sharedNote = fmt.Sprintf("may be shared: the servers' tool lists are unknown (%s known from the sessions only); --discover lists them: %s",
+			strings.Join(unlisted, ", "), sharedNote)
+	}
 	if nm == name {
 		if sharedNote != "" {
-			d.Class, d.Note = ClassClaudeShared, sharedNote+fmt.Sprintf("; this name was written for %s", strings.Join(strings.Split(claudeToolList(news[nm]), ", "), " or "))
+			d.Class, d.Note = sharedClass, sharedNote+fmt.Sprintf("; this name was written for %s", strings.Join(strings.Split(claudeToolList(news[nm]), ", "), " or "))
 			if len(news[nm]) == 1 && c.tool != shared[0] {
 				// Written for a tool that no longer answers to it: nothing to rewrite to,
 				// but the session now means another tool.
@@ -375,7 +403,7 @@ func (n *claudeNaming) decide(site *store.Site, name string, era *mcpname.Claude
 	source, src := attribution(news[nm])
 	d.Source = src
 	if sharedNote != "" {
-		d.Class = ClassClaudeShared
+		d.Class = sharedClass
 		if !allowShared {
 			d.Action = naming.ActKeep
 			d.Note = fmt.Sprintf("%s; would be %s: %s; kept: pass --allow-shared to rewrite it", source, nm, sharedNote)
@@ -489,7 +517,7 @@ func (n *claudeNaming) decideSelect(site *store.Site, era *mcpname.ClaudeEra, al
 	changed := false
 	out := slices.Clone(names)
 	worst := 0
-	rank := map[mcpname.Class]int{ClassClaudeOverLong: 1, ClassClaudeRenamed: 2, ClassClaudeShared: 3, ClassClaudeUnattributed: 4}
+	rank := map[mcpname.Class]int{ClassClaudeOverLong: 1, ClassClaudeRenamed: 2, ClassClaudeMayShare: 3, ClassClaudeShared: 4, ClassClaudeUnattributed: 5}
 	for i, nm := range names {
 		e := n.decide(site, nm, era, allowShared)
 		if e.Action == naming.ActRewrite {

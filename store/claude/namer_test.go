@@ -45,15 +45,30 @@ func TestClaudeSelectQuery(t *testing.T) {
 }
 
 // TestClaudeAmbiguousKeys: two server keys that normalize alike make a name written before
-// tools were normalized the current name of two tools: shared, kept without --allow-shared.
+// tools were normalized the current name of two tools — if both servers still have the tool x.y,
+// which the keys alone cannot tell: may be shared (claude-may-share, issue 23 item 10), kept
+// without --allow-shared, saying --discover lists the tools. With the tool lists (an inventory
+// listing x.y on both servers) it is surely shared (claude-shared).
 func TestClaudeAmbiguousKeys(t *testing.T) {
 	snap := &store.Snapshot{Agent: ID, Sites: []store.Site{{Kind: store.SiteCall, Name: "mcp__foo_bar__x.y", Raw: []byte(`"mcp__foo_bar__x.y"`)}}}
 	store.SetState(snap, &ClaudeMeta{Versions: []ClaudeVersionFrom{{Line: 0, Version: "1.0.51"}}})
 	keys := []ClaudeKey{{Key: "foo.bar", Source: "a"}, {Key: "foo_bar", Source: "b"}}
 	d := claudeNamer{}.Decide(snap, policyWith(ClaudePolicy{Keys: keys}))[0]
-	assert.Equal(t, ClassClaudeShared, d.Class)
+	assert.Equal(t, ClassClaudeMayShare, d.Class)
 	assert.Equal(t, naming.ActKeep, d.Action)
+	assert.True(t, d.KeepsRejected())
+	assert.Contains(t, d.Note, "may be shared: the servers' tool lists are unknown (foo.bar/x.y, foo_bar/x.y known from the sessions only); --discover lists them: ")
 	assert.Contains(t, d.Note, "foo.bar/x.y, foo_bar/x.y")
+
+	tools := []mcpname.ClaudeTool{{Server: "foo.bar", Tool: "x.y"}, {Server: "foo_bar", Tool: "x.y"}}
+	d = claudeNamer{}.Decide(snap, policyWith(ClaudePolicy{Keys: keys, Tools: tools}))[0]
+	assert.Equal(t, ClassClaudeShared, d.Class)
+	assert.NotContains(t, d.Note, "may be shared")
+
+	d = claudeNamer{}.Decide(snap, policyWith(ClaudePolicy{Keys: keys, AllowShared: true}))[0]
+	assert.Equal(t, ClassClaudeMayShare, d.Class)
+	assert.Equal(t, naming.ActRewrite, d.Action, "--allow-shared rewrites a name that may be shared too")
+	assert.Equal(t, "mcp__foo_bar__x_y", d.New)
 }
 
 // TestClaudeTwoRawToolsOneStoredName: 1.0.51 normalized the server only, so foo.bar/deploy.prod
