@@ -16,13 +16,18 @@ type RunFunc func(ctx context.Context, opt rewrite.ProcessOptions, each func(*re
 // FixApplyOptions is the rewrite.ApplyOptions of a fix run over p: backups and the manifest
 // under stateDir, the manifest's command "fix --apply" (with " --plan FILE", shell-quoted,
 // when planFile is not ""), the roots p walked plus the targets of the symlinks it followed,
-// now (the clock; nil: time.Now) and workers (0: the number of CPUs).
+// now (the clock; nil: time.Now) and workers (0: the number of CPUs); the --profile the stores
+// were read with is recorded for undo (issue 23 item 6).
 func (p *Pipeline) FixApplyOptions(stateDir, planFile string, now func() time.Time, workers int) rewrite.ApplyOptions {
 	command := "fix --apply"
 	if planFile != "" {
 		command += " --plan " + reports.ShellQuote(planFile)
 	}
-	return rewrite.ApplyOptions{StateDir: stateDir, Command: command, Roots: append(slices.Clip(p.Roots), p.Found.LinkTargets()...), Now: now, Workers: workers}
+	aopt := rewrite.ApplyOptions{StateDir: stateDir, Command: command, Roots: append(slices.Clip(p.Roots), p.Found.LinkTargets()...), Now: now, Workers: workers}
+	if p.Profile != nil {
+		aopt.Profile = p.Profile
+	}
+	return aopt
 }
 
 // ApplyPlan is fix --apply's write pass over p: the state directory of aopt is checked

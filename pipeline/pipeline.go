@@ -180,6 +180,9 @@ type Pipeline struct {
 	// Settings holds the settings files among the roots and their legacy-spelled rules
 	// (reported only; settings are never rewritten).
 	Settings *SettingsScan
+	// Profile is the --profile file the SQLite stores were read with (nil: none), as a fix run
+	// records it.
+	Profile *rewrite.RunProfile
 }
 
 // New resolves the roots (paths; none: the default roots of o.Agent, all.DefaultRoots), loads
@@ -245,6 +248,13 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	}
 	p := &Pipeline{Roots: roots, Found: found, Policy: pol,
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
+	if sopt.ProfileDoc != nil {
+		src := o.Profile
+		if a, err := filepath.Abs(src); err == nil {
+			src = a
+		}
+		p.Profile = &rewrite.RunProfile{Source: src, Document: sopt.ProfileDoc}
+	}
 	p.Summary = NewSummary(p.Found)
 	s := p.Summary
 	s.Dispatch = &check.Lookup{Policy: p.Policy}

@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -20,7 +22,13 @@ import (
 // force restores stores that changed since the run. The error is a usage error for a bad
 // option, else rewrite.UndoRun's (the outcomes so far are still returned).
 func UndoRun(ctx context.Context, dir string, m *rewrite.Manifest, busy time.Duration, force bool, now func() time.Time) ([]rewrite.UndoOutcome, error) {
-	sopt, err := StoreOptions("", busy)
+	return undoRun(ctx, dir, m, "", busy, force, now)
+}
+
+// undoRun is UndoRun with undo --profile FILE (profile; "" without): the SQLite profile the
+// stores are reopened with is the run's (UndoProfile).
+func undoRun(ctx context.Context, dir string, m *rewrite.Manifest, profile string, busy time.Duration, force bool, now func() time.Time) ([]rewrite.UndoOutcome, error) {
+	sopt, err := UndoProfile(m, profile, busy)
 	if err != nil {
 		return nil, err
 	}
@@ -28,6 +36,35 @@ func UndoRun(ctx context.Context, dir string, m *rewrite.Manifest, busy time.Dur
 	open := func(ref store.Ref) (store.Store, error) { return all.Reopen(ctx, ref, sopt) }
 	outs, _, err := rewrite.UndoRun(ctx, dir, m, open, force, now)
 	return outs, err
+}
+
+// UndoProfile is the store options undo reopens run m's stores with (busy: the write-lock
+// wait): the user SQLite profile the run was made with (fix --profile FILE; recorded in its
+// manifest since issue 23 item 6), else undo's --profile FILE (profile: a run made before the
+// profile was recorded, or recovered from its journal). Given both, they must be the same
+// document (compared as compact JSON): another profile could read other tables as the store's
+// (a usage error names both). A bad --profile is a usage error; a recorded profile that no
+// longer parses (a later sessionfix's) an error.
+func UndoProfile(m *rewrite.Manifest, profile string, busy time.Duration) (all.Options, error) {
+	sopt, err := StoreOptions(profile, busy)
+	if err != nil || m.Profile == nil {
+		return sopt, err
+	}
+	rec, err := all.ParseProfile(m.Profile.Document)
+	if err != nil {
+		return sopt, fmt.Errorf("run %s: the SQLite profile it recorded (from %s) cannot be read: %w", m.RunID, m.Profile.Source, err)
+	}
+	if profile != "" && !sameJSON(sopt.ProfileDoc, m.Profile.Document) {
+		return sopt, usagef("--profile %s is not the profile run %s was made with (%s, recorded in the run): drop --profile", profile, m.RunID, m.Profile.Source)
+	}
+	sopt.SQLite.Profile, sopt.ProfileDoc = rec, m.Profile.Document
+	return sopt, nil
+}
+
+// sameJSON reports whether a and b are the same JSON text but for white space.
+func sameJSON(a, b []byte) bool {
+	var x, y bytes.Buffer
+	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && bytes.Equal(x.Bytes(), y.Bytes())
 }
 
 // Undo statuses (undo --format json's files[].status).
@@ -90,6 +127,9 @@ type UndoRequest struct {
 	Force, Ask  bool
 	BusyTimeout time.Duration    // the SQLite write-lock wait
 	Now         func() time.Time // nil: time.Now
+	// Profile is undo --profile FILE ("" without): for a run made with fix --profile that did
+	// not record it (UndoProfile).
+	Profile string
 }
 
 // UndoHooks are the command's parts of an undo: Start when the run is found, trusted and
@@ -184,7 +224,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 			return end, nil
 		}
 	}
-	outs, err := UndoRun(ctx, dir, m, req.BusyTimeout, req.Force, req.Now) // m: read and checked above
+	outs, err := undoRun(ctx, dir, m, req.Profile, req.BusyTimeout, req.Force, req.Now) // m: read and checked above
 	if err != nil && len(outs) == 0 {
 		// Nothing was tried (the run is in use, its journal cannot be opened): nothing
 		// that says "undoing" is printed before the refusal.

@@ -51,11 +51,21 @@ type Manifest struct {
 	Files     []FileEntry `json:"files"`
 	Skipped   []Skipped   `json:"skipped,omitempty"`
 	ToolNotes []string    `json:"notes,omitempty"`
+	// Profile is the --profile the run's SQLite stores were read with (nil: none), so undo
+	// reopens them with it (issue 23 item 6). Sealed with the rest of the manifest.
+	Profile *RunProfile `json:"profile,omitempty"`
 
 	dir string // the run directory ReadRun read (where light entries are read back from)
 	// unreadable is why manifest.json could not be read when ReadRun recovered the files from
 	// the journal ("" when it was read).
 	unreadable string
+}
+
+// RunProfile is a user SQLite profile (--profile FILE) as a run recorded it: the path it was
+// read from (absolute; for messages only) and the file's JSON document as read.
+type RunProfile struct {
+	Source   string          `json:"source"`
+	Document json.RawMessage `json:"document"`
 }
 
 // FileEntry records one rewritten store.
@@ -132,6 +142,8 @@ type ApplyOptions struct {
 	Workers int
 	// Progress is called once per store done.
 	Progress func(store.Ref)
+	// Profile is the --profile the stores were read with (nil: none), recorded in the manifest.
+	Profile *RunProfile
 }
 
 // Outcome is what happened to one planned store.
@@ -259,7 +271,7 @@ func (r *run) start() error {
 		return err
 	}
 	r.j = j
-	r.m = &Manifest{Version: manifestVersion, RunID: r.id, Created: created.UTC(), Command: r.opt.Command, Roots: absPaths(r.opt.Roots), State: StateApplying}
+	r.m = &Manifest{Version: manifestVersion, RunID: r.id, Created: created.UTC(), Command: r.opt.Command, Roots: absPaths(r.opt.Roots), State: StateApplying, Profile: r.opt.Profile}
 	r.initErr = writeManifest(r.dir, r.m)
 	return r.initErr
 }

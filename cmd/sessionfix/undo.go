@@ -22,6 +22,9 @@ type undoOptions struct {
 	Format   string
 	// BusyTimeout bounds the wait for a SQLite store's write lock.
 	BusyTimeout time.Duration
+	// Profile is --profile FILE: the SQLite profile of a run made with fix --profile that did
+	// not record it (a run recorded it since issue 23 item 6; pipeline.UndoProfile).
+	Profile string
 }
 
 func newUndoCommand(env *Env) *cli.Command {
@@ -59,10 +62,11 @@ EXAMPLES:
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json (one closed JSON document, also on errors)"},
 			busyTimeoutFlag(),
+			fileFlag("profile", "the SQLite store profile (JSON) of a run made with fix --profile FILE whose run does not record it (older runs); a run records its profile, and undo uses it"),
 		},
 		Action: func(c *cli.Context) error {
 			opts := undoOptions{Last: c.Bool("last"), Force: c.Bool("force"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
-				Format: c.String("format"), BusyTimeout: c.Duration("busy-timeout")}
+				Format: c.String("format"), BusyTimeout: c.Duration("busy-timeout"), Profile: c.String("profile")}
 			switch c.NArg() {
 			case 0:
 			case 1:
@@ -140,7 +144,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	cleanLeftovers(env, opts.StateDir)
 	end, err := pipeline.Undo(ctx, pipeline.UndoRequest{StateDir: opts.StateDir, RunID: opts.RunID, Last: opts.Last, Force: opts.Force,
-		Ask: opts.Force && !opts.Yes, BusyTimeout: opts.BusyTimeout, Now: env.Now}, pipeline.UndoHooks{
+		Ask: opts.Force && !opts.Yes, BusyTimeout: opts.BusyTimeout, Now: env.Now, Profile: opts.Profile}, pipeline.UndoHooks{
 		Start: func(dir string, m *rewrite.Manifest, todo, todoDBs int) {
 			fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, pipeline.StoresPhrase(todo, todoDBs))
 			for _, n := range m.ToolNotes {

@@ -229,6 +229,8 @@ type Detection struct {
 type Options struct {
 	Agent  store.AgentID
 	SQLite sqlite.Options
+	// ProfileDoc is the --profile file as read (nil without): what a fix run records for undo.
+	ProfileDoc []byte
 }
 
 // OptionsFor is the Options for a user SQLite profile file (--profile; "" = none, else
@@ -236,14 +238,17 @@ type Options struct {
 func OptionsFor(profile string, busy time.Duration) (Options, error) {
 	opt := Options{SQLite: sqlite.Options{BusyTimeout: busy}}
 	if profile != "" {
-		p, err := sqlite.LoadProfile(profile)
+		p, doc, err := sqlite.ReadProfile(profile)
 		if err != nil {
 			return opt, err
 		}
-		opt.SQLite.Profile = p
+		opt.SQLite.Profile, opt.ProfileDoc = p, doc
 	}
 	return opt, nil
 }
+
+// ParseProfile reads a user SQLite profile from its JSON document (one a run recorded).
+func ParseProfile(doc []byte) (*sqlite.Profile, error) { return sqlite.ParseProfile(doc) }
 
 func (o Options) sqlite() sqlite.Options { return SQLiteOptions(o.SQLite) }
 
@@ -426,6 +431,10 @@ func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error
 		return nil, fmt.Errorf("%s: the run recorded a %s store, but the file is now a %s store: not restored", ref.Path, ref.Kind, d.Store.Ref().Kind)
 	case d.Unreadable != "":
 		return nil, fmt.Errorf("%s: %s", ref.Path, d.Unreadable)
+	}
+	if ref.Kind == store.KindSQLite && opt.SQLite.Profile == nil {
+		// A store of a user profile (fix --profile FILE) that the run did not record.
+		return nil, fmt.Errorf("%s: the run recorded a %s store, but no known SQLite store profile matches the file: not restored (a run made with fix --profile FILE: give undo --profile FILE)", ref.Path, ref.Kind)
 	}
 	return nil, fmt.Errorf("%s: the run recorded a %s store, but the file is not one: not restored", ref.Path, ref.Kind)
 }

@@ -23,6 +23,7 @@ var sqlFixtures = map[string][]string{
 	codexState:                             nil,
 	codexHistory:                           nil,
 	"../opencode/opencodebench/schema.sql": nil,
+	"../../fixtures/openwebui-schema/dump_sqlite.sql": nil,
 }
 
 // TestSQLFixturesLoadAsIs runs every SQL fixture (after its base) on a fresh, empty database

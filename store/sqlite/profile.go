@@ -105,15 +105,22 @@ var ErrBadProfile = errors.New("invalid SQLite store profile")
 // LoadProfile reads a JSON profile (see Profile) from path and validates it. Unknown fields are
 // errors, so a typo does not silently scan nothing.
 func LoadProfile(path string) (*Profile, error) {
+	p, _, err := ReadProfile(path)
+	return p, err
+}
+
+// ReadProfile is LoadProfile that also returns the file's bytes as read (a fix run records
+// them in its manifest, so undo reopens the store with the same profile: issue 23 item 6).
+func ReadProfile(path string) (*Profile, []byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read profile: %w", err)
+		return nil, nil, fmt.Errorf("read profile: %w", err)
 	}
 	p, err := ParseProfile(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s%s: %w", path, jsonpos.At(b, err), err)
+		return nil, nil, fmt.Errorf("%s%s: %w", path, jsonpos.At(b, err), err)
 	}
-	return p, nil
+	return p, b, nil
 }
 
 // ParseProfile decodes and validates a JSON profile.
