@@ -123,13 +123,23 @@ func CheckAgentOptions(id string, given []string) error {
 		if agentHasOption(chosen, name) {
 			continue
 		}
-		for _, a := range all.Agents {
-			if agentHasOption(a, name) {
-				return usagef("--%s is a %s flag; --agent %s does not take it", name, a.Name, id)
-			}
+		if owners := OptionOwners(name); len(owners) > 0 {
+			return usagef("--%s is a %s flag; --agent %s does not take it", name, strings.Join(owners, " and "), id)
 		}
 	}
 	return nil
+}
+
+// OptionOwners names the agents that declare the option name (Options or SentAsOption), in
+// list order: two rooms may declare one flag for a file format both agents read.
+func OptionOwners(name string) []string {
+	var out []string
+	for _, a := range all.Agents {
+		if agentHasOption(a, name) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }
 
 // agentHasOption reports whether name is one of a's own options (Options or SentAsOption).

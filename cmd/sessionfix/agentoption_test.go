@@ -3,11 +3,13 @@ package main
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 )
@@ -53,7 +55,8 @@ func TestAnotherAgentsOptionIsRefused(t *testing.T) {
 				r := runCLI(t, testEnv(t), "", args...)
 				n++
 				assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.err)
-				assert.Equal(t, "sessionfix: --"+x.o.Name+" is a "+owner.Name+" flag; --agent "+string(id)+" does not take it\n", r.err, "%v", args)
+				assert.Equal(t, "sessionfix: --"+x.o.Name+" is a "+strings.Join(pipeline.OptionOwners(x.o.Name), " and ")+" flag; --agent "+string(id)+" does not take it\n", r.err, "%v", args)
+				assert.Contains(t, pipeline.OptionOwners(x.o.Name), owner.Name)
 				assert.Empty(t, r.out, "%v", args)
 			}
 		}

@@ -92,8 +92,8 @@ func rulesRefused(o fixOptions, a *agent.Agent) (names []string, set bool) {
 	set = o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy
 	for _, other := range all.Agents {
 		for _, opt := range other.Options {
-			if other == a {
-				continue // the migrating agent's own: refused by fix's list or read (RuleFix.Uses)
+			if other == a || slices.ContainsFunc(a.Options, func(o agent.Option) bool { return o.Name == opt.Name }) {
+				continue // the migrating agent's own (also when another room shares it): refused by fix's list or read (RuleFix.Uses)
 			}
 			names = append(names, "--"+opt.Name)
 			set = set || len(o.Common.AgentOptions[opt.Name]) > 0

@@ -64,15 +64,32 @@ func orList(parts []string) string {
 
 // agentFlags are the agents' options listed before the general flag before ("" = after all
 // of them), as urfave/cli flags; each call makes new flag values (a repeatable one keeps its
-// values in the flag).
+// values in the flag). An option two rooms declare (the same name: one file format both agents
+// read) is one flag, made from the first declaration in list order, its usage followed by the
+// others' ("; also " …); every declaring room reads its values.
 func agentFlags(before string) []cli.Flag {
 	var out []cli.Flag
+	for _, o := range sharedOptions() {
+		if o.Before != before {
+			continue
+		}
+		out = append(out, optionFlag(o))
+	}
+	return out
+}
+
+// sharedOptions are the agents' options in list order, one per name (agentFlags).
+func sharedOptions() []agent.Option {
+	var out []agent.Option
+	at := map[string]int{}
 	for _, a := range all.Agents {
 		for _, o := range a.Options {
-			if o.Before != before {
+			if i, ok := at[o.Name]; ok {
+				out[i].Usage += "; also " + o.Usage
 				continue
 			}
-			out = append(out, optionFlag(o))
+			at[o.Name] = len(out)
+			out = append(out, o)
 		}
 	}
 	return out
@@ -138,9 +155,7 @@ func checkAgentOptions(c *cli.Context, id string) error {
 // readAgentOptions are the values of the agents' options given (agent.Values).
 func readAgentOptions(c *cli.Context) agent.Values {
 	out := agent.Values{}
-	for _, a := range all.Agents {
-		readOptions(c, out, a.Options)
-	}
+	readOptions(c, out, sharedOptions())
 	return out
 }
 

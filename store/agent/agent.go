@@ -98,6 +98,14 @@ type Agent struct {
 	// an unknown store. It may look at the file system.
 	KnownFile func(path string) string
 
+	// Relocate says where the agent's newest release opens a store of the agent that lies
+	// where that release no longer looks (a legacy layout: Acme 2 reads
+	// sessions/<id>/log.jsonl, Acme 1 wrote sessions/<id>.jsonl): the path to move it to and
+	// why, in words for the plan ("Acme 2 resumes only sessions/<id>/log.jsonl"); "" when the
+	// store is where it belongs. fix --apply --move-legacy renames such a store there (the
+	// run records the move, undo moves it back). Pure: it reads the path only.
+	Relocate func(ref store.Ref) (to, why string)
+
 	// Redispatches is the agent's re-dispatch lookup (issue 13 item 3): the findings of one
 	// store plan of the agent's, in plan order, one per distinct (stored call, called identity)
 	// with its count; only classes redispatch and ambiguous. nil: the agent's calls are not

@@ -24,6 +24,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/copilot"
 	"github.com/sessionfix/sessionfix/store/crush"
 	"github.com/sessionfix/sessionfix/store/gemini"
 	"github.com/sessionfix/sessionfix/store/goose"
@@ -43,6 +44,7 @@ var Agents = []*agent.Agent{
 	opencode.Agent,
 	crush.Agent,
 	goose.Agent,
+	copilot.Agent,
 }
 
 // infoFirst are the agents whose plan lines (agent.Prepared.Info) a plan's text prints before

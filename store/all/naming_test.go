@@ -13,6 +13,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/copilot"
 	"github.com/sessionfix/sessionfix/store/gemini"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
@@ -25,7 +26,8 @@ func TestNamersComeFromTheList(t *testing.T) {
 		ids = append(ids, ci.Class)
 	}
 	assert.Equal(t, []mcpname.Class{gemini.ClassRenamed, gemini.ClassShared, gemini.ClassUnattributed, codex.ClassCodexRejected, codex.ClassCodexUnattributed, codex.ClassCodexOverLong,
-		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeMayShare, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong}, ids)
+		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeMayShare, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong,
+		copilot.ClassCopilotRenamed, copilot.ClassCopilotNoTool, copilot.ClassCopilotUnattributed, copilot.ClassCopilotShadowed}, ids)
 	ci, ok := ClassOf(claude.ClassClaudeShared)
 	assert.True(t, ok)
 	assert.Contains(t, ci.Action, "--allow-shared")

@@ -24,6 +24,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
 	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/store/copilot"
 	"github.com/sessionfix/sessionfix/store/gemini"
 	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -52,6 +53,7 @@ const (
 	geminiHash    = "tmp/a0c9df951b23fcfce00a2bbcbf05d4e68ac9d54e65ba6fe49f604d57ff0eb3da/chats/session-2026-12-05T23-22-522ccb7f.json"
 	geminiJSON    = fx + "gemini-real/dot-gemini-after-resume/" + geminiHash
 	geminiJSONL   = fx + "gemini-real/dot-gemini-after-resume/tmp/lab/chats/session-2026-12-05T23-22-522ccb7f.jsonl"
+	copilotHist   = fx + "copilot-derived/dot-copilot/history-session-state/5b8e1c2a-6f0d-4c1e-9a57-3d2f4b6c8e10.json"
 	sqliteTestdat = "../sqlite/testdata/"
 )
 
@@ -85,6 +87,9 @@ func namedCases() []profileCase {
 		{name: "claude code session 2.1.332 (tool_use, select:, tool_reference, deferred names)", kind: claude.KindSession, new: fileFixture(claude21332, ".claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl", claudeMarkRule, 4, 0)},
 		{name: "gemini cli session .json 0.10.0 (hash directory)", kind: gemini.KindSessionJSON, new: fileFixture(geminiJSON, ".gemini/"+geminiHash, geminiRule, 4, 0)},
 		{name: "gemini cli session .jsonl converted by 0.61.0 ($set records)", kind: gemini.KindSession, new: fileFixture(geminiJSONL, ".gemini/tmp/lab/chats/session-2026-12-05T23-22-522ccb7f.jsonl", geminiRule, 4, 0)},
+		// A history document holds no raw identity: each name is decided alone without the
+		// home's server keys, so the case renames every rejected name to its sanitized form.
+		{name: "copilot history-session-state document", kind: copilot.KindHistory, new: fileFixture(copilotHist, ".copilot/history-session-state/5b8e1c2a-6f0d-4c1e-9a57-3d2f4b6c8e10.json", copilotSanitizeRule, 3, 0)},
 		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
@@ -100,6 +105,16 @@ func namedCases() []profileCase {
 		{name: "codex thread history", kind: store.KindSQLite, profile: "codex", readOnly: true, new: dbFixture("thread_history_1.sqlite", []string{codexHistory}, "", "", 0)},
 		{name: "codex state", kind: store.KindSQLite, profile: "codex-state", readOnly: true, new: dbFixture("state_5.sqlite", []string{codexState}, "", "", 0)},
 	}
+}
+
+// copilotSanitizeRule renames a name outside ^[a-zA-Z0-9_-]{1,64}$ to mcpname.CopilotSanitize
+// of it, cut to 64.
+func copilotSanitizeRule(s store.Site) (string, bool) {
+	if mcpname.CopilotNameAccepted(s.Name) {
+		return "", false
+	}
+	n := mcpname.CopilotSanitize(s.Name)
+	return n[:min(len(n), mcpname.CopilotMaxName)], true
 }
 
 // fixtureCases are the cases a room brings with its fixtures alone: every file under
