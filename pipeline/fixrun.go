@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sessionfix/sessionfix/internal/usage"
@@ -50,6 +51,9 @@ type FixPassEnd struct {
 	Line    string
 	Result  *rewrite.Result
 	Skipped []SkippedRow
+	// Moves are the stores a dry run (or review) with Options.MoveLegacy would move
+	// (Pipeline.Relocations); an apply's moves are in Result.Moves.
+	Moves []rewrite.Relocation
 }
 
 // FixRequest is one fix run, its flags checked by the command.
@@ -128,7 +132,7 @@ func Fix(ctx context.Context, env Env, req FixRequest, h FixHooks) (*FixEnd, err
 		if _, err := runOf(p)(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: req.PlanOut != ""}, each); err != nil {
 			return nil, h.View.Abort(err, FixPassEnd{})
 		}
-		if err := h.View.End(PassDryRun, FixPassEnd{Summary: p.Summary, Line: p.Summary.SummaryLine(false)}); err != nil {
+		if err := h.View.End(PassDryRun, FixPassEnd{Summary: p.Summary, Line: p.Summary.SummaryLine(false), Moves: p.moves()}); err != nil {
 			return nil, err
 		}
 		if req.PlanOut != "" {
@@ -146,10 +150,11 @@ func Fix(ctx context.Context, env Env, req FixRequest, h FixHooks) (*FixEnd, err
 		if _, err := runOf(p)(ctx, rewrite.ProcessOptions{ApplyOptions: aopt, Hash: true}, pc.Wrap(h.View.Store)); err != nil {
 			return nil, err
 		}
-		if err := h.View.End(PassReview, FixPassEnd{Summary: p.Summary, Line: p.Summary.SummaryLine(false)}); err != nil {
+		moves := p.moves()
+		if err := h.View.End(PassReview, FixPassEnd{Summary: p.Summary, Line: p.Summary.SummaryLine(false), Moves: moves}); err != nil {
 			return nil, err
 		}
-		if p.Summary.Report.Totals.Rewrite == 0 {
+		if p.Summary.Report.Totals.Rewrite == 0 && len(moves) == 0 {
 			return &FixEnd{Summary: p.Summary, Code: p.Summary.ExitCode(false, req.FailOnKept)}, nil
 		}
 		ok, err := h.Confirm(p.Summary)
@@ -178,11 +183,28 @@ func Fix(ctx context.Context, env Env, req FixRequest, h FixHooks) (*FixEnd, err
 	if err != nil {
 		return nil, h.View.Abort(err, FixPassEnd{Result: res, Skipped: t.Skipped})
 	}
+	for _, m := range res.Moves {
+		switch {
+		case m.Err == nil:
+		case errors.Is(m.Err, store.ErrInUse):
+			p.Summary.InUse++
+		default:
+			p.Summary.ApplyErrs++
+		}
+	}
 	e := FixPassEnd{Summary: p.Summary, Line: p.Summary.AppliedLine(t.Names, t.Stores, t.DBs, t.Skipped), Result: res, Skipped: t.Skipped}
 	if err := h.View.End(PassApply, e); err != nil {
 		return nil, err
 	}
 	return &FixEnd{Summary: p.Summary, Code: p.Summary.ExitCode(true, req.FailOnKept)}, nil
+}
+
+// moves are the moves a dry run or review lists: Relocations with MoveLegacy, else none.
+func (p *Pipeline) moves() []rewrite.Relocation {
+	if !p.MoveLegacy {
+		return nil
+	}
+	return p.Relocations()
 }
 
 // FixTally counts what an apply pass did, from its streamed store results: Stores rewritten

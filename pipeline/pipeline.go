@@ -46,6 +46,10 @@ type Options struct {
 	// RollBack: fix --apply rolls back a hot SQLite journal a crashed writer left before it
 	// reads the database (scan and dry-runs only read: they report it).
 	RollBack bool
+	// MoveLegacy (fix --move-legacy): a store an agent's newest release no longer opens where
+	// it lies (agent.Agent.Relocate) is moved where it does, after the rewrites of an apply
+	// (recorded in the run; undo moves it back); a dry run lists the moves (Relocations).
+	MoveLegacy bool
 }
 
 // Env is what a pipeline reads of the process: the environment (Getenv; Environ lists it
@@ -193,6 +197,8 @@ type Pipeline struct {
 	// Profile is the --profile file the SQLite stores were read with (nil: none), as a fix run
 	// records it.
 	Profile *rewrite.RunProfile
+	// MoveLegacy is Options.MoveLegacy: an apply pass (Run) moves the stores Relocations lists.
+	MoveLegacy bool
 }
 
 // New resolves the roots (paths; none: the default roots of o.Agent, all.DefaultRoots), loads
@@ -256,7 +262,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	for _, set := range pr.set {
 		set(&pol)
 	}
-	p := &Pipeline{Roots: roots, Found: found, Policy: pol,
+	p := &Pipeline{Roots: roots, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy,
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
 	if sopt.ProfileDoc != nil {
 		src := o.Profile
@@ -320,6 +326,9 @@ func checkRoots(env Env, id string, isDefault bool, found *scan.Found, settingsF
 // result to Summary and then calling each (nil: none) for it, in path order; Summary is
 // finished when Run returns.
 func (p *Pipeline) Run(ctx context.Context, opt rewrite.ProcessOptions, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
+	if opt.Apply && p.MoveLegacy {
+		opt.Relocate = all.Relocate
+	}
 	stores := make([]store.Store, len(p.Found.Targets))
 	for i, t := range p.Found.Targets {
 		stores[i] = t.Store
@@ -333,6 +342,20 @@ func (p *Pipeline) Run(ctx context.Context, opt rewrite.ProcessOptions, each fun
 	})
 	p.Summary.Finish()
 	return res, err
+}
+
+// Relocations are the moves of the stores found that an agent's newest release no longer
+// opens where they lie (all.Relocate), in walk order: what fix --move-legacy would move. The
+// apply makes them only for stores it read and did not refuse (rewrite.ProcessOptions.Relocate).
+func (p *Pipeline) Relocations() []rewrite.Relocation {
+	var out []rewrite.Relocation
+	for _, t := range p.Found.Targets {
+		ref := t.Store.Ref()
+		if to, why := all.Relocate(ref); to != "" {
+			out = append(out, rewrite.Relocation{Ref: ref, To: to, Why: why})
+		}
+	}
+	return out
 }
 
 // SameFile reports whether two paths name the same file (fileio.SameFile).

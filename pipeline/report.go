@@ -351,6 +351,38 @@ type FixTail struct {
 	Redispatch []check.Redispatch `json:"redispatch,omitempty"`
 	// RedispatchNote is RedispatchLine ("" when none).
 	RedispatchNote string `json:"redispatch_note,omitempty"`
+	// Moves are the stores fix --move-legacy moves (a dry run: would move; an apply: moved,
+	// or the error that kept one where it was); absent when none.
+	Moves []MoveRow `json:"moves,omitempty"`
+}
+
+// MoveRow is one store fix --move-legacy moves: from, to, the agent's reason, and for an
+// apply whether it was moved (Error says why not).
+type MoveRow struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Why   string `json:"why"`
+	Moved bool   `json:"moved"`
+	Error string `json:"error,omitempty"`
+}
+
+// MoveRows are the rows of a dry run's relocations (moves) or an apply's outcomes (res).
+func MoveRows(moves []rewrite.Relocation, res *rewrite.Result) []MoveRow {
+	var out []MoveRow
+	if res != nil {
+		for _, m := range res.Moves {
+			r := MoveRow{From: m.Entry.From, To: m.Entry.To, Why: m.Entry.Why, Moved: m.Err == nil}
+			if m.Err != nil {
+				r.Error = m.Err.Error()
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	for _, m := range moves {
+		out = append(out, MoveRow{From: m.Ref.Path, To: m.To, Why: m.Why})
+	}
+	return out
 }
 
 // AgentInfo are the agents' rows of what their stores were planned with (agent.Prepared.Info),

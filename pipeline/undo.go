@@ -215,6 +215,11 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 			}
 		}
 	}
+	for _, mv := range m.Moves {
+		if !mv.Restored {
+			todo++ // a moved store, moved back (rewrite.MoveEntry)
+		}
+	}
 	if req.Ask {
 		h.Start(dir, m, todo, todoDBs)
 		if ok, err := h.Confirm(m); err != nil {

@@ -30,6 +30,11 @@ type ProcessOptions struct {
 	// now has something to rewrite, gets an Outcome with a *PlanChangedError (in use), one
 	// planned to other edits a *PlanMismatchError. Read-only while Process runs.
 	Planned map[string]*PlannedStore
+	// Relocate, with Apply, says where a store is to be moved ("" : it stays; fix
+	// --move-legacy: the agents' agent.Agent.Relocate). The moves are made once every store
+	// was processed, in store order, for the stores that were read and not refused or failed
+	// (Result.Moves; move.go).
+	Relocate func(store.Ref) (to, why string)
 }
 
 // StoreResult is one store through the pipeline: its plan (or the error that kept it from
@@ -87,6 +92,7 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 		window = applyWindow * workers
 	}
 	sw := &storeWeights{}
+	var rels []Relocation
 	emitErr := ordered(ctx, cancel, len(stores), workers, window,
 		weights{limit: WindowSites, of: func(i int) int64 { return sw.estimate(stores[i]) }},
 		func(i int, part func(*StoreResult), slot *runSlot) *StoreResult {
@@ -99,9 +105,21 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 			if ctx.Err() != nil {
 				return nil // interrupted: the caller reports the interruption, not each store
 			}
+			if opt.Apply && opt.Relocate != nil && res.ScanErr == nil && (res.Batch == nil || res.Batch.Last) &&
+				(res.Outcome == nil || res.Outcome.Err == nil) {
+				ref := res.Store.Ref()
+				if to, why := opt.Relocate(ref); to != "" {
+					rels = append(rels, Relocation{Ref: ref, To: to, Why: why})
+				}
+			}
 			return emit(res)
 		})
+	var moves []MoveOutcome
+	if emitErr == nil && ctx.Err() == nil && len(rels) > 0 {
+		moves = r.moveAll(ctx, rels)
+	}
 	out, err := r.finish(context.Cause(ctx))
+	out.Moves = moves
 	if emitErr != nil {
 		return out, emitErr
 	}

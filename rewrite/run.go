@@ -54,6 +54,9 @@ type Manifest struct {
 	// Profile is the --profile the run's SQLite stores were read with (nil: none), so undo
 	// reopens them with it (issue 23 item 6). Sealed with the rest of the manifest.
 	Profile *RunProfile `json:"profile,omitempty"`
+	// Moves are the stores the run moved (fix --apply --move-legacy; move.go), in the order
+	// made; absent when none.
+	Moves []MoveEntry `json:"moves,omitempty"`
 
 	dir string // the run directory ReadRun read (where light entries are read back from)
 	// unreadable is why manifest.json could not be read when ReadRun recovered the files from
@@ -99,10 +102,13 @@ type Skipped struct {
 type journalEntry struct {
 	// Sum seals the line like Manifest.Checksum (first member, see trust.go).
 	Sum string `json:"sum,omitempty"`
-	// "commit" (about to replace), "done", "abort"; fileio.TempCreating, TempForeign, TempGone
-	// (Path is the temp file, Store the file it is for).
-	Event  string     `json:"event"`
-	Entry  *FileEntry `json:"entry,omitempty"`
+	// "commit" (about to replace), "done", "abort"; "move", "moved", "move-abort" (a store
+	// moved, move.go); fileio.TempCreating, TempForeign, TempGone (Path is the temp file,
+	// Store the file it is for).
+	Event string     `json:"event"`
+	Entry *FileEntry `json:"entry,omitempty"`
+	// Move is the move of a "move" (from and to) or "moved" (the whole entry) line.
+	Move   *MoveEntry `json:"move,omitempty"`
 	Path   string     `json:"path,omitempty"`
 	Store  string     `json:"store,omitempty"`
 	Reason string     `json:"reason,omitempty"`
@@ -167,6 +173,8 @@ type Result struct {
 	// Files is how many rewritten stores the manifest records.
 	Files    int
 	Outcomes []Outcome
+	// Moves are the moves the run made or tried (ProcessOptions.Relocate), in order.
+	Moves []MoveOutcome
 }
 
 // Committed reports whether the store was rewritten (Change set): Err is then an error that
@@ -337,7 +345,7 @@ func (r *run) finish(interrupted error) (*Result, error) {
 		r.m.State = StatePartial
 		r.m.ToolNotes = append(r.m.ToolNotes, "interrupted ("+interrupted.Error()+"): stores after those listed were not rewritten")
 	}
-	if len(r.files) == 0 && nothingJournaled(filepath.Join(r.dir, journalName)) {
+	if len(r.files) == 0 && len(r.m.Moves) == 0 && nothingJournaled(filepath.Join(r.dir, journalName)) {
 		// Every store was refused or failed before its rewrite (a SQLite store in use, exit 4):
 		// there is nothing to undo, so no run is left for `runs` to list (issue 9, finding 11).
 		r.j.close()
@@ -679,7 +687,8 @@ func ReadRun(dir string) (*Manifest, error) {
 			return nil, fmt.Errorf("read run %s: manifest: %v; journal: %w", filepath.Base(dir), err, jerr)
 		}
 		m = &Manifest{Version: 1, RunID: filepath.Base(dir), State: StateApplying, Files: files, dir: dir, unreadable: err.Error(),
-			ToolNotes: []string{"manifest.json unreadable (" + err.Error() + "): files recovered from journal.jsonl"}}
+			ToolNotes: []string{"manifest.json unreadable (" + err.Error() + "): files recovered from journal.jsonl"},
+			Moves:     recoverMoves(filepath.Join(dir, journalName))}
 		if fi, serr := os.Stat(dir); serr == nil {
 			m.Created = fi.ModTime().UTC()
 		}
@@ -691,6 +700,7 @@ func ReadRun(dir string) (*Manifest, error) {
 			return nil, err
 		}
 		m.Files = files
+		m.Moves = recoverMoves(filepath.Join(dir, journalName))
 	} else if errors.Is(err, ErrUntrustedRun) {
 		return nil, err
 	}
@@ -781,6 +791,9 @@ type RunInfo struct {
 	Command  string    `json:"command,omitempty"`
 	ReadErr  string    `json:"error,omitempty"`
 	Restored int       `json:"restored"`
+	// Moves counts the stores the run moved (Manifest.Moves), MovesUndone those moved back.
+	Moves       int `json:"moves,omitempty"`
+	MovesUndone int `json:"moves_undone,omitempty"`
 	// Untrusted is set when ReadErr is an *UntrustedError (a sealed manifest or journal that
 	// fails its checksum: edited or damaged), so the run did record changes.
 	Untrusted bool `json:"-"`
@@ -822,6 +835,12 @@ func ListRuns(stateDir string) ([]RunInfo, error) {
 				ri.Restored++
 			}
 		}
+		ri.Moves = len(m.Moves)
+		for _, mv := range m.Moves {
+			if mv.Restored {
+				ri.MovesUndone++
+			}
+		}
 		out = append(out, ri)
 	}
 	// Oldest first by creation time (to the nanosecond; ids only carry the second), then id.
@@ -841,7 +860,7 @@ func nothingJournaled(path string) bool {
 	if err != nil {
 		return false
 	}
-	open := map[string]bool{}
+	open, moving := map[string]bool{}, map[string]bool{}
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if len(line) == 0 {
 			continue
@@ -852,6 +871,10 @@ func nothingJournaled(path string) bool {
 		}
 		switch e.Event {
 		case "abort":
+		case "move":
+			moving[e.Path] = true
+		case "move-abort":
+			delete(moving, e.Path)
 		case fileio.TempCreating:
 			open[e.Path] = true
 		case fileio.TempForeign, fileio.TempGone:
@@ -860,7 +883,7 @@ func nothingJournaled(path string) bool {
 			return false
 		}
 	}
-	return len(open) == 0
+	return len(open) == 0 && len(moving) == 0
 }
 
 // errTorn marks the torn last line of a journal.
@@ -904,7 +927,7 @@ func FindRun(stateDir, id string, last bool) (string, error) {
 		found := -1
 		for i := len(runs) - 1; i >= 0; i-- {
 			r := runs[i]
-			if r.ReadErr == "" && r.Files > 0 && r.State != StateUndone {
+			if r.ReadErr == "" && r.Files+r.Moves > 0 && r.State != StateUndone {
 				found = i
 				break
 			}
@@ -947,7 +970,10 @@ func FindRun(stateDir, id string, last bool) (string, error) {
 type UndoOutcome struct {
 	Ref   store.Ref
 	Names int
-	Err   error
+	// Move is set when the outcome is a move undone (Ref is the store at its old path, where
+	// it was moved back to).
+	Move *MoveEntry
+	Err  error
 	// Already is set when the store already held its original content.
 	Already bool
 }
@@ -989,6 +1015,12 @@ func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bo
 	er := &entryReader{dir: m.dir, run: m.RunID}
 	defer er.close()
 	var out []UndoOutcome
+	// Moves first (newest first): a store moved and rewritten gets its bytes back at its old
+	// path.
+	for _, u := range undoMoves(ctx, m, force) {
+		mv := u.Entry
+		out = append(out, UndoOutcome{Ref: store.Ref{Path: mv.From, Kind: mv.Kind}, Move: &mv, Err: u.Err, Already: u.Already})
+	}
 	for i := len(m.Files) - 1; i >= 0; i-- {
 		f := &m.Files[i]
 		o := UndoOutcome{Ref: f.Ref, Names: f.Edits}
@@ -1025,7 +1057,12 @@ func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bo
 			restored++
 		}
 	}
-	if restored == len(m.Files) {
+	for _, mv := range m.Moves {
+		if mv.Restored {
+			restored++
+		}
+	}
+	if restored == len(m.Files)+len(m.Moves) {
 		m.State = StateUndone
 		t := now().UTC()
 		m.UndoneAt = &t

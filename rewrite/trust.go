@@ -195,6 +195,9 @@ func CheckRun(dir string, m *Manifest) error {
 	if err != nil {
 		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: err.Error()}
 	}
+	if err := checkMoves(m, roots); err != nil {
+		return err
+	}
 	for i := range m.Files {
 		f := &m.Files[i]
 		if f.Restored {

@@ -58,6 +58,7 @@ func newFixCommand(env *Env) *cli.Command {
 			failOnFlag(),
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
 			&cli.StringFlag{Name: "plan", Usage: "with --apply: apply exactly the plan in FILE (written by --plan-out); a store that changed since is refused (exit 4), the others are rewritten as planned", TakesFile: true},
+			&cli.BoolFlag{Name: "move-legacy", Usage: "also move each store its agent's newest release no longer opens where it lies (a legacy layout) to where that release opens the same bytes, after the rewrites; recorded in the run, undo moves it back (a dry run lists the moves)"},
 		), fixRulesFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
@@ -65,6 +66,7 @@ func newFixCommand(env *Env) *cli.Command {
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
 				FailOn: c.String("fail-on"), PlanOut: c.String("plan-out"), Plan: c.String("plan"), planSet: c.IsSet("plan"),
 			}
+			opts.Common.MoveLegacy = c.Bool("move-legacy")
 			if c.IsSet("plan-out") && opts.PlanOut == "" {
 				return usageErrorf("--plan-out needs a file name; it was given an empty one")
 			}
@@ -116,6 +118,8 @@ type fixOutput struct {
 	skipped []pipeline.SkippedRow
 	// partOpen: the plan of a store given in parts was printed without its closing blank line.
 	partOpen bool
+	// moves: the stores --move-legacy would move (dry run) or moved (apply).
+	moves []pipeline.MoveRow
 }
 
 func (o *fixOutput) store(r *rewrite.StoreResult) error {
@@ -210,7 +214,7 @@ func (o *fixOutput) begin(mode string) {
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
 		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Agents: a.Report.Agents,
-			Redispatch: a.Report.Redispatch, RedispatchNote: pipeline.RedispatchLine(a.Report.Redispatch)}
+			Redispatch: a.Report.Redispatch, RedispatchNote: pipeline.RedispatchLine(a.Report.Redispatch), Moves: o.moves}
 		if t.Skipped == nil {
 			t.Skipped = []pipeline.SkippedRow{}
 		}
@@ -234,6 +238,17 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 	writeAgentInfo(o.env.Out, &a.Report)
 	pipeline.WriteRedispatchText(o.env.Out, a.Report.Redispatch)
 	fmt.Fprintln(o.env.Out, summary)
+	for _, m := range o.moves {
+		switch {
+		case res == nil:
+			fmt.Fprintf(o.env.Out, "would move %s -> %s (%s)\n", reports.Printable(m.From), reports.Printable(m.To), m.Why)
+		case m.Moved:
+			fmt.Fprintf(o.env.Out, "moved %s -> %s\n", reports.Printable(m.From), reports.Printable(m.To))
+		default:
+			flushOut(o.env)
+			fmt.Fprintf(o.env.Err, "%s: not moved to %s: %s\n", reports.Printable(m.From), reports.Printable(m.To), reports.Printable(m.Error))
+		}
+	}
 	if l := a.KeptLine(); l != "" {
 		fmt.Fprintln(o.env.Out, l)
 	}
@@ -416,9 +431,11 @@ func (v *fixView) Store(r *rewrite.StoreResult) error {
 func (v *fixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
 	if pass == pipeline.PassReview {
 		// The text end of a run (held plans, summary, problems, closing lines), as a dry run.
+		v.review.moves = pipeline.MoveRows(e.Moves, nil)
 		return v.review.end(e.Summary, e.Line, nil)
 	}
 	v.out.skipped = e.Skipped
+	v.out.moves = pipeline.MoveRows(e.Moves, e.Result)
 	if err := v.out.end(e.Summary, e.Line, e.Result); err != nil {
 		return err
 	}
@@ -426,10 +443,13 @@ func (v *fixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
 	switch {
 	case v.opts.Format != "table":
 	case pass == pipeline.PassDryRun:
-		if v.opts.PlanOut == "" && e.Summary.Report.Totals.Rewrite > 0 {
+		switch {
+		case v.opts.PlanOut == "" && e.Summary.Report.Totals.Rewrite > 0:
 			fmt.Fprintln(v.env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
+		case v.opts.PlanOut == "" && len(e.Moves) > 0:
+			fmt.Fprintln(v.env.Out, "dry-run: nothing was changed; run with --apply --yes --move-legacy to move")
 		}
-	case res.RunID != "" && res.Files > 0:
+	case res.RunID != "" && (res.Files > 0 || len(res.Moves) > 0):
 		fmt.Fprintf(v.env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
 			res.RunID, res.Dir, reports.ShellQuote(v.opts.StateDir), res.RunID)
 		for _, n := range res.Manifest.ToolNotes {

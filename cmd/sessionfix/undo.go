@@ -89,6 +89,9 @@ type undoFile struct {
 	Status string `json:"status"`
 	Names  int    `json:"names"`
 	Reason string `json:"reason,omitempty"`
+	// MovedFrom is set for a store the run moved (fix --move-legacy): where it was, Path
+	// where it is moved back to.
+	MovedFrom string `json:"moved_from,omitempty"`
 }
 
 // undoReport is undo --format json: always one closed document; Error is set when the undo
@@ -172,7 +175,12 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 				f.Reason = o.Err.Error()
 				flushOut(env)
 			}
+			if o.Move != nil {
+				f.MovedFrom = o.Move.To
+			}
 			switch {
+			case f.Status == pipeline.UndoRestored && !late && o.Move != nil:
+				fmt.Fprintf(env.Out, "  moved back %s (from %s)\n", path, reports.Printable(o.Move.To))
 			case f.Status == pipeline.UndoRestored && !late:
 				fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
 			case late:

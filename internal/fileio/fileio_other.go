@@ -12,3 +12,6 @@ func nlink(os.FileInfo) uint64 { return 1 }
 // openNoFollow opens path read-only (this platform has no O_NOFOLLOW: rewrite.CheckRun's
 // symlink check is all there is).
 func openNoFollow(path string) (*os.File, error) { return os.Open(path) }
+
+// devIno is unknown here: UnmoveFile then checks size and mtime only.
+func devIno(os.FileInfo) (uint64, uint64) { return 0, 0 }

@@ -27,3 +27,11 @@ func nlink(fi os.FileInfo) uint64 {
 func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 }
+
+// devIno is fi's device and inode numbers (Move's identity of a moved file).
+func devIno(fi os.FileInfo) (uint64, uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
+}

@@ -144,6 +144,19 @@ func KnownFile(path string) string {
 	return ""
 }
 
+// Relocate says where an agent's newest release opens the store ref instead of where it lies
+// (agent.Agent.Relocate of the first agent that asks for a move, in list order), or "".
+func Relocate(ref store.Ref) (to, why string) {
+	for _, a := range Agents {
+		if a.Relocate != nil {
+			if to, why := a.Relocate(ref); to != "" {
+				return to, why
+			}
+		}
+	}
+	return "", ""
+}
+
 // Selectable lists the ids --agent accepts (agents with default roots or a forced reading),
 // for usage messages.
 func Selectable() []store.AgentID {

@@ -1,0 +1,99 @@
+package fileio
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// TestMoveFileRoundTrip: a flat file moved into a directory MoveFile creates, then moved back:
+// the same inode throughout, the directory removed again, the bytes untouched.
+func TestMoveFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "s.jsonl")
+	to := filepath.Join(dir, "s", "events.jsonl")
+	require.NoError(t, os.WriteFile(from, []byte("{}\n"), 0o600))
+	before, err := os.Stat(from)
+	require.NoError(t, err)
+	m, err := MoveFile(context.Background(), from, to)
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(dir, "s")}, m.Made)
+	assert.Equal(t, int64(3), m.State.Size)
+	assert.NoFileExists(t, from)
+	after, err := os.Stat(to)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after))
+	require.NoError(t, UnmoveFile(context.Background(), m, false))
+	assert.NoDirExists(t, filepath.Join(dir, "s"))
+	b, err := os.ReadFile(from)
+	require.NoError(t, err)
+	assert.Equal(t, "{}\n", string(b))
+	// Again: nothing at To, the file at From: already back.
+	assert.NoError(t, UnmoveFile(context.Background(), m, false))
+}
+
+func TestMoveFileRefuses(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(from, []byte("x"), 0o600))
+	// A file at the target is never replaced.
+	to := filepath.Join(dir, "t.jsonl")
+	require.NoError(t, os.WriteFile(to, []byte("other"), 0o600))
+	_, err := MoveFile(context.Background(), from, to)
+	assert.ErrorIs(t, err, ErrTargetExists)
+	assert.FileExists(t, from)
+	// A symbolic link is not followed.
+	link := filepath.Join(dir, "l.jsonl")
+	require.NoError(t, os.Symlink(from, link))
+	_, err = MoveFile(context.Background(), link, filepath.Join(dir, "l", "events.jsonl"))
+	assert.Error(t, err)
+	assert.NoDirExists(t, filepath.Join(dir, "l"))
+	// A file open for writing is in use.
+	f, err := os.OpenFile(from, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = MoveFile(context.Background(), from, filepath.Join(dir, "w", "events.jsonl"))
+	f.Close()
+	assert.ErrorIs(t, err, store.ErrInUse)
+	assert.FileExists(t, from)
+}
+
+// TestUnmoveFileRefusesAResumedFile: an agent that appended to the moved file (resumed it at its
+// new place) makes undo refuse it unless forced; another file at To is refused even forced.
+func TestUnmoveFileRefusesAResumedFile(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "s.jsonl")
+	to := filepath.Join(dir, "s", "events.jsonl")
+	require.NoError(t, os.WriteFile(from, []byte("{}\n"), 0o600))
+	m, err := MoveFile(context.Background(), from, to)
+	require.NoError(t, err)
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("{\"type\":\"session.resume\"}\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	err = UnmoveFile(context.Background(), m, false)
+	var ce *store.ChangedError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Contains(t, ce.Reason, "size 3→29")
+	assert.FileExists(t, to)
+	require.NoError(t, UnmoveFile(context.Background(), m, true))
+	assert.FileExists(t, from)
+
+	// Another file at To (not the inode moved).
+	m2, err := MoveFile(context.Background(), from, to)
+	require.NoError(t, err)
+	// written beside it, then renamed over it: the new inode exists while the old one does
+	// (a removed inode's number may be given to the next file)
+	require.NoError(t, os.WriteFile(to+".new", []byte("{}\n"), 0o600))
+	require.NoError(t, os.Rename(to+".new", to))
+	err = UnmoveFile(context.Background(), m2, true)
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Contains(t, ce.Reason, "another file")
+}

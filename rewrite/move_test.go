@@ -1,0 +1,132 @@
+package rewrite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/qwen"
+)
+
+// moveInto relocates x.jsonl to x/events.jsonl (a flat layout a newer release no longer reads).
+func moveInto(ref store.Ref) (string, string) {
+	if !strings.HasSuffix(ref.Path, ".jsonl") || filepath.Base(ref.Path) == "events.jsonl" {
+		return "", ""
+	}
+	return filepath.Join(strings.TrimSuffix(ref.Path, ".jsonl"), "events.jsonl"), "test: the flat layout is not read"
+}
+
+// TestProcessMovesAfterRewritingAndUndoMovesBack: with Relocate, Process rewrites a store, then
+// moves it (and moves one with nothing to rewrite); the manifest and the journal record the
+// moves; undo moves both back and restores the rewritten bytes at the old path, leaving
+// every byte and directory as before.
+func TestProcessMovesAfterRewritingAndUndoMovesBack(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"))
+	b := writeSession(t, dir, "b.jsonl", call("1", "mcp__ok__c"))
+	origA, _ := os.ReadFile(a)
+	origB, _ := os.ReadFile(b)
+	state := filepath.Join(t.TempDir(), "state")
+	now := func() time.Time { return time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC) }
+	stores := []store.Store{jsonl.Open(a, qwen.Session), jsonl.Open(b, qwen.Session)}
+	res, err := Process(context.Background(), stores, naming.Policy{}, ProcessOptions{Apply: true, Relocate: moveInto,
+		ApplyOptions: ApplyOptions{StateDir: state, Now: now, Roots: []string{dir}}}, func(*StoreResult) error { return nil })
+	require.NoError(t, err)
+	require.Len(t, res.Moves, 2)
+	for _, m := range res.Moves {
+		require.NoError(t, m.Err)
+	}
+	assert.NoFileExists(t, a)
+	assert.FileExists(t, filepath.Join(dir, "a", "events.jsonl"))
+	assert.FileExists(t, filepath.Join(dir, "b", "events.jsonl"))
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	require.NoError(t, CheckRun(res.Dir, m))
+	require.Len(t, m.Moves, 2)
+	assert.Equal(t, a, m.Moves[0].From)
+	assert.Equal(t, []string{filepath.Join(dir, "a")}, m.Moves[0].Made)
+	assert.Equal(t, qwen.KindSession, m.Moves[0].Kind)
+	assert.Equal(t, StateApplied, m.State)
+	runs, err := ListRuns(state)
+	require.NoError(t, err)
+	assert.Equal(t, 2, runs[0].Moves)
+
+	// The manifest lost: the journal still gives the moves back.
+	raw, err := os.ReadFile(filepath.Join(res.Dir, manifestName))
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(filepath.Join(res.Dir, manifestName)))
+	rec, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	require.Len(t, rec.Moves, 2)
+	assert.Equal(t, m.Moves[1].Move, rec.Moves[1].Move)
+	require.NoError(t, os.WriteFile(filepath.Join(res.Dir, manifestName), raw, 0o600))
+
+	outs, m2, err := Undo(context.Background(), res.Dir, all.Open, false, now)
+	require.NoError(t, err)
+	require.Len(t, outs, 3) // two moves back, one file restored
+	for _, o := range outs {
+		assert.NoError(t, o.Err, o.Ref.Path)
+	}
+	assert.NotNil(t, outs[0].Move)
+	assert.Equal(t, b, outs[0].Ref.Path, "newest move first")
+	assert.Equal(t, StateUndone, m2.State)
+	gotA, _ := os.ReadFile(a)
+	gotB, _ := os.ReadFile(b)
+	assert.Equal(t, origA, gotA)
+	assert.Equal(t, origB, gotB)
+	assert.NoDirExists(t, filepath.Join(dir, "a"))
+	assert.NoDirExists(t, filepath.Join(dir, "b"))
+	_, err = FindRun(state, "", true)
+	assert.ErrorIs(t, err, ErrNothingToUndo)
+}
+
+// TestMoveRefusedKeepsTheStore: a target that exists is never replaced: the move is refused,
+// the store stays (its rewrite is kept and undoable), the run is partial.
+func TestMoveRefusedKeepsTheStore(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "a"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a", "events.jsonl"), []byte("newer\n"), 0o600))
+	state := filepath.Join(t.TempDir(), "state")
+	res, err := Process(context.Background(), []store.Store{jsonl.Open(a, qwen.Session)}, naming.Policy{},
+		ProcessOptions{Apply: true, Relocate: moveInto, ApplyOptions: ApplyOptions{StateDir: state, Roots: []string{dir}}}, func(*StoreResult) error { return nil })
+	require.NoError(t, err)
+	require.Len(t, res.Moves, 1)
+	assert.ErrorContains(t, res.Moves[0].Err, "a file is already there")
+	assert.FileExists(t, a)
+	got, _ := os.ReadFile(filepath.Join(dir, "a", "events.jsonl"))
+	assert.Equal(t, "newer\n", string(got))
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	assert.Empty(t, m.Moves)
+	assert.Equal(t, StatePartial, m.State)
+	assert.Len(t, m.Files, 1)
+}
+
+// TestCheckRunRefusesAMoveOutsideTheRoots: an edited manifest cannot make undo move a file
+// from or to a path outside the run's roots.
+func TestCheckRunRefusesAMoveOutsideTheRoots(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__ok__c"))
+	state := filepath.Join(t.TempDir(), "state")
+	res, err := Process(context.Background(), []store.Store{jsonl.Open(a, qwen.Session)}, naming.Policy{},
+		ProcessOptions{Apply: true, Relocate: moveInto, ApplyOptions: ApplyOptions{StateDir: state, Roots: []string{dir}}}, func(*StoreResult) error { return nil })
+	require.NoError(t, err)
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	require.Len(t, m.Moves, 1)
+	m.Moves[0].From = "/etc/passwd"
+	err = CheckRun(res.Dir, m)
+	assert.ErrorIs(t, err, ErrUntrustedRun)
+	assert.ErrorContains(t, err, "outside the run's roots")
+}
