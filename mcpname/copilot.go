@@ -9,7 +9,7 @@ import (
 	"golang.org/x/net/idna"
 )
 
-// GitHub Copilot CLI naming (issue 26; fixtures/copilot-real/README.md; the releases' own code:
+// GitHub Copilot CLI naming (issue 26; fixtures/README.md, copilot-real; the releases' own code:
 // 1.0.39 and 1.0.40 ship their JavaScript in @github/copilot, 1.0.102 in a native runtime whose
 // names were recorded). A Copilot CLI tool name is "<server part>-<tool part>", with a hyphen
 // and no "mcp__" prefix. The model sees it; the session stores it (events.jsonl

@@ -15,8 +15,8 @@ import (
 )
 
 // A run may move stores as well as rewrite them (fix --apply --move-legacy): a store an agent's
-// newest release no longer opens where it lies (agent.Agent.Relocate: a Copilot-style flat
-// transcript) is renamed to where that release opens the same bytes. A move is a record kind
+// newest release no longer opens where it lies (agent.Agent.Relocate: a flat transcript
+// where a directory is expected) is renamed to where that release opens the same bytes. A move is a record kind
 // of its own beside the rewritten files, never a change of a file's bytes:
 //
 //   - journal: a "move" line (sealed, fsynced) before the move names from and to; a "moved"

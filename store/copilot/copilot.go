@@ -11,7 +11,7 @@
 // recognised by its session-state/ or history-session-state/ beside an mcp-config.json or
 // config.json.
 //
-// Stores (fixtures/copilot-real/README.md), three layouts of one history:
+// Stores (fixtures/README.md, copilot-real), three layouts of one history:
 //   - session-state/<id>/events.jsonl (KindEvents): one event a line,
 //     {type, data, id, timestamp, parentId}; resuming only appends.
 //   - session-state/<id>.jsonl (KindFlat): the same events in the flat layout of 0.0.354 and

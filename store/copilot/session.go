@@ -9,7 +9,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
-// Copilot CLI session files (fixtures/copilot-real/README.md "Every place a tool name lives").
+// Copilot CLI session files (fixtures/README.md, copilot-real, and docs/copilot.md "Where the names are").
 //
 // Name sites, the places 1.0.102 rebuilds the chat it resends from (it resends every stored name
 // verbatim: requests/resume-strict.jsonl; probes r1, r3):
