@@ -2,10 +2,13 @@ package sqlite
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
@@ -33,13 +36,26 @@ type Profile struct {
 	// Detect lists "table.column" pairs that must all exist for DetectProfile to pick this
 	// profile. Empty: the JSON column of every table that is not Optional.
 	Detect []string `json:"detect,omitempty"`
+	// Files, when set, are the base names (path.Match patterns: "fork.db", "fork-*.db") the
+	// database file must have, besides Detect, for the profile to be picked: a fork that keeps
+	// its upstream's schema is told apart by its file name. Empty: any name.
+	Files []string `json:"files,omitempty"`
 	// Tables are read in this order.
 	Tables []TableSpec `json:"tables"`
 
 	// Check, when set, runs after the tables are read (an agent room's own consistency
 	// checks, such as threads against the session files they name). Not part of a JSON profile.
 	Check CheckFunc `json:"-"`
+	// Refuse, when set, runs before the tables are read and says why the database must not
+	// be rewritten ("" when it may be): a schema the agent's current release cannot open, say.
+	// The reason becomes the snapshot's NotWritable (so every batch is planned with it) and a
+	// warning of the scan. Not part of a JSON profile.
+	Refuse RefuseFunc `json:"-"`
 }
+
+// RefuseFunc is a profile's refusal test (Profile.Refuse): the reason the database must not
+// be rewritten, "" when it may be; an error fails the scan.
+type RefuseFunc func(ctx context.Context, db *DB) (string, error)
 
 // TableSpec is one table with a JSON column that holds name sites.
 type TableSpec struct {
@@ -155,6 +171,20 @@ func (p *Profile) detectPairs() [][2]string {
 	return out
 }
 
+// takesFile reports whether the database file at p has a base name the profile takes (Files).
+func (p *Profile) takesFile(file string) bool {
+	if len(p.Files) == 0 {
+		return true
+	}
+	base := filepath.Base(file)
+	for _, f := range p.Files {
+		if ok, _ := path.Match(f, base); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // compiled is a profile ready for scanning.
 type compiled struct {
 	prof   *Profile
@@ -202,6 +232,11 @@ func compileProfile(p *Profile) (*compiled, error) {
 	for _, d := range p.Detect {
 		if t, c, ok := strings.Cut(d, "."); !ok || t == "" || c == "" {
 			return nil, bad("detect entry %q is not table.column", d)
+		}
+	}
+	for _, f := range p.Files {
+		if _, err := path.Match(f, ""); err != nil || f == "" || strings.Contains(f, "/") {
+			return nil, bad("files entry %q is not a base-name pattern", f)
 		}
 	}
 	c := &compiled{prof: p}

@@ -226,7 +226,7 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 		return nil, hotJournalErr(s.path, fmt.Errorf("%s: %w", s.path, err))
 	}
 	if s.prof == nil {
-		s.prof = detectProfile(sch, append([]*Profile{s.opt.Profile}, s.opt.Profiles...)...)
+		s.prof = detectProfile(s.path, sch, append([]*Profile{s.opt.Profile}, s.opt.Profiles...)...)
 		if s.prof == nil {
 			return nil, &NoProfileError{Path: s.path, Tables: sch.names}
 		}
@@ -255,6 +255,16 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 			return nil, fmt.Errorf("begin read transaction on %s: %w", s.path, err)
 		}
 		defer rollback(conn)
+	}
+	if s.prof.Refuse != nil {
+		why, err := s.prof.Refuse(ctx, &DB{path: s.path, conn: conn, sch: sch})
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			snap.NotWritable = why
+			snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning, Reason: "not rewritten: " + why})
+		}
 	}
 	multi := map[string]int{}
 	cols := map[string]bool{}

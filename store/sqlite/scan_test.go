@@ -20,6 +20,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/store/storetest"
 )
 
@@ -449,4 +450,53 @@ func mcpHash(t *testing.T, name string) string {
 	}
 	s := strconv.FormatUint(uint64(h), 36)
 	return strings.Repeat("0", 7-len(s)) + s
+}
+
+// TestProfileFilesAndRefuse: a profile with Files is picked only for a database of that base
+// name (a fork with its upstream's schema); Refuse's reason makes the snapshot not writable and
+// a warning, and Apply refuses it without touching the database.
+func TestProfileFilesAndRefuse(t *testing.T) {
+	named := &sqlite.Profile{Name: "named", Agent: "named", Files: []string{"fork.db", "fork-*.db"},
+		Detect: []string{"part.data", "message.data", "session.id"},
+		Tables: []sqlite.TableSpec{{Table: "part", Column: "data", Sites: []sqlite.SiteSpec{
+			{Path: "$.tool", When: &sqlite.JSONCond{Path: "$.type", In: []string{"tool"}}, Kind: "call"}}}},
+		Refuse: func(ctx context.Context, db *sqlite.DB) (string, error) {
+			if db.Has("event", "data") {
+				return "", nil
+			}
+			return "no event log (an older schema)", nil
+		}}
+	opt := sqlite.Options{Profiles: append([]*sqlite.Profile{named}, all.SQLiteProfiles()...)}
+	for name, want := range map[string]string{"fork.db": "named", "fork-dev.db": "named", "opencode.db": "opencode", "xfork.db": "opencode"} {
+		p := buildDB(t, name, opencodeReal)
+		st, err := sqlite.Detect(context.Background(), p, opt)
+		require.NoError(t, err)
+		assert.Equal(t, want, st.Profile().Name, name)
+	}
+	p := buildDB(t, "fork.db", opencodeReal)
+	st, err := sqlite.Detect(context.Background(), p, opt)
+	require.NoError(t, err)
+	snap := scanStore(t, st)
+	assert.Empty(t, snap.NotWritable, "the event log is there")
+
+	p = buildDB(t, "fork.db", opencodeReal, opencodeLegacy, "sql:DROP TABLE event;")
+	st, err = sqlite.Detect(context.Background(), p, opt)
+	require.NoError(t, err)
+	snap = scanStore(t, st)
+	assert.Equal(t, "no event log (an older schema)", snap.NotWritable)
+	assert.Contains(t, reasons(snap), "warning: not rewritten: no event log (an older schema)")
+	edits := storetest.Edits(snap, storetest.ProviderSafe)
+	require.NotEmpty(t, edits)
+	before, err := sqlitetest.DumpSHA256(context.Background(), p)
+	require.NoError(t, err)
+	_, err = st.Apply(context.Background(), snap, edits, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "b")})
+	require.ErrorIs(t, err, store.ErrNotWritable)
+	after, err := sqlitetest.DumpSHA256(context.Background(), p)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing written")
+
+	_, err = sqlite.ParseProfile([]byte(`{"name":"x","agent":"x","files":["a/b.db"],"tables":[{"table":"t","column":"c","sites":[{"path":"$.a"}]}]}`))
+	require.ErrorIs(t, err, sqlite.ErrBadProfile)
+	_, err = sqlite.ParseProfile([]byte(`{"name":"x","agent":"x","files":["[.db"],"tables":[{"table":"t","column":"c","sites":[{"path":"$.a"}]}]}`))
+	require.ErrorIs(t, err, sqlite.ErrBadProfile)
 }

@@ -101,10 +101,11 @@ func readSchema(ctx context.Context, conn *sqlx.Conn) (*schema, error) {
 	return s, nil
 }
 
-// detectProfile returns the first candidate whose detect pairs all exist in s, or nil.
-func detectProfile(s *schema, candidates ...*Profile) *Profile {
+// detectProfile returns the first candidate whose detect pairs all exist in s and that takes
+// the file's name (Profile.Files), or nil.
+func detectProfile(file string, s *schema, candidates ...*Profile) *Profile {
 	for _, p := range candidates {
-		if p == nil {
+		if p == nil || !p.takesFile(file) {
 			continue
 		}
 		ok := true

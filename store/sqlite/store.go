@@ -143,7 +143,7 @@ func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
 	} else if err != nil {
 		return nil, hotJournalErr(path, fmt.Errorf("%s: %w", path, err))
 	}
-	p := detectProfile(sch, append([]*Profile{opt.Profile}, opt.Profiles...)...)
+	p := detectProfile(path, sch, append([]*Profile{opt.Profile}, opt.Profiles...)...)
 	if p == nil {
 		return nil, &NoProfileError{Path: path, Tables: sch.names}
 	}
