@@ -387,6 +387,11 @@ func (f *Found) add(ctx context.Context, path string, size int64, seen map[strin
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning, Reason: d.Unsupported})
 		return true
 	case d.NotStore != "" && explicit:
+		if why := all.KnownFile(path); why != "" && d.Warning == "" {
+			// An agent's own database that holds no store (a search index, a job queue).
+			f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: why})
+			return true
+		}
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: d.NotStore})
 		return true
 	case d.Store == nil && d.Warning != "":

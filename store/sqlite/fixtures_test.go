@@ -23,7 +23,11 @@ var sqlFixtures = map[string][]string{
 	codexState:                             nil,
 	codexHistory:                           nil,
 	"../opencode/opencodebench/schema.sql": nil,
-	"../../fixtures/openwebui-schema/dump_sqlite.sql": nil,
+	"../../fixtures/openwebui-schema/dump_sqlite.sql":                          nil,
+	"../../fixtures/kilo-real/kilo-7.0.33.sql":                                 nil,
+	"../../fixtures/kilo-real/kilo-7.7.7-after-import-and-resume.sql":          nil,
+	"../../fixtures/cline-real/dot-cline-data-after-3.0.65/sessions.sql":       nil,
+	"../../fixtures/cline-real/dot-cline-data-after-3.0.65/session-search.sql": nil,
 }
 
 // TestSQLFixturesLoadAsIs runs every SQL fixture (after its base) on a fresh, empty database

@@ -500,3 +500,15 @@ func TestProfileFilesAndRefuse(t *testing.T) {
 	_, err = sqlite.ParseProfile([]byte(`{"name":"x","agent":"x","files":["[.db"],"tables":[{"table":"t","column":"c","sites":[{"path":"$.a"}]}]}`))
 	require.ErrorIs(t, err, sqlite.ErrBadProfile)
 }
+
+// TestVirtualTableOfAMissingModule: a database with an FTS5 index (Cline 3.x's
+// session-search.db, fixtures/cline-real) is read although this build has no fts5 module: its
+// virtual table is listed without columns, and the database is no store (a NoProfileError
+// naming its tables), not an unreadable one.
+func TestVirtualTableOfAMissingModule(t *testing.T) {
+	p := buildDB(t, "session-search.db", "../../fixtures/cline-real/dot-cline-data-after-3.0.65/session-search.sql")
+	_, err := sqlite.Detect(context.Background(), p, all.SQLiteOptions(sqlite.Options{}))
+	var np *sqlite.NoProfileError
+	require.ErrorAs(t, err, &np, "%v", err)
+	assert.Contains(t, np.Tables, "session_search")
+}
