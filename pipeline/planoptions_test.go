@@ -38,7 +38,7 @@ func TestPlanOptionsFromRooms(t *testing.T) {
 	rec := RecordedOptions(in)
 	b, err := json.Marshal(rec)
 	require.NoError(t, err)
-	assert.Equal(t, `{"codex_config":"/x/codex-config","mcp_config":["/a/mcp-config","/b/mcp-config"],"allow_shared":true,"busy_timeout":"0s"}`, string(b))
+	assert.Equal(t, `{"codex_config":"/x/codex-config","mcp_config":["/a/mcp-config","/b/mcp-config"],"allow_shared":true,"kilo_config":["/a/kilo-config","/b/kilo-config"],"busy_timeout":"0s"}`, string(b))
 	back, err := OptionsOfPlan(rec, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, in.AgentOptions, back.AgentOptions)

@@ -99,12 +99,17 @@ func linkHelp() string {
 }
 
 // exampleLine is one EXAMPLES line of command cmd ("   sessionfix fix ARGS   # COMMENT"; the
-// comments start at column 52).
+// comments start at column 52, or one space after ARGS of 34 characters or more: run as a
+// shell line, "ARGS# …" would be one word).
 func exampleLine(cmd string, e agent.Example) string {
 	if e.Comment == "" {
 		return strings.TrimRight("   sessionfix "+cmd+" "+e.Args, " ")
 	}
-	return fmt.Sprintf("   sessionfix %s %-34s# %s", cmd, e.Args, e.Comment)
+	args := fmt.Sprintf("%-34s", e.Args)
+	if !strings.HasSuffix(args, " ") {
+		args += " "
+	}
+	return fmt.Sprintf("   sessionfix %s %s# %s", cmd, args, e.Comment)
 }
 
 // examplesHelp are command cmd's example lines: the generic ones, the agents' own (picked by

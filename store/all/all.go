@@ -29,6 +29,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/gemini"
 	"github.com/sessionfix/sessionfix/store/goose"
 	"github.com/sessionfix/sessionfix/store/jsonl"
+	"github.com/sessionfix/sessionfix/store/kilo"
 	"github.com/sessionfix/sessionfix/store/opencode"
 	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/sqlite"
@@ -41,6 +42,7 @@ var Agents = []*agent.Agent{
 	qwen.Agent,
 	codex.Agent,
 	claude.Agent,
+	kilo.Agent, // before opencode: a Kilo database has opencode's tables
 	opencode.Agent,
 	crush.Agent,
 	goose.Agent,

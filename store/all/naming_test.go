@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/copilot"
 	"github.com/sessionfix/sessionfix/store/gemini"
+	"github.com/sessionfix/sessionfix/store/kilo"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
@@ -27,6 +28,7 @@ func TestNamersComeFromTheList(t *testing.T) {
 	}
 	assert.Equal(t, []mcpname.Class{gemini.ClassRenamed, gemini.ClassShared, gemini.ClassUnattributed, codex.ClassCodexRejected, codex.ClassCodexUnattributed, codex.ClassCodexOverLong,
 		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeMayShare, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong,
+		kilo.ClassKiloRenamed, kilo.ClassKiloOverLong, kilo.ClassKiloGone, kilo.ClassKiloShared,
 		copilot.ClassCopilotRenamed, copilot.ClassCopilotNoTool, copilot.ClassCopilotUnattributed, copilot.ClassCopilotShadowed}, ids)
 	ci, ok := ClassOf(claude.ClassClaudeShared)
 	assert.True(t, ok)
@@ -38,7 +40,7 @@ func TestNamersComeFromTheList(t *testing.T) {
 	assert.True(t, TextSite(claude.ClaudeSiteDeferred))
 	assert.False(t, TextSite(store.SiteCall))
 
-	for _, a := range []store.AgentID{gemini.ID, qwen.ID, codex.ID, claude.ID} {
+	for _, a := range []store.AgentID{gemini.ID, qwen.ID, codex.ID, claude.ID, kilo.ID} {
 		assert.NotNil(t, Lookup(a).Namer, "%s has its own naming rule", a)
 	}
 	assert.Nil(t, Lookup("opencode").Namer, "opencode follows naming.ProviderSafe")

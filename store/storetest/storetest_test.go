@@ -48,6 +48,7 @@ const (
 	codexHistory  = fx + "codex-real/thread_history_1.sql"
 	codexState    = fx + "codex-real/state_5.sql"
 	opencodeReal  = fx + "opencode-real/opencode.sql"
+	kilo777       = fx + "kilo-real/kilo-7.7.7-after-import-and-resume.sql"
 	claude1051    = fx + "claude-real/dot-claude/projects/-home-demo-src-lab/dd19a9ca-e09f-48a6-9120-d559cf0db6fa.jsonl"
 	claude21332   = fx + "claude-real/dot-claude/projects/-home-demo-src-api/fee043f7-27fe-47f6-83b1-76d8335c15e3.jsonl"
 	geminiHash    = "tmp/a0c9df951b23fcfce00a2bbcbf05d4e68ac9d54e65ba6fe49f604d57ff0eb3da/chats/session-2026-12-05T23-22-522ccb7f.json"
@@ -93,6 +94,14 @@ func namedCases() []profileCase {
 		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
+		// Kilo 7.7.7's database (its 78-unit name is the provider-safe rule's edit), and the same
+		// without Kilo's own tables, named kilo.db (the profile that knows it by name).
+		{name: "kilo 7.7.7", kind: store.KindSQLite, profile: "kilo", new: dbFixture("kilo.db", []string{kilo777},
+			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_2488ccbfe001ci7wofvy1ONqjf'`,
+			`UPDATE part SET data = ' ' || data WHERE id = 'prt_2488ccbfe001ci7wofvy1ONqjf'`, 1)},
+		{name: "kilo by file name", kind: store.KindSQLite, profile: "kilo-file", new: dbFixture("kilo.db", []string{kilo777, "sql:DROP TABLE kilo_board_message; DROP TABLE kilo_board;"},
+			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_2488ccbfe001ci7wofvy1ONqjf'`,
+			`UPDATE part SET data = ' ' || data WHERE id = 'prt_2488ccbfe001ci7wofvy1ONqjf'`, 1)},
 		{name: "crush", kind: store.KindSQLite, profile: "crush", new: dbFixture("crush.db", []string{sqliteTestdat + "crush.sql"},
 			`UPDATE messages SET parts = replace(parts, '"finished":true', '"finished":false') WHERE id = 'm-0002'`,
 			`UPDATE messages SET parts = ' ' || parts WHERE id = 'm-0003'`, 6)},
@@ -410,7 +419,7 @@ func namespaceSite(snap *store.Snapshot, name store.Site) store.Site {
 	return codex.NamespaceSite(name)
 }
 
-// dbFixture builds a WAL database named name from SQL files and detects it; tamper is the SQL
+// dbFixture builds a WAL database named name from SQL files (or inline "sql:…" text) and detects it; tamper is the SQL
 // an agent runs afterwards on a row the rewrite changes, touch the one it runs between the scan
 // and the rewrite on a planned row, moving its name tokens (a change elsewhere in a row is
 // merged, not refused: only the tokens are checked, store/sqlite Apply).
@@ -425,6 +434,10 @@ func dbFixtureMode(name string, wal bool, scripts []string, tamper, touch string
 		p := filepath.Join(tb.TempDir(), name)
 		var rs []io.Reader
 		for _, s := range scripts {
+			if text, ok := strings.CutPrefix(s, "sql:"); ok { // inline SQL
+				rs = append(rs, strings.NewReader(text))
+				continue
+			}
 			f, err := os.Open(s)
 			require.NoError(tb, err)
 			tb.Cleanup(func() { f.Close() })
