@@ -202,8 +202,8 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	require.NotNil(t, a)
 	names, set := rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{}}}, a)
 	assert.False(t, set)
-	assert.Equal(t, []string{"--discover", "--keep-truncated", "--rewrite-lossy", "--codex-config"}, names)
-	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy and --codex-config", andList(names))
+	assert.Equal(t, []string{"--discover", "--keep-truncated", "--rewrite-lossy", "--codex-config", "--kilo-config"}, names)
+	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config", andList(names))
 	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"codex-config": {"c.toml"}}}}, a)
 	assert.True(t, set, "another agent's option given")
 	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"allow-shared": {"true"}}}}, a)
@@ -215,5 +215,5 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	env := testEnv(t)
 	r := runCLI(t, env, "", "fix", "--rules", "--inventory", "i.json", "--codex-config", "c.toml", ".")
 	assert.Equal(t, exitUsage, r.code)
-	assert.Contains(t, r.err, "--rules migrates "+a.RuleFix.Rules+" only: --discover, --keep-truncated, --rewrite-lossy and --codex-config do not go with it")
+	assert.Contains(t, r.err, "--rules migrates "+a.RuleFix.Rules+" only: --discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config do not go with it")
 }

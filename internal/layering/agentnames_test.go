@@ -37,10 +37,12 @@ func agentWordAllowed(file, id string) bool {
 }
 
 // ordinary lists the English words that hold an agent's id without naming the agent
-// ("declined" holds "cline", "kilobytes" "kilo"): ordinaryWords blanks them before the search.
+// ("declined" holds "cline", "kilobytes" "kilo"), and file names another agent reads too (Kilo's
+// CLI, a fork, reads its upstream's opencode.json): ordinaryWords blanks them before the search.
 var ordinary = map[string][]string{
-	"cline": {"decline", "incline", "recline"},
-	"kilo":  {"kilobyte", "kilogram", "kilometer", "kilometre", "kilohertz"},
+	"opencode": {"opencode.json"},
+	"cline":    {"decline", "incline", "recline"},
+	"kilo":     {"kilobyte", "kilogram", "kilometer", "kilometre", "kilohertz"},
 }
 
 // ordinaryWords is text (lower case) with the ordinary words holding id blanked out.

@@ -1,11 +1,11 @@
 // Package kilo is everything sessionfix knows about Kilo Code's CLI (@kilocode/cli 7.x, an
-// opencode fork; issue 27, fixtures/kilo-real/README.md, recorded with 7.0.33 and 7.7.7;
+// fork of another agent's CLI whose store and naming it keeps, docs/kilo.md; issue 27, fixtures/kilo-real/README.md, recorded with 7.0.33 and 7.7.7;
 // docs/kilo.md).
 //
 // Stores: one SQLite database, $XDG_DATA_HOME/kilo/kilo.db (else ~/.local/share/kilo/kilo.db;
-// WAL mode) with opencode's tables: tool names in part.data ($.tool of tool parts), from 7.7 also
+// WAL mode) with its upstream's tables: tool names in part.data ($.tool of tool parts), from 7.7 also
 // in the event log (event.data $.part.tool of message.part.updated.* events), session-scoped
-// permission rules in session.permission. Its schema is opencode's, so the database is told
+// permission rules in session.permission. Its schema is its upstream's, so the database is told
 // apart by Kilo's own tables (kilo_board, 7.7) or, for older schemas, by its file name
 // (kilo.db, kilo-*.db). A database of the 7.0 schema (__drizzle_migrations, no event log) is
 // one Kilo 7.7 cannot open in place (every command fails with "SQLiteError: no such column:
@@ -50,7 +50,7 @@ const (
 // DBName is the database file of a Kilo data directory.
 const DBName = "kilo.db"
 
-// tables are the name sites of a Kilo database (opencode's layout, recorded in both releases).
+// tables are the name sites of a Kilo database (its upstream's layout, recorded in both releases).
 var tables = []sqlite.TableSpec{
 	{Table: "part", Column: "data", CallScope: "session_id", Sites: []sqlite.SiteSpec{
 		{Path: "$.tool", When: &sqlite.JSONCond{Path: "$.type", In: []string{"tool"}}, Kind: "call", CallID: "$.callID"},
@@ -75,7 +75,7 @@ var Profile = &sqlite.Profile{
 	Refuse: RefuseOldSchema,
 }
 
-// ProfileByName is a Kilo database without Kilo's own tables (7.0's schema is opencode's),
+// ProfileByName is a Kilo database without Kilo's own tables (7.0's schema is its upstream's),
 // recognised by its file name: kilo.db, or kilo-<channel>.db.
 var ProfileByName = &sqlite.Profile{
 	Name:   "kilo-file",
@@ -104,7 +104,7 @@ func ConfigDir(getenv func(string) string, home string) string {
 
 // ConfigNames are the config file names Kilo reads in a config directory (the global one and
 // a project's .kilo/), in the order Prepare merges them (a later file's entries win).
-// [The order between the opencode and kilo names is assumed: the recording used kilo.json only.]
+// [The order between the upstream's names and kilo.json[c] is assumed: the recording used kilo.json only.]
 var ConfigNames = []string{"opencode.json", "opencode.jsonc", "kilo.json", "kilo.jsonc"}
 
 // Roots are the databases of the environment's data directory (kilo.db, kilo-*.db); when there
@@ -138,8 +138,8 @@ func KnownFile(path string) string {
 // ConfigOption is scan's, fix's and check's flag naming more Kilo config files.
 const ConfigOption = "kilo-config"
 
-// Agent describes Kilo Code's CLI to store/all. It comes before opencode in the list: a
-// Kilo database has opencode's tables too.
+// Agent describes Kilo Code's CLI to store/all. It comes before its upstream in the list: a
+// Kilo database has the upstream's tables too.
 var Agent = &agent.Agent{
 	ID: ID, Name: "Kilo Code CLI", Env: []string{EnvDataHome, EnvConfigHome},
 	Roots: Roots,
