@@ -6,12 +6,7 @@
 // The rule semantics are the agents' rooms' plug-ins (audit*.go in the agent's package under
 // store/: its rule files, how a rule matches a tool now and before, its report, documents and
 // CSV columns, its fix --rules migration), declared by agent.Agent.Audit. A plug-in builds
-// its documents with package reports and hands them to Rendering; a room never imports
-// audit. The command layer picks the agent (--agent, agent.Agent.Audit), parses the flags,
+// its documents with package reports and hands them to Rendering; audit sits above the rooms.
+// The command layer picks the agent (--agent, agent.Agent.Audit), parses the flags,
 // prints, and writes the rendered bytes.
-//
-// # Imports
-//
-// audit imports mcpname, permission and reports of the module: no agent room, no inventory or
-// MCP client, no store, scan, rewrite or cmd (TestImportsStayInward).
 package audit

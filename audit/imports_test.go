@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestImportsStayInward checks the layering rule of the package comment: audit is generic (the
+// TestImportsStayInward checks audit's layering rule: audit is generic (the
 // agents' audits are their rooms' plug-ins), so it imports mcpname, permission and reports of
 // the module and no agent room, inventory or store.
 func TestImportsStayInward(t *testing.T) {

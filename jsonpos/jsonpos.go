@@ -1,5 +1,5 @@
-// Package jsonpos says where in a document an encoding/json error points. It imports the
-// standard library only, so every layer may use it: provider (check --provider's profile files)
+// Package jsonpos says where in a document an encoding/json error points. A leaf, so every
+// layer may use it: provider (check --provider's profile files)
 // and the SQLite engine (--profile) both name FILE:LINE:COL of a bad byte with it.
 package jsonpos
 

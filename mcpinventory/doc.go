@@ -12,7 +12,6 @@
 //   - SourceInferred: Infer derives server keys from a config's mcpServers and tool names from
 //     names seen in session history, where that can be done without guessing.
 //
-// mcpinventory is neutral: it imports mcpname and mcpconfig of the module (plus hujson) and
-// starts nothing, so the agent rooms (their audit plug-ins) may import it; the MCP client
-// stays in package inventory, which rooms may not import (internal/layering).
+// mcpinventory is neutral data and starts nothing, so the agent rooms (their audit plug-ins)
+// may use it; the MCP client stays in package inventory, out of the rooms' reach.
 package mcpinventory

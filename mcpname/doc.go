@@ -4,5 +4,5 @@
 // (naming.md §1). All lengths, slices and character tests count UTF-16 code units, as JavaScript
 // does; the *Units variants take the units directly so lone surrogates stay exact.
 //
-// mcpname imports nothing of this module: every other package may import it.
+// A leaf: every other package may use it.
 package mcpname

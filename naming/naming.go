@@ -5,9 +5,8 @@
 //
 // The naming rule of an agent lives in its room (store/<agent>, its agent.Agent.Namer);
 // naming itself holds the agent-neutral parts: the types, the provider-safe rule of agents
-// without a rule of their own (ProviderSafe), and the typed per-agent slot of Policy.
-//
-// naming imports store and mcpname only: no room, no engine, nothing above the stores.
+// without a rule of their own (ProviderSafe), and the typed per-agent slot of Policy. It sits
+// below the rooms and the engines.
 package naming
 
 import (

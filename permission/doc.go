@@ -28,7 +28,4 @@
 //
 // The tables of qwen-reference.md §3.1 and §3.2 live in testdata/ as JSON so other packages
 // (audit) can replay them.
-//
-// permission imports only mcpname from this module; it must not import store, scan, rewrite,
-// audit, reports or cmd.
 package permission

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestImportsStayInward checks the layering rule of the package comment: non-test files of
+// TestImportsStayInward checks permission's layering rule: non-test files of
 // permission and permission/permissiontest import the standard library, mcpname and
 // permission only.
 func TestImportsStayInward(t *testing.T) {

@@ -5,8 +5,6 @@
 // the settings pass beside store discovery (SettingsScan: settings files are read, never
 // rewritten).
 // cmd/sessionfix only reads flags, prompts and prints these.
-//
-// pipeline imports scan, rewrite, store and mcpname; it never imports audit or cmd.
 package pipeline
 
 import (

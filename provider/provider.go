@@ -5,8 +5,8 @@
 // issue quoting the error). A gateway of one's own is described by a profile file of the same
 // shape (LoadProfile; docs/providers.md).
 //
-// The package is pure: it imports only mcpname (for UTF-16 units), jsonpos (where a profile
-// file's JSON error is) and the standard library.
+// The package is pure data and functions over names (lengths in UTF-16 units through mcpname);
+// LoadProfile alone reads a file.
 package provider
 
 import (

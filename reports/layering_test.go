@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestImportsStayInward checks the package comment: the non-test files of reports and
+// TestImportsStayInward checks reports' layering rule: the non-test files of reports and
 // reports/htmltest import the standard library only, plus go-runewidth (display width) and
 // go-sarif (the SARIF 2.1.0 writer).
 func TestImportsStayInward(t *testing.T) {

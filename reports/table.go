@@ -4,8 +4,8 @@
 // callers turn their results into Tables.
 //
 // WriteSARIF writes a SARIF 2.1.0 log (github.com/owenrumney/go-sarif/v2) from plain rules
-// and results. reports imports the standard library, github.com/mattn/go-runewidth (terminal
-// display width for text tables) and go-sarif only; it never imports store, scan, rewrite, audit or cmd.
+// and results; text tables measure cells in terminal columns (github.com/mattn/go-runewidth).
+// A leaf: every layer that writes a report may use it.
 package reports
 
 import (

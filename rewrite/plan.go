@@ -4,9 +4,7 @@
 // The plan is data: Build is pure and deterministic (sorted), Apply consumes it, and dry-run
 // only prints it. The naming rules are the agents' (agent.Agent.Namer in each room, found
 // through store/all by NamerFor); rewrite adds what holds for every agent (a call and its
-// response end alike, object keys stay distinct, unwritable stores are kept). rewrite imports
-// naming, store, store/all (namers, reopening stores for undo) and mcpname; it never imports
-// an engine, scan, audit, reports or cmd.
+// response end alike, object keys stay distinct, unwritable stores are kept).
 package rewrite
 
 import (

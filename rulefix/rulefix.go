@@ -2,8 +2,7 @@
 // agent room's plan of its rule files (RuleFile: the audit plug-in's migration, a naming
 // decision per legacy-spelled rule), makes it a rewrite plan, and applies it through
 // rewrite.Apply. It names no agent: the room plans, the command layer hands the plan over. It
-// sits above the rooms and rewrite (a room may not import rewrite, pipeline may not import
-// audit); the CLI keeps the flags, the report, the confirmation prompt and the printing.
+// sits above the rooms and rewrite; the CLI keeps the flags, the report, the confirmation prompt and the printing.
 package rulefix
 
 import (

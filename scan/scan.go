@@ -2,9 +2,6 @@
 // (store/all) and records, per path, what it could not use and why. It never writes and never
 // reads a store's content past detection; stores are read by rewrite.Process (the one worker
 // pool). Targets come back sorted by path so every report is deterministic.
-//
-// scan imports store and its backends (through store/all); it never imports rewrite, audit,
-// reports or cmd.
 package scan
 
 import (

@@ -3,8 +3,6 @@
 // the contract every backend implements. The storage engines (store/jsonl, store/sqlite) know no
 // agent; each agent's room (store/<agent>, its settings parser included) is listed explicitly
 // in store/all; there is no self-registration.
-//
-// store and its subpackages never import scan, rewrite, audit, reports or cmd.
 package store
 
 import (

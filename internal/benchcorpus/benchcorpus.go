@@ -4,9 +4,7 @@
 // its corpus with a JSONL or SQLite value, and store/all/allbench lists them. The bench tool
 // names no agent; it measures every listed corpus against the floor of its engine (cat | wc -l
 // and cp -r && sync for JSONL; the sqlite3 shell's SELECT and single-transaction UPDATE for
-// SQLite) and labels the rows of its one table with Store.
-//
-// benchcorpus imports nothing of the module. No product package imports it (the layering test).
+// SQLite) and labels the rows of its one table with Store. It is for make bench and tests only.
 package benchcorpus
 
 import "context"

@@ -14,6 +14,4 @@
 // Errors: an *store.InUseError (errors.Is store.ErrInUse) when another process uses the file, a
 // *CommittedError when the new content is in place but a later step failed. The store contract
 // types (store.FileState, store.Change, store.ApplyOptions …) stay in package store.
-//
-// fileio imports store only: never scan, rewrite, audit, reports or cmd.
 package fileio

@@ -3,6 +3,4 @@
 // exact byte offset, path and raw token of every string value (or object key) whose path
 // matches a compiled pattern, so callers can rewrite one string without re-encoding anything
 // else. Memory is bounded by nesting depth and captured tokens, never by line length.
-//
-// jsonscan imports nothing of this module.
 package jsonscan

@@ -8,8 +8,6 @@
 // Bytes edits one value in memory (a SQLite column); Copy streams a file through (a JSONL
 // session of any size). A token that is not where the scan saw it is a *MismatchError, which
 // wraps store.ErrTokenMismatch.
-//
-// splice imports store and internal/jsonscan only.
 package splice
 
 import (

@@ -1,5 +1,5 @@
 // Package usage is the error of a bad flag or value found below the command layer
-// (pipeline, audit): the CLI prints it and exits 2. It imports the standard library only.
+// (pipeline, audit): the CLI prints it and exits 2. A leaf.
 package usage
 
 import "fmt"

@@ -2,10 +2,9 @@
 // (issue 25 items 4 and 5): the grammar of its rule files, per release which tools each rule
 // matches and what happens to each tool (hidden, denied, ask, ran), what a release only warns
 // about or rejects, and the byte-exact rewrite of a rule to the spelling that matches the same
-// raw tools in a newer release. It is pure: it reads no file (callers hand it the bytes), starts
-// nothing and imports only mcpname (the naming eras) and the TOML and JSONC parsers; the shared
-// audit engine calls it with the files and tools it gathered (docs/gemini.md says where they
-// are). Sources: fixtures/gemini-real (releases 0.10.0, 0.32.1, 0.33.2, 0.61.0 run against a
+// raw tools in a newer release. It is pure: it reads no file (callers hand it the bytes) and
+// starts nothing; the shared audit engine calls it with the files and tools it gathered
+// (docs/gemini.md says where they are). Sources: fixtures/gemini-real (releases 0.10.0, 0.32.1, 0.33.2, 0.61.0 run against a
 // stand-in; rules/outcomes.json is its matrix, which TestOutcomesMatchTheRecording replays) and
 // the npm packages read release by release (Features names, per behaviour, the first release
 // seen doing it and the one before that does not).

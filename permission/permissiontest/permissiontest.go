@@ -3,7 +3,7 @@
 // cases) and turns each row into the values package permission evaluates. Tests of
 // permission and of packages built on it (audit) replay the same rows through it.
 //
-// It imports only permission (and mcpname through it); nothing outside tests should import it.
+// It is for tests only.
 package permissiontest
 
 import (

@@ -4,7 +4,7 @@
 // CI=true (set by .ci/run, which installs Debian's chromium package) they fail instead, so CI
 // never passes without having run them.
 //
-// It imports only the standard library and testing helpers; only tests import it.
+// Only tests use it.
 package htmltest
 
 import (

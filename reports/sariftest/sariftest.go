@@ -3,7 +3,7 @@
 // @ e0583813964e). The schema is found beside this package's source, so tests of any package
 // can use it whatever their working directory.
 //
-// It imports only the JSON-schema validator and testing helpers; only tests import it.
+// Only tests use it.
 package sariftest
 
 import (

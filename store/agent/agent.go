@@ -5,8 +5,6 @@
 //
 // Adding an agent is one new folder under store/ that exports an Agent, one line in
 // store/all's list and its fixtures; see docs/adding-an-agent.md.
-//
-// agent imports store, the engines and naming (the namer contract), nothing above them.
 package agent
 
 import (

@@ -3,8 +3,6 @@
 // Open reopens a store recorded in a run manifest, DefaultRoots are the roots of a scan
 // without paths. Everything about one agent lives in its room (store/qwen, store/codex, …,
 // described by store/agent); adding an agent is one line in Agents (docs/adding-an-agent.md).
-//
-// all imports the agent rooms and the engines, nothing above them.
 package all
 
 import (

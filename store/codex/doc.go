@@ -8,7 +8,4 @@
 // The rollout files themselves are read and rewritten by store/jsonl (profile CodexRollout).
 // This package never writes anything and never prints a configuration value: server env,
 // headers and bearer-token settings are secrets.
-//
-// codex imports mcpname and the standard library (plus the TOML decoder); never scan, rewrite,
-// audit, reports or cmd.
 package codex

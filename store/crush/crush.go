@@ -3,8 +3,7 @@
 // tool "mcp_<server>_<tool>", never "mcp__<server>__<tool>", so its names follow the
 // provider-safe rule: only a name a provider rejects is rewritten, with normalize
 // (rewrite.NamerFor). crush.db is found under paths the user names (no default root).
-//
-// crush imports store, store/agent and store/sqlite only.
+
 package crush
 
 import (

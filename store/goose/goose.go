@@ -3,8 +3,7 @@
 // "<extension>__<tool>", never "mcp__<server>__<tool>", so its names follow the provider-safe
 // rule: only a name a provider rejects is rewritten, with normalize (rewrite.NamerFor).
 // sessions.db is found under paths the user names (no default root).
-//
-// goose imports store, store/agent and store/sqlite only.
+
 package goose
 
 import (

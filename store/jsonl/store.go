@@ -3,9 +3,6 @@
 // finds name sites with internal/jsonscan, in one streaming pass with flat memory whatever the
 // line length, and rewrites by splicing the new name token over the
 // old one: every other byte of the file stays identical.
-//
-// jsonl imports only store, internal/jsonscan, internal/splice, internal/fileio and the standard
-// library.
 package jsonl
 
 import (

@@ -4,8 +4,7 @@
 // "<server>_<tool>", never "mcp__<server>__<tool>", so its names follow the provider-safe rule:
 // only a name a provider rejects is rewritten, with normalize (rewrite.NamerFor). opencode.db
 // is found under paths the user names (no default root; --agent does not take it).
-//
-// opencode imports store, store/agent and store/sqlite only.
+
 package opencode
 
 import (

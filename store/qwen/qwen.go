@@ -5,11 +5,7 @@
 // naming.NormalizeMcp, shared with every agent that follows it; rewrite.NamerFor). Its settings
 // files are read by the subpackage store/qwen/settings, its permission rules matched by permission;
 // its permission-rule audit (audit.md §1–§4) is this room's plug-in (audit*.go, auditdoc.go).
-//
-// qwen imports store, store/agent, store/jsonl, naming, mcpname, permission, store/qwen/settings,
-// mcpconfig and mcpinventory (the inventory as data), reports (the audit's documents),
-// internal/jsonscan and internal/fileio; never inventory (the MCP client: injected as
-// Hooks.ListTools), audit, scan, rewrite, pipeline or cmd (internal/layering).
+// The MCP client of --discover reaches the audit injected (Hooks.ListTools).
 package qwen
 
 import (

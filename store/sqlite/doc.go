@@ -40,10 +40,8 @@
 // copies the original values back from the backup under the write lock; a live WAL database file
 // is never copied byte-wise.
 //
-// sqlite is the only product package that imports the SQLite driver (github.com/mattn/go-sqlite3,
-// used through github.com/jmoiron/sqlx; rows.go and extract.go call the C API of the SQLite the
-// driver links in); the test-only store/sqlite/sqlitetest (building, dumping
-// and locking databases for tests, the demo and benchmarks) opens its own connections. Of this
-// module sqlite imports store, internal/fileio and internal/jsonscan only: never scan, rewrite,
-// audit, reports or cmd.
+// sqlite is the only product package that uses the SQLite driver (github.com/mattn/go-sqlite3,
+// through github.com/jmoiron/sqlx; rows.go and extract.go call the C API of the SQLite the
+// driver links in); the test-only store/sqlite/sqlitetest (building, dumping and locking
+// databases for tests, the demo and benchmarks) opens its own connections.
 package sqlite

@@ -10,8 +10,7 @@
 // fixtures of fixtures/ (TestConformance, guarded by TestConformanceCoversEveryProfile).
 //
 // The suite drives the store contract itself (store.Store, store.Writer, store.Restorer) with
-// the provider-safe rule of naming.md §2; storetest imports store, mcpname and testing helpers
-// only, never scan, rewrite or cmd.
+// the provider-safe rule of naming.md §2.
 package storetest
 
 import (

@@ -4,10 +4,7 @@
 // label of the table, the fixture the generator builds from, the generator and, for SQLite, the
 // floor query and the rewritten columns. Adding an agent's corpus is one bench package in its
 // room and one line here (docs/adding-an-agent.md); the bench tool names no agent.
-//
-// allbench imports the rooms' bench packages and internal/benchcorpus only; only
-// cmd/sessionfix-bench imports it (the layering test: no product package imports a *bench
-// package).
+// Only cmd/sessionfix-bench uses it: no product package uses bench code.
 package allbench
 
 import (

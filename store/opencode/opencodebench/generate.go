@@ -3,8 +3,6 @@
 // messages, parts and message.part.updated events in the shapes of fixtures/opencode-real, where
 // one tool part in ten carries a legacy name (dotted, over-long or non-ASCII) also copied in its
 // events.
-//
-// opencodebench uses only store/sqlite/sqlitetest (it does not import the driver).
 package opencodebench
 
 import (

@@ -43,9 +43,4 @@
 // secret value into an error or a Warning. Expanded strings (Rule.Expanded,
 // MCPServer.Command, Cwd, URL) contain the values of the environment variables a file
 // references, as Qwen Code sees them: reports print Rule.Literal.
-//
-// # Imports
-//
-// settings imports mcpname only (plus third-party parsers). It must not import scan, rewrite,
-// audit, reports or cmd.
 package settings

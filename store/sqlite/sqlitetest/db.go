@@ -2,7 +2,7 @@
 // benchmarks (CI has no sqlite3 shell): BuildFromSQL and InsertRows create databases from SQL
 // text and generated rows, Dump and DumpSHA256 give a deterministic text of a database's logical
 // content, HoldWriteLock and HoldExclusiveLock hold a lock as a running agent does. None of it
-// is used by the product; store/sqlite does not import it.
+// is used by the product.
 //
 // It opens databases itself through the driver with the same URI filename as store/sqlite (mode,
 // _busy_timeout, _synchronous=FULL for writers), so it can check the product's writes without
