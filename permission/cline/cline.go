@@ -25,7 +25,7 @@
 //	Findings(outs []ToolOutcome, before, after Release) []Finding   the widenings ("gained"), in tool order
 //
 // Releases: Gen2Interactive (2.x as the allowlist means it), Gen2Yolo, Gen3AutoApprove (3.x's
-// default), Gen3ACP. cline imports only mcpname of this module.
+// default), Gen3ACP.
 package cline
 
 import (

@@ -23,8 +23,7 @@
 //	Outcomes(tools []Tool, rulesets ...[]Rule) []Outcome   per raw tool: name, shadowing, offered, action
 //	Covers(rules []Rule, tools []Tool) []Cover          rules that reach tools of several servers
 //
-// BuildDefaults is the default agent's own ruleset, which comes first. kilo imports only mcpname
-// of this module.
+// BuildDefaults is the default agent's own ruleset, which comes first.
 package kilo
 
 import (

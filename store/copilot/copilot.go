@@ -19,7 +19,7 @@
 //     resumed"), and resumes the same bytes at session-state/<id>/events.jsonl (probe r2b): fix
 //     --apply --move-legacy moves it there (store.Relocation, undone by undo).
 //   - history-session-state/<id>.json (KindHistory): the oldest releases' one JSON document,
-//     {sessionId, startTime, chatMessages, timeline, selectedModel}; 1.0.x imports it into a
+//     {sessionId, startTime, chatMessages, timeline, selectedModel}; 1.0.x turns it into a
 //     session.import_legacy event.
 //
 // Names follow mcpname's Copilot eras (mcpname.CopilotNameIn): "<server>-<tool>" raw up to

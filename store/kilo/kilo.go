@@ -24,8 +24,6 @@
 // shows the tool is no longer configured, an over-long name (then to mcpname.Normalize's
 // provider-safe name); a name Kilo registers as it is stays, even over 64: the live tool list
 // holds it too, and the fix there is the server's tool name or disabling the tool.
-//
-// kilo imports store, store/agent, store/sqlite, naming, mcpname, mcpconfig and permission/kilo.
 package kilo
 
 import (
