@@ -61,6 +61,9 @@ func (r *run) moveAll(ctx context.Context, rels []Relocation) []MoveOutcome {
 		err := r.start()
 		r.mu.Unlock()
 		if err == nil {
+			err = r.widenRootsFor(rel)
+		}
+		if err == nil {
 			err = r.j.append(journalEntry{Event: "move", Path: rel.Ref.Path, Move: &e})
 		}
 		if err == nil {
@@ -92,6 +95,45 @@ func (r *run) moveAll(ctx context.Context, rels []Relocation) []MoveOutcome {
 		out = append(out, MoveOutcome{Entry: e, Err: err})
 	}
 	return out
+}
+
+// widenRootsFor adds the store's directory to the run's roots, on disk before the move, when
+// the run was given the store file itself (fix --move-legacy --apply FILE, or a plan's files as
+// roots) and the move's target lies beside it, outside those roots: without it undo refuses
+// the whole run ("outside the run's roots"), the rewrite included. Only the directory holding
+// a file the operator named is added, and only when it holds the target.
+func (r *run) widenRootsFor(rel Relocation) error {
+	if len(r.opt.Roots) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	roots, err := absRoots(r.m.Roots)
+	if err != nil {
+		return err
+	}
+	from, to := filepath.Clean(rel.Ref.Path), filepath.Clean(rel.To)
+	if _, ok := underRoot(to, roots); ok {
+		return nil
+	}
+	dir := filepath.Dir(from)
+	if _, ok := underRoot(dir, roots); ok {
+		return nil // the directory is a root's descendant already; the target is elsewhere
+	}
+	if _, ok := underRoot(to, []string{dir}); !ok {
+		return nil // CheckRun names it at undo
+	}
+	isRoot := false
+	for _, root := range roots {
+		if root == from {
+			isRoot = true
+		}
+	}
+	if !isRoot {
+		return nil
+	}
+	r.m.Roots = append(r.m.Roots, absPaths([]string{dir})...)
+	return writeManifest(r.dir, r.m)
 }
 
 // checkMoves checks the moves of a manifest as CheckRun checks its files: absolute, clean

@@ -130,3 +130,34 @@ func TestCheckRunRefusesAMoveOutsideTheRoots(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUntrustedRun)
 	assert.ErrorContains(t, err, "outside the run's roots")
 }
+
+// TestMoveOfARunGivenTheFileIsUndone: a run whose roots are the store files themselves (fix
+// --move-legacy --apply FILE, or --apply --plan FILE, whose roots are the plan's files) moves
+// a store into a directory beside it: that directory is outside those roots, so the run adds
+// the store's directory to its roots (in the manifest on disk before the move), and undo
+// moves it back. Before, undo refused the whole run ("outside the run's roots"), the
+// rewrite included.
+func TestMoveOfARunGivenTheFileIsUndone(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"))
+	orig, _ := os.ReadFile(a)
+	state := filepath.Join(t.TempDir(), "state")
+	res, err := Process(context.Background(), []store.Store{jsonl.Open(a, qwen.Session)}, naming.Policy{},
+		ProcessOptions{Apply: true, Relocate: moveInto, ApplyOptions: ApplyOptions{StateDir: state, Roots: []string{a}}}, func(*StoreResult) error { return nil })
+	require.NoError(t, err)
+	require.Len(t, res.Moves, 1)
+	require.NoError(t, res.Moves[0].Err)
+	m, err := ReadRun(res.Dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{a, dir}, m.Roots)
+	require.NoError(t, CheckRun(res.Dir, m))
+	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	require.NoError(t, err)
+	require.Len(t, outs, 2)
+	for _, o := range outs {
+		require.NoError(t, o.Err, o.Ref.Path)
+	}
+	got, _ := os.ReadFile(a)
+	assert.Equal(t, orig, got)
+	assert.NoDirExists(t, filepath.Join(dir, "a"))
+}
