@@ -52,7 +52,9 @@ type ClaudeInputs struct {
 	// Paths are PATH arguments: copies of a ~/.claude, project directories or a project's
 	// .claude directory (ClassifyClaudePath); with them no managed file is read.
 	Paths []string
-	// Project is --project (default Cwd) when no PATH is given.
+	// Project is --project (default Cwd) when no PATH is given; NoProject ("none"): no project.
+	// A project that is the home (the home directory, or one whose .claude is the config
+	// directory) is no project: its .claude/settings.json is the user scope.
 	Project, Cwd string
 	// ProjectKey is --project-key: the project as Claude Code saw it (its key in ~/.claude.json).
 	ProjectKey string
@@ -66,6 +68,20 @@ type ClaudeInputs struct {
 	Home   string
 	// Command names the command in usage errors ("audit", "fix --rules").
 	Command string
+}
+
+// NoProject is --project none: audit no project's rules (only the user, managed and --settings
+// files), as when the working directory is the home.
+const NoProject = "none"
+
+// sameDir reports whether a and b name the same directory (both exist; symbolic links resolved).
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && fa.IsDir() && os.SameFile(fa, fb)
 }
 
 // ClaudeSource is one rule file to read; Explicit: given by --settings (a missing file is a
@@ -152,6 +168,7 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 	}
 	configDir, claudeJSON, projectDot := cp.ConfigDir, cp.ClaudeJSON, cp.ProjectDot
 	var managed []string
+	noProject := false // --project none, or the project would be the home
 	if len(in.Paths) == 0 {
 		configDir = in.Getenv("CLAUDE_CONFIG_DIR")
 		claudeJSON = filepath.Join(in.Home, ".claude.json")
@@ -167,9 +184,24 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 		if abs, err := filepath.Abs(dir); err == nil {
 			dir = abs
 		}
-		projectDot = filepath.Join(dir, ".claude")
-		if in.ProjectKey == "" {
-			in.ProjectKey = dir
+		switch {
+		case in.Project == NoProject:
+			// --project none: no project's rules (user, managed and --settings files only).
+			noProject = true
+		case sameDir(dir, in.Home) || sameDir(filepath.Join(dir, ".claude"), configDir):
+			// The home (a cron job's working directory) is not a project: its .claude is the
+			// user's config directory, whose settings.json is the user scope (issue 23 item 3).
+			noProject = true
+			how := "the working directory"
+			if in.Project != "" {
+				how = "--project"
+			}
+			l.note(h, "%s %s is the home, not a project: its .claude/settings.json is read once, as the user scope, and no project's rules are read (give --project DIR to audit a project's, or --project none to say there is none)", how, dir)
+		default:
+			projectDot = filepath.Join(dir, ".claude")
+			if in.ProjectKey == "" {
+				in.ProjectKey = dir
+			}
 		}
 		managed = ManagedFiles()
 	}
@@ -192,7 +224,7 @@ func (l *ClaudeLoaded) Resolve(in ClaudeInputs, h ClaudeHooks) (srcs []ClaudeSou
 			}
 		}
 	}
-	if in.ProjectKey == "" && l.Global != nil {
+	if in.ProjectKey == "" && l.Global != nil && !noProject {
 		var keys []string
 		for k := range l.Global.Projects {
 			keys = append(keys, k)

@@ -18,7 +18,9 @@ const auditDescription = `
 CLAUDE CODE (--agent claude): reads Claude Code's rule files — managed
 (/etc/claude-code/managed-settings.json and managed-settings.d/*.json on Linux, /Library/Application
 Support/ClaudeCode on macOS, C:\Program Files\ClaudeCode on Windows), user ($CLAUDE_CONFIG_DIR or
-~/.claude: settings.json), project (DIR/.claude/settings.json), local (DIR/.claude/settings.local.json)
+~/.claude: settings.json), project (DIR/.claude/settings.json: DIR is --project, default the working
+directory unless it is the home, whose .claude is the user's; --project none: no project), local
+(DIR/.claude/settings.local.json)
 and legacy (projects[DIR].allowedTools in ~/.claude.json, where 1.0.0 kept rules) — with the project's
 trust (hasTrustDialogAccepted in ~/.claude.json: 2.1.332 ignores the allow rules of an untrusted
 project's .claude/settings.json and applies its deny and ask rules and the local file's allows).
@@ -174,8 +176,12 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 		},
 		SARIF: rep.SARIF, Rules: ClaudeSARIFRules, Read: r.Read(o.Inventory),
 		Summary: func(w io.Writer) {
-			fmt.Fprintf(w, "audit: Claude Code %s (before: %s), project %s (%s): %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
-				now, before, reports.Printable(OrNone(r.Project)), TrustWord(trusted), reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"),
+			project := "project (none)" // no project: nothing to trust
+			if r.Project != "" {
+				project = fmt.Sprintf("project %s (%s)", reports.Printable(r.Project), TrustWord(trusted))
+			}
+			fmt.Fprintf(w, "audit: Claude Code %s (before: %s), %s: %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
+				now, before, project, reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"),
 				reports.Printable(r.InventoryFrom), reports.Plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, reports.Plural(c.LostRestrictions, "restriction"), c.Gained, reports.Plural(c.Changed, "tool"))
 		},
 		FailCounts: func(results []reports.SARIFResult) map[string]int {

@@ -19,7 +19,7 @@ import (
 // auditUsage words audit's shared input flags for Qwen Code (Audit.Usage; --help shows them).
 var auditUsage = map[string]string{
 	"settings": "settings file to read, as FILE or SCOPE=FILE (repeatable; default: the scopes Qwen Code loads)",
-	"project":  "workspace directory whose .qwen/settings.json and .qwen/agents are read (default: current directory; without --settings only)",
+	"project":  "workspace directory whose .qwen/settings.json and .qwen/agents are read (default: current directory, unless it is the home; without --settings only); none: no workspace or project scope",
 	"agents":   "directory of subagent .md files (repeatable; default: .qwen/agents next to the settings files)",
 	"history":  "session stores to infer tool names from when there is no inventory (default: Qwen Code's runtime directory)",
 }
@@ -96,6 +96,10 @@ EXAMPLES:
    sessionfix audit --inventory tools.json --baseline audit.sarif --format sarif --out now.sarif
 `
 
+// noProjectValue is --project none: no workspace scope (as when the working directory is the
+// home, which settings.Discover never reads as a workspace).
+const noProjectValue = "none"
+
 // auditRun carries one audit's inputs and whatever went wrong on the way.
 type auditRun struct {
 	Loaded
@@ -119,6 +123,10 @@ func (r *auditRun) warn(format string, args ...any) {
 // history's re-dispatch check (AuditHistory).
 func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, error) {
 	var sessions []string
+	noProject := o.Project == noProjectValue
+	if noProject {
+		o.Project = "" // --project none: no workspace scope
+	}
 	if len(o.Paths) > 0 {
 		if o.Project != "" {
 			return nil, usage.Errorf("--project and PATH exclude each other: give the project directory as a PATH")
@@ -126,7 +134,7 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 		if err := addPathInputs(o.Err, &o, &sessions); err != nil {
 			return nil, err
 		}
-	} else if o.Project == "" && len(o.Settings) == 0 {
+	} else if o.Project == "" && len(o.Settings) == 0 && !noProject {
 		o.Project = o.Cwd
 	}
 	if err := o.Validate(); err != nil {
