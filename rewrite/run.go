@@ -976,6 +976,9 @@ type UndoOutcome struct {
 	Err  error
 	// Already is set when the store already held its original content.
 	Already bool
+	// Kept is where a forced restore (--force, over a store that changed since the run) kept
+	// the store's content from before the undo (fileio.WithKeptRecorder); "" otherwise.
+	Kept string
 }
 
 // Opener reopens a recorded store for undo (store/all.Open).
@@ -1039,7 +1042,7 @@ func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bo
 			if !ok {
 				err = fmt.Errorf("%s: the %s backend cannot restore", f.Ref.Path, f.Ref.Kind)
 			} else {
-				err = r.Restore(ctx, &full.Change, force)
+				err = r.Restore(fileio.WithKeptRecorder(ctx, func(kept string) { o.Kept = kept }), &full.Change, force)
 			}
 		}
 		var ce *fileio.CommittedError

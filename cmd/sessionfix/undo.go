@@ -92,6 +92,9 @@ type undoFile struct {
 	// MovedFrom is set for a store the run moved (fix --move-legacy): where it was, Path
 	// where it is moved back to.
 	MovedFrom string `json:"moved_from,omitempty"`
+	// Kept is where a forced restore kept what the store held before it (--force over a store
+	// that changed since the run: its later changes are there, not in the store).
+	Kept string `json:"kept,omitempty"`
 }
 
 // undoReport is undo --format json: always one closed document; Error is set when the undo
@@ -170,7 +173,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		},
 		File: func(o rewrite.UndoOutcome, status string, late bool) {
 			path := reports.Printable(o.Ref.Path)
-			f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status}
+			f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status, Kept: o.Kept}
 			if o.Err != nil && f.Status != pipeline.UndoAlready {
 				f.Reason = o.Err.Error()
 				flushOut(env)
@@ -178,15 +181,21 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			if o.Move != nil {
 				f.MovedFrom = o.Move.To
 			}
+			kept := ""
+			if o.Kept != "" {
+				// --force over a store that changed since the run: its later changes are not in
+				// the store any more; say where they are (issue 30 finding 8).
+				kept = "; it had changed since the run: what it held before this undo is kept at " + reports.Printable(o.Kept)
+			}
 			switch {
 			case f.Status == pipeline.UndoRestored && !late && o.Move != nil:
-				fmt.Fprintf(env.Out, "  moved back %s (from %s)\n", path, reports.Printable(o.Move.To))
+				fmt.Fprintf(env.Out, "  moved back %s (from %s)%s\n", path, reports.Printable(o.Move.To), kept)
 			case f.Status == pipeline.UndoRestored && !late:
-				fmt.Fprintf(env.Out, "  restored %s (%s)\n", path, plural(o.Names, "name"))
+				fmt.Fprintf(env.Out, "  restored %s (%s)%s\n", path, plural(o.Names, "name"), kept)
 			case late:
 				// Restored, then something failed (a directory fsync) or the agent appended
 				// meanwhile (carried over): reported, and the exit status says so.
-				fmt.Fprintf(env.Err, "  restored %s (%s), but: %s\n", path, plural(o.Names, "name"), reports.Printable(o.Err.Error()))
+				fmt.Fprintf(env.Err, "  restored %s (%s)%s, but: %s\n", path, plural(o.Names, "name"), kept, reports.Printable(o.Err.Error()))
 			case f.Status == pipeline.UndoChanged || f.Status == pipeline.UndoInUse:
 				fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
 			case f.Status == pipeline.UndoFailed:

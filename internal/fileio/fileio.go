@@ -612,6 +612,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	if err == nil {
 		cur = cs[0]
 	}
+	forced := false // force restores a file that changed since the run
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if !force {
@@ -631,6 +632,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		if !force {
 			return &store.ChangedError{Path: path, Reason: "its content checksum is not the one the run wrote"}
 		}
+		forced = true
 	}
 	// Only the first Before.Size bytes of the backup are the original: a process that kept the
 	// old file open may have appended to the linked inode after the run (those bytes stay in
@@ -648,7 +650,12 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		} else {
 			st.Fingerprint = cur
 		}
-		_, err := rewriteFile(ctx, path, st, copyBackup(ch), store.ApplyOptions{BackupPath: undoBackupPath(ch)}, &ch.Before)
+		kept := undoBackupPath(ch)
+		_, err := rewriteFile(ctx, path, st, copyBackup(ch), store.ApplyOptions{BackupPath: kept}, &ch.Before)
+		var ce *CommittedError
+		if forced && (err == nil || errors.As(err, &ce)) {
+			keptAt(ctx, kept)
+		}
 		return err
 	}
 	src, err := openNoFollow(ch.Backup) // a backup swapped for a symlink after undo checked the run is refused

@@ -73,6 +73,23 @@ func backToWork(ctx context.Context) {
 	}
 }
 
+type keptKey struct{}
+
+// WithKeptRecorder returns a context whose forced restores (RestoreFile with force, over a file
+// that changed since the run) call rec with the path where the file's content before the
+// restore is kept ("<backup>.before-undo", numbered when taken): undo --force names it, since the
+// changes made after the run are no longer in the store (issue 30 finding 8).
+func WithKeptRecorder(ctx context.Context, rec func(kept string)) context.Context {
+	return context.WithValue(ctx, keptKey{}, rec)
+}
+
+// keptAt tells the context's kept recorder where a forced restore kept the replaced content.
+func keptAt(ctx context.Context, kept string) {
+	if rec, ok := ctx.Value(keptKey{}).(func(string)); ok && rec != nil {
+		rec(kept)
+	}
+}
+
 func recordTemp(ctx context.Context, event, tmp, target string) error {
 	if rec, ok := ctx.Value(tempRecorderKey{}).(TempRecorder); ok && rec != nil {
 		return rec(event, tmp, target)

@@ -141,6 +141,8 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		if err != nil && ch == nil && !errors.Is(err, store.ErrInUse) && ctx.Err() == nil {
 			if why := writeDenied(s.path); why != nil {
 				err = fmt.Errorf("cannot write %w; nothing was written (%w)", why, err)
+			} else if diskFull(err) {
+				err = &DiskFullError{Path: s.path, Err: err}
 			}
 		}
 	}()

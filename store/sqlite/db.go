@@ -374,3 +374,30 @@ func (c *stmtCache) close() {
 		st.Close()
 	}
 }
+
+// DiskFullError is a rewrite that failed because SQLite could not write: the disk holding the
+// database, its rollback journal or WAL (the same directory), or SQLite's temp directory is full
+// (SQLITE_FULL, "database or disk is full"). SQLite reports it from whichever statement had to
+// write a page, a SELECT too (a read that spills the write transaction's dirty pages to the
+// journal): review of issue 30 saw "failed: read part id=… of …: database or disk is full" on a
+// full disk, which read as a damaged row. The transaction was rolled back: nothing was changed.
+type DiskFullError struct {
+	Path string
+	Err  error // the statement's error, wrapping the sqlite3.Error
+}
+
+func (e *DiskFullError) Error() string {
+	return fmt.Sprintf("no space left to write %s: the disk holding it (or its -journal / -wal, or SQLite's temp directory) is full; the write transaction was rolled back, nothing was changed (SQLite: %v)",
+		e.Path, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *DiskFullError) Unwrap() error { return e.Err }
+
+// diskFull reports whether err is SQLite's SQLITE_FULL (a write of the database, its journal
+// or a temp file found the disk full). A full state directory (the backup, the change record)
+// is not: those errors name their own file.
+func diskFull(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrFull
+}
