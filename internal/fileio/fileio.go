@@ -280,8 +280,12 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if err := pf.Chmod(modeBits(newMode)); err != nil {
 		return nil, fmt.Errorf("chmod temp for %s: %w", path, err)
 	}
-	xattrWarnings := copyXattrs(path, pf.File)
-	if err := os.Chtimes(pf.Name(), atime(fi), newMtime); err != nil {
+	xattrWarnings := copyXattrs(orig, pf.File)
+	if testHookTempWritten != nil {
+		testHookTempWritten(pf.Name())
+	}
+	// Through the descriptor, never the temp's name (issue 30 finding 4).
+	if err := setFileTimes(pf.File, atime(fi), newMtime); err != nil {
 		return nil, fmt.Errorf("set mtime of temp for %s: %w", path, err)
 	}
 	newFi, err := pf.Stat()
@@ -345,6 +349,16 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		testHookBeforeRename(path)
 	}
 	if err := pf.replace(); err != nil {
+		var te *TempSwappedError
+		if errors.As(err, &te) && te.Renamed {
+			// What replaced the temp is at path now, and the original inode is named only by
+			// the kept link and the backup: put the original back.
+			if perr := putBack(path, keep, fi); perr != nil {
+				return nil, fmt.Errorf("replace %s: %w; the original could not be put back (%v): it is kept at %s", path, err, perr, opt.BackupPath)
+			}
+			keep = ""
+			err = fmt.Errorf("%w; the original was put back", err)
+		}
 		keepBackup = false
 		return nil, fmt.Errorf("replace %s: %w", path, err)
 	}
@@ -385,6 +399,25 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 // testHookAfterRename runs right after the rename, before the old inode is checked (tests
 // only).
 var testHookAfterRename func(path string)
+
+// testHookTempWritten runs once the temp file holds the new content, before its times are set
+// (tests only).
+var testHookTempWritten func(tmp string)
+
+// putBack renames keep (a temp link to the original inode old, beside path) over path: the way
+// back when something else than the new content got renamed over path.
+func putBack(path, keep string, old os.FileInfo) error {
+	if keep == "" {
+		return errors.New("no other name of the original beside it (no hard links here)")
+	}
+	if kfi, err := os.Lstat(keep); err != nil || !os.SameFile(kfi, old) {
+		return errors.New("the kept link to the original was replaced too")
+	}
+	if err := os.Rename(keep, path); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
 
 // CommittedError is an error that happened after a rewrite put the new file in place: the
 // store holds the new content and the store.Change returned with it must be recorded (undo needs
@@ -671,24 +704,20 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	if err := copyCheckedBackup(pf, &ctxReader{ctx: ctx, r: src}, ch); err != nil {
 		return fmt.Errorf("restore %s: %w", path, err)
 	}
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
 		chownLike(pf.File, fi)
 	}
 	if err := pf.Chmod(modeBits(ch.Before.Mode)); err != nil {
 		return fmt.Errorf("chmod %s: %w", path, err)
 	}
-	// The attributes of the original: the current file carries them (the fix copied them),
-	// else the backup (a hard link is the original inode).
-	xsrc := path
-	if _, err := os.Stat(path); err != nil {
-		xsrc = ch.Backup
+	// The attributes of the original: the store is gone, the backup has them (a hard link is
+	// the original inode; a copy was given none, and then there are none to give).
+	copyXattrs(src, pf.File)
+	if err := setFileTimes(pf.File, time.Now(), ch.Before.ModTime); err != nil {
+		return fmt.Errorf("set mtime of %s: %w", path, err)
 	}
-	copyXattrs(xsrc, pf.File)
 	if err := pf.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := os.Chtimes(pf.Name(), time.Now(), ch.Before.ModTime); err != nil {
-		return fmt.Errorf("set mtime of %s: %w", path, err)
 	}
 	if err := pf.replace(); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)

@@ -200,18 +200,70 @@ func (p *pendingFile) Cleanup() {
 }
 
 // replace closes the temp (which the caller fsynced) and renames it over path (the directory
-// is not synced).
+// is not synced). The temp's name is checked to still be the file written (lstat against the
+// descriptor's fstat) right before the rename, and path to be it right after: the directory's
+// owner may have swapped the name for a symbolic link or another file meanwhile, which the
+// rename would otherwise put in the store's place (issue 30 finding 4). Either is a
+// *TempSwappedError (Renamed after the rename: what is at path is not ours, the caller puts the
+// original back).
 func (p *pendingFile) replace() error {
+	written, err := p.File.Stat()
+	if err != nil {
+		return err
+	}
 	if err := p.File.Close(); err != nil {
 		return err
 	}
 	if err := Fault(FaultRename, p.path); err != nil {
 		return err
 	}
+	if li, err := os.Lstat(p.Name()); err != nil || !os.SameFile(li, written) {
+		return &TempSwappedError{Path: p.path, Temp: p.Name(), Now: describeSwap(li, err)}
+	}
+	if testHookTempRename != nil {
+		testHookTempRename(p.Name())
+	}
 	if err := os.Rename(p.Name(), p.path); err != nil {
 		return err
 	}
 	p.done = true
 	_ = recordTemp(p.ctx, TempGone, p.Name(), p.path)
+	if li, err := os.Lstat(p.path); err != nil || !os.SameFile(li, written) {
+		return &TempSwappedError{Path: p.path, Temp: p.Name(), Now: describeSwap(li, err), Renamed: true}
+	}
 	return nil
+}
+
+// testHookTempRename runs between replace's check of the temp's name and its rename (tests
+// only).
+var testHookTempRename func(tmp string)
+
+// TempSwappedError is a rewrite whose temp file's name no longer named the file it wrote when it
+// was to be renamed over the store: another process (the directory's owner) replaced it. The
+// store is not rewritten; the run fails it (exit 3).
+type TempSwappedError struct {
+	Path, Temp string
+	// Now says what the name held instead ("a symbolic link", "another file", "nothing").
+	Now string
+	// Renamed: the swap came between the check and the rename, so the swapped-in file was
+	// renamed over Path (the caller puts the original back).
+	Renamed bool
+}
+
+func (e *TempSwappedError) Error() string {
+	return fmt.Sprintf("its temp file %s was replaced by another process (it is now %s) before it was renamed over the store: not rewritten",
+		e.Temp, e.Now)
+}
+
+// describeSwap names what an lstat found at a temp file's name.
+func describeSwap(fi os.FileInfo, err error) string {
+	switch {
+	case err != nil:
+		return "gone"
+	case fi.Mode()&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case fi.Mode().IsRegular():
+		return "another file"
+	}
+	return "a " + fi.Mode().Type().String() + " file"
 }

@@ -5,4 +5,4 @@ package fileio
 import "os"
 
 // copyXattrs is only implemented on Linux; elsewhere extended attributes are not carried over.
-func copyXattrs(string, *os.File) []string { return nil }
+func copyXattrs(_, _ *os.File) []string { return nil }
