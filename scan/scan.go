@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/all"
 )
@@ -113,20 +115,26 @@ func inside(path, dir string) bool {
 // followedLink reports whether the symbolic link at path is one an agent's home keeps as a
 // directory of its own (all.FollowLink: a session directory moved to another disk and
 // linked back) pointing to a directory: such a link is followed in a walk. It returns the
-// link's target and the agent's words for it.
-func followedLink(path string) (real, why string, ok bool) {
+// link's target (and its stat) and the agent's words for it. A link root must not follow
+// (owner.Resolve: as root, a link is followed only to what its owner owns) is refused: ok is
+// false and refused says why.
+func followedLink(path string) (real string, fi os.FileInfo, why string, refused error, ok bool) {
 	if why = all.FollowLink(path); why == "" {
-		return "", "", false
+		return "", nil, "", nil, false
 	}
-	real, err := filepath.EvalSymlinks(path)
+	real, err := owner.Resolve(path)
+	var le *owner.LinkError
+	if errors.As(err, &le) {
+		return "", nil, why, le, false
+	}
 	if err != nil {
-		return "", "", false
+		return "", nil, "", nil, false
 	}
 	if abs, err := filepath.Abs(path); err != nil || inside(abs, real) {
-		return "", "", false // a link to a directory holding it (up to /): a loop
+		return "", nil, "", nil, false // a link to a directory holding it (up to /): a loop
 	}
-	fi, err := os.Stat(real)
-	return real, why, err == nil && fi.IsDir()
+	fi, err = os.Lstat(real)
+	return real, fi, why, nil, err == nil && fi.IsDir()
 }
 
 // TotalSize is the byte size of all targets.
@@ -202,37 +210,41 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 		}
 		f.Roots = append(f.Roots, Root{Path: given, Abs: root})
 		ri := &f.Roots[len(f.Roots)-1]
-		fi, err := os.Stat(root)
+		// The links on the root's way are resolved here (as root, each must lead only to what
+		// its owner owns: owner.Resolve, issue 30 finding 3); what they lead to is walked.
+		real, err := owner.Resolve(root)
+		var fi os.FileInfo
+		if err == nil {
+			// Lstat: what real names now is what is walked or read (a link swapped in since
+			// is not followed); reported as a stat, as the root named.
+			if fi, err = os.Lstat(real); err != nil {
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					pe.Op = "stat"
+				}
+			}
+		}
 		if err != nil {
 			ri.Err = err
 			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
 			continue
 		}
 		ri.Dir = fi.IsDir()
-		if lfi, lerr := os.Lstat(root); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 && fi.IsDir() {
-			// A symlinked root directory (~/.agent -> /data/agent): walk its target; WalkDir
+		if real != root && fi.IsDir() {
+			// A symlinked root directory (~/.agent -> /data/agent): walk its target; a walk
 			// would stop at the link. Links inside the tree stay not followed.
-			real, err := filepath.EvalSymlinks(root)
-			if err != nil {
-				ri.Err = err
-				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
-				continue
-			}
 			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (links inside it are not)"})
 			f.links = append(f.links, link{real: real, lexical: root})
 			ri.LinkTarget, ri.Abs = real, real
 			root = real
 		}
 		if !fi.IsDir() {
-			real, err := filepath.EvalSymlinks(root)
 			switch {
-			case err != nil:
-				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
 			case !fi.Mode().IsRegular():
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"})
 			case isExcluded(real):
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "inside sessionfix's state directory: backups are never read as stores"})
-			case !f.add(ctx, real, fi.Size(), seen, true, opt.Backend):
+			case !f.addFile(ctx, real, seen, opt.Backend):
 				if why := all.KnownFile(real); why != "" {
 					f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: why})
 					break
@@ -261,11 +273,18 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 			case d.Type()&fs.ModeSymlink != 0:
 				// An agent home's directory moved to another disk and linked back is the
 				// home's history: walked (once), links inside it are not followed.
-				if real, why, ok := followedLink(path); ok && !followed[real] {
+				real, rfi, why, refused, ok := followedLink(path)
+				if refused != nil {
+					// A link the walk would follow, but not as root: an error, so the run
+					// says it left that history out (exit 3), not an info line.
+					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: refused.Error() + " (" + why + "); its stores are not read"})
+					return nil
+				}
+				if ok && !followed[real] {
 					followed[real] = true
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (" + why + "; links inside it are not)"})
 					f.links = append(f.links, link{real: real, lexical: path})
-					if err := filepath.WalkDir(real, walk); err != nil {
+					if err := walkDir(real, rfi, walk); err != nil {
 						if cerr := ctx.Err(); cerr != nil {
 							return cerr
 						}
@@ -298,7 +317,7 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					return nil
 				}
-				if !f.add(ctx, path, info.Size(), seen, false, opt.Backend) {
+				if !f.add(ctx, path, info.Size(), fileio.IDOf(info), seen, false, opt.Backend) {
 					f.Ignored++
 					if len(f.IgnoredPaths) < maxIgnoredListed {
 						f.IgnoredPaths = append(f.IgnoredPaths, path)
@@ -309,7 +328,7 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 			}
 			return nil
 		}
-		if err := filepath.WalkDir(root, walk); err != nil {
+		if err := walkDir(root, fi, walk); err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return f, cerr
 			}
@@ -365,12 +384,36 @@ func skipDir(name string) bool {
 	return false
 }
 
-// add detects the store at path; it reports whether path is a store (or an unsupported one).
-func (f *Found) add(ctx context.Context, path string, size int64, seen map[string]bool, explicit bool, opt all.Options) bool {
+// addFile is add for a file given as a root (its links resolved): it is opened as every store
+// is (fileio.OpenStore, which as root checks again the links on its way), and pinned to the
+// file opened.
+func (f *Found) addFile(ctx context.Context, path string, seen map[string]bool, opt all.Options) bool {
 	if seen[path] {
 		return true
 	}
-	head, err := all.ReadHead(path)
+	fd, fi, err := fileio.OpenStore(path, store.FileID{})
+	if err != nil {
+		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
+		return true
+	}
+	fd.Close()
+	return f.add(ctx, path, fi.Size(), fileio.IDOf(fi), seen, true, opt)
+}
+
+// add detects the store at path, the file id (its device and inode, as discovery found it:
+// every later open of the store must find it there); it reports whether path is a store (or an
+// unsupported one).
+func (f *Found) add(ctx context.Context, path string, size int64, id store.FileID, seen map[string]bool, explicit bool, opt all.Options) bool {
+	if seen[path] {
+		return true
+	}
+	opt.Pin = id
+	head, err := all.ReadHeadPinned(path, id)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		// Removed since the directory was listed (a SQLite -journal deleted at commit or rolled
+		// back by detection, a temp file renamed): not there.
+		return true
+	}
 	if err != nil {
 		f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 		return true

@@ -163,6 +163,21 @@ type Problem struct {
 	Reason   string   `json:"reason"`
 }
 
+// FileID is a file's device and inode number: which file a path named when discovery found it
+// (the zero FileID: not known). A store opened later must still be that file (store opens check
+// it: a path swapped for another file, a FIFO or a link since is refused, issue 30 finding 5).
+type FileID struct{ Dev, Ino uint64 }
+
+// Known reports whether id names a file.
+func (id FileID) Known() bool { return id != FileID{} }
+
+// Pinner is a store that can be told which file discovery found at its path (Pin): its every
+// open must find that file there, else it is refused and named. The store/all detection pins
+// every store it returns.
+type Pinner interface {
+	Pin(id FileID)
+}
+
 // FileState is what a file looked like when it was read: enough to notice it changed.
 type FileState struct {
 	Size    int64       `json:"size"`
@@ -177,6 +192,9 @@ type FileState struct {
 	// of SHA256 since manifest version 4; the backup's check). A Change records one of SHA256
 	// and Fingerprint in each state (internal/fileio/checksum.go).
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// ID is the file that was read (its device and inode): a rewrite opens that file or none.
+	// Never recorded (manifests and plans name files by path and content).
+	ID FileID `json:"-"`
 }
 
 // Snapshot is the result of scanning one store.

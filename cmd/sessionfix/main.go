@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -20,11 +21,17 @@ func main() {
 	os.Exit(code)
 }
 
+// stopGrace is how long a run has, after the first SIGINT or SIGTERM, to stop at a safe point
+// before it exits anyway (a variable for tests).
+var stopGrace = 900 * time.Millisecond
+
 // notifySignals returns a context cancelled, with a *signalError cause, by the first SIGINT or
 // SIGTERM: the run stops at its next safe point (a store is never left half written), records
-// what it did and exits 130 or 143. A second signal exits at once with the same convention
-// (a crash-safe point too: every rewrite is a rename, the journal names it for undo), for a
-// run blocked where no context reaches (opening a FIFO nobody reads, say).
+// what it did and exits 130 or 143. A run that has not ended stopGrace after the signal — blocked
+// where no context reaches: an --inventory FIFO nobody writes, a server that does not answer —
+// exits then with the same code, and so does a second signal at once: a crash-safe point too
+// (every rewrite is a rename, the journal names it for undo, the next run removes its temp
+// files). A cron job's SIGTERM always ends the run within a second (issue 30 finding 5).
 func notifySignals(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 2)
@@ -45,10 +52,15 @@ func notifySignals(parent context.Context) (context.Context, func()) {
 		case <-done:
 			return
 		}
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
 		select {
 		case s := <-sigs:
 			sig, _ := s.(syscall.Signal)
 			os.Exit(128 + int(sig))
+		case <-grace.C:
+			fmt.Fprintf(os.Stderr, "sessionfix: %s: the run did not stop within %s: exiting now (what it wrote is whole; the next run cleans up after it)\n", signalName(first), stopGrace)
+			os.Exit(128 + int(first))
 		case <-done:
 		}
 	}()

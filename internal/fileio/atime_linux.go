@@ -44,12 +44,3 @@ func setFileTimes(f *os.File, atime, mtime time.Time) error {
 	}
 	return nil
 }
-
-// withRawFd runs fn with f's descriptor, which stays open meanwhile.
-func withRawFd(f *os.File, fn func(fd uintptr)) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	return rc.Control(fn)
-}

@@ -8,7 +8,6 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/zeebo/xxh3"
@@ -186,7 +185,7 @@ func (s *sums) get(i int) string {
 // hashFileAs returns the checksums of path's content spelled like each of wants (sumFor; "" for
 // an empty want), in one read.
 func hashFileAs(path string, wants ...string) ([]string, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenStore(path, store.FileID{})
 	if err != nil {
 		return nil, err
 	}

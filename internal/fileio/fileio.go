@@ -49,9 +49,9 @@ func StatFile(path string) (store.FileState, error) {
 	return store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}, nil
 }
 
-// HashFile returns the hex SHA-256 of a file's content.
+// HashFile returns the hex SHA-256 of a file's content (opened as a store is: OpenStore).
 func HashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenStore(path, store.FileID{})
 	if err != nil {
 		return "", err
 	}
@@ -104,22 +104,22 @@ func RewriteFile(ctx context.Context, path string, want store.FileState, transfo
 // rewriteFile is RewriteFile; a non-nil meta gives the new file meta's mode and mtime instead
 // of the original's (a restore).
 func rewriteFile(ctx context.Context, path string, want store.FileState, transform Transform, opt store.ApplyOptions, meta *store.FileState) (ch *store.Change, err error) {
-	orig, err := os.Open(path)
+	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		// The rename would replace the link, not write its target.
+		return nil, fmt.Errorf("rewrite %s: %w: a symbolic link (rewrite its target)", path, store.ErrNotWritable)
+	} else if err == nil && !li.Mode().IsRegular() {
+		return nil, fmt.Errorf("rewrite %s: %w: not a regular file", path, store.ErrNotWritable)
+	}
+	// Opened as every store is (no link followed, no FIFO waited on) and, when the scan said
+	// which file it read, that file or none (issue 30 finding 5).
+	orig, fi, err := OpenStore(path, want.ID)
+	if errors.Is(err, ErrNotTheFile) {
+		return nil, &store.InUseError{Path: path, Reason: "replaced since it was scanned: " + err.Error(), Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer orig.Close()
-	fi, err := orig.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("rewrite %s: %w: not a regular file", path, store.ErrNotWritable)
-	}
-	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
-		// The rename would replace the link, not write its target.
-		return nil, fmt.Errorf("rewrite %s: %w: a symbolic link (rewrite its target)", path, store.ErrNotWritable)
-	}
 	if fi.Size() != want.Size || !fi.ModTime().Equal(want.ModTime) {
 		return nil, &store.InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
 			want.Size, fi.Size(), want.ModTime.Format(time.RFC3339Nano), fi.ModTime().Format(time.RFC3339Nano))}
@@ -502,7 +502,7 @@ func (w *lateWatch) check() error {
 // rollBack puts the old inode back at path (a temp link to it renamed over the new file) and
 // moves to it whatever was appended to the new file meanwhile.
 func (w *lateWatch) rollBack() error {
-	nf, err := os.Open(w.path)
+	nf, _, err := OpenRegular(w.path)
 	if err != nil {
 		return err
 	}
@@ -588,7 +588,7 @@ func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, e
 	if err != nil || sfi.Size() <= from {
 		return 0, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|noFollowNonBlock, 0)
 	if err != nil {
 		return 0, fmt.Errorf("carry over late append to %s: %w", path, err)
 	}
@@ -934,7 +934,7 @@ func reverseSplice(edits iter.Seq2[store.ByteEdit, error], prefix int64, prefixS
 // hashPrefixAs returns the checksum of the first n bytes of a file, spelled like want (sumFor),
 // and an error when the file is shorter.
 func hashPrefixAs(path string, n int64, want string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenStore(path, store.FileID{})
 	if err != nil {
 		return "", err
 	}

@@ -6,6 +6,9 @@ import "os"
 
 func chownLike(*os.File, os.FileInfo) {}
 
+// noFollowNonBlock: this platform has neither flag.
+const noFollowNonBlock = 0
+
 // nlink is unknown here: a backup is then a hard link only where the platform allows it.
 func nlink(os.FileInfo) uint64 { return 1 }
 

@@ -15,6 +15,10 @@ func chownLike(f *os.File, fi os.FileInfo) {
 	}
 }
 
+// noFollowNonBlock are the open flags of a store opened for writing by name: a symbolic link is
+// not followed, a FIFO does not block the open.
+const noFollowNonBlock = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
 // nlink returns the number of hard links of fi (1 when unknown).
 func nlink(fi os.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -34,4 +38,13 @@ func devIno(fi os.FileInfo) (uint64, uint64) {
 		return uint64(st.Dev), uint64(st.Ino)
 	}
 	return 0, 0
+}
+
+// withRawFd runs fn with f's descriptor, which stays open meanwhile.
+func withRawFd(f *os.File, fn func(fd uintptr)) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(fn)
 }

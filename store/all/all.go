@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
@@ -246,6 +247,10 @@ type Options struct {
 	SQLite sqlite.Options
 	// ProfileDoc is the --profile file as read (nil without): what a fix run records for undo.
 	ProfileDoc []byte
+	// Pin is the file discovery found at the path being detected (its device and inode;
+	// DetectWith): detection reads that file or none, and the store it returns is pinned to it
+	// (store.Pinner). Zero: not known.
+	Pin store.FileID
 }
 
 // OptionsFor is the Options for a user SQLite profile file (--profile; "" = none, else
@@ -265,7 +270,11 @@ func OptionsFor(profile string, busy time.Duration) (Options, error) {
 // ParseProfile reads a user SQLite profile from its JSON document (one a run recorded).
 func ParseProfile(doc []byte) (*sqlite.Profile, error) { return sqlite.ParseProfile(doc) }
 
-func (o Options) sqlite() sqlite.Options { return SQLiteOptions(o.SQLite) }
+func (o Options) sqlite() sqlite.Options {
+	so := SQLiteOptions(o.SQLite)
+	so.Pin = o.Pin
+	return so
+}
 
 // SQLiteOptions returns o with every agent's profiles as o.Profiles when it has none.
 func SQLiteOptions(o sqlite.Options) sqlite.Options {
@@ -296,6 +305,14 @@ func DetectAs(id store.AgentID, path string, head []byte) Detection {
 // Agent, only a profile of that agent takes it. ctx bounds the database's opening (a lock
 // wait of up to the busy timeout): cancelled, the database is Unreadable with ctx's error.
 func DetectWith(ctx context.Context, path string, head []byte, opt Options) Detection {
+	d := detectWith(ctx, path, head, opt)
+	if p, ok := d.Store.(store.Pinner); ok && opt.Pin.Known() {
+		p.Pin(opt.Pin)
+	}
+	return d
+}
+
+func detectWith(ctx context.Context, path string, head []byte, opt Options) Detection {
 	id := opt.Agent
 	if sqlite.IsDatabase(head) {
 		st, err := sqlite.Detect(ctx, path, opt.sqlite())
@@ -379,9 +396,15 @@ func forceJSONL(a *agent.Agent, path string, first []byte, auto *jsonl.Profile) 
 	return nil, fmt.Sprintf("looks like a %s: not read with --agent %s (drop --agent or pass --agent %s)", auto.Title, a.ID, auto.Agent)
 }
 
-// ReadHead returns up to HeadSize leading bytes of the file at path.
-func ReadHead(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// ReadHead returns up to HeadSize leading bytes of the file at path, opened as every store is
+// (fileio.OpenStore: no link followed, no FIFO waited on; as root no link out of its owner's
+// reach).
+func ReadHead(path string) ([]byte, error) { return ReadHeadPinned(path, store.FileID{}) }
+
+// ReadHeadPinned is ReadHead of the file discovery found at path (pin: its device and inode),
+// or none (a *fileio.NotTheFileError).
+func ReadHeadPinned(path string, pin store.FileID) ([]byte, error) {
+	f, _, err := fileio.OpenStore(path, pin)
 	if err != nil {
 		return nil, err
 	}

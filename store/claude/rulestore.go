@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -55,13 +56,16 @@ func RuleSnapshotOf(snap *store.Snapshot) *RuleSnapshot { return store.StateOf[R
 // the exact token). A file that is not JSON is an error-level Problem and the file is not
 // writable.
 func (s *RuleStore) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
-	data, err := os.ReadFile(s.path)
+	// Opened as every store is (fileio.OpenStore: no FIFO waited on, as root no link out of
+	// its owner's reach), and its state is the file read's.
+	f, fi, err := fileio.OpenStore(s.path, store.FileID{})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
-	fi, err := os.Stat(s.path)
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", s.path, err)
+		return nil, fmt.Errorf("read %s: %w", s.path, err)
 	}
 	sum := sha256.Sum256(data)
 	snap := &store.Snapshot{Ref: s.Ref(), Agent: AgentRules, Records: 1,

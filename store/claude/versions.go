@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // ProjectDirName is the folder name Claude Code gives a project under <config dir>/projects:
@@ -89,7 +92,7 @@ func SessionVersions(root string) ([]string, []error) {
 var versionKey = []byte(`"version"`)
 
 func fileVersions(path string, set map[string]bool) error {
-	f, err := os.Open(path)
+	f, _, err := fileio.OpenStore(path, store.FileID{}) // a session: no FIFO waited on
 	if err != nil {
 		return err
 	}

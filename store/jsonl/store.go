@@ -31,6 +31,7 @@ import (
 type Store struct {
 	path string
 	prof *Profile
+	pin  store.FileID // the file discovery found at path (store.Pinner); zero: not known
 }
 
 var (
@@ -50,6 +51,10 @@ func Open(path string, prof *Profile) *Store { return &Store{path: path, prof: p
 
 // Ref identifies the store.
 func (s *Store) Ref() store.Ref { return store.Ref{Path: s.path, Kind: s.prof.Kind} }
+
+// Pin tells the store which file discovery found at its path (store.Pinner): Scan reads that
+// file or none (fileio.OpenStore).
+func (s *Store) Pin(id store.FileID) { s.pin = id }
 
 const readBufSize = 256 << 10
 
@@ -117,22 +122,18 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 // scan is Scan; with emit set, the sites gathered are handed to it (and dropped) at the end of
 // each record that brings them to batchSites, and at the end of the file.
 func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*store.Snapshot, []store.Site) error) (*store.Snapshot, error) {
-	f, err := os.Open(s.path)
+	f, fi, err := fileio.OpenStore(s.path, s.pin)
 	if err != nil {
+		if errors.Is(err, fileio.ErrNotTheFile) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", s.path, err)
-	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("read %s: is a directory", s.path)
-	}
 	snap := &store.Snapshot{
 		Ref:   s.Ref(),
 		Agent: s.prof.Agent,
-		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()},
+		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), ID: fileio.IDOf(fi)},
 	}
 	if d := density.bytes.Load(); d > 0 {
 		// The sites per byte of the files scanned before: the first guess, at most 4096 sites.

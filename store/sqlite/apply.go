@@ -154,7 +154,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			mainFile.Close()
 		}
 	}()
-	db, err := openDB(s.path, modeRW, busy)
+	db, err := openDB(s.path, modeRW, busy, s.opt.Pin)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	}()
 	file, whole, frozen := mainFileIsDatabase(ctx, tx)
 	if whole {
-		if mainFile, err = openMainFile(file); err != nil {
+		if mainFile, err = openMainFile(file, db.pin); err != nil {
 			return nil, err
 		}
 	}
@@ -234,7 +234,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			return nil, err
 		}
 	default:
-		if err := onlineBackup(ctx, s.path, opt.BackupPath, busy); err != nil {
+		if err := onlineBackup(ctx, db, opt.BackupPath, busy); err != nil {
 			return nil, err
 		}
 		if bsum, err = fileio.HashFile(opt.BackupPath); err != nil {
@@ -655,7 +655,8 @@ func sortEdits(ex *scanExtra, edits []store.Edit) error {
 // onlineBackup copies the database at src into a new file dst through the SQLite online backup
 // API (a consistent image, whatever the journal mode), then makes dst a self-contained
 // rollback-journal database and syncs it. dst must not exist.
-func onlineBackup(ctx context.Context, src, dst string, busy time.Duration) error {
+func onlineBackup(ctx context.Context, held *handle, dst string, busy time.Duration) error {
+	src := held.path
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return fmt.Errorf("create backup directory: %w", err)
 	}
@@ -666,12 +667,12 @@ func onlineBackup(ctx context.Context, src, dst string, busy time.Duration) erro
 		return fmt.Errorf("create backup of %s: %w", src, err)
 	}
 	f.Close()
-	sdb, err := openHeldDB(src, modeRO, busy) // inside our write transaction: no probe (readMode)
+	sdb, err := openHeldDB(held.path, modeRO, busy, held.pin) // inside our write transaction: no probe (readMode)
 	if err != nil {
 		return err
 	}
 	defer sdb.Close()
-	ddb, err := openDB(dst, modeRW, busy)
+	ddb, err := openDB(dst, modeRW, busy, store.FileID{})
 	if err != nil {
 		os.Remove(dst)
 		return err

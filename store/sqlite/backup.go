@@ -21,6 +21,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // checkpointBeforeWrite folds a WAL database's log into its main file before the write
@@ -304,8 +305,12 @@ func alignedBuf(n int) []byte {
 // copy's descriptor gave the database's locks away: another process could then find a
 // rollback-journal database's journal hot and roll our transaction back, or write in the middle
 // of it, or take a WAL database out of WAL mode and write to it (rows our COMMIT then lost).
-func openMainFile(file string) (*os.File, error) {
-	f, err := os.Open(file)
+//
+// The file is opened as every store is and must be the one the connection was pinned to (pin:
+// fileio.OpenStore), or the backup would copy another file. A descriptor of another file
+// refused there is closed: that drops no lock of ours (locks belong to a file, not a name).
+func openMainFile(file string, pin store.FileID) (*os.File, error) {
+	f, _, err := fileio.OpenStore(file, pin)
 	if err != nil {
 		return nil, fmt.Errorf("back up %s: %w", file, err)
 	}

@@ -52,7 +52,7 @@ func RowLabel(table string, cols []string, keys []any) string { return rowLabel(
 // Read opens the database at path read-only (waiting opt.BusyTimeout for a lock) and calls fn
 // with it; for reads outside a Scan (an agent's own tables).
 func Read(ctx context.Context, path string, opt Options, fn func(*DB) error) error {
-	db, err := openDB(path, modeRO, opt.busy())
+	db, err := openDB(path, modeRO, opt.busy(), opt.Pin)
 	if err != nil {
 		return err
 	}

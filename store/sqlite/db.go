@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -60,27 +61,18 @@ const (
 // (https://sqlite.org/howtocorrupt.html, 2.2.1). So the -wal, -shm and -journal are looked at
 // first (a database this process has open in WAL mode has its -wal and -shm), and a database
 // this process may hold locks on is opened with openHeldDB, which does not probe.
-func readMode(path string) openMode {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return modeRO
-	}
+func readMode(path string, f *os.File) openMode {
 	for _, ext := range []string{"-wal", "-shm", "-journal"} {
-		if _, err := os.Lstat(real + ext); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(path + ext); !errors.Is(err, fs.ErrNotExist) {
 			return modeRO
 		}
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return modeRO
-	}
 	var hdr [20]byte
-	_, err = io.ReadFull(f, hdr[:])
-	f.Close()
+	_, err := f.ReadAt(hdr[:], 0)
 	if err != nil || !bytes.Equal(hdr[:16], Header) || hdr[18] != 2 || hdr[19] != 2 {
 		return modeRO
 	}
-	if onReadOnlyFS(filepath.Dir(real)) {
+	if onReadOnlyFS(filepath.Dir(path)) {
 		// SQLite can create no -wal or -shm there, and without them it cannot open a WAL
 		// database at all ("unable to open database file"). With no -wal there are no
 		// committed frames outside the main file, and nothing writes through a read-only
@@ -122,19 +114,56 @@ func dsn(path string, mode openMode, busy time.Duration) (string, error) {
 	return q, nil
 }
 
-// openDB opens a database handle with one connection (every use takes it with Connx); a
-// modeRO open goes through readMode.
-func openDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
-	if mode == modeRO {
-		mode = readMode(path)
-	}
-	return openHeldDB(path, mode, busy)
+// handle is a database handle with one connection (every use takes it with Connx), pinned to
+// one file: its connection opens that file or fails (pinnedOpen).
+type handle struct {
+	*sqlx.DB
+	path string
+	pin  store.FileID
 }
 
-// openHeldDB is openDB without readMode's probe of the file: for a database this process holds
+// openDB opens a database handle for the file at path (the file pin names, when known: the one
+// discovery found there). The file is first opened as every store is (fileio.OpenStore: no
+// symbolic link followed, no FIFO waited on, a regular file, pin's device and inode), which pins
+// the handle to what was opened: the connection SQLite opens later must be that file (issue 30
+// finding 5). A modeRO open reads the header there (readMode). The descriptor is closed before
+// SQLite opens the file (closing one later would drop SQLite's locks, see readMode).
+func openDB(path string, mode openMode, busy time.Duration, pin store.FileID) (*handle, error) {
+	if guardErr != nil {
+		return nil, fmt.Errorf("open %s: %w", path, guardErr)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// The path SQLite gets has no link in it: SQLite resolves links itself, by path, after
+	// the check; the file the links led to was checked (as root: their owners) and is pinned.
+	real, err := owner.Resolve(abs)
+	if err != nil {
+		real = abs
+	}
+	f, fi, err := fileio.OpenStore(abs, pin)
+	if err != nil {
+		if errors.Is(err, fileio.ErrNotTheFile) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if mode == modeRO {
+		mode = readMode(real, f)
+	}
+	f.Close()
+	return openHeldDB(real, mode, busy, fileio.IDOf(fi))
+}
+
+// openHeldDB is openDB without opening the file first: for a database this process holds
 // SQLite locks on (the online backup's source, opened inside the write transaction), where a
-// descriptor opened and closed beside SQLite's would give those locks away.
-func openHeldDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error) {
+// descriptor opened and closed beside SQLite's would give those locks away. pin must be known
+// (the file the transaction's own connection was pinned to).
+func openHeldDB(path string, mode openMode, busy time.Duration, pin store.FileID) (*handle, error) {
+	if guardErr != nil {
+		return nil, fmt.Errorf("open %s: %w", path, guardErr)
+	}
 	d, err := dsn(path, mode, busy)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -144,8 +173,46 @@ func openHeldDB(path string, mode openMode, busy time.Duration) (*sqlx.DB, error
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	return db, nil
+	return &handle{DB: db, path: path, pin: pin}, nil
 }
+
+// Connx is the handle's connection, opened pinned (pinnedOpen): a database file SQLite finds
+// at the path that is not the pinned file (swapped since it was checked), or a FIFO, device or
+// shared journal it would open, fails the connection with a *fileio.NotTheFileError.
+func (h *handle) Connx(ctx context.Context) (*sqlx.Conn, error) {
+	var conn *sqlx.Conn
+	err, refused, got, mode := pinnedOpen(h.pin, func() error {
+		var err error
+		conn, err = h.DB.Connx(ctx)
+		return err
+	})
+	if refused == notRefused {
+		return conn, err
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	var reason string
+	switch refused {
+	case refusedNotRegular:
+		reason = "SQLite found a file that is not a regular one (" + mode.Type().String() + ") where it opened the database or its journal"
+	case refusedSharedJournal:
+		reason = "its journal, WAL or shared-memory file has other hard links (another file's content)"
+	default:
+		reason = fmt.Sprintf("SQLite found another file than the one checked (device %d inode %d, checked as device %d inode %d): replaced since, or reached through a directory swapped for a link", got.Dev, got.Ino, h.pin.Dev, h.pin.Ino)
+	}
+	return nil, &fileio.NotTheFileError{Path: h.path, Reason: reason}
+}
+
+// refusal is why SQLite's open guard refused a file (pinnedOpen).
+type refusal int
+
+const (
+	notRefused           refusal = iota
+	refusedNotRegular            // a FIFO, device or socket
+	refusedNotPinned             // another file than the one checked
+	refusedSharedJournal         // a -journal, -wal or -shm with other hard links
+)
 
 // isBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED (another connection holds a lock).
 func isBusy(err error) bool {
@@ -296,7 +363,7 @@ func runCheck(ctx context.Context, conn interface {
 // IntegrityCheck opens the database at path read-only and returns what PRAGMA integrity_check
 // says ("ok" for a sound database; otherwise its first messages joined by "; ").
 func IntegrityCheck(ctx context.Context, path string) (string, error) {
-	db, err := openDB(path, modeRO, DefaultBusyTimeout)
+	db, err := openDB(path, modeRO, DefaultBusyTimeout, store.FileID{})
 	if err != nil {
 		return "", err
 	}

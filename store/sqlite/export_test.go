@@ -19,7 +19,7 @@ func FastRows(snap *store.Snapshot) int64 { return store.StateOf[scanExtra](snap
 // WriteCheck is the check Apply runs before COMMIT for a change of targets ("table.column")
 // of the database at path.
 func WriteCheck(ctx context.Context, path string, targets ...string) (string, error) {
-	db, err := openDB(path, modeRO, DefaultBusyTimeout)
+	db, err := openDB(path, modeRO, DefaultBusyTimeout, store.FileID{})
 	if err != nil {
 		return "", err
 	}

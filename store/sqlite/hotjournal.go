@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
+
+	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // journalMagic starts every rollback-journal header: d9 d5 05 f9 20 a1 63 d7
@@ -39,8 +41,14 @@ func (e *HotJournalError) Unwrap() error { return ErrHotJournal }
 // the RESERVED lock) only SQLite can tell under its locks; RollBackHotJournal lets it.
 func HotJournal(path string) (string, bool) {
 	j := path + "-journal"
-	f, err := os.Open(j)
+	// Not a link, FIFO or a name of another file (other hard links): SQLite would not take
+	// it as the journal either (its open guard, openguard_unix.go).
+	f, fi, err := fileio.OpenRegular(j)
 	if err != nil {
+		return j, false
+	}
+	if fileio.LinkCount(fi) > 1 {
+		f.Close()
 		return j, false
 	}
 	defer f.Close()
@@ -57,11 +65,16 @@ func HotJournal(path string) (string, bool) {
 // it was before the crashed transaction. It reports whether a journal was rolled back; when one
 // is still there afterwards (a live writer holds its lock) it returns an error.
 func RollBackHotJournal(ctx context.Context, path string, busy time.Duration) (bool, error) {
+	return rollBackHotJournal(ctx, path, busy, store.FileID{})
+}
+
+// rollBackHotJournal is RollBackHotJournal for the file pin names (zero: not known; openDB).
+func rollBackHotJournal(ctx context.Context, path string, busy time.Duration, pin store.FileID) (bool, error) {
 	j, hot := HotJournal(path)
 	if !hot {
 		return false, nil
 	}
-	db, err := openDB(path, modeRW, busy)
+	db, err := openDB(path, modeRW, busy, pin)
 	if err != nil {
 		return false, err
 	}

@@ -54,7 +54,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	}
 
 	busy := s.opt.busy()
-	bdb, err := openDB(ch.Backup, modeRO, busy)
+	bdb, err := openDB(ch.Backup, modeRO, busy, store.FileID{})
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 		return fmt.Errorf("open backup %s: %w", ch.Backup, err)
 	}
 	defer bconn.Close()
-	db, err := openDB(s.path, modeRW, busy)
+	db, err := openDB(s.path, modeRW, busy, s.opt.Pin)
 	if err != nil {
 		return err
 	}

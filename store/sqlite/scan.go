@@ -193,7 +193,7 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 		return nil, fmt.Errorf("read %s: is a directory", s.path)
 	}
 	if s.opt.RollBack {
-		if ok, err := RollBackHotJournal(ctx, s.path, s.opt.busy()); err != nil {
+		if ok, err := rollBackHotJournal(ctx, s.path, s.opt.busy(), s.opt.Pin); err != nil {
 			return nil, err
 		} else if ok {
 			s.rolledBack = s.path + "-journal"
@@ -202,7 +202,7 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 			return nil, fmt.Errorf("open %s: %w", s.path, err)
 		}
 	}
-	db, err := openDB(s.path, modeRO, s.opt.busy())
+	db, err := openDB(s.path, modeRO, s.opt.busy(), s.opt.Pin)
 	if err != nil {
 		return nil, err
 	}

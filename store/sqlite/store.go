@@ -23,6 +23,9 @@ type Options struct {
 	// Profiles are the known profiles tried after Profile, in order: the engine knows no
 	// agent, store/all passes every agent room's SQLite profiles (all.Options).
 	Profiles []*Profile
+	// Pin is the file discovery found at the store's path (its device and inode; zero: not
+	// known): every connection opens that file or fails (openDB, store.Pinner).
+	Pin store.FileID
 	// RollBack lets Detect and Scan roll back a hot journal (RollBackHotJournal) before they
 	// read: fix --apply and undo set it. Without it a database with a hot journal fails with a
 	// *HotJournalError (a read-only connection cannot roll it back).
@@ -66,6 +69,10 @@ func OpenWith(path string, prof *Profile, opt Options) *Store {
 
 // Ref identifies the store.
 func (s *Store) Ref() store.Ref { return store.Ref{Path: s.path, Kind: store.KindSQLite} }
+
+// Pin tells the store which file discovery found at its path (store.Pinner): every connection
+// opens that file or none.
+func (s *Store) Pin(id store.FileID) { s.opt.Pin = id }
 
 // Profile returns the profile the store is read with (nil before a Scan detected it).
 func (s *Store) Profile() *Profile { return s.prof }
@@ -116,7 +123,7 @@ func (e *NoProfileError) Unwrap() error { return ErrNoProfile }
 func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
 	var rolled string
 	if opt.RollBack {
-		if ok, err := RollBackHotJournal(ctx, path, opt.busy()); err != nil {
+		if ok, err := rollBackHotJournal(ctx, path, opt.busy(), opt.Pin); err != nil {
 			return nil, err
 		} else if ok {
 			rolled = path + "-journal"
@@ -125,7 +132,7 @@ func Detect(ctx context.Context, path string, opt Options) (*Store, error) {
 	// Discovery must not stall on a database another program keeps locked: a database still
 	// locked after detectBusy is a store whose profile Scan detects, waiting the full busy
 	// timeout (and refusing it as in use after that, exit 4; issue 9 finding 6).
-	db, err := openDB(path, modeRO, min(opt.busy(), detectBusy))
+	db, err := openDB(path, modeRO, min(opt.busy(), detectBusy), opt.Pin)
 	if err != nil {
 		return nil, err
 	}
