@@ -227,6 +227,25 @@ func GeminiDisplayName(server, tool string) string {
 	return tool + " (" + server + geminiDisplaySuffix
 }
 
+// GeminiDisplayNameSplits lists every (server, tool) a stored displayName
+// "<tool> (<server> MCP Server)" can be read as, one per " (" of the text before " MCP Server)",
+// in text order: one for a displayName whose server key and tool hold no " (", more otherwise
+// ("a (b (c MCP Server)" → server "b (c" and tool "a", or server "c" and tool "a (b"); nil for any
+// other displayName (a built-in tool's "ReadFile").
+func GeminiDisplayNameSplits(display string) []GeminiTool {
+	body, found := strings.CutSuffix(display, geminiDisplaySuffix)
+	if !found {
+		return nil
+	}
+	var out []GeminiTool
+	for i := 0; i+2 <= len(body); i++ {
+		if body[i] == ' ' && body[i+1] == '(' {
+			out = append(out, GeminiTool{Server: body[i+2:], Tool: body[:i]})
+		}
+	}
+	return out
+}
+
 // ParseGeminiDisplayName reads the raw identity out of a stored displayName
 // "<tool> (<server> MCP Server)". When the text splits at more than one " (" (a tool or server key
 // holding " ("), a split whose server is one of keys wins (the first such, in the order the text

@@ -202,3 +202,10 @@ func geminiDeclared(t *testing.T, release string) map[string]string {
 	t.Fatalf("no run of %s", release)
 	return nil
 }
+
+func TestGeminiDisplayNameSplits(t *testing.T) {
+	assert.Equal(t, []GeminiTool{{Server: "lit", Tool: "get+data"}}, GeminiDisplayNameSplits("get+data (lit MCP Server)"))
+	assert.Equal(t, []GeminiTool{{Server: "b (c", Tool: "a"}, {Server: "c", Tool: "a (b"}}, GeminiDisplayNameSplits("a (b (c MCP Server)"))
+	assert.Nil(t, GeminiDisplayNameSplits("ReadFile"))
+	assert.Nil(t, GeminiDisplayNameSplits("x MCP Server)"))
+}

@@ -359,3 +359,68 @@ func TestPrepareReadsTheHomeSettings(t *testing.T) {
 	}
 	assert.Equal(t, []string{"lit", "foo.bar", "foo_bar", "foo bar", "com.example.enterprise-search-platform"}, keys)
 }
+
+// sessionFile writes a one-turn .jsonl session holding the toolCalls given (JSON array text) and
+// returns its path, in a tmp/<project>/chats/ layout.
+func sessionFile(t *testing.T, toolCalls string) string {
+	t.Helper()
+	b := []byte(`{"sessionId":"s","projectHash":"p"}
+{"id":"m","type":"gemini","content":"","toolCalls":` + toolCalls + `}
+`)
+	p := filepath.Join(t.TempDir(), "tmp", "p", "chats", "session-x.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	return p
+}
+
+// TestDisplayNameOfAToolNotFound: Gemini CLI stores the call's own name as its displayName when
+// the tool was not in its registry at the call (0.10.0 to 0.61.0 recordToolCalls:
+// "displayName: toolInstance?.displayName || toolCall.name"). Such a call is no built-in's: its
+// name is attributed like a name without displayName, and a name Gemini's rule rejects that
+// nothing attributes is kept and counted as rejected (it was taken for a built-in tool's, left
+// unreported, before).
+func TestDisplayNameOfAToolNotFound(t *testing.T) {
+	p := sessionFile(t, `[{"id":"foo bar__get_data-1","name":"foo bar__get_data","displayName":"foo bar__get_data"},`+
+		`{"id":"deploy.prod-2","name":"deploy.prod","displayName":"deploy.prod"},`+
+		`{"id":"read_file-3","name":"read_file","displayName":"ReadFile"}]`)
+	snap := scan(t, p)
+	ds := decide(snap, nil)
+	require.Len(t, ds, 3)
+	assert.Equal(t, naming.ActKeep, ds[0].Action)
+	assert.Equal(t, gemini.ClassUnattributed, ds[0].Class)
+	assert.True(t, ds[0].KeepsRejected(), "Gemini's rule rejects %q", ds[0].Site.Name)
+	assert.Equal(t, naming.ActNone, ds[1].Action, "nothing names deploy.prod's raw tool")
+	assert.Equal(t, mcpname.ClassBuiltin, ds[2].Class, "a built-in tool's displayName")
+
+	pol := &gemini.Policy{Tools: []mcpname.GeminiTool{{Server: "foo.bar", Tool: "deploy.prod"}}, ToolsSource: "inv.json",
+		Keys: []gemini.Key{{Key: "foo bar", Source: "settings.json"}}}
+	ds = decide(snap, pol)
+	assert.Equal(t, naming.ActRewrite, ds[0].Action)
+	assert.Equal(t, "mcp_foo_bar_get_data", ds[0].New)
+	assert.Equal(t, naming.ActRewrite, ds[1].Action)
+	assert.Equal(t, "mcp_foo.bar_deploy.prod", ds[1].New)
+	assert.Equal(t, naming.ActNone, ds[2].Action)
+}
+
+// TestAmbiguousDisplayName: "get (my (test) MCP Server)" is tool "get" of server "my (test)" or
+// tool "get (my" of server "test)". With no configured server key deciding it the call is kept
+// and the note names both (the last split was taken silently, and the name rewritten, before);
+// the configured key decides it.
+func TestAmbiguousDisplayName(t *testing.T) {
+	p := sessionFile(t, `[{"id":"get-1","name":"get","displayName":"get (my (test) MCP Server)","result":[{"functionResponse":{"id":"get-1","name":"get"}}]}]`)
+	snap := scan(t, p)
+	ds := decide(snap, nil)
+	require.Len(t, ds, 2)
+	for _, d := range ds {
+		assert.Equal(t, naming.ActKeep, d.Action)
+		assert.Equal(t, gemini.ClassUnattributed, d.Class)
+		assert.Contains(t, d.Note, `"get (my (test) MCP Server)"`)
+		assert.Contains(t, d.Note, "mcp_my__test__get (my (test)/get)")
+		assert.Contains(t, d.Note, "mcp_test__get__my (test)/get (my)")
+	}
+	ds = decide(snap, &gemini.Policy{Keys: []gemini.Key{{Key: "my (test)", Source: "settings.json"}}})
+	for _, d := range ds {
+		assert.Equal(t, naming.ActRewrite, d.Action)
+		assert.Equal(t, "mcp_my__test__get", d.New)
+	}
+}

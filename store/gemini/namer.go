@@ -132,19 +132,29 @@ func newNaming(snap *store.Snapshot, gp Policy) *namingState {
 		n.builtin = meta.Builtin
 	}
 	for _, id := range snap.Identities {
-		t := mcpname.GeminiTool{Server: id.Server, Tool: id.Tool}
-		if meta != nil && meta.Ambiguous[id.CallID] != "" {
-			// A displayName that splits more than one way: the configured keys decide.
-			s, tl, _, _ := mcpname.ParseGeminiDisplayName(meta.Ambiguous[id.CallID], n.keys)
-			t = mcpname.GeminiTool{Server: s, Tool: tl}
+		ts := []mcpname.GeminiTool{{Server: id.Server, Tool: id.Tool}}
+		source := "displayName"
+		if display := ""; meta != nil {
+			if display = meta.Ambiguous[id.CallID]; display != "" {
+				// A displayName that splits more than one way: a configured key decides; with
+				// none, every split is a candidate (the call is kept unless all give one name).
+				s, tl, ambiguous, _ := mcpname.ParseGeminiDisplayName(display, n.keys)
+				ts = []mcpname.GeminiTool{{Server: s, Tool: tl}}
+				if ambiguous {
+					ts, source = mcpname.GeminiDisplayNameSplits(display), fmt.Sprintf("displayName %q (split more than one way; no configured server key decides it)", display)
+				}
+			}
 		}
-		const source = "displayName"
-		add(t, source)
-		if id.CallID == "" {
-			continue
-		}
-		if !slices.ContainsFunc(n.byCall[id.CallID], func(c candidate) bool { return c.tool == t }) {
-			n.byCall[id.CallID] = append(n.byCall[id.CallID], candidate{tool: t, source: source})
+		for _, t := range ts {
+			if len(ts) == 1 {
+				add(t, source) // an unresolved split names no known tool
+			}
+			if id.CallID == "" {
+				continue
+			}
+			if !slices.ContainsFunc(n.byCall[id.CallID], func(c candidate) bool { return c.tool == t }) {
+				n.byCall[id.CallID] = append(n.byCall[id.CallID], candidate{tool: t, source: source})
+			}
 		}
 	}
 	for _, t := range n.pool {
@@ -232,7 +242,11 @@ func (n *namingState) decide(site *store.Site) naming.Decision {
 		for _, nm := range order {
 			s = append(s, fmt.Sprintf("%s (%s)", nm, toolList(news[nm])))
 		}
-		d.Note = "the raw tool is ambiguous (a bare name was the name of whichever server registered it first): the current name could be " + strings.Join(s, " or ") + "; kept"
+		why := "a bare name was the name of whichever server registered it first"
+		if src := news[order[0]][0].source; strings.HasPrefix(src, "displayName ") {
+			why = "the " + src
+		}
+		d.Note = "the raw tool is ambiguous (" + why + "): the current name could be " + strings.Join(s, " or ") + "; kept"
 		return d
 	}
 	nm := order[0]

@@ -85,7 +85,8 @@ func patterns() []string {
 // Meta is what a Gemini CLI session says about itself, kept in its snapshot (store.SetState;
 // MetaOf reads it): the displayNames that split more than one way ("a (b (c MCP Server)"), by
 // call id, for the namer to read again with the configured server keys; and the ids of calls
-// whose displayName is a built-in tool's ("ReadFile"): their names are never MCP names.
+// whose displayName is a built-in tool's ("ReadFile", not the call's own name): their names are
+// never MCP names.
 type Meta struct {
 	Ambiguous map[string]string
 	Builtin   map[string]bool
@@ -149,7 +150,7 @@ func resolve(rec *jsonscan.Record, b *jsonl.Builder) {
 		emit(b, m, fCallName, fCallID, store.SiteCall)
 		emit(b, m, fRespName, fRespID, store.SiteResponse)
 		if d := m.fields[fToolDisplay]; d != nil {
-			identity(b, d, jsonl.String(m.fields[fToolID]))
+			identity(b, d, jsonl.String(m.fields[fToolID]), jsonl.String(m.fields[fToolName]))
 		}
 	}
 }
@@ -166,15 +167,19 @@ func emit(b *jsonl.Builder, m *member, name, id int, kind store.SiteKind) {
 	}
 }
 
-// identity records the raw identity a toolCalls element's displayName names.
-func identity(b *jsonl.Builder, d *jsonscan.Capture, callID string) {
+// identity records the raw identity a toolCalls element's displayName names; name is the
+// element's name. A displayName equal to the name says nothing: Gemini CLI stores the call's
+// own name there when the tool was not in its registry at the call (recordToolCalls, 0.10.0 to
+// 0.61.0: "displayName: toolInstance?.displayName || toolCall.name"), so the call is neither
+// attributed nor marked built-in.
+func identity(b *jsonl.Builder, d *jsonscan.Capture, callID, name string) {
 	v, ok := b.Value(d)
 	if !ok {
 		return
 	}
 	server, tool, ambiguous, ok := mcpname.ParseGeminiDisplayName(v.Str, nil)
 	if !ok {
-		if callID != "" {
+		if callID != "" && v.Str != name {
 			meta(b).Builtin[callID] = true // a built-in tool ("ReadFile")
 		}
 		return
