@@ -57,6 +57,7 @@ const (
 	KindLegacyExclude RuleKind = "excludeTools"
 	KindAllowed       RuleKind = "tools.allowed"
 	KindCore          RuleKind = "tools.core"
+	KindConfirm       RuleKind = "tools.confirmationRequired"
 	KindServerExclude RuleKind = "mcpServers.excludeTools"
 	KindServerInclude RuleKind = "mcpServers.includeTools"
 	KindTrust         RuleKind = "mcpServers.trust"
@@ -213,6 +214,7 @@ const (
 
 	priMCPExcluded = tierUser + 0.9
 	priExclude     = tierUser + 0.4
+	priConfirm     = tierUser + 0.35
 	priAllowed     = tierUser + 0.3
 	priCore        = tierUser + 0.25
 	priTrust       = tierUser + 0.2
@@ -243,14 +245,14 @@ type evaluation struct {
 	feat Features
 	res  *Result
 
-	exclude, legacy, allowed, core []*RuleRef
-	allowedScope, coreScope        Scope
-	servers                        map[string]*serverConf
-	mcpExcluded                    []*RuleRef
-	refs                           []*RuleRef // every input rule, in input order
-	ignored                        map[string]string
-	rules                          []*prule // the policy engine's rules, sorted
-	regs                           []*reg
+	exclude, legacy, allowed, core, confirm []*RuleRef
+	allowedScope, coreScope, confirmScope   Scope
+	servers                                 map[string]*serverConf
+	mcpExcluded                             []*RuleRef
+	refs                                    []*RuleRef // every input rule, in input order
+	ignored                                 map[string]string
+	rules                                   []*prule // the policy engine's rules, sorted
+	regs                                    []*reg
 }
 
 type serverConf struct {
@@ -301,8 +303,10 @@ func (e *evaluation) gatherSettings() {
 		for _, w := range f.Warnings {
 			e.res.Findings = append(e.res.Findings, Finding{Kind: FindingSettings, Pos: Pos{File: f.Path}, Message: w})
 		}
+		var excl []*RuleRef
 		for _, en := range f.Exclude {
 			r := e.addRef(entryRef(f, KindExclude, en, "deny"), ignored)
+			excl = append(excl, r)
 			if ignored == "" {
 				e.exclude = append(e.exclude, r)
 			}
@@ -319,12 +323,33 @@ func (e *evaluation) gatherSettings() {
 				e.res.Findings = append(e.res.Findings, Finding{Kind: FindingIgnored, Pos: en.Pos, Rule: r, Message: why})
 			}
 		}
-		var allowed, core []*RuleRef
+		var allowed, core, confirm []*RuleRef
 		for _, en := range f.Allowed {
 			allowed = append(allowed, e.addRef(entryRef(f, KindAllowed, en, "allow"), ignored))
 		}
 		for _, en := range f.Core {
 			core = append(core, e.addRef(entryRef(f, KindCore, en, "allow"), ignored))
+		}
+		confirmIgnored := ignored
+		if confirmIgnored == "" && !e.feat.ConfirmationRequired {
+			confirmIgnored = fmt.Sprintf("Gemini CLI %s does not read tools.confirmationRequired (0.39.1 on)", e.c.Release)
+		}
+		for _, en := range f.Confirm {
+			confirm = append(confirm, e.addRef(entryRef(f, KindConfirm, en, "ask"), confirmIgnored))
+		}
+		if confirmIgnored == "" && f.HasConfirm {
+			for _, r := range e.confirm {
+				e.addIgnored(r.ID, fmt.Sprintf("tools.confirmationRequired of %s replaces it", f.Path))
+			}
+			e.confirm, e.confirmScope = confirm, f.Scope
+		}
+		if ignored == "" && e.feat.WarnsSettingsLists {
+			// gemini.tsx warns once per non-empty list of the merged settings; each entry is
+			// named, as a rule that stops applying when the list goes.
+			for _, r := range append(slices.Clone(excl), allowed...) {
+				e.res.Findings = append(e.res.Findings, Finding{Kind: FindingDeprecated, Pos: r.Pos, Rule: r,
+					Message: fmt.Sprintf("%s in settings.json is deprecated and will be removed in 1.0: Gemini CLI %s warns at start-up (\"Migrate to Policy Engine\"); the entry still applies", r.Kind, e.c.Release)})
+			}
 		}
 		if ignored == "" && f.HasAllowed {
 			for _, r := range e.allowed {
@@ -466,6 +491,9 @@ func (e *evaluation) gatherPolicies() {
 			name = name[:open] // "tool(args)": args narrow only shell commands
 		}
 		e.rules = append(e.rules, &prule{toolName: name, hasToolName: true, decision: "allow", priority: priAllowed, ref: r})
+	}
+	for _, r := range e.confirm {
+		e.rules = append(e.rules, &prule{toolName: r.Entry.Value, hasToolName: true, decision: "ask_user", priority: priConfirm, ref: r})
 	}
 	if e.feat.CoreRestrictsMCP && len(e.core) > 0 {
 		for _, r := range e.core {

@@ -145,28 +145,83 @@ func TestParsePolicyPositionsAndSchema(t *testing.T) {
 }
 
 // TestDeprecationWarnings: 0.33.0 and later warn for each "__" toolName of a policy file at its
-// value, and load the rule; 0.32.1 says nothing; tools.exclude entries get no warning.
+// value, and load the rule; 0.32.1 does not. From 0.30.0 a non-empty tools.exclude or
+// tools.allowed gets the start-up warning that the list "is deprecated and will be removed in
+// 1.0" (gemini.tsx of @google/gemini-cli 0.30.0 to 0.61.0; 0.29.0 has none; the real 0.61.0
+// printed it beside the recording's deny rules): a finding at each entry, with no "__" warning.
 func TestDeprecationWarnings(t *testing.T) {
 	c := caseConfig(t, rulesDir+"deny")
 	c.Mode = ModeYolo
 	c.Release = Latest
-	res := Evaluate(c)
-	var deprecated []string
-	for _, f := range res.Findings {
-		if f.Kind == FindingDeprecated {
-			deprecated = append(deprecated, f.Pos.String())
-			assert.Contains(t, f.Message, `The "__" syntax for MCP tools is strictly deprecated`)
+	deprecations := func(c Config) (policy, lists []string) {
+		for _, f := range Evaluate(c).Findings {
+			if f.Kind != FindingDeprecated {
+				continue
+			}
+			if f.Rule.Kind == KindPolicy {
+				policy = append(policy, f.Pos.String())
+				assert.Contains(t, f.Message, `The "__" syntax for MCP tools is strictly deprecated`)
+				continue
+			}
+			lists = append(lists, f.Rule.Entry.Value)
+			assert.Equal(t, f.Rule.Pos, f.Pos)
+			assert.Contains(t, f.Message, string(f.Rule.Kind)+" in settings.json is deprecated and will be removed in 1.0", f.Rule.Text)
+			assert.Contains(t, f.Message, "Gemini CLI "+c.Release.String()+" warns")
 		}
+		return policy, lists
 	}
+	policy, lists := deprecations(c)
 	assert.Equal(t, []string{
 		rulesDir + "deny/policies/d1-g1-qualified.toml:2:12",
 		rulesDir + "deny/policies/d4-g1-wildcard.toml:2:12",
 		rulesDir + "deny/policies/d5-mixed.toml:2:12",
-	}, deprecated)
+	}, policy)
+	assert.Equal(t, []string{"deploy.prod", "foo.bar__purge", "mcp_foo.bar_rotate"}, lists)
 	c.Release = MustRelease("0.32.1")
-	for _, f := range Evaluate(c).Findings {
-		assert.NotEqual(t, FindingDeprecated, f.Kind)
-	}
+	policy, lists = deprecations(c)
+	assert.Empty(t, policy)
+	assert.Equal(t, []string{"deploy.prod", "foo.bar__purge", "mcp_foo.bar_rotate"}, lists)
+	c.Release = MustRelease("0.29.0")
+	policy, lists = deprecations(c)
+	assert.Empty(t, policy)
+	assert.Empty(t, lists)
+	a := caseConfig(t, rulesDir+"allow")
+	a.Release = Latest
+	_, lists = deprecations(a)
+	assert.Equal(t, []string{"deploy.prod", "foo.bar__purge", "mcp_foo.bar_rotate"}, lists, "tools.allowed")
+}
+
+// TestConfirmationRequired: tools.confirmationRequired (read from 0.39.1; 0.39.0 has no such
+// setting) makes an ask rule at priority user+0.35, above tools.allowed and the yolo
+// allow-all: the tool stays declared and each call asks, which a headless run refuses. The
+// real 0.61.0 (npm), --yolo, headless, with "confirmationRequired": ["mcp_foo.bar_deploy.prod"]
+// declared the tool and answered its call 'Tool execution for "deploy.prod (foo.bar MCP
+// Server)" requires user confirmation, which is not supported in non-interactive mode.'; the
+// server's other tool ran.
+func TestConfirmationRequired(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "settings.json", `{"tools": {"confirmationRequired": ["mcp_foo.bar_deploy.prod"], "allowed": ["mcp_foo.bar_deploy.prod"]}}`)
+	sf, err := ParseSettings(p, readFile(t, p), ScopeUser)
+	require.NoError(t, err)
+	require.Len(t, sf.Confirm, 1)
+	assert.Equal(t, Pos{p, 1, 37}, sf.Confirm[0].Pos)
+	tools := []Tool{{"foo.bar", "deploy.prod"}, {"foo.bar", "keep"}}
+	c := Config{Release: Latest, Mode: ModeYolo, Settings: []*SettingsFile{sf}, Tools: tools}
+	res := Evaluate(c)
+	v := res.Verdict(tools[0])
+	assert.Equal(t, Denied, v.Outcome, v.Why)
+	require.NotNil(t, v.By)
+	assert.Equal(t, KindConfirm, v.By.Kind)
+	assert.Contains(t, v.Why, "asks for confirmation, which a headless run refuses")
+	assert.Equal(t, Ran, res.Verdict(tools[1]).Outcome)
+	c.Interactive = true
+	assert.Equal(t, Ask, Evaluate(c).Verdict(tools[0]).Outcome)
+	c.Interactive, c.Release = false, MustRelease("0.39.0")
+	res = Evaluate(c)
+	assert.Equal(t, Ran, res.Verdict(tools[0]).Outcome)
+	rr := res.Rule(p + "#tools.confirmationRequired[0]")
+	require.NotNil(t, rr)
+	assert.Contains(t, rr.Ignored, "0.39.1")
 }
 
 // TestBareExcludeHitsSeveralServers: rules/gain: tools.exclude "get_data" hides lit/get+data,

@@ -101,6 +101,14 @@ type Features struct {
 	// tools included) in the modes other than plan: 0.40.0 on, 0.36.0 not (before, it only
 	// chose the built-in tools registered).
 	CoreRestrictsMCP bool
+	// ConfirmationRequired: tools.confirmationRequired is read, each entry an ask rule at
+	// priority user+0.35 (above tools.allowed, tools.core and the yolo allow-all; policy/
+	// config.ts CONFIRMATION_REQUIRED_PRIORITY): 0.39.1 on, 0.39.0 not (@google/gemini-cli).
+	ConfirmationRequired bool
+	// WarnsSettingsLists: a non-empty tools.exclude, and a non-empty tools.allowed, get a
+	// start-up warning that the list "is deprecated and will be removed in 1.0" (gemini.tsx):
+	// 0.30.0 on, 0.29.0 not (@google/gemini-cli).
+	WarnsSettingsLists bool
 }
 
 // FeaturesOf returns what release r does (see Features for the sources).
@@ -122,6 +130,8 @@ func FeaturesOf(r Release) Features {
 	f.WarnsDoubleUnderscore = r.AtLeast([3]int{0, 33, 0})
 	f.ToolNameRequired = r.AtLeast([3]int{0, 36, 0})
 	f.CoreRestrictsMCP = r.AtLeast([3]int{0, 40, 0})
+	f.ConfirmationRequired = r.AtLeast([3]int{0, 39, 1})
+	f.WarnsSettingsLists = r.AtLeast([3]int{0, 30, 0})
 	return f
 }
 

@@ -61,6 +61,7 @@ func (e *ParseError) Error() string { return e.Pos.String() + ": " + e.Reason }
 type Entry struct {
 	Value string `json:"value"`
 	// Key says where the list is: "tools.exclude", "tools.allowed", "tools.core",
+	// "tools.confirmationRequired",
 	// "excludeTools" (top level, settings format v1), `mcpServers["foo.bar"].excludeTools`,
 	// `mcpServers["foo.bar"].includeTools`, "mcp.excluded"; a policy file's "toolName" or
 	// "mcpName".
@@ -89,13 +90,16 @@ type SettingsFile struct {
 	Path  string `json:"path"`
 	Scope Scope  `json:"scope"`
 	Data  []byte `json:"-"`
-	// Exclude is tools.exclude, Allowed tools.allowed, Core tools.core (Has*: the key is
-	// present); LegacyExclude the top-level excludeTools of settings format v1.
+	// Exclude is tools.exclude, Allowed tools.allowed, Core tools.core, Confirm
+	// tools.confirmationRequired (Has*: the key is present); LegacyExclude the top-level
+	// excludeTools of settings format v1.
 	Exclude       []Entry `json:"exclude"`
 	Allowed       []Entry `json:"allowed"`
 	HasAllowed    bool    `json:"-"`
 	Core          []Entry `json:"core"`
 	HasCore       bool    `json:"-"`
+	Confirm       []Entry `json:"confirmation_required"`
+	HasConfirm    bool    `json:"-"`
 	LegacyExclude []Entry `json:"legacy_exclude"`
 	// Servers are the mcpServers members in file order (a repeated key keeps the last one).
 	Servers []Server `json:"servers"`
@@ -136,6 +140,7 @@ func ParseSettings(path string, data []byte, scope Scope) (*SettingsFile, error)
 		f.Exclude, _ = f.list(member(tools, "exclude"), "tools.exclude")
 		f.Allowed, f.HasAllowed = f.list(member(tools, "allowed"), "tools.allowed")
 		f.Core, f.HasCore = f.list(member(tools, "core"), "tools.core")
+		f.Confirm, f.HasConfirm = f.list(member(tools, "confirmationRequired"), "tools.confirmationRequired")
 	}
 	f.LegacyExclude, _ = f.list(member(obj, "excludeTools"), "excludeTools")
 	if mcp := f.object(member(obj, "mcp"), "mcp"); mcp != nil {
