@@ -3,10 +3,15 @@
 // package reports, so nothing is written when rendering fails; ReadBaseline reads a
 // --baseline (either audit's SARIF log or JSON document, over reports.JSONPair).
 //
-// The rule semantics are the agents' rooms' plug-ins (audit*.go in the agent's package under
-// store/: its rule files, how a rule matches a tool now and before, its report, documents and
-// CSV columns, its fix --rules migration), declared by agent.Agent.Audit. A plug-in builds
-// its documents with package reports and hands them to Rendering; audit sits above the rooms.
-// The command layer picks the agent (--agent, agent.Agent.Audit), parses the flags,
-// prints, and writes the rendered bytes.
+// It is also the rule-audit engine (issue 24 item 2; engine.go): Build takes one agent's
+// rules.Audit (its rules, tools and Semantics now and before, from package permission/rules'
+// contract), evaluates every rule × tool (rules.Evaluate), and lays out the pairs (lost
+// restrictions first), the tools, the JSON document, the HTML page, the SARIF results and
+// rules, the summary line, the LOST RESTRICTION lines and the --fail-on counts. Agents on the
+// layer (agent.Audit.Rules) supply knowledge only; the command layer calls Build and writes
+// what it gives, as for every audit.
+//
+// The two older audits are still their rooms' plug-ins (audit*.go in the agent's package under
+// store/, declared by agent.Audit.Run): each builds its own documents with package reports and
+// hands them to Rendering; audit sits above the rooms.
 package audit

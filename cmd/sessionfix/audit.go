@@ -130,9 +130,26 @@ func auditUsage(name string) string { return all.Default.Audit.Usage[name] }
 // line to the next).
 func auditAgentFlags() []cli.Flag {
 	out := []cli.Flag{&cli.StringFlag{Name: "agent", Value: string(all.Default.ID), Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" })}}
+	for _, o := range sharedAuditOptions() {
+		out = append(out, optionFlag(o))
+	}
+	return out
+}
+
+// sharedAuditOptions are the rooms' audit options in list order, one per name: an option two
+// rooms declare (--before: the release compared against) is one flag, made from the first
+// declaration, its usage followed by the others' ("; also " …), as agentFlags does for scan's.
+func sharedAuditOptions() []agent.Option {
+	var out []agent.Option
+	at := map[string]int{}
 	for _, a := range all.Auditors() {
 		for _, o := range a.Audit.Options {
-			out = append(out, optionFlag(o))
+			if i, ok := at[o.Name]; ok {
+				out[i].Usage += "; also " + o.Usage
+				continue
+			}
+			at[o.Name] = len(out)
+			out = append(out, o)
 		}
 	}
 	return out
@@ -141,9 +158,7 @@ func auditAgentFlags() []cli.Flag {
 // readAuditOptions are the values of the rooms' audit options given (agent.Audit.Options).
 func readAuditOptions(c *cli.Context) agent.Values {
 	out := agent.Values{}
-	for _, a := range all.Auditors() {
-		readOptions(c, out, a.Audit.Options)
-	}
+	readOptions(c, out, sharedAuditOptions())
 	return out
 }
 
@@ -165,11 +180,52 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 			known, err = loadAuditBaseline(opts.Baseline)
 			return err
 		}}
+	if a.Audit.Rules != nil {
+		return runRuleAudit(ctx, env, a, &opts, in, &known)
+	}
 	res, err := a.Audit.Run(ctx, in)
 	if err != nil {
 		return auditError(ctx, env, opts, err)
 	}
 	return finishAudit(ctx, env, opts, known, res)
+}
+
+// runRuleAudit is an audit on the shared rule-audit layer (agent.Audit.Rules): the shared flags
+// checked and --baseline read first, then the room's rule files and tools (a rules.Audit), the
+// engine's evaluation and documents (audit.Build), the LOST RESTRICTION lines, and the tail every
+// audit shares (finishAudit). opts is the one in.Validate checks and normalizes.
+func runRuleAudit(ctx context.Context, env *Env, a *agent.Agent, opts *auditOptions, in agent.AuditInput, known **reports.SARIFBaseline) error {
+	if err := in.Validate(); err != nil {
+		return err
+	}
+	if err := in.Baseline(); err != nil {
+		return auditError(ctx, env, *opts, err)
+	}
+	ra, err := a.Audit.Rules(ctx, in)
+	if err != nil {
+		return auditError(ctx, env, *opts, err)
+	}
+	for _, p := range ra.Problems {
+		fmt.Fprintf(env.Err, "sessionfix: %s\n", reports.Printable(p))
+	}
+	for _, n := range ra.Notes {
+		fmt.Fprintf(env.Err, "audit: note: %s\n", reports.Printable(n))
+	}
+	rep := audit.Build(ra, opts.AllPairs, env.Now(), version)
+	for _, l := range rep.LostLines() {
+		fmt.Fprintln(env.Err, reports.Printable(l))
+	}
+	res := &agent.AuditResult{Pairs: rep.Pairs, Tools: rep.Tools, Page: rep.Page,
+		Doc: func(redispatch any) any {
+			var b bytes.Buffer
+			if err := reports.WriteJSON(&b, redispatch); err != nil {
+				return rep.Document(nil)
+			}
+			return rep.Document(bytes.TrimSpace(b.Bytes()))
+		},
+		SARIF: rep.SARIF, Rules: rep.SARIFRules(), Read: ra.Read, Summary: rep.Summary,
+		FailCounts: audit.FailCounts, Partial: rep.Partial}
+	return finishAudit(ctx, env, *opts, *known, res)
 }
 
 // auditError ends an audit --format sarif or json that stopped before its report (a PATH or
@@ -206,7 +262,7 @@ func auditAgent(c *cli.Context) (*agent.Agent, error) {
 	for _, o := range all.Auditors() {
 		for _, f := range o.Audit.Flags {
 			switch {
-			case o == a || !c.IsSet(f):
+			case o == a || !c.IsSet(f) || slices.Contains(a.Audit.Flags, f):
 			case a == all.Default:
 				return nil, usageErrorf("--%s is a %s audit flag: add --agent %s", f, o.Name, o.ID)
 			default:

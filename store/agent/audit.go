@@ -8,6 +8,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/permission/rules"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -32,7 +33,16 @@ type Audit struct {
 	// audit must refuse are also in Flags.
 	Options []Option
 	// Run is the audit itself (the command's one audit run calls it for --agent's agent).
+	// An audit on the shared rule-audit layer sets Rules instead.
 	Run AuditRun
+	// Rules is an audit on the shared rule-audit layer (issue 24 item 2; docs/adding-an-agent.md
+	// "the shared rule-audit layer"): it reads the agent's rule files and tools and returns them with the
+	// agent's Semantics now and before (rules.Audit); the engine (package audit, through the
+	// command) evaluates every rule × tool, orders lost first and writes every format. The
+	// command checks the shared flags (AuditInput.Validate) and reads --baseline before it
+	// calls Rules; Rules reports inputs that could not be read in rules.Audit.Problems (exit 3)
+	// and returns an error only when nothing can be audited (a usage error for a bad flag).
+	Rules RuleAuditRun
 	// Description is this agent's part of audit --help's description: the command joins every
 	// agent's in list order (the default agent's text opens it, so it says what audit does).
 	Description string
@@ -101,6 +111,9 @@ type AuditResult struct {
 	// Partial reports whether some input could not be read (exit 3 wins over findings).
 	Partial func() bool
 }
+
+// RuleAuditRun reads an agent's rule files and tools for the shared rule-audit layer (Audit.Rules).
+type RuleAuditRun func(ctx context.Context, in AuditInput) (*rules.Audit, error)
 
 // AuditRun reads an agent's audit inputs (in) and matches its rules; the error ends the
 // audit with nothing written (a usage error for bad flags, exit 2).

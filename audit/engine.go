@@ -1,0 +1,468 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/permission/rules"
+	"github.com/sessionfix/sessionfix/reports"
+)
+
+// Report is one agent's rule audit (a rules.Audit) evaluated and laid out in every format the
+// command writes: the pairs table (CSV), the tools table (--tools-out), the HTML page, the JSON
+// document, the SARIF results and rules, the summary, and the counts --fail-on reads. Build
+// makes one; the command writes it as it writes every audit.
+type Report struct {
+	Audit  *rules.Audit
+	Result *rules.Result
+	// Pairs are the visible pairs' rows (every pair with --all-pairs), lost restrictions
+	// first (the agent's Order); Tools one row per tool.
+	Pairs, Tools *reports.Table
+	allPairs     bool
+	generated    time.Time
+	version      string
+}
+
+// PairColumns are the columns of the pairs table (and of the JSON pairs' members).
+var PairColumns = []string{"settings_file", "scope", "key", "index", "line", "rule", "kind", "server", "tool",
+	"name_now", "name_before", "now", "before", "change"}
+
+// ToolColumns are the columns of the tools table. shared_now names the other tools the current
+// point gives the same name.
+var ToolColumns = []string{"server", "tool", "source", "name_now", "name_before", "decision_now", "rule_now",
+	"outcome_now", "decision_before", "rule_before", "outcome_before", "note_now", "shared_now"}
+
+// Build evaluates a (rules.Evaluate with a.Order, LostFirst when nil) and lays out the tables.
+// allPairs: list every pair, not only those matching now or before; generated and version go
+// into the documents' headers.
+func Build(a *rules.Audit, allPairs bool, generated time.Time, version string) *Report {
+	order := a.Order
+	if order == nil {
+		order = rules.LostFirst
+	}
+	r := &Report{Audit: a, Result: rules.Evaluate(a.Eval, order), allPairs: allPairs, generated: generated, version: version}
+	var pairs, tools [][]string
+	for _, p := range r.Result.Visible(allPairs) {
+		pairs = append(pairs, r.pairRow(p))
+	}
+	for _, t := range r.Result.Tools {
+		tools = append(tools, []string{t.Server, t.Tool.Tool, t.Source, t.Now.Name, t.Before.Name,
+			t.Now.Decision, r.ruleText(t.Now), a.Words.OfOutcome(t.Now.Outcome),
+			t.Before.Decision, r.ruleText(t.Before), a.Words.OfOutcome(t.Before.Outcome), t.Now.Note, sharedText(t.Now)})
+	}
+	r.Pairs, r.Tools = reports.PrintableTable(PairColumns, pairs), reports.PrintableTable(ToolColumns, tools)
+	return r
+}
+
+func (r *Report) pairRow(p rules.Pair) []string {
+	ru, t, w := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool], r.Audit.Words
+	return []string{ru.File, ru.Scope, ru.Key, strconv.Itoa(ru.Index), strconv.Itoa(ru.Line), ru.Text, ru.Kind,
+		t.Server, t.Tool.Tool, t.Now.Name, t.Before.Name, w.OfMatch(p.Now), w.OfMatch(p.Before), string(p.Change)}
+}
+
+func (r *Report) ruleText(v rules.Verdict) string {
+	if v.Rule < 0 || v.Rule >= len(r.Result.Rules) {
+		return ""
+	}
+	return r.Result.Rules[v.Rule].Text
+}
+
+func sharedText(v rules.Verdict) string {
+	parts := make([]string, len(v.SharedWith))
+	for i, o := range v.SharedWith {
+		parts[i] = o.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Partial reports whether some input could not be read (exit 3 wins over findings).
+func (r *Report) Partial() bool { return len(r.Audit.Problems) > 0 }
+
+// Document is the JSON document of a rule audit (docs/audit.md "The shared rule-audit
+// document"): lost_restrictions first, the header facts, counts, the rule files, rules, tools,
+// pairs, findings, notes, errors, and the re-dispatch findings last.
+type Document struct {
+	LostRestrictions []DocPair          `json:"lost_restrictions"`
+	Generated        string             `json:"generated"`
+	Agent            string             `json:"agent"`
+	Now              string             `json:"now"`
+	Before           string             `json:"before"`
+	Facts            map[string]string  `json:"facts,omitempty"`
+	Inventory        string             `json:"inventory"`
+	Counts           DocCounts          `json:"counts"`
+	Settings         []reports.JSONFile `json:"settings"`
+	Rules            []DocRule          `json:"rules"`
+	Tools            []DocTool          `json:"tools"`
+	Pairs            []DocPair          `json:"pairs"`
+	Findings         []DocFinding       `json:"findings"`
+	Notes            []string           `json:"notes,omitempty"`
+	Errors           []string           `json:"errors"`
+	// Redispatch are the history check's findings as JSON (an array, never null).
+	Redispatch json.RawMessage `json:"redispatch"`
+}
+
+// DocCounts are the document's counts.
+type DocCounts struct {
+	Rules            int `json:"rules"`
+	Tools            int `json:"tools"`
+	Pairs            int `json:"pairs"`
+	Lost             int `json:"lost"`
+	LostRestrictions int `json:"lost_restrictions"`
+	Gained           int `json:"gained"`
+	Refused          int `json:"refused"`
+	Changed          int `json:"changed_outcomes"`
+	Findings         int `json:"findings"`
+}
+
+// DocRule is one rule as written, at its file, line and column.
+type DocRule struct {
+	File    string `json:"settings_file"`
+	Scope   string `json:"scope"`
+	Key     string `json:"key"`
+	Index   int    `json:"index"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Rule    string `json:"rule"`
+	Kind    string `json:"kind"`
+	Effect  string `json:"effect"`
+	Ignored string `json:"ignored,omitempty"`
+}
+
+// DocPair is one (rule, tool) pair with the tool's names now and before.
+type DocPair struct {
+	DocRule
+	Server     string `json:"server"`
+	Tool       string `json:"tool"`
+	NameNow    string `json:"name_now"`
+	NameBefore string `json:"name_before"`
+	Now        string `json:"now"`
+	Before     string `json:"before"`
+	Change     string `json:"change"`
+}
+
+// DocVerdict is a tool's verdict at one point.
+type DocVerdict struct {
+	Name       string   `json:"name"`
+	Decision   string   `json:"decision"`
+	Rule       string   `json:"rule,omitempty"`
+	RuleAt     string   `json:"rule_at,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Outcome    string   `json:"outcome"`
+	SharedWith []string `json:"shared_with,omitempty"`
+}
+
+// DocTool is one tool with its verdicts now and before.
+type DocTool struct {
+	Server string     `json:"server"`
+	Tool   string     `json:"tool"`
+	Source string     `json:"source,omitempty"`
+	Now    DocVerdict `json:"now"`
+	Before DocVerdict `json:"before"`
+}
+
+// DocFinding is one of the agent's own findings.
+type DocFinding struct {
+	Class   string `json:"class"`
+	Level   string `json:"level"`
+	At      string `json:"at,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	Server  string `json:"server,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Message string `json:"message"`
+}
+
+func effectWord(e rules.Effect) string {
+	if e == rules.Restricts {
+		return "restricts"
+	}
+	return "grants"
+}
+
+func (r *Report) docRule(ru rules.Rule) DocRule {
+	return DocRule{File: ru.File, Scope: ru.Scope, Key: ru.Key, Index: ru.Index, Line: ru.Line, Column: ru.Column,
+		Rule: ru.Text, Kind: ru.Kind, Effect: effectWord(ru.Effect), Ignored: ru.Ignored}
+}
+
+func (r *Report) docPair(p rules.Pair) DocPair {
+	t, w := r.Result.Tools[p.Tool], r.Audit.Words
+	return DocPair{DocRule: r.docRule(r.Result.Rules[p.Rule]), Server: t.Server, Tool: t.Tool.Tool, NameNow: t.Now.Name,
+		NameBefore: t.Before.Name, Now: w.OfMatch(p.Now), Before: w.OfMatch(p.Before), Change: string(p.Change)}
+}
+
+func (r *Report) docVerdict(v rules.Verdict) DocVerdict {
+	d := DocVerdict{Name: v.Name, Decision: v.Decision, Note: v.Note, Outcome: r.Audit.Words.OfOutcome(v.Outcome)}
+	if v.Rule >= 0 && v.Rule < len(r.Result.Rules) {
+		ru := r.Result.Rules[v.Rule]
+		d.Rule, d.RuleAt = ru.Text, fmt.Sprintf("%s:%d:%d", ru.File, ru.Line, ru.Column)
+	}
+	for _, o := range v.SharedWith {
+		d.SharedWith = append(d.SharedWith, o.String())
+	}
+	return d
+}
+
+// at is "file:line:col" of a finding (its rule's place, else its own).
+func (r *Report) at(f rules.Finding) string {
+	if f.Rule >= 0 && f.Rule < len(r.Result.Rules) {
+		ru := r.Result.Rules[f.Rule]
+		return fmt.Sprintf("%s:%d:%d", ru.File, ru.Line, ru.Column)
+	}
+	if f.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", f.File, f.Line)
+}
+
+// Document is the JSON document; redispatch is the history check's findings as JSON (nil: []).
+func (r *Report) Document(redispatch json.RawMessage) *Document {
+	a, res := r.Audit, r.Result
+	if redispatch == nil {
+		redispatch = json.RawMessage("[]")
+	}
+	d := &Document{LostRestrictions: []DocPair{}, Generated: r.generated.UTC().Format(time.RFC3339), Agent: a.ID,
+		Now: res.Now, Before: res.Before, Inventory: a.Inventory, Settings: []reports.JSONFile{}, Rules: []DocRule{},
+		Tools: []DocTool{}, Pairs: []DocPair{}, Findings: []DocFinding{}, Notes: a.Notes, Errors: append([]string{}, a.Problems...),
+		Redispatch: redispatch}
+	c := res.Counts
+	d.Counts = DocCounts{Rules: c.Rules, Tools: c.Tools, Pairs: c.Pairs, Lost: c.Lost, LostRestrictions: c.LostRestrictions,
+		Gained: c.Gained, Refused: c.NotApplied, Changed: c.Changed, Findings: len(res.Findings)}
+	if len(a.Facts) > 0 {
+		d.Facts = map[string]string{}
+		for _, f := range a.Facts {
+			d.Facts[f.Key] = f.Value
+		}
+	}
+	for _, f := range a.Files {
+		d.Settings = append(d.Settings, reports.JSONFile{Path: f.Path, Scope: f.Scope})
+	}
+	for _, ru := range res.Rules {
+		d.Rules = append(d.Rules, r.docRule(ru))
+	}
+	for _, t := range res.Tools {
+		d.Tools = append(d.Tools, DocTool{Server: t.Server, Tool: t.Tool.Tool, Source: t.Source, Now: r.docVerdict(t.Now), Before: r.docVerdict(t.Before)})
+	}
+	for _, p := range res.LostRestrictions() {
+		d.LostRestrictions = append(d.LostRestrictions, r.docPair(p))
+	}
+	for _, p := range res.Visible(r.allPairs) {
+		d.Pairs = append(d.Pairs, r.docPair(p))
+	}
+	for _, f := range res.Findings {
+		df := DocFinding{Class: f.Class, Level: f.Level, At: r.at(f), Message: f.Message}
+		if f.Rule >= 0 && f.Rule < len(res.Rules) {
+			df.Rule = res.Rules[f.Rule].Text
+		}
+		if f.Tool >= 0 && f.Tool < len(res.Tools) {
+			df.Server, df.Tool = res.Tools[f.Tool].Server, res.Tools[f.Tool].Tool.Tool
+		}
+		d.Findings = append(d.Findings, df)
+	}
+	return d
+}
+
+// SARIFRules are the SARIF rules of a rule audit: lost, gained, refused (the ids every audit
+// uses) and one per finding class met, worded with the agent's name.
+func (r *Report) SARIFRules() []reports.SARIFRule {
+	n := r.Audit.Name
+	out := []reports.SARIFRule{
+		{ID: "sessionfix/audit/lost", Name: "AuditLost", Short: "a " + n + " permission rule no longer matches a tool it matched under the earlier release",
+			Full: "The rule matched the tool at the earlier point (--before) and matches nothing of it now: a deny, exclude or ask rule lost is a restriction lost (sessionfix fix --rules rewrites it where the agent has a migration), an allow rule lost a permission lost (docs/audit.md)."},
+		{ID: "sessionfix/audit/gained", Name: "AuditGained", Short: "a " + n + " permission rule now matches a tool it did not match under the earlier release",
+			Full: "The rule matches the tool now and did not before: it grants or restricts more than before (docs/audit.md)."},
+		{ID: "sessionfix/audit/refused", Name: "AuditRefused", Short: "a " + n + " permission rule names the tool but the current release does not apply it",
+			Full: "The rule names the tool and the current release does not apply it (its file is rejected or not read, the key is not read)."},
+	}
+	seen := map[string]bool{}
+	for _, f := range r.Result.Findings {
+		if seen[f.Class] {
+			continue
+		}
+		seen[f.Class] = true
+		out = append(out, reports.SARIFRule{ID: "sessionfix/audit/" + f.Class, Name: reports.SARIFRuleName("audit", f.Class),
+			Short: "a " + n + " rule finding: " + f.Class, Full: "An audit finding of the " + n + " rule model (docs/audit.md, the agent's page)."})
+	}
+	return out
+}
+
+// SARIF are the results: one per lost pair ("error"), gained pair ("warning"), pair whose rule
+// the current point names but does not apply (refused, "warning"), then one per finding (its
+// level). Located at the rule's file and line; fingerprints as ReadBaseline recomputes them
+// from the JSON pairs (class, file, key, rule text, raw identity).
+func (r *Report) SARIF() []reports.SARIFResult {
+	var out []reports.SARIFResult
+	for _, p := range r.Result.Pairs {
+		if p.Change == permission.ChangeLost {
+			out = append(out, r.pairResult("lost", "error", p))
+		}
+		if p.Change == permission.ChangeGained {
+			out = append(out, r.pairResult("gained", "warning", p))
+		}
+		if p.Now == rules.NotApplied {
+			out = append(out, r.pairResult("refused", "warning", p))
+		}
+	}
+	for _, f := range r.Result.Findings {
+		path, line, key, text, raw := reports.SARIFPath(f.File), int64(f.Line), "", "", ""
+		if f.Rule >= 0 && f.Rule < len(r.Result.Rules) {
+			ru := r.Result.Rules[f.Rule]
+			path, line, key, text = reports.SARIFPath(ru.File), int64(ru.Line), ru.Key, ru.Text
+		}
+		if f.Tool >= 0 && f.Tool < len(r.Result.Tools) {
+			t := r.Result.Tools[f.Tool]
+			raw = mcpname.Raw(t.Server, t.Tool.Tool)
+		}
+		out = append(out, reports.SARIFResult{RuleID: "sessionfix/audit/" + f.Class, Level: f.Level, Message: f.Message, Path: path, Line: line,
+			Fingerprint: reports.SARIFFingerprint("audit", f.Class, path, key, text+"\x00"+f.Message, raw)})
+	}
+	return out
+}
+
+func (r *Report) pairResult(class, level string, p rules.Pair) reports.SARIFResult {
+	ru, t, res, w := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool], r.Result, r.Audit.Words
+	var what string
+	switch class {
+	case "lost":
+		what = fmt.Sprintf("matched it under %s (as %s) and %s under %s (as %s)", res.Before, orNone(t.Before.Name), nowWord(w, p.Now), res.Now, orNone(t.Now.Name))
+	case "gained":
+		what = fmt.Sprintf("did not match it under %s (as %s) and matches it under %s (as %s)", res.Before, orNone(t.Before.Name), res.Now, orNone(t.Now.Name))
+	default:
+		what = fmt.Sprintf("names it (as %s), but %s does not apply the rule", orNone(t.Now.Name), res.Now)
+	}
+	msg := fmt.Sprintf("%s rule %q (%s %s[%d]) %s tool %s (server %s): %s; outcome now %s, before %s.",
+		ru.Kind, ru.Text, ru.Scope, ru.Key, ru.Index, class, t.Tool.Tool, t.Server, what, w.OfOutcome(t.Now.Outcome), w.OfOutcome(t.Before.Outcome))
+	path := reports.SARIFPath(ru.File)
+	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
+		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool.Tool))}
+}
+
+func nowWord(w rules.Words, m rules.Match) string {
+	if m == rules.NotApplied {
+		return "is " + w.OfMatch(m)
+	}
+	return "matches nothing of it"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no name"
+	}
+	return s
+}
+
+// FailCounts are the --fail-on classes' counts given SARIF's results: lost, gained, refused and
+// each finding class (one per result of that rule id).
+func FailCounts(results []reports.SARIFResult) map[string]int {
+	out := map[string]int{}
+	for _, x := range results {
+		out[strings.TrimPrefix(x.RuleID, "sessionfix/audit/")]++
+	}
+	return out
+}
+
+// Page is the HTML report: header, counts, the lost restrictions, the pairs, the tools and the
+// agent's findings.
+func (r *Report) Page() *reports.HTMLPage {
+	a, res := r.Audit, r.Result
+	c := res.Counts
+	var lostRows [][]string
+	for _, p := range res.LostRestrictions() {
+		lostRows = append(lostRows, r.pairRow(p))
+	}
+	lost := reports.PrintableTable(PairColumns, lostRows)
+	files := make([]string, len(a.Files))
+	for i, f := range a.Files {
+		files[i] = f.Path + " (" + f.Scope + ")"
+	}
+	if len(files) == 0 {
+		files = []string{"none found"}
+	}
+	page := &reports.HTMLPage{
+		Title: "sessionfix audit: " + a.Name + " permission rules and MCP tools",
+		Meta: []string{
+			"Generated " + r.generated.UTC().Format(time.RFC3339) + " by sessionfix " + r.version + "; " + a.Name + " " + res.Now + " now, " + res.Before + " before",
+		},
+		Counts: []reports.HTMLCount{
+			{Label: "lost restrictions", Value: c.LostRestrictions, Tone: "bad", Href: "#lost"},
+			{Label: "rules", Value: c.Rules, Href: "#pairs"},
+			{Label: "tools", Value: c.Tools, Href: "#tools"},
+			{Label: "lost", Value: c.Lost, Tone: "bad", Href: "#pairs.change=lost"},
+			{Label: "gained", Value: c.Gained, Tone: "good", Href: "#pairs.change=gained"},
+			{Label: "findings", Value: len(res.Findings), Tone: "warn", Href: "#findings"},
+		},
+		Sections: []reports.HTMLSection{
+			{ID: "lost", Title: "Lost restrictions (restricting rules that no longer match)", Table: lost,
+				Empty: "No restricting rule lost its tool."},
+			{ID: "pairs", Title: "Rules × tools", Table: r.Pairs, Facets: []string{"scope", "kind", "now", "before", "change"},
+				Empty: "No rule matches any tool, now or before."},
+			{ID: "tools", Title: "Tools", Table: r.Tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
+				Empty: "The inventory has no tools."},
+		},
+	}
+	for _, f := range a.Facts {
+		page.Meta = append(page.Meta, f.Label+": "+f.Value)
+	}
+	page.Meta = append(page.Meta, "Rule files: "+strings.Join(files, ", "), "Inventory: "+a.Inventory)
+	for _, l := range a.Legend {
+		page.Legend = append(page.Legend, reports.HTMLLegend{Term: l.Term, Text: l.Text, Value: l.Value})
+	}
+	if len(res.Findings) > 0 {
+		var rows [][]string
+		for _, f := range r.Document(nil).Findings {
+			rows = append(rows, []string{f.Class, f.Level, f.At, f.Rule, f.Message})
+		}
+		ft := reports.PrintableTable([]string{"class", "level", "at", "rule", "message"}, rows)
+		page.Sections = append(page.Sections, reports.HTMLSection{ID: "findings", Title: "Findings", Table: ft, Facets: []string{"class", "level"}})
+	}
+	for _, e := range a.Problems {
+		page.Notes = append(page.Notes, "Not read: "+e)
+	}
+	page.Notes = append(page.Notes, a.Notes...)
+	if r.allPairs {
+		page.Sections[1].Title += " (every pair)"
+	}
+	return page
+}
+
+// Summary writes the summary line to w: "audit: <Name> <now> (before: <before>)<, facts>: N
+// rules, M tools (inventory: X), K pairs listed: L lost (R restrictions), G gained, F
+// refused; T tools with another outcome; P findings".
+func (r *Report) Summary(w io.Writer) {
+	a, res := r.Audit, r.Result
+	c := res.Counts
+	facts := ""
+	for _, f := range a.Facts {
+		if f.Summary {
+			facts += ", " + f.Label + " " + f.Value
+		}
+	}
+	fmt.Fprintf(w, "audit: %s %s (before: %s)%s: %s, %s (inventory: %s), %s listed: %d lost (%d %s), %d gained, %d refused; %s with another outcome; %s\n",
+		a.Name, res.Now, res.Before, facts, reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"), a.Inventory,
+		reports.Plural(c.Pairs, "pair"), c.Lost, c.LostRestrictions, restrictionWord(c.LostRestrictions), c.Gained, c.NotApplied,
+		reports.Plural(c.Changed, "tool"), reports.Plural(len(res.Findings), "finding"))
+}
+
+func restrictionWord(n int) string {
+	if n == 1 {
+		return "restriction"
+	}
+	return "restrictions"
+}
+
+// LostLines are the "LOST RESTRICTION" lines said on standard error, one per lost pair of a
+// restricting rule: where the rule is, what it was meant to stop and what happens now.
+func (r *Report) LostLines() []string {
+	var out []string
+	for _, p := range r.Result.LostRestrictions() {
+		ru, t := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool]
+		out = append(out, fmt.Sprintf("audit: LOST RESTRICTION: %s:%d:%d %s %q no longer matches %s (%s under %s, %s under %s)",
+			ru.File, ru.Line, ru.Column, ru.Kind, ru.Text, t.ToolInfo.Tool, r.Audit.Words.OfOutcome(t.Before.Outcome), r.Result.Before,
+			r.Audit.Words.OfOutcome(t.Now.Outcome), r.Result.Now))
+	}
+	return out
+}
