@@ -339,6 +339,7 @@ which permission rules match which tools.
 	}
 	app.OnUsageError = usageErrorFor("", app.Flags)
 	for _, c := range app.Commands {
+		withQuiet(env, c)
 		c.OnUsageError = usageErrorFor(c.Name, c.Flags)
 		// No implicit "help"/"h" subcommand: `fix h` is the PATH h (it printed fix's help and
 		// exited 0, fixing nothing). `sessionfix help fix` and `fix --help` are the help.

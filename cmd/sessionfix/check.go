@@ -202,6 +202,14 @@ func loadSARIFBaseline(path string) (*reports.SARIFBaseline, error) {
 
 // writeCheckText prints the provider table, then per store (session) each distinct rejected
 // name with its records, rules and after-fix verdict, then the providers' error texts.
+// checkListed and checkWhere bound check's text output (issue 23 item 11: it grows with what
+// it has to say, not with the size of the stores): at most checkListed rejected names (per
+// store), each with at most checkWhere lines or rows; --format json has every finding.
+const (
+	checkListed = 100
+	checkWhere  = 10
+)
+
 func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 	ids := make([]string, len(rep.Providers))
 	for i, p := range rep.Providers {
@@ -255,7 +263,11 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 		}
 	}
 	last := "\x00"
-	for _, k := range order {
+	for i, k := range order {
+		if i == checkListed {
+			fmt.Fprintf(w, "\n… and %s not listed (--format json lists every finding)\n", plural(len(order)-i, "more rejected name"))
+			break
+		}
 		e := byKey[k]
 		if k.store != last {
 			last = k.store
@@ -276,7 +288,10 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 		}
 		if len(f.Now) > 0 {
 			at := ""
-			if len(e.where) > 0 {
+			switch n := len(e.where); {
+			case n > checkWhere:
+				at = fmt.Sprintf(" at %s, … (%d more)", strings.Join(e.where[:checkWhere], ", "), n-checkWhere)
+			case n > 0:
 				at = " at " + strings.Join(e.where, ", ")
 			}
 			fmt.Fprintf(w, "  %s\n    would be rejected by %s%s\n", reports.Printable(label), pipeline.RejectedIDs(f.Now), at)

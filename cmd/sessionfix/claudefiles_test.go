@@ -20,13 +20,13 @@ func TestClaudeRuleFilesGivenAsPath(t *testing.T) {
 	assert.Equal(t, 0, r.code, r.err)
 	assert.NotContains(t, r.out, "0tgvvnc", "a Qwen Code name for a Claude Code rule")
 	assert.NotContains(t, r.out, "settings rules in legacy spellings")
-	assert.Contains(t, r.err, settingsFile+": info: Claude Code settings")
+	assert.Contains(t, r.err, "note: "+settingsFile+": Claude Code settings")
 	assert.Contains(t, r.err, "sessionfix audit --agent claude")
 
 	for _, cmd := range [][]string{{"scan"}, {"check", "--provider", "all"}} {
 		r = runCLI(t, env, "", append(cmd, config)...)
 		assert.Equal(t, 0, r.code, "%v: %s", cmd, r.err)
 		assert.NotContains(t, r.err, "not a known session", "%v", cmd)
-		assert.Contains(t, r.err, config+": info: Claude Code config", "%v", cmd)
+		assert.Contains(t, r.err, "note: "+config+": Claude Code config", "%v", cmd)
 	}
 }

@@ -40,7 +40,7 @@ func TestCodexHomeWithSymlinkedSessions(t *testing.T) {
 		}
 	}
 	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
-	assert.Contains(t, e.err.String(), filepath.Join(home, "sessions")+": info: symbolic link to "+elsewhere+": followed")
+	assert.Contains(t, e.err.String(), "note: "+filepath.Join(home, "sessions")+": symbolic link to "+elsewhere+": followed")
 	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
 
 	// --apply then undo: the run's roots include the directory the link points to, so undo

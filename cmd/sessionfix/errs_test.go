@@ -116,8 +116,8 @@ func TestSymlinkedRootIsFollowed(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
 		assert.Equal(t, 4, rep.Totals.Stores, "the 4 stores of the linked tree, not the inner link")
 		assert.Equal(t, 35, rep.Totals.Rewrite)
-		assert.Contains(t, r.err, link+": info: symbolic link to "+real+": followed")
-		assert.Contains(t, r.err, inner+": info: symbolic link not followed")
+		assert.Contains(t, r.err, "note: "+link+": symbolic link to "+real+": followed")
+		assert.Contains(t, r.err, "note: "+inner+": symbolic link not followed")
 	}
 
 	// fix --apply through the link rewrites the real files; undo restores them.

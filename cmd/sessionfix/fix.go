@@ -54,7 +54,7 @@ func newFixCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list the plan of every store, also the names that need nothing (builtin, clean, normalized); above %d stores the text output is otherwise a summary", summaryStores)},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not list each name: only stores skipped, problems and the summary"},
+			quietFlag(quietUsage+"; a run that prints lists no plan: only the stores skipped, problems and the summary"),
 			failOnFlag(),
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
 			&cli.StringFlag{Name: "plan", Usage: "with --apply: apply exactly the plan in FILE (written by --plan-out); a store that changed since is refused (exit 4), the others are rewritten as planned", TakesFile: true},
@@ -106,8 +106,8 @@ type fixOutput struct {
 	opts     fixOptions
 	showPlan bool
 	// summary: a large run in text (summaryMode): the plans of the first summaryStores stores
-	// with something to list are held in plans and printed at the end only when no more came
-	// (overflow false); writeSummary follows either way.
+	// with something to list (planStores counts them) are held in plans and printed at the
+	// end only when no more came (overflow false); writeSummary follows either way.
 	summary   bool
 	plans     []string
 	overflow  bool
@@ -120,22 +120,75 @@ type fixOutput struct {
 	partOpen bool
 	// moves: the stores --move-legacy would move (dry run) or moved (apply).
 	moves []pipeline.MoveRow
+	// The text plan's size (issue 23 item 11: one 200 MiB session printed 165,301 lines):
+	// rows is how many plan rows were listed, curPath, curRows and curCut the store being
+	// listed and its rows listed and left out (a store given in parts counts as one); cutRows
+	// and cutStores what was left out in all (planStoreRows, planRows).
+	rows, curRows, curCut int
+	planStores            int // stores with a plan so far
+	curPath               string
+	cutRows, cutStores    int
+}
+
+// A text plan lists at most planStoreRows rows of one store and planRows rows in all (without
+// -v): a store's rows beyond are counted in one line under its table, the stores after the
+// last row in the closing summary (writeFixSummary), so the output of a run grows with what
+// it has to say, not with the size of the stores.
+const (
+	planStoreRows = 50
+	planRows      = 200
+)
+
+// budget cuts fs's rows to what planStoreRows and planRows leave (every row with -v or in
+// JSON), counting what it cut: curCut of the current store (all its parts), cutRows and
+// cutStores of the run.
+func (o *fixOutput) budget(fs fixStore) fixStore {
+	if o.opts.Verbose || o.opts.Format == "json" {
+		return fs
+	}
+	if fs.Path != o.curPath || !fs.Cont {
+		o.curPath, o.curRows, o.curCut = fs.Path, 0, 0
+	}
+	room := max(0, min(planStoreRows-o.curRows, planRows-o.rows))
+	if len(fs.Decisions) <= room {
+		o.rows += len(fs.Decisions)
+		o.curRows += len(fs.Decisions)
+		return fs
+	}
+	more := len(fs.Decisions) - room
+	fs.Decisions = fs.Decisions[:room]
+	o.rows += room
+	o.curRows += room
+	if o.curCut == 0 {
+		o.cutStores++
+	}
+	o.curCut += more
+	o.cutRows += more
+	return fs
 }
 
 func (o *fixOutput) store(r *rewrite.StoreResult) error {
-	if r.Batch != nil && r.Batch.Last && o.partOpen {
-		o.partOpen = false
-		if _, err := fmt.Fprintln(o.env.Out); err != nil {
-			return err
+	last := r.Batch == nil || r.Batch.Last
+	// closeOpen ends a store whose parts were printed without their closing blank line, with
+	// the count of its rows left out (cutTail).
+	closeOpen := func() error {
+		if !last || !o.partOpen {
+			return nil
 		}
+		o.partOpen = false
+		if o.curCut > 0 {
+			fmt.Fprintf(o.env.Out, "  %s\n", cutTail(o.curCut))
+		}
+		_, err := fmt.Fprintln(o.env.Out)
+		return err
 	}
 	if r.Plan == nil {
-		return nil // reported with the problems
+		return closeOpen() // reported with the problems
 	}
 	fs, _ := pipeline.FixStoreOf(r, o.showPlan, o.opts.Verbose)
 	fs.Cont, fs.Open = r.Batch != nil && r.Batch.Index > 0, r.Batch != nil && !r.Batch.Last && !o.summary
 	if len(fs.Decisions) == 0 && fs.Outcome == nil {
-		return nil
+		return closeOpen()
 	}
 	if o.opts.Format == "json" {
 		b, err := marshalJSON(fs)
@@ -152,25 +205,45 @@ func (o *fixOutput) store(r *rewrite.StoreResult) error {
 		return err
 	}
 	if len(fs.Decisions) > 0 {
+		fs = o.budget(fs)
+		tail := ""
+		if last && o.curCut > 0 {
+			tail = cutTail(o.curCut)
+		}
+		if !fs.Cont {
+			o.planStores++
+		}
 		switch {
+		case o.overflow:
+		case o.summary && o.planStores > summaryStores:
+			o.overflow, o.plans = true, nil
+		case len(fs.Decisions) == 0:
+			// Past the rows a plan lists: counted under the store and in the closing summary.
+			if err := closeOpen(); err != nil {
+				return err
+			}
 		case !o.summary:
-			if err := writeStorePlan(o.env.Out, fs); err != nil {
+			if err := writeStorePlan(o.env.Out, fs, tail); err != nil {
 				return err
 			}
 			o.partOpen = fs.Open
-		case o.overflow:
-		case len(o.plans) == summaryStores:
-			o.overflow, o.plans = true, nil
 		default:
 			var b strings.Builder
-			if err := writeStorePlan(&b, fs); err != nil {
+			if err := writeStorePlan(&b, fs, tail); err != nil {
 				return err
 			}
 			o.plans = append(o.plans, b.String())
 		}
+	} else if err := closeOpen(); err != nil {
+		return err
 	}
 	o.skippedLine(fs)
 	return nil
+}
+
+// cutTail is the line under a store's plan that counts its rows not listed.
+func cutTail(n int) string {
+	return fmt.Sprintf("… and %s of this store not listed (-v lists every name, --format json has them)", plural(n, "more name site"))
 }
 
 // writeHeld prints the plans a summary-mode run held back, when they were few enough
@@ -230,9 +303,15 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 		writeProblems(o.env, a.Report.Problems)
 		return err
 	}
-	if o.summary {
+	switch {
+	case o.summary:
 		o.writeHeld()
 		writeFixSummary(o.env.Out, a, o.opts.Quiet || !o.overflow)
+	case o.cutRows > 0:
+		// A plan too long to list: what was left out, then the summary.
+		fmt.Fprintf(o.env.Out, "%s of %s not listed (at most %d a store and %d in all; -v lists every one, --format json has them)\n\n",
+			plural(o.cutRows, "name site"), plural(o.cutStores, "store"), planStoreRows, planRows)
+		writeFixSummary(o.env.Out, a, true)
 	}
 	writeProblems(o.env, a.Report.Problems)
 	writeAgentInfo(o.env.Out, &a.Report)
@@ -468,8 +547,8 @@ func (v *fixView) Abort(err error, e pipeline.FixPassEnd) error {
 	return out.abort(err, e.Result)
 }
 
-// writeStorePlan prints one store's plan.
-func writeStorePlan(w io.Writer, fs fixStore) error {
+// writeStorePlan prints one store's plan, then tail (what of it is not listed) when not empty.
+func writeStorePlan(w io.Writer, fs fixStore, tail string) error {
 	if !fs.Cont {
 		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), pipeline.KindLabel(fs.Kind, fs.Profile))
 	}
@@ -506,6 +585,9 @@ func writeStorePlan(w io.Writer, fs fixStore) error {
 	}
 	for _, n := range noteOrder {
 		fmt.Fprintf(w, "  note: %s\n", reports.Printable(n))
+	}
+	if tail != "" {
+		fmt.Fprintf(w, "  %s\n", tail)
 	}
 	if fs.Open {
 		return nil

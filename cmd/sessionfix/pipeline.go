@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 )
@@ -351,17 +352,33 @@ func writeAgentInfo(w io.Writer, rep *scanReport) {
 
 // writeProblems prints the problems and warnings of a run on standard error (issue 8 item 7:
 // the report on standard output stays machine-clean, also with --format json, which carries
-// them as members too). Standard output is flushed first, so on a terminal they appear after
-// the tables printed so far.
+// them as members too), then its notes: rows of severity info (sessionfix's own state
+// directory met in a walk, say) are not problems and are not counted as such, each is a
+// "note: " line (issue 23 item 11: "1 problem" was printed after every run over ~). Standard
+// output is flushed first, so on a terminal they appear after the tables printed so far.
 func writeProblems(env *Env, probs []problemRow) {
 	if len(probs) == 0 {
 		return
 	}
 	flushOut(env)
 	w := env.Err
-	fmt.Fprintf(w, "%s:\n", plural(len(probs), "problem"))
+	var notes []problemRow
+	var real []problemRow
 	for _, p := range probs {
-		fmt.Fprintf(w, "  %s\n", reports.Printable(p.String()))
+		if p.Severity == string(store.SevInfo) {
+			notes = append(notes, p)
+		} else {
+			real = append(real, p)
+		}
+	}
+	if len(real) > 0 {
+		fmt.Fprintf(w, "%s:\n", plural(len(real), "problem"))
+		for _, p := range real {
+			fmt.Fprintf(w, "  %s\n", reports.Printable(p.String()))
+		}
+	}
+	for _, p := range notes {
+		fmt.Fprintf(w, "note: %s\n", reports.Printable(strings.Replace(p.String(), ": info: ", ": ", 1)))
 	}
 }
 
@@ -476,7 +493,11 @@ func writeSummary(w io.Writer, rep *scanReport, how string) error {
 	if err := reports.WriteText(w, kindTable(rep)); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nthe %d largest of %s (%s or --format json lists every store):\n", min(summaryStores, len(rep.Stores)), plural(len(rep.Stores), "store"), how)
+	if len(rep.Stores) > summaryStores {
+		fmt.Fprintf(w, "\nthe %d largest of %s (%s or --format json lists every store):\n", summaryStores, plural(len(rep.Stores), "store"), how)
+	} else {
+		fmt.Fprintln(w, "\nstores:")
+	}
 	if err := reports.WriteText(w, storeTable(largestStores(rep.Stores, summaryStores))); err != nil {
 		return err
 	}

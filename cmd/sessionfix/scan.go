@@ -169,8 +169,9 @@ func sarifInvocation(probs []problemRow, failed bool) *reports.SARIFInvocation {
 	return inv
 }
 
-// writeScanText prints the scan report; above summaryStores stores and without verbose, the
-// stores and names are summarized (writeSummary).
+// writeScanText prints the scan report; above summaryStores stores, or summaryRows distinct
+// old → new and kept names, and without verbose, the stores and names are summarized
+// (writeSummary).
 func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	w := env.Out
 	rep := &a.Report
@@ -188,7 +189,8 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	if !verbose && len(rep.Stores) > summaryStores {
+	// A summary too when the name tables alone would be long (issue 23 item 11).
+	if !verbose && (len(rep.Stores) > summaryStores || len(rep.Renames)+len(rep.Kept) > summaryRows) {
 		if err := writeSummary(w, rep, "-v"); err != nil {
 			return err
 		}

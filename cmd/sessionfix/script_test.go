@@ -43,6 +43,7 @@ import (
 //	cmptree A B         the trees A and B hold the same files, byte for byte, with the same modes
 //	                    and mtimes (! cmptree: they differ)
 //	helpexamples        run every example of every --help with sh -c: each exits 0 or 5
+//	lines FILE OP N     FILE (or stdout, stderr) has OP N lines, OP one of <=, >=, ==
 //
 // Each script starts with HOME=$WORK/home, XDG_STATE_HOME=$WORK/state (the default run
 // directory is $WORK/state/sessionfix), TZ=UTC, $FIXTURES (the repository's fixtures/), $REPO
@@ -93,6 +94,7 @@ func TestScripts(t *testing.T) {
 			"cmptree":      cmdCmptree,
 			"sqldump":      cmdSQLDump,
 			"helpexamples": cmdHelpExamples,
+			"lines":        cmdLines,
 			"sqlitelock": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: sqlitelock DB")
@@ -151,6 +153,31 @@ func scriptFiles() ([]string, error) {
 
 // locksKey keys a script's held SQLite write locks (testscript Env.Values).
 type locksKey struct{}
+
+// cmdLines: lines FILE OP N fails unless FILE (or the last command's stdout or stderr) has a
+// number of lines that is OP N (<=, >= or ==).
+func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: lines FILE <=|>=|== N")
+	}
+	n, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	got := strings.Count(ts.ReadFile(args[0]), "\n")
+	ok := false
+	switch args[1] {
+	case "<=":
+		ok = got <= n
+	case ">=":
+		ok = got >= n
+	case "==":
+		ok = got == n
+	default:
+		ts.Fatalf("lines: unknown comparison %q", args[1])
+	}
+	if !ok {
+		ts.Fatalf("%s has %d lines, want %s %d", args[0], got, args[1], n)
+	}
+}
 
 // cmdExits: exits N CMD ARGS… runs CMD and fails unless it exits with status N.
 func cmdExits(ts *testscript.TestScript, neg bool, args []string) {

@@ -45,7 +45,7 @@ func TestScanListsLegacySettingsRules(t *testing.T) {
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(dir, "..", "state"), settingsPath)
 	require.Equal(t, exitOK, r.code, r.err)
-	assert.Contains(t, r.err, settingsPath+": info: 5 rules in legacy spellings; settings are never rewritten", "without an inventory only the unsafe spellings are known")
+	assert.Contains(t, r.err, "note: "+settingsPath+": 5 rules in legacy spellings; settings are never rewritten", "without an inventory only the unsafe spellings are known")
 	assert.Equal(t, before, snapshotTree(t, dir), "settings untouched")
 
 	require.NoError(t, os.WriteFile(settingsPath, []byte("{\"permissions\": {\"allow\": [\"a\",]}}\n"), 0o644))

@@ -25,7 +25,14 @@ type undoOptions struct {
 	// Profile is --profile FILE: the SQLite profile of a run made with fix --profile that did
 	// not record it (a run recorded it since issue 23 item 6; pipeline.UndoProfile).
 	Profile string
+	// Verbose is -v: every restored file listed (else the first undoListed).
+	Verbose bool
 }
+
+// undoListed is how many restored files undo's text output lists one by one without -v; the
+// others are counted in one line (files refused or failed are always listed, on standard
+// error).
+const undoListed = 20
 
 func newUndoCommand(env *Env) *cli.Command {
 	return &cli.Command{
@@ -63,10 +70,11 @@ EXAMPLES:
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json (one closed JSON document, also on errors)"},
 			busyTimeoutFlag(),
 			fileFlag("profile", "the SQLite store profile (JSON) of a run made with fix --profile FILE whose run does not record it (older runs); a run records its profile, and undo uses it"),
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every file restored (the text output lists the first %d, then counts the rest)", undoListed)},
 		},
 		Action: func(c *cli.Context) error {
 			opts := undoOptions{Last: c.Bool("last"), Force: c.Bool("force"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
-				Format: c.String("format"), BusyTimeout: c.Duration("busy-timeout"), Profile: c.String("profile")}
+				Format: c.String("format"), BusyTimeout: c.Duration("busy-timeout"), Profile: c.String("profile"), Verbose: c.Bool("verbose")}
 			switch c.NArg() {
 			case 0:
 			case 1:
@@ -149,6 +157,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	cleanLeftovers(env, opts.StateDir)
+	listed, unlisted := 0, 0 // restored files listed, and past undoListed
 	end, err := pipeline.Undo(ctx, pipeline.UndoRequest{StateDir: opts.StateDir, RunID: opts.RunID, Last: opts.Last, Force: opts.Force,
 		Ask: opts.Force && !opts.Yes, BusyTimeout: opts.BusyTimeout, Now: env.Now, Profile: opts.Profile}, pipeline.UndoHooks{
 		Start: func(dir string, m *rewrite.Manifest, todo, todoDBs int) {
@@ -189,8 +198,12 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			}
 			switch {
 			case f.Status == pipeline.UndoRestored && !late && o.Move != nil:
+				listed++ // a store moved back is always listed: it is not where the user last saw it
 				fmt.Fprintf(env.Out, "  moved back %s (from %s)%s\n", path, reports.Printable(o.Move.To), kept)
+			case f.Status == pipeline.UndoRestored && !late && kept == "" && !opts.Verbose && listed >= undoListed:
+				unlisted++ // counted in the closing line (issue 23 item 11: 5,000 files printed 5,002 lines)
 			case f.Status == pipeline.UndoRestored && !late:
+				listed++ // past undoListed too when its later changes were kept aside: the user must know where
 				fmt.Fprintf(env.Out, "  restored %s (%s)%s\n", path, plural(o.Names, "name"), kept)
 			case late:
 				// Restored, then something failed (a directory fsync) or the agent appended
@@ -219,6 +232,9 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	case end.NothingToUndo:
 		fmt.Fprintln(env.Out, reports.Printable(end.Summary))
 	default:
+		if unlisted > 0 {
+			fmt.Fprintf(env.Out, "  … and %s restored, not listed (-v lists every file, --format json has them)\n", plural(unlisted, "more file"))
+		}
 		fmt.Fprintln(env.Out, end.Summary)
 	}
 	if end.Code != 0 {
