@@ -191,6 +191,50 @@ func (b *SARIFBaseline) Mark(results []SARIFResult) ([]SARIFResult, int) {
 	return out, n
 }
 
+// MarkRuns is Mark over the results of several runs (one per home of an audit): each result
+// marked in its run, and each baseline result no run has appended as "absent" to the run
+// runOf picks for it (an index of runs; out of range: the last run). It returns the runs'
+// results and how many are new in all.
+func (b *SARIFBaseline) MarkRuns(runs [][]SARIFResult, runOf func(SARIFResult) int) ([][]SARIFResult, int) {
+	out := make([][]SARIFResult, len(runs))
+	seen := map[string]bool{}
+	n := 0
+	for i, results := range runs {
+		for _, r := range results {
+			if b.Has(r.Fingerprint) {
+				r.BaselineState = "unchanged"
+			} else {
+				r.BaselineState = "new"
+				n++
+			}
+			seen[r.Fingerprint] = true
+			out[i] = append(out[i], r)
+		}
+	}
+	if len(runs) == 0 {
+		return out, n
+	}
+	for _, fp := range b.order {
+		if r := b.known[fp]; r != nil && !seen[fp] {
+			a := *r
+			a.BaselineState = "absent"
+			i := runOf(a)
+			if i < 0 || i >= len(runs) {
+				i = len(runs) - 1
+			}
+			out[i] = append(out[i], a)
+		}
+	}
+	return out, n
+}
+
+// AddAll adds every fingerprint (and result) of o to b, in o's order.
+func (b *SARIFBaseline) AddAll(o *SARIFBaseline) {
+	for _, fp := range o.order {
+		b.Add(fp, o.known[fp])
+	}
+}
+
 // SARIFNotification is one entry of invocations[0].toolExecutionNotifications (SARIF 2.1.0
 // sections 3.20.21, 3.58): a problem with the run's input (a file it could not read, a line
 // that is not JSON, a PATH that does not exist). Level is "error", "warning" or
@@ -217,12 +261,41 @@ func WriteSARIF(w io.Writer, tool, version, infoURI string, rules []SARIFRule, r
 // WriteSARIFRun is WriteSARIF with the run's invocation (nil: none written): a run that
 // read nothing at all still writes a valid log, no results, its errors as notifications.
 func WriteSARIFRun(w io.Writer, tool, version, infoURI string, rules []SARIFRule, results []SARIFResult, inv *SARIFInvocation) error {
+	return WriteSARIFRuns(w, tool, version, infoURI, []SARIFRun{{Rules: rules, Results: results, Invocation: inv}})
+}
+
+// SARIFRun is one run of a SARIF log (section 3.14): its rules, results and invocation (nil:
+// none), and its category, runAutomationDetails.id (section 3.17.4; "" = none written): code
+// scanning keeps the results of each category apart, so an audit of several homes writes one
+// run per home (issue 23 item 1).
+type SARIFRun struct {
+	Category   string
+	Rules      []SARIFRule
+	Results    []SARIFResult
+	Invocation *SARIFInvocation
+}
+
+// WriteSARIFRuns writes one SARIF 2.1.0 log holding runs, in order, each of tool (name,
+// version, information URI).
+func WriteSARIFRuns(w io.Writer, tool, version, infoURI string, runs []SARIFRun) error {
 	rep, err := sarif.New(sarif.Version210)
 	if err != nil {
 		return err
 	}
+	for _, spec := range runs {
+		rep.AddRun(sarifRun(tool, version, infoURI, spec))
+	}
+	return rep.PrettyWrite(w)
+}
+
+// sarifRun builds one run of WriteSARIFRuns.
+func sarifRun(tool, version, infoURI string, spec SARIFRun) *sarif.Run {
+	rules, results, inv := spec.Rules, spec.Results, spec.Invocation
 	driver := sarif.NewVersionedDriver(tool, version).WithInformationURI(infoURI)
 	run := sarif.NewRun(*sarif.NewTool(driver))
+	if spec.Category != "" {
+		run.WithAutomationDetails(&sarif.RunAutomationDetails{ID: &spec.Category})
+	}
 	// Results must not be null, nor rules (viewers expect arrays).
 	run.Results = []*sarif.Result{}
 	driver.Rules = []*sarif.ReportingDescriptor{}
@@ -275,6 +348,5 @@ func WriteSARIFRun(w io.Writer, tool, version, infoURI string, rules []SARIFRule
 			i.ToolExecutionNotifications = append(i.ToolExecutionNotifications, x)
 		}
 	}
-	rep.AddRun(run)
-	return rep.PrettyWrite(w)
+	return run
 }

@@ -167,7 +167,31 @@ func readAuditOptions(c *cli.Context) agent.Values {
 // shared flags' checks and --baseline; finishAudit writes what it found.
 func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
 	var known *reports.SARIFBaseline
-	in := agent.AuditInput{Paths: opts.Paths, Settings: opts.Settings, Project: opts.Project, Cwd: opts.Cwd, Agents: opts.Agents,
+	in := auditInput(env, &opts, modeSet, vals, &known)
+	if a.Audit.Rules != nil {
+		return runRuleAudit(ctx, env, a, &opts, in, &known)
+	}
+	if a.Audit.Homes != nil && len(opts.Paths) > 1 {
+		if homes := a.Audit.Homes(opts.Paths); len(homes) > 1 {
+			var jobs []auditJob
+			for _, h := range homes {
+				jobs = append(jobs, auditJob{agent: a, home: h.Home, paths: h.Paths})
+			}
+			return runAuditHomes(ctx, env, &opts, in, jobs, &known)
+		}
+	}
+	res, err := a.Audit.Run(ctx, in)
+	if err != nil {
+		return auditError(ctx, env, opts, err)
+	}
+	return finishAudit(ctx, env, opts, known, res)
+}
+
+// auditInput is the agent.AuditInput of an audit with opts (the rooms' option values vals;
+// modeSet: --mode given); --baseline is read into *known when the room asks. Its Validate
+// completes *opts (the split --fail-on, the default --out) for the caller's finish.
+func auditInput(env *Env, opts *auditOptions, modeSet bool, vals agent.Values, known **reports.SARIFBaseline) agent.AuditInput {
+	return agent.AuditInput{Paths: opts.Paths, Settings: opts.Settings, Project: opts.Project, Cwd: opts.Cwd, Agents: opts.Agents,
 		History: opts.History, Inventory: opts.Inventory, Discover: opts.Discover, AllPairs: opts.AllPairs,
 		Mode: opts.Mode, ModeSet: modeSet, Subagent: opts.Subagent, Options: vals,
 		Engine: pipeline.AuditEngine(pipelineEnv(env), opts.DiscoverTimeout), Now: env.Now(), Version: version, Err: env.Err,
@@ -177,17 +201,152 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 				return nil
 			}
 			var err error
-			known, err = loadAuditBaseline(opts.Baseline)
+			*known, err = loadAuditBaseline(opts.Baseline)
 			return err
 		}}
-	if a.Audit.Rules != nil {
-		return runRuleAudit(ctx, env, a, &opts, in, &known)
+}
+
+// auditJob is one audit of a multi-home (or multi-agent) audit: the agent, the home (the PATH
+// naming it, or the agent's home directory), the PATHs its audit reads (nil: the environment's
+// files) and, for an agent's own section, its name.
+type auditJob struct {
+	agent       *agent.Agent
+	home, label string
+	paths       []string
+}
+
+// name is how the job's section and lines are named: the PATH as given ("tickets/4711/alice"), or
+// the agent's name and its home directory.
+func (j auditJob) name() string {
+	if j.label != "" {
+		return j.label + " (" + j.home + ")"
 	}
-	res, err := a.Audit.Run(ctx, in)
+	return j.home
+}
+
+// runAuditHomes audits each home on its own (issue 23 item 1: two users' rules are never one
+// decision table): the agent's Run once per home, with that home and the project PATHs, its
+// notes and problems on standard error under a line naming the home; then one report with a
+// section per home (audit.HomesRendering), each home's summary, and --fail-on and --baseline
+// over every home. A home whose audit fails (not a usage error) is named and the others go on
+// (exit 3). known is where --baseline is read to (once).
+func runAuditHomes(ctx context.Context, env *Env, opts *auditOptions, in agent.AuditInput, homes []auditJob, known **reports.SARIFBaseline) error {
+	validated, baselined := false, false
+	validate, baseline := in.Validate, in.Baseline
+	in.Validate = func() error {
+		if validated {
+			return nil
+		}
+		validated = true
+		return validate()
+	}
+	in.Baseline = func() error {
+		if baselined {
+			return nil
+		}
+		baselined = true
+		return baseline()
+	}
+	var done []homeAudit
+	failed := false
+	for i, h := range homes {
+		fmt.Fprintf(env.Err, "audit: home %d of %d: %s\n", i+1, len(homes), reports.Printable(h.name()))
+		in.Paths = h.paths
+		res, err := h.agent.Audit.Run(ctx, in)
+		switch {
+		case err != nil && (exitCode(err) == exitUsage || ctx.Err() != nil):
+			return auditError(ctx, env, *opts, err)
+		case err != nil:
+			fmt.Fprintf(env.Err, "sessionfix: home %s: %v (not audited)\n", reports.Printable(h.name()), err)
+			failed = true
+			continue
+		}
+		done = append(done, homeAudit{job: h, res: res})
+	}
+	if len(done) == 0 {
+		return fmt.Errorf("audit: no home could be audited")
+	}
+	return finishAuditHomes(ctx, env, *opts, *known, done, failed)
+}
+
+// homeAudit is one home's audit result.
+type homeAudit struct {
+	job auditJob
+	res *agent.AuditResult
+}
+
+// finishAuditHomes is finishAudit for several homes: one report with a section per home, every
+// home's summary (and re-dispatch findings) under its name, --baseline and --fail-on over all
+// of them; failed: a home could not be audited at all (exit 3, as partial input).
+func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *reports.SARIFBaseline, done []homeAudit, failed bool) error {
+	x := audit.HomesRendering{Known: known, Version: version}
+	partial := failed
+	var results []reports.SARIFResult
+	counts := map[string]int{}
+	for _, h := range done {
+		f := h.res
+		redispatch := pipeline.Redispatches(f.Redispatch)
+		rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
+		x.Homes = append(x.Homes, audit.Home{Path: h.job.name(), Agent: string(h.job.agent.ID), Tools: f.Tools, Invocation: auditInvocation(f), Rendering: audit.Rendering{
+			Pairs: f.Pairs, Page: f.Page,
+			Doc: func() any {
+				rd := redispatch
+				if rd == nil {
+					rd = []check.Redispatch{}
+				}
+				return f.Doc(rd)
+			},
+			SARIF: func() []reports.SARIFResult { return append(f.SARIF(), rdResults...) },
+			Rules: append(slices.Clone(f.Rules), rdRules...),
+		}})
+		own := f.SARIF()
+		results = append(results, own...)
+		for k, n := range f.FailCounts(own) {
+			counts[k] += n
+		}
+		partial = partial || f.Partial()
+	}
+	main, err := x.Render(o.Format)
 	if err != nil {
-		return auditError(ctx, env, opts, err)
+		return err
 	}
-	return finishAudit(ctx, env, opts, known, res)
+	var read []string
+	for _, h := range done {
+		read = append(read, h.res.Read...)
+	}
+	if err := writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, x.Tools(), read); err != nil {
+		return err
+	}
+	for i, h := range done {
+		fmt.Fprintf(env.Err, "audit: home %d of %d: %s:\n", i+1, len(done), reports.Printable(h.job.name()))
+		h.res.Summary(env.Err)
+		redispatch := pipeline.Redispatches(h.res.Redispatch)
+		if l := pipeline.RedispatchLine(redispatch); l != "" {
+			pipeline.WriteRedispatchText(env.Err, redispatch)
+			fmt.Fprintf(env.Err, "audit: %s\n", l)
+		}
+	}
+	fmt.Fprintf(env.Err, "audit: %s audited on their own: %d lost, %d gained, %d refused in all\n", plural(len(done), "home"), counts["lost"], counts["gained"], counts["refused"])
+	hit := false
+	if known != nil {
+		hit = newSinceBaseline(env, known, o.Baseline, results, o.FailOn)
+	}
+	for _, fo := range o.FailOn {
+		if known != nil {
+			break
+		}
+		if n := counts[fo]; n > 0 {
+			fmt.Fprintf(env.Err, "audit: --fail-on %s: %s %s (over %s)\n", fo, plural(n, "pair"), fo, plural(len(done), "home"))
+			hit = true
+		}
+	}
+	switch {
+	case partial:
+		return withCode(exitPartial)
+	case hit:
+		return withCode(exitFinding)
+	}
+	return nil
 }
 
 // runRuleAudit is an audit on the shared rule-audit layer (agent.Audit.Rules): the shared flags

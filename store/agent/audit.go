@@ -50,6 +50,19 @@ type Audit struct {
 	// ("settings", "project", "agents", "history": flag name → usage); --help shows the
 	// default agent's.
 	Usage map[string]string
+	// Homes groups the PATH arguments into one audit per agent home they name (issue 23 item
+	// 1: two users' rules are never decided together): each home PATH — an agent home, or a
+	// directory holding one — with every PATH that is no home (a project: each user's view of
+	// it). nil result (or nil Homes): one audit of every PATH, as when at most one home is
+	// given. A PATH that is neither a home nor a project is left to Run's error.
+	Homes func(paths []string) []AuditHome
+}
+
+// AuditHome is one audit of a multi-home audit: Home is the PATH naming the agent home (as
+// given), Paths what its audit reads (Home first, then the project PATHs).
+type AuditHome struct {
+	Home  string
+	Paths []string
 }
 
 // AuditInput is what an agent's audit run reads: audit's shared flags as given (a room reads

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // ClaudeLoaded is what a Claude Code audit (or fix --rules) read, besides the evaluation.
@@ -142,8 +143,24 @@ func classifyClaudePath(p string, into *claudePaths) error {
 	if isFile(filepath.Join(p, ".claude.json")) {
 		beside = filepath.Join(p, ".claude.json") // $CLAUDE_CONFIG_DIR keeps it inside
 	}
+	dot := filepath.Join(p, ".claude")
 	switch {
+	case !isDir("projects") && isDir(".claude") && (isDir(".claude/projects") || isDir(".claude/todos") || isFile(filepath.Join(p, ".claude.json"))):
+		// A user's home directory (a copied ~): its .claude is the config directory, the
+		// .claude.json beside it ~/.claude.json — never a project (issue 23 items 1 and 3).
+		if into.ConfigDir != "" && !sameDir(into.ConfigDir, dot) {
+			return usage.Errorf("audit --agent claude: %s and %s are two Claude Code homes: each is audited on its own", into.ConfigDir, dot)
+		}
+		into.ConfigDir, into.ClaudeJSON = dot, ""
+		if c := filepath.Join(p, ".claude.json"); isFile(c) {
+			into.ClaudeJSON = c
+		} else if c := filepath.Join(dot, ".claude.json"); isFile(c) {
+			into.ClaudeJSON = c
+		}
 	case isDir("projects") || isDir("todos") || (beside != "" && !isFile(filepath.Join(p, "settings.local.json"))):
+		if into.ConfigDir != "" && !sameDir(into.ConfigDir, p) {
+			return usage.Errorf("audit --agent claude: %s and %s are two Claude Code homes: each is audited on its own", into.ConfigDir, p)
+		}
 		into.ConfigDir, into.ClaudeJSON = p, beside
 	case isDir(".claude"):
 		into.ProjectDot = filepath.Join(p, ".claude")
@@ -153,6 +170,30 @@ func classifyClaudePath(p string, into *claudePaths) error {
 		return usage.Errorf("audit --agent claude: %s holds no Claude Code files (no projects/, settings.json, settings.local.json or .claude/)", p)
 	}
 	return nil
+}
+
+// AuditHomes is Audit.Homes: each PATH that is a Claude Code home — a copied ~/.claude, or a
+// directory holding one (a user's home directory) — is audited on its own, with every PATH that
+// is a project (or a project's .claude); nil when at most one home is given. A PATH that is
+// neither is left in every group (Run says why).
+func AuditHomes(paths []string) []agent.AuditHome {
+	var homes, others []string
+	for _, p := range paths {
+		var cp claudePaths
+		if classifyClaudePath(p, &cp) == nil && cp.ConfigDir != "" {
+			homes = append(homes, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	if len(homes) < 2 {
+		return nil
+	}
+	out := make([]agent.AuditHome, len(homes))
+	for i, h := range homes {
+		out[i] = agent.AuditHome{Home: h, Paths: append([]string{h}, others...)}
+	}
+	return out
 }
 
 // Resolve finds the rule files (managed, user, project, local), reads ~/.claude.json into

@@ -7,4 +7,4 @@ import "github.com/sessionfix/sessionfix/store/agent"
 // own flags. The rule semantics (Qwen Code's matching now and before the rename) are this
 // room's plug-in: Load, Run, LegacyMatch and the documents (auditdoc.go).
 var Audit = &agent.Audit{Reads: "Qwen Code settings", Flags: []string{"agents", "history", "subagent"},
-	Run: runAudit, Description: auditDescription, Usage: auditUsage}
+	Run: runAudit, Description: auditDescription, Usage: auditUsage, Homes: auditHomes}

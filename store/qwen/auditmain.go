@@ -211,6 +211,29 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 	}, nil
 }
 
+// auditHomes is Audit.Homes: each PATH that is a Qwen Code home (a copied ~/.qwen, or a
+// user's home directory whose .qwen holds projects/: settings.InputsOf) is audited on its own,
+// with every project PATH; nil when at most one home is given (issue 23 item 1: the "user" scopes
+// of two users were merged into one decision table).
+func auditHomes(paths []string) []agent.AuditHome {
+	var homes, others []string
+	for _, p := range paths {
+		if in, err := settings.InputsOf(p); err == nil && in.Role == settings.RoleHome {
+			homes = append(homes, p)
+		} else {
+			others = append(others, p)
+		}
+	}
+	if len(homes) < 2 {
+		return nil
+	}
+	out := make([]agent.AuditHome, len(homes))
+	for i, h := range homes {
+		out[i] = agent.AuditHome{Home: h, Paths: append([]string{h}, others...)}
+	}
+	return out
+}
+
 // addPathInputs turns audit's PATH arguments into settings files (SCOPE=FILE), subagent
 // directories and, without --inventory, --discover or --history, the history to infer tools
 // from (settings.InputsOf), and says on stderr what each PATH gave.
