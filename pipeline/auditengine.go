@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"sync"
 	"time"
 
 	"github.com/sessionfix/sessionfix/inventory"
@@ -15,4 +16,14 @@ func AuditEngine(env Env, discoverTimeout time.Duration) agent.AuditEngine {
 		ListTools: inventory.Lister(inventory.DiscoverOptions{Env: env.settings(), Timeout: discoverTimeout,
 			ClientName: "sessionfix", ClientVersion: env.ClientVersion}),
 		StoredNames: StoredNames, History: HistoryCheck(env)}
+}
+
+// AuditEngineAt is AuditEngine with the fix runs of stateDir (audit --state-dir, "" for the
+// default: StateDir) as what the audit reads renames from (RecordedRenames, read once when the
+// room first asks).
+func AuditEngineAt(env Env, discoverTimeout time.Duration, stateDir string) agent.AuditEngine {
+	e := AuditEngine(env, discoverTimeout)
+	dir := StateDir(env.Getenv, env.Home, stateDir)
+	e.Renames = sync.OnceValues(func() (*agent.Renames, []error) { return RecordedRenames(dir) })
+	return e
 }

@@ -51,6 +51,9 @@ type auditOptions struct {
 	// only for findings (lost, gained, refused pairs; of the --fail-on classes when given) not
 	// in it, and SARIF results carry baselineState.
 	Baseline string
+	// StateDir is --state-dir: whose fix runs' renames tell the raw identities of names a
+	// repair rewrote ("" for fix's default; issue 23 item 2).
+	StateDir string
 }
 
 var (
@@ -81,6 +84,7 @@ func newAuditCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "mode", Value: string(permission.ModeDefault), Usage: "approval mode of the outcomes: default, yolo, auto-edit or plan"},
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
 			fileFlag("baseline", "a previous audit output (--format json or sarif): exit 5 only for lost, gained or refused pairs not in it (of the --fail-on classes when given)"),
+			&cli.StringFlag{Name: "state-dir", Usage: "the state directory of the fix runs whose renames tell the raw tools of the names they rewrote (default: fix's, ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}, TakesFile: true},
 		}, auditAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),
@@ -88,7 +92,7 @@ func newAuditCommand(env *Env) *cli.Command {
 				Inventory: c.String("inventory"), Discover: c.Bool("discover"), DiscoverTimeout: c.Duration("discover-timeout"),
 				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
 				AllPairs: c.Bool("all-pairs"), FailOn: c.StringSlice("fail-on"), Mode: c.String("mode"), Subagent: c.String("subagent"),
-				Baseline: c.String("baseline"),
+				Baseline: c.String("baseline"), StateDir: c.String("state-dir"),
 			}
 			for _, f := range []string{"out", "tools-out"} {
 				// An empty value is an unset variable in a script (--out "$OUT"): the report
@@ -194,7 +198,7 @@ func auditInput(env *Env, opts *auditOptions, modeSet bool, vals agent.Values, k
 	return agent.AuditInput{Paths: opts.Paths, Settings: opts.Settings, Project: opts.Project, Cwd: opts.Cwd, Agents: opts.Agents,
 		History: opts.History, Inventory: opts.Inventory, Discover: opts.Discover, AllPairs: opts.AllPairs,
 		Mode: opts.Mode, ModeSet: modeSet, Subagent: opts.Subagent, Options: vals,
-		Engine: pipeline.AuditEngine(pipelineEnv(env), opts.DiscoverTimeout), Now: env.Now(), Version: version, Err: env.Err,
+		Engine: pipeline.AuditEngineAt(pipelineEnv(env), opts.DiscoverTimeout, opts.StateDir), Now: env.Now(), Version: version, Err: env.Err,
 		Validate: opts.validate,
 		Baseline: func() error {
 			if opts.Baseline == "" {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -151,6 +152,46 @@ type AuditEngine struct {
 	StoredNames func(ctx context.Context, roots []string) ([]string, []error)
 	// History is the read-only re-dispatch check of a session history (pipeline.HistoryCheck).
 	History HistoryCheck
+	// Renames are the renames the fix runs of the state directory recorded (nil func: none
+	// known): an audit made after a repair finds the raw identities in the stored names as
+	// they were before it (issue 23 item 2), and says which stored names it cannot read back.
+	Renames func() (*Renames, []error)
+}
+
+// Renames are the names sessionfix fix wrote and what they replaced: Old maps each new name to
+// the old names it replaced (one unless two old names now share a spelling), over Runs runs
+// of StateDir (runs undone, and stores undo restored, left out).
+type Renames struct {
+	StateDir string
+	Runs     int
+	Old      map[string][]string
+}
+
+// OldNames returns the names a stored name stood for before sessionfix renamed it: its
+// recorded old names, or the name itself when no run renamed it (r nil: the name itself).
+func (r *Renames) OldNames(name string) []string {
+	if r != nil {
+		if old := r.Old[name]; len(old) > 0 {
+			return old
+		}
+	}
+	return []string{name}
+}
+
+// From says where the renames were read ("3 names renamed by 1 fix run of DIR"; "" when none).
+func (r *Renames) From() string {
+	if r == nil || len(r.Old) == 0 {
+		return ""
+	}
+	runs := "1 fix run"
+	if r.Runs != 1 {
+		runs = fmt.Sprintf("%d fix runs", r.Runs)
+	}
+	names := "1 name"
+	if len(r.Old) != 1 {
+		names = fmt.Sprintf("%d names", len(r.Old))
+	}
+	return names + " renamed by " + runs + " of " + r.StateDir
 }
 
 // HistoryInput is one read-only re-dispatch check of an agent's session history: the engine's

@@ -103,7 +103,17 @@ func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, 
 	for _, t := range pol.Tools { // --discover
 		add(t, "discover")
 	}
-	// The project's sessions (every project's when its folder is not there).
+	// The project's sessions (every project's when its folder is not there), each stored name
+	// read as it was before a sessionfix fix run renamed it (issue 23 item 2).
+	var rn *agent.Renames
+	if e.Renames != nil {
+		var errs []error
+		rn, errs = e.Renames()
+		for _, err := range errs {
+			problem(err)
+		}
+	}
+	renamed := map[string]bool{}
 	var snaps []*store.Snapshot
 	if in.Home != "" {
 		root := filepath.Join(in.Home, "projects")
@@ -129,6 +139,7 @@ func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, 
 				problem(fmt.Errorf("session %s: %w; its tools are not in the audit", f, err))
 				continue
 			}
+			oldSpellings(snap, rn, renamed)
 			snaps = append(snaps, snap)
 			for _, ft := range ClaudeRawTools(snap, pol) {
 				switch {
@@ -152,6 +163,20 @@ func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, 
 	}
 	if n := counts["stored names"]; n > 0 {
 		parts = append(parts, fmt.Sprintf("stored names of the sessions under the configured server keys (%s)", reports.Plural(n, "tool")))
+	}
+	if len(renamed) > 0 {
+		parts = append(parts, fmt.Sprintf("%s read as spelled before sessionfix renamed them (%s)", reports.Plural(len(renamed), "stored name"), rn.From()))
+	}
+	if n := counts["stored names"]; n > 0 && (rn == nil || len(rn.Old) == 0) {
+		// The raw tool read from a stored name is the one the release that wrote the line
+		// would have named so: a name sessionfix fix rewrote reads as another tool unless its
+		// run is known (issue 23 item 2).
+		dir := "the state directory"
+		if rn != nil && rn.StateDir != "" {
+			dir = rn.StateDir
+		}
+		note(fmt.Sprintf("note: %s read from the sessions' stored names under the configured server keys, as the release that wrote each line spelled them; no fix run of %s records a rename, so a name sessionfix fix rewrote elsewhere would read as another tool: if these sessions were repaired, give --state-dir DIR of that run, or --inventory FILE or --discover",
+			reports.Plural(n, "tool"), dir))
 	}
 	out.From = strings.Join(parts, ", ")
 	// Servers known by key only.
@@ -177,6 +202,33 @@ func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, 
 	}
 	out.unknownNames(snaps, note)
 	return out, nil
+}
+
+// oldSpellings gives each name site of snap that a sessionfix fix run wrote the name it
+// replaced (rn: the runs' renames; a name two old names now share gets a site per old name),
+// recording the names so read in renamed: the audit then finds the raw identities the names
+// had before the repair, as it did before it (issue 23 item 2). The snapshot is the audit's
+// own read-only copy; nothing is written.
+func oldSpellings(snap *store.Snapshot, rn *agent.Renames, renamed map[string]bool) {
+	if rn == nil || len(rn.Old) == 0 {
+		return
+	}
+	var extra []store.Site
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
+		old := rn.Old[site.Name]
+		if len(old) == 0 {
+			continue
+		}
+		renamed[site.Name] = true
+		for _, o := range old[1:] {
+			c := *site
+			c.Name, c.Units = o, nil
+			extra = append(extra, c)
+		}
+		site.Name, site.Units = old[0], nil
+	}
+	snap.Sites = append(snap.Sites, extra...)
 }
 
 // unknownNames notes the MCP names stored in the sessions (sites Claude Code resends, not free

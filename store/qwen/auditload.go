@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
+	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/qwen/settings"
@@ -54,6 +56,9 @@ type Hooks struct {
 	Progress    func(string)
 	StoredNames func(ctx context.Context, roots []string) ([]string, []error)
 	ListTools   func(ctx context.Context, servers []mcpconfig.Server) (inv *mcpinventory.Inventory, serverErrs []error, err error)
+	// Renames are the renames fix runs recorded (agent.AuditEngine.Renames; nil: none known):
+	// a stored name a run wrote is read as the name it replaced.
+	Renames func() (*agent.Renames, []error)
 }
 
 // Load reads a Qwen Code audit's inputs: the settings files (settings.LoadAll; their warnings
@@ -208,5 +213,58 @@ func (l *Loaded) historyNames(ctx context.Context, o LoadOptions, h Hooks, probl
 	for _, e := range errs {
 		problem(e)
 	}
-	return names
+	return oldSpellings(names, h, problem)
+}
+
+// oldSpellings reads each stored name as it was before a sessionfix fix run renamed it (the
+// run's recorded old → new, Hooks.Renames; issue 23 item 2: after a repair the stored names are
+// hashed provider-safe names whose raw identity cannot be read back, and the audit must find
+// what it found before the repair), and notes the hashed names no run records: their raw
+// tools are unknown, not audited, and the note says which input tells them.
+func oldSpellings(names []string, h Hooks, problem func(error)) []string {
+	var rn *agent.Renames
+	if h.Renames != nil {
+		var errs []error
+		rn, errs = h.Renames()
+		for _, e := range errs {
+			problem(e)
+		}
+	}
+	var out, unknown []string
+	seen := map[string]bool{}
+	renamed := 0
+	for _, n := range names {
+		old := rn.OldNames(n)
+		if old[0] != n {
+			renamed++
+		} else if mcpname.HasPrefix(n) && mcpname.HasHashSuffix(n) {
+			unknown = append(unknown, n)
+		}
+		for _, o := range old {
+			if !seen[o] {
+				seen[o] = true
+				out = append(out, o)
+			}
+		}
+	}
+	if renamed > 0 {
+		h.Note(fmt.Sprintf("note: %s of the session history read as spelled before sessionfix renamed them (%s)", reports.Plural(renamed, "stored name"), rn.From()))
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		where := "no fix run of the state directory records them"
+		if rn != nil && rn.StateDir != "" {
+			where = "no fix run of " + rn.StateDir + " records them"
+		}
+		h.Note(fmt.Sprintf("INCOMPLETE: %s of the session history %s hashed provider-safe (%s), written by Qwen Code 0.24.4 or later or by a sessionfix fix run; %s, so their raw tools cannot be read back and are not audited: pass --inventory FILE or --discover, or --state-dir DIR of the fix run that wrote them",
+			reports.Plural(len(unknown), "stored name"), isAre(len(unknown)), strings.Join(unknown, ", "), where))
+	}
+	return out
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

@@ -154,7 +154,7 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 		Discover: dopts, Agents: o.Agents, Inventory: o.Inventory, DiscoverTools: o.Discover,
 		History: o.History, Getenv: o.Engine.Env.Getenv},
 		Hooks{Problem: r.problem, Note: func(s string) { r.warn("%s", s) },
-			Progress: func(s string) { fmt.Fprintln(o.Err, s) }, StoredNames: o.Engine.StoredNames, ListTools: o.Engine.ListTools})
+			Progress: func(s string) { fmt.Fprintln(o.Err, s) }, StoredNames: o.Engine.StoredNames, ListTools: o.Engine.ListTools, Renames: o.Engine.Renames})
 	if err != nil {
 		return nil, err
 	}
