@@ -7,7 +7,7 @@ import "slices"
 // (a non-ASCII name already fails the pattern).
 const asciiWhy = "the pattern admits ASCII only, so bytes = code points = UTF-16 units for every accepted name; "
 
-// rows is the table (README "Which provider rejects what" prints it). Sources were re-checked
+// rows is the table (docs/providers.md "The table" prints it). Sources were re-checked
 // where Verified is true: the error text is quoted from the public issue named in Source.
 var rows = []Provider{
 	{

@@ -171,7 +171,7 @@ EXAMPLES:
 
 // inventoryUsage is --inventory's usage.
 func inventoryUsage() string {
-	u := "JSON inventory of MCP tools (raw identities; see README) to recognise lossy and normalized names"
+	u := "JSON inventory of MCP tools (raw identities; docs/inventory.md) to recognise lossy and normalized names"
 	for _, s := range helpPhrases(func(h *agent.Help) string { return h.Inventory }) {
 		u += ", and " + s
 	}

@@ -44,7 +44,8 @@ const (
 	exitTerminated  = 143
 )
 
-// exitMeaning is the EXIT STATUS line of each code (README "Commands" says the same).
+// exitMeaning is the EXIT STATUS line of each code; docs/exit-codes.md's table is generated from
+// it and commandExits (docs_test.go).
 var exitMeaning = map[int]string{
 	exitOK:          "success (also when there is nothing to change or undo)",
 	exitError:       "error: nothing could be done (a bad config, inventory or state directory, an unknown run), or the results could not be written to standard output",
@@ -316,7 +317,8 @@ func newApp(env *Env) *cli.App {
 		Description: `sessionfix scans session stores for MCP tool names in legacy spellings (dotted,
 over-long, non-ASCII, middle-truncated) that strict model providers now reject, rewrites them
 the way ` + defaultHelp().Registers + ` registers them (dry-run by default, backups and undo), and audits
-which permission rules match which tools.
+which permission rules match which tools. Each command's page: docs/commands/; every exit code
+in detail: docs/exit-codes.md.
 
 ` + exitStatusHelp("audit --fail-on: a lost, refused or gained pair; scan, fix --fail-on kept: a rejected name was kept",
 			exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted),

@@ -58,8 +58,8 @@ rejected by bedrock at line 12"), the rule it breaks and the error text the prov
 and "after fix": whether the name sessionfix fix would write passes every provider (` + defaultHelp().Repair + `
 can still fail Kimi's first-letter rule).` + checkHelp() + `
 Names no provider receives (telemetry, usage-record keys, bridge-call arguments, raw identity
-records) are counted, not checked. Never writes anything. The README section "Which provider
-rejects what" lists the table and its sources.
+records) are counted, not checked. Never writes anything. docs/providers.md lists the table and
+its sources.
 
 EXAMPLES:
    sessionfix check --provider all

@@ -14,5 +14,5 @@ func busyTimeoutFlag() cli.Flag {
 
 // profileFlag is --profile of scan and fix.
 func profileFlag() cli.Flag {
-	return fileFlag("profile", "JSON profile of a SQLite store (tables, key and JSON columns, name paths; see README), tried before the built-in ones")
+	return fileFlag("profile", "JSON profile of a SQLite store (tables, key and JSON columns, name paths; docs/sqlite-stores.md), tried before the built-in ones")
 }

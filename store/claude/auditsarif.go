@@ -12,9 +12,9 @@ import (
 // (the default agent's room's SARIFRules), in the same order, with Claude Code's meaning.
 var ClaudeSARIFRules = []reports.SARIFRule{
 	{ID: "sessionfix/audit/lost", Name: "AuditLost", Short: "a Claude Code permission rule no longer matches a tool it matched under the earlier release",
-		Full: "The rule matched the tool as the earlier release (--before) named it and matched rules, and matches nothing of it under the current one (--claude-version): a deny or ask rule lost is a restriction lost (fix it with sessionfix fix --rules), an allow rule lost a permission lost (README, Claude Code rules)."},
+		Full: "The rule matched the tool as the earlier release (--before) named it and matched rules, and matches nothing of it under the current one (--claude-version): a deny or ask rule lost is a restriction lost (fix it with sessionfix fix --rules), an allow rule lost a permission lost (docs/claude.md, Rules: audit --agent claude)."},
 	{ID: "sessionfix/audit/gained", Name: "AuditGained", Short: "a Claude Code permission rule now matches a tool it did not match under the earlier release",
-		Full: "The rule matches the tool under the current release and did not under the earlier one: it grants or restricts more than before (README, Claude Code rules)."},
+		Full: "The rule matches the tool under the current release and did not under the earlier one: it grants or restricts more than before (docs/claude.md, Rules: audit --agent claude)."},
 	{ID: "sessionfix/audit/refused", Name: "AuditRefused", Short: "a Claude Code permission rule names the tool but the current release does not apply it",
 		Full: "The rule names the tool and is ignored: an allow rule of an untrusted project's .claude/settings.json (2.1.332 applies only its deny and ask rules), or an ask rule under a release without an ask list (1.0.51)."},
 }

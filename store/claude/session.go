@@ -16,7 +16,7 @@ import (
 //
 // Name sites are the places Claude Code 2.1.332 sends back to the provider when it resumes a
 // session (measured with the real CLI against a logging stand-in: each stored name replaced by a
-// distinct marker, then `claude -p … --resume`; see the README section "Claude Code"):
+// distinct marker, then `claude -p … --resume`; see docs/claude.md "Sessions"):
 //   - SiteCall: assistant message.content[i].name of a tool_use block (resent verbatim as the
 //     history tool_use.name; CallID is the block id);
 //   - ClaudeSiteReference: user message.content[i].content[j].tool_name of a tool_reference

@@ -22,7 +22,7 @@ import (
 // a function_call the name today's Codex registers for the same raw MCP identity, in the form
 // today's Codex itself writes: "namespace" + "name" ({"name":"literature_search_pubmed_977c8bf14fb3",
 // "namespace":"mcp__lit"}). Codex 0.169.0 resumes a session repaired that way against an endpoint
-// enforcing ^[a-zA-Z0-9_-]+$ (checked by hand with the real release; see the README).
+// enforcing ^[a-zA-Z0-9_-]+$ (checked by hand with the real release; docs/codex.md).
 //
 // The E6 name of a tool depends on the whole tool set (collision suffixes), so the namer needs
 // the raw identity of each call and, ideally, every tool the current configuration registers:
