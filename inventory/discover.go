@@ -53,6 +53,22 @@ type DiscoverOptions struct {
 	HTTPClient *http.Client
 	// ClientName and ClientVersion are sent in initialize; empty means "sessionfix" / "dev".
 	ClientName, ClientVersion string
+	// AllowUntrusted starts servers whose config another user owns or can write, or whose
+	// owner was not checked (mcpconfig.Server.StartRefusal): --discover-untrusted. Without it
+	// such a server is not started (an *UntrustedError for it).
+	AllowUntrusted bool
+}
+
+// UntrustedError is a server Discover did not start: its config is another user's (or could
+// be written by another), so its command would run that user's program as this process — as
+// root, for a scheduled audit over users' homes (issue 30 finding 1). Nothing was started and no
+// request sent (an HTTP server's headers could carry this process's environment).
+type UntrustedError struct {
+	Reason string // mcpconfig.Server.StartRefusal
+}
+
+func (e *UntrustedError) Error() string {
+	return "not started: " + e.Reason + "; its command would run as you: pass --discover-untrusted to start it anyway"
 }
 
 // ServerError reports one server whose tools could not be listed. Nothing it prints holds a
@@ -309,6 +325,11 @@ func Discover(ctx context.Context, servers []mcpconfig.Server, opts DiscoverOpti
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if why := s.StartRefusal(); why != "" && !opts.AllowUntrusted {
+				// Not started: its command would run as this process (issue 30 finding 1).
+				results[i] = result{err: &UntrustedError{Reason: why}}
+				return
+			}
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			tools, proc, err := listTools(ctx, s, opts)

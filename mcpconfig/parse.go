@@ -3,7 +3,6 @@ package mcpconfig
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -23,6 +22,9 @@ type Options struct {
 	// Expand is applied to every string value read through the Doc (never to keys): the
 	// agent's $VAR expansion (Expand over an Env). nil keeps values as written.
 	Expand func(string) string
+	// Origin is given to every server read (Server.Origin): what ReadFile said of the file the
+	// data was read from. Read sets it.
+	Origin Origin
 }
 
 // Doc is one parsed JSON-with-comments config file: its top-level object and the warnings its
@@ -74,14 +76,16 @@ func ParseDoc(path string, data []byte, o Options) (*Doc, error) {
 	return d, nil
 }
 
-// Read reads the config file at path and returns the servers of its top-level "mcpServers"
-// object (ReadServers), with the warnings of their reading. A missing file yields os.ReadFile's
-// error (wrapping fs.ErrNotExist), an unusable one a *ParseError (ParseDoc).
+// Read reads the config file at path (ReadFile: the servers get its Origin) and returns the
+// servers of its top-level "mcpServers" object (ReadServers), with the warnings of their
+// reading. A missing file yields an error wrapping fs.ErrNotExist, an unusable one a
+// *ParseError (ParseDoc).
 func Read(path string, o Options) ([]Server, []Warning, error) {
-	data, err := os.ReadFile(path)
+	data, origin, err := ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	o.Origin = origin
 	return Parse(path, data, o)
 }
 
@@ -371,7 +375,10 @@ func (d *Doc) ReadServers(servers *hujson.Object, each func(i int, s *Server, o 
 
 // server reads the launch members of the server object o named by name.
 func (d *Doc) server(key, keyPath string, name *hujson.Value, o *hujson.Object) Server {
-	s := Server{Key: key, Pos: d.PosOf(name)}
+	s := Server{Key: key, Pos: d.PosOf(name), Origin: d.opts.Origin}
+	if s.Origin.Path == "" {
+		s.Origin.Path = d.Path // not read with ReadFile: named, and not Checked
+	}
 	s.Command = d.String(o, "command", keyPath+".command")
 	s.Cwd = d.String(o, "cwd", keyPath+".cwd")
 	s.Type = d.String(o, "type", keyPath+".type")

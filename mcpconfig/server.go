@@ -1,6 +1,9 @@
 package mcpconfig
 
-import "github.com/sessionfix/sessionfix/internal/secret"
+import (
+	"github.com/sessionfix/sessionfix/internal/owner"
+	"github.com/sessionfix/sessionfix/internal/secret"
+)
 
 // Transport is how an MCP server is reached.
 type Transport string
@@ -53,6 +56,51 @@ type Server struct {
 	// Env and Headers map names (printable) to values (secret).
 	Env     map[string]secret.Secret `json:"env,omitempty"`
 	Headers map[string]secret.Secret `json:"headers,omitempty"`
+	// Origin is the config file the server was read from and whether it may be started
+	// (--discover starts only a server whose Origin is Checked and not Untrusted, unless told
+	// otherwise). Never printed.
+	Origin Origin `json:"-"`
+}
+
+// Origin is where a server's launch description comes from: the config file read (Path) and
+// what the file's owner and mode say (ReadFile). A server whose config another user owns or can
+// write is that user's: starting it runs that user's command as this process, as root for a
+// scheduled audit over users' homes (issue 30 finding 1), so --discover does not start it
+// without --discover-untrusted. A server not built from a file read with ReadFile (Checked
+// false) is not started either: whoever built it did not look.
+type Origin struct {
+	Path string
+	// Checked: the file's owner and mode were looked at (the fstat of what was read).
+	Checked bool
+	// Untrusted says why the file's commands must not run without the operator's word
+	// (owner.Untrusted: "it belongs to uid 1001 (u), not to you (uid 0 (root))"); "" when they
+	// may.
+	Untrusted string
+}
+
+// StartRefusal says why --discover must not start s without --discover-untrusted ("" when it
+// may).
+func (s Server) StartRefusal() string {
+	switch {
+	case !s.Origin.Checked && s.Origin.Path == "":
+		return "where its launch description comes from was not checked"
+	case !s.Origin.Checked:
+		return "its config " + s.Origin.Path + " was not checked for who owns it"
+	case s.Origin.Untrusted != "":
+		return "its config " + s.Origin.Path + " is not yours to run: " + s.Origin.Untrusted
+	}
+	return ""
+}
+
+// ReadFile reads the config file at path as sessionfix reads any file a user may control
+// (owner.ReadFile: as root no link followed out of its owner's reach, no FIFO waited on) and
+// returns its bytes with its Origin: who owns what was read.
+func ReadFile(path string) ([]byte, Origin, error) {
+	data, fi, err := owner.ReadFile(path)
+	if err != nil {
+		return nil, Origin{Path: path}, err
+	}
+	return data, Origin{Path: path, Checked: true, Untrusted: owner.Untrusted(fi)}, nil
 }
 
 // transportOf is the transport of a config's server entry: httpUrl → HTTP; url → SSE with

@@ -31,6 +31,10 @@ type Options struct {
 	Inventory string
 	Agent     string
 	Discover  bool
+	// DiscoverUntrusted is --discover-untrusted: --discover also starts the servers of configs
+	// another user owns or can write (inventory.DiscoverOptions.AllowUntrusted). Never recorded
+	// in a plan, nor taken from one.
+	DiscoverUntrusted bool
 	// AgentOptions are the values of the agents' own options (agent.Agent.Options: a
 	// config file, a release, …), by option name; each agent's Prepare reads its own.
 	AgentOptions agent.Values
@@ -50,6 +54,9 @@ type Options struct {
 	// it lies (agent.Agent.Relocate) is moved where it does, after the rewrites of an apply
 	// (recorded in the run; undo moves it back); a dry run lists the moves (Relocations).
 	MoveLegacy bool
+	// StoresOwnedBy, when set, is the only owner a store may have: a plan another user wrote,
+	// applied as root, rewrites only that user's files (LoadPlan; scan.DiscoverOptions.OwnedBy).
+	StoresOwnedBy *uint32
 }
 
 // Env is what a pipeline reads of the process: the environment (Getenv; Environ lists it
@@ -84,6 +91,9 @@ func usagef(format string, args ...any) error { return usage.Errorf(format, args
 func (o Options) Validate() error {
 	if o.RewriteLossy && o.Inventory == "" {
 		return usagef("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
+	}
+	if o.DiscoverUntrusted && !o.Discover {
+		return usagef("--discover-untrusted goes with --discover (it lets --discover start what it otherwise refuses)")
 	}
 	if err := CheckAgent(o.Agent); err != nil {
 		return err
@@ -232,7 +242,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	}
 	sopt.Agent = store.AgentID(o.Agent)
 	sopt.SQLite.RollBack = o.RollBack
-	found, err := scan.DiscoverWith(ctx, storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{StateDir(env.Getenv, env.Home, o.StateDir)}})
+	found, err := scan.DiscoverWith(ctx, storeRoots, scan.DiscoverOptions{Backend: sopt, Exclude: []string{StateDir(env.Getenv, env.Home, o.StateDir)}, OwnedBy: o.StoresOwnedBy})
 	if err != nil {
 		return nil, err
 	}

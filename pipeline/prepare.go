@@ -41,7 +41,7 @@ func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, 
 	in := agent.PrepareInput{Env: env.agent(), Stores: foundStores(found), Lexical: found.Lexical, SQLite: sopt.SQLite,
 		InventoryFile: po.Inventory, InventoryTools: inventoryTools(file), Vars: env.settings()}
 	if po.Discover {
-		in.Discover = discoverer(env)
+		in.Discover = discoverer(env, po.DiscoverUntrusted)
 	}
 	for _, a := range all.Agents {
 		if a.Prepare == nil {
@@ -123,11 +123,11 @@ func problemRows(ps []agent.Problem) []ProblemRow {
 }
 
 // discoverer is the agent.Discover of --discover: discoverServers (inventory's MCP client over
-// this process's environment); when not one of them can be listed the error is
-// AllServersFailed's.
-func discoverer(env Env) agent.Discover {
+// this process's environment; untrusted: --discover-untrusted); when not one of them can be
+// listed the error is AllServersFailed's.
+func discoverer(env Env, untrusted bool) agent.Discover {
 	return func(ctx context.Context, servers []agent.Server) ([]agent.Tool, []error, error) {
-		inv, errs, err := discoverServers(ctx, env, servers)
+		inv, errs, err := discoverServers(ctx, env, servers, untrusted)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -142,12 +142,12 @@ func discoverer(env Env) agent.Discover {
 // discoverServers lists the tools of servers with inventory's MCP client over this process's
 // environment (env.Environ); errs are the servers that could not be listed; err is ctx's, or
 // AllServersFailed's when not one could be.
-func discoverServers(ctx context.Context, env Env, servers []agent.Server) (*mcpinventory.Inventory, []*inventory.ServerError, error) {
+func discoverServers(ctx context.Context, env Env, servers []agent.Server, untrusted bool) (*mcpinventory.Inventory, []*inventory.ServerError, error) {
 	var base mcpconfig.Env
 	if env.Environ != nil {
 		base = mcpconfig.EnvFromList(env.Environ())
 	}
-	inv, errs := inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion})
+	inv, errs := inventory.Discover(ctx, servers, inventory.DiscoverOptions{Env: base, ClientVersion: env.ClientVersion, AllowUntrusted: untrusted})
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}

@@ -174,6 +174,9 @@ type DiscoverOptions struct {
 	// Exclude lists directories never read (sessionfix's own state directory: its backups
 	// are copies of stores and must never be rewritten).
 	Exclude []string
+	// OwnedBy, when set, is the only owner a store may have: a file another user owns is an
+	// error naming both (a plan another user wrote, applied as root: issue 30 finding 2).
+	OwnedBy *uint32
 }
 
 // maxIgnoredListed bounds Found.IgnoredPaths.
@@ -244,7 +247,7 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"})
 			case isExcluded(real):
 				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "inside sessionfix's state directory: backups are never read as stores"})
-			case !f.addFile(ctx, real, seen, opt.Backend):
+			case !f.addFile(ctx, real, seen, opt):
 				if why := all.KnownFile(real); why != "" {
 					f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: why})
 					break
@@ -317,6 +320,9 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
 					return nil
 				}
+				if f.notOwned(path, info, opt) {
+					return nil
+				}
 				if !f.add(ctx, path, info.Size(), fileio.IDOf(info), seen, false, opt.Backend) {
 					f.Ignored++
 					if len(f.IgnoredPaths) < maxIgnoredListed {
@@ -387,7 +393,7 @@ func skipDir(name string) bool {
 // addFile is add for a file given as a root (its links resolved): it is opened as every store
 // is (fileio.OpenStore, which as root checks again the links on its way), and pinned to the
 // file opened.
-func (f *Found) addFile(ctx context.Context, path string, seen map[string]bool, opt all.Options) bool {
+func (f *Found) addFile(ctx context.Context, path string, seen map[string]bool, opt DiscoverOptions) bool {
 	if seen[path] {
 		return true
 	}
@@ -397,7 +403,25 @@ func (f *Found) addFile(ctx context.Context, path string, seen map[string]bool, 
 		return true
 	}
 	fd.Close()
-	return f.add(ctx, path, fi.Size(), fileio.IDOf(fi), seen, true, opt)
+	if f.notOwned(path, fi, opt) {
+		return true
+	}
+	return f.add(ctx, path, fi.Size(), fileio.IDOf(fi), seen, true, opt.Backend)
+}
+
+// notOwned reports (as an error Issue) a file fi at path that opt.OwnedBy refuses.
+func (f *Found) notOwned(path string, fi os.FileInfo, opt DiscoverOptions) bool {
+	if opt.OwnedBy == nil {
+		return false
+	}
+	uid, ok := owner.UID(fi)
+	if !ok || uid == *opt.OwnedBy {
+		return false
+	}
+	f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: fmt.Sprintf(
+		"refused: it belongs to %s, not to %s, who wrote the plan: a plan another user wrote is applied only to that user's files; not read",
+		owner.Describe(uid), owner.Describe(*opt.OwnedBy))})
+	return true
 }
 
 // add detects the store at path, the file id (its device and inode, as discovery found it:

@@ -35,7 +35,10 @@ type auditOptions struct {
 	Inventory       string
 	Discover        bool
 	DiscoverTimeout time.Duration
-	History         []string
+	// DiscoverUntrusted is --discover-untrusted: start the servers of configs another user owns
+	// or can write too.
+	DiscoverUntrusted bool
+	History           []string
 	// Paths are the PATH arguments (copied homes, project directories): when set, only the
 	// inputs found in them (and the input flags given) are read, never those of whoever runs
 	// sessionfix.
@@ -75,6 +78,7 @@ func newAuditCommand(env *Env) *cli.Command {
 			fileFlag("inventory", "JSON inventory of MCP tools (raw server keys and tool names, trust)"),
 			&cli.BoolFlag{Name: "discover", Usage: "start the MCP servers configured in the settings (RUNS THEIR COMMANDS) and list their tools"},
 			&cli.DurationFlag{Name: "discover-timeout", Value: inventory.DefaultTimeout, Usage: "time limit for each server with --discover"},
+			discoverUntrustedFlag(),
 			&cli.StringSliceFlag{Name: "history", Usage: auditUsage("history"), TakesFile: true},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html, json or sarif (SARIF 2.1.0: one result per lost, gained or refused pair)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file (replaced atomically), - for standard output, or a device or FIFO such as /dev/null or /dev/stdout (written through); a symbolic link is followed, never replaced"},
@@ -89,7 +93,7 @@ func newAuditCommand(env *Env) *cli.Command {
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),
 				Settings: c.StringSlice("settings"), Project: c.String("project"), Agents: c.StringSlice("agents"),
-				Inventory: c.String("inventory"), Discover: c.Bool("discover"), DiscoverTimeout: c.Duration("discover-timeout"),
+				Inventory: c.String("inventory"), Discover: c.Bool("discover"), DiscoverTimeout: c.Duration("discover-timeout"), DiscoverUntrusted: c.Bool("discover-untrusted"),
 				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
 				AllPairs: c.Bool("all-pairs"), FailOn: c.StringSlice("fail-on"), Mode: c.String("mode"), Subagent: c.String("subagent"),
 				Baseline: c.String("baseline"), StateDir: c.String("state-dir"),
@@ -198,7 +202,7 @@ func auditInput(env *Env, opts *auditOptions, modeSet bool, vals agent.Values, k
 	return agent.AuditInput{Paths: opts.Paths, Settings: opts.Settings, Project: opts.Project, Cwd: opts.Cwd, Agents: opts.Agents,
 		History: opts.History, Inventory: opts.Inventory, Discover: opts.Discover, AllPairs: opts.AllPairs,
 		Mode: opts.Mode, ModeSet: modeSet, Subagent: opts.Subagent, Options: vals,
-		Engine: pipeline.AuditEngineAt(pipelineEnv(env), opts.DiscoverTimeout, opts.StateDir), Now: env.Now(), Version: version, Err: env.Err,
+		Engine: pipeline.AuditEngineAt(pipelineEnv(env), opts.DiscoverTimeout, opts.DiscoverUntrusted, opts.StateDir), Now: env.Now(), Version: version, Err: env.Err,
 		Validate: opts.validate,
 		Baseline: func() error {
 			if opts.Baseline == "" {
@@ -480,6 +484,9 @@ func (o *auditOptions) validate() error {
 	}
 	if o.DiscoverTimeout <= 0 {
 		return usageErrorf("--discover-timeout must be positive")
+	}
+	if o.DiscoverUntrusted && !o.Discover {
+		return usageErrorf("--discover-untrusted goes with --discover (it lets --discover start what it otherwise refuses)")
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func newFixCommand(env *Env) *cli.Command {
 				return usageErrorf("--plan-out needs a file name; it was given an empty one")
 			}
 			for _, f := range namingFlags {
-				if c.IsSet(f) {
+				if c.IsSet(f) && !planStartFlag(f) {
 					opts.namingSet = append(opts.namingSet, "--"+f)
 				}
 			}
@@ -426,6 +426,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			return err
 		}
 		opts.Common, opts.Paths, planned = lp.Options, lp.Paths, lp.Planned
+		writePlanSummary(env, opts, lp)
 		if len(opts.Paths) == 0 {
 			fmt.Fprintf(env.Err, "fix: the plan %s has nothing to rewrite\n", opts.Plan)
 			return nil

@@ -40,10 +40,17 @@ func planFlags() []cli.Flag {
 			Action: checkAgentOptions},
 	}, agentFlags("discover")...), append([]cli.Flag{
 		&cli.BoolFlag{Name: "discover", Usage: discoverUsage()},
+		discoverUntrustedFlag(),
 		profileFlag(),
 		busyTimeoutFlag(),
 	}, flags...)...)
 	return flags
+}
+
+// discoverUntrustedFlag is --discover-untrusted (scan, fix, check, audit): without it --discover
+// starts no server whose config another user owns or can write (issue 30 finding 1).
+func discoverUntrustedFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "discover-untrusted", Usage: "with --discover: also start the servers of configs another user owns or others can write (their commands then run as you, as root when you are root)"}
 }
 
 // selectableAgents are the ids --agent accepts (all.Selectable).
@@ -131,7 +138,7 @@ func optionFlag(o agent.Option) cli.Flag {
 
 func readPlanFlags(c *cli.Context) pipeline.Options {
 	return pipeline.Options{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
-		Agent: c.String("agent"), Discover: c.Bool("discover"), AgentOptions: readAgentOptions(c), Prepared: &pipeline.PrepareCache{},
+		Agent: c.String("agent"), Discover: c.Bool("discover"), DiscoverUntrusted: c.Bool("discover-untrusted"), AgentOptions: readAgentOptions(c), Prepared: &pipeline.PrepareCache{},
 		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
 }
 

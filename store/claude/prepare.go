@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,8 +29,11 @@ const agentName = "Claude Code"
 // definition). String values are $VAR / ${VAR} expanded over env (mcpconfig.Expand); the
 // values are secrets that never reach any output. Warnings about single members are not
 // reported (the servers are only started by --discover).
-func ParseServers(path string, data []byte, env mcpconfig.Env) ([]agent.Server, error) {
-	servers, _, err := mcpconfig.Parse(path, data, mcpconfig.Options{Agent: agentName,
+//
+// origin is what mcpconfig.ReadFile said of the file (who owns it): every server gets it, and
+// --discover starts none whose config another user owns or can write.
+func ParseServers(path string, data []byte, origin mcpconfig.Origin, env mcpconfig.Env) ([]agent.Server, error) {
+	servers, _, err := mcpconfig.Parse(path, data, mcpconfig.Options{Agent: agentName, Origin: origin,
 		Expand: func(s string) string { return mcpconfig.Expand(s, env, nil) }})
 	return servers, err
 }
@@ -45,11 +47,11 @@ type MCPConfig struct {
 // ReadMCPConfig reads the Claude Code MCP config at path (ParseServers). Errors are
 // os.ReadFile's and ParseServers', unchanged.
 func ReadMCPConfig(path string, env mcpconfig.Env) ([]agent.Server, error) {
-	data, err := os.ReadFile(path)
+	data, origin, err := mcpconfig.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseServers(path, data, env)
+	return ParseServers(path, data, origin, env)
 }
 
 // PolicyHome is one Claude Code config directory to build a policy for (HomePolicy).
@@ -190,7 +192,7 @@ func HomePolicy(ctx context.Context, in PrepareInput, h PolicyHome) (ClaudePolic
 				addMCPJSON(filepath.Join(dir, ".mcp.json"))
 			}
 			if in.Discover != nil {
-				if ss, err := ParseServers(cfgPath, gc.Data, in.Env); err == nil {
+				if ss, err := ParseServers(cfgPath, gc.Data, gc.Origin, in.Env); err == nil {
 					servers = append(servers, ss...)
 				}
 			}

@@ -88,7 +88,7 @@ func TestParseServers(t *testing.T) {
   "events": {"type": "sse", "url": "http://127.0.0.1:1/$P", "timeout": 2500, "headers": {"Authorization": "Bearer ${TOK}"}},
   "local": {"command": "srv", "args": ["--key", "$TOK"], "env": {"UNSET": "$NOPE"}}
 }}`)
-	ss, err := ParseServers("/p/.mcp.json", data, mcpconfig.Env{"P": "sse", "TOK": "sk-SECRET"})
+	ss, err := ParseServers("/p/.mcp.json", data, mcpconfig.Origin{}, mcpconfig.Env{"P": "sse", "TOK": "sk-SECRET"})
 	require.NoError(t, err)
 	require.Len(t, ss, 2)
 	ev, local := ss[0], ss[1]
@@ -104,6 +104,6 @@ func TestParseServers(t *testing.T) {
 	assert.Equal(t, "$NOPE", local.Env["UNSET"].Reveal(), "an undefined variable stays as written")
 	assert.NotContains(t, fmt.Sprintf("%v %+v", ss, ss), "SECRET")
 
-	_, err = ParseServers("/p/.mcp.json", []byte("\ufeff{}"), nil)
+	_, err = ParseServers("/p/.mcp.json", []byte("\ufeff{}"), mcpconfig.Origin{}, nil)
 	assert.EqualError(t, err, "/p/.mcp.json:1:1: file starts with a UTF-8 byte order mark; Claude Code's JSON.parse rejects it and ignores the whole file")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/permission"
 )
 
@@ -216,8 +217,10 @@ func LoadRuleFile(path string, scope permission.ClaudeScope) (*RuleFile, error) 
 // GlobalConfig is what the audit reads from ~/.claude.json: per project, the trust flag and the
 // legacy allowedTools; the MCP server keys (top level and per project).
 type GlobalConfig struct {
-	Path     string
-	Data     []byte
+	Path string
+	Data []byte
+	// Origin is who owns the file read (LoadGlobalConfig): its servers get it.
+	Origin   mcpconfig.Origin
 	Projects map[string]ProjectConfig
 	// Servers are the keys of the top-level mcpServers, in file order.
 	Servers  []string
@@ -270,11 +273,15 @@ func ParseGlobalConfig(path string, data []byte) (*GlobalConfig, error) {
 
 // LoadGlobalConfig reads and parses ~/.claude.json at path.
 func LoadGlobalConfig(path string) (*GlobalConfig, error) {
-	data, err := os.ReadFile(path)
+	data, origin, err := mcpconfig.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGlobalConfig(path, data)
+	g, err := ParseGlobalConfig(path, data)
+	if g != nil {
+		g.Origin = origin
+	}
+	return g, err
 }
 
 // Trusted reports whether project dir is trusted: its own entry, else the nearest parent

@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
 )
 
@@ -92,6 +93,10 @@ type Config struct {
 	NonPrefixedServers []string
 	// NonPrefixedFeature is [features] non_prefixed_mcp_tool_names.
 	NonPrefixedFeature bool
+	// Origin is who owns the file read (LoadConfig; mcpconfig.ReadFile): Servers hands it
+	// to each server, and --discover starts none from a config another user owns or can
+	// write (issue 30 finding 1).
+	Origin mcpconfig.Origin
 }
 
 // ErrConfig marks a config.toml that cannot be decoded.
@@ -135,11 +140,15 @@ type rawConfig struct {
 // error wrapping fs.ErrNotExist; a file that is not valid TOML, or whose modelled keys have the
 // wrong types, is a *ConfigError (its message carries the decoder's position, never a value).
 func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, origin, err := mcpconfig.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read Codex config: %w", err)
 	}
-	return ParseConfig(path, b)
+	c, err := ParseConfig(path, b)
+	if c != nil {
+		c.Origin = origin
+	}
+	return c, err
 }
 
 // ParseConfig decodes the content of a config.toml read from path (see LoadConfig).

@@ -297,7 +297,7 @@ func Servers(getenv func(string) string, cfg *Config) []agent.Server {
 		if !s.Enabled {
 			continue
 		}
-		as := agent.Server{Key: key, Command: s.Command, Cwd: s.Cwd, URL: s.URL}
+		as := agent.Server{Key: key, Command: s.Command, Cwd: s.Cwd, URL: s.URL, Origin: cfg.Origin}
 		for _, a := range s.Args {
 			as.Args = append(as.Args, secret.NewSecret(a))
 		}

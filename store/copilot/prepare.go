@@ -32,20 +32,24 @@ const MCPConfigOption = "mcp-config"
 // {type, command, args, env, url, headers, tools}}}: mcp-config.json, .mcp.json,
 // --additional-mcp-config) with the shared reader, in file order; string values are expanded
 // over env. The values are secrets that never reach any output.
-func ParseServers(path string, data []byte, env mcpconfig.Env) ([]agent.Server, error) {
-	servers, _, err := mcpconfig.Parse(path, data, mcpconfig.Options{Agent: agentName,
+//
+// origin is what mcpconfig.ReadFile said of the file (who owns it): every server gets it, and
+// --discover starts none whose config another user owns or can write (issue 30 finding 1).
+func ParseServers(path string, data []byte, origin mcpconfig.Origin, env mcpconfig.Env) ([]agent.Server, error) {
+	servers, _, err := mcpconfig.Parse(path, data, mcpconfig.Options{Agent: agentName, Origin: origin,
 		Expand: func(s string) string { return mcpconfig.Expand(s, env, nil) }})
 	return servers, err
 }
 
-// ReadServers reads the MCP config at path (ParseServers); errors are os.ReadFile's and
-// ParseServers', unchanged.
+// ReadServers reads the MCP config at path as any file a user may control (mcpconfig.ReadFile:
+// its servers carry who owns it) and parses it (ParseServers); errors are mcpconfig.ReadFile's
+// (a missing file wraps fs.ErrNotExist) and ParseServers', unchanged.
 func ReadServers(path string, env mcpconfig.Env) ([]agent.Server, error) {
-	data, err := os.ReadFile(path)
+	data, origin, err := mcpconfig.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseServers(path, data, env)
+	return ParseServers(path, data, origin, env)
 }
 
 // HomeSessions is the sessions of one Copilot CLI home.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -60,7 +59,10 @@ func ReadConfigs(paths []string) (*Config, []agent.Problem) {
 	permVals := map[string][]byte{}
 	at := map[string]int{}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		// Read as any config a user may control (mcpconfig.ReadFile): its servers carry who owns
+		// it, and --discover starts none from a file another user owns or can write (issue 30
+		// finding 1).
+		data, origin, err := mcpconfig.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -85,6 +87,7 @@ func ReadConfigs(paths []string) (*Config, []agent.Problem) {
 		c.Files = append(c.Files, p)
 		for _, s := range servers {
 			s.File = p
+			s.Origin = origin
 			if i, ok := at[s.Key]; ok {
 				c.Servers[i] = s
 				continue

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"sort"
 
 	"github.com/sessionfix/sessionfix/mcpconfig"
@@ -15,12 +14,15 @@ import (
 // Load reads and parses one settings file. env drives $VAR expansion (nil: nothing is
 // expanded). A missing file yields an error wrapping fs.ErrNotExist; a file that is not
 // usable yields a *ParseError (see Parse).
+//
+// The file is read as any config a user may control (mcpconfig.ReadFile): its MCP servers carry
+// who owns it, and --discover starts none from a file another user owns or can write.
 func Load(path string, scope Scope, env Env) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, origin, err := mcpconfig.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read settings %s: %w", path, err)
 	}
-	return Parse(path, data, scope, env)
+	return parse(path, data, scope, env, origin)
 }
 
 // LoadSource loads src. A missing Optional file is not an error: it returns nil, nil.
@@ -59,7 +61,12 @@ func LoadAll(sources []Source, env Env) ([]*File, []error) {
 // an object (ErrNotObject). Values of the wrong type inside the object (a rule list that is not
 // an array, a rule that is not a string) are skipped with a Warning.
 func Parse(path string, data []byte, scope Scope, env Env) (*File, error) {
-	d, err := mcpconfig.ParseDoc(path, data, mcpconfig.Options{Agent: agentName, Expand: func(s string) string { return Expand(s, env) }})
+	return parse(path, data, scope, env, mcpconfig.Origin{Path: path})
+}
+
+// parse is Parse with the Origin of the file's servers (Load).
+func parse(path string, data []byte, scope Scope, env Env, origin mcpconfig.Origin) (*File, error) {
+	d, err := mcpconfig.ParseDoc(path, data, mcpconfig.Options{Agent: agentName, Origin: origin, Expand: func(s string) string { return Expand(s, env) }})
 	if err != nil {
 		return nil, err
 	}
