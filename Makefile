@@ -43,7 +43,10 @@ test:
 ## manifests and journals, agents writing to a session while it is fixed, an agent process
 ## inserting into a WAL and a rollback-journal SQLite store while it is fixed (none of its rows
 ## lost; with the sqlite3 shell on PATH also as the shell's SQLite), a full state disk (tmpfs,
-## root); prints trials, failures and bytes lost
+## root), an unprivileged user (made with useradd; root only, skipped otherwise, failing under
+## CI=true as root when it cannot run) against root's scan/fix/--plan (issue 30: --discover and
+## plans running the user's commands, a user's plan profile, links out of the home, temp-file,
+## FIFO and symlink swaps); prints trials, failures and bytes lost
 ## (under 15 minutes; SESSIONFIX_TORTURE_TRIALS=N sets the trials per scenario; one scenario:
 ## SESSIONFIX_TORTURE=1 go test -run TestTorture/kill-fix-sqlite -v ./internal/torture)
 torture:
