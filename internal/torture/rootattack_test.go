@@ -428,15 +428,43 @@ func statTime(fi os.FileInfo, err error) string {
 	return "mtime now " + fi.ModTime().UTC().Format(time.RFC3339)
 }
 
-// swapLoop is the user's loop exchanging the session at session with alt (made in a scratch
-// directory of theirs beside, then renamed over it) and back to its own content (good).
-func swapLoop(session, scratch, makeAlt, good string) string {
-	return fmt.Sprintf(`cd %s || exit 1
-while :; do
-  rm -f .a; %s
-  mv -f .a %s
-  cp %s .g; mv -f .g %s
-done`, scratch, makeAlt, session, good, session)
+const swapEnv = "SESSIONFIX_TORTURE_SWAP"
+
+// TestHelperSwapper is not a test: it is the user's process of root-fifo-swap and
+// root-link-swap-disclosure. SESSIONFIX_TORTURE_SWAP is "SESSION|SCRATCH|ALT|GOOD": until
+// killed it renames over SESSION, in turn, an ALT ("fifo": a new FIFO; else a symbolic link to
+// ALT) and a hard link to GOOD, both made in SCRATCH (the same file system), as fast as it can.
+func TestHelperSwapper(t *testing.T) {
+	spec := os.Getenv(swapEnv)
+	if spec == "" {
+		t.Skip("helper process of root-fifo-swap and root-link-swap-disclosure (" + swapEnv + ")")
+	}
+	f := strings.Split(spec, "|")
+	session, a, g := f[0], filepath.Join(f[1], ".a"), filepath.Join(f[1], ".g")
+	for {
+		_ = os.Remove(a)
+		if f[2] == "fifo" {
+			_ = syscall.Mkfifo(a, 0o644)
+		} else {
+			_ = os.Symlink(f[2], a)
+		}
+		_ = os.Rename(a, session)
+		_ = os.Remove(g)
+		_ = os.Link(f[3], g)
+		_ = os.Rename(g, session)
+	}
+}
+
+// swapper starts the user's TestHelperSwapper exchanging session with alt ("fifo", or a link to
+// alt) and good; the returned stop kills it.
+func (a *attacker) swapper(t *testing.T, session, scratch, alt, good string) (stop func()) {
+	cmd := a.command(a.helper, "-test.run=^TestHelperSwapper$")
+	cmd.Env = append(cmd.Env, swapEnv+"="+strings.Join([]string{session, scratch, alt, good}, "|"))
+	must(t, cmd.Start())
+	return func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
 }
 
 // smallSession is the user's Qwen home holding one session (a fixture's), the session path, a
@@ -466,7 +494,7 @@ func rootFIFOSwap(h *harness, r *report) {
 	for i := range trialsOf(10) {
 		r.Trials++
 		dir, session, scratch, good := smallSession(h, a, fmt.Sprintf("f5-%d", i))
-		stop := a.loop(t, swapLoop(session, scratch, "mkfifo .a", good))
+		stop := a.swapper(t, session, scratch, "fifo", good)
 		time.Sleep(50 * time.Millisecond)
 		cmd := exec.Command(a.bin, "scan", dir)
 		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(a.base, "root-home"))
@@ -508,7 +536,7 @@ func rootLinkSwapDisclosure(h *harness, r *report) {
 		must(t, err)
 		victim := filepath.Join(a.rootDir(t, fmt.Sprintf("f6-%d", i)), "secret.jsonl")
 		must(t, os.WriteFile(victim, bytes.ReplaceAll(b, []byte("foo.bar"), []byte("rootonly.secret")), 0o600))
-		stop := a.loop(t, swapLoop(session, scratch, "ln -s "+victim+" .a", good))
+		stop := a.swapper(t, session, scratch, victim, good)
 		time.Sleep(50 * time.Millisecond)
 		code, out, timedOut := a.root(30*time.Second, "scan", dir)
 		stop()
