@@ -119,12 +119,15 @@ func newAuditCommand(env *Env) *cli.Command {
 	}
 }
 
-// auditDescription is audit --help's description: every agent's part (agent.Audit.Description)
-// in list order, the default agent's first.
+// auditDescription is audit --help's description: the default agent's part
+// (agent.Audit.Description) first, then every other agent's in list order.
 func auditDescription() string {
-	var b strings.Builder
+	b := strings.Builder{}
+	b.WriteString(all.Default.Audit.Description)
 	for _, a := range all.Auditors() {
-		b.WriteString(a.Audit.Description)
+		if a != all.Default {
+			b.WriteString(a.Audit.Description)
+		}
 	}
 	return b.String()
 }

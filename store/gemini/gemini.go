@@ -161,6 +161,7 @@ var Agent = &agent.Agent{
 	KnownFile:    KnownFile,
 	Prepare:      prepare,
 	Help:         Help,
+	Audit:        Audit,
 }
 
 // Help is what sessionfix's --help says of Gemini CLI (phrases are spliced in as they are: the

@@ -157,7 +157,8 @@ var Agent = &agent.Agent{
 		{Name: ConfigOption, Repeatable: true, File: true, Plan: "kilo_config", PlanAfter: "profile",
 			Usage: "Kilo config file (kilo.json[c] or opencode.json[c], repeatable; read after ~/.config/kilo's and each session directory's .kilo/): its MCP servers and permission rules show which stored names Kilo registers as they are (with --discover its servers are listed)"},
 	},
-	Help: Help,
+	Help:  Help,
+	Audit: Audit,
 }
 
 // Help is what sessionfix's --help says of Kilo.

@@ -1,0 +1,329 @@
+package gemini
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/sessionfix/sessionfix/internal/usage"
+	"github.com/sessionfix/sessionfix/mcpconfig"
+	"github.com/sessionfix/sessionfix/mcpinventory"
+	"github.com/sessionfix/sessionfix/mcpname"
+	rulesgemini "github.com/sessionfix/sessionfix/permission/gemini"
+	"github.com/sessionfix/sessionfix/permission/rules"
+	"github.com/sessionfix/sessionfix/store/agent"
+)
+
+// The Gemini CLI rule audit (issue 25 item 4) on the shared rule-audit layer: this file finds
+// the rule files and the tools; permission/gemini knows what each release does with them; the
+// engine (package audit) evaluates and reports.
+
+// The audit's own option names (VersionOption is the release whose rules are "now").
+const (
+	BeforeOption       = "before"
+	ApprovalModeOption = "approval-mode"
+)
+
+// DefaultBefore is the release compared against when --before is not given and the sessions do
+// not say: the last release before 0.33.0's mcp_ names.
+const DefaultBefore = "0.32.1"
+
+// Audit is audit --agent gemini (agent.Audit on the shared layer: Rules).
+var Audit = &agent.Audit{Reads: "Gemini CLI settings.json and policies/*.toml",
+	Flags: []string{VersionOption, BeforeOption, ApprovalModeOption},
+	Options: []agent.Option{
+		{Name: VersionOption, Usage: "with --agent gemini: the release whose rules are \"now\" (default: the newest known, " + mcpname.GeminiLatestVersion + ")"},
+		{Name: BeforeOption, Usage: "with --agent gemini: the release compared against (default: " + DefaultBefore + " when the sessions hold names of 0.32.x or earlier, or none)"},
+		{Name: ApprovalModeOption, Usage: "with --agent gemini: the approval mode the rules run in (default, auto_edit or yolo; Gemini CLI's own flag)", Value: "default"},
+	},
+	Rules: auditRules,
+	Description: `
+
+With --agent gemini, audit reads Gemini CLI's rule files: settings.json (user ~/.gemini,
+workspace .gemini/ of --project or the current directory, system) tools.exclude,
+tools.allowed, tools.core, tools.confirmationRequired, the v1 excludeTools,
+mcpServers.<s>.includeTools/excludeTools, and policies/*.toml (user, workspace), and
+says per tool what --gemini-version (now) and --before do with it, headless, under
+--approval-mode: hidden, denied, ask or ran. A deny written server__tool stopped denying
+at 0.33.0: it is listed first as lost (--fail-on lost exits 5). A PATH is a copied
+~/.gemini (user scope) or a project directory (its .gemini/, workspace scope). Tools
+come from --inventory or --discover.`,
+}
+
+// auditRules reads the rule files and tools of the audit's inputs and binds them to the two
+// releases (rulesgemini.AuditEvaluation).
+func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) {
+	if in.ModeSet {
+		return nil, usage.Errorf("--mode is not Gemini CLI's approval mode: give --%s (default, auto_edit or yolo)", ApprovalModeOption)
+	}
+	now, err := rulesgemini.ParseRelease(cmp.Or(in.Options.String(VersionOption), mcpname.GeminiLatestVersion))
+	if err != nil {
+		return nil, usage.Errorf("--%s: %v", VersionOption, err)
+	}
+	mode, err := rulesgemini.ParseMode(cmp.Or(in.Options.String(ApprovalModeOption), "default"))
+	if err != nil {
+		return nil, usage.Errorf("--%s: %v", ApprovalModeOption, err)
+	}
+	a := &rules.Audit{ID: string(ID), Name: agentName, Words: rulesgemini.Words}
+	files, err := auditFiles(in)
+	if err != nil {
+		return nil, err
+	}
+	c := rulesgemini.Config{Release: now, Mode: mode}
+	var servers []agent.Server
+	for _, f := range files {
+		data, err := os.ReadFile(f.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !f.given:
+			continue
+		case err != nil:
+			a.Problems = append(a.Problems, fmt.Sprintf("%s: %v", f.path, err))
+			continue
+		}
+		a.Read = append(a.Read, f.path)
+		if f.policy {
+			pf := rulesgemini.ParsePolicy(f.path, data, f.scope)
+			c.Policies = append(c.Policies, pf)
+			a.Files = append(a.Files, rules.File{Path: f.path, Scope: string(f.scope), Rules: len(pf.Rules)})
+			continue
+		}
+		sf, err := rulesgemini.ParseSettings(f.path, data, f.scope)
+		if err != nil {
+			a.Problems = append(a.Problems, err.Error()+" (Gemini CLI ignores the file)")
+			continue
+		}
+		c.Settings = append(c.Settings, sf)
+		a.Files = append(a.Files, rules.File{Path: f.path, Scope: string(f.scope),
+			Rules: len(sf.Exclude) + len(sf.Allowed) + len(sf.Core) + len(sf.Confirm) + len(sf.LegacyExclude)})
+		ss, _, err := mcpconfig.Read(f.path, mcpconfig.Options{Agent: agentName,
+			Expand: func(s string) string { return mcpconfig.Expand(s, in.Engine.Vars, nil) }})
+		if err == nil {
+			servers = append(servers, ss...)
+		}
+	}
+	order := serverOrder(c.Settings)
+	switch {
+	case in.Inventory != "":
+		inv, err := mcpinventory.Load(in.Inventory)
+		if err != nil {
+			return nil, err
+		}
+		a.Read = append(a.Read, in.Inventory)
+		a.Inventory = "file " + in.Inventory
+		c.Tools = inventoryTools(inv, order)
+	case in.Discover:
+		if len(servers) == 0 {
+			return nil, usage.Errorf("--discover: no Gemini CLI MCP server configured (no mcpServers in the settings read)")
+		}
+		tools, errs, err := in.Engine.Discover(ctx, servers)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range errs {
+			a.Problems = append(a.Problems, e.Error()+"; its tools are not audited")
+		}
+		inv := mcpinventory.New()
+		for _, t := range tools {
+			inv.Add(t.Server, false, mcpinventory.SourceDiscovered, t.Tool)
+		}
+		a.Inventory = "discovered"
+		c.Tools = inventoryTools(inv, order)
+	default:
+		a.Inventory = "none"
+		a.Notes = append(a.Notes, "no tools to audit the rules against: give --inventory FILE or --discover (Gemini CLI's settings name servers, not their tools)")
+	}
+	before, why, err := beforeRelease(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		a.Notes = append(a.Notes, why)
+	}
+	a.Eval = rulesgemini.AuditEvaluation(c, now, before)
+	for i := range a.Eval.Tools {
+		a.Eval.Tools[i].Source = a.Inventory
+		if in.Inventory != "" {
+			a.Eval.Tools[i].Source = "file"
+		}
+	}
+	a.Facts = []rules.Fact{{Key: "approval_mode", Label: "approval mode", Value: string(mode), Summary: true},
+		{Key: "run", Label: "run", Value: "headless (-p)"}}
+	return a, nil
+}
+
+// auditFile is one rule file to read: its path, scope, whether it is a policy file, and given:
+// named on the command line (a missing one is a problem, not skipped).
+type auditFile struct {
+	path   string
+	scope  rulesgemini.Scope
+	policy bool
+	given  bool
+}
+
+// auditFiles lists the rule files of the audit's inputs: a PATH that is a Gemini CLI home (or
+// holds settings.json or policies/ itself: a copy) is read as the user's; another directory as a
+// project (its .gemini/, workspace scope). Without a PATH: the environment's home, the workspace
+// of --project (else the current directory) and the system settings. --settings adds files
+// (SCOPE=FILE: user, workspace, system, system-defaults; a bare FILE is user).
+func auditFiles(in agent.AuditInput) ([]auditFile, error) {
+	var out []auditFile
+	home := func(dir string, given bool) {
+		out = append(out, auditFile{path: filepath.Join(dir, "settings.json"), scope: rulesgemini.ScopeUser, given: given})
+		out = append(out, policyFiles(filepath.Join(dir, "policies"), rulesgemini.ScopeUser)...)
+	}
+	workspace := func(dir string) {
+		g := filepath.Join(dir, ".gemini")
+		out = append(out, auditFile{path: filepath.Join(g, "settings.json"), scope: rulesgemini.ScopeWorkspace})
+		out = append(out, policyFiles(filepath.Join(g, "policies"), rulesgemini.ScopeWorkspace)...)
+	}
+	for _, p := range in.Paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		switch {
+		case !fi.IsDir():
+			return nil, usage.Errorf("audit --agent gemini: %s is not a directory (give a settings file with --settings)", p)
+		case IsHome(p) || exists(filepath.Join(p, "settings.json")) || exists(filepath.Join(p, "policies")):
+			home(p, false)
+		case exists(filepath.Join(p, ".gemini")):
+			workspace(p)
+		default:
+			return nil, usage.Errorf("audit --agent gemini: %s is neither a Gemini CLI home (settings.json, policies/) nor a project with a .gemini directory", p)
+		}
+	}
+	if len(in.Paths) == 0 {
+		home(Home(in.Engine.Env.Getenv, in.Engine.Env.Home), false)
+		workspace(cmp.Or(in.Project, in.Cwd))
+		out = append(out, auditFile{path: SystemDefaultsPath(in.Engine.Env.Getenv), scope: rulesgemini.ScopeSystemDefaults},
+			auditFile{path: SystemSettingsPath(in.Engine.Env.Getenv), scope: rulesgemini.ScopeSystem})
+	} else if in.Project != "" {
+		workspace(in.Project)
+	}
+	for _, s := range in.Settings {
+		scope, file, ok := strings.Cut(s, "=")
+		if !ok {
+			scope, file = string(rulesgemini.ScopeUser), s
+		}
+		sc := rulesgemini.Scope(scope)
+		if !slices.Contains([]rulesgemini.Scope{rulesgemini.ScopeUser, rulesgemini.ScopeWorkspace, rulesgemini.ScopeSystem, rulesgemini.ScopeSystemDefaults}, sc) {
+			return nil, usage.Errorf("--settings %s: the scope must be user, workspace, system or system-defaults", s)
+		}
+		out = append(out, auditFile{path: file, scope: sc, given: true, policy: strings.HasSuffix(file, ".toml")})
+	}
+	return out, nil
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// policyFiles are the *.toml files of dir, sorted (Gemini CLI reads them in that order).
+func policyFiles(dir string, scope rulesgemini.Scope) []auditFile {
+	m, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
+	sort.Strings(m)
+	out := make([]auditFile, len(m))
+	for i, f := range m {
+		out[i] = auditFile{path: f, scope: scope, policy: true}
+	}
+	return out
+}
+
+// serverOrder is the order the settings list mcpServers in (the order Gemini CLI registers
+// them), each key once.
+func serverOrder(settings []*rulesgemini.SettingsFile) []string {
+	var out []string
+	for _, f := range settings {
+		for _, s := range f.Servers {
+			if !slices.Contains(out, s.Key) {
+				out = append(out, s.Key)
+			}
+		}
+	}
+	return out
+}
+
+// inventoryTools are inv's tools, servers in order first (then the others, sorted), each
+// server's tools in the inventory's order.
+func inventoryTools(inv *mcpinventory.Inventory, order []string) []rulesgemini.Tool {
+	keys := slices.Clone(order)
+	for _, k := range inv.Keys() {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	var out []rulesgemini.Tool
+	for _, k := range keys {
+		s := inv.Servers[k]
+		if s == nil {
+			continue
+		}
+		for _, t := range s.Tools {
+			out = append(out, rulesgemini.Tool{Server: k, Name: t.Name})
+		}
+	}
+	return out
+}
+
+// beforeRelease is --before, or the release the sessions say: 0.32.1 when a session of the
+// environment's home (or a PATH) stores a name of the bare-name era (no mcp_ prefix), a
+// 0.33.x release when they hold only mcp_ names, 0.32.1 when there are none; why says which.
+func beforeRelease(ctx context.Context, in agent.AuditInput) (rulesgemini.Release, string, error) {
+	if v := in.Options.String(BeforeOption); v != "" {
+		r, err := rulesgemini.ParseRelease(v)
+		if err != nil {
+			return rulesgemini.Release{}, "", usage.Errorf("--%s: %v", BeforeOption, err)
+		}
+		return r, "", nil
+	}
+	roots := in.Paths
+	if len(roots) == 0 {
+		roots = []string{Home(in.Engine.Env.Getenv, in.Engine.Env.Home)}
+	}
+	var names []string
+	if in.Engine.StoredNames != nil {
+		var existing []string
+		for _, r := range roots {
+			if exists(filepath.Join(r, "tmp")) {
+				existing = append(existing, filepath.Join(r, "tmp"))
+			}
+		}
+		if len(existing) > 0 {
+			names, _ = in.Engine.StoredNames(ctx, existing)
+		}
+	}
+	var old []string
+	qualified := 0
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, "mcp_"):
+			qualified++
+		case strings.Contains(n, "__") || !isBuiltin(n):
+			old = append(old, n)
+		}
+	}
+	switch {
+	case len(old) > 0:
+		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions (they hold names of 0.32.x or earlier, such as %s)", DefaultBefore, old[0]), nil
+	case qualified > 0:
+		return rulesgemini.MustRelease("0.33.2"), "--before not given: 0.33.2, inferred from the sessions (they hold only mcp_ names, 0.33.0 and later)", nil
+	}
+	return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given and no session names found: %s, the last release before the mcp_ names", DefaultBefore), nil
+}
+
+// isBuiltin reports whether n is one of Gemini CLI's built-in tool names (never an MCP
+// tool's), so it says nothing of the naming era.
+func isBuiltin(n string) bool {
+	switch n {
+	case "read_file", "write_file", "replace", "run_shell_command", "list_directory", "glob", "search_file_content",
+		"grep_search", "google_web_search", "web_fetch", "read_many_files", "save_memory", "write_todos", "activate_skill",
+		"codebase_investigator", "ask_user", "enter_plan_mode", "exit_plan_mode", "complete_task":
+		return true
+	}
+	return false
+}
