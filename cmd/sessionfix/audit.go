@@ -431,13 +431,20 @@ func auditAgent(c *cli.Context) (*agent.Agent, error) {
 	}
 	for _, o := range all.Auditors() {
 		for _, f := range o.Audit.Flags {
-			switch {
-			case o == a || !c.IsSet(f) || slices.Contains(a.Audit.Flags, f):
-			case a == all.Default:
-				return nil, usageErrorf("--%s is a %s audit flag: add --agent %s", f, o.Name, o.ID)
-			default:
-				return nil, usageErrorf("--%s is a %s audit flag; --agent %s does not take it", f, o.Name, a.ID)
+			if o == a || !c.IsSet(f) || slices.Contains(a.Audit.Flags, f) {
+				continue
 			}
+			// Every agent whose audit takes the flag is named (--before: several).
+			var names, ids []string
+			for _, x := range all.Auditors() {
+				if slices.Contains(x.Audit.Flags, f) {
+					names, ids = append(names, x.Name), append(ids, "--agent "+string(x.ID))
+				}
+			}
+			if a == all.Default {
+				return nil, usageErrorf("--%s is a %s audit flag: add %s", f, andList(names), orList(ids))
+			}
+			return nil, usageErrorf("--%s is a %s audit flag; --agent %s does not take it", f, andList(names), a.ID)
 		}
 	}
 	return a, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,12 +28,13 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 		for _, f := range o.Audit.Flags {
 			assert.True(t, flags[f], "%s's audit flag --%s is not a flag of audit", o.ID, f)
 			for _, a := range auditors {
-				if a == o {
-					continue
+				if a == o || slices.Contains(a.Audit.Flags, f) {
+					continue // a flag two audits take (--before) is one flag
 				}
 				res := runCLI(t, env, "", "audit", "--agent", string(a.ID), "--"+f, "x", "--inventory", "fixtures/claude-audit/inventory.json")
 				assert.Equal(t, exitUsage, res.code, "--agent %s --%s: %s", a.ID, f, res.err)
-				assert.Contains(t, res.err, "--"+f+" is a "+o.Name+" audit flag", "--agent %s --%s", a.ID, f)
+				assert.Contains(t, res.err, "--"+f+" is a ", "--agent %s --%s", a.ID, f)
+				assert.Contains(t, res.err, o.Name, "--agent %s --%s", a.ID, f)
 			}
 		}
 	}
@@ -47,11 +49,11 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 	for _, o := range auditors {
 		for _, opt := range o.Audit.Options {
 			declared++
-			assert.Equal(t, opt.Usage, usage[opt.Name], "%s's audit option --%s", o.ID, opt.Name)
+			assert.Contains(t, usage[opt.Name], opt.Usage, "%s's audit option --%s (an option several audits declare joins their usages)", o.ID, opt.Name)
 		}
 	}
 	assert.NotZero(t, declared, "Claude Code's room declares its audit flags")
 	res := runCLI(t, env, "", "audit", "--agent", "codex")
 	assert.Equal(t, exitUsage, res.code)
-	assert.Contains(t, res.err, `--agent must be qwen or claude, not "codex"`, "an agent without an audit")
+	assert.Contains(t, res.err, `--agent must be gemini, qwen, claude, kilo or copilot, not "codex"`, "an agent without an audit")
 }

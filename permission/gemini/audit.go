@@ -1,6 +1,8 @@
 package gemini
 
 import (
+	"fmt"
+
 	"github.com/sessionfix/sessionfix/permission/rules"
 )
 
@@ -18,7 +20,9 @@ var Words = rules.Words{
 // evaluation the shared engine lays out: every input rule (in input order), the tools in
 // c.Tools' order, the two points, and the findings of the now release. A rule the now release
 // does not apply but that matched the tool before is "not applied" now (refused), as is one
-// not applied before that matches now.
+// not applied before that matches now. When before is older than now, PlanMigration's plan is
+// a finding per rule it concerns: "rewrite" (note: the spelling that matches the same raw tools
+// under now) or "rewrite-held" (warning: why no spelling can; never widened).
 func AuditEvaluation(c Config, now, before Release) rules.Evaluation {
 	cn, cb := c, c
 	cn.Release, cb.Release = now, before
@@ -37,6 +41,24 @@ func AuditEvaluation(c Config, now, before Release) rules.Evaluation {
 	ev.Now, ev.Before = pn, pb
 	for _, f := range rn.Findings {
 		ev.Findings = append(ev.Findings, auditFinding(f, index))
+	}
+	if before.AtLeast(now.V) {
+		return ev
+	}
+	for _, rw := range PlanMigration(Migration{From: before, To: now, Mode: c.Mode, Interactive: c.Interactive, Settings: c.Settings, Policies: c.Policies, Tools: c.Tools}) {
+		i, ok := index[rw.Rule.ID]
+		if !ok {
+			continue
+		}
+		f := rules.Finding{Class: "rewrite", Level: "note", Rule: i, Tool: -1}
+		switch {
+		case rw.Held:
+			f.Class, f.Level = "rewrite-held", "warning"
+			f.Message = fmt.Sprintf("%s (%s) means %s as written for %s and cannot be rewritten for %s: %s", rw.Old, rw.Rule.Pos, orNothing(rw.Intended), before, now, rw.Why)
+		default:
+			f.Message = fmt.Sprintf("%s (%s) matches %s under %s as it did under %s when written %s (PlanMigration's byte-exact rewrite)", rw.Old, rw.Rule.Pos, orNothing(rw.After), now, before, rw.New)
+		}
+		ev.Findings = append(ev.Findings, f)
 	}
 	return ev
 }

@@ -59,3 +59,55 @@ func dupLost(res *rules.Result) int {
 	}
 	return n
 }
+
+// TestAuditEvaluationRewrites: every lost restriction of the deny case gets a "rewrite" finding
+// with the spelling PlanMigration gives; applying those edits (ApplyEdits) to the files and
+// auditing again loses nothing: the rules restrict under 0.61.0 what they restricted under 0.32.1.
+func TestAuditEvaluationRewrites(t *testing.T) {
+	c := caseConfig(t, rulesDir+"deny")
+	c.Mode = ModeYolo
+	res := rules.Evaluate(AuditEvaluation(c, Latest, MustRelease("0.32.1")), rules.LostFirst)
+	rewritten := map[int]bool{}
+	for _, f := range res.Findings {
+		if f.Class == "rewrite" {
+			rewritten[f.Rule] = true
+			assert.Contains(t, f.Message, "when written")
+		}
+	}
+	require.NotEmpty(t, res.LostRestrictions())
+	for _, p := range res.LostRestrictions() {
+		assert.True(t, rewritten[p.Rule], "lost %s has a rewrite finding", res.Rules[p.Rule].Text)
+	}
+	plan := PlanMigration(Migration{From: MustRelease("0.32.1"), To: Latest, Mode: ModeYolo, Settings: c.Settings, Policies: c.Policies, Tools: c.Tools})
+	edits := map[string][]Edit{}
+	for _, rw := range plan {
+		if !rw.Held {
+			edits[rw.File] = append(edits[rw.File], rw.Edits...)
+		}
+	}
+	require.NotEmpty(t, edits)
+	apply := func(path string, data []byte) []byte {
+		if e := edits[path]; len(e) > 0 {
+			out, err := ApplyEdits(data, e)
+			require.NoError(t, err)
+			return out
+		}
+		return data
+	}
+	after := Config{Mode: ModeYolo, Tools: c.Tools}
+	for _, sf := range c.Settings {
+		nf, err := ParseSettings(sf.Path, apply(sf.Path, sf.Data), sf.Scope)
+		require.NoError(t, err)
+		after.Settings = append(after.Settings, nf)
+	}
+	for _, pf := range c.Policies {
+		after.Policies = append(after.Policies, ParsePolicy(pf.Path, apply(pf.Path, pf.Data), pf.Scope))
+	}
+	res2 := rules.Evaluate(AuditEvaluation(after, Latest, MustRelease("0.32.1")), rules.LostFirst)
+	assert.Zero(t, res2.Counts.LostRestrictions, "after the migration nothing is lost")
+	for _, tr := range res2.Tools {
+		if tr.Before.Outcome != rules.Ran {
+			assert.NotEqual(t, rules.Ran, tr.Now.Outcome, "%s restricted under 0.32.1 is restricted under 0.61.0", tr.Tool)
+		}
+	}
+}
