@@ -54,6 +54,9 @@ type Finding struct {
 	// Now and Then are the rejections of the name each provider receives now (Sent or Name)
 	// and of After (only providers that reject).
 	Now, Then []Rejection
+	// Release, Note and Fix are set for a name an agent release offers for a configured
+	// tool (agent.Declared): the release, what the name stands for, what helps.
+	Release, Note, Fix string
 }
 
 // Result is the check of a set of stores and declared names.
@@ -249,6 +252,20 @@ func (r *Result) Declared(kind string, names []string, ps []*provider.Provider) 
 		rej := Reject(ps, n, nil)
 		if len(rej) > 0 {
 			r.Findings = append(r.Findings, Finding{Kind: kind, Name: n, After: n, Action: naming.ActNone, Now: rej, Then: rej})
+		}
+	}
+}
+
+// Offered adds the findings of the names agent releases offer for their configured tools
+// (agent.Prepared.Declared): each name as the release offers it, Store the config naming the
+// tool, JSONPath "server/tool", After the same name (fix never renames a declared tool).
+func (r *Result) Offered(ds []agent.Declared, ps []*provider.Provider) {
+	for _, d := range ds {
+		r.Checked++
+		rej := Reject(ps, d.Name, nil)
+		if len(rej) > 0 {
+			r.Findings = append(r.Findings, Finding{Store: d.Source, Kind: "declared", JSONPath: d.Server + "/" + d.Tool, Name: d.Name, After: d.Name,
+				Action: naming.ActNone, Now: rej, Then: rej, Release: d.Release, Note: d.Note, Fix: d.Fix})
 		}
 	}
 }

@@ -100,6 +100,12 @@ type CheckFinding struct {
 	AfterFix []CheckRejection `json:"rejected_after_fix_by"`
 	// New: with --baseline, some provider rejection of this site is not in the baseline.
 	New bool `json:"new_since_baseline,omitempty"`
+	// Release, Note and Fix: a name an agent release offers for a configured tool
+	// (Kind "declared", Store the config, Path "server/tool"): the release, what the name
+	// stands for, what helps.
+	Release string `json:"release,omitempty"`
+	Note    string `json:"note,omitempty"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // CheckBaseline is --baseline's file, its fingerprint count and the findings new since.
@@ -189,7 +195,8 @@ func CheckReportOf(res *check.Result, ps []*provider.Provider, a *Summary) *Chec
 			name = (&store.Site{Name: f.Name, Units: f.Units}).DisplayName()
 		}
 		rep.Findings = append(rep.Findings, CheckFinding{Store: f.Store, Line: f.Loc.Line, Row: f.Loc.Row, Kind: f.Kind, Path: f.JSONPath,
-			Name: name, Sent: f.Sent, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then)})
+			Name: name, Sent: f.Sent, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then),
+			Release: f.Release, Note: f.Note, Fix: f.Fix})
 	}
 	return rep
 }

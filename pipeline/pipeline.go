@@ -209,6 +209,9 @@ type Pipeline struct {
 	Profile *rewrite.RunProfile
 	// MoveLegacy is Options.MoveLegacy: an apply pass (Run) moves the stores Relocations lists.
 	MoveLegacy bool
+	// Declared are the names the agents' releases offer for their configured tools
+	// (agent.Prepared.Declared), in store/all's order: check --provider checks them.
+	Declared []agent.Declared
 }
 
 // New resolves the roots (paths; none: the default roots of o.Agent, all.DefaultRoots), loads
@@ -272,7 +275,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	for _, set := range pr.set {
 		set(&pol)
 	}
-	p := &Pipeline{Roots: roots, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy,
+	p := &Pipeline{Roots: roots, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy, Declared: pr.declared,
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
 	if sopt.ProfileDoc != nil {
 		src := o.Profile

@@ -30,6 +30,7 @@ type prepared struct {
 	failed   bool
 	info     AgentInfo
 	skip     []string
+	declared []agent.Declared
 }
 
 // prepareAgents runs each agent's Prepare hook (store/all's order) over the stores found,
@@ -68,6 +69,7 @@ func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, 
 			res.info = append(res.info, AgentRows{ID: a.ID, Rows: p.Info})
 		}
 		res.skip = append(res.skip, p.Skip...)
+		res.declared = append(res.declared, p.Declared...)
 	}
 	return res, nil
 }

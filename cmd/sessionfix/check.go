@@ -115,7 +115,9 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	}); err != nil {
 		return jsonError(env, opts.Format, err)
 	}
-	if ix := p.Policy.Index; ix != nil {
+	// The names --agent's own releases offer for its configured tools replace the inventory's
+	// names in the default naming (they are what that agent sends).
+	if ix := p.Policy.Index; ix != nil && (opts.Common.Agent == "" || len(p.Declared) == 0) {
 		raws := ix.Raws()
 		reg := make([]string, 0, len(raws))
 		for _, r := range raws {
@@ -124,6 +126,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		res.Declared("declared", slices.Compact(slices.Sorted(slices.Values(reg))), ps)
 		res.Declared("declared-raw", raws, ps)
 	}
+	res.Offered(p.Declared, ps)
 	rep := pipeline.CheckReportOf(&res, ps, p.Summary)
 	if opts.Baseline != "" {
 		known, err := loadCheckBaseline(opts.Baseline, opts.Common.Inventory)
@@ -283,6 +286,9 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 		if f.Kind == "declared-raw" {
 			label += " (raw identity, as the server declares it)"
 		}
+		if f.Release != "" {
+			label += fmt.Sprintf(" (%s offers %s so: %s)", f.Release, f.Path, f.Note)
+		}
 		if f.Sent != "" {
 			label += fmt.Sprintf(" (sent as %s by %s %s%s)", f.Sent, releaseAgentName(res), res.Release, exceptHelp(res))
 		}
@@ -305,6 +311,8 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 		case f.Action == string(naming.ActRewrite):
 			fmt.Fprintf(w, "    after fix: %s is still rejected by %s\n", reports.Printable(f.After), pipeline.RejectedIDs(f.AfterFix))
 			writeRuleLines(w, f.AfterFix)
+		case f.Fix != "":
+			fmt.Fprintf(w, "    after fix: unchanged (fix never renames a declared tool; %s)\n", f.Fix)
 		case f.Kind == "declared" || f.Kind == "declared-raw":
 			fmt.Fprintln(w, "    after fix: unchanged (fix never renames a declared tool; rename it at its server)")
 		default:

@@ -20,7 +20,8 @@ import (
 // ("Alibaba DashScope (Qwen)", a product name in JSON output) and cites Qwen Code's tracker.
 // "gemini" is also the id of a provider of that table (Google's API, not the Gemini CLI agent):
 // provider/table.go declares it and store/qwen/sent.go names it (Qwen Code sends stored names
-// to that provider verbatim).
+// to that provider verbatim). provider/table.go cites an issue of Cline's tracker as the source
+// of a provider's error text.
 func agentWordAllowed(file, id string) bool {
 	for _, p := range []string{"store/" + id, "store/all", "mcpname", "permission", "naming"} {
 		if under(filepath.ToSlash(filepath.Dir(file)), p) {
@@ -32,15 +33,20 @@ func agentWordAllowed(file, id string) bool {
 		return file == "provider/table.go"
 	case "gemini":
 		return file == "provider/table.go" || file == "store/qwen/sent.go"
+	case "cline":
+		return file == "provider/table.go"
 	}
 	return false
 }
 
 // ordinary lists the English words that hold an agent's id without naming the agent
-// ("declined" holds "cline", "kilobytes" "kilo"), and file names another agent reads too (Kilo's
-// CLI, a fork, reads its upstream's opencode.json): ordinaryWords blanks them before the search.
+// ("declined" holds "cline", "kilobytes" "kilo"), file names another agent reads too (Kilo's
+// CLI, a fork, reads its upstream's opencode.json), and another product's identifier that holds
+// an agent's id (Cline's VS Code extension is saoudrizwan.claude-dev): ordinaryWords blanks them
+// before the search.
 var ordinary = map[string][]string{
 	"opencode": {"opencode.json"},
+	"claude":   {"saoudrizwan.claude-dev"},
 	"cline":    {"decline", "incline", "recline"},
 	"kilo":     {"kilobyte", "kilogram", "kilometer", "kilometre", "kilohertz"},
 }

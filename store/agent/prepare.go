@@ -96,6 +96,21 @@ type Prepared struct {
 	// Skip lists store paths left out of the plan (their inputs could not be read; a
 	// problem says why).
 	Skip []string
+	// Declared are the names a release of the agent offers for the tools its configs name
+	// (the live tool list, not history): check --provider checks each one.
+	Declared []Declared
+}
+
+// Declared is one name an agent release offers a model for a configured MCP tool.
+type Declared struct {
+	// Source is the config file that names the tool; Release the release or generation that
+	// offers Name ("Acme 2.x").
+	Source, Release string
+	// Server and Tool are the raw tool; Name the name offered.
+	Server, Tool, Name string
+	// Note says what Name stands for ("the live tool list of every request"); Fix what helps
+	// when a provider rejects it (fix never renames a declared tool).
+	Note, Fix string
 }
 
 // Info is one row of what an agent's stores were planned with: marshalled as JSON (the

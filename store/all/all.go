@@ -22,6 +22,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/cline"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/copilot"
 	"github.com/sessionfix/sessionfix/store/crush"
@@ -46,6 +47,7 @@ var Agents = []*agent.Agent{
 	crush.Agent,
 	goose.Agent,
 	copilot.Agent,
+	cline.Agent,
 }
 
 // infoFirst are the agents whose plan lines (agent.Prepared.Info) a plan's text prints before

@@ -12,6 +12,7 @@ import (
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/cline"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/copilot"
 	"github.com/sessionfix/sessionfix/store/gemini"
@@ -29,7 +30,8 @@ func TestNamersComeFromTheList(t *testing.T) {
 	assert.Equal(t, []mcpname.Class{gemini.ClassRenamed, gemini.ClassShared, gemini.ClassUnattributed, codex.ClassCodexRejected, codex.ClassCodexUnattributed, codex.ClassCodexOverLong,
 		claude.ClassClaudeRenamed, claude.ClassClaudeShared, claude.ClassClaudeMayShare, claude.ClassClaudeUnattributed, claude.ClassClaudeOverLong,
 		kilo.ClassKiloRenamed, kilo.ClassKiloOverLong, kilo.ClassKiloGone, kilo.ClassKiloShared,
-		copilot.ClassCopilotRenamed, copilot.ClassCopilotNoTool, copilot.ClassCopilotUnattributed, copilot.ClassCopilotShadowed}, ids)
+		copilot.ClassCopilotRenamed, copilot.ClassCopilotNoTool, copilot.ClassCopilotUnattributed, copilot.ClassCopilotShadowed,
+		cline.ClassCline2Renamed, cline.ClassCline2Rejected, cline.ClassCline2OldUID, cline.ClassCline3Renamed, cline.ClassCline3NoTool}, ids)
 	ci, ok := ClassOf(claude.ClassClaudeShared)
 	assert.True(t, ok)
 	assert.Contains(t, ci.Action, "--allow-shared")
@@ -40,7 +42,7 @@ func TestNamersComeFromTheList(t *testing.T) {
 	assert.True(t, TextSite(claude.ClaudeSiteDeferred))
 	assert.False(t, TextSite(store.SiteCall))
 
-	for _, a := range []store.AgentID{gemini.ID, qwen.ID, codex.ID, claude.ID, kilo.ID} {
+	for _, a := range []store.AgentID{gemini.ID, qwen.ID, codex.ID, claude.ID, kilo.ID, cline.ID} {
 		assert.NotNil(t, Lookup(a).Namer, "%s has its own naming rule", a)
 	}
 	assert.Nil(t, Lookup("opencode").Namer, "opencode follows naming.ProviderSafe")

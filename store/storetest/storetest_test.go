@@ -23,6 +23,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/claude"
+	"github.com/sessionfix/sessionfix/store/cline"
 	"github.com/sessionfix/sessionfix/store/codex"
 	"github.com/sessionfix/sessionfix/store/copilot"
 	"github.com/sessionfix/sessionfix/store/gemini"
@@ -55,6 +56,8 @@ const (
 	geminiJSON    = fx + "gemini-real/dot-gemini-after-resume/" + geminiHash
 	geminiJSONL   = fx + "gemini-real/dot-gemini-after-resume/tmp/lab/chats/session-2026-12-05T23-22-522ccb7f.jsonl"
 	copilotHist   = fx + "copilot-derived/dot-copilot/history-session-state/5b8e1c2a-6f0d-4c1e-9a57-3d2f4b6c8e10.json"
+	clineTask     = fx + "cline-real/dot-cline-data-after-3.0.65/tasks/1796512398525/api_conversation_history.json"
+	clineSession  = fx + "cline-real/dot-cline-data-after-3.0.65/sessions/1796512611515_x7e5r/1796512611515_x7e5r.messages.json"
 	sqliteTestdat = "../sqlite/testdata/"
 )
 
@@ -91,6 +94,11 @@ func namedCases() []profileCase {
 		// A history document holds no raw identity: each name is decided alone without the
 		// home's server keys, so the case renames every rejected name to its sanitized form.
 		{name: "copilot history-session-state document", kind: copilot.KindHistory, new: fileFixture(copilotHist, ".copilot/history-session-state/5b8e1c2a-6f0d-4c1e-9a57-3d2f4b6c8e10.json", copilotSanitizeRule, 3, 0)},
+		// Cline 2.18.0's native task, resumed once (every rejected uid+0mcp0+tool name gets its
+		// sanitized tool), and 3.0.65's session (its names are all provider-safe: the case
+		// renames the 3.x names of the foo_bar server, calls and results alike).
+		{name: "cline 2.x task (2.18.0, native tools)", kind: cline.KindTask, new: fileFixture(clineTask, ".cline/data/tasks/1796512398525/api_conversation_history.json", clineRule, 5, 0)},
+		{name: "cline 3.x session (3.0.65)", kind: cline.KindSession, new: fileFixture(clineSession, ".cline/data/sessions/1796512611515_x7e5r/1796512611515_x7e5r.messages.json", clineRule, 8, 0)},
 		{name: "opencode (real dump plus legacy rows)", kind: store.KindSQLite, profile: "opencode", new: dbFixture("opencode.db", []string{opencodeReal, sqliteTestdat + "opencode-legacy.sql"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_legacy00000000000000000001'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_legacy00000000000000000002'`, 11)},
@@ -362,6 +370,19 @@ func geminiRule(s store.Site) (string, bool) {
 		return "", false
 	}
 	return mcpname.GeminiName("x", s.Name), true
+}
+
+// clineRule renames a Cline 2.x name a provider rejects to the same uid + its tool sanitized
+// (the repair's shape; the real namer asks --inventory first: store/cline/namer.go) and a
+// Cline 3.x name of server foo_bar to a v2 name once (3.x names are all provider-safe).
+func clineRule(s store.Site) (string, bool) {
+	if uid, tool, ok := mcpname.Cline2Split(s.Name); ok && s.Units == nil && !mcpname.IsClineSafe(s.Name) {
+		return uid + mcpname.Cline2Marker + cline.Cline2Repair(tool, nil), true
+	}
+	if strings.HasPrefix(s.Name, "foo_bar__") && !strings.HasSuffix(s.Name, "_v2") {
+		return s.Name + "_v2", true
+	}
+	return "", false
 }
 
 // qwenRule is Qwen Code's rule: normalizeMcp of each stored name (naming.md §2).
