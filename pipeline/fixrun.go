@@ -227,7 +227,7 @@ func (t *FixTally) Add(r *rewrite.StoreResult) {
 		t.Skipped = append(t.Skipped, *skipped)
 	case fs.Outcome != nil:
 		t.Stores++
-		if r.Plan.Snap.Ref.Kind == store.KindSQLite {
+		if r.Plan.Snap.Ref.Kind.Database() {
 			t.DBs++
 		}
 		t.Names += fs.Outcome.Names

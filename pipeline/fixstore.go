@@ -28,7 +28,7 @@ func FixStoreOf(r *rewrite.StoreResult, showPlan, verbose bool) (fs FixStore, sk
 	if oc == nil {
 		return fs, nil
 	}
-	db := r.Plan.Snap.Ref.Kind == store.KindSQLite
+	db := r.Plan.Snap.Ref.Kind.Database()
 	switch {
 	case oc.Committed():
 		// Rewritten and recorded; an error after the replace (a late writer carried over, a

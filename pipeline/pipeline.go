@@ -275,7 +275,13 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	for _, set := range pr.set {
 		set(&pol)
 	}
-	p := &Pipeline{Roots: roots, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy, Declared: pr.declared,
+	// A reference root (postgres://…) may hold a password: only discovery sees it; what the
+	// run records and prints is the redacted form.
+	shown := make([]string, len(roots))
+	for i, r := range roots {
+		shown[i] = store.Redact(r)
+	}
+	p := &Pipeline{Roots: shown, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy, Declared: pr.declared,
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
 	if sopt.ProfileDoc != nil {
 		src := o.Profile
@@ -379,6 +385,9 @@ func ErrReason(err error) string { return store.ErrReason(err) }
 
 // underRoot reports whether path is root or lies under it.
 func underRoot(path, root string) bool {
+	if store.IsReference(path) || store.IsReference(root) {
+		return store.Redact(path) == store.Redact(root)
+	}
 	a, err1 := filepath.Abs(path)
 	b, err2 := filepath.Abs(root)
 	if err1 != nil || err2 != nil {

@@ -155,7 +155,7 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	t.Rewrite += row.Rewrite
 	if row.Rewrite > 0 && !rewrote {
 		t.RewriteStores++
-		if ref.Kind == store.KindSQLite {
+		if ref.Kind.Database() {
 			a.RewriteDBs++
 		}
 	}

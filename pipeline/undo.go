@@ -91,7 +91,7 @@ func (t *UndoTally) Add(o rewrite.UndoOutcome) (status string, late bool) {
 		return UndoAlready, false
 	case o.Err == nil || errors.As(o.Err, &ce):
 		t.Restored++
-		if o.Ref.Kind == store.KindSQLite {
+		if o.Ref.Kind.Database() {
 			t.RestoredDBs++
 		}
 		if o.Err == nil {
@@ -210,7 +210,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 	for _, f := range m.Files {
 		if !f.Restored {
 			todo++
-			if f.Ref.Kind == store.KindSQLite {
+			if f.Ref.Kind.Database() {
 				todoDBs++
 			}
 		}

@@ -382,6 +382,7 @@ func applyEdits(ctx context.Context, ref store.Ref, ren []Rename, names, seq int
 	entry := &FileEntry{Renames: ren}
 	bk := filepath.Join(dir, backupsDir, fmt.Sprintf("%04d-%s", seq, sanitizeBase(filepath.Base(ref.Path))))
 	aopt := store.ApplyOptions{
+		RunID:      filepath.Base(dir),
 		BackupPath: bk,
 		SitesPath:  bk + ".sites",
 		BeforeCommit: func(ch *store.Change) error {
@@ -641,6 +642,10 @@ func (j *journal) close() {
 func absPaths(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
+		if store.IsReference(p) {
+			out[i] = store.Redact(p) // a database's reference: a name, not a file
+			continue
+		}
 		if a, err := filepath.Abs(p); err == nil {
 			p = a
 		}

@@ -28,6 +28,7 @@ func spoolEdits() [][]store.Edit {
 	c.Loc.RowID = -3
 	c.Units = []uint16{0xd800, 'x'}
 	c.Key, c.Scope = true, "tools.byName"
+	b.Loc.RowVersion, b.Loc.RowSum = 4711, -1<<62 // a database row's state when read
 	d := store.Site{Loc: store.Loc{Line: 4, Offset: 3}, Kind: "namespace", Path: "payload.namespace", Raw: []byte{}, Units: []uint16{}}
 	e := site("", 0, "x")
 	e.Raw, e.ReadOnly = nil, true

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -204,6 +205,22 @@ func CheckRun(dir string, m *Manifest) error {
 			continue
 		}
 		p := f.Ref.Path
+		if f.Ref.Kind == store.KindPostgres || store.IsReference(p) {
+			// A database store (store.go, "Database-backed stores"): a reference among the
+			// run's roots, holding no password; its backup rows are in the database, which
+			// checks each row itself when restoring.
+			switch {
+			case f.Ref.Kind != store.KindPostgres || !store.IsReference(p):
+				return fail(i, f, "a %s store named %q: a database store is named by a postgres:// reference, and only a database store is", f.Ref.Kind, p)
+			case store.Redact(p) != p:
+				return fail(i, f, "the reference holds a password (a run never records one)")
+			case !slices.Contains(m.Roots, p):
+				return fail(i, f, "the reference is not one of the run's roots (%s)", strings.Join(m.Roots, ", "))
+			case f.SiteFile != nil || f.Before.Size != 0 || f.After.Size != 0:
+				return fail(i, f, "a database store's change records no file")
+			}
+			continue
+		}
 		if !filepath.IsAbs(p) || filepath.Clean(p) != p || hasDotDot(p) {
 			return fail(i, f, "the store path is not absolute and clean")
 		}

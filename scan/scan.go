@@ -207,6 +207,32 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
+		if store.IsReference(given) {
+			// A database named by a reference (postgres://…): no file to walk. Its Ref and
+			// every reason hold the reference without its password.
+			red := store.Redact(given)
+			f.Roots = append(f.Roots, Root{Path: red, Abs: red})
+			ri := &f.Roots[len(f.Roots)-1]
+			d := all.DetectReference(ctx, given, opt.Backend)
+			switch {
+			case d.Store != nil:
+				if d.Warning != "" {
+					f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevWarning, Reason: d.Warning})
+				}
+				if !seen[red] {
+					seen[red] = true
+					f.Targets = append(f.Targets, Target{Store: d.Store})
+				}
+			case d.Unreadable != "":
+				ri.Err = errors.New(d.Unreadable)
+				f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevError, Reason: d.Unreadable})
+			case d.Warning != "":
+				f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevWarning, Reason: d.Warning})
+			default:
+				f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevError, Reason: d.NotStore})
+			}
+			continue
+		}
 		root := given
 		if a, err := filepath.Abs(root); err == nil {
 			root = a

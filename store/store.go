@@ -3,6 +3,35 @@
 // the contract every backend implements. The storage engines (store/jsonl, store/sqlite) know no
 // agent; each agent's room (store/<agent>, its settings parser included) is listed explicitly
 // in store/all; there is no self-registration.
+//
+// # Database-backed stores
+//
+// A store need not be a file. A database server's store (store/postgres: a PostgreSQL
+// database named by a DSN) plugs into the same contract, and what the file engines get from
+// the file system it must bring itself:
+//
+//   - A reference, not a path: Ref.Path is a URL ("postgres://user@host:5432/db"; IsReference)
+//     that never holds a secret: Redact drops a password from the userinfo and a password=
+//     parameter, and the engine keeps the secret it was given (or reads PGPASSWORD/.pgpass)
+//     for itself. Whatever prints a Ref, records a root or a command line, or wraps an error
+//     holds the redacted form; discovery, run manifests and undo treat a reference as a name,
+//     never as a file (no absolute form, no symlink or owner checks; CheckRun checks that the
+//     recorded reference is one of the run's roots and holds no password).
+//   - Change records that are rows: a Site's Loc names its row (Loc.Row, the label "table
+//     key=value" the engine can parse back) and what the row was when planned
+//     (Loc.RowVersion: the server's row version, PostgreSQL xmin, a quick first check;
+//     Loc.RowSum: a checksum of the value's text, which decides), so a writer finds a row
+//     changed since the plan holding nothing per row. Rows are written in batches, each its own
+//     transaction: a Change covers every batch of one store, ApplyOptions.BeforeCommit is called
+//     once before the first commit (the run's journal then names the store), and a kill between
+//     batches leaves whole batches only.
+//   - Backups in the database: the old value of each row goes into a backup table in the
+//     same transaction as the new value (store/postgres: sessionfix_backup, keyed by
+//     ApplyOptions.RunID), not into a file under BackupPath; Change.Backup names that table and
+//     Change.Verify holds what undo needs to find the run's rows. Restore puts back the old value
+//     of each row that still holds what the run wrote and names every other row it refused.
+//   - Before and After (FileState) are zero: a database has no file state; an in-use check is
+//     the server's (row locks: a locked row is skipped and reported as in use, exit 4).
 package store
 
 import (
@@ -10,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -23,6 +53,56 @@ type Kind string
 // kinds of line and document files are declared by the agent rooms with their profiles
 // ("<agent>-<format>").
 const KindSQLite Kind = "sqlite"
+
+// KindPostgres is every PostgreSQL database, named by a reference (a postgres:// URL); its
+// profile, found from the schema, says whose. See "Database-backed stores".
+const KindPostgres Kind = "postgres"
+
+// Database reports whether stores of kind k are databases (SQLite, PostgreSQL): reports
+// count them apart from files ("1 database").
+func (k Kind) Database() bool { return k == KindSQLite || k == KindPostgres }
+
+// IsReference reports whether path names a store by reference (a database URL:
+// "postgres://…", "postgresql://…") rather than a file.
+func IsReference(path string) bool {
+	scheme, _, ok := strings.Cut(path, "://")
+	return ok && (scheme == "postgres" || scheme == "postgresql")
+}
+
+// Redact returns ref without its secret: the password of a URL's userinfo and the value of
+// a password= query parameter (case-insensitive) are dropped; anything that is not a
+// reference (IsReference) is returned as it is. What a Ref, a manifest, a report or an error
+// holds of a reference is its redacted form.
+func Redact(ref string) string {
+	if !IsReference(ref) {
+		return ref
+	}
+	u, err := url.Parse(ref)
+	if err != nil {
+		// Not parseable: keep the scheme, host part without userinfo, and nothing else.
+		scheme, rest, _ := strings.Cut(ref, "://")
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			rest = rest[at+1:]
+		}
+		if i := strings.IndexAny(rest, "?#"); i >= 0 {
+			rest = rest[:i]
+		}
+		return scheme + "://" + rest
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
+				q.Del(k)
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
 
 // AgentID names an agent (the program that writes a store) and with it the naming scheme and
 // rule semantics its names follow. Each agent package under store/ declares its own ID
@@ -67,6 +147,13 @@ type Loc struct {
 	// RowID is the SQLite rowid of the row (table stores; 0 for a table without rowids): a
 	// rewrite finds the row again by it, so a scan holds nothing per row.
 	RowID int64 `json:"rowid,omitempty"`
+	// RowVersion and RowSum are what a database row was when it was read (store/postgres: its
+	// xmin, and the XXH3-64 checksum of its value's text with the top bit cleared): a writer
+	// finds a row changed since the plan by them without holding anything per row. RowVersion
+	// is only a quick first check (a row rewritten with the same text gets a new one); RowSum
+	// decides. Zero for files and SQLite.
+	RowVersion int64 `json:"row_version,omitempty"`
+	RowSum     int64 `json:"row_sum,omitempty"`
 }
 
 func (l Loc) String() string {
@@ -283,6 +370,9 @@ type ApplyOptions struct {
 	// sites when they are too many to record inline (Change.SiteFile); a file it creates
 	// there and does not name in the Change is removed.
 	SitesPath string
+	// RunID is the run the change belongs to: a database store keys the backup rows it writes
+	// inside the database by it (with BackupPath's base name, unique within the run).
+	RunID string
 }
 
 // Change describes one applied rewrite, as recorded in a run manifest.

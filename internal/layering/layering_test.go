@@ -51,7 +51,7 @@ func imports(t *testing.T) map[string][]string {
 func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
 
 // engines are the storage engines: generic, they know no agent.
-var engines = []string{"store/jsonl", "store/sqlite"}
+var engines = []string{"store/jsonl", "store/sqlite", "store/postgres"}
 
 // rooms returns the agent rooms: the packages under store/ that import store/agent (the
 // contract), except store/all (the list).
@@ -91,7 +91,10 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 					// not import internal/) and its own subpackages: that also keeps out agent
 					// knowledge that is not a room (store/qwen/settings, mcpname's naming
 					// schemes, permission).
-					assert.True(t, target == "store" || target == "jsonpos" || under(target, "internal") || under(target, e),
+					// The PostgreSQL engine reads the SQLite engine's profile format (plain data)
+					// and its per-value site finder: an engine, never a room.
+					shared := e == "store/postgres" && target == "store/sqlite"
+					assert.True(t, target == "store" || target == "jsonpos" || under(target, "internal") || under(target, e) || shared,
 						"engine %s must not import %s (only store, jsonpos, internal/ and itself)", pkg, target)
 					assert.False(t, target == "store/agent" || target == "store/all", "engine %s must not import %s", pkg, target)
 					for _, r := range rs {
@@ -234,6 +237,9 @@ func TestDependenciesPointInward(t *testing.T) {
 			if !strings.HasPrefix(imp, module) {
 				if imp == "github.com/mattn/go-sqlite3" {
 					assert.True(t, under(pkg, "store/sqlite"), "%s imports the SQLite driver; only store/sqlite may", pkg)
+				}
+				if strings.HasPrefix(imp, "github.com/jackc/pgx/") {
+					assert.True(t, under(pkg, "store/postgres"), "%s imports the PostgreSQL driver (%s); only store/postgres may", pkg, imp)
 				}
 				continue
 			}

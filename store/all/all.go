@@ -31,6 +31,8 @@ import (
 	"github.com/sessionfix/sessionfix/store/jsonl"
 	"github.com/sessionfix/sessionfix/store/kilo"
 	"github.com/sessionfix/sessionfix/store/opencode"
+	"github.com/sessionfix/sessionfix/store/openwebui"
+	"github.com/sessionfix/sessionfix/store/postgres"
 	"github.com/sessionfix/sessionfix/store/qwen"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
@@ -46,6 +48,7 @@ var Agents = []*agent.Agent{
 	opencode.Agent,
 	crush.Agent,
 	goose.Agent,
+	openwebui.Agent,
 	copilot.Agent,
 	cline.Agent,
 }
@@ -247,6 +250,9 @@ type Detection struct {
 type Options struct {
 	Agent  store.AgentID
 	SQLite sqlite.Options
+	// Postgres tunes the PostgreSQL stores (a postgres:// reference as PATH); its profiles
+	// are the SQLite ones (SQLite.Profile and every agent's table profiles) when it has none.
+	Postgres postgres.Options
 	// ProfileDoc is the --profile file as read (nil without): what a fix run records for undo.
 	ProfileDoc []byte
 	// Pin is the file discovery found at the path being detected (its device and inode;
@@ -276,6 +282,44 @@ func (o Options) sqlite() sqlite.Options {
 	so := SQLiteOptions(o.SQLite)
 	so.Pin = o.Pin
 	return so
+}
+
+// postgres is o.Postgres with the table profiles (--profile first, then every agent's) and the
+// lock wait of --busy-timeout when it sets none.
+func (o Options) postgres() postgres.Options {
+	p := o.Postgres
+	sq := o.sqlite()
+	if p.Profile == nil {
+		p.Profile = sq.Profile
+	}
+	if p.Profiles == nil {
+		p.Profiles = sq.Profiles
+	}
+	if p.LockTimeout == 0 && sq.BusyTimeout != 0 {
+		p.LockTimeout = sq.BusyTimeout
+	}
+	return p
+}
+
+// DetectReference opens a store named by a reference (store.IsReference: a postgres:// URL),
+// connecting to read its schema: the Detection of the database (Store set, or why not). The
+// secret a reference may hold stays in the Store; every reason is of the redacted reference.
+func DetectReference(ctx context.Context, ref string, opt Options) Detection {
+	if !strings.HasPrefix(ref, "postgres://") && !strings.HasPrefix(ref, "postgresql://") {
+		return Detection{Unreadable: "not a reference sessionfix can open (postgres://…)"}
+	}
+	st, err := postgres.Detect(ctx, ref, opt.postgres())
+	var np *postgres.NoProfileError
+	switch {
+	case errors.As(err, &np):
+		return Detection{NotStore: np.Reason()}
+	case err != nil:
+		return Detection{Unreadable: "PostgreSQL database that cannot be read: " + err.Error()}
+	case opt.Agent != "" && st.Profile().Agent != opt.Agent:
+		why := fmt.Sprintf("PostgreSQL store of %s (profile %s), not of %s", st.Profile().Agent, st.Profile().Name, opt.Agent)
+		return Detection{NotStore: why, Warning: why + ": not read with --agent " + string(opt.Agent)}
+	}
+	return Detection{Store: st}
 }
 
 // SQLiteOptions returns o with every agent's profiles as o.Profiles when it has none.
@@ -425,6 +469,12 @@ func Open(ref store.Ref) (store.Store, error) { return OpenWith(ref, Options{}) 
 
 // OpenWith is Open with backend options.
 func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
+	if ref.Kind == store.KindPostgres {
+		if !store.IsReference(ref.Path) {
+			return nil, fmt.Errorf("open %s: a %s store is named by a postgres:// reference", ref.Path, ref.Kind)
+		}
+		return postgres.Open(ref.Path, opt.postgres()), nil
+	}
 	if ref.Kind == store.KindSQLite {
 		return sqlite.Open(ref.Path, opt.sqlite()), nil
 	}
@@ -443,6 +493,12 @@ func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
 // file is detected as a store of the agent whose profile has ref.Kind (--agent codex reads any
 // *.jsonl as a rollout).
 func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error) {
+	if store.IsReference(ref.Path) || ref.Kind == store.KindPostgres {
+		// A database names no file: the store restores from its own backup table, and
+		// checks each row itself (the password from PGPASSWORD or ~/.pgpass: a run records
+		// none).
+		return OpenWith(ref, opt)
+	}
 	head, err := ReadHead(ref.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

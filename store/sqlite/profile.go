@@ -75,6 +75,19 @@ type TableSpec struct {
 	Optional bool `json:"optional,omitempty"`
 	// Sites are the name sites inside the JSON column.
 	Sites []SiteSpec `json:"sites"`
+	// Parent, when set, says each row belongs to a row of an earlier table spec (Open WebUI's
+	// chat_message rows to their chat: {"table": "chat", "column": "chat_id"}): an engine that
+	// writes in several transactions (store/postgres) reads and writes them in the batch of
+	// their parent row, so both places of one chat change in one transaction. The SQLite engine
+	// writes a store in one transaction and needs nothing more.
+	Parent *ParentSpec `json:"parent,omitempty"`
+}
+
+// ParentSpec names the parent of a table spec's rows: the earlier spec's Table and this table's
+// Column that holds the parent's key.
+type ParentSpec struct {
+	Table  string `json:"table"`
+	Column string `json:"column"`
 }
 
 // ColumnCond is a condition on a plain column, evaluated by SQLite: the value is one of In, or
@@ -252,6 +265,15 @@ func compileProfile(p *Profile) (*compiled, error) {
 		}
 		if len(ts.Sites) == 0 {
 			return nil, bad("table %s: no sites", ts.Table)
+		}
+		if pa := ts.Parent; pa != nil {
+			ok := false
+			for _, e := range p.Tables[:i] {
+				ok = ok || (strings.EqualFold(e.Table, pa.Table) && e.Parent == nil)
+			}
+			if !ok || pa.Column == "" {
+				return nil, bad("table %s: parent needs a column and the table of an earlier spec without a parent", ts.Table)
+			}
 		}
 		ct := &compiledTable{spec: ts}
 		var pats []string
