@@ -14,6 +14,11 @@
 //
 //	SQLite scan         vs  the sqlite3 shell reading the same columns   (see sqlite.go)
 //	SQLite fix --apply  vs  the sqlite3 shell's single-transaction UPDATE (see sqlite.go)
+//	PostgreSQL scan        vs  psql SELECT of the same column      (see postgres.go)
+//	PostgreSQL fix --apply vs  psql's UPDATE of the same rows      target ≤ 3×, RSS < 128 MiB
+//
+// (-postgres 100000,1000000: chats of the web chat store; the server is $SESSIONFIX_TEST_PG with
+// PGPASSWORD, else a private cluster started and stopped with scripts/pgcluster)
 //
 // Each measurement runs the floor and sessionfix in turn (floor, sessionfix, floor, …, after a
 // warm-up of the page cache); the ratio is the median of the per-pair ratios, the times are the
@@ -22,7 +27,7 @@
 // untimed: sessionfix rewrites DST, the floor copies it (jsonl.go says why both need the copy).
 //
 // Usage: sessionfix-bench [-bin bin/sessionfix] [-dir DIR] [-jsonl 256,1024,4096] [-sqlite
-// 100000,1000000] [-large] [-runs 3]; sessionfix-bench -generate DIR -size-mib N and
+// 100000,1000000] [-postgres 100000,1000000] [-large] [-runs 3]; sessionfix-bench -generate DIR -size-mib N and
 // -generate-sqlite DB -parts N only build a corpus (the engine's first in the list, or the one
 // -corpus NAME names). With -dir (BENCH_DIR) the generated SQLite databases are kept there and
 // reused by the next run (the JSONL corpora are not). BENCH_DIR and BENCH_LARGE=1 are read by
@@ -58,6 +63,7 @@ func main() {
 	fixtures := flag.String("fixtures", "fixtures", "the repository's fixtures directory")
 	jsonlSizes := flag.String("jsonl", "256,1024,4096", "JSONL corpus sizes in MiB (comma-separated; empty: none)")
 	sqliteSizes := flag.String("sqlite", "100000,1000000", "SQLite database sizes in parts (comma-separated; empty: none); -large adds 10000000")
+	pgSizes := flag.String("postgres", "100000,1000000", "PostgreSQL database sizes in chats (comma-separated; empty: none); the server: $SESSIONFIX_TEST_PG, else a private cluster (scripts/pgcluster)")
 	large := flag.Bool("large", os.Getenv("BENCH_LARGE") == "1", "also the opt-in large cases (BENCH_LARGE=1)")
 	runs := flag.Int("runs", 3, "floor/sessionfix pairs per measurement")
 	keep := flag.Bool("keep", false, "keep the work directory")
@@ -150,6 +156,25 @@ func main() {
 				fmt.Fprintf(os.Stderr, "sessionfix-bench: %s %d parts: %v\n", c.Store, parts, err)
 				fail = true
 			}
+		}
+	}
+	if pg, err := parseSizes(*pgSizes); err != nil {
+		fatal(fmt.Errorf("-postgres: %w", err))
+	} else if len(pg) > 0 && *corpus == "" {
+		srv, err := startPG(cfg)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sessionfix-bench: the PostgreSQL rows are not run: %v\n", err)
+			fail = true
+		} else {
+			for _, n := range pg {
+				r, err := postgresRows(cfg, srv, n)
+				rows = append(rows, r...)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "sessionfix-bench: postgres %d chats: %v\n", n, err)
+					fail = true
+				}
+			}
+			srv.stop()
 		}
 	}
 	fmt.Printf("\nsessionfix-bench: %d cores (GOMAXPROCS %d), %s/%s, %d pairs per measurement (fewer where the row says); "+

@@ -90,17 +90,18 @@ func (l *skipList) String() string {
 
 // applier is one ApplyBatches.
 type applier struct {
-	s       *Store
-	db      *sqlx.DB
-	reads   []*tableRead
-	aopt    store.ApplyOptions
-	ch      *store.Change
-	info    verifyInfo
-	started bool // BeforeCommit was called
-	locked  skipList
-	changed skipList
-	deleted skipList
-	held    skipList // not written: a row of their group a row of their group that could not be
+	s        *Store
+	db       *sqlx.DB
+	reads    []*tableRead
+	aopt     store.ApplyOptions
+	ch       *store.Change
+	info     verifyInfo
+	started  bool // BeforeCommit was called
+	locked   skipList
+	changed  skipList
+	deleted  skipList
+	held     skipList // not written: a row of their group
+	tokenErr error    // a name token not where the plan saw it (store.ErrTokenMismatch) a row of their group that could not be
 }
 
 // Apply is ApplyBatches with every edit in one call (still written in transactions of at most
@@ -197,10 +198,26 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			r.edits = append(r.edits, e)
 			r.readOnly = r.readOnly || e.Site.ReadOnly || tr.readOnly
 		}
-		// A batch handed in is a batch of the scan (whole parent rows with their children):
-		// its own transaction.
-		if err := flush(); err != nil {
-			return a.result(ctx, err)
+		// A batch handed in is a batch of the scan (whole parent rows with their children): its
+		// own transaction, but for its last group (a parent row and its children), which the
+		// next batch may go on with (a caller that cuts a row's edits in two).
+		cut := len(pending)
+		for cut > 0 && pending[cut-1].tr.parent >= 0 {
+			cut--
+		}
+		if cut > 0 {
+			cut--
+		}
+		if cut > 0 {
+			rest := pending[cut:]
+			pending = pending[:cut]
+			if err := flush(); err != nil {
+				return a.result(ctx, err)
+			}
+			pending = rest
+			for _, r := range rest {
+				index[fmt.Sprint(r.tr.idx)+"\x00"+r.label] = r
+			}
 		}
 	}
 	if err := flush(); err != nil {
@@ -325,6 +342,9 @@ func (a *applier) write(ctx context.Context, rows []*rowEdits) (err error) {
 				nv, err := splice.Bytes(cur.val, r.edits)
 				if err != nil {
 					c.reason = &a.changed
+					if errors.Is(err, store.ErrTokenMismatch) {
+						a.tokenErr = err
+					}
 				} else {
 					c.old, c.nv = cur.val, nv
 				}
@@ -467,7 +487,7 @@ func (a *applier) result(ctx context.Context, failed error) (*store.Change, erro
 		case failed != nil:
 			return nil, failed
 		case len(why) > 0:
-			return nil, &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; ")}
+			return nil, &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; "), Err: a.tokenErr}
 		}
 		return nil, fmt.Errorf("%s: no row to rewrite", a.s.ref)
 	}
@@ -484,7 +504,7 @@ func (a *applier) result(ctx context.Context, failed error) (*store.Change, erro
 	case failed != nil:
 		return ch, &fileio.CommittedError{Err: failed}
 	case len(why) > 0:
-		return ch, &fileio.CommittedError{Err: &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; ")}}
+		return ch, &fileio.CommittedError{Err: &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; "), Err: a.tokenErr}}
 	}
 	return ch, nil
 }

@@ -110,6 +110,10 @@ func namedCases() []profileCase {
 		{name: "kilo by file name", kind: store.KindSQLite, profile: "kilo-file", new: dbFixture("kilo.db", []string{kilo777, "sql:DROP TABLE kilo_board_message; DROP TABLE kilo_board;"},
 			`UPDATE part SET data = replace(data, '"status":"completed"', '"status":"archived"') WHERE id = 'prt_2488ccbfe001ci7wofvy1ONqjf'`,
 			`UPDATE part SET data = ' ' || data WHERE id = 'prt_2488ccbfe001ci7wofvy1ONqjf'`, 1)},
+		// Open WebUI's webui.db (its SQLAlchemy tables and rows): chat.chat and chat_message.output.
+		{name: "openwebui webui.db", kind: store.KindSQLite, profile: "openwebui", new: dbFixture("webui.db", []string{fx + "openwebui-schema/dump_sqlite.sql"},
+			`UPDATE chat SET chat = replace(chat, '"status": "completed"', '"status": "done"')`,
+			`UPDATE chat SET chat = ' ' || chat`, 12)},
 		{name: "crush", kind: store.KindSQLite, profile: "crush", new: dbFixture("crush.db", []string{sqliteTestdat + "crush.sql"},
 			`UPDATE messages SET parts = replace(parts, '"finished":true', '"finished":false') WHERE id = 'm-0002'`,
 			`UPDATE messages SET parts = ' ' || parts WHERE id = 'm-0003'`, 6)},

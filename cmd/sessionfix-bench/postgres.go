@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// PostgreSQL targets (issue 28 item 5): fix --apply at most 3× psql's own UPDATE of the same
+// rows, memory flat (the RSS target of the SQLite rows).
+const (
+	pgScanTarget  = 3.0
+	pgApplyTarget = 3.0
+	pgRSSTarget   = 128 << 20
+)
+
+// pgServer is the server the PostgreSQL rows run on: $SESSIONFIX_TEST_PG (with PGPASSWORD), else
+// a private cluster of scripts/pgcluster in the work directory (stopped by stop).
+type pgServer struct {
+	admin string // URL of the postgres database, without password
+	env   []string
+	stop  func()
+}
+
+func startPG(cfg config) (*pgServer, error) {
+	if u := os.Getenv("SESSIONFIX_TEST_PG"); u != "" {
+		return &pgServer{admin: u, env: os.Environ(), stop: func() {}}, nil
+	}
+	script := filepath.Join(filepath.Dir(cfg.Fixtures), "scripts", "pgcluster")
+	dir := filepath.Join(cfg.Dir, "pgcluster")
+	out, err := exec.Command(script, "start", dir).Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s start: %w (set SESSIONFIX_TEST_PG to a server instead)", script, err)
+	}
+	s := &pgServer{env: os.Environ(), stop: func() { _ = exec.Command(script, "stop", dir).Run() }}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "SESSIONFIX_TEST_PG":
+			s.admin = v
+		case "PGPASSWORD":
+			s.env = append(s.env, "PGPASSWORD="+v)
+		}
+	}
+	if s.admin == "" {
+		s.stop()
+		return nil, fmt.Errorf("%s start printed no URL", script)
+	}
+	return s, nil
+}
+
+// db is the URL of database name on the server.
+func (s *pgServer) db(name string) string {
+	u, _ := url.Parse(s.admin)
+	u.Path = "/" + name
+	return u.String()
+}
+
+// psql runs sql (psql -c, or a file with -f when sql starts with "@") on database name.
+func (s *pgServer) psql(name, sql string) (string, error) {
+	args := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", s.db(name)}
+	if f, ok := strings.CutPrefix(sql, "@"); ok {
+		args = append(args, "-f", f)
+	} else {
+		args = append(args, "-c", sql)
+	}
+	cmd := exec.Command("psql", args...)
+	cmd.Env = s.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("psql %s: %w: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// The bench's rows: chats as the web chat store of the agent list writes them (its chat and
+// chat_message tables, as pg_dump -s shows them in the repository's fixtures), each chat.chat with
+// one call of lit_literature.search_pubmed in its history and its messages list (two name sites).
+const (
+	pgOldName = `"name": "lit_literature.search_pubmed"`
+	pgNewName = `"name": "lit_literature_search_pubmed_138667s"`
+)
+
+const pgSchema = `CREATE TABLE chat (id character varying PRIMARY KEY, user_id character varying, title text, chat json,
+ created_at bigint, updated_at bigint, share_id text UNIQUE, archived boolean, pinned boolean, meta json DEFAULT '{}'::json,
+ variables json, folder_id text, tasks json, summary text, current_message_id text, last_read_at bigint, timer_at bigint);
+CREATE TABLE chat_message (id text PRIMARY KEY, chat_id text NOT NULL REFERENCES chat(id) ON DELETE CASCADE, user_id text,
+ role text NOT NULL, parent_id text, content json, output json, model_id text, files json, sources json, embeds json, meta json,
+ done boolean, status_history json, error json, usage json, context_summary text, created_at bigint, updated_at bigint);
+CREATE INDEX ix_chat_message_chat_id ON chat_message (chat_id);`
+
+func pgGenerateSQL(rows int64) string {
+	return fmt.Sprintf(`INSERT INTO chat (id, user_id, title, chat, created_at, updated_at, archived, pinned, meta)
+SELECT 'c' || lpad(g::text, 8, '0'), 'u-' || (g %% 97), 'chat ' || g,
+ ('{"id": "", "title": "chat ' || g || '", "models": ["gpt-4.1"], "params": {}, "history": {"messages": {"m-' || g || '": {"id": "m-' || g || '", "parentId": null, "childrenIds": [], "role": "assistant", "content": "Found 2 papers.", "model": "gpt-4.1", "done": true, "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_' || g || '", `+pgOldName+`, "arguments": "{\"query\": \"CRISPR off-target\", \"max\": 3}", "status": "completed"}, {"type": "function_call_output", "id": "fco_1", "call_id": "call_' || g || '", "output": [{"type": "input_text", "text": "PMID:1,PMID:2"}], "status": "completed"}]}}, "currentId": "m-' || g || '"}, "messages": [{"id": "m-' || g || '", "role": "assistant", "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_' || g || '", `+pgOldName+`, "arguments": "{}", "status": "completed"}]}]}')::json,
+ 1764975600 + g, 1764975600 + g, false, false, '{}'
+FROM generate_series(1, %d) g`, rows)
+}
+
+// postgresRows builds a database of rows chats once (the template) and measures,
+// each run on a fresh copy of it (CREATE DATABASE … TEMPLATE, untimed):
+//
+//	scan         vs  psql SELECT sum(length(chat::text)) FROM chat (the text sessionfix reads)
+//	fix --apply  vs  psql UPDATE chat SET chat = replace(chat::text, old, new)::json: psql's own
+//	                 UPDATE of the same rows to the same text, one transaction (checked equal,
+//	                 untimed, after the first pair)
+//
+// fix --apply does more than the floor: the old text of each row into sessionfix_backup, a
+// transaction per 500 rows, the verify pass after the last commit.
+func postgresRows(cfg config, srv *pgServer, rows int64) ([]Row, error) {
+	tmpl := fmt.Sprintf("sfbench_%d", rows)
+	size := strings.Replace(partsLabel(rows), "parts", "chats", 1)
+	store := "postgres (chat json)"
+	fmt.Fprintf(os.Stderr, "postgres %d chats: generating the template database\n", rows)
+	if _, err := srv.psql("postgres", "DROP DATABASE IF EXISTS "+tmpl+" WITH (FORCE)"); err != nil {
+		return nil, err
+	}
+	if _, err := srv.psql("postgres", "CREATE DATABASE "+tmpl); err != nil {
+		return nil, err
+	}
+	defer srv.psql("postgres", "DROP DATABASE IF EXISTS "+tmpl+" WITH (FORCE)")
+	if _, err := srv.psql(tmpl, pgSchema); err != nil {
+		return nil, err
+	}
+	if _, err := srv.psql(tmpl, pgGenerateSQL(rows)); err != nil {
+		return nil, err
+	}
+	if _, err := srv.psql(tmpl, "VACUUM ANALYZE chat"); err != nil {
+		return nil, err
+	}
+	work := func(i int, floor bool) string { return fmt.Sprintf("%s_w%d_%v", tmpl, i, floor) }
+	fresh := func(name string) error {
+		if _, err := srv.psql("postgres", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return err
+		}
+		_, err := srv.psql("postgres", "CREATE DATABASE "+name+" TEMPLATE "+tmpl)
+		return err
+	}
+	drop := func(name string) { _, _ = srv.psql("postgres", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") }
+	psqlArgv := func(name, sql string) []string {
+		return shell(fmt.Sprintf("exec psql -X -q -v ON_ERROR_STOP=1 %q -c %q > /dev/null", srv.db(name), sql))
+	}
+	// psql and sessionfix get the password from PGPASSWORD, as a user's run would.
+	if pw := envValue(srv.env, "PGPASSWORD"); pw != "" {
+		os.Setenv("PGPASSWORD", pw)
+	}
+	runs := cfg.Runs
+	if rows >= 1_000_000 {
+		runs = 1
+	}
+	var out []Row
+
+	// scan, on the template itself (read-only).
+	fmt.Fprintf(os.Stderr, "postgres %d chats: scan vs psql SELECT\n", rows)
+	scanOut := filepath.Join(cfg.Dir, "pg-scan.out")
+	sc, err := pair(runs, nil,
+		func(int) []string { return psqlArgv(tmpl, "SELECT sum(length(chat::text)) FROM chat") },
+		func(int) []string {
+			return shell(fmt.Sprintf("exec %q scan %q > %q", cfg.Bin, srv.db(tmpl), scanOut))
+		})
+	if err != nil {
+		return out, err
+	}
+	out = append(out, Row{Store: store, Size: size, Work: "scan", Time: sc.sf, Floor: "psql SELECT", FloorTime: sc.floor,
+		Ratio: sc.ratio, Target: pgScanTarget, RSS: sc.maxRSS, RSSTarget: pgRSSTarget, Exit: sc.exit, Note: pairsNote(runs, cfg.Runs)})
+
+	fmt.Fprintf(os.Stderr, "postgres %d chats: fix --apply vs psql UPDATE of the same rows\n", rows)
+	update := fmt.Sprintf("UPDATE chat SET chat = replace(chat::text, '%s', '%s')::json", pgOldName, pgNewName)
+	state := func(i int) string { return filepath.Join(cfg.Dir, fmt.Sprintf("pg-state-%d", i)) }
+	ap, err := pairs(pairSpec{n: runs, sfFirst: true,
+		prep: func(i int, floor bool) error {
+			os.RemoveAll(state(i))
+			return fresh(work(i, floor))
+		},
+		sf: func(i int) []string {
+			return shell(fmt.Sprintf("exec %q fix --apply --yes --state-dir %q %q > %q", cfg.Bin, state(i), srv.db(work(i, false)), filepath.Join(cfg.Dir, "pg-fix.out")))
+		},
+		afterSF: func(i int) error {
+			os.RemoveAll(state(i))
+			return nil
+		},
+		floor: func(i int) []string { return psqlArgv(work(i, true), update) },
+	})
+	if err != nil {
+		return out, err
+	}
+	// The floor wrote what sessionfix wrote: the same text in every row.
+	sum := "SELECT md5(string_agg(chat::text, '' ORDER BY id)) FROM chat"
+	a, err1 := srv.psql(work(0, false), sum)
+	b, err2 := srv.psql(work(0, true), sum)
+	note := pairsNote(runs, cfg.Runs)
+	switch {
+	case err1 != nil || err2 != nil:
+		return out, fmt.Errorf("compare the results: %v %v", err1, err2)
+	case a != b:
+		note = join(note, "THE FLOOR WROTE OTHER TEXT")
+		ap.exit = 99
+	default:
+		note = join(note, "same text as the floor")
+	}
+	n, _ := srv.psql(work(0, false), "SELECT count(*) FROM sessionfix_backup")
+	note = join(note, n+" backup rows")
+	for i := 0; i < runs; i++ {
+		drop(work(i, false))
+		drop(work(i, true))
+	}
+	out = append(out, Row{Store: store, Size: size, Work: "fix --apply", Time: ap.sf, Floor: "psql UPDATE", FloorTime: ap.floor,
+		Ratio: ap.ratio, Target: pgApplyTarget, RSS: ap.maxRSS, RSSTarget: pgRSSTarget, Exit: ap.exit, Note: note})
+	return out, nil
+}
+
+func envValue(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
