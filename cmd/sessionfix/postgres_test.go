@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,4 +104,61 @@ func TestPostgresCLI(t *testing.T) {
 	noSecret(r)
 	require.Equal(t, 0, r.code, r.out+r.err)
 	assert.Contains(t, r.out, "would rewrite 12 names")
+
+	t.Run("killed after some batches, runs and undo see the run", func(t *testing.T) { killThenUndo(t, srv) })
+}
+
+// killThenUndo: sessionfix fix --apply killed (SIGKILL) once some batches of 500 chats are
+// committed leaves whole batches; runs lists the run (partial: its journal), undo restores every
+// row from sessionfix_backup.
+func killThenUndo(t *testing.T, srv *pgtest.Server) {
+	const chats = 40000
+	u := srv.DB(t)
+	pw := srv.WithPassword(u)
+	pgtest.ExecFile(t, pw, openwebuiFixtures+"schema_postgres.psql")
+	pgtest.Exec(t, pw, fmt.Sprintf(`INSERT INTO chat (id, user_id, chat) SELECT 'c' || lpad(g::text, 6, '0'), 'u',
+('{"messages": [{"output": [{"type": "function_call", "call_id": "k' || g || '", "name": "srv.tool_' || g || '"}]}]}')::json
+FROM generate_series(1, %d) g`, chats))
+	orig := pgtest.Values(t, pw, "chat", "id", "chat")
+	state := t.TempDir()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "fix", "--apply", "--yes", "--state-dir", state, u)
+	cmd.Env = append(os.Environ(), fakeMCPEnv+"=main", "PGPASSWORD="+srv.Password)
+	require.NoError(t, cmd.Start())
+	backups := func() int {
+		n, _ := strconv.Atoi(pgtest.Query(t, pw, "SELECT count(*) FROM pg_tables WHERE tablename = 'sessionfix_backup'"))
+		if n == 0 {
+			return 0
+		}
+		n, _ = strconv.Atoi(pgtest.Query(t, pw, "SELECT count(*) FROM sessionfix_backup"))
+		return n
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for backups() < 1000 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	n := backups()
+	require.GreaterOrEqual(t, n, 1000)
+	require.Less(t, n, chats, "killed before the end")
+	assert.Zero(t, n%500, "whole batches of 500 chats only: %d backup rows", n)
+	changed := 0
+	for k, v := range pgtest.Values(t, pw, "chat", "id", "chat") {
+		if v != orig[k] {
+			changed++
+		}
+	}
+	assert.Equal(t, n, changed, "every rewritten row has its backup row, and no other row changed")
+
+	env := testEnv(t)
+	t.Setenv("PGPASSWORD", srv.Password)
+	r := runCLI(t, env, "", "runs", "--state-dir", state)
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "partial", "the run is recovered from its journal")
+	r = runCLI(t, env, "", "undo", "--state-dir", state, "--last", "--yes")
+	require.Equal(t, 0, r.code, r.out+r.err)
+	assert.Contains(t, r.out, "restored "+u)
+	assert.Equal(t, orig, pgtest.Values(t, pw, "chat", "id", "chat"), "every row back")
 }

@@ -27,8 +27,9 @@
 // when it differs, the checksum of its text (which decides: a row whose text changed since the
 // plan is skipped and reported), the tokens checked and spliced byte for byte, the old text
 // into sessionfix_backup (run id, table, key column and value, column, old text, MD5 of the
-// old and the new text) and the new text written in the same transaction, COMMIT. After the
-// last batch a verify pass compares every row the run wrote with the MD5 it recorded and
+// old and the new text, the transaction's xid) and the new text written in the same
+// transaction, COMMIT. After the last batch a verify pass compares every row the run wrote
+// with what it wrote (its xmin still the run's xid, else the MD5 of its text) and
 // reports each row an application overwrote since (its fix is gone; nothing is lost: the old
 // text is in sessionfix_backup). statement_timeout and lock_timeout bound every statement
 // (Options). A kill between batches leaves whole batches only, each with its backup rows.

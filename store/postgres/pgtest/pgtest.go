@@ -343,3 +343,18 @@ func Values(t testing.TB, u, table, key, column string) map[string]string {
 	}
 	return out
 }
+
+// Query returns the first column of the first row of q on the database at u, as text.
+func Query(t testing.TB, u, q string) string {
+	t.Helper()
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v sql.NullString
+	if err := db.QueryRow(q).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v.String
+}
