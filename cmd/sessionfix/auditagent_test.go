@@ -55,5 +55,5 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 	assert.NotZero(t, declared, "Claude Code's room declares its audit flags")
 	res := runCLI(t, env, "", "audit", "--agent", "codex")
 	assert.Equal(t, exitUsage, res.code)
-	assert.Contains(t, res.err, `--agent must be gemini, qwen, claude, kilo or copilot, not "codex"`, "an agent without an audit")
+	assert.Contains(t, res.err, `--agent must be gemini, qwen, claude, kilo, copilot or cline, not "codex"`, "an agent without an audit")
 }

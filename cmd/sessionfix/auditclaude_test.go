@@ -204,7 +204,7 @@ func TestClaudeAuditUsage(t *testing.T) {
 		{[]string{"--agent", "claude", "--before", "old", "--inventory", inv}, "--before"},
 		{[]string{"--agent", "claude"}, "no MCP tool known"},
 		{[]string{"--agent", "claude", "--settings", "workspace=x.json", "--inventory", inv}, "SCOPE one of managed, user, project, local"},
-		{[]string{"--agent", "codex"}, `--agent must be gemini, qwen, claude, kilo or copilot, not "codex"`},
+		{[]string{"--agent", "codex"}, `--agent must be gemini, qwen, claude, kilo, copilot or cline, not "codex"`},
 		{[]string{"--before", "1.0.51"}, "--before is a Gemini CLI, Claude Code and GitHub Copilot CLI audit flag: add --agent gemini, --agent claude or --agent copilot"},
 		// The Qwen Code audit reads no MCP config: --mcp-config was silently ignored (review5).
 		{[]string{"--mcp-config", "mcp.json", "--inventory", "fixtures/qwen-settings/inventory.json", "fixtures/qwen-settings"}, "--mcp-config is a Claude Code audit flag: add --agent claude"},
