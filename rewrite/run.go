@@ -984,6 +984,9 @@ type UndoOutcome struct {
 	// Kept is where a forced restore (--force, over a store that changed since the run) kept
 	// the store's content from before the undo (fileio.WithKeptRecorder); "" otherwise.
 	Kept string
+	// Notes are what the store said about how it was restored (fileio.WithNoteRecorder: a
+	// database put back row by row, not byte for byte, and why).
+	Notes []string
 }
 
 // Opener reopens a recorded store for undo (store/all.Open).
@@ -1047,7 +1050,9 @@ func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bo
 			if !ok {
 				err = fmt.Errorf("%s: the %s backend cannot restore", f.Ref.Path, f.Ref.Kind)
 			} else {
-				err = r.Restore(fileio.WithKeptRecorder(ctx, func(kept string) { o.Kept = kept }), &full.Change, force)
+				rctx := fileio.WithKeptRecorder(ctx, func(kept string) { o.Kept = kept })
+				rctx = fileio.WithNoteRecorder(rctx, func(n string) { o.Notes = append(o.Notes, n) })
+				err = r.Restore(rctx, &full.Change, force)
 			}
 		}
 		var ce *fileio.CommittedError

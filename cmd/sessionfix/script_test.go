@@ -32,7 +32,7 @@ import (
 //
 //	exits N CMD ARGS…   run CMD and want exit status N (stdout and stderr as for exec)
 //	golden FILE NAME    FILE (or stdout, stderr) normalized equals testdata/golden/NAME; -update writes it
-//	sqlitedb DB SQL…    build the SQLite database DB (WAL) from SQL files, as `sqlite3 DB < SQL` does
+//	sqlitedb [-journal] DB SQL…  build the SQLite database DB (WAL; -journal: rollback journal) from SQL files, as `sqlite3 DB < SQL` does
 //	append FILE TEXT    append TEXT and a newline to FILE (an agent writing a line)
 //	replace FILE OLD NEW  replace the first OLD in FILE by NEW, both Go string literals
 //	                    ("\xff" is one byte): a damaged byte in a copied genuine store
@@ -333,16 +333,21 @@ func lineDiff(want, got string) string {
 	return b.String()
 }
 
-// cmdSQLiteDB: sqlitedb DB SQL… builds a WAL database from SQL text files.
+// cmdSQLiteDB: sqlitedb [-journal] DB SQL… builds a WAL database from SQL text files, or with
+// -journal a rollback-journal one (what `sqlite3 DB < SQL` makes).
 func cmdSQLiteDB(ts *testscript.TestScript, neg bool, args []string) {
+	wal := true
+	if len(args) > 0 && args[0] == "-journal" {
+		wal, args = false, args[1:]
+	}
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: sqlitedb DB SQL...")
+		ts.Fatalf("usage: sqlitedb [-journal] DB SQL...")
 	}
 	var rs []io.Reader
 	for _, f := range args[1:] {
 		rs = append(rs, strings.NewReader(ts.ReadFile(f)))
 	}
-	ts.Check(sqlitetest.BuildFromSQL(context.Background(), ts.MkAbs(args[0]), true, rs...))
+	ts.Check(sqlitetest.BuildFromSQL(context.Background(), ts.MkAbs(args[0]), wal, rs...))
 }
 
 // cmdAppend: append FILE TEXT adds TEXT and a newline at the end of FILE.

@@ -103,6 +103,9 @@ type undoFile struct {
 	// Kept is where a forced restore kept what the store held before it (--force over a store
 	// that changed since the run: its later changes are there, not in the store).
 	Kept string `json:"kept,omitempty"`
+	// Notes say how the store was restored when the user should know (a database put back row
+	// by row, not byte for byte, and why).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // undoReport is undo --format json: always one closed document; Error is set when the undo
@@ -182,7 +185,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		},
 		File: func(o rewrite.UndoOutcome, status string, late bool) {
 			path := reports.Printable(o.Ref.Path)
-			f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status, Kept: o.Kept}
+			f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status, Kept: o.Kept, Notes: o.Notes}
 			if o.Err != nil && f.Status != pipeline.UndoAlready {
 				f.Reason = o.Err.Error()
 				flushOut(env)
@@ -200,11 +203,14 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			case f.Status == pipeline.UndoRestored && !late && o.Move != nil:
 				listed++ // a store moved back is always listed: it is not where the user last saw it
 				fmt.Fprintf(env.Out, "  moved back %s (from %s)%s\n", path, reports.Printable(o.Move.To), kept)
-			case f.Status == pipeline.UndoRestored && !late && kept == "" && !opts.Verbose && listed >= undoListed:
+			case f.Status == pipeline.UndoRestored && !late && kept == "" && len(o.Notes) == 0 && !opts.Verbose && listed >= undoListed:
 				unlisted++ // counted in the closing line (issue 23 item 11: 5,000 files printed 5,002 lines)
 			case f.Status == pipeline.UndoRestored && !late:
-				listed++ // past undoListed too when its later changes were kept aside: the user must know where
+				listed++ // past undoListed too when its later changes were kept aside or it has a note: the user must know
 				fmt.Fprintf(env.Out, "  restored %s (%s)%s\n", path, plural(o.Names, "name"), kept)
+				for _, n := range o.Notes {
+					fmt.Fprintf(env.Out, "    note: %s\n", reports.Printable(n))
+				}
 			case late:
 				// Restored, then something failed (a directory fsync) or the agent appended
 				// meanwhile (carried over): reported, and the exit status says so.

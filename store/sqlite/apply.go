@@ -34,6 +34,9 @@ type verifyInfo struct {
 	RowsFile   string `json:"rows_file"`
 	RowsSHA256 string `json:"rows_sha256"`
 	Rows       int    `json:"rows"`
+	// File is set when the backup is a byte copy of the database file: what undo needs to
+	// put the file's bytes back (filerestore.go); absent in runs before it was recorded.
+	File *fileRecord `json:"file,omitempty"`
 }
 
 // rowLine records one rewritten value: how to find the row again and the hashes of the value
@@ -94,7 +97,9 @@ func bindValue(typ string, val []byte) any {
 //     handle and bound in C: rows.go) and record the before/after hashes in a rows file beside the backup;
 //  4. PRAGMA integrity_check must say "ok" (PRAGMA quick_check when the change cannot touch
 //     an index: see writeCheck);
-//  5. opt.BeforeCommit (the caller journals the change), then COMMIT.
+//  5. opt.BeforeCommit (the caller journals the change), then COMMIT;
+//  6. when the backup is a byte copy of the main file, record the file as the commit left it
+//     (afterCommit, filerestore.go: verifyInfo.File), for undo to put the original bytes back.
 //
 // Any failure rolls back: the store is then unchanged and the backup removed. UPDATE triggers
 // are kept from changing other columns (Change.Warnings names them). The edits may come in
@@ -197,9 +202,13 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		}
 	}()
 	file, whole, frozen := mainFileIsDatabase(ctx, tx)
+	var frec *fileRecord // the main file's bytes can be put back (filerestore.go)
 	if whole {
 		if mainFile, err = openMainFile(file, db.pin); err != nil {
 			return nil, err
+		}
+		if frec, err = recordFile(mainFile); err != nil {
+			return nil, fmt.Errorf("back up %s: %w", s.path, err)
 		}
 	}
 	switch {
@@ -343,8 +352,16 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if err := fileio.SyncDir(filepath.Dir(rowsPath)); err != nil {
 		return nil, err
 	}
-	v, err := json.Marshal(verifyInfo{Version: 1, Profile: ex.comp.prof.Name, Targets: w.targets,
-		RowsFile: rowsPath, RowsSHA256: hex.EncodeToString(rh.Sum(nil)), Rows: nrows})
+	// Whether another connection commits between our COMMIT and afterCommit's look at the file.
+	var version int64
+	if frec != nil {
+		if version, err = dataVersion(ctx, tx); err != nil {
+			return nil, fmt.Errorf("read %s: %w", s.path, err)
+		}
+	}
+	vinfo := verifyInfo{Version: 1, Profile: ex.comp.prof.Name, Targets: w.targets,
+		RowsFile: rowsPath, RowsSHA256: hex.EncodeToString(rh.Sum(nil)), Rows: nrows, File: frec}
+	v, err := json.Marshal(vinfo)
 	if err != nil {
 		return nil, err
 	}
@@ -361,6 +378,14 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if err := commit(tx, s.path, busy); err != nil {
 		keep = false
 		return nil, err
+	}
+	if frec != nil {
+		// The file the run left, for undo to put the original bytes back (the "done" line
+		// records it; a run killed before that is undone row by row).
+		frec.After, frec.NoAfter = afterCommit(ctx, conn, mainFile, version, busy)
+		if b, err := json.Marshal(vinfo); err == nil {
+			ch.Verify = b
+		}
 	}
 	if st, err := fileState(s.path); err == nil {
 		ch.After = st

@@ -36,9 +36,11 @@
 // SELECT and one UPDATE per table prepared on the write connection's handle (rows.go); PRAGMA
 // integrity_check must say "ok" before COMMIT. UPDATE triggers of the agent's schema (one that bumps
 // an updated_at column) are kept from changing any other column, so only the planned JSON values
-// change. Undo (Restore) checks that every rewritten value still hashes to what the run wrote and
-// copies the original values back from the backup under the write lock; a live WAL database file
-// is never copied byte-wise.
+// change. Undo (Restore) puts the database file's bytes back when it is still exactly the file the
+// run left and no process holds it open for writing (filerestore.go); otherwise it checks that
+// every rewritten value still hashes to what the run wrote and copies the original values back
+// from the backup under the write lock, saying why the file's bytes differ; a live WAL database
+// file is never copied byte-wise.
 //
 // sqlite is the only product package that uses the SQLite driver (github.com/mattn/go-sqlite3,
 // through github.com/jmoiron/sqlx; rows.go and extract.go call the C API of the SQLite the

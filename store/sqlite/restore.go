@@ -17,13 +17,18 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 )
 
-// Restore undoes ch: under the write lock (BEGIN IMMEDIATE with the busy timeout), every value
+// Restore undoes ch. When the database is still exactly the file the run left (no hot journal,
+// no WAL holding frames, its main file's XXH3-128 the one the run recorded after its commit) and
+// no other process holds it open for writing, the backup's bytes are put back (restoreFile,
+// filerestore.go: the file byte for byte, mode and mtime). Otherwise, row by row: under the write lock (BEGIN IMMEDIATE with the busy timeout), every value
 // the change rewrote is checked to still hash to what the change wrote, and its original value
 // is copied back from the backup (read through SQLite, never by copying the live database
 // file). Rows the agent added or changed elsewhere since the run are kept. A rewritten value
 // that changed or disappeared since the run refuses the undo with a *store.ChangedError, unless
 // force is set (then the original values are put back where the rows still exist). PRAGMA
 // integrity_check must say "ok" before COMMIT. The backup must still hash to ch.Before.SHA256.
+// A row-by-row restore that changed anything tells the context's note recorder
+// (fileio.WithNoteRecorder) why the file's bytes could not be put back.
 func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error {
 	var v verifyInfo
 	if err := json.Unmarshal(ch.Verify, &v); err != nil || v.Version != 1 || v.RowsFile == "" {
@@ -51,6 +56,12 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	rows := io.TeeReader(rf, rh)
 	if _, err := os.Stat(s.path); err != nil {
 		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("the database is gone (%v)", err)}
+	}
+	// The file's own bytes when it is still exactly what the run left (filerestore.go), else
+	// row by row below, saying why.
+	done, why, err := s.restoreFile(ctx, ch, v.File)
+	if done || err != nil {
+		return err
 	}
 
 	busy := s.opt.busy()
@@ -87,7 +98,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	defer stmts.close()
 	defer bstmts.close()
 	var changed []string // the first few, and how many
-	nchanged := 0
+	nchanged, updated := 0, 0
 	note := func(what string) {
 		nchanged++
 		if len(changed) < 3 {
@@ -140,6 +151,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 			append([]any{bindValue(btyp, bval)}, args...)...); err != nil {
 			return fmt.Errorf("restore %s of %s: %w", l.Row, s.path, err)
 		}
+		updated++
 	}
 	if _, err := io.Copy(io.Discard, rows); err != nil {
 		return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
@@ -159,7 +171,13 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	} else if res != "ok" {
 		return fmt.Errorf("restore %s: integrity_check says %q; nothing was changed", s.path, res)
 	}
-	return commit(tx, s.path, busy)
+	if err := commit(tx, s.path, busy); err != nil {
+		return err
+	}
+	if updated > 0 {
+		fileio.Note(ctx, rowLevelNote(why))
+	}
+	return nil
 }
 
 // decodeKeys turns JSON key values back into driver values (integers stay int64).

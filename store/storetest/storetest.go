@@ -69,6 +69,11 @@ type Fixture struct {
 	// Inserts is the least number of planned edits that insert an absent member (Site.Raw
 	// empty: a call without a "namespace" member); 0 for profiles that never insert.
 	Inserts int
+	// File returns the bytes of a store kept in one file that Bytes does not describe (a SQLite
+	// database): undo of a run nothing touched since must give that file back byte for byte
+	// (store/sqlite filerestore.go: the header's change counter and version fields too, not
+	// only the rows). nil for stores without one file.
+	File func(tb testing.TB) []byte
 	// Database marks a database server's store (store.go, "Database-backed stores"): its
 	// backup is rows in the database, not a file at ApplyOptions.BackupPath (Change.Backup
 	// names where), and its Change records no file state (Before, After zero).
@@ -298,6 +303,10 @@ func testJournalFailure(t *testing.T, f Fixture) {
 
 func testUndo(t *testing.T, f Fixture) {
 	orig := f.Digest(t)
+	var origFile []byte
+	if f.File != nil {
+		origFile = f.File(t)
+	}
 	snap := scan(t, f.Store)
 	ch := apply(t, f, snap, f.plan(snap))
 	st, err := f.Reopen(ch.Ref)
@@ -306,6 +315,12 @@ func testUndo(t *testing.T, f Fixture) {
 	require.True(t, ok, "the store is a store.Restorer")
 	require.NoError(t, r.Restore(context.Background(), ch, false))
 	assert.Equal(t, orig, f.Digest(t), "undo restores the original content")
+	if f.File != nil {
+		// Not assert.Equal: a diff of two databases is no help; the first differing offset is.
+		got := f.File(t)
+		at := firstDiff(origFile, got)
+		assert.True(t, at < 0, "undo of a run nothing touched since gives the file back byte for byte (%d bytes, was %d; first difference at offset %d)", len(got), len(origFile), at)
+	}
 	back := scan(t, st)
 	require.Equal(t, len(snap.Sites), len(back.Sites))
 	for i := range snap.Sites {
@@ -313,6 +328,20 @@ func testUndo(t *testing.T, f Fixture) {
 	}
 	require.NoError(t, r.Restore(context.Background(), ch, false), "undoing again is harmless")
 	assert.Equal(t, orig, f.Digest(t))
+}
+
+// firstDiff returns the first offset where a and b differ (the shorter one's length when one
+// is a prefix of the other), -1 when they are equal.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
 }
 
 func testUndoRefuses(t *testing.T, f Fixture) {

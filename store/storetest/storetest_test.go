@@ -504,6 +504,11 @@ func dbFixtureMode(name string, wal bool, scripts []string, tamper, touch string
 			Touch:    func(tb testing.TB) { exec(tb, touch) },
 			Value:    value,
 			MinEdits: minEdits,
+			File: func(tb testing.TB) []byte {
+				b, err := os.ReadFile(p)
+				require.NoError(tb, err)
+				return b
+			},
 		}
 	}
 }
