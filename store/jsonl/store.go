@@ -202,11 +202,17 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 		if rec.Err != nil {
 			invalidJSON++
 			if invalidJSON <= maxProblemsPerKind {
-				what := "line left as it is"
+				// A bad line of a JSON Lines file is one record: the others are read (a torn last
+				// line is what an agent appending leaves), a warning. A one-document store (a
+				// profile in Document mode: a task, session or checkpoint kept as one JSON value)
+				// that does not parse was not read at all: none of its names were scanned, so the run
+				// is incomplete: an error (exit 3, docs/exit-codes.md), as for any store that
+				// cannot be read.
+				sev, what := store.SevWarning, "line left as it is"
 				if s.prof.Mode == jsonscan.Document {
-					what = "file left as it is"
+					sev, what = store.SevError, "the file could not be read, so none of its names were scanned; file left as it is (an agent may be writing it: run again once it is idle)"
 				}
-				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Err.Line, Offset: rec.Err.Offset}, Severity: store.SevWarning,
+				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Err.Line, Offset: rec.Err.Offset}, Severity: sev,
 					Reason: fmt.Sprintf("invalid JSON (%s, column %d); %s", rec.Err.Msg, rec.Err.Column, what)})
 			}
 			return nil

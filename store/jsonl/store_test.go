@@ -487,3 +487,27 @@ func TestScanBatchesAndApplyBatchesAgreeWithScanAndApply(t *testing.T) {
 	assert.Len(t, s2, 40)
 	assert.Equal(t, 40, ch2.Edits)
 }
+
+// TestTornDocumentIsAnError: a JSON Lines file with a bad line is read (the other records; a
+// warning), but a one-document store that does not parse (a Qwen Code checkpoint cut short, as
+// a Cline task or session, a Gemini CLI .json session could be) was not read at all: an
+// error-level problem, so the run says it is incomplete (exit 3), and no site. Before, both
+// were warnings and the run exited 0 with the document's names unseen.
+func TestTornDocumentIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	lines := writeFile(t, dir, "s.jsonl", []byte(call("c1", "mcp__a.b__c")+"\n"+`{"message":{"parts":[{"functionCall":{"name":"mcp__a.b__c`))
+	snap := scanFile(t, lines, qwen.Session)
+	require.Len(t, snap.Problems, 1)
+	assert.Equal(t, store.SevWarning, snap.Problems[0].Severity)
+	assert.False(t, snap.Failed())
+	assert.Len(t, snap.Sites, 1, "the other line is read")
+
+	doc := writeFile(t, dir, "checkpoint-x.json", []byte(`[{"role":"model","parts":[{"functionCall":{"name":"mcp__a.b__c"}}]},{"role":"user","parts":[`))
+	snap = scanFile(t, doc, qwen.Checkpoint)
+	require.Len(t, snap.Problems, 1)
+	assert.Equal(t, store.SevError, snap.Problems[0].Severity)
+	assert.True(t, snap.Failed())
+	assert.Contains(t, snap.Problems[0].Reason, "invalid JSON (unexpected end of input")
+	assert.Contains(t, snap.Problems[0].Reason, "the file could not be read, so none of its names were scanned")
+	assert.Empty(t, snap.Sites)
+}
