@@ -3,6 +3,7 @@ package mcpname
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,7 +82,57 @@ func TestCline3NamesEqualWhat3065Offered(t *testing.T) {
 		require.NotEmpty(t, runs[run], run)
 		for i, req := range runs[run] {
 			assert.Equal(t, req.Offered, got, "%s request %d", run, i)
+			// The history 3.0.65 sent back: every call of the turns before, each tool called
+			// once per turn in configuration order, under the same names.
+			require.Zero(t, len(req.History)%len(got), "%s request %d: whole turns", run, i)
+			for k := 0; k < len(req.History); k += len(got) {
+				assert.Equal(t, got, req.History[k:k+len(got)], "%s request %d history turn %d", run, i, k/len(got))
+			}
 		}
+	}
+	require.Len(t, runs["c3-resume-new"][1].History, 2*len(got), "the resumed session sent both turns")
+
+	// The session 3.0.65 stored: each tool_use (and its tool_result) holds the name computed for
+	// the raw tool the result echoes (the recording's MCP servers answer "… from <raw tool> …").
+	b, err := os.ReadFile(clineFixtures + "dot-cline-data-after-3.0.65/sessions/1796512611515_x7e5r/1796512611515_x7e5r.messages.json")
+	require.NoError(t, err)
+	var sess struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal(b, &sess))
+	type block struct {
+		Type    string          `json:"type"`
+		ID      string          `json:"id"`
+		ToolUse string          `json:"tool_use_id"`
+		Name    string          `json:"name"`
+		Content json.RawMessage `json:"content"`
+	}
+	var uses, results []block
+	for _, m := range sess.Messages {
+		var blocks []block
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			continue // a plain text message
+		}
+		for _, bl := range blocks {
+			switch bl.Type {
+			case "tool_use":
+				uses = append(uses, bl)
+			case "tool_result":
+				results = append(results, bl)
+			}
+		}
+	}
+	require.Len(t, uses, 2*len(tools), "two turns, every tool called in each")
+	require.Len(t, results, len(uses))
+	for i, u := range uses {
+		tl := tools[i%len(tools)]
+		assert.Equal(t, Cline3Name(tl.server, tl.tool), u.Name, "call %d (%s / %s)", i, tl.server, tl.tool)
+		r := results[i]
+		assert.Equal(t, u.ID, r.ToolUse, "result %d answers call %d", i, i)
+		assert.Equal(t, u.Name, r.Name, "result %d names its call", i)
+		assert.Contains(t, string(r.Content), " from "+strings.Trim(strconv.Quote(tl.tool), `"`)+" for", "result %d echoes the raw tool %s", i, tl.tool)
 	}
 }
 
