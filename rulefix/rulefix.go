@@ -7,10 +7,12 @@ package rulefix
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // RuleFile is one rule file's plan as a room gives it: the file as a store, the snapshot the
@@ -30,15 +32,19 @@ type Planned struct {
 	Plan     *rewrite.Plan
 	Roots    []string
 	Rewrites int
+	// rules is each planned file's number of rules rewritten, by path (a rule may take
+	// several edits: a policy rule's mcpName line and its toolName).
+	rules map[string]int
 }
 
 // Plan makes the room's plan of the rule files a rewrite plan: one store per rule file with
 // at least one rewrite, in the given order, its path in Roots.
 func Plan(files []RuleFile) *Planned {
-	p := &Planned{Plan: &rewrite.Plan{}}
+	p := &Planned{Plan: &rewrite.Plan{}, rules: map[string]int{}}
 	for _, f := range files {
 		p.Rewrites += f.Rewrites
 		if f.Rewrites > 0 {
+			p.rules[f.Store.Ref().Path] += f.Rewrites
 			p.Plan.Stores = append(p.Plan.Stores, &rewrite.StorePlan{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions})
 			p.Roots = append(p.Roots, f.Store.Ref().Path)
 		}
@@ -67,6 +73,9 @@ func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem f
 	}
 	for _, oc := range res.Outcomes {
 		row := Outcome{File: oc.Ref.Path, Status: "rewritten", Rules: oc.Edits}
+		if n, ok := p.rules[oc.Ref.Path]; ok {
+			row.Rules = n
+		}
 		switch {
 		case oc.InUse() && !oc.Committed():
 			row.Status, row.Reason, inUse = "in-use", oc.Err.Error(), true
@@ -79,4 +88,53 @@ func Apply(ctx context.Context, p *Planned, opts rewrite.ApplyOptions, problem f
 		outcomes = append(outcomes, row)
 	}
 	return res, outcomes, inUse, err
+}
+
+// FromEdits makes a rule file given as byte-range edits (an agent's permission package computed
+// them from the bytes it read) a RuleFile of the engine's rule-file store (all.OpenRuleFile): the
+// file is read again (opened as every store is) and each edit's old bytes must be at its
+// offset, else an error says the file changed since its rules were read (nothing is planned for
+// it). agent is the snapshot's agent (the run records it).
+func FromEdits(ctx context.Context, agent store.AgentID, f RuleFileEdits) (RuleFile, error) {
+	st := all.OpenRuleFile(f.Path)
+	ed, ok := st.(store.FileEditor)
+	if !ok {
+		return RuleFile{}, fmt.Errorf("%s: the rule-file store takes no byte edits", f.Path)
+	}
+	snap, err := st.Scan(ctx, store.ScanOptions{Hash: true})
+	if err != nil {
+		return RuleFile{}, err
+	}
+	snap.Agent = agent
+	sites, err := ed.EditSites(snap, f.Edits, func(i int) string {
+		if i < len(f.Labels) {
+			return f.Labels[i]
+		}
+		return fmt.Sprintf("edit %d", i+1)
+	})
+	if err != nil {
+		return RuleFile{}, err
+	}
+	snap.Sites = sites
+	rf := RuleFile{Store: st, Snap: snap, Rewrites: f.Rules}
+	news := map[int64][]string{} // the new bytes of the edits at an offset, in order
+	for _, e := range f.Edits {
+		news[e.At] = append(news[e.At], e.New)
+	}
+	for i := range snap.Sites {
+		s := &snap.Sites[i]
+		n := news[s.Loc.Offset]
+		rf.Decisions = append(rf.Decisions, naming.Decision{Site: s, Action: naming.ActRewrite, New: n[0], Source: "fix --rules"})
+		news[s.Loc.Offset] = n[1:]
+	}
+	return rf, nil
+}
+
+// RuleFileEdits is one rule file as a path and its byte-range edits (offsets into the file as
+// read), labels naming each edit's rule, and the number of rules they rewrite.
+type RuleFileEdits struct {
+	Path   string
+	Edits  []store.FileEdit
+	Labels []string
+	Rules  int
 }

@@ -431,6 +431,26 @@ type ByteEdit struct {
 	New string `json:"new"`
 }
 
+// FileEdit is one planned byte-range edit of a file as it was read: at byte offset At the
+// bytes Old (possibly none: an insertion) become New (both exact bytes, in the file's own
+// syntax: a JSON string with its quotes, a TOML string, a shell word's text). An agent's
+// permission package computes them for fix --rules (a rule file is a file plus its FileEdits);
+// the rule-file engine (store/rulefile) checks Old is still there and writes them.
+type FileEdit struct {
+	At  int64  `json:"at"`
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// FileEditor is a store that is written from planned byte-range edits (the rule-file engine):
+// EditSites returns one site per edit of a file scanned as snap (Raw its old bytes, Path
+// label(i) for the i-th edit), or an error when an edit's old bytes are not at its offset in
+// what the scan read (the file changed since it was planned) or edits overlap. Its Writer then
+// takes store.Edit.New as the new bytes themselves.
+type FileEditor interface {
+	EditSites(snap *Snapshot, edits []FileEdit, label func(i int) string) ([]Site, error)
+}
+
 // Writer is the capability of rewriting a store. Apply replaces the given sites of a store
 // scanned as snap, atomically: afterwards the store holds either the old content or the new
 // one, never a mix. Every byte outside the edited tokens stays identical. It returns

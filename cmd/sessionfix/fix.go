@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -76,22 +77,29 @@ func newFixCommand(env *Env) *cli.Command {
 				}
 			}
 			if c.Bool("rules") {
-				// The rule migration has no plan file, no --fail-on and reads no MCP config:
-				// refused rather than silently ignored.
-				for _, f := range rulesNotTaken() {
-					if c.IsSet(f) {
-						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, fixRulesWhat())
-					}
-				}
-				ropts, err := newFixRulesOptions(c, opts)
+				a, err := ruleFixFor(opts.Common.Agent)
 				if err != nil {
 					return err
 				}
-				return runFixRules(c.Context, env, ropts)
+				// The rule migration has no plan file, no --fail-on and reads no MCP config:
+				// refused rather than silently ignored.
+				for _, f := range rulesNotTaken(a) {
+					if c.IsSet(f) {
+						if slices.Contains(fixRulesOnly(), f) {
+							return usageErrorf("--%s does not go with --rules of %s (it is a flag of %s; nothing was changed)", f, a.RuleFix.Rules, fixRulesWhat(f))
+						}
+						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, a.RuleFix.What)
+					}
+				}
+				ropts, err := newFixRulesOptions(c, a, opts)
+				if err != nil {
+					return err
+				}
+				return runFixRules(c.Context, env, a, ropts)
 			}
 			for _, f := range fixRulesOnly() {
 				if c.IsSet(f) {
-					return usageErrorf("--%s goes with --rules (%s)", f, fixRulesWhat())
+					return usageErrorf("--%s goes with --rules (%s)", f, fixRulesWhat(f))
 				}
 			}
 			return runFix(c.Context, env, opts)

@@ -16,72 +16,134 @@ import (
 	"github.com/sessionfix/sessionfix/store/all"
 )
 
-// ruleFix is the one agent whose rule-file migration fix --rules runs (agent.RuleFix; nil:
-// none, and fix has no --rules).
-func ruleFix() *agent.Agent {
+// ruleFixers are the agents with a rule-file migration (agent.RuleFix), the default one first
+// (the one fix --rules runs without --agent), then in the agent list's order.
+func ruleFixers() []*agent.Agent {
+	var out []*agent.Agent
 	for _, a := range all.Agents {
 		if a.RuleFix != nil {
-			return a
+			if a.RuleFix.Default {
+				out = append([]*agent.Agent{a}, out...)
+			} else {
+				out = append(out, a)
+			}
 		}
+	}
+	return out
+}
+
+// ruleFix is the agent whose rule migration fix --rules runs without --agent (nil: none, and
+// fix has no --rules).
+func ruleFix() *agent.Agent {
+	if rf := ruleFixers(); len(rf) > 0 {
+		return rf[0]
 	}
 	return nil
 }
 
-// fixRulesFlags are fix's flags for the rule migration: --rules and the migration's own
-// (agent.RuleFix.Options; string flags whose File only marks a file to complete).
-func fixRulesFlags() []cli.Flag {
-	a := ruleFix()
-	if a == nil {
-		return nil
+// ruleFixFor is the agent whose rule migration fix --rules runs with --agent id ("" : the
+// default), or a usage error naming the agents that have one.
+func ruleFixFor(id string) (*agent.Agent, error) {
+	if id == "" {
+		return ruleFix(), nil
 	}
-	out := []cli.Flag{&cli.BoolFlag{Name: "rules", Usage: a.RuleFix.Usage}}
-	for _, o := range a.RuleFix.Options {
-		out = append(out, &cli.StringFlag{Name: o.Name, Usage: o.Usage, TakesFile: o.File})
+	var names []string
+	for _, a := range ruleFixers() {
+		if string(a.ID) == id {
+			return a, nil
+		}
+		names = append(names, a.RuleFix.Rules)
+	}
+	return nil, usageErrorf("--rules migrates %s; --agent %s has no rule migration (nothing was changed)", andList(names), id)
+}
+
+// sharedRuleFixOptions are the migrations' own flags, one per name, the default agent's first:
+// an option two migrations declare (--before, --project) is one flag, its usage followed by the
+// others' ("; also " …), as audit's options are.
+func sharedRuleFixOptions() []agent.Option {
+	var out []agent.Option
+	at := map[string]int{}
+	for _, a := range ruleFixers() {
+		for _, o := range a.RuleFix.Options {
+			if i, ok := at[o.Name]; ok {
+				out[i].Usage += "; also " + o.Usage
+				continue
+			}
+			at[o.Name] = len(out)
+			out = append(out, o)
+		}
 	}
 	return out
 }
 
-// fixRulesWhat names the rule migration in fix's usage errors.
-func fixRulesWhat() string {
-	if a := ruleFix(); a != nil {
-		return a.RuleFix.What
+// fixRulesFlags are fix's flags for the rule migrations: --rules and the migrations' own
+// (agent.RuleFix.Options).
+func fixRulesFlags() []cli.Flag {
+	rf := ruleFixers()
+	if len(rf) == 0 {
+		return nil
 	}
-	return ""
+	var what []string
+	for _, a := range rf {
+		what = append(what, a.RuleFix.Usage)
+	}
+	out := []cli.Flag{&cli.BoolFlag{Name: "rules", Usage: "rewrite permission rules written in an older release's spelling to the spelling that matches the same raw tools now: " +
+		strings.Join(what, "; ") + "; without it rule files are never written"}}
+	for _, o := range sharedRuleFixOptions() {
+		out = append(out, optionFlag(o))
+	}
+	return out
 }
 
-// fixRulesOnly are the flags that go with --rules only (the migration's options), in the
-// order fix checks them.
+// fixRulesWhat names the rule migrations that declare flag ("" : every one) in fix's usage
+// errors.
+func fixRulesWhat(flag string) string {
+	var out []string
+	for _, a := range ruleFixers() {
+		if flag == "" || slices.ContainsFunc(a.RuleFix.Options, func(o agent.Option) bool { return o.Name == flag }) {
+			out = append(out, a.RuleFix.What)
+		}
+	}
+	return andList(out)
+}
+
+// fixRulesOnly are the flags that go with --rules only (the migrations' options), in the order
+// fix checks them.
 func fixRulesOnly() []string {
 	var out []string
-	if a := ruleFix(); a != nil {
-		for _, o := range a.RuleFix.Options {
+	for _, o := range sharedRuleFixOptions() {
+		out = append(out, o.Name)
+	}
+	return out
+}
+
+// fixRulesDescription is fix's --help sections on the rule migrations ("" without one).
+func fixRulesDescription() string {
+	var b strings.Builder
+	for _, a := range ruleFixers() {
+		b.WriteString(a.RuleFix.Help)
+	}
+	return b.String()
+}
+
+// rulesNotTaken are fix's flags that do not go with --rules of agent a (it has no plan file, no
+// --fail-on, no SQLite store): --plan-out, --plan, --fail-on, a's own scan/fix options it does
+// not read (not in RuleFix.Uses: an MCP config flag), --profile, --busy-timeout, and the
+// other migrations' options a does not declare, in that order.
+func rulesNotTaken(a *agent.Agent) []string {
+	out := []string{"plan-out", "plan", "fail-on"}
+	for _, o := range a.Options {
+		if !slices.Contains(a.RuleFix.Uses, o.Name) {
+			out = append(out, o.Name)
+		}
+	}
+	out = append(out, "profile", "busy-timeout")
+	for _, o := range sharedRuleFixOptions() {
+		if !slices.ContainsFunc(a.RuleFix.Options, func(x agent.Option) bool { return x.Name == o.Name }) {
 			out = append(out, o.Name)
 		}
 	}
 	return out
-}
-
-// fixRulesDescription is fix's --help section on the rule migration ("" without one).
-func fixRulesDescription() string {
-	if a := ruleFix(); a != nil {
-		return a.RuleFix.Help
-	}
-	return ""
-}
-
-// rulesNotTaken are fix's flags that do not go with --rules (it has no plan file, no --fail-on,
-// no SQLite store): --plan-out, --plan, --fail-on, the migrating agent's own scan/fix options it
-// does not read (not in RuleFix.Uses: --mcp-config), --profile, --busy-timeout, in that order.
-func rulesNotTaken() []string {
-	out := []string{"plan-out", "plan", "fail-on"}
-	if a := ruleFix(); a != nil {
-		for _, o := range a.Options {
-			if !slices.Contains(a.RuleFix.Uses, o.Name) {
-				out = append(out, o.Name)
-			}
-		}
-	}
-	return append(out, "profile", "busy-timeout")
 }
 
 // rulesRefused are the flags given that --rules does not take: fix's naming flags the
@@ -90,11 +152,16 @@ func rulesNotTaken() []string {
 func rulesRefused(o fixOptions, a *agent.Agent) (names []string, set bool) {
 	names = []string{"--discover", "--keep-truncated", "--rewrite-lossy"}
 	set = o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy
+	seen := map[string]bool{}
+	for _, opt := range a.Options {
+		seen[opt.Name] = true
+	}
 	for _, other := range all.Agents {
 		for _, opt := range other.Options {
-			if other == a || slices.ContainsFunc(a.Options, func(o agent.Option) bool { return o.Name == opt.Name }) {
+			if other == a || seen[opt.Name] {
 				continue // the migrating agent's own (also when another room shares it): refused by fix's list or read (RuleFix.Uses)
 			}
+			seen[opt.Name] = true
 			names = append(names, "--"+opt.Name)
 			set = set || len(o.Common.AgentOptions[opt.Name]) > 0
 		}
@@ -123,8 +190,7 @@ func (r *rulesRun) problem(err error) {
 	fmt.Fprintf(r.env.Err, "sessionfix: %s\n", reports.Printable(err.Error()))
 }
 
-func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
-	rf := ruleFix()
+func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptions) error {
 	refused, refusedSet := rulesRefused(o.fixOptions, rf)
 	switch {
 	case o.Format != "table" && o.Format != "json":
@@ -135,8 +201,6 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
 	case o.Common.Inventory == "":
 		return usageErrorf("fix --rules needs --inventory FILE (the raw server keys and tool names the rules are about)")
-	case o.Common.Agent != "" && o.Common.Agent != string(rf.ID):
-		return usageErrorf("--rules migrates %s; --agent %s does not go with it", rf.RuleFix.Rules, o.Common.Agent)
 	case refusedSet:
 		return usageErrorf("--rules migrates %s only: %s do not go with it", rf.RuleFix.Rules, andList(refused))
 	}
@@ -149,9 +213,20 @@ func runFixRules(ctx context.Context, env *Env, o fixRulesOptions) error {
 		return err
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
-	plans := make([]rulefix.RuleFile, len(plan.Files))
-	for i, f := range plan.Files {
-		plans[i] = rulefix.RuleFile{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions, Rewrites: f.Rewrites}
+	plans := make([]rulefix.RuleFile, 0, len(plan.Files)+len(plan.Edits))
+	for _, f := range plan.Files {
+		plans = append(plans, rulefix.RuleFile{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions, Rewrites: f.Rewrites})
+	}
+	for _, f := range plan.Edits {
+		// A rule file the room gave as byte edits: the engine's rule-file store reads it again
+		// and checks every edit's old bytes (a file changed since its rules were read is not
+		// planned: a problem, the run ends partial).
+		rfile, err := rulefix.FromEdits(ctx, rf.ID, rulefix.RuleFileEdits{Path: f.Path, Edits: f.Edits, Labels: f.Labels, Rules: f.Rules})
+		if err != nil {
+			r.problem(err)
+			continue
+		}
+		plans = append(plans, rfile)
 	}
 	pl := rulefix.Plan(plans)
 	rewrites := pl.Rewrites
@@ -267,22 +342,16 @@ func noneIfEmpty(s string) string {
 	return s
 }
 
-func newFixRulesOptions(c *cli.Context, base fixOptions) (fixRulesOptions, error) {
+func newFixRulesOptions(c *cli.Context, a *agent.Agent, base fixOptions) (fixRulesOptions, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return fixRulesOptions{}, fmt.Errorf("fix: current directory: %w", err)
 	}
 	o := fixRulesOptions{fixOptions: base, Options: agent.Values{}, Cwd: wd}
-	if a := ruleFix(); a != nil {
-		for _, opt := range a.RuleFix.Options {
-			if v := c.String(opt.Name); v != "" {
-				o.Options[opt.Name] = []string{v}
-			}
-		}
-		for _, name := range a.RuleFix.Uses {
-			if vs := base.Common.AgentOptions[name]; len(vs) > 0 {
-				o.Options[name] = vs
-			}
+	readOptions(c, o.Options, a.RuleFix.Options)
+	for _, name := range a.RuleFix.Uses {
+		if vs := base.Common.AgentOptions[name]; len(vs) > 0 {
+			o.Options[name] = vs
 		}
 	}
 	return o, nil

@@ -163,7 +163,7 @@ func TestFixRulesUsage(t *testing.T) {
 	}{
 		{[]string{"--claude-version", "2.1.332"}, "--claude-version goes with --rules"},
 		{[]string{"--rules"}, "fix --rules needs --inventory"},
-		{[]string{"--rules", "--inventory", "x.json", "--agent", "qwen"}, "--agent qwen does not go with it"},
+		{[]string{"--rules", "--inventory", "x.json", "--agent", "qwen"}, "--agent qwen has no rule migration"},
 		{[]string{"--rules", "--inventory", "x.json", "--claude-version", "two"}, "--claude-version"},
 		{[]string{"--rules", "--inventory", "x.json", "--apply"}, "--apply needs --yes"},
 	} {
@@ -210,7 +210,7 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	assert.False(t, set, "the migrating agent's own options are not refused here (--allow-shared is read: RuleFix.Uses)")
 	_, set = rulesRefused(fixOptions{Common: pipeline.Options{Discover: true}}, a)
 	assert.True(t, set)
-	assert.Equal(t, []string{"plan-out", "plan", "fail-on", "mcp-config", "profile", "busy-timeout"}, rulesNotTaken(),
+	assert.Equal(t, []string{"plan-out", "plan", "fail-on", "mcp-config", "profile", "busy-timeout", "gemini-version", "before", "approval-mode"}, rulesNotTaken(a),
 		"the migrating agent's options it does not read (RuleFix.Uses) are refused with the flags it has no use for")
 	env := testEnv(t)
 	r := runCLI(t, env, "", "fix", "--rules", "--inventory", "i.json", "--codex-config", "c.toml", ".")

@@ -51,7 +51,7 @@ func imports(t *testing.T) map[string][]string {
 func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
 
 // engines are the storage engines: generic, they know no agent.
-var engines = []string{"store/jsonl", "store/sqlite", "store/postgres"}
+var engines = []string{"store/jsonl", "store/sqlite", "store/postgres", "store/rulefile"}
 
 // rooms returns the agent rooms: the packages under store/ that import store/agent (the
 // contract), except store/all (the list).

@@ -34,6 +34,7 @@ import (
 	"github.com/sessionfix/sessionfix/store/openwebui"
 	"github.com/sessionfix/sessionfix/store/postgres"
 	"github.com/sessionfix/sessionfix/store/qwen"
+	"github.com/sessionfix/sessionfix/store/rulefile"
 	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
@@ -481,11 +482,19 @@ func OpenWith(ref store.Ref, opt Options) (store.Store, error) {
 	if ref.Kind == claude.KindRules {
 		return claude.OpenRules(ref.Path, ""), nil
 	}
+	if ref.Kind == rulefile.Kind {
+		return rulefile.Open(ref.Path), nil
+	}
 	if p := profileByKind(ref.Kind); p != nil {
 		return jsonl.Open(ref.Path, p), nil
 	}
 	return nil, fmt.Errorf("open %s: unknown store kind %q", ref.Path, ref.Kind)
 }
+
+// OpenRuleFile returns the rule file at path as a store of the rule-file engine
+// (store/rulefile: a file written from planned byte-range edits, store.FileEditor), for fix
+// --rules of an agent whose permission package plans byte edits. Nothing is read.
+func OpenRuleFile(path string) store.Store { return rulefile.Open(path) }
 
 // Reopen is OpenWith for undo, which must not take a run's word for what a file is: when a file
 // exists at ref.Path it must still be detected (DetectWith, by name and content) as a store of
@@ -512,6 +521,12 @@ func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error
 		if err := claude.IsRuleFile(ref.Path); err != nil {
 			return nil, fmt.Errorf("%s: the run recorded a Claude Code rule file, but %v: not restored", ref.Path, err)
 		}
+		return OpenWith(ref, opt)
+	}
+	if ref.Kind == rulefile.Kind {
+		// A rule file fix --rules rewrote (any agent's, any syntax) is never detected: it is
+		// restored only when it holds what the run wrote (RestoreFile checks the checksum, or the
+		// recorded edits when bytes were appended), so nothing else needs to say what it is.
 		return OpenWith(ref, opt)
 	}
 	if p := profileByKind(ref.Kind); p != nil {

@@ -18,9 +18,10 @@ const ProjectOption = "project"
 // allowedTools written in an older release's spelling, rewritten to the spelling that names the
 // same raw tool under --claude-version (PlanRuleFiles).
 var RuleFix = &agent.RuleFix{
-	What:  "the Claude Code rule migration",
-	Rules: "Claude Code rules",
-	Usage: "rewrite legacy-spelled Claude Code permission rules (settings.json, settings.local.json, ~/.claude.json allowedTools) to the current spelling; without it rule files are never written",
+	What:    "the Claude Code rule migration",
+	Rules:   "Claude Code rules",
+	Usage:   "Claude Code's settings.json, settings.local.json and ~/.claude.json allowedTools (the default)",
+	Default: true,
 	Options: []agent.Option{
 		{Name: VersionOption, Usage: "with --rules: the Claude Code release whose spelling and matching the rules are migrated to (default: " + mcpname.ClaudeLatestVersion + ")"},
 		{Name: ProjectOption, File: true, Usage: "with --rules: the project whose .claude/settings*.json are migrated (default: the current directory)"},

@@ -218,7 +218,30 @@ func auditFiles(in agent.AuditInput) ([]auditFile, error) {
 		}
 		out = append(out, auditFile{path: file, scope: sc, given: true, policy: strings.HasSuffix(file, ".toml")})
 	}
-	return out, nil
+	return dedupFiles(out), nil
+}
+
+// dedupFiles keeps the first of files that name the same file (the workspace of a project
+// that is the home directory is the home's .gemini: Gemini CLI then reads it once, as the
+// user's).
+func dedupFiles(files []auditFile) []auditFile {
+	seen := map[string]bool{}
+	out := files[:0:0]
+	for _, f := range files {
+		k := f.path
+		if abs, err := filepath.Abs(k); err == nil {
+			k = abs
+		}
+		if real, err := filepath.EvalSymlinks(k); err == nil {
+			k = real
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	return out
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

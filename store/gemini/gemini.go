@@ -162,6 +162,7 @@ var Agent = &agent.Agent{
 	Prepare:      prepare,
 	Help:         Help,
 	Audit:        Audit,
+	RuleFix:      RuleFix,
 }
 
 // Help is what sessionfix's --help says of Gemini CLI (phrases are spliced in as they are: the
