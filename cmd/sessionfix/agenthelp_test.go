@@ -45,7 +45,7 @@ func TestAgentHelp(t *testing.T) {
 // TestFixRulesOnly: the flags fix refuses without --rules are fixRulesFlags after --rules, in
 // the order they were listed by hand before.
 func TestFixRulesOnly(t *testing.T) {
-	assert.Equal(t, []string{"claude-version", "project", "project-key", "claude-json", "gemini-version", "before", "approval-mode"}, fixRulesOnly())
+	assert.Equal(t, []string{"claude-version", "project", "project-key", "claude-json", "gemini-version", "before", "approval-mode", "copilot-version", "rules-from"}, fixRulesOnly())
 }
 
 // TestNamesHelpFromRoom: the names command's description says whose naming functions its

@@ -2,6 +2,7 @@ package copilot
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sessionfix/sessionfix/permission/rules"
 )
@@ -17,17 +18,66 @@ var Words = rules.Words{
 }
 
 // AuditInput is what AuditEvaluation evaluates: the configured tools in Copilot's order, every
-// rule found, and whether some invocation allows every tool (--allow-all-tools, --yolo).
+// rule found, and the runs they make up (Runs: each copilot invocation found with the rules that
+// hold for every run; none: one run of every rule, AllowAll saying whether it allows every tool).
 type AuditInput struct {
 	Tools    []Tool
 	Rules    []Rule
 	AllowAll bool
+	Runs     []Run
 }
+
+// Run is one copilot command line as Copilot CLI evaluates it: the indexes (into the rules
+// given with it) of its own flags' rules and of the rules that hold for every run (persisted
+// grants, custom agents, skills), whether it allows every tool (--allow-all-tools, --allow-all,
+// --yolo), where it is (file:line:col of its command word) and its Key (InvocationKey).
+type Run struct {
+	Rules    []int
+	AllowAll bool
+	Where    string
+	Key      string
+}
+
+// RunsOf fills in the rules of runs (one per invocation found, in order, Key set): a flag
+// rule goes to the run of its file and invocation, every other rule to every run. With no run
+// given: one run of every rule, allowing every tool when orAll.
+func RunsOf(rules []Rule, runs []Run, orAll bool) []Run {
+	if len(runs) == 0 {
+		all := make([]int, len(rules))
+		for i := range all {
+			all[i] = i
+		}
+		return []Run{{Rules: all, AllowAll: orAll}}
+	}
+	out := make([]Run, len(runs))
+	at := map[string]int{}
+	for j, r := range runs {
+		out[j] = r
+		out[j].Rules = nil
+		at[r.Key] = j
+	}
+	for i, r := range rules {
+		if j, ok := at[InvocationKey(r.Pos.File, r.Invocation)]; ok && r.Source == SourceFlags && r.Invocation >= 0 {
+			out[j].Rules = append(out[j].Rules, i)
+			continue
+		}
+		for j := range out {
+			out[j].Rules = append(out[j].Rules, i)
+		}
+	}
+	return out
+}
+
+// InvocationKey names invocation i of file (RunsOf's maps).
+func InvocationKey(file string, i int) string { return fmt.Sprintf("%s#%d", file, i) }
 
 // AuditEvaluation evaluates in under now and before. Each pair matches as Matches says at that
 // release (a rule outside the grammar is never applied: "invalid"); each tool's outcome is
-// Evaluate's with every rule found taken together (a deny found anywhere denies, AllowAll when
-// any invocation allows every tool). Findings: a permission pattern whose tool part names a
+// Evaluate's one run at a time (in.Runs: a copilot command line's flags with the rules of every
+// run; a deny of one script line does not deny in another), the run shown for a tool being the
+// first where it lost a restriction (restricted before, ran now), else the first where it
+// gained one, else the first whose outcome changed, else the first where it runs (pickRun).
+// Findings: a permission pattern whose tool part names a
 // configured tool but matches none under now (Lost: "never-matches"), a tool another one
 // shadows now ("shadowed"), a rule outside the grammar ("invalid-rule").
 func AuditEvaluation(in AuditInput, now, before Release) rules.Evaluation {
@@ -43,7 +93,15 @@ func AuditEvaluation(in AuditInput, now, before Release) rules.Evaluation {
 	for _, t := range in.Tools {
 		ev.Tools = append(ev.Tools, rules.ToolInfo{Tool: rules.Tool{Server: t.Server, Tool: t.Tool}})
 	}
-	pn, pb := newPoint(now, in), newPoint(before, in)
+	runs := in.Runs
+	if len(runs) == 0 {
+		runs = RunsOf(in.Rules, nil, in.AllowAll)
+	}
+	pn, pb := newPoint(now, in, runs), newPoint(before, in, runs)
+	for j := range in.Tools {
+		k := pickRun(pb, pn, j)
+		pn.pick[j], pb.pick[j] = k, k
+	}
 	ev.Now, ev.Before = pn, pb
 	for i, r := range in.Rules {
 		switch {
@@ -57,7 +115,7 @@ func AuditEvaluation(in AuditInput, now, before Release) rules.Evaluation {
 			}
 		}
 	}
-	for j, tr := range pn.res.Tools {
+	for j, tr := range pn.res[0].Tools {
 		if tr.Outcome == Shadowed && tr.ShadowedBy != nil {
 			ev.Findings = append(ev.Findings, rules.Finding{Class: "shadowed", Level: "warning", Rule: -1, Tool: j,
 				Message: fmt.Sprintf("%s/%s is not offered under %s: %s/%s registers the same name %s", tr.Tool.Server, tr.Tool.Tool, now.Version, tr.ShadowedBy.Server, tr.ShadowedBy.Tool, tr.Name)})
@@ -93,25 +151,55 @@ func auditRule(r Rule) rules.Rule {
 	return out
 }
 
-// point is one release's answers (rules.Semantics).
+// point is one release's answers (rules.Semantics): Evaluate's result per run, and per tool the
+// run its verdict is taken from (pick).
 type point struct {
-	rel   Release
-	in    AuditInput
-	regs  map[Tool]Registered
-	res   Result
-	byTol map[Tool]int
+	rel  Release
+	in   AuditInput
+	regs map[Tool]Registered
+	runs []Run
+	res  []Result
+	pick []int
 }
 
-func newPoint(rel Release, in AuditInput) *point {
-	p := &point{rel: rel, in: in, regs: map[Tool]Registered{}, byTol: map[Tool]int{}}
+func newPoint(rel Release, in AuditInput, runs []Run) *point {
+	p := &point{rel: rel, in: in, regs: map[Tool]Registered{}, runs: runs, pick: make([]int, len(in.Tools))}
 	for _, reg := range Register(rel, in.Tools) {
 		p.regs[reg.Tool] = reg
 	}
-	p.res = Evaluate(rel, Setup{Tools: in.Tools, Rules: in.Rules, AllowAll: in.AllowAll})
-	for i, tr := range p.res.Tools {
-		p.byTol[tr.Tool] = i
+	for _, r := range runs {
+		rs := make([]Rule, len(r.Rules))
+		for k, i := range r.Rules {
+			rs[k] = in.Rules[i]
+		}
+		p.res = append(p.res, Evaluate(rel, Setup{Tools: in.Tools, Rules: rs, AllowAll: r.AllowAll}))
 	}
 	return p
+}
+
+// pickRun is the run whose outcomes of tool j are shown (AuditEvaluation): the first where it
+// lost a restriction (restricted before, ran now), else the first where it gained one, else the
+// first where its outcome changed, else the first where it runs now, else the first.
+func pickRun(before, now *point, j int) int {
+	best, rank := 0, 0
+	for k := range now.runs {
+		b, n := before.decide(k, j).Outcome, now.decide(k, j).Outcome
+		r := 0
+		switch {
+		case b != rules.Ran && n == rules.Ran:
+			r = 4
+		case b == rules.Ran && n != rules.Ran:
+			r = 3
+		case b != n:
+			r = 2
+		case n == rules.Ran:
+			r = 1
+		}
+		if r > rank {
+			best, rank = k, r
+		}
+	}
+	return best
 }
 
 // Label is the release.
@@ -130,17 +218,31 @@ func (p *point) Match(rule, tool int) rules.Match {
 	return rules.No
 }
 
-// Decide is the release's outcome for the tool.
+// Decide is the release's outcome for the tool in the run picked for it.
 func (p *point) Decide(tool int) rules.Verdict {
+	v := p.decide(p.pick[tool], tool)
+	if len(p.runs) > 1 && p.runs[p.pick[tool]].Where != "" {
+		v.Note = strings.TrimPrefix(v.Note+"; ", "; ") + "in the run at " + p.runs[p.pick[tool]].Where
+	}
+	return v
+}
+
+// decide is the release's outcome for the tool in run k.
+func (p *point) decide(k, tool int) rules.Verdict {
 	t := p.in.Tools[tool]
-	i, ok := p.byTol[t]
-	if !ok {
+	var tr *ToolResult
+	for i := range p.res[k].Tools {
+		if p.res[k].Tools[i].Tool == t {
+			tr = &p.res[k].Tools[i]
+			break
+		}
+	}
+	if tr == nil {
 		return rules.Verdict{Rule: -1}
 	}
-	tr := p.res.Tools[i]
 	v := rules.Verdict{Name: tr.Name, Decision: string(tr.Outcome), Rule: -1}
 	if len(tr.Rules) > 0 {
-		v.Rule = tr.Rules[0]
+		v.Rule = p.runs[k].Rules[tr.Rules[0]]
 	}
 	switch tr.Outcome {
 	case Ran:

@@ -79,3 +79,34 @@ func mustRelease(t *testing.T, v string) Release {
 	require.NoError(t, err)
 	return r
 }
+
+// TestAuditEvaluationPerRun: each copilot command line is its own run. A script whose first line
+// denies lit(ok_tool) without allowing every tool and whose second line allows every tool
+// without that deny runs ok_tool on its second line, under both releases: the audit says so (ran,
+// in the run at ci.sh:3:1). Taken together (the old evaluation) the deny of the first line and
+// the --allow-all-tools of the second made it "denied", an outcome of no run that lets it run.
+// Red before: both outcomes were denied.
+func TestAuditEvaluationPerRun(t *testing.T) {
+	src := []byte("#!/bin/sh\ncopilot -p x --deny-tool 'lit(ok_tool)'\ncopilot -p y --allow-all-tools\n")
+	invs, problems := ExtractShell("ci.sh", src)
+	require.Empty(t, problems)
+	require.Len(t, invs, 2)
+	in := AuditInput{Tools: []Tool{{Server: "lit", Tool: "ok_tool"}, {Server: "lit", Tool: "fetch"}}}
+	var runs []Run
+	for k, iv := range invs {
+		in.Rules = append(in.Rules, iv.Rules...)
+		in.AllowAll = in.AllowAll || iv.AllowAll
+		runs = append(runs, Run{Key: InvocationKey("ci.sh", k), AllowAll: iv.AllowAll, Where: iv.Pos.String()})
+	}
+	in.Runs = RunsOf(in.Rules, runs, false)
+	assert.Equal(t, []Run{{Rules: []int{0}, Where: "ci.sh:2:1", Key: "ci.sh#0"}, {AllowAll: true, Where: "ci.sh:3:1", Key: "ci.sh#1"}}, in.Runs)
+	res := rules.Evaluate(AuditEvaluation(in, mustRelease(t, "1.0.102"), mustRelease(t, "1.0.39")), rules.LostFirst)
+	for _, tr := range res.Tools {
+		assert.Equal(t, "ran->ran", Words.OfOutcome(tr.Before.Outcome)+"->"+Words.OfOutcome(tr.Now.Outcome), tr.Tool)
+		assert.Contains(t, tr.Now.Note, "in the run at ci.sh:3:1")
+	}
+	// Without the runs (every rule together, as before): denied.
+	in.Runs = nil
+	res = rules.Evaluate(AuditEvaluation(in, mustRelease(t, "1.0.102"), mustRelease(t, "1.0.39")), rules.LostFirst)
+	assert.Equal(t, "denied->denied", Words.OfOutcome(res.Tools[0].Before.Outcome)+"->"+Words.OfOutcome(res.Tools[0].Now.Outcome))
+}

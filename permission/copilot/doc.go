@@ -1,7 +1,7 @@
 // Package copilot is GitHub Copilot CLI's permission-rule knowledge (issue 26 items 3 and 4), as
-// pure functions over bytes and tool lists: no file system walk, no command, no store. The audit
-// layer (one engine shared by every agent) is to be built around it; nothing calls it from a
-// command yet.
+// pure functions over bytes and tool lists: no file system walk, no command, no store. audit
+// --agent copilot (store/copilot/audit.go, on the shared rule-audit layer: AuditEvaluation) and
+// fix --rules --agent copilot (store/copilot/rulefix.go: PlanRewrite per rule) call it.
 //
 // Sources of the facts: the JavaScript of 1.0.39 and 1.0.40 (@github/copilot: the rule regexp,
 // commander's option parsing, the MCP permission check, the tool filters, custom agents' tool
@@ -35,6 +35,10 @@
 //	Lost(rel, rule, tools) (meant, lost)                a rule whose tool part can never match
 //	PlanRewrite(rel, rule, tools) RewritePlan           the byte-exact edit of its tool part, or
 //	                                                    why it is held back
+//	RunsOf(rules, runs, orAll) []Run                    one run per copilot command line: its
+//	                                                    flags and the rules of every run
+//	AuditEvaluation(AuditInput, now, before)            the shared audit layer's evaluation,
+//	                                                    tool outcomes one run at a time
 //
 // Positions: Pos.Line and Pos.Col are 1-based (Col counts bytes); offsets are byte offsets into
 // the file given. A Problem names the file, line, column and why an invocation or entry could

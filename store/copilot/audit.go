@@ -53,7 +53,9 @@ current directory), and every copilot invocation's --allow-tool, --deny-tool,
 --available-tools and --excluded-tools in the files given with --rules-from
 (scripts, aliases, workflow YAML), each at file:line:col. Per rule and tool it says
 whether the rule matches under --copilot-version (now) and --before; per tool the
-outcome (ran, denied, not approved, not offered), every rule found taken together.
+outcome (ran, denied, not approved, not offered), one copilot command line at a
+time (each with the home's grants, agents and skills): a tool is shown in the first
+run where it lost a restriction, else where its outcome changed.
 Since 1.0.40 a server(tool) rule matches only the sanitized tool part: a deny written
 with the raw name is lost (--fail-on lost exits 5). A PATH is a copied ~/.copilot.
 Tools come from --inventory or --discover (the home's mcp-config.json servers).`,
@@ -119,9 +121,10 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		read(f, "script", func(path string, data []byte) ([]rulescopilot.Rule, []rulescopilot.Problem) {
 			invs, problems := rulescopilot.Extract(path, data)
 			var rs []rulescopilot.Rule
-			for _, iv := range invs {
+			for k, iv := range invs {
 				rs = append(rs, iv.Rules...)
 				ain.AllowAll = ain.AllowAll || iv.AllowAll
+				ain.Runs = append(ain.Runs, rulescopilot.Run{Key: rulescopilot.InvocationKey(path, k), AllowAll: iv.AllowAll, Where: iv.Pos.String()})
 				problems = append(problems, iv.Problems...)
 			}
 			return rs, problems
@@ -170,6 +173,7 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		a.Inventory = "none"
 		a.Notes = append(a.Notes, "no tools to audit the rules against: give --inventory FILE or --discover")
 	}
+	ain.Runs = rulescopilot.RunsOf(ain.Rules, ain.Runs, false)
 	a.Eval = rulescopilot.AuditEvaluation(ain, now, before)
 	for i := range a.Eval.Tools {
 		a.Eval.Tools[i].Source = "file"

@@ -285,8 +285,9 @@ var Agent = &agent.Agent{
 	Options: []agent.Option{
 		{Name: MCPConfigOption, Repeatable: true, File: true, Usage: "Copilot CLI: an MCP config file (its --additional-mcp-config, a .mcp.json): its server keys are raw identities of stored names"},
 	},
-	Help:  Help,
-	Audit: Audit,
+	Help:    Help,
+	Audit:   Audit,
+	RuleFix: RuleFix,
 }
 
 // Help is what sessionfix's --help says of Copilot CLI.
