@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -189,7 +190,7 @@ func (s *Store) restoreFile(ctx context.Context, ch *store.Change, rec *fileReco
 	case rec.After == nil:
 		why := rec.NoAfter
 		if why == "" {
-			why = "the run did not record the file it left"
+			why = "the run did not record the file it left (it was stopped between its commit and its record)"
 		}
 		return false, why, nil
 	case fi.Size() != rec.After.Size || after != rec.After.Fingerprint:
@@ -199,10 +200,20 @@ func (s *Store) restoreFile(ctx context.Context, ch *store.Change, rec *fileReco
 	err = fileio.RestoreWith(ctx, s.path, want, backupBytes(ch.Backup, rec.Size, ch.Before.SHA256, bver, orig), ch.Backup,
 		store.FileState{Mode: rec.Mode, ModTime: rec.ModTime})
 	var iu *store.InUseError
-	if errors.As(err, &iu) {
-		return false, "its file could not be replaced (" + iu.Reason + ")", nil
+	var ce *fileio.CommittedError
+	switch {
+	case err == nil || errors.As(err, &ce):
+		return true, "", err // the original bytes are in place (ce: something failed after)
+	case ctx.Err() != nil:
+		return true, "", err
+	case errors.As(err, &iu):
+		// Replacing the file under a running agent would send its next writes to the old,
+		// unlinked inode; the rows can be put back beside it.
+		return false, "its file could not be replaced (" + strings.TrimSuffix(iu.Reason, "; stop the agent first") + ")", nil
 	}
-	return true, "", err
+	// Nothing was put in place (a temp file that could not be written, say): the rows can
+	// still be put back through SQLite.
+	return false, "its file could not be replaced (" + err.Error() + ")", nil
 }
 
 // backupBytes is the Transform that puts the original database file back: the backup (size

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +103,15 @@ func TestUndoRowByRowSaysWhy(t *testing.T) {
 			require.NoError(t, err)
 			return func() { f.Close() }
 		}, "its file could not be replaced (held open for writing", ""},
+		{"the file cannot be replaced", func(t *testing.T, p string, _ *store.Change) func() {
+			// The temp file beside the database cannot be written (a full disk, a quota).
+			return fileio.SetFaultHook(func(op, path string) error {
+				if op == fileio.FaultWrite && filepath.Dir(path) == filepath.Dir(p) && strings.HasPrefix(filepath.Base(path), "."+filepath.Base(p)) {
+					return syscall.ENOSPC
+				}
+				return nil
+			})
+		}, "its file could not be replaced (", ""},
 		{"frames in the WAL", func(t *testing.T, p string, _ *store.Change) func() {
 			db, err := sqlx.Open("sqlite3", "file:"+p+"?_busy_timeout=5000")
 			require.NoError(t, err)
