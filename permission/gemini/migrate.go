@@ -215,7 +215,15 @@ func policyRewrite(ref *RuleRef, intended []Tool) (text string, edits []Edit, wh
 			if all {
 				values = []string{"*"}
 			}
-			if e, text, ok := toolNameEdits(r, values); ok {
+			var per []string
+			if !all {
+				per = perEntry(r, intended, func(t Tool) string { return mcpname.GeminiName(t.Server, t.Name)[len(prefix):] })
+			}
+			e, text, why := toolNameEdits(r, values, per, f.Data)
+			if why != "" {
+				return "", nil, why
+			}
+			if e != nil {
 				edits = e
 				if r.MCPName == nil {
 					ins := Edit{Start: r.insertAt, End: r.insertAt, New: r.indent + "mcpName = " + tomlString(s) + nl}
@@ -238,22 +246,75 @@ func policyRewrite(ref *RuleRef, intended []Tool) (text string, edits []Edit, wh
 	if r.MCPName != nil {
 		return "", nil, fmt.Sprintf("the rule's mcpName %q cannot name %s: its key changes in the tools' names", r.MCPName.Value, toolList(intended))
 	}
-	e, text, ok := toolNameEdits(r, values)
-	if !ok {
-		return "", nil, "the rule's toolName could not be located in the file"
+	e, text, why := toolNameEdits(r, values, perEntry(r, intended, func(t Tool) string { return mcpname.GeminiName(t.Server, t.Name) }), f.Data)
+	if why != "" {
+		return "", nil, why
 	}
 	return text, e, ""
 }
 
+// perEntry is the new value of each of r's toolName strings, in order, when each one names
+// exactly one of the intended tools (and together they name them all): value(tool). nil when
+// the strings do not map one to one onto tools (a wildcard, a bare name of several servers).
+func perEntry(r *PolicyRule, intended []Tool, value func(Tool) string) []string {
+	mcp := ""
+	if r.MCPName != nil {
+		mcp = r.MCPName.Value
+	}
+	var out []string
+	covered := map[Tool]bool{}
+	for _, e := range r.ToolNames {
+		var hit []Tool
+		for _, t := range intended {
+			if namesTool(mcp, e.Value, t) {
+				hit = append(hit, t)
+			}
+		}
+		if len(hit) != 1 {
+			return nil
+		}
+		covered[hit[0]] = true
+		out = append(out, value(hit[0]))
+	}
+	if len(covered) != len(intended) {
+		return nil
+	}
+	return out
+}
+
+// hasComment reports whether the TOML bytes b hold a comment (a # outside strings).
+func hasComment(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '#':
+			return true
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '\'':
+			for i++; i < len(b) && b[i] != '\''; i++ {
+			}
+		}
+	}
+	return false
+}
+
 // toolNameEdits replaces the rule's toolName value(s) with values: one string for one value
-// (or a list of one), a list otherwise.
-func toolNameEdits(r *PolicyRule, values []string) ([]Edit, string, bool) {
+// (or a list of one), a list otherwise. In a list whose strings each name one tool (per: the
+// new value of each string, in order) each string is replaced in place, so the separators,
+// line breaks and comments between them stay; otherwise the strings first..last become the new
+// ones, and a list with a comment between its strings is not rewritten (why says so: the
+// comment would be lost). why "" with edits nil: the toolName is not located in data.
+func toolNameEdits(r *PolicyRule, values, per []string, data []byte) (edits []Edit, text, why string) {
 	if len(r.ToolNames) == 0 {
-		return nil, "", false
+		return nil, "", "the rule's toolName could not be located in the file"
 	}
 	for _, t := range r.ToolNames {
 		if t.Start < 0 {
-			return nil, "", false
+			return nil, "", "the rule's toolName could not be located in the file"
 		}
 	}
 	var q []string
@@ -261,19 +322,28 @@ func toolNameEdits(r *PolicyRule, values []string) ([]Edit, string, bool) {
 		q = append(q, tomlString(v))
 	}
 	first, last := r.ToolNames[0], r.ToolNames[len(r.ToolNames)-1]
-	text := "toolName = " + strings.Join(q, ", ")
+	text = "toolName = " + strings.Join(q, ", ")
 	if len(values) > 1 || r.ToolNameList {
 		text = "toolName = [" + strings.Join(q, ", ") + "]"
 	}
 	switch {
 	case !r.ToolNameList && len(values) == 1:
-		return []Edit{{Start: first.Start, End: first.End, New: q[0]}}, text, true
+		return []Edit{{Start: first.Start, End: first.End, New: q[0]}}, text, ""
 	case !r.ToolNameList:
-		return []Edit{{Start: first.Start, End: first.End, New: "[" + strings.Join(q, ", ") + "]"}}, text, true
+		return []Edit{{Start: first.Start, End: first.End, New: "[" + strings.Join(q, ", ") + "]"}}, text, ""
+	case len(per) == len(r.ToolNames):
+		var pq []string
+		for i, e := range r.ToolNames {
+			edits = append(edits, Edit{Start: e.Start, End: e.End, New: tomlString(per[i])})
+			pq = append(pq, tomlString(per[i]))
+		}
+		return edits, "toolName = [" + strings.Join(pq, ", ") + "]", ""
+	case last.End <= len(data) && hasComment(data[first.Start:last.End]):
+		return nil, "", "its toolName list has a comment between its strings, which the rewrite of the list would lose: rewrite it by hand to " + text
 	}
 	// A list: its strings become the new ones (the brackets, separators and comments outside
 	// the first..last strings stay).
-	return []Edit{{Start: first.Start, End: last.End, New: strings.Join(q, ", ")}}, text, true
+	return []Edit{{Start: first.Start, End: last.End, New: strings.Join(q, ", ")}}, text, ""
 }
 
 // settingsRewrite is the rewrite of a settings list entry: the names the release declares for

@@ -163,7 +163,11 @@ func TestMigrationOfALegacyExclude(t *testing.T) {
 }
 
 // TestMigrationInlineAndListRules: a rule in an inline table gets its mcpName inside the table;
-// a toolName list is rewritten in place, its brackets and comments kept; CRLF files get CRLF.
+// a toolName list is rewritten in place, string by string, its brackets, line breaks and comments
+// kept (red before: the strings first..last were replaced as one span and the comment between
+// them was lost); CRLF files get CRLF. A list whose strings do not map one to one onto tools
+// (acme__* names two) and has a comment between its strings is held back, said, rather than
+// rewritten without the comment.
 func TestMigrationInlineAndListRules(t *testing.T) {
 	dir := t.TempDir()
 	pol := writeFile(t, dir, "p.toml", "rule = [ { toolName = 'lit__ok_tool', decision = \"deny\", priority = 5 } ]\r\n")
@@ -175,7 +179,15 @@ func TestMigrationInlineAndListRules(t *testing.T) {
 	require.Len(t, plan, 2)
 	_, files := applyPlan(t, m, plan)
 	assert.Equal(t, "rule = [ { mcpName = \"lit\", toolName = \"ok_tool\", decision = \"deny\", priority = 5 } ]\r\n", string(files[pol]))
-	assert.Equal(t, "[[rule]]\r\n  # two tools\r\n  mcpName = \"lit\"\r\n  toolName = [\"a\", \"b\"]\r\n  decision = \"deny\"\r\n  priority = 5\r\n", string(files[pol2]))
+	assert.Equal(t, "[[rule]]\r\n  # two tools\r\n  mcpName = \"lit\"\r\n  toolName = [\"a\", # first\r\n    \"b\"]\r\n  decision = \"deny\"\r\n  priority = 5\r\n", string(files[pol2]))
+
+	pol3 := writeFile(t, dir, "r.toml", "[[rule]]\ntoolName = [\"acme__*\", # all of acme\n  \"lit__a\"]\ndecision = \"deny\"\npriority = 5\n")
+	tools = []Tool{{"acme", "a1"}, {"acme", "a2"}, {"lit", "a"}}
+	plan = PlanMigration(Migration{From: MustRelease("0.32.1"), To: Latest, Mode: ModeYolo, Tools: tools,
+		Policies: []*PolicyFile{ParsePolicy(pol3, readFile(t, pol3), ScopeUser)}})
+	require.Len(t, plan, 1)
+	assert.True(t, plan[0].Held)
+	assert.Contains(t, plan[0].Why, "its toolName list has a comment between its strings, which the rewrite of the list would lose: rewrite it by hand to toolName = [\"mcp_acme_a1\", \"mcp_acme_a2\", \"mcp_lit_a\"]")
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
