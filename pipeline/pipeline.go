@@ -212,6 +212,40 @@ type Pipeline struct {
 	// Declared are the names the agents' releases offer for their configured tools
 	// (agent.Prepared.Declared), in store/all's order: check --provider checks them.
 	Declared []agent.Declared
+	// Looked is what a run without PATH and without --agent looked for, agent by agent (nil
+	// otherwise): LookedLine says it.
+	Looked []all.LookedFor
+}
+
+// NothingFound is the error of a run without PATH and --agent that found no agent's default
+// root: every agent and what was tried for it (exit 1).
+func NothingFound(looked []all.LookedFor) error {
+	var parts []string
+	for _, l := range looked {
+		parts = append(parts, fmt.Sprintf("%s (%s)", l.Agent.Name, l.Tried))
+	}
+	return fmt.Errorf("no agent's store found: looked for %s (pass a PATH, or --agent and the agent's variable)", strings.Join(parts, "; "))
+}
+
+// LookedLine says what a run without PATH and --agent found and looked for ("" for other runs):
+// "agents found: NAME (ROOT, …), …; looked for, not found: NAME (what was tried); …".
+func (p *Pipeline) LookedLine() string {
+	if p.Looked == nil {
+		return ""
+	}
+	var found, missing []string
+	for _, l := range p.Looked {
+		if len(l.Found) > 0 {
+			found = append(found, fmt.Sprintf("%s (%s)", l.Agent.Name, strings.Join(l.Found, ", ")))
+		} else {
+			missing = append(missing, fmt.Sprintf("%s (%s)", l.Agent.Name, l.Tried))
+		}
+	}
+	line := "agents found: " + strings.Join(found, ", ")
+	if len(missing) > 0 {
+		line += "; looked for, not found: " + strings.Join(missing, "; ")
+	}
+	return line
 }
 
 // New resolves the roots (paths; none: the default roots of o.Agent, all.DefaultRoots), loads
@@ -235,8 +269,20 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 		ix = inv.Index()
 	}
 	roots := paths
+	var looked []all.LookedFor
 	if len(roots) == 0 {
 		roots = all.DefaultRoots(store.AgentID(o.Agent), env.agent())
+		if o.Agent == "" {
+			// Every agent whose default root exists (issue 23 item 4).
+			looked = all.Looked(env.agent())
+			if len(roots) == 0 {
+				return nil, NothingFound(looked)
+			}
+		} else if len(roots) == 0 {
+			a := all.Lookup(store.AgentID(o.Agent))
+			what, tried, hint := a.RootsTried(env.agent())
+			return nil, fmt.Errorf("no %s found: tried %s (pass a PATH, or %s)", what, tried, hint)
+		}
 	}
 	settingsFiles, storeRoots, walked := SplitSettingsRoots(roots)
 	sopt, err := StoreOptions(o.Profile, o.BusyTimeout)
@@ -282,7 +328,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 		shown[i] = store.Redact(r)
 	}
 	p := &Pipeline{Roots: shown, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy, Declared: pr.declared,
-		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix)}
+		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix), Looked: looked}
 	if sopt.ProfileDoc != nil {
 		src := o.Profile
 		if a, err := filepath.Abs(src); err == nil {

@@ -53,19 +53,16 @@ func andList(parts []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// rootsHelp is scan's "default: <default agent's roots>; with --agent ID, <its roots>…".
+// rootsHelp is scan's "default: every agent's place that exists, … — <agent>: <its roots>; …"
+// (issue 23 item 4: without a PATH every agent whose default place exists is covered).
 func rootsHelp() string {
 	var parts []string
 	for _, a := range helpAgents() {
-		switch {
-		case a.Help.Roots == "":
-		case a == all.Default:
-			parts = append(parts, "default: "+a.Help.Roots)
-		default:
-			parts = append(parts, "with --agent "+string(a.ID)+", "+a.Help.Roots)
+		if a.Help.Roots != "" {
+			parts = append(parts, a.Name+": "+a.Help.Roots)
 		}
 	}
-	return strings.Join(parts, "; ")
+	return "default: every agent's place that exists, --agent ID one agent's — " + strings.Join(parts, "; ")
 }
 
 // storesHelp lists the agents' stores for scan ("session files, … and Acme transcripts").

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store"
+	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Exit codes (one place maps errors to them; each command's help lists the ones it returns).
@@ -130,6 +131,9 @@ type Env struct {
 	// beforeCheck is a test hook run with a store's path right before its final in-use check
 	// (fileio.WithBeforeCheck on the command's context).
 	beforeCheck func(path string)
+	// lookedSaid: the agents a run without PATH found and looked for were said (once per
+	// command: fix builds a second pipeline after its prompt).
+	lookedSaid bool
 }
 
 func systemEnv() *Env {
@@ -143,6 +147,16 @@ func systemEnv() *Env {
 		Home:        home,
 		Now:         time.Now,
 	}
+}
+
+// agentNames lists every agent sessionfix knows by its display name, in store/all's order,
+// joined by ", ".
+func agentNames() string {
+	var out []string
+	for _, a := range all.Agents {
+		out = append(out, a.Name)
+	}
+	return strings.Join(out, ", ")
 }
 
 // flushOut writes out buffered results (before a prompt, so the user sees what is asked).
@@ -314,11 +328,13 @@ func newApp(env *Env) *cli.App {
 	app := &cli.App{
 		Name:  "sessionfix",
 		Usage: "find, fix and audit legacy MCP tool names in AI coding agents' session stores",
-		Description: `sessionfix scans session stores for MCP tool names in legacy spellings (dotted,
-over-long, non-ASCII, middle-truncated) that strict model providers now reject, rewrites them
-the way ` + defaultHelp().Registers + ` registers them (dry-run by default, backups and undo), and audits
-which permission rules match which tools. Each command's page: docs/commands/; every exit code
-in detail: docs/exit-codes.md.
+		Description: `sessionfix scans AI coding agents' session stores (` + agentNames() + `) for MCP tool
+names in legacy spellings (dotted, over-long, non-ASCII, middle-truncated) that strict model
+providers now reject, rewrites them the way each agent's current release registers them
+(dry-run by default, backups and undo), and audits which permission rules match which tools.
+Without a PATH every command covers every agent whose default place exists, and says what it
+found and what it looked for; --agent ID limits it to one. Each command's page: docs/commands/; every exit code in detail:
+docs/exit-codes.md.
 
 ` + exitStatusHelp("audit --fail-on: a lost, refused or gained pair; scan, fix --fail-on kept: a rejected name was kept",
 			exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted),

@@ -110,6 +110,18 @@ func newAuditCommand(env *Env) *cli.Command {
 				return fmt.Errorf("audit: current directory: %w", err)
 			}
 			opts.Cwd = wd
+			if !c.IsSet("agent") && len(opts.Paths) == 0 {
+				found, err := auditFound(c, env)
+				if err != nil {
+					return err
+				}
+				if len(found) > 1 {
+					return runAuditAgents(c.Context, env, found, opts, c.IsSet("mode"), readAuditOptions(c))
+				}
+				if len(found) == 1 {
+					return runAudit(c.Context, env, found[0], opts, c.IsSet("mode"), readAuditOptions(c))
+				}
+			}
 			a, err := auditAgent(c)
 			if err != nil {
 				return err
@@ -140,7 +152,8 @@ func auditUsage(name string) string { return all.Default.Audit.Usage[name] }
 // list order (new values each call: a repeatable value must not carry over from one command
 // line to the next).
 func auditAgentFlags() []cli.Flag {
-	out := []cli.Flag{&cli.StringFlag{Name: "agent", Value: string(all.Default.ID), Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" })}}
+	out := []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" }) +
+		" (default: with a PATH " + string(all.Default.ID) + "; without, every agent whose home exists, each on its own)"}}
 	for _, o := range sharedAuditOptions() {
 		out = append(out, optionFlag(o))
 	}
@@ -196,6 +209,20 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 		return auditError(ctx, env, opts, err)
 	}
 	return finishAudit(ctx, env, opts, known, res)
+}
+
+// runAuditAgents audits several agents' rules, each on its own (audit without --agent and
+// PATH, more than one agent's home found: issue 23 item 4), as several homes are (each section
+// named by the agent and its home directory).
+func runAuditAgents(ctx context.Context, env *Env, agents []*agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
+	var known *reports.SARIFBaseline
+	in := auditInput(env, &opts, modeSet, vals, &known)
+	var jobs []auditJob
+	aenv := agent.Env{Getenv: env.Getenv, Home: env.Home}
+	for _, a := range agents {
+		jobs = append(jobs, auditJob{agent: a, home: a.Audit.Home(aenv), label: a.Name})
+	}
+	return runAuditHomes(ctx, env, &opts, in, jobs, &known)
 }
 
 // auditInput is the agent.AuditInput of an audit with opts (the rooms' option values vals;
@@ -263,10 +290,24 @@ func runAuditHomes(ctx context.Context, env *Env, opts *auditOptions, in agent.A
 	for i, h := range homes {
 		fmt.Fprintf(env.Err, "audit: home %d of %d: %s\n", i+1, len(homes), reports.Printable(h.name()))
 		in.Paths = h.paths
-		res, err := h.agent.Audit.Run(ctx, in)
+		var res *agent.AuditResult
+		var err error
+		if h.agent.Audit.Rules != nil {
+			res, err = ruleAuditResult(ctx, env, h.agent, opts.AllPairs, in)
+		} else {
+			res, err = h.agent.Audit.Run(ctx, in)
+		}
 		switch {
-		case err != nil && (exitCode(err) == exitUsage || ctx.Err() != nil):
+		case err != nil && ctx.Err() != nil,
+			err != nil && exitCode(err) == exitUsage && (i == 0 || h.label == ""):
 			return auditError(ctx, env, *opts, err)
+		case err != nil && exitCode(err) == exitUsage:
+			// Every agent found without --agent (h.label set): the flags were valid for the
+			// first; what one agent cannot take (--discover with no server configured) leaves
+			// that agent unaudited, said, and the run partial (exit 3), not the others undone.
+			fmt.Fprintf(env.Err, "sessionfix: %s: %v (not audited)\n", reports.Printable(h.name()), err)
+			failed = true
+			continue
 		case err != nil:
 			fmt.Fprintf(env.Err, "sessionfix: home %s: %v (not audited)\n", reports.Printable(h.name()), err)
 			failed = true
@@ -365,15 +406,30 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 // engine's evaluation and documents (audit.Build), the LOST RESTRICTION lines, and the tail every
 // audit shares (finishAudit). opts is the one in.Validate checks and normalizes.
 func runRuleAudit(ctx context.Context, env *Env, a *agent.Agent, opts *auditOptions, in agent.AuditInput, known **reports.SARIFBaseline) error {
+	res, err := ruleAuditResult(ctx, env, a, opts.AllPairs, in)
+	if err != nil {
+		if exitCode(err) == exitUsage {
+			return err
+		}
+		return auditError(ctx, env, *opts, err)
+	}
+	return finishAudit(ctx, env, *opts, *known, res)
+}
+
+// ruleAuditResult is the audit of an agent on the shared rule-audit layer (agent.Audit.Rules)
+// as an agent.AuditResult: the rooms' problems and notes said on standard error, the report
+// built by audit.Build (allPairs: every pair, not only those that differ). A usage error of
+// in.Validate is returned as is.
+func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs bool, in agent.AuditInput) (*agent.AuditResult, error) {
 	if err := in.Validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := in.Baseline(); err != nil {
-		return auditError(ctx, env, *opts, err)
+		return nil, err
 	}
 	ra, err := a.Audit.Rules(ctx, in)
 	if err != nil {
-		return auditError(ctx, env, *opts, err)
+		return nil, err
 	}
 	for _, p := range ra.Problems {
 		fmt.Fprintf(env.Err, "sessionfix: %s\n", reports.Printable(p))
@@ -381,11 +437,11 @@ func runRuleAudit(ctx context.Context, env *Env, a *agent.Agent, opts *auditOpti
 	for _, n := range ra.Notes {
 		fmt.Fprintf(env.Err, "audit: note: %s\n", reports.Printable(n))
 	}
-	rep := audit.Build(ra, opts.AllPairs, env.Now(), version)
+	rep := audit.Build(ra, allPairs, env.Now(), version)
 	for _, l := range rep.LostLines() {
 		fmt.Fprintln(env.Err, reports.Printable(l))
 	}
-	res := &agent.AuditResult{Pairs: rep.Pairs, Tools: rep.Tools, Page: rep.Page,
+	return &agent.AuditResult{Pairs: rep.Pairs, Tools: rep.Tools, Page: rep.Page,
 		Doc: func(redispatch any) any {
 			var b bytes.Buffer
 			if err := reports.WriteJSON(&b, redispatch); err != nil {
@@ -394,8 +450,7 @@ func runRuleAudit(ctx context.Context, env *Env, a *agent.Agent, opts *auditOpti
 			return rep.Document(bytes.TrimSpace(b.Bytes()))
 		},
 		SARIF: rep.SARIF, Rules: rep.SARIFRules(), Read: ra.Read, Summary: rep.Summary,
-		FailCounts: audit.FailCounts, Partial: rep.Partial}
-	return finishAudit(ctx, env, *opts, *known, res)
+		FailCounts: audit.FailCounts, Partial: rep.Partial}, nil
 }
 
 // auditError ends an audit --format sarif or json that stopped before its report (a PATH or
@@ -425,7 +480,11 @@ func auditError(ctx context.Context, env *Env, opts auditOptions, err error) err
 // error listing those), once every other such agent's own audit flags are known to be unset
 // (the first one set is a usage error naming its agent).
 func auditAgent(c *cli.Context) (*agent.Agent, error) {
-	a := all.Lookup(store.AgentID(c.String("agent")))
+	id := c.String("agent")
+	if id == "" {
+		id = string(all.Default.ID)
+	}
+	a := all.Lookup(store.AgentID(id))
 	if a == nil || a.Audit == nil {
 		return nil, usageErrorf("--agent must be %s, not %q", auditAgents(func(o *agent.Agent) string { return string(o.ID) }), c.String("agent"))
 	}
@@ -448,6 +507,35 @@ func auditAgent(c *cli.Context) (*agent.Agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// auditFound are the agents an audit without --agent and without PATH audits (issue 23 item
+// 4): every agent with an audit whose home (agent.Audit.Home) exists, in list order. nil when
+// none is found, or when --settings or an agent's own audit flag is given: those name one
+// agent's inputs, so the run is the one agent's audit, --agent's (the default agent's without
+// it; another agent's flag is then a usage error naming its --agent, auditAgent).
+func auditFound(c *cli.Context, env *Env) ([]*agent.Agent, error) {
+	if c.IsSet("settings") {
+		return nil, nil
+	}
+	for _, o := range all.Auditors() {
+		for _, f := range o.Audit.Flags {
+			if c.IsSet(f) {
+				return nil, nil
+			}
+		}
+	}
+	var out []*agent.Agent
+	aenv := agent.Env{Getenv: env.Getenv, Home: env.Home}
+	for _, o := range all.Auditors() {
+		if o.Audit.Home == nil {
+			continue
+		}
+		if fi, err := os.Stat(o.Audit.Home(aenv)); err == nil && fi.IsDir() {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 // auditAgents lists what of each agent with an audit, in list order: "a, b or c".

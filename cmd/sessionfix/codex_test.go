@@ -289,7 +289,7 @@ func TestCodexDiscovery(t *testing.T) {
 		stores int
 	}{
 		{"--agent codex walks sessions/ and archived_sessions/", []string{"scan", "--agent", "codex", "--format", "json"}, exitOK, 2},
-		{"default root is Qwen Code's only (the Codex home needs --agent codex)", []string{"scan", "--format", "json"}, exitError, 0},
+		{"no PATH: every agent's default place, $CODEX_HOME's too (issue 23 item 4)", []string{"scan", "--format", "json"}, exitOK, 2},
 		{"--agent qwen does not look there", []string{"scan", "--agent", "qwen", "--format", "json"}, exitError, 0},
 		{"a Codex home given as a path, by content", []string{"scan", "--format", "json", home}, exitOK, 2},
 	}
@@ -298,8 +298,8 @@ func TestCodexDiscovery(t *testing.T) {
 			e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 			require.Equal(t, tt.code, e.run(t, tt.args...), e.err.String())
 			if tt.code == exitError {
-				// No ~/.qwen: an error naming what was tried, no report (--format json: only
-				// the closed document with the error, jsonError).
+				// --agent qwen, no ~/.qwen: an error naming what was tried, no report (--format
+				// json: only the closed document with the error, jsonError).
 				assert.Contains(t, e.err.String(), "no Qwen Code runtime directory found: tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen")
 				var doc map[string]any
 				require.NoError(t, json.Unmarshal(e.out.Bytes(), &doc), e.out.String())

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/store/all"
 	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
@@ -38,14 +39,22 @@ func TestMissingRootsAreErrors(t *testing.T) {
 		assert.Empty(t, r.out, cmd+": no empty tables, no \"nothing to change\"")
 	}
 
-	// The default root: no ~/.qwen (HOME is an empty directory).
+	// No PATH and no agent's default place (HOME is an empty directory): every place tried is
+	// named (issue 23 item 4); --agent qwen names Qwen Code's alone.
 	env := testEnv(t)
 	r := runCLI(t, env, "", "scan")
 	assert.Equal(t, exitError, r.code)
+	assert.True(t, strings.HasPrefix(r.err, "sessionfix: no agent's store found: looked for "), r.err)
+	for _, a := range all.Agents {
+		assert.Contains(t, r.err, a.Name+" (", "every agent's places are named")
+	}
+	assert.Contains(t, r.err, "Qwen Code ($QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen)")
+	assert.Empty(t, r.out)
+	r = runCLI(t, env, "", "scan", "--agent", "qwen")
+	assert.Equal(t, exitError, r.code)
 	assert.Equal(t, "sessionfix: no Qwen Code runtime directory found: tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen: "+
 		filepath.Join(env.Home, ".qwen")+": no such file or directory (pass a PATH, or set QWEN_HOME or QWEN_RUNTIME_DIR)\n", r.err)
-	assert.Empty(t, r.out)
-	r = runCLI(t, envWith(t, map[string]string{"QWEN_HOME": missing}), "", "fix", "--format", "json")
+	r = runCLI(t, envWith(t, map[string]string{"QWEN_HOME": missing}), "", "fix", "--agent", "qwen", "--format", "json")
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.err, "tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME="+missing+": "+missing+": no such file or directory")
 	r = runCLI(t, testEnv(t), "", "scan", "--agent", "codex")

@@ -199,6 +199,12 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po pipeline.Opti
 	if err != nil {
 		return nil, err
 	}
+	if l := p.LookedLine(); l != "" && !env.lookedSaid {
+		// Without PATH and --agent every agent's default root is looked for (issue 23 item 4):
+		// what was found and what was not is said first.
+		env.lookedSaid = true
+		fmt.Fprintf(env.Err, "sessionfix: %s\n", reports.Printable(l))
+	}
 	return &pipelineRun{Pipeline: p, env: env}, nil
 }
 

@@ -181,7 +181,7 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 		{"relative mcp_config", resealed(func(p *rewrite.PlanFile) {
 			p.Options.SetAgentValues(rewrite.PlanMember{Key: "mcp_config", Repeatable: true, File: true, After: "profile"}, []string{"../mcp.json"})
 		}), exitError, "options.mcp_config[0]: not an absolute path"},
-		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "opencode" }), exitError, `options: --agent must be one of ` + selectable() + `, not "opencode"`},
+		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "acme" }), exitError, `options: --agent must be one of ` + selectable() + `, not "acme"`},
 		{"unknown kind", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Kind = "shell-script" }), exitError, `unknown store kind "shell-script"`},
 		{"old not a token", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Old = `x", "y` }), exitError, "edits[0]: old is not a JSON string token"},
 		{"new with a newline", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].New = "a\nb" }), exitError, "edits[0]: new is not a name"},

@@ -36,7 +36,7 @@ func AuditEvaluation(c Config, now, before Release) rules.Evaluation {
 	for _, t := range c.Tools {
 		ev.Tools = append(ev.Tools, rules.ToolInfo{Tool: rules.Tool{Server: t.Server, Tool: t.Name}})
 	}
-	pn, pb := newPoint(rn, c.Tools, index), newPoint(rb, c.Tools, index)
+	pn, pb := newPoint(rn, c.Tools, index, len(rn.Rules)), newPoint(rb, c.Tools, index, len(rn.Rules))
 	pn.other, pb.other = pb, pn
 	ev.Now, ev.Before = pn, pb
 	for _, f := range rn.Findings {
@@ -111,8 +111,9 @@ type point struct {
 	other   *point
 }
 
-func newPoint(res *Result, tools []Tool, index map[string]int) *point {
-	p := &point{res: res, tools: tools, index: index, matches: make([]map[Tool]bool, len(index)), ignored: make([]bool, len(index))}
+// newPoint is res's answers by rule index (index: a rule's ID to its index among n rules).
+func newPoint(res *Result, tools []Tool, index map[string]int, n int) *point {
+	p := &point{res: res, tools: tools, index: index, matches: make([]map[Tool]bool, n), ignored: make([]bool, n)}
 	for _, rr := range res.Rules {
 		i, ok := index[rr.Ref.ID]
 		if !ok {

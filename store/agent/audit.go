@@ -57,6 +57,10 @@ type Audit struct {
 	// it). nil result (or nil Homes): one audit of every PATH, as when at most one home is
 	// given. A PATH that is neither a home nor a project is left to Run's error.
 	Homes func(paths []string) []AuditHome
+	// Home is the directory whose existence says the agent keeps rules for the environment's
+	// user (an agent home under ~): audit without --agent and PATH audits every agent whose Home
+	// exists, each in its own section (issue 23 item 4). nil: audited only when named.
+	Home func(env Env) string
 }
 
 // AuditHome is one audit of a multi-home audit: Home is the PATH naming the agent home (as

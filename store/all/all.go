@@ -176,17 +176,63 @@ func Selectable() []store.AgentID {
 	return out
 }
 
-// Default is the agent whose roots a scan walks without paths and without --agent (the core
-// contract: Qwen Code's runtime directory).
+// Default is the agent whose audit runs without --agent when no other agent's home exists, and
+// whose help texts come first (Qwen Code).
 var Default = qwen.Agent
 
 // DefaultRoots are the roots of a scan without paths: those of the agent named by --agent
-// when it has some, else Default's.
+// (Default's for an agent without roots), else (id "") the roots that exist of every agent
+// with default roots (Looked), in list order: Qwen Code, Codex, Claude Code, opencode, crush,
+// goose and every agent that declares its Roots (issue 23 item 4).
 func DefaultRoots(id store.AgentID, env agent.Env) []string {
+	if id == "" {
+		var out []string
+		for _, l := range Looked(env) {
+			out = append(out, l.Found...)
+		}
+		return out
+	}
 	if a := Lookup(id); a != nil && a.Roots != nil {
 		return a.Roots(env)
 	}
 	return Default.Roots(env)
+}
+
+// LookedFor is what a run without paths looked for of one agent: the agent, its roots that
+// exist (Found) and the ones it looked for (Tried: every root, or when none, what RootsTried
+// says was tried).
+type LookedFor struct {
+	Agent *agent.Agent
+	Found []string
+	Tried string
+}
+
+// Looked is, for every agent with default roots (agent.Agent.Roots) in list order, where a run
+// without paths looks for its stores and what it found there (a root found exists; the same
+// path found for two agents counts for the first).
+func Looked(env agent.Env) []LookedFor {
+	var out []LookedFor
+	seen := map[string]bool{}
+	for _, a := range Agents {
+		if a.Roots == nil {
+			continue
+		}
+		l := LookedFor{Agent: a}
+		roots := a.Roots(env)
+		for _, r := range roots {
+			if _, err := os.Stat(r); err == nil && !seen[r] {
+				seen[r] = true
+				l.Found = append(l.Found, r)
+			}
+		}
+		if a.RootsTried != nil {
+			_, l.Tried, _ = a.RootsTried(env)
+		} else {
+			l.Tried = strings.Join(roots, ", ")
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // FollowLink says why discovery follows the symbolic link at path (agent.Agent.FollowLink of

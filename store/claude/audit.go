@@ -26,7 +26,8 @@ var Audit = &agent.Audit{Reads: "Claude Code rule files", Flags: []string{Versio
 		{Name: ClaudeJSONOption, File: true, Usage: "with --agent claude: the ~/.claude.json to read trust, legacy allowedTools and MCP server keys from"},
 		{Name: MCPConfigOption, Repeatable: true, File: true, Usage: "with --agent claude: a Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys name raw tools of the sessions' stored names, and with --discover its servers are listed"},
 	},
-	Run: runAudit, Description: auditDescription, Homes: AuditHomes}
+	Run: runAudit, Description: auditDescription, Homes: AuditHomes,
+	Home: func(env agent.Env) string { return Home(env.Getenv, env.Home) }}
 
 // The audit's own option names (VersionOption and MCPConfigOption are shared with scan and fix).
 const (

@@ -34,7 +34,8 @@ import (
 // package reports directly.
 
 // Audit is Cline's rule audit.
-var Audit = &agent.Audit{Reads: "Cline MCP settings: autoApprove", Run: runAudit, Description: auditDescription}
+var Audit = &agent.Audit{Reads: "Cline MCP settings: autoApprove", Run: runAudit, Description: auditDescription,
+	Home: func(env agent.Env) string { return DataDir(env.Getenv, env.Home) }}
 
 const auditDescription = `
 

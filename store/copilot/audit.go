@@ -44,6 +44,7 @@ var Audit = &agent.Audit{Reads: "Copilot CLI permission rules",
 		{Name: RulesFromOption, Repeatable: true, File: true, Usage: "with --agent copilot: a shell script, alias file or CI workflow (YAML) whose copilot invocations' --allow-tool, --deny-tool, --available-tools and --excluded-tools are audited (repeatable)"},
 	},
 	Rules: auditRules,
+	Home:  func(env agent.Env) string { return Home(env.Getenv, env.Home) },
 	Description: `
 
 With --agent copilot, audit reads Copilot CLI's rules: the home's

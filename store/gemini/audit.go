@@ -44,6 +44,7 @@ var Audit = &agent.Audit{Reads: "Gemini CLI settings.json and policies/*.toml",
 		{Name: ApprovalModeOption, Usage: "with --agent gemini: the approval mode the rules run in (default, auto_edit or yolo; Gemini CLI's own flag)", Value: "default"},
 	},
 	Rules: auditRules,
+	Home:  func(env agent.Env) string { return Home(env.Getenv, env.Home) },
 	Description: `
 
 With --agent gemini, audit reads Gemini CLI's rule files: settings.json (user ~/.gemini,
@@ -167,6 +168,19 @@ type auditFile struct {
 	given  bool
 }
 
+// NoProject is --project's value that reads no workspace settings.
+const NoProject = "none"
+
+// sameDir reports whether a and b are the same existing directory (os.SameFile).
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
 // auditFiles lists the rule files of the audit's inputs: a PATH that is a Gemini CLI home (or
 // holds settings.json or policies/ itself: a copy) is read as the user's; another directory as a
 // project (its .gemini/, workspace scope). Without a PATH: the environment's home, the workspace
@@ -174,12 +188,23 @@ type auditFile struct {
 // (SCOPE=FILE: user, workspace, system, system-defaults; a bare FILE is user).
 func auditFiles(in agent.AuditInput) ([]auditFile, error) {
 	var out []auditFile
+	var homes []string
 	home := func(dir string, given bool) {
+		homes = append(homes, dir)
 		out = append(out, auditFile{path: filepath.Join(dir, "settings.json"), scope: rulesgemini.ScopeUser, given: given})
 		out = append(out, policyFiles(filepath.Join(dir, "policies"), rulesgemini.ScopeUser)...)
 	}
 	workspace := func(dir string) {
+		if dir == NoProject {
+			return
+		}
 		g := filepath.Join(dir, ".gemini")
+		if slices.ContainsFunc(homes, func(h string) bool { return sameDir(h, g) }) {
+			// The project is the home directory itself (cron's working directory): Gemini CLI
+			// reads workspace settings only when the workspace is not the home directory
+			// (settings.ts: realWorkspaceDir !== realHomeDir), so its .gemini is the user's.
+			return
+		}
 		out = append(out, auditFile{path: filepath.Join(g, "settings.json"), scope: rulesgemini.ScopeWorkspace})
 		out = append(out, policyFiles(filepath.Join(g, "policies"), rulesgemini.ScopeWorkspace)...)
 	}

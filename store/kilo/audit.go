@@ -28,6 +28,7 @@ var Audit = &agent.Audit{Reads: "Kilo config permission rules",
 		{Name: ConfigOption, Repeatable: true, File: true, Usage: "with --agent kilo: a Kilo config file (kilo.json[c], opencode.json[c]) read after the global and project ones (repeatable)"},
 	},
 	Rules: auditRules,
+	Home:  func(env agent.Env) string { return ConfigDir(env.Getenv, env.Home) },
 	Description: `
 
 With --agent kilo, audit reads the "permission" rules of Kilo's config files

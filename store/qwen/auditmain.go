@@ -89,7 +89,7 @@ EXAMPLES:
    sessionfix audit --inventory tools.json --out pairs.csv --tools-out tools.csv
    sessionfix audit --settings ~/.qwen/settings.json --settings workspace=app/.qwen/settings.json \
        --agents app/.qwen/agents --inventory tools.json --format html --out audit.html
-   sessionfix audit --discover --discover-timeout 20s --format json --out audit.json
+   sessionfix audit --agent qwen --discover --discover-timeout 20s --format json --out audit.json
    sessionfix audit --format html --out audit.html tickets/4711/user-qwen tickets/4711/app
    sessionfix audit --inventory tools.json --fail-on lost,refused --out /dev/null   # cron
    sessionfix audit --inventory tools.json --format sarif --out audit.sarif   # today's findings
