@@ -18,11 +18,11 @@ func TestAgentHelp(t *testing.T) {
 	assert.Equal(t, "   sessionfix scan --agent x", exampleLine("scan", agent.Example{Args: "--agent x"}))
 	assert.Equal(t, "a, b and c", andList([]string{"a", "b", "c"}))
 	roots := rootsHelp()
-	assert.True(t, strings.HasPrefix(roots, "default: "+all.Default.Help.Roots+"; "), roots)
+	assert.True(t, strings.HasPrefix(roots, "default: every agent's place that exists, --agent ID one agent's — "+all.Default.Name+": "+all.Default.Help.Roots+"; "), roots)
 	d := scanDescription()
 	for _, a := range helpAgents() {
-		if a != all.Default && a.Help.Roots != "" {
-			assert.Contains(t, d, "with --agent "+string(a.ID)+", "+a.Help.Roots)
+		if a.Help.Roots != "" {
+			assert.Contains(t, d, a.Name+": "+a.Help.Roots)
 		}
 		for _, e := range a.Help.Scan {
 			assert.Contains(t, d, "\n"+exampleLine("scan", e)+"\n")
