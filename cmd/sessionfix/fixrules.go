@@ -207,7 +207,7 @@ func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptio
 	r := &rulesRun{env: env}
 	plan, err := rf.RuleFix.Plan(ctx, agent.RuleFixInput{Env: agent.Env{Getenv: env.Getenv, Home: env.Home}, Inventory: o.Common.Inventory,
 		Paths: o.Paths, Cwd: o.Cwd, Options: o.Options, Problem: r.problem,
-		Note: func(s string) { fmt.Fprintf(env.Err, "audit: note: %s\n", reports.Printable(s)) },
+		Note: func(s string) { fmt.Fprintf(env.Err, "sessionfix: note: %s\n", reports.Printable(s)) },
 		Warn: func(w string) { fmt.Fprintf(env.Err, "sessionfix: warning: %s\n", reports.Printable(w)) }})
 	if err != nil {
 		return err
