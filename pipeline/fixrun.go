@@ -72,6 +72,9 @@ type FixRequest struct {
 	Workers    int              // 0: the number of CPUs
 	Now        func() time.Time // nil: time.Now
 	FailOnKept bool             // --fail-on kept
+	// Force is fix --force: a store whose file the user does not own, or that is read-only,
+	// is rewritten all the same (said as a warning) instead of refused (rewrite.FileGuard).
+	Force bool
 }
 
 // FixHooks are the command's parts of a fix run.
@@ -120,6 +123,7 @@ func Fix(ctx context.Context, env Env, req FixRequest, h FixHooks) (*FixEnd, err
 	}
 	p.Summary.Report.Problems = append(p.Summary.Report.Problems, p.Settings.Notes()...)
 	aopt := p.FixApplyOptions(req.Options.StateDir, req.PlanFile, req.Now, req.Workers)
+	aopt.Guard = &rewrite.FileGuard{Force: req.Force}
 	stores := len(p.Found.Targets)
 
 	if !req.Apply {

@@ -47,9 +47,14 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		pb = NewPlanBuilder()
 	}
 	var prev *StorePlan // the batch planned last: a response's call may be in it (checkPairsAcross)
+	facts := storeFacts(st.Ref().Path)
+	var guarded *store.Problem // the guard's problem, reported with the store's last result
 	out := func(head *store.Snapshot, sites []store.Site) {
 		snap := &store.Snapshot{Ref: head.Ref, Agent: head.Agent, NotWritable: head.NotWritable, Sites: sites}
 		plan := PlanStore(st, snap, pol)
+		if pr, ok := opt.Guard.guard(plan, facts); ok && guarded == nil {
+			guarded = &pr
+		}
 		checkPairsAcross(prev, plan)
 		prev = plan
 		if pb != nil {
@@ -101,6 +106,9 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 			snap.Sites = join()
 		}
 		return planAndApply(ctx, st, snap, pol, opt, r, res)
+	}
+	if guarded != nil {
+		snap.Problems = append(snap.Problems, *guarded)
 	}
 	res.Plan = &StorePlan{Store: st, Snap: snap}
 	res.Batch = &Batch{Index: parts, Last: true}

@@ -185,12 +185,7 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePl
 	if snap.NotWritable != "" {
 		// The store must not be written (invalid UTF-8, …): what would have been rewritten is
 		// kept and says why; the store's own problem makes the run partial.
-		for i := range sp.Decisions {
-			if d := &sp.Decisions[i]; d.Action == naming.ActRewrite {
-				d.Action, d.Note = naming.ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", snap.NotWritable, d.New)
-				d.New, d.Held = "", fmt.Sprintf("its file %s is not rewritten: %s", snap.Ref.Path, snap.NotWritable)
-			}
-		}
+		holdRewrites(sp, snap.NotWritable)
 	}
 	// A namer gives its decisions in site order, which is position order for most stores
 	// (a JSONL file by offset; a SQLite batch by rowid, which is label order when the labels
@@ -199,6 +194,17 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePl
 		slices.SortStableFunc(sp.Decisions, byPosition)
 	}
 	return sp
+}
+
+// holdRewrites keeps what sp would rewrite, each decision saying why (the file is not
+// rewritten: why).
+func holdRewrites(sp *StorePlan, why string) {
+	for i := range sp.Decisions {
+		if d := &sp.Decisions[i]; d.Action == naming.ActRewrite {
+			d.Action, d.Note = naming.ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", why, d.New)
+			d.New, d.Held = "", fmt.Sprintf("its file %s is not rewritten: %s", sp.Snap.Ref.Path, why)
+		}
+	}
 }
 
 // byPosition orders decisions by row label, then by offset in the row or file.

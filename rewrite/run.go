@@ -150,6 +150,9 @@ type ApplyOptions struct {
 	Progress func(store.Ref)
 	// Profile is the --profile the stores were read with (nil: none), recorded in the manifest.
 	Profile *RunProfile
+	// Guard, when set (fix; its dry run too), checks each store's file before it is planned
+	// for a rewrite: another user's or read-only (FileGuard). nil: no such check (scan, check).
+	Guard *FileGuard
 }
 
 // Outcome is what happened to one planned store.

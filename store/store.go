@@ -282,6 +282,17 @@ type FileState struct {
 	// ID is the file that was read (its device and inode): a rewrite opens that file or none.
 	// Never recorded (manifests and plans name files by path and content).
 	ID FileID `json:"-"`
+	// Owner is who owned the file before a rewrite that could not give the new file the same
+	// owner and group (a user's fix --force over a file another user owns: only root may
+	// chown; issue 23 item 8). Set only then, in Change.Before: undo gives them back when it
+	// can and says so when it cannot. nil: the rewritten file kept the original's owner.
+	Owner *FileOwner `json:"owner,omitempty"`
+}
+
+// FileOwner is a file's owner and group (numeric ids).
+type FileOwner struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
 }
 
 // Snapshot is the result of scanning one store.

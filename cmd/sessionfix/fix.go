@@ -39,6 +39,8 @@ type fixOptions struct {
 	Plan      string
 	planSet   bool
 	namingSet []string
+	// Force is --force: rewrite also a file another user owns or that is read-only.
+	Force bool
 }
 
 func newFixCommand(env *Env) *cli.Command {
@@ -51,6 +53,7 @@ func newFixCommand(env *Env) *cli.Command {
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing: the default, said explicitly (contradicts --apply)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation (required with --apply when standard input is not a terminal)"},
+			&cli.BoolFlag{Name: "force", Usage: "rewrite also a file you do not own (it becomes yours: only root can give it back) or that is read-only (it stays so); without it such a file is named and its names kept (exit 3)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs and backups are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			workersFlag(),
@@ -66,6 +69,7 @@ func newFixCommand(env *Env) *cli.Command {
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
 				FailOn: c.String("fail-on"), PlanOut: c.String("plan-out"), Plan: c.String("plan"), planSet: c.IsSet("plan"),
+				Force: c.Bool("force"),
 			}
 			opts.Common.MoveLegacy = c.Bool("move-legacy")
 			if c.IsSet("plan-out") && opts.PlanOut == "" {
@@ -458,7 +462,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		cleanLeftovers(env, opts.StateDir)
 	}
 	end, err := pipeline.Fix(ctx, pipelineEnv(env), pipeline.FixRequest{Paths: opts.Paths, Options: opts.Common, Apply: opts.Apply, Yes: opts.Yes,
-		Planned: planned, PlanFile: opts.Plan, PlanOut: opts.PlanOut, Workers: opts.Workers, Now: env.Now, FailOnKept: failOnKept},
+		Planned: planned, PlanFile: opts.Plan, PlanOut: opts.PlanOut, Workers: opts.Workers, Now: env.Now, FailOnKept: failOnKept, Force: opts.Force},
 		pipeline.FixHooks{
 			View: &fixView{env: env, opts: opts},
 			Run:  func(p *pipeline.Pipeline) pipeline.RunFunc { return (&pipelineRun{Pipeline: p, env: env}).run },

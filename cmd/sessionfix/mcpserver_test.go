@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	case "serve":
 	default:
 		// The tests, or (run as "sessionfix" by a testdata/script/*.txtar) the real command.
-		testscript.Main(m, map[string]func(){"sessionfix": main})
+		testscript.Main(m, map[string]func(){"sessionfix": main, "asuser": asUserMain})
 	}
 	var tools []string
 	switch list, ok := os.LookupEnv(fakeToolsEnv); {

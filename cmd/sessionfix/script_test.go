@@ -44,6 +44,7 @@ import (
 //	                    and mtimes (! cmptree: they differ)
 //	helpexamples        run every example of every --help with sh -c: each exits 0 or 5
 //	lines FILE OP N     FILE (or stdout, stderr) has OP N lines, OP one of <=, >=, ==
+//	mkuser, chownto, asuser, [root]   a second user (scriptuser_test.go)
 //
 // Each script starts with HOME=$WORK/home, XDG_STATE_HOME=$WORK/state (the default run
 // directory is $WORK/state/sessionfix), TZ=UTC, $FIXTURES (the repository's fixtures/), $REPO
@@ -70,6 +71,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Condition:           scriptCondition,
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, "home")
 			e.Setenv("HOME", home)
@@ -81,6 +83,7 @@ func TestScripts(t *testing.T) {
 				e.Setenv(k, v)
 			}
 			e.Values[locksKey{}] = map[string]*sqlitetest.WriteLock{} // this script's sqlitelock
+			e.Values[usersKey{}] = map[string]string{}                // this script's mkuser users
 
 			return os.MkdirAll(home, 0o755)
 		},
@@ -95,6 +98,8 @@ func TestScripts(t *testing.T) {
 			"sqldump":      cmdSQLDump,
 			"helpexamples": cmdHelpExamples,
 			"lines":        cmdLines,
+			"mkuser":       cmdMkuser,
+			"chownto":      cmdChownto,
 			"sqlitelock": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: sqlitelock DB")

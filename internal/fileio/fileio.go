@@ -275,8 +275,14 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if meta != nil {
 		newMode, newMtime = meta.Mode, meta.ModTime
 	}
-	// The temp's metadata first, so that its fsync makes it durable with the content.
-	chownLike(pf.File, fi) // before chmod: chown clears setuid/setgid
+	// The temp's metadata first, so that its fsync makes it durable with the content. The owner
+	// is the original's (a restore: the one the run recorded when it could not keep it, else the
+	// file's now); one that cannot be given (not root: issue 23 item 8) is said, never silent.
+	wantOwner := ownerOf(fi)
+	if meta != nil && meta.Owner != nil {
+		wantOwner = meta.Owner
+	}
+	ownerErr := giveOwner(pf.File, path, wantOwner, meta != nil) // before chmod: chown clears setuid/setgid
 	if err := pf.Chmod(modeBits(newMode)); err != nil {
 		return nil, fmt.Errorf("chmod temp for %s: %w", path, err)
 	}
@@ -295,11 +301,16 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if otherLinks {
 		xattrWarnings = append(xattrWarnings, fmt.Sprintf("the file had %d hard links: only this name was rewritten, the other names keep the old content", nlink(fi)))
 	}
+	var lostOwner *store.FileOwner // recorded for undo when the new file has another owner
+	if ownerErr != nil && meta == nil {
+		lostOwner = wantOwner
+		xattrWarnings = append(xattrWarnings, ownerErr.Error())
+	}
 	ch = &store.Change{
 		Warnings:   xattrWarnings,
 		Backup:     opt.BackupPath,
 		BackupLink: linked,
-		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), Fingerprint: before.get(0)},
+		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), Fingerprint: before.get(0), Owner: lostOwner},
 		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, xxh3Prefix)},
 	}
 	// Two chains of waits at once (the file system can serve them with one journal commit):
@@ -392,6 +403,10 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		ch.Warnings = append(ch.Warnings, fmt.Sprintf("%s appended while replacing %s carried over to the end of the new file", bytesPhrase(lw.carried), wasWere(lw.carried)))
 		return ch, &CommittedError{Err: &store.InUseError{Path: path, Reason: fmt.Sprintf(
 			"appended to while it was being replaced: %s carried over (undo keeps them); stop the agent before fixing its session", newBytesPhrase(lw.carried))}}
+	}
+	if ownerErr != nil && meta != nil {
+		// A restore whose content is back but whose owner is not: said (undo: "restored, but").
+		return ch, &CommittedError{Err: ownerErr}
 	}
 	return ch, nil
 }
@@ -704,7 +719,10 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	if err := copyCheckedBackup(pf, &ctxReader{ctx: ctx, r: src}, ch); err != nil {
 		return fmt.Errorf("restore %s: %w", path, err)
 	}
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+	var ownerErr error
+	if ch.Before.Owner != nil {
+		ownerErr = giveOwner(pf.File, path, ch.Before.Owner, true)
+	} else if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
 		chownLike(pf.File, fi)
 	}
 	if err := pf.Chmod(modeBits(ch.Before.Mode)); err != nil {
@@ -724,6 +742,9 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	}
 	if err := SyncDir(filepath.Dir(path)); err != nil {
 		return &CommittedError{Err: err} // restored: undo records it
+	}
+	if ownerErr != nil {
+		return &CommittedError{Err: ownerErr}
 	}
 	return nil
 }

@@ -2,9 +2,16 @@
 
 package fileio
 
-import "os"
+import (
+	"os"
+
+	"github.com/sessionfix/sessionfix/store"
+)
 
 func chownLike(*os.File, os.FileInfo) {}
+
+// ownerOf: this platform has no Unix owner.
+func ownerOf(os.FileInfo) *store.FileOwner { return nil }
 
 // noFollowNonBlock: this platform has neither flag.
 const noFollowNonBlock = 0

@@ -5,6 +5,8 @@ package fileio
 import (
 	"os"
 	"syscall"
+
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // chownLike gives f the owner of fi, best effort (it only matters when run as root over
@@ -13,6 +15,14 @@ func chownLike(f *os.File, fi os.FileInfo) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
 	}
+}
+
+// ownerOf is fi's owner and group (nil where the platform does not say).
+func ownerOf(fi os.FileInfo) *store.FileOwner {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return &store.FileOwner{UID: st.Uid, GID: st.Gid}
+	}
+	return nil
 }
 
 // noFollowNonBlock are the open flags of a store opened for writing by name: a symbolic link is
