@@ -57,6 +57,9 @@ type Options struct {
 	// StoresOwnedBy, when set, is the only owner a store may have: a plan another user wrote,
 	// applied as root, rewrites only that user's files (LoadPlan; scan.DiscoverOptions.OwnedBy).
 	StoresOwnedBy *uint32
+	// AllUsers is --all-users (root only; no PATH): the roots are the agents' default roots in
+	// every home of the user database (Homes), each home counted on its own (Report.Homes).
+	AllUsers bool
 }
 
 // Env is what a pipeline reads of the process: the environment (Getenv; Environ lists it
@@ -215,6 +218,9 @@ type Pipeline struct {
 	// Looked is what a run without PATH and without --agent looked for, agent by agent (nil
 	// otherwise): LookedLine says it.
 	Looked []all.LookedFor
+	// Homes are the homes --all-users covers (nil without it): Run counts each one's stores
+	// into Summary.Report.Homes.
+	Homes []Home
 }
 
 // NothingFound is the error of a run without PATH and --agent that found no agent's default
@@ -270,6 +276,29 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	}
 	roots := paths
 	var looked []all.LookedFor
+	var homes []Home
+	var homeNotes []ProblemRow
+	if o.AllUsers {
+		if len(paths) > 0 {
+			return nil, usagef("--all-users covers the agents' stores in every user's home: give no PATH with it (nothing was done)")
+		}
+		if why := AllUsersRefusal(); why != "" {
+			return nil, usagef("%s", why)
+		}
+		var skipped []SkippedHome
+		var err error
+		if homes, skipped, err = Homes(PasswdFile, store.AgentID(o.Agent)); err != nil {
+			return nil, err
+		}
+		for _, h := range homes {
+			roots = append(roots, h.Roots...)
+		}
+		homeNotes = SkippedNotes(skipped)
+		if len(roots) == 0 {
+			return nil, fmt.Errorf("--all-users: no home of %s holds an agent store (%d entries looked at)", PasswdFile, len(skipped))
+		}
+		homes = slices.Clip(homes)
+	}
 	if len(roots) == 0 {
 		roots = all.DefaultRoots(store.AgentID(o.Agent), env.agent())
 		if o.Agent == "" {
@@ -299,7 +328,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	found.IgnoredPaths = slices.DeleteFunc(found.IgnoredPaths, func(p string) bool {
 		return slices.ContainsFunc(settingsFiles, func(f string) bool { return SameFile(f, p) })
 	})
-	rootProbs, err := checkRoots(env, o.Agent, len(paths) == 0, found, settingsFiles)
+	rootProbs, err := checkRoots(env, o.Agent, len(paths) == 0 && !o.AllUsers, found, settingsFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +356,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	for i, r := range roots {
 		shown[i] = store.Redact(r)
 	}
-	p := &Pipeline{Roots: shown, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy, Declared: pr.declared,
+	p := &Pipeline{Roots: shown, Found: found, Policy: pol, MoveLegacy: o.MoveLegacy, Declared: pr.declared, Homes: homes,
 		Settings: ScanSettings(settingsFiles, env.settings(), env.Home, ix), Looked: looked}
 	if sopt.ProfileDoc != nil {
 		src := o.Profile
@@ -345,6 +374,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	s.KeepTruncated = o.KeepTruncated
 	s.LeftOut = leftOut // named in the closing line: "N stores left out (see errors)"
 	s.Report.Problems = append(s.Report.Problems, rootProbs...)
+	s.Report.Problems = append(s.Report.Problems, homeNotes...)
 	s.Report.Problems = append(s.Report.Problems, pr.problems...)
 	s.Failed = s.Failed || pr.failed
 	s.Report.Agents = pr.info
@@ -406,6 +436,9 @@ func (p *Pipeline) Run(ctx context.Context, opt rewrite.ProcessOptions, each fun
 		return nil
 	})
 	p.Summary.Finish()
+	if p.Homes != nil {
+		p.Summary.Report.Homes = homeCounts(p.Homes, p.Summary.Report.Stores)
+	}
 	return res, err
 }
 

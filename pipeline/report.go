@@ -112,6 +112,9 @@ type ScanReport struct {
 	// Redispatch are the stored calls that reach another tool today, or several, by the agent's
 	// own lookup (check.Redispatches; issue 13 item 3): never rewritten into another tool.
 	Redispatch []check.Redispatch `json:"redispatch"`
+	// Homes are the homes --all-users covered, each with its stores' counts (absent without
+	// --all-users).
+	Homes []Home `json:"homes,omitempty"`
 }
 
 // IdentityRow is one raw MCP identity recorded in the stores: how many records hold it, in how
@@ -352,6 +355,8 @@ type FixTail struct {
 	// Moves are the stores fix --move-legacy moves (a dry run: would move; an apply: moved,
 	// or the error that kept one where it was); absent when none.
 	Moves []MoveRow `json:"moves,omitempty"`
+	// Homes are the homes fix --all-users covered (ScanReport.Homes).
+	Homes []Home `json:"homes,omitempty"`
 }
 
 // MoveRow is one store fix --move-legacy moves: from, to, the agent's reason, and for an

@@ -89,6 +89,7 @@ func newAuditCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "subagent", Usage: "compute the tool decisions for calls made by this subagent (its front matter name)"},
 			fileFlag("baseline", "a previous audit output (--format json or sarif): exit 5 only for lost, gained or refused pairs not in it (of the --fail-on classes when given)"),
 			&cli.StringFlag{Name: "state-dir", Usage: "the state directory of the fix runs whose renames tell the raw tools of the names they rewrote (default: fix's, ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}, TakesFile: true},
+			&cli.BoolFlag{Name: "all-users", Usage: "as root, without PATH: audit every home of /etc/passwd that holds the agent's home, each in its own section; homes skipped are said (refused when not root)"},
 		}, auditAgentFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),
@@ -126,9 +127,42 @@ func newAuditCommand(env *Env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if c.Bool("all-users") {
+				if opts.Paths, err = allUsersHomes(env, a, opts.Paths); err != nil {
+					return err
+				}
+			}
 			return runAudit(c.Context, env, a, opts, c.IsSet("mode"), readAuditOptions(c))
 		},
 	}
+}
+
+// allUsersHomes are the PATHs of audit --all-users (issue 23 item 5): the home directory of
+// every user of the user database that holds agent a's default root, each audited on its own
+// (agent.Audit.Homes: a directory holding an agent home); the entries skipped are said on
+// standard error. Refused (usage error) when not root or with PATHs; an error when no home
+// holds one.
+func allUsersHomes(env *Env, a *agent.Agent, paths []string) ([]string, error) {
+	if len(paths) > 0 {
+		return nil, usageErrorf("--all-users audits every user's home: give no PATH with it (nothing was done)")
+	}
+	if why := pipeline.AllUsersRefusal(); why != "" {
+		return nil, usageErrorf("%s", why)
+	}
+	homes, skipped, err := pipeline.Homes(pipeline.PasswdFile, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	writeProblems(env, pipeline.SkippedNotes(skipped))
+	if len(homes) == 0 {
+		return nil, fmt.Errorf("--all-users: no home of %s holds %s's home (%d entries looked at)", pipeline.PasswdFile, a.Name, len(skipped))
+	}
+	var out []string
+	for _, h := range homes {
+		fmt.Fprintf(env.Err, "home %s (%s, uid %d): %s\n", reports.Printable(h.Dir), h.User, h.UID, reports.Printable(strings.Join(h.Roots, ", ")))
+		out = append(out, h.Dir)
+	}
+	return out, nil
 }
 
 // auditDescription is audit --help's description: the default agent's part

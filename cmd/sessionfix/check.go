@@ -153,6 +153,10 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		writeProblems(env, rep.Problems)
 	default:
 		writeCheckText(env.Out, rep, &res)
+		if len(p.Summary.Report.Homes) > 0 {
+			fmt.Fprintln(env.Out)
+			writeHomes(env.Out, &p.Summary.Report, nil, false)
+		}
 		if l := pipeline.RedispatchLine(rep.Redispatch); l != "" {
 			fmt.Fprintln(env.Out, l)
 		}

@@ -298,7 +298,7 @@ func (o *fixOutput) begin(mode string) {
 
 func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Agents: a.Report.Agents,
+		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Agents: a.Report.Agents, Homes: a.Report.Homes,
 			Redispatch: a.Report.Redispatch, RedispatchNote: pipeline.RedispatchLine(a.Report.Redispatch), Moves: o.moves}
 		if t.Skipped == nil {
 			t.Skipped = []pipeline.SkippedRow{}
@@ -328,6 +328,7 @@ func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error
 	writeProblems(o.env, a.Report.Problems)
 	writeAgentInfo(o.env.Out, &a.Report)
 	pipeline.WriteRedispatchText(o.env.Out, a.Report.Redispatch)
+	writeHomes(o.env.Out, &a.Report, o.skipped, res != nil)
 	fmt.Fprintln(o.env.Out, summary)
 	for _, m := range o.moves {
 		switch {

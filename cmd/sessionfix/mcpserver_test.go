@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"log/slog"
 	"os"
@@ -42,6 +43,11 @@ func TestMain(m *testing.M) {
 	case "serve":
 	default:
 		// The tests, or (run as "sessionfix" by a testdata/script/*.txtar) the real command.
+		if p := os.Getenv("SESSIONFIX_TEST_PASSWD"); p != "" {
+			// A script's own user database for --all-users (scriptuser_test.go): the test
+			// binary's only; the command reads /etc/passwd.
+			pipeline.PasswdFile = p
+		}
 		testscript.Main(m, map[string]func(){"sessionfix": main, "asuser": asUserMain})
 	}
 	var tools []string

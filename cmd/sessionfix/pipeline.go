@@ -43,8 +43,15 @@ func planFlags() []cli.Flag {
 		discoverUntrustedFlag(),
 		profileFlag(),
 		busyTimeoutFlag(),
+		allUsersFlag(),
 	}, flags...)...)
 	return flags
+}
+
+// allUsersFlag is --all-users (scan, fix, check, audit; root only, no PATH): every home of the
+// user database holding an agent store (issue 23 item 5).
+func allUsersFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "all-users", Usage: "as root, without PATH: the agents' default roots in every home of /etc/passwd that holds one, each home on its own line; homes skipped are said (refused when not root)"}
 }
 
 // discoverUntrustedFlag is --discover-untrusted (scan, fix, check, audit): without it --discover
@@ -139,7 +146,7 @@ func optionFlag(o agent.Option) cli.Flag {
 func readPlanFlags(c *cli.Context) pipeline.Options {
 	return pipeline.Options{KeepTruncated: c.Bool("keep-truncated"), RewriteLossy: c.Bool("rewrite-lossy"), Inventory: c.String("inventory"),
 		Agent: c.String("agent"), Discover: c.Bool("discover"), DiscoverUntrusted: c.Bool("discover-untrusted"), AgentOptions: readAgentOptions(c), Prepared: &pipeline.PrepareCache{},
-		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout")}
+		Profile: c.String("profile"), BusyTimeout: c.Duration("busy-timeout"), AllUsers: c.Bool("all-users")}
 }
 
 // checkAgentOptions is --agent's flag action (scan, fix, check): another agent's own option
@@ -361,6 +368,39 @@ func writeAgentInfo(w io.Writer, rep *scanReport) {
 			fmt.Fprintln(w, reports.Printable(r.Text(len(rows) > 1)))
 		}
 	}
+}
+
+// writeHomes prints, for a run with --all-users, one line per home it covered (issue 23 item
+// 5): the home and its user, the stores found under the agents' roots there, their names to
+// rewrite (applied: rewritten; a store the apply skipped or failed to write is not counted)
+// and kept, and the roots.
+func writeHomes(w io.Writer, rep *scanReport, skipped []pipeline.SkippedRow, applied bool) {
+	if len(rep.Homes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s (--all-users):\n", plural(len(rep.Homes), "home"))
+	verb := "to rewrite"
+	if applied {
+		verb = "rewritten"
+	}
+	notDone := map[string]bool{}
+	for _, sk := range skipped {
+		notDone[sk.Path] = true
+	}
+	for _, h := range rep.Homes {
+		n := h.Rewrite
+		for _, r := range rep.Stores {
+			if notDone[r.Path] && pipeline.UnderHome(r.Path, h) {
+				n -= r.Rewrite
+			}
+		}
+		line := fmt.Sprintf("  %s (%s, uid %d): %s, %d names %s, %d kept", h.Dir, h.User, h.UID, plural(h.Stores, "store"), n, verb, h.Kept)
+		if h.Problems > 0 {
+			line += ", " + plural(h.Problems, "problem")
+		}
+		fmt.Fprintln(w, reports.Printable(line+"; "+strings.Join(h.Roots, ", ")))
+	}
+	fmt.Fprintln(w)
 }
 
 // writeProblems prints the problems and warnings of a run on standard error (issue 8 item 7:

@@ -52,6 +52,8 @@ func checkPlanFlags(opts fixOptions) error {
 		return usageErrorf("--plan applies a plan: it needs --apply (fix --plan-out FILE makes one)")
 	case opts.Plan != "" && len(opts.Paths) > 0:
 		return usageErrorf("--plan takes its stores from the plan: give no PATH")
+	case opts.Plan != "" && opts.Common.AllUsers:
+		return usageErrorf("--plan takes its stores from the plan: drop --all-users (the plan of a dry run with --all-users names every home's stores)")
 	case opts.Plan != "" && len(opts.namingSet) > 0:
 		return usageErrorf("--plan records the naming options it was made with: drop %s", strings.Join(opts.namingSet, ", "))
 	}

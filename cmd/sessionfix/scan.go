@@ -221,6 +221,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	writeAgentInfo(w, rep)
 	pipeline.WriteRedispatchText(w, rep.Redispatch)
 	fmt.Fprintln(w)
+	writeHomes(w, rep, nil, false)
 	fmt.Fprintln(w, a.SummaryLine(false))
 	if l := a.KeptLine(); l != "" {
 		fmt.Fprintln(w, l)

@@ -100,6 +100,8 @@ func TestScripts(t *testing.T) {
 			"lines":        cmdLines,
 			"mkuser":       cmdMkuser,
 			"chownto":      cmdChownto,
+			"owned":        cmdOwned,
+			"userbin":      cmdUserbin,
 			"sqlitelock": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: sqlitelock DB")

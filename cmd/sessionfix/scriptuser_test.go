@@ -21,9 +21,12 @@ import (
 //	mkuser NAME         make a throwaway system user (useradd; userdel at the end of the script),
 //	                    and set $NAME (its login), $NAME_uid and $NAME_gid; $WORK is made
 //	                    reachable by it, and $SESSIONFIX is a copy of the command it may run
+//	userbin             make $WORK reachable by any user and set $SESSIONFIX (as mkuser does)
 //	chownto NAME PATH…  give PATH and everything under it to NAME (a mkuser user, or root)
 //	asuser UID GID PROG ARGS…  (a program: `exits N asuser …`) run PROG as UID:GID, no
 //	                    supplementary groups
+//	owned UID:GID FILE…  each FILE (not followed) belongs to UID:GID (! owned: one does not)
+//	$SESSIONFIX_TEST_PASSWD, when a script sets it, is the user database --all-users reads
 
 // asUserMain is the asuser program: it drops to the uid and gid of its first two arguments and
 // executes the rest.
@@ -89,6 +92,15 @@ func cmdMkuser(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(name+"_gid", u.Gid)
 	users, _ := ts.Value(usersKey{}).(map[string]string)
 	users[name] = login
+	cmdUserbin(ts, false, nil)
+}
+
+// cmdUserbin makes $WORK reachable by other users and sets $SESSIONFIX to a copy of the command
+// they may run (mkuser does it too).
+func cmdUserbin(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: userbin")
+	}
 	// The user reaches $WORK (testscript's directories are root's, 0700) and runs a copy of
 	// the command.
 	work := ts.Getenv("WORK")
@@ -139,5 +151,27 @@ func cmdChownto(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			return os.Lchown(q, uid, gid)
 		}))
+	}
+}
+
+func cmdOwned(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: owned UID:GID FILE…")
+	}
+	all := true
+	for _, p := range args[1:] {
+		fi, err := os.Lstat(ts.MkAbs(p))
+		ts.Check(err)
+		st := fi.Sys().(*syscall.Stat_t)
+		got := fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+		if got != args[0] {
+			all = false
+			if !neg {
+				ts.Fatalf("%s belongs to %s, want %s", p, got, args[0])
+			}
+		}
+	}
+	if neg && all {
+		ts.Fatalf("every file belongs to %s", args[0])
 	}
 }
