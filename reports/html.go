@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // HTMLPage is one self-contained HTML report: a title, counts, notes and tables. Every string
@@ -39,8 +40,10 @@ type HTMLLegend struct {
 
 // HTMLCount is one number at the top of the page.
 type HTMLCount struct {
-	Label string
-	Value int
+	// Label names what is counted, in the plural ("rules"); One in the singular ("rule"),
+	// shown when Value is 1 (Label then, when One is empty).
+	Label, One string
+	Value      int
 	// Tone colours a non-zero count: "" (neutral), "bad", "warn" or "good".
 	Tone string
 	// Href, when set, makes the count a link to the rows it counts: a fragment such as
@@ -61,6 +64,10 @@ type HTMLSection struct {
 	Facets []string
 	// Empty is shown instead of the table when it has no rows.
 	Empty string
+	// Paths are columns holding file paths: the directory all their cells share is said once
+	// above the table ("Files in DIR/") and left out of the cells, so the columns that matter
+	// fit the page.
+	Paths []string
 }
 
 // ErrBadSection is returned (wrapped) by WriteHTML for a section with an invalid ID or a
@@ -87,8 +94,11 @@ func cspHash(s string) string {
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
+// htmlCell is a cell: its text V, and V cut into Parts after the places a long name may
+// break at (breakParts), written with <wbr> between them.
 type htmlCell struct {
 	V     string
+	Parts []string
 	Facet bool
 }
 
@@ -100,9 +110,12 @@ type htmlFacet struct {
 
 type htmlSection struct {
 	ID, Title, Empty string
-	Columns          []string
-	Rows             [][]htmlCell
-	Facets           []htmlFacet
+	// Shown is the row count ("1 row", "14 rows"); Dir the directory left out of the Paths
+	// columns ("" when none).
+	Shown, Dir string
+	Columns    []htmlCell
+	Rows       [][]htmlCell
+	Facets     []htmlFacet
 }
 
 type htmlData struct {
@@ -159,7 +172,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <nav>{{range $i, $s := .Sections}}{{if $i}} · {{end}}<a href="#{{$s.ID}}">{{$s.Title}}</a>{{end}}</nav>
 {{- range .Sections}}
 <section id="{{.ID}}" data-section="{{.ID}}">
-<h2>{{.Title}} <span class="shown" data-shown>{{len .Rows}} rows</span></h2>
+<h2>{{.Title}} <span class="shown" data-shown>{{.Shown}}</span></h2>
+{{- if .Dir}}
+<p class="dir">Files in {{.Dir}}</p>
+{{- end}}
 {{- if .Rows}}
 <div class="controls" hidden>
 <label>Filter <input type="search" data-filter placeholder="text in any column" autocomplete="off"></label>
@@ -169,10 +185,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 </div>
 <div class="scroll">
 <table>
-<thead><tr>{{range .Columns}}<th scope="col" data-name="{{.}}">{{.}}</th>{{end}}</tr></thead>
+<thead><tr>{{range .Columns}}<th scope="col" data-name="{{.V}}">{{range $i, $p := .Parts}}{{if $i}}<wbr>{{end}}{{$p}}{{end}}</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Rows}}
-<tr>{{range .}}<td{{if .Facet}} data-v="{{.V}}"{{end}}>{{.V}}</td>{{end}}</tr>
+<tr>{{range .}}<td{{if .Facet}} data-v="{{.V}}"{{end}}>{{range $i, $p := .Parts}}{{if $i}}<wbr>{{end}}{{$p}}{{end}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
@@ -195,8 +211,10 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 // facet drop-downs filter rows, and the state is kept in the URL fragment
 // (#<section>.q=text&<section>.sort=-column&<section>.<facet column>=value), so a view can be
 // linked and opened directly; a count with an Href links to such a view of its rows (the
-// script applies a changed fragment at once). Identifiers never break inside a name: cells do
-// not wrap, a wide table scrolls sideways.
+// script applies a changed fragment at once). Counts and row counts say "1 row", not "1 rows".
+// Cells break only where a name has a seam (after / , _ and the like: breakParts; no hyphen is
+// added, copied text is the name), so a table fits the page's width (1,280 px: TestHTMLFits);
+// a table that still cannot scrolls sideways within its section.
 func WriteHTML(w io.Writer, p *HTMLPage) error {
 	d := htmlData{Title: Printable(p.Title), CSP: ContentSecurityPolicy, CSS: template.CSS(reportCSS), JS: template.JS(reportJS),
 		Counts: make([]HTMLCount, len(p.Counts))}
@@ -210,7 +228,11 @@ func WriteHTML(w io.Writer, p *HTMLPage) error {
 		if c.Href != "" && c.Href[0] != '#' {
 			return fmt.Errorf("write HTML count %q: href %q is not a fragment: %w", c.Label, c.Href, ErrBadSection)
 		}
-		d.Counts[i] = HTMLCount{Label: Printable(c.Label), Value: c.Value, Tone: c.Tone, Href: c.Href}
+		label := c.Label
+		if c.Value == 1 && c.One != "" {
+			label = c.One
+		}
+		d.Counts[i] = HTMLCount{Label: Printable(label), Value: c.Value, Tone: c.Tone, Href: c.Href}
 	}
 	for _, l := range p.Legend {
 		d.Legend = append(d.Legend, HTMLLegend{Term: Printable(l.Term), Value: l.Value, Text: Printable(l.Text)})
@@ -233,10 +255,20 @@ func htmlSectionOf(s HTMLSection) (htmlSection, error) {
 	if t == nil {
 		t = &Table{}
 	}
-	hs := htmlSection{ID: s.ID, Title: Printable(s.Title), Empty: Printable(s.Empty)}
+	hs := htmlSection{ID: s.ID, Title: Printable(s.Title), Empty: Printable(s.Empty), Shown: rowCount(len(t.Rows))}
 	if hs.Empty == "" {
 		hs.Empty = "Nothing to list."
 	}
+	pathCol := map[int]bool{}
+	for _, c := range s.Paths {
+		col := slices.Index(t.Columns, c)
+		if col < 0 {
+			return htmlSection{}, fmt.Errorf("write HTML section %q: path column %q is not a column: %w", s.ID, c, ErrBadSection)
+		}
+		pathCol[col] = true
+	}
+	dir := commonDir(t.Rows, pathCol)
+	hs.Dir = Printable(dir)
 	facetCol := map[int]bool{}
 	for _, f := range s.Facets {
 		col := slices.Index(t.Columns, f)
@@ -247,7 +279,7 @@ func htmlSectionOf(s HTMLSection) (htmlSection, error) {
 		hs.Facets = append(hs.Facets, htmlFacet{Col: col, Name: Printable(f)})
 	}
 	for _, c := range t.Columns {
-		hs.Columns = append(hs.Columns, Printable(c))
+		hs.Columns = append(hs.Columns, htmlCell{V: Printable(c), Parts: breakParts(Printable(c))})
 	}
 	values := make(map[int]map[string]bool, len(facetCol))
 	for _, r := range t.Rows {
@@ -255,9 +287,13 @@ func htmlSectionOf(s HTMLSection) (htmlSection, error) {
 		for i := range row {
 			v := ""
 			if i < len(r) {
-				v = Printable(r[i])
+				v = r[i]
+				if pathCol[i] && dir != "" {
+					v = strings.TrimPrefix(v, dir)
+				}
+				v = Printable(v)
 			}
-			row[i] = htmlCell{V: v, Facet: facetCol[i]}
+			row[i] = htmlCell{V: v, Parts: breakParts(v), Facet: facetCol[i]}
 			if facetCol[i] {
 				if values[i] == nil {
 					values[i] = map[string]bool{}
@@ -274,4 +310,76 @@ func htmlSectionOf(s HTMLSection) (htmlSection, error) {
 		slices.Sort(hs.Facets[i].Values)
 	}
 	return hs, nil
+}
+
+// rowCount is "1 row" or "N rows".
+func rowCount(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
+}
+
+// breakParts cuts a cell's text after each place a long name may break without a hyphen:
+// after / , ; : = _ ) . - and a space, and before ( and [, so a path, a server key
+// (com.example.search) or an MCP name (mcp__server__tool, get_data_for_a_location) wraps at
+// its seams when the column is narrow; never inside a word, nor before a short last word
+// after . or - (settings.json, deploy.prod stay whole); text without such places stays one
+// part.
+func breakParts(v string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '/', ',', ';', ':', '=', '_', ')', ' ', '.', '-':
+			// after it, unless the next byte is another of the same (a "__" stays together),
+			// or (after . and -) a short word ends the name (settings.json, deploy.prod)
+			if i+1 < len(v) && v[i+1] != v[i] && !((v[i] == '.' || v[i] == '-') && shortTail(v[i+1:])) {
+				parts = append(parts, v[start:i+1])
+				start = i + 1
+			}
+		case '(', '[':
+			if i > start {
+				parts = append(parts, v[start:i])
+				start = i
+			}
+		}
+	}
+	return append(parts, v[start:])
+}
+
+// shortTail reports whether s is a word of at most 5 letters or digits that ends the text or is
+// followed by a separator other than . and -.
+func shortTail(s string) bool {
+	n := 0
+	for n < len(s) && (s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= '0' && s[n] <= '9') {
+		n++
+	}
+	return n <= 5 && (n == len(s) || !strings.ContainsRune(".-", rune(s[n])))
+}
+
+// commonDir is the directory (ending in "/") every non-empty cell of the columns cols
+// starts with, "" when they share none but "/" or there are fewer than two such cells.
+func commonDir(rows [][]string, cols map[int]bool) string {
+	var dir string
+	n := 0
+	for _, r := range rows {
+		for i, v := range r {
+			if !cols[i] || v == "" {
+				continue
+			}
+			d := v[:strings.LastIndex(v, "/")+1]
+			if n == 0 {
+				dir = d
+			}
+			for !strings.HasPrefix(d, dir) {
+				dir = dir[:strings.LastIndex(strings.TrimSuffix(dir, "/"), "/")+1]
+			}
+			n++
+		}
+	}
+	if n < 2 || dir == "/" {
+		return ""
+	}
+	return dir
 }

@@ -28,7 +28,8 @@ func TestHTMLColoursLegendAndLinks(t *testing.T) {
 	}
 	assert.Contains(t, rule("[data-v=gained]"), "var(--good)")
 	assert.NotContains(t, reportCSS, "overflow-wrap:anywhere;unicode-bidi", "cells do not break names anywhere")
-	assert.Regexp(t, `(?m)^td\{[^}]*white-space:nowrap`, reportCSS)
+	// Cells wrap only at the <wbr> of a name's seams (breakParts), never inside a word.
+	assert.Regexp(t, `(?m)^td\{[^}]*white-space:normal;overflow-wrap:normal;word-break:keep-all`, reportCSS)
 
 	var b strings.Builder
 	require.NoError(t, WriteHTML(&b, &HTMLPage{Title: "t",

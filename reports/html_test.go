@@ -64,7 +64,7 @@ var (
 var pageElements = map[string]bool{"html": true, "head": true, "meta": true, "title": true, "style": true, "body": true,
 	"header": true, "h1": true, "h2": true, "p": true, "ul": true, "li": true, "span": true, "noscript": true, "nav": true,
 	"a": true, "section": true, "div": true, "label": true, "input": true, "select": true, "option": true, "table": true,
-	"thead": true, "tbody": true, "tr": true, "th": true, "td": true, "script": true, "button": true}
+	"thead": true, "tbody": true, "tr": true, "th": true, "td": true, "script": true, "button": true, "wbr": true}
 
 func TestWriteHTMLRendersHostileNamesInert(t *testing.T) {
 	var b bytes.Buffer
@@ -83,8 +83,11 @@ func TestWriteHTMLRendersHostileNamesInert(t *testing.T) {
 	assert.False(t, strings.Contains(doc, "onerror=alert(1)>"), "the breakout keeps its > escaped")
 	assert.False(t, strings.Contains(doc, "<!--"), "no comment opened")
 
+	// A cell may break only at the <wbr> WriteHTML puts at a name's seams: the text is the
+	// cell without them.
+	plain := strings.ReplaceAll(doc, "<wbr>", "")
 	cells := map[string]bool{}
-	for _, m := range tdText.FindAllStringSubmatch(doc, -1) {
+	for _, m := range tdText.FindAllStringSubmatch(plain, -1) {
 		cells[html.UnescapeString(m[1])] = true
 	}
 	for _, h := range hostile {
@@ -92,7 +95,7 @@ func TestWriteHTMLRendersHostileNamesInert(t *testing.T) {
 			assert.True(t, cells[reports.Printable(h.value)], "the cell holds the whole name as text")
 		})
 	}
-	has := func(s string) bool { return strings.Contains(doc, s) }
+	has := func(s string) bool { return strings.Contains(plain, s) }
 	assert.False(t, has("\x00"), "NUL")
 	assert.False(t, has("\u202e") || has("\u2066") || has("\u2069") || has("\u202c"), "bidi controls")
 	for _, want := range []string{

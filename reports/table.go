@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
@@ -207,4 +208,98 @@ type JSONPair struct {
 	Before     string `json:"before"`
 	Change     string `json:"change"`
 	Inventory  string `json:"inventory,omitempty"`
+}
+
+// MarkdownText is s as Markdown text that shows s and nothing else: printable (Printable),
+// every character that could start inline markup, a link, HTML, an entity or a table cell
+// escaped with a backslash (\ ` * _ [ ] < > | ~ &); text is never at the start of a line
+// where # - + or a digit could start a block (the writers put it after a list marker or a
+// fixed word).
+func MarkdownText(s string) string {
+	var b strings.Builder
+	for _, r := range Printable(s) {
+		if strings.ContainsRune("\\`*_[]<>|~&", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// MarkdownCode is s as a Markdown code span (printable; a fence longer than any run of
+// backticks in it; a "|" escaped, as a table cell needs).
+func MarkdownCode(s string) string {
+	s = strings.ReplaceAll(Printable(s), "|", `\|`)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
+		pad = " "
+	}
+	return fence + pad + s + pad + fence
+}
+
+// MarkdownCodeBlock is s as a fenced code block of language lang (a fence longer than any run
+// of backticks in s).
+func MarkdownCodeBlock(s, lang string) string {
+	s = Printable(s)
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + lang + "\n" + s + "\n" + fence + "\n"
+}
+
+// WriteMarkdownTable writes t as a GitHub-flavoured Markdown table: the cells of the columns
+// named in code as code spans (names and paths, shown as they are), the others as text; every
+// cell printable and inert (MarkdownText, MarkdownCode).
+func WriteMarkdownTable(w io.Writer, t *Table, code ...string) error {
+	isCode := make([]bool, len(t.Columns))
+	head := make([]string, len(t.Columns))
+	rule := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		isCode[i] = slices.Contains(code, c)
+		head[i], rule[i] = MarkdownText(c), "---"
+	}
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n| " + strings.Join(rule, " | ") + " |\n")
+	for _, r := range t.Rows {
+		cells := make([]string, len(t.Columns))
+		for i := range cells {
+			v := ""
+			if i < len(r) {
+				v = r[i]
+			}
+			if isCode[i] && v != "" {
+				cells[i] = MarkdownCode(v)
+			} else {
+				cells[i] = MarkdownText(v)
+			}
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// TrimCommonDir takes the directory every non-empty cell of column col shares (ending in "/";
+// none when it is "/" or fewer than two cells have one) out of those cells and returns it ("" when
+// nothing was taken), for a report to say once ("Files in DIR").
+func TrimCommonDir(t *Table, col string) string {
+	i := slices.Index(t.Columns, col)
+	if i < 0 {
+		return ""
+	}
+	dir := commonDir(t.Rows, map[int]bool{i: true})
+	if dir == "" {
+		return ""
+	}
+	for _, r := range t.Rows {
+		if i < len(r) {
+			r[i] = strings.TrimPrefix(r[i], dir)
+		}
+	}
+	return dir
 }

@@ -41,6 +41,9 @@ type fixOptions struct {
 	namingSet []string
 	// Force is --force: rewrite also a file another user owns or that is read-only.
 	Force bool
+	// Report is --report FILE: a report of the run for the person whose stores it changed
+	// (fixreport.go).
+	Report string
 }
 
 func newFixCommand(env *Env) *cli.Command {
@@ -63,6 +66,7 @@ func newFixCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
 			&cli.StringFlag{Name: "plan", Usage: "with --apply: apply exactly the plan in FILE (written by --plan-out); a store that changed since is refused (exit 4), the others are rewritten as planned", TakesFile: true},
 			&cli.BoolFlag{Name: "move-legacy", Usage: "also move each store its agent's newest release no longer opens where it lies (a legacy layout) to where that release opens the same bytes, after the rewrites; recorded in the run, undo moves it back (a dry run lists the moves)"},
+			&cli.StringFlag{Name: "report", Usage: "also write a report of the run to FILE for the person whose stores it changed: FILE.html (a page) or FILE.md (Markdown); per store old → new, the names kept and why, what was skipped, and the command that undoes the run", TakesFile: true},
 		), fixRulesFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
@@ -70,6 +74,7 @@ func newFixCommand(env *Env) *cli.Command {
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
 				FailOn: c.String("fail-on"), PlanOut: c.String("plan-out"), Plan: c.String("plan"), planSet: c.IsSet("plan"),
 				Force: c.Bool("force"),
+				Report: c.String("report"),
 			}
 			opts.Common.MoveLegacy = c.Bool("move-legacy")
 			if c.IsSet("plan-out") && opts.PlanOut == "" {
@@ -462,10 +467,16 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		// Before discovery, so a removed leftover is not also reported by the scan.
 		cleanLeftovers(env, opts.StateDir)
 	}
+	view := &fixView{ctx: ctx, env: env, opts: opts}
+	if opts.Report != "" {
+		if view.report, err = newFixReport(opts.Report); err != nil {
+			return err
+		}
+	}
 	end, err := pipeline.Fix(ctx, pipelineEnv(env), pipeline.FixRequest{Paths: opts.Paths, Options: opts.Common, Apply: opts.Apply, Yes: opts.Yes,
 		Planned: planned, PlanFile: opts.Plan, PlanOut: opts.PlanOut, Workers: opts.Workers, Now: env.Now, FailOnKept: failOnKept, Force: opts.Force},
 		pipeline.FixHooks{
-			View: &fixView{env: env, opts: opts},
+			View: view,
 			Run:  func(p *pipeline.Pipeline) pipeline.RunFunc { return (&pipelineRun{Pipeline: p, env: env}).run },
 			Confirm: func(s *aggregate) (bool, error) {
 				t := s.Report.Totals
@@ -488,8 +499,11 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 // fixView prints a fix run (pipeline.FixView): the plan of each store and, with --apply,
 // what happened to it, through a fixOutput per pass.
 type fixView struct {
+	ctx  context.Context
 	env  *Env
 	opts fixOptions
+	// report is --report's, filled by the final pass (nil without the flag).
+	report *fixReport
 	// out is the dry-run or apply pass's output, nil before it began; review the interactive
 	// plan display's.
 	out, review *fixOutput
@@ -518,6 +532,9 @@ func (v *fixView) Store(r *rewrite.StoreResult) error {
 	if v.out == nil {
 		return v.review.store(r)
 	}
+	if v.report != nil {
+		v.report.add(r)
+	}
 	return v.out.store(r)
 }
 
@@ -530,6 +547,9 @@ func (v *fixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
 	v.out.skipped = e.Skipped
 	v.out.moves = pipeline.MoveRows(e.Moves, e.Result)
 	if err := v.out.end(e.Summary, e.Line, e.Result); err != nil {
+		return err
+	}
+	if err := v.writeReport(e, nil); err != nil {
 		return err
 	}
 	res := e.Result
@@ -558,7 +578,29 @@ func (v *fixView) Abort(err error, e pipeline.FixPassEnd) error {
 		out = &fixOutput{env: v.env, opts: v.opts}
 	}
 	out.skipped = e.Skipped
+	if rerr := v.writeReport(e, err); rerr != nil {
+		fmt.Fprintf(v.env.Err, "sessionfix: %v\n", rerr)
+	}
 	return out.abort(err, e.Result)
+}
+
+// writeReport writes --report's file, when asked, and says where (stderr with --format json,
+// whose standard output is one document). stopped is why the run stopped early (nil at its
+// end).
+func (v *fixView) writeReport(e pipeline.FixPassEnd, stopped error) error {
+	if v.report == nil || (v.out == nil && stopped == nil) {
+		return nil
+	}
+	run := v.reportRun(e, stopped)
+	if err := v.report.write(v.ctx, v.env, run); err != nil {
+		return err
+	}
+	w := v.env.Out
+	if v.opts.Format == "json" {
+		w = v.env.Err
+	}
+	fmt.Fprintf(w, "report written to %s\n", v.report.path)
+	return nil
 }
 
 // writeStorePlan prints one store's plan, then tail (what of it is not listed) when not empty.

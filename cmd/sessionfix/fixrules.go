@@ -127,12 +127,12 @@ func fixRulesDescription() string {
 }
 
 // rulesNotTaken are fix's flags that do not go with --rules of agent a (it has no plan file, no
-// --fail-on, no SQLite store, no --force, no --all-users): --plan-out, --plan, --fail-on,
-// --force, --all-users, a's own scan/fix options it does
-// not read (not in RuleFix.Uses: an MCP config flag), --profile, --busy-timeout, and the
-// other migrations' options a does not declare, in that order.
+// --fail-on, no SQLite store, no --force, no --all-users, no report): --plan-out, --plan,
+// --fail-on, --force, --all-users, --report, a's own scan/fix options it does not read (not
+// in RuleFix.Uses: an MCP config flag), --profile, --busy-timeout, and the other migrations'
+// options a does not declare, in that order.
 func rulesNotTaken(a *agent.Agent) []string {
-	out := []string{"plan-out", "plan", "fail-on", "force", "all-users"}
+	out := []string{"plan-out", "plan", "fail-on", "force", "all-users", "report"}
 	for _, o := range a.Options {
 		if !slices.Contains(a.RuleFix.Uses, o.Name) {
 			out = append(out, o.Name)

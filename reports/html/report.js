@@ -40,7 +40,8 @@
         row.hidden = !ok;
         if (ok) { n++; }
       });
-      shown.textContent = n === total ? total + " rows" : n + " of " + total + " rows";
+      var unit = total === 1 ? " row" : " rows";
+      shown.textContent = n === total ? total + unit : n + " of " + total + unit;
     };
     var sortBy = function (col, desc) {
       var rows = Array.prototype.slice.call(body.rows);

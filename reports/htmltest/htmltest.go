@@ -114,8 +114,9 @@ var (
 )
 
 // Section returns the body rows of the section with the given id and its "rows shown" text.
-// Cells hold text only (the page never nests markup in a cell), so entities are decoded and
-// any tag would be kept verbatim and make the comparison fail.
+// Cells hold text only and <wbr> (the page nests no other markup in a cell), so <wbr> is
+// dropped, entities are decoded and any other tag would be kept verbatim and make the
+// comparison fail.
 func Section(t testing.TB, dom, id string) (rows []Row, shown string) {
 	t.Helper()
 	for _, m := range sectionRE.FindAllStringSubmatch(dom, -1) {
@@ -132,7 +133,8 @@ func Section(t testing.TB, dom, id string) (rows []Row, shown string) {
 		for _, r := range rowRE.FindAllStringSubmatch(body, -1) {
 			row := Row{Hidden: r[1] != ""}
 			for _, c := range cellRE.FindAllStringSubmatch(r[2], -1) {
-				row.Cells = append(row.Cells, html.UnescapeString(c[1]))
+				// <wbr> marks where a long name may wrap: not text.
+				row.Cells = append(row.Cells, html.UnescapeString(strings.ReplaceAll(c[1], "<wbr>", "")))
 			}
 			rows = append(rows, row)
 		}
@@ -169,4 +171,59 @@ func Tags(doc string) map[string]int {
 		tags[strings.ToLower(m[1])]++
 	}
 	return tags
+}
+
+// overflowJS measures, after layout, every section's table against the window: the ids of the
+// sections whose table is wider than the document's visible width (off-screen, or scrolling
+// within its section), and the document's own overflow, written into the DOM as
+// <pre id="overflow">.
+const overflowJS = `(function () {
+  var width = document.documentElement.clientWidth, out = [];
+  document.querySelectorAll("section[data-section]").forEach(function (s) {
+    var t = s.querySelector("table");
+    if (!t) { return; }
+    var r = t.getBoundingClientRect();
+    if (r.right > width + 0.5 || t.scrollWidth > t.parentElement.clientWidth + 0.5) {
+      out.push(s.id + " " + Math.round(r.width) + "px");
+    }
+  });
+  if (document.documentElement.scrollWidth > width) { out.push("document " + document.documentElement.scrollWidth + "px"); }
+  var pre = document.createElement("pre");
+  pre.id = "overflow";
+  pre.textContent = out.join("\n");
+  document.body.appendChild(pre);
+})();`
+
+var (
+	cspRE      = regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`)
+	overflowRE = regexp.MustCompile(`(?s)<pre id="overflow">(.*?)</pre>`)
+)
+
+// Overflow loads the HTML page at path in a width-pixel-wide window and returns what is wider
+// than the window: "<section id> <table width>px" for each section whose table does not fit
+// (it would be off-screen, or scroll within its section), and "document <width>px" when the
+// page itself scrolls sideways; nothing when everything fits. The page is loaded from a copy
+// with a measuring script added (its Content-Security-Policy removed from the copy, so the
+// script may run; the page's own script runs as well).
+func Overflow(t testing.TB, bin, path string, width int) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("overflow: %v", err)
+	}
+	page := cspRE.ReplaceAllString(string(b), "")
+	page = strings.Replace(page, "</body>", "<script>"+overflowJS+"</script>\n</body>", 1)
+	cp := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(cp, []byte(page), 0o644); err != nil {
+		t.Fatalf("overflow: %v", err)
+	}
+	dom := string(run(t, bin, "--window-size="+strconv.Itoa(width)+",900", "--dump-dom", FileURL(t, cp, "")))
+	m := overflowRE.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("overflow: the measuring script did not run (no #overflow in the DOM of %s)", path)
+	}
+	if strings.TrimSpace(m[1]) == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSpace(html.UnescapeString(m[1])), "\n")
 }

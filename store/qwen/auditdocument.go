@@ -1,6 +1,7 @@
 package qwen
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,12 @@ func (l *Loaded) FileList() string { return fileList(l.Files) + agentList(l.Agen
 // and tools tables (pairs and tools as the CSV has them) and notes for what was not read.
 func (r *Report) Page(l *Loaded, generated time.Time, version string, allPairs bool, pairs, tools *reports.Table) *reports.HTMLPage {
 	c := r.Counts
+	lostPairs := r.LostRestrictions()
+	lostRows := make([][]string, len(lostPairs))
+	for i, p := range lostPairs {
+		lostRows[i] = r.PairRow(p)
+	}
+	lost := reports.PrintableTable(r.Columns(PairColumns), lostRows)
 	p := &reports.HTMLPage{
 		Title: "sessionfix audit: permission rules and MCP tools",
 		Meta: []string{
@@ -58,16 +65,19 @@ func (r *Report) Page(l *Loaded, generated time.Time, version string, allPairs b
 		// Each count links to its rows (the pairs table filtered by the facet it counts); tones
 		// are those of the cells: lost red, gained green, refused orange.
 		Counts: []reports.HTMLCount{
-			{Label: "rules", Value: c.Rules, Href: "#pairs"},
-			{Label: "tools", Value: c.Tools, Href: "#tools"},
+			{Label: "lost restrictions", One: "lost restriction", Value: len(lostPairs), Tone: "bad", Href: "#lost"},
+			{Label: "rules", One: "rule", Value: c.Rules, Href: "#pairs"},
+			{Label: "tools", One: "tool", Value: c.Tools, Href: "#tools"},
 			{Label: "lost", Value: c.Lost, Tone: "bad", Href: "#pairs.change=lost"},
 			{Label: "gained", Value: c.Gained, Tone: "good", Href: "#pairs.change=gained"},
 			{Label: "refused", Value: c.Refused, Tone: "warn", Href: "#pairs.now=refused"},
 		},
 		Legend: auditLegend,
 		Sections: []reports.HTMLSection{
+			{ID: "lost", Title: "Lost restrictions (deny, ask, exclude and disallow rules that no longer match)", Table: lost,
+				Empty: "No restricting rule lost its tool.", Paths: []string{"settings_file"}},
 			{ID: "pairs", Title: "Rules × tools", Table: pairs, Facets: []string{"scope", "now", "before", "change"},
-				Empty: "No rule matches any tool, now or before."},
+				Empty: "No rule matches any tool, now or before.", Paths: []string{"settings_file"}},
 			{ID: "tools", Title: "Tools", Table: tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
 				Empty: "The inventory has no tools."},
 		},
@@ -79,9 +89,27 @@ func (r *Report) Page(l *Loaded, generated time.Time, version string, allPairs b
 		p.Notes = append(p.Notes, "The inventory was inferred from settings and session history: tools never called are missing, and a legacy name may stand for a raw name it cannot restore. Use --inventory or --discover for exact lists.")
 	}
 	if allPairs {
-		p.Sections[0].Title += " (every pair)"
+		p.Sections[1].Title += " (every pair)"
 	}
 	return p
+}
+
+// restrictiveKinds are the rule kinds that take something away from a tool (deny, ask,
+// tools.disabled, excludeTools, mcp.excluded, a subagent's disallowedTools): such a rule's
+// lost pair is a restriction gone (docs/audit.md), listed first.
+var restrictiveKinds = []settings.Kind{settings.KindDeny, settings.KindAsk, settings.KindDisabled,
+	settings.KindExcludeTools, settings.KindMCPExcluded, settings.KindDisallowed}
+
+// LostRestrictions are the pairs whose rule restricts (restrictiveKinds) and whose change is
+// lost, in the pairs' order.
+func (r *Report) LostRestrictions() []Pair {
+	var out []Pair
+	for _, p := range r.Pairs {
+		if p.Change == ChangeLost && slices.Contains(restrictiveKinds, r.Rules[p.Rule].Kind) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // auditLegend explains the columns and values of the audit page (the words of audit --help).
