@@ -130,7 +130,7 @@ func TestClaudeAuditLostRestrictionFirst(t *testing.T) {
 	require.Equal(t, 0, res.code, res.err)
 	page, err := os.ReadFile(htmlOut)
 	require.NoError(t, err)
-	s := string(page)
+	s := strings.ReplaceAll(string(page), "<wbr>", "") // a cell's seams where it may wrap
 	lost, pairs := strings.Index(s, `id="lost"`), strings.Index(s, `id="pairs"`)
 	require.Positive(t, lost)
 	assert.Less(t, lost, pairs, "the lost restrictions come before the pairs table")
@@ -232,7 +232,7 @@ func TestClaudeAuditHostileNames(t *testing.T) {
 	page := readFileString(t, htmlOut)
 	assert.NotContains(t, page, "<img src=x")
 	assert.NotContains(t, page, "x<b>")
-	assert.Contains(t, page, "&lt;img src=x onerror=alert(1)&gt;")
+	assert.Contains(t, strings.ReplaceAll(page, "<wbr>", ""), "&lt;img src=x onerror=alert(1)&gt;")
 	assert.NotContains(t, page, "\u202e")
 	csvText := readFileString(t, csvOut)
 	assert.NotContains(t, csvText, ",=HYPERLINK")

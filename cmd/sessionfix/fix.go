@@ -66,14 +66,14 @@ func newFixCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
 			&cli.StringFlag{Name: "plan", Usage: "with --apply: apply exactly the plan in FILE (written by --plan-out); a store that changed since is refused (exit 4), the others are rewritten as planned", TakesFile: true},
 			&cli.BoolFlag{Name: "move-legacy", Usage: "also move each store its agent's newest release no longer opens where it lies (a legacy layout) to where that release opens the same bytes, after the rewrites; recorded in the run, undo moves it back (a dry run lists the moves)"},
-			&cli.StringFlag{Name: "report", Usage: "also write a report of the run to FILE for the person whose stores it changed: FILE.html (a page) or FILE.md (Markdown); per store old → new, the names kept and why, what was skipped, and the command that undoes the run", TakesFile: true},
+			&cli.StringFlag{Name: "report", Usage: "also write a report of the run to FILE for the person whose stores it changed: a file named .html (a page) or .md (Markdown); per store old → new, the names kept and why, what was skipped, and the command that undoes the run", TakesFile: true},
 		), fixRulesFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := fixOptions{
 				Paths: c.Args().Slice(), Apply: c.Bool("apply"), DryRun: c.Bool("dry-run"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
 				Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Quiet: c.Bool("quiet"), Common: readPlanFlags(c),
 				FailOn: c.String("fail-on"), PlanOut: c.String("plan-out"), Plan: c.String("plan"), planSet: c.IsSet("plan"),
-				Force: c.Bool("force"),
+				Force:  c.Bool("force"),
 				Report: c.String("report"),
 			}
 			opts.Common.MoveLegacy = c.Bool("move-legacy")

@@ -50,7 +50,7 @@ type reportName struct {
 // ("-") carries the plan, so it is refused.
 func newFixReport(path string) (*fixReport, error) {
 	if path == "" || path == "-" {
-		return nil, usageErrorf("--report needs a file (FILE.html or FILE.md): standard output carries the plan")
+		return nil, usageErrorf("--report needs a file named .html or .md: standard output carries the plan")
 	}
 	format := ""
 	switch strings.ToLower(filepath.Ext(path)) {

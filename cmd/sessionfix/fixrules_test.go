@@ -210,7 +210,7 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	assert.False(t, set, "the migrating agent's own options are not refused here (--allow-shared is read: RuleFix.Uses)")
 	_, set = rulesRefused(fixOptions{Common: pipeline.Options{Discover: true}}, a)
 	assert.True(t, set)
-	assert.Equal(t, []string{"plan-out", "plan", "fail-on", "force", "all-users", "mcp-config", "profile", "busy-timeout", "gemini-version", "before", "approval-mode", "copilot-version", "rules-from"}, rulesNotTaken(a),
+	assert.Equal(t, []string{"plan-out", "plan", "fail-on", "force", "all-users", "report", "mcp-config", "profile", "busy-timeout", "gemini-version", "before", "approval-mode", "copilot-version", "rules-from"}, rulesNotTaken(a),
 		"the migrating agent's options it does not read (RuleFix.Uses) are refused with the flags it has no use for")
 	env := testEnv(t)
 	r := runCLI(t, env, "", "fix", "--rules", "--inventory", "i.json", "--codex-config", "c.toml", ".")
