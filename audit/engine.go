@@ -317,8 +317,13 @@ func (r *Report) SARIF() []reports.SARIFResult {
 			t := r.Result.Tools[f.Tool]
 			raw = mcpname.Raw(t.Server, t.Tool.Tool)
 		}
+		finding := reports.Finding{Store: f.File, Class: f.Class, Name: raw, Rule: text}
+		if f.Rule >= 0 && f.Rule < len(r.Result.Rules) {
+			ru := r.Result.Rules[f.Rule]
+			finding.Store, finding.Site, finding.RuleKind = ru.File, ruleSite(ru.Scope, ru.Key, ru.Index, ru.Line), ru.Kind
+		}
 		out = append(out, reports.SARIFResult{RuleID: "sessionfix/audit/" + f.Class, Level: f.Level, Message: f.Message, Path: path, Line: line,
-			Fingerprint: reports.SARIFFingerprint("audit", f.Class, path, key, text+"\x00"+f.Message, raw)})
+			Fingerprint: reports.SARIFFingerprint("audit", f.Class, path, key, text+"\x00"+f.Message, raw), Finding: finding})
 	}
 	return out
 }
@@ -338,7 +343,27 @@ func (r *Report) pairResult(class, level string, p rules.Pair) reports.SARIFResu
 		ru.Kind, ru.Text, ru.Scope, ru.Key, ru.Index, class, t.Tool.Tool, t.Server, what, w.OfOutcome(t.Now.Outcome), w.OfOutcome(t.Before.Outcome))
 	path := reports.SARIFPath(ru.File)
 	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
-		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool.Tool))}
+		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool.Tool)),
+		Finding:     reports.Finding{Store: ru.File, Site: ruleSite(ru.Scope, ru.Key, ru.Index, ru.Line), Class: class, Name: t.Before.Name, New: t.Now.Name, RuleKind: ru.Kind, Rule: ru.Text}}
+}
+
+// ruleSite is where a rule lies in its file, as the fleet database's site column says it:
+// "user permissions.deny[0] line 4" (scope, key and index, line; the parts unknown left out).
+func ruleSite(scope, key string, index, line int) string {
+	var parts []string
+	if scope != "" {
+		parts = append(parts, scope)
+	}
+	if key != "" {
+		if index >= 0 {
+			key = fmt.Sprintf("%s[%d]", key, index)
+		}
+		parts = append(parts, key)
+	}
+	if line > 0 {
+		parts = append(parts, fmt.Sprintf("line %d", line))
+	}
+	return strings.Join(parts, " ")
 }
 
 func nowWord(w rules.Words, m rules.Match) string {

@@ -18,8 +18,9 @@ import (
 //   - csv (and the tools table): one table, its first column "home" (the home's PATH as given);
 //   - json: {"homes": [{"home": PATH, "agent": ID, "report": <the agent's document>}, …]};
 //   - html: one page, each home's counts, notes and tables under its own headings;
-//   - sarif: one run per home, its runAutomationDetails.id "sessionfix/audit/<PATH>/" (a code
-//     scanning category per home).
+//   - sarif: one run per home, its runAutomationDetails.id (a code scanning category per home)
+//     Home.Category as the command sets it ("sessionfix/<host>/<user>/audit/<PATH>/"), else
+//     HomeCategory's "sessionfix/audit/<PATH>/".
 //
 // --fail-on and --baseline count every home's findings; the command prints each home's summary.
 
@@ -33,6 +34,10 @@ type Home struct {
 	Rendering  Rendering
 	Tools      *reports.Table
 	Invocation *reports.SARIFInvocation
+	// Category and Properties are the home's SARIF run's automationDetails.id ("" =
+	// HomeCategory(Path)) and property bag (the host and the home's user; nil: none).
+	Category   string
+	Properties map[string]string
 }
 
 // HomesRendering is the report of several homes' audits (in the order given).
@@ -74,7 +79,11 @@ func (x HomesRendering) Render(format string) ([]byte, error) {
 		}
 		var runs []reports.SARIFRun
 		for i, h := range x.Homes {
-			runs = append(runs, reports.SARIFRun{Category: HomeCategory(h.Path), Rules: h.Rendering.Rules, Results: results[i], Invocation: h.Invocation})
+			category := h.Category
+			if category == "" {
+				category = HomeCategory(h.Path)
+			}
+			runs = append(runs, reports.SARIFRun{Category: category, Properties: h.Properties, Rules: h.Rendering.Rules, Results: results[i], Invocation: h.Invocation})
 		}
 		err = reports.WriteSARIFRuns(&main, "sessionfix", x.Version, "https://github.com/sessionfix/sessionfix", runs)
 	}

@@ -20,6 +20,10 @@ type Rendering struct {
 	// Invocation is SARIF's invocation of the run (nil: none written): executionSuccessful
 	// false when some input could not be read (exit 3).
 	Invocation *reports.SARIFInvocation
+	// Category and Properties are the SARIF run's automationDetails.id and property bag (the
+	// host and user of a fleet's logs; "" and nil: none written).
+	Category   string
+	Properties map[string]string
 }
 
 // Render renders the main report of an audit in format (csv: the pairs table; html, json,
@@ -40,7 +44,8 @@ func (x Rendering) Render(format string) ([]byte, error) {
 		if x.Known != nil {
 			results, _ = x.Known.Mark(results)
 		}
-		err = reports.WriteSARIFRun(&main, "sessionfix", x.Version, "https://github.com/sessionfix/sessionfix", x.Rules, results, x.Invocation)
+		err = reports.WriteSARIFRuns(&main, "sessionfix", x.Version, "https://github.com/sessionfix/sessionfix",
+			[]reports.SARIFRun{{Category: x.Category, Properties: x.Properties, Rules: x.Rules, Results: results, Invocation: x.Invocation}})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: render %s: %w", format, err)

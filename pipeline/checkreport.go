@@ -255,8 +255,12 @@ func (rep *CheckReport) SARIF(inventory string) ([]reports.SARIFRule, []reports.
 				if path == "" {
 					path, where = inventory, declaredLocation
 				}
+				finding := reports.Finding{Store: path, Site: SiteText(store.Loc{Line: f.Line, Row: f.Row}, f.Kind, f.Path), Class: f.Class, Name: f.Name}
+				if f.Action == string(naming.ActRewrite) {
+					finding.New = f.After
+				}
 				results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: reports.SARIFPath(path), Line: f.Line,
-					Fingerprint: reports.SARIFFingerprint(p.ID, v.Rule, f.Name, where, f.Row)})
+					Fingerprint: reports.SARIFFingerprint(p.ID, v.Rule, f.Name, where, f.Row), Finding: finding})
 			}
 		}
 	}

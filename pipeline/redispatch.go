@@ -153,7 +153,8 @@ func RedispatchSARIF(rs []check.Redispatch) ([]reports.SARIFRule, []reports.SARI
 		}
 		p := reports.SARIFPath(r.Store)
 		results = append(results, reports.SARIFResult{RuleID: id, Message: msg, Path: p, Line: r.Loc.Line, Level: level,
-			Fingerprint: reports.SARIFFingerprint("redispatch", r.Class, r.Namespace, r.Stored, called, p, r.Loc.Row)})
+			Fingerprint: reports.SARIFFingerprint("redispatch", r.Class, r.Namespace, r.Stored, called, p, r.Loc.Row),
+			Finding:     reports.Finding{Agent: string(r.Agent), Store: r.Store, Site: SiteText(r.Loc, r.Kind, r.JSONPath), Class: r.Class, Name: storedText(r), New: called}})
 	}
 	return rules, results
 }

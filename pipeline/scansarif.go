@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // ScanSARIF collects scan's SARIF results, one store plan at a time (the pipeline's callback):
@@ -61,7 +63,33 @@ func (s *ScanSARIF) Add(sp *rewrite.StorePlan) {
 			level = "warning"
 			msg = fmt.Sprintf("%s (%s, %s %s) would be rewritten by sessionfix fix to %s.%s", name, class, d.Site.Kind, d.Site.Path, d.New, where)
 		}
+		finding := reports.Finding{Store: sp.Store.Ref().Path, Site: SiteText(d.Site.Loc, string(d.Site.Kind), d.Site.Path), Class: class, Name: name}
+		if sp.Snap != nil {
+			finding.Agent = string(sp.Snap.Agent)
+		}
+		if !kept {
+			finding.New = d.New
+		}
 		s.Results = append(s.Results, reports.SARIFResult{RuleID: id, Message: msg, Path: path, Line: d.Site.Loc.Line, Level: level,
-			Fingerprint: reports.SARIFFingerprint("scan", class, name, path, d.Site.Loc.Row)})
+			Fingerprint: reports.SARIFFingerprint("scan", class, name, path, d.Site.Loc.Row), Finding: finding})
 	}
+}
+
+// SiteText is where a name site lies in its store, as the fleet database's site column says
+// it: "line 3 call message.parts[0].functionCall.name" (a JSONL store), "row <key> call
+// <path>" (a table store); the parts a site lacks are left out.
+func SiteText(loc store.Loc, kind, path string) string {
+	var parts []string
+	switch {
+	case loc.Row != "":
+		parts = append(parts, "row "+loc.Row)
+	case loc.Line > 0:
+		parts = append(parts, fmt.Sprintf("line %d", loc.Line))
+	}
+	for _, p := range []string{kind, path} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
 }

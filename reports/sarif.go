@@ -28,6 +28,20 @@ type SARIFResult struct {
 	// BaselineState is SARIF's baselineState (section 3.27.24) of a run given a baseline:
 	// "new", "unchanged" or "absent" (in the baseline, gone now); "" = none written.
 	BaselineState string
+	// Finding is what the fleet database's row (--format sqlite) says of the result beyond
+	// its rule, level, message and fingerprint; never written to the SARIF log.
+	Finding Finding
+}
+
+// Finding is what a finding is about, as the fleet database (--format sqlite, docs/fleet.md)
+// records it: the agent (its id), the store or rule file (Store: an absolute path or a
+// redacted reference; "" = the result's Path), where in it (Site: "line 3 <json path>", "row
+// <key> <json path>", "permissions.deny[0]"), the class (a name class; an audit pair's
+// change), the name and the new name (scan: the stored name and the one fix writes; check:
+// the name and the one after fix; audit: the tool's name before and now), and a permission
+// rule's kind and text (audit).
+type Finding struct {
+	Agent, Store, Site, Class, Name, New, RuleKind, Rule string
 }
 
 // SARIFBaseline is a previous run's results, keyed by their fingerprint (partialFingerprints
@@ -269,7 +283,10 @@ func WriteSARIFRun(w io.Writer, tool, version, infoURI string, rules []SARIFRule
 // scanning keeps the results of each category apart, so an audit of several homes writes one
 // run per home (issue 23 item 1).
 type SARIFRun struct {
-	Category   string
+	Category string
+	// Properties are the run's property bag (section 3.8; nil: none written): the host and
+	// user a fleet's per-host logs are told apart by (issue 28 item 4).
+	Properties map[string]string
 	Rules      []SARIFRule
 	Results    []SARIFResult
 	Invocation *SARIFInvocation
@@ -295,6 +312,12 @@ func sarifRun(tool, version, infoURI string, spec SARIFRun) *sarif.Run {
 	run := sarif.NewRun(*sarif.NewTool(driver))
 	if spec.Category != "" {
 		run.WithAutomationDetails(&sarif.RunAutomationDetails{ID: &spec.Category})
+	}
+	if len(spec.Properties) > 0 {
+		run.Properties = sarif.Properties{}
+		for k, v := range spec.Properties {
+			run.Properties[k] = v
+		}
 	}
 	// Results must not be null, nor rules (viewers expect arrays).
 	run.Results = []*sarif.Result{}

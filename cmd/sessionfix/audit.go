@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/agent"
 	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/store/sqlite/fleetdb"
 )
 
 // auditOptions are audit's shared flags; the agent's run (agent.Audit.Run) reads its inputs
@@ -57,10 +59,15 @@ type auditOptions struct {
 	// StateDir is --state-dir: whose fix runs' renames tell the raw identities of names a
 	// repair rewrote ("" for fix's default; issue 23 item 2).
 	StateDir string
+	// Host and User are --host and --user: whose findings the SARIF runs and the fleet
+	// database (--format sqlite) say they are ("": the host name, each home's owner).
+	Host, User string
+	// agent is the --agent audited (its id): the fleet rows' agent.
+	agent string
 }
 
 var (
-	auditFormats = []string{"csv", "html", "json", "sarif"}
+	auditFormats = []string{"csv", "html", "json", "sarif", "sqlite"}
 	failOnValues = []string{"lost", "refused", "gained"}
 	auditModes   = []string{string(permission.ModeDefault), string(permission.ModeYolo), string(permission.ModeAutoEdit), string(permission.ModePlan)}
 )
@@ -80,8 +87,8 @@ func newAuditCommand(env *Env) *cli.Command {
 			&cli.DurationFlag{Name: "discover-timeout", Value: inventory.DefaultTimeout, Usage: "time limit for each server with --discover"},
 			discoverUntrustedFlag(),
 			&cli.StringSliceFlag{Name: "history", Usage: auditUsage("history"), TakesFile: true},
-			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html, json or sarif (SARIF 2.1.0: one result per lost, gained or refused pair)"},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file (replaced atomically), - for standard output, or a device or FIFO such as /dev/null or /dev/stdout (written through); a symbolic link is followed, never replaced"},
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output format: csv, html, json, sarif (SARIF 2.1.0: one result per lost, gained or refused pair) or sqlite (with --out FILE: the fleet database, one row per such result; docs/fleet.md)"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "-", Usage: "where to write the report: a file (replaced atomically), - for standard output, or a device or FIFO such as /dev/null or /dev/stdout (written through); a symbolic link is followed, never replaced; with --format sqlite the fleet database (created when missing, this host's and user's audit rows replaced)"},
 			&cli.StringFlag{Name: "tools-out", Usage: "also write the tools table as CSV to this file (- for standard output; devices, FIFOs and links as --out)", TakesFile: true},
 			&cli.BoolFlag{Name: "all-pairs", Usage: "list every (rule, tool) pair, also those that match neither now nor before"},
 			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 5 when a pair is lost, refused or gained (comma-separated subset; unreadable input, exit 3, wins)"},
@@ -90,14 +97,14 @@ func newAuditCommand(env *Env) *cli.Command {
 			fileFlag("baseline", "a previous audit output (--format json or sarif): exit 5 only for lost, gained or refused pairs not in it (of the --fail-on classes when given)"),
 			&cli.StringFlag{Name: "state-dir", Usage: "the state directory of the fix runs whose renames tell the raw tools of the names they rewrote (default: fix's, ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}, TakesFile: true},
 			&cli.BoolFlag{Name: "all-users", Usage: "as root, without PATH: audit every home of /etc/passwd that holds the agent's home, each in its own section; homes skipped are said (refused when not root)"},
-		}, auditAgentFlags()...),
+		}, append(fleetFlags(), auditAgentFlags()...)...),
 		Action: func(c *cli.Context) error {
 			opts := auditOptions{Paths: c.Args().Slice(),
 				Settings: c.StringSlice("settings"), Project: c.String("project"), Agents: c.StringSlice("agents"),
 				Inventory: c.String("inventory"), Discover: c.Bool("discover"), DiscoverTimeout: c.Duration("discover-timeout"), DiscoverUntrusted: c.Bool("discover-untrusted"),
 				History: c.StringSlice("history"), Format: c.String("format"), Out: c.String("out"), ToolsOut: c.String("tools-out"),
 				AllPairs: c.Bool("all-pairs"), FailOn: c.StringSlice("fail-on"), Mode: c.String("mode"), Subagent: c.String("subagent"),
-				Baseline: c.String("baseline"), StateDir: c.String("state-dir"),
+				Baseline: c.String("baseline"), StateDir: c.String("state-dir"), Host: c.String("host"), User: c.String("user"),
 			}
 			for _, f := range []string{"out", "tools-out"} {
 				// An empty value is an unset variable in a script (--out "$OUT"): the report
@@ -224,6 +231,7 @@ func readAuditOptions(c *cli.Context) agent.Values {
 // matches its rules with the engine injected (pipeline.AuditEngine), calling back for the
 // shared flags' checks and --baseline; finishAudit writes what it found.
 func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
+	opts.agent = string(a.ID)
 	var known *reports.SARIFBaseline
 	in := auditInput(env, &opts, modeSet, vals, &known)
 	if a.Audit.Rules != nil {
@@ -367,24 +375,33 @@ type homeAudit struct {
 func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *reports.SARIFBaseline, done []homeAudit, failed bool) error {
 	x := audit.HomesRendering{Known: known, Version: version}
 	partial := failed
+	origin, err := auditOrigin(env, o)
+	if err != nil {
+		return err
+	}
+	var rows []fleetdb.Row
 	var results []reports.SARIFResult
 	counts := map[string]int{}
 	for _, h := range done {
 		f := h.res
 		redispatch := pipeline.Redispatches(f.Redispatch)
 		rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
-		x.Homes = append(x.Homes, audit.Home{Path: h.job.name(), Agent: string(h.job.agent.ID), Tools: f.Tools, Invocation: auditInvocation(f), Rendering: audit.Rendering{
-			Pairs: f.Pairs, Page: f.Page,
-			Doc: func() any {
-				rd := redispatch
-				if rd == nil {
-					rd = []check.Redispatch{}
-				}
-				return f.Doc(rd)
-			},
-			SARIF: func() []reports.SARIFResult { return append(f.SARIF(), rdResults...) },
-			Rules: append(slices.Clone(f.Rules), rdRules...),
-		}})
+		home := origin.homeOf(absPath(h.job.home))
+		home.path = absPath(h.job.home)
+		rows = append(rows, origin.rows(append(f.SARIF(), rdResults...), string(h.job.agent.ID), &home)...)
+		x.Homes = append(x.Homes, audit.Home{Path: h.job.name(), Agent: string(h.job.agent.ID), Tools: f.Tools, Invocation: auditInvocation(f),
+			Category: fleetCategory(origin.host, home.user, "audit", h.job.name()), Properties: map[string]string{"host": origin.host, "user": home.user}, Rendering: audit.Rendering{
+				Pairs: f.Pairs, Page: f.Page,
+				Doc: func() any {
+					rd := redispatch
+					if rd == nil {
+						rd = []check.Redispatch{}
+					}
+					return f.Doc(rd)
+				},
+				SARIF: func() []reports.SARIFResult { return append(f.SARIF(), rdResults...) },
+				Rules: append(slices.Clone(f.Rules), rdRules...),
+			}})
 		own := f.SARIF()
 		results = append(results, own...)
 		for k, n := range f.FailCounts(own) {
@@ -392,16 +409,22 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 		}
 		partial = partial || f.Partial()
 	}
-	main, err := x.Render(o.Format)
-	if err != nil {
-		return err
-	}
 	var read []string
 	for _, h := range done {
 		read = append(read, h.res.Read...)
 	}
-	if err := writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, x.Tools(), read); err != nil {
-		return err
+	if o.Format == "sqlite" {
+		if err := writeFleetAndTools(ctx, env, o.Out, origin, rows, !partial, o.ToolsOut, x.Tools(), read); err != nil {
+			return err
+		}
+	} else {
+		main, err := x.Render(o.Format)
+		if err != nil {
+			return err
+		}
+		if err := writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, x.Tools(), read); err != nil {
+			return err
+		}
 	}
 	for i, h := range done {
 		fmt.Fprintf(env.Err, "audit: home %d of %d: %s:\n", i+1, len(done), reports.Printable(h.job.name()))
@@ -608,6 +631,12 @@ func (o *auditOptions) validate() error {
 	if o.Out == "" {
 		o.Out = "-"
 	}
+	if o.Format == "sqlite" && o.Out == "-" {
+		return usageErrorf("--format sqlite needs --out FILE (the fleet database; standard output cannot hold a database)")
+	}
+	if _, err := newFleetOrigin(o.Host, o.User, nil, ""); err != nil {
+		return err
+	}
 	if o.Out == "-" && o.ToolsOut == "-" {
 		return usageErrorf("--out and --tools-out cannot both be standard output")
 	}
@@ -629,7 +658,12 @@ func (o *auditOptions) validate() error {
 func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.SARIFBaseline, f *agent.AuditResult) error {
 	redispatch := pipeline.Redispatches(f.Redispatch)
 	rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
-	main, err := audit.Rendering{
+	origin, err := auditOrigin(env, o)
+	if err != nil {
+		return err
+	}
+	run := origin.sarif("audit", nil, nil, nil)
+	x := audit.Rendering{
 		Pairs: f.Pairs,
 		Page:  f.Page,
 		Doc: func() any {
@@ -646,12 +680,22 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 		Known:      known,
 		Version:    version,
 		Invocation: auditInvocation(f),
-	}.Render(o.Format)
-	if err != nil {
-		return err
+		Category:   run.Category,
+		Properties: run.Properties,
 	}
-	if err := writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, f.Tools, f.Read); err != nil {
-		return err
+	if o.Format == "sqlite" {
+		rows := origin.rows(append(f.SARIF(), rdResults...), o.agent, nil)
+		if err := writeFleetAndTools(ctx, env, o.Out, origin, rows, !f.Partial(), o.ToolsOut, f.Tools, f.Read); err != nil {
+			return err
+		}
+	} else {
+		main, err := x.Render(o.Format)
+		if err != nil {
+			return err
+		}
+		if err := writeReportAndTools(ctx, env, o.Out, main, o.ToolsOut, f.Tools, f.Read); err != nil {
+			return err
+		}
 	}
 	f.Summary(env.Err)
 	if l := pipeline.RedispatchLine(redispatch); l != "" {
@@ -690,6 +734,41 @@ func auditInvocation(f *agent.AuditResult) *reports.SARIFInvocation {
 		return nil
 	}
 	return &reports.SARIFInvocation{Successful: false}
+}
+
+// auditOrigin is whose findings an audit reports: --host, --user, and the owners of the PATHs
+// (each home's), else of $HOME.
+func auditOrigin(env *Env, o auditOptions) (*fleetOrigin, error) {
+	return newFleetOrigin(o.Host, o.User, o.Paths, env.Home)
+}
+
+// absPath is path made absolute (as given when that fails).
+func absPath(path string) string {
+	if a, err := filepath.Abs(path); err == nil {
+		return a
+	}
+	return path
+}
+
+// writeFleetAndTools is writeReportAndTools for --format sqlite: the rows written to the fleet
+// database out (writeFleet; never a file the audit read), and the tools table to toolsOut.
+func writeFleetAndTools(ctx context.Context, env *Env, out string, origin *fleetOrigin, rows []fleetdb.Row, complete bool, toolsOut string, tools *reports.Table, read []string) error {
+	for _, o := range []struct{ flag, path string }{{"--out", out}, {"--tools-out", toolsOut}} {
+		if o.path != "" && o.path != "-" && slices.ContainsFunc(read, func(f string) bool { return f != "" && pipeline.SameFile(o.path, f) }) {
+			return usageErrorf("audit: %s %s is a file this audit reads: refusing to write over it (nothing was written)", o.flag, o.path)
+		}
+	}
+	if err := writeFleet(ctx, env, out, "audit", origin, rows, complete); err != nil {
+		return err
+	}
+	if toolsOut != "" {
+		var b bytes.Buffer
+		if err := reports.WriteCSV(&b, tools); err != nil {
+			return fmt.Errorf("audit: render tools: %w", err)
+		}
+		return writeOutput(ctx, env, toolsOut, b.Bytes())
+	}
+	return nil
 }
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools

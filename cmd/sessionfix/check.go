@@ -38,6 +38,9 @@ type checkOptions struct {
 	// Baseline is --baseline: a previous check output (--format json or sarif); only findings
 	// not in it make the run exit 5.
 	Baseline string
+	// Out is --out (the fleet database of --format sqlite); Host and User are --host and
+	// --user ("": the host name, each home's owner).
+	Out, Host, User string
 	// Releases are the agents' check --<agent>-version values (agent.Agent.SentAsOption), in
 	// store/all's order: the release that resumes that agent's sessions ("" or "stored": the
 	// stored bytes are checked).
@@ -69,20 +72,25 @@ EXAMPLES:
    sessionfix check --provider all --baseline check.sarif`,
 		Flags: append(append(planFlags(),
 			&cli.StringFlag{Name: "provider", Usage: "providers to check against: comma-separated IDs, all, or a profile file (required)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name site, provider and rule)"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, sarif (SARIF 2.1.0 for code scanning: one result per name site, provider and rule), or sqlite (with --out: the fleet database, one row per such result; docs/fleet.md)"},
+			fleetOutFlag(),
 			workersFlag(),
 			fileFlag("baseline", "a previous check output (--format json or sarif): exit 5 only for findings not in it (new since the baseline)"),
-		), releaseFlags()...),
+		), append(fleetFlags(), releaseFlags()...)...),
 		Action: func(c *cli.Context) error {
 			return runCheck(c.Context, env, checkOptions{Paths: c.Args().Slice(), Providers: c.String("provider"),
-				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c), Baseline: c.String("baseline"), Releases: readReleases(c)})
+				Format: c.String("format"), Workers: c.Int("workers"), Common: readPlanFlags(c), Baseline: c.String("baseline"), Releases: readReleases(c),
+				Out: c.String("out"), Host: c.String("host"), User: c.String("user")})
 		},
 	}
 }
 
 func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
-	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" {
-		return usageErrorf("--format must be table, json or sarif, not %q", opts.Format)
+	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" && opts.Format != "sqlite" {
+		return usageErrorf("--format must be table, json, sarif or sqlite, not %q", opts.Format)
+	}
+	if err := checkSQLiteOut(opts.Format, opts.Out); err != nil {
+		return err
 	}
 	if opts.Workers < 0 {
 		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
@@ -94,10 +102,20 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	if err := opts.Common.Validate(); err != nil {
 		return err
 	}
+	origin, err := newFleetOrigin(opts.Host, opts.User, opts.Paths, env.Home)
+	if err != nil {
+		return err
+	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
-		return jsonError(env, opts.Format, err)
+		return jsonErrorAt(env, opts.Format, origin.sarif("check", nil, nil, nil), err)
 	}
+	if len(opts.Paths) == 0 { // the default roots: $HOME's
+		if origin, err = newFleetOrigin(opts.Host, opts.User, p.Roots, env.Home); err != nil {
+			return err
+		}
+	}
+	agents := map[string]string{} // store path → agent id, for the fleet rows
 	var res check.Result
 	for _, r := range opts.Releases {
 		if r.Value == "" || r.Value == "stored" {
@@ -110,10 +128,13 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
 		if r.ScanErr == nil && r.Plan != nil {
 			res.Store(r.Plan, ps)
+			if r.Plan.Snap != nil {
+				agents[r.Plan.Store.Ref().Path] = string(r.Plan.Snap.Agent)
+			}
 		}
 		return nil
 	}); err != nil {
-		return jsonError(env, opts.Format, err)
+		return jsonErrorAt(env, opts.Format, origin.sarif("check", nil, nil, nil), err)
 	}
 	// The names --agent's own releases offer for its configured tools replace the inventory's
 	// names in the default naming (they are what that agent sends).
@@ -147,7 +168,19 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 			results, _ = rep.Known.Mark(results)
 		}
 		inv := sarifInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
-		if err := reports.WriteSARIFRun(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", rules, results, inv); err != nil {
+		if err := writeSARIF(env, origin.sarif("check", rules, results, inv)); err != nil {
+			return err
+		}
+		writeProblems(env, rep.Problems)
+	case "sqlite":
+		_, results := rep.SARIF(opts.Common.Inventory)
+		for i := range results {
+			if results[i].Finding.Agent == "" {
+				results[i].Finding.Agent = agents[results[i].Finding.Store]
+			}
+		}
+		complete := !p.Summary.Failed && p.Summary.InUse == 0
+		if err := writeFleet(ctx, env, opts.Out, "check", origin, origin.rows(results, "", nil), complete); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)

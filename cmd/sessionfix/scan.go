@@ -24,6 +24,9 @@ type scanOptions struct {
 	// Baseline is --baseline: a previous scan --format sarif output; only findings not in it
 	// make the run exit 5.
 	Baseline string
+	// Out is --out (the fleet database of --format sqlite); Host and User are --host and
+	// --user ("": the host name, each home's owner).
+	Out, Host, User string
 }
 
 func newScanCommand(env *Env) *cli.Command {
@@ -32,24 +35,28 @@ func newScanCommand(env *Env) *cli.Command {
 		Usage:       "find legacy MCP tool names in session stores (read-only)",
 		ArgsUsage:   "[PATH...]",
 		Description: scanDescription(),
-		Flags: append(planFlags(),
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, or sarif (SARIF 2.1.0 for code scanning: one result per name fix would rewrite or keeps although a provider rejects it)"},
+		Flags: append(append(planFlags(),
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, sarif (SARIF 2.1.0 for code scanning: one result per name fix would rewrite or keeps although a provider rejects it), or sqlite (with --out: the fleet database, one row per such name; docs/fleet.md)"},
+			fleetOutFlag(),
 			workersFlag(),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", summaryStores)},
 			failOnFlag(),
 			fileFlag("baseline", "a previous scan --format sarif output: exit 5 only for findings (names fix would rewrite or keeps while a provider rejects them) not in it"),
-		),
+		), fleetFlags()...),
 		Action: func(c *cli.Context) error {
 			opts := scanOptions{Paths: c.Args().Slice(), Format: c.String("format"), Workers: c.Int("workers"), Verbose: c.Bool("verbose"), Common: readPlanFlags(c),
-				FailOn: c.String("fail-on"), Baseline: c.String("baseline")}
+				FailOn: c.String("fail-on"), Baseline: c.String("baseline"), Out: c.String("out"), Host: c.String("host"), User: c.String("user")}
 			return runScan(c.Context, env, opts)
 		},
 	}
 }
 
 func runScan(ctx context.Context, env *Env, opts scanOptions) error {
-	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" {
-		return usageErrorf("--format must be table, json or sarif, not %q", opts.Format)
+	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" && opts.Format != "sqlite" {
+		return usageErrorf("--format must be table, json, sarif or sqlite, not %q", opts.Format)
+	}
+	if err := checkSQLiteOut(opts.Format, opts.Out); err != nil {
+		return err
 	}
 	if opts.Workers < 0 {
 		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
@@ -67,19 +74,28 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 			return err
 		}
 	}
+	origin, err := newFleetOrigin(opts.Host, opts.User, opts.Paths, env.Home)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
-		return jsonError(env, opts.Format, err)
+		return jsonErrorAt(env, opts.Format, origin.sarif("scan", nil, nil, nil), err)
+	}
+	if len(opts.Paths) == 0 { // the default roots: $HOME's
+		if origin, err = newFleetOrigin(opts.Host, opts.User, p.Roots, env.Home); err != nil {
+			return err
+		}
 	}
 	var sar pipeline.ScanSARIF
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
-		if (opts.Format == "sarif" || known != nil) && r.ScanErr == nil && r.Plan != nil {
+		if (opts.Format == "sarif" || opts.Format == "sqlite" || known != nil) && r.ScanErr == nil && r.Plan != nil {
 			sar.Add(r.Plan)
 		}
 		return nil
 	}); err != nil {
-		return jsonError(env, opts.Format, err)
+		return jsonErrorAt(env, opts.Format, origin.sarif("scan", nil, nil, nil), err)
 	}
 	rep := &p.Summary.Report
 	rep.Roots, rep.Elapsed = p.Roots, time.Since(start).Round(time.Millisecond).String()
@@ -100,7 +116,13 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 			results, _ = known.Mark(results)
 		}
 		inv := sarifInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
-		if err := reports.WriteSARIFRun(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", sar.Rules, results, inv); err != nil {
+		if err := writeSARIF(env, origin.sarif("scan", sar.Rules, results, inv)); err != nil {
+			return err
+		}
+		writeProblems(env, rep.Problems)
+	} else if opts.Format == "sqlite" {
+		complete := !p.Summary.Failed && p.Summary.InUse == 0
+		if err := writeFleet(ctx, env, opts.Out, "scan", origin, origin.rows(sar.Results, "", nil), complete); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
@@ -128,6 +150,12 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 // message still goes to standard error and the exit status is err's). With another format
 // nothing is written.
 func jsonError(env *Env, format string, err error) error {
+	return jsonErrorAt(env, format, reports.SARIFRun{}, err)
+}
+
+// jsonErrorAt is jsonError whose SARIF log's run is run (its category and properties: the
+// host and user; its rules, results and invocation are replaced).
+func jsonErrorAt(env *Env, format string, run reports.SARIFRun, err error) error {
 	if format != "json" && format != "sarif" {
 		return err
 	}
@@ -136,8 +164,9 @@ func jsonError(env *Env, format string, err error) error {
 		msg = "interrupted"
 	}
 	if format == "sarif" {
-		inv := &reports.SARIFInvocation{Notifications: []reports.SARIFNotification{{Level: "error", Message: msg}}}
-		_ = reports.WriteSARIFRun(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", nil, nil, inv)
+		run.Rules, run.Results = nil, nil
+		run.Invocation = &reports.SARIFInvocation{Notifications: []reports.SARIFNotification{{Level: "error", Message: msg}}}
+		_ = writeSARIF(env, run)
 		return err
 	}
 	if b, merr := marshalJSON(map[string]string{"error": msg}); merr == nil {
@@ -230,4 +259,9 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 		fmt.Fprintln(w, l)
 	}
 	return nil
+}
+
+// writeSARIF writes one SARIF 2.1.0 log holding run to standard output.
+func writeSARIF(env *Env, run reports.SARIFRun) error {
+	return reports.WriteSARIFRuns(env.Out, "sessionfix", version, "https://github.com/sessionfix/sessionfix", []reports.SARIFRun{run})
 }

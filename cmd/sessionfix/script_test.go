@@ -45,6 +45,8 @@ import (
 //	helpexamples        run every example of every --help with sh -c: each exits 0 or 5
 //	lines FILE OP N     FILE (or stdout, stderr) has OP N lines, OP one of <=, >=, ==
 //	mkuser, chownto, asuser, [root]   a second user (scriptuser_test.go)
+//	sqlquery DB SQL     run SQL (statements ending with ";"; ATTACH works) on DB: the last query's
+//	                    rows on stdout, one line each, values joined by "|" as the sqlite3 shell prints them
 //
 // Each script starts with HOME=$WORK/home, XDG_STATE_HOME=$WORK/state (the default run
 // directory is $WORK/state/sessionfix), TZ=UTC, $FIXTURES (the repository's fixtures/), $REPO
@@ -102,6 +104,7 @@ func TestScripts(t *testing.T) {
 			"chownto":      cmdChownto,
 			"owned":        cmdOwned,
 			"userbin":      cmdUserbin,
+			"sqlquery":     cmdSQLQuery,
 			"sqlitelock": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: sqlitelock DB")
@@ -469,6 +472,17 @@ func cmdCmptree(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdSQLDump: sqldump DB OUT writes DB's SQL dump to OUT.
+func cmdSQLQuery(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sqlquery DB SQL")
+	}
+	_, rows, err := sqlitetest.Query(context.Background(), ts.MkAbs(args[0]), args[1])
+	ts.Check(err)
+	for _, r := range rows {
+		fmt.Fprintln(ts.Stdout(), strings.Join(r, "|"))
+	}
+}
+
 func cmdSQLDump(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: sqldump DB OUT")

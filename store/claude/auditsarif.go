@@ -58,7 +58,9 @@ func claudeAuditResult(rep *ClaudeReport, class, level string, p ClaudePair) rep
 		ru.Kind, ru.Text, ru.Scope, ru.Key, ru.Index, class, t.Tool, t.Server, what, t.Now.Outcome, t.Before.Outcome)
 	path := reports.SARIFPath(ru.File)
 	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
-		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool))}
+		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool)),
+		Finding: reports.Finding{Store: ru.File, Site: fmt.Sprintf("%s %s[%d] line %d", ru.Scope, ru.Key, ru.Index, ru.Line), Class: class,
+			Name: t.Before.Name, New: t.Now.Name, RuleKind: fmt.Sprint(ru.Kind), Rule: ru.Text}}
 }
 
 func claudeNowWord(m permission.ClaudeMatch) string {

@@ -342,7 +342,8 @@ func result(rep *Report, read []string, partial func() bool) *agent.AuditResult 
 				msg = fmt.Sprintf("%s/%s: %s", r.Server, r.Tool, r.Reason)
 			}
 			results = append(results, reports.SARIFResult{RuleID: "sessionfix/audit/" + r.Finding, Message: msg, Path: reports.SARIFPath(d.Settings),
-				Level: level, Fingerprint: reports.SARIFFingerprint("cline", r.Finding, r.Server, r.Tool)})
+				Level: level, Fingerprint: reports.SARIFFingerprint("cline", r.Finding, r.Server, r.Tool),
+				Finding: reports.Finding{Store: d.Settings, Class: r.Finding, Name: strings.Trim(r.Server+"/"+r.Tool, "/")}})
 		}
 	}
 	return &agent.AuditResult{

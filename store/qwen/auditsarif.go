@@ -54,8 +54,10 @@ func auditResult(class, level string, ru settings.Rule, t Tool, p Pair) reports.
 	msg := fmt.Sprintf("%s rule %q (%s) %s tool %s (server %s, registered name %s): %s.",
 		ru.Kind, ru.Literal, ruleKey(ru.Origin), class, t.Identity.Tool, t.Identity.Server, t.Name, what)
 	path := reports.SARIFPath(ru.File)
+	site := fmt.Sprintf("%s %s line %d", ru.Scope, ruleKey(ru.Origin), ru.Line)
 	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
-		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Literal, t.Raw)}
+		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Literal, t.Raw),
+		Finding:     reports.Finding{Store: ru.File, Site: site, Class: class, Name: t.Legacy, New: t.Name, RuleKind: string(ru.Kind), Rule: ru.Literal}}
 }
 
 func nowWord(m permission.Match) string {
