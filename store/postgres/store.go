@@ -39,10 +39,11 @@ type Options struct {
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	// BatchRows is how many rows one fetch reads and one transaction writes (0: 500).
+	//
+	// The password and the other libpq variables (PGPASSWORD, PGPASSFILE, PGHOST, PGSSLMODE, …)
+	// are read by pgx from the process environment (pgconn.ParseConfig reads os.LookupEnv and
+	// offers no hook for another environment), besides the DSN itself.
 	BatchRows int
-	// Getenv reads PGPASSWORD, PGPASSFILE and the other libpq variables pgx honours (nil:
-	// the process environment).
-	Getenv func(string) string
 }
 
 func (o Options) batch() int {
