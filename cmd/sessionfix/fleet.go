@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/reports"
+	"github.com/sessionfix/sessionfix/store"
 	"github.com/sessionfix/sessionfix/store/sqlite/fleetdb"
 )
 
@@ -86,8 +87,8 @@ func newFleetOrigin(host, usr string, roots []string, home string) (*fleetOrigin
 	}
 	o := &fleetOrigin{host: host, user: usr, fallback: ownerOf(home)}
 	for _, r := range roots {
-		if strings.Contains(r, "://") {
-			o.homes = append(o.homes, fleetHome{path: r, user: o.fallback})
+		if store.IsReference(r) { // a database: the redacted reference (a password never reaches a row)
+			o.homes = append(o.homes, fleetHome{path: store.Redact(r), user: o.fallback})
 			continue
 		}
 		abs, err := filepath.Abs(r)
@@ -187,7 +188,9 @@ func (o *fleetOrigin) rows(results []reports.SARIFResult, agent string, at *flee
 		if st == "" {
 			st = r.Path
 		}
-		if st != "" && !strings.Contains(st, "://") && !filepath.IsAbs(st) {
+		if store.IsReference(st) {
+			st = store.Redact(st)
+		} else if st != "" && !filepath.IsAbs(st) {
 			if a, err := filepath.Abs(st); err == nil {
 				st = a
 			}

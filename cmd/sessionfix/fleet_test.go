@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
@@ -201,4 +202,19 @@ func sortedPair(a, b string) []string {
 		a, b = b, a
 	}
 	return []string{a, b}
+}
+
+// TestFleetOriginRedactsReferences: a database given as PATH is a home under its redacted
+// reference: its password never reaches a fleet row (the home and store columns).
+func TestFleetOriginRedactsReferences(t *testing.T) {
+	dsn := "postgres://webui:s3cret-pw@db.example:5432/openwebui"
+	o, err := newFleetOrigin("h", "", []string{dsn}, t.TempDir())
+	require.NoError(t, err)
+	rows := o.rows([]reports.SARIFResult{{RuleID: "sessionfix/name/legacy-dotted", Fingerprint: "f", Finding: reports.Finding{Store: dsn, Name: "a.b"}}}, "openwebui", nil)
+	require.Len(t, rows, 1)
+	assert.NotContains(t, rows[0].Home+rows[0].Store, "s3cret-pw")
+	assert.Equal(t, rows[0].Home, rows[0].Store, "the store is found under its home")
+	assert.Equal(t, "legacy-dotted", rows[0].Class)
+	assert.Equal(t, "error", rows[0].Level)
+	assert.Equal(t, "openwebui", rows[0].Agent)
 }
