@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/rulefix"
@@ -206,14 +207,15 @@ func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptio
 		return usageErrorf("--rules migrates %s only: %s do not go with it", rf.RuleFix.Rules, andList(refused))
 	}
 	r := &rulesRun{env: env}
+	o.StateDir = stateDirOf(env, o.StateDir)
 	plan, err := rf.RuleFix.Plan(ctx, agent.RuleFixInput{Env: agent.Env{Getenv: env.Getenv, Home: env.Home}, Inventory: o.Common.Inventory,
 		Paths: o.Paths, Cwd: o.Cwd, Options: o.Options, Problem: r.problem,
+		StoredNames: pipeline.StoredNames, Renames: func() (*agent.Renames, []error) { return pipeline.RecordedRenames(o.StateDir) },
 		Note: func(s string) { fmt.Fprintf(env.Err, "sessionfix: note: %s\n", reports.Printable(s)) },
 		Warn: func(w string) { fmt.Fprintf(env.Err, "sessionfix: warning: %s\n", reports.Printable(w)) }})
 	if err != nil {
 		return err
 	}
-	o.StateDir = stateDirOf(env, o.StateDir)
 	plans := make([]rulefix.RuleFile, 0, len(plan.Files)+len(plan.Edits))
 	for _, f := range plan.Files {
 		plans = append(plans, rulefix.RuleFile{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions, Rewrites: f.Rewrites})

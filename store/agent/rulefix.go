@@ -49,6 +49,12 @@ type RuleFixInput struct {
 	Cwd   string
 	// Options are the values of the migration's Options and Uses given, by flag name.
 	Options Values
+	// StoredNames and Renames are the audit engine's (AuditEngine): the tool names stored in
+	// the session stores under roots, and the renames the fix runs of the state directory
+	// recorded, for a migration that infers the release the rules were written for from the
+	// sessions (nil: not read).
+	StoredNames func(ctx context.Context, roots []string) ([]string, []error)
+	Renames     func() (*Renames, []error)
 	// Problem reports an input that could not be used (the run goes on and ends partial);
 	// Note and Warn report a note and a warning. The caller prints and records them.
 	Problem func(error)

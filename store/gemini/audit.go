@@ -40,7 +40,7 @@ var Audit = &agent.Audit{Reads: "Gemini CLI settings.json and policies/*.toml",
 	Flags: []string{VersionOption, BeforeOption, ApprovalModeOption},
 	Options: []agent.Option{
 		{Name: VersionOption, Usage: "with --agent gemini: the release whose rules are \"now\" (default: the newest known, " + mcpname.GeminiLatestVersion + ")"},
-		{Name: BeforeOption, Usage: "with --agent gemini: the release compared against (default: " + DefaultBefore + " when the sessions hold names of 0.32.x or earlier, or none)"},
+		{Name: BeforeOption, Usage: "with --agent gemini: the release compared against (default: " + DefaultBefore + " when the sessions, or the names fix runs of --state-dir replaced in them, hold names of 0.32.x or earlier, or none)"},
 		{Name: ApprovalModeOption, Usage: "with --agent gemini: the approval mode the rules run in (default, auto_edit or yolo; Gemini CLI's own flag)", Value: "default"},
 	},
 	Rules: auditRules,
@@ -318,9 +318,8 @@ func inventoryTools(inv *mcpinventory.Inventory, order []string) []rulesgemini.T
 	return out
 }
 
-// beforeRelease is --before, or the release the sessions say: 0.32.1 when a session of the
-// environment's home (or a PATH) stores a name of the bare-name era (no mcp_ prefix), a
-// 0.33.x release when they hold only mcp_ names, 0.32.1 when there are none; why says which.
+// beforeRelease is --before, or the release the sessions say (inferBefore over the PATHs, or
+// the environment's home, with the engine's stored names and recorded renames).
 func beforeRelease(ctx context.Context, in agent.AuditInput) (rulesgemini.Release, string, error) {
 	if v := in.Options.String(BeforeOption); v != "" {
 		r, err := rulesgemini.ParseRelease(v)
@@ -333,8 +332,20 @@ func beforeRelease(ctx context.Context, in agent.AuditInput) (rulesgemini.Releas
 	if len(roots) == 0 {
 		roots = []string{Home(in.Engine.Env.Getenv, in.Engine.Env.Home)}
 	}
+	r, why := inferBefore(ctx, roots, in.Engine.StoredNames, in.Engine.Renames)
+	return r, why, nil
+}
+
+// inferBefore is the release the rules were written for when --before is not given: the OLDEST
+// naming era evidenced by the session names stored under roots' tmp/ directories, each read as
+// every name a fix run of the state directory recorded it replaced (renames; issue 23 item 2: a
+// repair must not move the baseline, or a lost deny hides). A name of the bare-name era (no
+// mcp_ prefix, not a built-in) gives DefaultBefore (0.32.1); only mcp_ names give 0.33.2; no
+// name at all gives DefaultBefore. why says which, and from what (names stored, or recorded
+// by fix runs). storedNames or renames nil: not read.
+func inferBefore(ctx context.Context, roots []string, storedNames func(context.Context, []string) ([]string, []error), renames func() (*agent.Renames, []error)) (rulesgemini.Release, string) {
 	var names []string
-	if in.Engine.StoredNames != nil {
+	if storedNames != nil {
 		var existing []string
 		for _, r := range roots {
 			if exists(filepath.Join(r, "tmp")) {
@@ -342,26 +353,42 @@ func beforeRelease(ctx context.Context, in agent.AuditInput) (rulesgemini.Releas
 			}
 		}
 		if len(existing) > 0 {
-			names, _ = in.Engine.StoredNames(ctx, existing)
+			names, _ = storedNames(ctx, existing)
 		}
 	}
-	var old []string
+	var rn *agent.Renames
+	if renames != nil {
+		rn, _ = renames() // a run that cannot be read is said by the audit's own rename readers
+	}
+	var old, recorded []string // names of the bare-name era: stored as written; recorded by a fix run
 	qualified := 0
-	for _, n := range names {
-		switch {
-		case strings.HasPrefix(n, "mcp_"):
-			qualified++
-		case strings.Contains(n, "__") || !isBuiltin(n):
-			old = append(old, n)
+	for _, stored := range names {
+		for _, n := range rn.OldNames(stored) {
+			switch {
+			case strings.HasPrefix(n, "mcp_"):
+				qualified++
+			case strings.Contains(n, "__") || !isBuiltin(n):
+				if n != stored {
+					recorded = append(recorded, n+" (now "+stored+")")
+				} else {
+					old = append(old, n)
+				}
+			}
 		}
 	}
 	switch {
-	case len(old) > 0:
-		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions (they hold names of 0.32.x or earlier, such as %s)", DefaultBefore, old[0]), nil
+	case len(old) > 0: // names of the old era still stored as written
+		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions (they hold names of 0.32.x or earlier, such as %s)", DefaultBefore, old[0])
+	case len(recorded) > 0:
+		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions as they were before sessionfix renamed them (%s; names of 0.32.x or earlier, such as %s)", DefaultBefore, rn.From(), recorded[0])
 	case qualified > 0:
-		return rulesgemini.MustRelease("0.33.2"), "--before not given: 0.33.2, inferred from the sessions (they hold only mcp_ names, 0.33.0 and later)", nil
+		from := ""
+		if rn.From() == "" {
+			from = "; no fix run of the state directory recorded renaming them"
+		}
+		return rulesgemini.MustRelease("0.33.2"), "--before not given: 0.33.2, inferred from the sessions (they hold only mcp_ names, 0.33.0 and later" + from + "; give --before if the rules are older)"
 	}
-	return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given and no session names found: %s, the last release before the mcp_ names", DefaultBefore), nil
+	return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given and no session names found: %s, the last release before the mcp_ names", DefaultBefore)
 }
 
 // isBuiltin reports whether n is one of Gemini CLI's built-in tool names (never an MCP

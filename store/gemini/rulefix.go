@@ -37,7 +37,7 @@ var RuleFix = &agent.RuleFix{
 	Usage: "with --agent gemini: Gemini CLI's settings.json tool lists and policies/*.toml rules",
 	Options: []agent.Option{
 		{Name: VersionOption, Usage: "with --rules --agent gemini: the release the rules are migrated to (default: " + mcpname.GeminiLatestVersion + ")"},
-		{Name: BeforeOption, Usage: "with --rules --agent gemini: the release the rules were written for, whose meaning is kept (default: " + DefaultBefore + ")"},
+		{Name: BeforeOption, Usage: "with --rules --agent gemini: the release the rules were written for, whose meaning is kept (default: inferred as audit's: " + DefaultBefore + " unless the sessions hold only mcp_ names no fix run wrote)"},
 		{Name: ApprovalModeOption, Usage: "with --rules --agent gemini: the approval mode the rules run in (default, auto_edit or yolo)"},
 		{Name: ProjectOption, File: true, Usage: "with --rules --agent gemini: the project whose .gemini/settings.json and .gemini/policies/ are migrated (default: the current directory)"},
 	},
@@ -68,14 +68,21 @@ func planRuleFix(ctx context.Context, in agent.RuleFixInput) (*agent.RuleFixPlan
 	if err != nil {
 		return nil, usage.Errorf("--%s: %v", VersionOption, err)
 	}
-	beforeText := in.Options.String(BeforeOption)
-	if beforeText == "" {
-		beforeText = DefaultBefore
-		in.Note(fmt.Sprintf("--before not given: the rules are taken as written for Gemini CLI %s (the last release before the mcp_ names)", DefaultBefore))
-	}
-	before, err := rulesgemini.ParseRelease(beforeText)
-	if err != nil {
-		return nil, usage.Errorf("--%s: %v", BeforeOption, err)
+	var before rulesgemini.Release
+	if beforeText := in.Options.String(BeforeOption); beforeText != "" {
+		if before, err = rulesgemini.ParseRelease(beforeText); err != nil {
+			return nil, usage.Errorf("--%s: %v", BeforeOption, err)
+		}
+	} else {
+		// The audit's inference (issue 23 item 2): the oldest era of the sessions and of the
+		// names fix runs replaced in them, so a migration after a session repair keeps 0.32.1.
+		roots := in.Paths
+		if len(roots) == 0 {
+			roots = []string{Home(in.Env.Getenv, in.Env.Home)}
+		}
+		var why string
+		before, why = inferBefore(ctx, roots, in.StoredNames, in.Renames)
+		in.Note(why + ": the rules are taken as written for Gemini CLI " + before.String())
 	}
 	mode, err := rulesgemini.ParseMode(cmp.Or(in.Options.String(ApprovalModeOption), "default"))
 	if err != nil {
