@@ -49,9 +49,11 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	var prev *StorePlan // the batch planned last: a response's call may be in it (checkPairsAcross)
 	facts := storeFacts(st.Ref().Path)
 	var guarded *store.Problem // the guard's problem, reported with the store's last result
+	notWritten := 0            // rewrites held because the store must not be written: notWritableProblem, with the last result
 	out := func(head *store.Snapshot, sites []store.Site) {
 		snap := &store.Snapshot{Ref: head.Ref, Agent: head.Agent, NotWritable: head.NotWritable, Sites: sites}
 		plan := PlanStore(st, snap, pol)
+		notWritten += plan.notWritten
 		if pr, ok := opt.Guard.guard(plan, facts); ok && guarded == nil {
 			guarded = &pr
 		}
@@ -109,6 +111,9 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	}
 	if guarded != nil {
 		snap.Problems = append(snap.Problems, *guarded)
+	}
+	if pr, ok := notWritableProblem(snap, notWritten); ok {
+		snap.Problems = append(snap.Problems, pr)
 	}
 	res.Plan = &StorePlan{Store: st, Snap: snap}
 	res.Batch = &Batch{Index: parts, Last: true}

@@ -28,6 +28,9 @@ type StorePlan struct {
 	Decisions []naming.Decision `json:"decisions"`
 	// Warnings are plan-level findings (a call and its response disagree, a key clash).
 	Warnings []store.Problem `json:"warnings,omitempty"`
+	// notWritten counts the rewrites held because the store must not be written
+	// (Snapshot.NotWritable): notWritableProblem.
+	notWritten int
 }
 
 // Edits returns the edits of the store's rewrite decisions, in offset order.
@@ -185,7 +188,7 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePl
 	if snap.NotWritable != "" {
 		// The store must not be written (invalid UTF-8, …): what would have been rewritten is
 		// kept and says why; the store's own problem makes the run partial.
-		holdRewrites(sp, snap.NotWritable)
+		sp.notWritten = holdRewrites(sp, snap.NotWritable)
 	}
 	// A namer gives its decisions in site order, which is position order for most stores
 	// (a JSONL file by offset; a SQLite batch by rowid, which is label order when the labels
@@ -198,13 +201,43 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePl
 
 // holdRewrites keeps what sp would rewrite, each decision saying why (the file is not
 // rewritten: why).
-func holdRewrites(sp *StorePlan, why string) {
+func holdRewrites(sp *StorePlan, why string) int {
+	n := 0
 	for i := range sp.Decisions {
 		if d := &sp.Decisions[i]; d.Action == naming.ActRewrite {
 			d.Action, d.Note = naming.ActKeep, fmt.Sprintf("not rewritten: %s (would be %s)", why, d.New)
 			d.New, d.Held = "", fmt.Sprintf("its file %s is not rewritten: %s", sp.Snap.Ref.Path, why)
+			n++
 		}
 	}
+	return n
+}
+
+// notWritableProblem is the error that makes a run partial (exit 3, docs/exit-codes.md: a
+// store that could not be rewritten) when held names of a store that must not be written
+// (Snapshot.NotWritable) needed rewriting, and the store has no error of its own saying so
+// (invalid UTF-8 has one; a profile's refusal, such as a database schema older than the release
+// that reads it, is only a warning of the scan: it matters when a name needed rewriting).
+// held is the number of names kept. The scan's warning of the same reason ("not rewritten:
+// " + NotWritable), when there is one, becomes that error in place (said once); else the
+// error is returned (ok) for the caller to add. Nothing when none was held, or when the store
+// already failed.
+func notWritableProblem(snap *store.Snapshot, held int) (store.Problem, bool) {
+	if held == 0 || snap.NotWritable == "" || snap.Failed() {
+		return store.Problem{}, false
+	}
+	names := "1 name it would rewrite is"
+	if held != 1 {
+		names = fmt.Sprintf("%d names it would rewrite are", held)
+	}
+	reason := fmt.Sprintf("not rewritten: %s; %s kept and nothing is written to it", snap.NotWritable, names)
+	for i := range snap.Problems {
+		if p := &snap.Problems[i]; p.Severity == store.SevWarning && p.Reason == "not rewritten: "+snap.NotWritable {
+			p.Severity, p.Reason = store.SevError, reason
+			return store.Problem{}, false
+		}
+	}
+	return store.Problem{Severity: store.SevError, Reason: reason}, true
 }
 
 // byPosition orders decisions by row label, then by offset in the row or file.

@@ -201,6 +201,9 @@ func (w *storeWeights) scanned(snap *store.Snapshot) int64 {
 // one batch (processBatches).
 func planAndApply(ctx context.Context, st store.Store, snap *store.Snapshot, pol naming.Policy, opt ProcessOptions, r *run, res *StoreResult) *StoreResult {
 	res.Plan = PlanStore(st, snap, pol)
+	if pr, ok := notWritableProblem(snap, res.Plan.notWritten); ok {
+		snap.Problems = append(snap.Problems, pr)
+	}
 	if pr, ok := opt.Guard.guard(res.Plan, storeFacts(snap.Ref.Path)); ok {
 		snap.Problems = append(snap.Problems, pr)
 	}
