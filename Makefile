@@ -30,10 +30,11 @@ install: build
 ## "ok"/"FAIL" lines (and the output of failing tests), then one line listing every skipped
 ## test with its reason (internal/testsummary reads go test -json); then runs every Go benchmark once on small inputs
 ## (-benchtime=1x, SESSIONFIX_BENCH_PARTS=2000) so none rots unnoticed; their timings are not checked.
+## A package may take 20 min (go test's default 10 was reached by cmd/sessionfix on a loaded 2-core machine).
 test:
 	$(GO) vet ./...
 	$(GO) vet -tags purego ./internal/jsonscan   # the build without assembly (classify_other.go)
-	set -o pipefail; $(GO) test -count=1 -json ./... | $(GO) run ./internal/testsummary
+	set -o pipefail; $(GO) test -count=1 -timeout 20m -json ./... | $(GO) run ./internal/testsummary
 	@# every Go benchmark once on small inputs, so none rots unnoticed (timings are not checked)
 	@log=$$(mktemp); if SESSIONFIX_BENCH_PARTS=2000 $(GO) test -count=1 -run '^$$' -bench . -benchtime=1x ./... >"$$log" 2>&1; \
 	then echo "benchmarks: each ran once, none failed"; rm -f "$$log"; else cat "$$log"; rm -f "$$log"; exit 1; fi
