@@ -140,7 +140,7 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		a.Inventory = "none"
 		a.Notes = append(a.Notes, "no tools to audit the rules against: give --inventory FILE or --discover (Gemini CLI's settings name servers, not their tools)")
 	}
-	before, why, err := beforeRelease(ctx, in)
+	before, why, err := beforeRelease(ctx, in, &a.Problems)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func inventoryTools(inv *mcpinventory.Inventory, order []string) []rulesgemini.T
 
 // beforeRelease is --before, or the release the sessions say (inferBefore over the PATHs, or
 // the environment's home, with the engine's stored names and recorded renames).
-func beforeRelease(ctx context.Context, in agent.AuditInput) (rulesgemini.Release, string, error) {
+func beforeRelease(ctx context.Context, in agent.AuditInput, problems *[]string) (rulesgemini.Release, string, error) {
 	if v := in.Options.String(BeforeOption); v != "" {
 		r, err := rulesgemini.ParseRelease(v)
 		if err != nil {
@@ -332,7 +332,10 @@ func beforeRelease(ctx context.Context, in agent.AuditInput) (rulesgemini.Releas
 	if len(roots) == 0 {
 		roots = []string{Home(in.Engine.Env.Getenv, in.Engine.Env.Home)}
 	}
-	r, why := inferBefore(ctx, roots, in.Engine.StoredNames, in.Engine.Renames)
+	r, why, errs := inferBefore(ctx, roots, in.Engine.StoredNames, in.Engine.Renames)
+	for _, e := range errs {
+		*problems = append(*problems, e.Error())
+	}
 	return r, why, nil
 }
 
@@ -342,8 +345,9 @@ func beforeRelease(ctx context.Context, in agent.AuditInput) (rulesgemini.Releas
 // repair must not move the baseline, or a lost deny hides). A name of the bare-name era (no
 // mcp_ prefix, not a built-in) gives DefaultBefore (0.32.1); only mcp_ names give 0.33.2; no
 // name at all gives DefaultBefore. why says which, and from what (names stored, or recorded
-// by fix runs). storedNames or renames nil: not read.
-func inferBefore(ctx context.Context, roots []string, storedNames func(context.Context, []string) ([]string, []error), renames func() (*agent.Renames, []error)) (rulesgemini.Release, string) {
+// by fix runs). storedNames or renames nil: not read. errs are the fix runs that could not be
+// read (their renames are not known: the caller reports them).
+func inferBefore(ctx context.Context, roots []string, storedNames func(context.Context, []string) ([]string, []error), renames func() (*agent.Renames, []error)) (_ rulesgemini.Release, why string, errs []error) {
 	var names []string
 	if storedNames != nil {
 		var existing []string
@@ -358,7 +362,7 @@ func inferBefore(ctx context.Context, roots []string, storedNames func(context.C
 	}
 	var rn *agent.Renames
 	if renames != nil {
-		rn, _ = renames() // a run that cannot be read is said by the audit's own rename readers
+		rn, errs = renames()
 	}
 	var old, recorded []string // names of the bare-name era: stored as written; recorded by a fix run
 	qualified := 0
@@ -378,17 +382,17 @@ func inferBefore(ctx context.Context, roots []string, storedNames func(context.C
 	}
 	switch {
 	case len(old) > 0: // names of the old era still stored as written
-		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions (they hold names of 0.32.x or earlier, such as %s)", DefaultBefore, old[0])
+		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions (they hold names of 0.32.x or earlier, such as %s)", DefaultBefore, old[0]), errs
 	case len(recorded) > 0:
-		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions as they were before sessionfix renamed them (%s; names of 0.32.x or earlier, such as %s)", DefaultBefore, rn.From(), recorded[0])
+		return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given: %s, inferred from the sessions as they were before sessionfix renamed them (%s; names of 0.32.x or earlier, such as %s)", DefaultBefore, rn.From(), recorded[0]), errs
 	case qualified > 0:
 		from := ""
 		if rn.From() == "" {
 			from = "; no fix run of the state directory recorded renaming them"
 		}
-		return rulesgemini.MustRelease("0.33.2"), "--before not given: 0.33.2, inferred from the sessions (they hold only mcp_ names, 0.33.0 and later" + from + "; give --before if the rules are older)"
+		return rulesgemini.MustRelease("0.33.2"), "--before not given: 0.33.2, inferred from the sessions (they hold only mcp_ names, 0.33.0 and later" + from + "; give --before if the rules are older)", errs
 	}
-	return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given and no session names found: %s, the last release before the mcp_ names", DefaultBefore)
+	return rulesgemini.MustRelease(DefaultBefore), fmt.Sprintf("--before not given and no session names found: %s, the last release before the mcp_ names", DefaultBefore), errs
 }
 
 // isBuiltin reports whether n is one of Gemini CLI's built-in tool names (never an MCP

@@ -81,7 +81,11 @@ func planRuleFix(ctx context.Context, in agent.RuleFixInput) (*agent.RuleFixPlan
 			roots = []string{Home(in.Env.Getenv, in.Env.Home)}
 		}
 		var why string
-		before, why = inferBefore(ctx, roots, in.StoredNames, in.Renames)
+		var errs []error
+		before, why, errs = inferBefore(ctx, roots, in.StoredNames, in.Renames)
+		for _, e := range errs {
+			in.Warn(e.Error())
+		}
 		in.Note(why + ": the rules are taken as written for Gemini CLI " + before.String())
 	}
 	mode, err := rulesgemini.ParseMode(cmp.Or(in.Options.String(ApprovalModeOption), "default"))
