@@ -81,10 +81,10 @@ func cmdMkuser(ts *testscript.TestScript, neg bool, args []string) {
 	if len(login) > 31 {
 		login = login[:31]
 	}
-	if out, err := exec.Command("useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", login).CombinedOutput(); err != nil {
+	if out, err := exec.Command(sbin("useradd"), "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", login).CombinedOutput(); err != nil {
 		ts.Fatalf("useradd %s: %v %s", login, err, bytes.TrimSpace(out))
 	}
-	ts.Defer(func() { _ = exec.Command("userdel", login).Run() })
+	ts.Defer(func() { _ = exec.Command(sbin("userdel"), login).Run() })
 	u, err := user.Lookup(login)
 	ts.Check(err)
 	ts.Setenv(name, login)
@@ -174,4 +174,25 @@ func cmdOwned(ts *testscript.TestScript, neg bool, args []string) {
 	if neg && all {
 		ts.Fatalf("every file belongs to %s", args[0])
 	}
+}
+
+// sbin is the path of a system administration tool (useradd, userdel): from PATH, else
+// /usr/sbin or /sbin, which a root shell's PATH may lack (env -i, some cron jobs); the bare
+// name when none exists (the exec error then names it).
+func sbin(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin"} {
+		if p := filepath.Join(dir, name); isExecutable(p) {
+			return p
+		}
+	}
+	return name
+}
+
+// isExecutable says whether p is a regular file with an execute bit.
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }

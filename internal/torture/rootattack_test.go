@@ -66,10 +66,10 @@ func newAttacker(h *harness) *attacker {
 		t.Skip("needs root: the scenario is an unprivileged user (made by the test) against root's sessionfix")
 	}
 	name := fmt.Sprintf("sfatk%d%d", os.Getpid()%100000, time.Now().UnixNano()%1000)
-	if out, err := exec.Command("useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+	if out, err := exec.Command(sbin("useradd"), "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
 		skipOrFail(t, fmt.Sprintf("useradd %s: %v %s", name, err, bytes.TrimSpace(out)))
 	}
-	t.Cleanup(func() { _ = exec.Command("userdel", name).Run() })
+	t.Cleanup(func() { _ = exec.Command(sbin("userdel"), name).Run() })
 	u, err := user.Lookup(name)
 	if err != nil {
 		skipOrFail(t, fmt.Sprintf("lookup %s after useradd: %v", name, err))
@@ -549,4 +549,25 @@ func rootLinkSwapDisclosure(h *harness, r *report) {
 			r.fail("trial %d: root's scan printed names of a root-only file (exit %d)", i, code)
 		}
 	}
+}
+
+// sbin is the path of a system administration tool (useradd, userdel): from PATH, else
+// /usr/sbin or /sbin, which a root shell's PATH may lack (env -i, some cron jobs); the bare
+// name when none exists (the exec error then names it).
+func sbin(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin"} {
+		if p := filepath.Join(dir, name); isExecutable(p) {
+			return p
+		}
+	}
+	return name
+}
+
+// isExecutable says whether p is a regular file with an execute bit.
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
