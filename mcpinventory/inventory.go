@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/tailscale/hujson"
@@ -91,6 +92,30 @@ func (inv *Inventory) Keys() []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ServerTool is one tool of an inventory: its server key and raw tool name.
+type ServerTool struct{ Server, Tool string }
+
+// InOrder lists inv's tools: the servers of order first, in that order (a key inv lacks is
+// skipped), then the other servers sorted; each server's tools in the inventory's (sorted) order. The
+// rule audits list tools so, configured servers in their config order.
+func (inv *Inventory) InOrder(order []string) []ServerTool {
+	keys := slices.Clone(order)
+	for _, k := range inv.Keys() {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	var out []ServerTool
+	for _, k := range keys {
+		if s := inv.Servers[k]; s != nil {
+			for _, t := range s.Tools {
+				out = append(out, ServerTool{Server: k, Tool: t.Name})
+			}
+		}
+	}
+	return out
 }
 
 // Raws returns every raw identity mcp__<server>__<tool> (mcpname.Raw), sorted.

@@ -154,3 +154,18 @@ func TestInfer(t *testing.T) {
 		}
 	}
 }
+
+// InOrder lists the servers of order first (a key the inventory lacks skipped), then the others
+// sorted, each server's tools in the inventory's order.
+func TestInOrder(t *testing.T) {
+	inv := New()
+	inv.Add("zeta", false, SourceFile, "z2", "z1")
+	inv.Add("alpha", false, SourceFile, "a1")
+	inv.Add("lit", false, SourceFile, "literature.search_pubmed", "ok_tool")
+	assert.Equal(t, []ServerTool{
+		{"lit", "literature.search_pubmed"}, {"lit", "ok_tool"},
+		{"alpha", "a1"},
+		{"zeta", "z1"}, {"zeta", "z2"}, // Add keeps a server's tools sorted
+	}, inv.InOrder([]string{"lit", "gone"}))
+	assert.Empty(t, New().InOrder([]string{"lit"}))
+}

@@ -63,6 +63,25 @@ type Audit struct {
 	Home func(env Env) string
 }
 
+// DiscoveredInventory is the inventory of servers' tools listed by discover (--discover, the
+// engine's Discover): every server that answered, and for each that did not a problem ("<its
+// error>; its tools are not audited"). err: discovery could not run at all.
+func DiscoveredInventory(ctx context.Context, discover Discover, servers []Server) (*mcpinventory.Inventory, []string, error) {
+	tools, errs, err := discover(ctx, servers)
+	if err != nil {
+		return nil, nil, err
+	}
+	var problems []string
+	for _, e := range errs {
+		problems = append(problems, e.Error()+"; its tools are not audited")
+	}
+	inv := mcpinventory.New()
+	for _, t := range tools {
+		inv.Add(t.Server, false, mcpinventory.SourceDiscovered, t.Tool)
+	}
+	return inv, problems, nil
+}
+
 // AuditHome is one audit of a multi-home audit: Home is the PATH naming the agent home (as
 // given), Paths what its audit reads (Home first, then the project PATHs).
 type AuditHome struct {

@@ -157,17 +157,11 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		if len(servers) == 0 {
 			return nil, usage.Errorf("--discover: no Copilot CLI MCP server configured (no mcpServers in %s)", MCPConfigFile)
 		}
-		tools, errs, err := in.Engine.Discover(ctx, servers)
+		inv, problems, err := agent.DiscoveredInventory(ctx, in.Engine.Discover, servers)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range errs {
-			a.Problems = append(a.Problems, e.Error()+"; its tools are not audited")
-		}
-		inv := mcpinventory.New()
-		for _, t := range tools {
-			inv.Add(t.Server, false, mcpinventory.SourceDiscovered, t.Tool)
-		}
+		a.Problems = append(a.Problems, problems...)
 		a.Inventory = "discovered"
 		ain.Tools = inventoryTools(inv, order)
 	default:
@@ -212,19 +206,9 @@ func globbed(glob string, f func(string)) {
 // inventoryTools are inv's tools, servers in order first (then the others, sorted), each
 // server's tools in the inventory's order.
 func inventoryTools(inv *mcpinventory.Inventory, order []string) []rulescopilot.Tool {
-	keys := slices.Clone(order)
-	for _, k := range inv.Keys() {
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
 	var out []rulescopilot.Tool
-	for _, k := range keys {
-		if s := inv.Servers[k]; s != nil {
-			for _, t := range s.Tools {
-				out = append(out, rulescopilot.Tool{Server: k, Tool: t.Name})
-			}
-		}
+	for _, t := range inv.InOrder(order) {
+		out = append(out, rulescopilot.Tool{Server: t.Server, Tool: t.Tool})
 	}
 	return out
 }

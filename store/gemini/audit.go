@@ -123,17 +123,11 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		if len(servers) == 0 {
 			return nil, usage.Errorf("--discover: no Gemini CLI MCP server configured (no mcpServers in the settings read)")
 		}
-		tools, errs, err := in.Engine.Discover(ctx, servers)
+		inv, problems, err := agent.DiscoveredInventory(ctx, in.Engine.Discover, servers)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range errs {
-			a.Problems = append(a.Problems, e.Error()+"; its tools are not audited")
-		}
-		inv := mcpinventory.New()
-		for _, t := range tools {
-			inv.Add(t.Server, false, mcpinventory.SourceDiscovered, t.Tool)
-		}
+		a.Problems = append(a.Problems, problems...)
 		a.Inventory = "discovered"
 		c.Tools = inventoryTools(inv, order)
 	default:
@@ -299,21 +293,9 @@ func serverOrder(settings []*rulesgemini.SettingsFile) []string {
 // inventoryTools are inv's tools, servers in order first (then the others, sorted), each
 // server's tools in the inventory's order.
 func inventoryTools(inv *mcpinventory.Inventory, order []string) []rulesgemini.Tool {
-	keys := slices.Clone(order)
-	for _, k := range inv.Keys() {
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
 	var out []rulesgemini.Tool
-	for _, k := range keys {
-		s := inv.Servers[k]
-		if s == nil {
-			continue
-		}
-		for _, t := range s.Tools {
-			out = append(out, rulesgemini.Tool{Server: k, Name: t.Name})
-		}
+	for _, t := range inv.InOrder(order) {
+		out = append(out, rulesgemini.Tool{Server: t.Server, Name: t.Tool})
 	}
 	return out
 }

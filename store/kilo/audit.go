@@ -103,17 +103,11 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		if len(servers) == 0 {
 			return nil, usage.Errorf("--discover: no enabled Kilo MCP server configured (no \"mcp\" in the configs read)")
 		}
-		found, errs, err := in.Engine.Discover(ctx, servers)
+		inv, problems, err := agent.DiscoveredInventory(ctx, in.Engine.Discover, servers)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range errs {
-			a.Problems = append(a.Problems, e.Error()+"; its tools are not audited")
-		}
-		inv := mcpinventory.New()
-		for _, t := range found {
-			inv.Add(t.Server, false, mcpinventory.SourceDiscovered, t.Tool)
-		}
+		a.Problems = append(a.Problems, problems...)
 		a.Inventory = "discovered"
 		tools = orderedTools(inv, cfg.Keys())
 	default:
@@ -180,19 +174,9 @@ func keyPos(data []byte, key string) (int, int) {
 // orderedTools are inv's tools, the configured servers first in config order (then the others,
 // sorted), each server's tools in the inventory's order.
 func orderedTools(inv *mcpinventory.Inventory, order []string) []permkilo.Tool {
-	keys := slices.Clone(order)
-	for _, k := range inv.Keys() {
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
 	var out []permkilo.Tool
-	for _, k := range keys {
-		if s := inv.Servers[k]; s != nil {
-			for _, t := range s.Tools {
-				out = append(out, permkilo.Tool{Server: k, Tool: t.Name})
-			}
-		}
+	for _, t := range inv.InOrder(order) {
+		out = append(out, permkilo.Tool{Server: t.Server, Tool: t.Tool})
 	}
 	return out
 }
