@@ -61,7 +61,7 @@ demo: build
 ## corpora generated from the fixture records (scan vs cat|wc -l, fix --apply vs cp -r && sync,
 ## both applies on a fresh synced copy: up to 4x the corpus on disk, 16 GiB at 4 GiB)
 ## and 100k/1M-part SQLite databases (scan and fix vs the sqlite3 shell), one of each per corpus
-## of store/all/allbench (the rooms' generators): time, ratio to the floor, peak RSS, target met
+## of agent/all/allbench (the rooms' generators): time, ratio to the floor, peak RSS, target met
 ## or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
 ## generated SQLite databases are then kept there and reused by the next run);
 ## BENCH_LARGE=1 adds the opt-in large cases (a 10M-part database: 14 GiB, and about 40 GiB of
@@ -75,8 +75,8 @@ bench: build
 	$(GO) run ./cmd/sessionfix-bench -bin $(BIN) $(if $(BENCH_DIR),-dir $(BENCH_DIR)) $(if $(filter 1,$(BENCH_LARGE)),-large) $(BENCH_ARGS)
 
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/jsonscan ./store/jsonl ./mcpname
-	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./store/opencode/opencodebench   # a 1M-part opencode database
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/jsonscan ./engine/jsonl ./mcpname
+	$(GO) test -run '^$$' -bench . -benchtime 2x -benchmem ./agent/opencode/opencodebench   # a 1M-part opencode database
 
 ## lint: formatting, vet (also of the purego build), staticcheck
 lint:

@@ -6,13 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/claude"
+	"github.com/sessionfix/sessionfix/agent/codex"
+	"github.com/sessionfix/sessionfix/agent/qwen"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 func TestGroupNamesFlat(t *testing.T) {

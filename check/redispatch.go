@@ -4,9 +4,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Re-dispatch detection (issue 13 item 3): for each stored history call, the tool(s) it

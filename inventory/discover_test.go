@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/qwen/settings"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
 )
 
 // The test binary doubles as a stdio MCP server: when fakeModeEnv is set, TestMain runs the

@@ -29,7 +29,7 @@ type Pos struct {
 // Transport (Reach), stdio runs Command with Args in Cwd with Env laid over the process
 // environment, HTTP and SSE reach URL with Headers. String fields hold expanded values (what
 // the agent uses after loading); Args, Env and Headers values are secrets and never printed.
-// It is the one server type of every agent room (store/agent.Server is this type).
+// It is the one server type of every agent room (agent.Server is this type).
 type Server struct {
 	// Key is the configured server key: the <server> of mcp__<server>__<tool>.
 	Key string `json:"key"`

@@ -3,7 +3,7 @@
 // Decision: rewrite to New, keep with a Note, or nothing), under a Policy (the user's choices
 // plus what each agent's room knows beyond the stores: inventories, configurations).
 //
-// The naming rule of an agent lives in its room (store/<agent>, its agent.Agent.Namer);
+// The naming rule of an agent lives in its room (agent/<agent>, its agent.Agent.Namer);
 // naming itself holds the agent-neutral parts: the types, the provider-safe rule of agents
 // without a rule of their own (ProviderSafe), and the typed per-agent slot of Policy. It sits
 // below the rooms and the engines.

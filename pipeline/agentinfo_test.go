@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/claude"
+	"github.com/sessionfix/sessionfix/agent/codex"
 )
 
 // keys are the top-level member names of a JSON object, in order.

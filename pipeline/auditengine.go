@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/inventory"
-	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // AuditEngine is the engine's part of an agent's audit (agent.AuditEngine), which the command

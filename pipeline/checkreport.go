@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // CheckReport is check's report (--format json prints it as is; docs/report.md): the

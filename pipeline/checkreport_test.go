@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // TestCheckReportReleaseMember: the release a check ran with is the report's last member,

@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // PasswdFile is the user database --all-users reads (a variable for tests).

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/usage"
@@ -19,8 +21,6 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Options are the naming and store choices shared by scan, fix and check (their flags, parsed).
@@ -213,7 +213,7 @@ type Pipeline struct {
 	// MoveLegacy is Options.MoveLegacy: an apply pass (Run) moves the stores Relocations lists.
 	MoveLegacy bool
 	// Declared are the names the agents' releases offer for their configured tools
-	// (agent.Prepared.Declared), in store/all's order: check --provider checks them.
+	// (agent.Prepared.Declared), in agent/all's order: check --provider checks them.
 	Declared []agent.Declared
 	// Looked is what a run without PATH and without --agent looked for, agent by agent (nil
 	// otherwise): LookedLine says it.
@@ -255,7 +255,7 @@ func (p *Pipeline) LookedLine() string {
 }
 
 // New resolves the roots (paths; none: the default roots of o.Agent, all.DefaultRoots), loads
-// the inventory, discovers the stores and runs every agent's Prepare hook (store/all's order:
+// the inventory, discovers the stores and runs every agent's Prepare hook (agent/all's order:
 // the agents whose stores were found load their policies; with --discover they start the
 // configured MCP servers). Errors: a *UsageError for a bad option; an error when nothing
 // could be read or a named config or inventory is bad. Problems worth reporting (an agent

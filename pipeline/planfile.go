@@ -6,16 +6,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // ReadPlanFile reads a fix --plan file (untrusted input, rewrite.ReadPlanFile; docs/plan.md)
-// with the store kinds store/all can open: a refusal is an error naming the file (the CLI's
+// with the store kinds agent/all can open: a refusal is an error naming the file (the CLI's
 // exit 1), nothing is changed.
 func ReadPlanFile(path string) (*rewrite.PlanFile, error) {
 	pf, _, err := readPlanFile(path)
@@ -88,7 +88,7 @@ func RecordedOptions(po Options) rewrite.PlanOptions {
 	return o
 }
 
-// planOptions are the agents' options a plan file records (agent.Option.Plan), in store/all's
+// planOptions are the agents' options a plan file records (agent.Option.Plan), in agent/all's
 // order.
 func planOptions() []agent.Option {
 	var out []agent.Option
@@ -108,7 +108,7 @@ func planMember(opt agent.Option) rewrite.PlanMember {
 }
 
 // planMembers are the members the agents' options may have in a plan file's "options", in
-// store/all's order (what ReadPlanFile accepts beside the generic ones).
+// agent/all's order (what ReadPlanFile accepts beside the generic ones).
 func planMembers() []rewrite.PlanMember {
 	var out []rewrite.PlanMember
 	for _, opt := range planOptions() {

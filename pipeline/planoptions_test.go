@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // TestPlanOptionsFromRooms: every agent option with a Plan key names a member of

@@ -4,14 +4,14 @@ import (
 	"context"
 	"slices"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // PrepareCache keeps, for a command that builds several pipelines (an interactive fix
@@ -22,7 +22,7 @@ type PrepareCache struct {
 	done map[store.AgentID]agent.Prepared
 }
 
-// prepared is what every agent's Prepare gathered for a run, in store/all's order.
+// prepared is what every agent's Prepare gathered for a run, in agent/all's order.
 type prepared struct {
 	// set puts each agent's policy into a run's policy.
 	set      []func(*naming.Policy)
@@ -33,7 +33,7 @@ type prepared struct {
 	declared []agent.Declared
 }
 
-// prepareAgents runs each agent's Prepare hook (store/all's order) over the stores found,
+// prepareAgents runs each agent's Prepare hook (agent/all's order) over the stores found,
 // with the agent's option values, the --inventory file (read once by New; nil without one),
 // the MCP config parser and, with --discover, inventory's MCP client injected. The first
 // error ends the run.

@@ -6,12 +6,12 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // Rule ids of re-dispatch findings in SARIF (stable: baselines key on them).

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // RecordedRenames reads what the fix runs of stateDir recorded (issue 23 item 2: an audit made

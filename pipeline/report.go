@@ -15,13 +15,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // ProblemRow is one problem in a report. Where is the location as text (kept for
@@ -389,7 +389,7 @@ func MoveRows(moves []rewrite.Relocation, res *rewrite.Result) []MoveRow {
 }
 
 // AgentInfo are the agents' rows of what their stores were planned with (agent.Prepared.Info),
-// in store/all's order.
+// in agent/all's order.
 type AgentInfo []AgentRows
 
 // AgentRows are one agent's rows (one per home it planned).

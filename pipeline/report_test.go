@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
 )
 
 // ProfileOf names a database's profile through store.Profiled (pipeline imports no engine).

@@ -5,18 +5,18 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Settings files are not stores: scan and fix never rewrite them (stores.md §2: rules keep
 // working through aliases, and rewriting one can widen or narrow what it matches). scan
 // reports the rules they hold in legacy spellings, in a pass of its own beside store
-// discovery (the default agent's agent.Settings; store/all.Default): an explicit PATH named
+// discovery (the default agent's agent.Settings; agent/all.Default): an explicit PATH named
 // settings.json is read here (and not handed to store discovery, which would call it an
 // unknown store), and a directory PATH contributes the settings files Settings.Files names.
 

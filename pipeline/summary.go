@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -16,8 +18,6 @@ import (
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // ExitFinding is the exit status of a --fail-on finding, named in KeptLine (cmd/sessionfix

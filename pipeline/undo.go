@@ -9,15 +9,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // UndoRun restores the run in dir (m: its manifest, read and checked with rewrite.ReadRun and
-// rewrite.CheckRun) through rewrite.UndoRun, reopening every store with store/all (busy: the
+// rewrite.CheckRun) through rewrite.UndoRun, reopening every store with agent/all (busy: the
 // SQLite write-lock wait; a hot SQLite journal is rolled back before the store is checked).
 // force restores stores that changed since the run. The error is a usage error for a bad
 // option, else rewrite.UndoRun's (the outcomes so far are still returned).

@@ -17,7 +17,7 @@ import (
 // BatchSites is how many sites of a store.BatchScanner are held and planned at once: a store
 // with more is planned batch by batch and gives several results (StoreResult.Batch), so
 // memory does not grow with it. A variable for tests. A held site costs ~0.4 KB with its
-// row label, call id and token (store/sqlite): at 50,000 the first batches of a large
+// row label, call id and token (engine/sqlite): at 50,000 the first batches of a large
 // database made a live heap of ~39 MB and a scan's peak RSS ~90 MiB (100k-part bench
 // database); at 10,000 the live heap stays under ~13 MB and the peak ~35 MiB.
 var BatchSites = 10_000

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/agent/opencode/opencodebench"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/opencode/opencodebench"
-	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // planRows renders the decisions of a store's results (all parts) and the sum of its counts.

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/sqlite"
 )
 
 // crushPairsDB writes a crush database (the columns its profile reads) of one session: a user

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // goldenRun copies the run testdata/v3run-65eabee — made by the 65eabee binary (manifest
@@ -329,7 +329,7 @@ func TestUndoOfAVersion4RunRelabelledByAnOlderUndo(t *testing.T) {
 	assert.Equal(t, orig, got)
 }
 
-// A SQLite change records the original's SHA-256 (store/sqlite checks its backup with nothing
+// A SQLite change records the original's SHA-256 (engine/sqlite checks its backup with nothing
 // else): an entry of kind sqlite whose record of the original is an XXH3-128 fingerprint
 // instead — well formed for a file rewrite — is refused by CheckRun as a whole, before
 // anything is restored, not by the database's restore after the run's other stores were put

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/codex"
+	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/jsonl"
 )
 
 const codexFixtures = "../fixtures/codex-real/"

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Every replace of the run's own state files (manifest.json at the start of a run, at its end

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/jsonl"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // A version 4 run (made by the 799c674 binary, the last before the compact sites of version

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/jsonl"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // moveInto relocates x.jsonl to x/events.jsonl (a flat layout a newer release no longer reads).

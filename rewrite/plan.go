@@ -3,7 +3,7 @@
 //
 // The plan is data: Build is pure and deterministic (sorted), Apply consumes it, and dry-run
 // only prints it. The naming rules are the agents' (agent.Agent.Namer in each room, found
-// through store/all by NamerFor); rewrite adds what holds for every agent (a call and its
+// through agent/all by NamerFor); rewrite adds what holds for every agent (a call and its
 // response end alike, object keys stay distinct, unwritable stores are kept).
 package rewrite
 
@@ -15,10 +15,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // StorePlan is the plan for one store.

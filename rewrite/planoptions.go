@@ -10,7 +10,7 @@ import (
 
 // PlanMember declares one agent option's member of a plan file's "options": its room's
 // agent.Option (Plan, Bool, Repeatable, File, PlanAfter; pipeline builds the list from
-// store/all). It says how the value is written, where, and how ReadPlanFile checks it.
+// agent/all). It says how the value is written, where, and how ReadPlanFile checks it.
 type PlanMember struct {
 	// Key is the member's name ("acme_config"); it is none of PlanGenericMembers.
 	Key string

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/jsonl"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 // Process (the one worker pool) emits every store in the order given, whatever order the

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/naming"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // ReadRun keeps every entry light (no Sites); undo reads each back when it restores that store

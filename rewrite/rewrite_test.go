@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/jsonl"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 func writeSession(t testing.TB, dir, name string, lines ...string) string {

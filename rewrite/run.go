@@ -992,7 +992,7 @@ type UndoOutcome struct {
 	Notes []string
 }
 
-// Opener reopens a recorded store for undo (store/all.Open).
+// Opener reopens a recorded store for undo (agent/all.Open).
 type Opener func(store.Ref) (store.Store, error)
 
 // Undo restores every file of the run in dir from its backup, newest change first, through the

@@ -167,7 +167,7 @@ func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 //     "xxh3-128:" and 32 hex digits): undo checks the backup against it before anything is
 //     restored, so an entry without one, with two, or with one of an unknown algorithm or
 //     length is refused here rather than one store at a time; so is a SQLite entry (kind
-//     store.KindSQLite) without Before.SHA256, the only checksum store/sqlite checks its
+//     store.KindSQLite) without Before.SHA256, the only checksum engine/sqlite checks its
 //     backup with.
 //
 // It returns an *UntrustedError naming the first entry that fails (manifest entries count from

@@ -9,10 +9,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // RuleFile is one rule file's plan as a room gives it: the file as a store, the snapshot the

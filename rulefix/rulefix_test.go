@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/claude"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // A missing rule file is skipped unless it was named explicitly (then it is a problem); a file

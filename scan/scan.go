@@ -1,5 +1,5 @@
 // Package scan finds stores (discovery): it walks the roots, detects each file's store
-// (store/all) and records, per path, what it could not use and why. It never writes and never
+// (agent/all) and records, per path, what it could not use and why. It never writes and never
 // reads a store's content past detection; stores are read by rewrite.Process (the one worker
 // pool). Targets come back sorted by path so every report is deterministic.
 package scan
@@ -14,10 +14,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Env is what discovery reads from the environment; inject it for tests.
@@ -169,7 +169,7 @@ func DiscoverAs(ctx context.Context, roots []string, agent store.AgentID) (*Foun
 
 // DiscoverOptions tunes DiscoverWith.
 type DiscoverOptions struct {
-	// Backend are the store/all options (agent, SQLite busy timeout and profile).
+	// Backend are the agent/all options (agent, SQLite busy timeout and profile).
 	Backend all.Options
 	// Exclude lists directories never read (sessionfix's own state directory: its backups
 	// are copies of stores and must never be rewritten).

@@ -40,15 +40,15 @@ echo "(every file is byte-for-byte the original again)"
 
 # A SQLite session store: opencode's database, built from the real dump plus legacy rows (CI has
 # no sqlite3 shell, so a small Go helper builds it and digests its .dump).
-(cd "$root" && ${GO:-go} build -o "$work/sqlitetool" ./store/sqlite/sqlitetest/sqlitetool)
+(cd "$root" && ${GO:-go} build -o "$work/sqlitetool" ./engine/sqlite/sqlitetest/sqlitetool)
 tool="$work/sqlitetool"
 mkdir -p opencode
-"$tool" build opencode/opencode.db "$root/fixtures/opencode-real/opencode.sql" "$root/store/sqlite/testdata/opencode-legacy.sql"
+"$tool" build opencode/opencode.db "$root/fixtures/opencode-real/opencode.sql" "$root/engine/sqlite/testdata/opencode-legacy.sql"
 dbsum=$("$tool" sha256 opencode/opencode.db)
 dbcheck() { [ "$("$tool" check opencode/opencode.db)" = ok ] || { echo "demo: integrity_check failed" >&2; exit 1; }; }
 
 step sessionfix scan opencode "   # found by its header bytes; names in part and in the event log"
-echo "(two rows of this database are broken on purpose (store/sqlite/testdata/opencode-legacy.sql): part"
+echo "(two rows of this database are broken on purpose (engine/sqlite/testdata/opencode-legacy.sql): part"
 echo " prt_legacy…09 holds a zstd-compressed payload and prt_legacy…10 a torn JSON value. Expect one"
 echo " \"zstd-compressed\" and one \"invalid JSON\" warning for them below: both rows are reported and"
 echo " left as they are.)"

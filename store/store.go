@@ -1,12 +1,12 @@
 // Package store defines what a store is (one place that holds tool names: a JSONL session
 // file, a JSON checkpoint, a settings file, a SQLite database), the name sites found in it, and
-// the contract every backend implements. The storage engines (store/jsonl, store/sqlite) know no
-// agent; each agent's room (store/<agent>, its settings parser included) is listed explicitly
-// in store/all; there is no self-registration.
+// the contract every backend implements. The storage engines (engine/jsonl, engine/sqlite) know no
+// agent; each agent's room (agent/<agent>, its settings parser included) is listed explicitly
+// in agent/all; there is no self-registration.
 //
 // # Database-backed stores
 //
-// A store need not be a file. A database server's store (store/postgres: a PostgreSQL
+// A store need not be a file. A database server's store (engine/postgres: a PostgreSQL
 // database named by a DSN) plugs into the same contract, and what the file engines get from
 // the file system it must bring itself:
 //
@@ -26,7 +26,7 @@
 //     once before the first commit (the run's journal then names the store), and a kill between
 //     batches leaves whole batches only.
 //   - Backups in the database: the old value of each row goes into a backup table in the
-//     same transaction as the new value (store/postgres: sessionfix_backup, keyed by
+//     same transaction as the new value (engine/postgres: sessionfix_backup, keyed by
 //     ApplyOptions.RunID), not into a file under BackupPath; Change.Backup names that table and
 //     Change.Verify holds what undo needs to find the run's rows. Restore puts back the old value
 //     of each row that still holds what the run wrote and names every other row it refused.
@@ -46,7 +46,7 @@ import (
 )
 
 // Kind names a store format. The value appears in reports and run manifests: undo reopens a
-// store by its kind (store/all).
+// store by its kind (agent/all).
 type Kind string
 
 // KindSQLite is every SQLite database (its profile, found from the schema, says whose). The
@@ -105,8 +105,8 @@ func Redact(ref string) string {
 }
 
 // AgentID names an agent (the program that writes a store) and with it the naming scheme and
-// rule semantics its names follow. Each agent package under store/ declares its own ID
-// constant; store/all lists them; the value appears in reports, run manifests, --agent and
+// rule semantics its names follow. Each agent package under agent/ declares its own ID
+// constant; agent/all lists them; the value appears in reports, run manifests, --agent and
 // SQLite profiles ("agent").
 type AgentID string
 
@@ -147,7 +147,7 @@ type Loc struct {
 	// RowID is the SQLite rowid of the row (table stores; 0 for a table without rowids): a
 	// rewrite finds the row again by it, so a scan holds nothing per row.
 	RowID int64 `json:"rowid,omitempty"`
-	// RowVersion and RowSum are what a database row was when it was read (store/postgres: its
+	// RowVersion and RowSum are what a database row was when it was read (engine/postgres: its
 	// xmin, and the XXH3-64 checksum of its value's text with the top bit cleared): a writer
 	// finds a row changed since the plan by them without holding anything per row. RowVersion
 	// is only a quick first check (a row rewritten with the same text gets a new one); RowSum
@@ -259,7 +259,7 @@ type FileID struct{ Dev, Ino uint64 }
 func (id FileID) Known() bool { return id != FileID{} }
 
 // Pinner is a store that can be told which file discovery found at its path (Pin): its every
-// open must find that file there, else it is refused and named. The store/all detection pins
+// open must find that file there, else it is refused and named. The agent/all detection pins
 // every store it returns.
 type Pinner interface {
 	Pin(id FileID)
@@ -308,10 +308,10 @@ type Snapshot struct {
 	// NotWritable says why the store must not be rewritten ("" when it may be).
 	NotWritable string `json:"not_writable,omitempty"`
 	// state is what the package that scanned the store keeps for later: its Writer's row
-	// index (store/sqlite), or what the store says about itself (a room's session metadata:
+	// index (engine/sqlite), or what the store says about itself (a room's session metadata:
 	// thread id, writing release, working directory; a rule file's parsed rules). Never
 	// printed, never in JSON. Only the owning package knows the type: it sets it with SetState
-	// and reads it with StateOf, through a typed accessor of its own (store/<agent>'s MetaOf).
+	// and reads it with StateOf, through a typed accessor of its own (agent/<agent>'s MetaOf).
 	state any
 }
 
@@ -446,7 +446,7 @@ type ByteEdit struct {
 // bytes Old (possibly none: an insertion) become New (both exact bytes, in the file's own
 // syntax: a JSON string with its quotes, a TOML string, a shell word's text). An agent's
 // permission package computes them for fix --rules (a rule file is a file plus its FileEdits);
-// the rule-file engine (store/rulefile) checks Old is still there and writes them.
+// the rule-file engine (engine/rulefile) checks Old is still there and writes them.
 type FileEdit struct {
 	At  int64  `json:"at"`
 	Old string `json:"old"`

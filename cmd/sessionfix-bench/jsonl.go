@@ -32,7 +32,7 @@ func generateOnly(c *benchcorpus.JSONL, dir, fixtures string, sizeMiB int64) err
 	return nil
 }
 
-// jsonlRows generates corpus c (a store/all/allbench entry) of sizeMiB and measures scan
+// jsonlRows generates corpus c (a agent/all/allbench entry) of sizeMiB and measures scan
 // against cat | wc -l and fix --apply against cp -r && sync.
 func jsonlRows(cfg config, c *benchcorpus.JSONL, sizeMiB int64) ([]Row, error) {
 	base := filepath.Join(cfg.Dir, fmt.Sprintf("jsonl-%d", sizeMiB))

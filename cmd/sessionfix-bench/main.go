@@ -1,5 +1,5 @@
 // Command sessionfix-bench measures how sessionfix's cost grows with the store (make bench): it
-// generates every JSONL corpus and SQLite database of the bench list (store/all/allbench: each
+// generates every JSONL corpus and SQLite database of the bench list (agent/all/allbench: each
 // agent room's generator, building from its fixture) in a temp dir, times sessionfix against the
 // floor of the same work done by plain tools on the same data, in the same run, and prints ONE
 // table, a row's store labelled by its corpus:
@@ -44,7 +44,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/store/all/allbench"
+	"github.com/sessionfix/sessionfix/agent/all/allbench"
 )
 
 // config is what every case gets.
@@ -69,9 +69,9 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory")
 	generate := flag.String("generate", "", "only generate a JSONL corpus of -size-mib MiB into this directory and exit")
 	sizeMiB := flag.Int64("size-mib", 512, "with -generate: the corpus size in MiB")
-	genSQLite := flag.String("generate-sqlite", "", "only generate a SQLite database (store/all/allbench) of -parts parts at this path (it must not exist) and exit")
+	genSQLite := flag.String("generate-sqlite", "", "only generate a SQLite database (agent/all/allbench) of -parts parts at this path (it must not exist) and exit")
 	genParts := flag.Int("parts", 1_000_000, "with -generate-sqlite: the number of parts")
-	corpus := flag.String("corpus", "", "with -generate or -generate-sqlite: the corpus of store/all/allbench by name (default: the engine's first); otherwise: measure only that corpus")
+	corpus := flag.String("corpus", "", "with -generate or -generate-sqlite: the corpus of agent/all/allbench by name (default: the engine's first); otherwise: measure only that corpus")
 	flag.Parse()
 	if *genSQLite != "" {
 		c, err := allbench.SQLiteNamed(*corpus)

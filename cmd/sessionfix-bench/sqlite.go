@@ -20,7 +20,7 @@ const (
 	sqliteRSSTarget   = 128 << 20
 )
 
-// sqliteRows generates the database of corpus c (a store/all/allbench entry) with parts parts
+// sqliteRows generates the database of corpus c (a agent/all/allbench entry) with parts parts
 // and measures, against the sqlite3 shell on the same database in the same run:
 //
 //	scan         vs  sqlite3 DB c.FloorScan ("SELECT sum(length(data)) FROM part; …": the

@@ -5,11 +5,11 @@ import (
 	"path"
 	"strings"
 
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 )
 
-// The --help texts' phrases about agents come from the rooms (agent.Agent.Help), in store/all's
+// The --help texts' phrases about agents come from the rooms (agent.Agent.Help), in agent/all's
 // order with the default agent (all.Default) first.
 
 // helpAgents are the agents with a Help, all.Default first.

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 )
 
 // TestAgentHelp: the help phrases come from the rooms' agent.Help: the default agent's roots

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/codex"
+	"github.com/sessionfix/sessionfix/agent/claude"
+	"github.com/sessionfix/sessionfix/agent/codex"
 )
 
 // scanJSON is scan --format json with the agents' members (pipeline.AgentInfo, written under

@@ -20,9 +20,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // Exit codes (one place maps errors to them; each command's help lists the ones it returns).
@@ -149,7 +149,7 @@ func systemEnv() *Env {
 	}
 }
 
-// agentNames lists every agent sessionfix knows by its display name, in store/all's order,
+// agentNames lists every agent sessionfix knows by its display name, in agent/all's order,
 // joined by ", ".
 func agentNames() string {
 	var out []string

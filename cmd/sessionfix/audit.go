@@ -12,17 +12,17 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/engine/sqlite/fleetdb"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/sqlite/fleetdb"
 )
 
 // auditOptions are audit's shared flags; the agent's run (agent.Audit.Run) reads its inputs

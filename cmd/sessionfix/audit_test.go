@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/qwen"
 	"github.com/sessionfix/sessionfix/reports/htmltest"
-	"github.com/sessionfix/sessionfix/store/qwen"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ (audit/, golden/, golden/help/) and the cmp files of testdata/script/*.txtar")

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/agent/all"
 )
 
 // TestAuditAgentsFromTheRooms: audit's --agent choice and its per-agent flags come from the

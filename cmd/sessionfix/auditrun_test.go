@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 // TestAuditRunIsTheHook: audit's one run hands the shared flags and the rooms' option values

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sessionfix/sessionfix/store/qwen/qwenbench"
+	"github.com/sessionfix/sessionfix/agent/qwen/qwenbench"
 )
 
 var (

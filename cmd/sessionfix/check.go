@@ -11,6 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -18,8 +20,6 @@ import (
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 func init() {
@@ -42,7 +42,7 @@ type checkOptions struct {
 	// --user ("": the host name, each home's owner).
 	Out, Host, User string
 	// Releases are the agents' check --<agent>-version values (agent.Agent.SentAsOption), in
-	// store/all's order: the release that resumes that agent's sessions ("" or "stored": the
+	// agent/all's order: the release that resumes that agent's sessions ("" or "stored": the
 	// stored bytes are checked).
 	Releases []agentRelease
 }
@@ -414,7 +414,7 @@ type agentRelease struct {
 	Value string
 }
 
-// releaseAgents are the agents with a check --<agent>-version flag, in store/all's order.
+// releaseAgents are the agents with a check --<agent>-version flag, in agent/all's order.
 func releaseAgents() []*agent.Agent {
 	var out []*agent.Agent
 	for _, a := range all.Agents {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/sessionfix/sessionfix/reports"
 
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/pipeline"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // checkJSON runs check --format json and decodes it.
@@ -128,7 +128,7 @@ func TestCheckOpencodeReal(t *testing.T) {
 	assert.Equal(t, 0, rep.Rejected)
 	assert.Empty(t, rep.Findings)
 
-	// With the legacy rows of store/sqlite's tests added: rows, not lines.
+	// With the legacy rows of engine/sqlite's tests added: rows, not lines.
 	dir2, _ := opencodeStore(t)
 	rep, r = checkJSON(t, env, "--provider", "openai-chat,kimi", dir2)
 	require.Equal(t, exitFinding, r.code, r.err)

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 const codexFixtures = "../../fixtures/codex-real/"

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/agent/codex"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 )
 
 // fixJSON is the part of fix --format json these tests read.

@@ -9,12 +9,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/rulefix"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // ruleFixers are the agents with a rule-file migration (agent.RuleFix), the default one first

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/claude"
 	"github.com/sessionfix/sessionfix/pipeline"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/claude"
 )
 
 // claudeRulesCopy copies the fixture's rule files (and sessions) into a temp dir and returns it.

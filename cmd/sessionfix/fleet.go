@@ -13,16 +13,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/engine/sqlite/fleetdb"
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/sqlite/fleetdb"
 )
 
 // Fleet findings (issue 28 item 4, docs/fleet.md): scan, check and audit say which host and
 // user their findings are of — in SARIF (run properties "host" and "user", automationDetails.id
 // "sessionfix/<host>/<user>/<command>/") and in the fleet database of --format sqlite --out
-// FILE (store/sqlite/fleetdb: one row per finding, a re-run replacing its host's and users'
+// FILE (engine/sqlite/fleetdb: one row per finding, a re-run replacing its host's and users'
 // rows of that command).
 
 // fleetFlags are --host and --user of scan, check and audit.

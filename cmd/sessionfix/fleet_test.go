@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 )
 
 // fleetHomes makes two copied Claude Code homes under dir (fixtures/claude-real): alice's deny

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/agent/all"
 )
 
 // helpTexts are the --help texts of the app and of every command (walked from newApp),

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 )
 
 // TestHelperCrashDuringSQLiteApply is not a test: it is the process TestSQLiteHotJournal kills

@@ -1,6 +1,6 @@
 // Command sessionfix scans, fixes and audits the MCP tool names stored in AI coding agents'
 // session stores (JSONL files and SQLite databases; the agents are the rooms listed in
-// store/all). See README.md.
+// agent/all). See README.md.
 package main
 
 import (

@@ -11,11 +11,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
 )
 
 type namesOptions struct {

@@ -11,13 +11,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // stateDirOf resolves the state directory (pipeline.StateDir with env's environment).
@@ -29,7 +29,7 @@ func pipelineEnv(env *Env) pipeline.Env {
 }
 
 // planFlags are the naming and store flags of scan, fix and check: the general ones with the
-// agents' own options (agent.Agent.Options, store/all's order) among them.
+// agents' own options (agent.Agent.Options, agent/all's order) among them.
 func planFlags() []cli.Flag {
 	flags := agentFlags("")
 	flags = append(append([]cli.Flag{

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store/all"
 )
 
 // qwenSession is the fixture session the plan tests change after planning.
@@ -344,7 +344,7 @@ func TestApplyPlanBatchedDatabase(t *testing.T) {
 	assert.NotEqual(t, before, dumpSHA(t, db))
 }
 
-// selectable is the --agent ids as CheckAgent lists them, from store/all (a test that spells
+// selectable is the --agent ids as CheckAgent lists them, from agent/all (a test that spells
 // them out breaks when an agent is added).
 func selectable() string {
 	var ids []string

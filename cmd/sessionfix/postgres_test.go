@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/postgres/pgtest"
+	"github.com/sessionfix/sessionfix/engine/postgres/pgtest"
 )
 
 // TestPostgresCLI (issue 28 items 1, 2): scan, fix --apply, runs and undo of an Open WebUI

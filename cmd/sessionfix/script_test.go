@@ -20,11 +20,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 )
 
 // TestScripts runs the end-to-end scripts of testdata/script/*.txtar and of the agent rooms'
-// store/<agent>/testdata/script/*.txtar (scriptFiles): each is a shell-like
+// agent/<agent>/testdata/script/*.txtar (scriptFiles): each is a shell-like
 // session with the real command ("sessionfix" is this test binary, run as the command by
 // TestMain through testscript.Main), its files embedded in the archive (or copied from the
 // repository's fixtures/ through $FIXTURES), and checks of exit codes, stdout, stderr and files.
@@ -144,11 +144,11 @@ func goToolEnv(t *testing.T) map[string]string {
 }
 
 // scriptFiles are the scripts TestScripts runs: cmd's own, testdata/script/*.txtar, then every
-// agent room's, store/<agent>/testdata/script/*.txtar (a room shows its agent end to end from
+// agent room's, agent/<agent>/testdata/script/*.txtar (a room shows its agent end to end from
 // its own folder; names are unique over all of them).
 func scriptFiles() ([]string, error) {
 	var out []string
-	for _, g := range []string{"testdata/script/*.txtar", "../../store/*/testdata/script/*.txtar"} {
+	for _, g := range []string{"testdata/script/*.txtar", "../../agent/*/testdata/script/*.txtar"} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			return nil, err

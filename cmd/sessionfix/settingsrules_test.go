@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/qwen/settings"
+	"github.com/sessionfix/sessionfix/agent/qwen/settings"
 )
 
 // TestScanListsLegacySettingsRules: scan reads settings files among its roots and lists their

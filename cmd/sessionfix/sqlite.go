@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
 )
 
 // busyTimeoutFlag is --busy-timeout of scan, fix and undo.

@@ -16,12 +16,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 )
 
 // opencodeStore builds, in a fresh directory, the opencode database of the real dump plus the
-// legacy rows of store/sqlite's tests (11 names to rewrite in part and event).
+// legacy rows of engine/sqlite's tests (11 names to rewrite in part and event).
 func opencodeStore(t testing.TB) (dir, db string) {
 	t.Helper()
 	return opencodeStoreMode(t, true)
@@ -34,7 +34,7 @@ func opencodeStoreMode(t testing.TB, wal bool, extra ...io.Reader) (dir, db stri
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	db = filepath.Join(dir, "opencode.db")
 	var rs []io.Reader
-	for _, p := range []string{"../../fixtures/opencode-real/opencode.sql", "../../store/sqlite/testdata/opencode-legacy.sql"} {
+	for _, p := range []string{"../../fixtures/opencode-real/opencode.sql", "../../engine/sqlite/testdata/opencode-legacy.sql"} {
 		f, err := os.Open(p)
 		require.NoError(t, err)
 		defer f.Close()

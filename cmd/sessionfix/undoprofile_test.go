@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 )
 
 // openwebuiFixtures is the Open WebUI store and its --profile (fixtures/openwebui-schema).
@@ -30,7 +30,7 @@ func TestUndoRunMadeWithProfile(t *testing.T) {
 	require.NoError(t, err)
 	defer sql.Close()
 	// A store only the --profile describes: Open WebUI's own tables are known since issue 28
-	// (store/openwebui); a renamed column keeps that profile (it needs chat.folder_id) from
+	// (agent/openwebui); a renamed column keeps that profile (it needs chat.folder_id) from
 	// matching, and the --profile (chat.chat only) still does.
 	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), db, false, sql,
 		strings.NewReader("ALTER TABLE chat RENAME COLUMN folder_id TO folder;")))

@@ -1,7 +1,7 @@
 // Package benchcorpus is the contract between make bench (cmd/sessionfix-bench) and an agent's
-// benchmark corpus generator, as store/agent is the contract between the engine and an agent
-// room: an agent's bench package (store/<agent>/<agent>bench, in the room) describes
-// its corpus with a JSONL or SQLite value, and store/all/allbench lists them. The bench tool
+// benchmark corpus generator, as agent is the contract between the engine and an agent
+// room: an agent's bench package (agent/<agent>/<agent>bench, in the room) describes
+// its corpus with a JSONL or SQLite value, and agent/all/allbench lists them. The bench tool
 // names no agent; it measures every listed corpus against the floor of its engine (cat | wc -l
 // and cp -r && sync for JSONL; the sqlite3 shell's SELECT and single-transaction UPDATE for
 // SQLite) and labels the rows of its one table with Store. It is for make bench and tests only.
@@ -18,7 +18,7 @@ type Stats struct {
 	Summary string
 }
 
-// JSONL is a generator of a JSONL session tree (the store/jsonl engine).
+// JSONL is a generator of a JSONL session tree (the engine/jsonl engine).
 type JSONL struct {
 	// Name is the corpus's short id (unique in allbench.JSONL): -corpus NAME picks it for
 	// sessionfix-bench -generate.
@@ -38,7 +38,7 @@ type JSONL struct {
 	SizesMiB []int64
 }
 
-// SQLite is a generator of one agent's SQLite database (the store/sqlite engine).
+// SQLite is a generator of one agent's SQLite database (the engine/sqlite engine).
 type SQLite struct {
 	// Name is the corpus's short id (unique in allbench.SQLite): -corpus NAME picks it for
 	// sessionfix-bench -generate-sqlite.

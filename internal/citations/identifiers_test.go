@@ -84,10 +84,10 @@ func declared(t *testing.T) (byDir, byPkg map[string]map[string]bool) {
 }
 
 // TestDocsNameWhatExists: every repository path and every package-qualified Go name that a
-// document in docs/ gives as code (`store/jsonl/store.go`, `internal/fileio.RewriteFile`,
+// document in docs/ gives as code (`engine/jsonl/store.go`, `internal/fileio.RewriteFile`,
 // `all.DefaultRoots`, `agent.Agent.Classes`) exists: the file or folder, the declaration in
 // that package (a member after the type: any field or method name of the package). Names of
-// packages outside the module (`os.Args`) and placeholders (`store/<agent>/`, `NAME`) are
+// packages outside the module (`os.Args`) and placeholders (`agent/<agent>/`, `NAME`) are
 // not checked.
 func TestDocsNameWhatExists(t *testing.T) {
 	byDir, byPkg := declared(t)

@@ -35,7 +35,7 @@ import (
 // not by the manifest's version, so an entry recovered from a journal (no version) or
 // re-written by an older binary's undo (which labels the manifest with its own version) is
 // checked with the algorithm it was recorded with. SQLite changes still record Before.SHA256
-// (store/sqlite hashes its backup copy itself).
+// (engine/sqlite hashes its backup copy itself).
 const xxh3Prefix = "xxh3-128:"
 
 // xxh128 is XXH3-128 as a hash.Hash whose Sum is the 16 bytes of the 128-bit value.

@@ -20,7 +20,7 @@ func Fingerprint(r io.Reader) (string, error) {
 }
 
 // RestoreWith puts content back at path for an undo whose store checks its own record
-// (store/sqlite: a database file put back byte for byte): path must still be exactly want
+// (engine/sqlite: a database file put back byte for byte): path must still be exactly want
 // (size, mtime, and want's checksum — Fingerprint "xxh3-128:…" or SHA256 — checked in the pass
 // that reads it), and transform writes the content to restore while reading the current one.
 // It is the guarded rewrite of RewriteFile (a file another process holds open for writing or
@@ -38,7 +38,7 @@ func RestoreWith(ctx context.Context, path string, want store.FileState, transfo
 type noteKey struct{}
 
 // WithNoteRecorder returns a context whose restores call rec with what the user should know
-// about how a store was restored (store/sqlite: a database put back row by row, whose file
+// about how a store was restored (engine/sqlite: a database put back row by row, whose file
 // bytes are therefore not the original's, and why); undo prints it beside the store.
 func WithNoteRecorder(ctx context.Context, rec func(note string)) context.Context {
 	return context.WithValue(ctx, noteKey{}, rec)

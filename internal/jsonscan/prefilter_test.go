@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// prefilterPatterns mirror the Qwen profiles of store/jsonl (session content parts, telemetry,
+// prefilterPatterns mirror the Qwen profiles of engine/jsonl (session content parts, telemetry,
 // usage keys) and their needles.
 var (
 	prefilterPatterns = MustCompile(

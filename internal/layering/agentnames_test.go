@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/store/all"
+	"github.com/sessionfix/sessionfix/agent/all"
 )
 
 // agentWordAllowed says where a non-test Go file may name an agent of the list (its id, any
@@ -19,11 +19,11 @@ import (
 // naming). provider/table.go names Qwen as the model family of the Alibaba DashScope provider
 // ("Alibaba DashScope (Qwen)", a product name in JSON output) and cites Qwen Code's tracker.
 // "gemini" is also the id of a provider of that table (Google's API, not the Gemini CLI agent):
-// provider/table.go declares it and store/qwen/sent.go names it (Qwen Code sends stored names
+// provider/table.go declares it and agent/qwen/sent.go names it (Qwen Code sends stored names
 // to that provider verbatim). provider/table.go cites an issue of Cline's tracker as the source
 // of a provider's error text.
 func agentWordAllowed(file, id string) bool {
-	for _, p := range []string{"store/" + id, "store/all", "mcpname", "permission", "naming"} {
+	for _, p := range []string{"agent/" + id, "agent/all", "mcpname", "permission", "naming"} {
 		if under(filepath.ToSlash(filepath.Dir(file)), p) {
 			return true
 		}
@@ -32,7 +32,7 @@ func agentWordAllowed(file, id string) bool {
 	case "qwen":
 		return file == "provider/table.go"
 	case "gemini":
-		return file == "provider/table.go" || file == "store/qwen/sent.go"
+		return file == "provider/table.go" || file == "agent/qwen/sent.go"
 	case "cline":
 		return file == "provider/table.go"
 	}
@@ -61,7 +61,7 @@ func ordinaryWords(id, text string) string {
 
 // TestOnlyTheRoomNamesItsAgent is issue 10's acceptance search (`git grep -l -i <agent> --
 // '*.go' ':!*_test.go'` lists the agent's room, the agent list and naming functions only) as a
-// test, for every agent of store/all: adding an agent's name to the engine, the pipeline or the
+// test, for every agent of agent/all: adding an agent's name to the engine, the pipeline or the
 // command fails make test instead of being found by a later search.
 func TestOnlyTheRoomNamesItsAgent(t *testing.T) {
 	root := "../.."
@@ -97,6 +97,6 @@ func TestOnlyTheRoomNamesItsAgent(t *testing.T) {
 		}
 		sort.Strings(outside)
 		assert.NotEmpty(t, named, "%s: its own room names it", id)
-		assert.Empty(t, outside, "%s is named outside its room, the agent list and the naming functions: move the code into store/%s (or behind a hook of store/agent), or say it in words that name no agent", id, id)
+		assert.Empty(t, outside, "%s is named outside its room, the agent list and the naming functions: move the code into agent/%s (or behind a hook of agent), or say it in words that name no agent", id, id)
 	}
 }

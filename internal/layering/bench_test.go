@@ -13,7 +13,7 @@ import (
 const benchTool = "cmd/sessionfix-bench"
 
 // isBench says whether pkg is benchmark-corpus code: an agent's bench generator in its room
-// (store/qwen/qwenbench, store/opencode/opencodebench), the bench list (store/all/allbench) —
+// (agent/qwen/qwenbench, agent/opencode/opencodebench), the bench list (agent/all/allbench) —
 // any package whose name ends in "bench" — or their contract internal/benchcorpus.
 func isBench(pkg string) bool {
 	return strings.HasSuffix(path.Base(pkg), "bench") || pkg == "internal/benchcorpus"
@@ -21,12 +21,12 @@ func isBench(pkg string) bool {
 
 // TestBenchCodeStaysOutOfTheProduct (issue 10): no product package imports a bench package or
 // the test-only SQLite helpers — only the bench tool and other bench code do; the bench tool
-// names no agent (it imports no room, only the list store/all/allbench); the contract
+// names no agent (it imports no room, only the list agent/all/allbench); the contract
 // internal/benchcorpus imports nothing of the module. A room's bench package is inside the
-// room, so TestEnginesKnowNoAgent's room rules hold for it too (no other room, not store/all).
+// room, so TestEnginesKnowNoAgent's room rules hold for it too (no other room, not agent/all).
 func TestBenchCodeStaysOutOfTheProduct(t *testing.T) {
 	all := imports(t)
-	for _, p := range []string{"store/qwen/qwenbench", "store/opencode/opencodebench", "store/all/allbench", "internal/benchcorpus", benchTool} {
+	for _, p := range []string{"agent/qwen/qwenbench", "agent/opencode/opencodebench", "agent/all/allbench", "internal/benchcorpus", benchTool} {
 		require.Contains(t, all, p)
 	}
 	rs := rooms(all)
@@ -44,9 +44,9 @@ func TestBenchCodeStaysOutOfTheProduct(t *testing.T) {
 			}
 			if pkg == benchTool {
 				for _, r := range rs {
-					assert.False(t, under(target, r), "%s imports the agent room %s: it takes its corpora from store/all/allbench", pkg, target)
+					assert.False(t, under(target, r), "%s imports the agent room %s: it takes its corpora from agent/all/allbench", pkg, target)
 				}
-				assert.False(t, target == "store/all", "%s takes its corpora from store/all/allbench, not the agent list", pkg)
+				assert.False(t, target == "agent/all", "%s takes its corpora from agent/all/allbench, not the agent list", pkg)
 			}
 		}
 	}

@@ -51,18 +51,18 @@ func imports(t *testing.T) map[string][]string {
 func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(pkg, prefix+"/") }
 
 // engines are the storage engines: generic, they know no agent.
-var engines = []string{"store/jsonl", "store/sqlite", "store/postgres", "store/rulefile"}
+var engines = []string{"engine/jsonl", "engine/sqlite", "engine/postgres", "engine/rulefile"}
 
-// rooms returns the agent rooms: the packages under store/ that import store/agent (the
-// contract), except store/all (the list).
+// rooms returns the agent rooms: the packages under agent/ that import agent (the
+// contract), except agent/all (the list).
 func rooms(all map[string][]string) []string {
 	var out []string
 	for pkg, imps := range all {
-		if !under(pkg, "store") || pkg == "store/all" {
+		if !under(pkg, "agent") || pkg == "agent/all" {
 			continue
 		}
 		for _, imp := range imps {
-			if imp == module+"store/agent" {
+			if imp == module+"agent" {
 				out = append(out, pkg)
 				break
 			}
@@ -71,13 +71,13 @@ func rooms(all map[string][]string) []string {
 	return out
 }
 
-// TestEnginesKnowNoAgent: no engine imports an agent room, store/agent or store/all, and no
+// TestEnginesKnowNoAgent: no engine imports an agent room, agent or agent/all, and no
 // room imports another room (issue 10 item 1).
 func TestEnginesKnowNoAgent(t *testing.T) {
 	all := imports(t)
 	rs := rooms(all)
-	require.Contains(t, rs, "store/codex")
-	require.Contains(t, rs, "store/qwen")
+	require.Contains(t, rs, "agent/codex")
+	require.Contains(t, rs, "agent/qwen")
 	for pkg, imps := range all {
 		for _, imp := range imps {
 			target := strings.TrimPrefix(imp, module)
@@ -89,14 +89,14 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 					// An engine reaches only the store contract, mechanisms (internal/, and
 					// jsonpos: a leaf of the standard library that provider shares, which may
 					// not import internal/) and its own subpackages: that also keeps out agent
-					// knowledge that is not a room (store/qwen/settings, mcpname's naming
+					// knowledge that is not a room (agent/qwen/settings, mcpname's naming
 					// schemes, permission).
 					// The PostgreSQL engine reads the SQLite engine's profile format (plain data)
 					// and its per-value site finder: an engine, never a room.
-					shared := e == "store/postgres" && target == "store/sqlite"
+					shared := e == "engine/postgres" && target == "engine/sqlite"
 					assert.True(t, target == "store" || target == "jsonpos" || under(target, "internal") || under(target, e) || shared,
 						"engine %s must not import %s (only store, jsonpos, internal/ and itself)", pkg, target)
-					assert.False(t, target == "store/agent" || target == "store/all", "engine %s must not import %s", pkg, target)
+					assert.False(t, target == "agent" || target == "agent/all", "engine %s must not import %s", pkg, target)
 					for _, r := range rs {
 						assert.False(t, under(target, r), "engine %s must not import the agent room %s", pkg, target)
 					}
@@ -111,7 +111,7 @@ func TestEnginesKnowNoAgent(t *testing.T) {
 			}
 			for _, r := range rs {
 				if under(pkg, r) {
-					assert.False(t, under(target, "store/all"), "agent room %s must not import the agent list %s", pkg, target)
+					assert.False(t, under(target, "agent/all"), "agent room %s must not import the agent list %s", pkg, target)
 					for _, o := range rs {
 						assert.False(t, o != r && under(target, o), "agent room %s must not import the room %s", pkg, target)
 					}
@@ -158,7 +158,7 @@ func TestNamingSitsBelowTheRooms(t *testing.T) {
 
 // TestReportsIsALeaf: reports (tables, HTML page, SARIF results and their writers) imports
 // nothing of the module, so an agent room's audit plug-in may build its documents with it
-// (store/claude/auditdocument.go), and store/agent's AuditResult carries them to the command;
+// (agent/claude/auditdocument.go), and agent's AuditResult carries them to the command;
 // the store contract and the engines still never import it.
 func TestReportsIsALeaf(t *testing.T) {
 	all := imports(t)
@@ -173,12 +173,12 @@ func TestReportsIsALeaf(t *testing.T) {
 			if under(pkg, "reports") {
 				assert.True(t, under(target, "reports"), "reports must not import %s (it is a leaf)", target)
 			}
-			if under(target, "reports") && under(pkg, "store") {
-				inRoom := pkg == "store/agent" // agent.AuditResult: an audit's tables and documents
+			if under(target, "reports") && (under(pkg, "store") || under(pkg, "engine") || under(pkg, "agent")) {
+				inRoom := pkg == "agent" // agent.AuditResult: an audit's tables and documents
 				for _, r := range rs {
 					inRoom = inRoom || under(pkg, r)
 				}
-				assert.True(t, inRoom, "%s must not import %s (only an agent room's audit plug-in and store/agent's AuditResult may)", pkg, target)
+				assert.True(t, inRoom, "%s must not import %s (only an agent room's audit plug-in and agent's AuditResult may)", pkg, target)
 			}
 		}
 	}
@@ -191,28 +191,30 @@ func TestDependenciesPointInward(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"mcpname", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal", "provider", "naming"}},
+		{"mcpname", []string{"permission", "store", "engine", "agent", "scan", "rewrite", "audit", "reports", "cmd", "internal", "provider", "naming"}},
 		// naming is the namer contract below rewrite and the rooms.
 		{"naming", []string{"permission", "scan", "rewrite", "pipeline", "check", "audit", "reports", "cmd", "internal", "inventory", "provider"}},
 		// jsonpos (where an encoding/json error points) is a leaf: the standard library only.
-		{"jsonpos", []string{"mcpname", "naming", "permission", "provider", "check", "store", "internal", "inventory", "mcpconfig", "mcpinventory", "scan", "rewrite", "audit", "rulefix", "reports", "pipeline", "cmd"}},
+		{"jsonpos", []string{"mcpname", "naming", "permission", "provider", "check", "store", "engine", "agent", "internal", "inventory", "mcpconfig", "mcpinventory", "scan", "rewrite", "audit", "rulefix", "reports", "pipeline", "cmd"}},
 		// provider is the provider rule table: pure data over mcpname.
-		{"provider", []string{"permission", "store", "scan", "rewrite", "audit", "reports", "cmd", "internal"}},
+		{"provider", []string{"permission", "store", "engine", "agent", "scan", "rewrite", "audit", "reports", "cmd", "internal"}},
 		// check applies the provider table to a plan: no discovery, no output.
 		{"check", []string{"scan", "audit", "reports", "cmd"}},
-		{"permission", []string{"store", "scan", "rewrite", "audit", "reports", "cmd"}},
+		{"permission", []string{"store", "engine", "agent", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// store (the contract, the engines, the rooms) never reaches the report writers, except
 		// a room's audit plug-in (TestReportsIsALeaf).
 		{"store", []string{"scan", "rewrite", "audit", "cmd", "inventory"}},
+		{"engine", []string{"scan", "rewrite", "audit", "cmd", "inventory"}},
+		{"agent", []string{"scan", "rewrite", "audit", "cmd", "inventory"}},
 		// internal/fileio is the file-replacement engine under the store backends.
-		{"internal/fileio", []string{"store/jsonl", "store/sqlite", "store/all", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
-		{"internal/splice", []string{"store/jsonl", "store/sqlite", "store/all", "inventory", "internal/fileio", "scan", "rewrite", "audit", "reports", "cmd"}},
+		{"internal/fileio", []string{"engine/jsonl", "engine/sqlite", "agent/all", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
+		{"internal/splice", []string{"engine/jsonl", "engine/sqlite", "agent/all", "inventory", "internal/fileio", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// internal/usage is the usage error of the libraries: the standard library only.
-		{"internal/usage", []string{"mcpname", "provider", "check", "permission", "store", "internal/fileio", "internal/splice", "internal/jsonscan", "inventory", "scan", "rewrite", "audit", "reports", "pipeline", "cmd"}},
-		{"internal/jsonscan", []string{"store", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
+		{"internal/usage", []string{"mcpname", "provider", "check", "permission", "store", "engine", "agent", "internal/fileio", "internal/splice", "internal/jsonscan", "inventory", "scan", "rewrite", "audit", "reports", "pipeline", "cmd"}},
+		{"internal/jsonscan", []string{"store", "engine", "agent", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// inventory holds tool inventories and the MCP client of --discover: no storage engine.
-		{"inventory", []string{"store/jsonl", "store/sqlite", "store/all", "scan", "rewrite", "audit", "reports", "cmd"}},
-		{"reports", []string{"store", "scan", "rewrite", "pipeline", "cmd"}},
+		{"inventory", []string{"engine/jsonl", "engine/sqlite", "agent/all", "scan", "rewrite", "audit", "reports", "cmd"}},
+		{"reports", []string{"store", "engine", "agent", "scan", "rewrite", "pipeline", "cmd"}},
 		// pipeline is the run summary and report schema over scan and rewrite: no audit, no CLI.
 		{"pipeline", []string{"audit", "rulefix", "cmd"}},
 		// rulefix is fix --rules as a library, above audit and rewrite: no scan, no report
@@ -221,9 +223,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"scan", []string{"rewrite", "audit", "reports", "cmd"}},
 		{"rewrite", []string{"scan", "audit", "rulefix", "reports", "cmd"}},
 		// audit is what every agent's audit shares: the rule semantics are the rooms' plug-ins.
-		{"audit", []string{"scan", "rewrite", "rulefix", "cmd", "store", "inventory", "mcpinventory", "pipeline"}},
+		{"audit", []string{"scan", "rewrite", "rulefix", "cmd", "store", "engine", "agent", "inventory", "mcpinventory", "pipeline"}},
 		// rewrite, scan and audit reach the storage engines only through the store contract
-		// and store/all: each engine owns its byte layout (issue 10 item 5).
+		// and agent/all: each engine owns its byte layout (issue 10 item 5).
 		{"rewrite", engines},
 		{"scan", engines},
 		{"audit", engines},
@@ -236,16 +238,16 @@ func TestDependenciesPointInward(t *testing.T) {
 		for _, imp := range imps {
 			if !strings.HasPrefix(imp, module) {
 				if imp == "github.com/mattn/go-sqlite3" {
-					assert.True(t, under(pkg, "store/sqlite"), "%s imports the SQLite driver; only store/sqlite may", pkg)
+					assert.True(t, under(pkg, "engine/sqlite"), "%s imports the SQLite driver; only engine/sqlite may", pkg)
 				}
 				if strings.HasPrefix(imp, "github.com/jackc/pgx/") {
-					assert.True(t, under(pkg, "store/postgres"), "%s imports the PostgreSQL driver (%s); only store/postgres may", pkg, imp)
+					assert.True(t, under(pkg, "engine/postgres"), "%s imports the PostgreSQL driver (%s); only engine/postgres may", pkg, imp)
 				}
 				continue
 			}
 			target := strings.TrimPrefix(imp, module)
-			if under(target, "store/sqlite/sqlitetest") {
-				assert.True(t, under(pkg, "store/sqlite/sqlitetest") || isBench(pkg),
+			if under(target, "engine/sqlite/sqlitetest") {
+				assert.True(t, under(pkg, "engine/sqlite/sqlitetest") || isBench(pkg),
 					"%s imports %s: test-only SQLite code is for tests, the demo tool and benchmarks", pkg, target)
 			}
 			assert.False(t, under(target, "cmd"), "%s imports %s: nothing imports cmd", pkg, target)
@@ -292,7 +294,7 @@ func TestMCPConfigIsNeutral(t *testing.T) {
 // TestFileMechanismsSeeOnlyTheContract: internal/fileio (the crash-safe file replace) and
 // internal/splice (the byte-exact token edit) import nothing of the module but the store
 // contract package itself (a leaf: it imports nothing of the module), and splice the JSON
-// lexer: no agent room, no engine, no store/agent, no run record. The contract does not
+// lexer: no agent room, no engine, no agent, no run record. The contract does not
 // import them back (its vocabulary — Change, FileState, the in-use and changed errors — is
 // what they return; pointing the import the other way would make the contract import a
 // mechanism).

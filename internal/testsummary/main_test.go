@@ -76,7 +76,7 @@ func TestLine(t *testing.T) {
 func TestLineHelperProcesses(t *testing.T) {
 	assert.Equal(t, "skipped 1 test: not root (x.TestDev) (not counted: 2 helper processes, not tests: sessionfix.TestHelperSQLiteWriteLock, sqlite.TestHelperHoldWriteLock)", Line([]Skip{
 		{"m/x", "TestDev", "not root."},
-		{"m/store/sqlite", "TestHelperHoldWriteLock", "not a helper process"},
+		{"m/engine/sqlite", "TestHelperHoldWriteLock", "not a helper process"},
 		{"m/cmd/sessionfix", "TestHelperSQLiteWriteLock", "not a helper process"},
 	}))
 	assert.Equal(t, "skipped: none (not counted: 1 helper process, not tests: y.TestHelperCrash)", Line([]Skip{

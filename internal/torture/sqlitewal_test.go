@@ -19,8 +19,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/mattn/go-sqlite3" // the agent helper process's own SQLite
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 )
 
 // The WAL-mode SQLite scenarios, and an agent writing to a SQLite store while it is fixed

@@ -16,8 +16,8 @@ import (
 
 	"github.com/zeebo/xxh3"
 
-	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 )
 
 // The SQLite and tampered-run scenarios (issue 9, findings 5 and 8).
@@ -45,7 +45,7 @@ func buildSQLiteCorpus(h *harness, wal bool, parts int) (db, oldDump, newDump st
 	ctx := context.Background()
 	db = filepath.Join(t.TempDir(), "opencode.db")
 	var rs []io.Reader
-	for _, p := range []string{"../../fixtures/opencode-real/opencode.sql", "../../store/sqlite/testdata/opencode-legacy.sql"} {
+	for _, p := range []string{"../../fixtures/opencode-real/opencode.sql", "../../engine/sqlite/testdata/opencode-legacy.sql"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

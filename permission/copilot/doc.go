@@ -1,7 +1,7 @@
 // Package copilot is GitHub Copilot CLI's permission-rule knowledge (issue 26 items 3 and 4), as
 // pure functions over bytes and tool lists: no file system walk, no command, no store. audit
-// --agent copilot (store/copilot/audit.go, on the shared rule-audit layer: AuditEvaluation) and
-// fix --rules --agent copilot (store/copilot/rulefix.go: PlanRewrite per rule) call it.
+// --agent copilot (agent/copilot/audit.go, on the shared rule-audit layer: AuditEvaluation) and
+// fix --rules --agent copilot (agent/copilot/rulefix.go: PlanRewrite per rule) call it.
 //
 // Sources of the facts: the JavaScript of 1.0.39 and 1.0.40 (@github/copilot: the rule regexp,
 // commander's option parsing, the MCP permission check, the tool filters, custom agents' tool

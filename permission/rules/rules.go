@@ -21,7 +21,7 @@
 // No `any` appears in the contract: every value is typed. The per-agent knowledge (grammar,
 // matcher and naming per release) stays in the agent's permission package (permission/gemini,
 // permission/copilot, permission/kilo, …), which implements Semantics over its own model; the
-// room (store/<agent>) only finds the files and the tools. docs/adding-an-agent.md ("the
+// room (agent/<agent>) only finds the files and the tools. docs/adding-an-agent.md ("the
 // shared rule-audit layer") walks through an implementation.
 //
 // It is pure: it reads no file; the Change words are permission's, shared with the older audits'

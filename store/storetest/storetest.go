@@ -36,7 +36,7 @@ import (
 type Fixture struct {
 	// Store is the store under test (freshly built, with names to rewrite).
 	Store store.Store
-	// Reopen opens a store again from its Ref, as undo does (store/all.Open).
+	// Reopen opens a store again from its Ref, as undo does (agent/all.Open).
 	Reopen func(store.Ref) (store.Store, error)
 	// Digest returns a digest of the store's whole content: a file's SHA-256, a SQLite dump's.
 	// Equal digests mean equal content.
@@ -71,7 +71,7 @@ type Fixture struct {
 	Inserts int
 	// File returns the bytes of a store kept in one file that Bytes does not describe (a SQLite
 	// database): undo of a run nothing touched since must give that file back byte for byte
-	// (store/sqlite filerestore.go: the header's change counter and version fields too, not
+	// (engine/sqlite filerestore.go: the header's change counter and version fields too, not
 	// only the rows). nil for stores without one file.
 	File func(tb testing.TB) []byte
 	// Database marks a database server's store (store.go, "Database-backed stores"): its

@@ -17,19 +17,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/agent/claude"
+	"github.com/sessionfix/sessionfix/agent/cline"
+	"github.com/sessionfix/sessionfix/agent/codex"
+	"github.com/sessionfix/sessionfix/agent/copilot"
+	"github.com/sessionfix/sessionfix/agent/gemini"
+	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
+	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
-	"github.com/sessionfix/sessionfix/store/agent"
-	"github.com/sessionfix/sessionfix/store/all"
-	"github.com/sessionfix/sessionfix/store/claude"
-	"github.com/sessionfix/sessionfix/store/cline"
-	"github.com/sessionfix/sessionfix/store/codex"
-	"github.com/sessionfix/sessionfix/store/copilot"
-	"github.com/sessionfix/sessionfix/store/gemini"
-	"github.com/sessionfix/sessionfix/store/qwen"
-	"github.com/sessionfix/sessionfix/store/sqlite"
-	"github.com/sessionfix/sessionfix/store/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/store/storetest"
 )
 
@@ -58,7 +58,7 @@ const (
 	copilotHist   = fx + "copilot-derived/dot-copilot/history-session-state/5b8e1c2a-6f0d-4c1e-9a57-3d2f4b6c8e10.json"
 	clineTask     = fx + "cline-real/dot-cline-data-after-3.0.65/tasks/1796512398525/api_conversation_history.json"
 	clineSession  = fx + "cline-real/dot-cline-data-after-3.0.65/sessions/1796512611515_x7e5r/1796512611515_x7e5r.messages.json"
-	sqliteTestdat = "../sqlite/testdata/"
+	sqliteTestdat = "../../engine/sqlite/testdata/"
 )
 
 // profileCase is one profile of one engine and the fixture the suite runs it on.
@@ -160,7 +160,7 @@ func fixtureCases(tb testing.TB, fixtures string) []profileCase {
 		kind := store.Kind(filepath.Base(dir))
 		a := agentOfKind(kind)
 		if a == nil {
-			fail("%s: no agent of store/all has a JSONL profile of kind %s", dir, kind)
+			fail("%s: no agent of agent/all has a JSONL profile of kind %s", dir, kind)
 			return nil
 		}
 		n := 0
@@ -187,7 +187,7 @@ func fixtureCases(tb testing.TB, fixtures string) []profileCase {
 	return out
 }
 
-// agentOfKind is the agent of store/all with a JSONL profile of that kind, or nil.
+// agentOfKind is the agent of agent/all with a JSONL profile of that kind, or nil.
 func agentOfKind(kind store.Kind) *agent.Agent {
 	for _, a := range all.Agents {
 		for _, p := range a.JSONL {
@@ -259,7 +259,7 @@ func sqliteProfile(st store.Store) string {
 	return ""
 }
 
-// detect opens path as discovery does (store/all), so the suite follows the agent list.
+// detect opens path as discovery does (agent/all), so the suite follows the agent list.
 func detect(tb testing.TB, path string) store.Store {
 	tb.Helper()
 	head, err := all.ReadHead(path)
@@ -276,7 +276,7 @@ func fileFixture(src, name string, rule func(store.Site) (string, bool), minEdit
 }
 
 // openAs returns an opener of a store kind that is never detected (a Claude Code rule file is a
-// store only for fix --rules): store/all.Open, as undo reopens it.
+// store only for fix --rules): agent/all.Open, as undo reopens it.
 func openAs(kind store.Kind) func(testing.TB, string) store.Store {
 	return func(tb testing.TB, p string) store.Store {
 		st, err := all.Open(store.Ref{Path: p, Kind: kind})
@@ -345,7 +345,7 @@ func fileFixtureOpen(src, name string, open func(testing.TB, string) store.Store
 
 // claudeRule is the spelling of Claude Code 2.1.332 for a name an older release wrote: every
 // UTF-16 unit outside [A-Za-z0-9_-] becomes "_" (the real namer attributes raw identities
-// first: store/claude/namer.go; the suite needs the store's side only). Free-text sites are never
+// first: agent/claude/namer.go; the suite needs the store's side only). Free-text sites are never
 // rewritten.
 func claudeRule(s store.Site) (string, bool) {
 	if n := mcpname.ProviderSubstitute(s.Name); !s.ReadOnly && s.Units == nil && mcpname.HasPrefix(s.Name) && n != s.Name {
@@ -367,7 +367,7 @@ func claudeMarkRule(s store.Site) (string, bool) {
 var deployProd = regexp.MustCompile(`mcp__foo_bar__deploy_prod\b`)
 
 // geminiRule gives a name of Gemini CLI 0.32.x or older (no mcp_ prefix) a 0.61.0-shaped name
-// (the real namer reads each call's raw tool from its displayName: store/gemini/namer.go; the
+// (the real namer reads each call's raw tool from its displayName: agent/gemini/namer.go; the
 // suite needs the store's side only): mcp_x_ + the name, through generateValidName.
 func geminiRule(s store.Site) (string, bool) {
 	if strings.HasPrefix(s.Name, "mcp_") || s.Units != nil {
@@ -377,7 +377,7 @@ func geminiRule(s store.Site) (string, bool) {
 }
 
 // clineRule renames a Cline 2.x name a provider rejects to the same uid + its tool sanitized
-// (the repair's shape; the real namer asks --inventory first: store/cline/namer.go) and a
+// (the repair's shape; the real namer asks --inventory first: agent/cline/namer.go) and a
 // Cline 3.x name of server foo_bar to a v2 name once (3.x names are all provider-safe).
 func clineRule(s store.Site) (string, bool) {
 	if uid, tool, ok := mcpname.Cline2Split(s.Name); ok && s.Units == nil && !mcpname.IsClineSafe(s.Name) {
@@ -409,7 +409,7 @@ func mcpRule(s store.Site) (string, bool) {
 // codexPlan is a Codex repair in the form today's Codex writes (schemes.md §A): a flat name a
 // provider rejects ("mcp__<server>__<tool>") becomes namespace "mcp__<server>" (inserted: the
 // old call has none) and name <tool>, both sanitized. (The real namer also attributes raw
-// identities and collision suffixes: store/codex/namer.go; the suite needs the store's side only.)
+// identities and collision suffixes: agent/codex/namer.go; the suite needs the store's side only.)
 func codexPlan(snap *store.Snapshot) []store.Edit {
 	var out []store.Edit
 	hasNS := map[string]bool{}
@@ -447,7 +447,7 @@ func namespaceSite(snap *store.Snapshot, name store.Site) store.Site {
 // dbFixture builds a WAL database named name from SQL files (or inline "sql:…" text) and detects it; tamper is the SQL
 // an agent runs afterwards on a row the rewrite changes, touch the one it runs between the scan
 // and the rewrite on a planned row, moving its name tokens (a change elsewhere in a row is
-// merged, not refused: only the tokens are checked, store/sqlite Apply).
+// merged, not refused: only the tokens are checked, engine/sqlite Apply).
 func dbFixture(name string, scripts []string, tamper, touch string, minEdits int) storetest.Factory {
 	return dbFixtureMode(name, true, scripts, tamper, touch, minEdits)
 }

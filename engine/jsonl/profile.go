@@ -1,0 +1,192 @@
+package jsonl
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/sessionfix/sessionfix/internal/jsonscan"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// Profile describes one file format to the engine: how records are delimited, which JSON paths
+// to capture, and how captures become name sites. Agent rooms (see agent) declare
+// their profiles; the engine knows none.
+//
+// A profile resolves captures in one of two ways: Resolve sees the collected captures of each
+// valid record (rec.Captures); Stream, used instead when set, sees each capture as the scanner
+// finds it (memory stays flat however many names one record holds).
+type Profile struct {
+	Kind store.Kind
+	// Agent is the agent that writes the format: it picks the naming scheme.
+	Agent store.AgentID
+	// Title names the format in messages ("chat session").
+	Title string
+	Mode  jsonscan.Mode
+	// Patterns are the JSON paths captured; capture ids are indexes into them.
+	Patterns *jsonscan.Patterns
+	// Resolve turns the collected captures of one valid record into sites and identities.
+	Resolve func(rec *jsonscan.Record, b *Builder)
+	// Stream returns the streaming resolver of one scan (a value per file: it holds the state
+	// of the record being read).
+	Stream func() Streamer
+	// Needles are the literal prefilter of a Lines profile (jsonscan.Scanner.SetPrefilter):
+	// every pattern has a plain literal key containing one of them. Empty: no prefilter.
+	Needles []string
+	// Batched says the profile keeps nothing of the whole file that planning reads (no
+	// store.SetState): a store read with it is a store.BatchScanner whose scan may hand its
+	// sites out in batches (ScanBatches), so a session of millions of names is planned and
+	// rewritten holding one batch (issue 30, finding 7).
+	Batched bool
+}
+
+// Streamer is a streaming resolver (Profile.Stream).
+type Streamer interface {
+	// Capture sees each capture as the scanner finds it; c is valid only during the call
+	// (Own copies it). It may add sites at once: sites added for a record that turns out
+	// invalid are dropped.
+	Capture(c *jsonscan.Capture, b *Builder)
+	// End runs when a valid record ends.
+	End(rec *jsonscan.Record, b *Builder)
+	// Reset drops the state of the current record (after End, and after an invalid record).
+	Reset()
+}
+
+// Builder collects what one file yields: sites, identities and problems go into its snapshot.
+type Builder struct {
+	snap *store.Snapshot
+	// strs interns names and paths, raws the raw tokens: a session repeats the same few names
+	// and paths many times, so sites share one copy (no allocation per site).
+	strs    map[string]string
+	raws    map[string][]byte
+	pathBuf []byte
+}
+
+// Snapshot is the snapshot being built (Records, Problems, Sites, Identities are the
+// engine's; a profile adds through the Builder's methods).
+func (b *Builder) Snapshot() *store.Snapshot { return b.snap }
+
+// Keep copies a streamed capture c into slot so it outlives the callback, reusing the slot's
+// Raw and Path buffers (no allocation once they are large enough); its Starts are dropped. The
+// copy is valid until the slot is kept again.
+func Keep(slot, c *jsonscan.Capture) *jsonscan.Capture {
+	raw, path := slot.Raw[:0], slot.Path[:0]
+	*slot = *c
+	slot.Raw = append(raw, c.Raw...)
+	slot.Path = append(path, c.Path...)
+	slot.Starts = nil
+	return slot
+}
+
+// maxInterned bounds each intern table (a file of only distinct names does not grow it).
+const maxInterned = 1 << 16
+
+// internBytes returns v as a string shared by every equal value of this file.
+func (b *Builder) internBytes(v []byte) string {
+	if s, ok := b.strs[string(v)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(v)
+	if b.strs == nil {
+		b.strs = map[string]string{}
+	}
+	if len(b.strs) < maxInterned {
+		b.strs[s] = s
+	}
+	return s
+}
+
+func (b *Builder) intern(s string) string {
+	if v, ok := b.strs[s]; ok {
+		return v
+	}
+	if b.strs == nil {
+		b.strs = map[string]string{}
+	}
+	if len(b.strs) < maxInterned {
+		b.strs[s] = s
+	}
+	return s
+}
+
+// internRaw returns a copy of raw shared by every equal token of this file (read only).
+func (b *Builder) internRaw(raw []byte) []byte {
+	if r, ok := b.raws[string(raw)]; ok {
+		return r
+	}
+	r := append([]byte(nil), raw...)
+	if b.raws == nil {
+		b.raws = map[string][]byte{}
+	}
+	if len(b.raws) < maxInterned {
+		b.raws[string(r)] = r
+	}
+	return r
+}
+
+// maxProblemsPerKind caps how many problems of one reason a file reports one by one.
+const maxProblemsPerKind = 20
+
+// Value decodes a capture; a name that cannot be handled (too long, bad escape) becomes an
+// error problem at the capture's line and offset, and ok is false.
+func (b *Builder) Value(c *jsonscan.Capture) (v jsonscan.Value, ok bool) {
+	v, err := c.Value()
+	if err != nil {
+		b.snap.Problems = append(b.snap.Problems, store.Problem{
+			Loc: store.Loc{Line: c.Line, Offset: c.Offset}, Severity: store.SevError,
+			Reason: fmt.Sprintf("name at %s cannot be handled: %v", c.Path, err)})
+		return jsonscan.Value{}, false
+	}
+	return v, true
+}
+
+// Site makes the site of a captured string value (Loc, Path, Name, Units, Raw, Key from the
+// capture; kind and field as given); ok is false when the value cannot be decoded (a problem
+// is reported). Name, Path and Raw are shared with equal values of the same file (read only).
+// The site is not added: see Add.
+func (b *Builder) Site(c *jsonscan.Capture, kind store.SiteKind, field string) (store.Site, bool) {
+	var name string
+	var units []uint16
+	if body := c.Raw; !c.TooLong && len(body) >= 2 && bytes.IndexByte(body, '\\') < 0 {
+		name = b.internBytes(body[1 : len(body)-1]) // no escapes: the bytes are the name
+	} else {
+		v, ok := b.Value(c)
+		if !ok {
+			return store.Site{}, false
+		}
+		name, units = b.intern(v.Str), v.Units
+	}
+	b.pathBuf = c.Path.AppendText(b.pathBuf[:0])
+	s := store.Site{
+		Loc:   store.Loc{Line: c.Line, Offset: c.Offset},
+		Kind:  kind,
+		Path:  b.internBytes(b.pathBuf),
+		Name:  name,
+		Units: units,
+		Raw:   b.internRaw(c.Raw),
+		Key:   c.Key,
+		Field: field,
+	}
+	return s, true
+}
+
+// Intern returns s shared by every equal string of this file (for names a profile cuts out
+// of a value itself).
+func (b *Builder) Intern(s string) string { return b.intern(s) }
+
+// Add adds a site to the snapshot.
+func (b *Builder) Add(s store.Site) { b.snap.Sites = append(b.snap.Sites, s) }
+
+// AddIdentity adds a raw identity (never a name site) to the snapshot.
+func (b *Builder) AddIdentity(id store.Identity) { b.snap.Identities = append(b.snap.Identities, id) }
+
+// String decodes an optional capture; "" when absent or undecodable.
+func String(c *jsonscan.Capture) string {
+	if c == nil {
+		return ""
+	}
+	v, err := c.Value()
+	if err != nil {
+		return ""
+	}
+	return v.Str
+}

@@ -1,0 +1,485 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/engine/postgres/pgtest"
+	"github.com/sessionfix/sessionfix/engine/sqlite"
+	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		childApply()
+		return
+	}
+	pgtest.Main(m)
+}
+
+// testProfile is Open WebUI's tables as a plain profile (the engine knows no agent: the room's
+// own profile is tested in agent/openwebui), with chat_message rows read with their chat.
+func testProfile(t testing.TB) *Profile {
+	t.Helper()
+	p, err := sqlite.ParseProfile([]byte(`{"name": "owui-test", "agent": "test",
+ "detect": ["chat.chat"],
+ "tables": [
+  {"table": "chat", "column": "chat", "key": ["id"],
+   "sites": [
+    {"path": "$.history.messages.*.output[*].name", "when": {"path": "$.history.messages.*.output[*].type", "in": ["function_call"]}, "kind": "call", "call_id": "$.history.messages.*.output[*].call_id"},
+    {"path": "$.messages[*].output[*].name", "when": {"path": "$.messages[*].output[*].type", "in": ["function_call"]}, "kind": "call", "call_id": "$.messages[*].output[*].call_id"}]},
+  {"table": "chat_message", "column": "output", "key": ["id"], "optional": true, "parent": {"table": "chat", "column": "chat_id"},
+   "sites": [{"path": "$[*].name", "when": {"path": "$[*].type", "in": ["function_call"]}, "kind": "call", "call_id": "$[*].call_id"}]}]}`))
+	require.NoError(t, err)
+	return p
+}
+
+func execScript(t testing.TB, u, path string) { pgtest.ExecFile(t, u, path) }
+
+func execSQL(t testing.TB, u, script string) { pgtest.Exec(t, u, script) }
+
+// openwebuiDB is a new database holding Open WebUI's tables and rows (fixtures/openwebui-schema);
+// it returns its URL with the password.
+func openwebuiDB(t testing.TB) (string, *pgtest.Server) {
+	srv := pgtest.Shared(t)
+	u := srv.WithPassword(srv.DB(t))
+	execScript(t, u, "../../fixtures/openwebui-schema/schema_postgres.psql")
+	execScript(t, u, "../../fixtures/openwebui-schema/rows_postgres.psql")
+	return u, srv
+}
+
+func values(t testing.TB, u, table, column string) map[string]string {
+	return pgtest.Values(t, u, table, "id", column)
+}
+
+// rename is the test's rewrite rule: every site a provider would reject gets '.'→'_', other
+// bytes → "x" (enough to make each edit change bytes).
+func rename(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r == '.':
+			b.WriteByte('_')
+		case r > 0x7f:
+			b.WriteByte('x')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func planEdits(snap *store.Snapshot) []store.Edit {
+	var edits []store.Edit
+	for _, s := range snap.Sites {
+		if n := rename(s.Name); n != s.Name && !s.ReadOnly {
+			edits = append(edits, store.Edit{Site: s, New: n})
+		}
+	}
+	return edits
+}
+
+// expected is what a value becomes with its edits: each token replaced, every other byte kept.
+func expected(old string, edits []store.Edit) string {
+	out := []byte(old)
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := edits[i]
+		tok, _ := json.Marshal(e.New)
+		at := int(e.Site.Loc.Offset)
+		out = append(out[:at:at], append(tok, out[at+len(e.Site.Raw):]...)...)
+	}
+	return string(out)
+}
+
+func applyOpts(t testing.TB, run string) store.ApplyOptions {
+	return store.ApplyOptions{RunID: run, BackupPath: filepath.Join(t.TempDir(), "0001-db")}
+}
+
+// TestScanApplyUndoByteExact: the json columns of Open WebUI's tables are read as the exact
+// text the server stores (", " separators, \uXXXX escapes), each name token is replaced and
+// nothing else (chat.chat and chat_message.output of one chat in one batch), the old text is in
+// sessionfix_backup with the run id, and undo gives every byte back.
+func TestScanApplyUndoByteExact(t *testing.T) {
+	u, _ := openwebuiDB(t)
+	ctx := context.Background()
+	before := map[string]map[string]string{"chat.chat": values(t, u, "chat", "chat"), "chat_message.output": values(t, u, "chat_message", "output")}
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "owui-test", st.ProfileName())
+	assert.Equal(t, store.KindPostgres, snap.Ref.Kind)
+	assert.NotContains(t, snap.Ref.Path, "@127.0.0.1"+":x") // sanity: a URL
+	names := map[string]int{}
+	for _, s := range snap.Sites {
+		names[s.Name]++
+		assert.NotZero(t, s.Loc.RowSum, s.Loc.Row)
+		assert.NotZero(t, s.Loc.RowVersion, s.Loc.Row)
+	}
+	// 4 calls in chat.chat's history and again in its messages list, 4 in chat_message.output.
+	assert.Equal(t, map[string]int{"lit_literature.search_pubmed": 3, "foo.bar_ok_tool": 3, "lit_搜索文献": 3,
+		"0b7f3c2e-9a41-4d8e-b6a5-2f1e8c7d9a10_get_data_for_a_specific_location_and_date_range": 3}, names)
+	for _, s := range snap.Sites {
+		if s.Name == "lit_搜索文献" {
+			assert.Equal(t, `"lit_\u641c\u7d22\u6587\u732e"`, string(s.Raw), "the stored escapes, as json keeps them")
+		}
+	}
+	edits := planEdits(snap)
+	require.Len(t, edits, 9)
+	batches := 0
+	ch, err := st.Apply(ctx, snap, edits, store.ApplyOptions{RunID: "run-1", BackupPath: "/x/runs/run-1/backups/0001-db",
+		BeforeCommit: func(*store.Change) error { batches++; return nil }})
+	require.NoError(t, err)
+	assert.Equal(t, 1, batches, "BeforeCommit once, before the first commit")
+	var info verifyInfo
+	require.NoError(t, json.Unmarshal(ch.Verify, &info))
+	assert.Equal(t, verifyInfo{RunID: "run-1/0001-db", Schema: "public", Table: BackupTable, Rows: 2, Batches: 1}, info,
+		"one chat and its message row: one batch, one transaction")
+
+	after := map[string]map[string]string{"chat.chat": values(t, u, "chat", "chat"), "chat_message.output": values(t, u, "chat_message", "output")}
+	byRow := map[string][]store.Edit{}
+	for _, e := range edits {
+		byRow[e.Site.Loc.Row] = append(byRow[e.Site.Loc.Row], e)
+	}
+	for tc, rows := range before {
+		table, _, _ := strings.Cut(tc, ".")
+		for k, old := range rows {
+			want := old
+			if es := byRow[label(table, "id", k)]; len(es) > 0 {
+				want = expected(old, es)
+				assert.NotEqual(t, old, want)
+			}
+			assert.Equal(t, want, after[tc][k], "%s %s: only the name tokens change", tc, k)
+		}
+	}
+	assert.Contains(t, after["chat.chat"]["7c1f4e2a-5b6d-4e8f-9a0b-1c2d3e4f5a6b"], `"name": "lit_xxxx", "arguments": "{\"q\": \"\u57fa\u56e0\"}"`,
+		"separators and escapes outside the token kept byte for byte")
+
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	var old string
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sessionfix_backup WHERE run_id = 'run-1/0001-db'`).Scan(&n))
+	assert.Equal(t, 2, n)
+	require.NoError(t, db.QueryRow(`SELECT old_text FROM sessionfix_backup WHERE table_name = 'chat'`).Scan(&old))
+	assert.Equal(t, before["chat.chat"]["7c1f4e2a-5b6d-4e8f-9a0b-1c2d3e4f5a6b"], old)
+
+	require.NoError(t, Open(u, Options{}).Restore(ctx, ch, false))
+	for tc, rows := range before {
+		table, col, _ := strings.Cut(tc, ".")
+		assert.Equal(t, rows, values(t, u, table, col), "undo gives every byte back")
+	}
+	require.NoError(t, Open(u, Options{}).Restore(ctx, ch, false), "a second undo has nothing left to do")
+}
+
+// TestJSONBRefused: a jsonb column's names are reported read-only with the reason (jsonb
+// reorders keys and decodes escapes: no byte-exact rewrite), and Apply writes nothing.
+func TestJSONBRefused(t *testing.T) {
+	srv := pgtest.Shared(t)
+	u := srv.WithPassword(srv.DB(t))
+	execSQL(t, u, `CREATE TABLE chat (id text PRIMARY KEY, chat jsonb);
+INSERT INTO chat VALUES ('c1', '{"messages": [{"output": [{"type": "function_call", "name": "a.b", "call_id": "x"}]}], "z": "\u00fc"}');`)
+	var stored string
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.QueryRow(`SELECT chat::text FROM chat`).Scan(&stored))
+	assert.Equal(t, `{"z": "ü", "messages": [{"output": [{"name": "a.b", "type": "function_call", "call_id": "x"}]}]}`, stored,
+		"jsonb keeps no text: keys reordered, escapes decoded")
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+	snap, err := st.Scan(context.Background(), store.ScanOptions{})
+	require.NoError(t, err)
+	require.Len(t, snap.Sites, 1)
+	assert.True(t, snap.Sites[0].ReadOnly)
+	assert.Contains(t, fmt.Sprint(snap.Problems), "chat.chat is jsonb: its names are reported, not rewritten")
+	_, err = st.Apply(context.Background(), snap, []store.Edit{{Site: snap.Sites[0], New: "a_b"}}, applyOpts(t, "r"))
+	require.Error(t, err)
+	var after string
+	require.NoError(t, db.QueryRow(`SELECT chat::text FROM chat`).Scan(&after))
+	assert.Equal(t, stored, after)
+}
+
+// bigChats is a database of n chats, each with one dotted call in chat.chat (json).
+func bigChats(t testing.TB, n int) string {
+	srv := pgtest.Shared(t)
+	u := srv.WithPassword(srv.DB(t))
+	execSQL(t, u, fmt.Sprintf(`CREATE TABLE chat (id text PRIMARY KEY, chat json, updated_at bigint);
+INSERT INTO chat SELECT 'c' || lpad(g::text, 6, '0'), ('{"messages": [{"output": [{"type": "function_call", "id": "fc", "call_id": "k' || g || '", "name": "srv_tool.' || g || '", "status": "completed"}]}], "title": "t ' || g || '"}')::json, g FROM generate_series(1, %d) g;`, n))
+	return u
+}
+
+// TestApplicationWritesDuringApply: an application that read a row before sessionfix committed
+// and writes its copy back afterwards undoes the fix silently; the verify pass after the commit
+// reports that row (exit 4), the other rows keep their fix, nothing is lost (the old text is in
+// sessionfix_backup), and undo refuses that row by name while restoring the others.
+func TestApplicationWritesDuringApply(t *testing.T) {
+	u := bigChats(t, 30)
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	edits := planEdits(snap)
+	require.Len(t, edits, 30)
+	orig := values(t, u, "chat", "chat")
+
+	// The application's copy of c000015, read before the fix.
+	appCopy := orig["c000015"]
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	written := 0
+	ch, err := st.Apply(ctx, snap, edits, store.ApplyOptions{RunID: "run-app", BackupPath: "/r/run-app/backups/0001-db",
+		BeforeCommit: func(*store.Change) error {
+			written++
+			return nil
+		}})
+	// (the application writes right after sessionfix's last commit: simulated by writing
+	// before the verify would be too early, so the test writes now and runs the verify again)
+	_, werr := db.Exec(`UPDATE chat SET chat = $1::json, updated_at = updated_at + 1 WHERE id = 'c000015'`, appCopy)
+	require.NoError(t, werr)
+	require.NoError(t, err)
+	a := &applier{s: st, db: mustConnect(t, st), reads: mustReads(t, st), info: verifyInfo{RunID: "run-app/0001-db"}}
+	over, err := a.verify(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, over.n)
+	assert.Equal(t, "chat id=c000015", over.String())
+
+	now := values(t, u, "chat", "chat")
+	assert.Equal(t, orig["c000015"], now["c000015"], "the application's write won")
+	assert.Contains(t, now["c000016"], `"srv_tool_16"`)
+
+	err = Open(u, Options{}).Restore(ctx, ch, false)
+	var ce *store.ChangedError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.Reason, "1 rows hold another value than the run wrote")
+	assert.Contains(t, ce.Reason, "chat id=c000015")
+	assert.Equal(t, orig, values(t, u, "chat", "chat"), "every other row restored; the refused one is the application's")
+}
+
+// TestVerifyReportsOverwrite: the verify pass of Apply itself reports a row an application
+// overwrote between sessionfix's commit of its batch and the end of the run: the Change is
+// recorded, the error is in use (exit 4) and names the row.
+func TestVerifyReportsOverwrite(t *testing.T) {
+	u := bigChats(t, 20)
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	orig := values(t, u, "chat", "chat")
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	batches := planEdits(snap)
+	first := true
+	ch, err := st.ApplyBatches(ctx, snap, func() ([]store.Edit, error) {
+		switch {
+		case first:
+			first = false
+			return batches[:10], nil
+		case batches != nil:
+			// The first batch committed: the application writes its old copy of c000003 back.
+			_, err := db.Exec(`UPDATE chat SET chat = $1::json WHERE id = 'c000003'`, orig["c000003"])
+			require.NoError(t, err)
+			b := batches[10:]
+			batches = nil
+			return b, nil
+		}
+		return nil, io.EOF
+	}, applyOpts(t, "run-v"))
+	require.NotNil(t, ch)
+	var cerr *fileio.CommittedError
+	require.ErrorAs(t, err, &cerr)
+	assert.ErrorIs(t, err, store.ErrInUse)
+	assert.Contains(t, err.Error(), "1 rows rewritten by this run were overwritten since")
+	assert.Contains(t, err.Error(), "chat id=c000003")
+	assert.Contains(t, strings.Join(ch.Warnings, "\n"), "chat id=c000003")
+}
+
+// TestLockedRowSkipped: a row another transaction holds is skipped after no wait (SKIP
+// LOCKED), named, the store in use (exit 4); the other rows are written.
+func TestLockedRowSkipped(t *testing.T) {
+	u := bigChats(t, 5)
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	defer tx.Rollback()
+	_, err = tx.Exec(`SELECT 1 FROM chat WHERE id = 'c000002' FOR UPDATE`)
+	require.NoError(t, err)
+	ch, err := st.Apply(ctx, snap, planEdits(snap), applyOpts(t, "run-lock"))
+	require.NotNil(t, ch)
+	assert.ErrorIs(t, err, store.ErrInUse)
+	assert.Contains(t, err.Error(), "1 rows locked by another transaction were skipped")
+	assert.Contains(t, err.Error(), "chat id=c000002")
+	require.NoError(t, tx.Rollback())
+	now := values(t, u, "chat", "chat")
+	assert.Contains(t, now["c000002"], `"srv_tool.2"`)
+	assert.Contains(t, now["c000003"], `"srv_tool_3"`)
+}
+
+// TestPasswordNeverInErrors: a password given in the URL never appears in a Ref or an error
+// (a wrong password, an unknown database).
+func TestPasswordNeverInErrors(t *testing.T) {
+	srv := pgtest.Shared(t)
+	const secret = "s3cr3t-Pa55-in-url"
+	bad := strings.Replace(srv.URL, "postgres@", "postgres:"+secret+"@", 1)
+	st := Open(bad, Options{Profiles: []*Profile{testProfile(t)}})
+	assert.NotContains(t, st.Ref().Path, secret)
+	_, err := st.Scan(context.Background(), store.ScanOptions{})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), secret)
+	assert.Contains(t, err.Error(), "127.0.0.1")
+	q := srv.URL + "?password=" + secret
+	_, err = Detect(context.Background(), q, Options{})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), secret)
+	assert.NotContains(t, store.Redact(q), secret)
+}
+
+func mustConnect(t testing.TB, st *Store) *sqlx.DB {
+	db, err := st.connect(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustReads(t testing.TB, st *Store) []*tableRead {
+	db := mustConnect(t, st)
+	sch, err := readSchema(context.Background(), db)
+	require.NoError(t, err)
+	return resolve(st.prof, sch, &store.Snapshot{})
+}
+
+// The kill test's child: scans and applies with batches of 50 rows, recording its Change in
+// the file named by childEnv before its first commit, until the parent kills it.
+const childEnv = "SESSIONFIX_PGTEST_CHILD"
+
+func childApply() {
+	u, out := os.Getenv("CHILD_URL"), os.Getenv(childEnv)
+	prof, _ := sqlite.ParseProfile([]byte(os.Getenv("CHILD_PROFILE")))
+	st := Open(u, Options{Profiles: []*Profile{prof}, BatchRows: 50})
+	ctx := context.Background()
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	edits := planEdits(snap)
+	_, err = st.Apply(ctx, snap, edits, store.ApplyOptions{RunID: "run-kill", BackupPath: "/r/run-kill/backups/0001-db",
+		BeforeCommit: func(ch *store.Change) error {
+			b, _ := json.Marshal(ch)
+			return os.WriteFile(out, b, 0o644)
+		}})
+	fmt.Fprintln(os.Stderr, "finished:", err)
+	os.Exit(3)
+}
+
+// TestKillAfterBatchesThenUndo: a process killed (SIGKILL) after some batches committed leaves
+// whole batches only (every row rewritten has its backup row, every backup row's row holds the
+// run's text; the rest are untouched), and undo from the backup table restores every byte.
+func TestKillAfterBatchesThenUndo(t *testing.T) {
+	const n = 20000
+	u := bigChats(t, n)
+	orig := values(t, u, "chat", "chat")
+	profDoc, _ := json.Marshal(testProfile(t))
+	out := filepath.Join(t.TempDir(), "change.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+out, "CHILD_URL="+u, "CHILD_PROFILE="+string(profDoc))
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	deadline := time.Now().Add(2 * time.Minute)
+	backups := 0
+	for time.Now().Before(deadline) {
+		_ = db.QueryRow(`SELECT count(*) FROM sessionfix_backup`).Scan(&backups)
+		if backups >= 150 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sessionfix_backup`).Scan(&backups))
+	require.GreaterOrEqual(t, backups, 150)
+	require.Less(t, backups, n, "killed before the end (make n larger if this machine is fast)")
+	assert.Zero(t, backups%50, "whole batches of 50 rows only")
+	now := values(t, u, "chat", "chat")
+	var inBackup map[string]bool = map[string]bool{}
+	rows, err := db.Query(`SELECT key_value FROM sessionfix_backup`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var k string
+		require.NoError(t, rows.Scan(&k))
+		inBackup[k] = true
+	}
+	rows.Close()
+	changed := 0
+	for k, v := range now {
+		if v != orig[k] {
+			changed++
+			assert.True(t, inBackup[k], "%s rewritten without its backup row", k)
+		} else {
+			assert.False(t, inBackup[k], "%s has a backup row but is not rewritten", k)
+		}
+	}
+	assert.Equal(t, backups, changed)
+
+	b, err := os.ReadFile(out)
+	require.NoError(t, err, "the child recorded its change before its first commit")
+	var ch store.Change
+	require.NoError(t, json.Unmarshal(b, &ch))
+	require.NoError(t, Open(u, Options{}).Restore(context.Background(), &ch, false))
+	assert.Equal(t, orig, values(t, u, "chat", "chat"))
+}
+
+// TestChatWrittenWhole: both places of one call change together or not at all: when a chat's
+// chat_message row is locked by another transaction, the chat row is held back with it (named),
+// and a later run writes both.
+func TestChatWrittenWhole(t *testing.T) {
+	u, _ := openwebuiDB(t)
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	orig := values(t, u, "chat", "chat")
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	defer tx.Rollback()
+	_, err = tx.Exec(`SELECT 1 FROM chat_message WHERE id = '7c1f4e2a-5b6d-4e8f-9a0b-1c2d3e4f5a6b-msg-asst-1' FOR UPDATE`)
+	require.NoError(t, err)
+	ch, err := st.Apply(ctx, snap, planEdits(snap), applyOpts(t, "run-whole"))
+	assert.Nil(t, ch, "nothing committed")
+	assert.ErrorIs(t, err, store.ErrInUse)
+	assert.Contains(t, err.Error(), "1 rows locked by another transaction were skipped (lock_timeout; not rewritten): chat_message id=7c1f4e2a-5b6d-4e8f-9a0b-1c2d3e4f5a6b-msg-asst-1")
+	assert.Contains(t, err.Error(), "1 rows held back with a row of their chat (parent) that could not be rewritten: chat id=7c1f4e2a-5b6d-4e8f-9a0b-1c2d3e4f5a6b")
+	assert.Equal(t, orig, values(t, u, "chat", "chat"))
+	require.NoError(t, tx.Rollback())
+	ch, err = st.Apply(ctx, snap, planEdits(snap), applyOpts(t, "run-whole-2"))
+	require.NoError(t, err)
+	require.NotNil(t, ch)
+	assert.NotEqual(t, orig, values(t, u, "chat", "chat"))
+}

@@ -1,0 +1,402 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/zeebo/xxh3"
+
+	"github.com/sessionfix/sessionfix/engine/sqlite"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// maxProblemsPerKind caps how many problems of one kind a store reports one by one.
+const maxProblemsPerKind = 20
+
+// tableRead is one table spec resolved against the schema.
+type tableRead struct {
+	idx      int
+	spec     *sqlite.TableSpec
+	tb       *table
+	col      column
+	key      column
+	readOnly bool // sites reported, never rewritten (jsonb, no single key)
+	parent   int  // index of the parent spec's read, -1 for none
+	pcol     column
+	scope    *column
+}
+
+// resolve resolves every table spec of comp's profile against sch; problems go to snap. A spec
+// that cannot be read is nil.
+func resolve(prof *Profile, sch *schema, snap *store.Snapshot) []*tableRead {
+	out := make([]*tableRead, len(prof.Tables))
+	warn := func(sev store.Severity, format string, a ...any) {
+		snap.Problems = append(snap.Problems, store.Problem{Severity: sev, Reason: fmt.Sprintf(format, a...)})
+	}
+	for i := range prof.Tables {
+		spec := &prof.Tables[i]
+		tb := sch.table(spec.Table)
+		if tb == nil {
+			sev, note := store.SevWarning, ""
+			if spec.Optional {
+				sev, note = store.SevInfo, " (older versions of the agent do not have it)"
+			}
+			warn(sev, "table %s is missing%s: its name sites are not read", spec.Table, note)
+			continue
+		}
+		col, ok := tb.column(spec.Column)
+		if !ok {
+			warn(store.SevWarning, "table %s has no column %s (the JSON column): the table is not read", spec.Table, spec.Column)
+			continue
+		}
+		tr := &tableRead{idx: i, spec: spec, tb: tb, col: col, parent: -1}
+		switch col.base {
+		case "json", "text", "varchar", "bpchar":
+		case "jsonb":
+			tr.readOnly = true
+			warn(store.SevWarning, "%s.%s is jsonb: its names are reported, not rewritten (jsonb keeps no text, so a byte-exact rewrite is impossible; sessionfix never changes a column's type)", spec.Table, spec.Column)
+		default:
+			warn(store.SevWarning, "%s.%s is %s, not json or text: the table is not read", spec.Table, spec.Column, col.typ)
+			continue
+		}
+		keys := spec.Key
+		if len(keys) == 0 {
+			keys = tb.pk
+		}
+		switch {
+		case len(keys) == 0:
+			warn(store.SevWarning, "table %s has no primary key and its profile names none: the table is not read (a row could not be found again)", spec.Table)
+			continue
+		case len(keys) > 1:
+			warn(store.SevWarning, "table %s is keyed by %d columns (%s): its names are reported, not rewritten (the PostgreSQL engine finds rows by one key column)", spec.Table, len(keys), strings.Join(keys, ", "))
+			tr.readOnly = true
+		}
+		if tr.key, ok = tb.column(keys[0]); !ok {
+			warn(store.SevWarning, "table %s has no column %s (a key column): the table is not read", spec.Table, keys[0])
+			continue
+		}
+		bad := false
+		for _, w := range spec.Where {
+			if _, ok := tb.column(w.Column); !ok {
+				warn(store.SevWarning, "table %s has no column %s (a where column): the table is not read", spec.Table, w.Column)
+				bad = true
+			}
+		}
+		if bad {
+			continue
+		}
+		if spec.CallScope != "" {
+			if c, ok := tb.column(spec.CallScope); ok {
+				tr.scope = &c
+			} else {
+				warn(store.SevInfo, "table %s has no column %s: call ids are not scoped by it", spec.Table, spec.CallScope)
+			}
+		}
+		if pa := spec.Parent; pa != nil {
+			pc, ok := tb.column(pa.Column)
+			for j := range i {
+				if out[j] != nil && strings.EqualFold(prof.Tables[j].Table, pa.Table) && out[j].parent < 0 {
+					tr.parent = j
+				}
+			}
+			if !ok || tr.parent < 0 {
+				warn(store.SevWarning, "table %s: its parent %s.%s cannot be read: the table is read on its own", spec.Table, pa.Table, pa.Column)
+				tr.parent = -1
+			} else {
+				tr.pcol = pc
+			}
+		}
+		out[i] = tr
+	}
+	return out
+}
+
+// literal quotes s as an SQL string literal (standard_conforming_strings is on: connect).
+func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// where is the SQL of a spec's column conditions (with a leading " AND "), literals inlined.
+func (tr *tableRead) where(alias string) string {
+	if alias != "" {
+		alias += "."
+	}
+	var b strings.Builder
+	for _, w := range tr.spec.Where {
+		c, _ := tr.tb.column(w.Column)
+		switch {
+		case len(w.In) > 0:
+			vals := make([]string, len(w.In))
+			for i, v := range w.In {
+				vals[i] = literal(v)
+			}
+			fmt.Fprintf(&b, " AND %s%s::text IN (%s)", alias, ident(c.name), strings.Join(vals, ", "))
+		default:
+			fmt.Fprintf(&b, " AND left(%s%s::text, %d) = %s", alias, ident(c.name), len([]rune(w.Prefix)), literal(w.Prefix))
+		}
+	}
+	return b.String()
+}
+
+// selectList is what every read of a spec selects: key, value text, xmin, scope.
+func (tr *tableRead) selectList(alias string) string {
+	a := ""
+	if alias != "" {
+		a = alias + "."
+	}
+	s := fmt.Sprintf("%s%s::text, %s%s::text, %sxmin::text::bigint", a, ident(tr.key.name), a, ident(tr.col.name), a)
+	if tr.scope != nil {
+		s += fmt.Sprintf(", %s%s::text", a, ident(tr.scope.name))
+	} else {
+		s += ", NULL::text"
+	}
+	return s
+}
+
+// RowSum is the checksum a site's Loc.RowSum holds of its row's value text: XXH3-64 with the top
+// bit cleared (never 0: a zero sum means "not known").
+func RowSum(val []byte) int64 {
+	v := int64(xxh3.Hash(val) &^ (1 << 63))
+	if v == 0 {
+		v = 1
+	}
+	return v
+}
+
+// label is a row's label: "table key=value", the value quoted (Go syntax) unless plain.
+func label(tableName, keyCol, key string) string {
+	return tableName + " " + keyCol + "=" + keyText(key)
+}
+
+func keyText(k string) string {
+	plain := k != ""
+	for _, c := range k {
+		if c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return k
+	}
+	return strconv.Quote(k)
+}
+
+// parseLabel returns the key value of a label made by label for tableName and keyCol.
+func parseLabel(l, tableName, keyCol string) (string, bool) {
+	rest, ok := strings.CutPrefix(l, tableName+" "+keyCol+"=")
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(rest, `"`) {
+		v, err := strconv.Unquote(rest)
+		return v, err == nil
+	}
+	return rest, !strings.ContainsAny(rest, " \"=\\")
+}
+
+// scanState is one read of the store.
+type scanState struct {
+	s      *Store
+	comp   *sqlite.Compiled
+	snap   *store.Snapshot
+	counts map[string]int
+	batch  []store.Site
+	opt    store.ScanOptions
+}
+
+func (st *scanState) problem(kind string, sev store.Severity, loc store.Loc, reason string) {
+	st.counts[kind]++
+	if st.counts[kind] <= maxProblemsPerKind {
+		st.snap.Problems = append(st.snap.Problems, store.Problem{Loc: loc, Severity: sev, Reason: reason})
+	}
+}
+
+// row finds the sites of one row's value.
+func (st *scanState) row(tr *tableRead, key string, val []byte, xmin int64, scope sql.NullString) {
+	st.snap.Records++
+	if st.opt.Progress != nil {
+		st.opt.Progress(int64(len(val)))
+	}
+	loc := store.Loc{Row: label(tr.spec.Table, tr.key.name, key), RowVersion: xmin, RowSum: RowSum(val)}
+	vo := sqlite.ValueOptions{Loc: loc, Scope: scope.String, Scoped: scope.Valid, ReadOnly: tr.readOnly,
+		Identity: func(id store.Identity) { st.snap.Identities = append(st.snap.Identities, id) }}
+	if why := st.comp.Value(tr.idx, val, vo, func(s store.Site) { st.batch = append(st.batch, s) }); why != "" {
+		kind := "invalid JSON"
+		switch {
+		case strings.HasPrefix(why, "invalid UTF-8"):
+			kind = "invalid UTF-8"
+		case strings.Contains(why, "zstd"):
+			kind = "zstd-compressed payloads"
+		}
+		st.problem(kind, store.SevWarning, store.Loc{Row: loc.Row}, why)
+	}
+}
+
+// readRows reads the rows of q (key, value text, xmin, scope) into the batch; it returns the keys.
+func (st *scanState) readRows(ctx context.Context, tx *sqlx.Tx, tr *tableRead, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var key sql.NullString
+		var val sql.RawBytes
+		var xmin int64
+		var scope sql.NullString
+		if err := rows.Scan(&key, &val, &xmin, &scope); err != nil {
+			return nil, err
+		}
+		if !key.Valid {
+			continue // a NULL key in a table keyed by a profile's column: unreachable again
+		}
+		keys = append(keys, key.String)
+		if val == nil {
+			continue // NULL: no document
+		}
+		st.row(tr, key.String, val, xmin, scope)
+	}
+	return keys, rows.Err()
+}
+
+// Scan reads every table of the store's profile and returns its name sites; see ScanBatches.
+func (s *Store) Scan(ctx context.Context, opt store.ScanOptions) (*store.Snapshot, error) {
+	var all []store.Site
+	snap, err := s.ScanBatches(ctx, opt, func(_ *store.Snapshot, sites []store.Site) error {
+		all = append(all, sites...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	snap.Sites = all
+	return snap, nil
+}
+
+// ScanBatches reads the store in one REPEATABLE READ, READ ONLY transaction and hands the sites
+// to fn after each batch of at most BatchRows rows of a table (with the rows of its child specs
+// that belong to them: TableSpec.Parent), in key order (store.BatchScanner). Missing tables and
+// columns, jsonb columns (read-only), invalid JSON and invalid UTF-8 are problems; it fails
+// only when the server cannot be reached or read, or no profile matches.
+func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(*store.Snapshot, []store.Site) error) (_ *store.Snapshot, err error) {
+	defer func() { err = s.scrub(err) }()
+	db, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	tx, err := db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("begin read transaction on %s: %w", s.ref, err)
+	}
+	defer tx.Rollback()
+	sch, err := readSchema(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.ref, err)
+	}
+	if s.prof == nil {
+		if s.prof = detectProfile(sch, append([]*Profile{s.opt.Profile}, s.opt.Profiles...)...); s.prof == nil {
+			return nil, &NoProfileError{Ref: s.ref, Tables: sch.names}
+		}
+	}
+	comp, err := sqlite.Compile(s.prof)
+	if err != nil {
+		return nil, err
+	}
+	snap := &store.Snapshot{Ref: s.Ref(), Agent: s.prof.Agent}
+	st := &scanState{s: s, comp: comp, snap: snap, counts: map[string]int{}, opt: opt}
+	reads := resolve(s.prof, sch, snap)
+	n := s.opt.batch()
+	flush := func() error {
+		if len(st.batch) == 0 {
+			return nil
+		}
+		b := st.batch
+		st.batch = nil
+		return fn(snap, b)
+	}
+	for _, tr := range reads {
+		if tr == nil || tr.parent >= 0 {
+			continue
+		}
+		var children []*tableRead
+		for _, c := range reads {
+			if c != nil && c.parent == tr.idx {
+				children = append(children, c)
+			}
+		}
+		cur := fmt.Sprintf("sessionfix_scan_%d", tr.idx)
+		q := fmt.Sprintf("DECLARE %s NO SCROLL CURSOR FOR SELECT %s FROM %s WHERE true%s ORDER BY %s",
+			cur, tr.selectList(""), ident(tr.tb.name), tr.where(""), ident(tr.key.name))
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
+		}
+		for {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			keys, err := st.readRows(ctx, tx, tr, fmt.Sprintf("FETCH FORWARD %d FROM %s", n, cur))
+			if err != nil {
+				return nil, fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
+			}
+			for _, c := range children {
+				q := fmt.Sprintf("SELECT %s FROM %s WHERE %s = ANY(($1::text[])::%s[])%s ORDER BY %s, %s",
+					c.selectList(""), ident(c.tb.name), ident(c.pcol.name), c.pcol.typ, c.where(""), ident(c.pcol.name), ident(c.key.name))
+				if _, err := st.readRows(ctx, tx, c, q, keys); err != nil {
+					return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
+				}
+			}
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if len(keys) < n {
+				break
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "CLOSE "+cur); err != nil {
+			return nil, fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
+		}
+		// Rows whose parent is not there (a database without the foreign key): read on their own.
+		for _, c := range children {
+			p := reads[c.parent]
+			cur := fmt.Sprintf("sessionfix_orphans_%d", c.idx)
+			q := fmt.Sprintf("DECLARE %s NO SCROLL CURSOR FOR SELECT %s FROM %s c WHERE NOT EXISTS (SELECT 1 FROM %s p WHERE p.%s::text = c.%s::text)%s ORDER BY c.%s",
+				cur, c.selectList("c"), ident(c.tb.name), ident(p.tb.name), ident(p.key.name), ident(c.pcol.name), c.where("c"), ident(c.key.name))
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
+			}
+			for {
+				keys, err := st.readRows(ctx, tx, c, fmt.Sprintf("FETCH FORWARD %d FROM %s", n, cur))
+				if err != nil {
+					return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
+				}
+				if err := flush(); err != nil {
+					return nil, err
+				}
+				if len(keys) < n {
+					break
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "CLOSE "+cur); err != nil {
+				return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
+			}
+		}
+	}
+	kinds := make([]string, 0, len(st.counts))
+	for k := range st.counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		if c := st.counts[k]; c > maxProblemsPerKind {
+			snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning,
+				Reason: fmt.Sprintf("%d rows with %s in all (the first %d are listed)", c, k, maxProblemsPerKind)})
+		}
+	}
+	return snap, nil
+}
