@@ -227,7 +227,7 @@ func (n *namingState) decide(site *store.Site) naming.Decision {
 		switch {
 		case !valid:
 			d.Class, d.Action, d.Rejected = ClassUnattributed, naming.ActKeep, true
-			d.Note = fmt.Sprintf("Gemini's name rule rejects this name and its raw MCP tool is unknown (no displayName, inventory tool or server key names it); kept: pass --inventory or --discover to repair it")
+			d.Note = "Gemini's name rule rejects this name and its raw MCP tool is unknown (no displayName, inventory tool or server key names it); kept: pass --inventory or --discover to repair it"
 		case strings.Contains(site.Name, "__") && !strings.HasPrefix(site.Name, "mcp_"):
 			d.Class, d.Action = ClassUnattributed, naming.ActKeep
 			d.Note = fmt.Sprintf("a collision name of Gemini CLI 0.32.x or older whose server key is not configured; no tool of %s answers to it; kept: pass --inventory or --discover", n.version)

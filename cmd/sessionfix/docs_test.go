@@ -259,7 +259,7 @@ func upperFirst(s string) string {
 // mdCodeish is a word a reader types or reads as code: a flag, a path, a variable, a glob, a
 // name with underscores, a quoted placeholder. Such a word is written as a code span, so
 // Markdown neither emphasizes its _ and * nor drops its <…> as HTML.
-var mdCodeish = regexp.MustCompile("^(-{1,2}[A-Za-z0-9]|[~$./]|\\[)|[_*<>{}=|\\\\$~]|[A-Za-z0-9]/$|\\.(json|jsonl|db|md|toml|sqlite|csv|html|sarif)\\b")
+var mdCodeish = regexp.MustCompile(`^(-{1,2}[A-Za-z0-9]|[~$./]|\[)|[_*<>{}=|\\$~]|[A-Za-z0-9]/$|\.(json|jsonl|db|md|toml|sqlite|csv|html|sarif)\b`)
 
 // mdInline writes a help text as Markdown inline text: each code-like word (mdCodeish) as a code
 // span, with the punctuation around it outside.

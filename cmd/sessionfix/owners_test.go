@@ -39,6 +39,7 @@ func TestFixRefusesAFileNotYoursOrReadOnly(t *testing.T) {
 	assert.Contains(t, r.err, usage+": error: refused: you (uid ")
 	assert.Contains(t, r.err, "; and it is read-only (mode 0444); its names are kept (--force rewrites it all the same)")
 	assert.Contains(t, r.out, "not rewritten: you (uid ")
+	assert.Equal(t, orig, snapshotTree(t, dir), "a dry run writes nothing")
 
 	// Before the [y/N] question: every refused file is named (here nothing is left to ask).
 	tty := *env

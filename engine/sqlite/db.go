@@ -181,7 +181,7 @@ func openHeldDB(path string, mode openMode, busy time.Duration, pin store.FileID
 // shared journal it would open, fails the connection with a *fileio.NotTheFileError.
 func (h *handle) Connx(ctx context.Context) (*sqlx.Conn, error) {
 	var conn *sqlx.Conn
-	err, refused, got, mode := pinnedOpen(h.pin, func() error {
+	refused, got, mode, err := pinnedOpen(h.pin, func() error {
 		var err error
 		conn, err = h.DB.Connx(ctx)
 		return err

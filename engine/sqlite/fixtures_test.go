@@ -16,13 +16,13 @@ import (
 // on top of (opencode-legacy.sql adds rows to the real opencode dump). A new .sql file under
 // fixtures/ or a testdata/ directory must be listed here (TestSQLFixturesListed).
 var sqlFixtures = map[string][]string{
-	opencodeReal:                           nil,
-	opencodeLegacy:                         {opencodeReal},
-	crushSQL:                               nil,
-	gooseSQL:                               nil,
-	codexState:                             nil,
-	codexHistory:                           nil,
-	"../../agent/opencode/opencodebench/schema.sql": nil,
+	opencodeReal:   nil,
+	opencodeLegacy: {opencodeReal},
+	crushSQL:       nil,
+	gooseSQL:       nil,
+	codexState:     nil,
+	codexHistory:   nil,
+	"../../agent/opencode/opencodebench/schema.sql":                            nil,
 	"../../fixtures/openwebui-schema/dump_sqlite.sql":                          nil,
 	"../../fixtures/kilo-real/kilo-7.0.33.sql":                                 nil,
 	"../../fixtures/kilo-real/kilo-7.7.7-after-import-and-resume.sql":          nil,

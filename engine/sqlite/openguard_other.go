@@ -11,6 +11,6 @@ import (
 var guardErr error
 
 // pinnedOpen runs open: this platform has no guard (no FIFOs, no O_NOFOLLOW).
-func pinnedOpen(_ store.FileID, open func() error) (err error, refused refusal, got store.FileID, mode fs.FileMode) {
-	return open(), 0, store.FileID{}, 0
+func pinnedOpen(_ store.FileID, open func() error) (refused refusal, got store.FileID, mode fs.FileMode, err error) {
+	return 0, store.FileID{}, 0, open()
 }

@@ -151,7 +151,7 @@ func init() {
 // with want: the first regular file SQLite opens there must be want's device and inode. It
 // returns refused when SQLite was refused a file (the database was another file than want, or a
 // FIFO, device or shared journal: the open failed), with what it found.
-func pinnedOpen(want store.FileID, open func() error) (err error, refused refusal, got store.FileID, mode fs.FileMode) {
+func pinnedOpen(want store.FileID, open func() error) (refused refusal, got store.FileID, mode fs.FileMode, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	C.sf_arm(C.ulonglong(want.Dev), C.ulonglong(want.Ino))
@@ -159,7 +159,7 @@ func pinnedOpen(want store.FileID, open func() error) (err error, refused refusa
 	var dev, ino C.ulonglong
 	var m C.uint
 	refused = refusal(C.sf_disarm(&dev, &ino, &m))
-	return err, refused, store.FileID{Dev: uint64(dev), Ino: uint64(ino)}, fileMode(uint32(m))
+	return refused, store.FileID{Dev: uint64(dev), Ino: uint64(ino)}, fileMode(uint32(m)), err
 }
 
 // fileMode is the fs.FileMode of a stat st_mode.
