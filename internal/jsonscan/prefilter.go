@@ -74,6 +74,9 @@ type PrefilterStats struct {
 	Skipped, SkipFailed int64
 	// FastKeys counts the object keys the full lexer read in one step (fastKey).
 	FastKeys int64
+	// FastRecords counts the records the whole-record lexer read (fastrecord.go), and
+	// FastRecordsFailed those it left to the full lexer.
+	FastRecords, FastRecordsFailed int64
 }
 
 // PrefilterStats returns the counts so far.
@@ -170,7 +173,7 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte, clean 
 	if i == n {
 		return true, true, stack
 	}
-	end, _, ok, stack := valueEnd(line, i, needles, maxDepth, stack, clean)
+	end, _, ok, stack := valueEnd(line, i, needles, maxDepth, stack, clean, false)
 	if !ok {
 		return false, false, stack
 	}
@@ -184,13 +187,18 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte, clean 
 // reads a record — the same refusals: a control byte, a "\u" escape, any space but ' ', nesting
 // deeper than maxDepth, a key token holding a needle — and returns the index just past it. When
 // ok is false, at is where it gave up (at most len(line)): the bytes before it were read.
-func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, clean bool) (end, at int, ok bool, _ []byte) {
+// lenient (for values no pattern looks into, where no key matters) also accepts "\u" escapes
+// and, in a chunk that is not clean, '\t' and '\r' between tokens, as the full lexer does.
+func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, clean, lenient bool) (end, at int, ok bool, _ []byte) {
 	stack = stack[:0]
 	n := len(line)
+	sclean := clean || !lenient // ' ' only between tokens
 	skipSpace := func() {
-		for i < n && line[i] == ' ' {
-			i++
-		}
+		i = skipWS(line, i, sclean)
+	}
+	skipStr := skipString
+	if lenient {
+		skipStr = skipStringLenient
 	}
 	for {
 		// a value at line[i]
@@ -200,7 +208,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 		}
 		switch c := line[i]; {
 		case c == '"':
-			j, good := skipString(line, i+1, clean)
+			j, good := skipStr(line, i+1, clean)
 			if !good {
 				return 0, i, false, stack
 			}
@@ -216,7 +224,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 				break
 			}
 			stack = append(stack, '{')
-			if !key(line, &i, needles, clean) {
+			if !key(line, &i, needles, clean, lenient) {
 				return 0, i, false, stack
 			}
 			continue
@@ -271,7 +279,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 				i++
 				if top == '{' {
 					skipSpace()
-					if !key(line, &i, needles, clean) {
+					if !key(line, &i, needles, clean, lenient) {
 						return 0, i, false, stack
 					}
 				}
@@ -289,16 +297,18 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 
 // key consumes `"key" :` at line[*i] (spaces allowed around the colon). It fails, like any
 // doubt, when the key token holds one of the needles: the record then goes to the full lexer.
-func key(line []byte, i *int, needles [][]byte, clean bool) bool {
-	j := *i
-	for j < len(line) && line[j] == ' ' {
-		j++
-	}
+func key(line []byte, i *int, needles [][]byte, clean, lenient bool) bool {
+	sclean := clean || !lenient
+	j := skipWS(line, *i, sclean)
 	if j >= len(line) || line[j] != '"' {
 		return false
 	}
 	start := j
-	j, ok := skipString(line, j+1, clean)
+	skipStr := skipString
+	if lenient {
+		skipStr = skipStringLenient
+	}
+	j, ok := skipStr(line, j+1, clean)
 	if !ok {
 		return false
 	}
@@ -310,9 +320,7 @@ func key(line []byte, i *int, needles [][]byte, clean bool) bool {
 			return false
 		}
 	}
-	for j < len(line) && line[j] == ' ' {
-		j++
-	}
+	j = skipWS(line, j, sclean)
 	if j >= len(line) || line[j] != ':' {
 		return false
 	}

@@ -27,16 +27,21 @@ var (
 )
 
 // scanBoth scans in byte by byte (the careful reference: no prefilter, no classify, no skipped
-// values), with the full lexer's shortcuts, and with the prefilter (whole, and in chunks of
-// chunk bytes), and requires the same records; it returns the prefiltered scan's counts.
-func scanBoth(t testing.TB, in []byte, chunk int) PrefilterStats {
+// values), with every shortcut (the whole-record lexer, and the full lexer's), with the full
+// lexer's shortcuts alone, and with the prefilter before the full lexer (whole, and in chunks
+// of chunk bytes), and requires the same records; it returns the prefiltered scan's counts and
+// those of the scan with every shortcut.
+func scanBoth(t testing.TB, in []byte, chunk int) (pf, fast PrefilterStats) {
 	t.Helper()
 	ref := scanCareful(t, in, chunk)
-	full := scanAll(t, prefilterPatterns, Lines, in, chunk)
-	require.Equal(t, ref, full, "full scan differs from the careful scan (chunk %d)", chunk)
+	var sc *Scanner
+	full := scanAllWith(t, prefilterPatterns, Lines, in, chunk, func(s *Scanner) { sc = s })
+	require.Equal(t, ref, full, "scan with every shortcut differs from the careful scan (chunk %d)", chunk)
+	lexer := scanAllWith(t, prefilterPatterns, Lines, in, chunk, func(s *Scanner) { s.noFastRecord = true })
+	require.Equal(t, ref, lexer, "full lexer without the whole-record lexer differs from the careful scan (chunk %d)", chunk)
 	got, st := scanPrefiltered(t, in, chunk)
 	require.Equal(t, ref, got, "prefiltered scan differs from the careful scan (chunk %d)", chunk)
-	return st
+	return st, sc.PrefilterStats()
 }
 
 func scanCareful(t testing.TB, in []byte, chunk int) []gotRecord {
@@ -49,6 +54,7 @@ func scanPrefiltered(t testing.TB, in []byte, chunk int) ([]gotRecord, Prefilter
 	var sc *Scanner
 	out := scanAllWith(t, prefilterPatterns, Lines, in, chunk, func(s *Scanner) {
 		require.NoError(t, s.SetPrefilter(prefilterNeedles...))
+		s.noFastRecord = true // the prefilter runs where the whole-record lexer is off
 		sc = s
 	})
 	return out, sc.PrefilterStats()
@@ -123,17 +129,20 @@ func TestPrefilterSameRecords(t *testing.T) {
 		}
 	}
 	for _, chunk := range []int{0, 1, 7, 64, 4096} {
-		st := scanBoth(t, []byte(strings.Join(plain, "\n")+"\n"), chunk)
+		st, fast := scanBoth(t, []byte(strings.Join(plain, "\n")+"\n"), chunk)
 		if chunk == 0 {
-			assert.Equal(t, PrefilterStats{Fast: 16, Full: 32, Skipped: 10, SkipFailed: 27, FastKeys: 396}, st, "records of the plain lines through the fast validator / the full lexer; values skipped / skips given up")
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 32, Skipped: 14, SkipFailed: 20, FastKeys: 93}, st, "records of the plain lines through the fast validator / the full lexer; values skipped / skips given up")
+			assert.Equal(t, PrefilterStats{Skipped: 6, SkipFailed: 20, FastKeys: 57, FastRecords: 24, FastRecordsFailed: 24}, fast, "records of the plain lines the whole-record lexer read / gave up; in those given up, values skipped / skips given up")
 		}
 	}
 	in := []byte(strings.Join(lines, "\n") + "\n" + `{"last":"no newline"}`)
 	for _, chunk := range []int{0, 1, 7, 64, 4096} {
-		st := scanBoth(t, in, chunk)
+		st, fast := scanBoth(t, in, chunk)
 		if chunk == 0 {
-			assert.Equal(t, PrefilterStats{Fast: 16, Full: 42, Skipped: 13, SkipFailed: 39, FastKeys: 0}, st,
+			assert.Equal(t, PrefilterStats{Fast: 16, Full: 42, Skipped: 17, SkipFailed: 32, FastKeys: 0}, st,
 				"records through the fast validator / the full lexer; values skipped / skips given up")
+			assert.Equal(t, PrefilterStats{Skipped: 7, SkipFailed: 32, FastRecords: 26, FastRecordsFailed: 32}, fast,
+				"records the whole-record lexer read / gave up; in those given up, values skipped / skips given up")
 		}
 	}
 }
@@ -165,7 +174,7 @@ func TestFastKeySameRecords(t *testing.T) {
 		for _, l := range lines {
 			scanBoth(t, []byte(l+"\n"), chunk)
 		}
-		st := scanBoth(t, []byte(strings.Join(lines, "\n")+"\n"), chunk)
+		st, _ := scanBoth(t, []byte(strings.Join(lines, "\n")+"\n"), chunk)
 		if chunk == 0 {
 			total = st
 		}
@@ -210,8 +219,10 @@ func TestPrefilterFixtures(t *testing.T) {
 				require.Equal(t, ref, scanAll(t, prefilterPatterns, Document, in, chunk), "%s as a document (chunk %d)", f, chunk)
 				docs++
 			}
-			st := scanBoth(t, in, chunk)
+			st, fast := scanBoth(t, in, chunk)
 			if chunk == 0 {
+				total.FastRecords += fast.FastRecords
+				total.FastRecordsFailed += fast.FastRecordsFailed
 				total.Fast += st.Fast
 				total.Full += st.Full
 				total.Skipped += st.Skipped
@@ -224,8 +235,9 @@ func TestPrefilterFixtures(t *testing.T) {
 		}
 	}
 	t.Logf("%d documents × 3 chunkings equal to the careful scan", docs/3)
-	t.Logf("%d fixture files: %d records fast-validated, %d through the full lexer (%d values skipped, %d skips given up, %d keys read in one step), %d captures, all equal to the careful scan",
-		len(files), total.Fast, total.Full, total.Skipped, total.SkipFailed, total.FastKeys, captures)
+	t.Logf("%d fixture files: %d records fast-validated, %d through the full lexer (%d values skipped, %d skips given up, %d keys read in one step); %d records read by the whole-record lexer, %d left to the full lexer; %d captures, all equal to the careful scan",
+		len(files), total.Fast, total.Full, total.Skipped, total.SkipFailed, total.FastKeys, total.FastRecords, total.FastRecordsFailed, captures)
+	assert.Positive(t, total.FastRecords)
 	assert.Positive(t, total.Fast)
 	assert.Positive(t, total.Full)
 	assert.Positive(t, total.FastKeys)
@@ -255,6 +267,10 @@ func FuzzPrefilterAgreesWithFullScan(f *testing.F) {
 		}
 		got, _ := scanPrefiltered(t, in, int(chunk))
 		if !assert.Equal(t, ref, got, "prefiltered vs careful") {
+			t.FailNow()
+		}
+		lexer := scanAllWith(t, prefilterPatterns, Lines, in, int(chunk), func(s *Scanner) { s.noFastRecord = true })
+		if !assert.Equal(t, ref, lexer, "full lexer without the whole-record lexer vs careful") {
 			t.FailNow()
 		}
 	})
@@ -341,7 +357,7 @@ func TestLineEndSearchedOncePerLine(t *testing.T) {
 	line := b.String() + "}\n"
 	in := []byte(line + line)
 	var sc *Scanner
-	got := scanAllWith(t, prefilterPatterns, Lines, in, 0, func(s *Scanner) { sc = s })
+	got := scanAllWith(t, prefilterPatterns, Lines, in, 0, func(s *Scanner) { sc, s.noFastRecord = s, true })
 	require.Len(t, got, 2)
 	assert.Equal(t, scanCareful(t, in, 0), got)
 	assert.Positive(t, sc.pstats.Skipped)

@@ -1,0 +1,262 @@
+package jsonscan
+
+// The whole-record lexer (fastRecord): a JSON Lines record that lies whole in one Write is
+// read in one tight pass over its bytes — strings skipped with the vectorised searches of
+// nextStop, values no pattern reaches into skipped with valueEnd, the pattern nodes followed
+// only along the members that lead somewhere — instead of the byte-at-a-time push states of
+// the full lexer, which must be able to stop and resume anywhere in the input. It finds
+// exactly the captures the full lexer would, in the same order; it hands them out only once
+// the record turned out valid. Anything it does not accept outright (invalid JSON, a key with
+// a backslash where a pattern needs the key, an object whose keys are captured, a captured
+// string longer than the capture limit) makes it give up, and the full lexer reads the record
+// from its first byte as if it had never been tried: the records reported are the same either
+// way (TestPrefilterSameRecords, TestPrefilterFixtures, FuzzPrefilterAgreesWithFullScan).
+
+// fastFrame is an open container of the record fastRecord reads whose node is not nil
+// (containers below a nil node are skipped whole).
+type fastFrame struct {
+	obj   bool
+	node  *node
+	start int64 // absolute offset of the '{' or '['
+	index int   // array: the index of the current element
+	// object: the node of the current member's value and its key's bytes in the line
+	child         *node
+	keyAt, keyEnd int
+}
+
+// fastCap is a capture fastRecord found, handed out when the record ends valid: its token
+// line[at:end] and its path and container starts, s.fpath[lo:hi] and s.fstarts[lo:hi].
+type fastCap struct {
+	pattern int
+	at, end int
+	lo, hi  int
+}
+
+// skipWS returns the index of the first byte of line at or after i that is not whitespace:
+// ' ', and '\t' and '\r' too in a chunk that is not clean (a clean one holds neither).
+func skipWS(line []byte, i int, clean bool) int {
+	for i < len(line) {
+		c := line[i]
+		if c != ' ' && (clean || (c != '\t' && c != '\r')) {
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// fastRecord reads line (one JSON Lines record without its '\n', starting at absolute offset
+// base) and reports whether it is blank and whether it read it: then the record is valid JSON
+// and its captures have been handed out (streamed, or added to s.rec.Captures) exactly as the
+// full lexer would. ok false: nothing was handed out, and the full lexer must read the record.
+func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
+	clean := s.clean
+	n := len(line)
+	i := skipWS(line, 0, clean)
+	if i == n {
+		return true, true
+	}
+	s.fstack, s.fcaps, s.fpath, s.fstarts = s.fstack[:0], s.fcaps[:0], s.fpath[:0], s.fstarts[:0]
+	nd := s.top // the node of the value at line[i]
+	for {
+		i = skipWS(line, i, clean)
+		if i >= n {
+			return false, false
+		}
+		c := line[i]
+		switch {
+		case nd == nil || (c != '"' && c != '{' && c != '['):
+			// No pattern reaches into it (or a number or literal, never captured): skipped.
+			end, _, good, st := valueEnd(line, i, nil, s.maxDepth-len(s.fstack), s.vstack, clean, true)
+			s.vstack = st
+			if !good {
+				return false, false
+			}
+			i = end
+		case c == '"':
+			j, good := skipStringLenient(line, i+1, clean)
+			if !good {
+				return false, false
+			}
+			if nd.capture >= 0 {
+				if j-i > s.maxCap {
+					return false, false // TooLong: the full lexer says so
+				}
+				s.fastCapture(line, nd.capture, i, j)
+			}
+			i = j
+		default: // '{' or '['
+			if len(s.fstack) >= s.maxDepth || (c == '{' && nd.keyCapID >= 0) {
+				return false, false
+			}
+			s.fstack = append(s.fstack, fastFrame{obj: c == '{', node: nd, start: base + int64(i)})
+			f := &s.fstack[len(s.fstack)-1]
+			i = skipWS(line, i+1, clean)
+			if c == '{' {
+				if i < n && line[i] == '}' {
+					i++
+					s.fstack = s.fstack[:len(s.fstack)-1]
+					break
+				}
+				j, good := s.fastMember(line, i, f)
+				if !good {
+					return false, false
+				}
+				i, nd = j, f.child
+				continue
+			}
+			if i < n && line[i] == ']' {
+				i++
+				s.fstack = s.fstack[:len(s.fstack)-1]
+				break
+			}
+			nd = nd.anyElem
+			continue
+		}
+		// After a value: close containers, or go on with the next member or element.
+		for {
+			i = skipWS(line, i, clean)
+			if len(s.fstack) == 0 {
+				if i != n {
+					return false, false // data after the value
+				}
+				s.fastDeliver(line, base)
+				return false, true
+			}
+			if i >= n {
+				return false, false
+			}
+			f := &s.fstack[len(s.fstack)-1]
+			c := line[i]
+			if c == ',' {
+				if f.obj {
+					j, good := s.fastMember(line, skipWS(line, i+1, clean), f)
+					if !good {
+						return false, false
+					}
+					i, nd = j, f.child
+				} else {
+					f.index++
+					i, nd = i+1, f.node.anyElem
+				}
+				break
+			}
+			if (f.obj && c == '}') || (!f.obj && c == ']') {
+				i++
+				s.fstack = s.fstack[:len(s.fstack)-1]
+				continue
+			}
+			return false, false
+		}
+	}
+}
+
+// fastMember reads the key token at line[i], the ':' after it and sets f's child and key; it
+// returns the index after the colon. A key with a backslash in an object whose node wants
+// keys, or longer than the capture limit there, is left to the full lexer (ok false).
+func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
+	if i >= len(line) || line[i] != '"' {
+		return 0, false
+	}
+	start := i + 1
+	want := f.node.wantsKeys()
+	var j int
+	if want {
+		q := -1
+		nl := -1
+		if s.clean {
+			nl = len(line)
+		}
+		k := nextStop(line, start, &q, nl)
+		if k >= len(line) || line[k] != '"' || k+1-i > s.maxCap {
+			return 0, false // a backslash, a control byte, the end of the line or a long key
+		}
+		j = k + 1
+		f.keyAt, f.keyEnd = start, k
+		f.child = f.node.childKey(line[start:k])
+	} else {
+		var good bool
+		if j, good = skipStringLenient(line, start, s.clean); !good {
+			return 0, false
+		}
+		f.child = nil
+	}
+	j = skipWS(line, j, s.clean)
+	if j >= len(line) || line[j] != ':' {
+		return 0, false
+	}
+	return j + 1, true
+}
+
+// fastCapture notes a captured string token line[at:end] with the path of the value being
+// read (as pathInto builds it).
+func (s *Scanner) fastCapture(line []byte, id, at, end int) {
+	lo := len(s.fpath)
+	for k := range s.fstack {
+		f := &s.fstack[k]
+		s.fstarts = append(s.fstarts, f.start)
+		switch {
+		case !f.obj:
+			s.fpath = append(s.fpath, Elem{Index: f.index})
+		case f.child != nil && f.child.label != "":
+			s.fpath = append(s.fpath, Elem{Key: f.child.label, Index: -1}) // a literal edge: no allocation
+		default:
+			s.fpath = append(s.fpath, Elem{Key: string(line[f.keyAt:f.keyEnd]), Index: -1})
+		}
+	}
+	s.fcaps = append(s.fcaps, fastCap{pattern: id, at: at, end: end, lo: lo, hi: len(s.fpath)})
+}
+
+// fastDeliver hands out the captures of a record fastRecord read, as addCapture does.
+func (s *Scanner) fastDeliver(line []byte, base int64) {
+	for _, fc := range s.fcaps {
+		c := Capture{Pattern: fc.pattern, Offset: base + int64(fc.at), Len: int64(fc.end - fc.at), Line: s.line, limit: s.maxCap}
+		if s.onCapture != nil {
+			c.Raw, c.Path, c.Starts = line[fc.at:fc.end], s.fpath[fc.lo:fc.hi], s.fstarts[fc.lo:fc.hi]
+			s.capBuf = c
+			s.onCapture(&s.capBuf)
+			continue
+		}
+		c.Raw = append([]byte(nil), line[fc.at:fc.end]...)
+		c.Path = append(make(Path, 0, fc.hi-fc.lo), s.fpath[fc.lo:fc.hi]...)
+		c.Starts = append(make([]int64, 0, fc.hi-fc.lo), s.fstarts[fc.lo:fc.hi]...)
+		s.rec.Captures = append(s.rec.Captures, c)
+	}
+}
+
+// skipStringLenient is skipString that also accepts "\u" escapes (four hex digits): for
+// values whose text no pattern looks at.
+func skipStringLenient(line []byte, i int, clean bool) (int, bool) {
+	q := -1
+	nl := -1
+	if clean {
+		nl = len(line)
+	}
+	for {
+		i = nextStop(line, i, &q, nl)
+		if i >= len(line) {
+			return 0, false
+		}
+		if line[i] == '"' {
+			return i + 1, true
+		}
+		if line[i] < 0x20 {
+			return 0, false
+		}
+		i++
+		if i >= len(line) {
+			return 0, false
+		}
+		switch line[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if i+4 >= len(line) || !isHex(line[i+1]) || !isHex(line[i+2]) || !isHex(line[i+3]) || !isHex(line[i+4]) {
+				return 0, false
+			}
+			i += 5
+		default:
+			return 0, false
+		}
+	}
+}
