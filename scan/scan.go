@@ -184,190 +184,257 @@ const maxIgnoredListed = 1000
 
 // DiscoverWith is Discover with options.
 func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Found, error) {
-	f := &Found{}
-	seen := map[string]bool{}
-	var excluded []string
+	d := &discovery{ctx: ctx, f: &Found{}, seen: map[string]bool{}, opt: opt}
 	for _, x := range opt.Exclude {
 		if a, err := filepath.Abs(x); err == nil {
-			excluded = append(excluded, a)
+			d.excluded = append(d.excluded, a)
 			if r, err := filepath.EvalSymlinks(a); err == nil && r != a {
-				excluded = append(excluded, r)
+				d.excluded = append(d.excluded, r)
 			}
 		}
 	}
-	isExcluded := func(p string) bool {
-		for _, x := range excluded {
-			if p == x || strings.HasPrefix(p, x+string(filepath.Separator)) {
-				return true
-			}
-		}
-		return false
-	}
+	f := d.f
 	for _, given := range roots {
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
 		if store.IsReference(given) {
-			// A database named by a reference (postgres://…): no file to walk. Its Ref and
-			// every reason hold the reference without its password.
-			red := store.Redact(given)
-			f.Roots = append(f.Roots, Root{Path: red, Abs: red})
-			ri := &f.Roots[len(f.Roots)-1]
-			d := all.DetectReference(ctx, given, opt.Backend)
-			switch {
-			case d.Store != nil:
-				if d.Warning != "" {
-					f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevWarning, Reason: d.Warning})
-				}
-				if !seen[red] {
-					seen[red] = true
-					f.Targets = append(f.Targets, Target{Store: d.Store})
-				}
-			case d.Unreadable != "":
-				ri.Err = errors.New(d.Unreadable)
-				f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevError, Reason: d.Unreadable})
-			case d.Warning != "":
-				f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevWarning, Reason: d.Warning})
-			default:
-				f.Issues = append(f.Issues, Issue{Path: red, Severity: store.SevError, Reason: d.NotStore})
-			}
+			d.reference(given)
 			continue
 		}
-		root := given
-		if a, err := filepath.Abs(root); err == nil {
-			root = a
-		}
-		f.Roots = append(f.Roots, Root{Path: given, Abs: root})
-		ri := &f.Roots[len(f.Roots)-1]
-		// The links on the root's way are resolved here (as root, each must lead only to what
-		// its owner owns: owner.Resolve, issue 30 finding 3); what they lead to is walked.
-		real, err := owner.Resolve(root)
-		var fi os.FileInfo
-		if err == nil {
-			// Lstat: what real names now is what is walked or read (a link swapped in since
-			// is not followed); reported as a stat, as the root named.
-			if fi, err = os.Lstat(real); err != nil {
-				var pe *fs.PathError
-				if errors.As(err, &pe) {
-					pe.Op = "stat"
-				}
-			}
-		}
-		if err != nil {
-			ri.Err = err
-			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
-			continue
-		}
-		ri.Dir = fi.IsDir()
-		if real != root && fi.IsDir() {
-			// A symlinked root directory (~/.agent -> /data/agent): walk its target; a walk
-			// would stop at the link. Links inside the tree stay not followed.
-			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (links inside it are not)"})
-			f.links = append(f.links, link{real: real, lexical: root})
-			ri.LinkTarget, ri.Abs = real, real
-			root = real
-		}
-		if !fi.IsDir() {
-			switch {
-			case !fi.Mode().IsRegular():
-				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"})
-			case isExcluded(real):
-				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "inside sessionfix's state directory: backups are never read as stores"})
-			case !f.addFile(ctx, real, seen, opt):
-				if why := all.KnownFile(real); why != "" {
-					f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevInfo, Reason: why})
-					break
-				}
-				f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: "not a known session, usage, checkpoint or settings store"})
-			}
-			continue
-		}
-		followed := map[string]bool{root: true}
-		var walk fs.WalkDirFunc
-		walk = func(path string, d fs.DirEntry, err error) error {
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
-			}
-			if err != nil {
-				if path == root {
-					ri.Err = err // the root directory itself cannot be listed
-				}
-				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			switch {
-			case d.Type()&fs.ModeSymlink != 0:
-				// An agent home's directory moved to another disk and linked back is the
-				// home's history: walked (once), links inside it are not followed.
-				real, rfi, why, refused, ok := followedLink(path)
-				if refused != nil {
-					// A link the walk would follow, but not as root: an error, so the run
-					// says it left that history out (exit 3), not an info line.
-					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: refused.Error() + " (" + why + "); its stores are not read"})
-					return nil
-				}
-				if ok && !followed[real] {
-					followed[real] = true
-					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link to " + real + ": followed (" + why + "; links inside it are not)"})
-					f.links = append(f.links, link{real: real, lexical: path})
-					if err := walkDir(real, rfi, walk); err != nil {
-						if cerr := ctx.Err(); cerr != nil {
-							return cerr
-						}
-						f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
-					}
-					return nil
-				}
-				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "symbolic link not followed; pass its target to include it"})
-			case d.IsDir():
-				if isExcluded(path) {
-					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "sessionfix's state directory (runs and backups): not read"})
-					return fs.SkipDir
-				}
-				if path != root && skipDir(d.Name()) {
-					return fs.SkipDir
-				}
-			case d.Type().IsRegular():
-				if tempOf := leftoverTemp(path, d.Name()); tempOf != "" {
-					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevWarning,
-						Reason: "left over by an interrupted sessionfix run (a temp copy of " + tempOf + "); the next fix --apply or undo removes it when its run's journal names it, else delete it once no sessionfix run is going on"})
-					return nil
-				}
-				info, err := d.Info()
-				if errors.Is(err, fs.ErrNotExist) {
-					// Removed since the directory was listed (a SQLite -journal deleted at
-					// commit or rolled back by detection, a temp file renamed): not there.
-					return nil
-				}
-				if err != nil {
-					f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevError, Reason: describe(err)})
-					return nil
-				}
-				if f.notOwned(path, info, opt) {
-					return nil
-				}
-				if !f.add(ctx, path, info.Size(), fileio.IDOf(info), seen, false, opt.Backend) {
-					f.Ignored++
-					if len(f.IgnoredPaths) < maxIgnoredListed {
-						f.IgnoredPaths = append(f.IgnoredPaths, path)
-					}
-				}
-			default:
-				f.Issues = append(f.Issues, Issue{Path: path, Severity: store.SevInfo, Reason: "not a regular file (" + d.Type().String() + "): not read"})
-			}
-			return nil
-		}
-		if err := walkDir(root, fi, walk); err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return f, cerr
-			}
-			f.Issues = append(f.Issues, Issue{Path: root, Severity: store.SevError, Reason: describe(err)})
+		if err := d.root(given); err != nil {
+			return f, err
 		}
 	}
 	sort.Slice(f.Targets, func(i, j int) bool { return f.Targets[i].Store.Ref().Path < f.Targets[j].Store.Ref().Path })
+	f.countStores()
+	sort.SliceStable(f.Issues, func(i, j int) bool { return f.Issues[i].Path < f.Issues[j].Path })
+	return f, ctx.Err()
+}
+
+// discovery is one DiscoverWith run: what it found so far, the stores already added (by
+// absolute path), the excluded directories (absolute, and their link targets).
+type discovery struct {
+	ctx      context.Context
+	f        *Found
+	seen     map[string]bool
+	excluded []string
+	opt      DiscoverOptions
+}
+
+// isExcluded says whether p is an excluded directory or under one.
+func (d *discovery) isExcluded(p string) bool {
+	for _, x := range d.excluded {
+		if p == x || strings.HasPrefix(p, x+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// issue records an issue of path.
+func (d *discovery) issue(path string, sev store.Severity, reason string) {
+	d.f.Issues = append(d.f.Issues, Issue{Path: path, Severity: sev, Reason: reason})
+}
+
+// reference adds the database a reference (postgres://…) names: no file to walk. Its Ref and
+// every reason hold the reference without its password.
+func (d *discovery) reference(given string) {
+	f := d.f
+	red := store.Redact(given)
+	f.Roots = append(f.Roots, Root{Path: red, Abs: red})
+	ri := &f.Roots[len(f.Roots)-1]
+	det := all.DetectReference(d.ctx, given, d.opt.Backend)
+	switch {
+	case det.Store != nil:
+		if det.Warning != "" {
+			d.issue(red, store.SevWarning, det.Warning)
+		}
+		if !d.seen[red] {
+			d.seen[red] = true
+			f.Targets = append(f.Targets, Target{Store: det.Store})
+		}
+	case det.Unreadable != "":
+		ri.Err = errors.New(det.Unreadable)
+		d.issue(red, store.SevError, det.Unreadable)
+	case det.Warning != "":
+		d.issue(red, store.SevWarning, det.Warning)
+	default:
+		d.issue(red, store.SevError, det.NotStore)
+	}
+}
+
+// root adds the stores of one root given as a path: a file, or a directory walked. It returns
+// an error only when the context is done.
+func (d *discovery) root(given string) error {
+	f := d.f
+	root := given
+	if a, err := filepath.Abs(root); err == nil {
+		root = a
+	}
+	f.Roots = append(f.Roots, Root{Path: given, Abs: root})
+	ri := &f.Roots[len(f.Roots)-1]
+	// The links on the root's way are resolved here (as root, each must lead only to what
+	// its owner owns: owner.Resolve, issue 30 finding 3); what they lead to is walked.
+	real, err := owner.Resolve(root)
+	var fi os.FileInfo
+	if err == nil {
+		// Lstat: what real names now is what is walked or read (a link swapped in since
+		// is not followed); reported as a stat, as the root named.
+		if fi, err = os.Lstat(real); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				pe.Op = "stat"
+			}
+		}
+	}
+	if err != nil {
+		ri.Err = err
+		d.issue(root, store.SevError, describe(err))
+		return nil
+	}
+	ri.Dir = fi.IsDir()
+	if !fi.IsDir() {
+		d.file(root, real, fi)
+		return nil
+	}
+	if real != root {
+		// A symlinked root directory (~/.agent -> /data/agent): walk its target; a walk
+		// would stop at the link. Links inside the tree stay not followed.
+		d.issue(root, store.SevInfo, "symbolic link to "+real+": followed (links inside it are not)")
+		f.links = append(f.links, link{real: real, lexical: root})
+		ri.LinkTarget, ri.Abs = real, real
+		root = real
+	}
+	w := &walker{d: d, root: root, ri: ri, followed: map[string]bool{root: true}}
+	if err := walkDir(root, fi, w.visit); err != nil {
+		if cerr := d.ctx.Err(); cerr != nil {
+			return cerr
+		}
+		d.issue(root, store.SevError, describe(err))
+	}
+	return nil
+}
+
+// file adds a root that is one file (real: the root with its links resolved), or says why not.
+func (d *discovery) file(root, real string, fi os.FileInfo) {
+	switch {
+	case !fi.Mode().IsRegular():
+		d.issue(root, store.SevError, "not a regular file ("+fi.Mode().Type().String()+")")
+	case d.isExcluded(real):
+		d.issue(root, store.SevError, "inside sessionfix's state directory: backups are never read as stores")
+	case !d.f.addFile(d.ctx, real, d.seen, d.opt):
+		if why := all.KnownFile(real); why != "" {
+			d.issue(root, store.SevInfo, why)
+			return
+		}
+		d.issue(root, store.SevError, "not a known session, usage, checkpoint or settings store")
+	}
+}
+
+// walker walks one root directory: ri is its Root, followed the directories already walked
+// (the root and the targets of links followed).
+type walker struct {
+	d        *discovery
+	root     string
+	ri       *Root
+	followed map[string]bool
+}
+
+// visit is the fs.WalkDirFunc of a root's walk.
+func (w *walker) visit(path string, de fs.DirEntry, err error) error {
+	d := w.d
+	if cerr := d.ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		if path == w.root {
+			w.ri.Err = err // the root directory itself cannot be listed
+		}
+		d.issue(path, store.SevError, describe(err))
+		if de != nil && de.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	switch {
+	case de.Type()&fs.ModeSymlink != 0:
+		return w.link(path)
+	case de.IsDir():
+		if d.isExcluded(path) {
+			d.issue(path, store.SevInfo, "sessionfix's state directory (runs and backups): not read")
+			return fs.SkipDir
+		}
+		if path != w.root && skipDir(de.Name()) {
+			return fs.SkipDir
+		}
+	case de.Type().IsRegular():
+		w.regular(path, de)
+	default:
+		d.issue(path, store.SevInfo, "not a regular file ("+de.Type().String()+"): not read")
+	}
+	return nil
+}
+
+// link handles a symbolic link met in a walk. An agent home's directory moved to another disk
+// and linked back is the home's history: walked (once), links inside it are not followed.
+func (w *walker) link(path string) error {
+	d := w.d
+	real, rfi, why, refused, ok := followedLink(path)
+	if refused != nil {
+		// A link the walk would follow, but not as root: an error, so the run says it left
+		// that history out (exit 3), not an info line.
+		d.issue(path, store.SevError, refused.Error()+" ("+why+"); its stores are not read")
+		return nil
+	}
+	if !ok || w.followed[real] {
+		d.issue(path, store.SevInfo, "symbolic link not followed; pass its target to include it")
+		return nil
+	}
+	w.followed[real] = true
+	d.issue(path, store.SevInfo, "symbolic link to "+real+": followed ("+why+"; links inside it are not)")
+	d.f.links = append(d.f.links, link{real: real, lexical: path})
+	if err := walkDir(real, rfi, w.visit); err != nil {
+		if cerr := d.ctx.Err(); cerr != nil {
+			return cerr
+		}
+		d.issue(path, store.SevError, describe(err))
+	}
+	return nil
+}
+
+// regular adds a regular file met in a walk when it is a store, counts and lists it as
+// ignored when not, and warns of a temp file an interrupted run left.
+func (w *walker) regular(path string, de fs.DirEntry) {
+	d, f := w.d, w.d.f
+	if tempOf := leftoverTemp(path, de.Name()); tempOf != "" {
+		d.issue(path, store.SevWarning, "left over by an interrupted sessionfix run (a temp copy of "+tempOf+"); the next fix --apply or undo removes it when its run's journal names it, else delete it once no sessionfix run is going on")
+		return
+	}
+	info, err := de.Info()
+	if errors.Is(err, fs.ErrNotExist) {
+		// Removed since the directory was listed (a SQLite -journal deleted at commit or
+		// rolled back by detection, a temp file renamed): not there.
+		return
+	}
+	if err != nil {
+		d.issue(path, store.SevError, describe(err))
+		return
+	}
+	if f.notOwned(path, info, d.opt) {
+		return
+	}
+	if !f.add(d.ctx, path, info.Size(), fileio.IDOf(info), d.seen, false, d.opt.Backend) {
+		f.Ignored++
+		if len(f.IgnoredPaths) < maxIgnoredListed {
+			f.IgnoredPaths = append(f.IgnoredPaths, path)
+		}
+	}
+}
+
+// countStores sets each readable root directory's Stores: the targets under it (or under the
+// link it was reached by).
+func (f *Found) countStores() {
 	for i := range f.Roots {
 		ri := &f.Roots[i]
 		if ri.Err != nil || !ri.Dir {
@@ -380,8 +447,6 @@ func DiscoverWith(ctx context.Context, roots []string, opt DiscoverOptions) (*Fo
 			}
 		}
 	}
-	sort.SliceStable(f.Issues, func(i, j int) bool { return f.Issues[i].Path < f.Issues[j].Path })
-	return f, ctx.Err()
 }
 
 // leftoverTemp recognises the temp file a rewrite creates beside a store (renameio:

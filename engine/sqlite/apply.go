@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -153,10 +154,10 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	}()
 	// The backup copy's descriptor of the main file is closed after the database (this defer
 	// runs after db.Close): closing it sooner drops SQLite's locks (openMainFile).
-	var mainFile *os.File
+	var bk backupJob
 	defer func() {
-		if mainFile != nil {
-			mainFile.Close()
+		if bk.mainFile != nil {
+			bk.mainFile.Close()
 		}
 	}()
 	db, err := openDB(s.path, modeRW, busy, s.opt.Pin)
@@ -184,71 +185,23 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	}
 	defer tx.Rollback() // nothing to undo once committed
 
-	// The backup is taken while we hold the write lock: it is exactly what we change. When the
-	// main file holds the whole database it is copied and hashed in one pass (backup.go);
-	// otherwise (a WAL with frames) through the online backup API, then hashed. In WAL mode
-	// the main file does not change until we commit (mainFileIsDatabase: frozen), so the copy
-	// runs beside the row rewrites and the check; backupDone waits for it before anything is
-	// journaled or committed, and on every way out (the backup is removed only after it).
-	var bsum string
+	// The backup is taken while we hold the write lock: it is exactly what we change
+	// (startBackup). It is waited for before anything is journaled or committed, and on every
+	// way out; a failed run stops it early and removes it and the rows file.
 	rowsPath := opt.BackupPath + ".rows.jsonl"
 	keep := false
-	backupDone := func() error { return nil }
 	defer func() {
-		backupDone()
+		if !keep {
+			bk.stop()
+		}
+		bk.wait()
 		if !keep {
 			os.Remove(opt.BackupPath)
 			os.Remove(rowsPath)
 		}
 	}()
-	file, whole, frozen := mainFileIsDatabase(ctx, tx)
-	var frec *fileRecord // the main file's bytes can be put back (filerestore.go)
-	if whole {
-		if mainFile, err = openMainFile(file, db.pin); err != nil {
-			return nil, err
-		}
-		if frec, err = recordFile(mainFile); err != nil {
-			return nil, fmt.Errorf("back up %s: %w", s.path, err)
-		}
-	}
-	switch {
-	case frozen:
-		// The rows file goes beside the backup: the directory is made before either.
-		if err := os.MkdirAll(filepath.Dir(opt.BackupPath), 0o700); err != nil {
-			return nil, fmt.Errorf("create backup directory: %w", err)
-		}
-		bctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		var berr error
-		go func() {
-			defer close(done)
-			bsum, berr = copyBackup(bctx, mainFile, opt.BackupPath, true)
-		}()
-		// The first call waits; a later one (the deferred) returns the same.
-		backupDone = func() error {
-			if ctx.Err() != nil {
-				cancel()
-			}
-			<-done
-			cancel()
-			return berr
-		}
-		defer func() {
-			if !keep {
-				cancel() // a failed run stops the copy early (the deferred backupDone waits)
-			}
-		}()
-	case whole:
-		if bsum, err = copyBackup(ctx, mainFile, opt.BackupPath, false); err != nil {
-			return nil, err
-		}
-	default:
-		if err := onlineBackup(ctx, db, opt.BackupPath, busy); err != nil {
-			return nil, err
-		}
-		if bsum, err = fileio.HashFile(opt.BackupPath); err != nil {
-			return nil, fmt.Errorf("read backup of %s: %w", s.path, err)
-		}
+	if err := s.startBackup(ctx, tx, db, opt.BackupPath, busy, &bk); err != nil {
+		return nil, err
 	}
 	rf, err := os.OpenFile(rowsPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -260,74 +213,8 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 
-	// The rows are re-read and written on the write connection's own handle (rows.go: one
-	// prepared SELECT and one UPDATE per table, values bound in C, no database/sql round trip
-	// per row); inside Raw the transaction is only used through that handle.
 	w := &rowWriter{s: s, ex: ex, guard: guard, sql: make([]*specSQL, len(ex.comp.tables))}
-	nrows, nedits := 0, 0
-	err = conn.Raw(func(dc any) error {
-		c, ok := dc.(*sqlite3.SQLiteConn)
-		if !ok {
-			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
-		}
-		w.conn = c
-		defer w.close()
-		var cur *rowEdits
-		write := func(g *rowEdits) error {
-			line, err := w.rewrite(ctx, g)
-			if err != nil {
-				return err
-			}
-			nrows++
-			nedits += len(g.edits)
-			if err := enc.Encode(line); err != nil {
-				return fmt.Errorf("write change record of %s: %w", s.path, err)
-			}
-			return nil
-		}
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			batch, err := next()
-			if errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return fmt.Errorf("rewrite %s: %w", s.path, err)
-			}
-			i := 0
-			for i < len(batch) {
-				j := i + 1
-				for j < len(batch) && batch[j].Site.Loc.Row == batch[i].Site.Loc.Row {
-					j++
-				}
-				if cur != nil && cur.label == batch[i].Site.Loc.Row {
-					cur.edits = append(cur.edits, batch[i:j]...) // the row went on in this batch
-				} else {
-					if cur != nil {
-						if err := write(cur); err != nil {
-							return err
-						}
-					}
-					if cur, err = ex.group(batch[i:j]); err != nil {
-						return fmt.Errorf("rewrite %s: %w", s.path, err)
-					}
-				}
-				i = j
-			}
-			if cur != nil {
-				// The last row of the batch may go on in the next one: its edits are copied, as
-				// next may reuse the batch.
-				cur.edits = copyEdits(cur.edits)
-			}
-		}
-		if cur != nil {
-			if err := write(cur); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	nrows, nedits, err := w.writeAll(ctx, conn, next, enc)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +227,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	} else if res != "ok" {
 		return nil, fmt.Errorf("rewrite %s: %s after the change says %q; nothing was changed", s.path, check, res)
 	}
-	if err := backupDone(); err != nil {
+	if err := bk.wait(); err != nil {
 		return nil, err
 	}
 	if err := bw.Flush(); err != nil {
@@ -354,6 +241,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	}
 	// Whether another connection commits between our COMMIT and afterCommit's look at the file.
 	var version int64
+	frec := bk.frec
 	if frec != nil {
 		if version, err = dataVersion(ctx, tx); err != nil {
 			return nil, fmt.Errorf("read %s: %w", s.path, err)
@@ -365,7 +253,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if err != nil {
 		return nil, err
 	}
-	before.SHA256 = bsum
+	before.SHA256 = bk.sum
 	ch = &store.Change{Ref: s.Ref(), Backup: opt.BackupPath, Before: before, After: before, Edits: nedits,
 		Verify: v, Warnings: guard.warnings()}
 	if opt.BeforeCommit != nil {
@@ -382,7 +270,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if frec != nil {
 		// The file the run left, for undo to put the original bytes back (the "done" line
 		// records it; a run killed before that is undone row by row).
-		frec.After, frec.NoAfter = afterCommit(ctx, conn, mainFile, version, busy)
+		frec.After, frec.NoAfter = afterCommit(ctx, conn, bk.mainFile, version, busy)
 		if b, err := json.Marshal(vinfo); err == nil {
 			ch.Verify = b
 		}
@@ -391,6 +279,164 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		ch.After = st
 	}
 	return ch, nil
+}
+
+// backupJob is the backup of one ApplyBatches run (startBackup): the main file's descriptor
+// and record when the main file holds the whole database, the backup's SHA-256 (hex) once
+// taken, and, for a copy running beside the row rewrites, how to wait for it and stop it.
+type backupJob struct {
+	mainFile *os.File    // the main file, opened by openMainFile (nil: a WAL with frames)
+	frec     *fileRecord // the main file's bytes can be put back (filerestore.go)
+	sum      string      // the backup's SHA-256, set when the copy is done
+	done     chan struct{}
+	err      error
+	cancel   context.CancelFunc
+	ctx      context.Context
+}
+
+// wait waits for a copy running beside the rewrites (none: it returns nil at once) and
+// returns its error; a later call returns the same. The run's context being done stops the copy.
+func (b *backupJob) wait() error {
+	if b.done == nil {
+		return nil
+	}
+	if b.ctx.Err() != nil {
+		b.cancel()
+	}
+	<-b.done
+	b.cancel()
+	return b.err
+}
+
+// stop stops a copy running beside the rewrites early (a failed run; wait still waits for it).
+func (b *backupJob) stop() {
+	if b.cancel != nil {
+		b.cancel()
+	}
+}
+
+// startBackup takes the backup of the database tx holds the write lock of, into dst. When the
+// main file holds the whole database it is copied and hashed in one pass (backup.go); otherwise
+// (a WAL with frames) through the online backup API, then hashed. In WAL mode the main file
+// does not change until we commit (mainFileIsDatabase: frozen), so the copy runs beside the
+// row rewrites and the check, and the caller waits for it (b.wait) before it journals or
+// commits. b.mainFile, once set, is the caller's to close after the database.
+func (s *Store) startBackup(ctx context.Context, tx *sqlx.Tx, db *handle, dst string, busy time.Duration, b *backupJob) (err error) {
+	file, whole, frozen := mainFileIsDatabase(ctx, tx)
+	if whole {
+		if b.mainFile, err = openMainFile(file, db.pin); err != nil {
+			return err
+		}
+		if b.frec, err = recordFile(b.mainFile); err != nil {
+			return fmt.Errorf("back up %s: %w", s.path, err)
+		}
+	}
+	switch {
+	case frozen:
+		// The rows file goes beside the backup: the directory is made before either.
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return fmt.Errorf("create backup directory: %w", err)
+		}
+		b.ctx = ctx
+		var bctx context.Context
+		bctx, b.cancel = context.WithCancel(ctx)
+		b.done = make(chan struct{})
+		go func() {
+			defer close(b.done)
+			b.sum, b.err = copyBackup(bctx, b.mainFile, dst, true)
+		}()
+	case whole:
+		if b.sum, err = copyBackup(ctx, b.mainFile, dst, false); err != nil {
+			return err
+		}
+	default:
+		if err := onlineBackup(ctx, db, dst, busy); err != nil {
+			return err
+		}
+		if b.sum, err = fileio.HashFile(dst); err != nil {
+			return fmt.Errorf("read backup of %s: %w", s.path, err)
+		}
+	}
+	return nil
+}
+
+// writeAll rewrites every row of the edits next gives, batch by batch until io.EOF, on the
+// write connection's own handle (rows.go: one prepared SELECT and one UPDATE per table, values
+// bound in C, no database/sql round trip per row; inside Raw the transaction is only used
+// through that handle), and writes each row's change record line with enc. The edits of one
+// row come together; a row whose edits go on in the next batch is carried over (copied, as next
+// may reuse its batch). It returns the rows and edits written.
+func (w *rowWriter) writeAll(ctx context.Context, conn *sqlx.Conn, next func() ([]store.Edit, error), enc *json.Encoder) (nrows, nedits int, err error) {
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("unexpected SQLite driver connection %T", dc)
+		}
+		w.conn = c
+		defer w.close()
+		write := func(g *rowEdits) error {
+			line, err := w.rewrite(ctx, g)
+			if err != nil {
+				return err
+			}
+			nrows++
+			nedits += len(g.edits)
+			if err := enc.Encode(line); err != nil {
+				return fmt.Errorf("write change record of %s: %w", w.s.path, err)
+			}
+			return nil
+		}
+		var cur *rowEdits
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			batch, err := next()
+			if errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return fmt.Errorf("rewrite %s: %w", w.s.path, err)
+			}
+			if cur, err = w.group(batch, cur, write); err != nil {
+				return err
+			}
+		}
+		if cur != nil {
+			return write(cur)
+		}
+		return nil
+	})
+	return nrows, nedits, err
+}
+
+// group splits batch into rows (edits of one row are adjacent), writes every row the batch
+// completes with write, and returns the batch's last row, its edits copied: it may go on in
+// the next batch. cur is the previous batch's last row (nil at the start).
+func (w *rowWriter) group(batch []store.Edit, cur *rowEdits, write func(*rowEdits) error) (*rowEdits, error) {
+	var err error
+	for i := 0; i < len(batch); {
+		j := i + 1
+		for j < len(batch) && batch[j].Site.Loc.Row == batch[i].Site.Loc.Row {
+			j++
+		}
+		if cur != nil && cur.label == batch[i].Site.Loc.Row {
+			cur.edits = append(cur.edits, batch[i:j]...) // the row went on in this batch
+		} else {
+			if cur != nil {
+				if err := write(cur); err != nil {
+					return nil, err
+				}
+			}
+			if cur, err = w.ex.group(batch[i:j]); err != nil {
+				return nil, fmt.Errorf("rewrite %s: %w", w.s.path, err)
+			}
+		}
+		i = j
+	}
+	if cur != nil {
+		cur.edits = copyEdits(cur.edits)
+	}
+	return cur, nil
 }
 
 // copyEdits copies edits with their Raw tokens.

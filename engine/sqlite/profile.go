@@ -229,125 +229,168 @@ type binding struct {
 	scope int
 }
 
+// compileProfile checks a profile (its name, agent, detect and files entries, then each
+// table spec) and compiles each table's site paths into one jsonscan pattern set. Errors wrap
+// ErrBadProfile and name the profile, the table and the entry.
 func compileProfile(p *Profile) (*compiled, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %q: %s", ErrBadProfile, p.Name, fmt.Sprintf(format, args...))
 	}
+	if err := checkProfileHead(p, bad); err != nil {
+		return nil, err
+	}
+	c := &compiled{prof: p}
+	for i := range p.Tables {
+		ct, err := compileTable(p, i, bad)
+		if err != nil {
+			return nil, err
+		}
+		c.tables = append(c.tables, ct)
+	}
+	return c, nil
+}
+
+// checkProfileHead checks what a profile says outside its tables: a name, an agent, tables
+// (or a check), detect entries of the form table.column, files entries that are base-name
+// patterns.
+func checkProfileHead(p *Profile, bad func(string, ...any) error) error {
 	if p.Name == "" {
-		return nil, bad("no name")
+		return bad("no name")
 	}
 	if p.Agent == "" {
-		return nil, bad("no agent (the id of the agent that writes the store: it picks the naming scheme)")
+		return bad("no agent (the id of the agent that writes the store: it picks the naming scheme)")
 	}
 	if len(p.Tables) == 0 && p.Check == nil {
-		return nil, bad("no tables")
+		return bad("no tables")
 	}
 	for _, d := range p.Detect {
 		if t, c, ok := strings.Cut(d, "."); !ok || t == "" || c == "" {
-			return nil, bad("detect entry %q is not table.column", d)
+			return bad("detect entry %q is not table.column", d)
 		}
 	}
 	for _, f := range p.Files {
 		if _, err := path.Match(f, ""); err != nil || f == "" || strings.Contains(f, "/") {
-			return nil, bad("files entry %q is not a base-name pattern", f)
+			return bad("files entry %q is not a base-name pattern", f)
 		}
 	}
-	c := &compiled{prof: p}
-	for i := range p.Tables {
-		ts := &p.Tables[i]
-		if ts.Table == "" || ts.Column == "" {
-			return nil, bad("table %d: table and column are required", i)
+	return nil
+}
+
+// compileTable checks table spec i of p (table and column, where conditions, sites, a parent
+// that is an earlier spec without a parent) and compiles its sites.
+func compileTable(p *Profile, i int, bad func(string, ...any) error) (*compiledTable, error) {
+	ts := &p.Tables[i]
+	if ts.Table == "" || ts.Column == "" {
+		return nil, bad("table %d: table and column are required", i)
+	}
+	for _, w := range ts.Where {
+		if w.Column == "" || (len(w.In) == 0 && w.Prefix == "") {
+			return nil, bad("table %s: a where condition needs a column and in or prefix", ts.Table)
 		}
-		for _, w := range ts.Where {
-			if w.Column == "" || (len(w.In) == 0 && w.Prefix == "") {
-				return nil, bad("table %s: a where condition needs a column and in or prefix", ts.Table)
-			}
+	}
+	if len(ts.Sites) == 0 {
+		return nil, bad("table %s: no sites", ts.Table)
+	}
+	if pa := ts.Parent; pa != nil {
+		ok := false
+		for _, e := range p.Tables[:i] {
+			ok = ok || (strings.EqualFold(e.Table, pa.Table) && e.Parent == nil)
 		}
-		if len(ts.Sites) == 0 {
-			return nil, bad("table %s: no sites", ts.Table)
+		if !ok || pa.Column == "" {
+			return nil, bad("table %s: parent needs a column and the table of an earlier spec without a parent", ts.Table)
 		}
-		if pa := ts.Parent; pa != nil {
-			ok := false
-			for _, e := range p.Tables[:i] {
-				ok = ok || (strings.EqualFold(e.Table, pa.Table) && e.Parent == nil)
-			}
-			if !ok || pa.Column == "" {
-				return nil, bad("table %s: parent needs a column and the table of an earlier spec without a parent", ts.Table)
-			}
-		}
-		ct := &compiledTable{spec: ts}
-		var pats []string
-		index := map[string]int{}
-		add := func(path string) (int, []string, error) {
-			pat, steps, err := patternOf(path)
-			if err != nil {
-				return 0, nil, bad("table %s: %v", ts.Table, err)
-			}
-			if id, ok := index[pat]; ok {
-				return id, steps, nil
-			}
-			index[pat] = len(pats)
-			pats = append(pats, pat)
-			return len(pats) - 1, steps, nil
-		}
-		for j := range ts.Sites {
-			ss := &ts.Sites[j]
-			cs := compiledSite{spec: ss, when: binding{pat: -1}, callID: binding{pat: -1}, server: binding{pat: -1}}
-			switch ss.Kind {
-			case "", "column":
-				cs.kind = store.SiteColumn
-			case "call":
-				cs.kind = store.SiteCall
-			case "response":
-				cs.kind = store.SiteResponse
-			case "rule":
-				cs.kind = store.SiteRule
-			default:
-				return nil, bad("table %s: unknown site kind %q (call, response, rule or column)", ts.Table, ss.Kind)
-			}
-			id, steps, err := add(ss.Path)
-			if err != nil {
-				return nil, err
-			}
-			cs.pat = id
-			bind := func(path string) (binding, error) {
-				if path == "" {
-					return binding{pat: -1}, nil
-				}
-				id, hs, err := add(path)
-				if err != nil {
-					return binding{}, err
-				}
-				return binding{pat: id, scope: commonSteps(steps, hs)}, nil
-			}
-			if ss.When != nil {
-				if len(ss.When.In) == 0 {
-					return nil, bad("table %s: site %s: when needs in", ts.Table, ss.Path)
-				}
-				if cs.when, err = bind(ss.When.Path); err != nil {
-					return nil, err
-				}
-				cs.in = map[string]bool{}
-				for _, v := range ss.When.In {
-					cs.in[v] = true
-				}
-			}
-			if cs.callID, err = bind(ss.CallID); err != nil {
-				return nil, err
-			}
-			if cs.server, err = bind(ss.Server); err != nil {
-				return nil, err
-			}
-			ct.sites = append(ct.sites, cs)
-		}
-		pt, err := jsonscan.Compile(pats...)
+	}
+	ct := &compiledTable{spec: ts}
+	ps := &patternSet{index: map[string]int{}, bad: func(err error) error { return bad("table %s: %v", ts.Table, err) }}
+	for j := range ts.Sites {
+		cs, err := compileSite(&ts.Sites[j], ps, func(format string, args ...any) error {
+			return bad("table %s: "+format, append([]any{ts.Table}, args...)...)
+		})
 		if err != nil {
-			return nil, bad("table %s: %v", ts.Table, err)
+			return nil, err
 		}
-		ct.pat, ct.npat = pt, len(pats)
-		c.tables = append(c.tables, ct)
+		ct.sites = append(ct.sites, cs)
 	}
-	return c, nil
+	pt, err := jsonscan.Compile(ps.pats...)
+	if err != nil {
+		return nil, bad("table %s: %v", ts.Table, err)
+	}
+	ct.pat, ct.npat = pt, len(ps.pats)
+	return ct, nil
+}
+
+// patternSet is the jsonscan patterns of one table, each once: a site's path and its helper
+// paths (when, call id, server) share ids.
+type patternSet struct {
+	pats  []string
+	index map[string]int
+	bad   func(error) error // wraps a path's error with the profile and table
+}
+
+// add returns the id of path's pattern (added when new) and its steps.
+func (ps *patternSet) add(path string) (int, []string, error) {
+	pat, steps, err := patternOf(path)
+	if err != nil {
+		return 0, nil, ps.bad(err)
+	}
+	if id, ok := ps.index[pat]; ok {
+		return id, steps, nil
+	}
+	ps.index[pat] = len(ps.pats)
+	ps.pats = append(ps.pats, pat)
+	return len(ps.pats) - 1, steps, nil
+}
+
+// compileSite compiles one site spec: its kind, its path's pattern and the bindings of its
+// helper paths (each with the leading steps it shares with the site's path).
+func compileSite(ss *SiteSpec, ps *patternSet, bad func(string, ...any) error) (compiledSite, error) {
+	cs := compiledSite{spec: ss, when: binding{pat: -1}, callID: binding{pat: -1}, server: binding{pat: -1}}
+	switch ss.Kind {
+	case "", "column":
+		cs.kind = store.SiteColumn
+	case "call":
+		cs.kind = store.SiteCall
+	case "response":
+		cs.kind = store.SiteResponse
+	case "rule":
+		cs.kind = store.SiteRule
+	default:
+		return cs, bad("unknown site kind %q (call, response, rule or column)", ss.Kind)
+	}
+	id, steps, err := ps.add(ss.Path)
+	if err != nil {
+		return cs, err
+	}
+	cs.pat = id
+	bind := func(path string) (binding, error) {
+		if path == "" {
+			return binding{pat: -1}, nil
+		}
+		id, hs, err := ps.add(path)
+		if err != nil {
+			return binding{}, err
+		}
+		return binding{pat: id, scope: commonSteps(steps, hs)}, nil
+	}
+	if ss.When != nil {
+		if len(ss.When.In) == 0 {
+			return cs, bad("site %s: when needs in", ss.Path)
+		}
+		if cs.when, err = bind(ss.When.Path); err != nil {
+			return cs, err
+		}
+		cs.in = map[string]bool{}
+		for _, v := range ss.When.In {
+			cs.in[v] = true
+		}
+	}
+	if cs.callID, err = bind(ss.CallID); err != nil {
+		return cs, err
+	}
+	if cs.server, err = bind(ss.Server); err != nil {
+		return cs, err
+	}
+	return cs, nil
 }
 
 // patternOf turns "$.a[*].b" into the jsonscan pattern "a.[*].b" and its steps.

@@ -97,14 +97,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	stmts, bstmts := newStmtCache(tx), newStmtCache(bconn)
 	defer stmts.close()
 	defer bstmts.close()
-	var changed []string // the first few, and how many
-	nchanged, updated := 0, 0
-	note := func(what string) {
-		nchanged++
-		if len(changed) < 3 {
-			changed = append(changed, what)
-		}
-	}
+	rr := &rowRestorer{path: s.path, backup: ch.Backup, rowsFile: v.RowsFile, force: force, stmts: stmts, bstmts: bstmts}
 	dec := json.NewDecoder(bufio.NewReaderSize(rows, 64<<10))
 	dec.UseNumber()
 	for {
@@ -117,41 +110,9 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 		} else if err != nil {
 			return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
 		}
-		keys, err := decodeKeys(l.Key)
-		if err != nil {
-			return fmt.Errorf("read change record %s: %s: %w", v.RowsFile, l.Row, err)
+		if err := rr.row(ctx, &l); err != nil {
+			return err
 		}
-		where, args := keyWhere(l.KeyCols, keys)
-		btyp, bval, err := readValue(ctx, bstmts, "main", l.Table, l.Column, where, args)
-		if err != nil {
-			return fmt.Errorf("read %s from backup %s: %w", l.Row, ch.Backup, err)
-		}
-		if valueHash(btyp, bval) != l.Before {
-			return fmt.Errorf("backup %s does not hold the original of %s", ch.Backup, l.Row)
-		}
-		typ, val, err := readValue(ctx, stmts, "main", l.Table, l.Column, where, args)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			note(l.Row + " was deleted")
-			continue
-		case err != nil:
-			return fmt.Errorf("read %s of %s: %w", l.Row, s.path, err)
-		}
-		switch valueHash(typ, val) {
-		case l.Before:
-			continue // already the original
-		case l.After:
-		default:
-			note(l.Row + " changed")
-			if !force {
-				continue
-			}
-		}
-		if _, err := stmts.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(l.Table), quoteIdent(l.Column), where),
-			append([]any{bindValue(btyp, bval)}, args...)...); err != nil {
-			return fmt.Errorf("restore %s of %s: %w", l.Row, s.path, err)
-		}
-		updated++
 	}
 	if _, err := io.Copy(io.Discard, rows); err != nil {
 		return fmt.Errorf("read change record %s: %w", v.RowsFile, err)
@@ -159,12 +120,12 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	if hex.EncodeToString(rh.Sum(nil)) != v.RowsSHA256 {
 		return fmt.Errorf("change record %s is damaged", v.RowsFile)
 	}
-	if nchanged > 0 && !force {
+	if rr.nchanged > 0 && !force {
 		more := ""
-		if nchanged > 3 {
-			more = fmt.Sprintf(" and %d more", nchanged-3)
+		if rr.nchanged > 3 {
+			more = fmt.Sprintf(" and %d more", rr.nchanged-3)
 		}
-		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("rows changed: %s%s", strings.Join(changed, ", "), more)}
+		return &store.ChangedError{Path: s.path, Reason: fmt.Sprintf("rows changed: %s%s", strings.Join(rr.changed, ", "), more)}
 	}
 	if res, err := integrityCheck(ctx, tx); err != nil {
 		return fmt.Errorf("check %s: %w", s.path, err)
@@ -174,9 +135,69 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) error
 	if err := commit(tx, s.path, busy); err != nil {
 		return err
 	}
-	if updated > 0 {
+	if rr.updated > 0 {
 		fileio.Note(ctx, rowLevelNote(why))
 	}
+	return nil
+}
+
+// rowRestorer puts back the rows of one Restore, row by row, from the backup database: what
+// it refused (changed: the first few, nchanged: how many) and how many rows it updated.
+type rowRestorer struct {
+	path, backup, rowsFile string
+	force                  bool
+	stmts, bstmts          *stmtCache
+	changed                []string
+	nchanged, updated      int
+}
+
+// note records a row changed or deleted since the run.
+func (r *rowRestorer) note(what string) {
+	r.nchanged++
+	if len(r.changed) < 3 {
+		r.changed = append(r.changed, what)
+	}
+}
+
+// row puts back the original value of one change record line l when the row still holds
+// what the run wrote (or, with force, anything else but the original); a row deleted or
+// changed since is noted. The backup must hold the original the run recorded.
+func (r *rowRestorer) row(ctx context.Context, l *rowLine) error {
+	keys, err := decodeKeys(l.Key)
+	if err != nil {
+		return fmt.Errorf("read change record %s: %s: %w", r.rowsFile, l.Row, err)
+	}
+	where, args := keyWhere(l.KeyCols, keys)
+	btyp, bval, err := readValue(ctx, r.bstmts, "main", l.Table, l.Column, where, args)
+	if err != nil {
+		return fmt.Errorf("read %s from backup %s: %w", l.Row, r.backup, err)
+	}
+	if valueHash(btyp, bval) != l.Before {
+		return fmt.Errorf("backup %s does not hold the original of %s", r.backup, l.Row)
+	}
+	typ, val, err := readValue(ctx, r.stmts, "main", l.Table, l.Column, where, args)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		r.note(l.Row + " was deleted")
+		return nil
+	case err != nil:
+		return fmt.Errorf("read %s of %s: %w", l.Row, r.path, err)
+	}
+	switch valueHash(typ, val) {
+	case l.Before:
+		return nil // already the original
+	case l.After:
+	default:
+		r.note(l.Row + " changed")
+		if !r.force {
+			return nil
+		}
+	}
+	if _, err := r.stmts.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET %s = ? WHERE %s", quoteIdent(l.Table), quoteIdent(l.Column), where),
+		append([]any{bindValue(btyp, bval)}, args...)...); err != nil {
+		return fmt.Errorf("restore %s of %s: %w", l.Row, r.path, err)
+	}
+	r.updated++
 	return nil
 }
 
