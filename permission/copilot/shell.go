@@ -38,86 +38,18 @@ func isNameByte(c byte) bool {
 // performed: a word holding one is marked dynamic. Here-documents and case patterns are not
 // modelled (their lines read as commands).
 func tokenize(t shellText) []command {
+	k := &tokenizer{t: t, s: t.s}
 	s := t.s
-	var out []command
-	var cur command
-	var w *word
-	endWord := func(end int) {
-		if w != nil {
-			w.span.End = end
-			cur.words = append(cur.words, *w)
-			w = nil
-		}
-	}
-	endCmd := func(end int) {
-		endWord(end)
-		if len(cur.words) > 0 {
-			out = append(out, cur)
-		}
-		cur = command{}
-	}
-	start := func(i int) {
-		if w == nil {
-			w = &word{span: Span{Start: t.off[i]}}
-		}
-	}
-	add := func(i int) {
-		w.text += s[i : i+1]
-		w.off = append(w.off, t.off[i])
-	}
-	fileEnd := func(i int) int { // the file offset just past byte i-1
-		if i == 0 {
-			return t.off[0]
-		}
-		return t.off[i-1] + 1
-	}
-	// skipExpansion returns the index after the expansion starting at s[i] == '$' (or '`').
-	skipExpansion := func(i int) int {
-		if s[i] == '`' {
-			j := strings.IndexByte(s[i+1:], '`')
-			if j < 0 {
-				return len(s)
-			}
-			return i + 1 + j + 1
-		}
-		if i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{') {
-			open, close := s[i+1], byte(')')
-			if open == '{' {
-				close = '}'
-			}
-			depth := 0
-			for j := i + 1; j < len(s); j++ {
-				switch s[j] {
-				case open:
-					depth++
-				case close:
-					depth--
-					if depth == 0 {
-						return j + 1
-					}
-				}
-			}
-			return len(s)
-		}
-		j := i + 1
-		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
-			j++
-		}
-		if j == i+1 && j < len(s) {
-			j++ // $@, $1, $?, …
-		}
-		return j
-	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\r':
-			endWord(fileEnd(i))
+			k.endWord(k.fileEnd(i))
 			i++
 		case c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')':
-			endCmd(fileEnd(i))
+			k.endCmd(k.fileEnd(i))
 			i++
-		case c == '#' && w == nil:
+		case c == '#' && k.w == nil:
 			for i < len(s) && s[i] != '\n' {
 				i++
 			}
@@ -126,51 +58,152 @@ func tokenize(t shellText) []command {
 				i += 2 // line continuation
 				continue
 			}
-			start(i)
+			k.start(i)
 			if i+1 < len(s) {
-				add(i + 1)
+				k.add(i + 1)
 			}
 			i += 2
 		case c == '\'':
-			start(i)
-			j := i + 1
-			for j < len(s) && s[j] != '\'' {
-				add(j)
-				j++
-			}
-			i = j + 1
+			i = k.singleQuoted(i)
 		case c == '"':
-			start(i)
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				switch {
-				case s[j] == '\\' && j+1 < len(s) && strings.IndexByte("$`\"\\\n", s[j+1]) >= 0:
-					if s[j+1] != '\n' {
-						add(j + 1)
-					}
-					j += 2
-				case (s[j] == '$' && j+1 < len(s) && isNameByte(s[j+1])) || s[j] == '`':
-					w.dynamic = "it holds " + firstLine(s[j:skipExpansion(j)]) + ", which the shell expands at run time"
-					j = skipExpansion(j)
-				default:
-					add(j)
-					j++
-				}
-			}
-			i = j + 1
+			i = k.doubleQuoted(i)
 		case (c == '$' && i+1 < len(s) && isNameByte(s[i+1])) || c == '`':
-			start(i)
-			e := skipExpansion(i)
-			w.dynamic = "it holds " + firstLine(s[i:e]) + ", which the shell expands at run time"
+			k.start(i)
+			e := skipExpansion(s, i)
+			k.w.dynamic = "it holds " + firstLine(s[i:e]) + ", which the shell expands at run time"
 			i = e
 		default:
-			start(i)
-			add(i)
+			k.start(i)
+			k.add(i)
 			i++
 		}
 	}
-	endCmd(fileEnd(len(s)))
-	return out
+	k.endCmd(k.fileEnd(len(s)))
+	return k.out
+}
+
+// tokenizer is tokenize's state: the commands so far, the command and the word being read.
+type tokenizer struct {
+	t   shellText
+	s   string
+	out []command
+	cur command
+	w   *word
+}
+
+// endWord ends the word being read (if any) at file offset end.
+func (k *tokenizer) endWord(end int) {
+	if k.w != nil {
+		k.w.span.End = end
+		k.cur.words = append(k.cur.words, *k.w)
+		k.w = nil
+	}
+}
+
+// endCmd ends the word and the command being read at file offset end.
+func (k *tokenizer) endCmd(end int) {
+	k.endWord(end)
+	if len(k.cur.words) > 0 {
+		k.out = append(k.out, k.cur)
+	}
+	k.cur = command{}
+}
+
+// start begins a word at byte i unless one is being read.
+func (k *tokenizer) start(i int) {
+	if k.w == nil {
+		k.w = &word{span: Span{Start: k.t.off[i]}}
+	}
+}
+
+// add appends byte i to the word being read.
+func (k *tokenizer) add(i int) {
+	k.w.text += k.s[i : i+1]
+	k.w.off = append(k.w.off, k.t.off[i])
+}
+
+// fileEnd is the file offset just past byte i-1.
+func (k *tokenizer) fileEnd(i int) int {
+	if i == 0 {
+		return k.t.off[0]
+	}
+	return k.t.off[i-1] + 1
+}
+
+// singleQuoted reads the single-quoted text starting at s[i] == '\” and returns the index
+// after its closing quote.
+func (k *tokenizer) singleQuoted(i int) int {
+	k.start(i)
+	j := i + 1
+	for j < len(k.s) && k.s[j] != '\'' {
+		k.add(j)
+		j++
+	}
+	return j + 1
+}
+
+// doubleQuoted reads the double-quoted text starting at s[i] == '"' (a backslash quotes only
+// $ ` " \ and a newline; an expansion marks the word dynamic) and returns the index after its
+// closing quote.
+func (k *tokenizer) doubleQuoted(i int) int {
+	s := k.s
+	k.start(i)
+	j := i + 1
+	for j < len(s) && s[j] != '"' {
+		switch {
+		case s[j] == '\\' && j+1 < len(s) && strings.IndexByte("$`\"\\\n", s[j+1]) >= 0:
+			if s[j+1] != '\n' {
+				k.add(j + 1)
+			}
+			j += 2
+		case (s[j] == '$' && j+1 < len(s) && isNameByte(s[j+1])) || s[j] == '`':
+			k.w.dynamic = "it holds " + firstLine(s[j:skipExpansion(s, j)]) + ", which the shell expands at run time"
+			j = skipExpansion(s, j)
+		default:
+			k.add(j)
+			j++
+		}
+	}
+	return j + 1
+}
+
+// skipExpansion returns the index after the expansion starting at s[i] == '$' (or '`'):
+// `…`, $(…), ${…} (nested), $NAME, or one special character ($@, $1, $?, …).
+func skipExpansion(s string, i int) int {
+	if s[i] == '`' {
+		j := strings.IndexByte(s[i+1:], '`')
+		if j < 0 {
+			return len(s)
+		}
+		return i + 1 + j + 1
+	}
+	if i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{') {
+		open, close := s[i+1], byte(')')
+		if open == '{' {
+			close = '}'
+		}
+		depth := 0
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case open:
+				depth++
+			case close:
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(s)
+	}
+	j := i + 1
+	for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+		j++
+	}
+	if j == i+1 && j < len(s) {
+		j++ // $@, $1, $?, …
+	}
+	return j
 }
 
 func firstLine(s string) string {

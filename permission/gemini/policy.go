@@ -335,114 +335,144 @@ func (f *PolicyFile) schema(feat Features) (reason string, pos Pos, bad bool) {
 	default:
 		return `"rule" is not a list of tables`, filePos, true
 	}
-	isStr := func(v any) bool { _, ok := v.(string); return ok }
-	strOrList := func(v any) bool {
-		if isStr(v) {
-			return true
-		}
-		l, ok := v.([]any)
-		if !ok {
-			return false
-		}
-		for _, x := range l {
-			if !isStr(x) {
-				return false
-			}
-		}
-		return true
-	}
-	optional := func(m map[string]any, key string, ok func(any) bool) bool {
-		v, has := m[key]
-		return !has || ok(v)
-	}
-	isBool := func(v any) bool { _, ok := v.(bool); return ok }
 	for _, r := range f.Rules {
-		m := r.raw
-		field := func(name, msg string) (string, Pos, bool) {
+		if name, msg := ruleSchema(r, feat); name != "" {
 			return fmt.Sprintf("rule #%d, field %q: %s", r.Index+1, name, msg), r.Pos, true
-		}
-		if _, has := m["toolName"]; !has && feat.ToolNameRequired {
-			return field("toolName", "required")
-		}
-		if !optional(m, "toolName", strOrList) {
-			return field("toolName", "must be a string or a list of strings")
-		}
-		for _, k := range []string{"mcpName", "argsPattern", "commandRegex", "subagent", "denyMessage", "deny_message"} {
-			if !optional(m, k, isStr) {
-				return field(k, "must be a string")
-			}
-		}
-		if !optional(m, "commandPrefix", strOrList) {
-			return field("commandPrefix", "must be a string or a list of strings")
-		}
-		d, has := m["decision"]
-		if !has {
-			return field("decision", "required")
-		}
-		if s, ok := d.(string); !ok || (s != "allow" && s != "deny" && s != "ask_user") {
-			return field("decision", `must be "allow", "deny" or "ask_user"`)
-		}
-		p, has := m["priority"]
-		switch pv := p.(type) {
-		case nil:
-			if !has {
-				return field("priority", "priority is required")
-			}
-		case int64:
-			if pv < 0 || pv > 999 {
-				return field("priority", "priority must be >= 0 and <= 999")
-			}
-		case float64:
-			if pv != math.Trunc(pv) {
-				return field("priority", "priority must be an integer")
-			}
-			if pv < 0 || pv > 999 {
-				return field("priority", "priority must be >= 0 and <= 999")
-			}
-			r.Priority = int64(pv)
-		default:
-			return field("priority", "priority must be a number")
-		}
-		if ms, has := m["modes"]; has {
-			l, ok := ms.([]any)
-			if !ok {
-				return field("modes", "must be a list")
-			}
-			for _, x := range l {
-				if s, ok := x.(string); !ok || !slices.Contains(approvalModes, s) {
-					return field("modes", `each mode must be "default", "autoEdit", "yolo" or "plan"`)
-				}
-			}
-		}
-		for _, k := range []string{"interactive", "allowRedirection", "allow_redirection"} {
-			if !optional(m, k, isBool) {
-				return field(k, "must be a boolean")
-			}
-		}
-		if a, has := m["toolAnnotations"]; has {
-			if _, ok := a.(map[string]any); !ok {
-				return field("toolAnnotations", "must be a table")
-			}
 		}
 	}
 	for i, c := range f.checkers {
-		m, ok := c.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("safety_checker #%d is not a table", i+1), filePos, true
-		}
-		if _, has := m["toolName"]; !has && feat.ToolNameRequired {
-			return fmt.Sprintf("safety_checker #%d, field \"toolName\": required", i+1), filePos, true
-		}
-		ck, ok := m["checker"].(map[string]any)
-		if !ok {
-			return fmt.Sprintf("safety_checker #%d, field \"checker\": required", i+1), filePos, true
-		}
-		if ty, _ := ck["type"].(string); ty != "in-process" && ty != "external" {
-			return fmt.Sprintf("safety_checker #%d, field \"checker.type\": must be \"in-process\" or \"external\"", i+1), filePos, true
-		}
-		if !isStr(ck["name"]) {
-			return fmt.Sprintf("safety_checker #%d, field \"checker.name\": required", i+1), filePos, true
+		if msg := checkerSchema(c, feat); msg != "" {
+			return fmt.Sprintf("safety_checker #%d%s", i+1, msg), filePos, true
 		}
 	}
 	return "", Pos{}, false
+}
+
+// isStr, isBool, strOrList and optional are the zod checks PolicyFileSchema uses.
+func isStr(v any) bool  { _, ok := v.(string); return ok }
+func isBool(v any) bool { _, ok := v.(bool); return ok }
+
+// strOrList: a string or a list of strings.
+func strOrList(v any) bool {
+	if isStr(v) {
+		return true
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, x := range l {
+		if !isStr(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// optional: key absent, or its value passes ok.
+func optional(m map[string]any, key string, ok func(any) bool) bool {
+	v, has := m[key]
+	return !has || ok(v)
+}
+
+// ruleSchema is the first field of one [[rule]] table the release's schema rejects, and why
+// ("" when it passes). A whole-number float priority is kept as r.Priority.
+func ruleSchema(r *PolicyRule, feat Features) (field, msg string) {
+	m := r.raw
+	if _, has := m["toolName"]; !has && feat.ToolNameRequired {
+		return "toolName", "required"
+	}
+	if !optional(m, "toolName", strOrList) {
+		return "toolName", "must be a string or a list of strings"
+	}
+	for _, k := range []string{"mcpName", "argsPattern", "commandRegex", "subagent", "denyMessage", "deny_message"} {
+		if !optional(m, k, isStr) {
+			return k, "must be a string"
+		}
+	}
+	if !optional(m, "commandPrefix", strOrList) {
+		return "commandPrefix", "must be a string or a list of strings"
+	}
+	d, has := m["decision"]
+	if !has {
+		return "decision", "required"
+	}
+	if s, ok := d.(string); !ok || (s != "allow" && s != "deny" && s != "ask_user") {
+		return "decision", `must be "allow", "deny" or "ask_user"`
+	}
+	if msg := prioritySchema(r, m); msg != "" {
+		return "priority", msg
+	}
+	if ms, has := m["modes"]; has {
+		l, ok := ms.([]any)
+		if !ok {
+			return "modes", "must be a list"
+		}
+		for _, x := range l {
+			if s, ok := x.(string); !ok || !slices.Contains(approvalModes, s) {
+				return "modes", `each mode must be "default", "autoEdit", "yolo" or "plan"`
+			}
+		}
+	}
+	for _, k := range []string{"interactive", "allowRedirection", "allow_redirection"} {
+		if !optional(m, k, isBool) {
+			return k, "must be a boolean"
+		}
+	}
+	if a, has := m["toolAnnotations"]; has {
+		if _, ok := a.(map[string]any); !ok {
+			return "toolAnnotations", "must be a table"
+		}
+	}
+	return "", ""
+}
+
+// prioritySchema checks a rule's priority (required, an integer from 0 to 999); a float that
+// is a whole number is kept as r.Priority.
+func prioritySchema(r *PolicyRule, m map[string]any) string {
+	p, has := m["priority"]
+	switch pv := p.(type) {
+	case nil:
+		if !has {
+			return "priority is required"
+		}
+	case int64:
+		if pv < 0 || pv > 999 {
+			return "priority must be >= 0 and <= 999"
+		}
+	case float64:
+		if pv != math.Trunc(pv) {
+			return "priority must be an integer"
+		}
+		if pv < 0 || pv > 999 {
+			return "priority must be >= 0 and <= 999"
+		}
+		r.Priority = int64(pv)
+	default:
+		return "priority must be a number"
+	}
+	return ""
+}
+
+// checkerSchema is what the schema rejects in one [[safety_checker]] table, as the text after
+// "safety_checker #N" ("" when it passes).
+func checkerSchema(c any, feat Features) string {
+	m, ok := c.(map[string]any)
+	if !ok {
+		return " is not a table"
+	}
+	if _, has := m["toolName"]; !has && feat.ToolNameRequired {
+		return ", field \"toolName\": required"
+	}
+	ck, ok := m["checker"].(map[string]any)
+	if !ok {
+		return ", field \"checker\": required"
+	}
+	if ty, _ := ck["type"].(string); ty != "in-process" && ty != "external" {
+		return ", field \"checker.type\": must be \"in-process\" or \"external\""
+	}
+	if !isStr(ck["name"]) {
+		return ", field \"checker.name\": required"
+	}
+	return ""
 }
