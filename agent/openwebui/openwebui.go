@@ -30,10 +30,6 @@ import (
 // ID is Open WebUI's agent id (--agent openwebui).
 const ID store.AgentID = "openwebui"
 
-// SentName is the name Open WebUI offers the model for tool of MCP server serverID (and the
-// name it stores for a call of it): the two joined by "_", nothing cleaned, nothing cut.
-func SentName(serverID, tool string) string { return serverID + "_" + tool }
-
 // call is a function_call output item at prefix (a JSON path ending in an output array).
 func call(prefix string) sqlite.SiteSpec {
 	return sqlite.SiteSpec{Path: prefix + "[*].name", When: &sqlite.JSONCond{Path: prefix + "[*].type", In: []string{"function_call"}},

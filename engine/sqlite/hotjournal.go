@@ -38,7 +38,7 @@ func (e *HotJournalError) Unwrap() error { return ErrHotJournal }
 
 // HotJournal reports whether path has a journal that looks hot: <path>-journal exists, is not
 // empty and starts with the journal header magic. Whether it really is hot (no live writer holds
-// the RESERVED lock) only SQLite can tell under its locks; RollBackHotJournal lets it.
+// the RESERVED lock) only SQLite can tell under its locks; rollBackHotJournal lets it.
 func HotJournal(path string) (string, bool) {
 	j := path + "-journal"
 	// Not a link, FIFO or a name of another file (other hard links): SQLite would not take
@@ -59,16 +59,12 @@ func HotJournal(path string) (string, bool) {
 	return j, bytes.Equal(head, journalMagic)
 }
 
-// RollBackHotJournal rolls back the hot journal of the database at path, if it has one, with a
-// read-write connection: SQLite takes the database's locks (waiting up to busy for a live
-// writer), replays the journal's original pages and deletes it — the database is then exactly as
-// it was before the crashed transaction. It reports whether a journal was rolled back; when one
-// is still there afterwards (a live writer holds its lock) it returns an error.
-func RollBackHotJournal(ctx context.Context, path string, busy time.Duration) (bool, error) {
-	return rollBackHotJournal(ctx, path, busy, store.FileID{})
-}
-
-// rollBackHotJournal is RollBackHotJournal for the file pin names (zero: not known; openDB).
+// rollBackHotJournal rolls back the hot journal of the database at path (the file pin names;
+// zero: not known, openDB), if it has one, with a read-write connection: SQLite takes the
+// database's locks (waiting up to busy for a live writer), replays the journal's original pages
+// and deletes it — the database is then exactly as it was before the crashed transaction. It
+// reports whether a journal was rolled back; when one is still there afterwards (a live writer
+// holds its lock) it returns an error.
 func rollBackHotJournal(ctx context.Context, path string, busy time.Duration, pin store.FileID) (bool, error) {
 	j, hot := HotJournal(path)
 	if !hot {

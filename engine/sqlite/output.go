@@ -114,9 +114,6 @@ func OpenOutput(ctx context.Context, path string, busy time.Duration) (*Output, 
 	return o, nil
 }
 
-// Conn is the output's one connection.
-func (o *Output) Conn() *sqlx.Conn { return o.conn }
-
 // Begin starts a write transaction (BEGIN IMMEDIATE), waiting up to the busy timeout for
 // another connection's write lock; a lock held longer is a *store.InUseError.
 func (o *Output) Begin(ctx context.Context) (*sqlx.Tx, error) {

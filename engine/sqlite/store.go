@@ -26,7 +26,7 @@ type Options struct {
 	// Pin is the file discovery found at the store's path (its device and inode; zero: not
 	// known): every connection opens that file or fails (openDB, store.Pinner).
 	Pin store.FileID
-	// RollBack lets Detect and Scan roll back a hot journal (RollBackHotJournal) before they
+	// RollBack lets Detect and Scan roll back a hot journal (rollBackHotJournal) before they
 	// read: fix --apply and undo set it. Without it a database with a hot journal fails with a
 	// *HotJournalError (a read-only connection cannot roll it back).
 	RollBack bool
