@@ -3,6 +3,7 @@ package pipeline
 import (
 	"testing"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
@@ -16,13 +17,13 @@ func TestExitCode(t *testing.T) {
 		want            int
 	}{
 		{"clean", Summary{}, true, true, 0},
-		{"in use wins", Summary{InUse: 1, Failed: true, ApplyErrs: 2}, true, true, ExitInUse},
-		{"failed", Summary{Failed: true}, false, false, ExitPartial},
-		{"apply error applied", Summary{ApplyErrs: 1}, true, false, ExitPartial},
+		{"in use wins", Summary{InUse: 1, Failed: true, ApplyErrs: 2}, true, true, exitcode.InUse},
+		{"failed", Summary{Failed: true}, false, false, exitcode.Partial},
+		{"apply error applied", Summary{ApplyErrs: 1}, true, false, exitcode.Partial},
 		{"apply error not applied", Summary{ApplyErrs: 1}, false, false, 0},
 		{"kept, no fail-on", Summary{Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, false, 0},
-		{"kept, fail-on", Summary{Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, ExitFinding},
-		{"partial wins over finding", Summary{Failed: true, Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, ExitPartial},
+		{"kept, fail-on", Summary{Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, exitcode.Finding},
+		{"partial wins over finding", Summary{Failed: true, Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, exitcode.Partial},
 	} {
 		if got := c.s.ExitCode(c.applied, c.failOn); got != c.want {
 			t.Errorf("%s: ExitCode(%v, %v) = %d, want %d", c.name, c.applied, c.failOn, got, c.want)

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"time"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 )
-
-// ExitDeclined is the exit status of a run whose [y/N] question was answered no: nothing was
-// changed. Not 1: a script must be able to tell "the user said no" from a failure.
-const ExitDeclined = 6
 
 // FixPass is one pass of a fix run over its stores.
 type FixPass int
@@ -90,7 +87,7 @@ type FixHooks struct {
 }
 
 // FixEnd is how a fix run ended: its summary (of the last pass), Code its exit status
-// (Summary.ExitCode, or ExitDeclined) and Declined when the [y/N] question was answered no.
+// (Summary.ExitCode, or exitcode.Declined) and Declined when the [y/N] question was answered no.
 type FixEnd struct {
 	Summary  *Summary
 	Code     int
@@ -166,7 +163,7 @@ func Fix(ctx context.Context, env Env, req FixRequest, h FixHooks) (*FixEnd, err
 			return nil, err
 		}
 		if !ok {
-			return &FixEnd{Summary: p.Summary, Code: ExitDeclined, Declined: true}, nil
+			return &FixEnd{Summary: p.Summary, Code: exitcode.Declined, Declined: true}, nil
 		}
 		if p, err = New(ctx, env, req.Paths, req.Options); err != nil {
 			return nil, err

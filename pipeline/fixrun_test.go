@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
@@ -117,7 +118,7 @@ func TestFixAppliesTheConfirmedPlan(t *testing.T) {
 	assert.True(t, before[filepath.Join("../fixtures/qwen-real/dot-qwen", fixSession)]+line == after[session], "the session changed after the question is not rewritten")
 	assert.Equal(t, 1, asked)
 	assert.Equal(t, []string{"begin 1 reviewed=false", "end 1", "begin 2 reviewed=true", "end 2"}, v.calls)
-	assert.Equal(t, ExitInUse, end.Code)
+	assert.Equal(t, exitcode.InUse, end.Code)
 	assert.False(t, end.Declined)
 	require.Len(t, v.lastEnd.Skipped, 1)
 	assert.Equal(t, session, v.lastEnd.Skipped[0].Path)
@@ -134,7 +135,7 @@ func TestFixDeclined(t *testing.T) {
 	end, err := Fix(context.Background(), fixEnv(t), fixRequest(t, dir, true, false), FixHooks{View: v,
 		Confirm: func(*Summary) (bool, error) { return false, nil }})
 	require.NoError(t, err)
-	assert.Equal(t, &FixEnd{Summary: end.Summary, Code: ExitDeclined, Declined: true}, end)
+	assert.Equal(t, &FixEnd{Summary: end.Summary, Code: exitcode.Declined, Declined: true}, end)
 	assert.Equal(t, []string{"begin 1 reviewed=false", "end 1"}, v.calls)
 	assert.Equal(t, orig, fixTree(t, dir))
 }

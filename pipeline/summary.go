@@ -12,6 +12,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/reports"
@@ -19,10 +20,6 @@ import (
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 )
-
-// ExitFinding is the exit status of a --fail-on finding, named in KeptLine (cmd/sessionfix
-// exits with it).
-const ExitFinding = 5
 
 // Summary is the run-wide summary built store by store (memory: one row per store and one
 // entry per distinct name, never per site).
@@ -340,7 +337,7 @@ func (a *Summary) KeptLine() string {
 		verb = "was"
 	}
 	return fmt.Sprintf("%s a provider rejects %s kept: %s; a session holding them still fails where they are sent back (exit %d with --fail-on kept)",
-		reports.Plural(n, "name"), verb, strings.Join(why, "; "), ExitFinding)
+		reports.Plural(n, "name"), verb, strings.Join(why, "; "), exitcode.Finding)
 }
 
 // keptKey is what KeptLine counts kept names by: the class, and the plan's reason for holding

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -147,8 +148,8 @@ type UndoHooks struct {
 // UndoEnd is how an undo ended. RunID and Dir name the run once its manifest was read.
 // NothingToUndo (no run with changes left) and AlreadyUndone end it before Start; Declined:
 // Confirm said no, nothing was changed. Tally counts the outcomes; Summary is the closing
-// sentence (also of NothingToUndo and AlreadyUndone); Code the exit status (0, ExitPartial,
-// ExitInUse or ExitDeclined).
+// sentence (also of NothingToUndo and AlreadyUndone); Code the exit status (0, exitcode.Partial,
+// exitcode.InUse or exitcode.Declined).
 type UndoEnd struct {
 	RunID, Dir                   string
 	NothingToUndo, AlreadyUndone bool
@@ -162,9 +163,9 @@ type UndoEnd struct {
 // (rewrite.ReadRun, rewrite.CheckRun: a refused run is refused before Start), confirmed,
 // then restored (UndoRun). A run another sessionfix process is using (rewrite.ErrRunInUse:
 // checked before the run is read, and again by UndoRun) is refused before Start with Code
-// ExitInUse. A store left unrestored makes the code ExitInUse when one is in
-// use, else ExitPartial; with all restored, a late in-use error ExitInUse, another late error
-// ExitPartial. The error is the first of finding, reading, checking, Confirm or UndoRun; the
+// exitcode.InUse. A store left unrestored makes the code exitcode.InUse when one is in
+// use, else exitcode.Partial; with all restored, a late in-use error exitcode.InUse, another late error
+// exitcode.Partial. The error is the first of finding, reading, checking, Confirm or UndoRun; the
 // UndoEnd is returned with it once the run is named (with the outcomes so far).
 func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 	end := &UndoEnd{}
@@ -225,7 +226,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		if ok, err := h.Confirm(m); err != nil {
 			return end, err
 		} else if !ok {
-			end.Declined, end.Summary, end.Code = true, "nothing was changed", ExitDeclined
+			end.Declined, end.Summary, end.Code = true, "nothing was changed", exitcode.Declined
 			return end, nil
 		}
 	}
@@ -258,17 +259,17 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 		case t.InUse > 0:
 			end.Summary += " (stop the agent using them and undo the same run again)"
 		}
-		end.Code = ExitPartial
+		end.Code = exitcode.Partial
 		if t.InUse > 0 {
-			end.Code = ExitInUse
+			end.Code = exitcode.InUse
 		}
 		return end, nil
 	}
 	switch {
 	case t.LateInUse > 0:
-		end.Code = ExitInUse
+		end.Code = exitcode.InUse
 	case t.Late > 0:
-		end.Code = ExitPartial
+		end.Code = exitcode.Partial
 	}
 	return end, nil
 }
@@ -297,9 +298,9 @@ func newerRunInUse(stateDir, dir string) error {
 }
 
 // runInUse is the refusal of an undo whose run another sessionfix process is using (a fix
-// --apply still writing it, another undo): Code ExitInUse, nothing restored.
+// --apply still writing it, another undo): Code exitcode.InUse, nothing restored.
 func runInUse(end *UndoEnd, err error) error {
-	end.Code = ExitInUse
+	end.Code = exitcode.InUse
 	return fmt.Errorf("%w (a fix --apply still writing it, or another undo); nothing was restored: undo the same run again once it has ended", err)
 }
 

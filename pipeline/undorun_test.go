@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
@@ -26,9 +27,9 @@ func (u *undoRec) hooks(confirm bool) UndoHooks {
 	}
 }
 
-// Undo of a fix run: a store changed since the run is refused (ExitPartial, the summary says
+// Undo of a fix run: a store changed since the run is refused (exitcode.Partial, the summary says
 // how to force it) and the others restored; declined at the --force question nothing
-// changes (ExitDeclined); --force restores it; then the run is already undone, and --last
+// changes (exitcode.Declined); --force restores it; then the run is already undone, and --last
 // finds nothing left.
 func TestUndo(t *testing.T) {
 	dir := fixHome(t)
@@ -44,7 +45,7 @@ func TestUndo(t *testing.T) {
 	var u undoRec
 	ue, err := Undo(context.Background(), ureq, u.hooks(true))
 	require.NoError(t, err)
-	assert.Equal(t, ExitPartial, ue.Code)
+	assert.Equal(t, exitcode.Partial, ue.Code)
 	assert.Equal(t, 1, u.started)
 	assert.ElementsMatch(t, []string{UndoRestored, UndoRestored, UndoChanged}, u.statuses)
 	assert.Equal(t, UndoTally{Restored: 2, Changed: 1}, ue.Tally)
@@ -55,7 +56,7 @@ func TestUndo(t *testing.T) {
 	u = undoRec{}
 	ue, err = Undo(context.Background(), ureq, u.hooks(false))
 	require.NoError(t, err)
-	assert.Equal(t, &UndoEnd{RunID: ue.RunID, Dir: ue.Dir, Declined: true, Summary: "nothing was changed", Code: ExitDeclined}, ue)
+	assert.Equal(t, &UndoEnd{RunID: ue.RunID, Dir: ue.Dir, Declined: true, Summary: "nothing was changed", Code: exitcode.Declined}, ue)
 	assert.Empty(t, u.statuses)
 	b, err := os.ReadFile(session)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 )
 
@@ -54,7 +55,7 @@ func TestAnotherAgentsOptionIsRefused(t *testing.T) {
 				args = append(args, dir)
 				r := runCLI(t, testEnv(t), "", args...)
 				n++
-				assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.err)
+				assert.Equal(t, exitcode.Usage, r.code, "%v: %s", args, r.err)
 				assert.Equal(t, "sessionfix: --"+x.o.Name+" is a "+strings.Join(pipeline.OptionOwners(x.o.Name), " and ")+" flag; --agent "+string(id)+" does not take it\n", r.err, "%v", args)
 				assert.Contains(t, pipeline.OptionOwners(x.o.Name), owner.Name)
 				assert.Empty(t, r.out, "%v", args)
@@ -74,6 +75,6 @@ func TestOwnAgentsOptionIsTaken(t *testing.T) {
 		{"check", "--provider", "kimi", "--agent", "qwen", "--qwen-version", "0.24.4", t.TempDir()},
 	} {
 		r := runCLI(t, testEnv(t), "", args...)
-		assert.Contains(t, []int{exitOK, exitFinding}, r.code, "%v: %s", args, r.err)
+		assert.Contains(t, []int{exitcode.OK, exitcode.Finding}, r.code, "%v: %s", args, r.err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/pipeline"
 )
@@ -73,7 +74,7 @@ func TestFixAllUsers(t *testing.T) {
 	ownA, ownB := owners(t, a), owners(t, b)
 
 	r := runCLI(t, env, "", "scan", "--all-users")
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "2 homes (--all-users):\n  "+a+" (ann, uid 4242): 4 stores, 35 names to rewrite, 7 kept; "+a+"/.qwen\n  "+b+" (bob, uid 4243): 4 stores, 35 names to rewrite, 7 kept; "+b+"/.qwen\n")
 	assert.Contains(t, r.err, "note: "+pipeline.PasswdFile+": root (/): not a home directory, not covered by --all-users\n")
 	assert.Contains(t, r.err, "nobody (/nonexistent): does not exist, not covered by --all-users\n")
@@ -82,7 +83,7 @@ func TestFixAllUsers(t *testing.T) {
 	assert.Contains(t, r.err, "line 8 is not a user entry")
 
 	r = runCLI(t, env, "", "fix", "--all-users", "--apply", "--yes", "--state-dir", state)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "  "+a+" (ann, uid 4242): 4 stores, 35 names rewritten, 7 kept; "+a+"/.qwen\n")
 	assert.Contains(t, r.out, "  "+b+" (bob, uid 4243): 4 stores, 35 names rewritten, 7 kept; "+b+"/.qwen\n")
 	assert.Contains(t, r.out, "rewrote 70 names in 6 files")
@@ -96,7 +97,7 @@ func TestFixAllUsers(t *testing.T) {
 	assert.NotEqual(t, origB, nowB)
 
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "restored 6 files of run ")
 	assert.Equal(t, origA, snapshotTree(t, a), "undo --last restores ann's home")
 	assert.Equal(t, origB, snapshotTree(t, b), "and bob's")
@@ -105,7 +106,7 @@ func TestFixAllUsers(t *testing.T) {
 
 	// audit: each home its own section.
 	r = runCLI(t, env, "", "audit", "--all-users", "--format", "json")
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "home "+a+" (ann, uid 4242): "+a+"/.qwen\n", r.out)
 	assert.Contains(t, r.err, "home "+b+" (bob, uid 4243): "+b+"/.qwen\n")
 	assert.Contains(t, r.out, `"home": "`+a+`"`)
@@ -120,16 +121,16 @@ func TestFixAllUsers(t *testing.T) {
 	require.NoError(t, os.Symlink(rootQwen, cyQwen))
 	require.NoError(t, os.Lchown(cyQwen, 4244, 4244))
 	r = runCLI(t, env, "", "fix", "--all-users", "--apply", "--yes", "--state-dir", state)
-	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.err)
 	assert.Contains(t, r.err, "symbolic link "+cyQwen+" -> "+rootQwen+" not followed: the link belongs to uid 4244 but what it points to belongs to uid 0 (root)")
 	assert.Equal(t, origRoot, snapshotTree(t, rootQwen), "root's files are untouched")
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	require.NoError(t, os.Remove(cyQwen))
 
 	// With a PATH, and off root: refused, nothing done.
 	r = runCLI(t, env, "", "fix", "--all-users", a)
-	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.err)
 	assert.Contains(t, r.err, "--all-users covers the agents' stores in every user's home: give no PATH with it")
 	saved := owner.Euid
 	owner.Euid = func() int { return 4242 }
@@ -139,7 +140,7 @@ func TestFixAllUsers(t *testing.T) {
 		if cmd != "check" {
 			r = runCLI(t, env, "", cmd, "--all-users")
 		}
-		assert.Equal(t, exitUsage, r.code, cmd+": "+r.err)
+		assert.Equal(t, exitcode.Usage, r.code, cmd+": "+r.err)
 		assert.Contains(t, r.err, "--all-users is for root (it reads, and fix --apply rewrites, every user's home): you are uid 4242", cmd)
 	}
 }

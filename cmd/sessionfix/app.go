@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"io"
 	"os"
@@ -25,68 +26,6 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 )
 
-// Exit codes (one place maps errors to them; each command's help lists the ones it returns).
-// A scheduled job can tell them apart: 0 clean, 5 a policy finding, 3 input it could not read.
-const (
-	exitOK      = 0
-	exitError   = 1
-	exitUsage   = 2
-	exitPartial = pipeline.ExitPartial // some stores or inputs could not be read or written (each is listed)
-	exitInUse   = pipeline.ExitInUse   // a store is in use by another process; nothing was changed in it, or what it appended meanwhile was carried over (fix says which)
-	// exitFinding: a --fail-on condition was met (audit: a lost, refused or gained pair;
-	// fix/scan --fail-on kept: names a provider rejects were kept). The run itself succeeded.
-	exitFinding = pipeline.ExitFinding
-	// exitDeclined: the user answered no at the [y/N] prompt; nothing was changed. Not 1
-	// (exitError): a script or wrapper must be able to tell "the user said no" from a failure.
-	exitDeclined = pipeline.ExitDeclined
-	// exitInterrupted and exitTerminated follow the shell convention 128+signal number:
-	// SIGINT (Ctrl-C) is 2, SIGTERM 15. Whatever was applied before is recorded for undo.
-	exitInterrupted = 130
-	exitTerminated  = 143
-)
-
-// exitMeaning is the EXIT STATUS line of each code; docs/exit-codes.md's table is generated from
-// it and commandExits (docs_test.go).
-var exitMeaning = map[int]string{
-	exitOK:          "success (also when there is nothing to change or undo)",
-	exitError:       "error: nothing could be done (a bad config, inventory or state directory, an unknown run), or the results could not be written to standard output",
-	exitUsage:       "usage error (a bad flag, value or argument); nothing was done",
-	exitPartial:     "partial: some stores or inputs could not be read or rewritten (each is listed); wins over 5",
-	exitInUse:       "refused: a store is in use by another process (changed while being read, or locked)",
-	exitFinding:     "finding: a --fail-on condition matched (%s)",
-	exitDeclined:    "declined: the answer at the [y/N] prompt was no; nothing was changed",
-	exitInterrupted: "interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM); 141 standard output closed (| head went away); what was rewritten is recorded for undo",
-}
-
-// exitStatusHelp is the EXIT STATUS block of a command's help: only the codes it can return.
-// finding says what its --fail-on matches (empty when it has none).
-func exitStatusHelp(finding string, codes ...int) string {
-	var b strings.Builder
-	b.WriteString("EXIT STATUS:")
-	for _, c := range codes {
-		m := exitMeaning[c]
-		if c == exitFinding {
-			m = fmt.Sprintf(m, finding)
-		}
-		fmt.Fprintf(&b, "\n   %-3d  %s", c, m)
-	}
-	return b.String()
-}
-
-// commandExits lists, per command, the exit codes it can return (its help shows exactly these).
-// Every command can be interrupted: run maps a cancelled context to 130/143 whatever it returned.
-var commandExits = map[string]struct {
-	finding string
-	codes   []int
-}{
-	"scan":  {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitInterrupted}},
-	"fix":   {"--fail-on kept: a name a provider rejects was kept", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted}},
-	"undo":  {"", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitDeclined, exitInterrupted}},
-	"runs":  {"", []int{exitOK, exitError, exitUsage, exitInterrupted}},
-	"names": {"", []int{exitOK, exitError, exitUsage, exitPartial, exitInterrupted}},
-	"audit": {"--fail-on lost,refused,gained: such a pair was found", []int{exitOK, exitError, exitUsage, exitPartial, exitFinding, exitInterrupted}},
-}
-
 // signalError is the cancel cause of a run stopped by a signal (main.go): the process exits
 // 128 + the signal number, the shell's convention.
 type signalError struct{ sig syscall.Signal }
@@ -104,13 +43,13 @@ func signalName(s syscall.Signal) string {
 }
 
 // interruptedCode is the exit code of a run whose context was cancelled: 128 + the signal
-// number of its cause, exitInterrupted (Ctrl-C) when the cause is not a signal.
+// number of its cause, exitcode.Interrupted (Ctrl-C) when the cause is not a signal.
 func interruptedCode(ctx context.Context) int {
 	var se *signalError
 	if errors.As(context.Cause(ctx), &se) {
 		return 128 + int(se.sig)
 	}
-	return exitInterrupted
+	return exitcode.Interrupted
 }
 
 // version is set by the build (-ldflags "-X main.version=…").
@@ -183,7 +122,7 @@ func (e *exitErr) Unwrap() error { return e.err }
 
 // usageErrorf is a usage error (exit 2).
 func usageErrorf(format string, args ...any) error {
-	return &exitErr{code: exitUsage, err: fmt.Errorf(format, args...)}
+	return &exitErr{code: exitcode.Usage, err: fmt.Errorf(format, args...)}
 }
 
 // withCode returns an error that exits with code and prints nothing more (the command already
@@ -195,15 +134,15 @@ func exitCode(err error) int {
 	var ee *exitErr
 	switch {
 	case err == nil:
-		return exitOK
+		return exitcode.OK
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, new(*pipeline.UsageError)):
-		return exitUsage
+		return exitcode.Usage
 	case errors.Is(err, store.ErrInUse):
-		return exitInUse
+		return exitcode.InUse
 	default:
-		return exitError
+		return exitcode.Error
 	}
 }
 
@@ -238,8 +177,8 @@ func run(ctx context.Context, args []string, env *Env) int {
 		if err == nil || !strings.Contains(err.Error(), ferr.Error()) {
 			fmt.Fprintf(env.Err, "sessionfix: results not written to standard output: %v\n", ferr)
 		}
-		if code == exitOK {
-			code = exitError
+		if code == exitcode.OK {
+			code = exitcode.Error
 		}
 	}
 	return code
@@ -283,11 +222,11 @@ func runApp(ctx context.Context, args []string, env *Env) (int, error) {
 	args, err := resolveCommand(app, args)
 	if err != nil {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
-		return exitUsage, err
+		return exitcode.Usage, err
 	}
 	if err := checkFlagOrder(app, args); err != nil {
 		fmt.Fprintf(env.Err, "sessionfix: %v\n", err)
-		return exitUsage, err
+		return exitcode.Usage, err
 	}
 	if env.beforeCheck != nil {
 		ctx = fileio.WithBeforeCheck(ctx, env.beforeCheck)
@@ -336,8 +275,7 @@ Without a PATH every command covers every agent whose default place exists, and 
 found and what it looked for; --agent ID limits it to one. Each command's page: docs/commands/; every exit code in detail:
 docs/exit-codes.md.
 
-` + exitStatusHelp("audit --fail-on: a lost, refused or gained pair; scan, fix --fail-on kept: a rejected name was kept",
-			exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitDeclined, exitInterrupted),
+` + exitcode.Help(exitcode.App),
 		Version:         version,
 		Reader:          env.In,
 		Writer:          env.Out,
@@ -362,8 +300,8 @@ docs/exit-codes.md.
 		// No implicit "help"/"h" subcommand: `fix h` is the PATH h (it printed fix's help and
 		// exited 0, fixing nothing). `sessionfix help fix` and `fix --help` are the help.
 		c.HideHelpCommand = true
-		if x, ok := commandExits[c.Name]; ok {
-			c.Description += "\n\n" + exitStatusHelp(x.finding, x.codes...)
+		if x, ok := exitcode.Commands[c.Name]; ok {
+			c.Description += "\n\n" + exitcode.Help(x)
 		}
 	}
 	return app
@@ -375,7 +313,7 @@ docs/exit-codes.md.
 // cmd is the command name ("" for the top level), flags its flags. Exit 2.
 func usageErrorFor(cmd string, flags []cli.Flag) cli.OnUsageErrorFunc {
 	return func(_ *cli.Context, err error, _ bool) error {
-		return &exitErr{code: exitUsage, err: humanFlagError(cmd, flags, err)}
+		return &exitErr{code: exitcode.Usage, err: humanFlagError(cmd, flags, err)}
 	}
 }
 

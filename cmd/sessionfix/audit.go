@@ -17,6 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/engine/sqlite/fleetdb"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
@@ -341,9 +342,9 @@ func runAuditHomes(ctx context.Context, env *Env, opts *auditOptions, in agent.A
 		}
 		switch {
 		case err != nil && ctx.Err() != nil,
-			err != nil && exitCode(err) == exitUsage && (i == 0 || h.label == ""):
+			err != nil && exitCode(err) == exitcode.Usage && (i == 0 || h.label == ""):
 			return auditError(ctx, env, *opts, err)
-		case err != nil && exitCode(err) == exitUsage:
+		case err != nil && exitCode(err) == exitcode.Usage:
 			// Every agent found without --agent (h.label set): the flags were valid for the
 			// first; what one agent cannot take (--discover with no server configured) leaves
 			// that agent unaudited, said, and the run partial (exit 3), not the others undone.
@@ -451,9 +452,9 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 	}
 	switch {
 	case partial:
-		return withCode(exitPartial)
+		return withCode(exitcode.Partial)
 	case hit:
-		return withCode(exitFinding)
+		return withCode(exitcode.Finding)
 	}
 	return nil
 }
@@ -465,7 +466,7 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 func runRuleAudit(ctx context.Context, env *Env, a *agent.Agent, opts *auditOptions, in agent.AuditInput, known **reports.SARIFBaseline) error {
 	res, err := ruleAuditResult(ctx, env, a, opts.AllPairs, in)
 	if err != nil {
-		if exitCode(err) == exitUsage {
+		if exitCode(err) == exitcode.Usage {
 			return err
 		}
 		return auditError(ctx, env, *opts, err)
@@ -516,7 +517,7 @@ func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs boo
 // returned unchanged (its message on standard error, its exit status). Nothing is written for
 // a usage error (exit 2), nor to an --out that names a file the audit was given to read.
 func auditError(ctx context.Context, env *Env, opts auditOptions, err error) error {
-	if (opts.Format != "sarif" && opts.Format != "json") || exitCode(err) == exitUsage {
+	if (opts.Format != "sarif" && opts.Format != "json") || exitCode(err) == exitcode.Usage {
 		return err
 	}
 	if opts.Out != "" && opts.Out != "-" {
@@ -719,9 +720,9 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 	}
 	switch {
 	case f.Partial(): // the findings may be incomplete: broken input wins
-		return withCode(exitPartial)
+		return withCode(exitcode.Partial)
 	case hit:
-		return withCode(exitFinding)
+		return withCode(exitcode.Finding)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/reports/htmltest"
 )
 
@@ -66,7 +67,7 @@ func TestAuditAcceptance(t *testing.T) {
 
 	pairsPath, toolsPath := filepath.Join(out, "pairs.csv"), filepath.Join(out, "tools.csv")
 	r := runCLI(t, env, "", append(fixtureArgs(), "--out", pairsPath, "--tools-out", toolsPath)...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Empty(t, r.out, "reports go to the files")
 	assert.Equal(t, "audit: 18 rules, 12 tools (inventory: file fixtures/qwen-settings/inventory.json), 26 pairs listed: 1 lost, 3 gained, 0 refused\n", r.err)
 
@@ -88,22 +89,22 @@ func TestAuditAcceptance(t *testing.T) {
 		"query_documents_by_semantic_similarity", "mcp__com_example_enterprise-search__query_documents_by__10hvo5y", "no", "match", "lost"})
 
 	r = runCLI(t, env, "", append(fixtureArgs(), "--settings", "./"+fixtureSettings+"/settings.json", "--agents", fixtureSettings+"/workspace/.qwen/agents/")...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Equal(t, string(pairs), r.out, "a settings file or agents directory given twice is read once")
 
 	r = runCLI(t, env, "", append(fixtureArgs(), "--all-pairs")...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Len(t, readCSV(t, []byte(r.out)), 1+18*12, "--all-pairs: every pair, to standard output")
 
 	htmlPath := filepath.Join(out, "audit.html")
 	r = runCLI(t, env, "", append(fixtureArgs(), "--format", "html", "--out", htmlPath)...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	page, err := os.ReadFile(htmlPath)
 	require.NoError(t, err)
 	golden(t, "audit.html", page)
 
 	r = runCLI(t, env, "", append(fixtureArgs(), "--format", "json")...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	golden(t, "audit.json", []byte(r.out))
 	var doc struct {
 		Counts qwen.Counts     `json:"counts"`
@@ -123,7 +124,7 @@ func TestAuditHTMLInBrowser(t *testing.T) {
 	atRepoRoot(t)
 	page := filepath.Join(t.TempDir(), "audit.html")
 	r := runCLI(t, testEnv(t), "", append(fixtureArgs(), "--format", "html", "--out", page)...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 
 	dom := htmltest.DumpDOM(t, bin, htmltest.FileURL(t, page, ""))
 	for _, c := range []string{
@@ -187,17 +188,17 @@ func TestAuditExitCodes(t *testing.T) {
 	}{
 		// A finding has its own code (5), apart from input that could not be read (3), which
 		// wins when both happen: the findings may be incomplete (issue 8 item 9).
-		{"fail-on lost hits", []string{"--fail-on", "lost"}, exitFinding, "audit: --fail-on lost: 1 pair lost\n"},
-		{"fail-on subset, comma list", []string{"--fail-on", "refused,gained"}, exitFinding, "audit: --fail-on gained: 3 pairs gained\n"},
-		{"unreadable input wins over a finding", []string{"--agents", "no-such-agents-dir", "--fail-on", "lost"}, exitPartial, "audit: --fail-on lost: 1 pair lost\n"},
-		{"fail-on refused does not hit", []string{"--fail-on", "refused"}, exitOK, ""},
-		{"bad fail-on", []string{"--fail-on", "lost,broken"}, exitUsage, `--fail-on takes lost, refused and gained, not "broken"`},
-		{"bad format", []string{"--format", "xml"}, exitUsage, `--format must be csv, html, json or sarif, not "xml"`},
-		{"bad mode", []string{"--mode", "auto"}, exitUsage, "--mode must be one of default, yolo, auto-edit, plan"},
-		{"both outputs to stdout", []string{"--tools-out", "-"}, exitUsage, "cannot both be standard output"},
-		{"inventory and discover", []string{"--discover"}, exitUsage, "--inventory and --discover exclude each other"},
-		{"unknown subagent", []string{"--subagent", "nobody"}, exitUsage, `--subagent "nobody": no such subagent`},
-		{"a file as PATH", []string{fixtureSettings + "/inventory.json"}, exitUsage, "inventory.json: not a directory (give a settings file with --settings)"},
+		{"fail-on lost hits", []string{"--fail-on", "lost"}, exitcode.Finding, "audit: --fail-on lost: 1 pair lost\n"},
+		{"fail-on subset, comma list", []string{"--fail-on", "refused,gained"}, exitcode.Finding, "audit: --fail-on gained: 3 pairs gained\n"},
+		{"unreadable input wins over a finding", []string{"--agents", "no-such-agents-dir", "--fail-on", "lost"}, exitcode.Partial, "audit: --fail-on lost: 1 pair lost\n"},
+		{"fail-on refused does not hit", []string{"--fail-on", "refused"}, exitcode.OK, ""},
+		{"bad fail-on", []string{"--fail-on", "lost,broken"}, exitcode.Usage, `--fail-on takes lost, refused and gained, not "broken"`},
+		{"bad format", []string{"--format", "xml"}, exitcode.Usage, `--format must be csv, html, json or sarif, not "xml"`},
+		{"bad mode", []string{"--mode", "auto"}, exitcode.Usage, "--mode must be one of default, yolo, auto-edit, plan"},
+		{"both outputs to stdout", []string{"--tools-out", "-"}, exitcode.Usage, "cannot both be standard output"},
+		{"inventory and discover", []string{"--discover"}, exitcode.Usage, "--inventory and --discover exclude each other"},
+		{"unknown subagent", []string{"--subagent", "nobody"}, exitcode.Usage, `--subagent "nobody": no such subagent`},
+		{"a file as PATH", []string{fixtureSettings + "/inventory.json"}, exitcode.Usage, "inventory.json: not a directory (give a settings file with --settings)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,7 +209,7 @@ func TestAuditExitCodes(t *testing.T) {
 	}
 
 	r := runCLI(t, env, "", append(fixtureArgs(), "--subagent", "verifier", "--mode", "yolo", "--format", "json")...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	var doc qwen.JSONReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	assert.Equal(t, "verifier", doc.Subagent)
@@ -237,7 +238,7 @@ func TestAuditBadSettingsGoesOn(t *testing.T) {
 	missing := filepath.Join(dir, "missing.json")
 
 	r := runCLI(t, testEnv(t), "", "audit", "--settings", bad, "--settings", good, "--settings", missing, "--inventory", inv)
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, bad+":2:38: ")
 	assert.Contains(t, r.err, "trailing comma")
 	assert.Contains(t, r.err, missing)
@@ -247,7 +248,7 @@ func TestAuditBadSettingsGoesOn(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(inv, []byte("{\"servers\": {\"lit\": {\"tools\": [\"\"]}}}"), 0o644))
 	r = runCLI(t, testEnv(t), "", "audit", "--settings", good, "--inventory", inv)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, inv+":1:32: ")
 }
 
@@ -274,7 +275,7 @@ func TestAuditDiscoversScopes(t *testing.T) {
 	write(inv, `{"servers": {"lit": {"tools": ["ok_tool"]}}}`)
 
 	r := runCLI(t, env, "", "audit", "--project", project, "--inventory", inv, "--format", "json")
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	var doc qwen.JSONReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	var scopes []string
@@ -296,7 +297,7 @@ func TestAuditInfersInventory(t *testing.T) {
 	env := testEnv(t)
 	r := runCLI(t, env, "", "audit", "--settings", fixtureSettings+"/settings.json", "--history", "fixtures/qwen-real/dot-qwen",
 		"--tools-out", filepath.Join(t.TempDir(), "tools.csv"))
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "no --inventory or --discover: ")
 	assert.Contains(t, r.err, "rows say inventory=inferred")
 	rows := readCSV(t, []byte(r.out))
@@ -311,7 +312,7 @@ func TestAuditInfersInventory(t *testing.T) {
 
 	// No history at all: only the configured servers, without tools.
 	r = runCLI(t, env, "", "audit", "--settings", fixtureSettings+"/settings.json", "--format", "json")
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "0 tools of 4 servers inferred")
 }
 
@@ -336,7 +337,7 @@ func TestAuditDiscover(t *testing.T) {
 
 	r := runCLI(t, env, "", "audit", "--settings", settingsPath, "--discover", "--discover-timeout", "1m", "--tools-out", filepath.Join(dir, "tools.csv"))
 	t.Logf("audit --discover printed on stderr:\n%s", r.err)
-	assert.Equal(t, exitPartial, r.code, "a server failed")
+	assert.Equal(t, exitcode.Partial, r.code, "a server failed")
 	assert.Contains(t, r.err, "discover: \"lit\": 3 tools\n")
 	assert.Contains(t, r.err, `sessionfix: discover MCP server "broken": start "no-such-mcp-server-for-sessionfix-tests": executable file not found`)
 	assert.Contains(t, r.err, "(inventory: discovered)")
@@ -369,7 +370,7 @@ func TestAuditHostileNames(t *testing.T) {
 
 	r := runCLI(t, testEnv(t), "", "audit", "--settings", settingsPath, "--inventory", invPath, "--all-pairs",
 		"--tools-out", filepath.Join(dir, "tools.csv"))
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	for _, raw := range []string{"\n=", ",=", "\n+", ",+", "\n@", ",@", "\n-", ",-", "\u202e", "\x00"} {
 		assert.NotContains(t, r.out, raw)
 	}
@@ -390,7 +391,7 @@ func TestAuditHostileNames(t *testing.T) {
 
 	page := filepath.Join(dir, "audit.html")
 	r = runCLI(t, testEnv(t), "", "audit", "--settings", settingsPath, "--inventory", invPath, "--format", "html", "--out", page)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	data, err := os.ReadFile(page)
 	require.NoError(t, err)
 	tags := htmltest.Tags(string(data))
@@ -420,7 +421,7 @@ func TestAuditReportsNameTheInputsThatFailed(t *testing.T) {
 	inv := "../../fixtures/qwen-settings/inventory.json"
 	out := filepath.Join(dir, "audit.json")
 	r := runCLI(t, testEnv(t), "", "audit", "--settings", bad, "--agents", filepath.Join(dir, "nope"), "--inventory", inv, "--format", "json", "--out", out)
-	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.err)
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
 	var rep struct {
@@ -432,5 +433,5 @@ func TestAuditReportsNameTheInputsThatFailed(t *testing.T) {
 	assert.Contains(t, rep.Errors[1], "--agents")
 
 	r = runCLI(t, testEnv(t), "", "audit", "--inventory", inv, "--out", out, "--tools-out", out)
-	assert.Equal(t, exitUsage, r.code, "the tools table would overwrite the pairs")
+	assert.Equal(t, exitcode.Usage, r.code, "the tools table would overwrite the pairs")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 )
 
 // TestAuditAgentsFromTheRooms: audit's --agent choice and its per-agent flags come from the
@@ -32,7 +33,7 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 					continue // a flag two audits take (--before) is one flag
 				}
 				res := runCLI(t, env, "", "audit", "--agent", string(a.ID), "--"+f, "x", "--inventory", "fixtures/claude-audit/inventory.json")
-				assert.Equal(t, exitUsage, res.code, "--agent %s --%s: %s", a.ID, f, res.err)
+				assert.Equal(t, exitcode.Usage, res.code, "--agent %s --%s: %s", a.ID, f, res.err)
 				assert.Contains(t, res.err, "--"+f+" is a ", "--agent %s --%s", a.ID, f)
 				assert.Contains(t, res.err, o.Name, "--agent %s --%s", a.ID, f)
 			}
@@ -54,6 +55,6 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 	}
 	assert.NotZero(t, declared, "Claude Code's room declares its audit flags")
 	res := runCLI(t, env, "", "audit", "--agent", "codex")
-	assert.Equal(t, exitUsage, res.code)
+	assert.Equal(t, exitcode.Usage, res.code)
 	assert.Contains(t, res.err, `--agent must be gemini, qwen, claude, kilo, copilot or cline, not "codex"`, "an agent without an audit")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"sort"
@@ -88,7 +89,7 @@ func TestClaudeAuditLostRestrictionFirst(t *testing.T) {
 		"--before", "1.0.0", "--project-key", "/home/demo/src/lab"}
 	paths := []string{claudeFixture + "/dot-claude", claudeFixture + "/project-settings/lab"}
 	res := runCLI(t, env, "", append(append(append([]string{}, args...), "--fail-on", "lost"), paths...)...)
-	assert.Equal(t, exitFinding, res.code, res.err)
+	assert.Equal(t, exitcode.Finding, res.code, res.err)
 	assert.True(t, strings.HasPrefix(res.err, `audit: LOST RESTRICTION: deny rule "mcp__foo.bar__deploy.prod" (fixtures/claude-real/dot-claude/settings.json:4:14, permissions.deny) matched foo.bar/deploy.prod as mcp__foo.bar__deploy.prod under 1.0.0 and matches nothing of it under 2.1.332 (now mcp__foo_bar__deploy_prod: ask)`), res.err)
 	rows := readCSV(t, []byte(res.out))
 	assert.Equal(t, []string{claudeFixture + "/dot-claude/settings.json", "user", "permissions.deny", "0", "mcp__foo.bar__deploy.prod", "deny",
@@ -211,7 +212,7 @@ func TestClaudeAuditUsage(t *testing.T) {
 		{[]string{"--agent", "claude", "--inventory", inv, claudeFixture + "/dot-claude", claudeFixture + "/project-settings/lab"}, "give --project-key (one of /home/demo/src/api, /home/demo/src/lab)"},
 	} {
 		res := runCLI(t, env, "", append([]string{"audit"}, c.args...)...)
-		assert.Equal(t, exitUsage, res.code, "%v: %s", c.args, res.err)
+		assert.Equal(t, exitcode.Usage, res.code, "%v: %s", c.args, res.err)
 		assert.Contains(t, res.err, c.want, "%v", c.args)
 	}
 }
@@ -279,7 +280,7 @@ func TestClaudeAuditSARIF(t *testing.T) {
 	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--format", "json", "--out", jsonOut), paths...)...)
 	require.Equal(t, 0, res.code, res.err)
 	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--fail-on", "lost"), paths...)...)
-	assert.Equal(t, exitFinding, res.code, "without a baseline the lost pair fails")
+	assert.Equal(t, exitcode.Finding, res.code, "without a baseline the lost pair fails")
 	for _, b := range []string{sarifOut, jsonOut} {
 		res = runCLI(t, env, "", append(append(append([]string{}, args...), "--fail-on", "lost,gained", "--baseline", b, "--format", "sarif"), paths...)...)
 		assert.Equal(t, 0, res.code, b+": "+res.err)
@@ -298,14 +299,14 @@ func TestClaudeAuditSARIF(t *testing.T) {
 		"--project-key", "/home/demo/src/lab", "--format", "sarif", "--out", old, paths[0], paths[1])
 	require.Equal(t, 0, res.code, res.err)
 	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--fail-on", "lost", "--baseline", old), paths...)...)
-	assert.Equal(t, exitFinding, res.code, res.err)
+	assert.Equal(t, exitcode.Finding, res.code, res.err)
 	assert.Contains(t, res.err, "1 finding not in the baseline")
 
 	// An untrusted project: its .claude/settings.json allow is ignored under 2.1.332 (refused).
 	empty := filepath.Join(dir, "claude.json")
 	require.NoError(t, os.WriteFile(empty, []byte(`{"projects": {"/home/demo/src/lab": {"hasTrustDialogAccepted": false}}}`), 0o644))
 	res = runCLI(t, env, "", append(append(append([]string{}, args...), "--claude-json", empty, "--format", "sarif", "--fail-on", "refused"), paths...)...)
-	assert.Equal(t, exitFinding, res.code, res.err)
+	assert.Equal(t, exitcode.Finding, res.code, res.err)
 	var refused []string
 	for _, x := range validSARIF(t, res.out).Runs[0].Results {
 		if x.RuleID == "sessionfix/audit/refused" {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
@@ -48,7 +49,7 @@ func TestAuditRunIsTheHook(t *testing.T) {
 	opts := auditOptions{Paths: []string{"p"}, Settings: []string{"user=s.json"}, Format: "json", Out: out, ToolsOut: tools,
 		FailOn: []string{"lost,gained"}, Mode: "default", DiscoverTimeout: 1}
 	err := runAudit(context.Background(), env, acme, opts, true, agent.Values{"acme-version": {"1.2"}})
-	assert.Equal(t, exitFinding, exitCode(err))
+	assert.Equal(t, exitcode.Finding, exitCode(err))
 	assert.Equal(t, []string{"p"}, got.Paths)
 	assert.Equal(t, []string{"user=s.json"}, got.Settings)
 	assert.True(t, got.ModeSet)
@@ -66,8 +67,8 @@ func TestAuditRunIsTheHook(t *testing.T) {
 	assert.Contains(t, errb.String(), "audit: --fail-on lost: 2 pairs lost\n")
 
 	partial = true
-	assert.Equal(t, exitPartial, exitCode(runAudit(context.Background(), env, acme, opts, false, nil)))
+	assert.Equal(t, exitcode.Partial, exitCode(runAudit(context.Background(), env, acme, opts, false, nil)))
 
 	opts.Format = "yaml" // the shared checks are the command's: the run gets a usage error back
-	assert.Equal(t, exitUsage, exitCode(runAudit(context.Background(), env, acme, opts, false, nil)))
+	assert.Equal(t, exitcode.Usage, exitCode(runAudit(context.Background(), env, acme, opts, false, nil)))
 }

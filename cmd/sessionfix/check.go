@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
@@ -21,13 +22,6 @@ import (
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
-
-func init() {
-	commandExits["check"] = struct {
-		finding string
-		codes   []int
-	}{"a name some --provider rejects was found (in history or the inventory)", []int{exitOK, exitError, exitUsage, exitPartial, exitInUse, exitFinding, exitInterrupted}}
-}
 
 type checkOptions struct {
 	Paths     []string
@@ -197,17 +191,17 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	}
 	switch {
 	case p.Summary.InUse > 0:
-		return withCode(exitInUse)
+		return withCode(exitcode.InUse)
 	case p.Summary.Failed:
-		return withCode(exitPartial)
+		return withCode(exitcode.Partial)
 	case rep.Baseline != nil:
 		if rep.Baseline.New > 0 {
 			fmt.Fprintf(env.Err, "check: %s rejected that %s not in the baseline %s\n", plural(rep.Baseline.New, "name site"), map[bool]string{true: "is", false: "are"}[rep.Baseline.New == 1], opts.Baseline)
-			return withCode(exitFinding)
+			return withCode(exitcode.Finding)
 		}
 	case rep.Rejected > 0:
 		fmt.Fprintf(env.Err, "check: %s (%s) rejected by at least one provider\n", plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"))
-		return withCode(exitFinding)
+		return withCode(exitcode.Finding)
 	}
 	return nil
 }
@@ -380,7 +374,7 @@ func writeCheckText(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 		return
 	}
 	fmt.Fprintf(w, "%s (%s) rejected now; %s still rejected after fix (exit %d)\n",
-		plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"), plural(rep.RejectedAfterFix, "name site"), exitFinding)
+		plural(rep.Rejected, "name site"), plural(rep.Distinct, "distinct name"), plural(rep.RejectedAfterFix, "name site"), exitcode.Finding)
 }
 
 // writeRuleLines prints the broken rules, one line per distinct rule text with the providers

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/reports"
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
@@ -42,7 +43,7 @@ func TestCheckQwenReal(t *testing.T) {
 	home := t.TempDir()
 	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
 	rep, r := checkJSON(t, env, "--provider", "all", home)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	assert.Equal(t, 4, rep.Stores)
 	assert.Equal(t, 64, rep.Checked)
 	assert.Equal(t, map[string]int{"bridge": 10, "telemetry": 32, "usage-key": 20}, rep.Skipped)
@@ -70,7 +71,7 @@ func TestCheckQwenReal(t *testing.T) {
 
 	// Text: per session, "would be rejected by X at line N", the rule and the error text.
 	r = runCLI(t, env, "", "check", "--provider", "kimi,dashscope", home)
-	require.Equal(t, exitFinding, r.code)
+	require.Equal(t, exitcode.Finding, r.code)
 	assert.Contains(t, r.out, "  mcp__foo.bar__get_data\n    would be rejected by kimi at line 3, line 5\n      kimi: pattern: does not match [A-Za-z0-9_-]+\n    after fix: mcp__foo_bar__get_data_0xybsnb passes every provider checked\n")
 	assert.Contains(t, r.out, `kimi: "function name is invalid, must start with a letter and can contain letters, numbers, underscores, and dashes"`)
 	assert.Contains(t, r.out, "20 name sites (5 distinct names) rejected now; 0 name sites still rejected after fix (exit 5)\n")
@@ -78,14 +79,14 @@ func TestCheckQwenReal(t *testing.T) {
 
 	// A provider that rejects none of them: exit 0.
 	r = runCLI(t, env, "", "check", "--provider", "gemini,dashscope,xai", home)
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "no name is rejected by gemini, dashscope, xai\n")
 }
 
 func TestCheckCodexReal(t *testing.T) {
 	env := testEnv(t)
 	rep, r := checkJSON(t, env, "--provider", "all", "--codex-config", codexFixtures+"config.toml", codexFixtures)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	assert.Equal(t, 2, rep.Stores)
 	assert.Equal(t, 5, rep.Rejected)
 	assert.Equal(t, 1, rep.RejectedAfterFix)
@@ -121,7 +122,7 @@ func TestCheckOpencodeReal(t *testing.T) {
 	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), filepath.Join(dir, "opencode.db"), true, f))
 	rep, r := checkJSON(t, env, "--provider", "all", dir)
 	// The real opencode dump holds only names every provider takes: exit 0.
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Equal(t, 1, rep.Stores)
 	assert.Equal(t, 28, rep.Checked)
 	assert.Equal(t, map[string]int{"rule": 6}, rep.Skipped)
@@ -131,7 +132,7 @@ func TestCheckOpencodeReal(t *testing.T) {
 	// With the legacy rows of engine/sqlite's tests added: rows, not lines.
 	dir2, _ := opencodeStore(t)
 	rep, r = checkJSON(t, env, "--provider", "openai-chat,kimi", dir2)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	assert.Equal(t, 42, rep.Checked)
 	assert.Equal(t, 11, rep.Rejected)
 	assert.Equal(t, 4, rep.Distinct)
@@ -148,19 +149,19 @@ func TestCheckUsage(t *testing.T) {
 	home := t.TempDir()
 	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
 	r := runCLI(t, env, "", "check", home)
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Contains(t, r.err, `--provider: no provider given`)
 	r = runCLI(t, env, "", "check", "--provider", "openai", home)
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Contains(t, r.err, `unknown provider "openai" (known: openai-chat, openai-responses, anthropic, bedrock, gemini, deepseek, dashscope, mistral, kimi, xai, all, or a profile file ./NAME.json)`)
 	r = runCLI(t, env, "", "check", "--provider", "kimi", "--format", "xml", home)
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	r = runCLI(t, env, "", "check", "--help")
-	assert.Equal(t, exitOK, r.code)
+	assert.Equal(t, exitcode.OK, r.code)
 	assert.Contains(t, r.out, "EXIT STATUS:\n   0    success")
 	assert.Contains(t, oneLine(r.out), "5 finding: a --fail-on condition matched (a name some --provider rejects was found (in history or the inventory))")
 	r = runCLI(t, env, "", "check", "--provider", "kimi", filepath.Join(home, "nope"))
-	assert.Equal(t, exitError, r.code, r.err)
+	assert.Equal(t, exitcode.Error, r.code, r.err)
 }
 
 func TestCheckProfileAndInventory(t *testing.T) {
@@ -170,7 +171,7 @@ func TestCheckProfileAndInventory(t *testing.T) {
 	inv := filepath.Join(t.TempDir(), "inv.json")
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers":{"web":{"tools":["search"]},"lit":{"tools":["get_data"]},"foo.bar":{"tools":["get_data"]}}}`), 0o600))
 	rep, r := checkJSON(t, env, "--provider", "../../docs/my-gateway.json,dashscope", "--inventory", inv, home)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	var decl []string
 	for _, f := range rep.Findings {
 		if f.Store == "" {
@@ -188,7 +189,7 @@ func TestCheckSARIF(t *testing.T) {
 	home := t.TempDir()
 	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
 	r := runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", home)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	log := validSARIF(t, r.out)
 	run := log.Runs[0]
 	// 20 rejected sites × the 7 providers with the [a-zA-Z0-9_-] pattern, one rule each.
@@ -215,12 +216,12 @@ func TestCheckBaseline(t *testing.T) {
 	dir := t.TempDir()
 	for _, format := range []string{"json", "sarif"} {
 		r := runCLI(t, env, "", "check", "--provider", "all", "--format", format, home)
-		require.Equal(t, exitFinding, r.code, r.err)
+		require.Equal(t, exitcode.Finding, r.code, r.err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "base."+format), []byte(r.out), 0o600))
 	}
 	for _, format := range []string{"json", "sarif"} {
 		r := runCLI(t, env, "", "check", "--provider", "all", "--baseline", filepath.Join(dir, "base."+format), home)
-		require.Equal(t, exitOK, r.code, r.err)
+		require.Equal(t, exitcode.OK, r.code, r.err)
 		assert.Contains(t, r.out, "20 name sites (5 distinct names) rejected now, 0 of them new since the baseline")
 		assert.Contains(t, r.out, "(70 known fingerprints: provider, rule, name, store)") // 140 results, each name twice per store
 	}
@@ -235,7 +236,7 @@ func TestCheckBaseline(t *testing.T) {
 	require.NoError(t, os.WriteFile(sess, []byte(string(b)+added+"\n"), 0o600))
 	for _, format := range []string{"json", "sarif"} {
 		rep, r := checkJSON(t, env, "--provider", "all", "--baseline", filepath.Join(dir, "base."+format), home)
-		require.Equal(t, exitFinding, r.code, r.err)
+		require.Equal(t, exitcode.Finding, r.code, r.err)
 		require.NotNil(t, rep.Baseline)
 		assert.Equal(t, 70, rep.Baseline.Known)
 		var fresh []string
@@ -251,7 +252,7 @@ func TestCheckBaseline(t *testing.T) {
 	// As SARIF, every result of the new name is "new" (one per provider rule it breaks), the
 	// others "unchanged"; none is gone.
 	r := runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", "--baseline", filepath.Join(dir, "base.sarif"), home)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	states := map[string]int{}
 	for _, x := range validSARIF(t, r.out).Runs[0].Results {
 		states[x.BaselineState]++
@@ -264,7 +265,7 @@ func TestCheckBaseline(t *testing.T) {
 	bad := filepath.Join(dir, "x.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"a":1}`), 0o600))
 	r = runCLI(t, env, "", "check", "--provider", "all", "--baseline", bad, home)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, "--baseline "+bad+": not a check output")
 }
 
@@ -287,11 +288,11 @@ func TestCheckBaselineInventoryMoved(t *testing.T) {
 	}
 	for _, format := range []string{"json", "sarif"} {
 		r := runCLI(t, env, "", "check", "--provider", "all", "--format", format, "--inventory", inv, home)
-		require.Equal(t, exitFinding, r.code, r.err)
+		require.Equal(t, exitcode.Finding, r.code, r.err)
 		base := filepath.Join(dir, "base."+format)
 		require.NoError(t, os.WriteFile(base, []byte(r.out), 0o600))
 		r = runCLI(t, env, "", "check", "--provider", "all", "--baseline", base, "--inventory", moved, home)
-		assert.Equal(t, exitOK, r.code, "%s baseline: %s", format, r.err)
+		assert.Equal(t, exitcode.OK, r.code, "%s baseline: %s", format, r.err)
 		assert.Contains(t, r.out, "0 of them new since the baseline", format)
 	}
 	// A baseline of the older formula: each declared tool's fingerprint had the inventory path.
@@ -323,7 +324,7 @@ func TestCheckBaselineInventoryMoved(t *testing.T) {
 	old := filepath.Join(dir, "old.sarif")
 	require.NoError(t, os.WriteFile(old, []byte(legacy.String()), 0o600))
 	r = runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", "--baseline", old, "--inventory", inv, home)
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	states := map[string]int{}
 	for _, x := range validSARIF(t, r.out).Runs[0].Results {
 		if strings.HasPrefix(x.RuleID, "provider/") {

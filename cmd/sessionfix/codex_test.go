@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
@@ -115,7 +116,7 @@ func TestCodexFixAcceptance(t *testing.T) {
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 
 	// Dry run: the plan names every rewrite and its source, and writes nothing.
-	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex"), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--agent", "codex"), e.err.String())
 	plan := e.out.String()
 	for _, want := range []string{
 		"would rewrite 4 names in 1 file",
@@ -129,7 +130,7 @@ func TestCodexFixAcceptance(t *testing.T) {
 	require.Equal(t, orig, got, "a dry run writes nothing")
 
 	// Apply.
-	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", state), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", state), e.err.String())
 	assert.Contains(t, e.out.String(), "rewrote 4 names in 1 file")
 	fixed, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -176,11 +177,11 @@ func TestCodexFixAcceptance(t *testing.T) {
 	assert.Equal(t, 4, changed)
 
 	// A second scan finds nothing left to change.
-	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex"), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "scan", "--agent", "codex"), e.err.String())
 	assert.Contains(t, e.out.String(), "nothing to change")
 
 	// Undo restores the file exactly.
-	require.Equal(t, exitOK, e.run(t, "undo", "--last", "--state-dir", state), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "undo", "--last", "--state-dir", state), e.err.String())
 	restored, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, orig, restored)
@@ -227,7 +228,7 @@ func TestCodexFixInvocationRecordsKept(t *testing.T) {
 	home, path := codexHome(t, orig, false) // no config.toml: the records alone attribute
 	state := t.TempDir()
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
-	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--format", "json"), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--agent", "codex", "--format", "json"), e.err.String())
 	var rep struct {
 		Totals rewrite.Totals `json:"totals"`
 		Stores []fixStore     `json:"stores"`
@@ -240,7 +241,7 @@ func TestCodexFixInvocationRecordsKept(t *testing.T) {
 		}
 	}
 
-	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", state), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", state), e.err.String())
 	fixed, err := os.ReadFile(path)
 	require.NoError(t, err)
 	for _, rec := range records {
@@ -254,7 +255,7 @@ func TestCodexFixInvocationRecordsKept(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, exitOK, e.run(t, "undo", "--last", "--state-dir", state), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "undo", "--last", "--state-dir", state), e.err.String())
 	restored, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, orig, restored)
@@ -264,7 +265,7 @@ func TestCodexFix0169Untouched(t *testing.T) {
 	orig := readFixture(t, "rollout-codex-0.169.0.jsonl")
 	home, path := codexHome(t, orig, true)
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
-	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
 	assert.Contains(t, e.out.String(), "nothing to change")
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -288,16 +289,16 @@ func TestCodexDiscovery(t *testing.T) {
 		code   int
 		stores int
 	}{
-		{"--agent codex walks sessions/ and archived_sessions/", []string{"scan", "--agent", "codex", "--format", "json"}, exitOK, 2},
-		{"no PATH: every agent's default place, $CODEX_HOME's too (issue 23 item 4)", []string{"scan", "--format", "json"}, exitOK, 2},
-		{"--agent qwen does not look there", []string{"scan", "--agent", "qwen", "--format", "json"}, exitError, 0},
-		{"a Codex home given as a path, by content", []string{"scan", "--format", "json", home}, exitOK, 2},
+		{"--agent codex walks sessions/ and archived_sessions/", []string{"scan", "--agent", "codex", "--format", "json"}, exitcode.OK, 2},
+		{"no PATH: every agent's default place, $CODEX_HOME's too (issue 23 item 4)", []string{"scan", "--format", "json"}, exitcode.OK, 2},
+		{"--agent qwen does not look there", []string{"scan", "--agent", "qwen", "--format", "json"}, exitcode.Error, 0},
+		{"a Codex home given as a path, by content", []string{"scan", "--format", "json", home}, exitcode.OK, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 			require.Equal(t, tt.code, e.run(t, tt.args...), e.err.String())
-			if tt.code == exitError {
+			if tt.code == exitcode.Error {
 				// --agent qwen, no ~/.qwen: an error naming what was tried, no report (--format
 				// json: only the closed document with the error, jsonError).
 				assert.Contains(t, e.err.String(), "no Qwen Code runtime directory found: tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen")
@@ -328,7 +329,7 @@ func TestCodexDiscovery(t *testing.T) {
 	}
 
 	e := newCodexEnv(t, nil)
-	assert.Equal(t, exitUsage, e.run(t, "scan", "--agent", "frob"))
+	assert.Equal(t, exitcode.Usage, e.run(t, "scan", "--agent", "frob"))
 	assert.Contains(t, e.err.String(), "--agent must be one of "+selectable())
 }
 
@@ -338,25 +339,25 @@ func TestCodexConfigFlag(t *testing.T) {
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 
 	// Without config or inventory nothing can be attributed: the names are kept, reported.
-	require.Equal(t, exitOK, e.run(t, "fix", path), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", path), e.err.String())
 	assert.Contains(t, e.out.String(), "nothing to change")
 	assert.Contains(t, e.out.String(), "codex-unattributed")
 
-	require.Equal(t, exitOK, e.run(t, "fix", "--codex-config", codexFixtures+"config.toml", path), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--codex-config", codexFixtures+"config.toml", path), e.err.String())
 	assert.Contains(t, e.out.String(), "would rewrite 4 names")
 
 	inv := filepath.Join(t.TempDir(), "inventory.json")
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers":{"lit":{"tools":["literature.search_pubmed","literature_search_pubmed","get+data",
 		"get_data_for_a_specific_location_and_date_range_extended","搜索文献","ok_tool"]},"foo-bar":{"tools":["get_data","deploy.prod"]}}}`), 0o600))
-	require.Equal(t, exitOK, e.run(t, "fix", "--inventory", inv, path), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--inventory", inv, path), e.err.String())
 	assert.Contains(t, e.out.String(), "from inventory (E2 name); current Codex name mcp__lit + literature_search_pubmed_977c8bf14fb3 (E6, over the 8 registered tools of "+inv+")")
 
-	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", filepath.Join(home, "missing.toml"), path))
+	assert.Equal(t, exitcode.Error, e.run(t, "fix", "--codex-config", filepath.Join(home, "missing.toml"), path))
 	assert.Contains(t, e.err.String(), "missing.toml")
 
 	bad := filepath.Join(t.TempDir(), "config.toml")
 	require.NoError(t, os.WriteFile(bad, []byte("[mcp_servers.lit]\nenv = { KEY = \"sk-secret\" \n"), 0o600))
-	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", bad, path))
+	assert.Equal(t, exitcode.Error, e.run(t, "fix", "--codex-config", bad, path))
 	assert.Contains(t, e.err.String(), "invalid Codex config.toml")
 	assert.NotContains(t, e.err.String(), "sk-secret")
 }
@@ -385,7 +386,7 @@ func TestCodexDiscover(t *testing.T) {
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 	e.Environ = os.Environ
 
-	require.Equal(t, exitPartial, e.run(t, "fix", "--discover", "--format", "json", path), "a server failed: partial, as in audit: "+e.err.String())
+	require.Equal(t, exitcode.Partial, e.run(t, "fix", "--discover", "--format", "json", path), "a server failed: partial, as in audit: "+e.err.String())
 	var rep struct {
 		Stores   []fixStore   `json:"stores"`
 		Problems []problemRow `json:"problems"`
@@ -414,7 +415,7 @@ func TestCodexDiscover(t *testing.T) {
 
 	// Without a config there is nothing to discover.
 	require.NoError(t, os.Remove(filepath.Join(home, "config.toml")))
-	assert.Equal(t, exitUsage, e.run(t, "fix", "--discover", path))
+	assert.Equal(t, exitcode.Usage, e.run(t, "fix", "--discover", path))
 	assert.Contains(t, e.err.String(), "--discover needs a Codex config.toml")
 }
 
@@ -433,7 +434,7 @@ func TestCodexStateDatabasesAreReadForConsistency(t *testing.T) {
 
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 	code := e.run(t, "scan", "--agent", "codex", "--format", "json")
-	require.Equal(t, exitOK, code, e.err.String())
+	require.Equal(t, exitcode.OK, code, e.err.String())
 	var rep scanReport
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
 	var dbRow *storeRow
@@ -451,7 +452,7 @@ func TestCodexStateDatabasesAreReadForConsistency(t *testing.T) {
 	}
 	assert.Positive(t, threadNotes, "the thread's rollout path (recorded under /home/demo) is reported: %+v", rep.Problems)
 
-	require.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--agent", "codex", "--apply", "--yes", "--state-dir", t.TempDir()), e.err.String())
 	after, err := sqlitetest.DumpSHA256(context.Background(), db)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the state database is never changed")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent/codex"
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 )
 
 // fixJSON is the part of fix --format json these tests read.
@@ -68,12 +69,12 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 
 	// HOME empty, no CODEX_HOME: the home's own config attributes every name.
 	e := newCodexEnv(t, nil)
-	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--format", "json", home), e.err.String())
 	got, rep := callRenames(t, e.out.Bytes())
 	assert.Equal(t, userCodexNames, got)
 	require.Len(t, rep.Codex, 1, "the plan names the config it used")
 	assert.Equal(t, codex.Info{Home: home, Rollouts: 1, Config: cfg, ConfigFrom: "the Codex home of PATH", Inventory: []string{}, History: []string{}}, *rep.Codex[0])
-	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", home), e.err.String())
 	assert.Contains(t, e.out.String(), "Codex naming: config "+cfg+" (the Codex home of PATH); no inventory; no thread history")
 	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
 
@@ -84,7 +85,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	for _, vars := range []map[string]string{nil, {"CODEX_HOME": filepath.Join(e.Home, ".codex")}} {
 		e.Getenv = func(k string) string { return vars[k] }
 		for _, arg := range []string{home, filepath.Join(home, "sessions"), path, filepath.Dir(home)} {
-			require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", arg), e.err.String())
+			require.Equal(t, exitcode.OK, e.run(t, "fix", "--format", "json", arg), e.err.String())
 			got, rep := callRenames(t, e.out.Bytes())
 			assert.Equal(t, userCodexNames, got, "PATH %s, env %v", arg, vars)
 			require.Len(t, rep.Codex, 1)
@@ -94,7 +95,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 
 	// --codex-config still overrides.
 	eng := filepath.Join(e.Home, ".codex", "config.toml")
-	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", "--codex-config", eng, home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--format", "json", "--codex-config", eng, home), e.err.String())
 	got, rep = callRenames(t, e.out.Bytes())
 	assert.Equal(t, "literature_search_pubmed", got["mcp__lit__literature.search_pubmed"])
 	require.Len(t, rep.Codex, 1)
@@ -103,7 +104,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 
 	// Without a PATH, the default home is named as such.
 	e.Getenv = func(k string) string { return map[string]string{"CODEX_HOME": home}[k] }
-	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex", "--format", "json"), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "scan", "--agent", "codex", "--format", "json"), e.err.String())
 	var srep scanJSON
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &srep))
 	if assert.Len(t, srep.Codex, 1) {
@@ -115,7 +116,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	e.Getenv = func(string) string { return "" }
 	other, otherPath := codexHome(t, orig, false)
 	require.NoError(t, os.WriteFile(filepath.Join(other, "config.toml"), []byte(engineerConfig), 0o600))
-	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", home, other), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--format", "json", home, other), e.err.String())
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
 	byStore := map[string]string{}
 	for _, s := range rep.Stores {
@@ -127,7 +128,7 @@ func TestCodexHomeAsPathUsesItsOwnConfig(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{path: "literature_search_pubmed_977c8bf14fb3", otherPath: "literature_search_pubmed"}, byStore)
 	require.Len(t, rep.Codex, 2)
-	require.Equal(t, exitOK, e.run(t, "fix", home, other), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", home, other), e.err.String())
 	assert.Contains(t, e.out.String(), "Codex naming: config "+cfg+" (the Codex home of PATH) for 1 rollout; no inventory")
 	assert.Contains(t, e.out.String(), "Codex naming: config "+filepath.Join(other, "config.toml")+" (the Codex home of PATH) for 1 rollout; no inventory")
 }
@@ -148,7 +149,7 @@ func TestCodexHomeApplyMatchesCodexHomeEnv(t *testing.T) {
 			args = append(args, home)
 		}
 		e := newCodexEnv(t, vars)
-		require.Equal(t, exitOK, e.run(t, args...), e.err.String())
+		require.Equal(t, exitcode.OK, e.run(t, args...), e.err.String())
 		assert.Contains(t, e.out.String(), "rewrote 4 names in 1 file", mode)
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -178,7 +179,7 @@ func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
 	db := buildHistory(t, home)
 	e := newCodexEnv(t, nil)
 
-	require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--format", "json", home), e.err.String())
 	got, rep := callRenames(t, e.out.Bytes())
 	assert.Equal(t, userCodexNames, got)
 	for _, s := range rep.Stores {
@@ -194,7 +195,7 @@ func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
 	assert.Equal(t, 8, rep.Codex[0].HistoryTools)
 	assert.Equal(t, "", rep.Codex[0].Config)
 
-	require.Equal(t, exitOK, e.run(t, "scan", "--format", "json", home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "scan", "--format", "json", home), e.err.String())
 	var srep scanJSON
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &srep))
 	want := map[string]int{}
@@ -204,7 +205,7 @@ func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
 	assert.Equal(t, map[string]int{"foo-bar/deploy.prod": 1, "foo-bar/get_data": 1, "lit/get+data": 1,
 		"lit/get_data_for_a_specific_location_and_date_range_extended": 1, "lit/literature.search_pubmed": 1,
 		"lit/literature_search_pubmed": 1, "lit/ok_tool": 1, "lit/搜索文献": 1}, want)
-	require.Equal(t, exitOK, e.run(t, "scan", home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "scan", home), e.err.String())
 	assert.Contains(t, e.out.String(), "raw MCP identities recorded")
 	assert.Regexp(t, `lit +literature\.search_pubmed +1 +1`, e.out.String())
 	assert.Contains(t, e.out.String(), "raw identities of 8 tools from "+db)
@@ -215,7 +216,7 @@ func TestCodexThreadHistoryFeedsTheNamer(t *testing.T) {
 func TestWrongAgentWarns(t *testing.T) {
 	dir := fixtureCopy(t)
 	e := newCodexEnv(t, nil)
-	require.Equal(t, exitOK, e.run(t, "scan", "--agent", "codex", "--format", "json", dir), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "scan", "--agent", "codex", "--format", "json", dir), e.err.String())
 	var rep scanJSON
 	require.NoError(t, json.Unmarshal(e.out.Bytes(), &rep))
 	warned := 0
@@ -236,16 +237,16 @@ func TestKeptRejectedNamesAndFailOnKept(t *testing.T) {
 	e := newCodexEnv(t, nil)
 
 	const line = "4 names a provider rejects were kept: 4 codex-unattributed (raw MCP identity unknown; fix: pass --inventory or --codex-config"
-	require.Equal(t, exitOK, e.run(t, "fix", bare), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", bare), e.err.String())
 	assert.Contains(t, e.out.String(), line)
 	for _, cmd := range []string{"fix", "scan"} {
-		assert.Equal(t, exitFinding, e.run(t, cmd, "--fail-on", "kept", bare), cmd)
+		assert.Equal(t, exitcode.Finding, e.run(t, cmd, "--fail-on", "kept", bare), cmd)
 		assert.Contains(t, e.out.String(), line, cmd)
 		assert.Equal(t, cmd+": --fail-on kept: 4 names a provider rejects kept\n", e.err.String())
 	}
-	assert.Equal(t, exitFinding, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir(), "--fail-on", "kept", bare))
+	assert.Equal(t, exitcode.Finding, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir(), "--fail-on", "kept", bare))
 
-	require.Equal(t, exitFinding, e.run(t, "fix", "--format", "json", "--fail-on", "kept", bare))
+	require.Equal(t, exitcode.Finding, e.run(t, "fix", "--format", "json", "--fail-on", "kept", bare))
 	var tail struct {
 		KeptNote string `json:"kept_note"`
 		Totals   struct {
@@ -258,16 +259,16 @@ func TestKeptRejectedNamesAndFailOnKept(t *testing.T) {
 
 	// Repaired with its config: nothing kept, --fail-on kept passes.
 	home, _ := codexHome(t, orig, true)
-	require.Equal(t, exitOK, e.run(t, "fix", "--fail-on", "kept", home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--fail-on", "kept", home), e.err.String())
 	assert.NotContains(t, e.out.String(), "a provider rejects were kept")
 
 	// Qwen: middle-truncated names are provider-safe (no finding); a dotted one kept by
 	// --keep-truncated is.
 	dir := fixtureCopy(t)
-	require.Equal(t, exitOK, e.run(t, "scan", "--fail-on", "kept", dir), e.err.String())
-	assert.Equal(t, exitFinding, e.run(t, "scan", "--fail-on", "kept", "--keep-truncated", dir))
+	require.Equal(t, exitcode.OK, e.run(t, "scan", "--fail-on", "kept", dir), e.err.String())
+	assert.Equal(t, exitcode.Finding, e.run(t, "scan", "--fail-on", "kept", "--keep-truncated", dir))
 	assert.Contains(t, e.out.String(), "7 names a provider rejects were kept: 7 legacy-truncated-dotted (kept by --keep-truncated; fix: run without it)")
 
-	assert.Equal(t, exitUsage, e.run(t, "fix", "--fail-on", "lost", bare))
+	assert.Equal(t, exitcode.Usage, e.run(t, "fix", "--fail-on", "lost", bare))
 	assert.Contains(t, e.err.String(), `--fail-on takes kept, not "lost"`)
 }

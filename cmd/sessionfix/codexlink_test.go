@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ func TestCodexHomeWithSymlinkedSessions(t *testing.T) {
 
 	e := newCodexEnv(t, nil)
 	for _, arg := range []string{home, filepath.Join(home, "sessions")} {
-		require.Equal(t, exitOK, e.run(t, "fix", "--format", "json", arg), e.err.String())
+		require.Equal(t, exitcode.OK, e.run(t, "fix", "--format", "json", arg), e.err.String())
 		got, rep := callRenames(t, e.out.Bytes())
 		assert.Equal(t, userCodexNames, got, "PATH %s", arg)
 		if assert.Len(t, rep.Codex, 1, "PATH %s", arg) {
@@ -39,18 +40,18 @@ func TestCodexHomeWithSymlinkedSessions(t *testing.T) {
 			assert.Equal(t, real, rep.Stores[0].Path, "stores are named by their real path (the manifest's)")
 		}
 	}
-	require.Equal(t, exitOK, e.run(t, "fix", home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", home), e.err.String())
 	assert.Contains(t, e.err.String(), "note: "+filepath.Join(home, "sessions")+": symbolic link to "+elsewhere+": followed")
 	assert.Contains(t, e.out.String(), "would rewrite 4 names in 1 file")
 
 	// --apply then undo: the run's roots include the directory the link points to, so undo
 	// restores the rollout (before: "the store path is outside the run's roots").
 	state := t.TempDir()
-	require.Equal(t, exitOK, e.run(t, "fix", "--apply", "--yes", "--state-dir", state, home), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--apply", "--yes", "--state-dir", state, home), e.err.String())
 	b, err := os.ReadFile(real)
 	require.NoError(t, err)
 	assert.NotEqual(t, orig, b)
-	require.Equal(t, exitOK, e.run(t, "undo", "--last", "--state-dir", state), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "undo", "--last", "--state-dir", state), e.err.String())
 	b, err = os.ReadFile(real)
 	require.NoError(t, err)
 	assert.Equal(t, orig, b, "undo gives the original bytes back")
@@ -61,7 +62,7 @@ func TestCodexHomeWithSymlinkedSessions(t *testing.T) {
 	require.NoError(t, os.MkdirAll(dot, 0o755))
 	require.NoError(t, os.Rename(cfg, filepath.Join(dot, "config.toml")))
 	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dot, "sessions")))
-	require.Equal(t, exitOK, e2.run(t, "fix", "--agent", "codex", "--format", "json"), e2.err.String())
+	require.Equal(t, exitcode.OK, e2.run(t, "fix", "--agent", "codex", "--format", "json"), e2.err.String())
 	got, rep := callRenames(t, e2.out.Bytes())
 	assert.Equal(t, userCodexNames, got)
 	if assert.Len(t, rep.Codex, 1) {
@@ -86,7 +87,7 @@ func TestCodexDamagedThreadHistoryIsPartial(t *testing.T) {
 			db := filepath.Join(home, "thread_history_1.sqlite")
 			require.NoError(t, os.WriteFile(db, content, 0o600))
 			e := newCodexEnv(t, nil)
-			assert.Equal(t, exitPartial, e.run(t, "fix", home), e.err.String())
+			assert.Equal(t, exitcode.Partial, e.run(t, "fix", home), e.err.String())
 			assert.Contains(t, e.err.String(), db+": error: Codex thread history not read, its raw identities are not used for naming: ")
 		})
 	}
@@ -106,18 +107,18 @@ func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
 	e := newCodexEnv(t, nil)
 
 	for _, cmd := range []string{"scan", "fix"} {
-		require.Equal(t, exitPartial, e.run(t, cmd, good, bad), e.err.String())
+		require.Equal(t, exitcode.Partial, e.run(t, cmd, good, bad), e.err.String())
 		assert.Contains(t, e.err.String(), badCfg+": error: invalid Codex config.toml: line 1, column 17: expected '.' or ']' to end table name, but got '\\n' instead; the 1 rollout of this Codex home is left as it is (fix the file, or pass --codex-config)", cmd)
 		assert.NotContains(t, e.out.String()+e.err.String(), "sk-secret-value")
 		assert.Contains(t, e.out.String(), "; 1 store left out (see errors)\n", cmd+": the closing line does not read as all clean")
 	}
-	require.Equal(t, exitPartial, e.run(t, "fix", "--format", "json", good, bad), e.err.String())
+	require.Equal(t, exitcode.Partial, e.run(t, "fix", "--format", "json", good, bad), e.err.String())
 	got, rep := callRenames(t, e.out.Bytes())
 	assert.Equal(t, userCodexNames, got)
 	require.Len(t, rep.Stores, 1)
 	assert.Equal(t, goodPath, rep.Stores[0].Path)
 
-	require.Equal(t, exitPartial, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir(), good, bad), e.err.String())
+	require.Equal(t, exitcode.Partial, e.run(t, "fix", "--apply", "--yes", "--state-dir", t.TempDir(), good, bad), e.err.String())
 	b, err := os.ReadFile(badPath)
 	require.NoError(t, err)
 	assert.Equal(t, orig, b, "the broken home's rollout is untouched")
@@ -128,7 +129,7 @@ func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
 	// Interactive: the second pass (after "y") leaves the broken home out too.
 	require.NoError(t, os.WriteFile(goodPath, orig, 0o640))
 	e.In, e.InTerminal = strings.NewReader("y\n"), true
-	require.Equal(t, exitPartial, e.run(t, "fix", "--apply", "--state-dir", t.TempDir(), good, bad), e.err.String())
+	require.Equal(t, exitcode.Partial, e.run(t, "fix", "--apply", "--state-dir", t.TempDir(), good, bad), e.err.String())
 	b, err = os.ReadFile(badPath)
 	require.NoError(t, err)
 	assert.Equal(t, orig, b, "the broken home's rollout is untouched (interactive)")
@@ -137,7 +138,7 @@ func TestCodexBrokenHomeConfigLeavesOnlyThatHome(t *testing.T) {
 	assert.NotEqual(t, orig, b, "the other home is repaired (interactive)")
 
 	// --codex-config naming a broken file is still an error of the whole run.
-	assert.Equal(t, exitError, e.run(t, "fix", "--codex-config", badCfg, good))
+	assert.Equal(t, exitcode.Error, e.run(t, "fix", "--codex-config", badCfg, good))
 	assert.Contains(t, e.err.String(), "invalid Codex config.toml: line 1, column 17")
 }
 
@@ -149,13 +150,13 @@ func TestKeptHintFitsWhatWasGiven(t *testing.T) {
 	orig := readFixture(t, "rollout-codex-0.50.0.jsonl")
 	bare, path := codexHome(t, orig, false)
 	e := newCodexEnv(t, nil)
-	require.Equal(t, exitOK, e.run(t, "fix", bare), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", bare), e.err.String())
 	assert.Contains(t, e.out.String(), "4 codex-unattributed (raw MCP identity unknown; fix: pass --inventory or --codex-config (the Codex home given has no config.toml server key and no thread history matching these calls))")
 	assert.NotContains(t, e.out.String(), "give the whole Codex home as PATH")
 
 	// A rollout copied out of its home: planned with ~/.codex (empty here).
 	loose := filepath.Join(t.TempDir(), filepath.Base(path))
 	require.NoError(t, os.WriteFile(loose, orig, 0o600))
-	require.Equal(t, exitOK, e.run(t, "fix", loose), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", loose), e.err.String())
 	assert.Contains(t, e.out.String(), "4 codex-unattributed (raw MCP identity unknown; fix: pass --inventory or --codex-config, or give the whole Codex home as PATH so its config.toml and thread_history_*.sqlite are read)")
 }

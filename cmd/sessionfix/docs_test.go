@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -64,11 +64,10 @@ func TestCommandDocs(t *testing.T) {
 	}
 }
 
-// TestExitCodeDocs: the table between the markers of docs/exit-codes.md is exitMeaning and
-// commandExits, the source of every EXIT STATUS block (-update rewrites it; the text around it
+// TestExitCodeDocs: the table between the markers of docs/exit-codes.md is exitcode's table
+// (Meaning and Commands), the source of every EXIT STATUS block (-update rewrites it; the text around it
 // is written by hand).
 func TestExitCodeDocs(t *testing.T) {
-	newApp(testEnv(t)) // check.go registers its codes in init; nothing else to do
 	path := filepath.Join(docsDir, "exit-codes.md")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -98,45 +97,9 @@ func rawHelp(t *testing.T, env *Env, args ...string) string {
 	return r.out
 }
 
-// exitCodeTable is the Markdown table of every exit code: its meaning as the help says it, and
-// the commands that can return it (a finding, 5, with what each command's --fail-on matches).
+// exitCodeTable is the Markdown table of every exit code, generated from exitcode's one table.
 func exitCodeTable() string {
-	var codes []int
-	for c := range exitMeaning {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	var cmds []string
-	for c := range commandExits {
-		cmds = append(cmds, c)
-	}
-	sort.Strings(cmds)
-	var b strings.Builder
-	b.WriteString("\n| code | meaning | returned by |\n| --- | --- | --- |\n")
-	for _, code := range codes {
-		m := exitMeaning[code]
-		var by []string
-		for _, c := range cmds {
-			if slices.Contains(commandExits[c].codes, code) {
-				by = append(by, "["+c+"](commands/"+c+".md)")
-			}
-		}
-		if code == exitFinding {
-			var what []string
-			for _, c := range cmds {
-				if x := commandExits[c]; slices.Contains(x.codes, code) {
-					what = append(what, c+": "+x.finding)
-				}
-			}
-			m = fmt.Sprintf(m, strings.Join(what, "; "))
-		}
-		lead := fmt.Sprint(code)
-		if code == exitInterrupted {
-			lead = fmt.Sprintf("%d, %d, 141", exitInterrupted, exitTerminated)
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", lead, mdCell(mdInline(m)), strings.Join(by, ", "))
-	}
-	return b.String() + "\n"
+	return exitcode.Table(func(m string) string { return mdCell(mdInline(m)) })
 }
 
 // commandMarkdown renders one command's --help (help, as printed) as a Markdown page: the

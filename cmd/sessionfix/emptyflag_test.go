@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func TestEveryEmptyFlagValueIsAUsageError(t *testing.T) {
 				}
 				r := runCLI(t, testEnv(t), "", args...)
 				n++
-				assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.err)
+				assert.Equal(t, exitcode.Usage, r.code, "%v: %s", args, r.err)
 				assert.Empty(t, r.out, "%v", args)
 				if emptyValueNoun(f) == "" {
 					assert.Contains(t, r.err, "--"+name, "%v", args) // its own check's message
@@ -61,7 +62,7 @@ func TestEveryEmptyFlagValueIsAUsageError(t *testing.T) {
 
 	// An alias is spelled as the help spells the flag.
 	r := runCLI(t, testEnv(t), "", "audit", "-o", "", dir)
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Equal(t, "sessionfix: --out needs a path (- for standard output); it was given an empty one\n", r.err)
 }
 
@@ -86,7 +87,7 @@ func TestEmptyFlagMessages(t *testing.T) {
 			argv = append(argv, dir)
 		}
 		r := runCLI(t, testEnv(t), "", argv...)
-		assert.Equal(t, exitUsage, r.code, args)
+		assert.Equal(t, exitcode.Usage, r.code, args)
 		assert.Equal(t, "sessionfix: "+want+"; it was given an empty one\n", r.err, args)
 	}
 }
@@ -96,7 +97,7 @@ func TestEmptyFlagMessages(t *testing.T) {
 func TestEmptyStateDirEnvIsUnset(t *testing.T) {
 	t.Setenv("SESSIONFIX_STATE_DIR", "")
 	r := runCLI(t, testEnv(t), "", "runs")
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 }
 
 // `scan --json DIR` (a cron line written from memory) names --format: the format is a value of
@@ -109,12 +110,12 @@ func TestFormatNameAsAFlag(t *testing.T) {
 		{"runs", "json"}, {"names", "jsonl"}, {"audit", "csv"}, {"audit", "html"},
 	} {
 		r := runCLI(t, testEnv(t), "", c.cmd, "--"+c.value, dir)
-		assert.Equal(t, exitUsage, r.code, "%v", c)
+		assert.Equal(t, exitcode.Usage, r.code, "%v", c)
 		assert.Equal(t, "sessionfix: unknown flag --"+c.value+": the output format is a value of --format (--format "+c.value+"; sessionfix "+c.cmd+" --help lists the flags)\n", r.err, "%v", c)
 	}
 	for _, f := range []string{"--output", "--or", "--frob"} {
 		r := runCLI(t, testEnv(t), "", "scan", f, dir)
-		assert.Equal(t, exitUsage, r.code)
+		assert.Equal(t, exitcode.Usage, r.code)
 		assert.Equal(t, "sessionfix: unknown flag "+f+" (sessionfix scan --help lists the flags)\n", r.err)
 	}
 }

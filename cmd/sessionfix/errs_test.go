@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 )
 
 // envWith is testEnv with extra variables.
@@ -34,7 +35,7 @@ func TestMissingRootsAreErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nonexistent")
 	for _, cmd := range []string{"scan", "fix"} {
 		r := runCLI(t, testEnv(t), "", cmd, missing)
-		assert.Equal(t, exitError, r.code, cmd)
+		assert.Equal(t, exitcode.Error, r.code, cmd)
 		assert.Equal(t, "sessionfix: nothing could be read: "+missing+": no such file or directory\n", r.err, cmd)
 		assert.Empty(t, r.out, cmd+": no empty tables, no \"nothing to change\"")
 	}
@@ -43,7 +44,7 @@ func TestMissingRootsAreErrors(t *testing.T) {
 	// named (issue 23 item 4); --agent qwen names Qwen Code's alone.
 	env := testEnv(t)
 	r := runCLI(t, env, "", "scan")
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.True(t, strings.HasPrefix(r.err, "sessionfix: no agent's store found: looked for "), r.err)
 	for _, a := range all.Agents {
 		assert.Contains(t, r.err, a.Name+" (", "every agent's places are named")
@@ -51,25 +52,25 @@ func TestMissingRootsAreErrors(t *testing.T) {
 	assert.Contains(t, r.err, "Qwen Code ($QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen)")
 	assert.Empty(t, r.out)
 	r = runCLI(t, env, "", "scan", "--agent", "qwen")
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Equal(t, "sessionfix: no Qwen Code runtime directory found: tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen: "+
 		filepath.Join(env.Home, ".qwen")+": no such file or directory (pass a PATH, or set QWEN_HOME or QWEN_RUNTIME_DIR)\n", r.err)
 	r = runCLI(t, envWith(t, map[string]string{"QWEN_HOME": missing}), "", "fix", "--agent", "qwen", "--format", "json")
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, "tried $QWEN_RUNTIME_DIR (not set), $QWEN_HOME="+missing+": "+missing+": no such file or directory")
 	r = runCLI(t, testEnv(t), "", "scan", "--agent", "codex")
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, "no Codex home with sessions found: tried $CODEX_HOME (not set), so ~/.codex: ")
 
 	// An empty directory: no error, but said.
 	empty := t.TempDir()
 	r = runCLI(t, testEnv(t), "", "scan", empty)
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, empty+": warning: no store found under "+empty)
 
 	// One path read, one missing: the missing one is named, exit 3 (partial).
 	r = runCLI(t, testEnv(t), "", "scan", "--format", "json", fixtureCopy(t), missing)
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, missing+": error: stat: no such file or directory")
 }
 
@@ -83,7 +84,7 @@ func TestProblemsGoToStderr(t *testing.T) {
 	const reason = "0badbad0-0000-4000-8000-000000000000.jsonl:1: warning: invalid JSON (unexpected end of line, column 12); line left as it is"
 
 	r := runCLI(t, testEnv(t), "", "scan", "--format", "json", dir)
-	assert.Equal(t, exitOK, r.code)
+	assert.Equal(t, exitcode.OK, r.code)
 	var rep scanReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), "stdout is exactly one JSON document")
 	require.Len(t, rep.Problems, 1)
@@ -91,13 +92,13 @@ func TestProblemsGoToStderr(t *testing.T) {
 	assert.Contains(t, r.err, "1 problem:\n  "+strings.TrimSuffix(bad, filepath.Base(bad))+reason)
 
 	r = runCLI(t, testEnv(t), "", "scan", dir)
-	assert.Equal(t, exitOK, r.code)
+	assert.Equal(t, exitcode.OK, r.code)
 	assert.NotContains(t, r.out, "problem")
 	assert.Contains(t, r.err, reason)
 
 	for _, format := range []string{"table", "json"} {
 		r = runCLI(t, testEnv(t), "", "fix", "--format", format, dir)
-		assert.Equal(t, exitOK, r.code, format)
+		assert.Equal(t, exitcode.OK, r.code, format)
 		assert.NotContains(t, r.out, "1 problem:", format)
 		assert.Contains(t, r.err, reason, format)
 	}
@@ -120,7 +121,7 @@ func TestSymlinkedRootIsFollowed(t *testing.T) {
 
 	for _, args := range [][]string{{"scan", "--format", "json"}, {"scan", "--format", "json", link}} {
 		r := runCLI(t, env, "", args...)
-		require.Equal(t, exitOK, r.code, r.err)
+		require.Equal(t, exitcode.OK, r.code, r.err)
 		var rep scanReport
 		require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
 		assert.Equal(t, 4, rep.Totals.Stores, "the 4 stores of the linked tree, not the inner link")
@@ -132,10 +133,10 @@ func TestSymlinkedRootIsFollowed(t *testing.T) {
 	// fix --apply through the link rewrites the real files; undo restores them.
 	before := snapshotTree(t, real)
 	r := runCLI(t, env, "", "fix", "--apply", "--yes")
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "rewrote 35 names in 3 files")
 	r = runCLI(t, env, "", "undo", "--last")
-	require.Equal(t, exitOK, r.code, r.out+r.err)
+	require.Equal(t, exitcode.OK, r.code, r.out+r.err)
 	assert.Equal(t, before, snapshotTree(t, real))
 }
 
@@ -154,7 +155,7 @@ func TestDiscoverAllServersFailing(t *testing.T) {
 	env := testEnv(t)
 	env.Environ = func() []string { return []string{"PATH=" + dir} }
 	r := runCLI(t, env, "", "audit", "--settings", settingsPath, "--discover", "--discover-timeout", "1m")
-	assert.Equal(t, exitError, r.code, r.err)
+	assert.Equal(t, exitcode.Error, r.code, r.err)
 	assert.Contains(t, r.err, "sessionfix: --discover: none of the 1 MCP server could be listed (nothing was done):\n  "+want)
 	assert.Contains(t, r.err, tail)
 	assert.NotContains(t, r.err, "tok-SETTINGS-SECRET")
@@ -164,7 +165,7 @@ func TestDiscoverAllServersFailing(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte("[mcp_servers.dying]\ncommand = \""+script+"\"\nenv = { API_TOKEN = \"tok-CODEX-SECRET\" }\n"), 0o600))
 	before := snapshotTree(t, home)
 	r = runCLI(t, env, "", "fix", "--discover", "--apply", "--yes", rollout)
-	assert.Equal(t, exitError, r.code, "the same exit as audit: "+r.err)
+	assert.Equal(t, exitcode.Error, r.code, "the same exit as audit: "+r.err)
 	assert.Contains(t, r.err, "sessionfix: --discover: none of the 1 MCP server could be listed (nothing was done):\n  "+want)
 	assert.Contains(t, r.err, tail)
 	assert.NotContains(t, r.err+r.out, "tok-CODEX-SECRET")
@@ -182,7 +183,7 @@ func TestSettingsSecretsNeverPrinted(t *testing.T) {
 	env.Environ = func() []string { return []string{"MY_TOKEN=sk-TOPSECRET"} }
 	for _, format := range []string{"table", "json"} {
 		r := runCLI(t, env, "", "scan", "--format", format, dir)
-		require.Equal(t, exitOK, r.code, r.err)
+		require.Equal(t, exitcode.OK, r.code, r.err)
 		assert.NotContains(t, r.out+r.err, "TOPSECRET", format)
 		assert.Contains(t, r.out, "mcp__lit__$MY_TOKEN.x", format)
 		assert.Contains(t, r.out, "mcp__lit__literature_search_pubmed_1nv53db", "a rule without $VAR keeps its current name")
@@ -193,7 +194,7 @@ func TestSettingsSecretsNeverPrinted(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"mcpServers": {"x": {"command": "c", "env": {"TOKEN": "sk-LITERAL-SECRET\q"}}}}`+"\n"), 0o644))
 	r = runCLI(t, env, "", "audit", "--settings", bad, "--inventory", "../../fixtures/qwen-settings/inventory.json", "--format", "json")
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, bad+":1:56: invalid string starting here (a bad escape such as \\q, or a control character such as a tab); its text is not shown")
 	assert.NotContains(t, r.err+r.out, "LITERAL-SECRET")
 }
@@ -214,7 +215,7 @@ func TestAuditPathAuditsThatHome(t *testing.T) {
 
 	env := testEnv(t) // HOME is an empty directory
 	r := runCLI(t, env, "", "audit", "--format", "json", home, project)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "audit: "+home+" is a Qwen Code home: settings "+filepath.Join(home, "settings.json")+" (user scope), session history "+home+"\n")
 	assert.Contains(t, r.err, "audit: "+project+" is a project: settings "+filepath.Join(project, ".qwen", "settings.json")+" (workspace scope), subagents "+filepath.Join(project, ".qwen", "agents")+"\n")
 	var got qwen.JSONReport
@@ -229,7 +230,7 @@ func TestAuditPathAuditsThatHome(t *testing.T) {
 	flags := runCLI(t, env, "", "audit", "--format", "json", "--settings", "user="+filepath.Join(home, "settings.json"),
 		"--settings", "workspace="+filepath.Join(project, ".qwen", "settings.json"), "--agents", filepath.Join(project, ".qwen", "agents"),
 		"--history", home)
-	require.Equal(t, exitOK, flags.code, flags.err)
+	require.Equal(t, exitcode.OK, flags.code, flags.err)
 	assert.JSONEq(t, flags.out, r.out, "PATHs read exactly what the flags name")
 
 	// The runner's own settings are never read for a PATH.
@@ -237,27 +238,27 @@ func TestAuditPathAuditsThatHome(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(mine), 0o755))
 	require.NoError(t, os.WriteFile(mine, []byte(`{"permissions": {"deny": ["mcp__mine__tool"]}}`), 0o644))
 	again := runCLI(t, env, "", "audit", "--format", "json", home, project)
-	require.Equal(t, exitOK, again.code, again.err)
+	require.Equal(t, exitcode.OK, again.code, again.err)
 	assert.JSONEq(t, r.out, again.out)
 
 	// --history DIR only reads DIR's history: said so, with the command that audits DIR.
 	r = runCLI(t, env, "", "audit", "--history", home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "sessionfix: note: --history "+home+" reads only its session history, not "+filepath.Join(home, "settings.json")+
 		"; to audit that home's settings run: sessionfix audit "+home+"\n")
 
 	// A home without settings: no rule at all, said so.
 	require.NoError(t, os.Remove(filepath.Join(home, "settings.json")))
 	r = runCLI(t, env, "", "audit", home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "no settings.json in "+home)
 	assert.Contains(t, r.err, "audit: no permission rule found (no settings or subagent file was read): every tool gets its default decision")
 
 	r = runCLI(t, env, "", "audit", filepath.Join(work, "missing"))
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, filepath.Join(work, "missing")+": no such file or directory")
 	r = runCLI(t, env, "", "audit", t.TempDir())
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Contains(t, r.err, "neither a Qwen Code home (settings.json or projects/ in it) nor a project (a .qwen directory in it)")
 }
 
@@ -267,11 +268,11 @@ func TestUndoRefusalsGoToStderr(t *testing.T) {
 	env := testEnv(t)
 	dir := fixtureCopy(t)
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	usage := filepath.Join(dir, "usage_record.jsonl")
 	require.NoError(t, os.WriteFile(usage, []byte("{}\n"), 0o644)) // changed since the run, not appended to
 	r = runCLI(t, env, "", "undo", "--last")
-	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "  refused  ")
 	assert.Contains(t, r.err, "usage_record.jsonl")
 	assert.NotContains(t, r.out, "refused  ")
@@ -288,7 +289,7 @@ func TestNothingReadJSONIsAClosedDocument(t *testing.T) {
 	} {
 		name := strings.Join(args, " ")
 		r := runCLI(t, testEnv(t), "", append(args, "--format", "json", missing)...)
-		assert.Equal(t, exitError, r.code, name)
+		assert.Equal(t, exitcode.Error, r.code, name)
 		assert.Equal(t, "sessionfix: "+want+"\n", r.err, name)
 		var doc map[string]any
 		require.NoError(t, json.Unmarshal([]byte(r.out), &doc), "%s: stdout %q", name, r.out)

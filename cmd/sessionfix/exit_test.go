@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"io"
 	"os"
 	"os/exec"
@@ -24,29 +25,29 @@ import (
 func TestUnknownCommandAndHelpTopic(t *testing.T) {
 	env := testEnv(t)
 	r := runCLI(t, env, "", "frob")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Equal(t, "sessionfix: unknown command \"frob\": the commands are scan, fix, undo, runs, names, audit, check (see sessionfix --help)\n", r.err)
 	assert.Empty(t, r.out)
 
 	r = runCLI(t, env, "", "help", "frob")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Contains(t, r.err, `unknown command "frob"`)
 
 	want := runCLI(t, env, "", "fix", "--help")
-	assert.Equal(t, exitOK, want.code)
+	assert.Equal(t, exitcode.OK, want.code)
 	assert.Contains(t, want.out, "sessionfix fix - ")
 	r = runCLI(t, env, "", "help", "fix")
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Equal(t, want.out, r.out, "help fix is fix --help")
 
 	top := runCLI(t, env, "", "--help")
 	r = runCLI(t, env, "", "help")
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Equal(t, top.out, r.out)
 	assert.Contains(t, r.out, "COMMANDS:")
 
 	r = runCLI(t, env, "", "help", "fix", "scan")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Contains(t, r.err, "help takes one command")
 }
 
@@ -60,7 +61,7 @@ func TestSignalExitCodes(t *testing.T) {
 		sig  syscall.Signal
 		code int
 		name string
-	}{{syscall.SIGINT, exitInterrupted, "SIGINT"}, {syscall.SIGTERM, exitTerminated, "SIGTERM"}} {
+	}{{syscall.SIGINT, exitcode.Interrupted, "SIGINT"}, {syscall.SIGTERM, exitcode.Terminated, "SIGTERM"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			ready := filepath.Join(dir, "ready")
@@ -102,7 +103,7 @@ func (r *blockingReader) Read([]byte) (int, error) {
 }
 
 // TestInterruptAtPromptAndDecline: Ctrl-C at the [y/N] prompt stops at once (exit 130,
-// nothing changed, not waiting for Enter); answering no exits 6 (exitDeclined) for fix and
+// nothing changed, not waiting for Enter); answering no exits 6 (exitcode.Declined) for fix and
 // undo --force.
 func TestInterruptAtPromptAndDecline(t *testing.T) {
 	dir := fixtureCopy(t)
@@ -115,21 +116,21 @@ func TestInterruptAtPromptAndDecline(t *testing.T) {
 	e := *testEnv(t)
 	e.In, e.Out, e.Err, e.InTerminal = in, &out, &errb, true
 	code := run(ctx, []string{"sessionfix", "fix", "--apply", "--state-dir", state, dir}, &e)
-	assert.Equal(t, exitInterrupted, code, errb.String())
+	assert.Equal(t, exitcode.Interrupted, code, errb.String())
 	assert.True(t, strings.HasSuffix(errb.String(), "[y/N] sessionfix: interrupted by SIGINT\n"), errb.String())
 	assert.Equal(t, before, snapshotTree(t, dir))
 
 	env := testEnv(t)
 	env.InTerminal = true
 	r := runCLI(t, env, "n\n", "fix", "--apply", "--state-dir", state, dir)
-	assert.Equal(t, exitDeclined, r.code, r.err)
+	assert.Equal(t, exitcode.Declined, r.code, r.err)
 	assert.True(t, strings.HasSuffix(r.err, "[y/N] nothing was changed\n"), r.err)
 	assert.Equal(t, before, snapshotTree(t, dir))
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	r = runCLI(t, env, "n\n", "undo", "--force", "--last", "--state-dir", state)
-	assert.Equal(t, exitDeclined, r.code, r.err)
+	assert.Equal(t, exitcode.Declined, r.code, r.err)
 	assert.Contains(t, r.err, "[y/N] nothing was changed\n")
 }
 
@@ -142,7 +143,7 @@ func TestInterruptCodeFollowsTheSignal(t *testing.T) {
 	e := *testEnv(t)
 	e.In, e.Out, e.Err = strings.NewReader(""), &out, &errb
 	code := run(ctx, []string{"sessionfix", "scan", dir}, &e)
-	assert.Equal(t, exitTerminated, code)
+	assert.Equal(t, exitcode.Terminated, code)
 	assert.Contains(t, errb.String(), "sessionfix: interrupted by SIGTERM")
 }
 
@@ -160,7 +161,7 @@ func TestHelpListsOnlyTheCommandsExitCodes(t *testing.T) {
 	codeLine := regexp.MustCompile(`(?m)^ +(\d+) +\S`)
 	for cmd, codes := range want {
 		r := runCLI(t, testEnv(t), "", cmd, "--help")
-		require.Equal(t, exitOK, r.code)
+		require.Equal(t, exitcode.OK, r.code)
 		block := r.out[strings.Index(r.out, "EXIT STATUS:"):]
 		if end := strings.Index(block, "\n\n"); end >= 0 {
 			block = block[:end]
@@ -183,22 +184,22 @@ func TestDryRunFlagAndYesNote(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "S")
 	before := snapshotTree(t, dir)
 	plain := runCLI(t, testEnv(t), "", "fix", "--state-dir", state, dir)
-	require.Equal(t, exitOK, plain.code, plain.err)
+	require.Equal(t, exitcode.OK, plain.code, plain.err)
 	for _, flag := range []string{"--dry-run", "-n"} {
 		r := runCLI(t, testEnv(t), "", "fix", flag, "--state-dir", state, dir)
-		assert.Equal(t, exitOK, r.code, "%s: %s", flag, r.err)
+		assert.Equal(t, exitcode.OK, r.code, "%s: %s", flag, r.err)
 		assert.Equal(t, plain.out, r.out, "%s is the default dry run", flag)
 		assert.NotContains(t, r.err, "note:")
 	}
 	assert.Equal(t, before, snapshotTree(t, dir))
 
 	r := runCLI(t, testEnv(t), "", "fix", "-n", "--apply", "--yes", "--state-dir", state, dir)
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Equal(t, "sessionfix: --apply and --dry-run contradict each other (nothing was changed)\n", r.err)
 	assert.Equal(t, before, snapshotTree(t, dir))
 
 	r = runCLI(t, testEnv(t), "", "fix", "-y", "--state-dir", state, dir)
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Equal(t, plain.out, r.out)
 	assert.True(t, strings.HasPrefix(r.err, "note: --yes without --apply: this is a dry run, nothing is written (add --apply to rewrite)\n"), r.err)
 	assert.Equal(t, before, snapshotTree(t, dir))
@@ -228,7 +229,7 @@ func TestFlagErrorsReadHuman(t *testing.T) {
 		{[]string{"fix", "--state-dir"}, "sessionfix: --state-dir needs a value (sessionfix fix --help)\n"},
 	} {
 		r := runCLI(t, testEnv(t), "", tc.args...)
-		assert.Equal(t, exitUsage, r.code, "%v", tc.args)
+		assert.Equal(t, exitcode.Usage, r.code, "%v", tc.args)
 		assert.Equal(t, tc.want, r.err, "%v", tc.args)
 		assert.Empty(t, r.out, "%v", tc.args)
 	}
@@ -281,13 +282,13 @@ func TestMCPConfigValueErrors(t *testing.T) {
 	for _, cmd := range [][]string{{"scan"}, {"fix"}, {"check", "--provider", "anthropic"}, {"audit", "--agent", "claude"}} {
 		args := append(slices.Clone(cmd), "--mcp-config", "", home)
 		r := runCLI(t, testEnv(t), "", args...)
-		assert.Equal(t, exitUsage, r.code, "%v", args)
+		assert.Equal(t, exitcode.Usage, r.code, "%v", args)
 		assert.Equal(t, "sessionfix: --mcp-config needs a file name; it was given an empty one\n", r.err, "%v", args)
 
 		missing := filepath.Join(t.TempDir(), "nope.json")
 		args = append(slices.Clone(cmd), "--mcp-config", missing, home)
 		r = runCLI(t, testEnv(t), "", args...)
-		assert.Equal(t, exitError, r.code, "%v", args)
+		assert.Equal(t, exitcode.Error, r.code, "%v", args)
 		assert.Equal(t, "sessionfix: --mcp-config: read Claude Code MCP config: open "+missing+": no such file or directory\n", r.err, "%v", args)
 	}
 }
@@ -301,7 +302,7 @@ func TestEmptyAgentFileOption(t *testing.T) {
 	for _, cmd := range [][]string{{"scan"}, {"fix"}, {"check", "--provider", "openai-responses"}} {
 		args := append(slices.Clone(cmd), "--agent", "codex", "--codex-config", "", dir)
 		r := runCLI(t, testEnv(t), "", args...)
-		assert.Equal(t, exitUsage, r.code, "%v", args)
+		assert.Equal(t, exitcode.Usage, r.code, "%v", args)
 		assert.Equal(t, "sessionfix: --codex-config needs a file name; it was given an empty one\n", r.err, "%v", args)
 		assert.Empty(t, r.out, "%v", args)
 	}
@@ -321,7 +322,7 @@ func TestEmptyFileFlag(t *testing.T) {
 		flag := args[len(args)-2]
 		args = append(slices.Clone(args), dir)
 		r := runCLI(t, testEnv(t), "", args...)
-		assert.Equal(t, exitUsage, r.code, "%v", args)
+		assert.Equal(t, exitcode.Usage, r.code, "%v", args)
 		assert.Equal(t, "sessionfix: "+flag+" needs a file name; it was given an empty one\n", r.err, "%v", args)
 		assert.Empty(t, r.out, "%v", args)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 )
 
@@ -41,7 +42,7 @@ func TestErrorAfterRenameKeepsTheChangeRecorded(t *testing.T) {
 			restore := fileio.SetFaultHook(inject)
 			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
 			restore()
-			assert.Equal(t, exitPartial, r.code, r.out+r.err)
+			assert.Equal(t, exitcode.Partial, r.code, r.out+r.err)
 			assert.Contains(t, r.err, target+": rewritten, but: ")
 			assert.Contains(t, r.err, tc.err.Error())
 			assert.Contains(t, r.out, "rewrote 35 names in 3 files", "the file is counted as rewritten")
@@ -56,7 +57,7 @@ func TestErrorAfterRenameKeepsTheChangeRecorded(t *testing.T) {
 			restore = fileio.SetFaultHook(inject)
 			r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
 			restore()
-			assert.Equal(t, exitPartial, r.code, r.out+r.err)
+			assert.Equal(t, exitcode.Partial, r.code, r.out+r.err)
 			assert.Contains(t, r.err, "restored "+target+" (15 names), but: ")
 			back, _ := os.ReadFile(target)
 			assert.Equal(t, string(orig), string(back))
@@ -234,7 +235,7 @@ func testEveryInjectedError(t *testing.T, stateRoot string) {
 			restore := failAt(n)
 			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--quiet", "--state-dir", state, session)
 			restore()
-			assert.Contains(t, []int{0, exitError, exitPartial, exitInUse}, r.code, r.out+r.err)
+			assert.Contains(t, []int{0, exitcode.Error, exitcode.Partial, exitcode.InUse}, r.code, r.out+r.err)
 			check(t, session, state, "fix")
 		})
 	}
@@ -255,7 +256,7 @@ func testEveryInjectedError(t *testing.T, stateRoot string) {
 			restore := failAt(n)
 			r := runCLI(t, env, "", "undo", "--last", "--state-dir", state)
 			restore()
-			assert.Contains(t, []int{0, exitError, exitPartial, exitInUse}, r.code, r.out+r.err)
+			assert.Contains(t, []int{0, exitcode.Error, exitcode.Partial, exitcode.InUse}, r.code, r.out+r.err)
 			check(t, session, state, "undo")
 		})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -30,7 +31,7 @@ type fixOptions struct {
 	Verbose  bool
 	Quiet    bool
 	Common   pipeline.Options
-	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
+	// FailOn is --fail-on (only "kept": exit exitcode.Finding when a name a provider rejects is kept).
 	FailOn string
 	// PlanOut is --plan-out: the dry run's plan is written there (rewrite.PlanFile).
 	PlanOut string
@@ -710,8 +711,8 @@ func confirm(ctx context.Context, r io.Reader) (bool, error) {
 }
 
 // declined ends a run whose [y/N] question was answered no: said on standard error, exit
-// exitDeclined.
+// exitcode.Declined.
 func declined(env *Env) error {
 	fmt.Fprintln(env.Err, "nothing was changed")
-	return withCode(exitDeclined)
+	return withCode(exitcode.Declined)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -294,14 +295,14 @@ func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptio
 		return err
 	}
 	if inUse && !r.partial {
-		return withCode(exitInUse)
+		return withCode(exitcode.InUse)
 	}
 	return rulesEnd(r)
 }
 
 func rulesEnd(r *rulesRun) error {
 	if r.partial {
-		return withCode(exitPartial)
+		return withCode(exitcode.Partial)
 	}
 	return nil
 }

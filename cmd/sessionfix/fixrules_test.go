@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/claude"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 )
 
@@ -148,10 +149,10 @@ func TestFixWithoutRulesNeverWritesRuleFiles(t *testing.T) {
 	require.NoError(t, err)
 	orig := snapshotRules(t, dir)
 	res := runCLI(t, env, "", "fix", "--apply", "--yes", "--inventory", inv, dir)
-	assert.NotEqual(t, exitUsage, res.code, res.err)
+	assert.NotEqual(t, exitcode.Usage, res.code, res.err)
 	assert.Equal(t, orig, snapshotRules(t, dir))
 	res = runCLI(t, env, "", "fix", "--apply", "--yes", "--inventory", inv, filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
-	assert.NotEqual(t, exitUsage, res.code, res.err)
+	assert.NotEqual(t, exitcode.Usage, res.code, res.err)
 	assert.Equal(t, orig, snapshotRules(t, dir))
 }
 
@@ -168,7 +169,7 @@ func TestFixRulesUsage(t *testing.T) {
 		{[]string{"--rules", "--inventory", "x.json", "--apply"}, "--apply needs --yes"},
 	} {
 		res := runCLI(t, env, "", append([]string{"fix"}, c.args...)...)
-		assert.Equal(t, exitUsage, res.code, "%v: %s", c.args, res.err)
+		assert.Equal(t, exitcode.Usage, res.code, "%v: %s", c.args, res.err)
 		assert.Contains(t, res.err, c.want, "%v", c.args)
 	}
 }
@@ -214,6 +215,6 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 		"the migrating agent's options it does not read (RuleFix.Uses) are refused with the flags it has no use for")
 	env := testEnv(t)
 	r := runCLI(t, env, "", "fix", "--rules", "--inventory", "i.json", "--codex-config", "c.toml", ".")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Contains(t, r.err, "--rules migrates "+a.RuleFix.Rules+" only: --discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config do not go with it")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,7 +29,7 @@ func TestFlagsValidatedBeforeSideEffects(t *testing.T) {
 		{"scan", "--discover", "--busy-timeout", "-1s", path},
 		{"check", "--provider", "all", "--discover", "--rewrite-lossy", path},
 	} {
-		assert.Equal(t, exitUsage, e.run(t, args...), "%v: %s", args, e.err.String())
+		assert.Equal(t, exitcode.Usage, e.run(t, args...), "%v: %s", args, e.err.String())
 		assert.NoFileExists(t, marker, "%v started an MCP server before refusing its flags", args)
 	}
 	// The same server is started once the flags are valid (the marker proves the probe works).

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os/exec"
 	"strings"
 
@@ -71,7 +72,7 @@ func cmdHelpExamples(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("%s: %v", ex, err)
 			}
 			ts.Logf("example %d (%s --help): exit %d: %s", n, strings.TrimSpace("sessionfix "+strings.Join(cmd, " ")), code, ex)
-			if code != 0 && code != exitFinding {
+			if code != 0 && code != exitcode.Finding {
 				failed = append(failed, fmt.Sprintf("%s\n    exit %d; stderr:\n%s", ex, code, indentText(ts.ReadFile("stderr"), "    ")))
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/engine/sqlite"
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 )
 
 // TestHelperCrashDuringSQLiteApply is not a test: it is the process TestSQLiteHotJournal kills
@@ -78,7 +79,7 @@ func TestSQLiteHotJournal(t *testing.T) {
 	require.True(t, hot, "the crash left a hot journal %s", j)
 
 	r := runCLI(t, env, "", "scan", dir)
-	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "a crashed writer left a hot journal ("+db+"-journal)")
 	assert.Contains(t, r.err, "`sessionfix fix --apply` or `undo` rolls it back first")
 	assert.NotContains(t, r.err, "-shm")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/reports/htmltest"
 )
 
@@ -49,7 +50,7 @@ func TestHTMLFits1280(t *testing.T) {
 			args = append(args, "--out", page)
 		}
 		r := runCLI(t, env, "", args...)
-		require.Contains(t, []int{exitOK, exitFinding}, r.code, "%s: %s", name, r.err)
+		require.Contains(t, []int{exitcode.OK, exitcode.Finding}, r.code, "%s: %s", name, r.err)
 		assert.Empty(t, htmltest.Overflow(t, bin, page, 1280), "%s: wider than 1,280 px", name)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func TestKeptTruncatedDottedWhyWithoutKeepTruncated(t *testing.T) {
 	lines[3] = bytes.Replace(lines[3], []byte(`"type"`), []byte("\"t\xff\xfepe\""), 1)
 	require.NoError(t, os.WriteFile(path, bytes.Join(lines, nil), 0o640))
 
-	assert.Equal(t, exitPartial, e.run(t, "scan", dir))
+	assert.Equal(t, exitcode.Partial, e.run(t, "scan", dir))
 	out := e.out.String()
 	// The real reason, with the file and the line, and how to repair it (issue 23 item 9; it
 	// said "not rewritable here: a key clash or a file that must not be written").

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/mcpname"
 )
 
@@ -144,15 +145,15 @@ func TestNamesReproducesEveryVector(t *testing.T) {
 
 func TestNamesBadInputAndUsage(t *testing.T) {
 	r := runCLI(t, testEnv(t), "\"mcp__a.b__c\"\nnot json\n\"\\ud800x\"\n", "names", "--stdin", "--json", "--format", "jsonl")
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, "standard input line 2")
 	lines := strings.Split(strings.TrimSpace(r.out), "\n")
 	require.Len(t, lines, 2, "the other lines are still answered")
 	assert.Contains(t, lines[1], `"raw":"\ud800x"`, "a lone surrogate survives exactly")
 
-	assert.Equal(t, exitUsage, runCLI(t, testEnv(t), "", "names").code)
-	assert.Equal(t, exitUsage, runCLI(t, testEnv(t), "", "names", "--format", "xml", "a").code)
-	assert.Equal(t, exitUsage, runCLI(t, testEnv(t), "", "names", "--nope").code)
+	assert.Equal(t, exitcode.Usage, runCLI(t, testEnv(t), "", "names").code)
+	assert.Equal(t, exitcode.Usage, runCLI(t, testEnv(t), "", "names", "--format", "xml", "a").code)
+	assert.Equal(t, exitcode.Usage, runCLI(t, testEnv(t), "", "names", "--nope").code)
 	r = runCLI(t, testEnv(t), "", "names", "mcp__lit__literature.search_pubmed")
 	assert.Equal(t, 0, r.code)
 	assert.Contains(t, r.out, "mcp__lit__literature_search_pubmed_1nv53db")
@@ -194,7 +195,7 @@ func TestFixAcceptance(t *testing.T) {
 	assert.Equal(t, orig, snapshotTree(t, dir), "dry-run changes no byte, mode or mtime")
 
 	r = runCLI(t, env, "", "fix", "--apply", dir)
-	assert.Equal(t, exitUsage, r.code, "non-interactive --apply needs --yes")
+	assert.Equal(t, exitcode.Usage, r.code, "non-interactive --apply needs --yes")
 	assert.Equal(t, orig, snapshotTree(t, dir))
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
@@ -232,18 +233,18 @@ func TestFixAcceptance(t *testing.T) {
 
 	// Nothing to undo is one answer, exit 0, whichever way the run is named (issue 8 item 8).
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
-	assert.Equal(t, exitOK, r.code, "nothing left to undo: %s", r.err)
+	assert.Equal(t, exitcode.OK, r.code, "nothing left to undo: %s", r.err)
 	assert.Equal(t, "nothing to undo: no run in "+state+" has changes left to undo (sessionfix runs lists the runs)\n", r.out)
 	assert.Empty(t, r.err)
 	r = runCLI(t, env, "", "undo", "--state-dir", state, runs[0].Name())
-	assert.Equal(t, exitOK, r.code)
+	assert.Equal(t, exitcode.OK, r.code)
 	assert.Regexp(t, `^nothing to undo: run `+runs[0].Name()+` was already undone at 2026-11-30 12:00:00Z\n$`, r.out)
 	assert.Empty(t, r.err)
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", filepath.Join(t.TempDir(), "never-used"))
-	assert.Equal(t, exitOK, r.code, "no run ever recorded: %s", r.err)
+	assert.Equal(t, exitcode.OK, r.code, "no run ever recorded: %s", r.err)
 	assert.Contains(t, r.out, "nothing to undo: no run in ")
 	r = runCLI(t, env, "", "undo", "--state-dir", state, "20990101T000000Z-zzzz")
-	assert.Equal(t, exitError, r.code, "a run id that names no run is an error")
+	assert.Equal(t, exitcode.Error, r.code, "a run id that names no run is an error")
 	assert.Contains(t, r.err, `no such run: "20990101T000000Z-zzzz"`)
 }
 
@@ -265,7 +266,7 @@ func TestFixSkipsFileAppendedDuringApply(t *testing.T) {
 		}
 	}
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "in use, skipped")
 	assert.Contains(t, r.out, "rewrote 20 names in 2 files")
 	got, _ := os.ReadFile(target)
@@ -323,11 +324,11 @@ func TestScanOutputsAndExitCodes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		assert.Contains(t, r.err, "50bcb974")
 	}
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, "nope: error")
 
 	r = runCLI(t, testEnv(t), "", "scan", dir, "--format", "json")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 	assert.Contains(t, r.err, "put flags first (sessionfix scan [flags] [PATH...])")
 }
 
@@ -349,7 +350,7 @@ func TestFixKeepTruncatedAndLossy(t *testing.T) {
 	inv := filepath.Join(t.TempDir(), "inv.json")
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers":{"lit":{"tools":["literature.search_pubmed","literature_search_pubmed","get+data","get_data_for_a_specific_location_and_date_range_extended","搜索文献","ok_tool"]},"foo.bar":{"tools":["get_data","deploy.prod"]},"com.example.enterprise-search":{"tools":["query_documents_by_semantic_similarity","list"]}}}`), 0o600))
 	r = runCLI(t, env, "", "fix", "--rewrite-lossy", dir)
-	assert.Equal(t, exitUsage, r.code, "--rewrite-lossy needs --inventory")
+	assert.Equal(t, exitcode.Usage, r.code, "--rewrite-lossy needs --inventory")
 	r = runCLI(t, env, "", "fix", "--inventory", inv, "--rewrite-lossy", dir)
 	require.Equal(t, 0, r.code, r.err)
 	assert.Contains(t, r.out, "mcp__lit__get_data_0kcpus5")
@@ -383,7 +384,7 @@ func TestFixJSONAndInteractiveConfirm(t *testing.T) {
 	before := snapshotTree(t, dir)
 	env.InTerminal = true
 	r := runCLI(t, env, "n\n", "fix", "--apply", "--state-dir", state, dir)
-	require.Equal(t, exitDeclined, r.code, "declining has its own code (issue 8 item 9): %s", r.err)
+	require.Equal(t, exitcode.Declined, r.code, "declining has its own code (issue 8 item 9): %s", r.err)
 	assert.True(t, strings.HasSuffix(r.err, "[y/N] nothing was changed\n"), r.err)
 	assert.Equal(t, before, snapshotTree(t, dir))
 	r = runCLI(t, env, "y\n", "fix", "--apply", "--state-dir", state, "--format", "json", dir)
@@ -408,7 +409,7 @@ func TestFixLeavesInvalidUTF8FileAlone(t *testing.T) {
 	content := `{"message":{"parts":[{"functionCall":{"name":"mcp__a.b__c"}}]}}` + "\n" + "{\"x\":\"\xff\"}\n"
 	require.NoError(t, os.WriteFile(bad, []byte(content), 0o600))
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(dir, "S"), dir)
-	assert.Equal(t, exitPartial, r.code, r.out)
+	assert.Equal(t, exitcode.Partial, r.code, r.out)
 	assert.Contains(t, r.out, "invalid UTF-8")
 	assert.Contains(t, r.out, "not rewritten")
 	got, _ := os.ReadFile(bad)
@@ -444,7 +445,7 @@ func TestDiscoveryEdgeCases(t *testing.T) {
 	rel, err := filepath.Rel(mustGetwd(t), dir)
 	require.NoError(t, err)
 	r = runCLI(t, testEnv(t), "", "scan", "--format", "json", dir, rel, filepath.Join(dir, "usage_record.jsonl"), fifo)
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	var rep scanReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
 	assert.Len(t, rep.Stores, 5, "4 fixture stores + chats/notauuid.jsonl, each once")
@@ -485,7 +486,7 @@ func TestInterruptedRunKeepsJSONValid(t *testing.T) {
 	e := *testEnv(t)
 	e.In, e.Out, e.Err = strings.NewReader(""), &out, &errb
 	code := run(ctx, []string{"sessionfix", "fix", "--apply", "--yes", "--format", "json", "--state-dir", filepath.Join(t.TempDir(), "S"), dir}, &e)
-	assert.Equal(t, exitInterrupted, code, "an interrupted run exits 130, the shell's convention")
+	assert.Equal(t, exitcode.Interrupted, code, "an interrupted run exits 130, the shell's convention")
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &doc), out.String())
 	assert.Equal(t, "interrupted", doc["error"])
@@ -495,7 +496,7 @@ func TestInterruptedRunKeepsJSONValid(t *testing.T) {
 		ro := t.TempDir()
 		require.NoError(t, os.Chmod(ro, 0o500))
 		r := runCLI(t, testEnv(t), "", "fix", "--apply", "--yes", "--format", "json", "--state-dir", filepath.Join(ro, "S"), dir)
-		assert.Equal(t, exitError, r.code)
+		assert.Equal(t, exitcode.Error, r.code)
 		assert.Contains(t, r.err, "not writable (nothing was changed)")
 	}
 }
@@ -503,7 +504,7 @@ func TestInterruptedRunKeepsJSONValid(t *testing.T) {
 func TestNamesInputHygiene(t *testing.T) {
 	// A BOM is not part of the first name; invalid UTF-8 is reported, not silently replaced.
 	r := runCLI(t, testEnv(t), "\uFEFFmcp__a.b__c\nmcp__x\xff__y\nread_file\n", "names", "--stdin", "--format", "json")
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, "standard input line 2: invalid UTF-8")
 	lines := strings.Split(strings.TrimSpace(r.out), "\n")
 	require.Len(t, lines, 2)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"strings"
@@ -135,7 +136,7 @@ func runNames(_ context.Context, env *Env, opts namesOptions) error {
 		return fmt.Errorf("results not written to standard output: %w", err)
 	}
 	if bad > 0 {
-		return &exitErr{code: exitPartial, err: fmt.Errorf("%s could not be read", plural(bad, "input line"))}
+		return &exitErr{code: exitcode.Partial, err: fmt.Errorf("%s could not be read", plural(bad, "input line"))}
 	}
 	return nil
 }

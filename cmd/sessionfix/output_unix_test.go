@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,7 +33,7 @@ func TestAuditOutputsNeverReplaceDevicesOrLinks(t *testing.T) {
 	inv := "../../fixtures/qwen-settings/inventory.json"
 	r := runCLI(t, testEnv(t), "", "audit", "--settings", "../../fixtures/qwen-settings/settings.json", "--inventory", inv,
 		"--fail-on", "lost", "--out", null, "--tools-out", link)
-	require.NotEqual(t, exitUsage, r.code, r.err)
+	require.NotEqual(t, exitcode.Usage, r.code, r.err)
 	assert.Empty(t, r.out)
 
 	fi, err := os.Lstat(null)
@@ -46,7 +47,7 @@ func TestAuditOutputsNeverReplaceDevicesOrLinks(t *testing.T) {
 	assert.Contains(t, string(b), "server,tool,registered_name", "the link's target got the tools table")
 
 	r = runCLI(t, testEnv(t), "", "audit", "--inventory", inv, "--out", null, "--tools-out", null)
-	assert.Equal(t, exitOK, r.code, "two reports to one device do not overwrite each other: %s", r.err)
+	assert.Equal(t, exitcode.OK, r.code, "two reports to one device do not overwrite each other: %s", r.err)
 	fi, err = os.Lstat(null)
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode()&os.ModeCharDevice)

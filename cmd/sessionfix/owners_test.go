@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/owner"
 )
 
@@ -33,7 +34,7 @@ func TestFixRefusesAFileNotYoursOrReadOnly(t *testing.T) {
 	orig := snapshotTree(t, dir)
 
 	r := runCLI(t, env, "", "fix", "--state-dir", state, dir)
-	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.err)
 	notYours := ": error: refused: you (uid "                 // then "N) do not own it: it belongs to uid M…"
 	assert.Equal(t, 3, strings.Count(r.err, notYours), r.err) // the two sessions and the usage record
 	assert.Contains(t, r.err, usage+": error: refused: you (uid ")
@@ -49,7 +50,7 @@ func TestFixRefusesAFileNotYoursOrReadOnly(t *testing.T) {
 	owner.Euid = saved
 	require.NoError(t, os.Chmod(chat, 0o444))
 	r = runCLI(t, &tty, "n\n", "fix", "--apply", "--state-dir", state, dir)
-	assert.Equal(t, exitDeclined, r.code, r.err)
+	assert.Equal(t, exitcode.Declined, r.code, r.err)
 	before, _, ok := strings.Cut(r.err, "[y/N]")
 	require.True(t, ok, r.err)
 	assert.Contains(t, before, usage+": error: refused: it is read-only (mode 0444)")
@@ -60,7 +61,7 @@ func TestFixRefusesAFileNotYoursOrReadOnly(t *testing.T) {
 	orig = snapshotTree(t, dir)
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
-	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.err)
 	assert.Equal(t, 3, strings.Count(r.err, notYours), r.err)
 	assert.Contains(t, r.out, "nothing to change")
 	assert.Equal(t, orig, snapshotTree(t, dir), "nothing was written")
@@ -69,7 +70,7 @@ func TestFixRefusesAFileNotYoursOrReadOnly(t *testing.T) {
 	// is refused.
 	owner.Euid = saved
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
-	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.err)
 	assert.Contains(t, r.err, usage+": error: refused: it is read-only (mode 0444); its names are kept (--force rewrites it all the same)")
 	assert.NotContains(t, r.err, notYours)
 	assert.Contains(t, r.out, "rewrote 30 names in 2 files")
@@ -79,7 +80,7 @@ func TestFixRefusesAFileNotYoursOrReadOnly(t *testing.T) {
 
 	// --force: rewritten, said as a warning, and it stays read-only.
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--force", "--state-dir", state, dir)
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, usage+": warning: it is read-only (mode 0444): rewritten all the same (--force); the new file keeps the mode")
 	assert.Contains(t, r.out, "rewrote 5 names in 1 file")
 	fi, err := os.Stat(usage)
@@ -88,5 +89,5 @@ func TestFixRefusesAFileNotYoursOrReadOnly(t *testing.T) {
 
 	// --force with --rules is refused (the rule migration does not take it).
 	r = runCLI(t, env, "", "fix", "--rules", "--force", dir)
-	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.err)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -278,7 +279,7 @@ func exitWith(a *aggregate, env *Env, cmd string, code int) error {
 	switch code {
 	case 0:
 		return nil
-	case exitFinding:
+	case exitcode.Finding:
 		fmt.Fprintf(env.Err, "%s: --fail-on kept: %s a provider rejects kept\n", cmd, plural(a.Report.Totals.KeptRejected, "name"))
 	}
 	return withCode(code)

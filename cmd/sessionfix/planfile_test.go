@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
@@ -59,7 +60,7 @@ func TestPlanOutThenApplyPlan(t *testing.T) {
 	plan := filepath.Join(t.TempDir(), "p.json")
 
 	r := runCLI(t, env, "", "fix", "--plan-out", plan, dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "plan written to "+plan+" (35 names in 3 stores); nothing was changed")
 	assert.Equal(t, orig, readTree(t, dir), "--plan-out is a dry run")
 	pf, err := pipeline.ReadPlanFile(plan)
@@ -69,13 +70,13 @@ func TestPlanOutThenApplyPlan(t *testing.T) {
 	// What each store becomes when rewritten as planned: a plain fix --apply of a copy made
 	// before the change (planning is deterministic; the plan names the same edits).
 	ref := fixtureCopy(t)
-	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), ref).code)
+	require.Equal(t, exitcode.OK, runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), ref).code)
 	want := readTree(t, ref)
 
 	changed := filepath.Join(dir, qwenSession)
 	appendTo(t, changed, appendedLine)
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, "--plan", plan)
-	require.Equal(t, exitInUse, r.code, "the changed store is refused: in use, exit 4: %s", r.err)
+	require.Equal(t, exitcode.InUse, r.code, "the changed store is refused: in use, exit 4: %s", r.err)
 	assert.Contains(t, r.err, changed+": in use, skipped: changed since it was planned (size ")
 	assert.Contains(t, r.out, "rewrote 20 names in 2 files; 7 legacy truncated names kept; 1 file skipped (in use)")
 	got := readTree(t, dir)
@@ -92,7 +93,7 @@ func TestPlanOutThenApplyPlan(t *testing.T) {
 	}
 
 	r = runCLI(t, env, "", "undo", "--state-dir", state, "--last", "--yes")
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	orig[qwenSession] += appendedLine
 	assert.Equal(t, orig, readTree(t, dir), "undo restores every rewritten store")
 }
@@ -136,7 +137,7 @@ func TestInteractiveApplyAppliesConfirmedPlan(t *testing.T) {
 	e := *env
 	e.In, e.Out, e.Err = &answerAfter{change: func() { appendTo(t, changed, line) }, r: strings.NewReader("y\n")}, &out, &errb
 	code := run(context.Background(), []string{"sessionfix", "fix", "--apply", "--state-dir", filepath.Join(t.TempDir(), "s"), dir}, &e)
-	require.Equal(t, exitInUse, code, errb.String())
+	require.Equal(t, exitcode.InUse, code, errb.String())
 	assert.Contains(t, errb.String(), changed+": in use, skipped: changed since it was planned")
 	assert.Equal(t, orig[qwenSession]+line, readTree(t, dir)[qwenSession], "the session changed after the prompt is not rewritten")
 	assert.Contains(t, out.String(), "rewrote 20 names in 2 files")
@@ -148,7 +149,7 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 	env := testEnv(t)
 	dir := fixtureCopy(t)
 	plan := filepath.Join(t.TempDir(), "p.json")
-	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--plan-out", plan, dir).code)
+	require.Equal(t, exitcode.OK, runCLI(t, env, "", "fix", "--plan-out", plan, dir).code)
 	good, err := os.ReadFile(plan)
 	require.NoError(t, err)
 	pf, err := pipeline.ReadPlanFile(plan)
@@ -174,26 +175,26 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"edited by hand", bytes.Replace(good, []byte(`"new": "mcp__foo_bar__get_data_0xybsnb"`), []byte(`"new": "mcp__evil"`), 1), exitError, "its checksum does not match its content"},
-		{"not a plan", []byte(`{"stores":[]}`), exitError, "not a sessionfix plan"},
-		{"path traversal", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = dir + "/projects/../../../etc/passwd" }), exitError, "stores[0].path: not a clean path"},
-		{"relative path", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = "projects/x.jsonl" }), exitError, "stores[0].path: not an absolute path"},
+		{"edited by hand", bytes.Replace(good, []byte(`"new": "mcp__foo_bar__get_data_0xybsnb"`), []byte(`"new": "mcp__evil"`), 1), exitcode.Error, "its checksum does not match its content"},
+		{"not a plan", []byte(`{"stores":[]}`), exitcode.Error, "not a sessionfix plan"},
+		{"path traversal", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = dir + "/projects/../../../etc/passwd" }), exitcode.Error, "stores[0].path: not a clean path"},
+		{"relative path", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Path = "projects/x.jsonl" }), exitcode.Error, "stores[0].path: not an absolute path"},
 		{"relative mcp_config", resealed(func(p *rewrite.PlanFile) {
 			p.Options.SetAgentValues(rewrite.PlanMember{Key: "mcp_config", Repeatable: true, File: true, After: "profile"}, []string{"../mcp.json"})
-		}), exitError, "options.mcp_config[0]: not an absolute path"},
-		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "acme" }), exitError, `options: --agent must be one of ` + selectable() + `, not "acme"`},
-		{"unknown kind", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Kind = "shell-script" }), exitError, `unknown store kind "shell-script"`},
-		{"old not a token", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Old = `x", "y` }), exitError, "edits[0]: old is not a JSON string token"},
-		{"new with a newline", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].New = "a\nb" }), exitError, "edits[0]: new is not a name"},
-		{"offset past the end", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Offset = 1 << 40 }), exitError, "outside the store"},
-		{"unknown member", bytes.Replace(good, []byte(`"format"`), []byte(`"run":"rm -rf /","format"`), 1), exitError, "checksum does not match"},
+		}), exitcode.Error, "options.mcp_config[0]: not an absolute path"},
+		{"unknown agent", resealed(func(p *rewrite.PlanFile) { p.Options.Agent = "acme" }), exitcode.Error, `options: --agent must be one of ` + selectable() + `, not "acme"`},
+		{"unknown kind", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Kind = "shell-script" }), exitcode.Error, `unknown store kind "shell-script"`},
+		{"old not a token", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Old = `x", "y` }), exitcode.Error, "edits[0]: old is not a JSON string token"},
+		{"new with a newline", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].New = "a\nb" }), exitcode.Error, "edits[0]: new is not a name"},
+		{"offset past the end", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].Offset = 1 << 40 }), exitcode.Error, "outside the store"},
+		{"unknown member", bytes.Replace(good, []byte(`"format"`), []byte(`"run":"rm -rf /","format"`), 1), exitcode.Error, "checksum does not match"},
 		// Well-formed and sealed, but not what sessionfix plans for the store: refused, the others rewritten.
-		{"another new name", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].New = "mcp__evil" }), exitPartial, "planning it again does not give the planned edits (planned"},
+		{"another new name", resealed(func(p *rewrite.PlanFile) { p.Stores[0].Edits[0].New = "mcp__evil" }), exitcode.Partial, "planning it again does not give the planned edits (planned"},
 		// A file that is not a store of the plan's kind is never opened as one.
 		{"not a store", resealed(func(p *rewrite.PlanFile) {
 			p.Stores = p.Stores[:1]
 			p.Stores[0].Path = other
-		}), exitPartial, "not a known session"},
+		}), exitcode.Partial, "not a known session"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.NoError(t, os.WriteFile(plan, tc.doc, 0o600))
@@ -201,7 +202,7 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, "--plan", plan)
 			assert.Equal(t, tc.code, r.code, r.err)
 			assert.Contains(t, r.err, tc.msg)
-			if tc.code == exitError {
+			if tc.code == exitcode.Error {
 				assert.Contains(t, r.err, "plan "+plan+" refused: ")
 				assert.Equal(t, orig, readTree(t, dir), "nothing is changed")
 			} else if tc.name == "another new name" {
@@ -211,7 +212,7 @@ func TestApplyPlanRefusesTamperedPlans(t *testing.T) {
 				assert.Contains(t, r.err, pf.Stores[0].Path+": failed: ")
 				assert.Contains(t, r.out, "rewrote 20 names in 2 files")
 				u := runCLI(t, env, "", "undo", "--state-dir", state, "--last", "--yes")
-				require.Equal(t, exitOK, u.code, u.err)
+				require.Equal(t, exitcode.OK, u.code, u.err)
 				assert.Equal(t, orig, readTree(t, dir), "undo restores the two stores rewritten")
 			}
 			b, _ := os.ReadFile(other)
@@ -237,12 +238,12 @@ func TestPlanFlagsUsage(t *testing.T) {
 		{[]string{"fix", "--plan-out", "-", dir}, "standard output carries the report"},
 	} {
 		r := runCLI(t, env, "", tc.args...)
-		assert.Equal(t, exitUsage, r.code, "%v: %s", tc.args, r.err)
+		assert.Equal(t, exitcode.Usage, r.code, "%v: %s", tc.args, r.err)
 		assert.Contains(t, r.err, tc.msg, tc.args)
 		assert.NoFileExists(t, plan)
 	}
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, "plan "+plan+": no such file or directory")
 }
 
@@ -252,7 +253,7 @@ func TestPlanFileShape(t *testing.T) {
 	dir := fixtureCopy(t)
 	plan := filepath.Join(t.TempDir(), "p.json")
 	r := runCLI(t, env, "", "fix", "--format", "json", "--plan-out", plan, dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "plan written to "+plan, "with --format json the note goes to standard error")
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc), "standard output stays one JSON document")
@@ -284,7 +285,7 @@ func TestApplyPlanCodexAndSQLite(t *testing.T) {
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 	plan := filepath.Join(t.TempDir(), "p.json")
 
-	require.Equal(t, exitOK, e.run(t, "fix", "--plan-out", plan, path, db), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--plan-out", plan, path, db), e.err.String())
 	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	require.Len(t, pf.Stores, 2)
@@ -297,10 +298,10 @@ func TestApplyPlanCodexAndSQLite(t *testing.T) {
 		}
 	}
 	assert.Positive(t, inserts, "the rollout's plan inserts namespace members")
-	require.Equal(t, exitOK, e.run(t, "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s"), "--plan", plan), e.err.String())
+	require.Equal(t, exitcode.OK, e.run(t, "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s"), "--plan", plan), e.err.String())
 
 	r := newCodexEnv(t, map[string]string{"CODEX_HOME": refHome})
-	require.Equal(t, exitOK, r.run(t, "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), refPath, refDB), r.err.String())
+	require.Equal(t, exitcode.OK, r.run(t, "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), refPath, refDB), r.err.String())
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	want, err := os.ReadFile(refPath)
@@ -321,7 +322,7 @@ func TestApplyPlanBatchedDatabase(t *testing.T) {
 	_, refDB := opencodeStore(t)
 	plan := filepath.Join(t.TempDir(), "p.json")
 	r := runCLI(t, env, "", "fix", "--plan-out", plan, db)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	require.Len(t, pf.Stores, 1, "one store, however many parts")
@@ -330,16 +331,16 @@ func TestApplyPlanBatchedDatabase(t *testing.T) {
 	mtime := time.Now().Add(-time.Hour)
 	require.NoError(t, os.Chtimes(db, mtime, mtime))
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s"), "--plan", plan)
-	require.Equal(t, exitInUse, r.code, r.err)
+	require.Equal(t, exitcode.InUse, r.code, r.err)
 	assert.Contains(t, r.err, db+": in use, skipped: changed since it was planned (modified ")
 	before := dumpSHA(t, db)
 
 	r = runCLI(t, env, "", "fix", "--plan-out", plan, db)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Equal(t, before, dumpSHA(t, db))
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s"), "--plan", plan)
-	require.Equal(t, exitOK, r.code, r.err)
-	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), refDB).code)
+	require.Equal(t, exitcode.OK, r.code, r.err)
+	require.Equal(t, exitcode.OK, runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "s2"), refDB).code)
 	assert.Equal(t, dumpSHA(t, refDB), dumpSHA(t, db), "rewritten as planned")
 	assert.NotEqual(t, before, dumpSHA(t, db))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,7 +47,7 @@ func TestQuietPromptShowsWhatIsAsked(t *testing.T) {
 		return copy(b, "n\n"), nil
 	})
 	code := run(context.Background(), []string{"sessionfix", "fix", "-q", "--apply", dir}, &e)
-	assert.Equal(t, exitDeclined, code, errb.String())
+	assert.Equal(t, exitcode.Declined, code, errb.String())
 	assert.Contains(t, seenOut, "planned changes:", "the plan was shown before the answer was read")
 	assert.Contains(t, seenErr, "[y/N]", "the question was shown before the answer was read")
 }

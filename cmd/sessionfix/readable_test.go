@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
@@ -302,7 +303,7 @@ func TestUndoFormatJSON(t *testing.T) {
 	assert.NotEmpty(t, none.Error)
 
 	r = runCLI(t, env, "", "undo", "--format", "json", "--state-dir", state, "--last")
-	assert.Equal(t, exitOK, r.code, "nothing to undo is not a failure")
+	assert.Equal(t, exitcode.OK, r.code, "nothing to undo is not a failure")
 	var nothing report
 	require.NoError(t, json.Unmarshal([]byte(r.out), &nothing), r.out)
 	assert.Empty(t, nothing.Error)
@@ -400,7 +401,7 @@ func TestSkippedLineNamesThePathOnce(t *testing.T) {
 		}
 	}
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "S"), dir)
-	require.Equal(t, exitInUse, r.code, r.out+r.err)
+	require.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	var line string
 	for _, l := range strings.Split(r.err, "\n") {
 		if strings.Contains(l, "in use, skipped") {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ func TestFixRulesBrokenSettingsFileIsAProblem(t *testing.T) {
 	require.NoError(t, os.WriteFile(broken, []byte("{\n \"env\": {\"OPENAI_API_KEY\": \"sk-SECRET7777\"\n \"permissions\": {}}\n"), 0o644))
 	res := runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project-key", "/home/demo/src/lab",
 		filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
-	assert.Equal(t, exitPartial, res.code, res.err)
+	assert.Equal(t, exitcode.Partial, res.code, res.err)
 	assert.NotContains(t, res.err, "panic")
 	assert.Contains(t, res.err, broken+":3:2: not valid JSON")
 	assert.Equal(t, 1, strings.Count(res.err, broken), "the path once: %s", res.err)
@@ -52,7 +53,7 @@ func TestPlanRecordsClaudeNamingOptions(t *testing.T) {
 	assert.Contains(t, string(b), `"mcp_config": [`+"\n"+`      "`+cfg+`"`)
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan, "--allow-shared")
-	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.err)
 	assert.Contains(t, r.err, "drop --allow-shared")
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan)
@@ -84,14 +85,14 @@ func TestFixRefusesAStoreWhoseNameIsNotUTF8(t *testing.T) {
 	before := readTree(t, dir)
 
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", dir)
-	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.err)
 	assert.Contains(t, r.err, bad+": error: the store's path is not valid UTF-8: not rewritten")
 	rel, _ := filepath.Rel(dir, bad)
 	assert.Equal(t, before[rel], readTree(t, dir)[rel], "the store is not rewritten")
 	assert.Contains(t, r.out, "rewrote 20 names in 2 files")
 
 	u := runCLI(t, env, "", "undo", "--last", "--yes")
-	require.Equal(t, exitOK, u.code, u.err)
+	require.Equal(t, exitcode.OK, u.code, u.err)
 	assert.Equal(t, before, readTree(t, dir), "undo restores every store the run rewrote")
 }
 
@@ -104,7 +105,7 @@ func TestApplyPlanStoreNotReadIsAnError(t *testing.T) {
 	dir := copyClaudeFixture(t, t.TempDir())
 	cfg := filepath.Join(dir, "mcp-config.json")
 	plan := filepath.Join(t.TempDir(), "plan.json")
-	require.Equal(t, exitOK, runCLI(t, env, "", "fix", "--mcp-config", cfg, "--plan-out", plan, filepath.Join(dir, "dot-claude")).code)
+	require.Equal(t, exitcode.OK, runCLI(t, env, "", "fix", "--mcp-config", cfg, "--plan-out", plan, filepath.Join(dir, "dot-claude")).code)
 	pf, err := pipeline.ReadPlanFile(plan)
 	require.NoError(t, err)
 	require.Len(t, pf.Stores, 2)
@@ -115,7 +116,7 @@ func TestApplyPlanStoreNotReadIsAnError(t *testing.T) {
 	before := readTree(t, dir)
 
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan)
-	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.out+r.err)
 	for _, s := range pf.Stores {
 		assert.Contains(t, r.err, s.Path+": error: planned, but not read as a store now")
 	}
@@ -141,7 +142,7 @@ func TestPlanOutRefusesAStoreOfTheRun(t *testing.T) {
 	require.NotEmpty(t, session)
 	before := readTree(t, dir)
 	r := runCLI(t, env, "", "fix", "--plan-out", session, dir)
-	assert.Equal(t, exitUsage, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "--plan-out "+session+" is a file this run reads")
 	assert.Equal(t, before, readTree(t, dir), "the session keeps its bytes")
 }
@@ -159,7 +160,7 @@ func TestAuditOutRefusesAFileItReads(t *testing.T) {
 	for _, flag := range []string{"--out", "--tools-out"} {
 		r := runCLI(t, env, "", "audit", "--agent", "claude", "--inventory", inv, "--project-key", "/home/demo/src/lab", "--format", "json",
 			flag, user, filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
-		assert.Equal(t, exitUsage, r.code, r.err)
+		assert.Equal(t, exitcode.Usage, r.code, r.err)
 		assert.Contains(t, r.err, "audit: "+flag+" "+user+" is a file this audit reads")
 		assert.Equal(t, orig, readFileString(t, user), "the rule file keeps its bytes")
 	}
@@ -171,7 +172,7 @@ func TestAuditOutRefusesAFileItReads(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(q, b, 0o644))
 	r := runCLI(t, env, "", "audit", "--settings", q, "--inventory", "../../fixtures/qwen-settings/inventory.json", "--out", q)
-	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.err)
 	assert.Contains(t, r.err, "audit: --out "+q+" is a file this audit reads")
 	assert.Equal(t, string(b), readFileString(t, q))
 }
@@ -194,7 +195,7 @@ func TestFixRulesRefusesFlagsItDoesNotHonour(t *testing.T) {
 	} {
 		args := append([]string{"fix", "--rules", "--inventory", inv, "--project-key", "/home/demo/src/lab"}, extra...)
 		r := runCLI(t, env, "", append(args, filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))...)
-		assert.Equal(t, exitUsage, r.code, "%v: %s", extra, r.err)
+		assert.Equal(t, exitcode.Usage, r.code, "%v: %s", extra, r.err)
 		assert.Contains(t, r.err, extra[len(extra)-2]+" does not go with --rules", extra)
 		assert.Equal(t, orig, snapshotRules(t, dir), "nothing written")
 		assert.NoFileExists(t, plan)
@@ -210,7 +211,7 @@ func TestOutputsRefuseTheirInputs(t *testing.T) {
 	cfg := filepath.Join(dir, "mcp-config.json")
 	orig := readFileString(t, cfg)
 	r := runCLI(t, env, "", "fix", "--mcp-config", cfg, "--plan-out", cfg, filepath.Join(dir, "dot-claude"))
-	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.err)
 	assert.Contains(t, r.err, "--plan-out "+cfg+" is a file this run reads")
 	assert.Equal(t, orig, readFileString(t, cfg))
 
@@ -219,11 +220,11 @@ func TestOutputsRefuseTheirInputs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(inv, b, 0o644))
 	r = runCLI(t, env, "", "fix", "--inventory", inv, "--plan-out", inv, filepath.Join(dir, "dot-claude"))
-	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.err)
 	assert.Equal(t, string(b), readFileString(t, inv))
 	r = runCLI(t, env, "", "audit", "--agent", "claude", "--inventory", inv, "--project-key", "/home/demo/src/lab", "--out", inv,
 		filepath.Join(dir, "dot-claude"), filepath.Join(dir, "project-settings", "lab"))
-	assert.Equal(t, exitUsage, r.code, r.err)
+	assert.Equal(t, exitcode.Usage, r.code, r.err)
 	assert.Contains(t, r.err, "audit: --out "+inv+" is a file this audit reads")
 	assert.Equal(t, string(b), readFileString(t, inv))
 }
@@ -244,7 +245,7 @@ func TestFixRulesRewritesASymlinkedRuleFileAtItsTarget(t *testing.T) {
 	orig := readFileString(t, target)
 
 	r := runCLI(t, env, "", "fix", "--rules", "--inventory", inv, "--project-key", "/home/demo/src/lab", "--apply", "--yes", filepath.Join(dir, "dot-claude"))
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	fi, err := os.Lstat(link)
 	require.NoError(t, err)
 	assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "the link stays a link")
@@ -252,7 +253,7 @@ func TestFixRulesRewritesASymlinkedRuleFileAtItsTarget(t *testing.T) {
 		readFileString(t, target), "the target is rewritten")
 
 	u := runCLI(t, env, "", "undo", "--last", "--yes")
-	require.Equal(t, exitOK, u.code, u.out+u.err)
+	require.Equal(t, exitcode.OK, u.code, u.out+u.err)
 	assert.Equal(t, orig, readFileString(t, target))
 	fi, err = os.Lstat(link)
 	require.NoError(t, err)

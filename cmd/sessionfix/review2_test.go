@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -36,7 +37,7 @@ func TestStdoutWriteErrorIsAnError(t *testing.T) {
 			e := *env
 			e.In, e.Out, e.Err = strings.NewReader(""), fullWriter{}, &errb
 			code := run(context.Background(), append([]string{"sessionfix"}, args...), &e)
-			assert.Equal(t, exitError, code, "stderr: %s", errb.String())
+			assert.Equal(t, exitcode.Error, code, "stderr: %s", errb.String())
 			assert.Equal(t, 1, strings.Count(errb.String(), "no space left on device"), "said once: %s", errb.String())
 			assert.Contains(t, errb.String(), "standard output")
 		})
@@ -52,12 +53,12 @@ func TestDryRunFixReportsAStoreInUse(t *testing.T) {
 	release := holdLock(t, db, true)
 	defer release()
 	r := runCLI(t, env, "", "fix", "--busy-timeout", "300ms", dir)
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "store is in use by another process")
 	r = runCLI(t, env, "", "fix", "--format", "json", "--busy-timeout", "300ms", dir)
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	r = runCLI(t, env, "", "scan", "--busy-timeout", "300ms", dir)
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	r = runCLI(t, env, "", "scan", "--help")
 	assert.Contains(t, r.out, "\n   4    refused: a store is in use by another process")
 }
@@ -109,7 +110,7 @@ func TestPathNamedHelpIsAPath(t *testing.T) {
 // "1 other files", in names).
 func TestNamesBadInputCountReadsAsEnglish(t *testing.T) {
 	r := runCLI(t, testEnv(t), "mcp__a.b__c\n\xff\xfe\n", "names", "--stdin")
-	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "sessionfix: 1 input line could not be read\n")
 	r = runCLI(t, testEnv(t), "\xff\n\xfe\n", "names", "--stdin")
 	assert.Contains(t, r.err, "sessionfix: 2 input lines could not be read\n")
@@ -121,7 +122,7 @@ func TestAuditEmptyOutputPathIsAUsageError(t *testing.T) {
 	base := []string{"audit", "--settings", "../../fixtures/qwen-settings/settings.json", "--inventory", "../../fixtures/qwen-settings/inventory.json"}
 	for _, flag := range []string{"--out", "--tools-out"} {
 		r := runCLI(t, testEnv(t), "", append(base, flag, "")...)
-		assert.Equal(t, exitUsage, r.code, r.out+r.err)
+		assert.Equal(t, exitcode.Usage, r.code, r.out+r.err)
 		assert.Equal(t, "", r.out)
 		assert.Contains(t, r.err, "sessionfix: "+flag+" needs a path (- for standard output); it was given an empty one\n")
 	}

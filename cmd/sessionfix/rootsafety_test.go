@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 )
 
 // The tests of issue 30 (root over untrusted homes) that need no second user.
@@ -36,7 +37,7 @@ func TestUndoForceSaysWhereTheChangesWent(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "S")
 			env := testEnv(t)
 			r := runCLI(t, env, "", "fix", "--apply", "--yes", "--quiet", "--state-dir", state, dir)
-			require.Equal(t, exitOK, r.code, r.err)
+			require.Equal(t, exitcode.OK, r.code, r.err)
 			f := filepath.Join(dir, "projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl")
 			b, err := os.ReadFile(f)
 			require.NoError(t, err)
@@ -44,7 +45,7 @@ func TestUndoForceSaysWhereTheChangesWent(t *testing.T) {
 			require.NoError(t, os.WriteFile(f, edited, 0o640))
 
 			r = runCLI(t, env, "", "undo", "--last", "--force", "--yes", "--format", format, "--state-dir", state)
-			require.Equal(t, exitOK, r.code, r.err)
+			require.Equal(t, exitcode.OK, r.code, r.err)
 			var kept string
 			if format == "json" {
 				var rep undoReport
@@ -112,7 +113,7 @@ func TestSignalEndsABlockedRun(t *testing.T) {
 	}
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, stderr.String())
-	assert.Equal(t, exitTerminated, ee.ExitCode(), stderr.String())
+	assert.Equal(t, exitcode.Terminated, ee.ExitCode(), stderr.String())
 	assert.Contains(t, stderr.String(), "sessionfix: SIGTERM: stopping at the next safe point")
 	assert.Contains(t, stderr.String(), "sessionfix: SIGTERM: the run did not stop within 900ms: exiting now")
 }
@@ -184,14 +185,14 @@ func TestDiscoverStartsNoOtherUsersCommand(t *testing.T) {
 	e := newCodexEnv(t, map[string]string{"CODEX_HOME": home})
 	e.Environ = os.Environ
 
-	assert.Equal(t, exitError, e.run(t, "fix", "--agent", "codex", "--discover", path), e.err.String())
+	assert.Equal(t, exitcode.Error, e.run(t, "fix", "--agent", "codex", "--discover", path), e.err.String())
 	assert.NoFileExists(t, marker, "the user's command ran as root")
 	assert.Contains(t, e.err.String(), `discover MCP server "lit": not started: its config `+cfg+` is not yours to run: it belongs to uid 65534`)
 	assert.Contains(t, e.err.String(), "its command would run as you: pass --discover-untrusted to start it anyway")
 
 	require.NoError(t, os.Chown(cfg, 0, 0))
 	require.NoError(t, os.Chmod(cfg, 0o666))
-	assert.Equal(t, exitError, e.run(t, "fix", "--agent", "codex", "--discover", path), e.err.String())
+	assert.Equal(t, exitcode.Error, e.run(t, "fix", "--agent", "codex", "--discover", path), e.err.String())
 	assert.NoFileExists(t, marker)
 	assert.Contains(t, e.err.String(), "anyone can write it (mode 0666)")
 
@@ -202,7 +203,7 @@ func TestDiscoverStartsNoOtherUsersCommand(t *testing.T) {
 	require.NoError(t, err, "--discover-untrusted starts it: %s", e.err.String())
 	assert.Equal(t, "0\n", string(b))
 
-	assert.Equal(t, exitUsage, e.run(t, "fix", "--discover-untrusted", path))
+	assert.Equal(t, exitcode.Usage, e.run(t, "fix", "--discover-untrusted", path))
 	assert.Contains(t, e.err.String(), "--discover-untrusted goes with --discover")
 }
 
@@ -223,18 +224,18 @@ func TestAPlanStartsNothing(t *testing.T) {
 	e.Environ = os.Environ
 	plan := filepath.Join(home, "plan.json")
 	// The user's plan, made with --discover (as root here: the file is then given to them).
-	assert.Equal(t, exitPartial, e.run(t, "fix", "--agent", "codex", "--discover", "--plan-out", plan, path), e.err.String())
+	assert.Equal(t, exitcode.Partial, e.run(t, "fix", "--agent", "codex", "--discover", "--plan-out", plan, path), e.err.String())
 	require.FileExists(t, plan)
 	require.NoError(t, os.Remove(marker))
 	chownTree(t, home, nobody)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 
-	assert.Equal(t, exitError, e.run(t, "fix", "--apply", "--yes", "--plan", plan), e.err.String())
+	assert.Equal(t, exitcode.Error, e.run(t, "fix", "--apply", "--yes", "--plan", plan), e.err.String())
 	assert.Contains(t, e.err.String(), "plan "+plan+" refused: options.discover: the plan was made with --discover, and a plan never starts MCP servers")
 	assert.NoFileExists(t, marker, "the plan started a command")
 
-	assert.Equal(t, exitError, e.run(t, "fix", "--apply", "--yes", "--discover", "--plan", plan), e.err.String())
+	assert.Equal(t, exitcode.Error, e.run(t, "fix", "--apply", "--yes", "--discover", "--plan", plan), e.err.String())
 	assert.Contains(t, e.err.String(), "not started: its config "+cfg+" is not yours to run")
 	assert.NoFileExists(t, marker)
 	after, err := os.ReadFile(path)
@@ -244,8 +245,8 @@ func TestAPlanStartsNothing(t *testing.T) {
 	// A plan made without --discover: --discover with it is a usage error.
 	plain := filepath.Join(t.TempDir(), "plain.json")
 	require.NoError(t, os.Chown(cfg, 0, 0))
-	assert.Equal(t, exitOK, e.run(t, "fix", "--agent", "codex", "--plan-out", plain, path), e.err.String())
-	assert.Equal(t, exitUsage, e.run(t, "fix", "--apply", "--yes", "--discover", "--plan", plain), e.err.String())
+	assert.Equal(t, exitcode.OK, e.run(t, "fix", "--agent", "codex", "--plan-out", plain, path), e.err.String())
+	assert.Equal(t, exitcode.Usage, e.run(t, "fix", "--apply", "--yes", "--discover", "--plan", plain), e.err.String())
 	assert.Contains(t, e.err.String(), "was made without it")
 	assert.NoFileExists(t, marker)
 }
@@ -269,14 +270,14 @@ INSERT INTO users (doc) VALUES ('{"email":"ann.lee@example.com"}'), ('{"email":"
 	require.NoError(t, os.WriteFile(prof, []byte(`{"name":"mine","agent":"opencode","tables":[{"table":"users","column":"doc","sites":[{"path":"$.email","kind":"call"}]}]}`), 0o644))
 	plan := filepath.Join(dir, "plan.json")
 	r := runCLI(t, env, "", "fix", "--profile", prof, "--plan-out", plan, db)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	require.Contains(t, r.out, "plan written to "+plan+" (3 names in 1 store)")
 	require.NoError(t, os.Chown(prof, nobody, nobody))
 	require.NoError(t, os.Chown(plan, nobody, nobody))
 	before := dumpSHA(t, db)
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan)
-	assert.Equal(t, exitError, r.code, r.err)
+	assert.Equal(t, exitcode.Error, r.code, r.err)
 	assert.Contains(t, r.err, "plan "+plan+" refused: options.profile: a plan another user wrote (uid 65534")
 	assert.Contains(t, r.err, "does not carry a --profile")
 	assert.Equal(t, before, dumpSHA(t, db), "the database is unchanged")
@@ -285,7 +286,7 @@ INSERT INTO users (doc) VALUES ('{"email":"ann.lee@example.com"}'), ('{"email":"
 	// and the user can change it since; refused the same way.
 	require.NoError(t, os.Chown(plan, 0, 0))
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", plan)
-	assert.Equal(t, exitError, r.code, r.err)
+	assert.Equal(t, exitcode.Error, r.code, r.err)
 	assert.Contains(t, r.err, "plan "+plan+" refused: options.profile: "+prof+": it belongs to uid 65534")
 	assert.Equal(t, before, dumpSHA(t, db), "the database is unchanged")
 	require.NoError(t, os.Chown(plan, nobody, nobody))
@@ -295,11 +296,11 @@ INSERT INTO users (doc) VALUES ('{"email":"ann.lee@example.com"}'), ('{"email":"
 	require.NoError(t, os.Chmod(filepath.Dir(qwen), 0o755))
 	plan2 := filepath.Join(dir, "plan2.json")
 	r = runCLI(t, env, "", "fix", "--plan-out", plan2, qwen)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	require.NoError(t, os.Chown(plan2, nobody, nobody))
 	orig := snapshotTree(t, qwen)
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "S"), "--plan", plan2)
-	assert.Equal(t, exitPartial, r.code, r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.err)
 	assert.True(t, strings.HasPrefix(r.out, "plan "+plan2+": written 2026-11-30 12:00:00Z by uid 65534"), r.out)
 	assert.Contains(t, r.out, "not you: it may not carry a profile or an inventory, and only that user's files are rewritten; 35 names in 3 stores; options: busy_timeout 5s\n")
 	assert.Contains(t, r.err, "usage_record.jsonl: error: refused: it belongs to uid 0 (root), not to uid 65534")
@@ -309,7 +310,7 @@ INSERT INTO users (doc) VALUES ('{"email":"ann.lee@example.com"}'), ('{"email":"
 	chownTree(t, qwen, nobody)
 	orig = snapshotTree(t, qwen)
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(t.TempDir(), "S"), "--plan", plan2)
-	assert.Equal(t, exitOK, r.code, r.err)
+	assert.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "rewrote 35 names in 3 files")
 	assert.NotEqual(t, orig, snapshotTree(t, qwen))
 
@@ -325,7 +326,7 @@ INSERT INTO users (doc) VALUES ('{"email":"ann.lee@example.com"}'), ('{"email":"
 		require.NoError(t, os.WriteFile(p, resealPlan(t, bytes.Replace(b, []byte(tc.from), []byte(tc.to), 1)), 0o644))
 		require.NoError(t, os.Chown(p, nobody, nobody))
 		r = runCLI(t, env, "", "fix", "--apply", "--yes", "--plan", p)
-		assert.Equal(t, exitError, r.code, r.err)
+		assert.Equal(t, exitcode.Error, r.code, r.err)
 		assert.Contains(t, r.err, "plan "+p+" refused: "+tc.member+": ")
 	}
 }

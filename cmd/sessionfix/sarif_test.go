@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/reports/sariftest"
 )
 
@@ -64,7 +65,7 @@ func TestScanSARIF(t *testing.T) {
 	home := t.TempDir()
 	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
 	r := runCLI(t, env, "", "scan", "--format", "sarif", home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	run := validSARIF(t, r.out).Runs[0]
 	assert.Len(t, run.Results, 35) // "would rewrite 35 names"
 	var ids []string
@@ -82,7 +83,7 @@ func TestScanSARIF(t *testing.T) {
 
 	// --keep-truncated: the truncated dotted names are kept and a provider rejects them: errors.
 	r = runCLI(t, env, "", "scan", "--keep-truncated", "--format", "sarif", home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	levels := map[string]int{}
 	for _, x := range validSARIF(t, r.out).Runs[0].Results {
 		levels[x.RuleID+" "+x.Level]++
@@ -96,7 +97,7 @@ func TestScanSARIFCodex(t *testing.T) {
 	home := t.TempDir()
 	copyTree(t, "../../fixtures/codex-real", home)
 	r := runCLI(t, env, "", "scan", "--format", "sarif", home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	run := validSARIF(t, r.out).Runs[0]
 	// "would rewrite 4 names in 1 file", and Codex 0.169.0's own 66-unit name kept (an error:
 	// a provider rejects it; issue 23 item 7).
@@ -114,7 +115,7 @@ func TestScanSARIFCodex(t *testing.T) {
 func TestAuditSARIF(t *testing.T) {
 	atRepoRoot(t)
 	r := runCLI(t, testEnv(t), "", append(fixtureArgs(), "--format", "sarif")...)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	run := validSARIF(t, r.out).Runs[0]
 	var ids []string
 	for _, x := range run.Tool.Driver.Rules {
@@ -145,7 +146,7 @@ func TestAuditSARIFRefused(t *testing.T) {
 	require.NoError(t, os.WriteFile(set, []byte("{\n  \"permissions\": {\n    \"allow\": [\"mcp__foo_bar__*\"]\n  }\n}\n"), 0o600))
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"foo.bar": {"tools": ["evil"]}, "foo_bar": {"tools": ["evil"]}}}`), 0o600))
 	r := runCLI(t, testEnv(t), "", "audit", "--settings", set, "--inventory", inv, "--format", "sarif")
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	run := validSARIF(t, r.out).Runs[0]
 	require.Len(t, run.Results, 1, r.out)
 	x := run.Results[0]
@@ -162,10 +163,10 @@ func TestScanBaseline(t *testing.T) {
 	copyTree(t, "../../fixtures/qwen-real/dot-qwen", home)
 	base := filepath.Join(t.TempDir(), "base.sarif")
 	r := runCLI(t, env, "", "scan", "--format", "sarif", home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	require.NoError(t, os.WriteFile(base, []byte(r.out), 0o600))
 	r = runCLI(t, env, "", "scan", "--baseline", base, home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "scan: no finding new since the baseline "+base+" (35 findings now, 15 known fingerprints)\n")
 
 	sess := filepath.Join(home, "projects/-home-demo-src-api/chats/50bcb974-4071-429f-a75f-7496ad5cddee.jsonl")
@@ -177,17 +178,17 @@ func TestScanBaseline(t *testing.T) {
 	again := lines[4] + "\n"
 	require.NoError(t, os.WriteFile(sess, []byte(string(b)+again), 0o600))
 	r = runCLI(t, env, "", "scan", "--baseline", base, home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	added := strings.ReplaceAll(lines[4], "mcp__foo.bar__get_data", "mcp__foo.bar__new_tool")
 	require.NoError(t, os.WriteFile(sess, []byte(string(b)+again+added+"\n"), 0o600))
 	r = runCLI(t, env, "", "scan", "--baseline", base, home)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	assert.Contains(t, r.err, "scan: 1 finding not in the baseline "+base+" (15 known fingerprints)\n")
 	// The same run as SARIF: the added name is "new", the known ones "unchanged"; the baseline
 	// file itself says nothing of states.
 	assert.NotContains(t, readFileString(t, base), "baselineState")
 	r = runCLI(t, env, "", "scan", "--format", "sarif", "--baseline", base, home)
-	require.Equal(t, exitFinding, r.code, r.err)
+	require.Equal(t, exitcode.Finding, r.code, r.err)
 	states := map[string]int{}
 	var fresh []string
 	for _, x := range validSARIF(t, r.out).Runs[0].Results {
@@ -202,7 +203,7 @@ func TestScanBaseline(t *testing.T) {
 	// at the place the baseline named.
 	require.NoError(t, os.Remove(sess))
 	r = runCLI(t, env, "", "scan", "--format", "sarif", "--baseline", base, home)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	states = map[string]int{}
 	var gone []string
 	for _, x := range validSARIF(t, r.out).Runs[0].Results {
@@ -218,7 +219,7 @@ func TestScanBaseline(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "x.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"roots":[]}`), 0o600))
 	r = runCLI(t, env, "", "scan", "--baseline", bad, home)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, "--baseline "+bad+`: not a SARIF output (--format sarif): no "runs"`)
 }
 
@@ -235,23 +236,23 @@ func TestAuditBaseline(t *testing.T) {
 	env := testEnv(t)
 	for _, format := range []string{"sarif", "json"} {
 		r := runCLI(t, env, "", "audit", "--settings", set, "--inventory", one, "--format", format)
-		require.Equal(t, exitOK, r.code, r.err)
+		require.Equal(t, exitcode.OK, r.code, r.err)
 		base := filepath.Join(dir, "base."+format)
 		require.NoError(t, os.WriteFile(base, []byte(r.out), 0o600))
 
 		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", one, "--baseline", base)
-		require.Equal(t, exitOK, r.code, r.err)
+		require.Equal(t, exitcode.OK, r.code, r.err)
 		assert.Contains(t, r.err, "audit: no finding new since the baseline "+base+" (1 known fingerprints)\n")
 
 		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", two, "--baseline", base)
-		require.Equal(t, exitFinding, r.code, r.err)
+		require.Equal(t, exitcode.Finding, r.code, r.err)
 		assert.Contains(t, r.err, "audit: 1 finding not in the baseline "+base+" (1 known fingerprints)\n")
 		// --fail-on narrows the classes counted: the new pair is refused, not lost.
 		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", two, "--baseline", base, "--fail-on", "lost")
-		require.Equal(t, exitOK, r.code, r.err)
+		require.Equal(t, exitcode.OK, r.code, r.err)
 
 		r = runCLI(t, env, "", "audit", "--settings", set, "--inventory", two, "--baseline", base, "--format", "sarif")
-		require.Equal(t, exitFinding, r.code, r.err)
+		require.Equal(t, exitcode.Finding, r.code, r.err)
 		var got []string
 		for _, x := range validSARIF(t, r.out).Runs[0].Results {
 			got = append(got, x.RuleID+" "+x.BaselineState)
@@ -265,7 +266,7 @@ func TestAuditBaseline(t *testing.T) {
 	bad := filepath.Join(dir, "x.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"a":1}`), 0o600))
 	r := runCLI(t, env, "", "audit", "--settings", set, "--inventory", one, "--baseline", bad)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, "--baseline "+bad+`: not an audit output (no "runs" or "pairs")`)
 }
 
@@ -282,7 +283,7 @@ func TestScanSARIFRedispatch(t *testing.T) {
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"lit": {"tools": ["literature.search_pubmed", "literature_search_pubmed"]},
   "my server": {"tools": ["ping"]}, "my_server": {"tools": ["ping"]}}}`), 0o644))
 	r := runCLI(t, env, "", "scan", "--agent", "claude", "--inventory", inv, "--format", "sarif", filepath.Join(dir, "dot-claude"))
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	run := validSARIF(t, r.out).Runs[0]
 	got := map[string]int{}
 	var msg string
@@ -308,7 +309,7 @@ func TestScanSARIFRedispatch(t *testing.T) {
 	base := filepath.Join(t.TempDir(), "base.sarif")
 	require.NoError(t, os.WriteFile(base, []byte(r.out), 0o644))
 	r = runCLI(t, env, "", "scan", "--agent", "claude", "--inventory", inv, "--format", "sarif", "--baseline", base, filepath.Join(dir, "dot-claude"))
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	for _, x := range validSARIF(t, r.out).Runs[0].Results {
 		if x.RuleID == "sessionfix/name/redispatch" || x.RuleID == "sessionfix/name/ambiguous" {
 			assert.Equal(t, "unchanged", x.BaselineState)

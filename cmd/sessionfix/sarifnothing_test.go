@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func TestSARIFWhenNothingCouldBeRead(t *testing.T) {
 		{"audit", "--format", "sarif", "--out", out, missing},
 	} {
 		r := runCLI(t, env, "", args...)
-		assert.Equal(t, exitError, r.code, "%v: %s", args, r.err)
+		assert.Equal(t, exitcode.Error, r.code, "%v: %s", args, r.err)
 		doc := r.out
 		if args[len(args)-2] == out {
 			b, err := os.ReadFile(out)
@@ -60,7 +61,7 @@ func TestSARIFWhenNothingCouldBeRead(t *testing.T) {
 	}
 	// --format json is as before: one closed error document.
 	r := runCLI(t, env, "", "scan", "--format", "json", missing)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.JSONEq(t, `{"error":"nothing could be read: `+missing+`: no such file or directory"}`, r.out)
 }
 
@@ -79,7 +80,7 @@ func TestSARIFNamesTheInputProblems(t *testing.T) {
 	require.NoError(t, f.Close())
 
 	r := runCLI(t, env, "", "scan", "--format", "sarif", dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	run := parseSARIF(t, "scan", r.out)
 	assert.NotEmpty(t, run.Results, "the names are still found")
 	require.Len(t, run.Invocations, 1)
@@ -100,7 +101,7 @@ func TestSARIFNamesTheInputProblems(t *testing.T) {
 	require.NoError(t, os.Chmod(session, 0))
 	t.Cleanup(func() { _ = os.Chmod(session, 0o644) })
 	r = runCLI(t, env, "", "check", "--provider", "all", "--format", "sarif", dir)
-	require.Equal(t, exitPartial, r.code, r.err)
+	require.Equal(t, exitcode.Partial, r.code, r.err)
 	run = parseSARIF(t, "check", r.out)
 	require.Len(t, run.Invocations, 1)
 	inv = run.Invocations[0]
@@ -121,7 +122,7 @@ func TestAuditSARIFOfAPartialRun(t *testing.T) {
 	env := testEnv(t)
 	missing := filepath.Join(t.TempDir(), "settings.json")
 	r := runCLI(t, env, "", "audit", "--format", "sarif", "--settings", missing)
-	require.Equal(t, exitPartial, r.code, r.err)
+	require.Equal(t, exitcode.Partial, r.code, r.err)
 	assert.Contains(t, r.err, missing)
 	run := parseSARIF(t, "audit", r.out)
 	require.Len(t, run.Invocations, 1, r.out)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -19,7 +20,7 @@ type scanOptions struct {
 	Workers int
 	Verbose bool
 	Common  pipeline.Options
-	// FailOn is --fail-on (only "kept": exit exitFinding when a name a provider rejects is kept).
+	// FailOn is --fail-on (only "kept": exit exitcode.Finding when a name a provider rejects is kept).
 	FailOn string
 	// Baseline is --baseline: a previous scan --format sarif output; only findings not in it
 	// make the run exit 5.
@@ -133,7 +134,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		_, n := known.Mark(sar.Results[:names])
 		if n > 0 {
 			fmt.Fprintf(env.Err, "scan: %s not in the baseline %s (%d known fingerprints)\n", plural(n, "finding"), opts.Baseline, known.Len())
-			return withCode(exitFinding)
+			return withCode(exitcode.Finding)
 		}
 		fmt.Fprintf(env.Err, "scan: no finding new since the baseline %s (%s now, %d known fingerprints)\n", opts.Baseline, plural(names, "finding"), known.Len())
 		return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 )
 
@@ -55,7 +56,7 @@ func TestFixRefusesAStoreChangedInPlaceSinceTheScan(t *testing.T) {
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
 	restore()
 	require.True(t, done.Load(), "the hook ran")
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	assert.Contains(t, r.err, target)
 	assert.Contains(t, r.err, "content changed since it was scanned")
 	got, _ := os.ReadFile(target)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestScanListsLegacySettingsRules(t *testing.T) {
 	env := testEnv(t)
 
 	r := runCLI(t, env, "", "scan", "--format", "json", "--inventory", filepath.Join(dir, "inventory.json"), settingsPath)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	var rep scanReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
 	require.Len(t, rep.SettingsRules, 7)
@@ -39,18 +40,18 @@ func TestScanListsLegacySettingsRules(t *testing.T) {
 		"permissions.deny[1]", "tools.exclude[0]", "tools.disabled[0]"}, keys)
 
 	r = runCLI(t, env, "", "scan", "--inventory", filepath.Join(dir, "inventory.json"), dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "settings rules in legacy spellings (reported, never rewritten; see sessionfix audit):")
 	assert.Contains(t, r.out, settingsPath+":32:17  tools.exclude[0]")
 
 	r = runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", filepath.Join(dir, "..", "state"), settingsPath)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "note: "+settingsPath+": 5 rules in legacy spellings; settings are never rewritten", "without an inventory only the unsafe spellings are known")
 	assert.Equal(t, before, snapshotTree(t, dir), "settings untouched")
 
 	require.NoError(t, os.WriteFile(settingsPath, []byte("{\"permissions\": {\"allow\": [\"a\",]}}\n"), 0o644))
 	r = runCLI(t, env, "", "scan", settingsPath)
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, settingsPath+":1:31: error: trailing comma", "the path once, with line and column")
 }
 
@@ -62,12 +63,12 @@ func TestScanInventoryErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(inv, []byte("{\n  // tools\n  \"servers\": {\"lit\": {\"tools\": [\"get+data\"]}}\n}\n"), 0o644))
 	sessions := fixtureCopy(t)
 	r := runCLI(t, testEnv(t), "", "fix", "--inventory", inv, "--rewrite-lossy", "--format", "json", sessions)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, `"new":"mcp__lit__get_data_0kcpus5"`, "a commented inventory resolves the lossy name")
 
 	require.NoError(t, os.WriteFile(inv, []byte("{\"servers\": {\"lit\": {\"tools\": \"get+data\"}}}"), 0o644))
 	r = runCLI(t, testEnv(t), "", "scan", "--inventory", inv, sessions)
-	assert.Equal(t, exitError, r.code)
+	assert.Equal(t, exitcode.Error, r.code)
 	assert.Contains(t, r.err, inv+":1:31: server \"lit\": \"tools\" is not an array")
 }
 

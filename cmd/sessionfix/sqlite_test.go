@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/engine/sqlite"
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 )
 
 // opencodeStore builds, in a fresh directory, the opencode database of the real dump plus the
@@ -107,7 +108,7 @@ func TestScanNamesUnknownDatabase(t *testing.T) {
 	require.NoError(t, sqlitetest.BuildFromSQL(context.Background(), db, false, stringReader(
 		`CREATE TABLE notes (id INTEGER PRIMARY KEY, doc TEXT); INSERT INTO notes VALUES (1, '{"tool":"lit.search"}');`)))
 	r := runCLI(t, env, "", "scan", db)
-	assert.Equal(t, exitPartial, r.code)
+	assert.Equal(t, exitcode.Partial, r.code)
 	assert.Contains(t, r.err, "no known SQLite store profile matches the database (tables: notes); describe it with --profile FILE")
 
 	prof := filepath.Join(t.TempDir(), "notes.json")
@@ -117,7 +118,7 @@ func TestScanNamesUnknownDatabase(t *testing.T) {
 	assert.Contains(t, r.out, "lit_search_0ded33o")
 
 	r = runCLI(t, env, "", "scan", "--profile", filepath.Join(t.TempDir(), "missing.json"), db)
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, exitcode.Usage, r.code)
 }
 
 // TestHelperSQLiteWriteLock is not a test: it is the second process of TestFixSQLiteInUse, an
@@ -166,7 +167,7 @@ func TestFixSQLiteInUse(t *testing.T) {
 
 	release := lock()
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "300ms", "--state-dir", state, dir)
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "store is in use by another process")
 	release()
 	assert.Equal(t, orig, dumpSHA(t, db), "nothing changed")
@@ -177,7 +178,7 @@ func TestFixSQLiteInUse(t *testing.T) {
 
 	release = lock()
 	r = runCLI(t, env, "", "undo", "--last", "--busy-timeout", "300ms", "--state-dir", state)
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	assert.Contains(t, r.err, "store is in use by another process", "a refused store is a problem: stderr")
 	release()
 	assert.Equal(t, after, dumpSHA(t, db))
@@ -219,13 +220,13 @@ func TestScanSQLiteExclusiveLock(t *testing.T) {
 		orig := dumpSHA(t, db)
 		release := holdLock(t, db, true)
 		r := runCLI(t, env, "", "scan", "--busy-timeout", "700ms", dir)
-		assert.Equal(t, exitInUse, r.code, "wal=%v: %s", wal, r.out+r.err)
+		assert.Equal(t, exitcode.InUse, r.code, "wal=%v: %s", wal, r.out+r.err)
 		assert.Contains(t, r.err, "store is in use by another process (locked by another process; gave up reading it after 700ms (--busy-timeout))")
 		assert.Contains(t, r.out, "in use")
 		assert.NotContains(t, r.out+r.err, "cannot be read")
 		assert.Contains(t, r.out, "nothing to change: no name needs rewriting in 0 stores; 0 legacy truncated names kept; 1 store left out (in use; see errors)\n")
 		r = runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "700ms", "--state-dir", state, dir)
-		assert.Equal(t, exitInUse, r.code, "wal=%v: %s", wal, r.out+r.err)
+		assert.Equal(t, exitcode.InUse, r.code, "wal=%v: %s", wal, r.out+r.err)
 		assert.Contains(t, r.out, "1 store left out (in use; see errors)\n", "wal=%v", wal)
 		release()
 		assert.Equal(t, orig, dumpSHA(t, db))
@@ -246,7 +247,7 @@ func TestRefusedSQLiteStoreLeavesNoRun(t *testing.T) {
 	release := holdLock(t, filepath.Join(dir, "opencode.db"), false)
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--busy-timeout", "200ms", "--state-dir", state, dir)
 	release()
-	require.Equal(t, exitInUse, r.code, r.out+r.err)
+	require.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	// The closing line says the database was skipped because it is in use, counted as a
 	// database (the original main: "rewrote 0 names in 0 files; …; 1 file skipped").
 	assert.Contains(t, r.out, "rewrote 0 names in 0 files; 0 legacy truncated names kept; 1 other legacy name kept (see the notes and warnings); 1 database skipped (in use)\n")

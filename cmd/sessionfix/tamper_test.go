@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,7 +160,7 @@ func TestUndoRefusesTamperedRuns(t *testing.T) {
 			outBefore := snapshotTree(t, outside)
 
 			r = runCLI(t, env, "", "undo", "--state-dir", state, runs[0].Name())
-			assert.Equal(t, exitError, r.code, r.out+r.err)
+			assert.Equal(t, exitcode.Error, r.code, r.out+r.err)
 			assert.Contains(t, r.err, "run refused "+runs[0].Name())
 			assert.Contains(t, r.err, tc.want)
 			if tc.want != "manifest.json: its checksum does not match" && tc.want != "without a valid checksum" {
@@ -171,7 +172,7 @@ func TestUndoRefusesTamperedRuns(t *testing.T) {
 			assert.Equal(t, fixed, regularFiles(t, dir), "nothing inside the roots is restored from a tampered run")
 
 			r = runCLI(t, env, "", "undo", "--force", "--yes", "--state-dir", state, runs[0].Name())
-			assert.Equal(t, exitError, r.code, "--force does not override a refused run")
+			assert.Equal(t, exitcode.Error, r.code, "--force does not override a refused run")
 			assert.Equal(t, outBefore, snapshotTree(t, outside))
 		})
 	}
@@ -220,7 +221,7 @@ func TestUndoRefusesEditedJournal(t *testing.T) {
 		fixed := snapshotTree(t, dir)
 
 		r = runCLI(t, env, "", "undo", "--state-dir", state, runs[0].Name())
-		assert.Equal(t, exitError, r.code, r.out+r.err)
+		assert.Equal(t, exitcode.Error, r.code, r.out+r.err)
 		assert.Contains(t, r.err, fmt.Sprintf("journal.jsonl line %d: its checksum does not match", n+1), "final=%v", final)
 		assert.Equal(t, fixed, snapshotTree(t, dir))
 		assert.Equal(t, "{\"victim\":true}\n", string(must(os.ReadFile(victim))))
@@ -318,7 +319,7 @@ func TestUndoRefusesARunOthersCouldWrite(t *testing.T) {
 			require.NoError(t, err)
 
 			r = runCLI(t, env, "", "undo", "--state-dir", state, runs[0].Name())
-			assert.Equal(t, exitError, r.code, r.out+r.err)
+			assert.Equal(t, exitcode.Error, r.code, r.out+r.err)
 			assert.Contains(t, r.err, "run refused "+runs[0].Name())
 			assert.Contains(t, r.err, tc.want)
 			got, err := os.ReadFile(victim)

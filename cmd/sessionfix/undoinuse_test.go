@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,7 +21,7 @@ func TestUndoOfARunInUse(t *testing.T) {
 	dir := fixtureCopy(t)
 	state := filepath.Join(t.TempDir(), "state")
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	runs, err := os.ReadDir(filepath.Join(state, "runs"))
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
@@ -39,12 +40,12 @@ func TestUndoOfARunInUse(t *testing.T) {
 		{"undo", "--state-dir", state, id},
 	} {
 		r = runCLI(t, env, "", args...)
-		assert.Equal(t, exitInUse, r.code, "%v: %s", args, r.err)
+		assert.Equal(t, exitcode.InUse, r.code, "%v: %s", args, r.err)
 		assert.Empty(t, r.out, "%v: nothing claims work before the refusal", args)
 		assert.Contains(t, r.err, why, "%v", args)
 	}
 	r = runCLI(t, env, "", "undo", "--last", "--format", "json", "--state-dir", state)
-	assert.Equal(t, exitInUse, r.code, r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.err)
 	var rep undoReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
 	assert.Contains(t, rep.Error, why)
@@ -55,7 +56,7 @@ func TestUndoOfARunInUse(t *testing.T) {
 	tty := *env
 	tty.InTerminal = true
 	r = runCLI(t, &tty, "y\n", "undo", "--last", "--force", "--state-dir", state)
-	assert.Equal(t, exitInUse, r.code, r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.err)
 	assert.Empty(t, r.out)
 	assert.NotContains(t, r.err, "[y/N]")
 	assert.Contains(t, r.err, why)
@@ -63,7 +64,7 @@ func TestUndoOfARunInUse(t *testing.T) {
 
 	require.NoError(t, lk.Unlock())
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.out, "undoing run "+id)
 	assert.NotEqual(t, fixed, snapshotTree(t, dir))
 }
@@ -77,7 +78,7 @@ func TestUndoLastWhileAFixHasBegun(t *testing.T) {
 	dir := fixtureCopy(t)
 	state := filepath.Join(t.TempDir(), "state")
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	fixed := snapshotTree(t, dir)
 	begun := filepath.Join(state, "runs", "20261130T130000Z-beef")
 	require.NoError(t, os.MkdirAll(begun, 0o700))
@@ -88,7 +89,7 @@ func TestUndoLastWhileAFixHasBegun(t *testing.T) {
 	defer lk.Unlock()
 
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
-	assert.Equal(t, exitInUse, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.InUse, r.code, r.out+r.err)
 	assert.Empty(t, r.out)
 	assert.Contains(t, r.err, "20261130T130000Z-beef/journal.jsonl: another sessionfix process is using this run")
 	assert.Equal(t, fixed, snapshotTree(t, dir), "the older run is not undone")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,7 @@ func TestUndoLastRefusesAnUnreadableNewestRun(t *testing.T) {
 	dir := fixtureCopy(t)
 	state := filepath.Join(t.TempDir(), "state")
 	r := runCLI(t, env, "", "fix", "--apply", "--yes", "--state-dir", state, dir)
-	require.Equal(t, exitOK, r.code, r.err)
+	require.Equal(t, exitcode.OK, r.code, r.err)
 	runs, err := os.ReadDir(filepath.Join(state, "runs"))
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
@@ -30,7 +31,7 @@ func TestUndoLastRefusesAnUnreadableNewestRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(man, bytes.Replace(b, []byte("{"), []byte("{ "), 1), 0o600))
 
 	r = runCLI(t, env, "", "undo", "--last", "--state-dir", state)
-	assert.Equal(t, exitError, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.Error, r.code, r.out+r.err)
 	assert.NotContains(t, r.out, "nothing to undo")
 	assert.Contains(t, r.err, "run "+id+" cannot be read")
 	assert.Contains(t, r.err, "without a valid checksum (edited or damaged)")

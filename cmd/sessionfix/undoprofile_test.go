@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 )
 
 // openwebuiFixtures is the Open WebUI store and its --profile (fixtures/openwebui-schema).
@@ -81,7 +82,7 @@ func TestUndoRunMadeWithProfile(t *testing.T) {
 		resealManifest(t, p, old)
 	}
 	r = runCLI(t, env, "", "undo", "--last")
-	assert.Equal(t, exitPartial, r.code, r.out+r.err)
+	assert.Equal(t, exitcode.Partial, r.code, r.out+r.err)
 	assert.Contains(t, r.err, db+": the run recorded a sqlite store, but no known SQLite store profile matches the file: not restored (a run made with fix --profile FILE: give undo --profile FILE)")
 	r = runCLI(t, env, "", "undo", "--last", "--profile", prof)
 	require.Equal(t, 0, r.code, r.out+r.err)
