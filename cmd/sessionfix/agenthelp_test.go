@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/rulefix"
 )
 
 // TestAgentHelp: the help phrases come from the rooms' agent.Help: the default agent's roots
@@ -42,10 +43,10 @@ func TestAgentHelp(t *testing.T) {
 	assert.Equal(t, "Qwen Code sorts\nsessions by mtime", mtimeHelp())
 }
 
-// TestFixRulesOnly: the flags fix refuses without --rules are fixRulesFlags after --rules, in
+// TestFixRulesOnly: the flags fix refuses without --rules (rulefix.OnlyFlags) are fixRulesFlags after --rules, in
 // the order they were listed by hand before.
 func TestFixRulesOnly(t *testing.T) {
-	assert.Equal(t, []string{"claude-version", "project", "project-key", "claude-json", "gemini-version", "before", "approval-mode", "copilot-version", "rules-from"}, fixRulesOnly())
+	assert.Equal(t, []string{"claude-version", "project", "project-key", "claude-json", "gemini-version", "before", "approval-mode", "copilot-version", "rules-from"}, rulefix.OnlyFlags())
 }
 
 // TestNamesHelpFromRoom: the names command's description says whose naming functions its

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/rulefix"
 )
 
 type fixOptions struct {
@@ -93,9 +94,9 @@ func newFixCommand(env *Env) *cli.Command {
 				}
 				// The rule migration has no plan file, no --fail-on and reads no MCP config:
 				// refused rather than silently ignored.
-				for _, f := range rulesNotTaken(a) {
+				for _, f := range rulefix.NotTaken(a) {
 					if c.IsSet(f) {
-						if slices.Contains(fixRulesOnly(), f) {
+						if slices.Contains(rulefix.OnlyFlags(), f) {
 							return usageErrorf("--%s does not go with --rules of %s (it is a flag of %s; nothing was changed)", f, a.RuleFix.Rules, fixRulesWhat(f))
 						}
 						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, a.RuleFix.What)
@@ -107,7 +108,7 @@ func newFixCommand(env *Env) *cli.Command {
 				}
 				return runFixRules(c.Context, env, a, ropts)
 			}
-			for _, f := range fixRulesOnly() {
+			for _, f := range rulefix.OnlyFlags() {
 				if c.IsSet(f) {
 					return usageErrorf("--%s goes with --rules (%s)", f, fixRulesWhat(f))
 				}

@@ -13,7 +13,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/claude"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
-	"github.com/sessionfix/sessionfix/pipeline"
+	"github.com/sessionfix/sessionfix/rulefix"
 )
 
 // claudeRulesCopy copies the fixture's rule files (and sessions) into a temp dir and returns it.
@@ -199,19 +199,19 @@ func TestFixRulesLegacyAllowedTools(t *testing.T) {
 // and every other agent's own options, named from the rooms' data (no agent named in cmd); the
 // migrating agent's own options (--allow-shared, which it reads) are not among them.
 func TestFixRulesRefusalFromRooms(t *testing.T) {
-	a := ruleFix()
+	a := rulefix.Default()
 	require.NotNil(t, a)
-	names, set := rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{}}}, a)
+	names, set := rulefix.Refused(a, false, agent.Values{})
 	assert.False(t, set)
 	assert.Equal(t, []string{"--discover", "--keep-truncated", "--rewrite-lossy", "--codex-config", "--kilo-config"}, names)
 	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config", andList(names))
-	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"codex-config": {"c.toml"}}}}, a)
+	_, set = rulefix.Refused(a, false, agent.Values{"codex-config": {"c.toml"}})
 	assert.True(t, set, "another agent's option given")
-	_, set = rulesRefused(fixOptions{Common: pipeline.Options{AgentOptions: agent.Values{"allow-shared": {"true"}}}}, a)
+	_, set = rulefix.Refused(a, false, agent.Values{"allow-shared": {"true"}})
 	assert.False(t, set, "the migrating agent's own options are not refused here (--allow-shared is read: RuleFix.Uses)")
-	_, set = rulesRefused(fixOptions{Common: pipeline.Options{Discover: true}}, a)
+	_, set = rulefix.Refused(a, true, nil)
 	assert.True(t, set)
-	assert.Equal(t, []string{"plan-out", "plan", "fail-on", "force", "all-users", "report", "mcp-config", "profile", "busy-timeout", "gemini-version", "before", "approval-mode", "copilot-version", "rules-from"}, rulesNotTaken(a),
+	assert.Equal(t, []string{"plan-out", "plan", "fail-on", "force", "all-users", "report", "mcp-config", "profile", "busy-timeout", "gemini-version", "before", "approval-mode", "copilot-version", "rules-from"}, rulefix.NotTaken(a),
 		"the migrating agent's options it does not read (RuleFix.Uses) are refused with the flags it has no use for")
 	env := testEnv(t)
 	r := runCLI(t, env, "", "fix", "--rules", "--inventory", "i.json", "--codex-config", "c.toml", ".")
