@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -515,4 +516,23 @@ type SettingsRuleRow struct {
 	// VarDependent: the rule uses $VAR, its current name depends on the variables' values
 	// and is not shown (they may be secrets).
 	VarDependent bool `json:"var_dependent,omitempty"`
+}
+
+// ClassAction is what fix does with a name of class c, as scan's class table and the fix
+// report say it (an agent's own class: its all.ClassOf Action; "none" for a clean name).
+func ClassAction(c mcpname.Class) string {
+	switch c {
+	case mcpname.ClassLegacyDotted:
+		return "rewrite to normalizeMcp(name)"
+	case mcpname.ClassLegacyTruncated:
+		return "keep (middle cannot be rebuilt)"
+	case mcpname.ClassLegacyTruncatedDotted:
+		return "rewrite to normalizeMcp(name); keep with --keep-truncated"
+	case mcpname.ClassLossyLegacy:
+		return "keep; rewrite with --rewrite-lossy"
+	}
+	if ci, ok := all.ClassOf(c); ok {
+		return ci.Action
+	}
+	return "none"
 }

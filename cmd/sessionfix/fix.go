@@ -9,10 +9,12 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -44,7 +46,7 @@ type fixOptions struct {
 	// Force is --force: rewrite also a file another user owns or that is read-only.
 	Force bool
 	// Report is --report FILE: a report of the run for the person whose stores it changed
-	// (fixreport.go).
+	// (pipeline.FixReport).
 	Report string
 }
 
@@ -471,7 +473,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	}
 	view := &fixView{ctx: ctx, env: env, opts: opts}
 	if opts.Report != "" {
-		if view.report, err = newFixReport(opts.Report); err != nil {
+		if view.report, err = pipeline.NewFixReport(opts.Report); err != nil {
 			return err
 		}
 	}
@@ -505,7 +507,7 @@ type fixView struct {
 	env  *Env
 	opts fixOptions
 	// report is --report's, filled by the final pass (nil without the flag).
-	report *fixReport
+	report *pipeline.FixReport
 	// out is the dry-run or apply pass's output, nil before it began; review the interactive
 	// plan display's.
 	out, review *fixOutput
@@ -535,7 +537,7 @@ func (v *fixView) Store(r *rewrite.StoreResult) error {
 		return v.review.store(r)
 	}
 	if v.report != nil {
-		v.report.add(r)
+		v.report.Add(r)
 	}
 	return v.out.store(r)
 }
@@ -593,15 +595,22 @@ func (v *fixView) writeReport(e pipeline.FixPassEnd, stopped error) error {
 	if v.report == nil || (v.out == nil && stopped == nil) {
 		return nil
 	}
-	run := v.reportRun(e, stopped)
-	if err := v.report.write(v.ctx, v.env, run); err != nil {
+	now := time.Now
+	if v.env.Now != nil {
+		now = v.env.Now
+	}
+	doc, err := v.report.Render(pipeline.FixReportRunOf(e, stopped, v.opts.Apply, v.opts.StateDir, v.opts.Paths, now(), version))
+	if err != nil {
 		return err
+	}
+	if err := fileio.WriteOutputContext(v.ctx, v.env.Out, v.report.Path, doc); err != nil {
+		return fmt.Errorf("--report: %w", err)
 	}
 	w := v.env.Out
 	if v.opts.Format == "json" {
 		w = v.env.Err
 	}
-	fmt.Fprintf(w, "report written to %s\n", v.report.path)
+	fmt.Fprintf(w, "report written to %s\n", v.report.Path)
 	return nil
 }
 

@@ -299,30 +299,13 @@ func classTable(rep *scanReport, labels map[string]int) *reports.Table {
 		}
 		if c == mcpname.ClassLegacyDotted && len(labels) > 0 {
 			for _, l := range slices.Sorted(maps.Keys(labels)) {
-				t.Add(l, fmt.Sprint(labels[l]), classAction(c))
+				t.Add(l, fmt.Sprint(labels[l]), pipeline.ClassAction(c))
 			}
 			continue
 		}
-		t.Add(string(c), fmt.Sprint(n), classAction(c))
+		t.Add(string(c), fmt.Sprint(n), pipeline.ClassAction(c))
 	}
 	return t
-}
-
-func classAction(c mcpname.Class) string {
-	switch c {
-	case mcpname.ClassLegacyDotted:
-		return "rewrite to normalizeMcp(name)"
-	case mcpname.ClassLegacyTruncated:
-		return "keep (middle cannot be rebuilt)"
-	case mcpname.ClassLegacyTruncatedDotted:
-		return "rewrite to normalizeMcp(name); keep with --keep-truncated"
-	case mcpname.ClassLossyLegacy:
-		return "keep; rewrite with --rewrite-lossy"
-	}
-	if ci, ok := all.ClassOf(c); ok {
-		return ci.Action
-	}
-	return "none"
 }
 
 func storeTable(stores []storeRow) *reports.Table {
@@ -531,7 +514,7 @@ func keptTable(kept []pipeline.RenameRow, limit int) *reports.Table {
 		}
 		why := r.Note
 		if why == "" {
-			why = classAction(mcpname.Class(r.Class))
+			why = pipeline.ClassAction(mcpname.Class(r.Class))
 		}
 		t.Add(r.Old.String(), pipeline.ReasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count), why)
 	}

@@ -1,31 +1,29 @@
-package main
+package pipeline
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 )
 
-// fixReport is fix --report FILE (issue 23 item 13): a report of what the run changed, for the
+// FixReport is fix --report FILE (issue 23 item 13): a report of what the run changed, for the
 // person whose stores were repaired (a support engineer hands it over): per store old → new
 // with counts, the names kept and why, what was skipped, and the command that undoes the run.
 // FILE's extension picks the format: .html/.htm one self-contained page (reports.WriteHTML),
-// .md/.markdown Markdown. It is filled by the run's final pass (fixView.Store) and written at
-// its end, also when the run stopped (the report then says so).
-type fixReport struct {
-	path, format string
+// .md/.markdown Markdown. It is filled by the run's final pass (Add) and rendered at its end
+// (Render), also when the run stopped (the report then says so); the CLI writes the file.
+type FixReport struct {
+	// Path is the file named (--report), Format "html" or "md" (by its extension).
+	Path, Format string
 	stores       []*reportStore
 	byPath       map[string]*reportStore
 }
@@ -46,11 +44,11 @@ type reportName struct {
 	count         int
 }
 
-// newFixReport checks --report's file name: its extension says the format; standard output
-// ("-") carries the plan, so it is refused.
-func newFixReport(path string) (*fixReport, error) {
+// NewFixReport checks --report's file name: its extension says the format; standard output
+// ("-") carries the plan, so it is refused (a *UsageError).
+func NewFixReport(path string) (*FixReport, error) {
 	if path == "" || path == "-" {
-		return nil, usageErrorf("--report needs a file named .html or .md: standard output carries the plan")
+		return nil, usagef("--report needs a file named .html or .md: standard output carries the plan")
 	}
 	format := ""
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -59,20 +57,20 @@ func newFixReport(path string) (*fixReport, error) {
 	case ".md", ".markdown":
 		format = "md"
 	default:
-		return nil, usageErrorf("--report %s: name the file .html (a page) or .md (Markdown), the format follows", path)
+		return nil, usagef("--report %s: name the file .html (a page) or .md (Markdown), the format follows", path)
 	}
-	return &fixReport{path: path, format: format, byPath: map[string]*reportStore{}}, nil
+	return &FixReport{Path: path, Format: format, byPath: map[string]*reportStore{}}, nil
 }
 
-// add records one store result (a part of a store planned in batches adds to it).
-func (fr *fixReport) add(r *rewrite.StoreResult) {
+// Add records one store result (a part of a store planned in batches adds to it).
+func (fr *FixReport) Add(r *rewrite.StoreResult) {
 	if r.Plan == nil {
 		return
 	}
-	fs, _ := pipeline.FixStoreOf(r, true, false)
+	fs, _ := FixStoreOf(r, true, false)
 	s := fr.byPath[fs.Path]
 	if s == nil {
-		s = &reportStore{path: fs.Path, kind: pipeline.KindLabel(fs.Kind, fs.Profile), index: map[reportName]int{}}
+		s = &reportStore{path: fs.Path, kind: KindLabel(fs.Kind, fs.Profile), index: map[reportName]int{}}
 		fr.byPath[fs.Path] = s
 		fr.stores = append(fr.stores, s)
 	}
@@ -84,7 +82,7 @@ func (fr *fixReport) add(r *rewrite.StoreResult) {
 		case string(naming.ActKeep):
 			why := d.Note
 			if why == "" {
-				why = classAction(mcpname.Class(d.Class))
+				why = ClassAction(mcpname.Class(d.Class))
 			}
 			n = reportName{old: d.Old.String(), why: why, kept: true}
 		default:
@@ -119,8 +117,8 @@ func (fr *fixReport) add(r *rewrite.StoreResult) {
 	}
 }
 
-// fixReportRun is what the report says of the run besides its stores.
-type fixReportRun struct {
+// FixReportRun is what the report says of the run besides its stores (FixReportRunOf).
+type FixReportRun struct {
 	apply             bool
 	stopped           string // why the run stopped early ("" when it ran to its end)
 	runID, runDir     string
@@ -128,31 +126,29 @@ type fixReportRun struct {
 	rewrote, files    int
 	kept              int
 	generated         time.Time
+	version           string // sessionfix's, in the report's first line
 	problems, skipped []string
 }
 
-// write renders the report and writes it to its file (replaced atomically; a device, FIFO or
-// link as --out writes them: fileio.WriteOutputContext).
-func (fr *fixReport) write(ctx context.Context, env *Env, run fixReportRun) error {
+// Render is the report of run in its format, the document the CLI writes to Path; an error
+// names --report and the file.
+func (fr *FixReport) Render(run FixReportRun) ([]byte, error) {
 	fr.count(&run)
 	var b bytes.Buffer
 	var err error
-	if fr.format == "html" {
+	if fr.Format == "html" {
 		err = reports.WriteHTML(&b, fr.page(run))
 	} else {
 		err = fr.markdown(&b, run)
 	}
 	if err != nil {
-		return fmt.Errorf("--report %s: %w", fr.path, err)
+		return nil, fmt.Errorf("--report %s: %w", fr.Path, err)
 	}
-	if err := fileio.WriteOutputContext(ctx, env.Out, fr.path, b.Bytes()); err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	return nil
+	return b.Bytes(), nil
 }
 
 // headline is the report's title and its first sentence.
-func (run fixReportRun) headline() (title, lead string) {
+func (run FixReportRun) headline() (title, lead string) {
 	switch {
 	case !run.apply:
 		return "What sessionfix fix would change (dry run)",
@@ -173,7 +169,7 @@ func keptSentence(n int) string {
 
 // nextStep is the report's closing advice, a sentence and its command: the undo command of
 // an applied run, the apply command of a dry run that found names to rewrite.
-func (run fixReportRun) nextStep() (say, cmd string) {
+func (run FixReportRun) nextStep() (say, cmd string) {
 	switch {
 	case run.apply && run.undo != "":
 		return "To undo every change of this run:", run.undo
@@ -183,15 +179,15 @@ func (run fixReportRun) nextStep() (say, cmd string) {
 	return "", ""
 }
 
-func (run fixReportRun) meta() []string {
-	m := []string{"Generated " + run.generated.UTC().Format(time.RFC3339) + " by sessionfix " + version}
+func (run FixReportRun) meta() []string {
+	m := []string{"Generated " + run.generated.UTC().Format(time.RFC3339) + " by sessionfix " + run.version}
 	if run.runID != "" {
 		m = append(m, "Run "+run.runID+"; backups and manifest in "+run.runDir)
 	}
 	return m
 }
 
-func (run fixReportRun) notes() []string {
+func (run FixReportRun) notes() []string {
 	var n []string
 	if run.stopped != "" {
 		n = append(n, "The run stopped before its end: "+run.stopped+". The stores listed as rewritten were; the others were not.")
@@ -213,7 +209,7 @@ func (s *reportStore) state(apply bool) string {
 	return "would be rewritten"
 }
 
-func (fr *fixReport) tables(run fixReportRun) (stores, changes, kept *reports.Table) {
+func (fr *FixReport) tables(run FixReportRun) (stores, changes, kept *reports.Table) {
 	stores = &reports.Table{Columns: []string{"store", "kind", "state", "names rewritten", "names kept"}}
 	changes = &reports.Table{Columns: []string{"store", "old", "new", "count"}}
 	kept = &reports.Table{Columns: []string{"store", "name", "count", "why"}}
@@ -241,7 +237,7 @@ func (fr *fixReport) tables(run fixReportRun) (stores, changes, kept *reports.Ta
 
 // count sets the run's numbers from the stores listed: the names and stores rewritten (or, in
 // a dry run, to rewrite) and the names kept.
-func (fr *fixReport) count(run *fixReportRun) {
+func (fr *FixReport) count(run *FixReportRun) {
 	run.rewrote, run.files, run.kept = 0, 0, 0
 	for _, s := range fr.stores {
 		for _, k := range s.kept {
@@ -258,7 +254,7 @@ func (fr *fixReport) count(run *fixReportRun) {
 }
 
 // page is the HTML report.
-func (fr *fixReport) page(run fixReportRun) *reports.HTMLPage {
+func (fr *FixReport) page(run FixReportRun) *reports.HTMLPage {
 	title, lead := run.headline()
 	stores, changes, kept := fr.tables(run)
 	meta := append([]string{lead}, run.meta()...)
@@ -291,7 +287,7 @@ func (fr *fixReport) page(run fixReportRun) *reports.HTMLPage {
 }
 
 // markdown writes the Markdown report: the same headline, tables and next step as the page.
-func (fr *fixReport) markdown(w io.Writer, run fixReportRun) error {
+func (fr *FixReport) markdown(w io.Writer, run FixReportRun) error {
 	title, lead := run.headline()
 	stores, changes, kept := fr.tables(run)
 	fmt.Fprintf(w, "# %s\n\n%s\n\n", reports.MarkdownText(title), reports.MarkdownText(lead))
@@ -332,14 +328,12 @@ func (fr *fixReport) markdown(w io.Writer, run fixReportRun) error {
 	return nil
 }
 
-// reportRun gathers what the report says of the run from its end (e: nil when it stopped
-// before a pass ended).
-func (v *fixView) reportRun(e pipeline.FixPassEnd, stopped error) fixReportRun {
-	now := time.Now
-	if v.env.Now != nil {
-		now = v.env.Now
-	}
-	run := fixReportRun{apply: v.opts.Apply, generated: now()}
+// FixReportRunOf gathers what the report says of the run from the end of its last pass (e;
+// its Summary nil when the run stopped before a pass ended) and stopped (why it stopped early,
+// nil at its end): apply (--apply), stateDir (for the undo command), paths (fix's PATHs, for the
+// apply command of a dry run), now (the report's date) and version (sessionfix's).
+func FixReportRunOf(e FixPassEnd, stopped error, apply bool, stateDir string, paths []string, now time.Time, version string) FixReportRun {
+	run := FixReportRun{apply: apply, generated: now, version: version}
 	if stopped != nil {
 		run.stopped = stopped.Error()
 	}
@@ -359,10 +353,10 @@ func (v *fixView) reportRun(e pipeline.FixPassEnd, stopped error) fixReportRun {
 	}
 	if res := e.Result; res != nil && res.RunID != "" {
 		run.runID, run.runDir = res.RunID, res.Dir
-		run.undo = "sessionfix undo --state-dir " + reports.ShellQuote(v.opts.StateDir) + " " + res.RunID
+		run.undo = "sessionfix undo --state-dir " + reports.ShellQuote(stateDir) + " " + res.RunID
 	}
 	args := []string{"sessionfix", "fix", "--apply", "--yes"}
-	for _, p := range v.opts.Paths {
+	for _, p := range paths {
 		args = append(args, reports.ShellQuote(p))
 	}
 	run.applyCmd = strings.Join(args, " ")
