@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -14,7 +12,6 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
-	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -237,14 +234,6 @@ func (p *pipelineRun) run(ctx context.Context, opt rewrite.ProcessOptions, each 
 	return res, err
 }
 
-func identityTable(rep *scanReport) *reports.Table {
-	t := &reports.Table{Columns: []string{"server", "raw tool", "records", "stores"}}
-	for _, r := range rep.Identities {
-		t.Add(r.Server, r.Tool, fmt.Sprint(r.Count), fmt.Sprint(r.Stores))
-	}
-	return t
-}
-
 // checkFailOn validates --fail-on of scan and fix: "kept" is the only finding.
 func checkFailOn(val string) (bool, error) {
 	kept := false
@@ -283,61 +272,6 @@ func exitWith(a *aggregate, env *Env, cmd string, code int) error {
 		fmt.Fprintf(env.Err, "%s: --fail-on kept: %s a provider rejects kept\n", cmd, plural(a.Report.Totals.KeptRejected, "name"))
 	}
 	return withCode(code)
-}
-
-// classTable counts names per class; labels splits legacy-dotted by reason (classLabel).
-func classTable(rep *scanReport, labels map[string]int) *reports.Table {
-	t := &reports.Table{Columns: []string{"class", "names", "fix action"}}
-	classes := slices.Clone(mcpname.Classes)
-	for _, ci := range all.Classes() {
-		classes = append(classes, ci.Class)
-	}
-	for _, c := range classes {
-		n := rep.Classes[c]
-		if n == 0 {
-			continue
-		}
-		if c == mcpname.ClassLegacyDotted && len(labels) > 0 {
-			for _, l := range slices.Sorted(maps.Keys(labels)) {
-				t.Add(l, fmt.Sprint(labels[l]), pipeline.ClassAction(c))
-			}
-			continue
-		}
-		t.Add(string(c), fmt.Sprint(n), pipeline.ClassAction(c))
-	}
-	return t
-}
-
-func storeTable(stores []storeRow) *reports.Table {
-	t := &reports.Table{Columns: []string{"store", "kind", "records", "sites", "rewrite", "kept", "problems"}}
-	for _, s := range stores {
-		if s.Error != "" {
-			what := "unreadable"
-			if s.InUse {
-				what = "in use"
-			}
-			t.Add(s.Path, pipeline.KindLabel(s.Kind, s.Profile), "-", "-", "-", "-", what)
-			continue
-		}
-		t.Add(s.Path, pipeline.KindLabel(s.Kind, s.Profile), fmt.Sprint(s.Records), fmt.Sprint(s.Sites), fmt.Sprint(s.Rewrite), fmt.Sprint(s.Kept), fmt.Sprint(s.Problems))
-	}
-	return t
-}
-
-// renameTable lists old → new with counts, then the kept names, at most limit rows of
-// renames (0 = all).
-func renameTable(renames, kept []pipeline.RenameRow, limit int) *reports.Table {
-	t := &reports.Table{Columns: []string{"old", "new", "class", "count"}}
-	for i, r := range renames {
-		if limit > 0 && i == limit {
-			break
-		}
-		t.Add(r.Old.String(), r.New, pipeline.ReasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
-	}
-	for _, r := range kept {
-		t.Add(r.Old.String(), "(kept)", pipeline.ReasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count))
-	}
-	return t
 }
 
 // writeAgentInfo prints what the agents' stores were planned with (their configs and
@@ -419,19 +353,6 @@ func writeProblems(env *Env, probs []problemRow) {
 	}
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
 // workersFlag is --workers of scan and fix; the help shows the one real default.
 func workersFlag() cli.Flag {
 	return &cli.IntFlag{Name: "workers", Usage: "parallel readers", DefaultText: "the number of CPUs, at most 8"}
@@ -445,89 +366,13 @@ const summaryStores = 20
 // summaryRows caps each name table of the summary (old → new, kept); the JSON has them all.
 const summaryRows = 50
 
-// agentOf is the agent a store belongs to, from its kind label: the part before the first
-// "-" ("<agent>-<format>" for file kinds; the profile name for databases).
-func agentOf(label string) string {
-	a, _, _ := strings.Cut(label, "-")
-	return a
-}
-
-// kindTable sums the stores per agent and store kind.
-func kindTable(rep *scanReport) *reports.Table {
-	type sum struct {
-		stores, sites, rewrite, kept, problems, unreadable int
-		records, bytes                                     int64
-	}
-	sums := map[[2]string]*sum{}
-	for _, s := range rep.Stores {
-		l := pipeline.KindLabel(s.Kind, s.Profile)
-		k := [2]string{agentOf(l), l}
-		if sums[k] == nil {
-			sums[k] = &sum{}
-		}
-		m := sums[k]
-		m.stores++
-		if s.Error != "" {
-			m.unreadable++
-			continue
-		}
-		m.sites += s.Sites
-		m.rewrite += s.Rewrite
-		m.kept += s.Kept
-		m.problems += s.Problems
-		m.records += s.Records
-		m.bytes += s.Bytes
-	}
-	keys := slices.SortedFunc(maps.Keys(sums), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
-	t := &reports.Table{Columns: []string{"agent", "kind", "stores", "size", "records", "sites", "rewrite", "kept", "problems"}}
-	for _, k := range keys {
-		m := sums[k]
-		probs := fmt.Sprint(m.problems)
-		if m.unreadable > 0 {
-			probs += fmt.Sprintf(" (+%d unreadable)", m.unreadable)
-		}
-		t.Add(k[0], k[1], fmt.Sprint(m.stores), humanBytes(m.bytes), fmt.Sprint(m.records), fmt.Sprint(m.sites),
-			fmt.Sprint(m.rewrite), fmt.Sprint(m.kept), probs)
-	}
-	return t
-}
-
-// largestStores returns the n largest stores by size (ties by path), unreadable ones last.
-func largestStores(rows []storeRow, n int) []storeRow {
-	out := slices.Clone(rows)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Bytes != out[j].Bytes {
-			return out[i].Bytes > out[j].Bytes
-		}
-		return out[i].Path < out[j].Path
-	})
-	return out[:min(n, len(out))]
-}
-
-// keptTable lists the kept names with why each is kept (the plan's note, else the class's
-// rule), at most limit rows (0 = all).
-func keptTable(kept []pipeline.RenameRow, limit int) *reports.Table {
-	t := &reports.Table{Columns: []string{"kept name", "class", "count", "why"}}
-	for i, r := range kept {
-		if limit > 0 && i == limit {
-			break
-		}
-		why := r.Note
-		if why == "" {
-			why = pipeline.ClassAction(mcpname.Class(r.Class))
-		}
-		t.Add(r.Old.String(), pipeline.ReasonLabel(r.Class, r.Reasons), fmt.Sprint(r.Count), why)
-	}
-	return t
-}
-
 // writeSummary prints the bounded summary of a large run: stores per agent and kind, the
 // summaryStores largest stores, and old → new counts and kept names (each table at most
 // summaryRows rows; "-v" or --format json lists everything). how names the flag that lists
 // every store ("-v").
 func writeSummary(w io.Writer, rep *scanReport, how string) error {
 	fmt.Fprintln(w, "stores by agent and kind:")
-	if err := reports.WriteText(w, kindTable(rep)); err != nil {
+	if err := reports.WriteText(w, pipeline.KindTable(rep)); err != nil {
 		return err
 	}
 	if len(rep.Stores) > summaryStores {
@@ -535,12 +380,12 @@ func writeSummary(w io.Writer, rep *scanReport, how string) error {
 	} else {
 		fmt.Fprintln(w, "\nstores:")
 	}
-	if err := reports.WriteText(w, storeTable(largestStores(rep.Stores, summaryStores))); err != nil {
+	if err := reports.WriteText(w, pipeline.StoreTable(pipeline.LargestStores(rep.Stores, summaryStores))); err != nil {
 		return err
 	}
 	if len(rep.Renames) > 0 {
 		fmt.Fprintln(w, "\nold → new (names, over all stores):")
-		if err := reports.WriteText(w, renameTable(rep.Renames, nil, summaryRows)); err != nil {
+		if err := reports.WriteText(w, pipeline.RenameTable(rep.Renames, nil, summaryRows)); err != nil {
 			return err
 		}
 		if n := len(rep.Renames) - summaryRows; n > 0 {
@@ -549,7 +394,7 @@ func writeSummary(w io.Writer, rep *scanReport, how string) error {
 	}
 	if len(rep.Kept) > 0 {
 		fmt.Fprintln(w, "\nkept names, and why:")
-		if err := reports.WriteText(w, keptTable(rep.Kept, summaryRows)); err != nil {
+		if err := reports.WriteText(w, pipeline.KeptTable(rep.Kept, summaryRows)); err != nil {
 			return err
 		}
 		if n := len(rep.Kept) - summaryRows; n > 0 {

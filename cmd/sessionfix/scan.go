@@ -206,7 +206,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 	w := env.Out
 	rep := &a.Report
 	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
-		plural(rep.Totals.Stores, "store"), humanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
+		plural(rep.Totals.Stores, "store"), pipeline.HumanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
 	if rep.Ignored > 0 {
 		what := "other files are not stores and were not read"
 		if rep.Ignored == 1 {
@@ -215,7 +215,7 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 		fmt.Fprintf(w, "%d %s (--format json lists them)\n", rep.Ignored, what)
 	}
 	fmt.Fprintln(w)
-	if err := reports.WriteText(w, classTable(rep, a.DottedLabels)); err != nil {
+	if err := reports.WriteText(w, pipeline.ClassTable(rep, a.DottedLabels)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -225,19 +225,19 @@ func writeScanText(env *Env, a *aggregate, verbose bool) error {
 			return err
 		}
 	} else {
-		if err := reports.WriteText(w, storeTable(rep.Stores)); err != nil {
+		if err := reports.WriteText(w, pipeline.StoreTable(rep.Stores)); err != nil {
 			return err
 		}
 		if len(rep.Renames) > 0 || len(rep.Kept) > 0 {
 			fmt.Fprintln(w)
-			if err := reports.WriteText(w, renameTable(rep.Renames, rep.Kept, 0)); err != nil {
+			if err := reports.WriteText(w, pipeline.RenameTable(rep.Renames, rep.Kept, 0)); err != nil {
 				return err
 			}
 		}
 	}
 	if len(rep.Identities) > 0 {
 		fmt.Fprintf(w, "\nraw MCP identities recorded (%s; never rewritten, used to name calls):\n", identitiesHelp())
-		if err := reports.WriteText(w, identityTable(rep)); err != nil {
+		if err := reports.WriteText(w, pipeline.IdentityTable(rep)); err != nil {
 			return err
 		}
 	}
