@@ -17,6 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/engine/sqlite/fleetdb"
+	"github.com/sessionfix/sessionfix/fleet"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/inventory"
@@ -387,11 +388,11 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 		f := h.res
 		redispatch := pipeline.Redispatches(f.Redispatch)
 		rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
-		home := origin.homeOf(absPath(h.job.home))
-		home.path = absPath(h.job.home)
-		rows = append(rows, origin.rows(append(f.SARIF(), rdResults...), string(h.job.agent.ID), &home)...)
+		home := origin.HomeOf(absPath(h.job.home))
+		home.Path = absPath(h.job.home)
+		rows = append(rows, origin.Rows(append(f.SARIF(), rdResults...), string(h.job.agent.ID), &home)...)
 		x.Homes = append(x.Homes, audit.Home{Path: h.job.name(), Agent: string(h.job.agent.ID), Tools: f.Tools, Invocation: auditInvocation(f),
-			Category: fleetCategory(origin.host, home.user, "audit", h.job.name()), Properties: map[string]string{"host": origin.host, "user": home.user}, Rendering: audit.Rendering{
+			Category: fleet.Category(origin.Host(), home.User, "audit", h.job.name()), Properties: map[string]string{"host": origin.Host(), "user": home.User}, Rendering: audit.Rendering{
 				Pairs: f.Pairs, Page: f.Page,
 				Doc: func() any {
 					rd := redispatch
@@ -635,7 +636,7 @@ func (o *auditOptions) validate() error {
 	if o.Format == "sqlite" && o.Out == "-" {
 		return usageErrorf("--format sqlite needs --out FILE (the fleet database; standard output cannot hold a database)")
 	}
-	if _, err := newFleetOrigin(o.Host, o.User, nil, ""); err != nil {
+	if _, err := fleet.NewOrigin(o.Host, o.User, nil, ""); err != nil {
 		return err
 	}
 	if o.Out == "-" && o.ToolsOut == "-" {
@@ -663,7 +664,7 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 	if err != nil {
 		return err
 	}
-	run := origin.sarif("audit", nil, nil, nil)
+	run := origin.SARIF("audit", nil, nil, nil)
 	x := audit.Rendering{
 		Pairs: f.Pairs,
 		Page:  f.Page,
@@ -685,7 +686,7 @@ func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.S
 		Properties: run.Properties,
 	}
 	if o.Format == "sqlite" {
-		rows := origin.rows(append(f.SARIF(), rdResults...), o.agent, nil)
+		rows := origin.Rows(append(f.SARIF(), rdResults...), o.agent, nil)
 		if err := writeFleetAndTools(ctx, env, o.Out, origin, rows, !f.Partial(), o.ToolsOut, f.Tools, f.Read); err != nil {
 			return err
 		}
@@ -739,8 +740,8 @@ func auditInvocation(f *agent.AuditResult) *reports.SARIFInvocation {
 
 // auditOrigin is whose findings an audit reports: --host, --user, and the owners of the PATHs
 // (each home's), else of $HOME.
-func auditOrigin(env *Env, o auditOptions) (*fleetOrigin, error) {
-	return newFleetOrigin(o.Host, o.User, o.Paths, env.Home)
+func auditOrigin(env *Env, o auditOptions) (*fleet.Origin, error) {
+	return fleet.NewOrigin(o.Host, o.User, o.Paths, env.Home)
 }
 
 // absPath is path made absolute (as given when that fails).
@@ -753,7 +754,7 @@ func absPath(path string) string {
 
 // writeFleetAndTools is writeReportAndTools for --format sqlite: the rows written to the fleet
 // database out (writeFleet; never a file the audit read), and the tools table to toolsOut.
-func writeFleetAndTools(ctx context.Context, env *Env, out string, origin *fleetOrigin, rows []fleetdb.Row, complete bool, toolsOut string, tools *reports.Table, read []string) error {
+func writeFleetAndTools(ctx context.Context, env *Env, out string, origin *fleet.Origin, rows []fleetdb.Row, complete bool, toolsOut string, tools *reports.Table, read []string) error {
 	for _, o := range []struct{ flag, path string }{{"--out", out}, {"--tools-out", toolsOut}} {
 		if o.path != "" && o.path != "-" && slices.ContainsFunc(read, func(f string) bool { return f != "" && pipeline.SameFile(o.path, f) }) {
 			return usageErrorf("audit: %s %s is a file this audit reads: refusing to write over it (nothing was written)", o.flag, o.path)

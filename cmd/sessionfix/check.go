@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
+	"github.com/sessionfix/sessionfix/fleet"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -96,16 +97,16 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 	if err := opts.Common.Validate(); err != nil {
 		return err
 	}
-	origin, err := newFleetOrigin(opts.Host, opts.User, opts.Paths, env.Home)
+	origin, err := fleet.NewOrigin(opts.Host, opts.User, opts.Paths, env.Home)
 	if err != nil {
 		return err
 	}
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
-		return jsonErrorAt(env, opts.Format, origin.sarif("check", nil, nil, nil), err)
+		return jsonErrorAt(env, opts.Format, origin.SARIF("check", nil, nil, nil), err)
 	}
 	if len(opts.Paths) == 0 { // the default roots: $HOME's
-		if origin, err = newFleetOrigin(opts.Host, opts.User, p.Roots, env.Home); err != nil {
+		if origin, err = fleet.NewOrigin(opts.Host, opts.User, p.Roots, env.Home); err != nil {
 			return err
 		}
 	}
@@ -128,7 +129,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		}
 		return nil
 	}); err != nil {
-		return jsonErrorAt(env, opts.Format, origin.sarif("check", nil, nil, nil), err)
+		return jsonErrorAt(env, opts.Format, origin.SARIF("check", nil, nil, nil), err)
 	}
 	// The names --agent's own releases offer for its configured tools replace the inventory's
 	// names in the default naming (they are what that agent sends).
@@ -162,7 +163,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 			results, _ = rep.Known.Mark(results)
 		}
 		inv := sarifInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
-		if err := writeSARIF(env, origin.sarif("check", rules, results, inv)); err != nil {
+		if err := writeSARIF(env, origin.SARIF("check", rules, results, inv)); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
@@ -174,7 +175,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 			}
 		}
 		complete := !p.Summary.Failed && p.Summary.InUse == 0
-		if err := writeFleet(ctx, env, opts.Out, "check", origin, origin.rows(results, "", nil), complete); err != nil {
+		if err := writeFleet(ctx, env, opts.Out, "check", origin, origin.Rows(results, "", nil), complete); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
+	"github.com/sessionfix/sessionfix/fleet"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
@@ -187,7 +188,7 @@ func TestFleetUserIsEachHomesOwner(t *testing.T) {
 	require.Equal(t, 0, r.code, r.err)
 	_, rows, err := sqlitetest.Query(ctx, db, "SELECT user, home, count(*) FROM sessionfix_findings GROUP BY user, home ORDER BY home;")
 	require.NoError(t, err)
-	me := ownerOf(alice)
+	me := fleet.OwnerOf(alice)
 	assert.Equal(t, [][]string{{me, alice, "38"}, {"uid 4242", bob, "38"}}, rows)
 	_, rows, err = sqlitetest.Query(ctx, db, "SELECT user, findings FROM sessionfix_runs ORDER BY user;")
 	require.NoError(t, err)
@@ -208,9 +209,9 @@ func sortedPair(a, b string) []string {
 // reference: its password never reaches a fleet row (the home and store columns).
 func TestFleetOriginRedactsReferences(t *testing.T) {
 	dsn := "postgres://webui:s3cret-pw@db.example:5432/openwebui"
-	o, err := newFleetOrigin("h", "", []string{dsn}, t.TempDir())
+	o, err := fleet.NewOrigin("h", "", []string{dsn}, t.TempDir())
 	require.NoError(t, err)
-	rows := o.rows([]reports.SARIFResult{{RuleID: "sessionfix/name/legacy-dotted", Fingerprint: "f", Finding: reports.Finding{Store: dsn, Name: "a.b"}}}, "openwebui", nil)
+	rows := o.Rows([]reports.SARIFResult{{RuleID: "sessionfix/name/legacy-dotted", Fingerprint: "f", Finding: reports.Finding{Store: dsn, Name: "a.b"}}}, "openwebui", nil)
 	require.Len(t, rows, 1)
 	assert.NotContains(t, rows[0].Home+rows[0].Store, "s3cret-pw")
 	assert.Equal(t, rows[0].Home, rows[0].Store, "the store is found under its home")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/fleet"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -75,17 +76,17 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 			return err
 		}
 	}
-	origin, err := newFleetOrigin(opts.Host, opts.User, opts.Paths, env.Home)
+	origin, err := fleet.NewOrigin(opts.Host, opts.User, opts.Paths, env.Home)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
 	p, err := newPipeline(ctx, env, opts.Paths, opts.Common)
 	if err != nil {
-		return jsonErrorAt(env, opts.Format, origin.sarif("scan", nil, nil, nil), err)
+		return jsonErrorAt(env, opts.Format, origin.SARIF("scan", nil, nil, nil), err)
 	}
 	if len(opts.Paths) == 0 { // the default roots: $HOME's
-		if origin, err = newFleetOrigin(opts.Host, opts.User, p.Roots, env.Home); err != nil {
+		if origin, err = fleet.NewOrigin(opts.Host, opts.User, p.Roots, env.Home); err != nil {
 			return err
 		}
 	}
@@ -96,7 +97,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		}
 		return nil
 	}); err != nil {
-		return jsonErrorAt(env, opts.Format, origin.sarif("scan", nil, nil, nil), err)
+		return jsonErrorAt(env, opts.Format, origin.SARIF("scan", nil, nil, nil), err)
 	}
 	rep := &p.Summary.Report
 	rep.Roots, rep.Elapsed = p.Roots, time.Since(start).Round(time.Millisecond).String()
@@ -117,13 +118,13 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 			results, _ = known.Mark(results)
 		}
 		inv := sarifInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
-		if err := writeSARIF(env, origin.sarif("scan", sar.Rules, results, inv)); err != nil {
+		if err := writeSARIF(env, origin.SARIF("scan", sar.Rules, results, inv)); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)
 	} else if opts.Format == "sqlite" {
 		complete := !p.Summary.Failed && p.Summary.InUse == 0
-		if err := writeFleet(ctx, env, opts.Out, "scan", origin, origin.rows(sar.Results, "", nil), complete); err != nil {
+		if err := writeFleet(ctx, env, opts.Out, "scan", origin, origin.Rows(sar.Results, "", nil), complete); err != nil {
 			return err
 		}
 		writeProblems(env, rep.Problems)

@@ -221,6 +221,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		// writer, no CLI, and nothing below it imports it.
 		{"rulefix", []string{"scan", "pipeline", "reports", "cmd"}},
 		{"scan", []string{"rewrite", "audit", "reports", "cmd"}},
+		// fleet is whose findings a run reports and the fleet database's rows of its SARIF
+		// results: no agent, no store read, no run.
+		{"fleet", []string{"agent", "scan", "rewrite", "audit", "rulefix", "pipeline", "engine/jsonl", "engine/postgres", "cmd"}},
 		{"rewrite", []string{"scan", "audit", "rulefix", "reports", "cmd"}},
 		// audit is what every agent's audit shares: the rule semantics are the rooms' plug-ins.
 		{"audit", []string{"scan", "rewrite", "rulefix", "cmd", "store", "engine", "agent", "inventory", "mcpinventory", "pipeline"}},
