@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/helpformat"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ const docsDir = "../../docs"
 const docsGenerated = "<!-- Generated from `sessionfix %s --help` by `go test ./cmd/sessionfix -update` (cmd/sessionfix/docs_test.go). Do not edit: change the help text. -->"
 
 // TestCommandDocs writes docs/commands/<command>.md from each command's --help (the same text
-// the goldens of testdata/golden/help hold, parsed by parseHelp into its sections) and
+// the goldens of testdata/golden/help hold, parsed by helpformat.Parse into its sections) and
 // docs/commands/sessionfix.md from the top-level help, and fails when a page on disk differs
 // (go test ./cmd/sessionfix -update rewrites them, as it rewrites the goldens). A page of a
 // command that no longer exists is stale too.
@@ -111,51 +112,51 @@ func commandMarkdown(name, usage, help string, cmds []*cli.Command) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, docsGenerated+"\n\n", name)
 	fmt.Fprintf(&b, "# %s\n\n%s.\n", full, mdInline(upperFirst(usage)))
-	for _, sec := range parseHelp(help) {
-		items := trimBreaks(sec.items)
-		if sec.name == "NAME" || len(items) == 0 {
+	for _, sec := range helpformat.Parse(help) {
+		items := helpformat.TrimBreaks(sec.Items)
+		if sec.Name == "NAME" || len(items) == 0 {
 			continue
 		}
-		title := upperFirst(strings.ToLower(sec.name))
+		title := upperFirst(strings.ToLower(sec.Name))
 		fmt.Fprintf(&b, "\n## %s\n\n", title)
 		switch {
-		case sec.name == "USAGE" || sec.name == "VERSION":
+		case sec.Name == "USAGE" || sec.Name == "VERSION":
 			b.WriteString("```\n")
 			for _, it := range items {
-				b.WriteString(it.text + "\n")
+				b.WriteString(it.Text + "\n")
 			}
 			b.WriteString("```\n")
-		case sec.name == "EXAMPLES":
+		case sec.Name == "EXAMPLES":
 			b.WriteString("```sh\n")
 			for _, it := range items {
-				if it.kind != helpExample {
+				if it.Kind != helpformat.Example {
 					continue
 				}
-				if it.text != "" {
-					b.WriteString(it.term + "  # " + it.text + "\n")
+				if it.Text != "" {
+					b.WriteString(it.Term + "  # " + it.Text + "\n")
 					continue
 				}
-				b.WriteString(it.term + "\n")
+				b.WriteString(it.Term + "\n")
 			}
 			b.WriteString("```\n")
-		case slices.Contains(helpEntrySections, sec.name):
-			head := map[string]string{"COMMANDS": "| command | what it does |", "EXIT STATUS": "| code | meaning |"}[sec.name]
+		case slices.Contains(helpformat.EntrySections, sec.Name):
+			head := map[string]string{"COMMANDS": "| command | what it does |", "EXIT STATUS": "| code | meaning |"}[sec.Name]
 			if head == "" {
 				head = "| option | meaning |"
 			}
 			b.WriteString(head + "\n| --- | --- |\n")
 			for _, it := range items {
-				if it.kind != helpEntry {
+				if it.Kind != helpformat.Entry {
 					continue
 				}
-				term := "`" + helpSliceFlag.ReplaceAllString(it.term, "") + "`"
-				text := strings.TrimSpace(strings.ReplaceAll(it.text, " (default: false)", ""))
-				if sec.name == "COMMANDS" {
-					term = "[" + it.term + "](" + it.term + ".md)"
+				term := "`" + helpformat.SliceFlag.ReplaceAllString(it.Term, "") + "`"
+				text := strings.TrimSpace(strings.ReplaceAll(it.Text, " (default: false)", ""))
+				if sec.Name == "COMMANDS" {
+					term = "[" + it.Term + "](" + it.Term + ".md)"
 				}
 				fmt.Fprintf(&b, "| %s | %s |\n", mdCell(term), mdCell(mdInline(text)))
 			}
-			if sec.name == "EXIT STATUS" {
+			if sec.Name == "EXIT STATUS" {
 				b.WriteString("\nEvery code, and which command returns it: [exit codes](../exit-codes.md).\n")
 			}
 		default:
@@ -168,16 +169,16 @@ func commandMarkdown(name, usage, help string, cmds []*cli.Command) string {
 			}
 			inCode := false
 			for _, it := range items {
-				switch it.kind {
-				case helpLiteral:
+				switch it.Kind {
+				case helpformat.Literal:
 					if !inCode {
 						flush()
 						b.WriteString("\n```\n")
 						inCode = true
 					}
-					b.WriteString(strings.Repeat(" ", it.indent-1) + it.text + "\n")
+					b.WriteString(strings.Repeat(" ", it.Indent-1) + it.Text + "\n")
 					continue
-				case helpBreak:
+				case helpformat.Break:
 					flush()
 					if !inCode {
 						b.WriteString("\n")
@@ -188,7 +189,7 @@ func commandMarkdown(name, usage, help string, cmds []*cli.Command) string {
 					b.WriteString("```\n\n")
 					inCode = false
 				}
-				para = append(para, mdInline(it.text))
+				para = append(para, mdInline(it.Text))
 			}
 			flush()
 			if inCode {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/helpformat"
 	"os/exec"
 	"strings"
 
@@ -15,13 +16,13 @@ import (
 // (its " \" continuations joined), without its "# comment".
 func helpExamples(text string) []string {
 	var out []string
-	for _, sec := range parseHelp(text) {
-		if sec.name != "EXAMPLES" {
+	for _, sec := range helpformat.Parse(text) {
+		if sec.Name != "EXAMPLES" {
 			continue
 		}
-		for _, it := range sec.items {
-			if it.kind == helpExample {
-				out = append(out, it.term)
+		for _, it := range sec.Items {
+			if it.Kind == helpformat.Example {
+				out = append(out, it.Term)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/helpformat"
 )
 
 // helpTexts are the --help texts of the app and of every command (walked from newApp),
@@ -41,12 +42,12 @@ func helpTexts(t *testing.T) map[string]string {
 var helpHeadingLine = regexp.MustCompile(`^[A-Z][A-Z0-9 ]*:$`)
 
 // TestHelpFits: every --help line fits in 80 columns (issue 23 item 12), every section heading
-// is in column 0 and every other line is indented by exactly helpIndent columns or more (the
+// is in column 0 and every other line is indented by exactly helpformat.Indent columns or more (the
 // text of an entry or a broken command below its start): one indentation everywhere.
 func TestHelpFits(t *testing.T) {
 	for name, text := range helpTexts(t) {
 		for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-			assert.LessOrEqual(t, runewidth.StringWidth(line), helpWidth, "%s --help line %d is wider than %d columns:\n%s", name, i+1, helpWidth, line)
+			assert.LessOrEqual(t, runewidth.StringWidth(line), helpformat.Width, "%s --help line %d is wider than %d columns:\n%s", name, i+1, helpformat.Width, line)
 			switch {
 			case line == "":
 			case helpHeadingLine.MatchString(line):
@@ -57,12 +58,12 @@ func TestHelpFits(t *testing.T) {
 	}
 }
 
-// TestFormatHelpAgain: a help text laid out once is laid out the same again (formatHelp reads
+// TestFormatHelpAgain: a help text laid out once is laid out the same again (helpformat.Format reads
 // what it writes: comments above their example, an entry's text below itself, a NAME line
 // broken), so the examples helpexamples reads from --help are the ones the help was given.
 func TestFormatHelpAgain(t *testing.T) {
 	for name, text := range helpTexts(t) {
-		assert.Equal(t, text, formatHelp(text, helpWidth), name)
+		assert.Equal(t, text, helpformat.Format(text, helpformat.Width), name)
 	}
 }
 
@@ -95,7 +96,7 @@ EXAMPLES:
 EXIT STATUS:
    0  fine
 `
-	assert.Equal(t, want, formatHelp(in, helpWidth))
+	assert.Equal(t, want, helpformat.Format(in, helpformat.Width))
 }
 
 // oneLine is s with every run of spaces and line breaks made one space: a --help text's words

@@ -211,6 +211,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"internal/splice", []string{"engine/jsonl", "engine/sqlite", "agent/all", "inventory", "internal/fileio", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// internal/usage is the usage error of the libraries: the standard library only.
 		{"internal/usage", []string{"mcpname", "provider", "check", "permission", "store", "engine", "agent", "internal/fileio", "internal/splice", "internal/jsonscan", "inventory", "scan", "rewrite", "audit", "reports", "pipeline", "cmd"}},
+		// internal/helpformat lays out --help text for a terminal: it knows no flag, command or
+		// agent (the standard library and go-runewidth only).
+		{"internal/helpformat", []string{"mcpname", "naming", "provider", "check", "permission", "store", "engine", "agent", "internal/fileio", "internal/exitcode", "inventory", "scan", "rewrite", "audit", "rulefix", "reports", "pipeline", "fleet", "cmd"}},
 		{"internal/jsonscan", []string{"store", "engine", "agent", "inventory", "scan", "rewrite", "audit", "reports", "cmd"}},
 		// inventory holds tool inventories and the MCP client of --discover: no storage engine.
 		{"inventory", []string{"engine/jsonl", "engine/sqlite", "agent/all", "scan", "rewrite", "audit", "reports", "cmd"}},
