@@ -95,8 +95,8 @@ func (o Options) Validate() error {
 	if o.RewriteLossy && o.Inventory == "" {
 		return usagef("--rewrite-lossy needs --inventory (a lossy name can only be attributed with the raw tool list)")
 	}
-	if o.DiscoverUntrusted && !o.Discover {
-		return usagef("--discover-untrusted goes with --discover (it lets --discover start what it otherwise refuses)")
+	if err := usage.DiscoverUntrusted(o.DiscoverUntrusted, o.Discover); err != nil {
+		return err
 	}
 	if err := CheckAgent(o.Agent); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/sessionfix/sessionfix/fleet"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/inventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/pipeline"
@@ -633,8 +634,8 @@ func (o *auditOptions) validate() error {
 	if o.Out == "" {
 		o.Out = "-"
 	}
-	if o.Format == "sqlite" && o.Out == "-" {
-		return usageErrorf("--format sqlite needs --out FILE (the fleet database; standard output cannot hold a database)")
+	if err := usage.SQLiteOut(o.Format, o.Out); err != nil {
+		return err
 	}
 	if _, err := fleet.NewOrigin(o.Host, o.User, nil, ""); err != nil {
 		return err
@@ -648,8 +649,8 @@ func (o *auditOptions) validate() error {
 	if o.DiscoverTimeout <= 0 {
 		return usageErrorf("--discover-timeout must be positive")
 	}
-	if o.DiscoverUntrusted && !o.Discover {
-		return usageErrorf("--discover-untrusted goes with --discover (it lets --discover start what it otherwise refuses)")
+	if err := usage.DiscoverUntrusted(o.DiscoverUntrusted, o.Discover); err != nil {
+		return err
 	}
 	return nil
 }

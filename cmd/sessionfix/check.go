@@ -16,6 +16,7 @@ import (
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/fleet"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
@@ -81,14 +82,14 @@ EXAMPLES:
 }
 
 func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
-	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" && opts.Format != "sqlite" {
-		return usageErrorf("--format must be table, json, sarif or sqlite, not %q", opts.Format)
+	if err := usage.Format(opts.Format, "table", "json", "sarif", "sqlite"); err != nil {
+		return err
 	}
 	if err := checkSQLiteOut(opts.Format, opts.Out); err != nil {
 		return err
 	}
-	if opts.Workers < 0 {
-		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
+	if err := usage.Workers(opts.Workers); err != nil {
+		return err
 	}
 	ps, err := provider.Resolve(opts.Providers)
 	if err != nil {

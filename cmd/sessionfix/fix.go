@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -81,8 +83,10 @@ func newFixCommand(env *Env) *cli.Command {
 				Report: c.String("report"),
 			}
 			opts.Common.MoveLegacy = c.Bool("move-legacy")
-			if c.IsSet("plan-out") && opts.PlanOut == "" {
-				return usageErrorf("--plan-out needs a file name; it was given an empty one")
+			if c.IsSet("plan-out") {
+				if err := usage.FileName("plan-out", opts.PlanOut); err != nil {
+					return err
+				}
 			}
 			for _, f := range namingFlags {
 				if c.IsSet(f) && !planStartFlag(f) {
@@ -423,22 +427,8 @@ func marshalJSON(v any) ([]byte, error) {
 }
 
 func runFix(ctx context.Context, env *Env, opts fixOptions) error {
-	if opts.Format != "table" && opts.Format != "json" {
-		return usageErrorf("--format must be table or json, not %q", opts.Format)
-	}
-	if opts.Workers < 0 {
-		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
-	}
-	if opts.Apply && opts.DryRun {
-		return usageErrorf("--apply and --dry-run contradict each other (nothing was changed)")
-	}
-	if opts.Apply && !opts.Yes && !env.InTerminal {
-		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
-	}
-	if opts.Quiet && opts.Verbose {
-		return usageErrorf("--quiet and --verbose contradict each other")
-	}
-	if err := checkPlanFlags(opts); err != nil {
+	if err := cmp.Or(usage.Format(opts.Format, "table", "json"), usage.Workers(opts.Workers),
+		usage.Apply(opts.Apply, opts.DryRun, opts.Yes, env.InTerminal), usage.QuietVerbose(opts.Quiet, opts.Verbose), checkPlanFlags(opts)); err != nil {
 		return err
 	}
 	var planned map[string]*rewrite.PlannedStore

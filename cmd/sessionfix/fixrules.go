@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rulefix"
@@ -73,13 +75,10 @@ func printProblem(env *Env) func(error) {
 // the outcome printed.
 func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptions) error {
 	refused, refusedSet := rulefix.Refused(rf, o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy, o.Common.AgentOptions)
+	if err := cmp.Or(usage.Format(o.Format, "table", "json"), usage.Apply(o.Apply, o.DryRun, o.Yes, env.InTerminal)); err != nil {
+		return err
+	}
 	switch {
-	case o.Format != "table" && o.Format != "json":
-		return usageErrorf("--format must be table or json, not %q", o.Format)
-	case o.Apply && o.DryRun:
-		return usageErrorf("--apply and --dry-run contradict each other (nothing was changed)")
-	case o.Apply && !o.Yes && !env.InTerminal:
-		return usageErrorf("--apply needs --yes when standard input is not a terminal (nothing was changed)")
 	case o.Common.Inventory == "":
 		return usageErrorf("fix --rules needs --inventory FILE (the raw server keys and tool names the rules are about)")
 	case refusedSet:

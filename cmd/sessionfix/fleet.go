@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/fleetdb"
 	"github.com/sessionfix/sessionfix/fleet"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
@@ -37,9 +38,9 @@ func fleetOutFlag() cli.Flag {
 // (scan and check write their other formats to standard output).
 func checkSQLiteOut(format, out string) error {
 	switch {
-	case format == "sqlite" && (out == "" || out == "-"):
-		return usageErrorf("--format sqlite needs --out FILE (the fleet database; standard output cannot hold a database)")
-	case format != "sqlite" && out != "":
+	case format == "sqlite":
+		return usage.SQLiteOut(format, out)
+	case out != "":
 		return usageErrorf("--out goes with --format sqlite (the other formats are written to standard output)")
 	}
 	return nil

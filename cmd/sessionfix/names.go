@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"strings"
@@ -72,8 +73,8 @@ func runNames(_ context.Context, env *Env, opts namesOptions) error {
 	if opts.Format == "json" {
 		opts.Format = "jsonl"
 	}
-	if opts.Format != "table" && opts.Format != "jsonl" {
-		return usageErrorf("--format must be table or jsonl, not %q", opts.Format)
+	if err := usage.Format(opts.Format, "table", "jsonl"); err != nil {
+		return err
 	}
 	ix, err := loadInventoryIndex(opts.Inventory)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -111,12 +112,9 @@ func sharedOptions() []agent.Option {
 // fileFlag is a flag naming one input file (--inventory, --profile, --baseline): given an
 // empty value (a script's unset variable) it is a usage error, exit 2, not the flag left out —
 // the run would otherwise go on without the file meant (no inventory, no baseline).
-func fileFlag(name, usage string) *cli.StringFlag {
-	return &cli.StringFlag{Name: name, Usage: usage, TakesFile: true, Action: func(_ *cli.Context, v string) error {
-		if v == "" {
-			return usageErrorf("--%s needs a file name; it was given an empty one", name)
-		}
-		return nil
+func fileFlag(name, use string) *cli.StringFlag {
+	return &cli.StringFlag{Name: name, Usage: use, TakesFile: true, Action: func(_ *cli.Context, v string) error {
+		return usage.FileName(name, v)
 	}}
 }
 
@@ -131,10 +129,7 @@ func optionFlag(o agent.Option) cli.Flag {
 		// An empty file name (an unset variable) would read as the option not given: the run
 		// would plan with the default file instead of the one meant.
 		return &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage, TakesFile: true, Action: func(_ *cli.Context, v string) error {
-			if v == "" {
-				return usageErrorf("--%s needs a file name; it was given an empty one", o.Name)
-			}
-			return nil
+			return usage.FileName(o.Name, v)
 		}}
 	default:
 		return &cli.StringFlag{Name: o.Name, Value: o.Value, Usage: o.Usage}

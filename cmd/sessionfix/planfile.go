@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/owner"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -41,7 +42,7 @@ func flagNames(flags []cli.Flag) []string {
 func checkPlanFlags(opts fixOptions) error {
 	switch {
 	case opts.planSet && opts.Plan == "":
-		return usageErrorf("--plan needs a file name; it was given an empty one")
+		return usage.FileName("plan", opts.Plan)
 	case opts.PlanOut != "" && opts.Plan != "":
 		return usageErrorf("--plan-out and --plan exclude each other: --plan-out writes a plan (a dry run), --plan applies one")
 	case opts.PlanOut != "" && opts.Apply:

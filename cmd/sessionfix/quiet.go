@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"io"
 	"sync"
 
@@ -36,8 +37,8 @@ func quietAction(env *Env, act cli.ActionFunc) cli.ActionFunc {
 		if !c.Bool("quiet") {
 			return act(c)
 		}
-		if findFlag(c.Command.Flags, "verbose") != nil && c.Bool("verbose") {
-			return usageErrorf("--quiet and --verbose contradict each other")
+		if err := usage.QuietVerbose(true, findFlag(c.Command.Flags, "verbose") != nil && c.Bool("verbose")); err != nil {
+			return err
 		}
 		q := &quietRecorder{out: env.Out, err: env.Err}
 		in, out, errw := env.In, env.Out, env.Err

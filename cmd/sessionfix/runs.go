@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
@@ -39,8 +40,8 @@ EXAMPLES:
 }
 
 func runRuns(_ context.Context, env *Env, opts runsOptions) error {
-	if opts.Format != "table" && opts.Format != "json" {
-		return usageErrorf("--format must be table or json, not %q", opts.Format)
+	if err := usage.Format(opts.Format, "table", "json"); err != nil {
+		return err
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	runs, err := rewrite.ListRuns(opts.StateDir)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/fleet"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -54,14 +55,14 @@ func newScanCommand(env *Env) *cli.Command {
 }
 
 func runScan(ctx context.Context, env *Env, opts scanOptions) error {
-	if opts.Format != "table" && opts.Format != "json" && opts.Format != "sarif" && opts.Format != "sqlite" {
-		return usageErrorf("--format must be table, json, sarif or sqlite, not %q", opts.Format)
+	if err := usage.Format(opts.Format, "table", "json", "sarif", "sqlite"); err != nil {
+		return err
 	}
 	if err := checkSQLiteOut(opts.Format, opts.Out); err != nil {
 		return err
 	}
-	if opts.Workers < 0 {
-		return usageErrorf("--workers must not be negative (0 = the number of CPUs)")
+	if err := usage.Workers(opts.Workers); err != nil {
+		return err
 	}
 	failOnKept, err := checkFailOn(opts.FailOn)
 	if err != nil {

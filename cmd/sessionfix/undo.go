@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -123,8 +124,8 @@ type undoReport struct {
 }
 
 func runUndo(ctx context.Context, env *Env, opts undoOptions) (err error) {
-	if opts.Format != "table" && opts.Format != "json" {
-		return usageErrorf("--format must be table or json, not %q", opts.Format)
+	if err := usage.Format(opts.Format, "table", "json"); err != nil {
+		return err
 	}
 	if opts.Format == "json" {
 		rep := &undoReport{Files: []undoFile{}}
