@@ -12,7 +12,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -92,17 +95,33 @@ func (l *skipList) String() string {
 // applier is one ApplyBatches.
 type applier struct {
 	s        *Store
-	db       *sqlx.DB
+	db       *sqlx.DB  // schema, DDL, the verify pass
+	conn     *pgx.Conn // the writer's connection (pipelined statements)
 	reads    []*tableRead
 	aopt     store.ApplyOptions
 	ch       *store.Change
 	info     verifyInfo
-	started  bool // BeforeCommit was called
+	started  bool         // BeforeCommit was called
+	cur      *lockedBatch // the batch whose transaction is open (its rows locked), nil for none
+	marks    []batchMark  // what each committed batch wrote, per table: the verify pass's quick check
+	wrote    map[int]bool // the specs (tableRead.idx) a committed batch wrote rows of
 	locked   skipList
 	changed  skipList
 	deleted  skipList
+	dup      skipList // a key matching more than one row
 	held     skipList // not written: a row of their group
 	tokenErr error    // a name token not where the plan saw it (store.ErrTokenMismatch) a row of their group that could not be
+}
+
+// batchMark is what one committed batch wrote into one table: the rows' transaction id (their
+// xmin), how many, the heap pages their new versions went to (runs of consecutive page numbers,
+// first and last) and the ids of their backup rows.
+type batchMark struct {
+	tr       *tableRead
+	xid      int64
+	rows     int64
+	pages    [][2]int64
+	bLo, bHi int64
 }
 
 // Apply is ApplyBatches with every edit in one call (still written in transactions of at most
@@ -153,7 +172,12 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if b := filepath.Base(opt.BackupPath); opt.BackupPath != "" {
 		run += "/" + b
 	}
-	a := &applier{s: s, db: db, reads: reads, aopt: opt,
+	conn, err := s.connectPipe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	a := &applier{s: s, db: db, conn: conn, reads: reads, aopt: opt, wrote: map[int]bool{},
 		info: verifyInfo{RunID: run, Schema: sch.schema, Table: BackupTable}}
 	a.ch = &store.Change{Ref: s.Ref(), Backup: fmt.Sprintf("%s.%s run_id=%s", sch.schema, BackupTable, run)}
 	n := s.opt.batch()
@@ -163,7 +187,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		if len(pending) == 0 {
 			return nil
 		}
-		err := a.write(ctx, pending)
+		err := a.push(ctx, pending)
 		pending, index = nil, map[string]*rowEdits{}
 		return err
 	}
@@ -224,7 +248,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if err := flush(); err != nil {
 		return a.result(ctx, err)
 	}
-	return a.result(ctx, nil)
+	return a.result(ctx, a.finish(ctx))
 }
 
 // specOf is the table read a site belongs to: the spec whose "table key=" starts the row label
@@ -243,100 +267,309 @@ func (a *applier) specOf(site *store.Site) *tableRead {
 	return best
 }
 
-// current is a row as the writer locked it.
-type current struct {
-	val   []byte
-	xmin  int64
-	group string // the parent key of a child row, the key of any other
+// lockedBatch is a batch of rows locked in the writer's open transaction, checked and spliced:
+// what its write statements send.
+type lockedBatch struct {
+	order []*tableRead
+	write map[*tableRead][]*cand
+	n     int // rows to write
 }
 
-// write writes one batch of rows in one transaction. A row that cannot be written (locked,
-// changed since the plan, deleted) holds back every row of its group (a parent row and its
-// child rows: both places of one chat change together or not at all).
-func (a *applier) write(ctx context.Context, rows []*rowEdits) (err error) {
-	s := a.s
-	tx, err := a.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("%s: begin: %w", s.ref, err)
+// cand is one row of a batch as the writer locked it.
+type cand struct {
+	r      *rowEdits
+	group  string
+	tid    pgtype.TID // where the locked version is (the UPDATE's target)
+	old    []byte
+	nv     []byte
+	reason *skipList // why it is not written (nil: it may be)
+}
+
+// The writer's round trips (pgx.Batch: the statements of one step sent together, one Sync):
+//
+//	first batch:  BEGIN; SELECT … FOR UPDATE SKIP LOCKED (one per table)
+//	each next:    the current batch's write statement (one per table: backup rows and UPDATE);
+//	              COMMIT; BEGIN; the next batch's SELECT … FOR UPDATE SKIP LOCKED
+//	last:         write; COMMIT
+//
+// so a batch costs one round trip (plus one to read rows that were not locked, when some are
+// missing), and the next batch is locked and read while the current one commits. A batch with
+// nothing to write ends with ROLLBACK instead of COMMIT. A step that holds a COMMIT is sent
+// without the run's cancellation (statement_timeout bounds it): a cancelled run never leaves a
+// commit whose outcome it does not know; it stops before the next step.
+
+// push hands the writer the next batch of rows: the open batch is written and committed in the
+// same round trip that locks this one.
+func (a *applier) push(ctx context.Context, rows []*rowEdits) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	committed := false
+	return a.step(ctx, rows)
+}
+
+// finish writes and commits the open batch.
+func (a *applier) finish(ctx context.Context) error {
+	if a.cur == nil {
+		return nil
+	}
+	return a.step(ctx, nil)
+}
+
+// abort rolls back the open batch's transaction (its rows are not written).
+func (a *applier) abort() {
+	if a.cur != nil || a.conn != nil {
+		a.cur = nil
+		if a.conn != nil && !a.conn.IsClosed() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, _ = a.conn.Exec(ctx, "ROLLBACK")
+			cancel()
+		}
+	}
+}
+
+// step sends one round trip: the open batch's writes and COMMIT (or ROLLBACK), then, when next
+// is not nil, BEGIN and the locks of next, which becomes the open batch.
+func (a *applier) step(ctx context.Context, next []*rowEdits) (err error) {
+	s := a.s
+	b := &pgx.Batch{}
+	cur := a.cur
+	type written struct {
+		tr *tableRead
+		n  int
+	}
+	var writes []written
+	if cur != nil {
+		if cur.n > 0 {
+			if !a.started {
+				a.started = true
+				if a.aopt.BeforeCommit != nil {
+					if err := a.aopt.BeforeCommit(a.change()); err != nil {
+						a.abort()
+						return err
+					}
+				}
+			}
+			for _, tr := range cur.order {
+				if cs := cur.write[tr]; len(cs) > 0 {
+					a.queueWrite(b, tr, cs)
+					writes = append(writes, written{tr, len(cs)})
+				}
+			}
+			b.Queue("COMMIT")
+		} else {
+			b.Queue("ROLLBACK")
+		}
+	}
+	var lockOrder []*tableRead
+	var byTable map[*tableRead][]*rowEdits
+	if next != nil {
+		lockOrder, byTable, err = a.group(next)
+		if err != nil {
+			a.abort()
+			return err
+		}
+		b.Queue("BEGIN")
+		for _, tr := range lockOrder {
+			a.queueLock(b, tr, byTable[tr])
+		}
+	}
+	sendCtx := ctx
+	if cur != nil && cur.n > 0 {
+		sendCtx = context.WithoutCancel(ctx)
+	}
+	a.cur = nil
+	br := a.conn.SendBatch(sendCtx, b)
 	defer func() {
-		if !committed {
-			_ = tx.Rollback()
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", s.ref, cerr)
+		}
+		if err != nil {
+			a.abort()
 		}
 	}()
+	if cur != nil {
+		var marks []batchMark
+		for _, w := range writes {
+			m, err := a.readWrite(br, w.tr, w.n)
+			if err != nil {
+				return err
+			}
+			marks = append(marks, m)
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("%s: commit: %w", s.ref, err)
+		}
+		if cur.n > 0 {
+			a.marks = append(a.marks, marks...)
+			for _, m := range marks {
+				a.wrote[m.tr.idx] = true
+				a.info.Rows += m.rows
+			}
+			a.info.Batches++
+		}
+	}
+	if next == nil {
+		return nil
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("%s: begin: %w", s.ref, err)
+	}
+	lb := &lockedBatch{order: lockOrder, write: map[*tableRead][]*cand{}}
+	got := make([]map[string]*lockRow, len(lockOrder))
+	for i, tr := range lockOrder {
+		if got[i], err = a.readLock(br, tr); err != nil {
+			return fmt.Errorf("%s: lock rows of %s: %w", s.ref, tr.spec.Table, err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return fmt.Errorf("%s: %w", s.ref, err)
+	}
+	a.cur = lb // the transaction is open: abort rolls it back from here
+	return a.check(ctx, lb, lockOrder, byTable, got)
+}
+
+// group sorts a batch's rows by table, in the order they come.
+func (a *applier) group(rows []*rowEdits) ([]*tableRead, map[*tableRead][]*rowEdits, error) {
 	var order []*tableRead
 	byTable := map[*tableRead][]*rowEdits{}
 	for _, r := range rows {
 		if r.readOnly {
-			return fmt.Errorf("%s: %s: the row's sites are read-only", s.ref, r.label)
+			return nil, nil, fmt.Errorf("%s: %s: the row's sites are read-only", a.s.ref, r.label)
 		}
 		if byTable[r.tr] == nil {
 			order = append(order, r.tr)
 		}
 		byTable[r.tr] = append(byTable[r.tr], r)
 	}
-	// Pass 1: lock and check every row, splice the ones that may be written.
-	type cand struct {
-		r      *rowEdits
-		group  string
-		old    []byte
-		nv     []byte
-		reason *skipList // why it is not written (nil: it may be)
+	return order, byTable, nil
+}
+
+// groupCol is the column whose value groups tr's rows: its parent column, or its key.
+func (a *applier) groupCol(tr *tableRead) column {
+	if tr.parent >= 0 {
+		return tr.pcol
 	}
+	return tr.key
+}
+
+func (tr *tableRead) keyMatch() string {
+	return fmt.Sprintf("%s = ANY(($1::text[])::%s[])", ident(tr.key.name), tr.key.typ)
+}
+
+// queueLock queues the SELECT … FOR UPDATE SKIP LOCKED of rows (one table's): the planned rows
+// by key (the key column's index), each with where it is (ctid), its text, xmin and group.
+func (a *applier) queueLock(b *pgx.Batch, tr *tableRead, rows []*rowEdits) {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.key
+	}
+	q := fmt.Sprintf("SELECT ctid, %s::text, %s::text, xmin::text::bigint, %s::text FROM %s WHERE %s FOR UPDATE SKIP LOCKED",
+		ident(tr.key.name), ident(tr.col.name), ident(a.groupCol(tr).name), ident(tr.tb.name), tr.keyMatch())
+	b.Queue(q, keys)
+}
+
+// lockRow is one row as the writer locked it.
+type lockRow struct {
+	tid   pgtype.TID
+	val   []byte
+	xmin  int64
+	group string // the parent key of a child row, the key of any other
+	dup   bool   // another row has the same key text
+}
+
+// readLock reads the result of queueLock.
+func (a *applier) readLock(br pgx.BatchResults, tr *tableRead) (map[string]*lockRow, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	got := map[string]*lockRow{}
+	for rows.Next() {
+		var r lockRow
+		var k string
+		var g *string
+		if err := rows.Scan(&r.tid, &k, &r.val, &r.xmin, &g); err != nil {
+			return nil, err
+		}
+		if g != nil {
+			r.group = *g
+		}
+		if o := got[k]; o != nil {
+			o.dup = true
+			continue
+		}
+		got[k] = &r
+	}
+	return got, rows.Err()
+}
+
+// check decides, for each row of a locked batch, whether it is written (its text is the planned
+// one: xmin as planned, else the checksum of its text; its tokens where the plan saw them) and
+// splices it. A row that cannot be written (locked, changed since the plan, deleted, its key on
+// several rows) holds back every row of its group (a parent row and its child rows: both places
+// of one chat change together or not at all).
+func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead, byTable map[*tableRead][]*rowEdits, got []map[string]*lockRow) error {
+	s := a.s
 	var cands []*cand
 	held := map[string]bool{}
-	for _, tr := range order {
+	for i, tr := range order {
 		rs := byTable[tr]
-		keys := make([]string, len(rs))
-		for i, r := range rs {
-			keys[i] = r.key
-		}
-		groupCol := tr.key
-		if tr.parent >= 0 {
-			groupCol = tr.pcol
-		}
 		groupOf := func(g string) string {
 			if tr.parent >= 0 || a.hasChildren(tr) {
 				return fmt.Sprint(a.rootOf(tr)) + "\x00" + g
 			}
 			return fmt.Sprint(tr.idx) + "\x00" + g
 		}
-		keyMatch := fmt.Sprintf("%s = ANY(($1::text[])::%s[])", ident(tr.key.name), tr.key.typ)
-		got := map[string]current{}
-		q := fmt.Sprintf("SELECT %s::text, %s::text, xmin::text::bigint, %s::text FROM %s WHERE %s FOR UPDATE SKIP LOCKED",
-			ident(tr.key.name), ident(tr.col.name), ident(groupCol.name), ident(tr.tb.name), keyMatch)
-		if err := queryRows(ctx, tx, q, []any{keys}, func(k string, v []byte, x int64, g string) { got[k] = current{val: v, xmin: x, group: g} }); err != nil {
-			return fmt.Errorf("%s: lock rows of %s: %w", s.ref, tr.spec.Table, err)
-		}
 		var missing []string
-		for _, k := range keys {
-			if _, ok := got[k]; !ok {
-				missing = append(missing, k)
+		for _, r := range rs {
+			if got[i][r.key] == nil {
+				missing = append(missing, r.key)
 			}
 		}
 		exists := map[string]string{}
 		if len(missing) > 0 {
-			q := fmt.Sprintf("SELECT %s::text, NULL::text, 0::bigint, %s::text FROM %s WHERE %s", ident(tr.key.name), ident(groupCol.name), ident(tr.tb.name), keyMatch)
-			if err := queryRows(ctx, tx, q, []any{missing}, func(k string, _ []byte, _ int64, g string) { exists[k] = g }); err != nil {
+			q := fmt.Sprintf("SELECT %s::text, %s::text FROM %s WHERE %s", ident(tr.key.name), ident(a.groupCol(tr).name), ident(tr.tb.name), tr.keyMatch())
+			rows, err := a.conn.Query(ctx, q, missing)
+			if err != nil {
+				return fmt.Errorf("%s: read rows of %s: %w", s.ref, tr.spec.Table, err)
+			}
+			for rows.Next() {
+				var k string
+				var g *string
+				if err := rows.Scan(&k, &g); err != nil {
+					rows.Close()
+					return fmt.Errorf("%s: read rows of %s: %w", s.ref, tr.spec.Table, err)
+				}
+				if g == nil {
+					g = new(string)
+				}
+				exists[k] = *g
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
 				return fmt.Errorf("%s: read rows of %s: %w", s.ref, tr.spec.Table, err)
 			}
 		}
 		for _, r := range rs {
-			cur, ok := got[r.key]
-			c := &cand{r: r, group: groupOf(cur.group)}
+			cur := got[i][r.key]
+			c := &cand{r: r}
 			cands = append(cands, c)
 			g, there := exists[r.key]
 			switch {
-			case !ok && there:
+			case cur == nil && there:
 				c.group, c.reason = groupOf(g), &a.locked
-			case !ok:
+			case cur == nil:
 				c.group, c.reason = fmt.Sprint(tr.idx)+"\x00deleted\x00"+r.key, &a.deleted
+			case cur.dup:
+				c.group, c.reason = groupOf(cur.group), &a.dup
 			case cur.val == nil:
-				c.reason = &a.changed
+				c.group, c.reason = groupOf(cur.group), &a.changed
 			case r.sum != 0 && cur.xmin != r.version && RowSum(cur.val) != r.sum:
 				// xmin moved (a quick first check) and the text is not the planned text.
-				c.reason = &a.changed
+				c.group, c.reason = groupOf(cur.group), &a.changed
+			default:
+				c.group, c.tid = groupOf(cur.group), cur.tid
 			}
 			if c.reason == nil {
 				sort.SliceStable(r.edits, func(i, j int) bool { return r.edits[i].Site.Loc.Offset < r.edits[j].Site.Loc.Offset })
@@ -355,8 +588,6 @@ func (a *applier) write(ctx context.Context, rows []*rowEdits) (err error) {
 			}
 		}
 	}
-	// Pass 2: write the rows whose group is whole.
-	write := map[*tableRead][]*cand{}
 	for _, c := range cands {
 		switch {
 		case c.reason != nil:
@@ -364,55 +595,69 @@ func (a *applier) write(ctx context.Context, rows []*rowEdits) (err error) {
 		case held[c.group]:
 			a.held.add(c.r.label)
 		default:
-			write[c.r.tr] = append(write[c.r.tr], c)
+			lb.write[c.r.tr] = append(lb.write[c.r.tr], c)
+			lb.n++
 		}
 	}
-	written := int64(0)
-	for _, tr := range order {
-		cs := write[tr]
-		if len(cs) == 0 {
+	return nil
+}
+
+// queueWrite queues one table's write statement of a batch: the old text of each row into
+// sessionfix_backup (run id, table, key column and value, column, old text, MD5 of the old and
+// the new text, the transaction's xid) and the new text into the row, found by where the lock
+// found it (ctid: the row is locked, so it is still there). It returns how many rows each part
+// wrote, the xid (the xmin of the rows written), the range of the backup rows' ids and where
+// the rows' new versions are.
+func (a *applier) queueWrite(b *pgx.Batch, tr *tableRead, cs []*cand) {
+	tids := make([]pgtype.TID, len(cs))
+	keys, olds, news := make([]string, len(cs)), make([][]byte, len(cs)), make([][]byte, len(cs))
+	oldHash, newHash := make([]string, len(cs)), make([]string, len(cs))
+	for i, c := range cs {
+		tids[i], keys[i], olds[i], news[i] = c.tid, c.r.key, c.old, c.nv
+		oldHash[i], newHash[i] = md5Hex(c.old), md5Hex(c.nv)
+	}
+	q := fmt.Sprintf(`WITH u AS (SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(c, k, o, v, oh, nh)),
+b AS (INSERT INTO %s (run_id, table_name, key_column, key_value, column_name, old_text, old_hash, new_hash, new_xmin)
+ SELECT $7, $8, $9, u.k, $10, u.o, u.oh, u.nh, txid_current() %% 4294967296 FROM u RETURNING id),
+w AS (UPDATE %s AS t SET %s = u.v::%s FROM u WHERE t.ctid = u.c RETURNING t.ctid)
+SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM b), (SELECT min(id) FROM b), (SELECT max(id) FROM b),
+ txid_current() %% 4294967296, (SELECT array_agg(ctid) FROM w)`,
+		ident(BackupTable), ident(tr.tb.name), ident(tr.col.name), ident(tr.col.base))
+	b.Queue(q, tids, keys, olds, news, oldHash, newHash, a.info.RunID, tr.tb.name, tr.key.name, tr.col.name)
+}
+
+// readWrite reads the result of queueWrite of n rows.
+func (a *applier) readWrite(br pgx.BatchResults, tr *tableRead, n int) (batchMark, error) {
+	m := batchMark{tr: tr}
+	var nw, nb int64
+	var tids []pgtype.TID
+	if err := br.QueryRow().Scan(&nw, &nb, &m.bLo, &m.bHi, &m.xid, &tids); err != nil {
+		return m, fmt.Errorf("%s: write rows of %s: %w", a.s.ref, tr.spec.Table, err)
+	}
+	if nw != int64(n) || nb != int64(n) {
+		return m, fmt.Errorf("%s: write rows of %s: %d rows written and %d backed up of %d locked", a.s.ref, tr.spec.Table, nw, nb, n)
+	}
+	m.rows = nw
+	m.pages = pageRuns(tids)
+	return m, nil
+}
+
+// pageRuns is the heap pages of tids as runs of consecutive page numbers, each [first, last].
+func pageRuns(tids []pgtype.TID) [][2]int64 {
+	pages := make([]int64, len(tids))
+	for i, t := range tids {
+		pages[i] = int64(t.BlockNumber)
+	}
+	sort.Slice(pages, func(i, j int) bool { return pages[i] < pages[j] })
+	var out [][2]int64
+	for _, p := range pages {
+		if n := len(out); n > 0 && p <= out[n-1][1]+1 {
+			out[n-1][1] = max(out[n-1][1], p)
 			continue
 		}
-		ks, olds, news, hashes := make([]string, len(cs)), make([]string, len(cs)), make([]string, len(cs)), make([]string, len(cs))
-		for i, c := range cs {
-			ks[i], olds[i], news[i], hashes[i] = c.r.key, string(c.old), string(c.nv), md5Hex(c.nv)
-		}
-		// new_xmin is the xid this transaction gives the rows it writes (their xmin): the verify
-		// pass's quick first check.
-		ins := fmt.Sprintf(`INSERT INTO %s (run_id, table_name, key_column, key_value, column_name, old_text, old_hash, new_hash, new_xmin)
-SELECT $1, $2, $3, u.k, $4, u.o, md5(u.o), u.h, txid_current() %% 4294967296 FROM unnest($5::text[], $6::text[], $7::text[]) AS u(k, o, h)`, ident(BackupTable))
-		if _, err := tx.ExecContext(ctx, ins, a.info.RunID, tr.tb.name, tr.key.name, tr.col.name, ks, olds, hashes); err != nil {
-			return fmt.Errorf("%s: back up rows of %s: %w", s.ref, tr.spec.Table, err)
-		}
-		upd := fmt.Sprintf("UPDATE %s AS t SET %s = u.v::%s FROM unnest($1::text[], $2::text[]) AS u(k, v) WHERE t.%s = u.k::%s",
-			ident(tr.tb.name), ident(tr.col.name), tr.col.typ, ident(tr.key.name), tr.key.typ)
-		res, err := tx.ExecContext(ctx, upd, ks, news)
-		if err != nil {
-			return fmt.Errorf("%s: write rows of %s: %w", s.ref, tr.spec.Table, err)
-		}
-		if n, err := res.RowsAffected(); err == nil && n != int64(len(ks)) {
-			return fmt.Errorf("%s: write rows of %s: %d rows matched %d keys", s.ref, tr.spec.Table, n, len(ks))
-		}
-		written += int64(len(ks))
+		out = append(out, [2]int64{p, p})
 	}
-	if written == 0 {
-		return nil
-	}
-	if !a.started {
-		a.started = true
-		if a.aopt.BeforeCommit != nil {
-			if err := a.aopt.BeforeCommit(a.change()); err != nil {
-				return err
-			}
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("%s: commit: %w", s.ref, err)
-	}
-	committed = true
-	a.info.Rows += written
-	a.info.Batches++
-	return nil
+	return out
 }
 
 // rootOf is the index of the spec whose rows group tr's: its parent, or itself.
@@ -472,6 +717,7 @@ func (a *applier) change() *store.Change {
 // result ends ApplyBatches: the verify pass when a batch committed, then the Change and what
 // was left out or overwritten.
 func (a *applier) result(ctx context.Context, failed error) (*store.Change, error) {
+	a.abort()
 	var why []string
 	if a.locked.n > 0 {
 		why = append(why, fmt.Sprintf("%d rows locked by another transaction were skipped (lock_timeout; not rewritten): %s", a.locked.n, &a.locked))
@@ -481,6 +727,9 @@ func (a *applier) result(ctx context.Context, failed error) (*store.Change, erro
 	}
 	if a.deleted.n > 0 {
 		why = append(why, fmt.Sprintf("%d rows deleted since the plan: %s", a.deleted.n, &a.deleted))
+	}
+	if a.dup.n > 0 {
+		why = append(why, fmt.Sprintf("%d rows whose key is on more than one row were skipped (not rewritten; the profile's key column must be unique): %s", a.dup.n, &a.dup))
 	}
 	if a.held.n > 0 {
 		why = append(why, fmt.Sprintf("%d rows held back with a row of their chat (parent) that could not be rewritten: %s", a.held.n, &a.held))
@@ -512,36 +761,115 @@ func (a *applier) result(ctx context.Context, failed error) (*store.Change, erro
 	return ch, nil
 }
 
-// verify lists the rows the run wrote that no longer hold what it wrote: a row whose xmin is
-// still the one the run's transaction gave it is unchanged (the quick first check); any other
-// is compared by the MD5 of its text (an application that wrote the same text back is not
-// reported).
+// verify lists the rows the run wrote that no longer hold what it wrote. With the batches'
+// marks (ApplyBatches) and a server of PostgreSQL 14 or later (TID range scans), it first counts,
+// per batch and table, the rows on the heap pages the batch's new versions went to whose xmin
+// is still the batch's transaction: a batch whose count is its rows' is whole (only that
+// transaction gave rows that xmin, and a row an application wrote since is a new version with
+// another xmin), and this reads only those pages. Each other batch (or, without marks, the whole
+// run) is compared row by row from its backup rows: a row whose xmin is still the one the run
+// gave it is unchanged, any other is compared by the MD5 of its text (an application that wrote
+// the same text back is not reported).
 func (a *applier) verify(ctx context.Context) (skipList, error) {
 	var out skipList
+	if len(a.marks) > 0 {
+		var v int
+		if err := a.db.GetContext(ctx, &v, "SELECT current_setting('server_version_num')::int"); err != nil {
+			return out, err
+		}
+		if v >= 140000 {
+			return a.verifyMarks(ctx)
+		}
+	}
 	for _, tr := range a.reads {
-		if tr == nil || tr.readOnly {
+		if tr == nil || tr.readOnly || (a.wrote != nil && !a.wrote[tr.idx]) {
 			continue
 		}
-		q := fmt.Sprintf(`SELECT b.key_value FROM %s b WHERE b.run_id = $1 AND b.table_name = $2 AND b.column_name = $3 AND b.restored_at IS NULL
-AND NOT EXISTS (SELECT 1 FROM %s t WHERE t.%s = b.key_value::%s AND (t.xmin::text::bigint = b.new_xmin OR md5(t.%s::text) = b.new_hash)) ORDER BY b.id`,
-			ident(BackupTable), ident(tr.tb.name), ident(tr.key.name), tr.key.typ, ident(tr.col.name))
-		rows, err := a.db.QueryContext(ctx, q, a.info.RunID, tr.tb.name, tr.col.name)
+		if err := a.verifyRows(ctx, tr, 0, -1, &out); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// verifyMarks is verify's count per batch (one query per table), then verifyRows of each batch
+// whose count is short.
+func (a *applier) verifyMarks(ctx context.Context) (skipList, error) {
+	var out skipList
+	for _, tr := range a.reads {
+		if tr == nil || !a.wrote[tr.idx] {
+			continue
+		}
+		var idx []int32
+		var lo, hi []pgtype.TID
+		var xids []int64
+		var marks []*batchMark
+		for i := range a.marks {
+			m := &a.marks[i]
+			if m.tr != tr {
+				continue
+			}
+			for _, p := range m.pages {
+				idx = append(idx, int32(len(marks)))
+				lo = append(lo, pgtype.TID{BlockNumber: uint32(p[0]), Valid: true})
+				hi = append(hi, pgtype.TID{BlockNumber: uint32(p[1] + 1), Valid: true})
+				xids = append(xids, m.xid)
+			}
+			marks = append(marks, m)
+		}
+		q := fmt.Sprintf(`SELECT s.i, (SELECT count(*) FROM %s t WHERE t.ctid >= s.lo AND t.ctid < s.hi AND t.xmin::text::bigint = s.x)
+FROM unnest($1::int[], $2::tid[], $3::tid[], $4::bigint[]) AS s(i, lo, hi, x)`, ident(tr.tb.name))
+		rows, err := a.db.QueryContext(ctx, q, idx, lo, hi, xids)
 		if err != nil {
 			return out, err
 		}
+		found := make([]int64, len(marks))
 		for rows.Next() {
-			var k string
-			if err := rows.Scan(&k); err != nil {
+			var i int32
+			var n int64
+			if err := rows.Scan(&i, &n); err != nil {
 				rows.Close()
 				return out, err
 			}
-			out.add(label(tr.spec.Table, tr.key.name, k))
+			found[i] += n
 		}
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
 			return out, err
 		}
+		for i, m := range marks {
+			if found[i] != m.rows {
+				if err := a.verifyRows(ctx, tr, m.bLo, m.bHi, &out); err != nil {
+					return out, err
+				}
+			}
+		}
 	}
 	return out, nil
+}
+
+// verifyRows adds to out the rows of tr, among the run's backup rows with ids from lo to hi
+// (hi < 0: all of them), that no longer hold what the run wrote: first the rows whose xmin is
+// not the run's (key and xmin only), then, of those, the ones whose text's MD5 is not what the
+// run wrote.
+func (a *applier) verifyRows(ctx context.Context, tr *tableRead, lo, hi int64, out *skipList) error {
+	q := fmt.Sprintf(`WITH c AS MATERIALIZED (SELECT b.id, b.key_value, b.new_hash FROM %[1]s b
+ WHERE b.run_id = $1 AND b.table_name = $2 AND b.column_name = $3 AND b.restored_at IS NULL AND b.id >= $4 AND ($5 < 0 OR b.id <= $5)
+ AND NOT EXISTS (SELECT 1 FROM %[2]s t WHERE t.%[3]s = b.key_value::%[4]s AND t.xmin::text::bigint = b.new_xmin))
+SELECT c.key_value FROM c WHERE NOT EXISTS (SELECT 1 FROM %[2]s t WHERE t.%[3]s = c.key_value::%[4]s AND md5(t.%[5]s::text) = c.new_hash) ORDER BY c.id`,
+		ident(BackupTable), ident(tr.tb.name), ident(tr.key.name), tr.key.typ, ident(tr.col.name))
+	rows, err := a.db.QueryContext(ctx, q, a.info.RunID, tr.tb.name, tr.col.name, lo, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		out.add(label(tr.spec.Table, tr.key.name, k))
+	}
+	return rows.Err()
 }

@@ -22,17 +22,22 @@
 // Writing (Apply, ApplyBatches): one transaction per batch (at most BatchRows rows; a table
 // whose profile spec names a parent, TableSpec.Parent, is read with its parent's rows, so
 // both places of one chat are in the same batch and transaction): SELECT … FOR UPDATE SKIP
-// LOCKED of the batch's rows (a row another transaction holds is skipped and reported: the
-// store is in use, exit 4), each row's xmin compared with the plan's (a quick first check) and,
-// when it differs, the checksum of its text (which decides: a row whose text changed since the
-// plan is skipped and reported), the tokens checked and spliced byte for byte, the old text
-// into sessionfix_backup (run id, table, key column and value, column, old text, MD5 of the
-// old and the new text, the transaction's xid) and the new text written in the same
-// transaction, COMMIT. After the last batch a verify pass compares every row the run wrote
-// with what it wrote (its xmin still the run's xid, else the MD5 of its text) and
-// reports each row an application overwrote since (its fix is gone; nothing is lost: the old
-// text is in sessionfix_backup). statement_timeout and lock_timeout bound every statement
-// (Options). A kill between batches leaves whole batches only, each with its backup rows.
+// LOCKED of the batch's rows by key (a row another transaction holds is skipped and reported:
+// the store is in use, exit 4), each row's xmin compared with the plan's (a quick first check)
+// and, when it differs, the checksum of its text (which decides: a row whose text changed since
+// the plan is skipped and reported), the tokens checked and spliced byte for byte, then one
+// statement per table puts the old text into sessionfix_backup (run id, table, key column and
+// value, column, old text, MD5 of the old and the new text, the transaction's xid) and the new
+// text into each row where the lock found it (its ctid), COMMIT. The statements of a step go in
+// one round trip (pgx.Batch): a batch's writes, its COMMIT and the next batch's BEGIN and locks,
+// so a batch costs one round trip. After the last batch a verify pass reports each row the
+// run wrote that an application overwrote since (its fix is gone; nothing is lost: the old text
+// is in sessionfix_backup): per batch, the rows still carrying the batch's xmin on the heap pages
+// its new versions went to are counted (PostgreSQL 14 or later: a TID range scan of those pages
+// only); a batch whose count is short, or every batch on an older server, is compared row by
+// row (its xmin still the run's, else the MD5 of its text). statement_timeout and lock_timeout
+// bound every statement (Options). A kill between batches leaves whole batches only, each with
+// its backup rows.
 //
 // Undo (Restore) reads the run's backup rows in batches, and in one transaction per batch puts
 // the old text back into each row that still holds what the run wrote (its MD5 is new_hash)

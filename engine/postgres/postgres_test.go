@@ -285,18 +285,31 @@ func TestVerifyReportsOverwrite(t *testing.T) {
 	defer db.Close()
 	batches := planEdits(snap)
 	first := true
+	var app chan error
 	ch, err := st.ApplyBatches(ctx, snap, func() ([]store.Edit, error) {
 		switch {
 		case first:
 			first = false
 			return batches[:10], nil
 		case batches != nil:
-			// The first batch committed: the application writes its old copy of c000003 back.
-			_, err := db.Exec(`UPDATE chat SET chat = $1::json WHERE id = 'c000003'`, orig["c000003"])
-			require.NoError(t, err)
+			// The application writes its old copy of c000003 back, which the first batch
+			// rewrites: its UPDATE waits for the batch's lock and writes once it committed
+			// (the writer commits a batch in the round trip that locks the next one).
+			app = make(chan error, 1)
+			go func() {
+				_, err := db.Exec(`UPDATE chat SET chat = $1::json WHERE id = 'c000003'`, orig["c000003"])
+				app <- err
+			}()
 			b := batches[10:]
 			batches = nil
 			return b, nil
+		}
+		// The first batch committed before this call: the application's write is done.
+		select {
+		case err := <-app:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the application's UPDATE still waits: the first batch did not commit")
 		}
 		return nil, io.EOF
 	}, applyOpts(t, "run-v"))

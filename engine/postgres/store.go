@@ -140,9 +140,9 @@ type scrubbed struct {
 func (e *scrubbed) Error() string { return e.msg }
 func (e *scrubbed) Unwrap() error { return e.err }
 
-// connect opens a pool of at most two connections with the timeouts set as session
-// parameters.
-func (s *Store) connect(ctx context.Context) (*sqlx.DB, error) {
+// config is the connection configuration of the store: its DSN with the timeouts set as
+// session parameters (statement_timeout, lock_timeout, idle_in_transaction_session_timeout).
+func (s *Store) config() (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(s.dsn)
 	if err != nil {
 		return nil, s.scrub(fmt.Errorf("%s: %w", s.ref, err))
@@ -156,6 +156,29 @@ func (s *Store) connect(ctx context.Context) (*sqlx.DB, error) {
 	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = ms(bound(s.opt.StatementTimeout, DefaultStatementTimeout) * 2)
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "sessionfix"
+	}
+	return cfg, nil
+}
+
+// connectPipe opens one connection of pgx's own interface (config's settings), which can send
+// several statements in one round trip (pgx.Batch): the writer's.
+func (s *Store) connectPipe(ctx context.Context) (*pgx.Conn, error) {
+	cfg, err := s.config()
+	if err != nil {
+		return nil, err
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, s.scrub(fmt.Errorf("connect to %s: %w", s.ref, err))
+	}
+	return c, nil
+}
+
+// connect opens a pool of at most two connections with config's settings.
+func (s *Store) connect(ctx context.Context) (*sqlx.DB, error) {
+	cfg, err := s.config()
+	if err != nil {
+		return nil, err
 	}
 	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
 	db.SetMaxOpenConns(2)
