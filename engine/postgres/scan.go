@@ -236,32 +236,185 @@ func (st *scanState) row(tr *tableRead, key string, val []byte, xmin int64, scop
 	}
 }
 
-// readRows reads the rows of q (key, value text, xmin, scope) into the batch; it returns the keys.
-func (st *scanState) readRows(ctx context.Context, tx *sqlx.Tx, tr *tableRead, q string, args ...any) ([]string, error) {
+// rawRow is one row as read: key text, value text (nil for NULL), xmin and scope.
+type rawRow struct {
+	key   string
+	val   []byte
+	xmin  int64
+	scope sql.NullString
+}
+
+// fetchRows reads the rows of q (key, value text, xmin, scope): every row with a key, and the
+// bytes of their values.
+func fetchRows(ctx context.Context, tx *sqlx.Tx, q string, args ...any) ([]rawRow, int64, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
-	var keys []string
+	var out []rawRow
+	var size int64
 	for rows.Next() {
 		var key sql.NullString
 		var val sql.RawBytes
-		var xmin int64
-		var scope sql.NullString
-		if err := rows.Scan(&key, &val, &xmin, &scope); err != nil {
-			return nil, err
+		var r rawRow
+		if err := rows.Scan(&key, &val, &r.xmin, &r.scope); err != nil {
+			return nil, 0, err
 		}
 		if !key.Valid {
 			continue // a NULL key in a table keyed by a profile's column: unreachable again
 		}
-		keys = append(keys, key.String)
-		if val == nil {
-			continue // NULL: no document
+		r.key = key.String
+		if val != nil {
+			r.val = append(make([]byte, 0, len(val)), val...)
+			size += int64(len(val))
 		}
-		st.row(tr, key.String, val, xmin, scope)
+		out = append(out, r)
 	}
-	return keys, rows.Err()
+	return out, size, rows.Err()
+}
+
+// parse finds the sites of rows (a row whose value is NULL has none).
+func (st *scanState) parse(tr *tableRead, rows []rawRow) {
+	for _, r := range rows {
+		if r.val != nil {
+			st.row(tr, r.key, r.val, r.xmin, r.scope)
+		}
+	}
+}
+
+// chunk is what the fetcher hands the parser: one fetch of a table read's rows, then the rows
+// of its child reads that belong to them (one chunk for each child read, in children order).
+type chunk struct {
+	tr   *tableRead
+	rows []rawRow
+	kids []chunk
+}
+
+// chunkBytes bounds the bytes of values one fetch reads (with its child rows), so that the
+// chunks the fetcher holds ahead of the parser (at most three: fetch's doc) stay small when rows
+// are large (a chat with pictures inline is megabytes): the rows of the next fetch are chosen
+// from the largest bytes per row seen so far.
+const chunkBytes = 8 << 20
+
+// fetchSize is how many rows the next fetch asks for: at most max, at least 1, chunkBytes
+// divided by the most bytes per row (with its child rows) a fetch has read so far; 64 at first.
+type fetchSize struct {
+	max, n int
+	per    int64 // the most bytes per row seen in one fetch
+}
+
+func (f *fetchSize) size() int { return f.n }
+
+// saw records a fetch of rows rows holding size bytes.
+func (f *fetchSize) saw(rows int, size int64) {
+	if rows == 0 {
+		return
+	}
+	f.per = max(f.per, (size+int64(rows)-1)/int64(rows))
+	f.n = f.max
+	if f.per > 0 {
+		f.n = int(min(int64(f.max), max(1, chunkBytes/f.per)))
+	}
+}
+
+// fetch reads every table of reads for ScanBatches, chunk by chunk to out: each table without a
+// parent through a cursor in key order, n rows a fetch, each fetch with the rows of its child
+// reads that belong to its rows; then the child rows whose parent row is not there. It stops
+// when ctx ends (the parser failed).
+func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, reads []*tableRead, n int, out chan<- chunk) error {
+	s := st.s
+	fb := &fetchSize{max: n, n: min(n, 64)}
+	send := func(c chunk) error {
+		select {
+		case out <- c:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for _, tr := range reads {
+		if tr == nil || tr.parent >= 0 {
+			continue
+		}
+		var children []*tableRead
+		for _, c := range reads {
+			if c != nil && c.parent == tr.idx {
+				children = append(children, c)
+			}
+		}
+		cur := fmt.Sprintf("sessionfix_scan_%d", tr.idx)
+		q := fmt.Sprintf("DECLARE %s NO SCROLL CURSOR FOR SELECT %s FROM %s WHERE true%s ORDER BY %s",
+			cur, tr.selectList(""), ident(tr.tb.name), tr.where(""), ident(tr.key.name))
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
+		}
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			want := fb.size()
+			rows, size, err := fetchRows(ctx, tx, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur))
+			if err != nil {
+				return fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
+			}
+			c := chunk{tr: tr, rows: rows}
+			if len(children) > 0 && len(rows) > 0 {
+				keys := make([]string, len(rows))
+				for i, r := range rows {
+					keys[i] = r.key
+				}
+				for _, k := range children {
+					q := fmt.Sprintf("SELECT %s FROM %s WHERE %s = ANY(($1::text[])::%s[])%s ORDER BY %s, %s",
+						k.selectList(""), ident(k.tb.name), ident(k.pcol.name), k.pcol.typ, k.where(""), ident(k.pcol.name), ident(k.key.name))
+					kr, ks, err := fetchRows(ctx, tx, q, keys)
+					if err != nil {
+						return fmt.Errorf("read table %s of %s: %w", k.spec.Table, s.ref, err)
+					}
+					size += ks
+					c.kids = append(c.kids, chunk{tr: k, rows: kr})
+				}
+			}
+			fb.saw(len(rows), size)
+			if err := send(c); err != nil {
+				return err
+			}
+			if len(rows) < want {
+				break
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "CLOSE "+cur); err != nil {
+			return fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
+		}
+		// Rows whose parent is not there (a database without the foreign key): read on their own.
+		for _, c := range children {
+			p := reads[c.parent]
+			cur := fmt.Sprintf("sessionfix_orphans_%d", c.idx)
+			q := fmt.Sprintf("DECLARE %s NO SCROLL CURSOR FOR SELECT %s FROM %s c WHERE NOT EXISTS (SELECT 1 FROM %s p WHERE p.%s::text = c.%s::text)%s ORDER BY c.%s",
+				cur, c.selectList("c"), ident(c.tb.name), ident(p.tb.name), ident(p.key.name), ident(c.pcol.name), c.where("c"), ident(c.key.name))
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
+			}
+			for {
+				want := fb.size()
+				rows, size, err := fetchRows(ctx, tx, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur))
+				if err != nil {
+					return fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
+				}
+				fb.saw(len(rows), size)
+				if err := send(chunk{tr: c, rows: rows}); err != nil {
+					return err
+				}
+				if len(rows) < want {
+					break
+				}
+			}
+			if _, err := tx.ExecContext(ctx, "CLOSE "+cur); err != nil {
+				return fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Scan reads every table of the store's profile and returns its name sites; see ScanBatches.
@@ -320,72 +473,36 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 		st.batch = nil
 		return fn(snap, b)
 	}
-	for _, tr := range reads {
-		if tr == nil || tr.parent >= 0 {
-			continue
+	// The fetcher reads (cursor FETCHes, the child rows of each fetch) while this goroutine
+	// finds the sites of what it read before: the server works while the sites are found and
+	// planned, and a fetch's round trip is not waited for. At most two chunks are held besides
+	// the one being parsed; a chunk is at most BatchRows rows, and about chunkBytes of values.
+	fctx, cancel := context.WithCancel(ctx)
+	chunks := make(chan chunk, 1)
+	var ferr error
+	go func() {
+		defer close(chunks)
+		ferr = st.fetch(fctx, tx, reads, n, chunks)
+	}()
+	var perr error
+	for c := range chunks {
+		if perr != nil {
+			continue // drain: the fetcher stops at its next send
 		}
-		var children []*tableRead
-		for _, c := range reads {
-			if c != nil && c.parent == tr.idx {
-				children = append(children, c)
-			}
+		st.parse(c.tr, c.rows)
+		for _, k := range c.kids {
+			st.parse(k.tr, k.rows)
 		}
-		cur := fmt.Sprintf("sessionfix_scan_%d", tr.idx)
-		q := fmt.Sprintf("DECLARE %s NO SCROLL CURSOR FOR SELECT %s FROM %s WHERE true%s ORDER BY %s",
-			cur, tr.selectList(""), ident(tr.tb.name), tr.where(""), ident(tr.key.name))
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return nil, fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
+		if perr = flush(); perr != nil {
+			cancel()
 		}
-		for {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			keys, err := st.readRows(ctx, tx, tr, fmt.Sprintf("FETCH FORWARD %d FROM %s", n, cur))
-			if err != nil {
-				return nil, fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
-			}
-			for _, c := range children {
-				q := fmt.Sprintf("SELECT %s FROM %s WHERE %s = ANY(($1::text[])::%s[])%s ORDER BY %s, %s",
-					c.selectList(""), ident(c.tb.name), ident(c.pcol.name), c.pcol.typ, c.where(""), ident(c.pcol.name), ident(c.key.name))
-				if _, err := st.readRows(ctx, tx, c, q, keys); err != nil {
-					return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
-				}
-			}
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			if len(keys) < n {
-				break
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "CLOSE "+cur); err != nil {
-			return nil, fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
-		}
-		// Rows whose parent is not there (a database without the foreign key): read on their own.
-		for _, c := range children {
-			p := reads[c.parent]
-			cur := fmt.Sprintf("sessionfix_orphans_%d", c.idx)
-			q := fmt.Sprintf("DECLARE %s NO SCROLL CURSOR FOR SELECT %s FROM %s c WHERE NOT EXISTS (SELECT 1 FROM %s p WHERE p.%s::text = c.%s::text)%s ORDER BY c.%s",
-				cur, c.selectList("c"), ident(c.tb.name), ident(p.tb.name), ident(p.key.name), ident(c.pcol.name), c.where("c"), ident(c.key.name))
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
-			}
-			for {
-				keys, err := st.readRows(ctx, tx, c, fmt.Sprintf("FETCH FORWARD %d FROM %s", n, cur))
-				if err != nil {
-					return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
-				}
-				if err := flush(); err != nil {
-					return nil, err
-				}
-				if len(keys) < n {
-					break
-				}
-			}
-			if _, err := tx.ExecContext(ctx, "CLOSE "+cur); err != nil {
-				return nil, fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
-			}
-		}
+	}
+	cancel()
+	switch {
+	case perr != nil:
+		return nil, perr
+	case ferr != nil:
+		return nil, ferr
 	}
 	kinds := make([]string, 0, len(st.counts))
 	for k := range st.counts {
