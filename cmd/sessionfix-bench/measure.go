@@ -67,6 +67,9 @@ type pairResult struct {
 	maxRSS    int64         // largest sessionfix RSS
 	exit      int           // the first non-zero sessionfix exit
 	pairs     int
+	// With pairSpec.server: the medians of the CPU the server's processes spent during each
+	// sessionfix run and each floor run, and of the floor's own CPU.
+	sfServer, floorServer, floorCPU time.Duration
 }
 
 // pair runs prep (untimed, may be nil), floor, prep, sessionfix, n times in turn and returns the
@@ -82,12 +85,31 @@ type pairSpec struct {
 	floor, sf func(i int) []string
 	sfFirst   bool              // each pair runs sessionfix, then the floor
 	afterSF   func(i int) error // untimed, after each sessionfix run (may be nil)
+	// server, when not nil, returns the CPU time a server's processes have spent so far (a
+	// database server both commands talk to): read before and after each timed run.
+	server func() (time.Duration, error)
 }
 
 // pairs runs the pairs of p and returns the medians and the median of the per-pair ratios.
 func pairs(p pairSpec) (pairResult, error) {
-	var fl, s, c, ratios, cratios []float64
+	var fl, s, c, fc, srvS, srvF, ratios, cratios []float64
 	var res pairResult
+	// timed runs argv, with the server's CPU during it when p.server is set.
+	timed := func(argv []string) (run, float64, error) {
+		var before time.Duration
+		if p.server != nil {
+			var err error
+			if before, err = p.server(); err != nil {
+				return run{}, 0, err
+			}
+		}
+		r, err := timeCmd(argv...)
+		if err != nil || p.server == nil {
+			return r, 0, err
+		}
+		after, err := p.server()
+		return r, (after - before).Seconds(), err
+	}
 	for i := 0; i < p.n; i++ {
 		var f, r run
 		for _, isFloor := range []bool{!p.sfFirst, p.sfFirst} {
@@ -98,18 +120,22 @@ func pairs(p pairSpec) (pairResult, error) {
 			}
 			if isFloor {
 				var err error
-				if f, err = timeCmd(p.floor(i)...); err != nil {
+				var srv float64
+				if f, srv, err = timed(p.floor(i)); err != nil {
 					return res, err
 				}
+				srvF = append(srvF, srv)
 				if f.exit != 0 {
 					return res, fmt.Errorf("floor %v: exit %d", p.floor(i), f.exit)
 				}
 				continue
 			}
 			var err error
-			if r, err = timeCmd(p.sf(i)...); err != nil {
+			var srv float64
+			if r, srv, err = timed(p.sf(i)); err != nil {
 				return res, err
 			}
+			srvS = append(srvS, srv)
 			if r.exit != 0 && res.exit == 0 {
 				res.exit = r.exit
 			}
@@ -123,14 +149,22 @@ func pairs(p pairSpec) (pairResult, error) {
 		fl = append(fl, f.wall.Seconds())
 		s = append(s, r.wall.Seconds())
 		c = append(c, r.cpu.Seconds())
+		fc = append(fc, f.cpu.Seconds())
 		ratios = append(ratios, r.wall.Seconds()/f.wall.Seconds())
 		cratios = append(cratios, r.cpu.Seconds()/f.cpu.Seconds())
 		fmt.Fprintf(os.Stderr, "  pair %d: floor %.2fs wall %.2fs CPU; sessionfix %.2fs wall %.2fs CPU %.1f MiB RSS (%.2f× wall, %.2f× CPU)\n",
 			i+1, f.wall.Seconds(), f.cpu.Seconds(), r.wall.Seconds(), r.cpu.Seconds(), float64(r.maxRSS)/(1<<20), ratios[len(ratios)-1], cratios[len(cratios)-1])
+		if p.server != nil {
+			fmt.Fprintf(os.Stderr, "          server CPU: %.2fs during the floor, %.2fs during sessionfix\n", srvF[len(srvF)-1], srvS[len(srvS)-1])
+		}
 	}
 	res.pairs = p.n
 	res.floor, res.sf, res.sfCPU = dur(median(fl)), dur(median(s)), dur(median(c))
 	res.ratio, res.cpuRatio = median(ratios), median(cratios)
+	res.floorCPU = dur(median(fc))
+	if p.server != nil {
+		res.sfServer, res.floorServer = dur(median(srvS)), dur(median(srvF))
+	}
 	return res, nil
 }
 

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // PostgreSQL targets (issue 28 item 5): fix --apply at most 3× psql's own UPDATE of the same
@@ -24,11 +26,12 @@ type pgServer struct {
 	admin string // URL of the postgres database, without password
 	env   []string
 	stop  func()
+	data  string // the cluster's data directory when known (the server's CPU is then measured)
 }
 
 func startPG(cfg config) (*pgServer, error) {
 	if u := os.Getenv("SESSIONFIX_TEST_PG"); u != "" {
-		return &pgServer{admin: u, env: os.Environ(), stop: func() {}}, nil
+		return &pgServer{admin: u, env: os.Environ(), stop: func() {}, data: os.Getenv("SESSIONFIX_BENCH_PGDATA")}, nil
 	}
 	script := filepath.Join(filepath.Dir(cfg.Fixtures), "scripts", "pgcluster")
 	dir := filepath.Join(cfg.Dir, "pgcluster")
@@ -36,7 +39,7 @@ func startPG(cfg config) (*pgServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s start: %w (set SESSIONFIX_TEST_PG to a server instead)", script, err)
 	}
-	s := &pgServer{env: os.Environ(), stop: func() { _ = exec.Command(script, "stop", dir).Run() }}
+	s := &pgServer{env: os.Environ(), stop: func() { _ = exec.Command(script, "stop", dir).Run() }, data: filepath.Join(dir, "data")}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), "=")
@@ -52,6 +55,62 @@ func startPG(cfg config) (*pgServer, error) {
 		return nil, fmt.Errorf("%s start printed no URL", script)
 	}
 	return s, nil
+}
+
+// cpu returns the CPU time (user + system) the server's processes have spent so far: the
+// postmaster's own and its reaped children's (a backend that ended: /proc/PID/stat's cutime
+// and cstime) and its live children's, read from /proc (Linux; clock ticks of 1/100 s). The
+// background processes (checkpointer, autovacuum, WAL writer) are counted too: a run is
+// charged what the server did while it ran. nil when the data directory is not known.
+func (s *pgServer) cpu() func() (time.Duration, error) {
+	if s.data == "" {
+		return nil
+	}
+	return func() (time.Duration, error) {
+		b, err := os.ReadFile(filepath.Join(s.data, "postmaster.pid"))
+		if err != nil {
+			return 0, err
+		}
+		pid, _, _ := strings.Cut(string(b), "\n")
+		ticks := func(pid string, fields ...int) int64 {
+			st, err := os.ReadFile("/proc/" + pid + "/stat")
+			if err != nil {
+				return 0
+			}
+			// after "PID (comm) ": field 3 (state) is f[0]
+			i := strings.LastIndexByte(string(st), ')')
+			f := strings.Fields(string(st[i+1:]))
+			var n int64
+			for _, k := range fields {
+				if k-3 < len(f) {
+					v, _ := strconv.ParseInt(f[k-3], 10, 64)
+					n += v
+				}
+			}
+			return n
+		}
+		total := ticks(pid, 14, 15, 16, 17)
+		tasks, _ := filepath.Glob("/proc/" + pid + "/task/*/children")
+		for _, t := range tasks {
+			kids, _ := os.ReadFile(t)
+			for _, k := range strings.Fields(string(kids)) {
+				total += ticks(k, 14, 15)
+			}
+		}
+		return time.Duration(total) * 10 * time.Millisecond, nil
+	}
+}
+
+// cpuNote says the CPU of a pair's medians: sessionfix's and the server's during it, the
+// floor's and the server's during it.
+func cpuNote(r pairResult, floor string) string {
+	if r.sfServer == 0 && r.floorServer == 0 {
+		return fmt.Sprintf("CPU %.2f× floor CPU (client processes only)", r.cpuRatio)
+	}
+	sf := r.sfCPU + r.sfServer
+	fl := r.floorCPU + r.floorServer
+	return fmt.Sprintf("CPU: sessionfix %.1fs + server %.1fs = %.1fs, %s %.1fs + server %.1fs = %.1fs (%.2f×)",
+		r.sfCPU.Seconds(), r.sfServer.Seconds(), sf.Seconds(), floor, r.floorCPU.Seconds(), r.floorServer.Seconds(), fl.Seconds(), sf.Seconds()/fl.Seconds())
 }
 
 // db is the URL of database name on the server.
@@ -134,11 +193,21 @@ func postgresRows(cfg config, srv *pgServer, rows int64) ([]Row, error) {
 		return nil, err
 	}
 	work := func(i int, floor bool) string { return fmt.Sprintf("%s_w%d_%v", tmpl, i, floor) }
+	// A fresh copy is made by copying the template's files where the server can (PostgreSQL 15's
+	// STRATEGY FILE_COPY; its default writes the whole copy through the WAL), then CHECKPOINT:
+	// the timed run that follows does not pay for writing the copy out.
+	strategy := ""
+	if v, err := srv.psql("postgres", "SHOW server_version_num"); err == nil && v >= "150000" && len(v) == 6 {
+		strategy = " STRATEGY FILE_COPY"
+	}
 	fresh := func(name string) error {
 		if _, err := srv.psql("postgres", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			return err
 		}
-		_, err := srv.psql("postgres", "CREATE DATABASE "+name+" TEMPLATE "+tmpl)
+		if _, err := srv.psql("postgres", "CREATE DATABASE "+name+" TEMPLATE "+tmpl+strategy); err != nil {
+			return err
+		}
+		_, err := srv.psql("postgres", "CHECKPOINT")
 		return err
 	}
 	drop := func(name string) { _, _ = srv.psql("postgres", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") }
@@ -158,21 +227,21 @@ func postgresRows(cfg config, srv *pgServer, rows int64) ([]Row, error) {
 	// scan, on the template itself (read-only).
 	fmt.Fprintf(os.Stderr, "postgres %d chats: scan vs psql SELECT\n", rows)
 	scanOut := filepath.Join(cfg.Dir, "pg-scan.out")
-	sc, err := pair(runs, nil,
-		func(int) []string { return psqlArgv(tmpl, "SELECT sum(length(chat::text)) FROM chat") },
-		func(int) []string {
+	sc, err := pairs(pairSpec{n: runs, server: srv.cpu(),
+		floor: func(int) []string { return psqlArgv(tmpl, "SELECT sum(length(chat::text)) FROM chat") },
+		sf: func(int) []string {
 			return shell(fmt.Sprintf("exec %q scan %q > %q", cfg.Bin, srv.db(tmpl), scanOut))
-		})
+		}})
 	if err != nil {
 		return out, err
 	}
 	out = append(out, Row{Store: store, Size: size, Work: "scan", Time: sc.sf, Floor: "psql SELECT", FloorTime: sc.floor,
-		Ratio: sc.ratio, Target: pgScanTarget, RSS: sc.maxRSS, RSSTarget: pgRSSTarget, Exit: sc.exit, Note: pairsNote(runs, cfg.Runs)})
+		Ratio: sc.ratio, Target: pgScanTarget, RSS: sc.maxRSS, RSSTarget: pgRSSTarget, Exit: sc.exit, Note: join(cpuNote(sc, "psql"), pairsNote(runs, cfg.Runs))})
 
 	fmt.Fprintf(os.Stderr, "postgres %d chats: fix --apply vs psql UPDATE of the same rows\n", rows)
 	update := fmt.Sprintf("UPDATE chat SET chat = replace(chat::text, '%s', '%s')::json", pgOldName, pgNewName)
 	state := func(i int) string { return filepath.Join(cfg.Dir, fmt.Sprintf("pg-state-%d", i)) }
-	ap, err := pairs(pairSpec{n: runs, sfFirst: true,
+	ap, err := pairs(pairSpec{n: runs, sfFirst: true, server: srv.cpu(),
 		prep: func(i int, floor bool) error {
 			os.RemoveAll(state(i))
 			return fresh(work(i, floor))
@@ -193,7 +262,7 @@ func postgresRows(cfg config, srv *pgServer, rows int64) ([]Row, error) {
 	sum := "SELECT md5(string_agg(chat::text, '' ORDER BY id)) FROM chat"
 	a, err1 := srv.psql(work(0, false), sum)
 	b, err2 := srv.psql(work(0, true), sum)
-	note := pairsNote(runs, cfg.Runs)
+	note := join(cpuNote(ap, "psql"), pairsNote(runs, cfg.Runs))
 	switch {
 	case err1 != nil || err2 != nil:
 		return out, fmt.Errorf("compare the results: %v %v", err1, err2)
