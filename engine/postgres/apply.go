@@ -279,7 +279,8 @@ type lockedBatch struct {
 type cand struct {
 	r      *rowEdits
 	group  string
-	tid    pgtype.TID // where the locked version is (the UPDATE's target)
+	rel    uint32     // the table (a partition of a partitioned table) and place of the locked
+	tid    pgtype.TID // version: the UPDATE's target
 	old    []byte
 	nv     []byte
 	reason *skipList // why it is not written (nil: it may be)
@@ -463,13 +464,14 @@ func (a *applier) queueLock(b *pgx.Batch, tr *tableRead, rows []*rowEdits) {
 	for i, r := range rows {
 		keys[i] = r.key
 	}
-	q := fmt.Sprintf("SELECT ctid, %s::text, %s::text, xmin::text::bigint, %s::text FROM %s WHERE %s FOR UPDATE SKIP LOCKED",
+	q := fmt.Sprintf("SELECT tableoid::oid, ctid, %s::text, %s::text, xmin::text::bigint, %s::text FROM %s WHERE %s FOR UPDATE SKIP LOCKED",
 		ident(tr.key.name), ident(tr.col.name), ident(a.groupCol(tr).name), ident(tr.tb.name), tr.keyMatch())
 	b.Queue(q, keys)
 }
 
 // lockRow is one row as the writer locked it.
 type lockRow struct {
+	rel   uint32
 	tid   pgtype.TID
 	val   []byte
 	xmin  int64
@@ -489,7 +491,7 @@ func (a *applier) readLock(br pgx.BatchResults, tr *tableRead) (map[string]*lock
 		var r lockRow
 		var k string
 		var g *string
-		if err := rows.Scan(&r.tid, &k, &r.val, &r.xmin, &g); err != nil {
+		if err := rows.Scan(&r.rel, &r.tid, &k, &r.val, &r.xmin, &g); err != nil {
 			return nil, err
 		}
 		if g != nil {
@@ -569,7 +571,7 @@ func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead
 				// xmin moved (a quick first check) and the text is not the planned text.
 				c.group, c.reason = groupOf(cur.group), &a.changed
 			default:
-				c.group, c.tid = groupOf(cur.group), cur.tid
+				c.group, c.rel, c.tid = groupOf(cur.group), cur.rel, cur.tid
 			}
 			if c.reason == nil {
 				sort.SliceStable(r.edits, func(i, j int) bool { return r.edits[i].Site.Loc.Offset < r.edits[j].Site.Loc.Offset })
@@ -605,25 +607,30 @@ func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead
 // queueWrite queues one table's write statement of a batch: the old text of each row into
 // sessionfix_backup (run id, table, key column and value, column, old text, MD5 of the old and
 // the new text, the transaction's xid) and the new text into the row, found by where the lock
-// found it (ctid: the row is locked, so it is still there). It returns how many rows each part
+// found it (tableoid and ctid: the row is locked, so it is still there; a ctid alone repeats
+// across the partitions of a partitioned table). It returns how many rows each part
 // wrote, the xid (the xmin of the rows written), the range of the backup rows' ids and where
-// the rows' new versions are.
+// the rows' new versions are; when the rows written or backed up are not the rows locked, the
+// statement fails (a cast of its message to int, in a subquery: CASE cannot keep the planner
+// from folding a constant branch), so the COMMIT after it in the step is not run.
 func (a *applier) queueWrite(b *pgx.Batch, tr *tableRead, cs []*cand) {
-	tids := make([]pgtype.TID, len(cs))
+	rels, tids := make([]uint32, len(cs)), make([]pgtype.TID, len(cs))
 	keys, olds, news := make([]string, len(cs)), make([][]byte, len(cs)), make([][]byte, len(cs))
 	oldHash, newHash := make([]string, len(cs)), make([]string, len(cs))
 	for i, c := range cs {
-		tids[i], keys[i], olds[i], news[i] = c.tid, c.r.key, c.old, c.nv
+		rels[i], tids[i], keys[i], olds[i], news[i] = c.rel, c.tid, c.r.key, c.old, c.nv
 		oldHash[i], newHash[i] = md5Hex(c.old), md5Hex(c.nv)
 	}
-	q := fmt.Sprintf(`WITH u AS (SELECT * FROM unnest($1::tid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(c, k, o, v, oh, nh)),
+	q := fmt.Sprintf(`WITH u AS (SELECT * FROM unnest($1::oid[], $2::tid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(r, c, k, o, v, oh, nh)),
 b AS (INSERT INTO %s (run_id, table_name, key_column, key_value, column_name, old_text, old_hash, new_hash, new_xmin)
- SELECT $7, $8, $9, u.k, $10, u.o, u.oh, u.nh, txid_current() %% 4294967296 FROM u RETURNING id),
-w AS (UPDATE %s AS t SET %s = u.v::%s FROM u WHERE t.ctid = u.c RETURNING t.ctid)
+ SELECT $8, $9, $10, u.k, $11, u.o, u.oh, u.nh, txid_current() %% 4294967296 FROM u RETURNING id),
+w AS (UPDATE %s AS t SET %s = u.v::%s FROM u WHERE t.ctid = u.c AND t.tableoid = u.r RETURNING t.ctid)
 SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM b), (SELECT min(id) FROM b), (SELECT max(id) FROM b),
- txid_current() %% 4294967296, (SELECT array_agg(ctid) FROM w)`,
+ txid_current() %% 4294967296, (SELECT array_agg(ctid) FROM w),
+ CASE WHEN (SELECT count(*) FROM w) = $12 AND (SELECT count(*) FROM b) = $12 THEN 0
+  ELSE (SELECT 'sessionfix: ' || count(*) || ' rows written for the ' || $12 || ' rows locked' FROM w)::int END`,
 		ident(BackupTable), ident(tr.tb.name), ident(tr.col.name), ident(tr.col.base))
-	b.Queue(q, tids, keys, olds, news, oldHash, newHash, a.info.RunID, tr.tb.name, tr.key.name, tr.col.name)
+	b.Queue(q, rels, tids, keys, olds, news, oldHash, newHash, a.info.RunID, tr.tb.name, tr.key.name, tr.col.name, int64(len(cs)))
 }
 
 // readWrite reads the result of queueWrite of n rows.
@@ -631,7 +638,8 @@ func (a *applier) readWrite(br pgx.BatchResults, tr *tableRead, n int) (batchMar
 	m := batchMark{tr: tr}
 	var nw, nb int64
 	var tids []pgtype.TID
-	if err := br.QueryRow().Scan(&nw, &nb, &m.bLo, &m.bHi, &m.xid, &tids); err != nil {
+	var guard int
+	if err := br.QueryRow().Scan(&nw, &nb, &m.bLo, &m.bHi, &m.xid, &tids, &guard); err != nil {
 		return m, fmt.Errorf("%s: write rows of %s: %w", a.s.ref, tr.spec.Table, err)
 	}
 	if nw != int64(n) || nb != int64(n) {
