@@ -61,8 +61,9 @@ demo: build
 ## corpora generated from the fixture records (scan vs cat|wc -l, fix --apply vs cp -r && sync,
 ## both applies on a fresh synced copy: up to 4x the corpus on disk, 16 GiB at 4 GiB)
 ## and 100k/1M-part SQLite databases (scan and fix vs the sqlite3 shell), one of each per corpus
-## of agent/all/allbench (the rooms' generators): time, ratio to the floor, peak RSS, target met
-## or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
+## of agent/all/allbench (the rooms' generators), and 100k/1M-chat PostgreSQL databases (scan vs
+## psql SELECT, fix vs psql's UPDATE, with both sides' CPU: docs/openwebui.md): time, ratio to
+## the floor, peak RSS, target met or not. Data goes to a temp dir (BENCH_DIR=DIR to choose one; the
 ## generated SQLite databases are then kept there and reused by the next run);
 ## BENCH_LARGE=1 adds the opt-in large cases (a 10M-part database: 14 GiB, and about 40 GiB of
 ## free disk for it, sessionfix's backup and the WALs of both rewrites; 40+ minutes on 2 cores).
