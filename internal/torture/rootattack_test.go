@@ -281,7 +281,9 @@ INSERT INTO users (doc) VALUES ('{"email":"`+emails[0]+`"}'), ('{"email":"`+emai
 		must(t, os.WriteFile(prof, []byte(`{"name":"mine","agent":"opencode","tables":[{"table":"users","column":"doc","sites":[{"path":"$.email","kind":"call"}]}]}`), 0o644))
 		a.own(t, prof)
 		plan := filepath.Join(udir, "plan.json")
-		if b, err := a.command(a.bin, "fix", "--profile", prof, "--plan-out", plan, db).CombinedOutput(); err != nil {
+		// --force: root's database is not the user's, and fix refuses another user's file
+		// without it (issue 23 item 8); the attacker forces the plan to name it.
+		if b, err := a.command(a.bin, "fix", "--force", "--profile", prof, "--plan-out", plan, db).CombinedOutput(); err != nil {
 			r.fail("trial %d: the user's fix --plan-out: %v: %s", i, err, firstLine(string(b)))
 			continue
 		}
