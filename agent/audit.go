@@ -44,6 +44,10 @@ type Audit struct {
 	// calls Rules; Rules reports inputs that could not be read in rules.Audit.Problems (exit 3)
 	// and returns an error only when nothing can be audited (a usage error for a bad flag).
 	Rules RuleAuditRun
+	// OwnChecks: Rules checks its own inputs first (PATH roles, their flags) and then calls
+	// AuditInput.Validate and Baseline itself, before it reads anything; the command does not
+	// call them before Rules (it calls each at most once).
+	OwnChecks bool
 	// Description is this agent's part of audit --help's description: the command joins every
 	// agent's in list order (the default agent's text opens it, so it says what audit does).
 	Description string
@@ -124,6 +128,9 @@ type AuditInput struct {
 	// a usage error) and Baseline reads --baseline; the run calls each once, Validate before
 	// it reads anything, Baseline before the rule files.
 	Validate, Baseline func() error
+	// Redispatch takes the findings of a history check an audit on the shared layer
+	// (Audit.Rules) ran (Engine.History); nil for an audit that returns them (AuditResult).
+	Redispatch func(HistoryFindings)
 }
 
 // AuditResult is one agent's audit as the command's shared tail takes it: the pairs and

@@ -6,12 +6,15 @@
 // It is also the rule-audit engine (issue 24 item 2; engine.go): Build takes one agent's
 // rules.Audit (its rules, tools and Semantics now and before, from package permission/rules'
 // contract), evaluates every rule × tool (rules.Evaluate), and lays out the pairs (lost
-// restrictions first), the tools, the JSON document, the HTML page, the SARIF results and
-// rules, the summary line, the LOST RESTRICTION lines and the --fail-on counts. Agents on the
-// layer (agent.Audit.Rules) supply knowledge only; the command layer calls Build and writes
-// what it gives, as for every audit.
+// restrictions first, or the agent's Order), the tools, the JSON document, the HTML page, the
+// SARIF results and rules, the summary line, the LOST RESTRICTION lines and the --fail-on
+// counts. An audit whose reports keep a shape of their own (columns, JSON members, page and
+// summary wording scripts already read) declares it as a rules.Layout (layout.go): the
+// engine still computes every cell (rules.Cell), the layout chooses, names and orders them.
+// Agents on the layer (agent.Audit.Rules) supply knowledge only; the command layer calls
+// Build and writes what it gives, as for every audit.
 //
-// The two older audits are still their rooms' plug-ins (audit*.go in the agent's package under
-// store/, declared by agent.Audit.Run): each builds its own documents with package reports and
+// The one older audit left is its room's plug-in (audit*.go in the agent's package under
+// agent/, declared by agent.Audit.Run): it builds its own documents with package reports and
 // hands them to Rendering; audit sits above the rooms.
 package audit

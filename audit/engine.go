@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,16 +53,46 @@ func Build(a *rules.Audit, allPairs bool, generated time.Time, version string) *
 	for _, p := range r.Result.Visible(allPairs) {
 		pairs = append(pairs, r.pairRow(p))
 	}
-	for _, t := range r.Result.Tools {
+	toolCols := r.layout().ToolColumns
+	for i, t := range r.Result.Tools {
+		if toolCols != nil {
+			tools = append(tools, r.row(toolCols, cellAt{tool: &r.Result.Tools[i]}))
+			continue
+		}
 		tools = append(tools, []string{t.Server, t.Tool.Tool, t.Source, t.Now.Name, t.Before.Name,
 			t.Now.Decision, r.ruleText(t.Now), a.Words.OfOutcome(t.Now.Outcome),
 			t.Before.Decision, r.ruleText(t.Before), a.Words.OfOutcome(t.Before.Outcome), t.Now.Note, sharedText(t.Now)})
 	}
-	r.Pairs, r.Tools = reports.PrintableTable(PairColumns, pairs), reports.PrintableTable(ToolColumns, tools)
+	r.Pairs, r.Tools = reports.PrintableTable(r.pairColumns(), pairs), reports.PrintableTable(r.toolColumns(), tools)
 	return r
 }
 
+// layout is the audit's layout (the zero Layout for the default one).
+func (r *Report) layout() *rules.Layout {
+	if r.Audit.Layout == nil {
+		return &rules.Layout{}
+	}
+	return r.Audit.Layout
+}
+
+func (r *Report) pairColumns() []string {
+	if l := r.layout(); l.PairColumns != nil {
+		return headers(l.PairColumns)
+	}
+	return PairColumns
+}
+
+func (r *Report) toolColumns() []string {
+	if l := r.layout(); l.ToolColumns != nil {
+		return headers(l.ToolColumns)
+	}
+	return ToolColumns
+}
+
 func (r *Report) pairRow(p rules.Pair) []string {
+	if l := r.layout(); l.PairColumns != nil {
+		return r.row(l.PairColumns, r.pairAt(&p))
+	}
 	ru, t, w := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool], r.Audit.Words
 	return []string{ru.File, ru.Scope, ru.Key, strconv.Itoa(ru.Index), strconv.Itoa(ru.Line), ru.Text, ru.Kind,
 		t.Server, t.Tool.Tool, t.Now.Name, t.Before.Name, w.OfMatch(p.Now), w.OfMatch(p.Before), string(p.Change)}
@@ -82,7 +114,16 @@ func sharedText(v rules.Verdict) string {
 }
 
 // Partial reports whether some input could not be read (exit 3 wins over findings).
-func (r *Report) Partial() bool { return len(r.Audit.Problems) > 0 }
+func (r *Report) Partial() bool { return len(r.Audit.Problems) > 0 || r.Audit.Partial }
+
+// JSON is the JSON document (Document, or the layout's document when the audit has one);
+// redispatch is the history check's findings as JSON (nil: []).
+func (r *Report) JSON(redispatch json.RawMessage) any {
+	if r.Audit.Layout != nil && r.Audit.Layout.Document != nil {
+		return r.layoutDocument(redispatch)
+	}
+	return r.Document(redispatch)
+}
 
 // Document is the JSON document of a rule audit (docs/audit.md "The shared rule-audit
 // document"): lost_restrictions first, the header facts, counts, the rule files, rules, tools,
@@ -278,6 +319,13 @@ func (r *Report) SARIFRules() []reports.SARIFRule {
 		{ID: "sessionfix/audit/refused", Name: "AuditRefused", Short: "a " + n + " permission rule names the tool but the current release does not apply it",
 			Full: "The rule names the tool and the current release does not apply it (its file is rejected or not read, the key is not read)."},
 	}
+	for _, t := range r.layout().SARIF {
+		for i := range out[:3] {
+			if out[i].ID == "sessionfix/audit/"+t.Class {
+				out[i].Short, out[i].Full = t.Short, t.Full
+			}
+		}
+	}
 	seen := map[string]bool{}
 	for _, f := range r.Result.Findings {
 		if seen[f.Class] {
@@ -329,6 +377,21 @@ func (r *Report) SARIF() []reports.SARIFResult {
 }
 
 func (r *Report) pairResult(class, level string, p rules.Pair) reports.SARIFResult {
+	ru, t := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool]
+	var msg string
+	if m := r.layout().Message; m != nil {
+		msg = m(class, ru, t, p)
+	} else {
+		msg = r.pairMessage(class, p)
+	}
+	path := reports.SARIFPath(ru.File)
+	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
+		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool.Tool)),
+		Finding:     reports.Finding{Store: ru.File, Site: ruleSite(ru.Scope, ru.Key, ru.Index, ru.Line), Class: class, Name: t.Before.Name, New: t.Now.Name, RuleKind: ru.Kind, Rule: ru.Text}}
+}
+
+// pairMessage is the default message of a pair's SARIF result.
+func (r *Report) pairMessage(class string, p rules.Pair) string {
 	ru, t, res, w := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool], r.Result, r.Audit.Words
 	var what string
 	switch class {
@@ -339,12 +402,8 @@ func (r *Report) pairResult(class, level string, p rules.Pair) reports.SARIFResu
 	default:
 		what = fmt.Sprintf("names it (as %s), but %s does not apply the rule", orNone(t.Now.Name), res.Now)
 	}
-	msg := fmt.Sprintf("%s rule %q (%s %s[%d]) %s tool %s (server %s): %s; outcome now %s, before %s.",
+	return fmt.Sprintf("%s rule %q (%s %s[%d]) %s tool %s (server %s): %s; outcome now %s, before %s.",
 		ru.Kind, ru.Text, ru.Scope, ru.Key, ru.Index, class, t.Tool.Tool, t.Server, what, w.OfOutcome(t.Now.Outcome), w.OfOutcome(t.Before.Outcome))
-	path := reports.SARIFPath(ru.File)
-	return reports.SARIFResult{RuleID: "sessionfix/audit/" + class, Level: level, Message: msg, Path: path, Line: int64(ru.Line),
-		Fingerprint: reports.SARIFFingerprint("audit", class, path, ru.Key, ru.Text, mcpname.Raw(t.Server, t.Tool.Tool)),
-		Finding:     reports.Finding{Store: ru.File, Site: ruleSite(ru.Scope, ru.Key, ru.Index, ru.Line), Class: class, Name: t.Before.Name, New: t.Now.Name, RuleKind: ru.Kind, Rule: ru.Text}}
 }
 
 // ruleSite is where a rule lies in its file, as the fleet database's site column says it:
@@ -394,12 +453,11 @@ func FailCounts(results []reports.SARIFResult) map[string]int {
 // agent's findings.
 func (r *Report) Page() *reports.HTMLPage {
 	a, res := r.Audit, r.Result
-	c := res.Counts
 	var lostRows [][]string
 	for _, p := range res.LostRestrictions() {
 		lostRows = append(lostRows, r.pairRow(p))
 	}
-	lost := reports.PrintableTable(PairColumns, lostRows)
+	lost := reports.PrintableTable(r.pairColumns(), lostRows)
 	files := make([]string, len(a.Files))
 	for i, f := range a.Files {
 		files[i] = f.Path + " (" + f.Scope + ")"
@@ -407,32 +465,38 @@ func (r *Report) Page() *reports.HTMLPage {
 	if len(files) == 0 {
 		files = []string{"none found"}
 	}
+	lp := r.layout().Page
+	title := cmp.Or(lp.Title, "sessionfix audit: "+a.Name+" permission rules and MCP tools")
+	header := cmp.Or(lp.Header, a.Name+" "+res.Now+" now, "+res.Before+" before")
+	counts := lp.Counts
+	if counts == nil {
+		counts = defaultCounts
+	}
 	page := &reports.HTMLPage{
-		Title: "sessionfix audit: " + a.Name + " permission rules and MCP tools",
+		Title: title,
 		Meta: []string{
-			"Generated " + r.generated.UTC().Format(time.RFC3339) + " by sessionfix " + r.version + "; " + a.Name + " " + res.Now + " now, " + res.Before + " before",
-		},
-		Counts: []reports.HTMLCount{
-			{Label: "lost restrictions", One: "lost restriction", Value: c.LostRestrictions, Tone: "bad", Href: "#lost"},
-			{Label: "rules", One: "rule", Value: c.Rules, Href: "#pairs"},
-			{Label: "tools", One: "tool", Value: c.Tools, Href: "#tools"},
-			{Label: "lost", Value: c.Lost, Tone: "bad", Href: "#pairs.change=lost"},
-			{Label: "gained", Value: c.Gained, Tone: "good", Href: "#pairs.change=gained"},
-			{Label: "findings", One: "finding", Value: len(res.Findings), Tone: "warn", Href: "#findings"},
+			"Generated " + r.generated.UTC().Format(time.RFC3339) + " by sessionfix " + r.version + "; " + header,
 		},
 		Sections: []reports.HTMLSection{
-			{ID: "lost", Title: "Lost restrictions (restricting rules that no longer match)", Table: lost,
-				Empty: "No restricting rule lost its tool.", Paths: []string{"settings_file"}},
-			{ID: "pairs", Title: "Rules × tools", Table: r.Pairs, Facets: []string{"scope", "kind", "now", "before", "change"},
-				Empty: "No rule matches any tool, now or before.", Paths: []string{"settings_file"}},
-			{ID: "tools", Title: "Tools", Table: r.Tools, Facets: []string{"decision_now", "outcome_now", "decision_before", "outcome_before"},
+			{ID: "lost", Title: cmp.Or(lp.LostTitle, "Lost restrictions (restricting rules that no longer match)"), Table: lost,
+				Empty: "No restricting rule lost its tool.", Paths: r.pathColumns()},
+			{ID: "pairs", Title: "Rules × tools", Table: r.Pairs, Facets: pairFacets(lp.PairFacets),
+				Empty: "No rule matches any tool, now or before.", Paths: r.pathColumns()},
+			{ID: "tools", Title: "Tools", Table: r.Tools, Facets: present([]string{"decision_now", "outcome_now", "decision_before", "outcome_before"}, r.toolColumns()),
 				Empty: "The inventory has no tools."},
 		},
 	}
-	for _, f := range a.Facts {
-		page.Meta = append(page.Meta, f.Label+": "+f.Value)
+	for _, cc := range counts {
+		hc := countLabels[cc]
+		hc.Value = r.cell(cc, "", cellAt{}).n
+		page.Counts = append(page.Counts, hc)
 	}
-	page.Meta = append(page.Meta, "Rule files: "+strings.Join(files, ", "), "Inventory: "+a.Inventory)
+	for _, f := range a.Facts {
+		if f.Label != "" {
+			page.Meta = append(page.Meta, f.Label+": "+f.Value)
+		}
+	}
+	page.Meta = append(page.Meta, cmp.Or(lp.FilesLabel, "Rule files")+": "+cmp.Or(lp.Files, strings.Join(files, ", ")), "Inventory: "+a.Inventory)
 	for _, l := range a.Legend {
 		page.Legend = append(page.Legend, reports.HTMLLegend{Term: l.Term, Text: l.Text, Value: l.Value})
 	}
@@ -448,10 +512,44 @@ func (r *Report) Page() *reports.HTMLPage {
 		page.Notes = append(page.Notes, "Not read: "+e)
 	}
 	page.Notes = append(page.Notes, a.Notes...)
+	page.Notes = append(page.Notes, lp.Notes...)
 	if r.allPairs {
 		page.Sections[1].Title += " (every pair)"
 	}
 	return page
+}
+
+// pathColumns are the pairs table's columns of rule files (shown as paths).
+func (r *Report) pathColumns() []string {
+	l := r.layout()
+	if l.PairColumns == nil {
+		return []string{"settings_file"}
+	}
+	var out []string
+	for _, f := range l.PairColumns {
+		if f.Cell == rules.CellFile {
+			out = append(out, f.Key)
+		}
+	}
+	return out
+}
+
+// present are the names of want that are among cols, in want's order.
+func present(want, cols []string) []string {
+	var out []string
+	for _, w := range want {
+		if slices.Contains(cols, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func pairFacets(f []string) []string {
+	if f == nil {
+		return []string{"scope", "kind", "now", "before", "change"}
+	}
+	return f
 }
 
 // Summary writes the summary line to w: "audit: <Name> <now> (before: <before>)<, facts>: N
@@ -460,6 +558,16 @@ func (r *Report) Page() *reports.HTMLPage {
 func (r *Report) Summary(w io.Writer) {
 	a, res := r.Audit, r.Result
 	c := res.Counts
+	l := r.layout()
+	for _, s := range l.Lead {
+		fmt.Fprintln(w, s)
+	}
+	if l.Brief {
+		fmt.Fprintf(w, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
+			reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"), a.Inventory, reports.Plural(len(res.Visible(r.allPairs)), "pair"),
+			c.Lost, c.Gained, c.NotApplied)
+		return
+	}
 	facts := ""
 	for _, f := range a.Facts {
 		if f.Summary {
@@ -483,6 +591,9 @@ func restrictionWord(n int) string {
 // restricting rule: where the rule is, what it was meant to stop and what happens now.
 func (r *Report) LostLines() []string {
 	var out []string
+	if r.layout().NoLostLines {
+		return nil
+	}
 	for _, p := range r.Result.LostRestrictions() {
 		ru, t := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool]
 		out = append(out, fmt.Sprintf("audit: LOST RESTRICTION: %s:%d:%d %s %q no longer matches %s (%s under %s, %s under %s)",

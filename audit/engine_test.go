@@ -96,3 +96,113 @@ func TestBuildLostFirst(t *testing.T) {
 	assert.Contains(t, h.String(), "approval mode: yolo")
 	assert.False(t, r.Partial())
 }
+
+// TestBuildLayout: an audit with its own layout (rules.Layout) gets its columns, its pair
+// order (rule-major: Order{}), its JSON members in its order (facts, tool attributes, verdicts,
+// counts of the pairs listed, members left out when empty), its page counts and wording, its
+// SARIF words and message, the brief summary after its lead line and no LOST lines.
+func TestBuildLayout(t *testing.T) {
+	a := sample()
+	a.Order = rules.Order{}
+	a.Eval.Findings = nil
+	a.Eval.Tools[0].Attrs = []rules.Fact{{Key: "aliases", Type: rules.List, List: []string{"p1", "p2"}}, {Key: "trusted", Type: rules.Flag, Flag: true}}
+	a.Eval.Rules[1].Server = "foo"
+	a.Facts = []rules.Fact{{Key: "mode", Value: "plan"}, {Key: "who", Value: ""}}
+	a.Partial = true
+	f := func(k string, c rules.Cell) rules.Field { return rules.Field{Key: k, Cell: c} }
+	omit := func(k string, c rules.Cell) rules.Field { return rules.Field{Key: k, Cell: c, Omit: true} }
+	a.Layout = &rules.Layout{
+		PairColumns: []rules.Field{f("rule", rules.CellRule), f("tool", rules.CellTool), f("registered", rules.CellNameNow), f("change", rules.CellChange)},
+		ToolColumns: []rules.Field{f("tool", rules.CellTool), f("rule_now", rules.CellRuleOrNoteNow), f("rule_before", rules.CellRuleOrNoteBefore), f("inventory", rules.CellSource)},
+		Document: []rules.Field{f("mode", rules.CellFact), omit("who", rules.CellFact), f("counts", rules.CellCounts), f("rules", rules.CellRules),
+			f("tools", rules.CellTools), f("errors", rules.CellErrors), f("redispatch", rules.CellRedispatch)},
+		Count: []rules.Field{f("listed", rules.CellCountListed), f("refused", rules.CellCountRefused)},
+		Rule:  []rules.Field{f("rule", rules.CellRule), omit("server", rules.CellRuleServer)},
+		Tool: []rules.Field{f("tool", rules.CellTool), f("aliases", rules.CellAttr), omit("trusted", rules.CellAttr),
+			f("now", rules.CellVerdictNow)},
+		Verdict: []rules.Field{f("decision", rules.CellDecision), omit("rule_at", rules.CellDecidingRuleSite), omit("note", rules.CellNote)},
+		Page: rules.Page{Title: "acme rules", Header: "mode plan", FilesLabel: "Settings", Files: "settings.json (user); extras",
+			Counts: []rules.Cell{rules.CellCountRules, rules.CellCountRefused}, PairFacets: []string{"change"}, Notes: []string{"inferred"}},
+		SARIF: []rules.SARIFText{{Class: "lost", Short: "a rule lost its tool", Full: "Lost."}},
+		Message: func(class string, ru rules.Rule, tool rules.ToolResult, _ rules.Pair) string {
+			return class + " " + ru.Text + " " + tool.Now.Name
+		},
+		Lead: []string{"audit: lead"}, Brief: true, NoLostLines: true,
+	}
+	r := Build(a, false, time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC), "test")
+	assert.Equal(t, []string{"rule", "tool", "registered", "change"}, r.Pairs.Columns)
+	assert.Equal(t, [][]string{{"foo__purge", "purge", "mcp_foo_purge", "lost"}, {"mcp_foo_keep", "keep", "mcp_foo_keep", "gained"}}, r.Pairs.Rows,
+		"rule-major: the exclude (rule 0) before the allow")
+	assert.Equal(t, [][]string{{"purge", "", "foo__purge", "file"}, {"keep", "mcp_foo_keep", "", "file"}}, r.Tools.Rows)
+
+	var b bytes.Buffer
+	x, ok := r.JSON(json.RawMessage(`[{"x":1}]`)).(json.Marshaler)
+	require.True(t, ok)
+	require.NoError(t, reports.WriteJSON(&b, x))
+	assert.Equal(t, `{
+  "mode": "plan",
+  "counts": {
+    "listed": 2,
+    "refused": 0
+  },
+  "rules": [
+    {
+      "rule": "foo__purge"
+    },
+    {
+      "rule": "mcp_foo_keep",
+      "server": "foo"
+    }
+  ],
+  "tools": [
+    {
+      "tool": "purge",
+      "aliases": [
+        "p1",
+        "p2"
+      ],
+      "trusted": true,
+      "now": {
+        "decision": "default"
+      }
+    },
+    {
+      "tool": "keep",
+      "aliases": "",
+      "now": {
+        "decision": "allow",
+        "rule_at": "/h/settings.json:4:20 tools.allowed[0]"
+      }
+    }
+  ],
+  "errors": [],
+  "redispatch": [
+    {
+      "x": 1
+    }
+  ]
+}
+`, b.String())
+
+	res := r.SARIF()
+	require.Len(t, res, 2)
+	assert.Equal(t, "lost foo__purge mcp_foo_purge", res[0].Message)
+	assert.Equal(t, "user tools.exclude[0] line 3", res[0].Finding.Site)
+	assert.Equal(t, "a rule lost its tool", r.SARIFRules()[0].Short)
+	assert.Equal(t, "AuditGained", r.SARIFRules()[1].Name)
+
+	var s bytes.Buffer
+	r.Summary(&s)
+	assert.Equal(t, "audit: lead\naudit: 2 rules, 2 tools (inventory: file inv.json), 2 pairs listed: 1 lost, 1 gained, 0 refused\n", s.String())
+	assert.Empty(t, r.LostLines())
+	assert.True(t, r.Partial(), "Audit.Partial: an input not read beyond Problems")
+
+	var h bytes.Buffer
+	require.NoError(t, reports.WriteHTML(&h, r.Page()))
+	page := h.String()
+	assert.Contains(t, page, "<title>acme rules</title>")
+	assert.Contains(t, page, "by sessionfix test; mode plan")
+	assert.Contains(t, page, "Settings: settings.json (user); extras")
+	assert.Contains(t, page, "inferred")
+	assert.NotContains(t, page, "lost restrictions", "the layout's counts only")
+}

@@ -1,14 +1,15 @@
-// Qwen Code's permission-rule audit (audit.md §1–§4), the room's audit plug-in: Load reads
-// the inputs (settings scopes, subagent files, the inventory: a file, --discover through the
-// injected Hooks.ListTools, or inferred from the settings and the stored names) into a Loaded;
-// Run is the pure evaluation of every (rule, tool) pair and every tool's decision, from an
+// Qwen Code's permission-rule audit (audit.md §1–§4) on the shared rule-audit layer (package
+// permission/rules; the engine, package audit, evaluates, orders and writes every format):
+// Load reads the inputs (settings scopes, subagent files, the inventory: a file, --discover
+// through the injected Hooks.ListTools, or inferred from the settings and the stored names)
+// into a Loaded; Run is the pure evaluation of every tool's decision now and before, from an
 // Input of merged settings (settings.Merged), subagent files (settings.Agent) and an
-// mcpinventory.Inventory; LegacyMatch is audit.md §2's "matched before" (the pre-rename
-// matcher on the tool's legacy spelling); PairColumns/ToolColumns are the CSV tables' column
-// contract; the documents (JSONReport, the HTML Page, the SARIF results and rules with their
-// fingerprints) are built with package reports and rendered by audit.Rendering. Run and the
-// document builders do no I/O: no files, no clock (the caller passes the time), no
-// environment, no network.
+// mcpinventory.Inventory, and Report.NowMatch / BeforeMatch of every (rule, tool) pair;
+// LegacyMatch is audit.md §2's "matched before" (the pre-rename matcher on the tool's legacy
+// spelling). Report.RuleAudit hands all of it to the engine as a rules.Audit (audit.go: the
+// two points as rules.Semantics, the rules and tools, and qwenLayout, the shape of the reports:
+// PairColumns/ToolColumns, the CSV tables' column contract, the JSON members, the page's and
+// SARIF's words). Run and RuleAudit do no I/O: no files, no clock, no environment, no network.
 //
 // # What "now" and "before" mean, per list
 //

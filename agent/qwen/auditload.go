@@ -268,3 +268,58 @@ func isAre(n int) string {
 	}
 	return "are"
 }
+
+// Loaded is what a Qwen Code audit read, besides the evaluation: the settings and subagent
+// files, the inventory and where it came from, and the inputs that could not be used.
+type Loaded struct {
+	Files  []*settings.File
+	Merged *settings.Merged // the files merged in Qwen Code's scope order
+	// AgentDirs are the subagent directories looked at; Agents the subagent files read.
+	AgentDirs []string
+	Agents    []*settings.Agent
+	Inventory *mcpinventory.Inventory
+	// InventoryFrom says where the tools came from: "file PATH", "discovered" or "inferred".
+	InventoryFrom string
+	// Problems are the inputs that could not be used (an error's text each; also written into
+	// the report, so a saved report never looks complete when it is not).
+	Problems []string
+}
+
+// Read are the paths of every file the audit read (the reports must not be written over
+// them); inventory is the --inventory file ("" without).
+func (l *Loaded) Read(inventory string) []string {
+	read := []string{inventory}
+	for _, f := range l.Files {
+		read = append(read, f.Path)
+	}
+	for _, a := range l.Agents {
+		read = append(read, a.Path)
+	}
+	return read
+}
+
+// FileList names the settings files read with their scopes, and the subagent files
+// ("none found" without settings): for the report's header and the summary.
+func (l *Loaded) FileList() string { return fileList(l.Files) + agentList(l.Agents) }
+
+func fileList(files []*settings.File) string {
+	if len(files) == 0 {
+		return "none found"
+	}
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = f.Path + " (" + string(f.Scope) + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func agentList(agents []*settings.Agent) string {
+	if len(agents) == 0 {
+		return ""
+	}
+	parts := make([]string, len(agents))
+	for i, a := range agents {
+		parts[i] = a.Path
+	}
+	return "; subagents: " + strings.Join(parts, ", ")
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/qwen/settings"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/permission/rules"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
@@ -117,11 +118,12 @@ func (r *auditRun) warn(format string, args ...any) {
 	fmt.Fprintf(r.err, "sessionfix: "+format+"\n", args...)
 }
 
-// runAudit is Qwen Code's audit run (Audit.Run): the PATH inputs or the settings scopes, the
-// subagents and the inventory (Load: a file, discovered with the engine's MCP client, or
-// inferred from the stored names), the rules matched now and before the rename (Run), the
-// history's re-dispatch check (AuditHistory).
-func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, error) {
+// auditRules is Qwen Code's audit run (Audit.Rules): the PATH inputs or the settings scopes,
+// the subagents and the inventory (Load: a file, discovered with the engine's MCP client, or
+// inferred from the stored names), the rules matched now and before the rename (Run: the
+// engine's Semantics), the history's re-dispatch check (AuditHistory, its findings handed to
+// o.Redispatch). Problems are said as they are met (rules.Audit.Said).
+func auditRules(ctx context.Context, o agent.AuditInput) (*rules.Audit, error) {
 	var sessions []string
 	noProject := o.Project == noProjectValue
 	if noProject {
@@ -179,36 +181,12 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 		r.problem(e)
 	}
 
-	c := rep.Counts
-	pairs := reports.PrintableTable(rep.Columns(PairColumns), rep.PairRows(o.AllPairs))
-	tools := reports.PrintableTable(rep.Columns(ToolColumns), rep.ToolRows())
-	return &agent.AuditResult{
-		Pairs: pairs, Tools: tools,
-		Page: func() *reports.HTMLPage { return rep.Page(&r.Loaded, o.Now, o.Version, o.AllPairs, pairs, tools) },
-		Doc: func(rd any) any {
-			return struct {
-				*JSONReport
-				Redispatch any `json:"redispatch"`
-			}{rep.JSON(&r.Loaded, o.Now, o.AllPairs), rd}
-		},
-		SARIF: rep.SARIF, Rules: SARIFRules, Read: r.Read(o.Inventory),
-		Summary: func(w io.Writer) {
-			if c.Rules == 0 {
-				where := "no settings or subagent file was read"
-				if len(r.Files) > 0 || len(r.Agents) > 0 {
-					where = "in " + r.FileList()
-				}
-				fmt.Fprintf(w, "audit: no permission rule found (%s): every tool gets its default decision (the server's trust)\n", reports.Printable(where))
-			}
-			fmt.Fprintf(w, "audit: %s, %s (inventory: %s), %s listed: %d lost, %d gained, %d refused\n",
-				reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"), r.InventoryFrom, reports.Plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, c.Gained, c.Refused)
-		},
-		FailCounts: func([]reports.SARIFResult) map[string]int {
-			return map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": c.Refused}
-		},
-		Redispatch: rd,
-		Partial:    func() bool { return r.partial },
-	}, nil
+	if o.Redispatch != nil {
+		o.Redispatch(rd)
+	}
+	a := rep.RuleAudit(&r.Loaded, r.Read(o.Inventory))
+	a.Partial = r.partial
+	return a, nil
 }
 
 // auditHomes is Audit.Homes: each PATH that is a Qwen Code home (a copied ~/.qwen, or a

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/permission"
 	"github.com/sessionfix/sessionfix/permission/permissiontest"
+	"github.com/sessionfix/sessionfix/permission/rules"
 )
 
 const (
@@ -168,14 +169,15 @@ func TestScenarioPairs(t *testing.T) {
 		t.Run(sc.ID, func(t *testing.T) {
 			rep, err := qwen.Run(scenarioInput(t, sc))
 			require.NoError(t, err)
-			require.Len(t, rep.Pairs, len(rep.Rules)*len(rep.Tools))
+			pairs := evaluate(rep).Pairs
+			require.Len(t, pairs, len(rep.Rules)*len(rep.Tools))
 			tool := findTool(t, rep, sc.Target)
 			if tool.Now.Rule < 0 {
 				return
 			}
-			for _, p := range rep.Pairs {
+			for _, p := range pairs {
 				if p.Rule == tool.Now.Rule && rep.Tools[p.Tool].Identity == sc.Target {
-					assert.Equal(t, permission.Matched, p.Now, "the deciding rule matches its tool")
+					assert.Equal(t, rules.Matched, p.Now, "the deciding rule matches its tool")
 				}
 			}
 		})
@@ -235,14 +237,14 @@ func TestUnitCasesThroughAudit(t *testing.T) {
 			assert.Equal(t, qwen.Decision(want), tool.Now.Decision)
 
 			require.Len(t, rep.Rules, 1)
-			for _, p := range rep.Pairs {
+			for _, p := range evaluate(rep).Pairs {
 				if rep.Tools[p.Tool].Identity != id {
 					continue
 				}
 				if want == permission.DecisionDefault {
-					assert.NotEqual(t, permission.Matched, p.Now)
+					assert.NotEqual(t, rules.Matched, p.Now)
 				} else {
-					assert.Equal(t, permission.Matched, p.Now)
+					assert.Equal(t, rules.Matched, p.Now)
 					assert.Equal(t, 0, tool.Now.Rule)
 				}
 			}

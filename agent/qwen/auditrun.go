@@ -35,20 +35,6 @@ const (
 	DecisionDefault Decision = "default"
 )
 
-// Change is how a (rule, tool) pair moved across the rename (audit.md §2); the type lives in
-// package permission so the agents' rule plug-ins (below audit) share it.
-type Change = permission.Change
-
-// Changes.
-const (
-	ChangeSame   = permission.ChangeSame
-	ChangeGained = permission.ChangeGained
-	ChangeLost   = permission.ChangeLost
-)
-
-// ChangeOf returns the change from before to now (permission.ChangeOf).
-func ChangeOf(now, before permission.Match) Change { return permission.ChangeOf(now, before) }
-
 // Input is everything Run evaluates. All of it is plain values; Run reads no file.
 type Input struct {
 	// Settings is the effective configuration (settings.Merge of the loaded files); nil
@@ -101,29 +87,6 @@ type Tool struct {
 	Now, Before Verdict
 }
 
-// Pair is one (rule, tool) pair.
-type Pair struct {
-	// Rule and Tool are indices in Report.Rules and Report.Tools.
-	Rule, Tool int
-	Now        permission.Match
-	Before     permission.Match
-	Change     Change
-}
-
-// Visible reports whether the pair is listed by default: now or before is not "no".
-func (p Pair) Visible() bool { return p.Now != permission.NoMatch || p.Before != permission.NoMatch }
-
-// Counts summarizes a report (the counts at the top of the HTML page).
-type Counts struct {
-	Rules int `json:"rules"`
-	Tools int `json:"tools"`
-	// Pairs is the number of pairs listed by default (now or before not "no").
-	Pairs   int `json:"pairs"`
-	Lost    int `json:"lost"`
-	Gained  int `json:"gained"`
-	Refused int `json:"refused"`
-}
-
 // Report is the result of Run.
 type Report struct {
 	Mode permission.Mode
@@ -136,34 +99,10 @@ type Report struct {
 	Shadowed []settings.Rule
 	// Tools in inventory order (server key, then raw tool name).
 	Tools []Tool
-	// Pairs holds every (rule, tool) pair, rule-major.
-	Pairs  []Pair
-	Counts Counts
-}
-
-// VisiblePairs returns the pairs listed by default, or every pair when all is true.
-func (r *Report) VisiblePairs(all bool) []Pair {
-	if all {
-		return r.Pairs
-	}
-	var out []Pair
-	for _, p := range r.Pairs {
-		if p.Visible() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// Inferred reports whether some tool of the inventory was inferred (audit.md §1: such rows say
-// "inventory: inferred").
-func (r *Report) Inferred() bool {
-	for _, t := range r.Tools {
-		if t.Source == mcpinventory.SourceInferred {
-			return true
-		}
-	}
-	return false
+	a     *auditor
+	// the producer context and live registry of each tool (NowMatch)
+	ctxs []permission.Context
+	regs [][]permission.Identity
 }
 
 // auditor holds the evaluation state of one Run.
@@ -210,8 +149,7 @@ func Run(in Input) (*Report, error) {
 	for i := range a.rep.Tools {
 		a.decide(&a.rep.Tools[i])
 	}
-	a.pairs()
-	a.count()
+	a.rep.a = a
 	return a.rep, nil
 }
 
@@ -530,39 +468,20 @@ func (a *auditor) now(i int, t *Tool, ctx permission.Context, reg []permission.I
 	return permission.NoMatch
 }
 
-func (a *auditor) pairs() {
-	ctxs := make([]permission.Context, len(a.rep.Tools))
-	regs := make([][]permission.Identity, len(a.rep.Tools))
-	for j := range a.rep.Tools {
-		ctxs[j] = a.rep.Tools[j].Context(permission.ContextProducer)
-		regs[j] = a.registry(&a.rep.Tools[j])
-	}
-	a.rep.Pairs = make([]Pair, 0, len(a.rep.Rules)*len(a.rep.Tools))
-	for i := range a.rep.Rules {
-		for j := range a.rep.Tools {
-			t := &a.rep.Tools[j]
-			now := a.now(i, t, ctxs[j], regs[j])
-			bef := before(a.rep.Rules[i], t, now)
-			a.rep.Pairs = append(a.rep.Pairs, Pair{Rule: i, Tool: j, Now: now, Before: bef, Change: ChangeOf(now, bef)})
+// NowMatch is the "now" value of rule i (Report.Rules) for tool j (Report.Tools).
+func (r *Report) NowMatch(i, j int) permission.Match {
+	if r.ctxs == nil {
+		r.ctxs = make([]permission.Context, len(r.Tools))
+		r.regs = make([][]permission.Identity, len(r.Tools))
+		for k := range r.Tools {
+			r.ctxs[k] = r.Tools[k].Context(permission.ContextProducer)
+			r.regs[k] = r.a.registry(&r.Tools[k])
 		}
 	}
+	return r.a.now(i, &r.Tools[j], r.ctxs[j], r.regs[j])
 }
 
-func (a *auditor) count() {
-	c := &a.rep.Counts
-	c.Rules, c.Tools = len(a.rep.Rules), len(a.rep.Tools)
-	for _, p := range a.rep.Pairs {
-		if p.Visible() {
-			c.Pairs++
-		}
-		switch p.Change {
-		case ChangeLost:
-			c.Lost++
-		case ChangeGained:
-			c.Gained++
-		}
-		if p.Now == permission.Refused {
-			c.Refused++
-		}
-	}
+// BeforeMatch is the "before" value of rule i for tool j.
+func (r *Report) BeforeMatch(i, j int) permission.Match {
+	return before(r.Rules[i], &r.Tools[j], r.NowMatch(i, j))
 }

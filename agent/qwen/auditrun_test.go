@@ -1,16 +1,20 @@
 package qwen_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/agent/qwen"
 	"github.com/sessionfix/sessionfix/agent/qwen/settings"
+	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/permission/rules"
 )
 
 func TestLegacyMatch(t *testing.T) {
@@ -41,23 +45,28 @@ func TestLegacyMatch(t *testing.T) {
 	}
 }
 
+// TestChangeOf: Qwen Code's matches as the engine's (Refused is NotApplied: a refused grant
+// that matched before is lost, one that did not is no gain).
 func TestChangeOf(t *testing.T) {
-	tests := []struct {
-		now, before permission.Match
-		want        qwen.Change
-	}{
-		{permission.Matched, permission.Matched, qwen.ChangeSame},
-		{permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
-		{permission.Matched, permission.NoMatch, qwen.ChangeGained},
-		{permission.NoMatch, permission.Matched, qwen.ChangeLost},
-		{permission.Refused, permission.Matched, qwen.ChangeLost},
-		{permission.Refused, permission.NoMatch, qwen.ChangeSame},
+	inv := mcpinventory.New()
+	inv.Add("foo:bar", false, mcpinventory.SourceFile, "a.b")
+	inv.Add("foo_bar", false, mcpinventory.SourceFile, "unrelated")
+	inv.Add("foo.bar", false, mcpinventory.SourceFile, "c")
+	rep := run(t, `{"permissions": {"allow": ["mcp__foo_bar__*"], "deny": ["mcp__foo.bar__c"]}}`, inv)
+	e := rep.Evaluation()
+	got := map[[2]rules.Match]permission.Change{}
+	for i := range e.Rules {
+		for j := range e.Tools {
+			now, before := e.Now.Match(i, j), e.Before.Match(i, j)
+			got[[2]rules.Match{now, before}] = rules.ChangeOf(now, before)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(string(tt.now)+"_"+string(tt.before), func(t *testing.T) {
-			assert.Equal(t, tt.want, qwen.ChangeOf(tt.now, tt.before))
-		})
-	}
+	assert.Equal(t, map[[2]rules.Match]permission.Change{
+		{rules.NotApplied, rules.Matched}: permission.ChangeLost, // foo:bar/a.b: legacy mcp__foo_bar__a.b
+		{rules.NotApplied, rules.No}:      permission.ChangeSame, // foo.bar/c: refused, never matched
+		{rules.Matched, rules.Matched}:    permission.ChangeSame,
+		{rules.No, rules.No}:              permission.ChangeSame,
+	}, got)
 }
 
 // TestOutcomeAgreesWithDecide checks the before-side layering (Outcome) against
@@ -101,9 +110,13 @@ func loadFixture(t testing.TB) qwen.Input {
 
 type pairKey struct{ rule, server, tool string }
 
-func pairsByKey(rep *qwen.Report) map[pairKey]qwen.Pair {
-	out := map[pairKey]qwen.Pair{}
-	for _, p := range rep.Pairs {
+// evaluate is the engine's evaluation of the report (rule-major, as Qwen Code's reports list
+// the pairs).
+func evaluate(rep *qwen.Report) *rules.Result { return rules.Evaluate(rep.Evaluation(), rules.Order{}) }
+
+func pairsByKey(rep *qwen.Report) map[pairKey]rules.Pair {
+	out := map[pairKey]rules.Pair{}
+	for _, p := range evaluate(rep).Pairs {
 		t := rep.Tools[p.Tool]
 		out[pairKey{rep.Rules[p.Rule].Literal, t.Identity.Server, t.Identity.Tool}] = p
 	}
@@ -115,39 +128,41 @@ func pairsByKey(rep *qwen.Report) map[pairKey]qwen.Pair {
 func TestFixture(t *testing.T) {
 	rep, err := qwen.Run(loadFixture(t))
 	require.NoError(t, err)
-	assert.Equal(t, qwen.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3, Refused: 0}, rep.Counts)
+	res := evaluate(rep)
+	c := res.Counts
+	assert.Equal(t, [6]int{18, 12, 26, 1, 3, 0}, [6]int{c.Rules, c.Tools, c.Pairs, c.Lost, c.Gained, c.NotApplied})
 	assert.False(t, rep.Inferred())
-	assert.Len(t, rep.Pairs, 18*12)
+	assert.Len(t, res.Pairs, 18*12)
 
 	pairs := pairsByKey(rep)
 	tests := []struct {
 		name        string
 		key         pairKey
-		now, before permission.Match
-		change      qwen.Change
+		now, before rules.Match
+		change      permission.Change
 	}{
 		{"truncated legacy allow is no longer published for a 29-unit key",
 			pairKey{"mcp__com.example.enterprise-___documents_by_semantic_similarity", "com.example.enterprise-search", "query_documents_by_semantic_similarity"},
-			permission.NoMatch, permission.Matched, qwen.ChangeLost},
+			rules.No, rules.Matched, permission.ChangeLost},
 		{"registered-name allow written by a new version",
-			pairKey{"mcp__foo_bar__get_data_0xybsnb", "foo.bar", "get_data"}, permission.Matched, permission.NoMatch, qwen.ChangeGained},
+			pairKey{"mcp__foo_bar__get_data_0xybsnb", "foo.bar", "get_data"}, rules.Matched, rules.No, permission.ChangeGained},
 		{"ask for the underscore server now also restricts the dotted one",
-			pairKey{"mcp__foo_bar__*", "foo.bar", "deploy.prod"}, permission.Matched, permission.NoMatch, qwen.ChangeGained},
+			pairKey{"mcp__foo_bar__*", "foo.bar", "deploy.prod"}, rules.Matched, rules.No, permission.ChangeGained},
 		{"ask for the underscore server, its own tool",
-			pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}, permission.Matched, permission.Matched, qwen.ChangeSame},
+			pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}, rules.Matched, rules.Matched, permission.ChangeSame},
 		{"dotted whole-server allow does not reach foo_bar",
-			pairKey{"mcp__foo.bar", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
+			pairKey{"mcp__foo.bar", "foo_bar", "evil"}, rules.No, rules.No, permission.ChangeSame},
 		{"dotted whole-server allow keeps its own server",
-			pairKey{"mcp__foo.bar", "foo.bar", "get_data"}, permission.Matched, permission.Matched, qwen.ChangeSame},
+			pairKey{"mcp__foo.bar", "foo.bar", "get_data"}, rules.Matched, rules.Matched, permission.ChangeSame},
 		{"legacy exact deny through the raw alias",
-			pairKey{"mcp__foo.bar__deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, qwen.ChangeSame},
-		{"tools.disabled legacy entry", pairKey{"mcp__foo.bar__get_data", "foo.bar", "get_data"}, permission.Matched, permission.Matched, qwen.ChangeSame},
+			pairKey{"mcp__foo.bar__deploy.prod", "foo.bar", "deploy.prod"}, rules.Matched, rules.Matched, permission.ChangeSame},
+		{"tools.disabled legacy entry", pairKey{"mcp__foo.bar__get_data", "foo.bar", "get_data"}, rules.Matched, rules.Matched, permission.ChangeSame},
 		{"tools.disabled legacy entry does not disable the colliding server",
-			pairKey{"mcp__foo.bar__get_data", "foo_bar", "get_data"}, permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
-		{"excludeTools compares the raw name", pairKey{"deploy.prod", "foo.bar", "deploy.prod"}, permission.Matched, permission.Matched, qwen.ChangeSame},
-		{"excludeTools is per server", pairKey{"deploy.prod", "foo_bar", "evil"}, permission.NoMatch, permission.NoMatch, qwen.ChangeSame},
-		{"subagent blocklist", pairKey{"mcp__com.example.enterprise-search__list", "com.example.enterprise-search", "list"}, permission.Matched, permission.Matched, qwen.ChangeSame},
-		{"tools.exclude CJK legacy spelling", pairKey{"mcp__lit______", "lit", "搜索文献"}, permission.Matched, permission.Matched, qwen.ChangeSame},
+			pairKey{"mcp__foo.bar__get_data", "foo_bar", "get_data"}, rules.No, rules.No, permission.ChangeSame},
+		{"excludeTools compares the raw name", pairKey{"deploy.prod", "foo.bar", "deploy.prod"}, rules.Matched, rules.Matched, permission.ChangeSame},
+		{"excludeTools is per server", pairKey{"deploy.prod", "foo_bar", "evil"}, rules.No, rules.No, permission.ChangeSame},
+		{"subagent blocklist", pairKey{"mcp__com.example.enterprise-search__list", "com.example.enterprise-search", "list"}, rules.Matched, rules.Matched, permission.ChangeSame},
+		{"tools.exclude CJK legacy spelling", pairKey{"mcp__lit______", "lit", "搜索文献"}, rules.Matched, rules.Matched, permission.ChangeSame},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,13 +259,13 @@ func TestRefusedGrantIsLost(t *testing.T) {
 	inv.Add("foo.bar", false, mcpinventory.SourceFile, "evil")
 	inv.Add("foo_bar", false, mcpinventory.SourceFile, "evil")
 	rep := run(t, `{"permissions": {"allow": ["mcp__foo_bar__*"]}}`, inv)
-	assert.Equal(t, 1, rep.Counts.Refused)
+	assert.Equal(t, 1, evaluate(rep).Counts.NotApplied)
 	pairs := pairsByKey(rep)
 	p := pairs[pairKey{"mcp__foo_bar__*", "foo.bar", "evil"}]
-	assert.Equal(t, permission.Refused, p.Now, "P1: the dotted server's grant is refused")
-	assert.Equal(t, permission.NoMatch, p.Before)
-	assert.Equal(t, qwen.ChangeSame, p.Change, "no → refused is no gain")
-	assert.Equal(t, permission.Matched, pairs[pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}].Now)
+	assert.Equal(t, rules.NotApplied, p.Now, "P1: the dotted server's grant is refused")
+	assert.Equal(t, rules.No, p.Before)
+	assert.Equal(t, permission.ChangeSame, p.Change, "no → refused is no gain")
+	assert.Equal(t, rules.Matched, pairs[pairKey{"mcp__foo_bar__*", "foo_bar", "evil"}].Now)
 
 	dotted := toolOf(rep, "foo.bar", "evil")
 	assert.Equal(t, qwen.DecisionDefault, dotted.Now.Decision)
@@ -263,10 +278,11 @@ func TestRefusedGrantIsLost(t *testing.T) {
 	inv.Add("foo_bar", false, mcpinventory.SourceFile, "unrelated")
 	rep = run(t, `{"permissions": {"allow": ["mcp__foo_bar__*"]}}`, inv)
 	p = pairsByKey(rep)[pairKey{"mcp__foo_bar__*", "foo:bar", "a.b"}]
-	assert.Equal(t, permission.Refused, p.Now)
-	assert.Equal(t, permission.Matched, p.Before, "legacy mcp__foo_bar__a.b starts with the prefix")
-	assert.Equal(t, qwen.ChangeLost, p.Change)
-	assert.Equal(t, qwen.Counts{Rules: 1, Tools: 2, Pairs: 2, Lost: 1, Refused: 1}, rep.Counts)
+	assert.Equal(t, rules.NotApplied, p.Now)
+	assert.Equal(t, rules.Matched, p.Before, "legacy mcp__foo_bar__a.b starts with the prefix")
+	assert.Equal(t, permission.ChangeLost, p.Change)
+	c := evaluate(rep).Counts
+	assert.Equal(t, [6]int{1, 2, 2, 1, 0, 1}, [6]int{c.Rules, c.Tools, c.Pairs, c.Lost, c.Gained, c.NotApplied})
 	colon := toolOf(rep, "foo:bar", "a.b")
 	assert.Equal(t, [2]qwen.Decision{qwen.DecisionDefault, qwen.DecisionAllow}, [2]qwen.Decision{colon.Now.Decision, colon.Before.Decision})
 	assert.Equal(t, [2]permission.Verdict{permission.VerdictAsk, permission.VerdictRan}, [2]permission.Verdict{colon.Now.Outcome, colon.Before.Outcome})
@@ -315,7 +331,7 @@ func TestRegistrationGates(t *testing.T) {
 				assert.Equal(t, want, got.Before.Decision, "%s before", k)
 				if n, ok := tt.note[k]; ok {
 					assert.Equal(t, n, got.Now.Note)
-					assert.Equal(t, "("+n+")", rep.RuleText(got.Now))
+					assert.Equal(t, "("+n+")", table(rep).Tools.Rows[slices.IndexFunc(rep.Tools, func(x qwen.Tool) bool { return x.Identity == got.Identity })][5])
 				}
 			}
 		})
@@ -333,9 +349,10 @@ func TestRulesPrintAsWritten(t *testing.T) {
 	rep := run(t, `{"permissions": {"deny": ["mcp__$SRV"]}}`, inv)
 	tool := toolOf(rep, "foo.bar", "get_data")
 	assert.Equal(t, qwen.DecisionDeny, tool.Now.Decision, "matched after expansion")
-	require.Len(t, rep.PairRows(false), 1)
-	assert.Equal(t, "mcp__$SRV", rep.PairRows(false)[0][4])
-	assert.Equal(t, "mcp__$SRV", rep.ToolRows()[0][5])
+	r := table(rep)
+	require.Len(t, r.Pairs.Rows, 1)
+	assert.Equal(t, "mcp__$SRV", r.Pairs.Rows[0][4])
+	assert.Equal(t, "mcp__$SRV", r.Tools.Rows[0][5])
 }
 
 func TestTables(t *testing.T) {
@@ -343,12 +360,18 @@ func TestTables(t *testing.T) {
 	inv.Add("lit", false, mcpinventory.SourceInferred, "ok_tool")
 	rep := run(t, `{"permissions": {"allow": ["mcp__lit", "Read"]}}`, inv)
 	assert.True(t, rep.Inferred())
-	assert.Equal(t, append(append([]string{}, qwen.PairColumns...), "inventory"), rep.Columns(qwen.PairColumns))
+	r := table(rep)
+	assert.Equal(t, append(append([]string{}, qwen.PairColumns...), "inventory"), r.Pairs.Columns)
 	assert.Equal(t, [][]string{{"settings.json", "user", "permissions.allow", "0", "mcp__lit", "lit", "ok_tool",
-		"mcp__lit__ok_tool", "match", "match", "same", "inferred"}}, rep.PairRows(false))
-	assert.Len(t, rep.PairRows(true), 2, "--all-pairs lists the built-in rule too")
+		"mcp__lit__ok_tool", "match", "match", "same", "inferred"}}, r.Pairs.Rows)
+	assert.Len(t, audit.Build(rep.RuleAudit(&qwen.Loaded{}, nil), true, time.Time{}, "test").Pairs.Rows, 2, "--all-pairs lists the built-in rule too")
 	assert.Equal(t, [][]string{{"lit", "ok_tool", "mcp__lit__ok_tool", "mcp__lit__ok_tool", "allow", "mcp__lit", "ran",
-		"allow", "mcp__lit", "ran", "inferred"}}, rep.ToolRows())
+		"allow", "mcp__lit", "ran", "inferred"}}, r.Tools.Rows)
 	assert.Len(t, qwen.PairColumns, 11)
 	assert.Len(t, qwen.ToolColumns, 10)
+}
+
+// table is the engine's report of rep (the pairs listed by default).
+func table(rep *qwen.Report) *audit.Report {
+	return audit.Build(rep.RuleAudit(&qwen.Loaded{}, nil), false, time.Time{}, "test")
 }

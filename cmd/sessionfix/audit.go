@@ -237,9 +237,6 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 	opts.agent = string(a.ID)
 	var known *reports.SARIFBaseline
 	in := auditInput(env, &opts, modeSet, vals, &known)
-	if a.Audit.Rules != nil {
-		return runRuleAudit(ctx, env, a, &opts, in, &known)
-	}
 	if a.Audit.Homes != nil && len(opts.Paths) > 1 {
 		if homes := a.Audit.Homes(opts.Paths); len(homes) > 1 {
 			var jobs []auditJob
@@ -248,6 +245,9 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 			}
 			return runAuditHomes(ctx, env, &opts, in, jobs, &known)
 		}
+	}
+	if a.Audit.Rules != nil {
+		return runRuleAudit(ctx, env, a, &opts, in, &known)
 	}
 	res, err := a.Audit.Run(ctx, in)
 	if err != nil {
@@ -481,21 +481,34 @@ func runRuleAudit(ctx context.Context, env *Env, a *agent.Agent, opts *auditOpti
 // built by audit.Build (allPairs: every pair, not only those that differ). A usage error of
 // in.Validate is returned as is.
 func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs bool, in agent.AuditInput) (*agent.AuditResult, error) {
+	in.Validate, in.Baseline = once(in.Validate), once(in.Baseline)
+	if !a.Audit.OwnChecks {
+		if err := in.Validate(); err != nil {
+			return nil, err
+		}
+		if err := in.Baseline(); err != nil {
+			return nil, err
+		}
+	}
+	var found agent.HistoryFindings
+	in.Redispatch = func(f agent.HistoryFindings) { found = f }
+	ra, err := a.Audit.Rules(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
 	if err := in.Baseline(); err != nil {
 		return nil, err
 	}
-	ra, err := a.Audit.Rules(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range ra.Problems {
-		fmt.Fprintf(env.Err, "sessionfix: %s\n", reports.Printable(p))
-	}
-	for _, n := range ra.Notes {
-		fmt.Fprintf(env.Err, "audit: note: %s\n", reports.Printable(n))
+	if !ra.Said {
+		for _, p := range ra.Problems {
+			fmt.Fprintf(env.Err, "sessionfix: %s\n", reports.Printable(p))
+		}
+		for _, n := range ra.Notes {
+			fmt.Fprintf(env.Err, "audit: note: %s\n", reports.Printable(n))
+		}
 	}
 	rep := audit.Build(ra, allPairs, env.Now(), version)
 	for _, l := range rep.LostLines() {
@@ -505,12 +518,23 @@ func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs boo
 		Doc: func(redispatch any) any {
 			var b bytes.Buffer
 			if err := reports.WriteJSON(&b, redispatch); err != nil {
-				return rep.Document(nil)
+				return rep.JSON(nil)
 			}
-			return rep.Document(bytes.TrimSpace(b.Bytes()))
+			return rep.JSON(bytes.TrimSpace(b.Bytes()))
 		},
 		SARIF: rep.SARIF, Rules: rep.SARIFRules(), Read: ra.Read, Summary: rep.Summary,
-		FailCounts: audit.FailCounts, Partial: rep.Partial}, nil
+		FailCounts: audit.FailCounts, Partial: rep.Partial, Redispatch: found}, nil
+}
+
+// once is f called at most once (later calls return its first error).
+func once(f func() error) func() error {
+	done, err := false, error(nil)
+	return func() error {
+		if !done {
+			done, err = true, f()
+		}
+		return err
+	}
 }
 
 // auditError ends an audit --format sarif or json that stopped before its report (a PATH or

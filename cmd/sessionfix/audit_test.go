@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent/qwen"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/reports/htmltest"
 )
 
@@ -107,12 +108,12 @@ func TestAuditAcceptance(t *testing.T) {
 	require.Equal(t, exitcode.OK, r.code, r.err)
 	golden(t, "audit.json", []byte(r.out))
 	var doc struct {
-		Counts qwen.Counts     `json:"counts"`
-		Pairs  []qwen.JSONPair `json:"pairs"`
-		Tools  []qwen.JSONTool `json:"tools"`
+		Counts qwenCounts         `json:"counts"`
+		Pairs  []reports.JSONPair `json:"pairs"`
+		Tools  []qwenTool         `json:"tools"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
-	assert.Equal(t, qwen.Counts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3}, doc.Counts)
+	assert.Equal(t, qwenCounts{Rules: 18, Tools: 12, Pairs: 26, Lost: 1, Gained: 3}, doc.Counts)
 	assert.Len(t, doc.Pairs, 26)
 	assert.Len(t, doc.Tools, 12)
 }
@@ -210,7 +211,7 @@ func TestAuditExitCodes(t *testing.T) {
 
 	r := runCLI(t, env, "", append(fixtureArgs(), "--subagent", "verifier", "--mode", "yolo", "--format", "json")...)
 	require.Equal(t, exitcode.OK, r.code, r.err)
-	var doc qwen.JSONReport
+	var doc qwenAuditDoc
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	assert.Equal(t, "verifier", doc.Subagent)
 	for _, tool := range doc.Tools {
@@ -276,7 +277,7 @@ func TestAuditDiscoversScopes(t *testing.T) {
 
 	r := runCLI(t, env, "", "audit", "--project", project, "--inventory", inv, "--format", "json")
 	require.Equal(t, exitcode.OK, r.code, r.err)
-	var doc qwen.JSONReport
+	var doc qwenAuditDoc
 	require.NoError(t, json.Unmarshal([]byte(r.out), &doc))
 	var scopes []string
 	for _, s := range doc.Settings {
@@ -434,4 +435,41 @@ func TestAuditReportsNameTheInputsThatFailed(t *testing.T) {
 
 	r = runCLI(t, testEnv(t), "", "audit", "--inventory", inv, "--out", out, "--tools-out", out)
 	assert.Equal(t, exitcode.Usage, r.code, "the tools table would overwrite the pairs")
+}
+
+// qwenCounts, qwenVerdict, qwenTool and qwenAuditDoc read Qwen Code's audit --format json
+// (docs/audit.md §3): the members the tests look at.
+type qwenCounts struct {
+	Rules   int `json:"rules"`
+	Tools   int `json:"tools"`
+	Pairs   int `json:"pairs"`
+	Lost    int `json:"lost"`
+	Gained  int `json:"gained"`
+	Refused int `json:"refused"`
+}
+
+type qwenVerdict struct {
+	Decision string `json:"decision"`
+	Rule     string `json:"rule"`
+	RuleAt   string `json:"rule_at"`
+	Outcome  string `json:"outcome"`
+}
+
+type qwenTool struct {
+	Server  string      `json:"server"`
+	Tool    string      `json:"tool"`
+	Trusted bool        `json:"trusted"`
+	Now     qwenVerdict `json:"now"`
+	Before  qwenVerdict `json:"before"`
+}
+
+type qwenAuditDoc struct {
+	Subagent  string             `json:"subagent"`
+	Inventory string             `json:"inventory"`
+	Counts    qwenCounts         `json:"counts"`
+	Settings  []reports.JSONFile `json:"settings"`
+	Agents    []string           `json:"agents"`
+	Rules     []json.RawMessage  `json:"rules"`
+	Tools     []qwenTool         `json:"tools"`
+	Pairs     []reports.JSONPair `json:"pairs"`
 }

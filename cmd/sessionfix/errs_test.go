@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/agent/all"
-	"github.com/sessionfix/sessionfix/agent/qwen"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/reports"
 )
 
 // envWith is testEnv with extra variables.
@@ -218,9 +218,9 @@ func TestAuditPathAuditsThatHome(t *testing.T) {
 	require.Equal(t, exitcode.OK, r.code, r.err)
 	assert.Contains(t, r.err, "audit: "+home+" is a Qwen Code home: settings "+filepath.Join(home, "settings.json")+" (user scope), session history "+home+"\n")
 	assert.Contains(t, r.err, "audit: "+project+" is a project: settings "+filepath.Join(project, ".qwen", "settings.json")+" (workspace scope), subagents "+filepath.Join(project, ".qwen", "agents")+"\n")
-	var got qwen.JSONReport
+	var got qwenAuditDoc
 	require.NoError(t, json.Unmarshal([]byte(r.out), &got))
-	assert.Equal(t, []qwen.JSONSettings{{Path: filepath.Join(home, "settings.json"), Scope: "user"},
+	assert.Equal(t, []reports.JSONFile{{Path: filepath.Join(home, "settings.json"), Scope: "user"},
 		{Path: filepath.Join(project, ".qwen", "settings.json"), Scope: "workspace"}}, got.Settings)
 	assert.Equal(t, []string{filepath.Join(project, ".qwen", "agents", "verifier.md")}, got.Agents)
 	assert.Equal(t, 18, got.Counts.Rules)

@@ -46,6 +46,19 @@ func (t Tool) String() string { return t.Server + "/" + t.Tool }
 type ToolInfo struct {
 	Tool
 	Source string
+	// Attrs are what the agent knows of the tool beyond its names (its aliases, the server's
+	// trust): JSON members of a layout's tools (CellAttr, by Key).
+	Attrs []Fact
+}
+
+// Attr is the attribute named key, and whether the tool has it.
+func (t ToolInfo) Attr(key string) (Fact, bool) {
+	for _, f := range t.Attrs {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return Fact{}, false
 }
 
 // Effect is what a rule does when it applies.
@@ -73,6 +86,9 @@ type Rule struct {
 	// Ignored says why the agent never applies the rule ("" = it does at some point).
 	Ignored string
 	Effect  Effect
+	// Server is the server key the rule is scoped to, when it is written under one (a
+	// server's own tool list); "" otherwise.
+	Server string
 }
 
 // Restricts reports whether the rule restricts.
@@ -117,6 +133,9 @@ type Verdict struct {
 	Outcome Outcome
 	// SharedWith are the other tools this point gives the same name.
 	SharedWith []Tool
+	// Refused are the rules (indexes) that named the tool and were not applied on the way to
+	// the decision (grants a guard refused).
+	Refused []int
 }
 
 // Semantics is one point of comparison (a release, a mode), bound to the Evaluation's rules
@@ -323,10 +342,15 @@ func (w Words) OfOutcome(o Outcome) string {
 }
 
 // Fact is one fact of a report's header: a JSON member (Key, its string Value) after "agent",
-// an HTML header line ("<Label>: <Value>") and, when Summary, words of the summary line.
+// an HTML header line ("<Label>: <Value>"; none when Label is "") and, when Summary, words of
+// the summary line. A layout's document (CellFact) and tools (CellAttr, ToolInfo.Attrs) give
+// it its Type: a string (Value), a list of strings (List) or a boolean (Flag).
 type Fact struct {
 	Key, Label, Value string
 	Summary           bool
+	Type              FactType
+	List              []string
+	Flag              bool
 }
 
 // File is one rule file read: its path, scope and the number of rules it gave.
@@ -355,6 +379,15 @@ type Audit struct {
 	// Notes are said on standard error and in the documents; Problems are inputs that could
 	// not be read (the run is partial: exit 3).
 	Notes, Problems []string
+	// Said: the room said its notes and problems on standard error as it met them (the
+	// engine does not say them again). Partial: some input could not be read beyond those
+	// in Problems (exit 3).
+	Said, Partial bool
+	// Shadowed are rules written in a file but not in effect (a higher scope replaced the
+	// list): listed by a layout's document (CellShadowed), never evaluated.
+	Shadowed []Rule
+	// Layout is the shape of the reports (nil: the default layout).
+	Layout *Layout
 }
 
 // Legend is one term of the HTML legend; Value: the term is a cell value (else a column).
