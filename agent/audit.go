@@ -133,6 +133,29 @@ type AuditInput struct {
 	Redispatch func(HistoryFindings)
 }
 
+// CheckOnce makes in.Validate and in.Baseline run at most once each (a later call returns
+// the first one's error) and returns the check of both, Validate first: the command calls it
+// around an audit on the shared layer (before Rules unless Audit.OwnChecks, and after).
+func (in *AuditInput) CheckOnce() func() error {
+	in.Validate, in.Baseline = once(in.Validate), once(in.Baseline)
+	return func() error {
+		if err := in.Validate(); err != nil {
+			return err
+		}
+		return in.Baseline()
+	}
+}
+
+func once(f func() error) func() error {
+	done, err := false, error(nil)
+	return func() error {
+		if !done {
+			done, err = true, f()
+		}
+		return err
+	}
+}
+
 // AuditResult is one agent's audit as the command's shared tail takes it: the pairs and
 // tools tables, the documents of every format, what was read, the summary and the counts
 // --fail-on reads, the history's re-dispatch findings.

@@ -246,10 +246,13 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 			return runAuditHomes(ctx, env, &opts, in, jobs, &known)
 		}
 	}
-	if a.Audit.Rules != nil {
-		return runRuleAudit(ctx, env, a, &opts, in, &known)
+	run := a.Audit.Run
+	if a.Audit.Rules != nil { // the shared rule-audit layer: the engine's evaluation and documents
+		run = func(ctx context.Context, in agent.AuditInput) (*agent.AuditResult, error) {
+			return ruleAuditResult(ctx, env, a, opts.AllPairs, in)
+		}
 	}
-	res, err := a.Audit.Run(ctx, in)
+	res, err := run(ctx, in)
 	if err != nil {
 		return auditError(ctx, env, opts, err)
 	}
@@ -461,45 +464,24 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 	return nil
 }
 
-// runRuleAudit is an audit on the shared rule-audit layer (agent.Audit.Rules): the shared flags
-// checked and --baseline read first, then the room's rule files and tools (a rules.Audit), the
-// engine's evaluation and documents (audit.Build), the LOST RESTRICTION lines, and the tail every
-// audit shares (finishAudit). opts is the one in.Validate checks and normalizes.
-func runRuleAudit(ctx context.Context, env *Env, a *agent.Agent, opts *auditOptions, in agent.AuditInput, known **reports.SARIFBaseline) error {
-	res, err := ruleAuditResult(ctx, env, a, opts.AllPairs, in)
-	if err != nil {
-		if exitCode(err) == exitcode.Usage {
-			return err
-		}
-		return auditError(ctx, env, *opts, err)
-	}
-	return finishAudit(ctx, env, *opts, *known, res)
-}
-
 // ruleAuditResult is the audit of an agent on the shared rule-audit layer (agent.Audit.Rules)
 // as an agent.AuditResult: the rooms' problems and notes said on standard error, the report
 // built by audit.Build (allPairs: every pair, not only those that differ). A usage error of
 // in.Validate is returned as is.
 func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs bool, in agent.AuditInput) (*agent.AuditResult, error) {
-	in.Validate, in.Baseline = once(in.Validate), once(in.Baseline)
+	check := in.CheckOnce()
 	if !a.Audit.OwnChecks {
-		if err := in.Validate(); err != nil {
-			return nil, err
-		}
-		if err := in.Baseline(); err != nil {
+		if err := check(); err != nil {
 			return nil, err
 		}
 	}
 	var found agent.HistoryFindings
 	in.Redispatch = func(f agent.HistoryFindings) { found = f }
 	ra, err := a.Audit.Rules(ctx, in)
+	if err == nil {
+		err = check()
+	}
 	if err != nil {
-		return nil, err
-	}
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	if err := in.Baseline(); err != nil {
 		return nil, err
 	}
 	if !ra.Said {
@@ -524,17 +506,6 @@ func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs boo
 		},
 		SARIF: rep.SARIF, Rules: rep.SARIFRules(), Read: ra.Read, Summary: rep.Summary,
 		FailCounts: audit.FailCounts, Partial: rep.Partial, Redispatch: found}, nil
-}
-
-// once is f called at most once (later calls return its first error).
-func once(f func() error) func() error {
-	done, err := false, error(nil)
-	return func() error {
-		if !done {
-			done, err = true, f()
-		}
-		return err
-	}
 }
 
 // auditError ends an audit --format sarif or json that stopped before its report (a PATH or
