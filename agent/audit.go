@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -130,7 +131,7 @@ type AuditInput struct {
 	Validate, Baseline func() error
 	// Redispatch takes the findings of a history check an audit on the shared layer
 	// (Audit.Rules) ran (Engine.History); nil for an audit that returns them (AuditResult).
-	Redispatch func(HistoryFindings)
+	Redispatch func([]naming.Redispatch)
 }
 
 // CheckOnce makes in.Validate and in.Baseline run at most once each (a later call returns
@@ -162,9 +163,10 @@ func once(f func() error) func() error {
 type AuditResult struct {
 	Pairs, Tools *reports.Table
 	Page         func() *reports.HTMLPage
-	// Doc is the agent's JSON document with the re-dispatch findings (a JSON array, never
-	// null) added as its last member "redispatch".
-	Doc func(redispatch any) any
+	// Doc is the agent's JSON document with the re-dispatch findings (never nil: a JSON array,
+	// never null) added as its last member "redispatch"; the command writes it as is
+	// (reports.Document wraps a room's JSON-tagged value).
+	Doc func(redispatch []naming.Redispatch) json.Marshaler
 	// SARIF are the pairs' results (also what --baseline compares); Rules the agent's SARIF rules.
 	SARIF func() []reports.SARIFResult
 	Rules []reports.SARIFRule
@@ -173,8 +175,10 @@ type AuditResult struct {
 	Summary func(w io.Writer)
 	// FailCounts are the pairs per --fail-on class (lost, gained, refused), given SARIF's results.
 	FailCounts func(results []reports.SARIFResult) map[string]int
-	// Redispatch are the findings of the history check (AuditEngine.History), nil for none.
-	Redispatch HistoryFindings
+	// Redispatch are the findings of the history check (AuditEngine.History), nil for none:
+	// a room does not read them, it hands them back for the command to write after the
+	// audit's own findings.
+	Redispatch []naming.Redispatch
 	// Partial reports whether some input could not be read (exit 3 wins over findings).
 	Partial func() bool
 }
@@ -265,12 +269,7 @@ type HistoryInput struct {
 	Source  string
 }
 
-// HistoryFindings are the engine's re-dispatch findings of a history check (pipeline's
-// []check.Redispatch, nil for none): a room does not read them, it hands them back to the
-// command with its audit's result, which writes them after the audit's own findings.
-type HistoryFindings any
-
 // HistoryCheck runs a HistoryInput and returns the findings and the errors met (stores or
 // parts of them that could not be read: "path: reason"); err ends the check (the audit goes
 // on without it).
-type HistoryCheck func(ctx context.Context, in HistoryInput) (HistoryFindings, []error, error)
+type HistoryCheck func(ctx context.Context, in HistoryInput) ([]naming.Redispatch, []error, error)

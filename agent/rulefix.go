@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"github.com/sessionfix/sessionfix/reports"
 
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
@@ -76,7 +78,7 @@ type RuleFixPlan struct {
 	Edits []RuleFileEdits
 	// Report is the JSON document of the run (dry run: mode "dry-run", no run, no outcomes; an
 	// apply: "apply", its run ID and what was done to each file), with the problems reported.
-	Report func(mode, run string, outcomes []RuleOutcome, problems []string) any
+	Report func(mode, run string, outcomes []RuleOutcome, problems []string) json.Marshaler
 }
 
 // RuleChange is one legacy-spelled rule and what the migration does with it: where (file,
@@ -168,7 +170,7 @@ type RuleOutcomeRow struct {
 // SetRuleFixReport sets p.Report to build a RuleFixDoc of p's changes (agent, the release the
 // rules were written for, the files read).
 func SetRuleFixReport(p *RuleFixPlan, agent, before string, files []string) {
-	p.Report = func(mode, run string, outcomes []RuleOutcome, problems []string) any {
+	p.Report = func(mode, run string, outcomes []RuleOutcome, problems []string) json.Marshaler {
 		doc := RuleFixDoc{Agent: agent, Version: p.Version, Before: before, Files: append([]string{}, files...), Rules: []RuleChangeRow{},
 			Mode: mode, Run: run, Errors: append([]string{}, problems...)}
 		for _, c := range p.Changes {
@@ -178,7 +180,7 @@ func SetRuleFixReport(p *RuleFixPlan, agent, before string, files []string) {
 		for _, o := range outcomes {
 			doc.Outcomes = append(doc.Outcomes, RuleOutcomeRow(o))
 		}
-		return doc
+		return reports.Document(doc)
 	}
 }
 

@@ -91,8 +91,8 @@ func (r *Result) SetRelease(id store.AgentID, v string) error {
 	if v == "" || v == "stored" {
 		return nil
 	}
-	a := all.Lookup(id)
-	if a == nil || a.SentAs == nil {
+	a, ok := all.Lookup(id).(agent.SentAser)
+	if !ok {
 		return fmt.Errorf("%s: no release sends other names than the stored ones", id)
 	}
 	s, err := a.SentAs(v)
@@ -237,7 +237,7 @@ func flat(id store.AgentID, ns, name string) string {
 	if ns == "" {
 		return name
 	}
-	if a := all.Lookup(id); a != nil && a.SentName != nil {
+	if a, ok := all.Lookup(id).(agent.SentNamer); ok {
 		return a.SentName(ns, name)
 	}
 	return name

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/sessionfix/sessionfix/agent"
 	"maps"
 	"slices"
 
@@ -54,8 +55,8 @@ func Redispatches(sp *rewrite.StorePlan, lk *Lookup) []Redispatch {
 	if lk == nil || sp == nil || sp.Snap == nil {
 		return nil
 	}
-	a := all.Lookup(sp.Snap.Agent)
-	if a == nil || a.Redispatches == nil {
+	a, ok := all.Lookup(sp.Snap.Agent).(agent.Redispatcher)
+	if !ok {
 		return nil
 	}
 	return a.Redispatches(naming.DispatchInput{Snap: sp.Snap, Decisions: sp.Decisions, Policy: lk.Policy,

@@ -50,10 +50,10 @@ func (r CheckReport) MarshalJSON() ([]byte, error) {
 		return b, err
 	}
 	a := all.Lookup(r.ReleaseAgent)
-	if a == nil || a.SentAsOption == nil || a.SentAsOption.Report == "" {
+	if a == nil || all.SentAsOptionOf(a) == nil || all.SentAsOptionOf(a).Report == "" {
 		return b, nil
 	}
-	k, err := compactJSON(a.SentAsOption.Report)
+	k, err := compactJSON(all.SentAsOptionOf(a).Report)
 	if err != nil {
 		return nil, err
 	}

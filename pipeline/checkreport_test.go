@@ -18,15 +18,15 @@ import (
 // such a member, writes none.
 func TestCheckReportReleaseMember(t *testing.T) {
 	a := all.Default
-	require.NotNil(t, a.SentAsOption)
-	require.Equal(t, "qwen_release", a.SentAsOption.Report)
+	require.NotNil(t, all.SentAsOptionOf(a))
+	require.Equal(t, "qwen_release", all.SentAsOptionOf(a).Report)
 	rep := CheckReport{Skipped: map[string]int{}, Findings: []CheckFinding{{Name: "mcp__a<b__c&d", Kind: "call"}}}
 	var plain bytes.Buffer
 	require.NoError(t, reports.WriteJSON(&plain, rep))
 	assert.NotContains(t, plain.String(), "release")
 	assert.Contains(t, plain.String(), `"name": "mcp__a<b__c&d"`)
 
-	rep.Release, rep.ReleaseAgent = "0.24.4", a.ID
+	rep.Release, rep.ReleaseAgent = "0.24.4", a.Core().ID
 	var got bytes.Buffer
 	require.NoError(t, reports.WriteJSON(&got, rep))
 	want := bytes.TrimSuffix(plain.Bytes(), []byte("\n}\n"))

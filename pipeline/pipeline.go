@@ -153,21 +153,21 @@ func OptionOwners(name string) []string {
 	var out []string
 	for _, a := range all.Agents {
 		if agentHasOption(a, name) {
-			out = append(out, a.Name)
+			out = append(out, a.Core().Name)
 		}
 	}
 	return out
 }
 
 // agentHasOption reports whether name is one of a's own options (Options or SentAsOption).
-func agentHasOption(a *agent.Agent, name string) bool {
+func agentHasOption(a agent.Agent, name string) bool {
 	if a == nil {
 		return false
 	}
-	if a.SentAsOption != nil && a.SentAsOption.Name == name {
+	if all.SentAsOptionOf(a) != nil && all.SentAsOptionOf(a).Name == name {
 		return true
 	}
-	return slices.ContainsFunc(a.Options, func(o agent.Option) bool { return o.Name == name })
+	return slices.ContainsFunc(all.OptionsOf(a), func(o agent.Option) bool { return o.Name == name })
 }
 
 // StateDir resolves the state directory: dir, else $SESSIONFIX_STATE_DIR, else
@@ -228,7 +228,7 @@ type Pipeline struct {
 func NothingFound(looked []all.LookedFor) error {
 	var parts []string
 	for _, l := range looked {
-		parts = append(parts, fmt.Sprintf("%s (%s)", l.Agent.Name, l.Tried))
+		parts = append(parts, fmt.Sprintf("%s (%s)", l.Agent.Core().Name, l.Tried))
 	}
 	return fmt.Errorf("no agent's store found: looked for %s (pass a PATH, or --agent and the agent's variable)", strings.Join(parts, "; "))
 }
@@ -242,9 +242,9 @@ func (p *Pipeline) LookedLine() string {
 	var found, missing []string
 	for _, l := range p.Looked {
 		if len(l.Found) > 0 {
-			found = append(found, fmt.Sprintf("%s (%s)", l.Agent.Name, strings.Join(l.Found, ", ")))
+			found = append(found, fmt.Sprintf("%s (%s)", l.Agent.Core().Name, strings.Join(l.Found, ", ")))
 		} else {
-			missing = append(missing, fmt.Sprintf("%s (%s)", l.Agent.Name, l.Tried))
+			missing = append(missing, fmt.Sprintf("%s (%s)", l.Agent.Core().Name, l.Tried))
 		}
 	}
 	line := "agents found: " + strings.Join(found, ", ")
@@ -309,7 +309,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 			}
 		} else if len(roots) == 0 {
 			a := all.Lookup(store.AgentID(o.Agent))
-			what, tried, hint := a.RootsTried(env.agent())
+			what, tried, hint := a.Core().RootsTried(env.agent())
 			return nil, fmt.Errorf("no %s found: tried %s (pass a PATH, or %s)", what, tried, hint)
 		}
 	}
@@ -410,10 +410,10 @@ func checkRoots(env Env, id string, isDefault bool, found *scan.Found, settingsF
 		return nil, fmt.Errorf("nothing could be read: %s", strings.Join(missing, "; "))
 	}
 	a := all.Lookup(store.AgentID(id))
-	if a == nil || a.RootsTried == nil {
+	if a == nil || a.Core().RootsTried == nil {
 		a = all.Default // the default roots
 	}
-	what, tried, hint := a.RootsTried(env.agent())
+	what, tried, hint := a.Core().RootsTried(env.agent())
 	return nil, fmt.Errorf("no %s found: tried %s: %s (pass a PATH, or %s)", what, tried, strings.Join(missing, "; "), hint)
 }
 
@@ -506,7 +506,7 @@ func (p *Pipeline) Reads(path string, o Options) bool {
 	}
 	inputs := []string{o.Inventory, o.Profile}
 	for _, a := range all.Agents {
-		for _, opt := range a.Options {
+		for _, opt := range all.OptionsOf(a) {
 			if opt.File {
 				inputs = append(inputs, o.AgentOptions.Strings(opt.Name)...)
 			}

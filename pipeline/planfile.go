@@ -93,7 +93,7 @@ func RecordedOptions(po Options) rewrite.PlanOptions {
 func planOptions() []agent.Option {
 	var out []agent.Option
 	for _, a := range all.Agents {
-		for _, o := range a.Options {
+		for _, o := range all.OptionsOf(a) {
 			if o.Plan != "" {
 				out = append(out, o)
 			}

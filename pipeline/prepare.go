@@ -45,14 +45,14 @@ func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, 
 		in.Discover = discoverer(env, po.DiscoverUntrusted)
 	}
 	for _, a := range all.Agents {
-		if a.Prepare == nil {
+		if a.Core().Prepare == nil {
 			continue
 		}
 		p, ok := po.Prepared.get(a)
 		if !ok {
 			in.Options = po.AgentOptions
 			var err error
-			if p, err = a.Prepare(ctx, in); err != nil {
+			if p, err = a.Core().Prepare(ctx, in); err != nil {
 				return res, err
 			}
 			po.Prepared.put(a, p)
@@ -66,7 +66,7 @@ func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, 
 			res.failed = true
 		}
 		if len(p.Info) > 0 {
-			res.info = append(res.info, AgentRows{ID: a.ID, Rows: p.Info})
+			res.info = append(res.info, AgentRows{ID: a.Core().ID, Rows: p.Info})
 		}
 		res.skip = append(res.skip, p.Skip...)
 		res.declared = append(res.declared, p.Declared...)
@@ -74,22 +74,22 @@ func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, 
 	return res, nil
 }
 
-func (c *PrepareCache) get(a *agent.Agent) (agent.Prepared, bool) {
-	if c == nil || !a.PrepareOnce {
+func (c *PrepareCache) get(a agent.Agent) (agent.Prepared, bool) {
+	if o, ok := a.(agent.OncePreparer); c == nil || !ok || !o.PrepareOnce() {
 		return agent.Prepared{}, false
 	}
-	p, ok := c.done[a.ID]
+	p, ok := c.done[a.Core().ID]
 	return p, ok
 }
 
-func (c *PrepareCache) put(a *agent.Agent, p agent.Prepared) {
-	if c == nil || !a.PrepareOnce {
+func (c *PrepareCache) put(a agent.Agent, p agent.Prepared) {
+	if o, ok := a.(agent.OncePreparer); c == nil || !ok || !o.PrepareOnce() {
 		return
 	}
 	if c.done == nil {
 		c.done = map[store.AgentID]agent.Prepared{}
 	}
-	c.done[a.ID] = p
+	c.done[a.Core().ID] = p
 }
 
 // foundStores are the stores of found's targets, in order.

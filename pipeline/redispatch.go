@@ -178,7 +178,7 @@ func dispatchTools(inv *mcpinventory.Inventory) []check.Tool {
 // (check.Redispatches), the errors the stores or parts of them that could not be read
 // ("path: reason"). Nothing is written, no MCP server is started.
 func HistoryCheck(env Env) agent.HistoryCheck {
-	return func(ctx context.Context, in agent.HistoryInput) (agent.HistoryFindings, []error, error) {
+	return func(ctx context.Context, in agent.HistoryInput) ([]check.Redispatch, []error, error) {
 		p, err := New(ctx, env, in.Roots, Options{Agent: string(in.Agent), AgentOptions: in.Options})
 		if err != nil {
 			return nil, nil, err
@@ -206,11 +206,4 @@ func HistoryCheck(env Env) agent.HistoryCheck {
 		}
 		return p.Summary.Report.Redispatch, errs, nil
 	}
-}
-
-// Redispatches are a history check's findings (agent.HistoryFindings) as []check.Redispatch
-// (nil for none or nil).
-func Redispatches(f agent.HistoryFindings) []check.Redispatch {
-	rs, _ := f.([]check.Redispatch)
-	return rs
 }

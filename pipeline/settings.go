@@ -39,7 +39,7 @@ func SplitSettingsRoots(roots []string) (files, storeRoots []string, walked int)
 			files = append(files, p)
 		}
 	}
-	pass := all.Default.Settings
+	pass := all.SettingsOf(all.Default)
 	for _, r := range roots {
 		fi, err := os.Stat(r)
 		switch {
@@ -70,7 +70,7 @@ func SplitSettingsRoots(roots []string) (files, storeRoots []string, walked int)
 // parsed is an error problem with its line and column; the others are still read.
 func ScanSettings(paths []string, env mcpconfig.Env, home string, ix *mcpname.Index) *SettingsScan {
 	ss := &SettingsScan{}
-	pass := all.Default.Settings
+	pass := all.SettingsOf(all.Default)
 	if pass == nil || len(paths) == 0 {
 		return ss
 	}

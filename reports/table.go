@@ -9,6 +9,7 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -302,4 +303,22 @@ func TrimCommonDir(t *Table, col string) string {
 		}
 	}
 	return dir
+}
+
+// Document is v as a JSON document handed on through an interface (json.Marshaler) to a
+// writer that never reads it: it encodes as WriteJSON encodes v (no HTML escaping), and
+// encoding/json compacts what MarshalJSON returns and indents it with the rest, so WriteJSON of
+// Document(v) writes WriteJSON(v)'s bytes.
+func Document(v any) json.Marshaler { return document{v} }
+
+type document struct{ v any }
+
+func (d document) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d.v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -1,11 +1,14 @@
 package reports
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPrintableEscapesInvisibleCharacters(t *testing.T) {
@@ -35,4 +38,35 @@ func TestWriteTextAlignsWideCharacters(t *testing.T) {
 	}
 	assert.Equal(t, 4, DisplayWidth("搜索"))
 	assert.Equal(t, 2, DisplayWidth("🎉"))
+}
+
+// TestDocumentWritesTheValuesBytes: a value handed on as Document is written byte for byte as
+// WriteJSON writes the value itself (no HTML escaping of < > &, the same indentation, nested
+// in another document too); json.Marshal of it escapes as json.Marshal of the value does.
+func TestDocumentWritesTheValuesBytes(t *testing.T) {
+	type row struct {
+		Name  string   `json:"name"`
+		Tags  []string `json:"tags"`
+		Empty []int    `json:"empty"`
+		N     float64  `json:"n"`
+	}
+	v := struct {
+		Rows []row  `json:"rows"`
+		Note string `json:"note,omitempty"`
+	}{Rows: []row{{Name: "mcp__a<b__c&d>", Tags: []string{"é", "\u2028"}, Empty: []int{}, N: 1.5}}, Note: "x"}
+	var want, got bytes.Buffer
+	require.NoError(t, WriteJSON(&want, v))
+	require.NoError(t, WriteJSON(&got, Document(v)))
+	assert.Equal(t, want.String(), got.String())
+	assert.Contains(t, got.String(), "mcp__a<b__c&d>")
+	want.Reset()
+	got.Reset()
+	require.NoError(t, WriteJSON(&want, map[string]any{"report": v}))
+	require.NoError(t, WriteJSON(&got, map[string]any{"report": Document(v)}))
+	assert.Equal(t, want.String(), got.String())
+	a, err := json.Marshal(v)
+	require.NoError(t, err)
+	b, err := json.Marshal(Document(v))
+	require.NoError(t, err)
+	assert.Equal(t, string(a), string(b))
 }

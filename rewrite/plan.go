@@ -148,8 +148,8 @@ type Totals struct {
 // (agent.Agent.Namer), or naming.ProviderSafe (normalize only names a provider rejects) for an
 // agent without one or not in the list.
 func NamerFor(id store.AgentID) naming.Namer {
-	if a := all.Lookup(id); a != nil && a.Namer != nil {
-		return a.Namer
+	if a := all.Lookup(id); a != nil && a.Core().Namer != nil {
+		return a.Core().Namer
 	}
 	return naming.ProviderSafe{}
 }

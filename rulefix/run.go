@@ -13,12 +13,12 @@ import (
 
 // Fixers are the agents with a rule-file migration (agent.RuleFix), the default one first (the
 // one fix --rules runs without --agent), then in the agent list's order.
-func Fixers() []*agent.Agent {
-	var out []*agent.Agent
+func Fixers() []agent.Agent {
+	var out []agent.Agent
 	for _, a := range all.Agents {
-		if a.RuleFix != nil {
-			if a.RuleFix.Default {
-				out = append([]*agent.Agent{a}, out...)
+		if all.RuleFixOf(a) != nil {
+			if all.RuleFixOf(a).Default {
+				out = append([]agent.Agent{a}, out...)
 			} else {
 				out = append(out, a)
 			}
@@ -29,7 +29,7 @@ func Fixers() []*agent.Agent {
 
 // Default is the agent whose rule migration fix --rules runs without --agent (nil: none, and
 // fix has no --rules).
-func Default() *agent.Agent {
+func Default() agent.Agent {
 	if rf := Fixers(); len(rf) > 0 {
 		return rf[0]
 	}
@@ -39,16 +39,16 @@ func Default() *agent.Agent {
 // For is the agent whose rule migration fix --rules runs with --agent id ("": Default), or nil
 // and the migrated rules of every agent that has one (Fixers' RuleFix.Rules, in order) for the
 // usage error that names them.
-func For(id string) (*agent.Agent, []string) {
+func For(id string) (agent.Agent, []string) {
 	if id == "" {
 		return Default(), nil
 	}
 	var names []string
 	for _, a := range Fixers() {
-		if string(a.ID) == id {
+		if string(a.Core().ID) == id {
 			return a, nil
 		}
-		names = append(names, a.RuleFix.Rules)
+		names = append(names, all.RuleFixOf(a).Rules)
 	}
 	return nil, names
 }
@@ -60,7 +60,7 @@ func SharedOptions() []agent.Option {
 	var out []agent.Option
 	at := map[string]int{}
 	for _, a := range Fixers() {
-		for _, o := range a.RuleFix.Options {
+		for _, o := range all.RuleFixOf(a).Options {
 			if i, ok := at[o.Name]; ok {
 				out[i].Usage += "; also " + o.Usage
 				continue
@@ -77,8 +77,8 @@ func SharedOptions() []agent.Option {
 func Declaring(flag string) []string {
 	var out []string
 	for _, a := range Fixers() {
-		if flag == "" || slices.ContainsFunc(a.RuleFix.Options, func(o agent.Option) bool { return o.Name == flag }) {
-			out = append(out, a.RuleFix.What)
+		if flag == "" || slices.ContainsFunc(all.RuleFixOf(a).Options, func(o agent.Option) bool { return o.Name == flag }) {
+			out = append(out, all.RuleFixOf(a).What)
 		}
 	}
 	return out
@@ -99,16 +99,16 @@ func OnlyFlags() []string {
 // --fail-on, --force, --all-users, --report, a's own scan/fix options it does not read (not
 // in RuleFix.Uses: an MCP config flag), --profile, --busy-timeout, and the other migrations'
 // options a does not declare, in that order (flag names without dashes).
-func NotTaken(a *agent.Agent) []string {
+func NotTaken(a agent.Agent) []string {
 	out := []string{"plan-out", "plan", "fail-on", "force", "all-users", "report"}
-	for _, o := range a.Options {
-		if !slices.Contains(a.RuleFix.Uses, o.Name) {
+	for _, o := range all.OptionsOf(a) {
+		if !slices.Contains(all.RuleFixOf(a).Uses, o.Name) {
 			out = append(out, o.Name)
 		}
 	}
 	out = append(out, "profile", "busy-timeout")
 	for _, o := range SharedOptions() {
-		if !slices.ContainsFunc(a.RuleFix.Options, func(x agent.Option) bool { return x.Name == o.Name }) {
+		if !slices.ContainsFunc(all.RuleFixOf(a).Options, func(x agent.Option) bool { return x.Name == o.Name }) {
 			out = append(out, o.Name)
 		}
 	}
@@ -120,15 +120,15 @@ func NotTaken(a *agent.Agent) []string {
 // and every other agent's own options, named in that order ("--name"); set says whether any of
 // them was given (naming: whether one of the three naming flags was; given: the agents' option
 // values by flag name).
-func Refused(a *agent.Agent, naming bool, given agent.Values) (names []string, set bool) {
+func Refused(a agent.Agent, naming bool, given agent.Values) (names []string, set bool) {
 	names = []string{"--discover", "--keep-truncated", "--rewrite-lossy"}
 	set = naming
 	seen := map[string]bool{}
-	for _, opt := range a.Options {
+	for _, opt := range all.OptionsOf(a) {
 		seen[opt.Name] = true
 	}
 	for _, other := range all.Agents {
-		for _, opt := range other.Options {
+		for _, opt := range all.OptionsOf(other) {
 			if other == a || seen[opt.Name] {
 				continue // the migrating agent's own (also when another room shares it): refused by fix's list or read (RuleFix.Uses)
 			}
@@ -200,7 +200,7 @@ func (e *End) Code() int {
 // (rewrite.CheckStateDir) and Apply write them. err is an error that ended the run before
 // anything was written (a usage error of the room's options, an unreadable inventory, a bad
 // state directory), or Apply's when nothing ran; else End says what happened.
-func Run(ctx context.Context, a *agent.Agent, req Request, h Hooks) (*End, error) {
+func Run(ctx context.Context, a agent.Agent, req Request, h Hooks) (*End, error) {
 	end := &End{}
 	problem := func(err error) {
 		end.Problems = append(end.Problems, err.Error())
@@ -208,7 +208,7 @@ func Run(ctx context.Context, a *agent.Agent, req Request, h Hooks) (*End, error
 	}
 	in := req.Input
 	in.Problem = problem
-	plan, err := a.RuleFix.Plan(ctx, in)
+	plan, err := all.RuleFixOf(a).Plan(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func Run(ctx context.Context, a *agent.Agent, req Request, h Hooks) (*End, error
 		// A rule file the room gave as byte edits: the engine's rule-file store reads it again
 		// and checks every edit's old bytes (a file changed since its rules were read is not
 		// planned: a problem, the run ends partial).
-		rfile, err := FromEdits(ctx, a.ID, RuleFileEdits{Path: f.Path, Edits: f.Edits, Labels: f.Labels, Rules: f.Rules})
+		rfile, err := FromEdits(ctx, a.Core().ID, RuleFileEdits{Path: f.Path, Edits: f.Edits, Labels: f.Labels, Rules: f.Rules})
 		if err != nil {
 			problem(err)
 			continue

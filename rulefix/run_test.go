@@ -2,6 +2,7 @@ package rulefix
 
 import (
 	"errors"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,11 +39,11 @@ func TestForNamesTheMigrations(t *testing.T) {
 	a, names := For("")
 	assert.Equal(t, d, a)
 	assert.Nil(t, names)
-	a, names = For(string(d.ID))
+	a, names = For(string(d.Core().ID))
 	assert.Equal(t, d, a)
 	assert.Nil(t, names)
 	a, names = For("no-such-agent")
 	assert.Nil(t, a)
-	assert.Equal(t, d.RuleFix.Rules, names[0])
+	assert.Equal(t, all.RuleFixOf(d).Rules, names[0])
 	assert.Len(t, names, len(Fixers()))
 }

@@ -40,7 +40,7 @@ import (
 
 // Agents is every agent sessionfix knows, in detection order (an earlier agent's sure verdict
 // on a file wins; SQLite profiles are tried in this order).
-var Agents = []*agent.Agent{
+var Agents = []agent.Agent{
 	gemini.Agent, // before Qwen Code: a session-*.jsonl in tmp/<project>/chats/ is Gemini CLI's
 	qwen.Agent,
 	codex.Agent,
@@ -63,17 +63,17 @@ var infoFirst = []store.AgentID{claude.ID}
 func InfoOrder() []store.AgentID {
 	out := slices.Clone(infoFirst)
 	for _, a := range Agents {
-		if !slices.Contains(out, a.ID) {
-			out = append(out, a.ID)
+		if !slices.Contains(out, a.Core().ID) {
+			out = append(out, a.Core().ID)
 		}
 	}
 	return out
 }
 
 // Lookup returns the agent with that id, or nil.
-func Lookup(id store.AgentID) *agent.Agent {
+func Lookup(id store.AgentID) agent.Agent {
 	for _, a := range Agents {
-		if a.ID == id {
+		if a.Core().ID == id {
 			return a
 		}
 	}
@@ -81,20 +81,28 @@ func Lookup(id store.AgentID) *agent.Agent {
 }
 
 // Classes lists the classes the agents' namers give beyond mcpname.Classes: every agent's
-// agent.Agent.Classes, in list order (the order of scan's class table).
+// agent.Classifier's Classes, in list order (the order of scan's class table).
 func Classes() []naming.ClassInfo {
 	var out []naming.ClassInfo
 	for _, a := range Agents {
-		out = append(out, a.Classes...)
+		out = append(out, classes(a)...)
 	}
 	return out
+}
+
+// classes are a's classes beyond mcpname.Classes (agent.Classifier), nil for none.
+func classes(a agent.Agent) []naming.ClassInfo {
+	if c, ok := a.(agent.Classifier); ok {
+		return c.Classes()
+	}
+	return nil
 }
 
 // ClassOf returns what an agent's room says of class c (ok false for mcpname's own classes
 // and unknown ones).
 func ClassOf(c mcpname.Class) (info naming.ClassInfo, ok bool) {
 	for _, a := range Agents {
-		for _, ci := range a.Classes {
+		for _, ci := range classes(a) {
 			if ci.Class == c {
 				return ci, true
 			}
@@ -107,9 +115,9 @@ func ClassOf(c mcpname.Class) (info naming.ClassInfo, ok bool) {
 // classes and unknown ones).
 func AgentOfClass(c mcpname.Class) store.AgentID {
 	for _, a := range Agents {
-		for _, ci := range a.Classes {
+		for _, ci := range classes(a) {
 			if ci.Class == c {
-				return a.ID
+				return a.Core().ID
 			}
 		}
 	}
@@ -117,10 +125,10 @@ func AgentOfClass(c mcpname.Class) store.AgentID {
 }
 
 // TextSite reports whether sites of kind k reach the model as text, not as tool names
-// (agent.Agent.TextSites of some agent).
+// (agent.TextSiter of some agent).
 func TextSite(k store.SiteKind) bool {
 	for _, a := range Agents {
-		if slices.Contains(a.TextSites, k) {
+		if t, ok := a.(agent.TextSiter); ok && slices.Contains(t.TextSites(), k) {
 			return true
 		}
 	}
@@ -128,10 +136,10 @@ func TextSite(k store.SiteKind) bool {
 }
 
 // OwnsSettings reports whether dir is an agent's config directory whose settings.json is that
-// agent's own (agent.Agent.OwnsSettings of some agent).
+// agent's own (agent.SettingsOwner of some agent).
 func OwnsSettings(dir string) bool {
 	for _, a := range Agents {
-		if a.OwnsSettings != nil && a.OwnsSettings(dir) {
+		if o, ok := a.(agent.SettingsOwner); ok && o.OwnsSettings(dir) {
 			return true
 		}
 	}
@@ -139,11 +147,11 @@ func OwnsSettings(dir string) bool {
 }
 
 // KnownFile says what a file that is no store is to some agent, and which command reads it
-// (agent.Agent.KnownFile of the first agent that knows it, in list order), or "".
+// (agent.FileKnower of the first agent that knows it, in list order), or "".
 func KnownFile(path string) string {
 	for _, a := range Agents {
-		if a.KnownFile != nil {
-			if why := a.KnownFile(path); why != "" {
+		if k, ok := a.(agent.FileKnower); ok {
+			if why := k.KnownFile(path); why != "" {
 				return why
 			}
 		}
@@ -152,11 +160,11 @@ func KnownFile(path string) string {
 }
 
 // Relocate says where an agent's newest release opens the store ref instead of where it lies
-// (agent.Agent.Relocate of the first agent that asks for a move, in list order), or "".
+// (agent.Relocator of the first agent that asks for a move, in list order), or "".
 func Relocate(ref store.Ref) (to, why string) {
 	for _, a := range Agents {
-		if a.Relocate != nil {
-			if to, why := a.Relocate(ref); to != "" {
+		if r, ok := a.(agent.Relocator); ok {
+			if to, why := r.Relocate(ref); to != "" {
 				return to, why
 			}
 		}
@@ -169,8 +177,8 @@ func Relocate(ref store.Ref) (to, why string) {
 func Selectable() []store.AgentID {
 	var out []store.AgentID
 	for _, a := range Agents {
-		if a.Roots != nil || a.ForceJSONL != nil {
-			out = append(out, a.ID)
+		if _, forces := a.(agent.Forcer); a.Core().Roots != nil || forces {
+			out = append(out, a.Core().ID)
 		}
 	}
 	return out
@@ -192,17 +200,17 @@ func DefaultRoots(id store.AgentID, env agent.Env) []string {
 		}
 		return out
 	}
-	if a := Lookup(id); a != nil && a.Roots != nil {
-		return a.Roots(env)
+	if a := Lookup(id); a != nil && a.Core().Roots != nil {
+		return a.Core().Roots(env)
 	}
-	return Default.Roots(env)
+	return Default.Core().Roots(env)
 }
 
 // LookedFor is what a run without paths looked for of one agent: the agent, its roots that
 // exist (Found) and the ones it looked for (Tried: every root, or when none, what RootsTried
 // says was tried).
 type LookedFor struct {
-	Agent *agent.Agent
+	Agent agent.Agent
 	Found []string
 	Tried string
 }
@@ -214,19 +222,19 @@ func Looked(env agent.Env) []LookedFor {
 	var out []LookedFor
 	seen := map[string]bool{}
 	for _, a := range Agents {
-		if a.Roots == nil {
+		if a.Core().Roots == nil {
 			continue
 		}
 		l := LookedFor{Agent: a}
-		roots := a.Roots(env)
+		roots := a.Core().Roots(env)
 		for _, r := range roots {
 			if _, err := os.Stat(r); err == nil && !seen[r] {
 				seen[r] = true
 				l.Found = append(l.Found, r)
 			}
 		}
-		if a.RootsTried != nil {
-			_, l.Tried, _ = a.RootsTried(env)
+		if a.Core().RootsTried != nil {
+			_, l.Tried, _ = a.Core().RootsTried(env)
 		} else {
 			l.Tried = strings.Join(roots, ", ")
 		}
@@ -235,12 +243,12 @@ func Looked(env agent.Env) []LookedFor {
 	return out
 }
 
-// FollowLink says why discovery follows the symbolic link at path (agent.Agent.FollowLink of
+// FollowLink says why discovery follows the symbolic link at path (agent.LinkFollower of
 // the first agent that does), or "".
 func FollowLink(path string) string {
 	for _, a := range Agents {
-		if a.FollowLink != nil {
-			if why := a.FollowLink(path); why != "" {
+		if l, ok := a.(agent.LinkFollower); ok {
+			if why := l.FollowLink(path); why != "" {
 				return why
 			}
 		}
@@ -252,7 +260,7 @@ func FollowLink(path string) string {
 func SQLiteProfiles() []*sqlite.Profile {
 	var out []*sqlite.Profile
 	for _, a := range Agents {
-		out = append(out, a.SQLite...)
+		out = append(out, a.Core().SQLite...)
 	}
 	return out
 }
@@ -260,7 +268,7 @@ func SQLiteProfiles() []*sqlite.Profile {
 // profileByKind returns the JSONL profile of a store kind, or nil.
 func profileByKind(k store.Kind) *jsonl.Profile {
 	for _, a := range Agents {
-		for _, p := range a.JSONL {
+		for _, p := range a.Core().JSONL {
 			if p.Kind == k {
 				return p
 			}
@@ -427,8 +435,8 @@ func detectWith(ctx context.Context, path string, head []byte, opt Options) Dete
 	}
 	if strings.HasSuffix(path, ".zst") || bytes.HasPrefix(head, zstdMagic) {
 		for _, a := range Agents {
-			if a.Compressed != nil && (id == "" || id == a.ID) {
-				if why := a.Compressed(path, id == a.ID); why != "" {
+			if c, ok := a.(agent.Compressor); ok && (id == "" || id == a.Core().ID) {
+				if why := c.Compressed(path, id == a.Core().ID); why != "" {
 					return Detection{Unsupported: why}
 				}
 			}
@@ -462,10 +470,10 @@ func detectWith(ctx context.Context, path string, head []byte, opt Options) Dete
 func detectJSONL(path string, first []byte) *jsonl.Profile {
 	var guess *jsonl.Profile
 	for _, a := range Agents {
-		if a.DetectJSONL == nil {
+		if a.Core().DetectJSONL == nil {
 			continue
 		}
-		p, sure := a.DetectJSONL(path, first)
+		p, sure := a.Core().DetectJSONL(path, first)
 		switch {
 		case p != nil && sure:
 			return p
@@ -476,17 +484,18 @@ func detectJSONL(path string, first []byte) *jsonl.Profile {
 	return guess
 }
 
-// forceJSONL is the profile a file is read with under --agent a (see agent.Agent.ForceJSONL).
-func forceJSONL(a *agent.Agent, path string, first []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+// forceJSONL is the profile a file is read with under --agent a (see agent.Forcer).
+func forceJSONL(a agent.Agent, path string, first []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	f, forces := a.(agent.Forcer)
 	switch {
 	case a == nil:
 		return nil, ""
-	case a.ForceJSONL != nil:
-		return a.ForceJSONL(path, first, auto)
-	case auto == nil || auto.Agent == a.ID:
+	case forces:
+		return f.ForceJSONL(path, first, auto)
+	case auto == nil || auto.Agent == a.Core().ID:
 		return auto, ""
 	}
-	return nil, fmt.Sprintf("looks like a %s: not read with --agent %s (drop --agent or pass --agent %s)", auto.Title, a.ID, auto.Agent)
+	return nil, fmt.Sprintf("looks like a %s: not read with --agent %s (drop --agent or pass --agent %s)", auto.Title, a.Core().ID, auto.Agent)
 }
 
 // ReadHead returns up to HeadSize leading bytes of the file at path, opened as every store is
@@ -576,8 +585,8 @@ func Reopen(ctx context.Context, ref store.Ref, opt Options) (store.Store, error
 		return OpenWith(ref, opt)
 	}
 	if p := profileByKind(ref.Kind); p != nil {
-		if a := Lookup(p.Agent); a != nil && a.ForceJSONL != nil {
-			opt.Agent = a.ID
+		if _, forces := Lookup(p.Agent).(agent.Forcer); forces {
+			opt.Agent = p.Agent
 		}
 	}
 	d := DetectWith(ctx, ref.Path, head, opt)

@@ -43,9 +43,9 @@ func TestNamersComeFromTheList(t *testing.T) {
 	assert.False(t, TextSite(store.SiteCall))
 
 	for _, a := range []store.AgentID{gemini.ID, qwen.ID, codex.ID, claude.ID, kilo.ID, cline.ID} {
-		assert.NotNil(t, Lookup(a).Namer, "%s has its own naming rule", a)
+		assert.NotNil(t, Lookup(a).Core().Namer, "%s has its own naming rule", a)
 	}
-	assert.Nil(t, Lookup("opencode").Namer, "opencode follows naming.ProviderSafe")
+	assert.Nil(t, Lookup("opencode").Core().Namer, "opencode follows naming.ProviderSafe")
 	var _ naming.Namer = naming.ProviderSafe{}
 }
 

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"github.com/sessionfix/sessionfix/naming"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
@@ -72,8 +73,8 @@ func Force(path string, _ []byte, auto *jsonl.Profile) (*jsonl.Profile, string) 
 
 // Agent describes Claude Code to agent/all: with --agent claude and no PATH, the sessions under
 // $CLAUDE_CONFIG_DIR (else ~/.claude) are read.
-var Agent = &agent.Agent{
-	ID: ID, Name: "Claude Code", Env: []string{EnvConfigDir},
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "Claude Code",
 	// The config directory's projects/ (sessions); the ~/.claude.json beside it plans them.
 	Roots: func(env agent.Env) []string { return []string{ProjectsRoot(Home(env.Getenv, env.Home))} },
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
@@ -83,20 +84,65 @@ var Agent = &agent.Agent{
 		}
 		return "Claude Code sessions", tried, "set " + EnvConfigDir
 	},
-	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect, ForceJSONL: Force,
-	Namer: claudeNamer{}, Classes: ClaudeClasses,
-	TextSites:    []store.SiteKind{ClaudeSiteSelect, ClaudeSiteDeferred},
-	OwnsSettings: IsConfigDir,
-	KnownFile:    KnownFile,
-	Redispatches: Redispatches,
-	Audit:        Audit,
-	Prepare:      prepare,
-	Options: []agent.Option{
-		{Name: MCPConfigOption, Repeatable: true, File: true, Plan: "mcp_config", PlanAfter: "profile", Usage: "Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys are raw identities of Claude Code names (with --discover its servers are listed)"},
-		{Name: AllowSharedOption, Bool: true, Plan: "allow_shared", PlanAfter: "profile", Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported); with fix --rules, also an allow rule whose new spelling is such a name (it then grants both)"},
-	},
-	Help:    Help,
-	RuleFix: RuleFix,
+	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect,
+	Namer:   claudeNamer{},
+	Prepare: prepare,
+}}
+
+// room is Claude Code's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.Forcer = (*room)(nil)
+
+func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	return Force(path, firstLine, auto)
+}
+
+var _ agent.Classifier = (*room)(nil)
+
+func (*room) Classes() []naming.ClassInfo { return ClaudeClasses }
+
+var _ agent.TextSiter = (*room)(nil)
+
+func (*room) TextSites() []store.SiteKind {
+	return []store.SiteKind{ClaudeSiteSelect, ClaudeSiteDeferred}
+}
+
+var _ agent.SettingsOwner = (*room)(nil)
+
+func (*room) OwnsSettings(dir string) bool { return IsConfigDir(dir) }
+
+var _ agent.FileKnower = (*room)(nil)
+
+func (*room) KnownFile(path string) string { return KnownFile(path) }
+
+var _ agent.Redispatcher = (*room)(nil)
+
+func (*room) Redispatches(in naming.DispatchInput) []naming.Redispatch { return Redispatches(in) }
+
+var _ agent.Auditor = (*room)(nil)
+
+func (*room) Audit() *agent.Audit { return Audit }
+
+var _ agent.Optioner = (*room)(nil)
+
+func (*room) Options() []agent.Option { return options }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
+
+var _ agent.RuleFixer = (*room)(nil)
+
+func (*room) RuleFix() *agent.RuleFix { return RuleFix }
+
+// options are Claude Code's own flags of scan, fix and check.
+var options = []agent.Option{
+	{Name: MCPConfigOption, Repeatable: true, File: true, Plan: "mcp_config", PlanAfter: "profile", Usage: "Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys are raw identities of Claude Code names (with --discover its servers are listed)"},
+	{Name: AllowSharedOption, Bool: true, Plan: "allow_shared", PlanAfter: "profile", Usage: "Claude Code: also rewrite a stored name whose current spelling is shared by two raw tools (only the first of them can be called; always reported); with fix --rules, also an allow rule whose new spelling is such a name (it then grants both)"},
 }
 
 // Help is what sessionfix's --help says of Claude Code.

@@ -15,7 +15,7 @@ import (
 // as today's tool set under release version (the engine's check: agent.AuditEngine.History).
 // Nothing when home is "", tools is empty or home has no projects/ directory (no session
 // history: nothing to look up). Nothing is written, no MCP server is started.
-func AuditHistory(ctx context.Context, check agent.HistoryCheck, home string, tools []mcpname.ClaudeTool, from, version string) (agent.HistoryFindings, []error, error) {
+func AuditHistory(ctx context.Context, check agent.HistoryCheck, home string, tools []mcpname.ClaudeTool, from, version string) ([]naming.Redispatch, []error, error) {
 	if home == "" || len(tools) == 0 {
 		return nil, nil, nil
 	}

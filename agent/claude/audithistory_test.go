@@ -20,9 +20,10 @@ import (
 func TestAuditHistory(t *testing.T) {
 	tools := []mcpname.ClaudeTool{{Server: "lit", Tool: "search"}}
 	var got []agent.HistoryInput
-	check := func(_ context.Context, in agent.HistoryInput) (agent.HistoryFindings, []error, error) {
+	findings := []naming.Redispatch{{Store: "s.jsonl", Stored: "mcp__lit__search", Class: "redispatch"}}
+	check := func(_ context.Context, in agent.HistoryInput) ([]naming.Redispatch, []error, error) {
 		got = append(got, in)
-		return "findings", nil, nil
+		return findings, nil, nil
 	}
 	home := t.TempDir()
 	f, errs, err := AuditHistory(context.Background(), check, home, tools, "file tools.json (1 tool)", "2.1.332")
@@ -34,7 +35,7 @@ func TestAuditHistory(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(home, "projects"), 0o755))
 	f, _, err = AuditHistory(context.Background(), check, home, tools, "file tools.json (1 tool)", "2.1.332")
 	require.NoError(t, err)
-	assert.Equal(t, "findings", f)
+	assert.Equal(t, findings, f)
 	require.Len(t, got, 1)
 	in := got[0]
 	assert.Equal(t, ID, in.Agent)

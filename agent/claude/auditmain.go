@@ -2,7 +2,9 @@ package claude
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/naming"
 	"io"
 	"path/filepath"
 
@@ -168,11 +170,11 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 		Page: func() *reports.HTMLPage {
 			return rep.Page(&r.ClaudeLoaded, o.Now, o.Version, o.AllPairs, pairs, toolTable)
 		},
-		Doc: func(rd any) any {
-			return struct {
+		Doc: func(rd []naming.Redispatch) json.Marshaler {
+			return reports.Document(struct {
 				*ClaudeJSONReport
-				Redispatch any `json:"redispatch"`
-			}{rep.JSON(&r.ClaudeLoaded, o.Now, o.AllPairs), rd}
+				Redispatch []naming.Redispatch `json:"redispatch"`
+			}{rep.JSON(&r.ClaudeLoaded, o.Now, o.AllPairs), rd})
 		},
 		SARIF: rep.SARIF, Rules: ClaudeSARIFRules, Read: r.Read(o.Inventory),
 		Summary: func(w io.Writer) {

@@ -2,6 +2,8 @@ package claude
 
 import (
 	"context"
+	"encoding/json"
+	"github.com/sessionfix/sessionfix/reports"
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/internal/usage"
@@ -85,13 +87,13 @@ func planRuleFix(ctx context.Context, in agent.RuleFixInput) (*agent.RuleFixPlan
 	for i, f := range files {
 		out.Files[i] = agent.RuleFile{Store: f.Store, Snap: f.Snap, Decisions: f.Decisions, Rewrites: f.Rewrites}
 	}
-	out.Report = func(mode, run string, outcomes []agent.RuleOutcome, problems []string) any {
+	out.Report = func(mode, run string, outcomes []agent.RuleOutcome, problems []string) json.Marshaler {
 		rep.Mode, rep.Run = mode, run
 		for _, oc := range outcomes {
 			rep.Outcomes = append(rep.Outcomes, RuleOutRow{File: oc.File, Status: oc.Status, Rules: oc.Rules, Reason: oc.Reason})
 		}
 		rep.Errors = append(rep.Errors, problems...)
-		return rep
+		return reports.Document(rep)
 	}
 	return out, nil
 }

@@ -22,7 +22,7 @@ func TestRuleFixPlan(t *testing.T) {
 		Inventory: "../../fixtures/claude-audit/inventory.json", Paths: []string{claudeReal + "dot-claude", claudeReal + "project-settings/lab"},
 		Cwd: t.TempDir(), Options: agent.Values{ProjectKeyOption: {"/home/demo/src/lab"}},
 		Problem: func(err error) { t.Errorf("problem: %v", err) }, Note: func(string) {}, Warn: func(string) {}}
-	p, err := Agent.RuleFix.Plan(context.Background(), in)
+	p, err := Agent.(agent.RuleFixer).RuleFix().Plan(context.Background(), in)
 	require.NoError(t, err)
 	assert.Equal(t, "2.1.332", p.Version)
 	require.Len(t, p.Changes, 3)
@@ -42,7 +42,7 @@ func TestRuleFixPlan(t *testing.T) {
 	assert.Contains(t, string(b), `"mode":"apply","run":"RUN","outcomes":[{"file":"f","status":"rewritten","rules":2}],"errors":["bad file"]}`)
 
 	in.Options = agent.Values{VersionOption: {"x"}}
-	_, err = Agent.RuleFix.Plan(context.Background(), in)
+	_, err = Agent.(agent.RuleFixer).RuleFix().Plan(context.Background(), in)
 	require.Error(t, err)
 	assert.True(t, errors.As(err, new(*usage.Error)), "%v", err)
 	assert.Contains(t, err.Error(), "--claude-version: ")

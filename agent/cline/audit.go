@@ -2,7 +2,9 @@ package cline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/naming"
 	"io"
 	"os"
 	"slices"
@@ -84,13 +86,13 @@ type DirAudit struct {
 
 // Report is the Cline audit document (--format json).
 type Report struct {
-	Agent      string     `json:"agent"`
-	Generated  string     `json:"generated"`
-	Version    string     `json:"sessionfix_version"`
-	Dirs       []DirAudit `json:"dirs"`
-	Gained     int        `json:"gained"`
-	Orphaned   int        `json:"orphaned_tasks"`
-	Redispatch any        `json:"redispatch"`
+	Agent      string              `json:"agent"`
+	Generated  string              `json:"generated"`
+	Version    string              `json:"sessionfix_version"`
+	Dirs       []DirAudit          `json:"dirs"`
+	Gained     int                 `json:"gained"`
+	Orphaned   int                 `json:"orphaned_tasks"`
+	Redispatch []naming.Redispatch `json:"redispatch"`
 }
 
 func runAudit(ctx context.Context, in agent.AuditInput) (*agent.AuditResult, error) {
@@ -353,10 +355,10 @@ func result(rep *Report, read []string, partial func() bool) *agent.AuditResult 
 				Counts:   []reports.HTMLCount{{Label: "gained", Value: rep.Gained, Tone: "bad"}, {Label: "orphaned 2.x tasks", Value: rep.Orphaned, Tone: "warn"}},
 				Sections: []reports.HTMLSection{{ID: "tools", Title: "MCP tools: outcome before (Cline 2.x) and after", Table: pairs, Facets: []string{"finding", "server", "after"}, Empty: "no MCP tool known"}}}
 		},
-		Doc: func(rd any) any {
+		Doc: func(rd []naming.Redispatch) json.Marshaler {
 			r := *rep
 			r.Redispatch = rd
-			return &r
+			return reports.Document(&r)
 		},
 		SARIF: func() []reports.SARIFResult { return results },
 		Rules: sarifRules,

@@ -24,6 +24,7 @@ package cline
 
 import (
 	"errors"
+	"github.com/sessionfix/sessionfix/naming"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -215,17 +216,45 @@ func Generation(dir string) int {
 
 // Agent describes Cline to agent/all: with --agent cline and no PATH the data directories of
 // Roots are read.
-var Agent = &agent.Agent{
-	ID: ID, Name: agentName, Env: []string{EnvDataDir, "XDG_CONFIG_HOME"},
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: agentName,
 	Roots: Roots, RootsTried: RootsTried,
-	HomeOf: HomeOf,
-	JSONL:  []*jsonl.Profile{Task, Session}, DetectJSONL: Detect, ForceJSONL: Force,
-	Namer: namer{}, Classes: Classes,
-	KnownFile: KnownFile,
-	Prepare:   Prepare,
-	Audit:     Audit,
-	Help:      Help,
+	JSONL: []*jsonl.Profile{Task, Session}, DetectJSONL: Detect,
+	Namer:   namer{},
+	Prepare: Prepare,
+}}
+
+// room is Cline's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.HomeFinder = (*room)(nil)
+
+func (*room) HomeOf(path string) string { return HomeOf(path) }
+
+var _ agent.Forcer = (*room)(nil)
+
+func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	return Force(path, firstLine, auto)
 }
+
+var _ agent.Classifier = (*room)(nil)
+
+func (*room) Classes() []naming.ClassInfo { return Classes }
+
+var _ agent.FileKnower = (*room)(nil)
+
+func (*room) KnownFile(path string) string { return KnownFile(path) }
+
+var _ agent.Auditor = (*room)(nil)
+
+func (*room) Audit() *agent.Audit { return Audit }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
 
 // Help is what sessionfix's --help says of Cline.
 var Help = &agent.Help{

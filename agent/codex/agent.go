@@ -2,6 +2,7 @@ package codex
 
 import (
 	"fmt"
+	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,22 +96,68 @@ func Compressed(path string, forced bool) string {
 }
 
 // Agent describes the Codex CLI to agent/all.
-var Agent = &agent.Agent{
-	ID: ID, Name: "Codex CLI", Env: Env,
-	Roots: existingRoots, RootsTried: RootsTried, HomeOf: HomeOf, FollowLink: FollowLink,
-	JSONL: []*jsonl.Profile{Rollout}, DetectJSONL: Detect, ForceJSONL: Force, Compressed: Compressed,
-	SQLite: []*sqlite.Profile{HistoryProfile, StateProfile},
-	Namer:  codexNamer{}, Classes: CodexClasses,
-	// The flat spelling (namespace without trailing '_' + "__" + name without leading '_'):
-	// the string the Responses API shows the model and the one Codex sends where a request
-	// cannot carry a namespace (schemes.md §A.4).
-	SentName:     func(ns, name string) string { return mcpname.CodexName{Namespace: ns, Name: name}.Flat() },
-	Redispatches: Redispatches,
-	Prepare:      prepare, PrepareOnce: true,
-	Options: []agent.Option{{Name: ConfigOption, File: true, Before: "discover", Plan: "codex_config", PlanAfter: "agent",
-		Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)"}},
-	Help: Help,
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "Codex CLI",
+	Roots: existingRoots, RootsTried: RootsTried,
+	JSONL: []*jsonl.Profile{Rollout}, DetectJSONL: Detect,
+	SQLite:  []*sqlite.Profile{HistoryProfile, StateProfile},
+	Namer:   codexNamer{},
+	Prepare: prepare,
+}}
+
+// room is Codex CLI's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.HomeFinder = (*room)(nil)
+
+func (*room) HomeOf(path string) string { return HomeOf(path) }
+
+var _ agent.LinkFollower = (*room)(nil)
+
+func (*room) FollowLink(path string) string { return FollowLink(path) }
+
+var _ agent.Forcer = (*room)(nil)
+
+func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	return Force(path, firstLine, auto)
 }
+
+var _ agent.Compressor = (*room)(nil)
+
+func (*room) Compressed(path string, forced bool) string { return Compressed(path, forced) }
+
+var _ agent.Classifier = (*room)(nil)
+
+func (*room) Classes() []naming.ClassInfo { return CodexClasses }
+
+var _ agent.SentNamer = (*room)(nil)
+
+func (*room) SentName(namespace, name string) string {
+	return mcpname.CodexName{Namespace: namespace, Name: name}.Flat()
+}
+
+var _ agent.Redispatcher = (*room)(nil)
+
+func (*room) Redispatches(in naming.DispatchInput) []naming.Redispatch { return Redispatches(in) }
+
+var _ agent.OncePreparer = (*room)(nil)
+
+func (*room) PrepareOnce() bool { return true }
+
+var _ agent.Optioner = (*room)(nil)
+
+func (*room) Options() []agent.Option { return options }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
+
+// options are Codex's own flags of scan, fix and check.
+var options = []agent.Option{{Name: ConfigOption, File: true, Before: "discover", Plan: "codex_config", PlanAfter: "agent",
+	Usage: "Codex config.toml giving MCP server keys, tool filters and naming options (default: the config.toml of the Codex home each rollout is in, else $CODEX_HOME/config.toml, else ~/.codex/config.toml, when it exists)"}}
 
 // Help is what sessionfix's --help says of the Codex CLI.
 var Help = &agent.Help{

@@ -17,7 +17,7 @@ import (
 // rollout stays clean. Before, the name was "clean" and scan --fail-on kept said 0.
 func TestCodexOwnOverLongNameKept(t *testing.T) {
 	snap := scanCodex(t, codexFixtures+"rollout-codex-0.169.0.jsonl")
-	ds := Agent.Namer.Decide(snap, naming.Policy{})
+	ds := Agent.Core().Namer.Decide(snap, naming.Policy{})
 	var over []naming.Decision
 	for _, d := range ds {
 		if d.Site.Field == FieldNamespace {

@@ -32,6 +32,7 @@
 package copilot
 
 import (
+	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,20 +275,65 @@ func Force(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, 
 }
 
 // Agent describes GitHub Copilot CLI to agent/all.
-var Agent = &agent.Agent{
-	ID: ID, Name: "GitHub Copilot CLI", Env: Env,
-	Roots: Roots, RootsTried: RootsTried, HomeOf: homeOf, FollowLink: FollowLink,
-	JSONL: []*jsonl.Profile{Events, Flat, History}, DetectJSONL: Detect, ForceJSONL: Force,
-	Namer: copilotNamer{}, Classes: Classes,
-	KnownFile: KnownFile,
-	Prepare:   prepare,
-	Relocate:  Relocate,
-	Options: []agent.Option{
-		{Name: MCPConfigOption, Repeatable: true, File: true, Usage: "Copilot CLI: an MCP config file (its --additional-mcp-config, a .mcp.json): its server keys are raw identities of stored names"},
-	},
-	Help:    Help,
-	Audit:   Audit,
-	RuleFix: RuleFix,
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "GitHub Copilot CLI",
+	Roots: Roots, RootsTried: RootsTried,
+	JSONL: []*jsonl.Profile{Events, Flat, History}, DetectJSONL: Detect,
+	Namer:   copilotNamer{},
+	Prepare: prepare,
+}}
+
+// room is GitHub Copilot CLI's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.HomeFinder = (*room)(nil)
+
+func (*room) HomeOf(path string) string { return homeOf(path) }
+
+var _ agent.LinkFollower = (*room)(nil)
+
+func (*room) FollowLink(path string) string { return FollowLink(path) }
+
+var _ agent.Forcer = (*room)(nil)
+
+func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	return Force(path, firstLine, auto)
+}
+
+var _ agent.Classifier = (*room)(nil)
+
+func (*room) Classes() []naming.ClassInfo { return Classes }
+
+var _ agent.FileKnower = (*room)(nil)
+
+func (*room) KnownFile(path string) string { return KnownFile(path) }
+
+var _ agent.Relocator = (*room)(nil)
+
+func (*room) Relocate(ref store.Ref) (to, why string) { return Relocate(ref) }
+
+var _ agent.Optioner = (*room)(nil)
+
+func (*room) Options() []agent.Option { return options }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
+
+var _ agent.Auditor = (*room)(nil)
+
+func (*room) Audit() *agent.Audit { return Audit }
+
+var _ agent.RuleFixer = (*room)(nil)
+
+func (*room) RuleFix() *agent.RuleFix { return RuleFix }
+
+// options are Copilot CLI's own flags of scan, fix and check.
+var options = []agent.Option{
+	{Name: MCPConfigOption, Repeatable: true, File: true, Usage: "Copilot CLI: an MCP config file (its --additional-mcp-config, a .mcp.json): its server keys are raw identities of stored names"},
 }
 
 // Help is what sessionfix's --help says of Copilot CLI.

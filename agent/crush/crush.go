@@ -33,12 +33,26 @@ var Profile = &sqlite.Profile{
 }
 
 // Agent describes crush to agent/all.
-var Agent = &agent.Agent{ID: ID, Name: "crush", Env: []string{"CRUSH_GLOBAL_DATA", "XDG_DATA_HOME"}, SQLite: []*sqlite.Profile{Profile},
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "crush", SQLite: []*sqlite.Profile{Profile},
 	Roots: Roots,
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		return "crush project database", DataDirTried(env) + ": projects.json, each project's crush.db", "set CRUSH_GLOBAL_DATA"
 	},
-	Help: &agent.Help{Roots: "the crush.db of every project of projects.json under\n$CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush"}}
+}}
+
+// room is crush's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return help }
+
+// help is what sessionfix's --help says of crush.
+var help = &agent.Help{Roots: "the crush.db of every project of projects.json under\n$CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush"}
 
 // DataDir is crush's global data directory (charmbracelet/crush internal/config
 // GlobalConfigData's directory): $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else

@@ -25,6 +25,7 @@
 package gemini
 
 import (
+	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,8 +145,8 @@ func KnownFile(path string) string {
 
 // Agent describes Gemini CLI to agent/all: with --agent gemini and no PATH, the sessions under
 // $GEMINI_CLI_HOME/.gemini/tmp (else ~/.gemini/tmp) are read.
-var Agent = &agent.Agent{
-	ID: ID, Name: agentName, Env: []string{EnvHome},
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: agentName,
 	Roots: Roots,
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		tried = "$" + EnvHome + " (not set), so ~/.gemini/tmp"
@@ -154,16 +155,50 @@ var Agent = &agent.Agent{
 		}
 		return "Gemini CLI sessions", tried, "set " + EnvHome
 	},
-	HomeOf: HomeOf,
-	JSONL:  []*jsonl.Profile{Session, SessionJSON}, DetectJSONL: Detect, ForceJSONL: Force,
-	Namer: geminiNamer{}, Classes: Classes,
-	OwnsSettings: IsHome,
-	KnownFile:    KnownFile,
-	Prepare:      prepare,
-	Help:         Help,
-	Audit:        Audit,
-	RuleFix:      RuleFix,
+	JSONL: []*jsonl.Profile{Session, SessionJSON}, DetectJSONL: Detect,
+	Namer:   geminiNamer{},
+	Prepare: prepare,
+}}
+
+// room is Gemini CLI's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.HomeFinder = (*room)(nil)
+
+func (*room) HomeOf(path string) string { return HomeOf(path) }
+
+var _ agent.Forcer = (*room)(nil)
+
+func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
+	return Force(path, firstLine, auto)
 }
+
+var _ agent.Classifier = (*room)(nil)
+
+func (*room) Classes() []naming.ClassInfo { return Classes }
+
+var _ agent.SettingsOwner = (*room)(nil)
+
+func (*room) OwnsSettings(dir string) bool { return IsHome(dir) }
+
+var _ agent.FileKnower = (*room)(nil)
+
+func (*room) KnownFile(path string) string { return KnownFile(path) }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
+
+var _ agent.Auditor = (*room)(nil)
+
+func (*room) Audit() *agent.Audit { return Audit }
+
+var _ agent.RuleFixer = (*room)(nil)
+
+func (*room) RuleFix() *agent.RuleFix { return RuleFix }
 
 // Help is what sessionfix's --help says of Gemini CLI (phrases are spliced in as they are: the
 // line breaks are where the goldens of cmd/sessionfix show the lines overflow).

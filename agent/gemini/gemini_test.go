@@ -42,7 +42,7 @@ func TestHomeAndRoots(t *testing.T) {
 	assert.Equal(t, "/srv/alt/.gemini", gemini.Home(e.Getenv, e.Home))
 	e = env(map[string]string{"GEMINI_CLI_HOME": "~/alt"}, "/home/me")
 	assert.Equal(t, "/home/me/alt/.gemini", gemini.Home(e.Getenv, e.Home))
-	what, tried, hint := gemini.Agent.RootsTried(env(nil, "/home/me"))
+	what, tried, hint := gemini.Agent.Core().RootsTried(env(nil, "/home/me"))
 	assert.Equal(t, "Gemini CLI sessions", what)
 	assert.Equal(t, "$GEMINI_CLI_HOME (not set), so ~/.gemini/tmp", tried)
 	assert.Equal(t, "set GEMINI_CLI_HOME", hint)
@@ -227,7 +227,7 @@ func decide(snap *store.Snapshot, pol *gemini.Policy) []naming.Decision {
 	if pol != nil {
 		naming.SetAgent(&np, gemini.ID, &naming.PathPolicy[gemini.Policy]{Default: *pol})
 	}
-	return gemini.Agent.Namer.Decide(snap, np)
+	return gemini.Agent.Core().Namer.Decide(snap, np)
 }
 
 // TestRepairOfRecordedSessions: every stored call of the 0.10.0 and 0.32.1 sessions (each of
@@ -339,7 +339,7 @@ func TestPrepareReadsTheHomeSettings(t *testing.T) {
 	st := all.Detect(labJSONL, nil).Store
 	require.NotNil(t, st)
 	in := agent.PrepareInput{Env: env(nil, t.TempDir()), Stores: []store.Store{st}, Lexical: func(s string) string { return s }}
-	p, err := gemini.Agent.Prepare(context.Background(), in)
+	p, err := gemini.Agent.Core().Prepare(context.Background(), in)
 	require.NoError(t, err)
 	require.Len(t, p.Info, 1)
 	info := p.Info[0].(*gemini.Info)

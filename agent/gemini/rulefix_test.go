@@ -58,8 +58,8 @@ func TestRuleFixDenyFixture(t *testing.T) {
 	inv := filepath.Join(t.TempDir(), "inv.json")
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"foo.bar": {"tools": ["deploy.prod", "purge", "rotate", "wipe", "scale", "drain", "keep", "get+data"]},
  "acme": {"tools": ["a1", "a2"]}, "lit": {"tools": ["literature.search_pubmed", "ok_tool", "fetch", "summarize"]}}}`), 0o600))
-	require.NotNil(t, gemini.Agent.RuleFix)
-	p, err := gemini.Agent.RuleFix.Plan(context.Background(), ruleFixInput(t, home, inv, agent.Values{gemini.ApprovalModeOption: {"yolo"}, gemini.BeforeOption: {"0.32.1"}}))
+	require.Same(t, gemini.RuleFix, gemini.Agent.(agent.RuleFixer).RuleFix())
+	p, err := gemini.RuleFix.Plan(context.Background(), ruleFixInput(t, home, inv, agent.Values{gemini.ApprovalModeOption: {"yolo"}, gemini.BeforeOption: {"0.32.1"}}))
 	require.NoError(t, err)
 	assert.Equal(t, "0.61.0", p.Version)
 	var rows [][]any
@@ -110,7 +110,7 @@ func TestRuleFixCommentsAndHeld(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(g, "policies", "p.toml"), []byte(policy), 0o600))
 	inv := filepath.Join(t.TempDir(), "inv.json")
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"foo_bar": {"tools": ["status"]}, "foo bar": {"tools": ["status"]}, "lit": {"tools": ["fetch", "summarize"]}}}`), 0o600))
-	p, err := gemini.Agent.RuleFix.Plan(context.Background(), ruleFixInput(t, home, inv, agent.Values{gemini.ApprovalModeOption: {"yolo"}}))
+	p, err := gemini.RuleFix.Plan(context.Background(), ruleFixInput(t, home, inv, agent.Values{gemini.ApprovalModeOption: {"yolo"}}))
 	require.NoError(t, err)
 	require.Len(t, p.Changes, 4)
 	assert.Equal(t, "held", p.Changes[0].Action)

@@ -35,12 +35,26 @@ var Profile = &sqlite.Profile{
 }
 
 // Agent describes goose to agent/all.
-var Agent = &agent.Agent{ID: ID, Name: "goose", Env: []string{"GOOSE_PATH_ROOT", "XDG_DATA_HOME"}, SQLite: []*sqlite.Profile{Profile},
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "goose", SQLite: []*sqlite.Profile{Profile},
 	Roots: func(env agent.Env) []string { return []string{SessionsDB(env)} },
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		return "goose sessions database", DataDirTried(env) + ": sessions/sessions.db", "set GOOSE_PATH_ROOT"
 	},
-	Help: &agent.Help{Roots: "sessions/sessions.db under $GOOSE_PATH_ROOT/data, else\n$XDG_DATA_HOME/goose, else ~/.local/share/goose"}}
+}}
+
+// room is goose's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return help }
+
+// help is what sessionfix's --help says of goose.
+var help = &agent.Help{Roots: "sessions/sessions.db under $GOOSE_PATH_ROOT/data, else\n$XDG_DATA_HOME/goose, else ~/.local/share/goose"}
 
 // DataDir is goose's data directory (block/goose crates/goose/src/config/paths.rs): an absolute
 // $GOOSE_PATH_ROOT's data/, else the XDG data directory: $XDG_DATA_HOME/goose, else

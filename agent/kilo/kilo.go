@@ -27,6 +27,7 @@
 package kilo
 
 import (
+	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,8 +139,8 @@ const ConfigOption = "kilo-config"
 
 // Agent describes Kilo Code's CLI to agent/all. It comes before its upstream in the list: a
 // Kilo database has the upstream's tables too.
-var Agent = &agent.Agent{
-	ID: ID, Name: "Kilo Code CLI", Env: []string{EnvDataHome, EnvConfigHome},
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "Kilo Code CLI",
 	Roots: Roots,
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		tried = "$" + EnvDataHome + " (not set), so ~/.local/share/kilo"
@@ -148,17 +149,41 @@ var Agent = &agent.Agent{
 		}
 		return "Kilo database", tried, "set " + EnvDataHome
 	},
-	SQLite:    []*sqlite.Profile{Profile, ProfileByName},
-	Namer:     namer{},
-	Classes:   Classes,
-	KnownFile: KnownFile,
-	Prepare:   Prepare,
-	Options: []agent.Option{
-		{Name: ConfigOption, Repeatable: true, File: true, Plan: "kilo_config", PlanAfter: "profile",
-			Usage: "Kilo config file (kilo.json[c] or opencode.json[c], repeatable; read after ~/.config/kilo's and each session directory's .kilo/): its MCP servers and permission rules show which stored names Kilo registers as they are (with --discover its servers are listed)"},
-	},
-	Help:  Help,
-	Audit: Audit,
+	SQLite:  []*sqlite.Profile{Profile, ProfileByName},
+	Namer:   namer{},
+	Prepare: Prepare,
+}}
+
+// room is Kilo Code CLI's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.Classifier = (*room)(nil)
+
+func (*room) Classes() []naming.ClassInfo { return Classes }
+
+var _ agent.FileKnower = (*room)(nil)
+
+func (*room) KnownFile(path string) string { return KnownFile(path) }
+
+var _ agent.Optioner = (*room)(nil)
+
+func (*room) Options() []agent.Option { return options }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
+
+var _ agent.Auditor = (*room)(nil)
+
+func (*room) Audit() *agent.Audit { return Audit }
+
+// options are Kilo's own flags of scan, fix and check.
+var options = []agent.Option{
+	{Name: ConfigOption, Repeatable: true, File: true, Plan: "kilo_config", PlanAfter: "profile",
+		Usage: "Kilo config file (kilo.json[c] or opencode.json[c], repeatable; read after ~/.config/kilo's and each session directory's .kilo/): its MCP servers and permission rules show which stored names Kilo registers as they are (with --discover its servers are listed)"},
 }
 
 // Help is what sessionfix's --help says of Kilo.

@@ -41,12 +41,26 @@ var Profile = &sqlite.Profile{
 }
 
 // Agent describes opencode to agent/all.
-var Agent = &agent.Agent{ID: ID, Name: "opencode", Env: []string{"XDG_DATA_HOME"}, SQLite: []*sqlite.Profile{Profile},
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "opencode", SQLite: []*sqlite.Profile{Profile},
 	Roots: Roots,
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		return "opencode database", DataDirTried(env), "set XDG_DATA_HOME"
 	},
-	Help: &agent.Help{Roots: "opencode*.db under $XDG_DATA_HOME/opencode else\n~/.local/share/opencode"}}
+}}
+
+// room is opencode's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return help }
+
+// help is what sessionfix's --help says of opencode.
+var help = &agent.Help{Roots: "opencode*.db under $XDG_DATA_HOME/opencode else\n~/.local/share/opencode"}
 
 // DataDir is opencode's data directory: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode
 // (opencode's Global.Path.data: xdg-basedir's data home).

@@ -94,8 +94,20 @@ func RootsTried(env agent.Env) (what, tried, hint string) {
 }
 
 // Agent describes Open WebUI to agent/all.
-var Agent = &agent.Agent{ID: ID, Name: "Open WebUI", Env: []string{EnvDatabaseURL, EnvDataDir},
-	Roots: Roots, RootsTried: RootsTried, SQLite: []*sqlite.Profile{Profile}, Help: Help}
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "Open WebUI",
+	Roots: Roots, RootsTried: RootsTried, SQLite: []*sqlite.Profile{Profile},
+}}
+
+// room is Open WebUI's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
 
 // Help is what sessionfix's --help says of Open WebUI.
 var Help = &agent.Help{

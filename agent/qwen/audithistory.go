@@ -13,7 +13,7 @@ import (
 // set (the engine's check: agent.AuditEngine.History; the scan's policy gets inv's Index).
 // Nothing when roots or inv is empty: an audit's inventory may be discovered or inferred
 // rather than a file. Nothing is written.
-func AuditHistory(ctx context.Context, check agent.HistoryCheck, roots []string, inv *mcpinventory.Inventory, source string) (agent.HistoryFindings, []error, error) {
+func AuditHistory(ctx context.Context, check agent.HistoryCheck, roots []string, inv *mcpinventory.Inventory, source string) ([]naming.Redispatch, []error, error) {
 	if len(roots) == 0 || inv == nil {
 		return nil, nil, nil
 	}

@@ -19,9 +19,10 @@ func TestAuditHistory(t *testing.T) {
 	inv, err := mcpinventory.Parse("inv.json", []byte(`{"servers": {"lit": {"tools": ["search", "fetch"]}, "empty": {"tools": []}}}`))
 	require.NoError(t, err)
 	var got []agent.HistoryInput
-	check := func(_ context.Context, in agent.HistoryInput) (agent.HistoryFindings, []error, error) {
+	findings := []naming.Redispatch{{Store: "s.jsonl", Stored: "mcp__lit__search", Class: "redispatch"}}
+	check := func(_ context.Context, in agent.HistoryInput) ([]naming.Redispatch, []error, error) {
 		got = append(got, in)
-		return "findings", nil, nil
+		return findings, nil, nil
 	}
 	f, _, err := AuditHistory(context.Background(), check, nil, inv, "file inv.json")
 	require.NoError(t, err)
@@ -32,7 +33,7 @@ func TestAuditHistory(t *testing.T) {
 
 	f, _, err = AuditHistory(context.Background(), check, []string{"h"}, inv, "file inv.json")
 	require.NoError(t, err)
-	assert.Equal(t, "findings", f)
+	assert.Equal(t, findings, f)
 	require.Len(t, got, 1)
 	in := got[0]
 	assert.Equal(t, ID, in.Agent)

@@ -64,22 +64,48 @@ func expandHome(p, home string) string {
 var Profiles = []*jsonl.Profile{Session, Usage, Checkpoint, EditCheckpoint}
 
 // Agent describes Qwen Code to agent/all.
-var Agent = &agent.Agent{
-	ID: ID, Name: "Qwen Code", Env: Env,
+var Agent agent.Agent = &room{core: agent.Core{
+	ID: ID, Name: "Qwen Code",
 	Roots: func(env agent.Env) []string { return []string{Root(env)} },
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		return "Qwen Code runtime directory", strings.Join(RootTried(env), ", "), "set QWEN_HOME or QWEN_RUNTIME_DIR"
 	},
 	JSONL: Profiles, DetectJSONL: Detect,
-	Namer:        naming.NormalizeMcp{},
-	Redispatches: Redispatches,
-	Audit:        Audit,
-	SentAs:       SentAs,
-	SentAsOption: &agent.Option{Name: "qwen-version", Value: "stored",
-		Usage: "the Qwen Code release that resumes the sessions: from " + mcpname.QwenNormalizingRelease + " on it sends normalizeMcp of each stored call name to OpenAI- and Anthropic-compatible endpoints, and that is checked (\"sent as\"); \"stored\": the stored bytes, as earlier releases send them",
-		Hint:  "want a release such as 0.24.4, or \"stored\"", Report: "qwen_release"},
-	Help: Help, Settings: Settings,
-}
+	Namer: naming.NormalizeMcp{},
+}}
+
+// room is Qwen Code's agent: its Core and the capabilities pinned below.
+type room struct{ core agent.Core }
+
+// Core is the agent's core.
+func (r *room) Core() *agent.Core { return &r.core }
+
+var _ agent.Redispatcher = (*room)(nil)
+
+func (*room) Redispatches(in naming.DispatchInput) []naming.Redispatch { return Redispatches(in) }
+
+var _ agent.Auditor = (*room)(nil)
+
+func (*room) Audit() *agent.Audit { return Audit }
+
+var _ agent.SentAser = (*room)(nil)
+
+func (*room) SentAs(release string) (*agent.Sending, error) { return SentAs(release) }
+
+func (*room) SentAsOption() *agent.Option { return versionOption }
+
+var _ agent.Helper = (*room)(nil)
+
+func (*room) Help() *agent.Help { return Help }
+
+var _ agent.SettingsPasser = (*room)(nil)
+
+func (*room) Settings() *agent.Settings { return Settings }
+
+// versionOption is check's --qwen-version.
+var versionOption = &agent.Option{Name: "qwen-version", Value: "stored",
+	Usage: "the Qwen Code release that resumes the sessions: from " + mcpname.QwenNormalizingRelease + " on it sends normalizeMcp of each stored call name to OpenAI- and Anthropic-compatible endpoints, and that is checked (\"sent as\"); \"stored\": the stored bytes, as earlier releases send them",
+	Hint:  "want a release such as 0.24.4, or \"stored\"", Report: "qwen_release"}
 
 // Help is what sessionfix's --help says of Qwen Code (the default agent: its examples are
 // the generic ones).

@@ -1,6 +1,7 @@
 package qwen
 
 import (
+	"github.com/sessionfix/sessionfix/agent"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // runtime and project settings files, reads the legacy-spelled rules of each file with their
 // place and reason, and reports a file it cannot parse while still reading the others.
 func TestSettingsPass(t *testing.T) {
-	require.Same(t, Settings, Agent.Settings)
+	require.Same(t, Settings, Agent.(agent.SettingsPasser).Settings())
 	assert.Equal(t, []string{filepath.Join("d", "settings.json"), filepath.Join("d", ".qwen", "settings.json")}, Settings.Files("d"))
 
 	dir := t.TempDir()

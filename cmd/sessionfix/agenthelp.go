@@ -13,13 +13,13 @@ import (
 // order with the default agent (all.Default) first.
 
 // helpAgents are the agents with a Help, all.Default first.
-func helpAgents() []*agent.Agent {
-	var out []*agent.Agent
-	if all.Default.Help != nil {
+func helpAgents() []agent.Agent {
+	var out []agent.Agent
+	if all.HelpOf(all.Default) != nil {
 		out = append(out, all.Default)
 	}
 	for _, a := range all.Agents {
-		if a != all.Default && a.Help != nil {
+		if a != all.Default && all.HelpOf(a) != nil {
 			out = append(out, a)
 		}
 	}
@@ -28,8 +28,8 @@ func helpAgents() []*agent.Agent {
 
 // defaultHelp is the default agent's Help (an empty one when it has none).
 func defaultHelp() agent.Help {
-	if all.Default.Help != nil {
-		return *all.Default.Help
+	if all.HelpOf(all.Default) != nil {
+		return *all.HelpOf(all.Default)
 	}
 	return agent.Help{}
 }
@@ -38,7 +38,7 @@ func defaultHelp() agent.Help {
 func helpPhrases(field func(*agent.Help) string) []string {
 	var out []string
 	for _, a := range helpAgents() {
-		if s := field(a.Help); s != "" {
+		if s := field(all.HelpOf(a)); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -58,8 +58,8 @@ func andList(parts []string) string {
 func rootsHelp() string {
 	var parts []string
 	for _, a := range helpAgents() {
-		if a.Help.Roots != "" {
-			parts = append(parts, a.Name+": "+a.Help.Roots)
+		if all.HelpOf(a).Roots != "" {
+			parts = append(parts, a.Core().Name+": "+all.HelpOf(a).Roots)
 		}
 	}
 	return "default: every agent's place that exists, --agent ID one agent's — " + strings.Join(parts, "; ")
@@ -92,7 +92,7 @@ func settingsDirHelp() string {
 
 // linkHelp is scan's linked-directory example ("~/.acme -> /data/acme").
 func linkHelp() string {
-	return defaultHelp().Dir + " -> /data/" + string(all.Default.ID)
+	return defaultHelp().Dir + " -> /data/" + string(all.Default.Core().ID)
 }
 
 // exampleLine is one EXAMPLES line of command cmd ("   sessionfix fix ARGS   # COMMENT"; the
@@ -114,7 +114,7 @@ func exampleLine(cmd string, e agent.Example) string {
 func examplesHelp(cmd string, generic []agent.Example, at int, field func(*agent.Help) []agent.Example) string {
 	var own []agent.Example
 	for _, a := range helpAgents() {
-		own = append(own, field(a.Help)...)
+		own = append(own, field(all.HelpOf(a))...)
 	}
 	lines := make([]string, 0, len(generic)+len(own))
 	for i, e := range generic {
@@ -188,8 +188,8 @@ func discoverUsage() string {
 func agentRewrites() string {
 	var b strings.Builder
 	for _, a := range helpAgents() {
-		if a != all.Default && a.Help.Rewrite != "" {
-			b.WriteString("\n\n" + a.Help.Rewrite)
+		if a != all.Default && all.HelpOf(a).Rewrite != "" {
+			b.WriteString("\n\n" + all.HelpOf(a).Rewrite)
 		}
 	}
 	return b.String()
@@ -217,8 +217,8 @@ func keptHelp() string {
 func mtimeHelp() string {
 	var names []string
 	for _, a := range helpAgents() {
-		if a.Help.SortsByMtime {
-			names = append(names, a.Name)
+		if all.HelpOf(a).SortsByMtime {
+			names = append(names, a.Core().Name)
 		}
 	}
 	verb := " sorts"

@@ -19,24 +19,24 @@ func TestAgentHelp(t *testing.T) {
 	assert.Equal(t, "   sessionfix scan --agent x", exampleLine("scan", agent.Example{Args: "--agent x"}))
 	assert.Equal(t, "a, b and c", andList([]string{"a", "b", "c"}))
 	roots := rootsHelp()
-	assert.True(t, strings.HasPrefix(roots, "default: every agent's place that exists, --agent ID one agent's — "+all.Default.Name+": "+all.Default.Help.Roots+"; "), roots)
+	assert.True(t, strings.HasPrefix(roots, "default: every agent's place that exists, --agent ID one agent's — "+all.Default.Core().Name+": "+all.HelpOf(all.Default).Roots+"; "), roots)
 	d := scanDescription()
 	for _, a := range helpAgents() {
-		if a.Help.Roots != "" {
-			assert.Contains(t, d, a.Name+": "+a.Help.Roots)
+		if all.HelpOf(a).Roots != "" {
+			assert.Contains(t, d, a.Core().Name+": "+all.HelpOf(a).Roots)
 		}
-		for _, e := range a.Help.Scan {
+		for _, e := range all.HelpOf(a).Scan {
 			assert.Contains(t, d, "\n"+exampleLine("scan", e)+"\n")
 		}
 	}
-	assert.Contains(t, d, "("+all.Default.Help.Dir+" -> /data/"+string(all.Default.ID)+")")
+	assert.Contains(t, d, "("+all.HelpOf(all.Default).Dir+" -> /data/"+string(all.Default.Core().ID)+")")
 	f := fixDescription()
-	assert.Contains(t, f, "\n\n"+all.Default.Help.Rewrite+" Provider-safe names")
+	assert.Contains(t, f, "\n\n"+all.HelpOf(all.Default).Rewrite+" Provider-safe names")
 	for _, a := range helpAgents() {
-		if a != all.Default && a.Help.Rewrite != "" {
-			assert.Contains(t, f, "\n\n"+a.Help.Rewrite+"\n\n")
+		if a != all.Default && all.HelpOf(a).Rewrite != "" {
+			assert.Contains(t, f, "\n\n"+all.HelpOf(a).Rewrite+"\n\n")
 		}
-		for _, e := range a.Help.Fix {
+		for _, e := range all.HelpOf(a).Fix {
 			assert.Contains(t, f, "\n"+exampleLine("fix", e))
 		}
 	}
@@ -52,7 +52,7 @@ func TestFixRulesOnly(t *testing.T) {
 // TestNamesHelpFromRoom: the names command's description says whose naming functions its
 // columns show from the default agent's Help (Names, NamesExamples), not from cmd.
 func TestNamesHelpFromRoom(t *testing.T) {
-	h := all.Default.Help
+	h := all.HelpOf(all.Default)
 	require.NotEmpty(t, h.Names)
 	require.NotEmpty(t, h.NamesExamples)
 	d := namesDescription()

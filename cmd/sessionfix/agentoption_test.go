@@ -30,18 +30,18 @@ func TestAnotherAgentsOptionIsRefused(t *testing.T) {
 			command []string
 		}
 		var opts []opt
-		for _, o := range owner.Options {
+		for _, o := range all.OptionsOf(owner) {
 			for _, c := range []string{"scan", "fix", "check"} {
 				opts = append(opts, opt{o, []string{c}})
 			}
 		}
-		if owner.SentAsOption != nil {
-			opts = append(opts, opt{*owner.SentAsOption, []string{"check"}})
+		if all.SentAsOptionOf(owner) != nil {
+			opts = append(opts, opt{*all.SentAsOptionOf(owner), []string{"check"}})
 		}
 		for _, x := range opts {
 			for _, id := range all.Selectable() {
 				other := all.Lookup(id)
-				if other == owner || slices.ContainsFunc(other.Options, func(o agent.Option) bool { return o.Name == x.o.Name }) {
+				if other == owner || slices.ContainsFunc(all.OptionsOf(other), func(o agent.Option) bool { return o.Name == x.o.Name }) {
 					continue
 				}
 				args := slices.Clone(x.command)
@@ -57,7 +57,7 @@ func TestAnotherAgentsOptionIsRefused(t *testing.T) {
 				n++
 				assert.Equal(t, exitcode.Usage, r.code, "%v: %s", args, r.err)
 				assert.Equal(t, "sessionfix: --"+x.o.Name+" is a "+strings.Join(pipeline.OptionOwners(x.o.Name), " and ")+" flag; --agent "+string(id)+" does not take it\n", r.err, "%v", args)
-				assert.Contains(t, pipeline.OptionOwners(x.o.Name), owner.Name)
+				assert.Contains(t, pipeline.OptionOwners(x.o.Name), owner.Core().Name)
 				assert.Empty(t, r.out, "%v", args)
 			}
 		}

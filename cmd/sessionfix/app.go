@@ -93,7 +93,7 @@ func systemEnv() *Env {
 func agentNames() string {
 	var out []string
 	for _, a := range all.Agents {
-		out = append(out, a.Name)
+		out = append(out, a.Core().Name)
 	}
 	return strings.Join(out, ", ")
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,20 +154,20 @@ func newAuditCommand(env *Env) *cli.Command {
 // (agent.Audit.Homes: a directory holding an agent home); the entries skipped are said on
 // standard error. Refused (usage error) when not root or with PATHs; an error when no home
 // holds one.
-func allUsersHomes(env *Env, a *agent.Agent, paths []string) ([]string, error) {
+func allUsersHomes(env *Env, a agent.Agent, paths []string) ([]string, error) {
 	if len(paths) > 0 {
 		return nil, usageErrorf("--all-users audits every user's home: give no PATH with it (nothing was done)")
 	}
 	if why := pipeline.AllUsersRefusal(); why != "" {
 		return nil, usageErrorf("%s", why)
 	}
-	homes, skipped, err := pipeline.Homes(pipeline.PasswdFile, a.ID)
+	homes, skipped, err := pipeline.Homes(pipeline.PasswdFile, a.Core().ID)
 	if err != nil {
 		return nil, err
 	}
 	writeProblems(env, pipeline.SkippedNotes(skipped))
 	if len(homes) == 0 {
-		return nil, fmt.Errorf("--all-users: no home of %s holds %s's home (%d entries looked at)", pipeline.PasswdFile, a.Name, len(skipped))
+		return nil, fmt.Errorf("--all-users: no home of %s holds %s's home (%d entries looked at)", pipeline.PasswdFile, a.Core().Name, len(skipped))
 	}
 	var out []string
 	for _, h := range homes {
@@ -179,10 +181,10 @@ func allUsersHomes(env *Env, a *agent.Agent, paths []string) ([]string, error) {
 // (agent.Audit.Description) first, then every other agent's in list order.
 func auditDescription() string {
 	b := strings.Builder{}
-	b.WriteString(all.Default.Audit.Description)
+	b.WriteString(all.AuditOf(all.Default).Description)
 	for _, a := range all.Auditors() {
 		if a != all.Default {
-			b.WriteString(a.Audit.Description)
+			b.WriteString(all.AuditOf(a).Description)
 		}
 	}
 	return b.String()
@@ -190,14 +192,14 @@ func auditDescription() string {
 
 // auditUsage is the usage of audit's shared input flag name as the default agent words it
 // (agent.Audit.Usage).
-func auditUsage(name string) string { return all.Default.Audit.Usage[name] }
+func auditUsage(name string) string { return all.AuditOf(all.Default).Usage[name] }
 
 // auditAgentFlags are --agent and the audit flags the rooms declare (agent.Audit.Options), in
 // list order (new values each call: a repeatable value must not carry over from one command
 // line to the next).
 func auditAgentFlags() []cli.Flag {
-	out := []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "whose rules to audit: " + auditAgents(func(a *agent.Agent) string { return string(a.ID) + " (" + a.Audit.Reads + ")" }) +
-		" (default: with a PATH " + string(all.Default.ID) + "; without, every agent whose home exists, each on its own)"}}
+	out := []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "whose rules to audit: " + auditAgents(func(a agent.Agent) string { return string(a.Core().ID) + " (" + all.AuditOf(a).Reads + ")" }) +
+		" (default: with a PATH " + string(all.Default.Core().ID) + "; without, every agent whose home exists, each on its own)"}}
 	for _, o := range sharedAuditOptions() {
 		out = append(out, optionFlag(o))
 	}
@@ -211,7 +213,7 @@ func sharedAuditOptions() []agent.Option {
 	var out []agent.Option
 	at := map[string]int{}
 	for _, a := range all.Auditors() {
-		for _, o := range a.Audit.Options {
+		for _, o := range all.AuditOf(a).Options {
 			if i, ok := at[o.Name]; ok {
 				out[i].Usage += "; also " + o.Usage
 				continue
@@ -233,12 +235,12 @@ func readAuditOptions(c *cli.Context) agent.Values {
 // runAudit is the one audit run: the agent's Run (agent.Audit.Run) reads its inputs and
 // matches its rules with the engine injected (pipeline.AuditEngine), calling back for the
 // shared flags' checks and --baseline; finishAudit writes what it found.
-func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
-	opts.agent = string(a.ID)
+func runAudit(ctx context.Context, env *Env, a agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
+	opts.agent = string(a.Core().ID)
 	var known *reports.SARIFBaseline
 	in := auditInput(env, &opts, modeSet, vals, &known)
-	if a.Audit.Homes != nil && len(opts.Paths) > 1 {
-		if homes := a.Audit.Homes(opts.Paths); len(homes) > 1 {
+	if all.AuditOf(a).Homes != nil && len(opts.Paths) > 1 {
+		if homes := all.AuditOf(a).Homes(opts.Paths); len(homes) > 1 {
 			var jobs []auditJob
 			for _, h := range homes {
 				jobs = append(jobs, auditJob{agent: a, home: h.Home, paths: h.Paths})
@@ -246,8 +248,8 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 			return runAuditHomes(ctx, env, &opts, in, jobs, &known)
 		}
 	}
-	run := a.Audit.Run
-	if a.Audit.Rules != nil { // the shared rule-audit layer: the engine's evaluation and documents
+	run := all.AuditOf(a).Run
+	if all.AuditOf(a).Rules != nil { // the shared rule-audit layer: the engine's evaluation and documents
 		run = func(ctx context.Context, in agent.AuditInput) (*agent.AuditResult, error) {
 			return ruleAuditResult(ctx, env, a, opts.AllPairs, in)
 		}
@@ -262,13 +264,13 @@ func runAudit(ctx context.Context, env *Env, a *agent.Agent, opts auditOptions, 
 // runAuditAgents audits several agents' rules, each on its own (audit without --agent and
 // PATH, more than one agent's home found: issue 23 item 4), as several homes are (each section
 // named by the agent and its home directory).
-func runAuditAgents(ctx context.Context, env *Env, agents []*agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
+func runAuditAgents(ctx context.Context, env *Env, agents []agent.Agent, opts auditOptions, modeSet bool, vals agent.Values) error {
 	var known *reports.SARIFBaseline
 	in := auditInput(env, &opts, modeSet, vals, &known)
 	var jobs []auditJob
 	aenv := agent.Env{Getenv: env.Getenv, Home: env.Home}
 	for _, a := range agents {
-		jobs = append(jobs, auditJob{agent: a, home: a.Audit.Home(aenv), label: a.Name})
+		jobs = append(jobs, auditJob{agent: a, home: all.AuditOf(a).Home(aenv), label: a.Core().Name})
 	}
 	return runAuditHomes(ctx, env, &opts, in, jobs, &known)
 }
@@ -296,7 +298,7 @@ func auditInput(env *Env, opts *auditOptions, modeSet bool, vals agent.Values, k
 // naming it, or the agent's home directory), the PATHs its audit reads (nil: the environment's
 // files) and, for an agent's own section, its name.
 type auditJob struct {
-	agent       *agent.Agent
+	agent       agent.Agent
 	home, label string
 	paths       []string
 }
@@ -340,10 +342,10 @@ func runAuditHomes(ctx context.Context, env *Env, opts *auditOptions, in agent.A
 		in.Paths = h.paths
 		var res *agent.AuditResult
 		var err error
-		if h.agent.Audit.Rules != nil {
+		if all.AuditOf(h.agent).Rules != nil {
 			res, err = ruleAuditResult(ctx, env, h.agent, opts.AllPairs, in)
 		} else {
-			res, err = h.agent.Audit.Run(ctx, in)
+			res, err = all.AuditOf(h.agent).Run(ctx, in)
 		}
 		switch {
 		case err != nil && ctx.Err() != nil,
@@ -390,12 +392,12 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 	counts := map[string]int{}
 	for _, h := range done {
 		f := h.res
-		redispatch := pipeline.Redispatches(f.Redispatch)
+		redispatch := f.Redispatch
 		rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
 		home := origin.HomeOf(absPath(h.job.home))
 		home.Path = absPath(h.job.home)
-		rows = append(rows, origin.Rows(append(f.SARIF(), rdResults...), string(h.job.agent.ID), &home)...)
-		x.Homes = append(x.Homes, audit.Home{Path: h.job.name(), Agent: string(h.job.agent.ID), Tools: f.Tools, Invocation: auditInvocation(f),
+		rows = append(rows, origin.Rows(append(f.SARIF(), rdResults...), string(h.job.agent.Core().ID), &home)...)
+		x.Homes = append(x.Homes, audit.Home{Path: h.job.name(), Agent: string(h.job.agent.Core().ID), Tools: f.Tools, Invocation: auditInvocation(f),
 			Category: fleet.Category(origin.Host(), home.User, "audit", h.job.name()), Properties: map[string]string{"host": origin.Host(), "user": home.User}, Rendering: audit.Rendering{
 				Pairs: f.Pairs, Page: f.Page,
 				Doc: func() any {
@@ -435,7 +437,7 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 	for i, h := range done {
 		fmt.Fprintf(env.Err, "audit: home %d of %d: %s:\n", i+1, len(done), reports.Printable(h.job.name()))
 		h.res.Summary(env.Err)
-		redispatch := pipeline.Redispatches(h.res.Redispatch)
+		redispatch := h.res.Redispatch
 		if l := pipeline.RedispatchLine(redispatch); l != "" {
 			pipeline.WriteRedispatchText(env.Err, redispatch)
 			fmt.Fprintf(env.Err, "audit: %s\n", l)
@@ -468,16 +470,16 @@ func finishAuditHomes(ctx context.Context, env *Env, o auditOptions, known *repo
 // as an agent.AuditResult: the rooms' problems and notes said on standard error, the report
 // built by audit.Build (allPairs: every pair, not only those that differ). A usage error of
 // in.Validate is returned as is.
-func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs bool, in agent.AuditInput) (*agent.AuditResult, error) {
+func ruleAuditResult(ctx context.Context, env *Env, a agent.Agent, allPairs bool, in agent.AuditInput) (*agent.AuditResult, error) {
 	check := in.CheckOnce()
-	if !a.Audit.OwnChecks {
+	if !all.AuditOf(a).OwnChecks {
 		if err := check(); err != nil {
 			return nil, err
 		}
 	}
-	var found agent.HistoryFindings
-	in.Redispatch = func(f agent.HistoryFindings) { found = f }
-	ra, err := a.Audit.Rules(ctx, in)
+	var found []naming.Redispatch
+	in.Redispatch = func(f []naming.Redispatch) { found = f }
+	ra, err := all.AuditOf(a).Rules(ctx, in)
 	if err == nil {
 		err = check()
 	}
@@ -497,12 +499,12 @@ func ruleAuditResult(ctx context.Context, env *Env, a *agent.Agent, allPairs boo
 		fmt.Fprintln(env.Err, reports.Printable(l))
 	}
 	return &agent.AuditResult{Pairs: rep.Pairs, Tools: rep.Tools, Page: rep.Page,
-		Doc: func(redispatch any) any {
+		Doc: func(redispatch []naming.Redispatch) json.Marshaler {
 			var b bytes.Buffer
 			if err := reports.WriteJSON(&b, redispatch); err != nil {
-				return rep.JSON(nil)
+				return reports.Document(rep.JSON(nil))
 			}
-			return rep.JSON(bytes.TrimSpace(b.Bytes()))
+			return reports.Document(rep.JSON(bytes.TrimSpace(b.Bytes())))
 		},
 		SARIF: rep.SARIF, Rules: rep.SARIFRules(), Read: ra.Read, Summary: rep.Summary,
 		FailCounts: audit.FailCounts, Partial: rep.Partial, Redispatch: found}, nil
@@ -534,31 +536,31 @@ func auditError(ctx context.Context, env *Env, opts auditOptions, err error) err
 // auditAgent is the agent --agent names, one with an audit (agent.Agent.Audit; else a usage
 // error listing those), once every other such agent's own audit flags are known to be unset
 // (the first one set is a usage error naming its agent).
-func auditAgent(c *cli.Context) (*agent.Agent, error) {
+func auditAgent(c *cli.Context) (agent.Agent, error) {
 	id := c.String("agent")
 	if id == "" {
-		id = string(all.Default.ID)
+		id = string(all.Default.Core().ID)
 	}
 	a := all.Lookup(store.AgentID(id))
-	if a == nil || a.Audit == nil {
-		return nil, usageErrorf("--agent must be %s, not %q", auditAgents(func(o *agent.Agent) string { return string(o.ID) }), c.String("agent"))
+	if a == nil || all.AuditOf(a) == nil {
+		return nil, usageErrorf("--agent must be %s, not %q", auditAgents(func(o agent.Agent) string { return string(o.Core().ID) }), c.String("agent"))
 	}
 	for _, o := range all.Auditors() {
-		for _, f := range o.Audit.Flags {
-			if o == a || !c.IsSet(f) || slices.Contains(a.Audit.Flags, f) {
+		for _, f := range all.AuditOf(o).Flags {
+			if o == a || !c.IsSet(f) || slices.Contains(all.AuditOf(a).Flags, f) {
 				continue
 			}
 			// Every agent whose audit takes the flag is named (--before: several).
 			var names, ids []string
 			for _, x := range all.Auditors() {
-				if slices.Contains(x.Audit.Flags, f) {
-					names, ids = append(names, x.Name), append(ids, "--agent "+string(x.ID))
+				if slices.Contains(all.AuditOf(x).Flags, f) {
+					names, ids = append(names, x.Core().Name), append(ids, "--agent "+string(x.Core().ID))
 				}
 			}
 			if a == all.Default {
 				return nil, usageErrorf("--%s is a %s audit flag: add %s", f, andList(names), orList(ids))
 			}
-			return nil, usageErrorf("--%s is a %s audit flag; --agent %s does not take it", f, andList(names), a.ID)
+			return nil, usageErrorf("--%s is a %s audit flag; --agent %s does not take it", f, andList(names), a.Core().ID)
 		}
 	}
 	return a, nil
@@ -569,24 +571,24 @@ func auditAgent(c *cli.Context) (*agent.Agent, error) {
 // none is found, or when --settings or an agent's own audit flag is given: those name one
 // agent's inputs, so the run is the one agent's audit, --agent's (the default agent's without
 // it; another agent's flag is then a usage error naming its --agent, auditAgent).
-func auditFound(c *cli.Context, env *Env) ([]*agent.Agent, error) {
+func auditFound(c *cli.Context, env *Env) ([]agent.Agent, error) {
 	if c.IsSet("settings") {
 		return nil, nil
 	}
 	for _, o := range all.Auditors() {
-		for _, f := range o.Audit.Flags {
+		for _, f := range all.AuditOf(o).Flags {
 			if c.IsSet(f) {
 				return nil, nil
 			}
 		}
 	}
-	var out []*agent.Agent
+	var out []agent.Agent
 	aenv := agent.Env{Getenv: env.Getenv, Home: env.Home}
 	for _, o := range all.Auditors() {
-		if o.Audit.Home == nil {
+		if all.AuditOf(o).Home == nil {
 			continue
 		}
-		if fi, err := os.Stat(o.Audit.Home(aenv)); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(all.AuditOf(o).Home(aenv)); err == nil && fi.IsDir() {
 			out = append(out, o)
 		}
 	}
@@ -594,7 +596,7 @@ func auditFound(c *cli.Context, env *Env) ([]*agent.Agent, error) {
 }
 
 // auditAgents lists what of each agent with an audit, in list order: "a, b or c".
-func auditAgents(what func(*agent.Agent) string) string {
+func auditAgents(what func(agent.Agent) string) string {
 	var parts []string
 	for _, a := range all.Auditors() {
 		parts = append(parts, what(a))
@@ -654,7 +656,7 @@ func (o *auditOptions) validate() error {
 // table written, the summary, the re-dispatch findings, --baseline and --fail-on, and the exit
 // (partial input, exit 3, wins over a finding, exit 5).
 func finishAudit(ctx context.Context, env *Env, o auditOptions, known *reports.SARIFBaseline, f *agent.AuditResult) error {
-	redispatch := pipeline.Redispatches(f.Redispatch)
+	redispatch := f.Redispatch
 	rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
 	origin, err := auditOrigin(env, o)
 	if err != nil {

@@ -25,17 +25,17 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 		flags[f.Names()[0]] = true
 	}
 	for _, o := range auditors {
-		require.NotEmpty(t, o.Audit.Reads, o.ID)
-		for _, f := range o.Audit.Flags {
-			assert.True(t, flags[f], "%s's audit flag --%s is not a flag of audit", o.ID, f)
+		require.NotEmpty(t, all.AuditOf(o).Reads, o.Core().ID)
+		for _, f := range all.AuditOf(o).Flags {
+			assert.True(t, flags[f], "%s's audit flag --%s is not a flag of audit", o.Core().ID, f)
 			for _, a := range auditors {
-				if a == o || slices.Contains(a.Audit.Flags, f) {
+				if a == o || slices.Contains(all.AuditOf(a).Flags, f) {
 					continue // a flag two audits take (--before) is one flag
 				}
-				res := runCLI(t, env, "", "audit", "--agent", string(a.ID), "--"+f, "x", "--inventory", "fixtures/claude-audit/inventory.json")
-				assert.Equal(t, exitcode.Usage, res.code, "--agent %s --%s: %s", a.ID, f, res.err)
-				assert.Contains(t, res.err, "--"+f+" is a ", "--agent %s --%s", a.ID, f)
-				assert.Contains(t, res.err, o.Name, "--agent %s --%s", a.ID, f)
+				res := runCLI(t, env, "", "audit", "--agent", string(a.Core().ID), "--"+f, "x", "--inventory", "fixtures/claude-audit/inventory.json")
+				assert.Equal(t, exitcode.Usage, res.code, "--agent %s --%s: %s", a.Core().ID, f, res.err)
+				assert.Contains(t, res.err, "--"+f+" is a ", "--agent %s --%s", a.Core().ID, f)
+				assert.Contains(t, res.err, o.Core().Name, "--agent %s --%s", a.Core().ID, f)
 			}
 		}
 	}
@@ -48,9 +48,9 @@ func TestAuditAgentsFromTheRooms(t *testing.T) {
 	}
 	declared := 0
 	for _, o := range auditors {
-		for _, opt := range o.Audit.Options {
+		for _, opt := range all.AuditOf(o).Options {
 			declared++
-			assert.Contains(t, usage[opt.Name], opt.Usage, "%s's audit option --%s (an option several audits declare joins their usages)", o.ID, opt.Name)
+			assert.Contains(t, usage[opt.Name], opt.Usage, "%s's audit option --%s (an option several audits declare joins their usages)", o.Core().ID, opt.Name)
 		}
 	}
 	assert.NotZero(t, declared, "Claude Code's room declares its audit flags")

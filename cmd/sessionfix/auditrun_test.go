@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sessionfix/sessionfix/naming"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,12 +23,23 @@ import (
 // to the agent's agent.Audit.Run, lets it call the shared checks, and writes what it returns:
 // the document with "redispatch": [] appended, the tools table, the summary on stderr, and
 // the exit status from its counts (--fail-on lost: 5) unless an input was unreadable (3).
+// auditorAgent is a made-up agent with an audit (agent.Auditor).
+type auditorAgent struct {
+	core  agent.Core
+	audit *agent.Audit
+}
+
+func (a *auditorAgent) Core() *agent.Core   { return &a.core }
+func (a *auditorAgent) Audit() *agent.Audit { return a.audit }
+
+var _ agent.Auditor = (*auditorAgent)(nil)
+
 func TestAuditRunIsTheHook(t *testing.T) {
 	dir := t.TempDir()
 	env := testEnv(t)
 	var got agent.AuditInput
 	partial := false
-	acme := &agent.Agent{ID: "acme", Name: "Acme", Audit: &agent.Audit{Run: func(_ context.Context, in agent.AuditInput) (*agent.AuditResult, error) {
+	acme := &auditorAgent{core: agent.Core{ID: "acme", Name: "Acme"}, audit: &agent.Audit{Run: func(_ context.Context, in agent.AuditInput) (*agent.AuditResult, error) {
 		got = in
 		if err := in.Validate(); err != nil {
 			return nil, err
@@ -37,7 +49,9 @@ func TestAuditRunIsTheHook(t *testing.T) {
 		}
 		tab := &reports.Table{Columns: []string{"rule", "tool"}, Rows: [][]string{{"allow x", "x"}}}
 		return &agent.AuditResult{Pairs: tab, Tools: tab,
-			Doc:        func(rd any) any { return map[string]any{"acme": 1, "redispatch": rd} },
+			Doc: func(rd []naming.Redispatch) json.Marshaler {
+				return reports.Document(map[string]any{"acme": 1, "redispatch": rd})
+			},
 			SARIF:      func() []reports.SARIFResult { return nil },
 			Summary:    func(w io.Writer) { fmt.Fprintln(w, "audit: acme summary") },
 			FailCounts: func([]reports.SARIFResult) map[string]int { return map[string]int{"lost": 2} },

@@ -117,8 +117,8 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 		if r.Value == "" || r.Value == "stored" {
 			continue
 		}
-		if err := res.SetRelease(r.Agent.ID, r.Value); err != nil {
-			return usageErrorf("--%s: %v (%s)", r.Agent.SentAsOption.Name, err, r.Agent.SentAsOption.Hint)
+		if err := res.SetRelease(r.Agent.Core().ID, r.Value); err != nil {
+			return usageErrorf("--%s: %v (%s)", all.SentAsOptionOf(r.Agent).Name, err, all.SentAsOptionOf(r.Agent).Hint)
 		}
 	}
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
@@ -406,15 +406,15 @@ func ruleDetails(r pipeline.CheckRejection) string {
 
 // agentRelease is one agent's check --<agent>-version value.
 type agentRelease struct {
-	Agent *agent.Agent
+	Agent agent.Agent
 	Value string
 }
 
 // releaseAgents are the agents with a check --<agent>-version flag, in agent/all's order.
-func releaseAgents() []*agent.Agent {
-	var out []*agent.Agent
+func releaseAgents() []agent.Agent {
+	var out []agent.Agent
 	for _, a := range all.Agents {
-		if a.SentAs != nil && a.SentAsOption != nil {
+		if all.SentAsOptionOf(a) != nil {
 			out = append(out, a)
 		}
 	}
@@ -425,7 +425,7 @@ func releaseAgents() []*agent.Agent {
 func releaseFlags() []cli.Flag {
 	var out []cli.Flag
 	for _, a := range releaseAgents() {
-		out = append(out, optionFlag(*a.SentAsOption))
+		out = append(out, optionFlag(*all.SentAsOptionOf(a)))
 	}
 	return out
 }
@@ -434,7 +434,7 @@ func releaseFlags() []cli.Flag {
 func readReleases(c *cli.Context) []agentRelease {
 	var out []agentRelease
 	for _, a := range releaseAgents() {
-		out = append(out, agentRelease{Agent: a, Value: c.String(a.SentAsOption.Name)})
+		out = append(out, agentRelease{Agent: a, Value: c.String(all.SentAsOptionOf(a).Name)})
 	}
 	return out
 }
@@ -442,7 +442,7 @@ func readReleases(c *cli.Context) []agentRelease {
 // releaseAgentName is the product name of the agent whose release check checked.
 func releaseAgentName(res *check.Result) string {
 	if a := all.Lookup(res.ReleaseAgent); a != nil {
-		return a.Name
+		return a.Core().Name
 	}
 	return string(res.ReleaseAgent)
 }

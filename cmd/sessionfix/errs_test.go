@@ -47,7 +47,7 @@ func TestMissingRootsAreErrors(t *testing.T) {
 	assert.Equal(t, exitcode.Error, r.code)
 	assert.True(t, strings.HasPrefix(r.err, "sessionfix: no agent's store found: looked for "), r.err)
 	for _, a := range all.Agents {
-		assert.Contains(t, r.err, a.Name+" (", "every agent's places are named")
+		assert.Contains(t, r.err, a.Core().Name+" (", "every agent's places are named")
 	}
 	assert.Contains(t, r.err, "Qwen Code ($QWEN_RUNTIME_DIR (not set), $QWEN_HOME (not set), ~/.qwen)")
 	assert.Empty(t, r.out)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"io"
 	"slices"
 	"strings"
@@ -103,9 +104,9 @@ func newFixCommand(env *Env) *cli.Command {
 				for _, f := range rulefix.NotTaken(a) {
 					if c.IsSet(f) {
 						if slices.Contains(rulefix.OnlyFlags(), f) {
-							return usageErrorf("--%s does not go with --rules of %s (it is a flag of %s; nothing was changed)", f, a.RuleFix.Rules, fixRulesWhat(f))
+							return usageErrorf("--%s does not go with --rules of %s (it is a flag of %s; nothing was changed)", f, all.RuleFixOf(a).Rules, fixRulesWhat(f))
 						}
-						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, a.RuleFix.What)
+						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, all.RuleFixOf(a).What)
 					}
 				}
 				ropts, err := newFixRulesOptions(c, a, opts)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"os"
 	"strings"
 
@@ -18,7 +19,7 @@ import (
 
 // ruleFixFor is the agent whose rule migration fix --rules runs with --agent id ("" : the
 // default), or a usage error naming the agents that have one.
-func ruleFixFor(id string) (*agent.Agent, error) {
+func ruleFixFor(id string) (agent.Agent, error) {
 	a, names := rulefix.For(id)
 	if a != nil || id == "" {
 		return a, nil
@@ -35,7 +36,7 @@ func fixRulesFlags() []cli.Flag {
 	}
 	var what []string
 	for _, a := range rf {
-		what = append(what, a.RuleFix.Usage)
+		what = append(what, all.RuleFixOf(a).Usage)
 	}
 	out := []cli.Flag{&cli.BoolFlag{Name: "rules", Usage: "rewrite permission rules written in an older release's spelling to the spelling that matches the same raw tools now: " +
 		strings.Join(what, "; ") + "; without it rule files are never written"}}
@@ -53,7 +54,7 @@ func fixRulesWhat(flag string) string { return andList(rulefix.Declaring(flag)) 
 func fixRulesDescription() string {
 	var b strings.Builder
 	for _, a := range rulefix.Fixers() {
-		b.WriteString(a.RuleFix.Help)
+		b.WriteString(all.RuleFixOf(a).Help)
 	}
 	return b.String()
 }
@@ -73,7 +74,7 @@ func printProblem(env *Env) func(error) {
 
 // runFixRules is fix --rules: its options checked, rulefix.Run with the plan, the question and
 // the outcome printed.
-func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptions) error {
+func runFixRules(ctx context.Context, env *Env, rf agent.Agent, o fixRulesOptions) error {
 	refused, refusedSet := rulefix.Refused(rf, o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy, o.Common.AgentOptions)
 	if err := cmp.Or(usage.Format(o.Format, "table", "json"), usage.Apply(o.Apply, o.DryRun, o.Yes, env.InTerminal)); err != nil {
 		return err
@@ -82,7 +83,7 @@ func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptio
 	case o.Common.Inventory == "":
 		return usageErrorf("fix --rules needs --inventory FILE (the raw server keys and tool names the rules are about)")
 	case refusedSet:
-		return usageErrorf("--rules migrates %s only: %s do not go with it", rf.RuleFix.Rules, andList(refused))
+		return usageErrorf("--rules migrates %s only: %s do not go with it", all.RuleFixOf(rf).Rules, andList(refused))
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 	end, err := rulefix.Run(ctx, rf, rulefix.Request{Apply: o.Apply, Yes: o.Yes, StateDir: o.StateDir, Now: env.Now,
@@ -95,7 +96,7 @@ func runFixRules(ctx context.Context, env *Env, rf *agent.Agent, o fixRulesOptio
 			Problem: printProblem(env),
 			Planned: func(plan *agent.RuleFixPlan, _ *rulefix.Planned) {
 				if o.Format == "table" {
-					writeRulePlan(env, rf.RuleFix.Rules, plan.Changes, plan.Version)
+					writeRulePlan(env, all.RuleFixOf(rf).Rules, plan.Changes, plan.Version)
 				}
 			},
 			Confirm: func(pl *rulefix.Planned) (bool, error) {
@@ -196,14 +197,14 @@ func noneIfEmpty(s string) string {
 	return s
 }
 
-func newFixRulesOptions(c *cli.Context, a *agent.Agent, base fixOptions) (fixRulesOptions, error) {
+func newFixRulesOptions(c *cli.Context, a agent.Agent, base fixOptions) (fixRulesOptions, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return fixRulesOptions{}, fmt.Errorf("fix: current directory: %w", err)
 	}
 	o := fixRulesOptions{fixOptions: base, Options: agent.Values{}, Cwd: wd}
-	readOptions(c, o.Options, a.RuleFix.Options)
-	for _, name := range a.RuleFix.Uses {
+	readOptions(c, o.Options, all.RuleFixOf(a).Options)
+	for _, name := range all.RuleFixOf(a).Uses {
 		if vs := base.Common.AgentOptions[name]; len(vs) > 0 {
 			o.Options[name] = vs
 		}

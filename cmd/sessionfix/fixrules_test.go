@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/sessionfix/sessionfix/agent/all"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,5 +217,5 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	env := testEnv(t)
 	r := runCLI(t, env, "", "fix", "--rules", "--inventory", "i.json", "--codex-config", "c.toml", ".")
 	assert.Equal(t, exitcode.Usage, r.code)
-	assert.Contains(t, r.err, "--rules migrates "+a.RuleFix.Rules+" only: --discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config do not go with it")
+	assert.Contains(t, r.err, "--rules migrates "+all.RuleFixOf(a).Rules+" only: --discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config do not go with it")
 }

@@ -110,11 +110,11 @@ func TestHelpNamesEveryAgentsRoots(t *testing.T) {
 	r := runCLI(t, testEnv(t), "", "scan", "--help")
 	require.Equal(t, 0, r.code, r.err)
 	for _, a := range all.Agents {
-		if a.Roots == nil {
+		if a.Core().Roots == nil {
 			continue
 		}
-		if assert.NotNil(t, a.Help, "%s has default roots and no Help", a.ID) && assert.NotEmpty(t, a.Help.Roots, "%s: Help.Roots", a.ID) {
-			assert.Contains(t, oneLine(r.out), oneLine(a.Help.Roots), "scan --help names %s's default roots", a.ID)
+		if assert.NotNil(t, all.HelpOf(a), "%s has default roots and no Help", a.Core().ID) && assert.NotEmpty(t, all.HelpOf(a).Roots, "%s: Help.Roots", a.Core().ID) {
+			assert.Contains(t, oneLine(r.out), oneLine(all.HelpOf(a).Roots), "scan --help names %s's default roots", a.Core().ID)
 		}
 	}
 }

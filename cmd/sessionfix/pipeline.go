@@ -97,7 +97,7 @@ func sharedOptions() []agent.Option {
 	var out []agent.Option
 	at := map[string]int{}
 	for _, a := range all.Agents {
-		for _, o := range a.Options {
+		for _, o := range all.OptionsOf(a) {
 			if i, ok := at[o.Name]; ok {
 				out[i].Usage += "; also " + o.Usage
 				continue
@@ -147,9 +147,9 @@ func readPlanFlags(c *cli.Context) pipeline.Options {
 func checkAgentOptions(c *cli.Context, id string) error {
 	var given []string
 	for _, a := range all.Agents {
-		opts := a.Options
-		if a.SentAsOption != nil {
-			opts = append(slices.Clone(opts), *a.SentAsOption)
+		opts := all.OptionsOf(a)
+		if all.SentAsOptionOf(a) != nil {
+			opts = append(slices.Clone(opts), *all.SentAsOptionOf(a))
 		}
 		for _, o := range opts {
 			if c.IsSet(o.Name) {

@@ -82,7 +82,7 @@ func TestOnlyTheRoomNamesItsAgent(t *testing.T) {
 	require.Greater(t, len(files), 100, "the walk found the module's sources")
 	require.GreaterOrEqual(t, len(all.Agents), 6)
 	for _, a := range all.Agents {
-		id := strings.ToLower(string(a.ID))
+		id := strings.ToLower(string(a.Core().ID))
 		var named, outside []string
 		for _, f := range files {
 			b, err := os.ReadFile(filepath.Join(root, f))

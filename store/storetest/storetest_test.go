@@ -188,9 +188,9 @@ func fixtureCases(tb testing.TB, fixtures string) []profileCase {
 }
 
 // agentOfKind is the agent of agent/all with a JSONL profile of that kind, or nil.
-func agentOfKind(kind store.Kind) *agent.Agent {
+func agentOfKind(kind store.Kind) agent.Agent {
 	for _, a := range all.Agents {
-		for _, p := range a.JSONL {
+		for _, p := range a.Core().JSONL {
 			if p.Kind == kind {
 				return a
 			}
@@ -201,13 +201,13 @@ func agentOfKind(kind store.Kind) *agent.Agent {
 
 // namerRule renames a site as the agent's Namer decides for it alone (naming.ProviderSafe when
 // the agent has none): its new name when the decision is a rewrite.
-func namerRule(a *agent.Agent) func(store.Site) (string, bool) {
-	n := a.Namer
+func namerRule(a agent.Agent) func(store.Site) (string, bool) {
+	n := a.Core().Namer
 	if n == nil {
 		n = naming.ProviderSafe{}
 	}
 	return func(s store.Site) (string, bool) {
-		ds := n.Decide(&store.Snapshot{Agent: a.ID, Sites: []store.Site{s}}, naming.Policy{})
+		ds := n.Decide(&store.Snapshot{Agent: a.Core().ID, Sites: []store.Site{s}}, naming.Policy{})
 		if len(ds) == 1 && ds[0].Action == naming.ActRewrite && ds[0].New != s.Name {
 			return ds[0].New, true
 		}
@@ -240,7 +240,7 @@ func TestConformanceCoversEveryProfile(t *testing.T) {
 		kinds[tc.kind], profiles[tc.profile] = true, true
 	}
 	for _, a := range all.Agents {
-		for _, p := range a.JSONL {
+		for _, p := range a.Core().JSONL {
 			assert.True(t, kinds[p.Kind], "JSONL profile %s has no conformance case", p.Kind)
 		}
 	}
