@@ -41,6 +41,20 @@ func HelpOf(a agent.Agent) *agent.Help {
 	return nil
 }
 
+// WithHelp are the agents with a Help (agent.Helper), Default first, then the list's order.
+func WithHelp() []agent.Agent {
+	var out []agent.Agent
+	if HelpOf(Default) != nil {
+		out = append(out, Default)
+	}
+	for _, a := range Agents {
+		if a != Default && HelpOf(a) != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // SettingsOf is a's settings pass (agent.SettingsPasser).
 func SettingsOf(a agent.Agent) *agent.Settings {
 	if x, ok := a.(agent.SettingsPasser); ok {

@@ -12,20 +12,6 @@ import (
 // The --help texts' phrases about agents come from the rooms (agent.Agent.Help), in agent/all's
 // order with the default agent (all.Default) first.
 
-// helpAgents are the agents with a Help, all.Default first.
-func helpAgents() []agent.Agent {
-	var out []agent.Agent
-	if all.HelpOf(all.Default) != nil {
-		out = append(out, all.Default)
-	}
-	for _, a := range all.Agents {
-		if a != all.Default && all.HelpOf(a) != nil {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // defaultHelp is the default agent's Help (an empty one when it has none).
 func defaultHelp() agent.Help {
 	if all.HelpOf(all.Default) != nil {
@@ -37,7 +23,7 @@ func defaultHelp() agent.Help {
 // helpPhrases returns field's non-empty value of every helpAgents agent.
 func helpPhrases(field func(*agent.Help) string) []string {
 	var out []string
-	for _, a := range helpAgents() {
+	for _, a := range all.WithHelp() {
 		if s := field(all.HelpOf(a)); s != "" {
 			out = append(out, s)
 		}
@@ -57,7 +43,7 @@ func andList(parts []string) string {
 // (issue 23 item 4: without a PATH every agent whose default place exists is covered).
 func rootsHelp() string {
 	var parts []string
-	for _, a := range helpAgents() {
+	for _, a := range all.WithHelp() {
 		if all.HelpOf(a).Roots != "" {
 			parts = append(parts, a.Core().Name+": "+all.HelpOf(a).Roots)
 		}
@@ -113,7 +99,7 @@ func exampleLine(cmd string, e agent.Example) string {
 // field) spliced in at index at.
 func examplesHelp(cmd string, generic []agent.Example, at int, field func(*agent.Help) []agent.Example) string {
 	var own []agent.Example
-	for _, a := range helpAgents() {
+	for _, a := range all.WithHelp() {
 		own = append(own, field(all.HelpOf(a))...)
 	}
 	lines := make([]string, 0, len(generic)+len(own))
@@ -187,7 +173,7 @@ func discoverUsage() string {
 // paragraph opens fix's rewrite paragraph), each after a blank line.
 func agentRewrites() string {
 	var b strings.Builder
-	for _, a := range helpAgents() {
+	for _, a := range all.WithHelp() {
 		if a != all.Default && all.HelpOf(a).Rewrite != "" {
 			b.WriteString("\n\n" + all.HelpOf(a).Rewrite)
 		}
@@ -216,7 +202,7 @@ func keptHelp() string {
 // mtimeHelp says which agents sort their sessions by mtime ("Acme sorts\nsessions by mtime").
 func mtimeHelp() string {
 	var names []string
-	for _, a := range helpAgents() {
+	for _, a := range all.WithHelp() {
 		if all.HelpOf(a).SortsByMtime {
 			names = append(names, a.Core().Name)
 		}

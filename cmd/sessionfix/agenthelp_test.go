@@ -21,7 +21,7 @@ func TestAgentHelp(t *testing.T) {
 	roots := rootsHelp()
 	assert.True(t, strings.HasPrefix(roots, "default: every agent's place that exists, --agent ID one agent's — "+all.Default.Core().Name+": "+all.HelpOf(all.Default).Roots+"; "), roots)
 	d := scanDescription()
-	for _, a := range helpAgents() {
+	for _, a := range all.WithHelp() {
 		if all.HelpOf(a).Roots != "" {
 			assert.Contains(t, d, a.Core().Name+": "+all.HelpOf(a).Roots)
 		}
@@ -32,7 +32,7 @@ func TestAgentHelp(t *testing.T) {
 	assert.Contains(t, d, "("+all.HelpOf(all.Default).Dir+" -> /data/"+string(all.Default.Core().ID)+")")
 	f := fixDescription()
 	assert.Contains(t, f, "\n\n"+all.HelpOf(all.Default).Rewrite+" Provider-safe names")
-	for _, a := range helpAgents() {
+	for _, a := range all.WithHelp() {
 		if a != all.Default && all.HelpOf(a).Rewrite != "" {
 			assert.Contains(t, f, "\n\n"+all.HelpOf(a).Rewrite+"\n\n")
 		}
