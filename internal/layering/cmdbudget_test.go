@@ -16,9 +16,9 @@ import (
 // printing, and what decides, plans or builds documents lives in the libraries. It was 6,440
 // before the item; this budget is what the item's first steps reached (exit codes, fix --rules,
 // fix --report, scan's tables, fleet rows, --help's layout and the shared option checks moved
-// out). Lower it as more moves out, never raise it: a command that needs more lines in cmd
+// out; then agent/all.WithHelp). Lower it as more moves out, never raise it: a command that needs more lines in cmd
 // needs its logic in a library.
-const cmdBudget = 5072
+const cmdBudget = 5057
 
 // TestCmdLineBudget: cmd/sessionfix stays within cmdBudget production lines.
 func TestCmdLineBudget(t *testing.T) {
