@@ -105,12 +105,18 @@ func (r *Report) ruleText(v rules.Verdict) string {
 	return r.Result.Rules[v.Rule].Text
 }
 
+// sharedText is "server/tool, …" of the tools sharing v's name, with " (unreachable: X
+// answers)" when another tool answers it (Verdict.Unreachable).
 func sharedText(v rules.Verdict) string {
 	parts := make([]string, len(v.SharedWith))
 	for i, o := range v.SharedWith {
 		parts[i] = o.String()
 	}
-	return strings.Join(parts, ", ")
+	s := strings.Join(parts, ", ")
+	if v.Unreachable && s != "" {
+		s += " (unreachable: " + v.SharedWith[0].String() + " answers)"
+	}
+	return s
 }
 
 // Partial reports whether some input could not be read (exit 3 wins over findings).
@@ -479,7 +485,7 @@ func (r *Report) Page() *reports.HTMLPage {
 		},
 		Sections: []reports.HTMLSection{
 			{ID: "lost", Title: cmp.Or(lp.LostTitle, "Lost restrictions (restricting rules that no longer match)"), Table: lost,
-				Empty: "No restricting rule lost its tool.", Paths: r.pathColumns()},
+				Empty: cmp.Or(lp.LostEmpty, "No restricting rule lost its tool."), Paths: r.pathColumns()},
 			{ID: "pairs", Title: "Rules × tools", Table: r.Pairs, Facets: pairFacets(lp.PairFacets),
 				Empty: "No rule matches any tool, now or before.", Paths: r.pathColumns()},
 			{ID: "tools", Title: "Tools", Table: r.Tools, Facets: present([]string{"decision_now", "outcome_now", "decision_before", "outcome_before"}, r.toolColumns()),
@@ -492,10 +498,11 @@ func (r *Report) Page() *reports.HTMLPage {
 		page.Counts = append(page.Counts, hc)
 	}
 	for _, f := range a.Facts {
-		if f.Label != "" {
+		if f.Label != "" && lp.Meta == nil {
 			page.Meta = append(page.Meta, f.Label+": "+f.Value)
 		}
 	}
+	page.Meta = append(page.Meta, lp.Meta...)
 	page.Meta = append(page.Meta, cmp.Or(lp.FilesLabel, "Rule files")+": "+cmp.Or(lp.Files, strings.Join(files, ", ")), "Inventory: "+a.Inventory)
 	for _, l := range a.Legend {
 		page.Legend = append(page.Legend, reports.HTMLLegend{Term: l.Term, Text: l.Text, Value: l.Value})
@@ -574,6 +581,30 @@ func (r *Report) Summary(w io.Writer) {
 			facts += ", " + f.Label + " " + f.Value
 		}
 	}
+	if l.Summary != nil {
+		fmt.Fprintf(w, "audit: %s %s (before: %s)%s: %s, %s (inventory: %s), %s listed:", a.Name, res.Now, res.Before, facts,
+			reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"), reports.Printable(a.Inventory), reports.Plural(len(res.Visible(r.allPairs)), "pair"))
+		sep := " "
+		for _, cell := range l.Summary {
+			switch cell {
+			case rules.CellCountLost:
+				fmt.Fprintf(w, "%s%d lost (%s)", sep, c.Lost, reports.Plural(c.LostRestrictions, "restriction"))
+				sep = ", "
+			case rules.CellCountGained:
+				fmt.Fprintf(w, "%s%d gained", sep, c.Gained)
+				sep = ", "
+			case rules.CellCountRefused:
+				fmt.Fprintf(w, "%s%d refused", sep, c.NotApplied)
+				sep = ", "
+			case rules.CellCountChanged:
+				fmt.Fprintf(w, "; %s with another outcome", reports.Plural(c.Changed, "tool"))
+			case rules.CellCountFindings:
+				fmt.Fprintf(w, "; %s", reports.Plural(len(res.Findings), "finding"))
+			}
+		}
+		fmt.Fprintln(w)
+		return
+	}
 	fmt.Fprintf(w, "audit: %s %s (before: %s)%s: %s, %s (inventory: %s), %s listed: %d lost (%d %s), %d gained, %d refused; %s with another outcome; %s\n",
 		a.Name, res.Now, res.Before, facts, reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"), a.Inventory,
 		reports.Plural(c.Pairs, "pair"), c.Lost, c.LostRestrictions, restrictionWord(c.LostRestrictions), c.Gained, c.NotApplied,
@@ -596,6 +627,10 @@ func (r *Report) LostLines() []string {
 	}
 	for _, p := range r.Result.LostRestrictions() {
 		ru, t := r.Result.Rules[p.Rule], r.Result.Tools[p.Tool]
+		if f := r.layout().LostLine; f != nil {
+			out = append(out, f(ru, t, r.Result.Now, r.Result.Before))
+			continue
+		}
 		out = append(out, fmt.Sprintf("audit: LOST RESTRICTION: %s:%d:%d %s %q no longer matches %s (%s under %s, %s under %s)",
 			ru.File, ru.Line, ru.Column, ru.Kind, ru.Text, t.ToolInfo.Tool, r.Audit.Words.OfOutcome(t.Before.Outcome), r.Result.Before,
 			r.Audit.Words.OfOutcome(t.Now.Outcome), r.Result.Now))

@@ -258,6 +258,21 @@ func (r *Report) cell(c rules.Cell, key string, x cellAt) value {
 				l = append(l, o.String())
 			}
 			return value{kind: listValue, list: l}
+		case rules.CellSharedTools:
+			if len(v.SharedWith) == 0 {
+				return value{kind: rawValue}
+			}
+			type tool struct {
+				Server string `json:"server"`
+				Tool   string `json:"tool"`
+			}
+			l := make([]tool, len(v.SharedWith))
+			for i, o := range v.SharedWith {
+				l[i] = tool{o.Server, o.Tool}
+			}
+			return value{kind: rawValue, raw: encode(l)}
+		case rules.CellUnreachable:
+			return value{kind: flagValue, b: v.Unreachable}
 		}
 	}
 	cn := res.Counts

@@ -1,8 +1,6 @@
 package claude
 
 import (
-	"strconv"
-
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
@@ -26,7 +24,7 @@ var Audit = &agent.Audit{Reads: "Claude Code rule files", Flags: []string{Versio
 		{Name: ClaudeJSONOption, File: true, Usage: "with --agent claude: the ~/.claude.json to read trust, legacy allowedTools and MCP server keys from"},
 		{Name: MCPConfigOption, Repeatable: true, File: true, Usage: "with --agent claude: a Claude Code MCP config file ({\"mcpServers\": {…}}, the format of claude --mcp-config and .mcp.json; repeatable): its server keys name raw tools of the sessions' stored names, and with --discover its servers are listed"},
 	},
-	Run: runAudit, Description: auditDescription, Homes: AuditHomes,
+	Rules: auditRules, OwnChecks: true, Description: auditDescription, Homes: AuditHomes,
 	Home: func(env agent.Env) string { return Home(env.Getenv, env.Home) }}
 
 // The audit's own option names (VersionOption and MCPConfigOption are shared with scan and fix).
@@ -86,63 +84,24 @@ type ClaudeToolReport struct {
 	Now, Before ClaudeVerdict
 }
 
-// ClaudePair is one (rule, tool) pair.
-type ClaudePair struct {
-	Rule, Tool  int
-	Now, Before permission.ClaudeMatch
-	Change      permission.Change
-}
-
-// Visible reports whether the pair is listed by default: now or before is not "no".
-func (p ClaudePair) Visible() bool {
-	return p.Now != permission.ClaudeNo || p.Before != permission.ClaudeNo
-}
-
-// ClaudeCounts summarizes a Claude report.
-type ClaudeCounts struct {
-	Rules int `json:"rules"`
-	Tools int `json:"tools"`
-	Pairs int `json:"pairs"`
-	// Lost counts every lost pair; LostRestrictions those of deny and ask rules.
-	Lost             int `json:"lost"`
-	LostRestrictions int `json:"lost_restrictions"`
-	Gained           int `json:"gained"`
-	// Changed counts the tools whose outcome differs between before and now.
-	Changed int `json:"changed_outcomes"`
-}
-
-// ClaudeReport is the result of RunClaude.
+// ClaudeReport is the result of RunClaude: the rules, and the tools with their decisions
+// under both releases; NowMatch and BeforeMatch say how each rule relates to each tool.
 type ClaudeReport struct {
 	Now, Before permission.ClaudeRelease
 	Trusted     bool
 	Rules       []ClaudeRuleEntry
 	Tools       []ClaudeToolReport
-	// Pairs are ordered: lost restrictions first, then other lost pairs, then gained, then
-	// the rest; rule-major inside each group.
-	Pairs  []ClaudePair
-	Counts ClaudeCounts
+	fNow, fBef  permission.ClaudeFeatures
 }
 
-// claudeChange: only an applied match counts as matching (ignored is not).
-func claudeChange(now, before permission.ClaudeMatch) permission.Change {
-	n, b := now == permission.ClaudeMatched, before == permission.ClaudeMatched
-	switch {
-	case n && !b:
-		return permission.ChangeGained
-	case b && !n:
-		return permission.ChangeLost
-	}
-	return permission.ChangeSame
-}
-
-// RunClaude evaluates every pair and every tool's decision now and before.
+// RunClaude evaluates every tool's decision now and before.
 func RunClaude(in ClaudeInput) *ClaudeReport {
-	rep := &ClaudeReport{Now: in.Now, Before: in.Before, Trusted: in.Trusted, Rules: in.Rules}
+	rep := &ClaudeReport{Now: in.Now, Before: in.Before, Trusted: in.Trusted, Rules: in.Rules,
+		fNow: permission.ClaudeFeaturesOf(in.Now), fBef: permission.ClaudeFeaturesOf(in.Before)}
 	rules := make([]permission.ClaudeRule, len(in.Rules))
 	for i, r := range in.Rules {
 		rules[i] = r.ClaudeRule
 	}
-	fNow, fBef := permission.ClaudeFeaturesOf(in.Now), permission.ClaudeFeaturesOf(in.Before)
 	verdict := func(f permission.ClaudeFeatures, t mcpname.ClaudeTool) ClaudeVerdict {
 		name := f.Release.Name(t.Server, t.Tool)
 		d := permission.ClaudeDecide(f, rules, name, in.Trusted)
@@ -157,128 +116,18 @@ func RunClaude(in ClaudeInput) *ClaudeReport {
 		return v
 	}
 	for _, t := range in.Tools {
-		tr := ClaudeToolReport{ClaudeTool: t, Now: verdict(fNow, t), Before: verdict(fBef, t)}
-		rep.Tools = append(rep.Tools, tr)
-		if tr.Now.Outcome != tr.Before.Outcome {
-			rep.Counts.Changed++
-		}
+		rep.Tools = append(rep.Tools, ClaudeToolReport{ClaudeTool: t, Now: verdict(rep.fNow, t), Before: verdict(rep.fBef, t)})
 	}
-	var groups [4][]ClaudePair
-	for i, r := range in.Rules {
-		for j, t := range rep.Tools {
-			p := ClaudePair{Rule: i, Tool: j,
-				Now:    permission.ClaudePairMatch(fNow, r.ClaudeRule, t.Now.Name, in.Trusted),
-				Before: permission.ClaudePairMatch(fBef, r.ClaudeRule, t.Before.Name, in.Trusted)}
-			p.Change = claudeChange(p.Now, p.Before)
-			g := 3
-			switch {
-			case p.Change == permission.ChangeLost && r.Restrictive():
-				g = 0
-				rep.Counts.LostRestrictions++
-			case p.Change == permission.ChangeLost:
-				g = 1
-			case p.Change == permission.ChangeGained:
-				g = 2
-				rep.Counts.Gained++
-			}
-			if p.Change == permission.ChangeLost {
-				rep.Counts.Lost++
-			}
-			if p.Visible() {
-				rep.Counts.Pairs++
-			}
-			groups[g] = append(groups[g], p)
-		}
-	}
-	for _, g := range groups {
-		rep.Pairs = append(rep.Pairs, g...)
-	}
-	rep.Counts.Rules, rep.Counts.Tools = len(in.Rules), len(in.Tools)
 	return rep
 }
 
-// VisiblePairs returns the pairs listed by default (now or before not "no"), or all.
-func (r *ClaudeReport) VisiblePairs(all bool) []ClaudePair {
-	if all {
-		return r.Pairs
-	}
-	var out []ClaudePair
-	for _, p := range r.Pairs {
-		if p.Visible() {
-			out = append(out, p)
-		}
-	}
-	return out
+// NowMatch is how rule i (ClaudeReport.Rules) relates to tool j (ClaudeReport.Tools) under
+// the current release, as the tool is named there.
+func (r *ClaudeReport) NowMatch(i, j int) permission.ClaudeMatch {
+	return permission.ClaudePairMatch(r.fNow, r.Rules[i].ClaudeRule, r.Tools[j].Now.Name, r.Trusted)
 }
 
-// LostRestrictions returns the pairs of deny and ask rules that matched before and no longer
-// do (the first thing the report shows).
-func (r *ClaudeReport) LostRestrictions() []ClaudePair {
-	var out []ClaudePair
-	for _, p := range r.Pairs {
-		if p.Change == permission.ChangeLost && r.Rules[p.Rule].Restrictive() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// ClaudePairColumns are the columns of the Claude pairs table.
-var ClaudePairColumns = []string{"settings_file", "scope", "key", "index", "rule", "kind", "server", "tool",
-	"name_now", "name_before", "now", "before", "change"}
-
-// ClaudeToolColumns are the columns of the Claude tools table. shared_now names the other
-// tools the current release gives the same name ("unreachable" when another one answers).
-var ClaudeToolColumns = []string{"server", "tool", "name_now", "name_before", "decision_now", "rule_now",
-	"outcome_now", "decision_before", "rule_before", "outcome_before", "shared_now"}
-
-// PairRow returns the cells of one pair, in ClaudePairColumns order.
-func (r *ClaudeReport) PairRow(p ClaudePair) []string {
-	ru, t := r.Rules[p.Rule], r.Tools[p.Tool]
-	return []string{ru.File, string(ru.Scope), ru.Key, strconv.Itoa(ru.Index), ru.Text, string(ru.Kind),
-		t.Server, t.Tool, t.Now.Name, t.Before.Name, string(p.Now), string(p.Before), string(p.Change)}
-}
-
-// PairRows returns the rows of VisiblePairs(all).
-func (r *ClaudeReport) PairRows(all bool) [][]string {
-	var out [][]string
-	for _, p := range r.VisiblePairs(all) {
-		out = append(out, r.PairRow(p))
-	}
-	return out
-}
-
-// RuleText is the deciding rule of v as written, "" for none.
-func (r *ClaudeReport) RuleText(v ClaudeVerdict) string {
-	if v.Rule < 0 {
-		return ""
-	}
-	return r.Rules[v.Rule].Text
-}
-
-// SharedText describes v.SharedWith: "lit/literature.search_pubmed" (comma-separated), with
-// " (unreachable: that tool answers)" when another tool answers the name.
-func SharedText(v ClaudeVerdict) string {
-	s := ""
-	for i, o := range v.SharedWith {
-		if i > 0 {
-			s += ", "
-		}
-		s += o.Server + "/" + o.Tool
-	}
-	if v.Unreachable && s != "" {
-		s += " (unreachable: " + v.SharedWith[0].Server + "/" + v.SharedWith[0].Tool + " answers)"
-	}
-	return s
-}
-
-// ToolRows returns one row per tool, in ClaudeToolColumns order.
-func (r *ClaudeReport) ToolRows() [][]string {
-	var out [][]string
-	for _, t := range r.Tools {
-		out = append(out, []string{t.Server, t.Tool, t.Now.Name, t.Before.Name,
-			string(t.Now.Decision), r.RuleText(t.Now), string(t.Now.Outcome),
-			string(t.Before.Decision), r.RuleText(t.Before), string(t.Before.Outcome), SharedText(t.Now)})
-	}
-	return out
+// BeforeMatch is NowMatch under the earlier release.
+func (r *ClaudeReport) BeforeMatch(i, j int) permission.ClaudeMatch {
+	return permission.ClaudePairMatch(r.fBef, r.Rules[i].ClaudeRule, r.Tools[j].Before.Name, r.Trusted)
 }

@@ -2,13 +2,16 @@ package claude
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/audit"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/permission/rules"
 )
 
 // claudeFixtureInput reads the fixture's rule files for project p ("lab" or "api") the way
@@ -96,42 +99,46 @@ func TestClaudeAuditLab(t *testing.T) {
 	rep := RunClaude(claudeFixtureInput(t, "lab", permission.Claude2_1_332, permission.Claude1_0_51))
 	assert.True(t, rep.Trusted)
 	// The local allow mcp__foo_bar__deploy.prod is 1.0.51's spelling: lost under 2.1.332.
-	require.NotEmpty(t, rep.Pairs)
-	first := rep.Pairs[0]
+	res := evaluate(rep)
+	require.NotEmpty(t, res.Pairs)
+	first := res.Pairs[0]
 	assert.Equal(t, permission.ChangeLost, first.Change)
 	assert.Equal(t, "mcp__foo_bar__deploy.prod", rep.Rules[first.Rule].Text)
 	assert.Equal(t, "deploy.prod", rep.Tools[first.Tool].Tool)
-	assert.Equal(t, 1, rep.Counts.Lost)
-	assert.Equal(t, 0, rep.Counts.LostRestrictions)
-	assert.Empty(t, rep.LostRestrictions())
+	assert.Equal(t, 1, res.Counts.Lost)
+	assert.Equal(t, 0, res.Counts.LostRestrictions)
+	assert.Empty(t, res.LostRestrictions())
 	// ask mcp__lit__get+data names get+data in 1.0.51 but 1.0.51 had no ask list; now it
 	// names nothing.
-	for _, pr := range rep.Pairs {
+	for _, pr := range res.Pairs {
 		if rep.Rules[pr.Rule].Text == "mcp__lit__get+data" && rep.Tools[pr.Tool].Tool == "get+data" {
-			assert.Equal(t, permission.ClaudeIgnored, pr.Before)
-			assert.Equal(t, permission.ClaudeNo, pr.Now)
+			assert.Equal(t, permission.ClaudeIgnored, rep.BeforeMatch(pr.Rule, pr.Tool))
+			assert.Equal(t, rules.NotApplied, pr.Before)
+			assert.Equal(t, rules.No, pr.Now)
 			assert.Equal(t, permission.ChangeSame, pr.Change)
 		}
 	}
 	// the shared name: literature_search_pubmed is unreachable under 2.1.332
-	for _, tl := range rep.Tools {
+	tools := audit.Build(rep.RuleAudit(&ClaudeLoaded{}, nil), false, time.Time{}, "test").Tools
+	for i, tl := range rep.Tools {
 		if tl.Tool == "literature_search_pubmed" {
 			assert.True(t, tl.Now.Unreachable)
-			assert.Equal(t, "lit/literature.search_pubmed (unreachable: lit/literature.search_pubmed answers)", SharedText(tl.Now))
+			assert.Equal(t, "lit/literature.search_pubmed (unreachable: lit/literature.search_pubmed answers)", tools.Rows[i][10])
 			assert.False(t, tl.Before.Unreachable)
 			assert.Empty(t, tl.Before.SharedWith)
 		}
 	}
-	assert.Equal(t, 2, rep.Counts.Changed, "deploy.prod ran→ask, ping block→not offered")
+	assert.Equal(t, 2, res.Counts.Changed, "deploy.prod ran→ask, ping block→not offered")
 }
 
 // From 1.0.0 (raw names) the user deny mcp__foo.bar__deploy.prod denied deploy.prod; under
 // 2.1.332 it denies nothing: a lost restriction, listed first.
 func TestClaudeAuditLostRestriction(t *testing.T) {
 	rep := RunClaude(claudeFixtureInput(t, "lab", permission.Claude2_1_332, permission.Claude1_0_0))
-	lost := rep.LostRestrictions()
+	r := audit.Build(rep.RuleAudit(&ClaudeLoaded{}, nil), false, time.Time{}, "test")
+	lost := r.Result.LostRestrictions()
 	require.Len(t, lost, 1)
-	assert.Equal(t, lost[0], rep.Pairs[0])
+	assert.Equal(t, lost[0], r.Result.Pairs[0])
 	assert.Equal(t, "mcp__foo.bar__deploy.prod", rep.Rules[lost[0].Rule].Text)
 	assert.Equal(t, permission.ClaudeDeny, rep.Rules[lost[0].Rule].Kind)
 	tl := rep.Tools[lost[0].Tool]
@@ -139,8 +146,8 @@ func TestClaudeAuditLostRestriction(t *testing.T) {
 	assert.Equal(t, "mcp__foo.bar__deploy.prod", tl.Before.Name)
 	assert.Equal(t, permission.ClaudeOutcomeBlock, tl.Before.Outcome)
 	assert.Equal(t, permission.ClaudeOutcomeAsk, tl.Now.Outcome)
-	assert.Equal(t, 1, rep.Counts.LostRestrictions)
-	row := rep.PairRow(lost[0])
+	assert.Equal(t, 1, r.Result.Counts.LostRestrictions)
+	row := r.Pairs.Rows[0]
 	assert.Equal(t, []string{claudeReal + "dot-claude/settings.json", "user", "permissions.deny", "0", "mcp__foo.bar__deploy.prod", "deny",
 		"foo.bar", "deploy.prod", "mcp__foo_bar__deploy_prod", "mcp__foo.bar__deploy.prod", "no", "match", "lost"}, row)
 }
@@ -160,10 +167,15 @@ func TestClaudeAuditUntrusted(t *testing.T) {
 			assert.Equal(t, permission.ClaudeOutcomeNotOffered, tl.Now.Outcome)
 		}
 	}
-	for _, p := range rep.Pairs {
+	for _, p := range evaluate(rep).Pairs {
 		if rep.Rules[p.Rule].Text == "mcp__foo_bar__get_data" && rep.Tools[p.Tool].Tool == "get_data" {
-			assert.Equal(t, permission.ClaudeIgnored, p.Now)
+			assert.Equal(t, rules.NotApplied, p.Now)
 			assert.Equal(t, permission.ChangeLost, p.Change)
 		}
 	}
+}
+
+// evaluate is the engine's evaluation of rep (lost restrictions first).
+func evaluate(rep *ClaudeReport) *rules.Result {
+	return rules.Evaluate(rep.Evaluation(), rules.LostFirst)
 }

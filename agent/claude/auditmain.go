@@ -2,15 +2,14 @@ package claude
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/sessionfix/sessionfix/naming"
 	"io"
 	"path/filepath"
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/permission"
+	"github.com/sessionfix/sessionfix/permission/rules"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
@@ -101,10 +100,12 @@ func (r *Loading) Hooks() ClaudeHooks {
 		Warn: func(w string) { fmt.Fprintf(r.err, "sessionfix: warning: %s\n", reports.Printable(w)) }}
 }
 
-// runAudit is Claude Code's audit run (Audit.Run): the rule files (Resolve, LoadRules) with
-// the project's trust, the tool list (ClaudeTools), the rules matched under two releases
-// (RunClaude), the sessions' re-dispatch check (AuditHistory), LOST RESTRICTION lines first.
-func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, error) {
+// auditRules is Claude Code's audit run (Audit.Rules): the rule files (Resolve, LoadRules)
+// with the project's trust, the tool list (ClaudeTools), the decisions under two releases
+// (RunClaude; the engine matches every rule × tool through the report), the sessions'
+// re-dispatch check (AuditHistory, its findings handed to o.Redispatch). Problems and notes are
+// said as they are met (rules.Audit.Said); the engine says the LOST RESTRICTION lines first.
+func auditRules(ctx context.Context, o agent.AuditInput) (*rules.Audit, error) {
 	if o.ModeSet && o.Mode != string(permission.ModeDefault) {
 		return nil, usage.Errorf("--mode: the Claude Code audit computes outcomes in Claude Code's default permission mode only")
 	}
@@ -143,10 +144,10 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 	}
 	r.InventoryFrom, r.Incomplete, r.Unknown = list.From, list.Incomplete, list.Unknown
 	tools := list.Tools
-	rules, trusted := r.LoadRules(srcs, h)
+	ruleList, trusted := r.LoadRules(srcs, h)
 	before = r.DefaultBefore(before, now, configDir, h)
 
-	rep := RunClaude(ClaudeInput{Rules: rules, Trusted: trusted, Tools: tools, Now: now, Before: before})
+	rep := RunClaude(ClaudeInput{Rules: ruleList, Trusted: trusted, Tools: tools, Now: now, Before: before})
 	rd, errs, err := AuditHistory(ctx, o.Engine.History, configDir, tools, list.From, now.String())
 	if err != nil {
 		r.Problem(fmt.Errorf("re-dispatch check of the session history: %w", err))
@@ -154,48 +155,10 @@ func runAudit(ctx context.Context, o agent.AuditInput) (*agent.AuditResult, erro
 	for _, e := range errs {
 		r.Problem(e)
 	}
-	// The lost restrictions come first, on stderr too.
-	for _, p := range rep.LostRestrictions() {
-		ru, t := rep.Rules[p.Rule], rep.Tools[p.Tool]
-		fmt.Fprintf(o.Err, "audit: LOST RESTRICTION: %s rule %q (%s:%d:%d, %s) matched %s/%s as %s under %s and matches nothing of it under %s (now %s: %s)\n",
-			ru.Kind, reports.Printable(ru.Text), reports.Printable(ru.File), ru.Line, ru.Column, ru.Key,
-			reports.Printable(t.Server), reports.Printable(t.Tool), reports.Printable(t.Before.Name), before, now,
-			reports.Printable(t.Now.Name), t.Now.Outcome)
+	if o.Redispatch != nil {
+		o.Redispatch(rd)
 	}
-	c := rep.Counts
-	pairs := reports.PrintableTable(ClaudePairColumns, rep.PairRows(o.AllPairs))
-	toolTable := reports.PrintableTable(ClaudeToolColumns, rep.ToolRows())
-	return &agent.AuditResult{
-		Pairs: pairs, Tools: toolTable,
-		Page: func() *reports.HTMLPage {
-			return rep.Page(&r.ClaudeLoaded, o.Now, o.Version, o.AllPairs, pairs, toolTable)
-		},
-		Doc: func(rd []naming.Redispatch) json.Marshaler {
-			return reports.Document(struct {
-				*ClaudeJSONReport
-				Redispatch []naming.Redispatch `json:"redispatch"`
-			}{rep.JSON(&r.ClaudeLoaded, o.Now, o.AllPairs), rd})
-		},
-		SARIF: rep.SARIF, Rules: ClaudeSARIFRules, Read: r.Read(o.Inventory),
-		Summary: func(w io.Writer) {
-			project := "project (none)" // no project: nothing to trust
-			if r.Project != "" {
-				project = fmt.Sprintf("project %s (%s)", reports.Printable(r.Project), TrustWord(trusted))
-			}
-			fmt.Fprintf(w, "audit: Claude Code %s (before: %s), %s: %s, %s (inventory: %s), %s listed: %d lost (%s), %d gained; %s with another outcome\n",
-				now, before, project, reports.Plural(c.Rules, "rule"), reports.Plural(c.Tools, "tool"),
-				reports.Printable(r.InventoryFrom), reports.Plural(len(rep.VisiblePairs(o.AllPairs)), "pair"), c.Lost, reports.Plural(c.LostRestrictions, "restriction"), c.Gained, reports.Plural(c.Changed, "tool"))
-		},
-		FailCounts: func(results []reports.SARIFResult) map[string]int {
-			refused := 0
-			for _, x := range results {
-				if x.RuleID == "sessionfix/audit/refused" {
-					refused++
-				}
-			}
-			return map[string]int{"lost": c.Lost, "gained": c.Gained, "refused": refused}
-		},
-		Redispatch: rd,
-		Partial:    func() bool { return r.partial },
-	}, nil
+	a := rep.RuleAudit(&r.ClaudeLoaded, r.Read(o.Inventory))
+	a.Partial = r.partial
+	return a, nil
 }

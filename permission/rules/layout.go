@@ -22,6 +22,15 @@ type Layout struct {
 	// the default message). It is the agent's sentence only: the engine locates the result,
 	// fingerprints it and fills the fleet finding.
 	Message func(class string, rule Rule, tool ToolResult, p Pair) string
+	// LostLine words a LOST RESTRICTION line said on standard error (nil: the default line),
+	// given the lost pair's rule and tool and the points' labels now and before.
+	LostLine func(rule Rule, tool ToolResult, now, before string) string
+	// Summary are the counts of the summary line after "K pairs listed:" (default: lost
+	// with the restrictions, gained, refused; then the tools with another outcome and the
+	// findings): CellCountLost, CellCountGained, CellCountRefused, CellCountChanged,
+	// CellCountFindings, in that order; K counts the pairs listed (every pair with
+	// --all-pairs), and the inventory is said printable.
+	Summary []Cell
 	// Lead are lines said on standard error before the summary ("audit: no permission rule
 	// found …"); Brief words the summary line without the releases, restrictions, changed
 	// outcomes and findings: "audit: N rules, M tools (inventory: X), K pairs listed: L lost,
@@ -37,15 +46,19 @@ type Page struct {
 	// Title is the page's title; Header follows "Generated … by sessionfix V; " in the first
 	// header line (default: "<Name> <now> now, <before> before").
 	Title, Header string
+	// Meta are the header lines between the first and the rule files' (default: "<Label>:
+	// <Value>" of each fact with a Label).
+	Meta []string
 	// FilesLabel and Files are the rule files' header line (default "Rule files" and "path
 	// (scope), …", "none found" without any).
 	FilesLabel, Files string
 	// Counts are the counts at the top, in order (count cells; default: lost restrictions,
 	// rules, tools, lost, gained, findings).
 	Counts []Cell
-	// LostTitle is the lost restrictions' section title; PairFacets the pairs table's facets.
-	LostTitle  string
-	PairFacets []string
+	// LostTitle and LostEmpty are the lost restrictions' section title and what it says when
+	// empty; PairFacets the pairs table's facets.
+	LostTitle, LostEmpty string
+	PairFacets           []string
 	// Notes follow the problems and Audit.Notes at the foot of the page.
 	Notes []string
 }
@@ -116,7 +129,8 @@ const (
 	// Verdict cells: the name, decision, deciding rule's text, its "file:line:col" and its
 	// site "file:line:col key[index]" (the key alone when the index is negative), the note,
 	// the rules refused on the way (Verdict.Refused: their texts), the outcome, the tools
-	// sharing the name ("server/tool").
+	// sharing the name ("server/tool"; CellSharedTools: [{"server", "tool"}]), whether another
+	// tool answers the name (Verdict.Unreachable).
 	CellName
 	CellDecision
 	CellDecidingRule
@@ -126,6 +140,8 @@ const (
 	CellRefused
 	CellOutcome
 	CellSharedWith
+	CellSharedTools
+	CellUnreachable
 	// Count cells (also the page's counts): rules, tools, pairs listed by default, pairs
 	// listed (every pair with --all-pairs), lost, lost restrictions, gained, refused (now
 	// NotApplied), tools whose outcome changed, findings.

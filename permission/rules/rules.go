@@ -136,6 +136,9 @@ type Verdict struct {
 	// Refused are the rules (indexes) that named the tool and were not applied on the way to
 	// the decision (grants a guard refused).
 	Refused []int
+	// Unreachable: the name is shared and SharedWith[0] answers the calls made under it (the
+	// decision is the name's; the calls never reach this tool).
+	Unreachable bool
 }
 
 // Semantics is one point of comparison (a release, a mode), bound to the Evaluation's rules
