@@ -13,7 +13,7 @@
 // engine still computes every cell (rules.Cell), the layout chooses, names and orders them.
 // Agents on the layer (agent.Audit.Rules) supply knowledge only; the command layer calls
 // Build and writes what it gives, as for every audit.
-// The one older audit left is Cline's autoApprove audit, its room's plug-in (agent/cline,
-// declared by agent.Audit.Run): it builds its own documents with package reports and hands
-// them to Rendering; audit sits above the rooms.
+// An audit may still be its room's own plug-in (declared by agent.Audit.Run; one agent's
+// is, docs/layout.md): it builds its own documents with package reports and hands them to
+// Rendering; audit sits above the rooms.
 package audit
