@@ -106,6 +106,42 @@ func TestPostgresCLI(t *testing.T) {
 	assert.Contains(t, r.out, "would rewrite 12 names")
 
 	t.Run("killed after some batches, runs and undo see the run", func(t *testing.T) { killThenUndo(t, srv) })
+	t.Run("a jsonb column: names kept, exit 3", func(t *testing.T) { jsonbPartial(t, srv) })
+}
+
+// jsonbPartial: Open WebUI's schema with chat.chat jsonb (jsonb keeps no text: no byte-exact
+// rewrite) is a store refused as not rewritable, as Kilo's 7.0 schema is (docs/exit-codes.md):
+// with names to rewrite, scan, check, fix and fix --apply exit 3 (partial), the store's error on
+// standard error, every name kept saying why, and nothing is written (not even chat_message's
+// json column: both places of a call change together or not at all).
+func jsonbPartial(t *testing.T, srv *pgtest.Server) {
+	u := srv.DB(t)
+	pw := srv.WithPassword(u)
+	schema, err := os.ReadFile(openwebuiFixtures + "schema_postgres.psql")
+	require.NoError(t, err)
+	jsonb := strings.Replace(string(schema), "\n    chat json,", "\n    chat jsonb,", 1)
+	require.NotEqual(t, string(schema), jsonb)
+	pgtest.Exec(t, pw, jsonb)
+	pgtest.ExecFile(t, pw, openwebuiFixtures+"rows_postgres.psql")
+	orig := pgtest.Values(t, pw, "chat", "id", "chat")
+	origOut := pgtest.Values(t, pw, "chat_message", "id", "output")
+	env := testEnv(t)
+	t.Setenv("PGPASSWORD", srv.Password)
+	const refused = "error: not rewritten: chat.chat is jsonb (jsonb keeps no text, so a byte-exact rewrite is impossible; sessionfix never changes a column's type); 12 names it would rewrite are kept and nothing is written to it"
+	for _, args := range [][]string{{"scan"}, {"check", "--provider", "openai-chat"}, {"fix"}, {"fix", "--apply", "--yes"}} {
+		r := runCLI(t, env, "", append(args, u)...)
+		assert.Equal(t, 3, r.code, "%v: %s%s", args, r.out, r.err)
+		assert.Contains(t, r.err, u+": "+refused, "%v", args)
+		assert.NotContains(t, r.err, "warning: not rewritten", "%v: said once, as the error", args)
+		if args[0] == "fix" {
+			assert.Equal(t, 12, strings.Count(r.out, "(kept)"), "%v: every name kept\n%s", args, r.out)
+			assert.Equal(t, 4, strings.Count(r.out, ": not rewritten: chat.chat is jsonb"), "%v: each of the 4 names says why\n%s", args, r.out)
+			assert.Contains(t, r.out, "nothing to change")
+		}
+	}
+	assert.Equal(t, orig, pgtest.Values(t, pw, "chat", "id", "chat"))
+	assert.Equal(t, origOut, pgtest.Values(t, pw, "chat_message", "id", "output"), "chat_message (json) is not written either")
+	assert.Equal(t, "0", pgtest.Query(t, pw, "SELECT count(*) FROM pg_tables WHERE tablename = 'sessionfix_backup'"))
 }
 
 // killThenUndo: sessionfix fix --apply killed (SIGKILL) once some batches of 500 chats are

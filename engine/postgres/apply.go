@@ -145,6 +145,9 @@ func (s *Store) Apply(ctx context.Context, snap *store.Snapshot, edits []store.E
 // When no batch committed it returns no Change and the error.
 func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next func() ([]store.Edit, error), opt store.ApplyOptions) (_ *store.Change, err error) {
 	defer func() { err = s.scrub(err) }()
+	if snap != nil && snap.NotWritable != "" {
+		return nil, fmt.Errorf("rewrite %s: %w: %s", s.ref, store.ErrNotWritable, snap.NotWritable)
+	}
 	db, err := s.connect(ctx)
 	if err != nil {
 		return nil, err

@@ -186,8 +186,11 @@ func TestScanApplyUndoByteExact(t *testing.T) {
 	require.NoError(t, Open(u, Options{}).Restore(ctx, ch, false), "a second undo has nothing left to do")
 }
 
-// TestJSONBRefused: a jsonb column's names are reported read-only with the reason (jsonb
-// reorders keys and decodes escapes: no byte-exact rewrite), and Apply writes nothing.
+// TestJSONBRefused: a jsonb column makes the store not writable (Snapshot.NotWritable) with the
+// reason (jsonb reorders keys and decodes escapes: no byte-exact rewrite), said once as a
+// warning the planner turns into the run's error when a name needs rewriting (exit 3: the CLI's
+// TestPostgresCLI); its sites are not read-only (they are kept for that reason, not as records
+// never rewritten), and Apply writes nothing.
 func TestJSONBRefused(t *testing.T) {
 	srv := pgtest.Shared(t)
 	u := srv.WithPassword(srv.DB(t))
@@ -204,8 +207,13 @@ INSERT INTO chat VALUES ('c1', '{"messages": [{"output": [{"type": "function_cal
 	snap, err := st.Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
 	require.Len(t, snap.Sites, 1)
-	assert.True(t, snap.Sites[0].ReadOnly)
-	assert.Contains(t, fmt.Sprint(snap.Problems), "chat.chat is jsonb: its names are reported, not rewritten")
+	assert.False(t, snap.Sites[0].ReadOnly)
+	why := "chat.chat is jsonb (jsonb keeps no text, so a byte-exact rewrite is impossible; sessionfix never changes a column's type)"
+	assert.Equal(t, why, snap.NotWritable)
+	assert.Contains(t, snap.Problems, store.Problem{Severity: store.SevWarning, Reason: "not rewritten: " + why})
+	_, err = st.Apply(context.Background(), snap, []store.Edit{{Site: snap.Sites[0], New: "a_b"}}, applyOpts(t, "r"))
+	require.ErrorIs(t, err, store.ErrNotWritable)
+	snap.NotWritable = "" // a snapshot that does not say so: the writer refuses the row all the same
 	_, err = st.Apply(context.Background(), snap, []store.Edit{{Site: snap.Sites[0], New: "a_b"}}, applyOpts(t, "r"))
 	require.Error(t, err)
 	var after string

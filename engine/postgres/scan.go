@@ -25,7 +25,8 @@ type tableRead struct {
 	tb       *table
 	col      column
 	key      column
-	readOnly bool // sites reported, never rewritten (jsonb, no single key)
+	readOnly bool // never written (jsonb, no single key)
+	jsonb    bool // a jsonb column: the store is not writable (its sites are not read-only)
 	parent   int  // index of the parent spec's read, -1 for none
 	pcol     column
 	scope    *column
@@ -58,8 +59,17 @@ func resolve(prof *Profile, sch *schema, snap *store.Snapshot) []*tableRead {
 		switch col.base {
 		case "json", "text", "varchar", "bpchar":
 		case "jsonb":
-			tr.readOnly = true
-			warn(store.SevWarning, "%s.%s is jsonb: its names are reported, not rewritten (jsonb keeps no text, so a byte-exact rewrite is impossible; sessionfix never changes a column's type)", spec.Table, spec.Column)
+			// The store is refused as not rewritable (Snapshot.NotWritable), as any store the
+			// engine cannot rewrite: a name of it that needs rewriting is kept, saying why, and
+			// makes the run partial (exit 3); its other tables are not written either (both
+			// places of a call change together or not at all). Apply refuses its rows.
+			tr.readOnly, tr.jsonb = true, true
+			why := fmt.Sprintf("%s.%s is jsonb (jsonb keeps no text, so a byte-exact rewrite is impossible; sessionfix never changes a column's type)", spec.Table, spec.Column)
+			if snap.NotWritable == "" {
+				snap.NotWritable = why
+			} else {
+				snap.NotWritable += "; " + why
+			}
 		default:
 			warn(store.SevWarning, "%s.%s is %s, not json or text: the table is not read", spec.Table, spec.Column, col.typ)
 			continue
@@ -112,6 +122,9 @@ func resolve(prof *Profile, sch *schema, snap *store.Snapshot) []*tableRead {
 			}
 		}
 		out[i] = tr
+	}
+	if snap.NotWritable != "" {
+		snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning, Reason: "not rewritten: " + snap.NotWritable})
 	}
 	return out
 }
@@ -222,7 +235,7 @@ func (st *scanState) row(tr *tableRead, key string, val []byte, xmin int64, scop
 		st.opt.Progress(int64(len(val)))
 	}
 	loc := store.Loc{Row: label(tr.spec.Table, tr.key.name, key), RowVersion: xmin, RowSum: RowSum(val)}
-	vo := sqlite.ValueOptions{Loc: loc, Scope: scope.String, Scoped: scope.Valid, ReadOnly: tr.readOnly,
+	vo := sqlite.ValueOptions{Loc: loc, Scope: scope.String, Scoped: scope.Valid, ReadOnly: tr.readOnly && !tr.jsonb,
 		Identity: func(id store.Identity) { st.snap.Identities = append(st.snap.Identities, id) }}
 	if why := st.comp.Value(tr.idx, val, vo, func(s store.Site) { st.batch = append(st.batch, s) }); why != "" {
 		kind := "invalid JSON"
