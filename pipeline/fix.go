@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/runlog"
 )
 
 // RunFunc runs a pass over a pipeline's stores: (*Pipeline).Run, or a wrapper of it (the
@@ -31,14 +32,14 @@ func (p *Pipeline) FixApplyOptions(stateDir, planFile string, now func() time.Ti
 }
 
 // ApplyPlan is fix --apply's write pass over p: the state directory of aopt is checked
-// usable first (rewrite.CheckStateDir; its error is returned with a nil result, nothing
+// usable first (runlog.CheckStateDir; its error is returned with a nil result, nothing
 // read), each store of planned that p does not reach becomes an error of the run
 // (ReportUnreached), then started is called (nil: none) and run rewrites every store with
 // each called per store: as planned (a store that changed since is refused), or, planned
 // nil, as planned now. The result names the run (ID, directory, files rewritten) also when
 // run fails part way.
 func (p *Pipeline) ApplyPlan(ctx context.Context, aopt rewrite.ApplyOptions, planned map[string]*rewrite.PlannedStore, started func(), run RunFunc, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
-	if err := rewrite.CheckStateDir(aopt.StateDir); err != nil {
+	if err := runlog.CheckStateDir(aopt.StateDir); err != nil {
 		return nil, err
 	}
 	if planned != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -178,7 +179,7 @@ func StateDir(getenv func(string) string, home, dir string) string {
 		dir = getenv("SESSIONFIX_STATE_DIR")
 	}
 	if dir == "" {
-		dir = rewrite.DefaultStateDir(getenv, home)
+		dir = runlog.DefaultStateDir(getenv, home)
 	}
 	if a, err := filepath.Abs(dir); err == nil {
 		dir = a
@@ -209,7 +210,7 @@ type Pipeline struct {
 	Settings *SettingsScan
 	// Profile is the --profile file the SQLite stores were read with (nil: none), as a fix run
 	// records it.
-	Profile *rewrite.RunProfile
+	Profile *runlog.RunProfile
 	// MoveLegacy is Options.MoveLegacy: an apply pass (Run) moves the stores Relocations lists.
 	MoveLegacy bool
 	// Declared are the names the agents' releases offer for their configured tools
@@ -363,7 +364,7 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 		if a, err := filepath.Abs(src); err == nil {
 			src = a
 		}
-		p.Profile = &rewrite.RunProfile{Source: src, Document: sopt.ProfileDoc}
+		p.Profile = &runlog.RunProfile{Source: src, Document: sopt.ProfileDoc}
 	}
 	p.Summary = NewSummary(p.Found)
 	s := p.Summary

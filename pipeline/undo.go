@@ -13,29 +13,29 @@ import (
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
-// UndoRun restores the run in dir (m: its manifest, read and checked with rewrite.ReadRun and
-// rewrite.CheckRun) through rewrite.UndoRun, reopening every store with agent/all (busy: the
+// UndoRun restores the run in dir (m: its manifest, read and checked with runlog.ReadRun and
+// runlog.CheckRun) through runlog.UndoRun, reopening every store with agent/all (busy: the
 // SQLite write-lock wait; a hot SQLite journal is rolled back before the store is checked).
 // force restores stores that changed since the run. The error is a usage error for a bad
-// option, else rewrite.UndoRun's (the outcomes so far are still returned).
-func UndoRun(ctx context.Context, dir string, m *rewrite.Manifest, busy time.Duration, force bool, now func() time.Time) ([]rewrite.UndoOutcome, error) {
+// option, else runlog.UndoRun's (the outcomes so far are still returned).
+func UndoRun(ctx context.Context, dir string, m *runlog.Manifest, busy time.Duration, force bool, now func() time.Time) ([]runlog.UndoOutcome, error) {
 	return undoRun(ctx, dir, m, "", busy, force, now)
 }
 
 // undoRun is UndoRun with undo --profile FILE (profile; "" without): the SQLite profile the
 // stores are reopened with is the run's (UndoProfile).
-func undoRun(ctx context.Context, dir string, m *rewrite.Manifest, profile string, busy time.Duration, force bool, now func() time.Time) ([]rewrite.UndoOutcome, error) {
+func undoRun(ctx context.Context, dir string, m *runlog.Manifest, profile string, busy time.Duration, force bool, now func() time.Time) ([]runlog.UndoOutcome, error) {
 	sopt, err := UndoProfile(m, profile, busy)
 	if err != nil {
 		return nil, err
 	}
 	sopt.SQLite.RollBack = true
 	open := func(ref store.Ref) (store.Store, error) { return all.Reopen(ctx, ref, sopt) }
-	outs, _, err := rewrite.UndoRun(ctx, dir, m, open, force, now)
+	outs, _, err := runlog.UndoRun(ctx, dir, m, open, force, now)
 	return outs, err
 }
 
@@ -46,7 +46,7 @@ func undoRun(ctx context.Context, dir string, m *rewrite.Manifest, profile strin
 // document (compared as compact JSON): another profile could read other tables as the store's
 // (a usage error names both). A bad --profile is a usage error; a recorded profile that no
 // longer parses (a later sessionfix's) an error.
-func UndoProfile(m *rewrite.Manifest, profile string, busy time.Duration) (all.Options, error) {
+func UndoProfile(m *runlog.Manifest, profile string, busy time.Duration) (all.Options, error) {
 	sopt, err := StoreOptions(profile, busy)
 	if err != nil || m.Profile == nil {
 		return sopt, err
@@ -85,7 +85,7 @@ type UndoTally struct {
 }
 
 // Add counts o and returns its status and whether it is Late.
-func (t *UndoTally) Add(o rewrite.UndoOutcome) (status string, late bool) {
+func (t *UndoTally) Add(o runlog.UndoOutcome) (status string, late bool) {
 	var ce *fileio.CommittedError
 	switch {
 	case o.Already:
@@ -140,9 +140,9 @@ type UndoRequest struct {
 // File for every store's outcome, in order (status one of the Undo* statuses, late: restored,
 // then something failed or the agent appended).
 type UndoHooks struct {
-	Start   func(dir string, m *rewrite.Manifest, todo, todoDBs int)
-	Confirm func(m *rewrite.Manifest) (bool, error)
-	File    func(o rewrite.UndoOutcome, status string, late bool)
+	Start   func(dir string, m *runlog.Manifest, todo, todoDBs int)
+	Confirm func(m *runlog.Manifest) (bool, error)
+	File    func(o runlog.UndoOutcome, status string, late bool)
 }
 
 // UndoEnd is how an undo ended. RunID and Dir name the run once its manifest was read.
@@ -159,9 +159,9 @@ type UndoEnd struct {
 	Code                         int
 }
 
-// Undo runs an undo: the run found (rewrite.FindRun), read and checked as a whole
-// (rewrite.ReadRun, rewrite.CheckRun: a refused run is refused before Start), confirmed,
-// then restored (UndoRun). A run another sessionfix process is using (rewrite.ErrRunInUse:
+// Undo runs an undo: the run found (runlog.FindRun), read and checked as a whole
+// (runlog.ReadRun, runlog.CheckRun: a refused run is refused before Start), confirmed,
+// then restored (UndoRun). A run another sessionfix process is using (runlog.ErrRunInUse:
 // checked before the run is read, and again by UndoRun) is refused before Start with Code
 // exitcode.InUse. A store left unrestored makes the code exitcode.InUse when one is in
 // use, else exitcode.Partial; with all restored, a late in-use error exitcode.InUse, another late error
@@ -172,15 +172,15 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 	if req.Now == nil {
 		req.Now = time.Now
 	}
-	dir, err := rewrite.FindRun(req.StateDir, req.RunID, req.Last)
-	if req.Last && (err == nil || errors.Is(err, rewrite.ErrNothingToUndo)) {
+	dir, err := runlog.FindRun(req.StateDir, req.RunID, req.Last)
+	if req.Last && (err == nil || errors.Is(err, runlog.ErrNothingToUndo)) {
 		// --last passes over runs without changes to undo yet — also one a fix --apply is
 		// still writing: that one is the newest, and in use.
 		if busy := newerRunInUse(req.StateDir, dir); busy != nil {
 			return end, runInUse(end, busy)
 		}
 	}
-	if errors.Is(err, rewrite.ErrNothingToUndo) {
+	if errors.Is(err, runlog.ErrNothingToUndo) {
 		end.NothingToUndo, end.Summary = true, err.Error()+" (sessionfix runs lists the runs)"
 		return end, nil
 	}
@@ -190,21 +190,21 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 	// A run another process is still writing (a fix --apply) is in use, not damaged: its
 	// manifest and backups are not final yet (a backup still shares the original's inode), so
 	// ReadRun and CheckRun would refuse it as edited. UndoRun takes the lock itself later.
-	if err := rewrite.CheckRunFree(dir); err != nil {
+	if err := runlog.CheckRunFree(dir); err != nil {
 		end.Dir = dir
 		return end, runInUse(end, err)
 	}
-	m, err := rewrite.ReadRun(dir)
+	m, err := runlog.ReadRun(dir)
 	if err != nil {
 		return end, err
 	}
 	end.RunID, end.Dir = m.RunID, dir
-	if m.State == rewrite.StateUndone {
+	if m.State == runlog.StateUndone {
 		end.AlreadyUndone = true
 		end.Summary = fmt.Sprintf("nothing to undo: run %s was already undone at %s", m.RunID, m.UndoneAt.Format("2006-01-02 15:04:05Z"))
 		return end, nil
 	}
-	if err := rewrite.CheckRun(dir, m); err != nil {
+	if err := runlog.CheckRun(dir, m); err != nil {
 		return end, err
 	}
 	todo, todoDBs := 0, 0
@@ -218,7 +218,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 	}
 	for _, mv := range m.Moves {
 		if !mv.Restored {
-			todo++ // a moved store, moved back (rewrite.MoveEntry)
+			todo++ // a moved store, moved back (runlog.MoveEntry)
 		}
 	}
 	if req.Ask {
@@ -234,7 +234,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 	if err != nil && len(outs) == 0 {
 		// Nothing was tried (the run is in use, its journal cannot be opened): nothing
 		// that says "undoing" is printed before the refusal.
-		if errors.Is(err, rewrite.ErrRunInUse) {
+		if errors.Is(err, runlog.ErrRunInUse) {
 			return end, runInUse(end, err)
 		}
 		return end, err
@@ -277,7 +277,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 // newerRunInUse is the CheckRunFree error of a run under stateDir newer than the one in dir
 // ("": every run) that another process is using, or nil.
 func newerRunInUse(stateDir, dir string) error {
-	runs, err := rewrite.ListRuns(stateDir)
+	runs, err := runlog.ListRuns(stateDir)
 	if err != nil {
 		return nil // FindRun listed them; its answer stands
 	}
@@ -289,7 +289,7 @@ func newerRunInUse(stateDir, dir string) error {
 	}
 	for _, r := range runs {
 		if r.ID > found && r.Dir != dir {
-			if err := rewrite.CheckRunFree(r.Dir); err != nil {
+			if err := runlog.CheckRunFree(r.Dir); err != nil {
 				return err
 			}
 		}

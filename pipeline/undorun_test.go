@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/internal/exitcode"
-	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/runlog"
 )
 
 // undoRec records an undo's hook calls.
@@ -21,9 +21,9 @@ type undoRec struct {
 
 func (u *undoRec) hooks(confirm bool) UndoHooks {
 	return UndoHooks{
-		Start:   func(string, *rewrite.Manifest, int, int) { u.started++ },
-		Confirm: func(*rewrite.Manifest) (bool, error) { return confirm, nil },
-		File:    func(_ rewrite.UndoOutcome, status string, _ bool) { u.statuses = append(u.statuses, status) },
+		Start:   func(string, *runlog.Manifest, int, int) { u.started++ },
+		Confirm: func(*runlog.Manifest) (bool, error) { return confirm, nil },
+		File:    func(_ runlog.UndoOutcome, status string, _ bool) { u.statuses = append(u.statuses, status) },
 	}
 }
 

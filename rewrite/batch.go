@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -134,16 +135,14 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	case !ok:
 		o = Outcome{Ref: snap.Ref, Err: fmt.Errorf("%s: %w: the %s backend cannot rewrite in batches", snap.Ref.Path, store.ErrNotWritable, snap.Ref.Kind)}
 	default:
-		o = r.applyWith(snap.Ref, func(seq int) (Outcome, fileRef) {
-			return applyEdits(ctx, snap.Ref, sp.renames(), sp.names, seq, r.dir, r.j, r.opt,
-				func(ctx context.Context, aopt store.ApplyOptions) (*store.Change, error) {
-					next, err := sp.reader()
-					if err != nil {
-						return nil, err
-					}
-					return w.ApplyBatches(ctx, snap, next, aopt)
-				})
-		})
+		o = r.rewrite(ctx, snap.Ref, sp.renames(), sp.names,
+			func(ctx context.Context, aopt store.ApplyOptions) (*store.Change, error) {
+				next, err := sp.reader()
+				if err != nil {
+					return nil, err
+				}
+				return w.ApplyBatches(ctx, snap, next, aopt)
+			})
 	}
 	res.Outcome = &o
 	if opt.Progress == nil && opt.ApplyOptions.Progress != nil {
@@ -202,10 +201,10 @@ func (s *spool) add(edits []store.Edit) error {
 }
 
 // renames is FileEntry.Renames of the spooled edits.
-func (s *spool) renames() []Rename {
-	out := make([]Rename, 0, len(s.counts))
+func (s *spool) renames() []runlog.Rename {
+	out := make([]runlog.Rename, 0, len(s.counts))
 	for k, n := range s.counts {
-		out = append(out, Rename{Old: k[0], New: k[1], Count: n})
+		out = append(out, runlog.Rename{Old: k[0], New: k[1], Count: n})
 	}
 	sortRenames(out)
 	return out

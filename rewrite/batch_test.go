@@ -14,6 +14,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/opencode/opencodebench"
 	"github.com/sessionfix/sessionfix/engine/sqlite"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -85,9 +86,9 @@ func TestBatchedStoreSameAsWhole(t *testing.T) {
 	require.NoError(t, last.Outcome.Err)
 	require.NoError(t, whole[0].Outcome.Err)
 	assert.Equal(t, whole[0].Outcome.Edits, last.Outcome.Edits)
-	wm, err := ReadRun(wres.Dir)
+	wm, err := runlog.ReadRun(wres.Dir)
 	require.NoError(t, err)
-	pm, err := ReadRun(pres.Dir)
+	pm, err := runlog.ReadRun(pres.Dir)
 	require.NoError(t, err)
 	fw, pw := wm.Files[0], pm.Files[0]
 	assert.Equal(t, fw.Renames, pw.Renames)

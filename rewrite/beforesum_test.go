@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -118,7 +119,7 @@ func sameTree(t *testing.T, want, got string) {
 // undo writes back is read again.
 func TestUndoOfAVersion3Run(t *testing.T) {
 	root, orig, runDir := goldenRun(t)
-	m, err := ReadRun(runDir)
+	m, err := runlog.ReadRun(runDir)
 	require.NoError(t, err)
 	assert.Equal(t, 3, m.Version)
 	require.Len(t, m.Files, 2)
@@ -127,26 +128,26 @@ func TestUndoOfAVersion3Run(t *testing.T) {
 		assert.Empty(t, f.Before.Fingerprint)
 		assert.True(t, strings.HasPrefix(f.After.Fingerprint, "xxh3-128:"))
 	}
-	require.NoError(t, CheckRun(runDir, m))
+	require.NoError(t, runlog.CheckRun(runDir, m))
 	now := func() time.Time { return time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC) }
-	outs, m2, err := UndoRun(context.Background(), runDir, m, all.Open, false, now)
+	outs, m2, err := runlog.UndoRun(context.Background(), runDir, m, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 2)
 	for _, o := range outs {
 		assert.NoError(t, o.Err, o.Ref.Path)
 	}
-	assert.Equal(t, StateUndone, m2.State)
+	assert.Equal(t, runlog.StateUndone, m2.State)
 	sameTree(t, orig, root)
-	m3, err := ReadRun(runDir)
+	m3, err := runlog.ReadRun(runDir)
 	require.NoError(t, err)
-	assert.Equal(t, StateUndone, m3.State)
+	assert.Equal(t, runlog.StateUndone, m3.State)
 }
 
 // The same run with one byte of a backup changed (same size): that store is refused as
 // damaged (SHA-256 of a version 3 backup), the other restored.
 func TestUndoOfAVersion3RunRefusesADamagedBackup(t *testing.T) {
 	root, orig, runDir := goldenRun(t)
-	m, err := ReadRun(runDir)
+	m, err := runlog.ReadRun(runDir)
 	require.NoError(t, err)
 	bk := m.Files[0].Backup
 	b, err := os.ReadFile(bk)
@@ -154,7 +155,7 @@ func TestUndoOfAVersion3RunRefusesADamagedBackup(t *testing.T) {
 	b[10] ^= 1
 	require.NoError(t, os.WriteFile(bk, b, 0o600))
 	after, _ := os.ReadFile(m.Files[0].Ref.Path)
-	outs, _, err := Undo(context.Background(), runDir, all.Open, false, time.Now)
+	outs, _, err := runlog.Undo(context.Background(), runDir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	for _, o := range outs {
 		if o.Ref.Path == m.Files[0].Ref.Path {
@@ -247,7 +248,7 @@ func TestCheckRunRefusesAVersion4EntryWithoutAUsableChecksum(t *testing.T) {
 			}
 			var first string
 			editManifest(t, res.Dir, func(m map[string]any) {
-				require.EqualValues(t, manifestVersion, m["version"])
+				require.EqualValues(t, runlog.ManifestVersion, m["version"])
 				f := m["files"].([]any)[0].(map[string]any)
 				first = f["store"].(map[string]any)["path"].(string)
 				before := f["before"].(map[string]any)
@@ -255,7 +256,7 @@ func TestCheckRunRefusesAVersion4EntryWithoutAUsableChecksum(t *testing.T) {
 				require.NotContains(t, before, "sha256")
 				tc.edit(before, orig[first])
 			})
-			outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+			outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
 			if tc.want == "" {
 				require.NoError(t, err)
 				for _, o := range outs {
@@ -267,9 +268,9 @@ func TestCheckRunRefusesAVersion4EntryWithoutAUsableChecksum(t *testing.T) {
 				}
 				return
 			}
-			var ue *UntrustedError
+			var ue *runlog.UntrustedError
 			require.True(t, errors.As(err, &ue), "%v", err)
-			assert.ErrorIs(t, err, ErrUntrustedRun)
+			assert.ErrorIs(t, err, runlog.ErrUntrustedRun)
 			assert.Equal(t, res.RunID, ue.Run)
 			assert.Equal(t, `manifest entry 1 (store "`+first+`")`, ue.Where)
 			assert.Contains(t, ue.Reason, `the checksum of the original ("before")`)
@@ -292,14 +293,14 @@ func TestReadRunRefusesALaterManifestVersion(t *testing.T) {
 	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: filepath.Join(t.TempDir(), "state"), Now: time.Now})
 	require.NoError(t, err)
 	after, _ := os.ReadFile(a)
-	editManifest(t, res.Dir, func(m map[string]any) { m["version"] = manifestVersion + 1 })
-	_, err = ReadRun(res.Dir)
-	var ue *UntrustedError
+	editManifest(t, res.Dir, func(m map[string]any) { m["version"] = runlog.ManifestVersion + 1 })
+	_, err = runlog.ReadRun(res.Dir)
+	var ue *runlog.UntrustedError
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Equal(t, manifestName, ue.Where)
-	assert.Contains(t, ue.Reason, fmt.Sprintf("version %d manifest, written by a newer sessionfix (this one reads versions 1 to %d)", manifestVersion+1, manifestVersion))
-	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
-	require.ErrorIs(t, err, ErrUntrustedRun)
+	assert.Contains(t, ue.Reason, fmt.Sprintf("version %d manifest, written by a newer sessionfix (this one reads versions 1 to %d)", runlog.ManifestVersion+1, runlog.ManifestVersion))
+	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	require.ErrorIs(t, err, runlog.ErrUntrustedRun)
 	assert.Empty(t, outs)
 	got, _ := os.ReadFile(a)
 	assert.Equal(t, after, got)
@@ -317,11 +318,11 @@ func TestUndoOfAVersion4RunRelabelledByAnOlderUndo(t *testing.T) {
 	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: filepath.Join(t.TempDir(), "state"), Now: time.Now})
 	require.NoError(t, err)
 	editManifest(t, res.Dir, func(m map[string]any) { m["version"] = 3 })
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	require.Equal(t, 3, m.Version)
 	require.True(t, strings.HasPrefix(m.Files[0].Before.Fingerprint, "xxh3-128:"))
-	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err)
@@ -351,8 +352,8 @@ func TestCheckRunRefusesADatabaseEntryWithoutItsSHA256(t *testing.T) {
 		f["store"].(map[string]any)["kind"] = string(store.KindSQLite)
 		require.True(t, strings.HasPrefix(f["before"].(map[string]any)["fingerprint"].(string), "xxh3-128:"))
 	})
-	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
-	var ue *UntrustedError
+	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	var ue *runlog.UntrustedError
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Equal(t, `manifest entry 2 (store "`+second+`")`, ue.Where)
 	assert.Contains(t, ue.Reason, `the checksum of the original ("before")`)

@@ -13,6 +13,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 )
 
 // Every replace of the run's own state files (manifest.json at the start of a run, at its end
@@ -36,9 +37,9 @@ func TestStateFileReplacesSyncTheRunDirectory(t *testing.T) {
 	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state, Workers: 1, Now: now})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Files)
-	_, m, err := Undo(context.Background(), res.Dir, all.Open, false, now)
+	_, m, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
-	require.Equal(t, StateUndone, m.State)
+	require.Equal(t, runlog.StateUndone, m.State)
 
 	manifest := filepath.Join(res.Dir, manifestName)
 	var writes, synced int

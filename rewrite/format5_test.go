@@ -17,6 +17,7 @@ import (
 	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -28,7 +29,7 @@ func TestUndoOfAVersion4Run(t *testing.T) {
 	for _, appended := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unchanged", true: "appended"}[appended], func(t *testing.T) {
 			root, orig, runDir := goldenRunOf(t, "v4run-799c674")
-			m, err := ReadRun(runDir)
+			m, err := runlog.ReadRun(runDir)
 			require.NoError(t, err)
 			assert.Equal(t, 4, m.Version)
 			require.Len(t, m.Files, 2)
@@ -36,7 +37,7 @@ func TestUndoOfAVersion4Run(t *testing.T) {
 			require.NoError(t, err)
 			assert.NotEmpty(t, e.Sites, "version 4 records its sites as objects")
 			assert.Empty(t, e.SiteData)
-			runs, err := ListRuns(filepath.Dir(filepath.Dir(runDir)))
+			runs, err := runlog.ListRuns(filepath.Dir(filepath.Dir(runDir)))
 			require.NoError(t, err)
 			require.Len(t, runs, 1)
 			assert.Equal(t, 2, runs[0].Files)
@@ -51,12 +52,12 @@ func TestUndoOfAVersion4Run(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, f.Close())
 			}
-			outs, m2, err := Undo(context.Background(), runDir, all.Open, false, time.Now)
+			outs, m2, err := runlog.Undo(context.Background(), runDir, all.Open, false, time.Now)
 			require.NoError(t, err)
 			for _, o := range outs {
 				assert.NoError(t, o.Err, o.Ref.Path)
 			}
-			assert.Equal(t, StateUndone, m2.State)
+			assert.Equal(t, runlog.StateUndone, m2.State)
 			if appended {
 				want, _ := os.ReadFile(filepath.Join(orig, "projects", "-p1", "chats", "a.jsonl"))
 				got, _ := os.ReadFile(a)
@@ -64,10 +65,10 @@ func TestUndoOfAVersion4Run(t *testing.T) {
 				require.NoError(t, os.WriteFile(a, want, 0o600))
 			}
 			sameTree(t, orig, root)
-			m3, err := ReadRun(runDir) // the manifest undo wrote (this version's) reads back
+			m3, err := runlog.ReadRun(runDir) // the manifest undo wrote (this version's) reads back
 			require.NoError(t, err)
-			assert.Equal(t, manifestVersion, m3.Version)
-			assert.Equal(t, StateUndone, m3.State)
+			assert.Equal(t, runlog.ManifestVersion, m3.Version)
+			assert.Equal(t, runlog.StateUndone, m3.State)
 		})
 	}
 }
@@ -100,9 +101,9 @@ func TestVersion5SitesInlineAndInAFile(t *testing.T) {
 				assert.NotContains(t, string(b), `"sites"`, "%s holds no object per name", n)
 				assert.NotContains(t, string(b), `\"mcp__a.b__c`, "%s holds no name token (only the renames' names)", n)
 			}
-			m, err := ReadRun(res.Dir)
+			m, err := runlog.ReadRun(res.Dir)
 			require.NoError(t, err)
-			require.NoError(t, CheckRun(res.Dir, m))
+			require.NoError(t, runlog.CheckRun(res.Dir, m))
 			e, err := m.Entry(0)
 			require.NoError(t, err)
 			if inFile {
@@ -133,7 +134,7 @@ func TestVersion5SitesInlineAndInAFile(t *testing.T) {
 				good := append([]byte(nil), b...)
 				b[len(b)-1] ^= 1
 				require.NoError(t, os.WriteFile(e.SiteFile.Path, b, 0o600))
-				outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+				outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
 				require.NoError(t, err)
 				require.Len(t, outs, 1)
 				require.Error(t, outs[0].Err)
@@ -141,7 +142,7 @@ func TestVersion5SitesInlineAndInAFile(t *testing.T) {
 				assert.Equal(t, rewritten, got, "nothing replaced")
 				require.NoError(t, os.WriteFile(e.SiteFile.Path, good, 0o600))
 			}
-			outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+			outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
 			require.NoError(t, err)
 			require.Len(t, outs, 1)
 			require.NoError(t, outs[0].Err)
@@ -192,7 +193,7 @@ func TestLargeSessionIsProcessedInBatches(t *testing.T) {
 	now, _ := os.ReadFile(a)
 	assert.Equal(t, string(want), string(now), "the bytes of a whole-store apply")
 
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	require.Len(t, m.Files, 1)
 	e, err := m.Entry(0)
@@ -205,7 +206,7 @@ func TestLargeSessionIsProcessedInBatches(t *testing.T) {
 	_, err = f.WriteString(later)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err)

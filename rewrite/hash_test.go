@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -61,9 +62,9 @@ func TestManifestChecksumsAreThoseOfTheFiles(t *testing.T) {
 	now := func() time.Time { return time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC) }
 	res, err := Apply(context.Background(), Build(scanned(t, a, b, c), naming.Policy{}), ApplyOptions{StateDir: state, Now: now, Command: "test"})
 	require.NoError(t, err)
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, manifestVersion, m.Version)
+	assert.Equal(t, runlog.ManifestVersion, m.Version)
 	require.Len(t, m.Files, 3)
 	for _, f := range m.Files {
 		p := f.Ref.Path
@@ -99,7 +100,7 @@ func TestManifestChecksumsAreThoseOfTheFiles(t *testing.T) {
 	newC, _ := os.ReadFile(c)
 	newC[5000] ^= 1
 	require.NoError(t, os.WriteFile(c, newC, 0o600))
-	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 3)
 	for _, o := range outs {

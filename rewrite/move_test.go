@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/qwen"
 	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -49,15 +50,15 @@ func TestProcessMovesAfterRewritingAndUndoMovesBack(t *testing.T) {
 	assert.NoFileExists(t, a)
 	assert.FileExists(t, filepath.Join(dir, "a", "events.jsonl"))
 	assert.FileExists(t, filepath.Join(dir, "b", "events.jsonl"))
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
-	require.NoError(t, CheckRun(res.Dir, m))
+	require.NoError(t, runlog.CheckRun(res.Dir, m))
 	require.Len(t, m.Moves, 2)
 	assert.Equal(t, a, m.Moves[0].From)
 	assert.Equal(t, []string{filepath.Join(dir, "a")}, m.Moves[0].Made)
 	assert.Equal(t, qwen.KindSession, m.Moves[0].Kind)
-	assert.Equal(t, StateApplied, m.State)
-	runs, err := ListRuns(state)
+	assert.Equal(t, runlog.StateApplied, m.State)
+	runs, err := runlog.ListRuns(state)
 	require.NoError(t, err)
 	assert.Equal(t, 2, runs[0].Moves)
 
@@ -65,13 +66,13 @@ func TestProcessMovesAfterRewritingAndUndoMovesBack(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(res.Dir, manifestName))
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(filepath.Join(res.Dir, manifestName)))
-	rec, err := ReadRun(res.Dir)
+	rec, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	require.Len(t, rec.Moves, 2)
 	assert.Equal(t, m.Moves[1].Move, rec.Moves[1].Move)
 	require.NoError(t, os.WriteFile(filepath.Join(res.Dir, manifestName), raw, 0o600))
 
-	outs, m2, err := Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, m2, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 3) // two moves back, one file restored
 	for _, o := range outs {
@@ -79,15 +80,15 @@ func TestProcessMovesAfterRewritingAndUndoMovesBack(t *testing.T) {
 	}
 	assert.NotNil(t, outs[0].Move)
 	assert.Equal(t, b, outs[0].Ref.Path, "newest move first")
-	assert.Equal(t, StateUndone, m2.State)
+	assert.Equal(t, runlog.StateUndone, m2.State)
 	gotA, _ := os.ReadFile(a)
 	gotB, _ := os.ReadFile(b)
 	assert.Equal(t, origA, gotA)
 	assert.Equal(t, origB, gotB)
 	assert.NoDirExists(t, filepath.Join(dir, "a"))
 	assert.NoDirExists(t, filepath.Join(dir, "b"))
-	_, err = FindRun(state, "", true)
-	assert.ErrorIs(t, err, ErrNothingToUndo)
+	_, err = runlog.FindRun(state, "", true)
+	assert.ErrorIs(t, err, runlog.ErrNothingToUndo)
 }
 
 // TestMoveRefusedKeepsTheStore: a target that exists is never replaced: the move is refused,
@@ -106,10 +107,10 @@ func TestMoveRefusedKeepsTheStore(t *testing.T) {
 	assert.FileExists(t, a)
 	got, _ := os.ReadFile(filepath.Join(dir, "a", "events.jsonl"))
 	assert.Equal(t, "newer\n", string(got))
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	assert.Empty(t, m.Moves)
-	assert.Equal(t, StatePartial, m.State)
+	assert.Equal(t, runlog.StatePartial, m.State)
 	assert.Len(t, m.Files, 1)
 }
 
@@ -122,12 +123,12 @@ func TestCheckRunRefusesAMoveOutsideTheRoots(t *testing.T) {
 	res, err := Process(context.Background(), []store.Store{jsonl.Open(a, qwen.Session)}, naming.Policy{},
 		ProcessOptions{Apply: true, Relocate: moveInto, ApplyOptions: ApplyOptions{StateDir: state, Roots: []string{dir}}}, func(*StoreResult) error { return nil })
 	require.NoError(t, err)
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	require.Len(t, m.Moves, 1)
 	m.Moves[0].From = "/etc/passwd"
-	err = CheckRun(res.Dir, m)
-	assert.ErrorIs(t, err, ErrUntrustedRun)
+	err = runlog.CheckRun(res.Dir, m)
+	assert.ErrorIs(t, err, runlog.ErrUntrustedRun)
 	assert.ErrorContains(t, err, "outside the run's roots")
 }
 
@@ -147,11 +148,11 @@ func TestMoveOfARunGivenTheFileIsUndone(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Moves, 1)
 	require.NoError(t, res.Moves[0].Err)
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	assert.Equal(t, []string{a, dir}, m.Roots)
-	require.NoError(t, CheckRun(res.Dir, m))
-	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	require.NoError(t, runlog.CheckRun(res.Dir, m))
+	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	require.Len(t, outs, 2)
 	for _, o := range outs {

@@ -1,5 +1,6 @@
 // Package rewrite turns scanned name sites into a plan (what would change, and why each other
-// name is kept), applies a plan with backups and a journal, and undoes runs.
+// name is kept) and applies it, store by store, through the one worker pool; each rewrite is
+// recorded in a run (package runlog: run directory, backups, journal, manifest, undo).
 //
 // The plan is data: Build is pure and deterministic (sorted), Apply consumes it, and dry-run
 // only prints it. The naming rules are the agents' (agent.Agent.Namer in each room, found

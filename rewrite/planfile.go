@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -30,7 +31,7 @@ import (
 //
 // A plan file is untrusted input: ReadPlanFile bounds its size and counts, checks every field
 // (absolute clean paths, known kinds, fingerprints' shapes, JSON string tokens, names), and
-// refuses a document whose checksum (sealed like a run manifest, see trust.go) does not match.
+// refuses a document whose checksum (sealed like a run manifest, see runlog.SealDocument) does not match.
 
 // PlanFormat and PlanVersion identify a plan file.
 const (
@@ -314,7 +315,7 @@ func (e PlannedEdit) where() string {
 // and Version set.
 func MarshalPlanFile(p *PlanFile) ([]byte, error) {
 	c := *p
-	c.Format, c.Version, c.Checksum = PlanFormat, PlanVersion, sealPlaceholder
+	c.Format, c.Version, c.Checksum = PlanFormat, PlanVersion, runlog.SealPlaceholder
 	if c.Stores == nil {
 		c.Stores = []PlannedStore{}
 	}
@@ -331,10 +332,9 @@ func MarshalPlanFile(p *PlanFile) ([]byte, error) {
 		return nil, err
 	}
 	b := buf.Bytes()
-	if !bytes.HasPrefix(b, manifestSealPrefix) {
+	if !runlog.SealDocument(b) {
 		return nil, errors.New("plan: checksum is not the first member")
 	}
-	seal(b, manifestSealPrefix)
 	return b, nil
 }
 
@@ -375,7 +375,7 @@ func ReadPlanFile(file string, r io.Reader, knownKind func(store.Kind) bool, mem
 	if len(b) > MaxPlanBytes {
 		return nil, bad("", "larger than %d MiB", MaxPlanBytes>>20)
 	}
-	sealed, ok := checkSeal(b, manifestSealPrefix)
+	sealed, ok := runlog.CheckDocumentSeal(b)
 	switch {
 	case !sealed:
 		return nil, bad("", "not a sessionfix plan (no checksum as its first member; write one with fix --plan-out)")

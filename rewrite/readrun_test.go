@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 )
 
 // ReadRun keeps every entry light (no Sites); undo reads each back when it restores that store
@@ -29,9 +30,9 @@ func TestUndoRefusesAnEntryChangedAfterItWasChecked(t *testing.T) {
 	res, err := Apply(context.Background(), Build(scanned(t, a, b), naming.Policy{}), ApplyOptions{StateDir: state, Now: now})
 	require.NoError(t, err)
 	newA, _ := os.ReadFile(a)
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
-	require.NoError(t, CheckRun(res.Dir, m))
+	require.NoError(t, runlog.CheckRun(res.Dir, m))
 	require.Len(t, m.Files, 2)
 	require.Equal(t, a, m.Files[0].Ref.Path)
 	for i := range m.Files {
@@ -39,23 +40,21 @@ func TestUndoRefusesAnEntryChangedAfterItWasChecked(t *testing.T) {
 	}
 
 	// a's entry edited in place after the check: one byte of its first site's offset.
-	src := m.Files[0].src
-	require.NotNil(t, src)
 	mp := filepath.Join(res.Dir, manifestName)
 	raw, err := os.ReadFile(mp)
 	require.NoError(t, err)
-	ent := raw[src.off : src.off+int64(src.n)]
-	i := indexAfter(ent, []byte(`"site_data": "`))
+	i := indexAfter(raw, []byte(`"site_data": "`)) // in the first entry: a's (entries in path order)
 	require.Positive(t, i)
-	ent[i] ^= 1
+	require.Less(t, i, indexAfter(raw, []byte(`"path": "`+b+`"`)), "a's entry comes first")
+	raw[i] ^= 1
 	require.NoError(t, os.WriteFile(mp, raw, 0o600))
 
-	outs, m2, err := UndoRun(context.Background(), res.Dir, m, all.Open, false, now)
+	outs, m2, err := runlog.UndoRun(context.Background(), res.Dir, m, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 2)
 	for _, o := range outs {
 		if o.Ref.Path == a {
-			require.True(t, errors.Is(o.Err, ErrUntrustedRun), "%v", o.Err)
+			require.True(t, errors.Is(o.Err, runlog.ErrUntrustedRun), "%v", o.Err)
 			assert.Contains(t, o.Err.Error(), "changed after undo checked it")
 		} else {
 			assert.NoError(t, o.Err)
@@ -65,11 +64,11 @@ func TestUndoRefusesAnEntryChangedAfterItWasChecked(t *testing.T) {
 	assert.Equal(t, newA, got, "a keeps the run's bytes")
 	got, _ = os.ReadFile(b)
 	assert.Equal(t, origB, got, "b restored")
-	assert.Equal(t, StatePartiallyUndone, m2.State)
+	assert.Equal(t, runlog.StatePartiallyUndone, m2.State)
 
 	// The manifest undo wrote: sealed, b restored with its entry whole (its Sites read back),
 	// a recorded as ReadRun checked it, without the sites it can no longer vouch for.
-	m3, err := ReadRun(res.Dir)
+	m3, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	assert.False(t, m3.Files[0].Restored)
 	assert.True(t, m3.Files[1].Restored)
@@ -101,19 +100,18 @@ func TestUndoFromTheJournalReadsEntriesBack(t *testing.T) {
 	now := func() time.Time { return time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC) }
 	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state, Now: now})
 	require.NoError(t, err)
-	require.NoError(t, writeManifest(res.Dir, &Manifest{Version: manifestVersion, RunID: res.RunID, Created: now(), Roots: absPaths([]string{dir}), State: StateApplying}))
-	m, err := ReadRun(res.Dir)
+	writeManifest(t, res.Dir, &runlog.Manifest{Version: runlog.ManifestVersion, RunID: res.RunID, Created: now(), Roots: []string{dir}, State: runlog.StateApplying})
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	require.Len(t, m.Files, 1)
 	assert.Nil(t, m.Files[0].Sites)
-	require.NotNil(t, m.Files[0].src)
-	assert.True(t, m.Files[0].src.journal)
+	// The manifest records no file: the entry is read back from its journal line.
 	e, err := m.Entry(0)
 	require.NoError(t, err)
 	sites, err := e.AllSites()
 	require.NoError(t, err)
 	assert.Len(t, sites, 3)
-	outs, _, err := Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err)
@@ -144,10 +142,10 @@ func TestCheckRunNamesAnUnreadableManifest(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(mp, raw[:len(raw)/2], 0o600))
 
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err, "the files come back from the journal")
 	require.Len(t, m.Files, 1)
-	err = CheckRun(res.Dir, m)
-	require.True(t, errors.Is(err, ErrUntrustedRun), "%v", err)
+	err = runlog.CheckRun(res.Dir, m)
+	require.True(t, errors.Is(err, runlog.ErrUntrustedRun), "%v", err)
 	assert.Contains(t, err.Error(), "manifest.json: unreadable (manifest does not decode: unexpected EOF), and the journal does not record the run's roots")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sessionfix/sessionfix/engine/jsonl"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -138,12 +139,12 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, res.RunID)
 	assert.True(t, strings.HasPrefix(res.RunID, "20261130T100000Z-"))
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, StateApplied, m.State)
+	assert.Equal(t, runlog.StateApplied, m.State)
 	require.Len(t, m.Files, 2)
 	assert.Equal(t, a, m.Files[0].Ref.Path)
-	assert.Equal(t, []Rename{{Old: "mcp__a.b__c", New: "mcp__a_b__c_" + mcpname.Hash("mcp__a.b__c"), Count: 2}}, m.Files[0].Renames)
+	assert.Equal(t, []runlog.Rename{{Old: "mcp__a.b__c", New: "mcp__a_b__c_" + mcpname.Hash("mcp__a.b__c"), Count: 2}}, m.Files[0].Renames)
 	assert.NotEmpty(t, m.Files[0].Before.Fingerprint)
 	assert.NotEqual(t, m.Files[0].Before.Fingerprint, m.Files[0].After.Fingerprint)
 
@@ -152,18 +153,18 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	var mm map[string]any
 	require.NoError(t, json.Unmarshal(raw, &mm))
 	interrupted := *m
-	interrupted.State, interrupted.Files = StateApplying, nil
-	require.NoError(t, writeManifest(res.Dir, &interrupted))
-	rec, err := ReadRun(res.Dir)
+	interrupted.State, interrupted.Files = runlog.StateApplying, nil
+	writeManifest(t, res.Dir, &interrupted)
+	rec, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	assert.Len(t, rec.Files, 2, "files recovered from the journal")
 
 	// c changed since the run: refused, a still restored; then --force restores c.
 	require.NoError(t, os.WriteFile(c, []byte("changed\n"), 0o600))
-	outs, m2, err := Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, m2, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 2)
-	assert.Equal(t, StatePartiallyUndone, m2.State)
+	assert.Equal(t, runlog.StatePartiallyUndone, m2.State)
 	var refused int
 	for _, o := range outs {
 		if o.Err != nil {
@@ -176,24 +177,24 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	got, _ := os.ReadFile(a)
 	assert.Equal(t, origA, got)
 
-	dirFound, err := FindRun(state, "", true)
+	dirFound, err := runlog.FindRun(state, "", true)
 	require.NoError(t, err)
 	assert.Equal(t, res.Dir, dirFound, "a partially undone run is still the last one to undo")
-	outs, m3, err := Undo(context.Background(), res.Dir, all.Open, true, now)
+	outs, m3, err := runlog.Undo(context.Background(), res.Dir, all.Open, true, now)
 	require.NoError(t, err)
-	assert.Equal(t, StateUndone, m3.State)
+	assert.Equal(t, runlog.StateUndone, m3.State)
 	assert.True(t, outs[len(outs)-1].Already || outs[0].Already)
 	got, _ = os.ReadFile(c)
 	assert.Equal(t, origC, got)
-	_, err = FindRun(state, "", true)
-	assert.ErrorIs(t, err, ErrNothingToUndo)
+	_, err = runlog.FindRun(state, "", true)
+	assert.ErrorIs(t, err, runlog.ErrNothingToUndo)
 
-	runs, err := ListRuns(state)
+	runs, err := runlog.ListRuns(state)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
-	assert.Equal(t, StateUndone, runs[0].State)
+	assert.Equal(t, runlog.StateUndone, runs[0].State)
 	assert.Equal(t, 3, runs[0].Names)
-	_, err = FindRun(state, res.RunID[:10], false)
+	_, err = runlog.FindRun(state, res.RunID[:10], false)
 	require.NoError(t, err, "a unique prefix finds the run")
 }
 
@@ -231,7 +232,7 @@ func TestProcessStreamsInOrderAndApplies(t *testing.T) {
 	assert.Equal(t, []string{"a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl", "e.jsonl", "zz.jsonl"}, order)
 	require.NotNil(t, res.Manifest)
 	assert.Equal(t, 5, res.Files)
-	m, err := ReadRun(res.Dir)
+	m, err := runlog.ReadRun(res.Dir)
 	require.NoError(t, err)
 	assert.Len(t, m.Files, 5)
 	got, _ := os.ReadFile(filepath.Join(dir, "c.jsonl"))

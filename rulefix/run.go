@@ -9,6 +9,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/runlog"
 )
 
 // Fixers are the agents with a rule-file migration (agent.RuleFix), the default one first (the
@@ -197,7 +198,7 @@ func (e *End) Code() int {
 // the files it gave as byte edits are read again by the engine's rule-file store (FromEdits: a
 // file changed since is a problem, not planned), Plan makes them one rewrite plan, and with
 // Apply (and a rule to rewrite) the answer of Confirm, the state directory checked
-// (rewrite.CheckStateDir) and Apply write them. err is an error that ended the run before
+// (runlog.CheckStateDir) and Apply write them. err is an error that ended the run before
 // anything was written (a usage error of the room's options, an unreadable inventory, a bad
 // state directory), or Apply's when nothing ran; else End says what happened.
 func Run(ctx context.Context, a agent.Agent, req Request, h Hooks) (*End, error) {
@@ -244,7 +245,7 @@ func Run(ctx context.Context, a agent.Agent, req Request, h Hooks) (*End, error)
 		}
 	}
 	h.BeforeApply()
-	if err := rewrite.CheckStateDir(req.StateDir); err != nil {
+	if err := runlog.CheckStateDir(req.StateDir); err != nil {
 		return nil, err
 	}
 	res, outcomes, inUse, err := Apply(ctx, end.Planned, rewrite.ApplyOptions{StateDir: req.StateDir, Command: "fix --rules --apply", Now: req.Now}, problem)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/runlog"
 )
 
 type runsOptions struct {
@@ -44,13 +44,13 @@ func runRuns(_ context.Context, env *Env, opts runsOptions) error {
 		return err
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
-	runs, err := rewrite.ListRuns(opts.StateDir)
+	runs, err := runlog.ListRuns(opts.StateDir)
 	if err != nil {
 		return err
 	}
 	if opts.Format == "json" {
 		if runs == nil {
-			runs = []rewrite.RunInfo{}
+			runs = []runlog.RunInfo{}
 		}
 		return reports.WriteJSON(env.Out, runs)
 	}
@@ -69,10 +69,10 @@ func runRuns(_ context.Context, env *Env, opts runsOptions) error {
 	return reports.WriteText(env.Out, t)
 }
 
-// cleanLeftovers removes the temp files killed runs left (rewrite.CleanLeftovers) and says so
+// cleanLeftovers removes the temp files killed runs left (runlog.CleanLeftovers) and says so
 // on stderr, one line per file.
 func cleanLeftovers(env *Env, stateDir string) {
-	left, err := rewrite.CleanLeftovers(stateDir)
+	left, err := runlog.CleanLeftovers(stateDir)
 	if err != nil {
 		fmt.Fprintf(env.Err, "warning: looking for temp files of interrupted runs: %s\n", reports.Printable(err.Error()))
 		return

@@ -11,7 +11,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
-	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/runlog"
 )
 
 type undoOptions struct {
@@ -164,13 +164,13 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	listed, unlisted := 0, 0 // restored files listed, and past undoListed
 	end, err := pipeline.Undo(ctx, pipeline.UndoRequest{StateDir: opts.StateDir, RunID: opts.RunID, Last: opts.Last, Force: opts.Force,
 		Ask: opts.Force && !opts.Yes, BusyTimeout: opts.BusyTimeout, Now: env.Now, Profile: opts.Profile}, pipeline.UndoHooks{
-		Start: func(dir string, m *rewrite.Manifest, todo, todoDBs int) {
+		Start: func(dir string, m *runlog.Manifest, todo, todoDBs int) {
 			fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, pipeline.StoresPhrase(todo, todoDBs))
 			for _, n := range m.ToolNotes {
 				fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
 			}
 		},
-		Confirm: func(m *rewrite.Manifest) (bool, error) {
+		Confirm: func(m *runlog.Manifest) (bool, error) {
 			list := env.Out
 			if list == io.Discard {
 				list = env.Err // --format json: the list the question is about still reaches the person
@@ -184,7 +184,7 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 			fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
 			return confirm(ctx, env.In)
 		},
-		File: func(o rewrite.UndoOutcome, status string, late bool) {
+		File: func(o runlog.UndoOutcome, status string, late bool) {
 			path := reports.Printable(o.Ref.Path)
 			f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status, Kept: o.Kept, Notes: o.Notes}
 			if o.Err != nil && f.Status != pipeline.UndoAlready {

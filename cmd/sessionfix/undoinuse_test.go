@@ -28,7 +28,7 @@ func TestUndoOfARunInUse(t *testing.T) {
 	id := runs[0].Name()
 	fixed := snapshotTree(t, dir)
 
-	// The running fix's lock (rewrite's journal lock), from another open file: flock conflicts.
+	// The running fix's lock (runlog's journal lock), from another open file: flock conflicts.
 	lk := flock.New(filepath.Join(state, "runs", id, "journal.jsonl"))
 	ok, err := lk.TryLock()
 	require.NoError(t, err)

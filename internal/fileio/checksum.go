@@ -24,7 +24,7 @@ import (
 // They guard against accidental change — an agent or an editor writing the session, a backup
 // damaged on disk — not against an adversary: whoever can write the store can write anything
 // there, and whoever can write the run directory (the backups and the manifest holding their
-// checksums) is bounded by its seals and CheckRun (rewrite/trust.go), not by the strength of
+// checksums) is bounded by its seals and CheckRun (runlog/trust.go), not by the strength of
 // these checksums. XXH3-128 is ~10× cheaper than SHA-256 (SIMD, no SHA-NI needed), and 128 bits
 // make an accidental match negligible.
 //

@@ -133,7 +133,7 @@ func TestRestoreFileChecksTheBackupWithTheRecordedChecksum(t *testing.T) {
 
 // A Change whose record of the original has no checksum undo can check (none, two, an unknown
 // or weaker algorithm, a wrong length) is refused before anything is read or written, with
-// --force too (CheckChangeSum; rewrite.CheckRun refuses such a run as a whole first).
+// --force too (CheckChangeSum; runlog.CheckRun refuses such a run as a whole first).
 func TestRestoreFileRefusesAChangeWithoutAUsableChecksum(t *testing.T) {
 	sha := strings.Repeat("ab", 32)
 	cases := []struct {

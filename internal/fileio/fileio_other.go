@@ -19,7 +19,7 @@ const noFollowNonBlock = 0
 // nlink is unknown here: a backup is then a hard link only where the platform allows it.
 func nlink(os.FileInfo) uint64 { return 1 }
 
-// openNoFollow opens path read-only (this platform has no O_NOFOLLOW: rewrite.CheckRun's
+// openNoFollow opens path read-only (this platform has no O_NOFOLLOW: runlog.CheckRun's
 // symlink check is all there is).
 func openNoFollow(path string) (*os.File, error) { return os.Open(path) }
 

@@ -228,6 +228,17 @@ func TestDependenciesPointInward(t *testing.T) {
 		// results: no agent, no store read, no run.
 		{"fleet", []string{"agent", "scan", "rewrite", "audit", "rulefix", "pipeline", "engine/jsonl", "engine/postgres", "cmd"}},
 		{"rewrite", []string{"scan", "audit", "rulefix", "reports", "cmd"}},
+		// runlog is a run's durable record and its undo: below rewrite (which records its
+		// rewrites in it) and above the store contract; it knows no agent, no engine (undo
+		// reopens stores through the Opener it is given), no plan and no report.
+		{"runlog", append([]string{"naming", "mcpname", "agent", "scan", "rewrite", "audit", "rulefix", "reports", "pipeline", "fleet", "inventory", "permission", "cmd"}, engines...)},
+		// Nothing under the run's record reaches it: the store contract, the engines, the rooms
+		// and internal/fileio know no run directory.
+		{"store", []string{"runlog"}},
+		{"engine", []string{"runlog"}},
+		{"agent", []string{"runlog"}},
+		{"internal", []string{"runlog"}},
+		{"scan", []string{"runlog"}},
 		// audit is what every agent's audit shares: the rule semantics are the rooms' plug-ins.
 		{"audit", []string{"scan", "rewrite", "rulefix", "cmd", "store", "engine", "agent", "inventory", "mcpinventory", "pipeline"}},
 		// rewrite, scan and audit reach the storage engines only through the store contract

@@ -395,7 +395,7 @@ func under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
-// The seals of a run directory (docs/plan.md, rewrite's trust.go): a manifest (or plan file)
+// The seals of a run directory (docs/plan.md, runlog's trust.go): a manifest (or plan file)
 // starts with manifestSeal and a journal line with journalSeal, each followed by the 64 hex
 // digits of the SHA-256 of the bytes with those digits as zeros.
 var (

@@ -1,6 +1,6 @@
 //go:build unix
 
-package rewrite
+package runlog
 
 import (
 	"fmt"

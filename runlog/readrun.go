@@ -1,4 +1,4 @@
-package rewrite
+package runlog
 
 import (
 	"bufio"
@@ -71,7 +71,7 @@ func (s *sealHasher) Read(p []byte) (int, error) {
 // errManifestSyntax for one that does not decode (encoding/json's rules: members matched
 // case-insensitively, the last of a repeated member wins, nothing but white space after the
 // object), an *UntrustedError when its seal does not match or its version is later than
-// manifestVersion (verifySeal).
+// ManifestVersion (verifySeal).
 func readManifest(dir, run string) (*Manifest, error) {
 	f, err := os.Open(filepath.Join(dir, manifestName))
 	if err != nil {
@@ -288,9 +288,118 @@ func writeManifestFrom(dir string, m *Manifest, er *entryReader) error {
 			m.Files[i].src = s
 		}
 	}
-	m.Version = manifestVersion
+	m.Version = ManifestVersion
 	return nil
 }
 
 // faultWrite asks the fault seam about writing path.
 func faultWrite(path string) error { return fileio.Fault(fileio.FaultWrite, path) }
+
+// ReadRun loads the manifest of a run directory. For a run interrupted before its manifest was
+// final, or whose manifest is missing or damaged, the files are recovered from the journal
+// (every "commit" not followed by "abort"); the manifest's other fields are then best effort.
+// A manifest or a journal line whose checksum does not match (see trust.go) refuses the run
+// with an *UntrustedError, also when the manifest is final (the journal is checked anyway).
+func ReadRun(dir string) (*Manifest, error) {
+	run := filepath.Base(dir)
+	m, err := readManifest(dir, run)
+	if errors.Is(err, ErrUntrustedRun) {
+		return nil, err
+	}
+	if err != nil {
+		files, jerr := recoverJournal(filepath.Join(dir, journalName), run, false)
+		if jerr != nil {
+			return nil, fmt.Errorf("read run %s: manifest: %v; journal: %w", filepath.Base(dir), err, jerr)
+		}
+		m = &Manifest{Version: 1, RunID: filepath.Base(dir), State: StateApplying, Files: files, dir: dir, unreadable: err.Error(),
+			ToolNotes: []string{"manifest.json unreadable (" + err.Error() + "): files recovered from journal.jsonl"},
+			Moves:     recoverMoves(filepath.Join(dir, journalName))}
+		if fi, serr := os.Stat(dir); serr == nil {
+			m.Created = fi.ModTime().UTC()
+		}
+		return m, nil
+	}
+	files, err := recoverJournal(filepath.Join(dir, journalName), run, m.Version >= sealedVersion)
+	if m.State == StateApplying {
+		if err != nil {
+			return nil, err
+		}
+		m.Files = files
+		m.Moves = recoverMoves(filepath.Join(dir, journalName))
+	} else if errors.Is(err, ErrUntrustedRun) {
+		return nil, err
+	}
+	return m, nil
+}
+
+// recoverJournal returns the files the journal at path records (every "commit" or "done" not
+// followed by "abort"). Each complete line must be sealed when sealed is set or when any line
+// is, and its checksum must match; a last line without its newline that does not decode is
+// the torn write of an interrupted run and is left out. The entries are light (readrun.go):
+// without their Sites, read back from their line when undo restores the store.
+func recoverJournal(path, run string, sealed bool) ([]FileEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	defer f.Close()
+	pending := map[string]*FileEntry{}
+	var order []string
+	r := bufio.NewReader(f)
+	var off int64
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		lineOff := off
+		off += int64(len(line))
+		if len(line) > 0 {
+			torn := line[len(line)-1] != '\n'
+			body := bytes.TrimSuffix(line, []byte("\n"))
+			isSealed, ok := checkSeal(body, journalSealPrefix)
+			var e journalEntry
+			derr := json.Unmarshal(body, &e)
+			switch {
+			case torn && (derr != nil || !ok):
+				// the torn last write of a killed run: it recorded nothing yet
+				derr = errTorn
+			case isSealed && !ok:
+				return nil, &UntrustedError{Run: run, Where: fmt.Sprintf("%s line %d", journalName, n), Reason: "its checksum does not match its content (edited or damaged)"}
+			case !isSealed && sealed:
+				return nil, &UntrustedError{Run: run, Where: fmt.Sprintf("%s line %d", journalName, n), Reason: "the line carries no checksum (edited or damaged)"}
+			case derr != nil:
+				return nil, &UntrustedError{Run: run, Where: fmt.Sprintf("%s line %d", journalName, n), Reason: "not a journal entry: " + derr.Error()}
+			}
+			if isSealed {
+				sealed = true
+			}
+			if derr == nil {
+				switch e.Event {
+				case "commit", "done":
+					if e.Entry != nil {
+						p := e.Entry.Ref.Path
+						if _, ok := pending[p]; !ok {
+							order = append(order, p)
+						}
+						e.Entry.Sites, e.Entry.SiteData = nil, nil
+						e.Entry.src = &entrySrc{file: journalName, off: lineOff, n: len(body), sum: sha256.Sum256(body), journal: true}
+						pending[p] = e.Entry
+					}
+				case "abort":
+					delete(pending, e.Path)
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read journal: %w", err)
+		}
+	}
+	var out []FileEntry
+	for _, p := range order {
+		if e, ok := pending[p]; ok {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
+}

@@ -1,4 +1,4 @@
-package rewrite
+package runlog
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func (e *UntrustedError) Error() string {
 // Unwrap returns ErrUntrustedRun.
 func (e *UntrustedError) Unwrap() error { return ErrUntrustedRun }
 
-// manifestVersion is the manifest version written now. Version 2 and later manifests and
+// ManifestVersion is the manifest version written now. Version 2 and later manifests and
 // their journal lines are sealed (version 1 runs, written before checksums existed, are read
 // unsealed and still pass CheckRun). Version 3 records a file's "after" content as an
 // XXH3-128 checksum (After.Fingerprint, "xxh3-128:<hex>") instead of its SHA-256 (After.SHA256,
@@ -60,7 +60,7 @@ func (e *UntrustedError) Unwrap() error { return ErrUntrustedRun }
 // beside the backup (site_file, with its size and SHA-256), not as a JSON object per name
 // (sites, versions 1 to 4, still undone). A manifest of a later version than this is refused
 // (readManifest): this binary cannot know what it records.
-const manifestVersion = 5
+const ManifestVersion = 5
 
 // sealedVersion is the first manifest version that is sealed.
 const sealedVersion = 2
@@ -95,12 +95,32 @@ func checkSeal(b, prefix []byte) (sealed, ok bool) {
 }
 
 // sealPlaceholder is the Checksum / Sum value marshalled before sealing.
-var sealPlaceholder = "sha256:" + string(zeroSum)
+var sealPlaceholder = SealPlaceholder
+
+// SealPlaceholder is the value of a sealed document's "checksum" member before SealDocument
+// fills it in: "sha256:" and 64 zeros.
+const SealPlaceholder = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// SealDocument seals b, an indented JSON document sealed like a run's manifest (a plan file):
+// its first member "checksum" (at a fixed offset: `{`, a newline and two spaces) holds
+// SealPlaceholder, whose 64 zeros become the hex SHA-256 of b as it is with them. False (b
+// unchanged) when b does not start so.
+func SealDocument(b []byte) bool {
+	if !bytes.HasPrefix(b, manifestSealPrefix) || len(b) < len(manifestSealPrefix)+64 {
+		return false
+	}
+	seal(b, manifestSealPrefix)
+	return true
+}
+
+// CheckDocumentSeal reports whether b is sealed as SealDocument seals (a "checksum" first
+// member with 64 hex digits) and, if so, whether they are the SHA-256 of b with them as zeros.
+func CheckDocumentSeal(b []byte) (sealed, ok bool) { return checkSeal(b, manifestSealPrefix) }
 
 // marshalManifest returns the sealed bytes of m (indented JSON, its Checksum first).
 func marshalManifest(m *Manifest) ([]byte, error) {
 	c := *m
-	c.Version = manifestVersion
+	c.Version = ManifestVersion
 	c.Checksum = sealPlaceholder
 	b, err := json.MarshalIndent(&c, "", "  ")
 	if err != nil {
@@ -111,7 +131,7 @@ func marshalManifest(m *Manifest) ([]byte, error) {
 		return nil, fmt.Errorf("manifest: checksum is not the first member")
 	}
 	seal(b, manifestSealPrefix)
-	m.Version = manifestVersion
+	m.Version = ManifestVersion
 	return b, nil
 }
 
@@ -131,16 +151,16 @@ func marshalJournalLine(e journalEntry) ([]byte, error) {
 
 // verifySeal checks the seal of a manifest m whose seal was checked (sealed, ok: see
 // checkSeal) while it was read: a version 2 (or later) manifest must be sealed and match; an
-// unsealed version 1 manifest is accepted; a version later than manifestVersion is refused.
+// unsealed version 1 manifest is accepted; a version later than ManifestVersion is refused.
 func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 	switch {
 	case sealed && !ok:
 		return &UntrustedError{Run: run, Where: manifestName, Reason: "its checksum does not match its content (edited or damaged)"}
 	case !sealed && (m.Version >= sealedVersion || m.Checksum != ""):
 		return &UntrustedError{Run: run, Where: manifestName, Reason: fmt.Sprintf("version %d manifest without a valid checksum (edited or damaged)", m.Version)}
-	case m.Version > manifestVersion:
+	case m.Version > ManifestVersion:
 		return &UntrustedError{Run: run, Where: manifestName, Reason: fmt.Sprintf(
-			"version %d manifest, written by a newer sessionfix (this one reads versions 1 to %d): undo it with that version", m.Version, manifestVersion)}
+			"version %d manifest, written by a newer sessionfix (this one reads versions 1 to %d): undo it with that version", m.Version, ManifestVersion)}
 	}
 	return nil
 }
@@ -152,7 +172,7 @@ func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 //     the roots the path checks rely on come from the manifest itself, and its checksum is no
 //     secret, so only this bounds who can make undo write where;
 //   - the store path is absolute and clean (no "..", no "."), lies under one of the run's
-//     recorded roots (made absolute by Apply; a root that is a symlink counts under its own
+//     recorded roots (made absolute when the run recorded them; a root that is a symlink counts under its own
 //     spelling and its target), and no directory between the root and the store, nor the store
 //     itself, is a symlink;
 //   - the store, where it exists, is a regular file (not a symlink, device, FIFO, socket or

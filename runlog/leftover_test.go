@@ -1,4 +1,4 @@
-package rewrite
+package runlog
 
 import (
 	"encoding/json"

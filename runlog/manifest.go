@@ -1,4 +1,4 @@
-package rewrite
+package runlog
 
 import (
 	"bufio"
@@ -59,7 +59,7 @@ func streamManifest(dst io.Writer, m *Manifest, n int, next func() (e *FileEntry
 // "    ", indent "  "); b may be reused by next once the following entry is asked for.
 func streamIndented(dst io.Writer, m *Manifest, n int, next func() (b []byte, err error), at func(k int, off int64, b []byte)) ([]byte, error) {
 	c := *m
-	c.Version = manifestVersion
+	c.Version = ManifestVersion
 	c.Checksum = sealPlaceholder
 	c.Files = []FileEntry{}
 	head, err := json.MarshalIndent(&c, "", "  ")
@@ -114,7 +114,7 @@ func streamIndented(dst io.Writer, m *Manifest, n int, next func() (b []byte, er
 // and indented by two goroutines ahead of the one writing them (finalEntries): this step runs
 // after every store is done, alone, and was a tenth of an apply's wall time (1 GiB corpus, 2
 // cores, one idle).
-func (r *run) writeFinalManifest() error {
+func (r *Run) writeFinalManifest() error {
 	path := filepath.Join(r.dir, manifestName)
 	if err := faultWrite(path); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
@@ -137,7 +137,7 @@ func (r *run) writeFinalManifest() error {
 	if err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
-	r.m.Version = manifestVersion
+	r.m.Version = ManifestVersion
 	return nil
 }
 

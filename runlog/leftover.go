@@ -1,0 +1,173 @@
+package runlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gofrs/flock"
+
+	"github.com/sessionfix/sessionfix/internal/fileio"
+)
+
+// Leftover is a temp file a killed run or undo left, removed by CleanLeftovers.
+type Leftover struct {
+	Path  string `json:"path"`
+	RunID string `json:"run_id"`
+	// Store is the file the temp was for ("" for a manifest temp).
+	Store string `json:"store,omitempty"`
+	// Err is set when the file could not be removed.
+	Err error `json:"-"`
+}
+
+// CleanLeftovers removes the temp files of runs (and undos) under stateDir that were killed:
+// a file is removed only when it is provably sessionfix's own, that is
+//
+//   - a store's temp (".<name><digits>" beside it) that the run's journal announced
+//     (fileio.TempCreating) and never marked gone, or
+//   - a manifest temp (".manifest.json<digits>") inside the run's own directory;
+//
+// and it is a regular file, the run's journal is not locked by a live sessionfix process, and
+// the store is not locked either. It returns what it removed (or failed to remove). Temp files
+// of versions that did not journal them are left to scan's warning.
+func CleanLeftovers(stateDir string) ([]Leftover, error) {
+	ents, err := os.ReadDir(filepath.Join(stateDir, runsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []Leftover
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(stateDir, runsDir, e.Name())
+		out = append(out, cleanRun(dir, e.Name())...)
+	}
+	return out, nil
+}
+
+func cleanRun(dir, id string) []Leftover {
+	jpath := filepath.Join(dir, journalName)
+	if _, err := os.Stat(jpath); err != nil {
+		return nil
+	}
+	if writableByOthers(dir) != "" {
+		return nil // its journal could name any file to remove (undo says why)
+	}
+	lk := flock.New(jpath)
+	if ok, err := lk.TryLock(); err != nil || !ok {
+		return nil // a live run or undo (or no journal)
+	}
+	defer lk.Unlock()
+	var out []Leftover
+	remove := func(l Leftover) {
+		fi, err := os.Lstat(l.Path)
+		if err != nil || !fi.Mode().IsRegular() {
+			return
+		}
+		if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			l.Err = err
+		}
+		out = append(out, l)
+	}
+	// Manifest temps of this run.
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if fileio.IsTempName(e.Name(), manifestName) {
+				remove(Leftover{Path: filepath.Join(dir, e.Name()), RunID: id})
+			}
+		}
+	}
+	// Store temps the journal announced and never saw gone.
+	jf, err := os.Open(jpath)
+	if err != nil {
+		return out
+	}
+	open := map[string]string{}
+	var order []string
+	jr := bufio.NewReader(jf) // line by line: the journal holds every entry (grows with the run)
+	for {
+		line, rerr := jr.ReadBytes('\n')
+		if rerr != nil && len(line) == 0 {
+			break
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		var je journalEntry
+		if sealed, ok := checkSeal(line, journalSealPrefix); sealed && !ok {
+			continue // an edited line names no file to remove
+		}
+		if json.Unmarshal(line, &je) != nil {
+			continue
+		}
+		switch je.Event {
+		case fileio.TempCreating:
+			if _, ok := open[je.Path]; !ok {
+				order = append(order, je.Path)
+			}
+			open[je.Path] = je.Store
+		case fileio.TempForeign, fileio.TempGone:
+			delete(open, je.Path)
+		}
+	}
+	jf.Close()
+	var gone []journalEntry
+	locked := map[string]bool{} // store → locked by another process
+	for _, tmp := range order {
+		target, ok := open[tmp]
+		if !ok || target == "" || filepath.Dir(tmp) != filepath.Dir(target) || !fileio.IsTempName(filepath.Base(tmp), filepath.Base(target)) {
+			continue
+		}
+		if _, err := os.Lstat(tmp); err != nil {
+			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "not found by cleanup"})
+			continue
+		}
+		// A store another process locks (a sessionfix run using its own journal) keeps its temp.
+		// Each store is locked once (a second flock of ours would fail against the first).
+		busy, seen := locked[target]
+		if !seen {
+			slk := flock.New(target)
+			ok, err := slk.TryLock()
+			busy = err == nil && !ok
+			locked[target] = busy
+			if ok {
+				defer slk.Unlock()
+			}
+		}
+		if busy {
+			continue
+		}
+		n := len(out)
+		remove(Leftover{Path: tmp, RunID: id, Store: target})
+		if len(out) > n && out[n].Err == nil {
+			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "removed by cleanup"})
+		}
+	}
+	if len(gone) > 0 {
+		if err := cutTornTail(jpath); err != nil {
+			return out
+		}
+		if f, err := os.OpenFile(jpath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			var buf []byte
+			for _, g := range gone {
+				if b, err := marshalJournalLine(g); err == nil {
+					buf = append(buf, b...)
+				}
+			}
+			if fi, err := f.Stat(); err == nil {
+				if n, err := f.Write(buf); err != nil && n > 0 {
+					_ = f.Truncate(fi.Size()) // no half line (a full disk)
+				}
+			}
+			_ = f.Sync()
+			f.Close()
+		}
+	}
+	return out
+}
