@@ -135,170 +135,194 @@ func (r *Report) factValue(f rules.Fact) value {
 }
 
 // cell computes c at x; key is the field's key (CellFact, CellAttr). A cell that does not
-// apply where it is asked is "".
+// apply where it is asked is "". The cells come in groups (rules.Cell): a rule's, a tool's
+// (its own and, per point, its verdict's), a pair's, a verdict's and the counts; each group is
+// one table below, asked only where its value lies in x.
 func (r *Report) cell(c rules.Cell, key string, x cellAt) value {
-	w, res := r.Audit.Words, r.Result
-	if ru := x.rule; ru != nil {
-		switch c {
-		case rules.CellFile:
-			return str(ru.File)
-		case rules.CellScope:
-			return str(ru.Scope)
-		case rules.CellKey:
-			return str(ru.Key)
-		case rules.CellIndex:
-			return value{kind: intValue, n: ru.Index}
-		case rules.CellLine:
-			return value{kind: intValue, n: ru.Line}
-		case rules.CellColumn:
-			return value{kind: intValue, n: ru.Column}
-		case rules.CellRule:
-			return str(ru.Text)
-		case rules.CellKind:
-			return str(ru.Kind)
-		case rules.CellRuleServer:
-			return str(ru.Server)
-		case rules.CellEffect:
-			return str(effectWord(ru.Effect))
-		case rules.CellIgnored:
-			return str(ru.Ignored)
+	if f, ok := ruleCells[c]; ok && x.rule != nil {
+		return f(x.rule)
+	}
+	if x.tool != nil {
+		if v, ok := r.toolCell(c, key, x.tool); ok {
+			return v
 		}
 	}
-	if t := x.tool; t != nil {
-		switch c {
-		case rules.CellServer:
-			return str(t.Server)
-		case rules.CellTool:
-			return str(t.Tool.Tool)
-		case rules.CellSource:
-			return str(t.Source)
-		case rules.CellNameNow:
-			return str(t.Now.Name)
-		case rules.CellNameBefore:
-			return str(t.Before.Name)
-		case rules.CellAttr:
-			if f, ok := t.Attr(key); ok {
-				return r.factValue(f)
-			}
-			return str("")
-		case rules.CellVerdictNow:
-			return value{kind: rawValue, raw: r.fields(r.Audit.Layout.Verdict, cellAt{verdict: &t.Now})}
-		case rules.CellVerdictBefore:
-			return value{kind: rawValue, raw: r.fields(r.Audit.Layout.Verdict, cellAt{verdict: &t.Before})}
-		case rules.CellDecisionNow:
-			return str(t.Now.Decision)
-		case rules.CellRuleNow:
-			return str(r.ruleText(t.Now))
-		case rules.CellRuleOrNoteNow:
-			return str(r.ruleOrNote(t.Now))
-		case rules.CellOutcomeNow:
-			return str(w.OfOutcome(t.Now.Outcome))
-		case rules.CellNoteNow:
-			return str(t.Now.Note)
-		case rules.CellSharedNow:
-			return str(sharedText(t.Now))
-		case rules.CellDecisionBefore:
-			return str(t.Before.Decision)
-		case rules.CellRuleBefore:
-			return str(r.ruleText(t.Before))
-		case rules.CellRuleOrNoteBefore:
-			return str(r.ruleOrNote(t.Before))
-		case rules.CellOutcomeBefore:
-			return str(w.OfOutcome(t.Before.Outcome))
-		}
+	if f, ok := pairCells[c]; ok && x.pair != nil {
+		return f(r.Audit.Words, x.pair)
 	}
-	if p := x.pair; p != nil {
-		switch c {
-		case rules.CellMatchNow:
-			return str(w.OfMatch(p.Now))
-		case rules.CellMatchBefore:
-			return str(w.OfMatch(p.Before))
-		case rules.CellChange:
-			return str(string(p.Change))
-		}
+	if f, ok := verdictCells[c]; ok && x.verdict != nil {
+		return f(r, x.verdict)
 	}
-	if v := x.verdict; v != nil {
-		switch c {
-		case rules.CellName:
-			return str(v.Name)
-		case rules.CellDecision:
-			return str(v.Decision)
-		case rules.CellDecidingRule:
-			return str(r.ruleText(*v))
-		case rules.CellDecidingRuleAt:
-			if v.Rule >= 0 && v.Rule < len(res.Rules) {
-				ru := res.Rules[v.Rule]
-				return str(fmt.Sprintf("%s:%d:%d", ru.File, ru.Line, ru.Column))
-			}
-			return str("")
-		case rules.CellDecidingRuleSite:
-			if v.Rule >= 0 && v.Rule < len(res.Rules) {
-				ru := res.Rules[v.Rule]
-				if ru.Index < 0 {
-					return str(fmt.Sprintf("%s:%d:%d %s", ru.File, ru.Line, ru.Column, ru.Key))
-				}
-				return str(fmt.Sprintf("%s:%d:%d %s[%d]", ru.File, ru.Line, ru.Column, ru.Key, ru.Index))
-			}
-			return str("")
-		case rules.CellNote:
-			return str(v.Note)
-		case rules.CellRefused:
-			var l []string
-			for _, i := range v.Refused {
-				if i >= 0 && i < len(res.Rules) {
-					l = append(l, res.Rules[i].Text)
-				}
-			}
-			return value{kind: listValue, list: l}
-		case rules.CellOutcome:
-			return str(w.OfOutcome(v.Outcome))
-		case rules.CellSharedWith:
-			var l []string
-			for _, o := range v.SharedWith {
-				l = append(l, o.String())
-			}
-			return value{kind: listValue, list: l}
-		case rules.CellSharedTools:
-			if len(v.SharedWith) == 0 {
-				return value{kind: rawValue}
-			}
-			type tool struct {
-				Server string `json:"server"`
-				Tool   string `json:"tool"`
-			}
-			l := make([]tool, len(v.SharedWith))
-			for i, o := range v.SharedWith {
-				l[i] = tool{o.Server, o.Tool}
-			}
-			return value{kind: rawValue, raw: encode(l)}
-		case rules.CellUnreachable:
-			return value{kind: flagValue, b: v.Unreachable}
-		}
-	}
-	cn := res.Counts
-	switch c {
-	case rules.CellCountRules:
-		return value{kind: intValue, n: cn.Rules}
-	case rules.CellCountTools:
-		return value{kind: intValue, n: cn.Tools}
-	case rules.CellCountPairs:
-		return value{kind: intValue, n: cn.Pairs}
-	case rules.CellCountListed:
-		return value{kind: intValue, n: len(res.Visible(r.allPairs))}
-	case rules.CellCountLost:
-		return value{kind: intValue, n: cn.Lost}
-	case rules.CellCountLostRestrictions:
-		return value{kind: intValue, n: cn.LostRestrictions}
-	case rules.CellCountGained:
-		return value{kind: intValue, n: cn.Gained}
-	case rules.CellCountRefused:
-		return value{kind: intValue, n: cn.NotApplied}
-	case rules.CellCountChanged:
-		return value{kind: intValue, n: cn.Changed}
-	case rules.CellCountFindings:
-		return value{kind: intValue, n: len(res.Findings)}
+	if f, ok := countCells[c]; ok {
+		return value{kind: intValue, n: f(r)}
 	}
 	return str("")
+}
+
+// ruleCells are the rule cells (rules.CellFile … CellIgnored).
+var ruleCells = map[rules.Cell]func(ru *rules.Rule) value{
+	rules.CellFile:       func(ru *rules.Rule) value { return str(ru.File) },
+	rules.CellScope:      func(ru *rules.Rule) value { return str(ru.Scope) },
+	rules.CellKey:        func(ru *rules.Rule) value { return str(ru.Key) },
+	rules.CellIndex:      func(ru *rules.Rule) value { return value{kind: intValue, n: ru.Index} },
+	rules.CellLine:       func(ru *rules.Rule) value { return value{kind: intValue, n: ru.Line} },
+	rules.CellColumn:     func(ru *rules.Rule) value { return value{kind: intValue, n: ru.Column} },
+	rules.CellRule:       func(ru *rules.Rule) value { return str(ru.Text) },
+	rules.CellKind:       func(ru *rules.Rule) value { return str(ru.Kind) },
+	rules.CellRuleServer: func(ru *rules.Rule) value { return str(ru.Server) },
+	rules.CellEffect:     func(ru *rules.Rule) value { return str(effectWord(ru.Effect)) },
+	rules.CellIgnored:    func(ru *rules.Rule) value { return str(ru.Ignored) },
+}
+
+// pointCell is a tool cell that is one of its verdicts' cells: now's or before's.
+type pointCell struct {
+	now  bool
+	cell func(r *Report, v *rules.Verdict) value
+}
+
+// pointCells are the tool cells of one point's verdict (rules.CellDecisionNow …
+// CellOutcomeBefore; the verdict objects, CellVerdictNow/Before, are toolCell's).
+var pointCells = map[rules.Cell]pointCell{
+	rules.CellDecisionNow:      {true, decisionCell},
+	rules.CellRuleNow:          {true, decidingRuleCell},
+	rules.CellRuleOrNoteNow:    {true, ruleOrNoteCell},
+	rules.CellOutcomeNow:       {true, outcomeCell},
+	rules.CellNoteNow:          {true, noteCell},
+	rules.CellSharedNow:        {true, sharedCell},
+	rules.CellDecisionBefore:   {false, decisionCell},
+	rules.CellRuleBefore:       {false, decidingRuleCell},
+	rules.CellRuleOrNoteBefore: {false, ruleOrNoteCell},
+	rules.CellOutcomeBefore:    {false, outcomeCell},
+}
+
+// toolCell is tool cell c of t, and whether c is one.
+func (r *Report) toolCell(c rules.Cell, key string, t *rules.ToolResult) (value, bool) {
+	if p, ok := pointCells[c]; ok {
+		if p.now {
+			return p.cell(r, &t.Now), true
+		}
+		return p.cell(r, &t.Before), true
+	}
+	switch c {
+	case rules.CellVerdictNow:
+		return value{kind: rawValue, raw: r.fields(r.Audit.Layout.Verdict, cellAt{verdict: &t.Now})}, true
+	case rules.CellVerdictBefore:
+		return value{kind: rawValue, raw: r.fields(r.Audit.Layout.Verdict, cellAt{verdict: &t.Before})}, true
+	case rules.CellServer:
+		return str(t.Server), true
+	case rules.CellTool:
+		return str(t.Tool.Tool), true
+	case rules.CellSource:
+		return str(t.Source), true
+	case rules.CellNameNow:
+		return str(t.Now.Name), true
+	case rules.CellNameBefore:
+		return str(t.Before.Name), true
+	case rules.CellAttr:
+		if f, ok := t.Attr(key); ok {
+			return r.factValue(f), true
+		}
+		return str(""), true
+	}
+	return value{}, false
+}
+
+// pairCells are the pair cells (rules.CellMatchNow, CellMatchBefore, CellChange).
+var pairCells = map[rules.Cell]func(w rules.Words, p *rules.Pair) value{
+	rules.CellMatchNow:    func(w rules.Words, p *rules.Pair) value { return str(w.OfMatch(p.Now)) },
+	rules.CellMatchBefore: func(w rules.Words, p *rules.Pair) value { return str(w.OfMatch(p.Before)) },
+	rules.CellChange:      func(_ rules.Words, p *rules.Pair) value { return str(string(p.Change)) },
+}
+
+// verdictCells are the verdict cells (rules.CellName … CellUnreachable).
+var verdictCells = map[rules.Cell]func(r *Report, v *rules.Verdict) value{
+	rules.CellName:             func(_ *Report, v *rules.Verdict) value { return str(v.Name) },
+	rules.CellDecision:         decisionCell,
+	rules.CellDecidingRule:     decidingRuleCell,
+	rules.CellDecidingRuleAt:   func(r *Report, v *rules.Verdict) value { return str(r.decidingRuleAt(v, false)) },
+	rules.CellDecidingRuleSite: func(r *Report, v *rules.Verdict) value { return str(r.decidingRuleAt(v, true)) },
+	rules.CellNote:             noteCell,
+	rules.CellRefused:          refusedCell,
+	rules.CellOutcome:          outcomeCell,
+	rules.CellSharedWith:       sharedWithCell,
+	rules.CellSharedTools:      sharedToolsCell,
+	rules.CellUnreachable:      func(_ *Report, v *rules.Verdict) value { return value{kind: flagValue, b: v.Unreachable} },
+}
+
+func decisionCell(_ *Report, v *rules.Verdict) value { return str(v.Decision) }
+
+func decidingRuleCell(r *Report, v *rules.Verdict) value { return str(r.ruleText(*v)) }
+
+func ruleOrNoteCell(r *Report, v *rules.Verdict) value { return str(r.ruleOrNote(*v)) }
+
+func outcomeCell(r *Report, v *rules.Verdict) value { return str(r.Audit.Words.OfOutcome(v.Outcome)) }
+
+func noteCell(_ *Report, v *rules.Verdict) value { return str(v.Note) }
+
+func sharedCell(_ *Report, v *rules.Verdict) value { return str(sharedText(*v)) }
+
+// decidingRuleAt is "file:line:col" of v's deciding rule, with site its "key[index]" (the key
+// alone when the index is negative) after a space; "" when no rule decided.
+func (r *Report) decidingRuleAt(v *rules.Verdict, site bool) string {
+	if v.Rule < 0 || v.Rule >= len(r.Result.Rules) {
+		return ""
+	}
+	ru := r.Result.Rules[v.Rule]
+	at := fmt.Sprintf("%s:%d:%d", ru.File, ru.Line, ru.Column)
+	switch {
+	case !site:
+		return at
+	case ru.Index < 0:
+		return at + " " + ru.Key
+	}
+	return fmt.Sprintf("%s %s[%d]", at, ru.Key, ru.Index)
+}
+
+func refusedCell(r *Report, v *rules.Verdict) value {
+	var l []string
+	for _, i := range v.Refused {
+		if i >= 0 && i < len(r.Result.Rules) {
+			l = append(l, r.Result.Rules[i].Text)
+		}
+	}
+	return value{kind: listValue, list: l}
+}
+
+func sharedWithCell(_ *Report, v *rules.Verdict) value {
+	var l []string
+	for _, o := range v.SharedWith {
+		l = append(l, o.String())
+	}
+	return value{kind: listValue, list: l}
+}
+
+func sharedToolsCell(_ *Report, v *rules.Verdict) value {
+	if len(v.SharedWith) == 0 {
+		return value{kind: rawValue}
+	}
+	type tool struct {
+		Server string `json:"server"`
+		Tool   string `json:"tool"`
+	}
+	l := make([]tool, len(v.SharedWith))
+	for i, o := range v.SharedWith {
+		l[i] = tool{o.Server, o.Tool}
+	}
+	return value{kind: rawValue, raw: encode(l)}
+}
+
+// countCells are the count cells (rules.CellCountRules … CellCountFindings), asked anywhere.
+var countCells = map[rules.Cell]func(r *Report) int{
+	rules.CellCountRules:            func(r *Report) int { return r.Result.Counts.Rules },
+	rules.CellCountTools:            func(r *Report) int { return r.Result.Counts.Tools },
+	rules.CellCountPairs:            func(r *Report) int { return r.Result.Counts.Pairs },
+	rules.CellCountListed:           func(r *Report) int { return len(r.Result.Visible(r.allPairs)) },
+	rules.CellCountLost:             func(r *Report) int { return r.Result.Counts.Lost },
+	rules.CellCountLostRestrictions: func(r *Report) int { return r.Result.Counts.LostRestrictions },
+	rules.CellCountGained:           func(r *Report) int { return r.Result.Counts.Gained },
+	rules.CellCountRefused:          func(r *Report) int { return r.Result.Counts.NotApplied },
+	rules.CellCountChanged:          func(r *Report) int { return r.Result.Counts.Changed },
+	rules.CellCountFindings:         func(r *Report) int { return len(r.Result.Findings) },
 }
 
 // ruleOrNote is the deciding rule's text, else the note in parentheses, else "".
