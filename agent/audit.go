@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/naming"
@@ -273,3 +274,64 @@ type HistoryInput struct {
 // parts of them that could not be read: "path: reason"); err ends the check (the audit goes
 // on without it).
 type HistoryCheck func(ctx context.Context, in HistoryInput) ([]naming.Redispatch, []error, error)
+
+// OptionNames are the names of opts, in order: Audit.Flags of an audit whose every option is
+// its own (another agent's audit refuses each one).
+func OptionNames(opts []Option) []string {
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		out[i] = o.Name
+	}
+	return out
+}
+
+// OptionValue is parse of option name's value in v (def when it is not given); a value parse
+// rejects is a usage error "--<name>: <parse's error>" (exit 2).
+func OptionValue[T any](v Values, name, def string, parse func(string) (T, error)) (T, error) {
+	s := v.String(name)
+	if s == "" {
+		s = def
+	}
+	t, err := parse(s)
+	if err != nil {
+		return t, usage.Errorf("--%s: %v", name, err)
+	}
+	return t, nil
+}
+
+// AuditInventory is the inventory an audit on the shared layer audits its rules against, and
+// what it says of it in a: --inventory's file (added to a.Read; a.Inventory "file PATH"); else,
+// with --discover, the tools servers list (a.Inventory "discovered"; a server that did not
+// answer is a problem in a.Problems; no server at all is a usage error "--discover: no
+// <noServers>"); else none (nil; a.Inventory "none" and the note "no tools to audit the rules
+// against: give --inventory FILE or --discover", with " (<why>)" when why is set).
+func AuditInventory(ctx context.Context, in AuditInput, a *rules.Audit, servers []Server, noServers, why string) (*mcpinventory.Inventory, error) {
+	switch {
+	case in.Inventory != "":
+		inv, err := mcpinventory.Load(in.Inventory)
+		if err != nil {
+			return nil, err
+		}
+		a.Read = append(a.Read, in.Inventory)
+		a.Inventory = "file " + in.Inventory
+		return inv, nil
+	case in.Discover:
+		if len(servers) == 0 {
+			return nil, usage.Errorf("--discover: no %s", noServers)
+		}
+		inv, problems, err := DiscoveredInventory(ctx, in.Engine.Discover, servers)
+		if err != nil {
+			return nil, err
+		}
+		a.Problems = append(a.Problems, problems...)
+		a.Inventory = "discovered"
+		return inv, nil
+	}
+	a.Inventory = "none"
+	note := "no tools to audit the rules against: give --inventory FILE or --discover"
+	if why != "" {
+		note += " (" + why + ")"
+	}
+	a.Notes = append(a.Notes, note)
+	return nil, nil
+}

@@ -2,51 +2,23 @@ package claude
 
 import (
 	"path/filepath"
-	"sort"
 
-	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/store"
 )
 
 // HomeSessions is the sessions of one Claude Code config directory (the home whose
-// ~/.claude.json, beside it, and projects' .mcp.json files tell the server keys).
-type HomeSessions struct {
-	// Home is the config directory; FromEnv marks the environment's ($CLAUDE_CONFIG_DIR, else
-	// ~/.claude: Home), whose global config is GlobalConfigPath.
-	Home     string
-	FromEnv  bool
-	Sessions []string // store paths, in the order given
-}
+// ~/.claude.json, beside it, and projects' .mcp.json files tell the server keys): FromEnv
+// marks the environment's ($CLAUDE_CONFIG_DIR, else ~/.claude), whose global config is
+// GlobalConfigPath.
+type HomeSessions = agent.HomeSessions
 
 // GroupByHome sorts the Claude Code sessions among stores by the config directory each lies
-// in (HomeOf of lexical(path), the path as the walk reached it: a copied ~/.claude is planned
-// with the claude.json beside it); a session in no such directory, or in the same directory as
-// envHome, goes to envHome (FromEnv). Groups come sorted by home. It looks at the file system.
+// in (agent.GroupByHome with HomeOf: a copied ~/.claude is planned with the claude.json beside
+// it); a session in no such directory, or in the same directory as envHome, goes to envHome
+// (FromEnv). Groups come sorted by home. It looks at the file system.
 func GroupByHome(stores []store.Store, lexical func(string) string, envHome string) []*HomeSessions {
-	byHome := map[string]*HomeSessions{}
-	for _, st := range stores {
-		if st.Ref().Kind != KindSession {
-			continue
-		}
-		path := st.Ref().Path
-		h := HomeOf(lexical(path))
-		fromEnv := h == "" || fileio.SameFile(h, envHome)
-		if fromEnv {
-			h = envHome
-		}
-		g := byHome[h]
-		if g == nil {
-			g = &HomeSessions{Home: h, FromEnv: fromEnv}
-			byHome[h] = g
-		}
-		g.Sessions = append(g.Sessions, path)
-	}
-	out := make([]*HomeSessions, 0, len(byHome))
-	for _, g := range byHome {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Home < out[j].Home })
-	return out
+	return agent.GroupByHome(stores, []store.Kind{KindSession}, HomeOf, lexical, envHome)
 }
 
 // IsConfigDir reports whether dir is a Claude Code config directory (~/.claude or a copy):

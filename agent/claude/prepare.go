@@ -33,9 +33,7 @@ const agentName = "Claude Code"
 // origin is what mcpconfig.ReadFile said of the file (who owns it): every server gets it, and
 // --discover starts none whose config another user owns or can write.
 func ParseServers(path string, data []byte, origin mcpconfig.Origin, env mcpconfig.Env) ([]agent.Server, error) {
-	servers, _, err := mcpconfig.Parse(path, data, mcpconfig.Options{Agent: agentName, Origin: origin,
-		Expand: func(s string) string { return mcpconfig.Expand(s, env, nil) }})
-	return servers, err
+	return agent.ParseServers(agentName, path, data, origin, env)
 }
 
 // MCPConfig is one --mcp-config file and its servers (ReadMCPConfig).
@@ -47,11 +45,7 @@ type MCPConfig struct {
 // ReadMCPConfig reads the Claude Code MCP config at path (ParseServers). Errors are
 // os.ReadFile's and ParseServers', unchanged.
 func ReadMCPConfig(path string, env mcpconfig.Env) ([]agent.Server, error) {
-	data, origin, err := mcpconfig.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseServers(path, data, origin, env)
+	return agent.ReadServers(agentName, path, env)
 }
 
 // PolicyHome is one Claude Code config directory to build a policy for (HomePolicy).
@@ -222,27 +216,12 @@ func HomePolicy(ctx context.Context, in PrepareInput, h PolicyHome) (ClaudePolic
 			info.KeySources = append(info.KeySources, fmt.Sprintf("--mcp-config %s (%d)", f.Path, n))
 		}
 	}
-	var tools []agent.Tool
-	var sources []string
-	if in.InventoryFile != "" {
-		tools = append(tools, in.InventoryTools...)
-		sources = append(sources, in.InventoryFile)
+	tools, sources, toolProblems, err := agent.PolicyTools(ctx, agent.PolicyToolsInput{InventoryFile: in.InventoryFile, InventoryTools: in.InventoryTools,
+		Discover: in.Discover, Servers: slices.Concat(flagServers, servers), Home: h.Dir, Agent: agentName, Hint: "pass --mcp-config FILE"})
+	if err != nil {
+		return ClaudePolicy{}, nil, nil, err
 	}
-	if in.Discover != nil {
-		all := append(flagServers, servers...)
-		if len(all) == 0 {
-			return ClaudePolicy{}, nil, nil, usage.Errorf("--discover: no Claude Code MCP server configured for %s (pass --mcp-config FILE)", h.Dir)
-		}
-		d, errs, err := in.Discover(ctx, all)
-		if err != nil {
-			return ClaudePolicy{}, nil, nil, err
-		}
-		for _, e := range errs {
-			problems = append(problems, agent.Problem{Path: h.Dir, Severity: store.SevError, Reason: e.Error() + "; its tools are not in the inventory"})
-		}
-		tools = append(tools, d...)
-		sources = append(sources, "the configured Claude Code MCP servers")
-	}
+	problems = append(problems, toolProblems...)
 	if len(sources) > 0 {
 		pol.Tools = rawTools(tools)
 		pol.ToolsSource = strings.Join(sources, " and ")
@@ -269,31 +248,13 @@ func rawTools(tools []agent.Tool) []mcpname.ClaudeTool {
 	return slices.Compact(out)
 }
 
-// Prepared is the Claude policy of a run: Default when there is one home, else ByPath (each
-// session path of a home to that home's policy); Problems and Info of every home, in home order.
-type Prepared struct {
-	Default  ClaudePolicy
-	ByPath   map[string]*ClaudePolicy
-	Problems []agent.Problem
-	Info     []*Info
-}
-
 // Prepare is HomePolicy of each home (GroupByHome's, in its order; the global config is the one
-// beside the home, or the environment's for a FromEnv home). The first error ends it.
-func Prepare(ctx context.Context, in PrepareInput, homes []*HomeSessions) (Prepared, error) {
-	var res Prepared
-	var pp naming.PathPolicy[ClaudePolicy]
-	for _, g := range homes {
-		pol, info, problems, err := HomePolicy(ctx, in, PolicyHome{Dir: g.Home, FromEnv: g.FromEnv, Sessions: len(g.Sessions)})
-		if err != nil {
-			return res, err
-		}
-		res.Problems = append(res.Problems, problems...)
-		res.Info = append(res.Info, info)
-		pp.Add(pol, g.Sessions, len(homes) == 1)
-	}
-	res.Default, res.ByPath = pp.Default, pp.ByPath
-	return res, nil
+// beside the home, or the environment's for a FromEnv home), bound to its sessions
+// (agent.PrepareHomes: the Prepared, and the policy it puts under ID). The first error ends it.
+func Prepare(ctx context.Context, in PrepareInput, homes []*HomeSessions) (agent.Prepared, *naming.PathPolicy[ClaudePolicy], error) {
+	return agent.PrepareHomes(ID, homes, func(g *HomeSessions) (ClaudePolicy, *Info, []agent.Problem, error) {
+		return HomePolicy(ctx, in, PolicyHome{Dir: g.Home, FromEnv: g.FromEnv, Sessions: len(g.Sessions)})
+	})
 }
 
 // The options of Claude Code's policy (Agent.Options; VersionOption has no flag of scan and
@@ -318,18 +279,8 @@ func prepare(ctx context.Context, in agent.PrepareInput) (agent.Prepared, error)
 	if err != nil {
 		return agent.Prepared{}, err
 	}
-	p, err := Prepare(ctx, pin, homes)
-	if err != nil {
-		return agent.Prepared{}, err
-	}
-	out := agent.Prepared{Problems: p.Problems}
-	out.SetPolicy = func(pol *naming.Policy) {
-		naming.SetAgent(pol, ID, &naming.PathPolicy[ClaudePolicy]{Default: p.Default, ByPath: p.ByPath})
-	}
-	for _, i := range p.Info {
-		out.Info = append(out.Info, i)
-	}
-	return out, nil
+	out, _, err := Prepare(ctx, pin, homes)
+	return out, err
 }
 
 // Input is the PrepareInput of the neutral in: the release (VersionOption, default the newest

@@ -65,20 +65,21 @@ func TestHomePolicy(t *testing.T) {
 // Info is per home in order.
 func TestPrepare(t *testing.T) {
 	in := PrepareInput{Version: "2.1.0", MCPConfigs: []MCPConfig{{Path: "f.json", Servers: []agent.Server{{Key: "k"}}}}}
-	one, err := Prepare(context.Background(), in, []*HomeSessions{{Home: filepath.Join(t.TempDir(), "a"), Sessions: []string{"s1"}}})
+	_, one, err := Prepare(context.Background(), in, []*HomeSessions{{Home: filepath.Join(t.TempDir(), "a"), Sessions: []string{"s1"}}})
 	require.NoError(t, err)
 	assert.Nil(t, one.ByPath)
 	assert.Equal(t, []ClaudeKey{{Key: "k", Source: "f.json"}}, one.Default.Keys)
 
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	two, err := Prepare(context.Background(), in, []*HomeSessions{{Home: a, Sessions: []string{"s1", "s2"}}, {Home: b, Sessions: []string{"s3"}}})
+	prep, two, err := Prepare(context.Background(), in, []*HomeSessions{{Home: a, Sessions: []string{"s1", "s2"}}, {Home: b, Sessions: []string{"s3"}}})
 	require.NoError(t, err)
 	require.Len(t, two.ByPath, 3)
 	assert.Same(t, two.ByPath["s1"], two.ByPath["s2"])
 	assert.NotSame(t, two.ByPath["s1"], two.ByPath["s3"])
-	require.Len(t, two.Info, 2)
-	assert.Equal(t, []string{a, b}, []string{two.Info[0].Home, two.Info[1].Home})
-	assert.Equal(t, []int{2, 1}, []int{two.Info[0].Sessions, two.Info[1].Sessions})
+	require.Len(t, prep.Info, 2)
+	i0, i1 := prep.Info[0].(*Info), prep.Info[1].(*Info)
+	assert.Equal(t, []string{a, b}, []string{i0.Home, i1.Home})
+	assert.Equal(t, []int{2, 1}, []int{i0.Sessions, i1.Sessions})
 }
 
 // A Claude Code MCP config's servers, in file order, as --discover starts them: an SSE server

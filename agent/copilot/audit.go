@@ -35,14 +35,16 @@ const (
 // before 1.0.40's sanitized tool parts.
 const DefaultBefore = "1.0.39"
 
+// auditOptions are the audit's own options (every one refused by another agent's audit).
+var auditOptions = []agent.Option{
+	{Name: VersionOption, Usage: "with --agent copilot: the release whose rules are \"now\" (default: the newest known, " + mcpname.CopilotLatestVersion + ")"},
+	{Name: BeforeOption, Usage: "with --agent copilot: the release compared against (default: " + DefaultBefore + ", the last before sanitized tool parts)"},
+	{Name: RulesFromOption, Repeatable: true, File: true, Usage: "with --agent copilot: a shell script, alias file or CI workflow (YAML) whose copilot invocations' --allow-tool, --deny-tool, --available-tools and --excluded-tools are audited (repeatable)"},
+}
+
 // Audit is audit --agent copilot (agent.Audit on the shared layer: Rules).
 var Audit = &agent.Audit{Reads: "Copilot CLI permission rules",
-	Flags: []string{VersionOption, BeforeOption, RulesFromOption},
-	Options: []agent.Option{
-		{Name: VersionOption, Usage: "with --agent copilot: the release whose rules are \"now\" (default: the newest known, " + mcpname.CopilotLatestVersion + ")"},
-		{Name: BeforeOption, Usage: "with --agent copilot: the release compared against (default: " + DefaultBefore + ", the last before sanitized tool parts)"},
-		{Name: RulesFromOption, Repeatable: true, File: true, Usage: "with --agent copilot: a shell script, alias file or CI workflow (YAML) whose copilot invocations' --allow-tool, --deny-tool, --available-tools and --excluded-tools are audited (repeatable)"},
-	},
+	Flags: agent.OptionNames(auditOptions), Options: auditOptions,
 	Rules: auditRules,
 	Home:  func(env agent.Env) string { return Home(env.Getenv, env.Home) },
 	Description: `
@@ -65,13 +67,13 @@ Tools come from --inventory or --discover (the home's mcp-config.json servers).`
 // auditRules reads the rules and tools of the audit's inputs and binds them to the two
 // releases (rulescopilot.AuditEvaluation).
 func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) {
-	now, err := rulescopilot.ReleaseOf(cmp.Or(in.Options.String(VersionOption), mcpname.CopilotLatestVersion))
+	now, err := agent.OptionValue(in.Options, VersionOption, mcpname.CopilotLatestVersion, rulescopilot.ReleaseOf)
 	if err != nil {
-		return nil, usage.Errorf("--%s: %v", VersionOption, err)
+		return nil, err
 	}
-	before, err := rulescopilot.ReleaseOf(cmp.Or(in.Options.String(BeforeOption), DefaultBefore))
+	before, err := agent.OptionValue(in.Options, BeforeOption, DefaultBefore, rulescopilot.ReleaseOf)
 	if err != nil {
-		return nil, usage.Errorf("--%s: %v", BeforeOption, err)
+		return nil, err
 	}
 	var homes []string
 	for _, p := range in.Paths {
@@ -144,29 +146,12 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 			order = append(order, s.Key)
 		}
 	}
-	switch {
-	case in.Inventory != "":
-		inv, err := mcpinventory.Load(in.Inventory)
-		if err != nil {
-			return nil, err
-		}
-		a.Read = append(a.Read, in.Inventory)
-		a.Inventory = "file " + in.Inventory
+	inv, err := agent.AuditInventory(ctx, in, a, servers, "Copilot CLI MCP server configured (no mcpServers in "+MCPConfigFile+")", "")
+	if err != nil {
+		return nil, err
+	}
+	if inv != nil {
 		ain.Tools = inventoryTools(inv, order)
-	case in.Discover:
-		if len(servers) == 0 {
-			return nil, usage.Errorf("--discover: no Copilot CLI MCP server configured (no mcpServers in %s)", MCPConfigFile)
-		}
-		inv, problems, err := agent.DiscoveredInventory(ctx, in.Engine.Discover, servers)
-		if err != nil {
-			return nil, err
-		}
-		a.Problems = append(a.Problems, problems...)
-		a.Inventory = "discovered"
-		ain.Tools = inventoryTools(inv, order)
-	default:
-		a.Inventory = "none"
-		a.Notes = append(a.Notes, "no tools to audit the rules against: give --inventory FILE or --discover")
 	}
 	ain.Runs = rulescopilot.RunsOf(ain.Rules, ain.Runs, false)
 	a.Eval = rulescopilot.AuditEvaluation(ain, now, before)

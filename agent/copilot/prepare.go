@@ -15,11 +15,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sessionfix/sessionfix/agent"
-	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -36,61 +34,27 @@ const MCPConfigOption = "mcp-config"
 // origin is what mcpconfig.ReadFile said of the file (who owns it): every server gets it, and
 // --discover starts none whose config another user owns or can write (issue 30 finding 1).
 func ParseServers(path string, data []byte, origin mcpconfig.Origin, env mcpconfig.Env) ([]agent.Server, error) {
-	servers, _, err := mcpconfig.Parse(path, data, mcpconfig.Options{Agent: agentName, Origin: origin,
-		Expand: func(s string) string { return mcpconfig.Expand(s, env, nil) }})
-	return servers, err
+	return agent.ParseServers(agentName, path, data, origin, env)
 }
 
 // ReadServers reads the MCP config at path as any file a user may control (mcpconfig.ReadFile:
 // its servers carry who owns it) and parses it (ParseServers); errors are mcpconfig.ReadFile's
 // (a missing file wraps fs.ErrNotExist) and ParseServers', unchanged.
 func ReadServers(path string, env mcpconfig.Env) ([]agent.Server, error) {
-	data, origin, err := mcpconfig.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseServers(path, data, origin, env)
+	return agent.ReadServers(agentName, path, env)
 }
 
-// HomeSessions is the sessions of one Copilot CLI home.
-type HomeSessions struct {
-	// Home is the home; FromEnv marks the environment's ($COPILOT_HOME, else ~/.copilot), whose
-	// legacy config home ($XDG_CONFIG_HOME/.copilot) is read too.
-	Home     string
-	FromEnv  bool
-	Sessions []string
-}
+// HomeSessions is the sessions of one Copilot CLI home: FromEnv marks the environment's
+// ($COPILOT_HOME, else ~/.copilot), whose legacy config home ($XDG_CONFIG_HOME/.copilot) is
+// read too.
+type HomeSessions = agent.HomeSessions
 
-// GroupByHome sorts the Copilot CLI stores among stores by the home each lies in (HomeOf of the
-// path the walk reached it by, when that is a home: a copied .copilot is planned with its own
-// mcp-config.json); any other goes to envHome. Groups come sorted by home.
+// GroupByHome sorts the Copilot CLI stores among stores by the home each lies in
+// (agent.GroupByHome with the home of the path the walk reached it by, when that is a home: a
+// copied .copilot is planned with its own mcp-config.json); any other goes to envHome. Groups
+// come sorted by home.
 func GroupByHome(stores []store.Store, lexical func(string) string, envHome string) []*HomeSessions {
-	byHome := map[string]*HomeSessions{}
-	for _, st := range stores {
-		switch st.Ref().Kind {
-		case KindEvents, KindFlat, KindHistory:
-		default:
-			continue
-		}
-		path := st.Ref().Path
-		h := homeOf(lexical(path))
-		fromEnv := h == "" || fileio.SameFile(h, envHome)
-		if fromEnv {
-			h = envHome
-		}
-		g := byHome[h]
-		if g == nil {
-			g = &HomeSessions{Home: h, FromEnv: fromEnv}
-			byHome[h] = g
-		}
-		g.Sessions = append(g.Sessions, path)
-	}
-	out := make([]*HomeSessions, 0, len(byHome))
-	for _, g := range byHome {
-		out = append(out, g)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Home < out[j].Home })
-	return out
+	return agent.GroupByHome(stores, []store.Kind{KindEvents, KindFlat, KindHistory}, homeOf, lexical, envHome)
 }
 
 // Info names what the Copilot CLI sessions of one home were planned with (the plan's line and
@@ -210,26 +174,12 @@ func homePolicy(ctx context.Context, in input, h *HomeSessions) (Policy, *Info, 
 			return Policy{}, nil, nil, err
 		}
 	}
-	var tools []agent.Tool
-	var sources []string
-	if in.inventory != "" {
-		tools = append(tools, in.invTools...)
-		sources = append(sources, in.inventory)
+	tools, sources, toolProblems, err := agent.PolicyTools(ctx, agent.PolicyToolsInput{InventoryFile: in.inventory, InventoryTools: in.invTools,
+		Discover: in.discover, Servers: servers, Home: h.Home, Agent: agentName, Hint: "pass --mcp-config FILE"})
+	if err != nil {
+		return Policy{}, nil, nil, err
 	}
-	if in.discover != nil {
-		if len(servers) == 0 {
-			return Policy{}, nil, nil, usage.Errorf("--discover: no Copilot CLI MCP server configured for %s (pass --mcp-config FILE)", h.Home)
-		}
-		d, errs, err := in.discover(ctx, servers)
-		if err != nil {
-			return Policy{}, nil, nil, err
-		}
-		for _, e := range errs {
-			problems = append(problems, agent.Problem{Path: h.Home, Severity: store.SevError, Reason: e.Error() + "; its tools are not in the inventory"})
-		}
-		tools = append(tools, d...)
-		sources = append(sources, "the configured Copilot CLI MCP servers")
-	}
+	problems = append(problems, toolProblems...)
 	if len(sources) > 0 {
 		for _, t := range tools {
 			ct := mcpname.CopilotTool{Server: t.Server, Tool: t.Tool}
@@ -269,17 +219,8 @@ func prepare(ctx context.Context, in agent.PrepareInput) (agent.Prepared, error)
 		}
 		pin.flagFiles = append(pin.flagFiles, f)
 	}
-	var out agent.Prepared
-	var pp naming.PathPolicy[Policy]
-	for _, h := range homes {
-		pol, info, problems, err := homePolicy(ctx, pin, h)
-		if err != nil {
-			return agent.Prepared{}, err
-		}
-		out.Problems = append(out.Problems, problems...)
-		out.Info = append(out.Info, info)
-		pp.Add(pol, h.Sessions, len(homes) == 1)
-	}
-	out.SetPolicy = func(p *naming.Policy) { naming.SetAgent(p, ID, &pp) }
-	return out, nil
+	out, _, err := agent.PrepareHomes(ID, homes, func(h *HomeSessions) (Policy, *Info, []agent.Problem, error) {
+		return homePolicy(ctx, pin, h)
+	})
+	return out, err
 }

@@ -64,9 +64,9 @@ that sessionfix undo restores.`,
 // --project) and the --rules-from files, the inventory's tools in mcp-config.json's order, and
 // PlanRules.
 func planRuleFix(ctx context.Context, in agent.RuleFixInput) (*agent.RuleFixPlan, error) {
-	now, err := rulescopilot.ReleaseOf(cmp.Or(in.Options.String(VersionOption), mcpname.CopilotLatestVersion))
+	now, err := agent.OptionValue(in.Options, VersionOption, mcpname.CopilotLatestVersion, rulescopilot.ReleaseOf)
 	if err != nil {
-		return nil, usage.Errorf("--%s: %v", VersionOption, err)
+		return nil, err
 	}
 	var homes []string
 	for _, p := range in.Paths {

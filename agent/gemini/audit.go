@@ -35,14 +35,16 @@ const (
 // not say: the last release before 0.33.0's mcp_ names.
 const DefaultBefore = "0.32.1"
 
+// auditOptions are the audit's own options (every one refused by another agent's audit).
+var auditOptions = []agent.Option{
+	{Name: VersionOption, Usage: "with --agent gemini: the release whose rules are \"now\" (default: the newest known, " + mcpname.GeminiLatestVersion + ")"},
+	{Name: BeforeOption, Usage: "with --agent gemini: the release compared against (default: " + DefaultBefore + " when the sessions, or the names fix runs of --state-dir replaced in them, hold names of 0.32.x or earlier, or none)"},
+	{Name: ApprovalModeOption, Usage: "with --agent gemini: the approval mode the rules run in (default, auto_edit or yolo; Gemini CLI's own flag)", Value: "default"},
+}
+
 // Audit is audit --agent gemini (agent.Audit on the shared layer: Rules).
 var Audit = &agent.Audit{Reads: "Gemini CLI settings.json and policies/*.toml",
-	Flags: []string{VersionOption, BeforeOption, ApprovalModeOption},
-	Options: []agent.Option{
-		{Name: VersionOption, Usage: "with --agent gemini: the release whose rules are \"now\" (default: the newest known, " + mcpname.GeminiLatestVersion + ")"},
-		{Name: BeforeOption, Usage: "with --agent gemini: the release compared against (default: " + DefaultBefore + " when the sessions, or the names fix runs of --state-dir replaced in them, hold names of 0.32.x or earlier, or none)"},
-		{Name: ApprovalModeOption, Usage: "with --agent gemini: the approval mode the rules run in (default, auto_edit or yolo; Gemini CLI's own flag)", Value: "default"},
-	},
+	Flags: agent.OptionNames(auditOptions), Options: auditOptions,
 	Rules: auditRules,
 	Home:  func(env agent.Env) string { return Home(env.Getenv, env.Home) },
 	Description: `
@@ -64,13 +66,13 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 	if in.ModeSet {
 		return nil, usage.Errorf("--mode is not Gemini CLI's approval mode: give --%s (default, auto_edit or yolo)", ApprovalModeOption)
 	}
-	now, err := rulesgemini.ParseRelease(cmp.Or(in.Options.String(VersionOption), mcpname.GeminiLatestVersion))
+	now, err := agent.OptionValue(in.Options, VersionOption, mcpname.GeminiLatestVersion, rulesgemini.ParseRelease)
 	if err != nil {
-		return nil, usage.Errorf("--%s: %v", VersionOption, err)
+		return nil, err
 	}
-	mode, err := rulesgemini.ParseMode(cmp.Or(in.Options.String(ApprovalModeOption), "default"))
+	mode, err := agent.OptionValue(in.Options, ApprovalModeOption, "default", rulesgemini.ParseMode)
 	if err != nil {
-		return nil, usage.Errorf("--%s: %v", ApprovalModeOption, err)
+		return nil, err
 	}
 	a := &rules.Audit{ID: string(ID), Name: agentName, Words: rulesgemini.Words}
 	files, err := auditFiles(in)
@@ -110,29 +112,13 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		}
 	}
 	order := serverOrder(c.Settings)
-	switch {
-	case in.Inventory != "":
-		inv, err := mcpinventory.Load(in.Inventory)
-		if err != nil {
-			return nil, err
-		}
-		a.Read = append(a.Read, in.Inventory)
-		a.Inventory = "file " + in.Inventory
+	inv, err := agent.AuditInventory(ctx, in, a, servers, "Gemini CLI MCP server configured (no mcpServers in the settings read)",
+		"Gemini CLI's settings name servers, not their tools")
+	if err != nil {
+		return nil, err
+	}
+	if inv != nil {
 		c.Tools = inventoryTools(inv, order)
-	case in.Discover:
-		if len(servers) == 0 {
-			return nil, usage.Errorf("--discover: no Gemini CLI MCP server configured (no mcpServers in the settings read)")
-		}
-		inv, problems, err := agent.DiscoveredInventory(ctx, in.Engine.Discover, servers)
-		if err != nil {
-			return nil, err
-		}
-		a.Problems = append(a.Problems, problems...)
-		a.Inventory = "discovered"
-		c.Tools = inventoryTools(inv, order)
-	default:
-		a.Inventory = "none"
-		a.Notes = append(a.Notes, "no tools to audit the rules against: give --inventory FILE or --discover (Gemini CLI's settings name servers, not their tools)")
 	}
 	before, why, err := beforeRelease(ctx, in, &a.Problems)
 	if err != nil {

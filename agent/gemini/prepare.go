@@ -16,11 +16,9 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
-	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -56,45 +54,15 @@ func SystemDefaultsPath(getenv func(string) string) string {
 	return filepath.Join(filepath.Dir(SystemSettingsPath(getenv)), "system-defaults.json")
 }
 
-// HomeSessions is the sessions of one Gemini CLI home.
-type HomeSessions struct {
-	// Home is the Gemini CLI home; FromEnv marks the environment's ($GEMINI_CLI_HOME/.gemini,
-	// else ~/.gemini), whose system settings are read too.
-	Home     string
-	FromEnv  bool
-	Sessions []string
-}
+// HomeSessions is the sessions of one Gemini CLI home: FromEnv marks the environment's
+// ($GEMINI_CLI_HOME/.gemini, else ~/.gemini), whose system settings are read too.
+type HomeSessions = agent.HomeSessions
 
-// GroupByHome sorts the Gemini CLI sessions among stores by the home each lies in (HomeOf of
-// lexical(path), the path as the walk reached it); a session in no such layout, or in
-// envHome, goes to envHome (FromEnv). Groups come sorted by home. It looks at the file system.
+// GroupByHome sorts the Gemini CLI sessions among stores by the home each lies in
+// (agent.GroupByHome with HomeOf); a session in no such layout, or in envHome, goes to envHome
+// (FromEnv). Groups come sorted by home. It looks at the file system.
 func GroupByHome(stores []store.Store, lexical func(string) string, envHome string) []*HomeSessions {
-	byHome := map[string]*HomeSessions{}
-	var homes []string
-	for _, st := range stores {
-		if k := st.Ref().Kind; k != KindSession && k != KindSessionJSON {
-			continue
-		}
-		path := st.Ref().Path
-		h := HomeOf(lexical(path))
-		fromEnv := h == "" || fileio.SameFile(h, envHome)
-		if fromEnv {
-			h = envHome
-		}
-		g := byHome[h]
-		if g == nil {
-			g = &HomeSessions{Home: h, FromEnv: fromEnv}
-			byHome[h] = g
-			homes = append(homes, h)
-		}
-		g.Sessions = append(g.Sessions, path)
-	}
-	slices.Sort(homes)
-	out := make([]*HomeSessions, 0, len(homes))
-	for _, h := range homes {
-		out = append(out, byHome[h])
-	}
-	return out
+	return agent.GroupByHome(stores, []store.Kind{KindSession, KindSessionJSON}, HomeOf, lexical, envHome)
 }
 
 // Info names, in every plan (text and JSON, the report's "gemini" member), what the Gemini CLI
@@ -234,26 +202,12 @@ func HomePolicy(ctx context.Context, in PrepareInput, h *HomeSessions) (Policy, 
 		info.Settings = append(info.Settings, fmt.Sprintf("%s (%d)", f, len(ss)))
 	}
 	info.Keys = len(seen)
-	var tools []agent.Tool
-	var sources []string
-	if in.InventoryFile != "" {
-		tools = append(tools, in.InventoryTools...)
-		sources = append(sources, in.InventoryFile)
+	tools, sources, toolProblems, err := agent.PolicyTools(ctx, agent.PolicyToolsInput{InventoryFile: in.InventoryFile, InventoryTools: in.InventoryTools,
+		Discover: in.Discover, Servers: servers, Home: h.Home, Agent: agentName, Hint: "no mcpServers in its settings.json"})
+	if err != nil {
+		return Policy{}, nil, nil, err
 	}
-	if in.Discover != nil {
-		if len(servers) == 0 {
-			return Policy{}, nil, nil, usage.Errorf("--discover: no Gemini CLI MCP server configured for %s (no mcpServers in its settings.json)", h.Home)
-		}
-		d, errs, err := in.Discover(ctx, servers)
-		if err != nil {
-			return Policy{}, nil, nil, err
-		}
-		for _, e := range errs {
-			problems = append(problems, agent.Problem{Path: h.Home, Severity: store.SevError, Reason: e.Error() + "; its tools are not in the inventory"})
-		}
-		tools = append(tools, d...)
-		sources = append(sources, "the configured Gemini CLI MCP servers")
-	}
+	problems = append(problems, toolProblems...)
 	if len(sources) > 0 {
 		for _, t := range tools {
 			gt := mcpname.GeminiTool{Server: t.Server, Tool: t.Tool}
@@ -286,19 +240,10 @@ func prepare(ctx context.Context, in agent.PrepareInput) (agent.Prepared, error)
 	}
 	pin := PrepareInput{Getenv: in.Env.Getenv, Version: version, InventoryFile: in.InventoryFile, InventoryTools: in.InventoryTools,
 		Env: in.Vars, Discover: in.Discover}
-	var pp naming.PathPolicy[Policy]
-	out := agent.Prepared{}
-	for _, h := range homes {
-		pol, info, problems, err := HomePolicy(ctx, pin, h)
-		if err != nil {
-			return agent.Prepared{}, err
-		}
-		out.Problems = append(out.Problems, problems...)
-		out.Info = append(out.Info, info)
-		pp.Add(pol, h.Sessions, len(homes) == 1)
-	}
-	out.SetPolicy = func(p *naming.Policy) { naming.SetAgent(p, ID, &pp) }
-	return out, nil
+	out, _, err := agent.PrepareHomes(ID, homes, func(h *HomeSessions) (Policy, *Info, []agent.Problem, error) {
+		return HomePolicy(ctx, pin, h)
+	})
+	return out, err
 }
 
 // systemConfigDir is Gemini CLI's system configuration directory (Storage.getSystemConfigDir).

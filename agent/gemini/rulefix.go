@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,9 +63,9 @@ other byte kept), with backups in a run that sessionfix undo restores.`,
 // PlanMigration from --before to --gemini-version under --approval-mode, and per file the
 // byte edits of the rewrites that are made.
 func planRuleFix(ctx context.Context, in agent.RuleFixInput) (*agent.RuleFixPlan, error) {
-	now, err := rulesgemini.ParseRelease(cmp.Or(in.Options.String(VersionOption), mcpname.GeminiLatestVersion))
+	now, err := agent.OptionValue(in.Options, VersionOption, mcpname.GeminiLatestVersion, rulesgemini.ParseRelease)
 	if err != nil {
-		return nil, usage.Errorf("--%s: %v", VersionOption, err)
+		return nil, err
 	}
 	var before rulesgemini.Release
 	if beforeText := in.Options.String(BeforeOption); beforeText != "" {
@@ -88,9 +87,9 @@ func planRuleFix(ctx context.Context, in agent.RuleFixInput) (*agent.RuleFixPlan
 		}
 		in.Note(why + ": the rules are taken as written for Gemini CLI " + before.String())
 	}
-	mode, err := rulesgemini.ParseMode(cmp.Or(in.Options.String(ApprovalModeOption), "default"))
+	mode, err := agent.OptionValue(in.Options, ApprovalModeOption, "default", rulesgemini.ParseMode)
 	if err != nil {
-		return nil, usage.Errorf("--%s: %v", ApprovalModeOption, err)
+		return nil, err
 	}
 	files, err := auditFiles(agent.AuditInput{Paths: in.Paths, Project: in.Options.String(ProjectOption), Cwd: in.Cwd, Engine: agent.AuditEngine{Env: in.Env}})
 	if err != nil {

@@ -84,35 +84,18 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		a.Files = append(a.Files, rules.File{Path: f, Scope: scopeOf(f, in), Rules: n})
 	}
 	var tools []permkilo.Tool
-	switch {
-	case in.Inventory != "":
-		inv, err := mcpinventory.Load(in.Inventory)
-		if err != nil {
-			return nil, err
+	var servers []agent.Server
+	for _, s := range cfg.Servers {
+		if s.Enabled {
+			servers = append(servers, s.Server)
 		}
-		a.Read = append(a.Read, in.Inventory)
-		a.Inventory = "file " + in.Inventory
+	}
+	inv, err := agent.AuditInventory(ctx, in, a, servers, "enabled Kilo MCP server configured (no \"mcp\" in the configs read)", "")
+	if err != nil {
+		return nil, err
+	}
+	if inv != nil {
 		tools = orderedTools(inv, cfg.Keys())
-	case in.Discover:
-		var servers []agent.Server
-		for _, s := range cfg.Servers {
-			if s.Enabled {
-				servers = append(servers, s.Server)
-			}
-		}
-		if len(servers) == 0 {
-			return nil, usage.Errorf("--discover: no enabled Kilo MCP server configured (no \"mcp\" in the configs read)")
-		}
-		inv, problems, err := agent.DiscoveredInventory(ctx, in.Engine.Discover, servers)
-		if err != nil {
-			return nil, err
-		}
-		a.Problems = append(a.Problems, problems...)
-		a.Inventory = "discovered"
-		tools = orderedTools(inv, cfg.Keys())
-	default:
-		a.Inventory = "none"
-		a.Notes = append(a.Notes, "no tools to audit the rules against: give --inventory FILE or --discover")
 	}
 	rel := permkilo.Releases
 	a.Eval = permkilo.AuditEvaluation(cfg.Rules, tools, rel[len(rel)-1], rel[0])
