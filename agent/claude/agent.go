@@ -2,7 +2,6 @@ package claude
 
 import (
 	"bytes"
-	"github.com/sessionfix/sessionfix/naming"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
@@ -87,23 +86,44 @@ var Agent agent.Agent = &room{core: agent.Core{
 	JSONL: []*jsonl.Profile{Session}, DetectJSONL: Detect,
 	Namer:   claudeNamer{},
 	Prepare: prepare,
-}}
+},
+	ForceFunc:      Force,
+	Classed:        agent.Classed{Of: ClaudeClasses},
+	KnownFileFunc:  KnownFile,
+	RedispatchFunc: Redispatches,
+	Audited:        agent.Audited{Of: Audit},
+	Optioned:       agent.Optioned{Of: options},
+	Helped:         agent.Helped{Of: Help},
+	RuleFixed:      agent.RuleFixed{Of: RuleFix},
+}
 
-// room is Claude Code's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is Claude Code's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.ForceFunc
+	agent.Classed
+	agent.KnownFileFunc
+	agent.RedispatchFunc
+	agent.Audited
+	agent.Optioned
+	agent.Helped
+	agent.RuleFixed
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
-var _ agent.Forcer = (*room)(nil)
-
-func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
-	return Force(path, firstLine, auto)
-}
-
-var _ agent.Classifier = (*room)(nil)
-
-func (*room) Classes() []naming.ClassInfo { return ClaudeClasses }
+var (
+	_ agent.Forcer       = (*room)(nil)
+	_ agent.Classifier   = (*room)(nil)
+	_ agent.FileKnower   = (*room)(nil)
+	_ agent.Redispatcher = (*room)(nil)
+	_ agent.Auditor      = (*room)(nil)
+	_ agent.Optioner     = (*room)(nil)
+	_ agent.Helper       = (*room)(nil)
+	_ agent.RuleFixer    = (*room)(nil)
+)
 
 var _ agent.TextSiter = (*room)(nil)
 
@@ -114,30 +134,6 @@ func (*room) TextSites() []store.SiteKind {
 var _ agent.SettingsOwner = (*room)(nil)
 
 func (*room) OwnsSettings(dir string) bool { return IsConfigDir(dir) }
-
-var _ agent.FileKnower = (*room)(nil)
-
-func (*room) KnownFile(path string) string { return KnownFile(path) }
-
-var _ agent.Redispatcher = (*room)(nil)
-
-func (*room) Redispatches(in naming.DispatchInput) []naming.Redispatch { return Redispatches(in) }
-
-var _ agent.Auditor = (*room)(nil)
-
-func (*room) Audit() *agent.Audit { return Audit }
-
-var _ agent.Optioner = (*room)(nil)
-
-func (*room) Options() []agent.Option { return options }
-
-var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return Help }
-
-var _ agent.RuleFixer = (*room)(nil)
-
-func (*room) RuleFix() *agent.RuleFix { return RuleFix }
 
 // options are Claude Code's own flags of scan, fix and check.
 var options = []agent.Option{

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+
 	"github.com/sessionfix/sessionfix/reports"
 
 	"github.com/sessionfix/sessionfix/agent"

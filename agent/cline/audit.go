@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sessionfix/sessionfix/naming"
 	"io"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/sessionfix/sessionfix/naming"
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/engine/jsonl"

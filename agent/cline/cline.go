@@ -24,7 +24,6 @@ package cline
 
 import (
 	"errors"
-	"github.com/sessionfix/sessionfix/naming"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -222,39 +221,38 @@ var Agent agent.Agent = &room{core: agent.Core{
 	JSONL: []*jsonl.Profile{Task, Session}, DetectJSONL: Detect,
 	Namer:   namer{},
 	Prepare: Prepare,
-}}
+},
+	HomeFunc:      HomeOf,
+	ForceFunc:     Force,
+	Classed:       agent.Classed{Of: Classes},
+	KnownFileFunc: KnownFile,
+	Audited:       agent.Audited{Of: Audit},
+	Helped:        agent.Helped{Of: Help},
+}
 
-// room is Cline's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is Cline's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.HomeFunc
+	agent.ForceFunc
+	agent.Classed
+	agent.KnownFileFunc
+	agent.Audited
+	agent.Helped
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
-var _ agent.HomeFinder = (*room)(nil)
-
-func (*room) HomeOf(path string) string { return HomeOf(path) }
-
-var _ agent.Forcer = (*room)(nil)
-
-func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
-	return Force(path, firstLine, auto)
-}
-
-var _ agent.Classifier = (*room)(nil)
-
-func (*room) Classes() []naming.ClassInfo { return Classes }
-
-var _ agent.FileKnower = (*room)(nil)
-
-func (*room) KnownFile(path string) string { return KnownFile(path) }
-
-var _ agent.Auditor = (*room)(nil)
-
-func (*room) Audit() *agent.Audit { return Audit }
-
-var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return Help }
+var (
+	_ agent.HomeFinder = (*room)(nil)
+	_ agent.Forcer     = (*room)(nil)
+	_ agent.Classifier = (*room)(nil)
+	_ agent.FileKnower = (*room)(nil)
+	_ agent.Auditor    = (*room)(nil)
+	_ agent.Helper     = (*room)(nil)
+)
 
 // Help is what sessionfix's --help says of Cline.
 var Help = &agent.Help{

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"fmt"
-	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,35 +102,45 @@ var Agent agent.Agent = &room{core: agent.Core{
 	SQLite:  []*sqlite.Profile{HistoryProfile, StateProfile},
 	Namer:   codexNamer{},
 	Prepare: prepare,
-}}
+},
+	HomeFunc:       HomeOf,
+	LinkFunc:       FollowLink,
+	ForceFunc:      Force,
+	Classed:        agent.Classed{Of: CodexClasses},
+	RedispatchFunc: Redispatches,
+	Optioned:       agent.Optioned{Of: options},
+	Helped:         agent.Helped{Of: Help},
+}
 
-// room is Codex CLI's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is Codex CLI's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.HomeFunc
+	agent.LinkFunc
+	agent.ForceFunc
+	agent.Classed
+	agent.RedispatchFunc
+	agent.Optioned
+	agent.Helped
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
-var _ agent.HomeFinder = (*room)(nil)
-
-func (*room) HomeOf(path string) string { return HomeOf(path) }
-
-var _ agent.LinkFollower = (*room)(nil)
-
-func (*room) FollowLink(path string) string { return FollowLink(path) }
-
-var _ agent.Forcer = (*room)(nil)
-
-func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
-	return Force(path, firstLine, auto)
-}
+var (
+	_ agent.HomeFinder   = (*room)(nil)
+	_ agent.LinkFollower = (*room)(nil)
+	_ agent.Forcer       = (*room)(nil)
+	_ agent.Classifier   = (*room)(nil)
+	_ agent.Redispatcher = (*room)(nil)
+	_ agent.Optioner     = (*room)(nil)
+	_ agent.Helper       = (*room)(nil)
+)
 
 var _ agent.Compressor = (*room)(nil)
 
 func (*room) Compressed(path string, forced bool) string { return Compressed(path, forced) }
-
-var _ agent.Classifier = (*room)(nil)
-
-func (*room) Classes() []naming.ClassInfo { return CodexClasses }
 
 var _ agent.SentNamer = (*room)(nil)
 
@@ -139,21 +148,9 @@ func (*room) SentName(namespace, name string) string {
 	return mcpname.CodexName{Namespace: namespace, Name: name}.Flat()
 }
 
-var _ agent.Redispatcher = (*room)(nil)
-
-func (*room) Redispatches(in naming.DispatchInput) []naming.Redispatch { return Redispatches(in) }
-
 var _ agent.OncePreparer = (*room)(nil)
 
 func (*room) PrepareOnce() bool { return true }
-
-var _ agent.Optioner = (*room)(nil)
-
-func (*room) Options() []agent.Option { return options }
-
-var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return Help }
 
 // options are Codex's own flags of scan, fix and check.
 var options = []agent.Option{{Name: ConfigOption, File: true, Before: "discover", Plan: "codex_config", PlanAfter: "agent",

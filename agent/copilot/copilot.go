@@ -32,7 +32,6 @@
 package copilot
 
 import (
-	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,55 +280,51 @@ var Agent agent.Agent = &room{core: agent.Core{
 	JSONL: []*jsonl.Profile{Events, Flat, History}, DetectJSONL: Detect,
 	Namer:   copilotNamer{},
 	Prepare: prepare,
-}}
+},
+	HomeFunc:      homeOf,
+	LinkFunc:      FollowLink,
+	ForceFunc:     Force,
+	Classed:       agent.Classed{Of: Classes},
+	KnownFileFunc: KnownFile,
+	Optioned:      agent.Optioned{Of: options},
+	Helped:        agent.Helped{Of: Help},
+	Audited:       agent.Audited{Of: Audit},
+	RuleFixed:     agent.RuleFixed{Of: RuleFix},
+}
 
-// room is GitHub Copilot CLI's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is GitHub Copilot CLI's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.HomeFunc
+	agent.LinkFunc
+	agent.ForceFunc
+	agent.Classed
+	agent.KnownFileFunc
+	agent.Optioned
+	agent.Helped
+	agent.Audited
+	agent.RuleFixed
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
-var _ agent.HomeFinder = (*room)(nil)
-
-func (*room) HomeOf(path string) string { return homeOf(path) }
-
-var _ agent.LinkFollower = (*room)(nil)
-
-func (*room) FollowLink(path string) string { return FollowLink(path) }
-
-var _ agent.Forcer = (*room)(nil)
-
-func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
-	return Force(path, firstLine, auto)
-}
-
-var _ agent.Classifier = (*room)(nil)
-
-func (*room) Classes() []naming.ClassInfo { return Classes }
-
-var _ agent.FileKnower = (*room)(nil)
-
-func (*room) KnownFile(path string) string { return KnownFile(path) }
+var (
+	_ agent.HomeFinder   = (*room)(nil)
+	_ agent.LinkFollower = (*room)(nil)
+	_ agent.Forcer       = (*room)(nil)
+	_ agent.Classifier   = (*room)(nil)
+	_ agent.FileKnower   = (*room)(nil)
+	_ agent.Optioner     = (*room)(nil)
+	_ agent.Helper       = (*room)(nil)
+	_ agent.Auditor      = (*room)(nil)
+	_ agent.RuleFixer    = (*room)(nil)
+)
 
 var _ agent.Relocator = (*room)(nil)
 
 func (*room) Relocate(ref store.Ref) (to, why string) { return Relocate(ref) }
-
-var _ agent.Optioner = (*room)(nil)
-
-func (*room) Options() []agent.Option { return options }
-
-var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return Help }
-
-var _ agent.Auditor = (*room)(nil)
-
-func (*room) Audit() *agent.Audit { return Audit }
-
-var _ agent.RuleFixer = (*room)(nil)
-
-func (*room) RuleFix() *agent.RuleFix { return RuleFix }
 
 // options are Copilot CLI's own flags of scan, fix and check.
 var options = []agent.Option{

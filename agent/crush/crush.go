@@ -39,17 +39,21 @@ var Agent agent.Agent = &room{core: agent.Core{
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		return "crush project database", DataDirTried(env) + ": projects.json, each project's crush.db", "set CRUSH_GLOBAL_DATA"
 	},
-}}
+},
+	Helped: agent.Helped{Of: help},
+}
 
-// room is crush's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is crush's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.Helped
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
 var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return help }
 
 // help is what sessionfix's --help says of crush.
 var help = &agent.Help{Roots: "the crush.db of every project of projects.json under\n$CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush"}

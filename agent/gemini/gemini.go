@@ -25,7 +25,6 @@
 package gemini
 
 import (
-	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,47 +157,45 @@ var Agent agent.Agent = &room{core: agent.Core{
 	JSONL: []*jsonl.Profile{Session, SessionJSON}, DetectJSONL: Detect,
 	Namer:   geminiNamer{},
 	Prepare: prepare,
-}}
+},
+	HomeFunc:      HomeOf,
+	ForceFunc:     Force,
+	Classed:       agent.Classed{Of: Classes},
+	KnownFileFunc: KnownFile,
+	Helped:        agent.Helped{Of: Help},
+	Audited:       agent.Audited{Of: Audit},
+	RuleFixed:     agent.RuleFixed{Of: RuleFix},
+}
 
-// room is Gemini CLI's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is Gemini CLI's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.HomeFunc
+	agent.ForceFunc
+	agent.Classed
+	agent.KnownFileFunc
+	agent.Helped
+	agent.Audited
+	agent.RuleFixed
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
-var _ agent.HomeFinder = (*room)(nil)
-
-func (*room) HomeOf(path string) string { return HomeOf(path) }
-
-var _ agent.Forcer = (*room)(nil)
-
-func (*room) ForceJSONL(path string, firstLine []byte, auto *jsonl.Profile) (*jsonl.Profile, string) {
-	return Force(path, firstLine, auto)
-}
-
-var _ agent.Classifier = (*room)(nil)
-
-func (*room) Classes() []naming.ClassInfo { return Classes }
+var (
+	_ agent.HomeFinder = (*room)(nil)
+	_ agent.Forcer     = (*room)(nil)
+	_ agent.Classifier = (*room)(nil)
+	_ agent.FileKnower = (*room)(nil)
+	_ agent.Helper     = (*room)(nil)
+	_ agent.Auditor    = (*room)(nil)
+	_ agent.RuleFixer  = (*room)(nil)
+)
 
 var _ agent.SettingsOwner = (*room)(nil)
 
 func (*room) OwnsSettings(dir string) bool { return IsHome(dir) }
-
-var _ agent.FileKnower = (*room)(nil)
-
-func (*room) KnownFile(path string) string { return KnownFile(path) }
-
-var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return Help }
-
-var _ agent.Auditor = (*room)(nil)
-
-func (*room) Audit() *agent.Audit { return Audit }
-
-var _ agent.RuleFixer = (*room)(nil)
-
-func (*room) RuleFix() *agent.RuleFix { return RuleFix }
 
 // Help is what sessionfix's --help says of Gemini CLI (phrases are spliced in as they are: the
 // line breaks are where the goldens of cmd/sessionfix show the lines overflow).

@@ -41,17 +41,21 @@ var Agent agent.Agent = &room{core: agent.Core{
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		return "goose sessions database", DataDirTried(env) + ": sessions/sessions.db", "set GOOSE_PATH_ROOT"
 	},
-}}
+},
+	Helped: agent.Helped{Of: help},
+}
 
-// room is goose's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is goose's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.Helped
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
 var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return help }
 
 // help is what sessionfix's --help says of goose.
 var help = &agent.Help{Roots: "sessions/sessions.db under $GOOSE_PATH_ROOT/data, else\n$XDG_DATA_HOME/goose, else ~/.local/share/goose"}

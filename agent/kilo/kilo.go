@@ -27,7 +27,6 @@
 package kilo
 
 import (
-	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,33 +151,35 @@ var Agent agent.Agent = &room{core: agent.Core{
 	SQLite:  []*sqlite.Profile{Profile, ProfileByName},
 	Namer:   namer{},
 	Prepare: Prepare,
-}}
+},
+	Classed:       agent.Classed{Of: Classes},
+	KnownFileFunc: KnownFile,
+	Optioned:      agent.Optioned{Of: options},
+	Helped:        agent.Helped{Of: Help},
+	Audited:       agent.Audited{Of: Audit},
+}
 
-// room is Kilo Code CLI's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is Kilo Code CLI's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.Classed
+	agent.KnownFileFunc
+	agent.Optioned
+	agent.Helped
+	agent.Audited
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
-var _ agent.Classifier = (*room)(nil)
-
-func (*room) Classes() []naming.ClassInfo { return Classes }
-
-var _ agent.FileKnower = (*room)(nil)
-
-func (*room) KnownFile(path string) string { return KnownFile(path) }
-
-var _ agent.Optioner = (*room)(nil)
-
-func (*room) Options() []agent.Option { return options }
-
-var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return Help }
-
-var _ agent.Auditor = (*room)(nil)
-
-func (*room) Audit() *agent.Audit { return Audit }
+var (
+	_ agent.Classifier = (*room)(nil)
+	_ agent.FileKnower = (*room)(nil)
+	_ agent.Optioner   = (*room)(nil)
+	_ agent.Helper     = (*room)(nil)
+	_ agent.Auditor    = (*room)(nil)
+)
 
 // options are Kilo's own flags of scan, fix and check.
 var options = []agent.Option{

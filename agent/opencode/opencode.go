@@ -47,17 +47,21 @@ var Agent agent.Agent = &room{core: agent.Core{
 	RootsTried: func(env agent.Env) (what, tried, hint string) {
 		return "opencode database", DataDirTried(env), "set XDG_DATA_HOME"
 	},
-}}
+},
+	Helped: agent.Helped{Of: help},
+}
 
-// room is opencode's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is opencode's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.Helped
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
 var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return help }
 
 // help is what sessionfix's --help says of opencode.
 var help = &agent.Help{Roots: "opencode*.db under $XDG_DATA_HOME/opencode else\n~/.local/share/opencode"}

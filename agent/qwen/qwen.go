@@ -72,31 +72,35 @@ var Agent agent.Agent = &room{core: agent.Core{
 	},
 	JSONL: Profiles, DetectJSONL: Detect,
 	Namer: naming.NormalizeMcp{},
-}}
+},
+	RedispatchFunc: Redispatches,
+	Audited:        agent.Audited{Of: Audit},
+	Helped:         agent.Helped{Of: Help},
+}
 
-// room is Qwen Code's agent: its Core and the capabilities pinned below.
-type room struct{ core agent.Core }
+// room is Qwen Code's agent: its Core, the capabilities it embeds (agent/room.go; Agent says with
+// which value or function), its own methods, and a pin of each capability.
+type room struct {
+	core agent.Core
+	agent.RedispatchFunc
+	agent.Audited
+	agent.Helped
+}
 
 // Core is the agent's core.
 func (r *room) Core() *agent.Core { return &r.core }
 
-var _ agent.Redispatcher = (*room)(nil)
-
-func (*room) Redispatches(in naming.DispatchInput) []naming.Redispatch { return Redispatches(in) }
-
-var _ agent.Auditor = (*room)(nil)
-
-func (*room) Audit() *agent.Audit { return Audit }
+var (
+	_ agent.Redispatcher = (*room)(nil)
+	_ agent.Auditor      = (*room)(nil)
+	_ agent.Helper       = (*room)(nil)
+)
 
 var _ agent.SentAser = (*room)(nil)
 
 func (*room) SentAs(release string) (*agent.Sending, error) { return SentAs(release) }
 
 func (*room) SentAsOption() *agent.Option { return versionOption }
-
-var _ agent.Helper = (*room)(nil)
-
-func (*room) Help() *agent.Help { return Help }
 
 var _ agent.SettingsPasser = (*room)(nil)
 

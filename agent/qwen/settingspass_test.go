@@ -1,10 +1,11 @@
 package qwen
 
 import (
-	"github.com/sessionfix/sessionfix/agent"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sessionfix/sessionfix/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
