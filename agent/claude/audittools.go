@@ -57,117 +57,163 @@ type ClaudeToolList struct {
 // (servers known by key only, stored names no tool has). No tool at all is a usage error.
 // The engine's part (environment, $VAR values, the MCP client of --discover) is e.
 func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, problem func(error), note func(string)) (*ClaudeToolList, error) {
+	pol, err := toolsPolicy(ctx, e, in, problem)
+	if err != nil {
+		return nil, err
+	}
+	b := &toolBuilder{out: &ClaudeToolList{}, seen: map[mcpname.ClaudeTool]bool{}, inFile: map[string]bool{}, counts: map[string]int{}}
+	var file *mcpinventory.Inventory
+	if in.Inventory != "" {
+		if file, err = mcpinventory.Load(in.Inventory); err != nil {
+			return nil, err
+		}
+		for _, k := range file.Keys() {
+			b.inFile[k] = true
+			for _, t := range file.Servers[k].Tools {
+				b.add(mcpname.ClaudeTool{Server: k, Tool: t.Name}, "inventory")
+			}
+		}
+	}
+	for _, t := range pol.Tools { // --discover
+		b.add(t, "discover")
+	}
+	rn := renames(e, problem)
+	snaps, renamed, err := b.sessionTools(ctx, in, pol, rn, problem)
+	if err != nil {
+		b.out.unknownNames(snaps, note)
+		return nil, err
+	}
+	b.out.From = b.from(in, file != nil, rn, len(renamed), note)
+	b.keyOnly(pol, note)
+	b.out.unknownNames(snaps, note)
+	if len(b.out.Tools) == 0 {
+		return nil, usage.Errorf("audit --agent claude: no MCP tool known (none in the sessions' names and attributionMcpServer/Tool under the configured server keys): pass --inventory FILE ({\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}}), --mcp-config FILE or --discover")
+	}
+	return b.out, nil
+}
+
+// toolsPolicy is the audited home's policy as the repair builds it (Input, HomePolicy): its
+// server keys and, with --discover, the tools its servers list; the files that could not be
+// read go to problem.
+func toolsPolicy(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, problem func(error)) (ClaudePolicy, error) {
 	ain := agent.PrepareInput{Env: e.Env, Vars: e.Vars, Options: agent.Values{VersionOption: {in.Now}, MCPConfigOption: in.MCPConfigs}}
 	if in.Discover {
 		ain.Discover = e.Discover
 	}
 	pin, err := Input(ain)
 	if err != nil {
-		return nil, err
+		return ClaudePolicy{}, err
 	}
 	h := PolicyHome{Dir: in.Home, FromEnv: in.FromEnv, Config: in.Global, NoConfig: in.Global == "", MCPJSON: in.MCPJSON}
 	pol, _, problems, err := HomePolicy(ctx, pin, h)
 	if err != nil {
-		return nil, err
+		return ClaudePolicy{}, err
 	}
 	for _, p := range problems {
 		problem(fmt.Errorf("%s: %s", p.Path, p.Reason))
 	}
+	return pol, nil
+}
 
-	var file *mcpinventory.Inventory
-	if in.Inventory != "" {
-		if file, err = mcpinventory.Load(in.Inventory); err != nil {
-			return nil, err
-		}
+// renames are the renames the fix runs of the state directory recorded (nil: none known; the
+// errors met go to problem).
+func renames(e agent.AuditEngine, problem func(error)) *agent.Renames {
+	if e.Renames == nil {
+		return nil
 	}
-	out := &ClaudeToolList{}
-	seen := map[mcpname.ClaudeTool]bool{}
-	inFile := map[string]bool{}
-	counts := map[string]int{}
-	add := func(t mcpname.ClaudeTool, from string) {
-		if seen[t] || (inFile[t.Server] && from != "inventory") {
-			return
-		}
-		seen[t] = true
-		out.Tools = append(out.Tools, t)
-		counts[from]++
+	rn, errs := e.Renames()
+	for _, err := range errs {
+		problem(err)
 	}
-	if file != nil {
-		for _, k := range file.Keys() {
-			inFile[k] = true
-			for _, t := range file.Servers[k].Tools {
-				add(mcpname.ClaudeTool{Server: k, Tool: t.Name}, "inventory")
-			}
-		}
+	return rn
+}
+
+// toolBuilder gathers the tool list: each tool once, in the order added, counted per source
+// (inventory, discover, attribution, stored names); a server --inventory lists has exactly
+// its tools there (inFile).
+type toolBuilder struct {
+	out    *ClaudeToolList
+	seen   map[mcpname.ClaudeTool]bool
+	inFile map[string]bool
+	counts map[string]int
+}
+
+func (b *toolBuilder) add(t mcpname.ClaudeTool, from string) {
+	if b.seen[t] || (b.inFile[t.Server] && from != "inventory") {
+		return
 	}
-	for _, t := range pol.Tools { // --discover
-		add(t, "discover")
-	}
-	// The project's sessions (every project's when its folder is not there), each stored name
-	// read as it was before a sessionfix fix run renamed it (issue 23 item 2).
-	var rn *agent.Renames
-	if e.Renames != nil {
-		var errs []error
-		rn, errs = e.Renames()
-		for _, err := range errs {
-			problem(err)
-		}
-	}
+	b.seen[t] = true
+	b.out.Tools = append(b.out.Tools, t)
+	b.counts[from]++
+}
+
+// sessionTools adds the tools of the project's sessions (every project's when its folder is
+// not there): attributionMcpServer/Tool pairs and the raw tools their stored names spell under
+// the configured keys, each stored name read as it was before a sessionfix fix run renamed it
+// (issue 23 item 2; renamed: the names so read). A session that cannot be read goes to
+// problem; err is ctx's when it ended.
+func (b *toolBuilder) sessionTools(ctx context.Context, in ClaudeToolsInput, pol ClaudePolicy, rn *agent.Renames, problem func(error)) ([]*store.Snapshot, map[string]bool, error) {
 	renamed := map[string]bool{}
 	var snaps []*store.Snapshot
-	if in.Home != "" {
-		root := filepath.Join(in.Home, "projects")
-		if in.Project != "" {
-			if d := ProjectDir(root, in.Project); d != "" {
-				root = d
-			}
+	if in.Home == "" {
+		return nil, renamed, nil
+	}
+	root := filepath.Join(in.Home, "projects")
+	if in.Project != "" {
+		if d := ProjectDir(root, in.Project); d != "" {
+			root = d
 		}
-		var files []string
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && d.Type().IsRegular() {
-				files = append(files, p)
+	}
+	var files []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	for _, f := range files {
+		snap, err := OpenSession(f).Scan(ctx, store.ScanOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return snaps, renamed, ctx.Err()
 			}
-			return nil
-		})
-		for _, f := range files {
-			snap, err := OpenSession(f).Scan(ctx, store.ScanOptions{})
-			if err != nil {
-				if ctx.Err() != nil {
-					out.unknownNames(snaps, note)
-					return nil, ctx.Err()
-				}
-				problem(fmt.Errorf("session %s: %w; its tools are not in the audit", f, err))
-				continue
-			}
-			oldSpellings(snap, rn, renamed)
-			snaps = append(snaps, snap)
-			for _, ft := range ClaudeRawTools(snap, pol) {
-				switch {
-				case strings.HasPrefix(ft.Source, "attributionMcp"):
-					add(ft.ClaudeTool, "attribution")
-				case strings.HasPrefix(ft.Source, "server key "):
-					add(ft.ClaudeTool, "stored names")
-				}
+			problem(fmt.Errorf("session %s: %w; its tools are not in the audit", f, err))
+			continue
+		}
+		oldSpellings(snap, rn, renamed)
+		snaps = append(snaps, snap)
+		for _, ft := range ClaudeRawTools(snap, pol) {
+			switch {
+			case strings.HasPrefix(ft.Source, "attributionMcp"):
+				b.add(ft.ClaudeTool, "attribution")
+			case strings.HasPrefix(ft.Source, "server key "):
+				b.add(ft.ClaudeTool, "stored names")
 			}
 		}
 	}
+	return snaps, renamed, nil
+}
+
+// from says where the tools came from, with counts (ClaudeToolList.From); with tools read from
+// stored names and no rename known it notes that a repaired session would read as another tool.
+func (b *toolBuilder) from(in ClaudeToolsInput, file bool, rn *agent.Renames, renamed int, note func(string)) string {
 	var parts []string
-	if file != nil {
-		parts = append(parts, fmt.Sprintf("file %s (%s)", in.Inventory, reports.Plural(counts["inventory"], "tool")))
+	if file {
+		parts = append(parts, fmt.Sprintf("file %s (%s)", in.Inventory, reports.Plural(b.counts["inventory"], "tool")))
 	}
 	if in.Discover {
-		parts = append(parts, fmt.Sprintf("--discover (%s)", reports.Plural(counts["discover"], "tool")))
+		parts = append(parts, fmt.Sprintf("--discover (%s)", reports.Plural(b.counts["discover"], "tool")))
 	}
-	if n := counts["attribution"]; n > 0 {
+	if n := b.counts["attribution"]; n > 0 {
 		parts = append(parts, fmt.Sprintf("attributionMcpServer/Tool of the sessions (%s)", reports.Plural(n, "tool")))
 	}
-	if n := counts["stored names"]; n > 0 {
+	if n := b.counts["stored names"]; n > 0 {
 		parts = append(parts, fmt.Sprintf("stored names of the sessions under the configured server keys (%s)", reports.Plural(n, "tool")))
 	}
-	if len(renamed) > 0 {
-		parts = append(parts, fmt.Sprintf("%s read as spelled before sessionfix renamed them (%s)", reports.Plural(len(renamed), "stored name"), rn.From()))
+	if renamed > 0 {
+		parts = append(parts, fmt.Sprintf("%s read as spelled before sessionfix renamed them (%s)", reports.Plural(renamed, "stored name"), rn.From()))
 	}
-	if n := counts["stored names"]; n > 0 && (rn == nil || len(rn.Old) == 0) {
+	if n := b.counts["stored names"]; n > 0 && (rn == nil || len(rn.Old) == 0) {
 		// The raw tool read from a stored name is the one the release that wrote the line
 		// would have named so: a name sessionfix fix rewrote reads as another tool unless its
 		// run is known (issue 23 item 2).
@@ -178,10 +224,13 @@ func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, 
 		note(fmt.Sprintf("note: %s read from the sessions' stored names under the configured server keys, as the release that wrote each line spelled them; no fix run of %s records a rename, so a name sessionfix fix rewrote elsewhere would read as another tool: if these sessions were repaired, give --state-dir DIR of that run, or --inventory FILE or --discover",
 			reports.Plural(n, "tool"), dir))
 	}
-	out.From = strings.Join(parts, ", ")
-	// Servers known by key only.
+	return strings.Join(parts, ", ")
+}
+
+// keyOnly notes the servers known by key only (no tool of theirs in the list): Incomplete.
+func (b *toolBuilder) keyOnly(pol ClaudePolicy, note func(string)) {
 	has := map[string]bool{}
-	for _, t := range out.Tools {
+	for _, t := range b.out.Tools {
 		has[t.Server] = true
 	}
 	keySource := map[string]string{}
@@ -193,15 +242,9 @@ func ClaudeTools(ctx context.Context, e agent.AuditEngine, in ClaudeToolsInput, 
 		}
 	}
 	for _, k := range bare {
-		out.Incomplete = append(out.Incomplete, k)
+		b.out.Incomplete = append(b.out.Incomplete, k)
 		note(fmt.Sprintf("INCOMPLETE: MCP server %q (%s) is known by its key only: no tool of it is in --inventory, --discover or the sessions, so its tools are not audited (pass --inventory or --discover)", k, keySource[k]))
 	}
-	if len(out.Tools) == 0 {
-		out.unknownNames(snaps, note)
-		return nil, usage.Errorf("audit --agent claude: no MCP tool known (none in the sessions' names and attributionMcpServer/Tool under the configured server keys): pass --inventory FILE ({\"servers\": {\"<key>\": {\"tools\": [\"<raw tool>\", …]}}}), --mcp-config FILE or --discover")
-	}
-	out.unknownNames(snaps, note)
-	return out, nil
 }
 
 // oldSpellings gives each name site of snap that a sessionfix fix run wrote the name it

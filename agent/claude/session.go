@@ -165,57 +165,77 @@ type claudeBlock struct {
 	refAt                           []int
 }
 
-func resolveClaude(rec *jsonscan.Record, b *jsonl.Builder) {
-	var top [clTextFirst]*jsonscan.Capture
-	blocks := map[int]*claudeBlock{}
-	var order []int
-	blk := func(c *jsonscan.Capture) *claudeBlock {
-		i := c.Path[2].Index // message.content[i]
-		bl := blocks[i]
-		if bl == nil {
-			bl = &claudeBlock{innerType: map[int]string{}}
-			blocks[i] = bl
-			order = append(order, i)
-		}
-		return bl
+// claudeLine is one line's captures sorted out: the top-level members (the first capture of
+// each pattern below clTextFirst), the content blocks by index and their order, the deferred
+// tools' added names and the text captures.
+type claudeLine struct {
+	top          [clTextFirst]*jsonscan.Capture
+	blocks       map[int]*claudeBlock
+	order        []int
+	added, texts []*jsonscan.Capture
+}
+
+// block is the content block c lies in (message.content[i]), made when first met.
+func (l *claudeLine) block(c *jsonscan.Capture) *claudeBlock {
+	i := c.Path[2].Index
+	bl := l.blocks[i]
+	if bl == nil {
+		bl = &claudeBlock{innerType: map[int]string{}}
+		l.blocks[i] = bl
+		l.order = append(l.order, i)
 	}
-	var added, texts []*jsonscan.Capture
+	return bl
+}
+
+// claudeLineOf sorts rec's captures out.
+func claudeLineOf(rec *jsonscan.Record) claudeLine {
+	l := claudeLine{blocks: map[int]*claudeBlock{}}
 	for i := range rec.Captures {
 		c := &rec.Captures[i]
 		switch p := c.Pattern; {
 		case p >= clTextFirst:
-			texts = append(texts, c)
+			l.texts = append(l.texts, c)
 		case p == clBlockType:
-			blk(c).typ = c
+			l.block(c).typ = c
 		case p == clBlockName:
-			blk(c).name = c
+			l.block(c).name = c
 		case p == clBlockID:
-			blk(c).id = c
+			l.block(c).id = c
 		case p == clBlockQuery:
-			blk(c).query = c
+			l.block(c).query = c
 		case p == clToolUseID:
-			blk(c).toolUseID = c
+			l.block(c).toolUseID = c
 		case p == clInnerType:
-			blk(c).innerType[c.Path[4].Index] = jsonl.String(c)
+			l.block(c).innerType[c.Path[4].Index] = jsonl.String(c)
 		case p == clRefName:
-			bl := blk(c)
+			bl := l.block(c)
 			bl.refs = append(bl.refs, c)
 			bl.refAt = append(bl.refAt, c.Path[4].Index)
 		case p == clAdded:
-			added = append(added, c)
+			l.added = append(l.added, c)
 		default:
-			if top[p] == nil {
-				top[p] = c
+			if l.top[p] == nil {
+				l.top[p] = c
 			}
 		}
 	}
-	claudeMeta(rec, b, jsonl.String(top[clVersion]), jsonl.String(top[clCwd]))
-	typ := jsonl.String(top[clType])
+	return l
+}
+
+// resolveClaude is the sites of one Claude Code line, in its documented steps: the captures
+// sorted out (claudeLineOf), the line's release and working directory (claudeMeta), nothing
+// more for a line Claude Code does not send back; a deferred-tools attachment's added names,
+// the content blocks' calls, ToolSearch selections and tool references (blockSites), the
+// names in texts (textSites), the attribution identity (attribution).
+func resolveClaude(rec *jsonscan.Record, b *jsonl.Builder) {
+	l := claudeLineOf(rec)
+	claudeMeta(rec, b, jsonl.String(l.top[clVersion]), jsonl.String(l.top[clCwd]))
+	typ := jsonl.String(l.top[clType])
 	switch typ {
 	case "assistant", "user":
 	case "attachment":
-		if jsonl.String(top[clAttachType]) == "deferred_tools_delta" {
-			for _, c := range added {
+		if jsonl.String(l.top[clAttachType]) == "deferred_tools_delta" {
+			for _, c := range l.added {
 				if s, ok := b.Site(c, ClaudeSiteDeferred, ""); ok {
 					b.Add(s)
 				}
@@ -224,9 +244,18 @@ func resolveClaude(rec *jsonscan.Record, b *jsonl.Builder) {
 	default:
 		return // api-request-blob copies, tools-used, summaries …: not sent back
 	}
-	sort.Ints(order)
-	for _, i := range order {
-		bl := blocks[i]
+	l.blockSites(b, typ)
+	l.textSites(b, typ)
+	l.attribution(b)
+}
+
+// blockSites adds the content blocks' sites in block order: an assistant's tool_use name (a
+// call, with its id) and a ToolSearch query naming MCP tools (a selection); a tool_result's
+// tool_reference names.
+func (l *claudeLine) blockSites(b *jsonl.Builder, typ string) {
+	sort.Ints(l.order)
+	for _, i := range l.order {
+		bl := l.blocks[i]
 		switch jsonl.String(bl.typ) {
 		case "tool_use":
 			if typ != "assistant" || bl.name == nil {
@@ -256,7 +285,12 @@ func resolveClaude(rec *jsonscan.Record, b *jsonl.Builder) {
 			}
 		}
 	}
-	for _, c := range texts {
+}
+
+// textSites adds the MCP names in the line's texts as read-only text sites (an attachment's
+// rendered text only; a text too long to read is passed over).
+func (l *claudeLine) textSites(b *jsonl.Builder, typ string) {
+	for _, c := range l.texts {
 		if c.TooLong {
 			continue // a huge tool output: not a place names are looked for
 		}
@@ -272,13 +306,19 @@ func resolveClaude(rec *jsonscan.Record, b *jsonl.Builder) {
 				Name: b.Intern(n), Raw: append([]byte(nil), c.Raw...), ReadOnly: true})
 		}
 	}
-	if top[clAttrServer] != nil && top[clAttrTool] != nil {
-		sv, ok1 := b.Value(top[clAttrServer])
-		tv, ok2 := b.Value(top[clAttrTool])
-		if ok1 && ok2 && sv.Str != "" && tv.Str != "" {
-			b.AddIdentity(store.Identity{Server: sv.Str, Tool: tv.Str,
-				Loc: store.Loc{Line: top[clAttrTool].Line, Offset: top[clAttrTool].Offset}})
-		}
+}
+
+// attribution adds the line's attributionMcpServer/attributionMcpTool pair as an identity
+// (both non-empty strings).
+func (l *claudeLine) attribution(b *jsonl.Builder) {
+	srv, tool := l.top[clAttrServer], l.top[clAttrTool]
+	if srv == nil || tool == nil {
+		return
+	}
+	sv, ok1 := b.Value(srv)
+	tv, ok2 := b.Value(tool)
+	if ok1 && ok2 && sv.Str != "" && tv.Str != "" {
+		b.AddIdentity(store.Identity{Server: sv.Str, Tool: tv.Str, Loc: store.Loc{Line: tool.Line, Offset: tool.Offset}})
 	}
 }
 
