@@ -213,15 +213,12 @@ type ClaudeTool struct {
 // ClaudeOffer is one entry of the tool list a release offers the model: the name and every raw
 // tool of the list that spells it in that era, in list order. The first tool answers calls made
 // under the name (recorded with 2.1.332, where "mcp__lit__literature_search_pubmed" reaches
-// "literature.search_pubmed"; assumed for earlier eras); Shared reports whether there are
-// several.
+// "literature.search_pubmed"; assumed for earlier eras); with several, the others are never
+// reached under it.
 type ClaudeOffer struct {
 	Name  string       `json:"name"`
 	Tools []ClaudeTool `json:"tools"`
 }
-
-// Shared reports whether two or more raw tools have this name (only the first can be called).
-func (o ClaudeOffer) Shared() bool { return len(o.Tools) > 1 }
 
 // ClaudeOffered is the MCP part of the tool list Claude Code of era e offers for tools (the
 // servers' tools in configuration order, each server's in the order it lists them): one entry

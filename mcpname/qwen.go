@@ -93,12 +93,9 @@ func IsProviderSafeUnits(u []uint16) bool {
 	return true
 }
 
-// Sanitize is Qwen Code's sanitizeToolNameForProvider: every UTF-16 unit outside [A-Za-z0-9_-]
-// becomes '_' (an emoji, two units, becomes "__"); "tool_" is prefixed when the result does not
-// start with an ASCII letter. No hash, no length cap. The result is ASCII.
-func Sanitize(name string) string { return SanitizeUnits(Units(name)) }
-
-// SanitizeUnits is Sanitize over UTF-16 code units.
+// SanitizeUnits is Qwen Code's sanitizeToolNameForProvider over UTF-16 code units: every unit
+// outside [A-Za-z0-9_-] becomes '_' (an emoji, two units, becomes "__"); "tool_" is prefixed when the
+// result does not start with an ASCII letter. No hash, no length cap. The result is ASCII.
 func SanitizeUnits(u []uint16) string {
 	b := substitute(u, isProviderChar)
 	if len(u) == 0 || u[0] > 0x7f || !isLetter(byte(u[0])) {

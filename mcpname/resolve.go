@@ -68,14 +68,6 @@ func QwenResolve(stored string, tools []QwenTool) []QwenTool {
 	return out
 }
 
-// QwenDispatch classifies a stored call of the raw identity called (as recorded with it, e.g.
-// the telemetry's mcp_server_name and the tool) by QwenResolve over tools, and returns the tools
-// it reaches.
-func QwenDispatch(stored string, called QwenTool, tools []QwenTool) (Dispatch, []QwenTool) {
-	got := QwenResolve(stored, tools)
-	return QwenClassify(got, called), got
-}
-
 // QwenClassify is the class of a call of called that reaches got (QwenResolve's result).
 func QwenClassify(got []QwenTool, called QwenTool) Dispatch { return classifyDispatch(got, &called) }
 
@@ -143,13 +135,8 @@ func CodexResolveIn(stored CodexName, alloc map[CodexTool]CodexName) []CodexTool
 	return out
 }
 
-// CodexDispatch classifies a stored Codex call of called (nil: no invocation record names it)
-// by CodexResolve.
-func CodexDispatch(stored CodexName, called *CodexTool, tools []CodexTool, p CodexParams) (Dispatch, []CodexTool) {
-	return CodexDispatchIn(stored, called, CodexAllocate(tools, p))
-}
-
-// CodexDispatchIn is CodexDispatch over an allocation already made.
+// CodexDispatchIn classifies a stored Codex call of called (nil: no invocation record names it)
+// by CodexResolveIn over an allocation already made (CodexAllocate of the whole current tool set).
 func CodexDispatchIn(stored CodexName, called *CodexTool, alloc map[CodexTool]CodexName) (Dispatch, []CodexTool) {
 	got := CodexResolveIn(stored, alloc)
 	return classifyDispatch(got, called), got

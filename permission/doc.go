@@ -11,7 +11,8 @@
 //   - the registry ambiguity guard: HasAmbiguousMcpGrant, IsMcpAllowAmbiguous;
 //   - evaluation: Rules, Evaluate (deny > ask > non-refused allow > default), RuleMatch;
 //   - the other knobs: IsToolDisabled (tools.disabled), ToolFilter (includeTools /
-//     excludeTools), MatchesServerPattern and ServerEnabled (mcp.allowed / mcp.excluded);
+//     excludeTools), MatchesServerPattern (mcp.allowed / mcp.excluded; the tests' reference
+//     ServerEnabled and ToolFilter.Allows say the whole rule);
 //   - the outcome of one call: DefaultPermission (trust), Decide (approval modes) giving
 //     ran / ask / block.
 //

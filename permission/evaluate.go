@@ -13,20 +13,6 @@ const (
 	DecisionDefault Decision = "default"
 )
 
-// Priority is Qwen Code's decision priority (higher = more restrictive): deny 3, ask 2,
-// default 1, allow 0; an unknown decision counts as default.
-func (d Decision) Priority() int {
-	switch d {
-	case DecisionDeny:
-		return 3
-	case DecisionAsk:
-		return 2
-	case DecisionAllow:
-		return 0
-	}
-	return 1
-}
-
 // Behavior names a rule list: allow, ask or deny (Qwen Code ToolPermissionRuleBehavior).
 type Behavior string
 

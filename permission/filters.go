@@ -40,28 +40,6 @@ type ToolFilter struct {
 	Exclude []string
 }
 
-// Allows is Qwen Code's mcp-client isEnabled for the raw tool name the server lists
-// (qwen-reference.md §2.7): a tool without a name is never enabled; an exact Exclude entry
-// wins; otherwise, when Include is set, some entry must equal name or start with name + "("
-// (as in "tool(args)").
-func (f ToolFilter) Allows(name string) bool {
-	if name == "" {
-		return false
-	}
-	if slices.Contains(f.Exclude, name) {
-		return false
-	}
-	if f.Include == nil {
-		return true
-	}
-	for _, e := range f.Include {
-		if e == name || strings.HasPrefix(e, name+"(") {
-			return true
-		}
-	}
-	return false
-}
-
 // MatchesServerPattern is Qwen Code's matchesServerPattern for mcp.allowed / mcp.excluded
 // (qwen-reference.md §2.7): a pattern without "*" or "?" is compared exactly; otherwise "*"
 // matches any run of UTF-16 units (empty included) and "?" exactly one unit. The whole name
@@ -103,15 +81,4 @@ func MatchesAnyServerPattern(name string, patterns []string) bool {
 		}
 	}
 	return false
-}
-
-// ServerEnabled reports whether the server key passes mcp.allowed and mcp.excluded: not
-// matched by any excluded pattern and, when allowed is set (non-nil), matched by one of its
-// patterns. Callers replicating the CLI flag --allowed-mcp-server-names pass the flag list as
-// allowed and nil as excluded (the flag replaces the setting and disables excluded).
-func ServerEnabled(key string, allowed, excluded []string) bool {
-	if MatchesAnyServerPattern(key, excluded) {
-		return false
-	}
-	return allowed == nil || MatchesAnyServerPattern(key, allowed)
 }

@@ -298,7 +298,7 @@ type Detection struct {
 	Warning string
 }
 
-// Options tunes detection: the agent a walk is restricted to (DetectAs; "" = any) and what some
+// Options tunes detection: the agent a walk is restricted to (DetectWith; "" = any) and what some
 // backends need besides a path, the SQLite busy timeout and a user profile (--busy-timeout,
 // --profile). The zero value is the defaults. SQLite.Profiles is filled with every agent's
 // profiles when empty.
@@ -387,23 +387,14 @@ func SQLiteOptions(o sqlite.Options) sqlite.Options {
 
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// Detect picks the backend for path from its name and head (its first bytes, up to HeadSize).
-func Detect(path string, head []byte) Detection {
-	return DetectWith(context.Background(), path, head, Options{})
-}
-
-// DetectAs is Detect for one agent's stores ("" = any agent, by name and content): the
-// agent's ForceJSONL decides (the Codex CLI reads every *.jsonl as a rollout except the home's
-// history.jsonl and session_index.jsonl); without one, only the agent's own profiles are read
-// (Qwen Code never takes a Codex rollout). A zstd-compressed store (*.zst or the zstd magic) is
-// reported as Unsupported, never parsed.
-func DetectAs(id store.AgentID, path string, head []byte) Detection {
-	return DetectWith(context.Background(), path, head, Options{Agent: id})
-}
-
-// DetectWith is DetectAs with backend options. A SQLite database is recognised by its header,
-// whatever its name, and opened read-only to match its schema against the profiles; with an
-// Agent, only a profile of that agent takes it. ctx bounds the database's opening (a lock
+// DetectWith picks the backend for path from its name and head (its first bytes, up to
+// HeadSize), for one agent's stores when opt.Agent is set ("" = any agent, by name and
+// content): the agent's ForceJSONL decides (the Codex CLI reads every *.jsonl as a rollout
+// except the home's history.jsonl and session_index.jsonl); without one, only the agent's own
+// profiles are read (Qwen Code never takes a Codex rollout). A zstd-compressed store (*.zst or
+// the zstd magic) is reported as Unsupported, never parsed. A SQLite database is recognised by
+// its header, whatever its name, and opened read-only to match its schema against the
+// profiles; with an Agent, only a profile of that agent takes it. ctx bounds the database's opening (a lock
 // wait of up to the busy timeout): cancelled, the database is Unreadable with ctx's error.
 func DetectWith(ctx context.Context, path string, head []byte, opt Options) Detection {
 	d := detectWith(ctx, path, head, opt)
@@ -519,8 +510,8 @@ func ReadHeadPinned(path string, pin store.FileID) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// Open returns the store recorded as ref (for undo), with default options. It does not touch the
-// store.
+// Open returns the store recorded as ref (for undo), with default options: OpenWith's (a
+// rewrite.Opener). It does not touch the store.
 func Open(ref store.Ref) (store.Store, error) { return OpenWith(ref, Options{}) }
 
 // OpenWith is Open with backend options.

@@ -56,9 +56,9 @@ func TestDetectSQLite(t *testing.T) {
 	}
 	head, err := all.ReadHead(oc)
 	require.NoError(t, err)
-	assert.Nil(t, all.DetectAs(codex.ID, oc, head).Store, "with --agent codex an opencode database is not read")
-	assert.Equal(t, "SQLite store of opencode (profile opencode), not of codex", all.DetectAs(codex.ID, oc, head).NotStore)
-	assert.NotNil(t, all.DetectAs("", oc, head).Store)
+	assert.Nil(t, all.DetectWith(context.Background(), oc, head, all.Options{Agent: codex.ID}).Store, "with --agent codex an opencode database is not read")
+	assert.Equal(t, "SQLite store of opencode (profile opencode), not of codex", all.DetectWith(context.Background(), oc, head, all.Options{Agent: codex.ID}).NotStore)
+	assert.NotNil(t, all.DetectWith(context.Background(), oc, head, all.Options{Agent: ""}).Store)
 
 	st, err := all.Open(store.Ref{Path: oc, Kind: store.KindSQLite})
 	require.NoError(t, err)

@@ -82,10 +82,10 @@ func TestDetect(t *testing.T) {
 	}
 	// Through the list: Gemini CLI's sure verdict comes before Qwen Code's chats/ rule, and Qwen
 	// Code's own sessions stay its own.
-	d := all.Detect("/h/.gemini/tmp/lab/chats/session-2026-12-05T23-22-522ccb7f.jsonl", meta)
+	d := all.DetectWith(context.Background(), "/h/.gemini/tmp/lab/chats/session-2026-12-05T23-22-522ccb7f.jsonl", meta, all.Options{})
 	require.NotNil(t, d.Store)
 	assert.Equal(t, gemini.KindSession, d.Store.Ref().Kind)
-	d = all.Detect("/h/.qwen/projects/-h-lab/chats/3b1e2c44-0000-4000-8000-000000000000.jsonl", []byte(`{"uuid":"u","sessionId":"s","type":"user"}`))
+	d = all.DetectWith(context.Background(), "/h/.qwen/projects/-h-lab/chats/3b1e2c44-0000-4000-8000-000000000000.jsonl", []byte(`{"uuid":"u","sessionId":"s","type":"user"}`), all.Options{})
 	require.NotNil(t, d.Store)
 	assert.Equal(t, qwen.KindSession, d.Store.Ref().Kind)
 }
@@ -111,7 +111,7 @@ func scan(t *testing.T, path string) *store.Snapshot {
 	t.Helper()
 	head, err := all.ReadHead(path)
 	require.NoError(t, err)
-	d := all.Detect(path, head)
+	d := all.DetectWith(context.Background(), path, head, all.Options{})
 	require.NotNil(t, d.Store, path)
 	snap, err := d.Store.Scan(context.Background(), store.ScanOptions{})
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestEveryRecordedSessionIsDetected(t *testing.T) {
 	for _, f := range files {
 		head, err := all.ReadHead(f)
 		require.NoError(t, err)
-		d := all.Detect(f, head)
+		d := all.DetectWith(context.Background(), f, head, all.Options{})
 		require.NotNil(t, d.Store, f)
 		want := gemini.KindSession
 		if strings.HasSuffix(f, ".json") {
@@ -336,7 +336,7 @@ func TestKnownFileAndProjectRoots(t *testing.T) {
 // TestPrepareReadsTheHomeSettings: the sessions of a copied home are planned with its own
 // settings.json's server keys; --discover with no server is a usage error.
 func TestPrepareReadsTheHomeSettings(t *testing.T) {
-	st := all.Detect(labJSONL, nil).Store
+	st := all.DetectWith(context.Background(), labJSONL, nil, all.Options{}).Store
 	require.NotNil(t, st)
 	in := agent.PrepareInput{Env: env(nil, t.TempDir()), Stores: []store.Store{st}, Lexical: func(s string) string { return s }}
 	p, err := gemini.Agent.Core().Prepare(context.Background(), in)

@@ -53,7 +53,7 @@ func detect(t *testing.T, path string) store.Store {
 	t.Helper()
 	head, err := all.ReadHead(path)
 	require.NoError(t, err)
-	d := all.Detect(path, head)
+	d := all.DetectWith(context.Background(), path, head, all.Options{})
 	require.NotNil(t, d.Store, "%+v", d)
 	return d.Store
 }
@@ -86,7 +86,7 @@ func TestDetection(t *testing.T) {
 	p := filepath.Join(dir, "opencode.dbopencode", "opencode.db")
 	head, err := all.ReadHead(p)
 	require.NoError(t, err)
-	d := all.DetectAs(kilo.ID, p, head)
+	d := all.DetectWith(context.Background(), p, head, all.Options{Agent: kilo.ID})
 	assert.Nil(t, d.Store)
 	assert.Contains(t, d.Warning, "SQLite store of opencode (profile opencode), not of kilo")
 }

@@ -254,9 +254,6 @@ type Invocation struct {
 	Problems []Problem `json:"problems,omitempty"`
 }
 
-// Readable reports whether every rule flag of the invocation could be read.
-func (in Invocation) Readable() bool { return len(in.Problems) == 0 }
-
 var flagKinds = map[string]Kind{
 	"--allow-tool": KindAllow, "--deny-tool": KindDeny, "--available-tools": KindAvailable, "--excluded-tools": KindExcluded,
 }

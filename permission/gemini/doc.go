@@ -45,11 +45,9 @@
 //	RuleRef{ID (stable across releases), Kind, Scope, Pos, Text, Decision, Entry, Policy, File}
 //	Outcome: Hidden, Denied, Ask, Ran (Strength orders them)
 //
-// Now versus before:
-//
-//	Compare(before, now *Result) []Change{Tool, Kind: Lost|Gained|Changed|Same, Before, Now}
-//	  lost first (the largest loss first), then gained, changed, same; Count(changes, Lost) is
-//	  what --fail-on lost counts.
+// Now versus before: the audit binds two releases as rules.Semantics (AuditEvaluation) and
+// the shared engine compares them; the tests' Compare (compare_test.go) pairs two Results
+// directly, lost first.
 //
 // The migration (fix --rules):
 //

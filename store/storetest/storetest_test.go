@@ -264,7 +264,7 @@ func detect(tb testing.TB, path string) store.Store {
 	tb.Helper()
 	head, err := all.ReadHead(path)
 	require.NoError(tb, err)
-	d := all.Detect(path, head)
+	d := all.DetectWith(context.Background(), path, head, all.Options{})
 	require.NotNil(tb, d.Store, "%s is detected as a store (%+v)", path, d)
 	return d.Store
 }

@@ -66,7 +66,7 @@ func TestJSONLCorpora(t *testing.T) {
 					rel, _ := filepath.Rel(dir, p)
 					sums[i][rel] = sha256.Sum256(b)
 					size += int64(len(b))
-					det := all.Detect(p, b)
+					det := all.DetectWith(context.Background(), p, b, all.Options{})
 					require.NotNil(t, det.Store, "%s is not detected as a store: %+v", rel, det)
 					legacy += rejected(t, det.Store)
 					return nil
@@ -109,7 +109,7 @@ func TestSQLiteCorpora(t *testing.T) {
 			assert.GreaterOrEqual(t, st.Bytes, fi.Size())
 			head, err := all.ReadHead(p)
 			require.NoError(t, err)
-			det := all.Detect(p, head)
+			det := all.DetectWith(context.Background(), p, head, all.Options{})
 			require.NotNil(t, det.Store, "not detected as a store: %+v", det)
 			prof := det.Store.(*sqlite.Store).Profile()
 			require.NotNil(t, prof)

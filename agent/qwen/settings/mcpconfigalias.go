@@ -24,9 +24,6 @@ var (
 	ErrFrontMatter = errors.New("bad front matter")
 )
 
-// EnvFromList is mcpconfig.EnvFromList.
-func EnvFromList(list []string) Env { return mcpconfig.EnvFromList(list) }
-
 // neverExpanded lists Qwen Code's INTERNAL_SECRET_ENV_VARS: newer releases never resolve them
 // from the process environment in settings, whatever the environment holds.
 var neverExpanded = map[string]bool{"QWEN_SERVER_TOKEN": true, "QWEN_DAEMON_TOKEN": true}

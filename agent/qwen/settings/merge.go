@@ -178,15 +178,6 @@ func union(lists ...[]Rule) []MergedRule {
 	return out
 }
 
-// Texts returns the rule strings of a merged list, in order (what Qwen Code evaluates).
-func Texts(list []MergedRule) []string {
-	out := make([]string, len(list))
-	for i, r := range list {
-		out[i] = r.Text
-	}
-	return out
-}
-
 // Rules returns every entry in effect, each with its own origin, in merge order: the
 // origins of Allow, Ask, Deny and Disabled, then Core, MCPAllowed, MCPExcluded, then the
 // include/exclude lists of the effective servers. This is the list the audit pairs with tools

@@ -144,3 +144,12 @@ func TestMergeReplacedServerAndV1(t *testing.T) {
 		"ws.json allowedTools mcp__a__ignored",
 	}, shadowed)
 }
+
+// Texts returns the rule strings of a merged list, in order (what Qwen Code evaluates).
+func Texts(list []MergedRule) []string {
+	out := make([]string, len(list))
+	for i, r := range list {
+		out[i] = r.Text
+	}
+	return out
+}

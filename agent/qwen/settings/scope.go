@@ -201,8 +201,6 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-func sortStrings(s []string) { sort.Strings(s) }
-
 // ScopeOf guesses the scope of a settings file given by path: <dir>/.qwen/settings.json
 // is the workspace scope of <dir>, unless <dir> is the home directory (then it is the user
 // scope, as is $QWEN_HOME/settings.json, globalDir being GlobalDir's); anything else is an

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,7 +163,7 @@ func TestAgentDirs(t *testing.T) {
 }
 
 func TestEnvFromList(t *testing.T) {
-	env := EnvFromList([]string{"A=1", "B=x=y", "NOEQ", "=bad", "A=2", "E="})
+	env := mcpconfig.EnvFromList([]string{"A=1", "B=x=y", "NOEQ", "=bad", "A=2", "E="})
 	assert.Equal(t, Env{"A": "2", "B": "x=y", "E": ""}, env)
 	assert.Equal(t, []string{"A=2", "B=x=y", "E="}, env.List())
 }

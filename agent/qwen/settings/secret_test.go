@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sessionfix/sessionfix/internal/secret"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -76,7 +77,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 }
 
 func TestSecretForms(t *testing.T) {
-	s := NewSecret("hunter2")
+	s := secret.NewSecret("hunter2")
 	assert.Equal(t, Redacted, s.String())
 	assert.Equal(t, Redacted, fmt.Sprintf("%#v", s))
 	assert.Equal(t, Redacted, fmt.Sprintf("%10.3q", s))

@@ -8,6 +8,3 @@ type Secret = secret.Secret
 
 // Redacted is secret.Redacted, what every printed form of a Secret shows.
 const Redacted = secret.Redacted
-
-// NewSecret wraps v (secret.NewSecret).
-func NewSecret(v string) Secret { return secret.NewSecret(v) }
