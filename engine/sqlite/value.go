@@ -13,8 +13,9 @@ import (
 // are the other engine's. It is the slow, general path of Scan (internal/jsonscan per value);
 // safe for one goroutine at a time.
 type Compiled struct {
-	c   *compiled
-	cur valueCtx
+	c     *compiled
+	cur   valueCtx
+	lines []*jsonscan.Scanner // a long-lived JSON Lines scanner per table spec (reader.row's)
 }
 
 type valueCtx struct {
@@ -26,6 +27,7 @@ type valueCtx struct {
 	err     *jsonscan.SyntaxError
 	errAt   int64
 	badUTF8 int64
+	seen    bool // a record ended (the Lines scanner's)
 	emit    func(store.Site)
 	idents  func(store.Identity)
 }
@@ -36,7 +38,7 @@ func Compile(p *Profile) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Compiled{c: c}, nil
+	return &Compiled{c: c, lines: make([]*jsonscan.Scanner, len(c.tables))}, nil
 }
 
 // DetectPairs returns the "table.column" pairs that must all exist for the profile to describe a
@@ -70,9 +72,31 @@ func (c *Compiled) Value(i int, val []byte, opt ValueOptions, emit func(store.Si
 		return fmt.Sprintf("%s.%s is zstd-compressed (%d bytes): reported, not parsed", spec.Table, spec.Column, len(val))
 	}
 	c.cur = valueCtx{ct: ct, loc: opt.Loc, scope: opt.Scope, scoped: opt.Scoped, readAll: opt.ReadOnly, badUTF8: -1, emit: emit, idents: opt.Identity}
-	sc := jsonscan.New(ct.pat, jsonscan.Document, c.onRecord)
-	_, _ = sc.Write(val)
-	_ = sc.Close()
+	// As reader.row: a value on one line goes through the table's long-lived JSON Lines scanner
+	// (no scanner built per value); one with line breaks or a byte order mark, or one the Lines
+	// scanner finds invalid (to describe the error as for a whole document), gets its own
+	// document scanner. Both give the same captures, offsets relative to the value.
+	lines := len(val) > 0 && bytes.IndexByte(val, '\n') < 0 && !bytes.HasPrefix(val, bom)
+	if lines {
+		sc := c.lines[i]
+		if sc == nil {
+			sc = jsonscan.New(ct.pat, jsonscan.Lines, c.onRecord)
+			c.lines[i] = sc
+		}
+		_, _ = sc.Write(val)
+		_, _ = sc.Write(newline)
+	}
+	if lines && !c.cur.seen {
+		// No record ended at the line break: the value is unfinished ("{"), and the scanner
+		// is inside it. It is dropped; the document scanner says what is wrong.
+		c.lines[i] = nil
+	}
+	if c.cur.err != nil || !lines || !c.cur.seen {
+		c.cur.err = nil
+		sc := jsonscan.New(ct.pat, jsonscan.Document, c.onRecord)
+		_, _ = sc.Write(val)
+		_ = sc.Close()
+	}
 	switch v := &c.cur; {
 	case v.err != nil:
 		return fmt.Sprintf("invalid JSON in %s.%s (%s, offset %d); row left as it is", spec.Table, spec.Column, v.err.Msg, v.errAt)
@@ -84,6 +108,7 @@ func (c *Compiled) Value(i int, val []byte, opt ValueOptions, emit func(store.Si
 
 func (c *Compiled) onRecord(rec *jsonscan.Record) error {
 	v := &c.cur
+	v.seen = true
 	switch {
 	case rec.Err != nil:
 		v.err, v.errAt = rec.Err, rec.Err.Offset-rec.Start
