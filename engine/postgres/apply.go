@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,29 +96,73 @@ func (l *skipList) String() string {
 
 // applier is one ApplyBatches.
 type applier struct {
-	s        *Store
-	db       *sqlx.DB  // schema, DDL, the verify pass
-	conn     *pgx.Conn // the writer's connection (pipelined statements)
-	reads    []*tableRead
-	aopt     store.ApplyOptions
-	ch       *store.Change
-	info     verifyInfo
+	s       *Store
+	db      *sqlx.DB // schema, DDL, the verify pass
+	reads   []*tableRead
+	aopt    store.ApplyOptions
+	ch      *store.Change
+	info    verifyInfo
+	writers []*writer
+	seq     int         // batches handed to the writers so far
+	abandon atomic.Bool // the run failed before its last batch: a writer leaves its open batch
+
+	mu       sync.Mutex   // what follows, written by the writers
 	started  bool         // BeforeCommit was called
-	cur      *lockedBatch // the batch whose transaction is open (its rows locked), nil for none
+	startErr error        // and failed: no writer commits
 	marks    []batchMark  // what each committed batch wrote, per table: the verify pass's quick check
 	wrote    map[int]bool // the specs (tableRead.idx) a committed batch wrote rows of
+	skipped  []*skips     // the rows each batch left out, by batch number
+}
+
+// skips are the rows of a batch (or of a run: applier.result merges them in batch order) left
+// out, by reason.
+type skips struct {
 	locked   skipList
 	changed  skipList
 	deleted  skipList
 	dup      skipList // a key matching more than one row
 	held     skipList // not written: a row of their group
-	tokenErr error    // a name token not where the plan saw it (store.ErrTokenMismatch) a row of their group that could not be
+	tokenErr error    // a name token not where the plan saw it (store.ErrTokenMismatch)
+}
+
+// merge adds o's rows after k's.
+func (k *skips) merge(o *skips) {
+	for _, p := range [][2]*skipList{{&k.locked, &o.locked}, {&k.changed, &o.changed}, {&k.deleted, &o.deleted}, {&k.dup, &o.dup}, {&k.held, &o.held}} {
+		for _, l := range p[1].names {
+			if len(p[0].names) < maxProblemsPerKind {
+				p[0].names = append(p[0].names, l)
+			}
+		}
+		p[0].n += p[1].n
+	}
+	if o.tokenErr != nil {
+		k.tokenErr = o.tokenErr
+	}
+}
+
+// Writers is how many transactions an apply keeps in flight, each on its own connection: two
+// (the server works on one batch while the other's rows are checked and spliced, and a server
+// with two cores writes two batches at once); their batches hold disjoint rows.
+const Writers = 2
+
+// writer is one connection of an apply and the batch whose transaction is open on it.
+type writer struct {
+	a    *applier
+	conn *pgx.Conn    // pipelined statements (pgx.Batch)
+	cur  *lockedBatch // the batch whose transaction is open (its rows locked), nil for none
+}
+
+// job is a batch handed to a writer: its number and its rows.
+type job struct {
+	seq  int
+	rows []*rowEdits
 }
 
 // batchMark is what one committed batch wrote into one table: the rows' transaction id (their
 // xmin), how many, the heap pages their new versions went to (runs of consecutive page numbers,
 // first and last) and the ids of their backup rows.
 type batchMark struct {
+	seq      int // the batch's number
 	tr       *tableRead
 	xid      int64
 	rows     int64
@@ -175,14 +221,66 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if b := filepath.Base(opt.BackupPath); opt.BackupPath != "" {
 		run += "/" + b
 	}
-	conn, err := s.connectPipe(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	a := &applier{s: s, db: db, conn: conn, reads: reads, aopt: opt, wrote: map[int]bool{},
+	a := &applier{s: s, db: db, reads: reads, aopt: opt, wrote: map[int]bool{},
 		info: verifyInfo{RunID: run, Schema: sch.schema, Table: BackupTable}}
+	for range Writers {
+		conn, err := s.connectPipe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		a.writers = append(a.writers, &writer{a: a, conn: conn})
+	}
 	a.ch = &store.Change{Ref: s.Ref(), Backup: fmt.Sprintf("%s.%s run_id=%s", sch.schema, BackupTable, run)}
+	// Batch k goes to writer k mod Writers (so a batch commits when its writer locks the batch
+	// Writers after it, or at the end).
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	jobs := make([]chan job, len(a.writers))
+	var wg sync.WaitGroup
+	var werr error // the first writer's error
+	var werrOnce sync.Once
+	for i, w := range a.writers {
+		jobs[i] = make(chan job)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.run(wctx, ctx, jobs[i]); err != nil {
+				werrOnce.Do(func() { werr = err })
+				stop()
+			}
+		}()
+	}
+	// wait closes the jobs and waits for the writers: each commits its open batch, unless
+	// the run is abandoned (failed, or next did not return).
+	waited := false
+	wait := func(failed error) error {
+		if failed != nil {
+			a.abandon.Store(true)
+		}
+		if !waited {
+			waited = true
+			for _, c := range jobs {
+				close(c)
+			}
+			wg.Wait()
+		}
+		if failed != nil {
+			return failed
+		}
+		return werr
+	}
+	defer func() {
+		if !waited { // next panicked (or called runtime.Goexit): the writers stop first
+			stop()
+			_ = wait(errors.New("abandoned"))
+			for _, w := range a.writers {
+				if w.cur != nil {
+					w.abort()
+				}
+			}
+		}
+	}()
 	n := s.opt.batch()
 	var pending []*rowEdits
 	index := map[string]*rowEdits{}
@@ -190,9 +288,21 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		if len(pending) == 0 {
 			return nil
 		}
-		err := a.push(ctx, pending)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		j := job{seq: a.seq, rows: pending}
+		a.seq++
 		pending, index = nil, map[string]*rowEdits{}
-		return err
+		select {
+		case jobs[j.seq%len(jobs)] <- j:
+			return nil
+		case <-wctx.Done():
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return wait(nil) // a writer failed: its error
+		}
 	}
 	for {
 		edits, err := next()
@@ -200,23 +310,23 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			break
 		}
 		if err != nil {
-			return a.result(ctx, err)
+			return a.result(ctx, wait(err))
 		}
 		for _, e := range edits {
 			tr := a.specOf(&e.Site)
 			if tr == nil {
-				return a.result(ctx, fmt.Errorf("%s: %s %s: no table of the profile holds this site", s.ref, e.Site.Loc.Row, e.Site.Path))
+				return a.result(ctx, wait(fmt.Errorf("%s: %s %s: no table of the profile holds this site", s.ref, e.Site.Loc.Row, e.Site.Path)))
 			}
 			k := fmt.Sprint(tr.idx) + "\x00" + e.Site.Loc.Row
 			r := index[k]
 			if r == nil {
 				key, ok := parseLabel(e.Site.Loc.Row, tr.spec.Table, tr.key.name)
 				if !ok {
-					return a.result(ctx, fmt.Errorf("%s: row %q: not a row label of table %s", s.ref, e.Site.Loc.Row, tr.spec.Table))
+					return a.result(ctx, wait(fmt.Errorf("%s: row %q: not a row label of table %s", s.ref, e.Site.Loc.Row, tr.spec.Table)))
 				}
 				if len(pending) >= n && tr.parent < 0 {
 					if err := flush(); err != nil {
-						return a.result(ctx, err)
+						return a.result(ctx, wait(err))
 					}
 				}
 				r = &rowEdits{tr: tr, key: key, label: e.Site.Loc.Row, version: e.Site.Loc.RowVersion, sum: e.Site.Loc.RowSum}
@@ -240,7 +350,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 			rest := pending[cut:]
 			pending = pending[:cut]
 			if err := flush(); err != nil {
-				return a.result(ctx, err)
+				return a.result(ctx, wait(err))
 			}
 			pending = rest
 			for _, r := range rest {
@@ -249,9 +359,9 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		}
 	}
 	if err := flush(); err != nil {
-		return a.result(ctx, err)
+		return a.result(ctx, wait(err))
 	}
-	return a.result(ctx, a.finish(ctx))
+	return a.result(ctx, wait(nil))
 }
 
 // specOf is the table read a site belongs to: the spec whose "table key=" starts the row label
@@ -273,6 +383,7 @@ func (a *applier) specOf(site *store.Site) *tableRead {
 // lockedBatch is a batch of rows locked in the writer's open transaction, checked and spliced:
 // what its write statements send.
 type lockedBatch struct {
+	seq   int // the batch's number
 	order []*tableRead
 	write map[*tableRead][]*cand
 	n     int // rows to write
@@ -297,46 +408,68 @@ type cand struct {
 //	last:         write; COMMIT
 //
 // so a batch costs one round trip (plus one to read rows that were not locked, when some are
-// missing), and the next batch is locked and read while the current one commits. A batch with
+// missing), and the next batch is locked and read while the current one commits. There are
+// Writers writers, each on its connection, batch k going to writer k mod Writers: while the
+// server works on one writer's step, the other's batch is checked and spliced (or, on a server
+// with two cores, written too). Their batches hold disjoint rows (a row is in one batch: a
+// parent row with its child rows), so they never wait on each other's locks. A batch with
 // nothing to write ends with ROLLBACK instead of COMMIT. A step that holds a COMMIT is sent
 // without the run's cancellation (statement_timeout bounds it): a cancelled run never leaves a
 // commit whose outcome it does not know; it stops before the next step.
 
-// push hands the writer the next batch of rows: the open batch is written and committed in the
-// same round trip that locks this one.
-func (a *applier) push(ctx context.Context, rows []*rowEdits) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// run is one writer: each batch of jobs locked in the round trip that writes and commits the
+// batch before it (step), then, when jobs are done, the last one written and committed — unless
+// the run was abandoned, when it is left for abort. It stops before a step when wctx ends (the
+// run was interrupted, or another writer failed: ctx's error, or context.Canceled).
+func (w *writer) run(wctx, ctx context.Context, jobs <-chan job) error {
+	for j := range jobs {
+		if err := wctx.Err(); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		if err := w.step(ctx, &j); err != nil {
+			return err
+		}
 	}
-	return a.step(ctx, rows)
-}
-
-// finish writes and commits the open batch.
-func (a *applier) finish(ctx context.Context) error {
-	if a.cur == nil {
+	if w.cur == nil || w.a.abandon.Load() {
 		return nil
 	}
-	return a.step(ctx, nil)
+	return w.step(ctx, nil)
 }
 
 // abort rolls back the open batch's transaction (its rows are not written).
-func (a *applier) abort() {
-	if a.cur != nil || a.conn != nil {
-		a.cur = nil
-		if a.conn != nil && !a.conn.IsClosed() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_, _ = a.conn.Exec(ctx, "ROLLBACK")
-			cancel()
+func (w *writer) abort() {
+	w.cur = nil
+	if w.conn != nil && !w.conn.IsClosed() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = w.conn.Exec(ctx, "ROLLBACK")
+		cancel()
+	}
+}
+
+// beforeCommit calls ApplyOptions.BeforeCommit once, before the run's first COMMIT on any
+// writer (the others wait for it); its error stops every writer.
+func (a *applier) beforeCommit() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.started {
+		a.started = true
+		if a.aopt.BeforeCommit != nil {
+			a.startErr = a.aopt.BeforeCommit(a.change())
 		}
 	}
+	return a.startErr
 }
 
 // step sends one round trip: the open batch's writes and COMMIT (or ROLLBACK), then, when next
 // is not nil, BEGIN and the locks of next, which becomes the open batch.
-func (a *applier) step(ctx context.Context, next []*rowEdits) (err error) {
+func (w *writer) step(ctx context.Context, next *job) (err error) {
+	a := w.a
 	s := a.s
 	b := &pgx.Batch{}
-	cur := a.cur
+	cur := w.cur
 	type written struct {
 		tr *tableRead
 		n  int
@@ -344,14 +477,9 @@ func (a *applier) step(ctx context.Context, next []*rowEdits) (err error) {
 	var writes []written
 	if cur != nil {
 		if cur.n > 0 {
-			if !a.started {
-				a.started = true
-				if a.aopt.BeforeCommit != nil {
-					if err := a.aopt.BeforeCommit(a.change()); err != nil {
-						a.abort()
-						return err
-					}
-				}
+			if err := a.beforeCommit(); err != nil {
+				w.abort()
+				return err
 			}
 			for _, tr := range cur.order {
 				if cs := cur.write[tr]; len(cs) > 0 {
@@ -367,9 +495,9 @@ func (a *applier) step(ctx context.Context, next []*rowEdits) (err error) {
 	var lockOrder []*tableRead
 	var byTable map[*tableRead][]*rowEdits
 	if next != nil {
-		lockOrder, byTable, err = a.group(next)
+		lockOrder, byTable, err = a.group(next.rows)
 		if err != nil {
-			a.abort()
+			w.abort()
 			return err
 		}
 		b.Queue("BEGIN")
@@ -381,35 +509,38 @@ func (a *applier) step(ctx context.Context, next []*rowEdits) (err error) {
 	if cur != nil && cur.n > 0 {
 		sendCtx = context.WithoutCancel(ctx)
 	}
-	a.cur = nil
-	br := a.conn.SendBatch(sendCtx, b)
+	w.cur = nil
+	br := w.conn.SendBatch(sendCtx, b)
 	defer func() {
 		if cerr := br.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("%s: %w", s.ref, cerr)
 		}
 		if err != nil {
-			a.abort()
+			w.abort()
 		}
 	}()
 	if cur != nil {
 		var marks []batchMark
-		for _, w := range writes {
-			m, err := a.readWrite(br, w.tr, w.n)
+		for _, wr := range writes {
+			m, err := a.readWrite(br, wr.tr, wr.n)
 			if err != nil {
 				return err
 			}
+			m.seq = cur.seq
 			marks = append(marks, m)
 		}
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("%s: commit: %w", s.ref, err)
 		}
 		if cur.n > 0 {
+			a.mu.Lock()
 			a.marks = append(a.marks, marks...)
 			for _, m := range marks {
 				a.wrote[m.tr.idx] = true
 				a.info.Rows += m.rows
 			}
 			a.info.Batches++
+			a.mu.Unlock()
 		}
 	}
 	if next == nil {
@@ -418,7 +549,7 @@ func (a *applier) step(ctx context.Context, next []*rowEdits) (err error) {
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("%s: begin: %w", s.ref, err)
 	}
-	lb := &lockedBatch{order: lockOrder, write: map[*tableRead][]*cand{}}
+	lb := &lockedBatch{seq: next.seq, order: lockOrder, write: map[*tableRead][]*cand{}}
 	got := make([]map[string]*lockRow, len(lockOrder))
 	for i, tr := range lockOrder {
 		if got[i], err = a.readLock(br, tr); err != nil {
@@ -428,8 +559,8 @@ func (a *applier) step(ctx context.Context, next []*rowEdits) (err error) {
 	if err := br.Close(); err != nil {
 		return fmt.Errorf("%s: %w", s.ref, err)
 	}
-	a.cur = lb // the transaction is open: abort rolls it back from here
-	return a.check(ctx, lb, lockOrder, byTable, got)
+	w.cur = lb // the transaction is open: abort rolls it back from here
+	return w.check(ctx, lb, lockOrder, byTable, got)
 }
 
 // group sorts a batch's rows by table, in the order they come.
@@ -446,6 +577,16 @@ func (a *applier) group(rows []*rowEdits) ([]*tableRead, map[*tableRead][]*rowEd
 		byTable[r.tr] = append(byTable[r.tr], r)
 	}
 	return order, byTable, nil
+}
+
+// skip records the rows batch seq left out.
+func (a *applier) skip(seq int, k *skips) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for len(a.skipped) <= seq {
+		a.skipped = append(a.skipped, nil)
+	}
+	a.skipped[seq] = k
 }
 
 // groupCol is the column whose value groups tr's rows: its parent column, or its key.
@@ -514,8 +655,11 @@ func (a *applier) readLock(br pgx.BatchResults, tr *tableRead) (map[string]*lock
 // splices it. A row that cannot be written (locked, changed since the plan, deleted, its key on
 // several rows) holds back every row of its group (a parent row and its child rows: both places
 // of one chat change together or not at all).
-func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead, byTable map[*tableRead][]*rowEdits, got []map[string]*lockRow) error {
+func (w *writer) check(ctx context.Context, lb *lockedBatch, order []*tableRead, byTable map[*tableRead][]*rowEdits, got []map[string]*lockRow) error {
+	a := w.a
 	s := a.s
+	sk := &skips{}
+	defer a.skip(lb.seq, sk)
 	var cands []*cand
 	held := map[string]bool{}
 	for i, tr := range order {
@@ -535,7 +679,7 @@ func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead
 		exists := map[string]string{}
 		if len(missing) > 0 {
 			q := fmt.Sprintf("SELECT %s::text, %s::text FROM %s WHERE %s", ident(tr.key.name), ident(a.groupCol(tr).name), ident(tr.tb.name), tr.keyMatch())
-			rows, err := a.conn.Query(ctx, q, missing)
+			rows, err := w.conn.Query(ctx, q, missing)
 			if err != nil {
 				return fmt.Errorf("%s: read rows of %s: %w", s.ref, tr.spec.Table, err)
 			}
@@ -563,16 +707,16 @@ func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead
 			g, there := exists[r.key]
 			switch {
 			case cur == nil && there:
-				c.group, c.reason = groupOf(g), &a.locked
+				c.group, c.reason = groupOf(g), &sk.locked
 			case cur == nil:
-				c.group, c.reason = fmt.Sprint(tr.idx)+"\x00deleted\x00"+r.key, &a.deleted
+				c.group, c.reason = fmt.Sprint(tr.idx)+"\x00deleted\x00"+r.key, &sk.deleted
 			case cur.dup:
-				c.group, c.reason = groupOf(cur.group), &a.dup
+				c.group, c.reason = groupOf(cur.group), &sk.dup
 			case cur.val == nil:
-				c.group, c.reason = groupOf(cur.group), &a.changed
+				c.group, c.reason = groupOf(cur.group), &sk.changed
 			case r.sum != 0 && cur.xmin != r.version && RowSum(cur.val) != r.sum:
 				// xmin moved (a quick first check) and the text is not the planned text.
-				c.group, c.reason = groupOf(cur.group), &a.changed
+				c.group, c.reason = groupOf(cur.group), &sk.changed
 			default:
 				c.group, c.rel, c.tid = groupOf(cur.group), cur.rel, cur.tid
 			}
@@ -580,9 +724,9 @@ func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead
 				sort.SliceStable(r.edits, func(i, j int) bool { return r.edits[i].Site.Loc.Offset < r.edits[j].Site.Loc.Offset })
 				nv, err := splice.Bytes(cur.val, r.edits)
 				if err != nil {
-					c.reason = &a.changed
+					c.reason = &sk.changed
 					if errors.Is(err, store.ErrTokenMismatch) {
-						a.tokenErr = err
+						sk.tokenErr = err
 					}
 				} else {
 					c.old, c.nv = cur.val, nv
@@ -598,7 +742,7 @@ func (a *applier) check(ctx context.Context, lb *lockedBatch, order []*tableRead
 		case c.reason != nil:
 			c.reason.add(c.r.label)
 		case held[c.group]:
-			a.held.add(c.r.label)
+			sk.held.add(c.r.label)
 		default:
 			lb.write[c.r.tr] = append(lb.write[c.r.tr], c)
 			lb.n++
@@ -728,29 +872,40 @@ func (a *applier) change() *store.Change {
 // result ends ApplyBatches: the verify pass when a batch committed, then the Change and what
 // was left out or overwritten.
 func (a *applier) result(ctx context.Context, failed error) (*store.Change, error) {
-	a.abort()
+	for _, w := range a.writers {
+		if w.cur != nil {
+			w.abort()
+		}
+	}
+	sort.SliceStable(a.marks, func(i, j int) bool { return a.marks[i].seq < a.marks[j].seq })
+	sk := &skips{}
+	for _, k := range a.skipped {
+		if k != nil {
+			sk.merge(k)
+		}
+	}
 	var why []string
-	if a.locked.n > 0 {
-		why = append(why, fmt.Sprintf("%d rows locked by another transaction were skipped (lock_timeout; not rewritten): %s", a.locked.n, &a.locked))
+	if sk.locked.n > 0 {
+		why = append(why, fmt.Sprintf("%d rows locked by another transaction were skipped (lock_timeout; not rewritten): %s", sk.locked.n, &sk.locked))
 	}
-	if a.changed.n > 0 {
-		why = append(why, fmt.Sprintf("%d rows changed since the plan were skipped (not rewritten): %s", a.changed.n, &a.changed))
+	if sk.changed.n > 0 {
+		why = append(why, fmt.Sprintf("%d rows changed since the plan were skipped (not rewritten): %s", sk.changed.n, &sk.changed))
 	}
-	if a.deleted.n > 0 {
-		why = append(why, fmt.Sprintf("%d rows deleted since the plan: %s", a.deleted.n, &a.deleted))
+	if sk.deleted.n > 0 {
+		why = append(why, fmt.Sprintf("%d rows deleted since the plan: %s", sk.deleted.n, &sk.deleted))
 	}
-	if a.dup.n > 0 {
-		why = append(why, fmt.Sprintf("%d rows whose key is on more than one row were skipped (not rewritten; the profile's key column must be unique): %s", a.dup.n, &a.dup))
+	if sk.dup.n > 0 {
+		why = append(why, fmt.Sprintf("%d rows whose key is on more than one row were skipped (not rewritten; the profile's key column must be unique): %s", sk.dup.n, &sk.dup))
 	}
-	if a.held.n > 0 {
-		why = append(why, fmt.Sprintf("%d rows held back with a row of their chat (parent) that could not be rewritten: %s", a.held.n, &a.held))
+	if sk.held.n > 0 {
+		why = append(why, fmt.Sprintf("%d rows held back with a row of their chat (parent) that could not be rewritten: %s", sk.held.n, &sk.held))
 	}
 	if a.info.Batches == 0 {
 		switch {
 		case failed != nil:
 			return nil, failed
 		case len(why) > 0:
-			return nil, &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; "), Err: a.tokenErr}
+			return nil, &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; "), Err: sk.tokenErr}
 		}
 		return nil, fmt.Errorf("%s: no row to rewrite", a.s.ref)
 	}
@@ -767,7 +922,7 @@ func (a *applier) result(ctx context.Context, failed error) (*store.Change, erro
 	case failed != nil:
 		return ch, &fileio.CommittedError{Err: failed}
 	case len(why) > 0:
-		return ch, &fileio.CommittedError{Err: &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; "), Err: a.tokenErr}}
+		return ch, &fileio.CommittedError{Err: &store.InUseError{Path: a.s.ref, Reason: strings.Join(why, "; "), Err: sk.tokenErr}}
 	}
 	return ch, nil
 }

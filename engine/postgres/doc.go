@@ -32,7 +32,9 @@
 // value, column, old text, MD5 of the old and the new text, the transaction's xid) and the new
 // text into each row where the lock found it (its ctid), COMMIT. The statements of a step go in
 // one round trip (pgx.Batch): a batch's writes, its COMMIT and the next batch's BEGIN and locks,
-// so a batch costs one round trip. After the last batch a verify pass reports each row the
+// so a batch costs one round trip; two writers (Writers: two connections, batches taken in
+// turn, two transactions in flight) keep the server working while a batch is checked and
+// spliced. After the last batch a verify pass reports each row the
 // run wrote that an application overwrote since (its fix is gone; nothing is lost: the old text
 // is in sessionfix_backup): per batch, the rows still carrying the batch's xmin on the heap pages
 // its new versions went to are counted (PostgreSQL 14 or later: a TID range scan of those pages

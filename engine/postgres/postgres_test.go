@@ -282,7 +282,7 @@ func TestApplicationWritesDuringApply(t *testing.T) {
 // overwrote between sessionfix's commit of its batch and the end of the run: the Change is
 // recorded, the error is in use (exit 4) and names the row.
 func TestVerifyReportsOverwrite(t *testing.T) {
-	u := bigChats(t, 20)
+	u := bigChats(t, 30)
 	ctx := context.Background()
 	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
 	snap, err := st.Scan(ctx, store.ScanOptions{})
@@ -299,20 +299,26 @@ func TestVerifyReportsOverwrite(t *testing.T) {
 		case first:
 			first = false
 			return batches[:10], nil
-		case batches != nil:
+		case len(batches) == 30:
 			// The application writes its old copy of c000003 back, which the first batch
 			// rewrites: its UPDATE waits for the batch's lock and writes once it committed
-			// (the writer commits a batch in the round trip that locks the next one).
+			// (a writer commits a batch in the round trip that locks its next one: with
+			// Writers (2) writers, batch k and batch k+2 are the same writer's).
 			app = make(chan error, 1)
 			go func() {
 				_, err := db.Exec(`UPDATE chat SET chat = $1::json WHERE id = 'c000003'`, orig["c000003"])
 				app <- err
 			}()
-			b := batches[10:]
+			b := batches[10:20]
+			batches = batches[20:]
+			return b, nil
+		case batches != nil:
+			b := batches
 			batches = nil
 			return b, nil
 		}
-		// The first batch committed before this call: the application's write is done.
+		// The third batch is handed in: the first one commits (the application's write is done
+		// before the last commit, the verify pass after it).
 		select {
 		case err := <-app:
 			require.NoError(t, err)
