@@ -232,55 +232,9 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		a.writers = append(a.writers, &writer{a: a, conn: conn})
 	}
 	a.ch = &store.Change{Ref: s.Ref(), Backup: fmt.Sprintf("%s.%s run_id=%s", sch.schema, BackupTable, run)}
-	// Batch k goes to writer k mod Writers (so a batch commits when its writer locks the batch
-	// Writers after it, or at the end).
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	jobs := make([]chan job, len(a.writers))
-	var wg sync.WaitGroup
-	var werr error // the first writer's error
-	var werrOnce sync.Once
-	for i, w := range a.writers {
-		jobs[i] = make(chan job)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := w.run(wctx, ctx, jobs[i]); err != nil {
-				werrOnce.Do(func() { werr = err })
-				stop()
-			}
-		}()
-	}
-	// wait closes the jobs and waits for the writers: each commits its open batch, unless
-	// the run is abandoned (failed, or next did not return).
-	waited := false
-	wait := func(failed error) error {
-		if failed != nil {
-			a.abandon.Store(true)
-		}
-		if !waited {
-			waited = true
-			for _, c := range jobs {
-				close(c)
-			}
-			wg.Wait()
-		}
-		if failed != nil {
-			return failed
-		}
-		return werr
-	}
-	defer func() {
-		if !waited { // next panicked (or called runtime.Goexit): the writers stop first
-			stop()
-			_ = wait(errors.New("abandoned"))
-			for _, w := range a.writers {
-				if w.cur != nil {
-					w.abort()
-				}
-			}
-		}
-	}()
+	p := a.startWriters(ctx)
+	defer p.cleanup()
+	wait := p.wait
 	n := s.opt.batch()
 	var pending []*rowEdits
 	index := map[string]*rowEdits{}
@@ -294,15 +248,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		j := job{seq: a.seq, rows: pending}
 		a.seq++
 		pending, index = nil, map[string]*rowEdits{}
-		select {
-		case jobs[j.seq%len(jobs)] <- j:
-			return nil
-		case <-wctx.Done():
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return wait(nil) // a writer failed: its error
-		}
+		return p.send(j)
 	}
 	for {
 		edits, err := next()
@@ -416,6 +362,85 @@ type cand struct {
 // nothing to write ends with ROLLBACK instead of COMMIT. A step that holds a COMMIT is sent
 // without the run's cancellation (statement_timeout bounds it): a cancelled run never leaves a
 // commit whose outcome it does not know; it stops before the next step.
+
+// writerPool runs the writers of an apply, batch k on writer k mod Writers (so a batch commits
+// when its writer locks the batch Writers after it, or at the end).
+type writerPool struct {
+	a      *applier
+	ctx    context.Context // the run's
+	wctx   context.Context // ends with ctx, or when a writer failed
+	stop   context.CancelFunc
+	jobs   []chan job
+	wg     sync.WaitGroup
+	once   sync.Once
+	err    error // the first writer's error
+	waited bool
+}
+
+// startWriters starts a goroutine per writer.
+func (a *applier) startWriters(ctx context.Context) *writerPool {
+	p := &writerPool{a: a, ctx: ctx, jobs: make([]chan job, len(a.writers))}
+	p.wctx, p.stop = context.WithCancel(ctx)
+	for i, w := range a.writers {
+		p.jobs[i] = make(chan job)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			if err := w.run(p.wctx, ctx, p.jobs[i]); err != nil {
+				p.once.Do(func() { p.err = err })
+				p.stop()
+			}
+		}()
+	}
+	return p
+}
+
+// send hands j to its writer; when a writer failed, its error (the run's, when it ended).
+func (p *writerPool) send(j job) error {
+	select {
+	case p.jobs[j.seq%len(p.jobs)] <- j:
+		return nil
+	case <-p.wctx.Done():
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		return p.wait(nil) // a writer failed: its error
+	}
+}
+
+// wait closes the jobs and waits for the writers: each commits its open batch, unless the run
+// failed (failed not nil: returned), when it is left for applier.result to roll back. It
+// returns failed, else the first writer's error.
+func (p *writerPool) wait(failed error) error {
+	if failed != nil {
+		p.a.abandon.Store(true)
+	}
+	if !p.waited {
+		p.waited = true
+		for _, c := range p.jobs {
+			close(c)
+		}
+		p.wg.Wait()
+	}
+	if failed != nil {
+		return failed
+	}
+	return p.err
+}
+
+// cleanup stops the writers when ApplyBatches did not wait for them (next panicked or called
+// runtime.Goexit) and rolls back their open batches.
+func (p *writerPool) cleanup() {
+	p.stop()
+	if !p.waited {
+		_ = p.wait(errors.New("abandoned"))
+		for _, w := range p.a.writers {
+			if w.cur != nil {
+				w.abort()
+			}
+		}
+	}
+}
 
 // run is one writer: each batch of jobs locked in the round trip that writes and commits the
 // batch before it (step), then, when jobs are done, the last one written and committed — unless
