@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/sessionfix/sessionfix/internal/exitcode"
+import (
+	"strings"
+
+	"github.com/sessionfix/sessionfix/internal/exitcode"
+)
 
 // ExitCode is the exit status of a scan or fix run summarized by s: a store in use,
 // exitcode.InUse (4), wins over one that could not be read (or, applied, failed to be written),
@@ -17,4 +21,22 @@ func (s *Summary) ExitCode(applied, failOnKept bool) int {
 		return exitcode.Finding
 	}
 	return 0
+}
+
+// FailOnKept reads --fail-on of scan and fix: true when it names "kept", the only finding
+// (comma-separated, spaces and empty items allowed); another value is a *UsageError.
+func FailOnKept(val string) (bool, error) {
+	kept := false
+	if val != "" {
+		for _, f := range strings.Split(val, ",") {
+			switch strings.TrimSpace(f) {
+			case "kept":
+				kept = true
+			case "":
+			default:
+				return false, usagef("--fail-on takes kept, not %q", f)
+			}
+		}
+	}
+	return kept, nil
 }

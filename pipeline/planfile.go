@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -261,4 +263,25 @@ func LoadPlan(path string, po Options) (*LoadedPlan, error) {
 	}
 	lp.Options, lp.Paths, lp.Planned = po, pf.Paths(), pf.Index()
 	return lp, nil
+}
+
+// Write writes the collected plan to path (fix --plan-out; "-" is out, though fix refuses it)
+// by fileio.WriteOutputContext's rules: a sealed plan file (rewrite.MarshalPlanFile) created
+// now (nil: time.Now) with the naming options po records (RecordedOptions). An error names
+// --plan-out.
+func (c *PlanCollector) Write(ctx context.Context, out io.Writer, path string, po Options, now func() time.Time) error {
+	pf := c.Plan()
+	if now == nil {
+		now = time.Now
+	}
+	pf.Created = now().UTC()
+	pf.Options = RecordedOptions(po)
+	b, err := rewrite.MarshalPlanFile(pf)
+	if err != nil {
+		return err
+	}
+	if err := fileio.WriteOutputContext(ctx, out, path, b); err != nil {
+		return fmt.Errorf("--plan-out: %w", err)
+	}
+	return nil
 }

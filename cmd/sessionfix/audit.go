@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sessionfix/sessionfix/naming"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sessionfix/sessionfix/helptext"
+	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/textreport"
 
 	"github.com/urfave/cli/v2"
 
@@ -82,7 +85,7 @@ func newAuditCommand(env *Env) *cli.Command {
 		Name:        "audit",
 		Usage:       "show which permission rules match which MCP tools now, and before the rename (CSV, HTML, JSON)",
 		ArgsUsage:   "[PATH...]",
-		Description: auditDescription(),
+		Description: helptext.AuditDescription(),
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Name: "settings", Usage: auditUsage("settings"), TakesFile: true},
 			&cli.StringFlag{Name: "project", Usage: auditUsage("project"), TakesFile: true},
@@ -165,7 +168,7 @@ func allUsersHomes(env *Env, a agent.Agent, paths []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	writeProblems(env, pipeline.SkippedNotes(skipped))
+	textreport.Problems(env.Out, env.Err, pipeline.SkippedNotes(skipped))
 	if len(homes) == 0 {
 		return nil, fmt.Errorf("--all-users: no home of %s holds %s's home (%d entries looked at)", pipeline.PasswdFile, a.Core().Name, len(skipped))
 	}
@@ -175,19 +178,6 @@ func allUsersHomes(env *Env, a agent.Agent, paths []string) ([]string, error) {
 		out = append(out, h.Dir)
 	}
 	return out, nil
-}
-
-// auditDescription is audit --help's description: the default agent's part
-// (agent.Audit.Description) first, then every other agent's in list order.
-func auditDescription() string {
-	b := strings.Builder{}
-	b.WriteString(all.AuditOf(all.Default).Description)
-	for _, a := range all.Auditors() {
-		if a != all.Default {
-			b.WriteString(all.AuditOf(a).Description)
-		}
-	}
-	return b.String()
 }
 
 // auditUsage is the usage of audit's shared input flag name as the default agent words it
@@ -200,27 +190,8 @@ func auditUsage(name string) string { return all.AuditOf(all.Default).Usage[name
 func auditAgentFlags() []cli.Flag {
 	out := []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "whose rules to audit: " + auditAgents(func(a agent.Agent) string { return string(a.Core().ID) + " (" + all.AuditOf(a).Reads + ")" }) +
 		" (default: with a PATH " + string(all.Default.Core().ID) + "; without, every agent whose home exists, each on its own)"}}
-	for _, o := range sharedAuditOptions() {
+	for _, o := range all.SharedAuditOptions() {
 		out = append(out, optionFlag(o))
-	}
-	return out
-}
-
-// sharedAuditOptions are the rooms' audit options in list order, one per name: an option two
-// rooms declare (--before: the release compared against) is one flag, made from the first
-// declaration, its usage followed by the others' ("; also " …), as agentFlags does for scan's.
-func sharedAuditOptions() []agent.Option {
-	var out []agent.Option
-	at := map[string]int{}
-	for _, a := range all.Auditors() {
-		for _, o := range all.AuditOf(a).Options {
-			if i, ok := at[o.Name]; ok {
-				out[i].Usage += "; also " + o.Usage
-				continue
-			}
-			at[o.Name] = len(out)
-			out = append(out, o)
-		}
 	}
 	return out
 }
@@ -228,7 +199,7 @@ func sharedAuditOptions() []agent.Option {
 // readAuditOptions are the values of the rooms' audit options given (agent.Audit.Options).
 func readAuditOptions(c *cli.Context) agent.Values {
 	out := agent.Values{}
-	readOptions(c, out, sharedAuditOptions())
+	readOptions(c, out, all.SharedAuditOptions())
 	return out
 }
 
@@ -558,9 +529,9 @@ func auditAgent(c *cli.Context) (agent.Agent, error) {
 				}
 			}
 			if a == all.Default {
-				return nil, usageErrorf("--%s is a %s audit flag: add %s", f, andList(names), orList(ids))
+				return nil, usageErrorf("--%s is a %s audit flag: add %s", f, helptext.AndList(names), helptext.OrList(ids))
 			}
-			return nil, usageErrorf("--%s is a %s audit flag; --agent %s does not take it", f, andList(names), a.Core().ID)
+			return nil, usageErrorf("--%s is a %s audit flag; --agent %s does not take it", f, helptext.AndList(names), a.Core().ID)
 		}
 	}
 	return a, nil
@@ -601,7 +572,7 @@ func auditAgents(what func(agent.Agent) string) string {
 	for _, a := range all.Auditors() {
 		parts = append(parts, what(a))
 	}
-	return orList(parts)
+	return helptext.OrList(parts)
 }
 
 func (o *auditOptions) validate() error {

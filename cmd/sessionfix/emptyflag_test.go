@@ -1,11 +1,13 @@
 package main
 
 import (
-	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionfix/sessionfix/internal/cliargs"
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,11 +52,11 @@ func TestEveryEmptyFlagValueIsAUsageError(t *testing.T) {
 				n++
 				assert.Equal(t, exitcode.Usage, r.code, "%v: %s", args, r.err)
 				assert.Empty(t, r.out, "%v", args)
-				if emptyValueNoun(f) == "" {
+				if cliargs.EmptyValueNoun(f) == "" {
 					assert.Contains(t, r.err, "--"+name, "%v", args) // its own check's message
 					continue
 				}
-				assert.Equal(t, "sessionfix: --"+name+" needs "+emptyValueNoun(f)+"; it was given an empty one\n", r.err, "%v", args)
+				assert.Equal(t, "sessionfix: --"+name+" needs "+cliargs.EmptyValueNoun(f)+"; it was given an empty one\n", r.err, "%v", args)
 			}
 		}
 	}

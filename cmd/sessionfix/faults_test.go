@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/textreport"
 )
 
 const faultTarget = "projects/-home-demo-src-lab/chats/3cea48a5-0bbc-425f-a107-6fec809f5dc8.jsonl"
@@ -145,7 +146,7 @@ func TestFixRemovesTempFilesOfAKilledRun(t *testing.T) {
 }
 
 func quoteJSON(s string) string {
-	b, _ := marshalJSON(s)
+	b, _ := textreport.MarshalJSON(s)
 	return string(b)
 }
 

@@ -4,21 +4,20 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sessionfix/sessionfix/agent/all"
 	"io"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/sessionfix/sessionfix/helptext"
+	"github.com/sessionfix/sessionfix/textreport"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/usage"
-	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -58,7 +57,7 @@ func newFixCommand(env *Env) *cli.Command {
 		Name:        "fix",
 		Usage:       "rewrite legacy MCP tool names (dry-run unless --apply)",
 		ArgsUsage:   "[PATH...]",
-		Description: fixDescription() + fixRulesDescription(),
+		Description: helptext.FixDescription() + fixRulesDescription(),
 		Flags: append(append(planFlags(),
 			&cli.BoolFlag{Name: "apply", Usage: "write the changes (default: dry-run, print the plan)"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and write nothing: the default, said explicitly (contradicts --apply)"},
@@ -67,7 +66,7 @@ func newFixCommand(env *Env) *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "where runs and backups are kept (default: ${XDG_STATE_HOME:-~/.local/state}/sessionfix)", EnvVars: []string{"SESSIONFIX_STATE_DIR"}},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json"},
 			workersFlag(),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list the plan of every store, also the names that need nothing (builtin, clean, normalized); above %d stores the text output is otherwise a summary", summaryStores)},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list the plan of every store, also the names that need nothing (builtin, clean, normalized); above %d stores the text output is otherwise a summary", textreport.SummaryStores)},
 			quietFlag(quietUsage+"; a run that prints lists no plan: only the stores skipped, problems and the summary"),
 			failOnFlag(),
 			&cli.StringFlag{Name: "plan-out", Usage: "write the plan of this dry run to FILE (a sealed JSON plan file, docs/plan.md) for fix --apply --plan FILE", TakesFile: true},
@@ -94,337 +93,26 @@ func newFixCommand(env *Env) *cli.Command {
 					opts.namingSet = append(opts.namingSet, "--"+f)
 				}
 			}
-			if c.Bool("rules") {
-				a, err := ruleFixFor(opts.Common.Agent)
-				if err != nil {
+			if !c.Bool("rules") {
+				if err := rulefix.CheckFlags(nil, false, c.IsSet); err != nil {
 					return err
 				}
-				// The rule migration has no plan file, no --fail-on and reads no MCP config:
-				// refused rather than silently ignored.
-				for _, f := range rulefix.NotTaken(a) {
-					if c.IsSet(f) {
-						if slices.Contains(rulefix.OnlyFlags(), f) {
-							return usageErrorf("--%s does not go with --rules of %s (it is a flag of %s; nothing was changed)", f, all.RuleFixOf(a).Rules, fixRulesWhat(f))
-						}
-						return usageErrorf("--%s does not go with --rules (%s; nothing was changed)", f, all.RuleFixOf(a).What)
-					}
-				}
-				ropts, err := newFixRulesOptions(c, a, opts)
-				if err != nil {
-					return err
-				}
-				return runFixRules(c.Context, env, a, ropts)
+				return runFix(c.Context, env, opts)
 			}
-			for _, f := range rulefix.OnlyFlags() {
-				if c.IsSet(f) {
-					return usageErrorf("--%s goes with --rules (%s)", f, fixRulesWhat(f))
-				}
+			a, err := rulefix.Agent(opts.Common.Agent)
+			if err != nil {
+				return err
 			}
-			return runFix(c.Context, env, opts)
+			if err := rulefix.CheckFlags(a, true, c.IsSet); err != nil {
+				return err
+			}
+			ropts, err := newFixRulesOptions(c, a, opts)
+			if err != nil {
+				return err
+			}
+			return runFixRules(c.Context, env, a, ropts)
 		},
 	}
-}
-
-// fixOutput prints fix results as they stream in: the plan of each store (table or one JSON
-// object per store) and, with --apply, what happened to it.
-type fixOutput struct {
-	env      *Env
-	opts     fixOptions
-	showPlan bool
-	// summary: a large run in text (summaryMode): the plans of the first summaryStores stores
-	// with something to list (planStores counts them) are held in plans and printed at the
-	// end only when no more came (overflow false); writeSummary follows either way.
-	summary   bool
-	plans     []string
-	overflow  bool
-	jsonStart bool
-	began     bool
-	// skipped: the stores --apply skipped or failed to write (pipeline.FixTally's), for the
-	// JSON tail.
-	skipped []pipeline.SkippedRow
-	// partOpen: the plan of a store given in parts was printed without its closing blank line.
-	partOpen bool
-	// moves: the stores --move-legacy would move (dry run) or moved (apply).
-	moves []pipeline.MoveRow
-	// The text plan's size (issue 23 item 11: one 200 MiB session printed 165,301 lines):
-	// rows is how many plan rows were listed, curPath, curRows and curCut the store being
-	// listed and its rows listed and left out (a store given in parts counts as one); cutRows
-	// and cutStores what was left out in all (planStoreRows, planRows).
-	rows, curRows, curCut int
-	planStores            int // stores with a plan so far
-	curPath               string
-	cutRows, cutStores    int
-}
-
-// A text plan lists at most planStoreRows rows of one store and planRows rows in all (without
-// -v): a store's rows beyond are counted in one line under its table, the stores after the
-// last row in the closing summary (writeFixSummary), so the output of a run grows with what
-// it has to say, not with the size of the stores.
-const (
-	planStoreRows = 50
-	planRows      = 200
-)
-
-// budget cuts fs's rows to what planStoreRows and planRows leave (every row with -v or in
-// JSON), counting what it cut: curCut of the current store (all its parts), cutRows and
-// cutStores of the run.
-func (o *fixOutput) budget(fs fixStore) fixStore {
-	if o.opts.Verbose || o.opts.Format == "json" {
-		return fs
-	}
-	if fs.Path != o.curPath || !fs.Cont {
-		o.curPath, o.curRows, o.curCut = fs.Path, 0, 0
-	}
-	room := max(0, min(planStoreRows-o.curRows, planRows-o.rows))
-	if len(fs.Decisions) <= room {
-		o.rows += len(fs.Decisions)
-		o.curRows += len(fs.Decisions)
-		return fs
-	}
-	more := len(fs.Decisions) - room
-	fs.Decisions = fs.Decisions[:room]
-	o.rows += room
-	o.curRows += room
-	if o.curCut == 0 {
-		o.cutStores++
-	}
-	o.curCut += more
-	o.cutRows += more
-	return fs
-}
-
-func (o *fixOutput) store(r *rewrite.StoreResult) error {
-	last := r.Batch == nil || r.Batch.Last
-	// closeOpen ends a store whose parts were printed without their closing blank line, with
-	// the count of its rows left out (cutTail).
-	closeOpen := func() error {
-		if !last || !o.partOpen {
-			return nil
-		}
-		o.partOpen = false
-		if o.curCut > 0 {
-			fmt.Fprintf(o.env.Out, "  %s\n", cutTail(o.curCut))
-		}
-		_, err := fmt.Fprintln(o.env.Out)
-		return err
-	}
-	if r.Plan == nil {
-		return closeOpen() // reported with the problems
-	}
-	fs, _ := pipeline.FixStoreOf(r, o.showPlan, o.opts.Verbose)
-	fs.Cont, fs.Open = r.Batch != nil && r.Batch.Index > 0, r.Batch != nil && !r.Batch.Last && !o.summary
-	if len(fs.Decisions) == 0 && fs.Outcome == nil {
-		return closeOpen()
-	}
-	if o.opts.Format == "json" {
-		b, err := marshalJSON(fs)
-		if err != nil {
-			return err
-		}
-		sep := ",\n"
-		if !o.jsonStart {
-			sep = ""
-			o.jsonStart = true
-		}
-		_, err = fmt.Fprintf(o.env.Out, "%s%s", sep, b)
-		o.skippedLine(fs)
-		return err
-	}
-	if len(fs.Decisions) > 0 {
-		fs = o.budget(fs)
-		tail := ""
-		if last && o.curCut > 0 {
-			tail = cutTail(o.curCut)
-		}
-		if !fs.Cont {
-			o.planStores++
-		}
-		switch {
-		case o.overflow:
-		case o.summary && o.planStores > summaryStores:
-			o.overflow, o.plans = true, nil
-		case len(fs.Decisions) == 0:
-			// Past the rows a plan lists: counted under the store and in the closing summary.
-			if err := closeOpen(); err != nil {
-				return err
-			}
-		case !o.summary:
-			if err := writeStorePlan(o.env.Out, fs, tail); err != nil {
-				return err
-			}
-			o.partOpen = fs.Open
-		default:
-			var b strings.Builder
-			if err := writeStorePlan(&b, fs, tail); err != nil {
-				return err
-			}
-			o.plans = append(o.plans, b.String())
-		}
-	} else if err := closeOpen(); err != nil {
-		return err
-	}
-	o.skippedLine(fs)
-	return nil
-}
-
-// cutTail is the line under a store's plan that counts its rows not listed.
-func cutTail(n int) string {
-	return fmt.Sprintf("… and %s of this store not listed (-v lists every name, --format json has them)", plural(n, "more name site"))
-}
-
-// writeHeld prints the plans a summary-mode run held back, when they were few enough
-// (writeFixSummary says so otherwise).
-func (o *fixOutput) writeHeld() {
-	for _, p := range o.plans {
-		fmt.Fprint(o.env.Out, p)
-	}
-}
-
-// skippedLine reports a store --apply skipped (in use) or failed to write, on standard error
-// with every format (issue 8 item 7); JSON also has it in "skipped" and the store's outcome.
-func (o *fixOutput) skippedLine(fs fixStore) {
-	if fs.Outcome == nil {
-		return
-	}
-	if fs.Outcome.Status == "rewritten" {
-		if fs.Outcome.Reason != "" {
-			flushOut(o.env)
-			fmt.Fprintf(o.env.Err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(pipeline.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
-		}
-		return
-	}
-	label := "failed"
-	if fs.Outcome.Status == "in-use" {
-		label = "in use, skipped"
-	}
-	flushOut(o.env)
-	fmt.Fprintf(o.env.Err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(pipeline.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
-}
-
-// begin opens the JSON document.
-func (o *fixOutput) begin(mode string) {
-	o.jsonStart = false
-	o.began = true
-	if o.opts.Format == "json" {
-		fmt.Fprintf(o.env.Out, "{\"mode\":%q,\"stores\":[\n", mode)
-	}
-}
-
-func (o *fixOutput) end(a *aggregate, summary string, res *rewrite.Result) error {
-	if o.opts.Format == "json" {
-		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.skipped, Problems: a.Report.Problems, Agents: a.Report.Agents, Homes: a.Report.Homes,
-			Redispatch: a.Report.Redispatch, RedispatchNote: pipeline.RedispatchLine(a.Report.Redispatch), Moves: o.moves}
-		if t.Skipped == nil {
-			t.Skipped = []pipeline.SkippedRow{}
-		}
-		if res != nil {
-			t.RunID, t.RunDir = res.RunID, res.Dir
-		}
-		b, err := marshalJSON(t)
-		if err != nil {
-			return err
-		}
-		// Splice the tail's members into the open document.
-		_, err = fmt.Fprintf(o.env.Out, "\n],%s\n", b[1:])
-		writeProblems(o.env, a.Report.Problems)
-		return err
-	}
-	switch {
-	case o.summary:
-		o.writeHeld()
-		writeFixSummary(o.env.Out, a, o.opts.Quiet || !o.overflow)
-	case o.cutRows > 0:
-		// A plan too long to list: what was left out, then the summary.
-		fmt.Fprintf(o.env.Out, "%s of %s not listed (at most %d a store and %d in all; -v lists every one, --format json has them)\n\n",
-			plural(o.cutRows, "name site"), plural(o.cutStores, "store"), planStoreRows, planRows)
-		writeFixSummary(o.env.Out, a, true)
-	}
-	writeProblems(o.env, a.Report.Problems)
-	writeAgentInfo(o.env.Out, &a.Report)
-	pipeline.WriteRedispatchText(o.env.Out, a.Report.Redispatch)
-	writeHomes(o.env.Out, &a.Report, o.skipped, res != nil)
-	fmt.Fprintln(o.env.Out, summary)
-	for _, m := range o.moves {
-		switch {
-		case res == nil:
-			fmt.Fprintf(o.env.Out, "would move %s -> %s (%s)\n", reports.Printable(m.From), reports.Printable(m.To), m.Why)
-		case m.Moved:
-			fmt.Fprintf(o.env.Out, "moved %s -> %s\n", reports.Printable(m.From), reports.Printable(m.To))
-		default:
-			flushOut(o.env)
-			fmt.Fprintf(o.env.Err, "%s: not moved to %s: %s\n", reports.Printable(m.From), reports.Printable(m.To), reports.Printable(m.Error))
-		}
-	}
-	if l := a.KeptLine(); l != "" {
-		fmt.Fprintln(o.env.Out, l)
-	}
-	if l := pipeline.RedispatchLine(a.Report.Redispatch); l != "" {
-		fmt.Fprintln(o.env.Out, l)
-	}
-	return nil
-}
-
-// writeFixSummary is the bounded summary fix prints after (or, when more than summaryStores
-// stores had a plan, instead of) the per-store plans of a run over more than summaryStores
-// stores; -v prints every plan, --format json has it. held: the plans were printed, so no
-// line says they were left out.
-func writeFixSummary(w io.Writer, a *aggregate, held bool) {
-	if !held {
-		fmt.Fprintf(w, "%s: the plan of each store is not listed (-v lists it, --format json has it)\n\n", plural(len(a.Report.Stores), "store"))
-	}
-	_ = writeSummary(w, &a.Report, "-v")
-	fmt.Fprintln(w)
-}
-
-// summaryMode reports whether a fix run over n stores prints a summary instead of each plan.
-func summaryMode(opts fixOptions, n int) bool {
-	return opts.Format == "table" && !opts.Verbose && n > summaryStores
-}
-
-// abort ends the output of a run stopped by err (an interrupt, an unusable state directory):
-// the JSON document is closed with an "error" member, and what a run already rewrote is named
-// so it can be undone.
-func (o *fixOutput) abort(err error, res *rewrite.Result) error {
-	if errors.Is(err, context.Canceled) {
-		err = errors.New("interrupted")
-	}
-	hint := ""
-	if res != nil && res.RunID != "" && res.Manifest != nil {
-		hint = fmt.Sprintf("; %s already rewritten in run %s (undo with: sessionfix undo --state-dir %s %s)",
-			plural(res.Files, "file"), res.RunID, reports.ShellQuote(o.opts.StateDir), res.RunID)
-	}
-	if o.opts.Format == "json" {
-		if !o.began {
-			mode := "apply"
-			if !o.opts.Apply {
-				mode = "dry-run"
-			}
-			fmt.Fprintf(o.env.Out, "{\"mode\":%q,\"stores\":[", mode)
-		}
-		skipped := o.skipped
-		if skipped == nil {
-			skipped = []pipeline.SkippedRow{}
-		}
-		tail := map[string]any{"error": err.Error() + hint, "skipped": skipped}
-		if res != nil {
-			tail["run_id"], tail["run_dir"] = res.RunID, res.Dir
-		}
-		b, merr := marshalJSON(tail)
-		if merr == nil {
-			fmt.Fprintf(o.env.Out, "\n],%s\n", b[1:])
-		}
-	}
-	return fmt.Errorf("%w%s", err, hint)
-}
-
-func marshalJSON(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
 }
 
 func runFix(ctx context.Context, env *Env, opts fixOptions) error {
@@ -439,7 +127,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 			return err
 		}
 		opts.Common, opts.Paths, planned = lp.Options, lp.Paths, lp.Planned
-		writePlanSummary(env, opts, lp)
+		textreport.PlanSummary(fixSays(env, opts), opts.Plan, lp)
 		if len(opts.Paths) == 0 {
 			fmt.Fprintf(env.Err, "fix: the plan %s has nothing to rewrite\n", opts.Plan)
 			return nil
@@ -452,7 +140,7 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		// --yes answers the --apply question; without --apply there is none.
 		fmt.Fprintln(env.Err, "note: --yes without --apply: this is a dry run, nothing is written (add --apply to rewrite)")
 	}
-	failOnKept, err := checkFailOn(opts.FailOn)
+	failOnKept, err := pipeline.FailOnKept(opts.FailOn)
 	if err != nil {
 		return err
 	}
@@ -501,47 +189,53 @@ type fixView struct {
 	report *pipeline.FixReport
 	// out is the dry-run or apply pass's output, nil before it began; review the interactive
 	// plan display's.
-	out, review *fixOutput
+	out, review *textreport.FixOutput
+}
+
+// textOptions are the flags the text output follows.
+func (o fixOptions) textOptions() textreport.FixOptions {
+	return textreport.FixOptions{Format: o.Format, Verbose: o.Verbose, Quiet: o.Quiet, Apply: o.Apply, StateDir: o.StateDir}
 }
 
 func (v *fixView) Begin(pass pipeline.FixPass, stores int, reviewed bool) {
-	large := summaryMode(v.opts, stores)
+	opts := v.opts.textOptions()
+	large := textreport.SummaryMode(opts, stores)
 	switch pass {
 	case pipeline.PassReview:
 		// Interactive: the whole plan is shown before the question (as a dry run).
 		fmt.Fprintln(v.env.Out, "planned changes:")
-		tableOpts := v.opts
+		tableOpts := opts
 		tableOpts.Format = "table" // a person reads this before answering
-		v.review = &fixOutput{env: v.env, opts: tableOpts, showPlan: !v.opts.Quiet, summary: large}
+		v.review = textreport.NewFixOutput(v.env.Out, v.env.Err, tableOpts, !v.opts.Quiet, large)
 	case pipeline.PassDryRun:
-		v.out = &fixOutput{env: v.env, opts: v.opts, showPlan: !v.opts.Quiet, summary: large}
-		v.out.begin("dry-run")
+		v.out = textreport.NewFixOutput(v.env.Out, v.env.Err, opts, !v.opts.Quiet, large)
+		v.out.Begin("dry-run")
 	default:
 		// After a review the plan or summary was just shown.
-		v.out = &fixOutput{env: v.env, opts: v.opts, showPlan: !v.opts.Quiet && !reviewed, summary: large && !reviewed}
-		v.out.begin("apply")
+		v.out = textreport.NewFixOutput(v.env.Out, v.env.Err, opts, !v.opts.Quiet && !reviewed, large && !reviewed)
+		v.out.Begin("apply")
 	}
 }
 
 func (v *fixView) Store(r *rewrite.StoreResult) error {
 	if v.out == nil {
-		return v.review.store(r)
+		return v.review.Store(r)
 	}
 	if v.report != nil {
 		v.report.Add(r)
 	}
-	return v.out.store(r)
+	return v.out.Store(r)
 }
 
 func (v *fixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
 	if pass == pipeline.PassReview {
 		// The text end of a run (held plans, summary, problems, closing lines), as a dry run.
-		v.review.moves = pipeline.MoveRows(e.Moves, nil)
-		return v.review.end(e.Summary, e.Line, nil)
+		v.review.Moves = pipeline.MoveRows(e.Moves, nil)
+		return v.review.End(e.Summary, e.Line, nil)
 	}
-	v.out.skipped = e.Skipped
-	v.out.moves = pipeline.MoveRows(e.Moves, e.Result)
-	if err := v.out.end(e.Summary, e.Line, e.Result); err != nil {
+	v.out.Skipped = e.Skipped
+	v.out.Moves = pipeline.MoveRows(e.Moves, e.Result)
+	if err := v.out.End(e.Summary, e.Line, e.Result); err != nil {
 		return err
 	}
 	if err := v.writeReport(e, nil); err != nil {
@@ -570,13 +264,13 @@ func (v *fixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
 func (v *fixView) Abort(err error, e pipeline.FixPassEnd) error {
 	out := v.out
 	if out == nil {
-		out = &fixOutput{env: v.env, opts: v.opts}
+		out = textreport.NewFixOutput(v.env.Out, v.env.Err, v.opts.textOptions(), false, false)
 	}
-	out.skipped = e.Skipped
+	out.Skipped = e.Skipped
 	if rerr := v.writeReport(e, err); rerr != nil {
 		fmt.Fprintf(v.env.Err, "sessionfix: %v\n", rerr)
 	}
-	return out.abort(err, e.Result)
+	return out.Abort(err, e.Result)
 }
 
 // writeReport writes --report's file, when asked, and says where (stderr with --format json,
@@ -603,85 +297,6 @@ func (v *fixView) writeReport(e pipeline.FixPassEnd, stopped error) error {
 	}
 	fmt.Fprintf(w, "report written to %s\n", v.report.Path)
 	return nil
-}
-
-// writeStorePlan prints one store's plan, then tail (what of it is not listed) when not empty.
-func writeStorePlan(w io.Writer, fs fixStore, tail string) error {
-	if !fs.Cont {
-		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), pipeline.KindLabel(fs.Kind, fs.Profile))
-	}
-	t := &reports.Table{Columns: []string{whereHeader(fs.Decisions), "site", "old", "new", "class"}}
-	notes := map[string]bool{}
-	var noteOrder []string
-	for _, d := range fs.Decisions {
-		newName := d.New
-		switch d.Action {
-		case string(naming.ActKeep):
-			newName = "(kept)"
-		case string(naming.ActNone):
-			newName = "(unchanged)"
-		}
-		t.Add(d.Where, d.Site, d.Old.String(), newName, pipeline.ReasonLabel(d.Class, d.Reasons))
-		if d.Note != "" {
-			k := d.Old.String() + ": " + d.Note
-			if !notes[k] {
-				notes[k] = true
-				noteOrder = append(noteOrder, k)
-			}
-		}
-	}
-	var b strings.Builder
-	if err := reports.WriteText(&b, t); err != nil {
-		return err
-	}
-	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if fs.Cont && len(lines) > 1 {
-		lines = lines[1:] // the column heading was printed with the first part
-	}
-	for _, line := range lines {
-		fmt.Fprintf(w, "  %s\n", line)
-	}
-	for _, n := range noteOrder {
-		fmt.Fprintf(w, "  note: %s\n", reports.Printable(n))
-	}
-	if tail != "" {
-		fmt.Fprintf(w, "  %s\n", tail)
-	}
-	if fs.Open {
-		return nil
-	}
-	_, err := fmt.Fprintln(w)
-	return err
-}
-
-// whereHeader names the location column of a plan by what it holds: "line" (line numbers),
-// "row" (database rows), "offset" (@byte offsets of a whole-file JSON store), or a
-// combination such as "line/row".
-func whereHeader(ds []pipeline.DecisionRow) string {
-	var line, row, off bool
-	for _, d := range ds {
-		switch {
-		case d.Row != "":
-			row = true
-		case d.Line > 0:
-			line = true
-		default:
-			off = true
-		}
-	}
-	var parts []string
-	for _, p := range []struct {
-		on bool
-		s  string
-	}{{line, "line"}, {row, "row"}, {off, "offset"}} {
-		if p.on {
-			parts = append(parts, p.s)
-		}
-	}
-	if len(parts) == 0 {
-		return "where"
-	}
-	return strings.Join(parts, "/")
 }
 
 // confirm reads a yes/no answer; anything but y/yes is no.

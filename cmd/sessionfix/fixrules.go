@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/sessionfix/sessionfix/agent/all"
 	"os"
 	"strings"
+
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/textreport"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,16 +18,6 @@ import (
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rulefix"
 )
-
-// ruleFixFor is the agent whose rule migration fix --rules runs with --agent id ("" : the
-// default), or a usage error naming the agents that have one.
-func ruleFixFor(id string) (agent.Agent, error) {
-	a, names := rulefix.For(id)
-	if a != nil || id == "" {
-		return a, nil
-	}
-	return nil, usageErrorf("--rules migrates %s; --agent %s has no rule migration (nothing was changed)", andList(names), id)
-}
 
 // fixRulesFlags are fix's flags for the rule migrations: --rules and the migrations' own
 // (agent.RuleFix.Options).
@@ -45,10 +37,6 @@ func fixRulesFlags() []cli.Flag {
 	}
 	return out
 }
-
-// fixRulesWhat names the rule migrations that declare flag ("" : every one) in fix's usage
-// errors.
-func fixRulesWhat(flag string) string { return andList(rulefix.Declaring(flag)) }
 
 // fixRulesDescription is fix's --help sections on the rule migrations ("" without one).
 func fixRulesDescription() string {
@@ -75,15 +63,9 @@ func printProblem(env *Env) func(error) {
 // runFixRules is fix --rules: its options checked, rulefix.Run with the plan, the question and
 // the outcome printed.
 func runFixRules(ctx context.Context, env *Env, rf agent.Agent, o fixRulesOptions) error {
-	refused, refusedSet := rulefix.Refused(rf, o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy, o.Common.AgentOptions)
-	if err := cmp.Or(usage.Format(o.Format, "table", "json"), usage.Apply(o.Apply, o.DryRun, o.Yes, env.InTerminal)); err != nil {
+	if err := cmp.Or(usage.Format(o.Format, "table", "json"), usage.Apply(o.Apply, o.DryRun, o.Yes, env.InTerminal),
+		rulefix.CheckOptions(rf, o.Common.Inventory, o.Common.Discover || o.Common.KeepTruncated || o.Common.RewriteLossy, o.Common.AgentOptions)); err != nil {
 		return err
-	}
-	switch {
-	case o.Common.Inventory == "":
-		return usageErrorf("fix --rules needs --inventory FILE (the raw server keys and tool names the rules are about)")
-	case refusedSet:
-		return usageErrorf("--rules migrates %s only: %s do not go with it", all.RuleFixOf(rf).Rules, andList(refused))
 	}
 	o.StateDir = stateDirOf(env, o.StateDir)
 	end, err := rulefix.Run(ctx, rf, rulefix.Request{Apply: o.Apply, Yes: o.Yes, StateDir: o.StateDir, Now: env.Now,
@@ -96,7 +78,7 @@ func runFixRules(ctx context.Context, env *Env, rf agent.Agent, o fixRulesOption
 			Problem: printProblem(env),
 			Planned: func(plan *agent.RuleFixPlan, _ *rulefix.Planned) {
 				if o.Format == "table" {
-					writeRulePlan(env, all.RuleFixOf(rf).Rules, plan.Changes, plan.Version)
+					textreport.RulePlan(env.Out, all.RuleFixOf(rf).Rules, plan.Changes, plan.Version)
 				}
 			},
 			Confirm: func(pl *rulefix.Planned) (bool, error) {
@@ -129,20 +111,7 @@ func runFixRules(ctx context.Context, env *Env, rf agent.Agent, o fixRulesOption
 			return err
 		}
 	} else {
-		n, files := 0, 0
-		for _, row := range end.Outcomes {
-			if row.Status == "rewritten" {
-				n += row.Rules
-				files++
-			} else {
-				fmt.Fprintf(env.Out, "%s: %s: %s\n", reports.Printable(row.File), row.Status, reports.Printable(row.Reason))
-			}
-		}
-		fmt.Fprintf(env.Out, "rewrote %s in %s\n", plural(n, "rule"), plural(files, "file"))
-		if res.RunID != "" {
-			fmt.Fprintf(env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
-				res.RunID, res.Dir, reports.ShellQuote(o.StateDir), res.RunID)
-		}
+		textreport.RuleOutcomes(env.Out, end.Outcomes, res, o.StateDir)
 	}
 	if end.ApplyErr != nil {
 		return end.ApplyErr
@@ -156,45 +125,6 @@ func codeOf(code int) error {
 		return nil
 	}
 	return withCode(code)
-}
-
-// writeRulePlan prints each legacy-spelled rule (what names what is migrated, "Acme rules"):
-// where, old → new, what it matched before, what it matches after, and the flags.
-func writeRulePlan(env *Env, what string, rows []agent.RuleChange, now string) {
-	if len(rows) == 0 {
-		fmt.Fprintf(env.Out, "no legacy-spelled rule: every rule that names an inventory tool already uses %s's spelling\n", now)
-		return
-	}
-	fmt.Fprintf(env.Out, "%s in a legacy spelling (migrated to %s):\n", what, now)
-	for _, r := range rows {
-		arrow := r.New
-		if !r.Rewrite {
-			arrow = "(kept)"
-		}
-		fmt.Fprintf(env.Out, "%s:%d:%d %s %s[%d]: %s %q → %s\n", reports.Printable(r.File), r.Line, r.Column, r.Scope, r.Key, r.Index,
-			r.Action, reports.Printable(r.Old), reports.Printable(arrow))
-		fmt.Fprintf(env.Out, "    matched before (%s spelling): %s\n", r.WrittenFor, reports.Printable(noneIfEmpty(strings.Join(r.Before, ", "))))
-		if r.New != "" {
-			fmt.Fprintf(env.Out, "    %s matches under %s: %s\n", reports.Printable(r.New), now, reports.Printable(noneIfEmpty(strings.Join(r.After, ", "))))
-		}
-		if len(r.Extra) > 0 {
-			fmt.Fprintf(env.Out, "    SHARED NAME: also %s\n", reports.Printable(strings.Join(r.Extra, ", ")))
-		}
-		if r.Note != "" {
-			fmt.Fprintf(env.Out, "    note: %s\n", reports.Printable(r.Note))
-		}
-		for _, ov := range r.Overrides {
-			fmt.Fprintf(env.Out, "    CONFLICT: %s\n", reports.Printable(ov))
-		}
-	}
-}
-
-// noneIfEmpty is s, or "(none)" when s is empty.
-func noneIfEmpty(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }
 
 func newFixRulesOptions(c *cli.Context, a agent.Agent, base fixOptions) (fixRulesOptions, error) {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/sessionfix/sessionfix/agent/all"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/helptext"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,7 +207,7 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	names, set := rulefix.Refused(a, false, agent.Values{})
 	assert.False(t, set)
 	assert.Equal(t, []string{"--discover", "--keep-truncated", "--rewrite-lossy", "--codex-config", "--kilo-config"}, names)
-	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config", andList(names))
+	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config", helptext.AndList(names))
 	_, set = rulefix.Refused(a, false, agent.Values{"codex-config": {"c.toml"}})
 	assert.True(t, set, "another agent's option given")
 	_, set = rulefix.Refused(a, false, agent.Values{"allow-shared": {"true"}})

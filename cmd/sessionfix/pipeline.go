@@ -3,20 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/helptext"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/internal/progress"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
-	"github.com/sessionfix/sessionfix/store"
 )
 
 // stateDirOf resolves the state directory (pipeline.StateDir with env's environment).
@@ -34,11 +33,11 @@ func planFlags() []cli.Flag {
 	flags = append(append([]cli.Flag{
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
-		fileFlag("inventory", inventoryUsage()),
-		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + orList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning",
+		fileFlag("inventory", helptext.InventoryUsage()),
+		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + helptext.OrList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning",
 			Action: checkAgentOptions},
 	}, agentFlags("discover")...), append([]cli.Flag{
-		&cli.BoolFlag{Name: "discover", Usage: discoverUsage()},
+		&cli.BoolFlag{Name: "discover", Usage: helptext.DiscoverUsage()},
 		discoverUntrustedFlag(),
 		profileFlag(),
 		busyTimeoutFlag(),
@@ -68,14 +67,6 @@ func selectableAgents() []string {
 	return out
 }
 
-// orList is "a, b or c".
-func orList(parts []string) string {
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
-}
-
 // agentFlags are the agents' options listed before the general flag before ("" = after all
 // of them), as urfave/cli flags; each call makes new flag values (a repeatable one keeps its
 // values in the flag). An option two rooms declare (the same name: one file format both agents
@@ -83,28 +74,11 @@ func orList(parts []string) string {
 // others' ("; also " …); every declaring room reads its values.
 func agentFlags(before string) []cli.Flag {
 	var out []cli.Flag
-	for _, o := range sharedOptions() {
+	for _, o := range all.SharedOptions() {
 		if o.Before != before {
 			continue
 		}
 		out = append(out, optionFlag(o))
-	}
-	return out
-}
-
-// sharedOptions are the agents' options in list order, one per name (agentFlags).
-func sharedOptions() []agent.Option {
-	var out []agent.Option
-	at := map[string]int{}
-	for _, a := range all.Agents {
-		for _, o := range all.OptionsOf(a) {
-			if i, ok := at[o.Name]; ok {
-				out[i].Usage += "; also " + o.Usage
-				continue
-			}
-			at[o.Name] = len(out)
-			out = append(out, o)
-		}
 	}
 	return out
 }
@@ -163,7 +137,7 @@ func checkAgentOptions(c *cli.Context, id string) error {
 // readAgentOptions are the values of the agents' options given (agent.Values).
 func readAgentOptions(c *cli.Context) agent.Values {
 	out := agent.Values{}
-	readOptions(c, out, sharedOptions())
+	readOptions(c, out, all.SharedOptions())
 	return out
 }
 
@@ -208,14 +182,14 @@ func newPipeline(ctx context.Context, env *Env, paths []string, po pipeline.Opti
 	return &pipelineRun{Pipeline: p, env: env}, nil
 }
 
-// run is pipeline.Run with a progress bar on a terminal (newProgress).
+// run is pipeline.Run with a progress bar on a terminal (progress.New).
 func (p *pipelineRun) run(ctx context.Context, opt rewrite.ProcessOptions, each func(*rewrite.StoreResult) error) (*rewrite.Result, error) {
-	bar := newProgress(p.env, opt.Apply, len(p.Found.Targets), p.Found.TotalSize())
+	bar := progress.New(p.env.Err, p.env.ErrTerminal, p.env.Now, opt.Apply, len(p.Found.Targets), p.Found.TotalSize())
 	if bar != nil {
-		opt.Progress = bar.addBytes
+		opt.Progress = bar.AddBytes
 		inner := each
 		each = func(r *rewrite.StoreResult) error {
-			bar.storeDone()
+			bar.StoreDone()
 			if inner != nil {
 				return inner(r)
 			}
@@ -224,26 +198,9 @@ func (p *pipelineRun) run(ctx context.Context, opt rewrite.ProcessOptions, each 
 	}
 	res, err := p.Pipeline.Run(ctx, opt, each)
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	return res, err
-}
-
-// checkFailOn validates --fail-on of scan and fix: "kept" is the only finding.
-func checkFailOn(val string) (bool, error) {
-	kept := false
-	if val != "" {
-		for _, f := range strings.Split(val, ",") {
-			switch strings.TrimSpace(f) {
-			case "kept":
-				kept = true
-			case "":
-			default:
-				return false, usageErrorf("--fail-on takes kept, not %q", f)
-			}
-		}
-	}
-	return kept, nil
 }
 
 // failOnFlag is --fail-on of scan and fix.
@@ -269,132 +226,7 @@ func exitWith(a *aggregate, env *Env, cmd string, code int) error {
 	return withCode(code)
 }
 
-// writeAgentInfo prints what the agents' stores were planned with (their configs and
-// inventories; nothing when no agent said anything), in all.InfoOrder.
-func writeAgentInfo(w io.Writer, rep *scanReport) {
-	if rep.Agents.Len() > 0 {
-		fmt.Fprintln(w)
-	}
-	for _, id := range all.InfoOrder() {
-		rows := rep.Agents.Of(id)
-		for _, r := range rows {
-			fmt.Fprintln(w, reports.Printable(r.Text(len(rows) > 1)))
-		}
-	}
-}
-
-// writeHomes prints, for a run with --all-users, one line per home it covered (issue 23 item
-// 5): the home and its user, the stores found under the agents' roots there, their names to
-// rewrite (applied: rewritten; a store the apply skipped or failed to write is not counted)
-// and kept, and the roots.
-func writeHomes(w io.Writer, rep *scanReport, skipped []pipeline.SkippedRow, applied bool) {
-	if len(rep.Homes) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%s (--all-users):\n", plural(len(rep.Homes), "home"))
-	verb := "to rewrite"
-	if applied {
-		verb = "rewritten"
-	}
-	notDone := map[string]bool{}
-	for _, sk := range skipped {
-		notDone[sk.Path] = true
-	}
-	for _, h := range rep.Homes {
-		n := h.Rewrite
-		for _, r := range rep.Stores {
-			if notDone[r.Path] && pipeline.UnderHome(r.Path, h) {
-				n -= r.Rewrite
-			}
-		}
-		line := fmt.Sprintf("  %s (%s, uid %d): %s, %d names %s, %d kept", h.Dir, h.User, h.UID, plural(h.Stores, "store"), n, verb, h.Kept)
-		if h.Problems > 0 {
-			line += ", " + plural(h.Problems, "problem")
-		}
-		fmt.Fprintln(w, reports.Printable(line+"; "+strings.Join(h.Roots, ", ")))
-	}
-	fmt.Fprintln(w)
-}
-
-// writeProblems prints the problems and warnings of a run on standard error (issue 8 item 7:
-// the report on standard output stays machine-clean, also with --format json, which carries
-// them as members too), then its notes: rows of severity info (sessionfix's own state
-// directory met in a walk, say) are not problems and are not counted as such, each is a
-// "note: " line (issue 23 item 11: "1 problem" was printed after every run over ~). Standard
-// output is flushed first, so on a terminal they appear after the tables printed so far.
-func writeProblems(env *Env, probs []problemRow) {
-	if len(probs) == 0 {
-		return
-	}
-	flushOut(env)
-	w := env.Err
-	var notes []problemRow
-	var real []problemRow
-	for _, p := range probs {
-		if p.Severity == string(store.SevInfo) {
-			notes = append(notes, p)
-		} else {
-			real = append(real, p)
-		}
-	}
-	if len(real) > 0 {
-		fmt.Fprintf(w, "%s:\n", plural(len(real), "problem"))
-		for _, p := range real {
-			fmt.Fprintf(w, "  %s\n", reports.Printable(p.String()))
-		}
-	}
-	for _, p := range notes {
-		fmt.Fprintf(w, "note: %s\n", reports.Printable(strings.Replace(p.String(), ": info: ", ": ", 1)))
-	}
-}
-
 // workersFlag is --workers of scan and fix; the help shows the one real default.
 func workersFlag() cli.Flag {
 	return &cli.IntFlag{Name: "workers", Usage: "parallel readers", DefaultText: "the number of CPUs, at most 8"}
-}
-
-// summaryStores is how many stores scan and fix list one by one: above it, text output is a
-// summary (per agent and store kind, the largest stores, old → new counts) and -v or
-// --format json gives every store (issue 8: 5,000 sessions printed 115,002 plan lines).
-const summaryStores = 20
-
-// summaryRows caps each name table of the summary (old → new, kept); the JSON has them all.
-const summaryRows = 50
-
-// writeSummary prints the bounded summary of a large run: stores per agent and kind, the
-// summaryStores largest stores, and old → new counts and kept names (each table at most
-// summaryRows rows; "-v" or --format json lists everything). how names the flag that lists
-// every store ("-v").
-func writeSummary(w io.Writer, rep *scanReport, how string) error {
-	fmt.Fprintln(w, "stores by agent and kind:")
-	if err := reports.WriteText(w, pipeline.KindTable(rep)); err != nil {
-		return err
-	}
-	if len(rep.Stores) > summaryStores {
-		fmt.Fprintf(w, "\nthe %d largest of %s (%s or --format json lists every store):\n", summaryStores, plural(len(rep.Stores), "store"), how)
-	} else {
-		fmt.Fprintln(w, "\nstores:")
-	}
-	if err := reports.WriteText(w, pipeline.StoreTable(pipeline.LargestStores(rep.Stores, summaryStores))); err != nil {
-		return err
-	}
-	if len(rep.Renames) > 0 {
-		fmt.Fprintln(w, "\nold → new (names, over all stores):")
-		if err := reports.WriteText(w, pipeline.RenameTable(rep.Renames, nil, summaryRows)); err != nil {
-			return err
-		}
-		if n := len(rep.Renames) - summaryRows; n > 0 {
-			fmt.Fprintf(w, "… and %s more (--format json lists them)\n", plural(n, "distinct name"))
-		}
-	}
-	if len(rep.Kept) > 0 {
-		fmt.Fprintln(w, "\nkept names, and why:")
-		if err := reports.WriteText(w, pipeline.KeptTable(rep.Kept, summaryRows)); err != nil {
-			return err
-		}
-		if n := len(rep.Kept) - summaryRows; n > 0 {
-			fmt.Fprintf(w, "… and %s more (--format json lists them)\n", plural(n, "distinct name"))
-		}
-	}
-	return nil
 }

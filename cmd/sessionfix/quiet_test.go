@@ -3,32 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-)
+	"github.com/sessionfix/sessionfix/internal/exitcode"
 
-// TestQuietRecorderKeepsOrder: what a quiet run wrote to its two streams comes out in the order
-// written when it is released, and later writes go straight through; unreleased, nothing.
-func TestQuietRecorderKeepsOrder(t *testing.T) {
-	var both bytes.Buffer
-	q := &quietRecorder{out: &both, err: &both}
-	out, errw := q.writer(false), q.writer(true)
-	for _, w := range []struct {
-		to interface{ Write([]byte) (int, error) }
-		s  string
-	}{{out, "plan\n"}, {errw, "problem\n"}, {out, "summary\n"}} {
-		_, err := w.to.Write([]byte(w.s))
-		require.NoError(t, err)
-	}
-	assert.Empty(t, both.String(), "nothing before release")
-	q.release()
-	assert.Equal(t, "plan\nproblem\nsummary\n", both.String())
-	_, _ = errw.Write([]byte("late\n"))
-	assert.Equal(t, "plan\nproblem\nsummary\nlate\n", both.String())
-}
+	"github.com/stretchr/testify/assert"
+)
 
 // TestQuietPromptShowsWhatIsAsked: fix -q --apply at a terminal still asks, and the person
 // sees the plan and the question before answering (the first read of standard input

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/pipeline"
 )
 
 // The tests of issue 30 (root over untrusted homes) that need no second user.
@@ -48,7 +49,7 @@ func TestUndoForceSaysWhereTheChangesWent(t *testing.T) {
 			require.Equal(t, exitcode.OK, r.code, r.err)
 			var kept string
 			if format == "json" {
-				var rep undoReport
+				var rep pipeline.UndoReport
 				require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
 				for _, file := range rep.Files {
 					if file.Path == f {

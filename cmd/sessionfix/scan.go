@@ -9,11 +9,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/fleet"
+	"github.com/sessionfix/sessionfix/helptext"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/textreport"
 )
 
 type scanOptions struct {
@@ -37,12 +39,12 @@ func newScanCommand(env *Env) *cli.Command {
 		Name:        "scan",
 		Usage:       "find legacy MCP tool names in session stores (read-only)",
 		ArgsUsage:   "[PATH...]",
-		Description: scanDescription(),
+		Description: helptext.ScanDescription(),
 		Flags: append(append(planFlags(),
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table, json, sarif (SARIF 2.1.0 for code scanning: one result per name fix would rewrite or keeps although a provider rejects it), or sqlite (with --out: the fleet database, one row per such name; docs/fleet.md)"},
 			fleetOutFlag(),
 			workersFlag(),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", summaryStores)},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every store and name (above %d stores the text output is a summary)", textreport.SummaryStores)},
 			failOnFlag(),
 			fileFlag("baseline", "a previous scan --format sarif output: exit 5 only for findings (names fix would rewrite or keeps while a provider rejects them) not in it"),
 		), fleetFlags()...),
@@ -64,7 +66,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	if err := usage.Workers(opts.Workers); err != nil {
 		return err
 	}
-	failOnKept, err := checkFailOn(opts.FailOn)
+	failOnKept, err := pipeline.FailOnKept(opts.FailOn)
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	}
 	var known *reports.SARIFBaseline
 	if opts.Baseline != "" {
-		if known, err = loadSARIFBaseline(opts.Baseline); err != nil {
+		if known, err = pipeline.LoadSARIFBaseline(opts.Baseline); err != nil {
 			return err
 		}
 	}
@@ -112,24 +114,24 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {
 			return err
 		}
-		writeProblems(env, rep.Problems)
+		textreport.Problems(env.Out, env.Err, rep.Problems)
 	} else if opts.Format == "sarif" {
 		results := sar.Results
 		if known != nil {
 			results, _ = known.Mark(results)
 		}
-		inv := sarifInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
+		inv := textreport.SARIFInvocation(rep.Problems, p.Summary.Failed || p.Summary.InUse > 0)
 		if err := writeSARIF(env, origin.SARIF("scan", sar.Rules, results, inv)); err != nil {
 			return err
 		}
-		writeProblems(env, rep.Problems)
+		textreport.Problems(env.Out, env.Err, rep.Problems)
 	} else if opts.Format == "sqlite" {
 		complete := !p.Summary.Failed && p.Summary.InUse == 0
 		if err := writeFleet(ctx, env, opts.Out, "scan", origin, origin.Rows(sar.Results, "", nil), complete); err != nil {
 			return err
 		}
-		writeProblems(env, rep.Problems)
-	} else if err := writeScanText(env, p.Summary, opts.Verbose); err != nil {
+		textreport.Problems(env.Out, env.Err, rep.Problems)
+	} else if err := textreport.Scan(env.Out, env.Err, p.Summary, opts.Verbose); err != nil {
 		return err
 	}
 	if known != nil && p.Summary.InUse == 0 && !p.Summary.Failed {
@@ -172,96 +174,10 @@ func jsonErrorAt(env *Env, format string, run reports.SARIFRun, err error) error
 		_ = writeSARIF(env, run)
 		return err
 	}
-	if b, merr := marshalJSON(map[string]string{"error": msg}); merr == nil {
+	if b, merr := textreport.MarshalJSON(map[string]string{"error": msg}); merr == nil {
 		fmt.Fprintf(env.Out, "%s\n", b)
 	}
 	return err
-}
-
-// sarifInvocation is the SARIF invocation of a run that read its input (nil when there is no
-// problem: the log is then as before): every problem (an input that could not be read, a root
-// without a store) as a toolExecutionNotifications entry naming its path, location and reason
-// (problem rows never carry a secret), level error/warning/note from its severity, and
-// executionSuccessful false when the run failed (exit 3) or found a store in use (exit 4).
-func sarifInvocation(probs []problemRow, failed bool) *reports.SARIFInvocation {
-	if len(probs) == 0 && !failed {
-		return nil
-	}
-	inv := &reports.SARIFInvocation{Successful: !failed}
-	for _, p := range probs {
-		level := "note"
-		switch p.Severity {
-		case "error":
-			level = "error"
-		case "warning":
-			level = "warning"
-		}
-		inv.Notifications = append(inv.Notifications, reports.SARIFNotification{Level: level, Message: reports.Printable(p.String()), Path: p.Path})
-	}
-	return inv
-}
-
-// writeScanText prints the scan report; above summaryStores stores, or summaryRows distinct
-// old → new and kept names, and without verbose, the stores and names are summarized
-// (writeSummary).
-func writeScanText(env *Env, a *aggregate, verbose bool) error {
-	w := env.Out
-	rep := &a.Report
-	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
-		plural(rep.Totals.Stores, "store"), pipeline.HumanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
-	if rep.Ignored > 0 {
-		what := "other files are not stores and were not read"
-		if rep.Ignored == 1 {
-			what = "other file is not a store and was not read"
-		}
-		fmt.Fprintf(w, "%d %s (--format json lists them)\n", rep.Ignored, what)
-	}
-	fmt.Fprintln(w)
-	if err := reports.WriteText(w, pipeline.ClassTable(rep, a.DottedLabels)); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	// A summary too when the name tables alone would be long (issue 23 item 11).
-	if !verbose && (len(rep.Stores) > summaryStores || len(rep.Renames)+len(rep.Kept) > summaryRows) {
-		if err := writeSummary(w, rep, "-v"); err != nil {
-			return err
-		}
-	} else {
-		if err := reports.WriteText(w, pipeline.StoreTable(rep.Stores)); err != nil {
-			return err
-		}
-		if len(rep.Renames) > 0 || len(rep.Kept) > 0 {
-			fmt.Fprintln(w)
-			if err := reports.WriteText(w, pipeline.RenameTable(rep.Renames, rep.Kept, 0)); err != nil {
-				return err
-			}
-		}
-	}
-	if len(rep.Identities) > 0 {
-		fmt.Fprintf(w, "\nraw MCP identities recorded (%s; never rewritten, used to name calls):\n", identitiesHelp())
-		if err := reports.WriteText(w, pipeline.IdentityTable(rep)); err != nil {
-			return err
-		}
-	}
-	if len(rep.SettingsRules) > 0 {
-		fmt.Fprintf(w, "\nsettings rules in legacy spellings (reported, never rewritten; see sessionfix audit):\n")
-		if err := reports.WriteText(w, settingsTable(rep.SettingsRules)); err != nil {
-			return err
-		}
-	}
-	writeProblems(env, rep.Problems)
-	writeAgentInfo(w, rep)
-	pipeline.WriteRedispatchText(w, rep.Redispatch)
-	fmt.Fprintln(w)
-	writeHomes(w, rep, nil, false)
-	fmt.Fprintln(w, a.SummaryLine(false))
-	if l := a.KeptLine(); l != "" {
-		fmt.Fprintln(w, l)
-	}
-	if l := pipeline.RedispatchLine(rep.Redispatch); l != "" {
-		fmt.Fprintln(w, l)
-	}
-	return nil
 }
 
 // writeSARIF writes one SARIF 2.1.0 log holding run to standard output.

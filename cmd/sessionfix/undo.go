@@ -12,6 +12,7 @@ import (
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/runlog"
+	"github.com/sessionfix/sessionfix/textreport"
 )
 
 type undoOptions struct {
@@ -26,14 +27,9 @@ type undoOptions struct {
 	// Profile is --profile FILE: the SQLite profile of a run made with fix --profile that did
 	// not record it (a run recorded it since issue 23 item 6; pipeline.UndoProfile).
 	Profile string
-	// Verbose is -v: every restored file listed (else the first undoListed).
+	// Verbose is -v: every restored file listed (else the first textreport.UndoListed).
 	Verbose bool
 }
-
-// undoListed is how many restored files undo's text output lists one by one without -v; the
-// others are counted in one line (files refused or failed are always listed, on standard
-// error).
-const undoListed = 20
 
 func newUndoCommand(env *Env) *cli.Command {
 	return &cli.Command{
@@ -71,7 +67,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output format: table or json (one closed JSON document, also on errors)"},
 			busyTimeoutFlag(),
 			fileFlag("profile", "the SQLite store profile (JSON) of a run made with fix --profile FILE whose run does not record it (older runs); a run records its profile, and undo uses it"),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every file restored (the text output lists the first %d, then counts the rest)", undoListed)},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: fmt.Sprintf("list every file restored (the text output lists the first %d, then counts the rest)", textreport.UndoListed)},
 		},
 		Action: func(c *cli.Context) error {
 			opts := undoOptions{Last: c.Bool("last"), Force: c.Bool("force"), Yes: c.Bool("yes"), StateDir: c.String("state-dir"),
@@ -88,47 +84,12 @@ EXAMPLES:
 	}
 }
 
-// undoFile is one store of an undo in --format json.
-type undoFile struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
-	// Status: restored (Reason set when something failed after the restore), already (restored
-	// by an earlier undo), changed (refused: it changed
-	// since the run; --force restores it), in-use (refused: an agent holds it), failed.
-	Status string `json:"status"`
-	Names  int    `json:"names"`
-	Reason string `json:"reason,omitempty"`
-	// MovedFrom is set for a store the run moved (fix --move-legacy): where it was, Path
-	// where it is moved back to.
-	MovedFrom string `json:"moved_from,omitempty"`
-	// Kept is where a forced restore kept what the store held before it (--force over a store
-	// that changed since the run: its later changes are there, not in the store).
-	Kept string `json:"kept,omitempty"`
-	// Notes say how the store was restored when the user should know (a database put back row
-	// by row, not byte for byte, and why).
-	Notes []string `json:"notes,omitempty"`
-}
-
-// undoReport is undo --format json: always one closed document; Error is set when the undo
-// could not run or stopped (the files restored so far are still listed).
-type undoReport struct {
-	RunID          string     `json:"run_id,omitempty"`
-	RunDir         string     `json:"run_dir,omitempty"`
-	AlreadyUndone  bool       `json:"already_undone"`
-	Files          []undoFile `json:"files"`
-	Restored       int        `json:"restored"`
-	NotRestored    int        `json:"not_restored"`
-	Summary        string     `json:"summary,omitempty"`
-	Error          string     `json:"error,omitempty"`
-	NothingChanged bool       `json:"nothing_changed,omitempty"` // the --force confirmation was declined
-}
-
 func runUndo(ctx context.Context, env *Env, opts undoOptions) (err error) {
 	if err := usage.Format(opts.Format, "table", "json"); err != nil {
 		return err
 	}
 	if opts.Format == "json" {
-		rep := &undoReport{Files: []undoFile{}}
+		rep := &pipeline.UndoReport{Files: []pipeline.UndoFile{}}
 		text := *env
 		text.Out = io.Discard // the text lines; the report is written instead
 		defer func() {
@@ -146,9 +107,9 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) (err error) {
 
 // undo runs an undo, printing text to env.Out (files refused, failed or restored with a
 // problem to env.Err: issue 8 item 7) and, when rep is not nil, filling rep.
-func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) error {
+func undo(ctx context.Context, env *Env, opts undoOptions, rep *pipeline.UndoReport) error {
 	if rep == nil {
-		rep = &undoReport{} // filled and dropped
+		rep = &pipeline.UndoReport{} // filled and dropped
 	}
 	switch {
 	case opts.RunID == "" && !opts.Last:
@@ -161,68 +122,17 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 	}
 	opts.StateDir = stateDirOf(env, opts.StateDir)
 	cleanLeftovers(env, opts.StateDir)
-	listed, unlisted := 0, 0 // restored files listed, and past undoListed
+	u := &textreport.Undo{Out: env.Out, Err: env.Err, Verbose: opts.Verbose, Report: rep}
 	end, err := pipeline.Undo(ctx, pipeline.UndoRequest{StateDir: opts.StateDir, RunID: opts.RunID, Last: opts.Last, Force: opts.Force,
 		Ask: opts.Force && !opts.Yes, BusyTimeout: opts.BusyTimeout, Now: env.Now, Profile: opts.Profile}, pipeline.UndoHooks{
-		Start: func(dir string, m *runlog.Manifest, todo, todoDBs int) {
-			fmt.Fprintf(env.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, pipeline.StoresPhrase(todo, todoDBs))
-			for _, n := range m.ToolNotes {
-				fmt.Fprintf(env.Out, "  note: %s\n", reports.Printable(n))
-			}
-		},
+		Start: u.Start,
 		Confirm: func(m *runlog.Manifest) (bool, error) {
-			list := env.Out
-			if list == io.Discard {
-				list = env.Err // --format json: the list the question is about still reaches the person
-			}
-			for _, f := range m.Files {
-				if !f.Restored {
-					fmt.Fprintf(list, "  %s (%s changed)\n", reports.Printable(f.Ref.Path), plural(f.Edits, "name"))
-				}
-			}
+			u.List(m)
 			flushOut(env)
 			fmt.Fprintf(env.Err, "Restore these files even if they changed since the run (later changes are lost)? [y/N] ")
 			return confirm(ctx, env.In)
 		},
-		File: func(o runlog.UndoOutcome, status string, late bool) {
-			path := reports.Printable(o.Ref.Path)
-			f := undoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status, Kept: o.Kept, Notes: o.Notes}
-			if o.Err != nil && f.Status != pipeline.UndoAlready {
-				f.Reason = o.Err.Error()
-				flushOut(env)
-			}
-			if o.Move != nil {
-				f.MovedFrom = o.Move.To
-			}
-			kept := ""
-			if o.Kept != "" {
-				// --force over a store that changed since the run: its later changes are not in
-				// the store any more; say where they are (issue 30 finding 8).
-				kept = "; it had changed since the run: what it held before this undo is kept at " + reports.Printable(o.Kept)
-			}
-			switch {
-			case f.Status == pipeline.UndoRestored && !late && o.Move != nil:
-				listed++ // a store moved back is always listed: it is not where the user last saw it
-				fmt.Fprintf(env.Out, "  moved back %s (from %s)%s\n", path, reports.Printable(o.Move.To), kept)
-			case f.Status == pipeline.UndoRestored && !late && kept == "" && len(o.Notes) == 0 && !opts.Verbose && listed >= undoListed:
-				unlisted++ // counted in the closing line (issue 23 item 11: 5,000 files printed 5,002 lines)
-			case f.Status == pipeline.UndoRestored && !late:
-				listed++ // past undoListed too when its later changes were kept aside or it has a note: the user must know
-				fmt.Fprintf(env.Out, "  restored %s (%s)%s\n", path, plural(o.Names, "name"), kept)
-				for _, n := range o.Notes {
-					fmt.Fprintf(env.Out, "    note: %s\n", reports.Printable(n))
-				}
-			case late:
-				// Restored, then something failed (a directory fsync) or the agent appended
-				// meanwhile (carried over): reported, and the exit status says so.
-				fmt.Fprintf(env.Err, "  restored %s (%s)%s, but: %s\n", path, plural(o.Names, "name"), kept, reports.Printable(o.Err.Error()))
-			case f.Status == pipeline.UndoChanged || f.Status == pipeline.UndoInUse:
-				fmt.Fprintf(env.Err, "  refused  %s\n", reports.Printable(o.Err.Error()))
-			case f.Status == pipeline.UndoFailed:
-				fmt.Fprintf(env.Err, "  failed   %s\n", reports.Printable(o.Err.Error()))
-			}
-			rep.Files = append(rep.Files, f)
-		},
+		File: u.File,
 	})
 	rep.RunID, rep.RunDir, rep.AlreadyUndone = end.RunID, end.Dir, end.AlreadyUndone
 	rep.Restored, rep.NotRestored = end.Tally.Restored, end.Tally.NotRestored()
@@ -233,17 +143,10 @@ func undo(ctx context.Context, env *Env, opts undoOptions, rep *undoReport) erro
 		return err
 	}
 	rep.Summary, rep.NothingChanged = end.Summary, end.Declined
-	switch {
-	case end.Declined:
+	if end.Declined {
 		return declined(env)
-	case end.NothingToUndo:
-		fmt.Fprintln(env.Out, reports.Printable(end.Summary))
-	default:
-		if unlisted > 0 {
-			fmt.Fprintf(env.Out, "  … and %s restored, not listed (-v lists every file, --format json has them)\n", plural(unlisted, "more file"))
-		}
-		fmt.Fprintln(env.Out, end.Summary)
 	}
+	u.End(end)
 	if end.Code != 0 {
 		return withCode(end.Code)
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/pipeline"
 
 	"github.com/gofrs/flock"
 	"github.com/stretchr/testify/assert"
@@ -46,7 +48,7 @@ func TestUndoOfARunInUse(t *testing.T) {
 	}
 	r = runCLI(t, env, "", "undo", "--last", "--format", "json", "--state-dir", state)
 	assert.Equal(t, exitcode.InUse, r.code, r.err)
-	var rep undoReport
+	var rep pipeline.UndoReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
 	assert.Contains(t, rep.Error, why)
 	assert.Empty(t, rep.Files)

@@ -18,7 +18,7 @@ import (
 // fix --report, scan's tables, fleet rows, --help's layout and the shared option checks moved
 // out; then agent/all.WithHelp). Lower it as more moves out, never raise it: a command that needs more lines in cmd
 // needs its logic in a library.
-const cmdBudget = 5057
+const cmdBudget = 2949
 
 // TestCmdLineBudget: cmd/sessionfix stays within cmdBudget production lines.
 func TestCmdLineBudget(t *testing.T) {

@@ -357,3 +357,42 @@ func TestMCPInventoryIsNeutral(t *testing.T) {
 		}
 	}
 }
+
+// commandLibraries are the libraries only the command imports: what cmd/sessionfix was
+// before issue 24 item 4 moved it out (the text reports, the names command, the --quiet
+// recording, the command-line checks), each with the module packages it may import
+// (nil: none).
+var commandLibraries = map[string][]string{
+	"textreport":        {"agent", "agent/all", "check", "internal/exitcode", "naming", "internal/owner", "pipeline", "reports", "rewrite", "runlog", "store"},
+	"nameinfo":          {"internal/jsonscan", "mcpname", "pipeline", "reports", "store"},
+	"internal/quiet":    nil,
+	"internal/cliargs":  nil,
+	"internal/progress": nil,
+	"helptext":          {"agent", "agent/all"},
+}
+
+// TestCommandLibrariesStayBelowTheCommand: the command's libraries import only what
+// commandLibraries lists (no storage engine, no agent room, no audit, no run), and nothing
+// but cmd imports them.
+func TestCommandLibrariesStayBelowTheCommand(t *testing.T) {
+	all := imports(t)
+	for pkg, allowed := range commandLibraries {
+		require.Contains(t, all, pkg)
+		for _, imp := range all[pkg] {
+			if target, ok := strings.CutPrefix(imp, module); ok {
+				assert.Contains(t, allowed, target, "%s must not import %s (only %v)", pkg, target, allowed)
+			}
+		}
+	}
+	for pkg, imps := range all {
+		for _, imp := range imps {
+			target, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			if _, lib := commandLibraries[target]; lib {
+				assert.True(t, under(pkg, "cmd/sessionfix"), "%s imports %s: only the command does", pkg, target)
+			}
+		}
+	}
+}

@@ -1,4 +1,8 @@
-package main
+// Package helptext is what --help says about the agents: the phrases, roots and examples of
+// every room's agent.Help spliced into the commands' descriptions and flag usages, in
+// agent/all's order with the default agent (all.Default) first, and the descriptions built
+// from them (scan, fix, names, audit). The flags themselves are the command's.
+package helptext
 
 import (
 	"fmt"
@@ -9,11 +13,8 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 )
 
-// The --help texts' phrases about agents come from the rooms (agent.Agent.Help), in agent/all's
-// order with the default agent (all.Default) first.
-
-// defaultHelp is the default agent's Help (an empty one when it has none).
-func defaultHelp() agent.Help {
+// Default is the default agent's Help (an empty one when it has none).
+func Default() agent.Help {
 	if all.HelpOf(all.Default) != nil {
 		return *all.HelpOf(all.Default)
 	}
@@ -31,17 +32,17 @@ func helpPhrases(field func(*agent.Help) string) []string {
 	return out
 }
 
-// andList is "a, b and c".
-func andList(parts []string) string {
+// AndList is "a, b and c".
+func AndList(parts []string) string {
 	if len(parts) < 2 {
 		return strings.Join(parts, "")
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// rootsHelp is scan's "default: every agent's place that exists, … — <agent>: <its roots>; …"
+// Roots is scan's "default: every agent's place that exists, … — <agent>: <its roots>; …"
 // (issue 23 item 4: without a PATH every agent whose default place exists is covered).
-func rootsHelp() string {
+func Roots() string {
 	var parts []string
 	for _, a := range all.WithHelp() {
 		if all.HelpOf(a).Roots != "" {
@@ -53,7 +54,7 @@ func rootsHelp() string {
 
 // storesHelp lists the agents' stores for scan ("session files, … and Acme transcripts").
 func storesHelp() string {
-	return andList(helpPhrases(func(h *agent.Help) string { return h.Stores }))
+	return AndList(helpPhrases(func(h *agent.Help) string { return h.Stores }))
 }
 
 // homesHelp lists what a PATH naming an agent's home is, each followed by ", ".
@@ -65,26 +66,20 @@ func homesHelp() string {
 	return b.String()
 }
 
-// identitiesHelp lists where the agents record raw MCP identities, for scan's identity table
-// ("Acme call records, Other CLI attribution fields").
-func identitiesHelp() string {
-	return strings.Join(helpPhrases(func(h *agent.Help) string { return h.Identities }), ", ")
-}
-
 // settingsDirHelp is the default agent's settings directory under a PATH ("PATH/.acme").
 func settingsDirHelp() string {
-	return "PATH/" + path.Base(defaultHelp().Dir)
+	return "PATH/" + path.Base(Default().Dir)
 }
 
 // linkHelp is scan's linked-directory example ("~/.acme -> /data/acme").
 func linkHelp() string {
-	return defaultHelp().Dir + " -> /data/" + string(all.Default.Core().ID)
+	return Default().Dir + " -> /data/" + string(all.Default.Core().ID)
 }
 
-// exampleLine is one EXAMPLES line of command cmd ("   sessionfix fix ARGS   # COMMENT"; the
+// ExampleLine is one EXAMPLES line of command cmd ("   sessionfix fix ARGS   # COMMENT"; the
 // comments start at column 52, or one space after ARGS of 34 characters or more: run as a
 // shell line, "ARGS# …" would be one word).
-func exampleLine(cmd string, e agent.Example) string {
+func ExampleLine(cmd string, e agent.Example) string {
 	if e.Comment == "" {
 		return strings.TrimRight("   sessionfix "+cmd+" "+e.Args, " ")
 	}
@@ -95,9 +90,9 @@ func exampleLine(cmd string, e agent.Example) string {
 	return fmt.Sprintf("   sessionfix %s %s# %s", cmd, args, e.Comment)
 }
 
-// examplesHelp are command cmd's example lines: the generic ones, the agents' own (picked by
+// Examples are command cmd's example lines: the generic ones, the agents' own (picked by
 // field) spliced in at index at.
-func examplesHelp(cmd string, generic []agent.Example, at int, field func(*agent.Help) []agent.Example) string {
+func Examples(cmd string, generic []agent.Example, at int, field func(*agent.Help) []agent.Example) string {
 	var own []agent.Example
 	for _, a := range all.WithHelp() {
 		own = append(own, field(all.HelpOf(a))...)
@@ -106,23 +101,23 @@ func examplesHelp(cmd string, generic []agent.Example, at int, field func(*agent
 	for i, e := range generic {
 		if i == at {
 			for _, o := range own {
-				lines = append(lines, exampleLine(cmd, o))
+				lines = append(lines, ExampleLine(cmd, o))
 			}
 		}
-		lines = append(lines, exampleLine(cmd, e))
+		lines = append(lines, ExampleLine(cmd, e))
 	}
 	if at >= len(generic) {
 		for _, o := range own {
-			lines = append(lines, exampleLine(cmd, o))
+			lines = append(lines, ExampleLine(cmd, o))
 		}
 	}
 	return strings.Join(lines, "\n")
 }
 
-// scanDescription is scan's --help description.
-func scanDescription() string {
-	h := defaultHelp()
-	return `Walks the given paths (` + rootsHelp() + `) in parallel and reports every tool name
+// ScanDescription is scan's --help description.
+func ScanDescription() string {
+	h := Default()
+	return `Walks the given paths (` + Roots() + `) in parallel and reports every tool name
 found in ` + storesHelp() + `: counts per class and per
 store, and the old → new map a fix would apply. Names a provider rejects that cannot be
 rewritten are counted in a closing line ("N names a provider rejects were kept: why, how to
@@ -143,7 +138,7 @@ standard output (--format json also lists them under "problems").
 Never writes anything.
 
 EXAMPLES:
-` + examplesHelp("scan", []agent.Example{
+` + Examples("scan", []agent.Example{
 		{},
 		{Args: h.Chats},
 		{Args: "--format json " + h.Dir + " > scan.json"},
@@ -152,8 +147,8 @@ EXAMPLES:
 	}, 2, func(h *agent.Help) []agent.Example { return h.Scan })
 }
 
-// inventoryUsage is --inventory's usage.
-func inventoryUsage() string {
+// InventoryUsage is --inventory's usage.
+func InventoryUsage() string {
 	u := "JSON inventory of MCP tools (raw identities; docs/inventory.md) to recognise lossy and normalized names"
 	for _, s := range helpPhrases(func(h *agent.Help) string { return h.Inventory }) {
 		u += ", and " + s
@@ -161,8 +156,8 @@ func inventoryUsage() string {
 	return u
 }
 
-// discoverUsage is --discover's usage (the first agent's agent.Help.Discover).
-func discoverUsage() string {
+// DiscoverUsage is --discover's usage (the first agent's agent.Help.Discover).
+func DiscoverUsage() string {
 	if d := helpPhrases(func(h *agent.Help) string { return h.Discover }); len(d) > 0 {
 		return d[0]
 	}
@@ -181,8 +176,8 @@ func agentRewrites() string {
 	return b.String()
 }
 
-// checkHelp are the agents' sentences of check's description, each after a space.
-func checkHelp() string {
+// CheckSentences are the agents' sentences of check's description, each after a space.
+func CheckSentences() string {
 	var b strings.Builder
 	for _, s := range helpPhrases(func(h *agent.Help) string { return h.Check }) {
 		b.WriteString(" " + s)
@@ -199,8 +194,8 @@ func keptHelp() string {
 	return b.String()
 }
 
-// mtimeHelp says which agents sort their sessions by mtime ("Acme sorts\nsessions by mtime").
-func mtimeHelp() string {
+// Mtime says which agents sort their sessions by mtime ("Acme sorts\nsessions by mtime").
+func Mtime() string {
 	var names []string
 	for _, a := range all.WithHelp() {
 		if all.HelpOf(a).SortsByMtime {
@@ -211,12 +206,12 @@ func mtimeHelp() string {
 	if len(names) != 1 {
 		verb = " sort"
 	}
-	return andList(names) + verb + "\nsessions by mtime"
+	return AndList(names) + verb + "\nsessions by mtime"
 }
 
-// fixDescription is fix's --help description (fix --rules' part follows it).
-func fixDescription() string {
-	h := defaultHelp()
+// FixDescription is fix's --help description (fix --rules' part follows it).
+func FixDescription() string {
+	h := Default()
 	return `Plans the rewrite of every legacy tool name found (same discovery as scan) and prints
 the plan: per store, where, which site, old → new and the class. Above 20 stores the text
 output ends with a summary (stores per agent and kind, the 20 largest, old → new counts, kept
@@ -225,7 +220,7 @@ store's plan, --format json always has it. Nothing is written unless --apply is 
 (--dry-run or -n says the default explicitly; it contradicts --apply); a non-interactive run
 also needs --yes, and --yes without --apply is noted as a dry run.
 
-` + defaultHelp().Rewrite + ` Provider-safe names, including middle-truncated legacy names, stay byte for byte. A call
+` + Default().Rewrite + ` Provider-safe names, including middle-truncated legacy names, stay byte for byte. A call
 and its response always end with the same name. Only the bytes of each rewritten name change:
 key order, spacing, escapes, line endings, a BOM and a missing final newline are kept.` + agentRewrites() + `
 
@@ -237,7 +232,7 @@ session left as is".
 
 With --apply each changed file is written to a temp file beside it, fsynced, checked not to have
 changed meanwhile (size, mtime, content hash: a file an agent is appending to is skipped and
-reported "in use"), renamed over the original with its mode and mtime kept (` + mtimeHelp() + `). Its original is kept first in the run's backup directory (--state-dir,
+reported "in use"), renamed over the original with its mode and mtime kept (` + Mtime() + `). Its original is kept first in the run's backup directory (--state-dir,
 default ${XDG_STATE_HOME:-~/.local/state}/sessionfix/runs/<run-id>/) with manifest.json: as a
 hard link to the original inode when the state directory is on the same file system (no
 copy, no extra space), else as a copy. "sessionfix undo" restores a run byte for byte.
@@ -256,7 +251,7 @@ showed, the same way. A plan file is untrusted input: a malformed or edited one 
 before anything is read.
 
 EXAMPLES:
-` + examplesHelp("fix", []agent.Example{
+` + Examples("fix", []agent.Example{
 		{Comment: "dry-run over " + h.Dir},
 		{Args: "-n " + h.Dir, Comment: "the same, said explicitly"},
 		{Args: "--apply --yes " + h.Dir, Comment: "rewrite, with backups"},
@@ -265,4 +260,51 @@ EXAMPLES:
 		{Args: "--plan-out plan.json " + h.Dir, Comment: "review it, then:"},
 		{Args: "--apply --yes --plan plan.json", Comment: "apply exactly that plan"},
 	}, 7, func(h *agent.Help) []agent.Example { return h.Fix })
+}
+
+// OrList is "a, b or c".
+func OrList(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// AgentNames lists every agent sessionfix knows by its display name, in agent/all's order,
+// joined by ", ".
+func AgentNames() string {
+	var out []string
+	for _, a := range all.Agents {
+		out = append(out, a.Core().Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// NamesDescription is the names command's --help description: what the columns are comes
+// from the default agent's Help.Names (whose naming functions they show), its examples after
+// the generic ones from Help.NamesExamples.
+func NamesDescription() string {
+	return `For support engineers: for each name, its class (docs/naming.md) and what ` + Default().Names + `.
+
+Names come as arguments or, with --stdin, one per line on standard input. With --json each
+input line is a JSON string (or an object with a "raw" key), so any name can be given:
+control characters, lone surrogates ("\ud800"), newlines.
+
+EXAMPLES:
+   sessionfix names mcp__lit__literature.search_pubmed
+   printf 'mcp__foo.bar__deploy.prod\nread_file\n' | sessionfix names --stdin
+` + Examples("names", nil, 0, func(h *agent.Help) []agent.Example { return h.NamesExamples })
+}
+
+// AuditDescription is audit --help's description: the default agent's part
+// (agent.Audit.Description) first, then every other agent's in list order.
+func AuditDescription() string {
+	b := strings.Builder{}
+	b.WriteString(all.AuditOf(all.Default).Description)
+	for _, a := range all.Auditors() {
+		if a != all.Default {
+			b.WriteString(all.AuditOf(a).Description)
+		}
+	}
+	return b.String()
 }

@@ -1,4 +1,6 @@
-package main
+// Package progress is the progress bar of a run on a terminal (issue 8 item 15): bytes read
+// as the bar (schollz/progressbar), stores counted in its description.
+package progress
 
 import (
 	"fmt"
@@ -19,11 +21,11 @@ const (
 	progressDelay = time.Second
 )
 
-// progress is the bar of one pipeline run: bytes read as the bar, and a description that
+// Bar is the bar of one pipeline run: bytes read as the bar, and a description that
 // counts stores ("reading 12/300 files", with --apply "rewriting 12/300 files"). The bar is
 // created when it may be shown (at once for a big run, else after progressDelay by now);
-// read and storeDone may be called from different goroutines.
-type progress struct {
+// AddBytes and StoreDone may be called from different goroutines.
+type Bar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	now   func() time.Time
@@ -36,13 +38,14 @@ type progress struct {
 	done  int
 }
 
-// newProgress returns the bar for a run over files stores of size bytes, or nil when
-// standard error is not a terminal.
-func newProgress(env *Env, apply bool, files int, size int64) *progress {
-	if !env.ErrTerminal || files == 0 {
+// New returns the bar, drawn on w, for a run over files stores of size bytes (apply: one that
+// rewrites them; now: the clock, nil for time.Now), or nil when terminal is false (standard
+// error is not a terminal) or there is no store.
+func New(w io.Writer, terminal bool, now func() time.Time, apply bool, files int, size int64) *Bar {
+	if !terminal || files == 0 {
 		return nil
 	}
-	p := &progress{w: env.Err, now: env.Now, verb: "reading", size: max(size, 1), total: files}
+	p := &Bar{w: w, now: now, verb: "reading", size: max(size, 1), total: files}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -57,7 +60,7 @@ func newProgress(env *Env, apply bool, files int, size int64) *progress {
 }
 
 // open creates and draws the bar (p.mu held or not yet shared).
-func (p *progress) open() {
+func (p *Bar) open() {
 	p.bar = progressbar.NewOptions64(p.size, progressbar.OptionSetWriter(p.w),
 		progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish())
@@ -68,19 +71,19 @@ func (p *progress) open() {
 }
 
 // due opens the bar once the run has taken progressDelay (p.mu held).
-func (p *progress) due() {
+func (p *Bar) due() {
 	if p.bar == nil && p.now().Sub(p.start) >= progressDelay {
 		p.open()
 	}
 }
 
 // describe is the bar's text: "rewriting 2608/5000 files".
-func (p *progress) describe() string {
+func (p *Bar) describe() string {
 	return fmt.Sprintf("%s %d/%s", p.verb, p.done, plural(p.total, "file"))
 }
 
-// addBytes adds n bytes read.
-func (p *progress) addBytes(n int64) {
+// AddBytes adds n bytes read.
+func (p *Bar) AddBytes(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.read += n
@@ -91,8 +94,8 @@ func (p *progress) addBytes(n int64) {
 	p.due()
 }
 
-// storeDone counts one store as done.
-func (p *progress) storeDone() {
+// StoreDone counts one store as done.
+func (p *Bar) StoreDone() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
@@ -103,10 +106,19 @@ func (p *progress) storeDone() {
 	p.due()
 }
 
-func (p *progress) finish() {
+// Finish ends the bar (cleared from the terminal) when it was shown.
+func (p *Bar) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// plural is "1 file", "2 files" (reports.Plural's rule for these words).
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
