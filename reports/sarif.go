@@ -373,3 +373,22 @@ func sarifRun(tool, version, infoURI string, spec SARIFRun) *sarif.Run {
 	}
 	return run
 }
+
+// WriteErrorDocument writes to w the document of a run with format "json" or "sarif" that
+// stopped with msg before its report, so a script or CI job never reads an empty or open one:
+// {"error": msg} on one line, or a SARIF 2.1.0 log of sessionfix version with run (its
+// category and properties; no rules, no results) whose invocation has msg as its one error
+// notification (executionSuccessful false). Nothing for another format.
+func WriteErrorDocument(w io.Writer, format string, run SARIFRun, msg, version string) error {
+	switch format {
+	case "sarif":
+		run.Rules, run.Results = nil, nil
+		run.Invocation = &SARIFInvocation{Notifications: []SARIFNotification{{Level: "error", Message: msg}}}
+		return WriteSARIFRuns(w, "sessionfix", version, "https://github.com/sessionfix/sessionfix", []SARIFRun{run})
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(map[string]string{"error": msg})
+	}
+	return nil
+}

@@ -121,11 +121,14 @@ func withCode(code int) error { return &exitErr{code: code} }
 // exitCode maps an error to the process exit status.
 func exitCode(err error) int {
 	var ee *exitErr
+	var st *exitcode.Status // a library's exit status (exitcode.With)
 	switch {
 	case err == nil:
 		return exitcode.OK
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &st):
+		return st.Code
 	case errors.As(err, new(*pipeline.UsageError)):
 		return exitcode.Usage
 	case errors.Is(err, store.ErrInUse):

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sessionfix/sessionfix/naming"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sessionfix/sessionfix/auditrun"
+	"github.com/sessionfix/sessionfix/naming"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,9 +62,9 @@ func TestAuditRunIsTheHook(t *testing.T) {
 	var errb bytes.Buffer
 	env.Err = &errb
 	out, tools := filepath.Join(dir, "o.json"), filepath.Join(dir, "t.csv")
-	opts := auditOptions{Paths: []string{"p"}, Settings: []string{"user=s.json"}, Format: "json", Out: out, ToolsOut: tools,
+	opts := auditrun.Options{Paths: []string{"p"}, Settings: []string{"user=s.json"}, Format: "json", Out: out, ToolsOut: tools,
 		FailOn: []string{"lost,gained"}, Mode: "default", DiscoverTimeout: 1}
-	err := runAudit(context.Background(), env, acme, opts, true, agent.Values{"acme-version": {"1.2"}})
+	err := auditrun.Run(context.Background(), auditEnv(env), acme, opts, true, agent.Values{"acme-version": {"1.2"}})
 	assert.Equal(t, exitcode.Finding, exitCode(err))
 	assert.Equal(t, []string{"p"}, got.Paths)
 	assert.Equal(t, []string{"user=s.json"}, got.Settings)
@@ -81,8 +83,8 @@ func TestAuditRunIsTheHook(t *testing.T) {
 	assert.Contains(t, errb.String(), "audit: --fail-on lost: 2 pairs lost\n")
 
 	partial = true
-	assert.Equal(t, exitcode.Partial, exitCode(runAudit(context.Background(), env, acme, opts, false, nil)))
+	assert.Equal(t, exitcode.Partial, exitCode(auditrun.Run(context.Background(), auditEnv(env), acme, opts, false, nil)))
 
 	opts.Format = "yaml" // the shared checks are the command's: the run gets a usage error back
-	assert.Equal(t, exitcode.Usage, exitCode(runAudit(context.Background(), env, acme, opts, false, nil)))
+	assert.Equal(t, exitcode.Usage, exitCode(auditrun.Run(context.Background(), auditEnv(env), acme, opts, false, nil)))
 }

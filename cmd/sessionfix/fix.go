@@ -19,7 +19,6 @@ import (
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/pipeline"
-	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/rulefix"
 )
@@ -150,10 +149,13 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		// Before discovery, so a removed leftover is not also reported by the scan.
 		cleanLeftovers(env, opts.StateDir)
 	}
-	view := &fixView{ctx: ctx, env: env, opts: opts}
+	view := &textreport.FixView{Out: env.Out, Err: env.Err, Opts: opts.textOptions(), PlanOut: opts.PlanOut}
 	if opts.Report != "" {
-		if view.report, err = pipeline.NewFixReport(opts.Report); err != nil {
+		if view.Report, err = pipeline.NewFixReport(opts.Report); err != nil {
 			return err
+		}
+		view.WriteReport = func(e pipeline.FixPassEnd, stopped error) error {
+			return writeFixReport(ctx, env, opts, view.Report, e, stopped)
 		}
 	}
 	end, err := pipeline.Fix(ctx, pipelineEnv(env), pipeline.FixRequest{Paths: opts.Paths, Options: opts.Common, Apply: opts.Apply, Yes: opts.Yes,
@@ -179,123 +181,27 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 	return exitWith(end.Summary, env, "fix", end.Code)
 }
 
-// fixView prints a fix run (pipeline.FixView): the plan of each store and, with --apply,
-// what happened to it, through a fixOutput per pass.
-type fixView struct {
-	ctx  context.Context
-	env  *Env
-	opts fixOptions
-	// report is --report's, filled by the final pass (nil without the flag).
-	report *pipeline.FixReport
-	// out is the dry-run or apply pass's output, nil before it began; review the interactive
-	// plan display's.
-	out, review *textreport.FixOutput
-}
-
 // textOptions are the flags the text output follows.
 func (o fixOptions) textOptions() textreport.FixOptions {
 	return textreport.FixOptions{Format: o.Format, Verbose: o.Verbose, Quiet: o.Quiet, Apply: o.Apply, StateDir: o.StateDir}
 }
 
-func (v *fixView) Begin(pass pipeline.FixPass, stores int, reviewed bool) {
-	opts := v.opts.textOptions()
-	large := textreport.SummaryMode(opts, stores)
-	switch pass {
-	case pipeline.PassReview:
-		// Interactive: the whole plan is shown before the question (as a dry run).
-		fmt.Fprintln(v.env.Out, "planned changes:")
-		tableOpts := opts
-		tableOpts.Format = "table" // a person reads this before answering
-		v.review = textreport.NewFixOutput(v.env.Out, v.env.Err, tableOpts, !v.opts.Quiet, large)
-	case pipeline.PassDryRun:
-		v.out = textreport.NewFixOutput(v.env.Out, v.env.Err, opts, !v.opts.Quiet, large)
-		v.out.Begin("dry-run")
-	default:
-		// After a review the plan or summary was just shown.
-		v.out = textreport.NewFixOutput(v.env.Out, v.env.Err, opts, !v.opts.Quiet && !reviewed, large && !reviewed)
-		v.out.Begin("apply")
-	}
-}
-
-func (v *fixView) Store(r *rewrite.StoreResult) error {
-	if v.out == nil {
-		return v.review.Store(r)
-	}
-	if v.report != nil {
-		v.report.Add(r)
-	}
-	return v.out.Store(r)
-}
-
-func (v *fixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
-	if pass == pipeline.PassReview {
-		// The text end of a run (held plans, summary, problems, closing lines), as a dry run.
-		v.review.Moves = pipeline.MoveRows(e.Moves, nil)
-		return v.review.End(e.Summary, e.Line, nil)
-	}
-	v.out.Skipped = e.Skipped
-	v.out.Moves = pipeline.MoveRows(e.Moves, e.Result)
-	if err := v.out.End(e.Summary, e.Line, e.Result); err != nil {
-		return err
-	}
-	if err := v.writeReport(e, nil); err != nil {
-		return err
-	}
-	res := e.Result
-	switch {
-	case v.opts.Format != "table":
-	case pass == pipeline.PassDryRun:
-		switch {
-		case v.opts.PlanOut == "" && e.Summary.Report.Totals.Rewrite > 0:
-			fmt.Fprintln(v.env.Out, "dry-run: nothing was changed; run with --apply --yes to rewrite")
-		case v.opts.PlanOut == "" && len(e.Moves) > 0:
-			fmt.Fprintln(v.env.Out, "dry-run: nothing was changed; run with --apply --yes --move-legacy to move")
-		}
-	case res.RunID != "" && (res.Files > 0 || len(res.Moves) > 0):
-		fmt.Fprintf(v.env.Out, "run %s; backups and manifest in %s; undo with: sessionfix undo --state-dir %s %s\n",
-			res.RunID, res.Dir, reports.ShellQuote(v.opts.StateDir), res.RunID)
-		for _, n := range res.Manifest.ToolNotes {
-			fmt.Fprintf(v.env.Out, "note: %s\n", n)
-		}
-	}
-	return nil
-}
-
-func (v *fixView) Abort(err error, e pipeline.FixPassEnd) error {
-	out := v.out
-	if out == nil {
-		out = textreport.NewFixOutput(v.env.Out, v.env.Err, v.opts.textOptions(), false, false)
-	}
-	out.Skipped = e.Skipped
-	if rerr := v.writeReport(e, err); rerr != nil {
-		fmt.Fprintf(v.env.Err, "sessionfix: %v\n", rerr)
-	}
-	return out.Abort(err, e.Result)
-}
-
-// writeReport writes --report's file, when asked, and says where (stderr with --format json,
-// whose standard output is one document). stopped is why the run stopped early (nil at its
-// end).
-func (v *fixView) writeReport(e pipeline.FixPassEnd, stopped error) error {
-	if v.report == nil || (v.out == nil && stopped == nil) {
-		return nil
-	}
+// writeFixReport writes --report's file (rep, filled by the final pass; e the pass's end,
+// stopped why the run stopped early, nil at its end) and says where (stderr with --format json,
+// whose standard output is one document).
+func writeFixReport(ctx context.Context, env *Env, opts fixOptions, rep *pipeline.FixReport, e pipeline.FixPassEnd, stopped error) error {
 	now := time.Now
-	if v.env.Now != nil {
-		now = v.env.Now
+	if env.Now != nil {
+		now = env.Now
 	}
-	doc, err := v.report.Render(pipeline.FixReportRunOf(e, stopped, v.opts.Apply, v.opts.StateDir, v.opts.Paths, now(), version))
+	doc, err := rep.Render(pipeline.FixReportRunOf(e, stopped, opts.Apply, opts.StateDir, opts.Paths, now(), version))
 	if err != nil {
 		return err
 	}
-	if err := fileio.WriteOutputContext(v.ctx, v.env.Out, v.report.Path, doc); err != nil {
+	if err := fileio.WriteOutputContext(ctx, env.Out, rep.Path, doc); err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
-	w := v.env.Out
-	if v.opts.Format == "json" {
-		w = v.env.Err
-	}
-	fmt.Fprintf(w, "report written to %s\n", v.report.Path)
+	fmt.Fprintf(fixSays(env, opts), "report written to %s\n", rep.Path)
 	return nil
 }
 

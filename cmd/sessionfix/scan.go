@@ -146,37 +146,17 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	return endCode(p.Summary, env, "scan", false, failOnKept)
 }
 
-// jsonError ends the output of a run with --format json or sarif stopped by err before its
-// report (nothing could be read, an interrupt): with json one closed document {"error":
-// "<err>"} on standard output, as undo and an aborted fix write, so a script reading it never
-// gets an empty or open document; with sarif a valid SARIF 2.1.0 log with one run, no
-// results, and err as its invocation's one error notification (executionSuccessful false),
-// so a CI job uploading the file never gets an empty one. err is returned unchanged (the
-// message still goes to standard error and the exit status is err's). With another format
-// nothing is written.
-func jsonError(env *Env, format string, err error) error {
-	return jsonErrorAt(env, format, reports.SARIFRun{}, err)
-}
-
-// jsonErrorAt is jsonError whose SARIF log's run is run (its category and properties: the
-// host and user; its rules, results and invocation are replaced).
+// jsonErrorAt ends the output of a run with --format json or sarif stopped by err before its
+// report (nothing could be read, an interrupt; reports.WriteErrorDocument): a closed document,
+// as undo and an aborted fix write, whose SARIF run is run (its category and properties: the
+// host and user). err is returned unchanged (its message goes to standard error, the exit
+// status is err's). With another format nothing is written.
 func jsonErrorAt(env *Env, format string, run reports.SARIFRun, err error) error {
-	if format != "json" && format != "sarif" {
-		return err
-	}
 	msg := err.Error()
 	if errors.Is(err, context.Canceled) {
 		msg = "interrupted"
 	}
-	if format == "sarif" {
-		run.Rules, run.Results = nil, nil
-		run.Invocation = &reports.SARIFInvocation{Notifications: []reports.SARIFNotification{{Level: "error", Message: msg}}}
-		_ = writeSARIF(env, run)
-		return err
-	}
-	if b, merr := textreport.MarshalJSON(map[string]string{"error": msg}); merr == nil {
-		fmt.Fprintf(env.Out, "%s\n", b)
-	}
+	_ = reports.WriteErrorDocument(env.Out, format, run, msg, version)
 	return err
 }
 

@@ -130,3 +130,12 @@ func Table(inline func(string) string) string {
 	}
 	return b.String() + "\n"
 }
+
+// Status is an error that ends a command with Code and says nothing more (the library already
+// said what it found: a finding on standard error, a partial run's problems); With makes one.
+type Status struct{ Code int }
+
+func (s *Status) Error() string { return "" }
+
+// With is a *Status of code.
+func With(code int) error { return &Status{Code: code} }

@@ -14,11 +14,13 @@ import (
 // cmdBudget is the most production lines cmd/sessionfix may have (its non-test .go files, lines
 // as wc -l counts them). Issue 24 item 4 asks for at most 2,200: cmd is flags, prompts and
 // printing, and what decides, plans or builds documents lives in the libraries. It was 6,440
-// before the item; this budget is what the item's first steps reached (exit codes, fix --rules,
-// fix --report, scan's tables, fleet rows, --help's layout and the shared option checks moved
-// out; then agent/all.WithHelp). Lower it as more moves out, never raise it: a command that needs more lines in cmd
-// needs its logic in a library.
-const cmdBudget = 2949
+// before the item; the first steps (exit codes, fix --rules, fix --report, scan's tables,
+// fleet rows, --help's layout, the shared option checks, agent/all.WithHelp) reached 5,057;
+// then the text reports (textreport), the names command (nameinfo), the help phrases
+// (helptext), the audit run (auditrun), check's engine, -q's recording, the command-line
+// checks and the progress bar moved out. Lower it as more moves out, never raise it: a command
+// that needs more lines in cmd needs its logic in a library.
+const cmdBudget = 2188
 
 // TestCmdLineBudget: cmd/sessionfix stays within cmdBudget production lines.
 func TestCmdLineBudget(t *testing.T) {

@@ -239,6 +239,13 @@ func TestDependenciesPointInward(t *testing.T) {
 		{"agent", []string{"runlog"}},
 		{"internal", []string{"runlog"}},
 		{"scan", []string{"runlog"}},
+		// auditrun is the audit command as a library, above audit and the rooms: no scan, no
+		// rewrite, no fix --rules, no CLI.
+		{"auditrun", []string{"scan", "rewrite", "rulefix", "cmd", "engine/jsonl", "engine/postgres"}},
+		// nothing below the command runs an audit.
+		{"audit", []string{"auditrun"}},
+		{"pipeline", []string{"auditrun"}},
+		{"agent", []string{"auditrun"}},
 		// audit is what every agent's audit shares: the rule semantics are the rooms' plug-ins.
 		{"audit", []string{"scan", "rewrite", "rulefix", "cmd", "store", "engine", "agent", "inventory", "mcpinventory", "pipeline"}},
 		// rewrite, scan and audit reach the storage engines only through the store contract
