@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/reports"
 )
 
 // Default is the default agent's Help (an empty one when it has none).
@@ -32,14 +33,6 @@ func helpPhrases(field func(*agent.Help) string) []string {
 	return out
 }
 
-// AndList is "a, b and c".
-func AndList(parts []string) string {
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
 // Roots is scan's "default: every agent's place that exists, … — <agent>: <its roots>; …"
 // (issue 23 item 4: without a PATH every agent whose default place exists is covered).
 func Roots() string {
@@ -54,7 +47,7 @@ func Roots() string {
 
 // storesHelp lists the agents' stores for scan ("session files, … and Acme transcripts").
 func storesHelp() string {
-	return AndList(helpPhrases(func(h *agent.Help) string { return h.Stores }))
+	return reports.AndList(helpPhrases(func(h *agent.Help) string { return h.Stores }))
 }
 
 // homesHelp lists what a PATH naming an agent's home is, each followed by ", ".
@@ -206,7 +199,7 @@ func Mtime() string {
 	if len(names) != 1 {
 		verb = " sort"
 	}
-	return AndList(names) + verb + "\nsessions by mtime"
+	return reports.AndList(names) + verb + "\nsessions by mtime"
 }
 
 // FixDescription is fix's --help description (fix --rules' part follows it).
@@ -260,14 +253,6 @@ EXAMPLES:
 		{Args: "--plan-out plan.json " + h.Dir, Comment: "review it, then:"},
 		{Args: "--apply --yes --plan plan.json", Comment: "apply exactly that plan"},
 	}, 7, func(h *agent.Help) []agent.Example { return h.Fix })
-}
-
-// OrList is "a, b or c".
-func OrList(parts []string) string {
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
 
 // AgentNames lists every agent sessionfix knows by its display name, in agent/all's order,

@@ -10,6 +10,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/helptext"
+	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rulefix"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestAgentHelp(t *testing.T) {
 	assert.Equal(t, "   sessionfix fix                                   # dry-run", helptext.ExampleLine("fix", agent.Example{Comment: "dry-run"}))
 	assert.Equal(t, "   sessionfix scan --agent x", helptext.ExampleLine("scan", agent.Example{Args: "--agent x"}))
-	assert.Equal(t, "a, b and c", helptext.AndList([]string{"a", "b", "c"}))
+	assert.Equal(t, "a, b and c", reports.AndList([]string{"a", "b", "c"}))
 	roots := helptext.Roots()
 	assert.True(t, strings.HasPrefix(roots, "default: every agent's place that exists, --agent ID one agent's — "+all.Default.Core().Name+": "+all.HelpOf(all.Default).Roots+"; "), roots)
 	d := helptext.ScanDescription()

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sessionfix/sessionfix/agent/all"
-	"github.com/sessionfix/sessionfix/helptext"
+	"github.com/sessionfix/sessionfix/reports"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -207,7 +207,7 @@ func TestFixRulesRefusalFromRooms(t *testing.T) {
 	names, set := rulefix.Refused(a, false, agent.Values{})
 	assert.False(t, set)
 	assert.Equal(t, []string{"--discover", "--keep-truncated", "--rewrite-lossy", "--codex-config", "--kilo-config"}, names)
-	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config", helptext.AndList(names))
+	assert.Equal(t, "--discover, --keep-truncated, --rewrite-lossy, --codex-config and --kilo-config", reports.AndList(names))
 	_, set = rulefix.Refused(a, false, agent.Values{"codex-config": {"c.toml"}})
 	assert.True(t, set, "another agent's option given")
 	_, set = rulefix.Refused(a, false, agent.Values{"allow-shared": {"true"}})

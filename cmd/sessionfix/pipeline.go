@@ -34,7 +34,7 @@ func planFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "keep-truncated", Usage: "keep middle-truncated names that contain a dot instead of normalizing them"},
 		&cli.BoolFlag{Name: "rewrite-lossy", Usage: "rewrite lossy legacy names (e.g. mcp__lit__get_data for raw get+data) to their tool's registered name (needs --inventory)"},
 		fileFlag("inventory", helptext.InventoryUsage()),
-		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + helptext.OrList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning",
+		&cli.StringFlag{Name: "agent", Usage: "read the stores as this agent's: " + reports.OrList(selectableAgents()) + " (default: detect each file by name and content; also picks the default root); a file whose content says another agent is named in a warning",
 			Action: checkAgentOptions},
 	}, agentFlags("discover")...), append([]cli.Flag{
 		&cli.BoolFlag{Name: "discover", Usage: helptext.DiscoverUsage()},

@@ -375,7 +375,7 @@ var commandLibraries = map[string][]string{
 	"internal/quiet":    nil,
 	"internal/cliargs":  nil,
 	"internal/progress": nil,
-	"helptext":          {"agent", "agent/all"},
+	"helptext":          {"agent", "agent/all", "reports"},
 }
 
 // TestCommandLibrariesStayBelowTheCommand: the command's libraries import only what
