@@ -53,6 +53,10 @@ func CleanLeftovers(stateDir string) ([]Leftover, error) {
 	return out, nil
 }
 
+// cleanRun is CleanLeftovers for one run directory (id its name): when its journal is the
+// effective user's and no live process holds it, it removes the run's manifest temps and the
+// store temps its journal announced and never saw gone (removeStoreTemps), then journals those
+// as gone.
 func cleanRun(dir, id string) []Leftover {
 	jpath := filepath.Join(dir, journalName)
 	if _, err := os.Stat(jpath); err != nil {
@@ -67,32 +71,52 @@ func cleanRun(dir, id string) []Leftover {
 	}
 	defer lk.Unlock()
 	var out []Leftover
-	remove := func(l Leftover) {
-		fi, err := os.Lstat(l.Path)
-		if err != nil || !fi.Mode().IsRegular() {
-			return
-		}
-		if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			l.Err = err
-		}
-		out = append(out, l)
-	}
 	// Manifest temps of this run.
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
 			if fileio.IsTempName(e.Name(), manifestName) {
-				remove(Leftover{Path: filepath.Join(dir, e.Name()), RunID: id})
+				out = removeLeftover(out, Leftover{Path: filepath.Join(dir, e.Name()), RunID: id})
 			}
 		}
 	}
 	// Store temps the journal announced and never saw gone.
-	jf, err := os.Open(jpath)
+	order, open, err := announcedTemps(jpath)
 	if err != nil {
 		return out
 	}
-	open := map[string]string{}
-	var order []string
-	jr := bufio.NewReader(jf) // line by line: the journal holds every entry (grows with the run)
+	out, gone, unlock := removeStoreTemps(out, id, order, open)
+	defer unlock()
+	if len(gone) > 0 {
+		appendGone(jpath, gone)
+	}
+	return out
+}
+
+// removeLeftover removes l.Path when it is a regular file and adds l to out (with Err set when
+// it could not be removed); anything else is left alone and out returned as it is.
+func removeLeftover(out []Leftover, l Leftover) []Leftover {
+	fi, err := os.Lstat(l.Path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return out
+	}
+	if err := os.Remove(l.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		l.Err = err
+	}
+	return append(out, l)
+}
+
+// announcedTemps reads the journal at path line by line (it holds every entry: it grows with
+// the run) and returns the temp files it announced (fileio.TempCreating) and never saw gone or
+// foreign, in the order first announced, with the store each is for (open). A line whose seal
+// fails names no file to remove, nor does one that does not decode.
+func announcedTemps(path string) (order []string, open map[string]string, err error) {
+	jf, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer jf.Close()
+	open = map[string]string{}
+	jr := bufio.NewReader(jf)
 	for {
 		line, rerr := jr.ReadBytes('\n')
 		if rerr != nil && len(line) == 0 {
@@ -116,8 +140,23 @@ func cleanRun(dir, id string) []Leftover {
 			delete(open, je.Path)
 		}
 	}
-	jf.Close()
+	return order, open, nil
+}
+
+// removeStoreTemps removes the announced temps (order, open: announcedTemps) of the run id
+// that are still there, each only when it is a temp sibling of its store ("." + the store's
+// name + digits, beside it) and no other process locks that store; it returns out with what
+// it removed added, the journal lines that record them gone (also for a temp not found), and
+// unlock, which lets go of the store locks taken (each store is locked once and held until
+// the caller has journaled: a second flock of ours would fail against the first).
+func removeStoreTemps(out []Leftover, id string, order []string, open map[string]string) ([]Leftover, []journalEntry, func()) {
 	var gone []journalEntry
+	var held []*flock.Flock
+	unlock := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			_ = held[i].Unlock()
+		}
+	}
 	locked := map[string]bool{} // store → locked by another process
 	for _, tmp := range order {
 		target, ok := open[tmp]
@@ -129,7 +168,6 @@ func cleanRun(dir, id string) []Leftover {
 			continue
 		}
 		// A store another process locks (a sessionfix run using its own journal) keeps its temp.
-		// Each store is locked once (a second flock of ours would fail against the first).
 		busy, seen := locked[target]
 		if !seen {
 			slk := flock.New(target)
@@ -137,37 +175,42 @@ func cleanRun(dir, id string) []Leftover {
 			busy = err == nil && !ok
 			locked[target] = busy
 			if ok {
-				defer slk.Unlock()
+				held = append(held, slk)
 			}
 		}
 		if busy {
 			continue
 		}
 		n := len(out)
-		remove(Leftover{Path: tmp, RunID: id, Store: target})
+		out = removeLeftover(out, Leftover{Path: tmp, RunID: id, Store: target})
 		if len(out) > n && out[n].Err == nil {
 			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "removed by cleanup"})
 		}
 	}
-	if len(gone) > 0 {
-		if err := cutTornTail(jpath); err != nil {
-			return out
-		}
-		if f, err := os.OpenFile(jpath, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			var buf []byte
-			for _, g := range gone {
-				if b, err := marshalJournalLine(g); err == nil {
-					buf = append(buf, b...)
-				}
-			}
-			if fi, err := f.Stat(); err == nil {
-				if n, err := f.Write(buf); err != nil && n > 0 {
-					_ = f.Truncate(fi.Size()) // no half line (a full disk)
-				}
-			}
-			_ = f.Sync()
-			f.Close()
+	return out, gone, unlock
+}
+
+// appendGone appends the sealed lines gone to the journal at path (after cutting a torn last
+// line), best effort: a write cut short (a full disk) is truncated back, so no half line stays.
+func appendGone(path string, gone []journalEntry) {
+	if err := cutTornTail(path); err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var buf []byte
+	for _, g := range gone {
+		if b, err := marshalJournalLine(g); err == nil {
+			buf = append(buf, b...)
 		}
 	}
-	return out
+	if fi, err := f.Stat(); err == nil {
+		if n, err := f.Write(buf); err != nil && n > 0 {
+			_ = f.Truncate(fi.Size()) // no half line (a full disk)
+		}
+	}
+	_ = f.Sync()
 }

@@ -193,105 +193,158 @@ func verifySeal(run string, sealed, ok bool, m *Manifest) error {
 // It returns an *UntrustedError naming the first entry that fails (manifest entries count from
 // 1 in file order), nil when every entry passes.
 func CheckRun(dir string, m *Manifest) error {
-	fail := func(i int, f *FileEntry, format string, a ...any) error {
-		return &UntrustedError{Run: m.RunID, Where: fmt.Sprintf("manifest entry %d (store %q)", i+1, f.Ref.Path), Reason: fmt.Sprintf(format, a...)}
-	}
 	bdir := filepath.Join(dir, backupsDir)
-	for _, d := range []string{dir, bdir} {
-		if fi, err := os.Lstat(d); err == nil && (!fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
-			return &UntrustedError{Run: m.RunID, Where: d, Reason: "is not a directory (a symlink or another file)"}
-		}
-	}
-	// Who may have written the run: every check below trusts the manifest's roots.
-	if why := writableByOthers(dir); why != "" {
-		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: why}
-	}
-	realB, _ := filepath.EvalSymlinks(bdir)
-	roots, err := absRoots(m.Roots)
-	if err != nil && m.unreadable != "" && len(m.Roots) == 0 {
-		// The journal gave the files back, but the roots every check trusts are only in the
-		// manifest: say why the manifest could not be read, not only what that leaves out.
-		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: "unreadable (" + m.unreadable + "), and the journal does not record the run's roots, so its entries cannot be checked"}
-	}
+	roots, err := checkRunDir(dir, bdir, m)
 	if err != nil {
-		return &UntrustedError{Run: m.RunID, Where: manifestName, Reason: err.Error()}
+		return err
 	}
 	if err := checkMoves(m, roots); err != nil {
 		return err
 	}
+	realB, _ := filepath.EvalSymlinks(bdir)
 	for i := range m.Files {
 		f := &m.Files[i]
 		if f.Restored {
 			continue
 		}
-		p := f.Ref.Path
-		if f.Ref.Kind == store.KindPostgres || store.IsReference(p) {
-			// A database store (store.go, "Database-backed stores"): a reference among the
-			// run's roots, holding no password; its backup rows are in the database, which
-			// checks each row itself when restoring.
-			switch {
-			case f.Ref.Kind != store.KindPostgres || !store.IsReference(p):
-				return fail(i, f, "a %s store named %q: a database store is named by a postgres:// reference, and only a database store is", f.Ref.Kind, p)
-			case store.Redact(p) != p:
-				return fail(i, f, "the reference holds a password (a run never records one)")
-			case !slices.Contains(m.Roots, p):
-				return fail(i, f, "the reference is not one of the run's roots (%s)", strings.Join(m.Roots, ", "))
-			case f.SiteFile != nil || f.Before.Size != 0 || f.After.Size != 0:
-				return fail(i, f, "a database store's change records no file")
-			}
-			continue
+		var why string
+		if f.Ref.Kind == store.KindPostgres || store.IsReference(f.Ref.Path) {
+			why = checkDatabaseEntry(f, m.Roots)
+		} else {
+			why = checkFileEntry(f, runPlaces{recorded: m.Roots, roots: roots, bdir: bdir, realB: realB})
 		}
-		if !filepath.IsAbs(p) || filepath.Clean(p) != p || hasDotDot(p) {
-			return fail(i, f, "the store path is not absolute and clean")
-		}
-		root, ok := underRoot(p, roots)
-		if !ok {
-			return fail(i, f, "the store path is outside the run's roots (%s)", strings.Join(m.Roots, ", "))
-		}
-		if link := symlinkBelow(root, p); link != "" {
-			return fail(i, f, "%s is a symlink (a run never rewrites through one)", link)
-		}
-		cur, err := os.Lstat(p)
-		switch {
-		case err == nil && !cur.Mode().IsRegular():
-			return fail(i, f, "the store is not a regular file (%s)", cur.Mode().Type())
-		case err != nil && !errors.Is(err, os.ErrNotExist):
-			return fail(i, f, "cannot check the store: %v", err)
-		}
-		bfi, err := checkInBackups(f.Backup, bdir, realB, p)
-		if err != nil {
-			return fail(i, f, "backup %q: %v", f.Backup, err)
-		}
-		if f.SiteFile != nil {
-			if _, err := checkInBackups(f.SiteFile.Path, bdir, realB, ""); err != nil {
-				return fail(i, f, "sites file %q: %v", f.SiteFile.Path, err)
-			}
-		}
-		if rf := rowsFile(f.Verify); rf != "" {
-			if _, err := checkInBackups(rf, bdir, realB, ""); err != nil {
-				return fail(i, f, "rows file %q: %v", rf, err)
-			}
-		}
-		mode := f.Before.Mode
-		if mode&os.ModeType != 0 {
-			return fail(i, f, "the recorded mode %s is not a regular file's", mode)
-		}
-		for _, bit := range []os.FileMode{os.ModeSetuid, os.ModeSetgid} {
-			if mode&bit == 0 {
-				continue
-			}
-			if bfi.Mode()&bit == 0 || cur == nil || cur.Mode()&bit == 0 {
-				return fail(i, f, "the recorded mode %s has %s, which the backup or the store does not have", mode, bitName(bit))
-			}
-		}
-		if err := fileio.CheckChangeSum(f.Before); err != nil {
-			return fail(i, f, "the checksum of the original (\"before\"): %v", err)
-		}
-		if f.Ref.Kind == store.KindSQLite && f.Before.SHA256 == "" {
-			return fail(i, f, "the checksum of the original (\"before\"): a database's backup is checked by its sha256, which the entry does not record")
+		if why != "" {
+			return &UntrustedError{Run: m.RunID, Where: fmt.Sprintf("manifest entry %d (store %q)", i+1, f.Ref.Path), Reason: why}
 		}
 	}
 	return nil
+}
+
+// checkRunDir is CheckRun's first step: the run directory dir and its backups directory bdir
+// are real directories only the effective user could have written (writableByOthers), and the
+// manifest records roots; it returns them absolute (absRoots).
+func checkRunDir(dir, bdir string, m *Manifest) ([]string, error) {
+	for _, d := range []string{dir, bdir} {
+		if fi, err := os.Lstat(d); err == nil && (!fi.IsDir() || fi.Mode()&os.ModeSymlink != 0) {
+			return nil, &UntrustedError{Run: m.RunID, Where: d, Reason: "is not a directory (a symlink or another file)"}
+		}
+	}
+	// Who may have written the run: every check below trusts the manifest's roots.
+	if why := writableByOthers(dir); why != "" {
+		return nil, &UntrustedError{Run: m.RunID, Where: manifestName, Reason: why}
+	}
+	roots, err := absRoots(m.Roots)
+	if err != nil && m.unreadable != "" && len(m.Roots) == 0 {
+		// The journal gave the files back, but the roots every check trusts are only in the
+		// manifest: say why the manifest could not be read, not only what that leaves out.
+		return nil, &UntrustedError{Run: m.RunID, Where: manifestName, Reason: "unreadable (" + m.unreadable + "), and the journal does not record the run's roots, so its entries cannot be checked"}
+	}
+	if err != nil {
+		return nil, &UntrustedError{Run: m.RunID, Where: manifestName, Reason: err.Error()}
+	}
+	return roots, nil
+}
+
+// checkDatabaseEntry checks the entry f of a database store (store.go, "Database-backed
+// stores"): a reference among the run's roots, holding no password; its backup rows are in
+// the database, which checks each row itself when restoring. It returns why f is refused, ""
+// when it passes.
+func checkDatabaseEntry(f *FileEntry, roots []string) string {
+	p := f.Ref.Path
+	switch {
+	case f.Ref.Kind != store.KindPostgres || !store.IsReference(p):
+		return fmt.Sprintf("a %s store named %q: a database store is named by a postgres:// reference, and only a database store is", f.Ref.Kind, p)
+	case store.Redact(p) != p:
+		return "the reference holds a password (a run never records one)"
+	case !slices.Contains(roots, p):
+		return fmt.Sprintf("the reference is not one of the run's roots (%s)", strings.Join(roots, ", "))
+	case f.SiteFile != nil || f.Before.Size != 0 || f.After.Size != 0:
+		return "a database store's change records no file"
+	}
+	return ""
+}
+
+// runPlaces are where a run's file entries may point: its roots as recorded and made absolute
+// (absRoots), its backups directory bdir and that directory resolved (realB).
+type runPlaces struct {
+	recorded, roots []string
+	bdir, realB     string
+}
+
+// checkFileEntry checks the entry f of a file store against the run's places: the store's path
+// and file, the files in backups/, the recorded mode and the checksum of the original
+// (CheckRun's list). It returns why f is refused, "" when it passes.
+func checkFileEntry(f *FileEntry, at runPlaces) string {
+	bdir, realB := at.bdir, at.realB
+	cur, why := checkStorePath(f.Ref.Path, at)
+	if why != "" {
+		return why
+	}
+	bfi, err := checkInBackups(f.Backup, bdir, realB, f.Ref.Path)
+	if err != nil {
+		return fmt.Sprintf("backup %q: %v", f.Backup, err)
+	}
+	if f.SiteFile != nil {
+		if _, err := checkInBackups(f.SiteFile.Path, bdir, realB, ""); err != nil {
+			return fmt.Sprintf("sites file %q: %v", f.SiteFile.Path, err)
+		}
+	}
+	if rf := rowsFile(f.Verify); rf != "" {
+		if _, err := checkInBackups(rf, bdir, realB, ""); err != nil {
+			return fmt.Sprintf("rows file %q: %v", rf, err)
+		}
+	}
+	if why := checkMode(f.Before.Mode, bfi, cur); why != "" {
+		return why
+	}
+	if err := fileio.CheckChangeSum(f.Before); err != nil {
+		return fmt.Sprintf("the checksum of the original (\"before\"): %v", err)
+	}
+	if f.Ref.Kind == store.KindSQLite && f.Before.SHA256 == "" {
+		return "the checksum of the original (\"before\"): a database's backup is checked by its sha256, which the entry does not record"
+	}
+	return ""
+}
+
+// checkStorePath checks a file store's path p: absolute and clean, under one of the run's roots,
+// no symlink from the root down to it, and, where it exists, a regular file (cur: its Lstat,
+// nil when it does not exist). It returns why p is refused, "" when it passes.
+func checkStorePath(p string, at runPlaces) (cur os.FileInfo, why string) {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p || hasDotDot(p) {
+		return nil, "the store path is not absolute and clean"
+	}
+	root, ok := underRoot(p, at.roots)
+	if !ok {
+		return nil, fmt.Sprintf("the store path is outside the run's roots (%s)", strings.Join(at.recorded, ", "))
+	}
+	if link := symlinkBelow(root, p); link != "" {
+		return nil, fmt.Sprintf("%s is a symlink (a run never rewrites through one)", link)
+	}
+	cur, err := os.Lstat(p)
+	switch {
+	case err == nil && !cur.Mode().IsRegular():
+		return nil, fmt.Sprintf("the store is not a regular file (%s)", cur.Mode().Type())
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Sprintf("cannot check the store: %v", err)
+	}
+	return cur, ""
+}
+
+// checkMode checks the recorded original mode: a plain file mode, with setuid or setgid only
+// where the backup (bfi) and the store as it is now (cur, nil when gone) both have that bit.
+func checkMode(mode os.FileMode, bfi, cur os.FileInfo) string {
+	if mode&os.ModeType != 0 {
+		return fmt.Sprintf("the recorded mode %s is not a regular file's", mode)
+	}
+	for _, bit := range []os.FileMode{os.ModeSetuid, os.ModeSetgid} {
+		if mode&bit == 0 {
+			continue
+		}
+		if bfi.Mode()&bit == 0 || cur == nil || cur.Mode()&bit == 0 {
+			return fmt.Sprintf("the recorded mode %s has %s, which the backup or the store does not have", mode, bitName(bit))
+		}
+	}
+	return ""
 }
 
 // writableByOthers returns why the run directory dir (itself, backups/, manifest.json,
