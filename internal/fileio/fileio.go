@@ -102,91 +102,195 @@ func RewriteFile(ctx context.Context, path string, want store.FileState, transfo
 }
 
 // rewriteFile is RewriteFile; a non-nil meta gives the new file meta's mode and mtime instead
-// of the original's (a restore).
-func rewriteFile(ctx context.Context, path string, want store.FileState, transform Transform, opt store.ApplyOptions, meta *store.FileState) (ch *store.Change, err error) {
-	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
-		// The rename would replace the link, not write its target.
-		return nil, fmt.Errorf("rewrite %s: %w: a symbolic link (rewrite its target)", path, store.ErrNotWritable)
-	} else if err == nil && !li.Mode().IsRegular() {
-		return nil, fmt.Errorf("rewrite %s: %w: not a regular file", path, store.ErrNotWritable)
+// of the original's (a restore). Its steps are RewriteFile's, each a method of replacement;
+// what a step made that must not outlive a failure (the backup, the temp, the kept link, the
+// lock) is undone by cleanup, in the reverse order it was made.
+func rewriteFile(ctx context.Context, path string, want store.FileState, transform Transform, opt store.ApplyOptions, meta *store.FileState) (*store.Change, error) {
+	if err := checkRegular(path); err != nil {
+		return nil, err
 	}
-	// Opened as every store is (no link followed, no FIFO waited on) and, when the scan said
-	// which file it read, that file or none (issue 30 finding 5).
+	r := &replacement{ctx: ctx, path: path, opt: opt, meta: meta}
+	defer r.cleanup()
+	if err := r.open(want); err != nil { // steps 1 and 2
+		return nil, err
+	}
+	if err := r.createBackup(); err != nil { // step 3: the backup
+		return nil, err
+	}
+	if err := r.createTemp(); err != nil { // step 3: the temp and the kept link
+		return nil, err
+	}
+	out, before, after, err := r.copyAndTransform(want, transform) // steps 3 and 4
+	if err != nil {
+		return nil, err
+	}
+	ch, err := r.finishTemp(out.n, before, after) // step 5: the temp's metadata
+	if err != nil {
+		return nil, err
+	}
+	if err := r.syncAndJournal(ch); err != nil { // step 5: fsyncs, then BeforeCommit
+		return nil, err
+	}
+	return r.replace(ch) // steps 6 to 9
+}
+
+// checkRegular refuses a path that is a symbolic link or not a regular file (the rename would
+// replace the link, not write its target).
+func checkRegular(path string) error {
+	if li, err := os.Lstat(path); err == nil && li.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("rewrite %s: %w: a symbolic link (rewrite its target)", path, store.ErrNotWritable)
+	} else if err == nil && !li.Mode().IsRegular() {
+		return fmt.Errorf("rewrite %s: %w: not a regular file", path, store.ErrNotWritable)
+	}
+	return nil
+}
+
+// replacement is one rewriteFile in progress: what its steps share and what cleanup undoes.
+type replacement struct {
+	ctx  context.Context
+	path string
+	opt  store.ApplyOptions
+	meta *store.FileState
+
+	orig       *os.File    // the original, open (step 1)
+	fi         os.FileInfo // its stat when opened
+	ref        os.FileInfo // its stat after the links: the final check's reference
+	lock       *flock.Flock
+	otherLinks bool     // the original has other hard links: its backup is a copy
+	linked     bool     // the backup is a hard link to the original
+	bk         *os.File // the backup being copied (nil when linked)
+	// backupDirSynced gets the result of the backup directory's fsync.
+	backupDirSynced chan error
+	ownBackup       bool // the backup is ours: cleanup removes it unless keepBackup
+	keepBackup      bool
+	pf              *pendingFile // the temp
+	keep            string       // a second name of the old inode beside path ("" when none)
+	ownKeep         bool         // keep is ours: cleanup removes it (when still set)
+	bw, ow          *bufio.Writer
+	newFi           os.FileInfo // the temp's stat once its metadata is set
+	ownerErr        error       // the owner could not be given
+	written         int64
+	opens           *openWatch // opens of the old inode after the final check (watching)
+	watching        bool
+}
+
+// cleanup undoes what the steps made, the last first, as deferred calls would.
+func (r *replacement) cleanup() {
+	if r.watching {
+		r.opens.close()
+	}
+	if r.ow != nil {
+		putWriter(r.ow)
+	}
+	if r.bw != nil {
+		putWriter(r.bw)
+	}
+	if r.ownKeep && r.keep != "" {
+		os.Remove(r.keep)
+		_ = recordTemp(r.ctx, TempGone, r.keep, r.path)
+	}
+	if r.pf != nil {
+		r.pf.Cleanup() // removes the temp unless it was renamed
+	}
+	if r.ownBackup {
+		if r.bk != nil {
+			r.bk.Close()
+		}
+		if !r.keepBackup {
+			os.Remove(r.opt.BackupPath)
+		}
+	}
+	if r.lock != nil {
+		r.lock.Unlock()
+	}
+	if r.orig != nil {
+		r.orig.Close()
+	}
+}
+
+// open is steps 1 and 2: the original opened as every store is (no link followed, no FIFO
+// waited on) and, when the scan said which file it read, that file or none (issue 30 finding
+// 5); its size and mtime still want's; no process holding it open for writing; and an
+// exclusive advisory lock while rewriting: another sessionfix run (or any process that locks
+// the file) is kept out, and a lock another process holds refuses the file.
+func (r *replacement) open(want store.FileState) error {
+	path := r.path
 	orig, fi, err := OpenStore(path, want.ID)
 	if errors.Is(err, ErrNotTheFile) {
-		return nil, &store.InUseError{Path: path, Reason: "replaced since it was scanned: " + err.Error(), Err: err}
+		return &store.InUseError{Path: path, Reason: "replaced since it was scanned: " + err.Error(), Err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return fmt.Errorf("open %s: %w", path, err)
 	}
-	defer orig.Close()
+	r.orig, r.fi = orig, fi
 	if fi.Size() != want.Size || !fi.ModTime().Equal(want.ModTime) {
-		return nil, &store.InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
+		return &store.InUseError{Path: path, Reason: fmt.Sprintf("changed since it was scanned (size %d→%d, mtime %s→%s)",
 			want.Size, fi.Size(), want.ModTime.Format(time.RFC3339Nano), fi.ModTime().Format(time.RFC3339Nano))}
 	}
 	if w := openWriters(orig, fi); len(w) > 0 {
-		return nil, heldOpen(path, w)
+		return heldOpen(path, w)
 	}
-	// An exclusive advisory lock while rewriting: another sessionfix run (or any process
-	// that locks the file) is kept out, and a lock another process holds refuses the file.
 	lock := flock.New(path)
 	locked, lerr := lock.TryLock()
 	if lerr == nil && !locked {
-		return nil, &store.InUseError{Path: path, Reason: "locked by another process (another sessionfix run, or an agent)"}
+		return &store.InUseError{Path: path, Reason: "locked by another process (another sessionfix run, or an agent)"}
 	}
 	if locked {
-		defer lock.Unlock()
+		r.lock = lock
 	}
+	return nil
+}
 
-	// The backup is created exclusively: a run never overwrites an earlier backup. It is a
-	// hard link to the original inode when the run directory is on the same file system (the
-	// rename below leaves that inode untouched, so nothing needs copying), else a copy made in
-	// the same pass that reads the original.
-	if err := os.MkdirAll(filepath.Dir(opt.BackupPath), 0o700); err != nil {
-		return nil, fmt.Errorf("create backup directory: %w", err)
+// createBackup makes the backup of step 3. It is created exclusively: a run never overwrites
+// an earlier backup. It is a hard link to the original inode when the run directory is on the
+// same file system (the rename leaves that inode untouched, so nothing needs copying), else a
+// file the copy pass fills (r.bk). The fsync of its directory starts at once
+// (r.backupDirSynced), shared with the run's other rewrites.
+func (r *replacement) createBackup() error {
+	path, bpath := r.path, r.opt.BackupPath
+	if err := os.MkdirAll(filepath.Dir(bpath), 0o700); err != nil {
+		return fmt.Errorf("create backup directory: %w", err)
 	}
 	// A file with other hard links (a cp -al or rsnapshot snapshot, say) keeps its inode alive
 	// under those names: they could change it later, so its backup must be a copy (and the
 	// other names keep the old content, as a rename-based replace must).
-	linked := false
-	otherLinks := nlink(fi) > 1
-	if !otherLinks {
-		if err := os.Link(path, opt.BackupPath); err == nil {
-			if bfi, err := os.Stat(opt.BackupPath); err == nil && os.SameFile(bfi, fi) {
-				linked = true
+	r.otherLinks = nlink(r.fi) > 1
+	if !r.otherLinks {
+		if err := os.Link(path, bpath); err == nil {
+			if bfi, err := os.Stat(bpath); err == nil && os.SameFile(bfi, r.fi) {
+				r.linked = true
 			} else {
-				os.Remove(opt.BackupPath)
-				return nil, &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+				os.Remove(bpath)
+				return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 			}
 		} else if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("create backup of %s: %w", path, err)
+			return fmt.Errorf("create backup of %s: %w", path, err)
 		}
 	}
-	var bk *os.File
-	if !linked {
-		if bk, err = os.OpenFile(opt.BackupPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-			return nil, fmt.Errorf("create backup of %s: %w", path, err)
+	if !r.linked {
+		bk, err := os.OpenFile(bpath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return fmt.Errorf("create backup of %s: %w", path, err)
 		}
+		r.bk = bk
 	}
-	// The backup's name is made durable now, while the temp is announced and written (its
-	// directory fsync shared with the run's other rewrites): the commit below waits for it.
-	backupDirSynced := make(chan error, 1)
-	go func() { backupDirSynced <- syncDirGrouped(filepath.Dir(opt.BackupPath)) }()
-	keepBackup := false
-	defer func() {
-		if bk != nil {
-			bk.Close()
-		}
-		if !keepBackup {
-			os.Remove(opt.BackupPath)
-		}
-	}()
+	// The backup's name is made durable now, while the temp is announced and written: the
+	// commit waits for it.
+	synced := make(chan error, 1)
+	go func() { synced <- syncDirGrouped(filepath.Dir(bpath)) }()
+	r.backupDirSynced = synced
+	r.ownBackup = true
+	return nil
+}
 
-	// A second name for the old inode in the store's directory, the way back if the rename
-	// must be rolled back (a journaled temp; without hard links, the backup link serves).
-	// (On a file system without hard links a rollback is not possible: a late writer is then
-	// reported, not rolled back.) Its name is announced with the temp file's, one durable
-	// journal write for both.
+// createTemp makes the temp of step 3 (".<name><digits>" beside path, announced to the
+// context's TempRecorder first) and a second name for the old inode in the store's directory,
+// the way back if the rename must be rolled back (a journaled temp; without hard links, the
+// backup link serves). (On a file system without hard links a rollback is not possible: a late
+// writer is then reported, not rolled back.) The kept name is announced with the temp file's,
+// one durable journal write for both.
+func (r *replacement) createTemp() error {
+	ctx, path := r.ctx, r.path
 	linkKeep := func(tmp string) error { return os.Link(path, tmp) }
 	keepName := newTempName(path)
 	planned := recordTemp(ctx, TempPlanned, keepName, path) == nil
@@ -197,96 +301,102 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		if planned {
 			_ = recordTemp(ctx, TempGone, keepName, path)
 		}
-		return nil, err
+		return err
 	}
-	defer pf.Cleanup() // removes the temp unless it was renamed
+	r.pf = pf
 
-	var keep string
 	var kerr error
 	switch {
 	case !planned:
-		keep, kerr = makeTemp(ctx, path, linkKeep)
+		r.keep, kerr = makeTemp(ctx, path, linkKeep)
 	default:
 		if kerr = linkKeep(keepName); kerr == nil {
-			keep = keepName
+			r.keep = keepName
 		} else if errors.Is(kerr, os.ErrExist) {
 			_ = recordTemp(ctx, TempForeign, keepName, path)
-			keep, kerr = makeTemp(ctx, path, linkKeep)
+			r.keep, kerr = makeTemp(ctx, path, linkKeep)
 		} else {
 			_ = recordTemp(ctx, TempGone, keepName, path)
 		}
 	}
 	if kerr == nil {
-		defer func() {
-			if keep != "" {
-				os.Remove(keep)
-				_ = recordTemp(ctx, TempGone, keep, path)
-			}
-		}()
-		if kfi, err := os.Stat(keep); err != nil || !os.SameFile(kfi, fi) {
-			return nil, &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+		r.ownKeep = true
+		if kfi, err := os.Stat(r.keep); err != nil || !os.SameFile(kfi, r.fi) {
+			return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
 	}
-
 	// The reference for the final in-use check: stat again after the links (which touched the
 	// inode's ctime).
-	ref, err := orig.Stat()
+	ref, err := r.orig.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", path, err)
+		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	// One pass over the original: its XXH3-128 (recorded as Before.Fingerprint, the backup's
-	// check at undo) and whatever want's checksums need (the scan's CRC-32C; a SHA-256 or
-	// XXH3-128 a caller recorded), each algorithm computed once.
+	r.ref = ref
+	return nil
+}
+
+// copyAndTransform is steps 3 and 4: one pass over the original that copies it into the
+// backup (unless linked), checksums it (its XXH3-128, recorded as Before.Fingerprint, the
+// backup's check at undo, and whatever want's checksums need: the scan's CRC-32C, a SHA-256 or
+// XXH3-128 a caller recorded, each algorithm computed once) and writes transform's output to
+// the temp, checksummed too (after); then the content is refused when a checksum differs from
+// want's.
+func (r *replacement) copyAndTransform(want store.FileState, transform Transform) (*countWriter, *sums, hash.Hash, error) {
+	path := r.path
 	wants := []string{xxh3Prefix, want.SHA256, want.Fingerprint}
 	before := newSums(wants...)
 	after := newXXH128()
-	var src io.Reader = io.TeeReader(&ctxReader{ctx: ctx, r: orig}, before)
-	var bw *bufio.Writer
-	if bk != nil {
-		bw = getWriter(faultWriter{w: bk, path: opt.BackupPath})
-		defer putWriter(bw)
-		src = io.TeeReader(src, bw)
+	var src io.Reader = io.TeeReader(&ctxReader{ctx: r.ctx, r: r.orig}, before)
+	if r.bk != nil {
+		r.bw = getWriter(faultWriter{w: r.bk, path: r.opt.BackupPath})
+		src = io.TeeReader(src, r.bw)
 	}
-	out := &countWriter{w: io.MultiWriter(pf, after)}
-	ow := getWriter(out)
-	defer putWriter(ow)
-	if err := transform(ow, src); err != nil {
-		return nil, fmt.Errorf("rewrite %s: %w", path, err)
+	out := &countWriter{w: io.MultiWriter(r.pf, after)}
+	r.ow = getWriter(out)
+	if err := transform(r.ow, src); err != nil {
+		return nil, nil, nil, fmt.Errorf("rewrite %s: %w", path, err)
 	}
 	// Drain what the transform did not read (it must see the whole file); ow reads it through
 	// its own buffer (io.Copy uses ow's ReadFrom).
-	if _, err := io.Copy(ow, src); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	if _, err := io.Copy(r.ow, src); err != nil {
+		return nil, nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := ow.Flush(); err != nil {
-		return nil, fmt.Errorf("write temp for %s: %w", path, err)
+	if err := r.ow.Flush(); err != nil {
+		return nil, nil, nil, fmt.Errorf("write temp for %s: %w", path, err)
 	}
-	if bw != nil {
-		if err := bw.Flush(); err != nil {
-			return nil, fmt.Errorf("write backup of %s: %w", path, err)
+	if r.bw != nil {
+		if err := r.bw.Flush(); err != nil {
+			return nil, nil, nil, fmt.Errorf("write backup of %s: %w", path, err)
 		}
 	}
 	for i, w := range wants[1:] {
 		if w != "" && before.get(i+1) != w {
-			return nil, &store.InUseError{Path: path, Reason: "content changed since it was scanned"}
+			return nil, nil, nil, &store.InUseError{Path: path, Reason: "content changed since it was scanned"}
 		}
 	}
+	return out, before, after, nil
+}
+
+// finishTemp is step 5's first half: the temp's metadata first, so that its fsync makes it
+// durable with the content. The mode and mtime are the original's (meta's for a restore); the
+// owner is the original's (a restore: the one the run recorded when it could not keep it, else
+// the file's now); one that cannot be given (not root: issue 23 item 8) is said, never silent.
+// It returns the change: the original (before, written bytes) and the new content (after).
+func (r *replacement) finishTemp(written int64, before *sums, after hash.Hash) (*store.Change, error) {
+	path, fi, meta, pf := r.path, r.fi, r.meta, r.pf
 	newMode, newMtime := fi.Mode(), fi.ModTime()
 	if meta != nil {
 		newMode, newMtime = meta.Mode, meta.ModTime
 	}
-	// The temp's metadata first, so that its fsync makes it durable with the content. The owner
-	// is the original's (a restore: the one the run recorded when it could not keep it, else the
-	// file's now); one that cannot be given (not root: issue 23 item 8) is said, never silent.
 	wantOwner := ownerOf(fi)
 	if meta != nil && meta.Owner != nil {
 		wantOwner = meta.Owner
 	}
-	ownerErr := giveOwner(pf.File, path, wantOwner, meta != nil) // before chmod: chown clears setuid/setgid
+	r.ownerErr = giveOwner(pf.File, path, wantOwner, meta != nil) // before chmod: chown clears setuid/setgid
 	if err := pf.Chmod(modeBits(newMode)); err != nil {
 		return nil, fmt.Errorf("chmod temp for %s: %w", path, err)
 	}
-	xattrWarnings := copyXattrs(orig, pf.File)
+	xattrWarnings := copyXattrs(r.orig, pf.File)
 	if testHookTempWritten != nil {
 		testHookTempWritten(pf.Name())
 	}
@@ -298,42 +408,49 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if err != nil {
 		return nil, fmt.Errorf("stat temp for %s: %w", path, err)
 	}
-	if otherLinks {
+	r.newFi, r.written = newFi, written
+	if r.otherLinks {
 		xattrWarnings = append(xattrWarnings, fmt.Sprintf("the file had %d hard links: only this name was rewritten, the other names keep the old content", nlink(fi)))
 	}
 	var lostOwner *store.FileOwner // recorded for undo when the new file has another owner
-	if ownerErr != nil && meta == nil {
+	if r.ownerErr != nil && meta == nil {
 		lostOwner = wantOwner
-		xattrWarnings = append(xattrWarnings, ownerErr.Error())
+		xattrWarnings = append(xattrWarnings, r.ownerErr.Error())
 	}
-	ch = &store.Change{
+	return &store.Change{
 		Warnings:   xattrWarnings,
-		Backup:     opt.BackupPath,
-		BackupLink: linked,
+		Backup:     r.opt.BackupPath,
+		BackupLink: r.linked,
 		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), Fingerprint: before.get(0), Owner: lostOwner},
-		After:      store.FileState{Size: out.n, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, xxh3Prefix)},
-	}
-	// Two chains of waits at once (the file system can serve them with one journal commit):
-	// the temp's fsync; and the backup's fsync, its directory's, then the caller's journal
-	// line (BeforeCommit) — in that order, so a change that is journaled has a durable
-	// backup. Both end before the final check and the rename.
-	waitForDisk(ctx) // what is left is mostly waiting for the disk
+		After:      store.FileState{Size: written, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, xxh3Prefix)},
+	}, nil
+}
+
+// syncAndJournal is step 5's second half: two chains of waits at once (the file system can
+// serve them with one journal commit): the temp's fsync; and the backup's fsync, its
+// directory's, then the caller's journal line (opt.BeforeCommit with ch) — in that order, so
+// a change that is journaled has a durable backup. Both end before the final check and the
+// rename; from then on the backup is kept.
+func (r *replacement) syncAndJournal(ch *store.Change) error {
+	path := r.path
+	waitForDisk(r.ctx) // what is left is mostly waiting for the disk
 	tempSynced := make(chan error, 1)
+	pf := r.pf
 	go func() { tempSynced <- pf.Sync() }()
 	backupErr := func() error {
-		if bk != nil {
-			if err := Fault(FaultSync, opt.BackupPath); err != nil {
+		if r.bk != nil {
+			if err := Fault(FaultSync, r.opt.BackupPath); err != nil {
 				return fmt.Errorf("sync backup of %s: %w", path, err)
 			}
-			if err := bk.Sync(); err != nil {
+			if err := r.bk.Sync(); err != nil {
 				return fmt.Errorf("sync backup of %s: %w", path, err)
 			}
 		}
-		if err := <-backupDirSynced; err != nil {
+		if err := <-r.backupDirSynced; err != nil {
 			return err
 		}
-		if opt.BeforeCommit != nil {
-			if err := opt.BeforeCommit(ch); err != nil {
+		if r.opt.BeforeCommit != nil {
+			if err := r.opt.BeforeCommit(ch); err != nil {
 				return fmt.Errorf("journal change of %s: %w", path, err)
 			}
 		}
@@ -341,47 +458,56 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	}()
 	if err := <-tempSynced; err != nil {
 		// Journaled perhaps, but not replaced: the caller journals the abort.
-		return nil, fmt.Errorf("sync temp for %s: %w", path, err)
+		return fmt.Errorf("sync temp for %s: %w", path, err)
 	}
 	if backupErr != nil {
-		return nil, backupErr
+		return backupErr
 	}
-	keepBackup = true
-	BeforeCheck(ctx, path)
+	r.keepBackup = true
+	return nil
+}
+
+// replace is steps 6 to 9: the inotify watch on the original, the final check that it was not
+// appended to, replaced or opened for writing, the rename (a temp swapped under us is undone:
+// the original put back), then the old inode checked (lateWatch: a late writer rolls the rename
+// back, appended bytes are carried over), the directory fsynced, and the old inode checked once
+// more. An error once the new file is in place is a *CommittedError returned with ch.
+func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
+	path := r.path
+	BeforeCheck(r.ctx, path)
 	// From here to the rename nothing of ours opens the file: an open seen by the watch is
 	// another process's, and only then must /proc be looked at again after the rename.
-	opens := watchOpens(path)
-	defer opens.close()
-	if err := unchanged(path, orig, ref); err != nil {
-		keepBackup = false
+	r.opens, r.watching = watchOpens(path), true
+	if err := unchanged(path, r.orig, r.ref); err != nil {
+		r.keepBackup = false
 		return nil, err
 	}
 	if testHookBeforeRename != nil {
 		testHookBeforeRename(path)
 	}
-	if err := pf.replace(); err != nil {
+	if err := r.pf.replace(); err != nil {
 		var te *TempSwappedError
 		if errors.As(err, &te) && te.Renamed {
 			// What replaced the temp is at path now, and the original inode is named only by
 			// the kept link and the backup: put the original back.
-			if perr := putBack(path, keep, fi); perr != nil {
-				return nil, fmt.Errorf("replace %s: %w; the original could not be put back (%v): it is kept at %s", path, err, perr, opt.BackupPath)
+			if perr := putBack(path, r.keep, r.fi); perr != nil {
+				return nil, fmt.Errorf("replace %s: %w; the original could not be put back (%v): it is kept at %s", path, err, perr, r.opt.BackupPath)
 			}
-			keep = ""
+			r.keep = ""
 			err = fmt.Errorf("%w; the original was put back", err)
 		}
-		keepBackup = false
+		r.keepBackup = false
 		return nil, fmt.Errorf("replace %s: %w", path, err)
 	}
 	if testHookAfterRename != nil {
 		testHookAfterRename(path)
 	}
 	// The new file is in place: from here on an error is returned with ch (a CommittedError).
-	lw := &lateWatch{ctx: ctx, path: path, orig: orig, old: fi, new: newFi, size: fi.Size(), written: out.n,
-		backup: opt.BackupPath, linked: linked, keep: keep, ch: ch, opens: opens}
+	lw := &lateWatch{ctx: r.ctx, path: path, orig: r.orig, old: r.fi, new: r.newFi, size: r.fi.Size(), written: r.written,
+		backup: r.opt.BackupPath, linked: r.linked, keep: r.keep, ch: ch, opens: r.opens}
 	if err := lw.check(); err != nil {
 		if errors.Is(err, errRolledBack) {
-			keepBackup, keep = false, ""
+			r.keepBackup, r.keep = false, ""
 			return nil, lw.inUse
 		}
 		return ch, &CommittedError{Err: err}
@@ -390,7 +516,7 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	// A writer whose open raced the first check is visible now.
 	if err := lw.check(); err != nil {
 		if errors.Is(err, errRolledBack) {
-			keepBackup, keep = false, ""
+			r.keepBackup, r.keep = false, ""
 			return nil, lw.inUse
 		}
 		return ch, &CommittedError{Err: err}
@@ -404,9 +530,9 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 		return ch, &CommittedError{Err: &store.InUseError{Path: path, Reason: fmt.Sprintf(
 			"appended to while it was being replaced: %s carried over (undo keeps them); stop the agent before fixing its session", newBytesPhrase(lw.carried))}}
 	}
-	if ownerErr != nil && meta != nil {
+	if r.ownerErr != nil && r.meta != nil {
 		// A restore whose content is back but whose owner is not: said (undo: "restored, but").
-		return ch, &CommittedError{Err: ownerErr}
+		return ch, &CommittedError{Err: r.ownerErr}
 	}
 	return ch, nil
 }
