@@ -17,17 +17,12 @@ import (
 	"github.com/sessionfix/sessionfix/store"
 )
 
-// UndoRun restores the run in dir (m: its manifest, read and checked with runlog.ReadRun and
+// undoRun restores the run in dir (m: its manifest, read and checked with runlog.ReadRun and
 // runlog.CheckRun) through runlog.UndoRun, reopening every store with agent/all (busy: the
-// SQLite write-lock wait; a hot SQLite journal is rolled back before the store is checked).
-// force restores stores that changed since the run. The error is a usage error for a bad
-// option, else runlog.UndoRun's (the outcomes so far are still returned).
-func UndoRun(ctx context.Context, dir string, m *runlog.Manifest, busy time.Duration, force bool, now func() time.Time) ([]runlog.UndoOutcome, error) {
-	return undoRun(ctx, dir, m, "", busy, force, now)
-}
-
-// undoRun is UndoRun with undo --profile FILE (profile; "" without): the SQLite profile the
-// stores are reopened with is the run's (UndoProfile).
+// SQLite write-lock wait; a hot SQLite journal is rolled back before the store is checked), the
+// SQLite profile the stores are reopened with the run's (UndoProfile; profile: undo --profile
+// FILE, "" without). force restores stores that changed since the run. The error is a usage
+// error for a bad option, else runlog.UndoRun's (the outcomes so far are still returned).
 func undoRun(ctx context.Context, dir string, m *runlog.Manifest, profile string, busy time.Duration, force bool, now func() time.Time) ([]runlog.UndoOutcome, error) {
 	sopt, err := UndoProfile(m, profile, busy)
 	if err != nil {

@@ -266,18 +266,6 @@ type SARIFInvocation struct {
 	Notifications []SARIFNotification
 }
 
-// WriteSARIF writes one SARIF 2.1.0 log with one run of tool (name, version, information URI)
-// holding rules and results, in the order given, and no invocation.
-func WriteSARIF(w io.Writer, tool, version, infoURI string, rules []SARIFRule, results []SARIFResult) error {
-	return WriteSARIFRun(w, tool, version, infoURI, rules, results, nil)
-}
-
-// WriteSARIFRun is WriteSARIF with the run's invocation (nil: none written): a run that
-// read nothing at all still writes a valid log, no results, its errors as notifications.
-func WriteSARIFRun(w io.Writer, tool, version, infoURI string, rules []SARIFRule, results []SARIFResult, inv *SARIFInvocation) error {
-	return WriteSARIFRuns(w, tool, version, infoURI, []SARIFRun{{Rules: rules, Results: results, Invocation: inv}})
-}
-
 // SARIFRun is one run of a SARIF log (section 3.14): its rules, results and invocation (nil:
 // none), and its category, runAutomationDetails.id (section 3.17.4; "" = none written): code
 // scanning keeps the results of each category apart, so an audit of several homes writes one

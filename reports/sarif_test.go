@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"testing"
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
@@ -118,4 +119,16 @@ func TestWriteSARIFRunInvocation(t *testing.T) {
 	b.Reset()
 	require.NoError(t, WriteSARIF(&b, "sessionfix", "dev", "https://example.test", nil, nil))
 	assert.NotContains(t, b.String(), "invocations")
+}
+
+// WriteSARIF writes one SARIF 2.1.0 log with one run of tool (name, version, information URI)
+// holding rules and results, in the order given, and no invocation.
+func WriteSARIF(w io.Writer, tool, version, infoURI string, rules []SARIFRule, results []SARIFResult) error {
+	return WriteSARIFRun(w, tool, version, infoURI, rules, results, nil)
+}
+
+// WriteSARIFRun is WriteSARIF with the run's invocation (nil: none written): a run that
+// read nothing at all still writes a valid log, no results, its errors as notifications.
+func WriteSARIFRun(w io.Writer, tool, version, infoURI string, rules []SARIFRule, results []SARIFResult, inv *SARIFInvocation) error {
+	return WriteSARIFRuns(w, tool, version, infoURI, []SARIFRun{{Rules: rules, Results: results, Invocation: inv}})
 }

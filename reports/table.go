@@ -3,7 +3,7 @@
 // fetches, CSP-pinned inline script for sorting and filtering). It knows nothing of stores:
 // callers turn their results into Tables.
 //
-// WriteSARIF writes a SARIF 2.1.0 log (github.com/owenrumney/go-sarif/v2) from plain rules
+// WriteSARIFRuns writes a SARIF 2.1.0 log (github.com/owenrumney/go-sarif/v2) from plain rules
 // and results; text tables measure cells in terminal columns (github.com/mattn/go-runewidth).
 // A leaf: every layer that writes a report may use it.
 package reports

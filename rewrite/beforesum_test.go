@@ -155,7 +155,7 @@ func TestUndoOfAVersion3RunRefusesADamagedBackup(t *testing.T) {
 	b[10] ^= 1
 	require.NoError(t, os.WriteFile(bk, b, 0o600))
 	after, _ := os.ReadFile(m.Files[0].Ref.Path)
-	outs, _, err := runlog.Undo(context.Background(), runDir, all.Open, false, time.Now)
+	outs, _, err := undo(context.Background(), runDir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	for _, o := range outs {
 		if o.Ref.Path == m.Files[0].Ref.Path {
@@ -256,7 +256,7 @@ func TestCheckRunRefusesAVersion4EntryWithoutAUsableChecksum(t *testing.T) {
 				require.NotContains(t, before, "sha256")
 				tc.edit(before, orig[first])
 			})
-			outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+			outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 			if tc.want == "" {
 				require.NoError(t, err)
 				for _, o := range outs {
@@ -299,7 +299,7 @@ func TestReadRunRefusesALaterManifestVersion(t *testing.T) {
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Equal(t, manifestName, ue.Where)
 	assert.Contains(t, ue.Reason, fmt.Sprintf("version %d manifest, written by a newer sessionfix (this one reads versions 1 to %d)", runlog.ManifestVersion+1, runlog.ManifestVersion))
-	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.ErrorIs(t, err, runlog.ErrUntrustedRun)
 	assert.Empty(t, outs)
 	got, _ := os.ReadFile(a)
@@ -322,7 +322,7 @@ func TestUndoOfAVersion4RunRelabelledByAnOlderUndo(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, m.Version)
 	require.True(t, strings.HasPrefix(m.Files[0].Before.Fingerprint, "xxh3-128:"))
-	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err)
@@ -352,7 +352,7 @@ func TestCheckRunRefusesADatabaseEntryWithoutItsSHA256(t *testing.T) {
 		f["store"].(map[string]any)["kind"] = string(store.KindSQLite)
 		require.True(t, strings.HasPrefix(f["before"].(map[string]any)["fingerprint"].(string), "xxh3-128:"))
 	})
-	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	var ue *runlog.UntrustedError
 	require.True(t, errors.As(err, &ue), "%v", err)
 	assert.Equal(t, `manifest entry 2 (store "`+second+`")`, ue.Where)

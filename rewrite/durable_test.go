@@ -37,7 +37,7 @@ func TestStateFileReplacesSyncTheRunDirectory(t *testing.T) {
 	res, err := Apply(context.Background(), Build(scanned(t, a), naming.Policy{}), ApplyOptions{StateDir: state, Workers: 1, Now: now})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Files)
-	_, m, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
+	_, m, err := undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Equal(t, runlog.StateUndone, m.State)
 

@@ -52,7 +52,7 @@ func TestUndoOfAVersion4Run(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, f.Close())
 			}
-			outs, m2, err := runlog.Undo(context.Background(), runDir, all.Open, false, time.Now)
+			outs, m2, err := undo(context.Background(), runDir, all.Open, false, time.Now)
 			require.NoError(t, err)
 			for _, o := range outs {
 				assert.NoError(t, o.Err, o.Ref.Path)
@@ -134,7 +134,7 @@ func TestVersion5SitesInlineAndInAFile(t *testing.T) {
 				good := append([]byte(nil), b...)
 				b[len(b)-1] ^= 1
 				require.NoError(t, os.WriteFile(e.SiteFile.Path, b, 0o600))
-				outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+				outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 				require.NoError(t, err)
 				require.Len(t, outs, 1)
 				require.Error(t, outs[0].Err)
@@ -142,7 +142,7 @@ func TestVersion5SitesInlineAndInAFile(t *testing.T) {
 				assert.Equal(t, rewritten, got, "nothing replaced")
 				require.NoError(t, os.WriteFile(e.SiteFile.Path, good, 0o600))
 			}
-			outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+			outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 			require.NoError(t, err)
 			require.Len(t, outs, 1)
 			require.NoError(t, outs[0].Err)
@@ -206,7 +206,7 @@ func TestLargeSessionIsProcessedInBatches(t *testing.T) {
 	_, err = f.WriteString(later)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err)

@@ -100,7 +100,7 @@ func TestManifestChecksumsAreThoseOfTheFiles(t *testing.T) {
 	newC, _ := os.ReadFile(c)
 	newC[5000] ^= 1
 	require.NoError(t, os.WriteFile(c, newC, 0o600))
-	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, _, err := undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 3)
 	for _, o := range outs {

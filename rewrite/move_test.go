@@ -72,7 +72,7 @@ func TestProcessMovesAfterRewritingAndUndoMovesBack(t *testing.T) {
 	assert.Equal(t, m.Moves[1].Move, rec.Moves[1].Move)
 	require.NoError(t, os.WriteFile(filepath.Join(res.Dir, manifestName), raw, 0o600))
 
-	outs, m2, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, m2, err := undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 3) // two moves back, one file restored
 	for _, o := range outs {
@@ -152,7 +152,7 @@ func TestMoveOfARunGivenTheFileIsUndone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{a, dir}, m.Roots)
 	require.NoError(t, runlog.CheckRun(res.Dir, m))
-	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, time.Now)
+	outs, _, err := undo(context.Background(), res.Dir, all.Open, false, time.Now)
 	require.NoError(t, err)
 	require.Len(t, outs, 2)
 	for _, o := range outs {

@@ -12,7 +12,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -155,21 +154,6 @@ func NamerFor(id store.AgentID) naming.Namer {
 	return naming.ProviderSafe{}
 }
 
-// Build makes the plan for scanned stores (snapshots with their stores). Stores that could not
-// be read are left out (the caller reports them). Each store is planned on its own (see
-// PlanStore), so Build and the streaming Process give the same decisions.
-func Build(scanned []Scanned, pol naming.Policy) *Plan {
-	p := &Plan{}
-	for _, s := range scanned {
-		if s.Snap == nil {
-			continue
-		}
-		p.Stores = append(p.Stores, PlanStore(s.Store, s.Snap, pol))
-	}
-	sort.Slice(p.Stores, func(i, j int) bool { return p.Stores[i].Snap.Ref.Path < p.Stores[j].Snap.Ref.Path })
-	return p
-}
-
 // PlanStore plans one scanned store: the agent's Namer decides each site, then a call and its
 // response are checked to end with the same name and object keys are kept distinct.
 // Decisions are sorted by position.
@@ -248,12 +232,6 @@ func byPosition(x, y naming.Decision) int {
 		return c
 	}
 	return cmp.Compare(a.Offset, b.Offset)
-}
-
-// Scanned pairs a store with its snapshot.
-type Scanned struct {
-	Store store.Store
-	Snap  *store.Snapshot
 }
 
 // checkPairs verifies that a call and its response (same call id) end with the same name.

@@ -111,7 +111,7 @@ func TestUndoFromTheJournalReadsEntriesBack(t *testing.T) {
 	sites, err := e.AllSites()
 	require.NoError(t, err)
 	assert.Len(t, sites, 3)
-	outs, _, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, _, err := undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	require.NoError(t, outs[0].Err)

@@ -161,7 +161,7 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 
 	// c changed since the run: refused, a still restored; then --force restores c.
 	require.NoError(t, os.WriteFile(c, []byte("changed\n"), 0o600))
-	outs, m2, err := runlog.Undo(context.Background(), res.Dir, all.Open, false, now)
+	outs, m2, err := undo(context.Background(), res.Dir, all.Open, false, now)
 	require.NoError(t, err)
 	require.Len(t, outs, 2)
 	assert.Equal(t, runlog.StatePartiallyUndone, m2.State)
@@ -180,7 +180,7 @@ func TestApplyJournalManifestAndUndo(t *testing.T) {
 	dirFound, err := runlog.FindRun(state, "", true)
 	require.NoError(t, err)
 	assert.Equal(t, res.Dir, dirFound, "a partially undone run is still the last one to undo")
-	outs, m3, err := runlog.Undo(context.Background(), res.Dir, all.Open, true, now)
+	outs, m3, err := undo(context.Background(), res.Dir, all.Open, true, now)
 	require.NoError(t, err)
 	assert.Equal(t, runlog.StateUndone, m3.State)
 	assert.True(t, outs[len(outs)-1].Already || outs[0].Already)

@@ -2,12 +2,14 @@ package rewrite
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,4 +51,17 @@ func writeManifest(t *testing.T, dir string, m *runlog.Manifest) {
 	b = append(b, '\n')
 	require.True(t, runlog.SealDocument(b))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, manifestName), b, 0o600))
+}
+
+// undo reads, checks and undoes the run in dir as sessionfix undo does (runlog.ReadRun,
+// runlog.CheckRun, runlog.UndoRun).
+func undo(ctx context.Context, dir string, open runlog.Opener, force bool, now func() time.Time) ([]runlog.UndoOutcome, *runlog.Manifest, error) {
+	m, err := runlog.ReadRun(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := runlog.CheckRun(dir, m); err != nil {
+		return nil, m, err
+	}
+	return runlog.UndoRun(ctx, dir, m, open, force, now)
 }

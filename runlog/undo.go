@@ -32,26 +32,14 @@ type UndoOutcome struct {
 // Opener reopens a recorded store for undo (agent/all.Open).
 type Opener func(store.Ref) (store.Store, error)
 
-// Undo restores every file of the run in dir from its backup, newest change first, through the
-// store's Restorer: byte for byte, with the original mode and mtime. A store that changed since
-// the run (its content is not the run's "after" content) is refused unless force is set; the
-// others are still restored. The manifest records what was restored. A run that fails its
-// checksums (ReadRun) or CheckRun is refused as a whole (an *UntrustedError): nothing is
-// restored, --force or not.
-func Undo(ctx context.Context, dir string, open Opener, force bool, now func() time.Time) ([]UndoOutcome, *Manifest, error) {
-	m, err := ReadRun(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := CheckRun(dir, m); err != nil {
-		return nil, m, err
-	}
-	return UndoRun(ctx, dir, m, open, force, now)
-}
-
-// UndoRun is Undo for a manifest the caller already read with ReadRun and checked with
-// CheckRun (undo shows what it will restore before it asks), so the run is read once; m is
-// updated and written back as Undo does.
+// UndoRun restores every file of the run in dir from its backup, newest change first, through
+// the store's Restorer (open reopens it): byte for byte, with the original mode and mtime;
+// moves are undone first (newest first). A store that changed since the run (its content is
+// not the run's "after" content) is refused unless force is set; the others are still
+// restored. m is the run's manifest, which the caller read with ReadRun and checked with
+// CheckRun (undo shows what it will restore before it asks; a run that fails either is refused
+// as a whole, an *UntrustedError: nothing is restored, --force or not); m is updated with what
+// was restored and written back to manifest.json.
 func UndoRun(ctx context.Context, dir string, m *Manifest, open Opener, force bool, now func() time.Time) ([]UndoOutcome, *Manifest, error) {
 	// The run's journal records undo's temp files too (see CleanLeftovers).
 	j, err := openJournal(filepath.Join(dir, journalName))

@@ -161,12 +161,6 @@ func Discover(ctx context.Context, roots []string) (*Found, error) {
 	return DiscoverWith(ctx, roots, DiscoverOptions{})
 }
 
-// DiscoverAs is Discover restricted to one agent's stores (all.DetectWith with the agent: its own
-// reading of a forced --agent; "" detects by name and content).
-func DiscoverAs(ctx context.Context, roots []string, agent store.AgentID) (*Found, error) {
-	return DiscoverWith(ctx, roots, DiscoverOptions{Backend: all.Options{Agent: agent}})
-}
-
 // DiscoverOptions tunes DiscoverWith.
 type DiscoverOptions struct {
 	// Backend are the agent/all options (agent, SQLite busy timeout and profile).

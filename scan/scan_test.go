@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -141,4 +142,10 @@ func TestDiscoverStopsWhenCancelled(t *testing.T) {
 	f, err := Discover(ctx, []string{root})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, f.Targets, "nothing is detected after the context is cancelled")
+}
+
+// DiscoverAs is Discover restricted to one agent's stores (all.DetectWith with the agent: its own
+// reading of a forced --agent; "" detects by name and content).
+func DiscoverAs(ctx context.Context, roots []string, agent store.AgentID) (*Found, error) {
+	return DiscoverWith(ctx, roots, DiscoverOptions{Backend: all.Options{Agent: agent}})
 }

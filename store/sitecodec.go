@@ -71,21 +71,6 @@ func (e *SiteEncoder) Count() int64 { return e.n }
 // Flush writes what is buffered.
 func (e *SiteEncoder) Flush() error { return e.w.Flush() }
 
-// EncodeSites returns the compact encoding of edits (sorted by At).
-func EncodeSites(edits []ByteEdit) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := NewSiteEncoder(&buf)
-	for _, s := range edits {
-		if err := enc.Add(s.At, []byte(s.Old), []byte(s.New)); err != nil {
-			return nil, err
-		}
-	}
-	if err := enc.Flush(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 // SiteDecoder reads the compact encoding back, one edit at a time.
 type SiteDecoder struct {
 	r     io.ByteReader

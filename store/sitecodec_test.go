@@ -31,7 +31,7 @@ func TestSiteEncodingRoundTrip(t *testing.T) {
 		in = append(in, store.ByteEdit{At: at, Old: old, New: nw})
 		at += int64(len(nw)) + int64(i%300)
 	}
-	data, err := store.EncodeSites(in)
+	data, err := encodeSites(in)
 	require.NoError(t, err)
 	out, err := store.DecodeSites(data)
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestSiteEncodingRoundTrip(t *testing.T) {
 	for i := range 10_000 {
 		few = append(few, store.ByteEdit{At: int64(i) * 100, Old: `"mcp__a.b__c"`, New: fmt.Sprintf(`"mcp__a_b__c_%d"`, i%3)})
 	}
-	small, err := store.EncodeSites(few)
+	small, err := encodeSites(few)
 	require.NoError(t, err)
 	assert.Less(t, len(small), 3*len(few))
 
@@ -57,10 +57,25 @@ func TestSiteEncodingRoundTrip(t *testing.T) {
 	assert.Equal(t, io.EOF, err)
 
 	// Out of order is refused when encoding; a cut or damaged encoding when decoding.
-	_, err = store.EncodeSites([]store.ByteEdit{{At: 10, New: `"abc"`}, {At: 11, New: `"x"`}})
+	_, err = encodeSites([]store.ByteEdit{{At: 10, New: `"abc"`}, {At: 11, New: `"x"`}})
 	assert.Error(t, err)
 	_, err = store.DecodeSites(data[:len(data)-1])
 	assert.True(t, errors.Is(err, store.ErrBadSites), "%v", err)
 	_, err = store.DecodeSites([]byte{0, 9})
 	assert.True(t, errors.Is(err, store.ErrBadSites), "a reference to a pair never defined: %v", err)
+}
+
+// encodeSites returns the compact encoding of edits (sorted by At).
+func encodeSites(edits []store.ByteEdit) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := store.NewSiteEncoder(&buf)
+	for _, s := range edits {
+		if err := enc.Add(s.At, []byte(s.Old), []byte(s.New)); err != nil {
+			return nil, err
+		}
+	}
+	if err := enc.Flush(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

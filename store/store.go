@@ -410,7 +410,7 @@ type Change struct {
 	// (SiteData) or, for many names, in a file beside the backup (SiteFile), so the run's
 	// record and undo's memory do not grow with the names. At most one of the three is set.
 	Sites []ByteEdit `json:"sites,omitempty"`
-	// SiteData is the compact encoding of the sites (EncodeSites), inline.
+	// SiteData is the compact encoding of the sites (SiteEncoder), inline.
 	SiteData []byte `json:"site_data,omitempty"`
 	// SiteFile names the file holding the compact encoding of the sites.
 	SiteFile *SiteFile `json:"site_file,omitempty"`

@@ -6,7 +6,7 @@
 // paths of its name sites (with an optional condition such as `$.type == "tool"`), and which
 // sites hold permission rules or raw identities (reported, never rewritten). The agent rooms'
 // profiles come in through Options.Profiles; Detect picks one from the schema (PRAGMA
-// table_info) and LoadProfile reads a JSON profile for any other store. A table or column
+// table_info) and ReadProfile reads a JSON profile for any other store. A table or column
 // a profile names but the database lacks is reported as a problem, never assumed.
 //
 // Reading: a connection opened read-only (mode=ro; a WAL database without -wal and -shm through

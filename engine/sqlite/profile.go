@@ -17,7 +17,7 @@ import (
 )
 
 // Profile describes one SQLite store format: where tool names live in it. It is plain data, so
-// any store can be described in a JSON file (LoadProfile, `--profile FILE`):
+// any store can be described in a JSON file (ReadProfile, `--profile FILE`):
 //
 //	{"name": "notes", "agent": "notes",
 //	 "detect": ["part.data", "message.data", "session.id"],
@@ -131,15 +131,10 @@ type JSONCond struct {
 // ErrBadProfile means a profile is malformed.
 var ErrBadProfile = errors.New("invalid SQLite store profile")
 
-// LoadProfile reads a JSON profile (see Profile) from path and validates it. Unknown fields are
-// errors, so a typo does not silently scan nothing.
-func LoadProfile(path string) (*Profile, error) {
-	p, _, err := ReadProfile(path)
-	return p, err
-}
-
-// ReadProfile is LoadProfile that also returns the file's bytes as read (a fix run records
-// them in its manifest, so undo reopens the store with the same profile: issue 23 item 6).
+// ReadProfile reads a JSON profile (see Profile) from path and validates it (unknown fields are
+// errors, so a typo does not silently scan nothing); it also returns the file's bytes as read (a
+// fix run records them in its manifest, so undo reopens the store with the same profile: issue
+// 23 item 6).
 func ReadProfile(path string) (*Profile, []byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -24,9 +24,16 @@ func TestLoadProfileErrorNamesFileAndLine(t *testing.T) {
 	} {
 		p := filepath.Join(dir, "p.json")
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
-		_, err := sqlite.LoadProfile(p)
+		_, err := loadProfile(p)
 		require.Error(t, err)
 		assert.Equal(t, p+want, err.Error())
 		assert.True(t, errors.Is(err, sqlite.ErrBadProfile))
 	}
+}
+
+// loadProfile reads a JSON profile (see Profile) from path and validates it. Unknown fields are
+// errors, so a typo does not silently scan nothing.
+func loadProfile(path string) (*sqlite.Profile, error) {
+	p, _, err := sqlite.ReadProfile(path)
+	return p, err
 }

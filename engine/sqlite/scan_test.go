@@ -372,7 +372,7 @@ func TestCustomProfileFile(t *testing.T) {
   "name": "team-archive", "agent": "archive",
   "tables": [{"table": "history", "column": "doc", "where": [{"column": "kind", "in": ["call", "result"]}],
     "sites": [{"path": "$.calls[*].fn", "when": {"path": "$.calls[*].t", "in": ["mcp"]}, "kind": "call", "call_id": "$.calls[*].id"}]}]}`), 0o644))
-	p, err := sqlite.LoadProfile(prof)
+	p, err := loadProfile(prof)
 	require.NoError(t, err)
 	db := buildDB(t, "archive.db", `sql:CREATE TABLE history (k INTEGER PRIMARY KEY, kind TEXT NOT NULL, doc BLOB);
 INSERT INTO history VALUES (1, 'call', CAST('{"calls":[{"t":"mcp","id":"a","fn":"lit.search"},{"t":"local","fn":"x.y"}]}' AS BLOB));

@@ -964,21 +964,6 @@ func copyCheckedBackup(dst io.Writer, src io.Reader, ch *store.Change) error {
 	return nil
 }
 
-// ReverseSplice returns a Transform undoing edits (sorted by At, offsets of the source): at
-// each offset it checks the source holds New and writes Old instead; the rest is copied.
-// The first prefix bytes of the source must have the checksum prefixSum (a hex SHA-256, or
-// "xxh3-128:…" / "crc32c:…": see sumFor), else it returns an *store.InUseError (the file
-// changed).
-func ReverseSplice(edits []store.ByteEdit, prefix int64, prefixSum string) Transform {
-	return reverseSplice(func(yield func(store.ByteEdit, error) bool) {
-		for _, e := range edits {
-			if !yield(e, nil) {
-				return
-			}
-		}
-	}, prefix, prefixSum)
-}
-
 // recordedSites returns the byte edits ch records, in whichever form (store.Change.Sites,
 // SiteData, SiteFile), one at a time: a site file is read as the copy goes, its size and
 // SHA-256 checked at its end (an error then: the reversed copy is not put in place). done
@@ -1037,7 +1022,11 @@ func recordedSites(ch *store.Change) (sites iter.Seq2[store.ByteEdit, error], do
 	}, func() {}, nil
 }
 
-// reverseSplice is ReverseSplice over edits read one at a time.
+// reverseSplice returns a Transform undoing edits (read one at a time, sorted by At, offsets of
+// the source): at each offset it checks the source holds New and writes Old instead; the rest
+// is copied. The first prefix bytes of the source must have the checksum prefixSum (a hex
+// SHA-256, or "xxh3-128:…" / "crc32c:…": see sumFor), else it returns an *store.InUseError (the
+// file changed).
 func reverseSplice(edits iter.Seq2[store.ByteEdit, error], prefix int64, prefixSum string) Transform {
 	return func(dst io.Writer, src io.Reader) error {
 		h, hp := sumFor(prefixSum)
