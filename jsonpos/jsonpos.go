@@ -1,6 +1,6 @@
-// Package jsonpos says where in a document an encoding/json error points. A leaf, so every
-// layer may use it: provider (check --provider's profile files)
-// and the SQLite engine (--profile) both name FILE:LINE:COL of a bad byte with it.
+// Package jsonpos says where in a document an encoding/json error points. A leaf (internal/layering
+// TestLeavesImportNothingOfTheModule), so every layer may use it: provider (check --provider's
+// profile files) and the SQLite engine (--profile) both name FILE:LINE:COL of a bad byte with it.
 package jsonpos
 
 import (

@@ -4,5 +4,5 @@
 // (naming.md §1). All lengths, slices and character tests count UTF-16 code units, as JavaScript
 // does; the *Units variants take the units directly so lone surrogates stay exact.
 //
-// A leaf: every other package may use it.
+// A leaf (internal/layering TestLeavesImportNothingOfTheModule): every other package may use it.
 package mcpname

@@ -5,7 +5,7 @@
 //
 // WriteSARIFRuns writes a SARIF 2.1.0 log (github.com/owenrumney/go-sarif/v2) from plain rules
 // and results; text tables measure cells in terminal columns (github.com/mattn/go-runewidth).
-// A leaf: every layer that writes a report may use it.
+// A leaf (internal/layering TestReportsIsALeaf): every layer that writes a report may use it.
 package reports
 
 import (

@@ -184,6 +184,23 @@ func TestReportsIsALeaf(t *testing.T) {
 	}
 }
 
+// leaves are the packages that import nothing of the module (the standard library and
+// third-party modules only), so every layer may use them; their package comments say "a leaf"
+// and point here rather than list imports.
+var leaves = []string{"mcpname", "jsonpos", "reports", "internal/owner", "internal/secret", "internal/usage",
+	"internal/exitcode", "internal/helpformat", "internal/benchcorpus"}
+
+func TestLeavesImportNothingOfTheModule(t *testing.T) {
+	all := imports(t)
+	for _, leaf := range leaves {
+		require.Contains(t, all, leaf)
+		for _, imp := range all[leaf] {
+			target, ok := strings.CutPrefix(imp, module)
+			assert.False(t, ok, "%s imports %s: it is a leaf (imports nothing of the module)", leaf, target)
+		}
+	}
+}
+
 func TestDependenciesPointInward(t *testing.T) {
 	all := imports(t)
 	require.Contains(t, all, "mcpname")

@@ -1,7 +1,7 @@
 // Package owner holds the rules sessionfix follows about who owns a file when it runs over
 // files other users control — typically as root, over users' homes (issue 30): which symbolic
 // links it follows (LinkRefusal, Resolve), and which MCP configs' commands it may start
-// (Untrusted). It is a leaf: the standard library and golang.org/x/sys only, so the file
+// (Untrusted). It is a leaf (internal/layering TestLeavesImportNothingOfTheModule), so the file
 // mechanisms (internal/fileio), discovery (scan) and the config reader (mcpconfig) share it.
 package owner
 

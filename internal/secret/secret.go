@@ -1,6 +1,7 @@
 // Package secret holds Secret: a value from an agent's settings (MCP server args, env values,
-// headers) that never reaches any output. A leaf, so every agent room, inventory and the
-// settings parsers can share it.
+// headers) that never reaches any output. A leaf (internal/layering
+// TestLeavesImportNothingOfTheModule), so every agent room, inventory and the settings parsers
+// can share it.
 package secret
 
 import (

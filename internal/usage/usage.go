@@ -1,5 +1,6 @@
 // Package usage is the error of a bad flag or value found below the command layer
-// (pipeline, audit): the CLI prints it and exits 2. A leaf.
+// (pipeline, audit): the CLI prints it and exits 2. A leaf (internal/layering
+// TestLeavesImportNothingOfTheModule).
 package usage
 
 import "fmt"
