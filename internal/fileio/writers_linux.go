@@ -87,7 +87,7 @@ func snapshotOpenFilesAt(fresh bool) *procSnapshot {
 
 // openWriters returns "pid N (command)" for each other process that holds the file of fi (open
 // as f, read-only) open for writing (O_WRONLY or O_RDWR), as far as /proc shows. When the
-// kernel says no process at all holds the inode open for writing (noWriterOpen), /proc is not
+// kernel says no process at all holds the inode open for writing (leaseProbe), /proc is not
 // looked at; when the kernel counts a writer that /proc cannot name (a process of another user
 // seen without privileges, a writable memory mapping whose descriptor is closed, or a descriptor
 // of this process), the answer is unnamedWriter: the file is in use all the same.
@@ -115,17 +115,6 @@ func writersOrUnnamed(f *os.File, fi os.FileInfo, fresh bool) []string {
 	return w
 }
 
-// noWriterOpen reports whether no process, of any user, holds the inode of f (opened read-only)
-// open for writing, as the kernel counts it: a read lease (fcntl F_SETLEASE F_RDLCK) is
-// granted only when the inode's count of writable open files is zero (fcntl(2), "Leases";
-// fs/locks.c check_conflicting_open). The lease is released at once (an open for writing
-// that comes meanwhile waits those microseconds for the release). It is a stronger question
-// than /proc answers (processes of other users, and writable mappings whose descriptor is
-// closed, count), and costs two system calls instead of a walk of every process's
-// descriptors. false when it cannot be told (leases not supported by the file system or
-// disabled, a file of another owner without CAP_LEASE): /proc is looked at then.
-func noWriterOpen(f *os.File) bool { return leaseProbe(f) == leaseNoWriter }
-
 // leaseAnswer is what a read-lease attempt tells about an inode's writers.
 type leaseAnswer int
 
@@ -135,7 +124,15 @@ const (
 	leaseWriterCounted                    // EAGAIN: the kernel counts a writable open
 )
 
-// leaseProbe asks for a read lease on f and releases it at once (see noWriterOpen).
+// leaseProbe asks whether any process, of any user, holds the inode of f (opened read-only)
+// open for writing, as the kernel counts it (leaseNoWriter: none; leaseWriterCounted: one): a
+// read lease (fcntl F_SETLEASE F_RDLCK) is granted only when the inode's count of writable open
+// files is zero (fcntl(2), "Leases"; fs/locks.c check_conflicting_open). The lease is released at once (an open for writing
+// that comes meanwhile waits those microseconds for the release). It is a stronger question
+// than /proc answers (processes of other users, and writable mappings whose descriptor is
+// closed, count), and costs two system calls instead of a walk of every process's
+// descriptors. leaseUnknown when it cannot be told (leases not supported by the file system or
+// disabled, a file of another owner without CAP_LEASE): /proc is looked at then.
 func leaseProbe(f *os.File) leaseAnswer {
 	if f == nil {
 		return leaseUnknown

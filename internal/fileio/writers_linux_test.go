@@ -239,3 +239,6 @@ func TestRewriteFileRefusesAWriterProcCannotName(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ABC\n", string(b))
 }
+
+// noWriterOpen reports whether the kernel counts no writable open of f's inode (leaseProbe).
+func noWriterOpen(f *os.File) bool { return leaseProbe(f) == leaseNoWriter }
