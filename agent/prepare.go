@@ -156,7 +156,7 @@ type Option struct {
 	// option ("acme_config"; a bool option: true; a repeatable one: an array); "" when a plan
 	// does not record it. The member must be one PlanOptions has (pipeline's test checks).
 	Plan string
-	// Report is the member of check's JSON report (pipeline.CheckReport, last) that records
+	// Report is the member of check's JSON report (report.CheckReport, last) that records
 	// a SentAsOption's value when one is given ("acme_release"); "" when the report does not.
 	Report string
 	// PlanAfter is the generic member of a plan file's "options"

@@ -32,7 +32,7 @@ type FileError struct {
 }
 
 // SettingsRule is one legacy-spelled settings rule (scan --format json "settings_rules":
-// pipeline.SettingsRuleRow holds the same fields). Line and Column are 1-based; Key is the
+// report.SettingsRuleRow holds the same fields). Line and Column are 1-based; Key is the
 // settings key holding the rule and Index its place there (0-based; -1: not a list entry);
 // Rule the literal;
 // Reason why it is legacy; Owners the raw identities it stands for; Registered the current

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/audit"
@@ -269,7 +271,7 @@ func finishAuditHomes(ctx context.Context, env *Env, o Options, known *reports.S
 	for _, h := range done {
 		f := h.res
 		redispatch := f.Redispatch
-		rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
+		rdRules, rdResults := report.RedispatchSARIF(redispatch)
 		home := origin.HomeOf(absPath(h.job.home))
 		home.Path = absPath(h.job.home)
 		rows = append(rows, origin.Rows(append(f.SARIF(), rdResults...), string(h.job.agent.Core().ID), &home)...)
@@ -314,8 +316,8 @@ func finishAuditHomes(ctx context.Context, env *Env, o Options, known *reports.S
 		fmt.Fprintf(env.Err, "audit: home %d of %d: %s:\n", i+1, len(done), reports.Printable(h.job.name()))
 		h.res.Summary(env.Err)
 		redispatch := h.res.Redispatch
-		if l := pipeline.RedispatchLine(redispatch); l != "" {
-			pipeline.WriteRedispatchText(env.Err, redispatch)
+		if l := report.RedispatchLine(redispatch); l != "" {
+			report.WriteRedispatchText(env.Err, redispatch)
 			fmt.Fprintf(env.Err, "audit: %s\n", l)
 		}
 	}
@@ -536,7 +538,7 @@ func (o *Options) validate() error {
 // (partial input, exit 3, wins over a finding, exit 5).
 func finishAudit(ctx context.Context, env *Env, o Options, known *reports.SARIFBaseline, f *agent.AuditResult) error {
 	redispatch := f.Redispatch
-	rdRules, rdResults := pipeline.RedispatchSARIF(redispatch)
+	rdRules, rdResults := report.RedispatchSARIF(redispatch)
 	origin, err := auditOrigin(env, o)
 	if err != nil {
 		return err
@@ -577,8 +579,8 @@ func finishAudit(ctx context.Context, env *Env, o Options, known *reports.SARIFB
 		}
 	}
 	f.Summary(env.Err)
-	if l := pipeline.RedispatchLine(redispatch); l != "" {
-		pipeline.WriteRedispatchText(env.Err, redispatch)
+	if l := report.RedispatchLine(redispatch); l != "" {
+		report.WriteRedispatchText(env.Err, redispatch)
 		fmt.Fprintf(env.Err, "audit: %s\n", l)
 	}
 	hit := false

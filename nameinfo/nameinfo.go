@@ -11,9 +11,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/mcpname"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -199,7 +200,7 @@ func Write(w io.Writer, inputs []Input, format string, ix *mcpname.Index) error 
 				mcpNorm = mcpname.NormalizeUnits(in.units)
 			}
 		}
-		t.Add(raw, pipeline.ClassLabel(class, &store.Site{Name: in.str, Units: in.units}), norm, mcpNorm, leg)
+		t.Add(raw, report.ClassLabel(class, &store.Site{Name: in.str, Units: in.units}), norm, mcpNorm, leg)
 	}
 	if err := reports.WriteText(bw, t); err != nil {
 		return err

@@ -10,9 +10,11 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // Release is one agent's check --<agent>-version value (agent.SentAser's option): the release
@@ -61,7 +63,7 @@ func CheckStores(ctx context.Context, run RunFunc, res *check.Result, ps []*prov
 // agent sends), then the report, marked against --baseline (baseline: its path, "" without;
 // inventory: --inventory) when given. An unreadable or unrecognised baseline is an error
 // naming it.
-func CheckReportFor(p *Pipeline, res *check.Result, ps []*provider.Provider, agentID, inventory, baseline string) (*CheckReport, error) {
+func CheckReportFor(p *Pipeline, res *check.Result, ps []*provider.Provider, agentID, inventory, baseline string) (*report.CheckReport, error) {
 	if ix := p.Policy.Index; ix != nil && (agentID == "" || len(p.Declared) == 0) {
 		raws := ix.Raws()
 		reg := make([]string, 0, len(raws))
@@ -90,7 +92,7 @@ func loadCheckBaseline(path, inventory string) (*reports.SARIFBaseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--baseline: %w", err)
 	}
-	known, err := ReadCheckBaseline(b, inventory)
+	known, err := report.ReadCheckBaseline(b, inventory)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline %s: %w", path, err)
 	}
@@ -109,4 +111,55 @@ func LoadSARIFBaseline(path string) (*reports.SARIFBaseline, error) {
 		return nil, fmt.Errorf("--baseline %s: not a SARIF output (--format sarif): %v", path, err)
 	}
 	return known, nil
+}
+
+// CheckReportOf builds the report of a check run: res (check.Result of every store and the
+// declared tools), the providers checked, and the run summary a (stores, problems,
+// re-dispatches).
+func CheckReportOf(res *check.Result, ps []*provider.Provider, a *Summary) *report.CheckReport {
+	rep := &report.CheckReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []report.CheckFinding{}, Problems: a.Report.Problems,
+		Redispatch: a.Report.Redispatch, Release: res.Release, ReleaseAgent: res.ReleaseAgent}
+	if rep.Skipped == nil {
+		rep.Skipped = map[string]int{}
+	}
+	if rep.Problems == nil {
+		rep.Problems = []report.ProblemRow{}
+	}
+	for _, p := range ps {
+		rep.Providers = append(rep.Providers, report.CheckProvider{ID: p.ID, Name: p.Name, Rule: p.Rule(), Unit: string(p.Unit), UnitWhy: p.UnitWhy,
+			History: string(p.History), Source: p.Source, ErrorText: p.ErrorText, Verified: p.Verified,
+			Now: res.Count(p.ID, false), AfterFix: res.Count(p.ID, true)})
+	}
+	conv := func(rs []check.Rejection) []report.CheckRejection {
+		out := []report.CheckRejection{}
+		for _, r := range rs {
+			cr := report.CheckRejection{Provider: r.Provider.ID}
+			for _, v := range r.Rules {
+				cr.Rules = append(cr.Rules, report.CheckRule{Rule: v.Rule, Detail: v.Detail})
+			}
+			out = append(out, cr)
+		}
+		return out
+	}
+	distinct := map[string]bool{}
+	for _, f := range res.Findings {
+		if len(f.Now) > 0 {
+			rep.Rejected++
+			if !distinct[f.Name] {
+				distinct[f.Name] = true
+				rep.Distinct++
+			}
+		}
+		if len(f.Then) > 0 {
+			rep.RejectedAfterFix++
+		}
+		name := f.Name
+		if f.Units != nil {
+			name = (&store.Site{Name: f.Name, Units: f.Units}).DisplayName()
+		}
+		rep.Findings = append(rep.Findings, report.CheckFinding{Store: f.Store, Line: f.Loc.Line, Row: f.Loc.Row, Kind: f.Kind, Path: f.JSONPath,
+			Name: name, Sent: f.Sent, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then),
+			Release: f.Release, Note: f.Note, Fix: f.Fix})
+	}
+	return rep
 }

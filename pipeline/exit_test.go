@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sessionfix/sessionfix/internal/exitcode"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/rewrite"
 )
 
@@ -21,9 +22,9 @@ func TestExitCode(t *testing.T) {
 		{"failed", Summary{Failed: true}, false, false, exitcode.Partial},
 		{"apply error applied", Summary{ApplyErrs: 1}, true, false, exitcode.Partial},
 		{"apply error not applied", Summary{ApplyErrs: 1}, false, false, 0},
-		{"kept, no fail-on", Summary{Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, false, 0},
-		{"kept, fail-on", Summary{Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, exitcode.Finding},
-		{"partial wins over finding", Summary{Failed: true, Report: ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, exitcode.Partial},
+		{"kept, no fail-on", Summary{Report: report.ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, false, 0},
+		{"kept, fail-on", Summary{Report: report.ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, exitcode.Finding},
+		{"partial wins over finding", Summary{Failed: true, Report: report.ScanReport{Totals: rewrite.Totals{KeptRejected: 2}}}, false, true, exitcode.Partial},
 	} {
 		if got := c.s.ExitCode(c.applied, c.failOn); got != c.want {
 			t.Errorf("%s: ExitCode(%v, %v) = %d, want %d", c.name, c.applied, c.failOn, got, c.want)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
@@ -70,7 +71,7 @@ func (fr *FixReport) Add(r *rewrite.StoreResult) {
 	fs, _ := FixStoreOf(r, true, false)
 	s := fr.byPath[fs.Path]
 	if s == nil {
-		s = &reportStore{path: fs.Path, kind: KindLabel(fs.Kind, fs.Profile), index: map[reportName]int{}}
+		s = &reportStore{path: fs.Path, kind: report.KindLabel(fs.Kind, fs.Profile), index: map[reportName]int{}}
 		fr.byPath[fs.Path] = s
 		fr.stores = append(fr.stores, s)
 	}
@@ -82,7 +83,7 @@ func (fr *FixReport) Add(r *rewrite.StoreResult) {
 		case string(naming.ActKeep):
 			why := d.Note
 			if why == "" {
-				why = ClassAction(mcpname.Class(d.Class))
+				why = report.ClassAction(mcpname.Class(d.Class))
 			}
 			n = reportName{old: d.Old.String(), why: why, kept: true}
 		default:

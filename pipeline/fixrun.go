@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/usage"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -47,7 +48,7 @@ type FixPassEnd struct {
 	Summary *Summary
 	Line    string
 	Result  *rewrite.Result
-	Skipped []SkippedRow
+	Skipped []report.SkippedRow
 	// Moves are the stores a dry run (or review) with Options.MoveLegacy would move
 	// (Pipeline.Relocations); an apply's moves are in Result.Moves.
 	Moves []rewrite.Relocation
@@ -214,7 +215,7 @@ func (p *Pipeline) moves() []rewrite.Relocation {
 // without a plan (reported with the problems) and dry-run results are not counted.
 type FixTally struct {
 	Names, Stores, DBs int
-	Skipped            []SkippedRow
+	Skipped            []report.SkippedRow
 }
 
 // Add counts r.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -12,16 +13,16 @@ import (
 // the store's SkippedRow when --apply skipped it (in use) or failed to write it, else nil.
 // Cont and Open are left for the caller (the batch layout of the text output). r.Plan must be
 // set.
-func FixStoreOf(r *rewrite.StoreResult, showPlan, verbose bool) (fs FixStore, skipped *SkippedRow) {
-	fs = FixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: ProfileOf(r.Store)}
+func FixStoreOf(r *rewrite.StoreResult, showPlan, verbose bool) (fs report.FixStore, skipped *report.SkippedRow) {
+	fs = report.FixStore{Path: r.Plan.Snap.Ref.Path, Kind: string(r.Plan.Snap.Ref.Kind), Profile: report.ProfileOf(r.Store)}
 	if showPlan {
 		for _, d := range r.Plan.Decisions {
 			if d.Action == naming.ActNone && !verbose {
 				continue
 			}
 			l := d.Site.Loc
-			fs.Decisions = append(fs.Decisions, DecisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: SiteLabel(*d.Site), Path: d.Site.Path,
-				Old: SiteName(d.Site), New: d.New, Class: string(d.Class), Reasons: RejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
+			fs.Decisions = append(fs.Decisions, report.DecisionRow{Where: l.String(), Line: l.Line, Row: l.Row, Offset: l.Offset, Site: SiteLabel(*d.Site), Path: d.Site.Path,
+				Old: report.SiteName(d.Site), New: d.New, Class: string(d.Class), Reasons: report.RejectReasons(d.Class, d.Site), Action: string(d.Action), Source: d.Source, Note: d.Note})
 		}
 	}
 	oc := r.Outcome
@@ -33,16 +34,16 @@ func FixStoreOf(r *rewrite.StoreResult, showPlan, verbose bool) (fs FixStore, sk
 	case oc.Committed():
 		// Rewritten and recorded; an error after the replace (a late writer carried over, a
 		// directory fsync) is reported with it.
-		fs.Outcome = &StoreOutcome{Status: "rewritten", Names: oc.Edits}
+		fs.Outcome = &report.StoreOutcome{Status: "rewritten", Names: oc.Edits}
 		if oc.Err != nil {
 			fs.Outcome.Reason = oc.Err.Error()
 		}
 	case oc.InUse():
-		fs.Outcome = &StoreOutcome{Status: "in-use", Reason: oc.Err.Error()}
-		skipped = &SkippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), DB: db}
+		fs.Outcome = &report.StoreOutcome{Status: "in-use", Reason: oc.Err.Error()}
+		skipped = &report.SkippedRow{Path: fs.Path, InUse: true, Reason: oc.Err.Error(), DB: db}
 	default:
-		fs.Outcome = &StoreOutcome{Status: "failed", Reason: oc.Err.Error()}
-		skipped = &SkippedRow{Path: fs.Path, Reason: oc.Err.Error(), DB: db}
+		fs.Outcome = &report.StoreOutcome{Status: "failed", Reason: oc.Err.Error()}
+		skipped = &report.SkippedRow{Path: fs.Path, Reason: oc.Err.Error(), DB: db}
 	}
 	return fs, skipped
 }

@@ -13,28 +13,12 @@ import (
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/owner"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/store"
 )
 
 // PasswdFile is the user database --all-users reads (a variable for tests).
 var PasswdFile = "/etc/passwd"
-
-// Home is one user's home that --all-users covers: the user (login, uid, gid), the home
-// directory as the user database gives it, and the default roots of the agents (every agent's,
-// or --agent's) that exist in it, found as a run without PATH finds them in the home of whoever
-// runs it — with no environment variable of root's (an agent's home variable, $XDG_DATA_HOME…:
-// the user's are not known), so each agent's home-relative default.
-type Home struct {
-	User     string   `json:"user"`
-	UID      uint32   `json:"uid"`
-	GID      uint32   `json:"gid"`
-	Dir      string   `json:"home"`
-	Roots    []string `json:"roots"`
-	Stores   int      `json:"stores"`
-	Rewrite  int      `json:"rewrite"`
-	Kept     int      `json:"kept"`
-	Problems int      `json:"problems"`
-}
 
 // SkippedHome is a user database entry --all-users does not cover, and why (said: nothing is
 // left out silently).
@@ -51,13 +35,13 @@ type SkippedHome struct {
 // user's already listed (the same directory: covered once, for its first user), or that holds
 // no agent store; a line that is not an entry (a comment, NIS's "+", a bad uid) is skipped with
 // its line number. Only a file that cannot be read is an error.
-func Homes(passwd string, id store.AgentID) ([]Home, []SkippedHome, error) {
+func Homes(passwd string, id store.AgentID) ([]report.Home, []SkippedHome, error) {
 	f, err := os.Open(passwd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--all-users: read the user database: %w", err)
 	}
 	defer f.Close()
-	var homes []Home
+	var homes []report.Home
 	var skipped []SkippedHome
 	seen := map[string]string{} // resolved home → its first user
 	sc := bufio.NewScanner(f)
@@ -80,7 +64,7 @@ func Homes(passwd string, id store.AgentID) ([]Home, []SkippedHome, error) {
 			skipped = append(skipped, SkippedHome{User: fields[0], Why: fmt.Sprintf("line %d: uid or gid is not a number", line)})
 			continue
 		}
-		h := Home{User: fields[0], UID: uint32(uid), GID: uint32(gid), Dir: fields[5]}
+		h := report.Home{User: fields[0], UID: uint32(uid), GID: uint32(gid), Dir: fields[5]}
 		skip := func(why string) { skipped = append(skipped, SkippedHome{User: h.User, Dir: h.Dir, Why: why}) }
 		if !filepath.IsAbs(h.Dir) || filepath.Clean(h.Dir) == "/" {
 			skip("not a home directory")
@@ -151,14 +135,14 @@ func AllUsersRefusal() string {
 }
 
 // homeCounts fills each home's counts from the stores of the report under it.
-func homeCounts(homes []Home, rows []StoreRow) []Home {
-	out := make([]Home, len(homes))
+func homeCounts(homes []report.Home, rows []report.StoreRow) []report.Home {
+	out := make([]report.Home, len(homes))
 	copy(out, homes)
 	for i := range out {
 		h := &out[i]
 		h.Stores, h.Rewrite, h.Kept, h.Problems = 0, 0, 0, 0
 		for _, r := range rows {
-			if !underAny(r.Path, h.Roots) {
+			if !report.UnderAny(r.Path, h.Roots) {
 				continue
 			}
 			h.Stores++
@@ -173,25 +157,9 @@ func homeCounts(homes []Home, rows []StoreRow) []Home {
 	return out
 }
 
-// UnderHome reports whether the store at p is under one of h's roots.
-func UnderHome(p string, h Home) bool { return underAny(p, h.Roots) }
-
-// underAny reports whether p is one of roots or inside one.
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
-			return true
-		}
-		if real, err := filepath.EvalSymlinks(r); err == nil && (p == real || strings.HasPrefix(p, real+"/")) {
-			return true
-		}
-	}
-	return false
-}
-
 // SkippedNotes are the notes (severity info) saying which user database entries --all-users
 // did not cover: one a reason, naming each user and home.
-func SkippedNotes(skipped []SkippedHome) []ProblemRow {
+func SkippedNotes(skipped []SkippedHome) []report.ProblemRow {
 	var order []string
 	by := map[string][]string{}
 	for _, sk := range skipped {
@@ -205,13 +173,13 @@ func SkippedNotes(skipped []SkippedHome) []ProblemRow {
 		}
 		by[sk.Why] = append(by[sk.Why], fmt.Sprintf("%s (%s)", sk.User, sk.Dir))
 	}
-	var out []ProblemRow
+	var out []report.ProblemRow
 	for _, why := range order {
 		r := why + ": not covered by --all-users"
 		if u := by[why]; len(u) > 0 {
 			r = fmt.Sprintf("%s: %s, not covered by --all-users", strings.Join(u, ", "), why)
 		}
-		out = append(out, ProblemRow{Path: PasswdFile, Severity: string(store.SevInfo), Reason: r})
+		out = append(out, report.ProblemRow{Path: PasswdFile, Severity: string(store.SevInfo), Reason: r})
 	}
 	return out
 }

@@ -1,3 +1,10 @@
+// Package pipeline is sessionfix's engine as a library: a run's discovery, scan, plan and
+// apply (New, Run, Fix, Undo, check's CheckStores), the run summary (Summary, aggregated store
+// by store, with the domain rule that a clean name with a hash suffix is "normalized" when it
+// is the normalized form of a dotted name seen anywhere in the run), the settings pass beside
+// store discovery (SettingsScan: settings files are read, never rewritten), the plan file and
+// what an agent's audit gets injected (AuditEngine). What it reports are package
+// pipeline/report's types; cmd/sessionfix only reads flags, prompts and prints them.
 package pipeline
 
 import (
@@ -18,6 +25,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/scan"
@@ -221,7 +229,7 @@ type Pipeline struct {
 	Looked []all.LookedFor
 	// Homes are the homes --all-users covers (nil without it): Run counts each one's stores
 	// into Summary.Report.Homes.
-	Homes []Home
+	Homes []report.Home
 }
 
 // NothingFound is the error of a run without PATH and --agent that found no agent's default
@@ -277,8 +285,8 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 	}
 	roots := paths
 	var looked []all.LookedFor
-	var homes []Home
-	var homeNotes []ProblemRow
+	var homes []report.Home
+	var homeNotes []report.ProblemRow
 	if o.AllUsers {
 		if len(paths) > 0 {
 			return nil, usagef("--all-users covers the agents' stores in every user's home: give no PATH with it (nothing was done)")
@@ -393,15 +401,15 @@ func New(ctx context.Context, env Env, paths []string, o Options) (*Pipeline, er
 // an empty report; a directory that holds no store (and no settings file) is a warning "no
 // store found under DIR". A root that is missing while others were read stays a problem
 // (discovery's error Issue: exit 3).
-func checkRoots(env Env, id string, isDefault bool, found *scan.Found, settingsFiles []string) ([]ProblemRow, error) {
+func checkRoots(env Env, id string, isDefault bool, found *scan.Found, settingsFiles []string) ([]report.ProblemRow, error) {
 	var missing []string
-	var probs []ProblemRow
+	var probs []report.ProblemRow
 	for _, r := range found.Roots {
 		switch {
 		case r.Err != nil:
 			missing = append(missing, fmt.Sprintf("%s: %s", r.Path, ErrReason(r.Err)))
 		case r.Dir && r.Stores == 0 && !slices.ContainsFunc(settingsFiles, func(f string) bool { return underRoot(f, r.Path) }):
-			probs = append(probs, ProblemRow{Path: r.Abs, Severity: string(store.SevWarning), Reason: "no store found under " + r.Path})
+			probs = append(probs, report.ProblemRow{Path: r.Abs, Severity: string(store.SevWarning), Reason: "no store found under " + r.Path})
 		}
 	}
 	if len(missing) == 0 || len(missing) < len(found.Roots) || len(settingsFiles) > 0 {
@@ -488,7 +496,7 @@ func (p *Pipeline) ReportUnreached(planned map[string]*rewrite.PlannedStore) {
 		if slices.ContainsFunc(p.Found.Issues, func(is scan.Issue) bool { return is.Path == path && is.Severity == store.SevError }) {
 			continue
 		}
-		p.Summary.Report.Problems = append(p.Summary.Report.Problems, NewProblem(path, store.Loc{}, string(store.SevError),
+		p.Summary.Report.Problems = append(p.Summary.Report.Problems, report.NewProblem(path, store.Loc{}, string(store.SevError),
 			"planned, but not read as a store now (gone, or left out with a warning above): not rewritten; make a new plan"))
 		p.Summary.Failed = true
 	}

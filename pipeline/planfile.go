@@ -12,6 +12,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/internal/owner"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -137,7 +138,7 @@ func (pc *PlanCollector) Wrap(each func(*rewrite.StoreResult) error) func(*rewri
 		if r.Plan != nil {
 			pc.part.Add(r.Plan)
 			if r.Batch == nil || r.Batch.Last {
-				if ps, ok := pc.part.Done(r.Plan.Snap, ProfileOf(r.Store)); ok {
+				if ps, ok := pc.part.Done(r.Plan.Snap, report.ProfileOf(r.Store)); ok {
 					pc.Stores = append(pc.Stores, ps)
 					pc.Names += ps.Names
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/scan"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -26,9 +27,9 @@ type PrepareCache struct {
 type prepared struct {
 	// set puts each agent's policy into a run's policy.
 	set      []func(*naming.Policy)
-	problems []ProblemRow
+	problems []report.ProblemRow
 	failed   bool
-	info     AgentInfo
+	info     report.AgentInfo
 	skip     []string
 	declared []agent.Declared
 }
@@ -62,11 +63,11 @@ func prepareAgents(ctx context.Context, env Env, po Options, found *scan.Found, 
 		}
 		rows := problemRows(p.Problems)
 		res.problems = append(res.problems, rows...)
-		if slices.ContainsFunc(rows, func(pr ProblemRow) bool { return pr.Severity == string(store.SevError) }) {
+		if slices.ContainsFunc(rows, func(pr report.ProblemRow) bool { return pr.Severity == string(store.SevError) }) {
 			res.failed = true
 		}
 		if len(p.Info) > 0 {
-			res.info = append(res.info, AgentRows{ID: a.Core().ID, Rows: p.Info})
+			res.info = append(res.info, report.AgentRows{ID: a.Core().ID, Rows: p.Info})
 		}
 		res.skip = append(res.skip, p.Skip...)
 		res.declared = append(res.declared, p.Declared...)
@@ -116,10 +117,10 @@ func inventoryTools(inv *mcpinventory.Inventory) []agent.Tool {
 }
 
 // problemRows are a room's problems as report rows.
-func problemRows(ps []agent.Problem) []ProblemRow {
-	var out []ProblemRow
+func problemRows(ps []agent.Problem) []report.ProblemRow {
+	var out []report.ProblemRow
 	for _, p := range ps {
-		out = append(out, ProblemRow{Path: p.Path, Severity: string(p.Severity), Reason: p.Reason})
+		out = append(out, report.ProblemRow{Path: p.Path, Severity: string(p.Severity), Reason: p.Reason})
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -25,7 +26,7 @@ import (
 type SettingsScan struct {
 	Files  []string
 	Legacy []agent.SettingsRule
-	Errors []ProblemRow
+	Errors []report.ProblemRow
 }
 
 // SplitSettingsRoots separates the settings files of the roots from the roots store
@@ -77,19 +78,19 @@ func ScanSettings(paths []string, env mcpconfig.Env, home string, ix *mcpname.In
 	res := pass.Scan(paths, env, home, ix)
 	ss.Files, ss.Legacy = res.Files, res.Rules
 	for _, e := range res.Errors {
-		ss.Errors = append(ss.Errors, ProblemRow{Path: e.Path, Severity: string(store.SevError), Reason: e.Err.Error()})
+		ss.Errors = append(ss.Errors, report.ProblemRow{Path: e.Path, Severity: string(store.SevError), Reason: e.Err.Error()})
 	}
 	return ss
 }
 
 // Rows are the legacy-spelled rules as report rows (scan --format json "settings_rules").
-func (ss *SettingsScan) Rows() []SettingsRuleRow {
+func (ss *SettingsScan) Rows() []report.SettingsRuleRow {
 	if ss == nil {
 		return nil
 	}
-	out := make([]SettingsRuleRow, 0, len(ss.Legacy))
+	out := make([]report.SettingsRuleRow, 0, len(ss.Legacy))
 	for _, l := range ss.Legacy {
-		out = append(out, SettingsRuleRow{File: l.File, Line: l.Line, Column: l.Column, Key: l.Key,
+		out = append(out, report.SettingsRuleRow{File: l.File, Line: l.Line, Column: l.Column, Key: l.Key,
 			Index: l.Index, Rule: l.Rule, Reason: l.Reason, Owners: l.Owners,
 			Registered: l.Registered, Ignored: l.Ignored, VarDependent: l.VarDependent})
 	}
@@ -98,7 +99,7 @@ func (ss *SettingsScan) Rows() []SettingsRuleRow {
 
 // Notes are fix's info lines about settings files: they hold legacy-spelled rules
 // and are not rewritten.
-func (ss *SettingsScan) Notes() []ProblemRow {
+func (ss *SettingsScan) Notes() []report.ProblemRow {
 	if ss == nil {
 		return nil
 	}
@@ -106,10 +107,10 @@ func (ss *SettingsScan) Notes() []ProblemRow {
 	for _, l := range ss.Legacy {
 		count[l.File]++
 	}
-	var out []ProblemRow
+	var out []report.ProblemRow
 	for _, f := range ss.Files {
 		if n := count[f]; n > 0 {
-			out = append(out, ProblemRow{Path: f, Severity: string(store.SevInfo), Reason: fmt.Sprintf(
+			out = append(out, report.ProblemRow{Path: f, Severity: string(store.SevInfo), Reason: fmt.Sprintf(
 				"%s in legacy spellings; settings are never rewritten (see sessionfix scan and sessionfix audit)", reports.Plural(n, "rule"))})
 		}
 	}

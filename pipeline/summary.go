@@ -15,6 +15,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
 	"github.com/sessionfix/sessionfix/scan"
@@ -24,11 +25,11 @@ import (
 // Summary is the run-wide summary built store by store (memory: one row per store and one
 // entry per distinct name, never per site).
 type Summary struct {
-	Report    ScanReport
-	renames   map[[3]string]*RenameRow
-	kept      map[[3]string]*RenameRow
+	Report    report.ScanReport
+	renames   map[[3]string]*report.RenameRow
+	kept      map[[3]string]*report.RenameRow
 	hashClean map[string]int // clean names with a hash suffix → count (maybe normalized)
-	ids       map[naming.Tool]*IdentityRow
+	ids       map[naming.Tool]*report.IdentityRow
 	// keptRejected counts the kept names a provider rejects per class and, when the plan held
 	// them back for a reason of their store (naming.Decision.Held), per that reason.
 	keptRejected map[keptKey]int
@@ -62,7 +63,7 @@ type Summary struct {
 // dottedLabel is ClassLabel(mcpname.ClassLegacyDotted, s), from the cache when s.Units is nil.
 func (a *Summary) dottedLabel(s *store.Site) string {
 	if s.Units != nil {
-		return ClassLabel(mcpname.ClassLegacyDotted, s)
+		return report.ClassLabel(mcpname.ClassLegacyDotted, s)
 	}
 	if l, ok := a.labels[s.Name]; ok {
 		return l
@@ -70,7 +71,7 @@ func (a *Summary) dottedLabel(s *store.Site) string {
 	if a.labels == nil {
 		a.labels = map[string]string{}
 	}
-	l := ClassLabel(mcpname.ClassLegacyDotted, s)
+	l := report.ClassLabel(mcpname.ClassLegacyDotted, s)
 	a.labels[s.Name] = l
 	return l
 }
@@ -78,8 +79,8 @@ func (a *Summary) dottedLabel(s *store.Site) string {
 // NewSummary starts the summary of a run over what discovery found: its ignored files and
 // its issues (as problems; an error issue makes the run Failed).
 func NewSummary(found *scan.Found) *Summary {
-	a := &Summary{renames: map[[3]string]*RenameRow{}, kept: map[[3]string]*RenameRow{},
-		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[naming.Tool]*IdentityRow{}, DottedLabels: map[string]int{},
+	a := &Summary{renames: map[[3]string]*report.RenameRow{}, kept: map[[3]string]*report.RenameRow{},
+		hashClean: map[string]int{}, dotted: map[string]bool{}, ids: map[naming.Tool]*report.IdentityRow{}, DottedLabels: map[string]int{},
 		keptRejected: map[keptKey]int{}}
 	a.Report.Ignored = found.Ignored
 	a.Report.IgnoredPaths = found.IgnoredPaths
@@ -88,7 +89,7 @@ func NewSummary(found *scan.Found) *Summary {
 	}
 	a.Report.Totals.ByClass = map[mcpname.Class]int{}
 	for _, is := range found.Issues {
-		a.Report.Problems = append(a.Report.Problems, NewProblem(is.Path, store.Loc{}, string(is.Severity), is.Reason))
+		a.Report.Problems = append(a.Report.Problems, report.NewProblem(is.Path, store.Loc{}, string(is.Severity), is.Reason))
 		if is.Severity == store.SevError {
 			a.Failed = true
 		}
@@ -99,11 +100,11 @@ func NewSummary(found *scan.Found) *Summary {
 // Add counts one store's result (in the order results are emitted).
 func (a *Summary) Add(r *rewrite.StoreResult) {
 	ref := r.Store.Ref()
-	row := StoreRow{Path: ref.Path, Kind: string(ref.Kind), Profile: ProfileOf(r.Store)}
+	row := report.StoreRow{Path: ref.Path, Kind: string(ref.Kind), Profile: report.ProfileOf(r.Store)}
 	// A store planned batch by batch gives several results (rewrite.Batch): the first makes
 	// its row, the others add to it.
 	cont := r.Batch != nil && r.Batch.Index > 0 && len(a.Report.Stores) > 0
-	appendRow := func(row StoreRow) {
+	appendRow := func(row report.StoreRow) {
 		if !cont {
 			a.Report.Stores = append(a.Report.Stores, row)
 			return
@@ -122,7 +123,7 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	if r.ScanErr != nil {
 		row.Error, row.InUse = r.ScanErr.Error(), errors.Is(r.ScanErr, store.ErrInUse)
 		appendRow(row)
-		a.Report.Problems = append(a.Report.Problems, NewProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
+		a.Report.Problems = append(a.Report.Problems, report.NewProblem(ref.Path, store.Loc{}, string(store.SevError), r.ScanErr.Error()))
 		if row.InUse {
 			a.InUse++ // locked past --busy-timeout: exit 4, not "cannot be read"
 			a.LeftOutInUse++
@@ -142,10 +143,10 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 		a.Failed = true
 	}
 	for _, pr := range snap.Problems {
-		a.Report.Problems = append(a.Report.Problems, NewProblem(ref.Path, pr.Loc, string(pr.Severity), pr.Reason))
+		a.Report.Problems = append(a.Report.Problems, report.NewProblem(ref.Path, pr.Loc, string(pr.Severity), pr.Reason))
 	}
 	for _, w := range sp.Warnings {
-		a.Report.Problems = append(a.Report.Problems, NewProblem(ref.Path, w.Loc, string(w.Severity), w.Reason))
+		a.Report.Problems = append(a.Report.Problems, report.NewProblem(ref.Path, w.Loc, string(w.Severity), w.Reason))
 	}
 	if a.Dispatch != nil {
 		a.Report.Redispatch = append(a.Report.Redispatch, check.Redispatches(sp, a.Dispatch)...)
@@ -155,7 +156,7 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 		k := naming.Tool{Server: id.Server, Tool: id.Tool}
 		r := a.ids[k]
 		if r == nil {
-			r = &IdentityRow{Server: id.Server, Tool: id.Tool}
+			r = &report.IdentityRow{Server: id.Server, Tool: id.Tool}
 			a.ids[k] = r
 		}
 		r.Count++
@@ -183,7 +184,7 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 		if d.Class == mcpname.ClassLegacyDotted {
 			a.DottedLabels[a.dottedLabel(d.Site)]++
 		}
-		var m map[[3]string]*RenameRow
+		var m map[[3]string]*report.RenameRow
 		switch d.Action {
 		case naming.ActRewrite:
 			m = a.renames
@@ -207,10 +208,10 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 			continue
 		}
 		newName := d.New + also[d.Site.Group]
-		old := SiteName(d.Site)
-		k := [3]string{old.text, newName, d.Note}
+		old := report.SiteName(d.Site)
+		k := [3]string{old.String(), newName, d.Note}
 		if m[k] == nil {
-			m[k] = &RenameRow{Old: old, New: newName, Class: string(d.Class), Reasons: RejectReasons(d.Class, d.Site), Note: d.Note}
+			m[k] = &report.RenameRow{Old: old, New: newName, Class: string(d.Class), Reasons: report.RejectReasons(d.Class, d.Site), Note: d.Note}
 		}
 		m[k].Count++
 	}
@@ -241,8 +242,8 @@ func (a *Summary) Finish() {
 		delete(a.Report.Totals.ByClass, mcpname.ClassClean)
 	}
 	a.Report.Classes = a.Report.Totals.ByClass
-	a.Report.Renames, a.Report.Kept = sortedRows(a.renames), sortedRows(a.kept)
-	a.Report.Identities = make([]IdentityRow, 0, len(a.ids))
+	a.Report.Renames, a.Report.Kept = report.SortedRows(a.renames), report.SortedRows(a.kept)
+	a.Report.Identities = make([]report.IdentityRow, 0, len(a.ids))
 	for _, r := range a.ids {
 		a.Report.Identities = append(a.Report.Identities, *r)
 	}
@@ -254,13 +255,13 @@ func (a *Summary) Finish() {
 		return x.Tool < y.Tool
 	})
 	if a.Report.Problems == nil {
-		a.Report.Problems = []ProblemRow{}
+		a.Report.Problems = []report.ProblemRow{}
 	}
 	if a.Report.SettingsRules == nil {
-		a.Report.SettingsRules = []SettingsRuleRow{}
+		a.Report.SettingsRules = []report.SettingsRuleRow{}
 	}
 	if a.Report.Stores == nil {
-		a.Report.Stores = []StoreRow{}
+		a.Report.Stores = []report.StoreRow{}
 	}
 	if a.Report.Redispatch == nil {
 		a.Report.Redispatch = []check.Redispatch{}
@@ -284,7 +285,7 @@ func (a *Summary) SummaryLine(applied bool) string {
 	if applied {
 		verb = "rewrote"
 	}
-	return fmt.Sprintf("%s %s in %s; %s", verb, reports.Plural(t.Rewrite, "name"), StoresPhrase(t.RewriteStores, a.RewriteDBs), kept) + a.LeftOutPhrase()
+	return fmt.Sprintf("%s %s in %s; %s", verb, reports.Plural(t.Rewrite, "name"), report.StoresPhrase(t.RewriteStores, a.RewriteDBs), kept) + a.LeftOutPhrase()
 }
 
 // LeftOutPhrase is the end of a closing line when stores could not be read ("" when none):
@@ -361,7 +362,7 @@ func heldRepair(held string) string {
 // planned with a home of PATH only (giving the whole home as PATH is then no advice).
 // keepTruncated is the run's --keep-truncated: without it a legacy-truncated-dotted name was
 // kept because its file is not written, and gets that reason.
-func keptWhy(c mcpname.Class, info AgentInfo, keepTruncated bool) string {
+func keptWhy(c mcpname.Class, info report.AgentInfo, keepTruncated bool) string {
 	if c == mcpname.ClassLegacyTruncatedDotted && keepTruncated {
 		return "kept by --keep-truncated; fix: run without it"
 	}
@@ -386,17 +387,17 @@ func fromPathOnly(rows []agent.Info) bool {
 // AppliedLine is the closing sentence of fix --apply: what was really rewritten (names in
 // stores, dbs of them databases; skipped: the stores --apply skipped or failed to write), or,
 // when the plan had nothing to rewrite, SummaryLine(false).
-func (a *Summary) AppliedLine(names, stores, dbs int, skipped []SkippedRow) string {
+func (a *Summary) AppliedLine(names, stores, dbs int, skipped []report.SkippedRow) string {
 	t := a.Report.Totals
 	if t.Rewrite == 0 {
 		return a.SummaryLine(false)
 	}
-	s := fmt.Sprintf("rewrote %s in %s; %s kept", reports.Plural(names, "name"), StoresPhrase(stores, dbs), reports.Plural(t.KeptTruncated, "legacy truncated name"))
+	s := fmt.Sprintf("rewrote %s in %s; %s kept", reports.Plural(names, "name"), report.StoresPhrase(stores, dbs), reports.Plural(t.KeptTruncated, "legacy truncated name"))
 	if other := t.Kept - t.KeptTruncated; other > 0 {
 		s += fmt.Sprintf("; %s kept (see the notes and warnings)", reports.Plural(other, "other legacy name"))
 	}
 	if len(skipped) > 0 {
-		s += "; " + SkippedPhrase(skipped)
+		s += "; " + report.SkippedPhrase(skipped)
 	}
 	return s + a.LeftOutPhrase()
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/sessionfix/sessionfix/mcpname"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -24,7 +25,7 @@ func TestDottedLabelCached(t *testing.T) {
 	want := map[string]string{}
 	for i := range sites {
 		s := &sites[i]
-		w := ClassLabel(mcpname.ClassLegacyDotted, s)
+		w := report.ClassLabel(mcpname.ClassLegacyDotted, s)
 		for range 2 {
 			assert.Equal(t, w, a.dottedLabel(s), "site %d", i)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/pipeline/report"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
@@ -245,7 +246,7 @@ func Undo(ctx context.Context, req UndoRequest, h UndoHooks) (*UndoEnd, error) {
 	if err != nil {
 		return end, undoStopped(err, t, len(outs), dir, m.RunID)
 	}
-	end.Summary = fmt.Sprintf("restored %s of run %s", StoresPhrase(t.Restored, t.RestoredDBs), m.RunID)
+	end.Summary = fmt.Sprintf("restored %s of run %s", report.StoresPhrase(t.Restored, t.RestoredDBs), m.RunID)
 	if left := t.NotRestored(); left > 0 {
 		end.Summary += fmt.Sprintf("; %s not restored", reports.Plural(left, "file"))
 		switch {

@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
 	"github.com/sessionfix/sessionfix/naming"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 )
 
@@ -26,7 +27,7 @@ const (
 // Check prints check's text report of rep to w: the provider table, then per store (session)
 // each distinct rejected name with its records, rules and after-fix verdict (res says which
 // agent release sent it), then the providers' error texts and the closing line.
-func Check(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
+func Check(w io.Writer, rep *report.CheckReport, res *check.Result) {
 	ids := make([]string, len(rep.Providers))
 	for i, p := range rep.Providers {
 		ids[i] = p.ID
@@ -51,7 +52,7 @@ func Check(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 
 	type key struct{ store, name string }
 	type entry struct {
-		f     pipeline.CheckFinding
+		f     report.CheckFinding
 		where []string
 	}
 	var order []key
@@ -113,7 +114,7 @@ func Check(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 			case n > 0:
 				at = " at " + strings.Join(e.where, ", ")
 			}
-			fmt.Fprintf(w, "  %s\n    would be rejected by %s%s\n", reports.Printable(label), pipeline.RejectedIDs(f.Now), at)
+			fmt.Fprintf(w, "  %s\n    would be rejected by %s%s\n", reports.Printable(label), report.RejectedIDs(f.Now), at)
 			ruleLines(w, f.Now)
 		} else {
 			fmt.Fprintf(w, "  %s\n    accepted now\n", reports.Printable(label))
@@ -122,7 +123,7 @@ func Check(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 		case f.Action == string(naming.ActRewrite) && len(f.AfterFix) == 0:
 			fmt.Fprintf(w, "    after fix: %s passes every provider checked\n", reports.Printable(f.After))
 		case f.Action == string(naming.ActRewrite):
-			fmt.Fprintf(w, "    after fix: %s is still rejected by %s\n", reports.Printable(f.After), pipeline.RejectedIDs(f.AfterFix))
+			fmt.Fprintf(w, "    after fix: %s is still rejected by %s\n", reports.Printable(f.After), report.RejectedIDs(f.AfterFix))
 			ruleLines(w, f.AfterFix)
 		case f.Fix != "":
 			fmt.Fprintf(w, "    after fix: unchanged (fix never renames a declared tool; %s)\n", f.Fix)
@@ -144,7 +145,7 @@ func Check(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 			fmt.Fprintln(w, s)
 		}
 	}
-	pipeline.WriteRedispatchText(w, rep.Redispatch)
+	report.WriteRedispatchText(w, rep.Redispatch)
 	fmt.Fprintln(w)
 	if rep.Rejected == 0 {
 		fmt.Fprintf(w, "no name is rejected by %s\n", strings.Join(ids, ", "))
@@ -161,7 +162,7 @@ func Check(w io.Writer, rep *pipeline.CheckReport, res *check.Result) {
 
 // ruleLines prints the broken rules, one line per distinct rule text with the providers
 // that give it ("openai-chat, bedrock: pattern: does not match [a-zA-Z0-9_-]+").
-func ruleLines(w io.Writer, rs []pipeline.CheckRejection) {
+func ruleLines(w io.Writer, rs []report.CheckRejection) {
 	var order []string
 	by := map[string][]string{}
 	for _, r := range rs {
@@ -176,7 +177,7 @@ func ruleLines(w io.Writer, rs []pipeline.CheckRejection) {
 	}
 }
 
-func ruleDetails(r pipeline.CheckRejection) string {
+func ruleDetails(r report.CheckRejection) string {
 	parts := make([]string, len(r.Rules))
 	for i, v := range r.Rules {
 		parts[i] = v.Rule + ": " + v.Detail

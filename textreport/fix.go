@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -50,11 +52,11 @@ type FixOutput struct {
 	began     bool
 	// Skipped: the stores --apply skipped or failed to write (pipeline.FixTally's), for the
 	// JSON tail.
-	Skipped []pipeline.SkippedRow
+	Skipped []report.SkippedRow
 	// partOpen: the plan of a store given in parts was printed without its closing blank line.
 	partOpen bool
 	// Moves: the stores --move-legacy would move (dry run) or moved (apply).
-	Moves []pipeline.MoveRow
+	Moves []report.MoveRow
 	// The text plan's size (issue 23 item 11: one 200 MiB session printed 165,301 lines):
 	// rows is how many plan rows were listed, curPath, curRows and curCut the store being
 	// listed and its rows listed and left out (a store given in parts counts as one); cutRows
@@ -77,7 +79,7 @@ const (
 // budget cuts fs's rows to what planStoreRows and planRows leave (every row with -v or in
 // JSON), counting what it cut: curCut of the current store (all its parts), cutRows and
 // cutStores of the run.
-func (o *FixOutput) budget(fs pipeline.FixStore) pipeline.FixStore {
+func (o *FixOutput) budget(fs report.FixStore) report.FixStore {
 	if o.opts.Verbose || o.opts.Format == "json" {
 		return fs
 	}
@@ -191,14 +193,14 @@ func (o *FixOutput) writeHeld() {
 
 // skippedLine reports a store --apply skipped (in use) or failed to write, on standard error
 // with every format (issue 8 item 7); JSON also has it in "skipped" and the store's outcome.
-func (o *FixOutput) skippedLine(fs pipeline.FixStore) {
+func (o *FixOutput) skippedLine(fs report.FixStore) {
 	if fs.Outcome == nil {
 		return
 	}
 	if fs.Outcome.Status == "rewritten" {
 		if fs.Outcome.Reason != "" {
 			Flush(o.out)
-			fmt.Fprintf(o.err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(pipeline.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
+			fmt.Fprintf(o.err, "%s: rewritten, but: %s\n", reports.Printable(fs.Path), reports.Printable(report.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
 		}
 		return
 	}
@@ -207,7 +209,7 @@ func (o *FixOutput) skippedLine(fs pipeline.FixStore) {
 		label = "in use, skipped"
 	}
 	Flush(o.out)
-	fmt.Fprintf(o.err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(pipeline.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
+	fmt.Fprintf(o.err, "%s: %s: %s\n", reports.Printable(fs.Path), label, reports.Printable(report.TrimPathPrefix(fs.Path, fs.Outcome.Reason)))
 }
 
 // Begin opens the JSON document.
@@ -221,10 +223,10 @@ func (o *FixOutput) Begin(mode string) {
 
 func (o *FixOutput) End(a *pipeline.Summary, summary string, res *rewrite.Result) error {
 	if o.opts.Format == "json" {
-		t := pipeline.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.Skipped, Problems: a.Report.Problems, Agents: a.Report.Agents, Homes: a.Report.Homes,
-			Redispatch: a.Report.Redispatch, RedispatchNote: pipeline.RedispatchLine(a.Report.Redispatch), Moves: o.Moves}
+		t := report.FixTail{Summary: summary, Kept: a.KeptLine(), Totals: a.Report.Totals, Skipped: o.Skipped, Problems: a.Report.Problems, Agents: a.Report.Agents, Homes: a.Report.Homes,
+			Redispatch: a.Report.Redispatch, RedispatchNote: report.RedispatchLine(a.Report.Redispatch), Moves: o.Moves}
 		if t.Skipped == nil {
-			t.Skipped = []pipeline.SkippedRow{}
+			t.Skipped = []report.SkippedRow{}
 		}
 		if res != nil {
 			t.RunID, t.RunDir = res.RunID, res.Dir
@@ -250,7 +252,7 @@ func (o *FixOutput) End(a *pipeline.Summary, summary string, res *rewrite.Result
 	}
 	Problems(o.out, o.err, a.Report.Problems)
 	AgentInfo(o.out, &a.Report)
-	pipeline.WriteRedispatchText(o.out, a.Report.Redispatch)
+	report.WriteRedispatchText(o.out, a.Report.Redispatch)
 	Homes(o.out, &a.Report, o.Skipped, res != nil)
 	fmt.Fprintln(o.out, summary)
 	for _, m := range o.Moves {
@@ -267,7 +269,7 @@ func (o *FixOutput) End(a *pipeline.Summary, summary string, res *rewrite.Result
 	if l := a.KeptLine(); l != "" {
 		fmt.Fprintln(o.out, l)
 	}
-	if l := pipeline.RedispatchLine(a.Report.Redispatch); l != "" {
+	if l := report.RedispatchLine(a.Report.Redispatch); l != "" {
 		fmt.Fprintln(o.out, l)
 	}
 	return nil
@@ -307,7 +309,7 @@ func (o *FixOutput) Abort(err error, res *rewrite.Result) error {
 		}
 		skipped := o.Skipped
 		if skipped == nil {
-			skipped = []pipeline.SkippedRow{}
+			skipped = []report.SkippedRow{}
 		}
 		tail := map[string]any{"error": err.Error() + hint, "skipped": skipped}
 		if res != nil {
@@ -333,9 +335,9 @@ func MarshalJSON(v any) ([]byte, error) {
 }
 
 // storePlan prints one store's plan, then tail (what of it is not listed) when not empty.
-func storePlan(w io.Writer, fs pipeline.FixStore, tail string) error {
+func storePlan(w io.Writer, fs report.FixStore, tail string) error {
 	if !fs.Cont {
-		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), pipeline.KindLabel(fs.Kind, fs.Profile))
+		fmt.Fprintf(w, "%s (%s)\n", reports.Printable(fs.Path), report.KindLabel(fs.Kind, fs.Profile))
 	}
 	t := &reports.Table{Columns: []string{whereHeader(fs.Decisions), "site", "old", "new", "class"}}
 	notes := map[string]bool{}
@@ -348,7 +350,7 @@ func storePlan(w io.Writer, fs pipeline.FixStore, tail string) error {
 		case string(naming.ActNone):
 			newName = "(unchanged)"
 		}
-		t.Add(d.Where, d.Site, d.Old.String(), newName, pipeline.ReasonLabel(d.Class, d.Reasons))
+		t.Add(d.Where, d.Site, d.Old.String(), newName, report.ReasonLabel(d.Class, d.Reasons))
 		if d.Note != "" {
 			k := d.Old.String() + ": " + d.Note
 			if !notes[k] {
@@ -384,7 +386,7 @@ func storePlan(w io.Writer, fs pipeline.FixStore, tail string) error {
 // whereHeader names the location column of a plan by what it holds: "line" (line numbers),
 // "row" (database rows), "offset" (@byte offsets of a whole-file JSON store), or a
 // combination such as "line/row".
-func whereHeader(ds []pipeline.DecisionRow) string {
+func whereHeader(ds []report.DecisionRow) string {
 	var line, row, off bool
 	for _, d := range ds {
 		switch {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/rewrite"
@@ -62,11 +64,11 @@ func (v *FixView) Store(r *rewrite.StoreResult) error {
 func (v *FixView) End(pass pipeline.FixPass, e pipeline.FixPassEnd) error {
 	if pass == pipeline.PassReview {
 		// The text end of a run (held plans, summary, problems, closing lines), as a dry run.
-		v.review.Moves = pipeline.MoveRows(e.Moves, nil)
+		v.review.Moves = report.MoveRows(e.Moves, nil)
 		return v.review.End(e.Summary, e.Line, nil)
 	}
 	v.out.Skipped = e.Skipped
-	v.out.Moves = pipeline.MoveRows(e.Moves, e.Result)
+	v.out.Moves = report.MoveRows(e.Moves, e.Result)
 	if err := v.out.End(e.Summary, e.Line, e.Result); err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
@@ -36,7 +38,7 @@ func identities() string {
 // without a store) as a toolExecutionNotifications entry naming its path, location and reason
 // (problem rows never carry a secret), level error/warning/note from its severity, and
 // executionSuccessful false when the run failed (exit 3) or found a store in use (exit 4).
-func SARIFInvocation(probs []pipeline.ProblemRow, failed bool) *reports.SARIFInvocation {
+func SARIFInvocation(probs []report.ProblemRow, failed bool) *reports.SARIFInvocation {
 	if len(probs) == 0 && !failed {
 		return nil
 	}
@@ -60,7 +62,7 @@ func SARIFInvocation(probs []pipeline.ProblemRow, failed bool) *reports.SARIFInv
 func Scan(w, errw io.Writer, a *pipeline.Summary, verbose bool) error {
 	rep := &a.Report
 	fmt.Fprintf(w, "scanned %s (%s, %d records, %d name sites) in %s\n",
-		reports.Plural(rep.Totals.Stores, "store"), pipeline.HumanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
+		reports.Plural(rep.Totals.Stores, "store"), report.HumanBytes(rep.Bytes), rep.Records, rep.Totals.Sites, rep.Elapsed)
 	if rep.Ignored > 0 {
 		what := "other files are not stores and were not read"
 		if rep.Ignored == 1 {
@@ -69,7 +71,7 @@ func Scan(w, errw io.Writer, a *pipeline.Summary, verbose bool) error {
 		fmt.Fprintf(w, "%d %s (--format json lists them)\n", rep.Ignored, what)
 	}
 	fmt.Fprintln(w)
-	if err := reports.WriteText(w, pipeline.ClassTable(rep, a.DottedLabels)); err != nil {
+	if err := reports.WriteText(w, report.ClassTable(rep, a.DottedLabels)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -79,19 +81,19 @@ func Scan(w, errw io.Writer, a *pipeline.Summary, verbose bool) error {
 			return err
 		}
 	} else {
-		if err := reports.WriteText(w, pipeline.StoreTable(rep.Stores)); err != nil {
+		if err := reports.WriteText(w, report.StoreTable(rep.Stores)); err != nil {
 			return err
 		}
 		if len(rep.Renames) > 0 || len(rep.Kept) > 0 {
 			fmt.Fprintln(w)
-			if err := reports.WriteText(w, pipeline.RenameTable(rep.Renames, rep.Kept, 0)); err != nil {
+			if err := reports.WriteText(w, report.RenameTable(rep.Renames, rep.Kept, 0)); err != nil {
 				return err
 			}
 		}
 	}
 	if len(rep.Identities) > 0 {
 		fmt.Fprintf(w, "\nraw MCP identities recorded (%s; never rewritten, used to name calls):\n", identities())
-		if err := reports.WriteText(w, pipeline.IdentityTable(rep)); err != nil {
+		if err := reports.WriteText(w, report.IdentityTable(rep)); err != nil {
 			return err
 		}
 	}
@@ -103,14 +105,14 @@ func Scan(w, errw io.Writer, a *pipeline.Summary, verbose bool) error {
 	}
 	Problems(w, errw, rep.Problems)
 	AgentInfo(w, rep)
-	pipeline.WriteRedispatchText(w, rep.Redispatch)
+	report.WriteRedispatchText(w, rep.Redispatch)
 	fmt.Fprintln(w)
 	Homes(w, rep, nil, false)
 	fmt.Fprintln(w, a.SummaryLine(false))
 	if l := a.KeptLine(); l != "" {
 		fmt.Fprintln(w, l)
 	}
-	if l := pipeline.RedispatchLine(rep.Redispatch); l != "" {
+	if l := report.RedispatchLine(rep.Redispatch); l != "" {
 		fmt.Fprintln(w, l)
 	}
 	return nil
@@ -118,7 +120,7 @@ func Scan(w, errw io.Writer, a *pipeline.Summary, verbose bool) error {
 
 // AgentInfo prints what the agents' stores were planned with (their configs and
 // inventories; nothing when no agent said anything), in all.InfoOrder.
-func AgentInfo(w io.Writer, rep *pipeline.ScanReport) {
+func AgentInfo(w io.Writer, rep *report.ScanReport) {
 	if rep.Agents.Len() > 0 {
 		fmt.Fprintln(w)
 	}
@@ -134,7 +136,7 @@ func AgentInfo(w io.Writer, rep *pipeline.ScanReport) {
 // 5): the home and its user, the stores found under the agents' roots there, their names to
 // rewrite (applied: rewritten; a store the apply skipped or failed to write is not counted)
 // and kept, and the roots.
-func Homes(w io.Writer, rep *pipeline.ScanReport, skipped []pipeline.SkippedRow, applied bool) {
+func Homes(w io.Writer, rep *report.ScanReport, skipped []report.SkippedRow, applied bool) {
 	if len(rep.Homes) == 0 {
 		return
 	}
@@ -150,7 +152,7 @@ func Homes(w io.Writer, rep *pipeline.ScanReport, skipped []pipeline.SkippedRow,
 	for _, h := range rep.Homes {
 		n := h.Rewrite
 		for _, r := range rep.Stores {
-			if notDone[r.Path] && pipeline.UnderHome(r.Path, h) {
+			if notDone[r.Path] && report.UnderHome(r.Path, h) {
 				n -= r.Rewrite
 			}
 		}
@@ -169,13 +171,13 @@ func Homes(w io.Writer, rep *pipeline.ScanReport, skipped []pipeline.SkippedRow,
 // directory met in a walk, say) are not problems and are not counted as such, each is a
 // "note: " line (issue 23 item 11: "1 problem" was printed after every run over ~). Standard
 // output (out) is flushed first, so on a terminal they appear after the tables printed so far.
-func Problems(out, w io.Writer, probs []pipeline.ProblemRow) {
+func Problems(out, w io.Writer, probs []report.ProblemRow) {
 	if len(probs) == 0 {
 		return
 	}
 	Flush(out)
-	var notes []pipeline.ProblemRow
-	var real []pipeline.ProblemRow
+	var notes []report.ProblemRow
+	var real []report.ProblemRow
 	for _, p := range probs {
 		if p.Severity == string(store.SevInfo) {
 			notes = append(notes, p)
@@ -206,9 +208,9 @@ const summaryRows = 50
 // SummaryStores largest stores, and old → new counts and kept names (each table at most
 // summaryRows rows; "-v" or --format json lists everything). how names the flag that lists
 // every store ("-v").
-func Summary(w io.Writer, rep *pipeline.ScanReport, how string) error {
+func Summary(w io.Writer, rep *report.ScanReport, how string) error {
 	fmt.Fprintln(w, "stores by agent and kind:")
-	if err := reports.WriteText(w, pipeline.KindTable(rep)); err != nil {
+	if err := reports.WriteText(w, report.KindTable(rep)); err != nil {
 		return err
 	}
 	if len(rep.Stores) > SummaryStores {
@@ -216,12 +218,12 @@ func Summary(w io.Writer, rep *pipeline.ScanReport, how string) error {
 	} else {
 		fmt.Fprintln(w, "\nstores:")
 	}
-	if err := reports.WriteText(w, pipeline.StoreTable(pipeline.LargestStores(rep.Stores, SummaryStores))); err != nil {
+	if err := reports.WriteText(w, report.StoreTable(report.LargestStores(rep.Stores, SummaryStores))); err != nil {
 		return err
 	}
 	if len(rep.Renames) > 0 {
 		fmt.Fprintln(w, "\nold → new (names, over all stores):")
-		if err := reports.WriteText(w, pipeline.RenameTable(rep.Renames, nil, summaryRows)); err != nil {
+		if err := reports.WriteText(w, report.RenameTable(rep.Renames, nil, summaryRows)); err != nil {
 			return err
 		}
 		if n := len(rep.Renames) - summaryRows; n > 0 {
@@ -230,7 +232,7 @@ func Summary(w io.Writer, rep *pipeline.ScanReport, how string) error {
 	}
 	if len(rep.Kept) > 0 {
 		fmt.Fprintln(w, "\nkept names, and why:")
-		if err := reports.WriteText(w, pipeline.KeptTable(rep.Kept, summaryRows)); err != nil {
+		if err := reports.WriteText(w, report.KeptTable(rep.Kept, summaryRows)); err != nil {
 			return err
 		}
 		if n := len(rep.Kept) - summaryRows; n > 0 {
@@ -241,7 +243,7 @@ func Summary(w io.Writer, rep *pipeline.ScanReport, how string) error {
 }
 
 // settingsTable is the text table of legacy-spelled settings rules.
-func settingsTable(rows []pipeline.SettingsRuleRow) *reports.Table {
+func settingsTable(rows []report.SettingsRuleRow) *reports.Table {
 	t := &reports.Table{Columns: []string{"where", "key", "rule", "reason", "current name"}}
 	for _, r := range rows {
 		reason := r.Reason

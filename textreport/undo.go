@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/pipeline"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/runlog"
@@ -21,14 +23,14 @@ const UndoListed = 20
 type Undo struct {
 	Out, Err io.Writer
 	Verbose  bool
-	Report   *pipeline.UndoReport
+	Report   *report.UndoReport
 	// listed and unlisted count the restored files listed, and those past UndoListed.
 	listed, unlisted int
 }
 
 // Start says which run is undone, from where, and what is to restore.
 func (u *Undo) Start(dir string, m *runlog.Manifest, todo, todoDBs int) {
-	fmt.Fprintf(u.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, pipeline.StoresPhrase(todo, todoDBs))
+	fmt.Fprintf(u.Out, "undoing run %s (%s) from %s: %s to restore\n", m.RunID, m.Created.Format("2006-01-02 15:04:05Z"), dir, report.StoresPhrase(todo, todoDBs))
 	for _, n := range m.ToolNotes {
 		fmt.Fprintf(u.Out, "  note: %s\n", reports.Printable(n))
 	}
@@ -52,7 +54,7 @@ func (u *Undo) List(m *runlog.Manifest) {
 // something failed) and adds it to Report.
 func (u *Undo) File(o runlog.UndoOutcome, status string, late bool) {
 	path := reports.Printable(o.Ref.Path)
-	f := pipeline.UndoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status, Kept: o.Kept, Notes: o.Notes}
+	f := report.UndoFile{Path: o.Ref.Path, Kind: string(o.Ref.Kind), Names: o.Names, Status: status, Kept: o.Kept, Notes: o.Notes}
 	if o.Err != nil && f.Status != pipeline.UndoAlready {
 		f.Reason = o.Err.Error()
 		Flush(u.Out)

@@ -5,7 +5,7 @@ import (
 	"github.com/sessionfix/sessionfix/agent/codex"
 )
 
-// scanJSON is scan --format json with the agents' members (pipeline.AgentInfo, written under
+// scanJSON is scan --format json with the agents' members (report.AgentInfo, written under
 // each agent's ID) read back as the rooms' rows.
 type scanJSON struct {
 	scanReport

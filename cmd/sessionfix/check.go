@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/agent"
@@ -136,7 +138,7 @@ func runCheck(ctx context.Context, env *Env, opts checkOptions) error {
 
 // writeCheck writes check's report in --format to standard output (the fleet database with
 // sqlite: agents are the stores' agents by path).
-func writeCheck(ctx context.Context, env *Env, opts checkOptions, p *pipelineRun, origin *fleet.Origin, rep *pipeline.CheckReport, res *check.Result, agents map[string]string) error {
+func writeCheck(ctx context.Context, env *Env, opts checkOptions, p *pipelineRun, origin *fleet.Origin, rep *report.CheckReport, res *check.Result, agents map[string]string) error {
 	switch opts.Format {
 	case "json":
 		return reports.WriteJSON(env.Out, rep)
@@ -162,7 +164,7 @@ func writeCheck(ctx context.Context, env *Env, opts checkOptions, p *pipelineRun
 		fmt.Fprintln(env.Out)
 		textreport.Homes(env.Out, &p.Summary.Report, nil, false)
 	}
-	if l := pipeline.RedispatchLine(rep.Redispatch); l != "" {
+	if l := report.RedispatchLine(rep.Redispatch); l != "" {
 		fmt.Fprintln(env.Out, l)
 	}
 	return nil

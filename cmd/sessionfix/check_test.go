@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -17,20 +19,19 @@ import (
 	"github.com/sessionfix/sessionfix/reports"
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
-	"github.com/sessionfix/sessionfix/pipeline"
 )
 
 // checkJSON runs check --format json and decodes it.
-func checkJSON(t *testing.T, env *Env, args ...string) (pipeline.CheckReport, cliResult) {
+func checkJSON(t *testing.T, env *Env, args ...string) (report.CheckReport, cliResult) {
 	t.Helper()
 	r := runCLI(t, env, "", append([]string{"check", "--format", "json"}, args...)...)
-	var rep pipeline.CheckReport
+	var rep report.CheckReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out+r.err)
 	return rep, r
 }
 
 // byProvider is rejects (now, after fix) per provider ID.
-func byProvider(rep pipeline.CheckReport) map[string][2]int {
+func byProvider(rep report.CheckReport) map[string][2]int {
 	out := map[string][2]int{}
 	for _, p := range rep.Providers {
 		out[p.ID] = [2]int{p.Now, p.AfterFix}
@@ -54,7 +55,7 @@ func TestCheckQwenReal(t *testing.T) {
 	assert.Equal(t, map[string][2]int{"openai-chat": strict, "openai-responses": strict, "anthropic": strict, "bedrock": strict,
 		"gemini": {0, 0}, "deepseek": strict, "dashscope": {0, 0}, "mistral": strict, "kimi": strict, "xai": {0, 0}}, byProvider(rep))
 	// Per session and record: the dotted name of line 5 of the api session, and its repair.
-	var f *pipeline.CheckFinding
+	var f *report.CheckFinding
 	for i := range rep.Findings {
 		g := &rep.Findings[i]
 		if strings.HasSuffix(g.Store, "50bcb974-4071-429f-a75f-7496ad5cddee.jsonl") && g.Line == 5 {
@@ -67,7 +68,7 @@ func TestCheckQwenReal(t *testing.T) {
 	assert.Equal(t, "rewrite", f.Action)
 	assert.Empty(t, f.AfterFix)
 	require.Len(t, f.Now, 7)
-	assert.Equal(t, pipeline.CheckRejection{Provider: "bedrock", Rules: []pipeline.CheckRule{{Rule: "pattern", Detail: "does not match [a-zA-Z0-9_-]+"}}}, f.Now[3])
+	assert.Equal(t, report.CheckRejection{Provider: "bedrock", Rules: []report.CheckRule{{Rule: "pattern", Detail: "does not match [a-zA-Z0-9_-]+"}}}, f.Now[3])
 
 	// Text: per session, "would be rejected by X at line N", the rule and the error text.
 	r = runCLI(t, env, "", "check", "--provider", "kimi,dashscope", home)
@@ -90,7 +91,7 @@ func TestCheckCodexReal(t *testing.T) {
 	assert.Equal(t, 2, rep.Stores)
 	assert.Equal(t, 5, rep.Rejected)
 	assert.Equal(t, 1, rep.RejectedAfterFix)
-	names := map[string]pipeline.CheckFinding{}
+	names := map[string]report.CheckFinding{}
 	for _, f := range rep.Findings {
 		names[f.Name] = f
 	}

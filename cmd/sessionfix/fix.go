@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/helptext"
 	"github.com/sessionfix/sessionfix/textreport"
 
@@ -163,11 +165,11 @@ func runFix(ctx context.Context, env *Env, opts fixOptions) error {
 		pipeline.FixHooks{
 			View: view,
 			Run:  func(p *pipeline.Pipeline) pipeline.RunFunc { return (&pipelineRun{Pipeline: p, env: env}).run },
-			Confirm: func(s *aggregate) (bool, error) {
+			Confirm: func(s *pipeline.Summary) (bool, error) {
 				t := s.Report.Totals
 				flushOut(env)
 				fmt.Fprintf(env.Err, "Rewrite %s in %s? Originals are backed up under %s. [y/N] ",
-					plural(t.Rewrite, "name"), pipeline.StoresPhrase(t.RewriteStores, s.RewriteDBs), opts.StateDir)
+					plural(t.Rewrite, "name"), report.StoresPhrase(t.RewriteStores, s.RewriteDBs), opts.StateDir)
 				return confirm(ctx, env.In)
 			},
 			WritePlan: func(pc *pipeline.PlanCollector) error { return writePlanFile(ctx, env, opts, pc) },

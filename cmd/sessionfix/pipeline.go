@@ -211,12 +211,12 @@ func failOnFlag() cli.Flag {
 // endCode is the exit of a scan or fix run (Summary.ExitCode: 4 wins over 3, which wins
 // over a --fail-on kept finding, 5); the finding is said on standard error. applied: fix
 // --apply (a store it failed to write is 3).
-func endCode(a *aggregate, env *Env, cmd string, applied, failOnKept bool) error {
+func endCode(a *pipeline.Summary, env *Env, cmd string, applied, failOnKept bool) error {
 	return exitWith(a, env, cmd, a.ExitCode(applied, failOnKept))
 }
 
 // exitWith ends a scan or fix run with code (a's exit status), saying a --fail-on kept finding.
-func exitWith(a *aggregate, env *Env, cmd string, code int) error {
+func exitWith(a *pipeline.Summary, env *Env, cmd string, code int) error {
 	switch code {
 	case 0:
 		return nil

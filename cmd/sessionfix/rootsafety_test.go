@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/sessionfix/sessionfix/engine/sqlite/sqlitetest"
 	"github.com/sessionfix/sessionfix/internal/exitcode"
-	"github.com/sessionfix/sessionfix/pipeline"
 )
 
 // The tests of issue 30 (root over untrusted homes) that need no second user.
@@ -49,7 +50,7 @@ func TestUndoForceSaysWhereTheChangesWent(t *testing.T) {
 			require.Equal(t, exitcode.OK, r.code, r.err)
 			var kept string
 			if format == "json" {
-				var rep pipeline.UndoReport
+				var rep report.UndoReport
 				require.NoError(t, json.Unmarshal([]byte(r.out), &rep))
 				for _, file := range rep.Files {
 					if file.Path == f {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/fleet"
@@ -93,7 +95,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 			return err
 		}
 	}
-	var sar pipeline.ScanSARIF
+	var sar report.ScanSARIF
 	if _, err := p.run(ctx, rewrite.ProcessOptions{ApplyOptions: rewrite.ApplyOptions{Workers: opts.Workers}}, func(r *rewrite.StoreResult) error {
 		if (opts.Format == "sarif" || opts.Format == "sqlite" || known != nil) && r.ScanErr == nil && r.Plan != nil {
 			sar.Add(r.Plan)
@@ -108,7 +110,7 @@ func runScan(ctx context.Context, env *Env, opts scanOptions) error {
 	// baseline but never make its exit status (README: they change no exit status, as in
 	// check and audit).
 	names := len(sar.Results)
-	rules, results := pipeline.RedispatchSARIF(rep.Redispatch)
+	rules, results := report.RedispatchSARIF(rep.Redispatch)
 	sar.Rules, sar.Results = append(sar.Rules, rules...), append(sar.Results, results...)
 	if opts.Format == "json" {
 		if err := reports.WriteJSON(env.Out, rep); err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/sessionfix/sessionfix/internal/usage"
@@ -89,7 +91,7 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) (err error) {
 		return err
 	}
 	if opts.Format == "json" {
-		rep := &pipeline.UndoReport{Files: []pipeline.UndoFile{}}
+		rep := &report.UndoReport{Files: []report.UndoFile{}}
 		text := *env
 		text.Out = io.Discard // the text lines; the report is written instead
 		defer func() {
@@ -107,9 +109,9 @@ func runUndo(ctx context.Context, env *Env, opts undoOptions) (err error) {
 
 // undo runs an undo, printing text to env.Out (files refused, failed or restored with a
 // problem to env.Err: issue 8 item 7) and, when rep is not nil, filling rep.
-func undo(ctx context.Context, env *Env, opts undoOptions, rep *pipeline.UndoReport) error {
+func undo(ctx context.Context, env *Env, opts undoOptions, rep *report.UndoReport) error {
 	if rep == nil {
-		rep = &pipeline.UndoReport{} // filled and dropped
+		rep = &report.UndoReport{} // filled and dropped
 	}
 	switch {
 	case opts.RunID == "" && !opts.Last:

@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sessionfix/sessionfix/pipeline/report"
+
 	"github.com/sessionfix/sessionfix/internal/exitcode"
-	"github.com/sessionfix/sessionfix/pipeline"
 
 	"github.com/gofrs/flock"
 	"github.com/stretchr/testify/assert"
@@ -48,7 +49,7 @@ func TestUndoOfARunInUse(t *testing.T) {
 	}
 	r = runCLI(t, env, "", "undo", "--last", "--format", "json", "--state-dir", state)
 	assert.Equal(t, exitcode.InUse, r.code, r.err)
-	var rep pipeline.UndoReport
+	var rep report.UndoReport
 	require.NoError(t, json.Unmarshal([]byte(r.out), &rep), r.out)
 	assert.Contains(t, rep.Error, why)
 	assert.Empty(t, rep.Files)

@@ -20,7 +20,7 @@ import (
 // (helptext), the audit run (auditrun), check's engine, -q's recording, the command-line
 // checks and the progress bar moved out. Lower it as more moves out, never raise it: a command
 // that needs more lines in cmd needs its logic in a library.
-const cmdBudget = 2188
+const cmdBudget = 2182
 
 // TestCmdLineBudget: cmd/sessionfix stays within cmdBudget production lines.
 func TestCmdLineBudget(t *testing.T) {

@@ -387,8 +387,8 @@ func TestMCPInventoryIsNeutral(t *testing.T) {
 // recording, the command-line checks), each with the module packages it may import
 // (nil: none).
 var commandLibraries = map[string][]string{
-	"textreport":        {"agent", "agent/all", "check", "internal/exitcode", "naming", "internal/owner", "pipeline", "reports", "rewrite", "runlog", "store"},
-	"nameinfo":          {"internal/jsonscan", "mcpname", "pipeline", "reports", "store"},
+	"textreport":        {"agent", "agent/all", "check", "internal/exitcode", "naming", "internal/owner", "pipeline", "pipeline/report", "reports", "rewrite", "runlog", "store"},
+	"nameinfo":          {"internal/jsonscan", "mcpname", "pipeline/report", "reports", "store"},
 	"internal/quiet":    nil,
 	"internal/cliargs":  nil,
 	"internal/progress": nil,
@@ -417,6 +417,29 @@ func TestCommandLibrariesStayBelowTheCommand(t *testing.T) {
 			if _, lib := commandLibraries[target]; lib {
 				assert.True(t, under(pkg, "cmd/sessionfix"), "%s imports %s: only the command does", pkg, target)
 			}
+		}
+	}
+}
+
+// TestReportTypesBelowTheEngine: pipeline/report (the report types of scan, fix, check and
+// undo, their tables and SARIF results) does not import the engine (pipeline), discovery or
+// the command's libraries: the engine fills the reports, never the other way round (issue 24
+// item 4).
+func TestReportTypesBelowTheEngine(t *testing.T) {
+	all := imports(t)
+	require.Contains(t, all, "pipeline/report")
+	require.Contains(t, all["pipeline"], module+"pipeline/report")
+	for _, imp := range all["pipeline/report"] {
+		target, ok := strings.CutPrefix(imp, module)
+		if !ok {
+			continue
+		}
+		for _, f := range []string{"scan", "audit", "auditrun", "rulefix", "inventory", "fleet", "cmd"} {
+			assert.False(t, under(target, f), "pipeline/report must not import %s", target)
+		}
+		assert.NotEqual(t, "pipeline", target, "pipeline/report must not import the engine")
+		for _, e := range engines {
+			assert.False(t, under(target, e), "pipeline/report must not import the engine %s", target)
 		}
 	}
 }

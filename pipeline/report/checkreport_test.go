@@ -1,4 +1,4 @@
-package pipeline
+package report
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 )
 
 // TestCheckReportReleaseMember: the release a check ran with is the report's last member,
-// named by its agent's SentAsOption.Report (bytes of docs/report.md's "qwen_release"), with
+// named by its agent's SentAsOption.Report (bytes of docs/md's "qwen_release"), with
 // names keeping '<' and '&' as the rest of the report does; no release, or an agent without
 // such a member, writes none.
 func TestCheckReportReleaseMember(t *testing.T) {

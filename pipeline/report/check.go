@@ -1,4 +1,4 @@
-package pipeline
+package report
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"github.com/sessionfix/sessionfix/agent/all"
 	"github.com/sessionfix/sessionfix/check"
 	"github.com/sessionfix/sessionfix/naming"
-	"github.com/sessionfix/sessionfix/provider"
 	"github.com/sessionfix/sessionfix/reports"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -32,7 +31,7 @@ type CheckReport struct {
 	Findings  []CheckFinding         `json:"findings"`
 	Problems  []ProblemRow           `json:"problems"`
 	// Redispatch are the stored calls the agent's own lookup reads as calls of another tool
-	// today, or of several (pipeline.ScanReport's; not counted in the exit status).
+	// today, or of several (ScanReport's; not counted in the exit status).
 	Redispatch []check.Redispatch `json:"redispatch"`
 	// Release is the value of the SentAsOption of agent ReleaseAgent (check.Result's; "" =
 	// the stored bytes were checked). MarshalJSON writes it last, as the member named by that
@@ -148,57 +147,6 @@ type CheckRejection struct {
 type CheckRule struct {
 	Rule   string `json:"rule"`
 	Detail string `json:"detail"`
-}
-
-// CheckReportOf builds the report of a check run: res (check.Result of every store and the
-// declared tools), the providers checked, and the run summary a (stores, problems,
-// re-dispatches).
-func CheckReportOf(res *check.Result, ps []*provider.Provider, a *Summary) *CheckReport {
-	rep := &CheckReport{Stores: a.Report.Totals.Stores, Checked: res.Checked, Skipped: res.Skipped, Findings: []CheckFinding{}, Problems: a.Report.Problems,
-		Redispatch: a.Report.Redispatch, Release: res.Release, ReleaseAgent: res.ReleaseAgent}
-	if rep.Skipped == nil {
-		rep.Skipped = map[string]int{}
-	}
-	if rep.Problems == nil {
-		rep.Problems = []ProblemRow{}
-	}
-	for _, p := range ps {
-		rep.Providers = append(rep.Providers, CheckProvider{ID: p.ID, Name: p.Name, Rule: p.Rule(), Unit: string(p.Unit), UnitWhy: p.UnitWhy,
-			History: string(p.History), Source: p.Source, ErrorText: p.ErrorText, Verified: p.Verified,
-			Now: res.Count(p.ID, false), AfterFix: res.Count(p.ID, true)})
-	}
-	conv := func(rs []check.Rejection) []CheckRejection {
-		out := []CheckRejection{}
-		for _, r := range rs {
-			cr := CheckRejection{Provider: r.Provider.ID}
-			for _, v := range r.Rules {
-				cr.Rules = append(cr.Rules, CheckRule{Rule: v.Rule, Detail: v.Detail})
-			}
-			out = append(out, cr)
-		}
-		return out
-	}
-	distinct := map[string]bool{}
-	for _, f := range res.Findings {
-		if len(f.Now) > 0 {
-			rep.Rejected++
-			if !distinct[f.Name] {
-				distinct[f.Name] = true
-				rep.Distinct++
-			}
-		}
-		if len(f.Then) > 0 {
-			rep.RejectedAfterFix++
-		}
-		name := f.Name
-		if f.Units != nil {
-			name = (&store.Site{Name: f.Name, Units: f.Units}).DisplayName()
-		}
-		rep.Findings = append(rep.Findings, CheckFinding{Store: f.Store, Line: f.Loc.Line, Row: f.Loc.Row, Kind: f.Kind, Path: f.JSONPath,
-			Name: name, Sent: f.Sent, Class: string(f.Class), Action: string(f.Action), After: f.After, Now: conv(f.Now), AfterFix: conv(f.Then),
-			Release: f.Release, Note: f.Note, Fix: f.Fix})
-	}
-	return rep
 }
 
 // RejectedIDs are the providers of rs, comma-separated ("openai-chat, bedrock").

@@ -1,4 +1,4 @@
-package pipeline
+package report
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func keys(t *testing.T, b []byte) []string {
 
 // TestAgentMembers: the agents' rows are written under their IDs right after "identities"
 // (scan) and "problems" (fix's tail), in list order, with the rows' own JSON and no HTML
-// escaping; no rows, no member (docs/report.md's "codex" and "claude").
+// escaping; no rows, no member (docs/md's "codex" and "claude").
 func TestAgentMembers(t *testing.T) {
 	info := AgentInfo{
 		{ID: codex.ID, Rows: []agent.Info{&codex.Info{Home: "/h/<x>", Rollouts: 2, Config: "/h/config.toml", ConfigFrom: "~/.codex", Inventory: []string{}, History: []string{}}}},

@@ -1,4 +1,4 @@
-package pipeline
+package report
 
 import (
 	"testing"
@@ -27,7 +27,7 @@ func TestSortedRowsOrderIsTotal(t *testing.T) {
 	var want []string
 	for i := 0; i < 64; i++ {
 		var got []string
-		for _, r := range sortedRows(m) {
+		for _, r := range SortedRows(m) {
 			got = append(got, r.Old.text+"|"+r.New+"|"+r.Class+"|"+r.Note)
 		}
 		if want == nil {

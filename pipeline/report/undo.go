@@ -1,4 +1,4 @@
-package pipeline
+package report
 
 // UndoFile is one store of an undo in --format json.
 type UndoFile struct {

@@ -1,11 +1,9 @@
-// Package pipeline is sessionfix's pipeline as a library: the run summary (Summary, aggregated
-// store by store, with the domain rule that a clean name with a hash suffix is "normalized"
-// when it is the normalized form of a dotted name seen anywhere in the run) and the JSON report
-// schema of scan and fix (ScanReport, FixStore, FixTail and their rows; docs/report.md), and
-// the settings pass beside store discovery (SettingsScan: settings files are read, never
-// rewritten).
-// cmd/sessionfix only reads flags, prompts and prints these.
-package pipeline
+// Package report is the report types of scan, fix, check and undo: the JSON schema
+// (docs/report.md: ScanReport, FixStore, FixTail, CheckReport, UndoReport and their rows), the
+// text tables built from them (tables.go), scan's SARIF results (ScanSARIF), check's and the
+// re-dispatch findings' SARIF results and lines, and the --all-users homes. The engine (package
+// pipeline) fills them; the commands print them (textreport) or write them as they are.
+package report
 
 import (
 	"bytes"
@@ -236,8 +234,8 @@ func StoresPhrase(stores, dbs int) string {
 	return reports.Plural(files, "file") + " and " + reports.Plural(dbs, "database")
 }
 
-// sortedRows lists the rows of m by old name, new name, class and note.
-func sortedRows(m map[[3]string]*RenameRow) []RenameRow {
+// SortedRows lists the rows of m by old name, new name, class and note.
+func SortedRows(m map[[3]string]*RenameRow) []RenameRow {
 	out := make([]RenameRow, 0, len(m))
 	for _, r := range m {
 		out = append(out, *r)
