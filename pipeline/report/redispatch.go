@@ -153,4 +153,3 @@ const (
 	RuleRedispatch = "sessionfix/name/redispatch"
 	RuleAmbiguous  = "sessionfix/name/ambiguous"
 )
-
