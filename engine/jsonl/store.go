@@ -130,118 +130,33 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 		return nil, fmt.Errorf("open %s: %w", s.path, err)
 	}
 	defer f.Close()
-	snap := &store.Snapshot{
-		Ref:   s.Ref(),
-		Agent: s.prof.Agent,
-		State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), ID: fileio.IDOf(fi)},
+	fs := &fileScan{
+		path: s.path,
+		prof: s.prof,
+		emit: emit,
+		size: fi.Size(),
+		snap: &store.Snapshot{
+			Ref:   s.Ref(),
+			Agent: s.prof.Agent,
+			State: store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), ID: fileio.IDOf(fi)},
+		},
 	}
-	if d := density.bytes.Load(); d > 0 {
-		// The sites per byte of the files scanned before: the first guess, at most 4096 sites,
-		// or a batch when the sites are handed out in batches (a batch is what a batched scan
-		// holds anyway). With 4096, each of the dense bench corpus's sessions (~6,300 sites,
-		// 248 B each) grew its slice once more: a third of the bytes a scan allocated.
-		limit := int64(4096)
-		if emit != nil {
-			limit = int64(batchSites)
-		}
-		if est := min(fi.Size()*density.sites.Load()/d, limit); est > 0 {
-			snap.Sites = make([]store.Site, 0, est+est/4)
-		}
-	}
-	emitted := 0 // sites handed to emit
+	snap := fs.snap
+	fs.presize()
 	defer func() {
-		density.sites.Add(int64(len(snap.Sites) + emitted))
+		density.sites.Add(int64(len(snap.Sites) + fs.emitted))
 		density.bytes.Add(fi.Size())
 		if len(snap.Sites) == 0 {
 			snap.Sites = nil // as without the guess
 		}
 	}()
-	var emitErr error
-	// flush hands the sites gathered so far to emit; more says the file goes on from byte at
-	// (the next batch then starts in a new slice sized for the sites the rest of the file
-	// likely holds, at the density of the bytes before at, a quarter more, at most a batch's
-	// worth: a batch's slice for a file's last thousand sites was a sixth of the bytes a scan
-	// of the dense bench corpus allocated).
-	flush := func(more bool, at int64) {
-		if len(snap.Sites) == 0 || emitErr != nil {
-			return
-		}
-		sites := snap.Sites
-		emitted += len(sites)
-		snap.Sites = nil
-		if more {
-			est := int64(len(sites))
-			if at > 0 && fi.Size() > at {
-				est = min(est, int64(emitted)*(fi.Size()-at)/at)
-			}
-			est = max(est+est/4, 16)
-			snap.Sites = make([]store.Site, 0, min(est, int64(batchSites+batchSites/4)))
-		}
-		emitErr = emit(snap, sites)
-	}
-	b := &Builder{snap: snap}
-	var stream Streamer
+	fs.b = &Builder{snap: snap}
 	if s.prof.Stream != nil {
-		stream = s.prof.Stream()
+		fs.stream = s.prof.Stream()
 	}
-	var invalidJSON, badUTF8 int
-	mark := 0 // sites before the current record
-	sc := jsonscan.New(s.prof.Patterns, s.prof.Mode, func(rec *jsonscan.Record) error {
-		defer func() {
-			if emit != nil && len(snap.Sites) >= batchSites {
-				flush(true, rec.Start)
-			}
-			mark = len(snap.Sites)
-		}()
-		if rec.Err != nil && stream != nil {
-			// Streamed sites of an invalid record are dropped.
-			snap.Sites = snap.Sites[:mark]
-			stream.Reset()
-		}
-		if !rec.Blank {
-			snap.Records++
-		}
-		if rec.BadUTF8 >= 0 {
-			badUTF8++
-			if snap.NotWritable == "" {
-				snap.NotWritable = fmt.Sprintf("invalid UTF-8 at line %d", rec.Line)
-			}
-			if badUTF8 <= maxProblemsPerKind {
-				reason := fmt.Sprintf("invalid UTF-8 at line %d, column %d (byte offset %d)", rec.Line, rec.BadUTF8-rec.Start+1, rec.BadUTF8)
-				if badUTF8 == 1 {
-					reason += ": the file is not UTF-8 text, so it is not rewritten and every name in it is kept; " + utf8Repair
-				}
-				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Line, Offset: rec.BadUTF8}, Severity: store.SevError, Reason: reason})
-			}
-		}
-		if rec.Err != nil {
-			invalidJSON++
-			if invalidJSON <= maxProblemsPerKind {
-				// A bad line of a JSON Lines file is one record: the others are read (a torn last
-				// line is what an agent appending leaves), a warning. A one-document store (a
-				// profile in Document mode: a task, session or checkpoint kept as one JSON value)
-				// that does not parse was not read at all: none of its names were scanned, so the run
-				// is incomplete: an error (exit 3, docs/exit-codes.md), as for any store that
-				// cannot be read.
-				sev, what := store.SevWarning, "line left as it is"
-				if s.prof.Mode == jsonscan.Document {
-					sev, what = store.SevError, "the file could not be read, so none of its names were scanned; file left as it is (an agent may be writing it: run again once it is idle)"
-				}
-				snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Err.Line, Offset: rec.Err.Offset}, Severity: sev,
-					Reason: fmt.Sprintf("invalid JSON (%s, column %d); %s", rec.Err.Msg, rec.Err.Column, what)})
-			}
-			return nil
-		}
-		if stream != nil {
-			stream.End(rec, b)
-			stream.Reset()
-		} else {
-			s.prof.Resolve(rec, b)
-		}
-		return nil
-	})
-	if stream != nil {
-		sc.SetCaptureFunc(func(c *jsonscan.Capture) { stream.Capture(c, b) })
+	sc := jsonscan.New(s.prof.Patterns, s.prof.Mode, fs.record)
+	if fs.stream != nil {
+		sc.SetCaptureFunc(func(c *jsonscan.Capture) { fs.stream.Capture(c, fs.b) })
 	}
 	sc.SetCareful(prefilterOff)
 	if len(s.prof.Needles) > 0 && !prefilterOff {
@@ -250,54 +165,19 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 		}
 	}
 	fp, fpText := fileio.NewFingerprint()
-	buf := getReadBuf()
-	defer putReadBuf(buf)
-	keep := 0 // bytes of an unfinished line carried to the front of buf
-	var read int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n, rerr := f.Read(buf[keep:])
-		if n > 0 && opt.Hash {
-			fp.Write(buf[keep : keep+n])
-		}
-		if n > 0 && opt.Progress != nil {
-			opt.Progress(int64(n))
-		}
-		data := buf[:keep+n]
-		// Hand the scanner whole lines (the prefilter looks at whole records); a line longer
-		// than the buffer streams through as it is.
-		cut := len(data)
-		if rerr == nil && s.prof.Mode == jsonscan.Lines {
-			if j := bytes.LastIndexByte(data, '\n'); j >= 0 {
-				cut = j + 1
-			}
-		}
-		if _, err := sc.Write(data[:cut]); err != nil {
-			return nil, err
-		}
-		if emitErr != nil {
-			return nil, emitErr
-		}
-		read += int64(n)
-		if rerr == nil {
-			growSites(snap, read-int64(len(data)-cut), fi.Size(), emit != nil)
-		}
-		keep = copy(buf, data[cut:])
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return nil, fmt.Errorf("read %s: %w", s.path, rerr)
-		}
+	var h hash.Hash // nil: no hash
+	if opt.Hash {
+		h = fp
+	}
+	if err := fs.read(ctx, f, sc, h, opt.Progress); err != nil {
+		return nil, err
 	}
 	if err := sc.Close(); err != nil {
 		return nil, err
 	}
 	if emit != nil {
-		if flush(false, 0); emitErr != nil {
-			return nil, emitErr
+		if fs.flush(false, 0); fs.emitErr != nil {
+			return nil, fs.emitErr
 		}
 		snap.Sites = nil
 	}
@@ -309,16 +189,198 @@ func (s *Store) scan(ctx context.Context, opt store.ScanOptions, emit func(*stor
 	if opt.Hash {
 		snap.State.Fingerprint = fpText(fp)
 	}
+	fs.problemTotals()
+	return snap, nil
+}
+
+// fileScan is the state of one Store.scan: the snapshot being built and what the record
+// callback counts.
+type fileScan struct {
+	path    string
+	prof    *Profile
+	snap    *store.Snapshot
+	size    int64 // the file's size when opened
+	b       *Builder
+	stream  Streamer // nil: the profile resolves whole records
+	emit    func(*store.Snapshot, []store.Site) error
+	emitted int // sites handed to emit
+	emitErr error
+	mark    int // sites before the current record
+
+	invalidJSON, badUTF8 int
+}
+
+// presize gives snap.Sites room for the sites of the files scanned before (density): the first
+// guess, at most 4096 sites, or a batch when the sites are handed out in batches (a batch is
+// what a batched scan holds anyway). With 4096, each of the dense bench corpus's sessions
+// (~6,300 sites, 248 B each) grew its slice once more: a third of the bytes a scan allocated.
+func (fs *fileScan) presize() {
+	d := density.bytes.Load()
+	if d <= 0 {
+		return
+	}
+	limit := int64(4096)
+	if fs.emit != nil {
+		limit = int64(batchSites)
+	}
+	if est := min(fs.size*density.sites.Load()/d, limit); est > 0 {
+		fs.snap.Sites = make([]store.Site, 0, est+est/4)
+	}
+}
+
+// flush hands the sites gathered so far to emit; more says the file goes on from byte at (the
+// next batch then starts in a new slice sized for the sites the rest of the file likely holds,
+// at the density of the bytes before at, a quarter more, at most a batch's worth: a batch's
+// slice for a file's last thousand sites was a sixth of the bytes a scan of the dense bench
+// corpus allocated).
+func (fs *fileScan) flush(more bool, at int64) {
+	snap := fs.snap
+	if len(snap.Sites) == 0 || fs.emitErr != nil {
+		return
+	}
+	sites := snap.Sites
+	fs.emitted += len(sites)
+	snap.Sites = nil
+	if more {
+		est := int64(len(sites))
+		if at > 0 && fs.size > at {
+			est = min(est, int64(fs.emitted)*(fs.size-at)/at)
+		}
+		est = max(est+est/4, 16)
+		snap.Sites = make([]store.Site, 0, min(est, int64(batchSites+batchSites/4)))
+	}
+	fs.emitErr = fs.emit(snap, sites)
+}
+
+// record is the scanner's record callback: it counts the record, reports its problems and
+// resolves its captures into sites.
+func (fs *fileScan) record(rec *jsonscan.Record) error {
+	snap := fs.snap
+	defer func() {
+		if fs.emit != nil && len(snap.Sites) >= batchSites {
+			fs.flush(true, rec.Start)
+		}
+		fs.mark = len(snap.Sites)
+	}()
+	if rec.Err != nil && fs.stream != nil {
+		// Streamed sites of an invalid record are dropped.
+		snap.Sites = snap.Sites[:fs.mark]
+		fs.stream.Reset()
+	}
+	if !rec.Blank {
+		snap.Records++
+	}
+	if rec.BadUTF8 >= 0 {
+		fs.badUTF8Problem(rec)
+	}
+	if rec.Err != nil {
+		fs.invalidJSONProblem(rec)
+		return nil
+	}
+	if fs.stream != nil {
+		fs.stream.End(rec, fs.b)
+		fs.stream.Reset()
+	} else {
+		fs.prof.Resolve(rec, fs.b)
+	}
+	return nil
+}
+
+// badUTF8Problem reports rec's invalid UTF-8 (the first maxProblemsPerKind records holding
+// some one by one): the file is not writable.
+func (fs *fileScan) badUTF8Problem(rec *jsonscan.Record) {
+	snap := fs.snap
+	fs.badUTF8++
+	if snap.NotWritable == "" {
+		snap.NotWritable = fmt.Sprintf("invalid UTF-8 at line %d", rec.Line)
+	}
+	if fs.badUTF8 > maxProblemsPerKind {
+		return
+	}
+	reason := fmt.Sprintf("invalid UTF-8 at line %d, column %d (byte offset %d)", rec.Line, rec.BadUTF8-rec.Start+1, rec.BadUTF8)
+	if fs.badUTF8 == 1 {
+		reason += ": the file is not UTF-8 text, so it is not rewritten and every name in it is kept; " + utf8Repair
+	}
+	snap.Problems = append(snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Line, Offset: rec.BadUTF8}, Severity: store.SevError, Reason: reason})
+}
+
+// invalidJSONProblem reports rec's invalid JSON (the first maxProblemsPerKind one by one). A
+// bad line of a JSON Lines file is one record: the others are read (a torn last line is what
+// an agent appending leaves), a warning. A one-document store (a profile in Document mode: a
+// task, session or checkpoint kept as one JSON value) that does not parse was not read at all:
+// none of its names were scanned, so the run is incomplete: an error (exit 3,
+// docs/exit-codes.md), as for any store that cannot be read.
+func (fs *fileScan) invalidJSONProblem(rec *jsonscan.Record) {
+	fs.invalidJSON++
+	if fs.invalidJSON > maxProblemsPerKind {
+		return
+	}
+	sev, what := store.SevWarning, "line left as it is"
+	if fs.prof.Mode == jsonscan.Document {
+		sev, what = store.SevError, "the file could not be read, so none of its names were scanned; file left as it is (an agent may be writing it: run again once it is idle)"
+	}
+	fs.snap.Problems = append(fs.snap.Problems, store.Problem{Loc: store.Loc{Line: rec.Err.Line, Offset: rec.Err.Offset}, Severity: sev,
+		Reason: fmt.Sprintf("invalid JSON (%s, column %d); %s", rec.Err.Msg, rec.Err.Column, what)})
+}
+
+// problemTotals adds the count of each kind of problem reported past maxProblemsPerKind.
+func (fs *fileScan) problemTotals() {
 	for _, n := range []struct {
 		count int
 		what  string
-	}{{invalidJSON, "invalid JSON lines"}, {badUTF8, "lines with invalid UTF-8"}} {
+	}{{fs.invalidJSON, "invalid JSON lines"}, {fs.badUTF8, "lines with invalid UTF-8"}} {
 		if n.count > maxProblemsPerKind {
-			snap.Problems = append(snap.Problems, store.Problem{Severity: store.SevWarning,
+			fs.snap.Problems = append(fs.snap.Problems, store.Problem{Severity: store.SevWarning,
 				Reason: fmt.Sprintf("%d %s in all (the first %d are listed)", n.count, n.what, maxProblemsPerKind)})
 		}
 	}
-	return snap, nil
+}
+
+// read feeds the whole file f to sc through one recycled buffer, whole lines at a time (the
+// prefilter looks at whole records; a line longer than the buffer streams through as it is),
+// hashing the bytes into fp (nil: no hash) and telling progress (nil: nobody) how many were
+// read. The callback's error (an emit's) is returned as it is.
+func (fs *fileScan) read(ctx context.Context, f io.Reader, sc *jsonscan.Scanner, fp hash.Hash, progress func(int64)) error {
+	buf := getReadBuf()
+	defer putReadBuf(buf)
+	keep := 0 // bytes of an unfinished line carried to the front of buf
+	var read int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := f.Read(buf[keep:])
+		if n > 0 && fp != nil {
+			fp.Write(buf[keep : keep+n])
+		}
+		if n > 0 && progress != nil {
+			progress(int64(n))
+		}
+		data := buf[:keep+n]
+		cut := len(data)
+		if rerr == nil && fs.prof.Mode == jsonscan.Lines {
+			if j := bytes.LastIndexByte(data, '\n'); j >= 0 {
+				cut = j + 1
+			}
+		}
+		if _, err := sc.Write(data[:cut]); err != nil {
+			return err
+		}
+		if fs.emitErr != nil {
+			return fs.emitErr
+		}
+		read += int64(n)
+		if rerr == nil {
+			growSites(fs.snap, read-int64(len(data)-cut), fs.size, fs.emit != nil)
+		}
+		keep = copy(buf, data[cut:])
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("read %s: %w", fs.path, rerr)
+		}
+	}
 }
 
 // utf8Repair says how to repair a file holding invalid UTF-8 (the problem of its first bad

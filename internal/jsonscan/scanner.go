@@ -268,7 +268,34 @@ func (s *Scanner) Write(p []byte) (int, error) {
 	return s.write(p)
 }
 
+// write reads one chunk: per byte (or per run of bytes, or per whole record) the step of the
+// token or structure being read. It returns only the callback's error.
 func (s *Scanner) write(p []byte) (int, error) {
+	s.classifyChunk(p)
+	base := s.off
+	i := 0
+	for i < len(p) && s.err == nil {
+		switch s.tok {
+		case tokString:
+			i = s.scanString(p, i, base)
+		case tokNumber:
+			i = s.numberStep(p, i, base)
+		case tokLiteral:
+			i = s.literalStep(p, i, base)
+		default:
+			i = s.structStep(p, i, base)
+		}
+	}
+	s.off = base + int64(len(p))
+	if s.err != nil {
+		return len(p), s.err
+	}
+	return len(p), nil
+}
+
+// classifyChunk prepares the chunk p for write: its newlines and whether it is clean (no
+// control byte but '\n', see classify), and the UTF-8 check where it may need one.
+func (s *Scanner) classifyChunk(p []byte) {
 	high, ctl := true, true
 	s.nls, s.nlCur, s.nlAt = s.nls[:0], 0, -1
 	if !s.careful {
@@ -278,173 +305,186 @@ func (s *Scanner) write(p []byte) (int, error) {
 		s.utf.feed(p, s.off, &s.bad)
 	} // else: ASCII, valid UTF-8, and no rune carried from the previous chunk
 	s.clean = !ctl
-	base := s.off
-	i := 0
-	for i < len(p) && s.err == nil {
-		switch s.tok {
-		case tokString:
-			i = s.scanString(p, i, base)
-			continue
-		case tokNumber:
-			c := p[i]
-			if s.numByte(c) {
-				i++
-				continue
-			}
-			if !s.numEnd() {
-				s.fail(base+int64(i), "invalid number")
-				continue
-			}
-			s.tok = tokNone
-			s.valueDone()
-			continue // re-process c
-		case tokLiteral:
-			c := p[i]
-			if c != s.lit[s.litPos] {
-				s.fail(base+int64(i), fmt.Sprintf("invalid literal, expected %q", s.lit))
-				continue
-			}
-			s.litPos++
-			i++
-			if s.litPos == len(s.lit) {
-				s.tok = tokNone
-				s.valueDone()
-			}
-			continue
+}
+
+// numberStep reads p[i] inside a number: the byte continues it, or the number ends before it
+// (then p[i] is read again as what follows the value). It returns the next index.
+func (s *Scanner) numberStep(p []byte, i int, base int64) int {
+	if s.numByte(p[i]) {
+		return i + 1
+	}
+	if !s.numEnd() {
+		s.fail(base+int64(i), "invalid number")
+		return i
+	}
+	s.tok = tokNone
+	s.valueDone()
+	return i // re-process p[i]
+}
+
+// literalStep reads p[i] inside true, false or null. It returns the next index.
+func (s *Scanner) literalStep(p []byte, i int, base int64) int {
+	if p[i] != s.lit[s.litPos] {
+		s.fail(base+int64(i), fmt.Sprintf("invalid literal, expected %q", s.lit))
+		return i
+	}
+	s.litPos++
+	if s.litPos == len(s.lit) {
+		s.tok = tokNone
+		s.valueDone()
+	}
+	return i + 1
+}
+
+// structStep reads p[i] between tokens: a whole record at once where it can (wholeRecord),
+// else a newline, the rest of an invalid record, whitespace or the next structural byte or
+// token start. It returns the next index.
+func (s *Scanner) structStep(p []byte, i int, base int64) int {
+	if s.mode == Lines && s.expect == expValue && !s.recDirty && len(s.stack) == 0 && s.pfLine != s.line && (s.needles != nil || !(s.careful || s.noFastRecord)) {
+		if j, ok := s.wholeRecord(p, i, base); ok {
+			return j
 		}
-		// tokNone
-		if s.mode == Lines && s.expect == expValue && !s.recDirty && len(s.stack) == 0 && s.pfLine != s.line && (s.needles != nil || !(s.careful || s.noFastRecord)) {
-			// At the start of a record that lies whole in p: the whole-record lexer
-			// (fastrecord.go), or with it off the literal prefilter; then, if neither read it,
-			// the full lexer. The whole-record lexer reads every record the prefilter accepts
-			// (and those holding names), at least as fast: on the dense bench corpus the
-			// prefilter before it cost a fifth more CPU (it read each record up to its first
-			// name, then gave up), on the realistic one it saved nothing measurable.
-			if j := s.lineEnd(p, i) - i; i+j < len(p) {
-				s.pfLine = s.line
-				line := p[i : i+j]
-				done, blank := false, false
-				if s.needles != nil && (s.careful || s.noFastRecord) {
-					var st []byte
-					blank, done, st = fastValid(line, s.needles, s.maxDepth, s.vstack, s.clean)
-					s.vstack = st
-					if done {
-						s.pstats.Fast++
-					} else {
-						s.pstats.Full++
-					}
-				}
-				if !done && !s.careful && !s.noFastRecord {
-					if blank, done = s.fastRecord(line, base+int64(i)); done {
-						s.pstats.FastRecords++
-					} else {
-						s.pstats.FastRecordsFailed++
-					}
-				}
-				if done {
-					if !blank {
-						s.recDirty, s.rec.Blank, s.expect = true, false, expDone
-					}
-					i += j // the newline ends the record below
-					continue
-				}
-			}
+	}
+	c := p[i]
+	switch {
+	case c == '\n':
+		return s.newline(i, base)
+	case s.expect == expError:
+		// Skip to the end of the record.
+		if s.mode != Lines {
+			return i + 1
 		}
-		c := p[i]
-		if c == '\n' {
-			s.off = base + int64(i)
-			if s.mode == Lines {
-				s.endRecord(true)
-				i++
-				s.off = base + int64(i)
-				s.line++
-				s.lineStart = s.off
-				s.resetRecord()
-				continue
-			}
-			i++
-			s.line++
-			s.lineStart = base + int64(i)
-			continue
+		if j := indexByte(p[i:], '\n'); j >= 0 {
+			return i + j
 		}
-		if s.expect == expError {
-			// Skip to the end of the record.
-			if s.mode == Lines {
-				j := indexByte(p[i:], '\n')
-				if j < 0 {
-					i = len(p)
-				} else {
-					i += j
-				}
-				continue
-			}
-			i++
-			continue
+		return len(p)
+	case c == ' ' || c == '\t' || c == '\r':
+		return i + 1
+	}
+	s.recDirty = true
+	s.rec.Blank = false
+	return s.structByte(p, i, base)
+}
+
+// wholeRecord is structStep at the start of a record that lies whole in p: the whole-record
+// lexer (fastrecord.go), or with it off the literal prefilter. It returns the index of the
+// record's newline (the newline ends the record in the next step) and true when one of them
+// read it; false when the full lexer must (nothing was consumed). The whole-record lexer reads
+// every record the prefilter accepts (and those holding names), at least as fast: on the dense
+// bench corpus the prefilter before it cost a fifth more CPU (it read each record up to its
+// first name, then gave up), on the realistic one it saved nothing measurable.
+func (s *Scanner) wholeRecord(p []byte, i int, base int64) (int, bool) {
+	j := s.lineEnd(p, i)
+	if j >= len(p) {
+		return i, false
+	}
+	s.pfLine = s.line
+	line := p[i:j]
+	done, blank := false, false
+	if s.needles != nil && (s.careful || s.noFastRecord) {
+		var st []byte
+		blank, done, st = fastValid(line, s.needles, s.maxDepth, s.vstack, s.clean)
+		s.vstack = st
+		if done {
+			s.pstats.Fast++
+		} else {
+			s.pstats.Full++
 		}
-		if c == ' ' || c == '\t' || c == '\r' {
-			i++
-			continue
+	}
+	if !done && !s.careful && !s.noFastRecord {
+		if blank, done = s.fastRecord(line, base+int64(i)); done {
+			s.pstats.FastRecords++
+		} else {
+			s.pstats.FastRecordsFailed++
 		}
-		s.recDirty = true
-		s.rec.Blank = false
-		at := base + int64(i)
-		switch s.expect {
-		case expValue, expValueOrEnd:
-			if c == ']' && s.expect == expValueOrEnd {
-				i++
-				s.pop()
-				continue
-			}
-			s.startValue(p, &i, base)
-		case expKeyOrEnd, expKey:
-			if c == '}' && s.expect == expKeyOrEnd {
-				i++
-				s.pop()
-				continue
-			}
-			if c != '"' {
-				s.fail(at, "expected string key")
-				continue
-			}
-			f := &s.stack[len(s.stack)-1]
-			if s.fastKey(p, &i, f) {
-				continue
-			}
-			s.beginString(at, true, f.node)
-			i++
-		case expColon:
-			if c != ':' {
-				s.fail(at, "expected ':' after key")
-				continue
-			}
+	}
+	if !done {
+		return i, false
+	}
+	if !blank {
+		s.recDirty, s.rec.Blank, s.expect = true, false, expDone
+	}
+	return j, true
+}
+
+// newline reads the '\n' at p[i]: in Lines mode the end of the record. It returns the next
+// index.
+func (s *Scanner) newline(i int, base int64) int {
+	s.off = base + int64(i)
+	if s.mode == Lines {
+		s.endRecord(true)
+	}
+	i++
+	s.line++
+	s.lineStart = base + int64(i)
+	if s.mode == Lines {
+		s.off = s.lineStart
+		s.resetRecord()
+	}
+	return i
+}
+
+// structByte reads the structural byte or token start p[i] (not whitespace) against what is
+// expected. It returns the next index.
+func (s *Scanner) structByte(p []byte, i int, base int64) int {
+	c := p[i]
+	at := base + int64(i)
+	switch s.expect {
+	case expValue, expValueOrEnd:
+		if c == ']' && s.expect == expValueOrEnd {
+			s.pop()
+			return i + 1
+		}
+		s.startValue(p, &i, base)
+	case expKeyOrEnd, expKey:
+		if c == '}' && s.expect == expKeyOrEnd {
+			s.pop()
+			return i + 1
+		}
+		if c != '"' {
+			s.fail(at, "expected string key")
+			return i
+		}
+		f := &s.stack[len(s.stack)-1]
+		if s.fastKey(p, &i, f) {
+			return i
+		}
+		s.beginString(at, true, f.node)
+		i++
+	case expColon:
+		if c != ':' {
+			s.fail(at, "expected ':' after key")
+			return i
+		}
+		s.expect = expValue
+		i++
+	case expCommaOrEnd:
+		return s.commaOrEnd(c, i, at)
+	case expDone:
+		s.fail(at, "unexpected data after the JSON value")
+	}
+	return i
+}
+
+// commaOrEnd reads c (at p[i], offset at) after a value inside a container: a comma, or the
+// container's end. It returns the next index.
+func (s *Scanner) commaOrEnd(c byte, i int, at int64) int {
+	f := &s.stack[len(s.stack)-1]
+	switch {
+	case c == ',':
+		if f.obj {
+			s.expect = expKey
+		} else {
+			f.index++
 			s.expect = expValue
-			i++
-		case expCommaOrEnd:
-			f := &s.stack[len(s.stack)-1]
-			switch {
-			case c == ',':
-				if f.obj {
-					s.expect = expKey
-				} else {
-					f.index++
-					s.expect = expValue
-				}
-				i++
-			case c == '}' && f.obj, c == ']' && !f.obj:
-				i++
-				s.pop()
-			default:
-				s.fail(at, "expected ',' or end of container")
-			}
-		case expDone:
-			s.fail(at, "unexpected data after the JSON value")
 		}
+		return i + 1
+	case c == '}' && f.obj, c == ']' && !f.obj:
+		s.pop()
+		return i + 1
 	}
-	s.off = base + int64(len(p))
-	if s.err != nil {
-		return len(p), s.err
-	}
-	return len(p), nil
+	s.fail(at, "expected ',' or end of container")
+	return i
 }
 
 // startValue begins a value at p[*i].
