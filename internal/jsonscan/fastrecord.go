@@ -65,8 +65,22 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 		}
 		c := line[i]
 		switch {
+		case c == '"' && (nd == nil || nd.capture < 0):
+			// A string no pattern captures: skipped (as valueEnd would, without its call).
+			j, good := skipStringLenient(line, i+1, clean)
+			if !good {
+				return false, false
+			}
+			i = j
+		case c == '-' || (c >= '0' && c <= '9'):
+			// A number, never captured: skipped (as valueEnd would).
+			j, good := skipNumber(line, i)
+			if !good {
+				return false, false
+			}
+			i = j
 		case nd == nil || (c != '"' && c != '{' && c != '['):
-			// No pattern reaches into it (or a number or literal, never captured): skipped.
+			// No pattern reaches into it (or a literal, never captured): skipped.
 			end, _, good, st := valueEnd(line, i, nil, s.maxDepth-len(s.fstack), s.vstack, clean, true)
 			s.vstack = st
 			if !good {
@@ -113,41 +127,50 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 			nd = nd.anyElem
 			continue
 		}
-		// After a value: close containers, or go on with the next member or element.
-		for {
-			i = skipWS(line, i, clean)
-			if len(s.fstack) == 0 {
-				if i != n {
-					return false, false // data after the value
-				}
-				s.fastDeliver(line, base)
-				return false, true
-			}
-			if i >= n {
-				return false, false
-			}
-			f := &s.fstack[len(s.fstack)-1]
-			c := line[i]
-			if c == ',' {
-				if f.obj {
-					j, good := s.fastMember(line, skipWS(line, i+1, clean), f)
-					if !good {
-						return false, false
-					}
-					i, nd = j, f.child
-				} else {
-					f.index++
-					i, nd = i+1, f.node.anyElem
-				}
-				break
-			}
-			if (f.obj && c == '}') || (!f.obj && c == ']') {
-				i++
-				s.fstack = s.fstack[:len(s.fstack)-1]
-				continue
-			}
-			return false, false
+		var end bool
+		if i, nd, end, ok = s.fastNext(line, i, base); end {
+			return false, ok
 		}
+	}
+}
+
+// fastNext reads what follows a value of the record fastRecord reads, at line[i]: it closes
+// containers, then goes on with the next member or element and returns the index and node of
+// its value. end is true when the record ended (or cannot be read here): ok then says whether it
+// was read (valid, its captures handed out) or must be left to the full lexer.
+func (s *Scanner) fastNext(line []byte, i int, base int64) (next int, nd *node, end, ok bool) {
+	n := len(line)
+	for {
+		i = skipWS(line, i, s.clean)
+		if len(s.fstack) == 0 {
+			if i != n {
+				return 0, nil, true, false // data after the value
+			}
+			s.fastDeliver(line, base)
+			return 0, nil, true, true
+		}
+		if i >= n {
+			return 0, nil, true, false
+		}
+		f := &s.fstack[len(s.fstack)-1]
+		c := line[i]
+		if c == ',' {
+			if !f.obj {
+				f.index++
+				return i + 1, f.node.anyElem, false, false
+			}
+			j, good := s.fastMember(line, skipWS(line, i+1, s.clean), f)
+			if !good {
+				return 0, nil, true, false
+			}
+			return j, f.child, false, false
+		}
+		if (f.obj && c == '}') || (!f.obj && c == ']') {
+			i++
+			s.fstack = s.fstack[:len(s.fstack)-1]
+			continue
+		}
+		return 0, nil, true, false
 	}
 }
 

@@ -193,22 +193,23 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 	stack = stack[:0]
 	n := len(line)
 	sclean := clean || !lenient // ' ' only between tokens
-	skipSpace := func() {
-		i = skipWS(line, i, sclean)
-	}
-	skipStr := skipString
-	if lenient {
-		skipStr = skipStringLenient
-	}
+	// (No closures over i and no function values here: they kept i in memory and every string
+	// skip an indirect call, in the loop that skips most of a dense record's values.)
 	for {
 		// a value at line[i]
-		skipSpace()
+		i = skipWS(line, i, sclean)
 		if i >= n {
 			return 0, n, false, stack
 		}
 		switch c := line[i]; {
 		case c == '"':
-			j, good := skipStr(line, i+1, clean)
+			var j int
+			var good bool
+			if lenient {
+				j, good = skipStringLenient(line, i+1, clean)
+			} else {
+				j, good = skipString(line, i+1, clean)
+			}
 			if !good {
 				return 0, i, false, stack
 			}
@@ -218,7 +219,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 				return 0, i, false, stack
 			}
 			i++
-			skipSpace()
+			i = skipWS(line, i, sclean)
 			if i < n && line[i] == '}' {
 				i++
 				break
@@ -233,7 +234,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 				return 0, i, false, stack
 			}
 			i++
-			skipSpace()
+			i = skipWS(line, i, sclean)
 			if i < n && line[i] == ']' {
 				i++
 				break
@@ -269,7 +270,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 			if len(stack) == 0 {
 				return i, i, true, stack
 			}
-			skipSpace()
+			i = skipWS(line, i, sclean)
 			if i >= n {
 				return 0, n, false, stack
 			}
@@ -278,7 +279,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 			if c == ',' {
 				i++
 				if top == '{' {
-					skipSpace()
+					i = skipWS(line, i, sclean)
 					if !key(line, &i, needles, clean, lenient) {
 						return 0, i, false, stack
 					}
@@ -304,11 +305,12 @@ func key(line []byte, i *int, needles [][]byte, clean, lenient bool) bool {
 		return false
 	}
 	start := j
-	skipStr := skipString
+	var ok bool
 	if lenient {
-		skipStr = skipStringLenient
+		j, ok = skipStringLenient(line, j+1, clean)
+	} else {
+		j, ok = skipString(line, j+1, clean)
 	}
-	j, ok := skipStr(line, j+1, clean)
 	if !ok {
 		return false
 	}
