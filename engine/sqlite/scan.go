@@ -580,6 +580,7 @@ type rowCtx struct {
 	err      *jsonscan.SyntaxError
 	errAt    int64
 	badUTF8  int64
+	seen     bool // the Lines scanner delivered this row's record
 }
 
 // labelOf returns the row's label ("part id=prt_…"), unique in the store: key values are
@@ -655,8 +656,14 @@ func (r *reader) row(idx int, ct *compiledTable, q *tableQuery, rowid sql.NullIn
 		}
 		_, _ = sc.Write(val)
 		_, _ = sc.Write(newline)
+		if !c.seen {
+			// No record ended at the line break: the value is unfinished ("{"), and the
+			// scanner is inside it (it would take the next row as the rest of this one). It is
+			// dropped; the document scanner says what is wrong.
+			r.lines[idx] = nil
+		}
 	}
-	if c.err != nil || !lines {
+	if c.err != nil || !lines || !c.seen {
 		// Errors are described as for a whole document (rare: the cost does not matter).
 		c.err = nil
 		sc := jsonscan.New(ct.pat, jsonscan.Document, r.onRecord)
@@ -678,6 +685,7 @@ var newline = []byte{'\n'}
 // onRecord receives the scanned value of the current row.
 func (r *reader) onRecord(rec *jsonscan.Record) error {
 	c := &r.cur
+	c.seen = true
 	switch {
 	case rec.Err != nil:
 		c.err, c.errAt = rec.Err, rec.Err.Offset-rec.Start

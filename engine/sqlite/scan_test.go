@@ -512,3 +512,28 @@ func TestVirtualTableOfAMissingModule(t *testing.T) {
 	require.ErrorAs(t, err, &np, "%v", err)
 	assert.Contains(t, np.Tables, "session_search")
 }
+
+// TestUnfinishedValueReported: a value that only opens a container ("{", "[") ends no record at
+// its line break in the table's JSON Lines scanner: the row was neither reported (the scanner
+// waited inside the value) nor left behind cleanly (the next row read as the rest of it). Each
+// such row is now reported as invalid JSON, and the rows after it keep their own sites.
+func TestUnfinishedValueReported(t *testing.T) {
+	prof, err := sqlite.ParseProfile([]byte(`{"name":"kv","agent":"kv","tables":[
+		{"table":"kv","column":"doc","sites":[{"path":"$.tool"}]}]}`))
+	require.NoError(t, err)
+	p := buildDB(t, "kv.db", `sql:CREATE TABLE kv (k INTEGER PRIMARY KEY, doc TEXT);
+INSERT INTO kv VALUES (1, '{');
+INSERT INTO kv VALUES (2, '{"tool":"lit.a"}');
+INSERT INTO kv VALUES (3, '[');
+INSERT INTO kv VALUES (4, '{"tool":"lit.b"}');
+`)
+	snap := scanStore(t, sqlite.OpenWith(p, prof, sqlite.Options{}))
+	assert.Equal(t, []siteRow{
+		{"kv k=2", "doc:tool", "lit.a", store.SiteColumn, false},
+		{"kv k=4", "doc:tool", "lit.b", store.SiteColumn, false},
+	}, rowsOf(snap))
+	assert.Equal(t, []string{
+		"warning: invalid JSON in kv.doc (unexpected end of input, offset 1); row left as it is",
+		"warning: invalid JSON in kv.doc (unexpected end of input, offset 1); row left as it is",
+	}, reasons(snap))
+}
