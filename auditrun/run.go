@@ -642,14 +642,7 @@ func writeFleetAndTools(ctx context.Context, env *Env, out string, origin *fleet
 	if err := env.WriteFleet(ctx, out, "audit", origin, rows, complete); err != nil {
 		return err
 	}
-	if toolsOut != "" {
-		var b bytes.Buffer
-		if err := reports.WriteCSV(&b, tools); err != nil {
-			return fmt.Errorf("audit: render tools: %w", err)
-		}
-		return env.WriteOutput(ctx, toolsOut, b.Bytes())
-	}
-	return nil
+	return writeTools(ctx, env, toolsOut, tools)
 }
 
 // writeReportAndTools writes the rendered report to out and, when toolsOut is set, the tools
@@ -668,14 +661,7 @@ func writeReportAndTools(ctx context.Context, env *Env, out string, report []byt
 	if err := env.WriteOutput(ctx, out, report); err != nil {
 		return err
 	}
-	if toolsOut != "" {
-		var b bytes.Buffer
-		if err := reports.WriteCSV(&b, tools); err != nil {
-			return fmt.Errorf("audit: render tools: %w", err)
-		}
-		return env.WriteOutput(ctx, toolsOut, b.Bytes())
-	}
-	return nil
+	return writeTools(ctx, env, toolsOut, tools)
 }
 
 // newSinceBaseline reports (on stderr, and as the result) whether some audit finding is not in
@@ -709,4 +695,17 @@ func loadAuditBaseline(path string) (*reports.SARIFBaseline, error) {
 		return nil, fmt.Errorf("--baseline %s: %w", path, err)
 	}
 	return known, nil
+}
+
+// writeTools writes the tools table as CSV to toolsOut (--tools-out, by writeOutput's rules);
+// nothing when toolsOut is empty.
+func writeTools(ctx context.Context, env *Env, toolsOut string, tools *reports.Table) error {
+	if toolsOut == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := reports.WriteCSV(&b, tools); err != nil {
+		return fmt.Errorf("audit: render tools: %w", err)
+	}
+	return env.WriteOutput(ctx, toolsOut, b.Bytes())
 }
