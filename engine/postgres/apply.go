@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,12 +12,14 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jmoiron/sqlx"
 
@@ -147,9 +150,10 @@ const Writers = 2
 
 // writer is one connection of an apply and the batch whose transaction is open on it.
 type writer struct {
-	a    *applier
-	conn *pgx.Conn    // pipelined statements (pgx.Batch)
-	cur  *lockedBatch // the batch whose transaction is open (its rows locked), nil for none
+	a     *applier
+	conn  *pgx.Conn    // pipelined statements (pgconn.Batch: wire.go)
+	cur   *lockedBatch // the batch whose transaction is open (its rows locked), nil for none
+	stmts map[string]*pgconn.StatementDescription
 }
 
 // job is a batch handed to a writer: its number and its rows.
@@ -346,7 +350,7 @@ type cand struct {
 	reason *skipList // why it is not written (nil: it may be)
 }
 
-// The writer's round trips (pgx.Batch: the statements of one step sent together, one Sync):
+// The writer's round trips (pgconn.Batch, wire.go: the statements of one step sent together, one Sync):
 //
 //	first batch:  BEGIN; SELECT … FOR UPDATE SKIP LOCKED (one per table)
 //	each next:    the current batch's write statement (one per table: backup rows and UPDATE);
@@ -493,7 +497,7 @@ func (a *applier) beforeCommit() error {
 func (w *writer) step(ctx context.Context, next *job) (err error) {
 	a := w.a
 	s := a.s
-	b := &pgx.Batch{}
+	b := &pgconn.Batch{}
 	cur := w.cur
 	type written struct {
 		tr *tableRead
@@ -508,13 +512,16 @@ func (w *writer) step(ctx context.Context, next *job) (err error) {
 			}
 			for _, tr := range cur.order {
 				if cs := cur.write[tr]; len(cs) > 0 {
-					a.queueWrite(b, tr, cs)
+					if err := a.queueWrite(ctx, w, b, tr, cs); err != nil {
+						w.abort()
+						return fmt.Errorf("%s: write rows of %s: %w", s.ref, tr.spec.Table, err)
+					}
 					writes = append(writes, written{tr, len(cs)})
 				}
 			}
-			b.Queue("COMMIT")
+			b.ExecParams("COMMIT", nil, nil, nil, nil)
 		} else {
-			b.Queue("ROLLBACK")
+			b.ExecParams("ROLLBACK", nil, nil, nil, nil)
 		}
 	}
 	var lockOrder []*tableRead
@@ -525,9 +532,12 @@ func (w *writer) step(ctx context.Context, next *job) (err error) {
 			w.abort()
 			return err
 		}
-		b.Queue("BEGIN")
+		b.ExecParams("BEGIN", nil, nil, nil, nil)
 		for _, tr := range lockOrder {
-			a.queueLock(b, tr, byTable[tr])
+			if err := a.queueLock(ctx, w, b, tr, byTable[tr]); err != nil {
+				w.abort()
+				return fmt.Errorf("%s: lock rows of %s: %w", s.ref, tr.spec.Table, err)
+			}
 		}
 	}
 	sendCtx := ctx
@@ -535,7 +545,7 @@ func (w *writer) step(ctx context.Context, next *job) (err error) {
 		sendCtx = context.WithoutCancel(ctx)
 	}
 	w.cur = nil
-	br := w.conn.SendBatch(sendCtx, b)
+	br := w.conn.PgConn().ExecBatch(sendCtx, b)
 	defer func() {
 		if cerr := br.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("%s: %w", s.ref, cerr)
@@ -554,7 +564,7 @@ func (w *writer) step(ctx context.Context, next *job) (err error) {
 			m.seq = cur.seq
 			marks = append(marks, m)
 		}
-		if _, err := br.Exec(); err != nil {
+		if err := execResult(br); err != nil {
 			return fmt.Errorf("%s: commit: %w", s.ref, err)
 		}
 		if cur.n > 0 {
@@ -571,7 +581,7 @@ func (w *writer) step(ctx context.Context, next *job) (err error) {
 	if next == nil {
 		return nil
 	}
-	if _, err := br.Exec(); err != nil {
+	if err := execResult(br); err != nil {
 		return fmt.Errorf("%s: begin: %w", s.ref, err)
 	}
 	lb := &lockedBatch{seq: next.seq, order: lockOrder, write: map[*tableRead][]*cand{}}
@@ -628,14 +638,19 @@ func (tr *tableRead) keyMatch() string {
 
 // queueLock queues the SELECT … FOR UPDATE SKIP LOCKED of rows (one table's): the planned rows
 // by key (the key column's index), each with where it is (ctid), its text, xmin and group.
-func (a *applier) queueLock(b *pgx.Batch, tr *tableRead, rows []*rowEdits) {
+func (a *applier) queueLock(ctx context.Context, w *writer, b *pgconn.Batch, tr *tableRead, rows []*rowEdits) error {
 	keys := make([]string, len(rows))
 	for i, r := range rows {
 		keys[i] = r.key
 	}
 	q := fmt.Sprintf("SELECT tableoid::oid, ctid, %s::text, %s::text, xmin::text::bigint, %s::text FROM %s WHERE %s FOR UPDATE SKIP LOCKED",
 		ident(tr.key.name), ident(tr.col.name), ident(a.groupCol(tr).name), ident(tr.tb.name), tr.keyMatch())
-	b.Queue(q, keys)
+	sd, err := w.prepared(ctx, q, []uint32{oidTextArray})
+	if err != nil {
+		return err
+	}
+	b.ExecStatement(sd, [][]byte{textArray(keys)}, binaryFormat, binaryFormat)
+	return nil
 }
 
 // lockRow is one row as the writer locked it.
@@ -648,31 +663,45 @@ type lockRow struct {
 	dup   bool   // another row has the same key text
 }
 
-// readLock reads the result of queueLock.
-func (a *applier) readLock(br pgx.BatchResults, tr *tableRead) (map[string]*lockRow, error) {
-	rows, err := br.Query()
+// readLock reads the result of queueLock (binary format: oid, tid, text, text or NULL, int8,
+// text or NULL).
+func (a *applier) readLock(br *pgconn.MultiResultReader, tr *tableRead) (map[string]*lockRow, error) {
+	rr, err := nextResult(br)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	got := map[string]*lockRow{}
-	for rows.Next() {
-		var r lockRow
-		var k string
-		var g *string
-		if err := rows.Scan(&r.rel, &r.tid, &k, &r.val, &r.xmin, &g); err != nil {
+	for rr.NextRow() {
+		v := rr.Values()
+		if len(v) != 6 || len(v[0]) != 4 || v[2] == nil {
+			rr.Close()
+			return nil, errWire
+		}
+		r := &lockRow{rel: binary.BigEndian.Uint32(v[0])}
+		if r.tid, err = readTID(v[1]); err == nil {
+			r.xmin, err = readInt8(v[4])
+		}
+		if err != nil {
+			rr.Close()
 			return nil, err
 		}
-		if g != nil {
-			r.group = *g
+		if v[3] != nil {
+			r.val = append(make([]byte, 0, len(v[3])), v[3]...)
 		}
+		if v[5] != nil {
+			r.group = string(v[5])
+		}
+		k := string(v[2])
 		if o := got[k]; o != nil {
 			o.dup = true
 			continue
 		}
-		got[k] = &r
+		got[k] = r
 	}
-	return got, rows.Err()
+	if _, err := rr.Close(); err != nil {
+		return nil, err
+	}
+	return got, nil
 }
 
 // check decides, for each row of a locked batch, whether it is written (its text is the planned
@@ -785,14 +814,15 @@ func (w *writer) check(ctx context.Context, lb *lockedBatch, order []*tableRead,
 // the rows' new versions are; when the rows written or backed up are not the rows locked, the
 // statement fails (a cast of its message to int, in a subquery: CASE cannot keep the planner
 // from folding a constant branch), so the COMMIT after it in the step is not run.
-func (a *applier) queueWrite(b *pgx.Batch, tr *tableRead, cs []*cand) {
-	rels, tids := make([]uint32, len(cs)), make([]pgtype.TID, len(cs))
+func (a *applier) queueWrite(ctx context.Context, w *writer, b *pgconn.Batch, tr *tableRead, cs []*cand) error {
 	keys, olds, news := make([]string, len(cs)), make([][]byte, len(cs)), make([][]byte, len(cs))
 	oldHash, newHash := make([]string, len(cs)), make([]string, len(cs))
 	for i, c := range cs {
-		rels[i], tids[i], keys[i], olds[i], news[i] = c.rel, c.tid, c.r.key, c.old, c.nv
+		keys[i], olds[i], news[i] = c.r.key, c.old, c.nv
 		oldHash[i], newHash[i] = md5Hex(c.old), md5Hex(c.nv)
 	}
+	rels := binArray(oidOID, len(cs), 4*len(cs), func(b []byte, i int) []byte { return binary.BigEndian.AppendUint32(b, cs[i].rel) })
+	tids := binArray(oidTID, len(cs), 6*len(cs), func(b []byte, i int) []byte { return tidBytes(b, cs[i].tid) })
 	q := fmt.Sprintf(`WITH u AS (SELECT * FROM unnest($1::oid[], $2::tid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(r, c, k, o, v, oh, nh)),
 b AS (INSERT INTO %s (run_id, table_name, key_column, key_value, column_name, old_text, old_hash, new_hash, new_xmin)
  SELECT $8, $9, $10, u.k, $11, u.o, u.oh, u.nh, txid_current() %% 4294967296 FROM u RETURNING id),
@@ -802,16 +832,22 @@ SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM b), (SELECT min(id) FROM 
  CASE WHEN (SELECT count(*) FROM w) = $12 AND (SELECT count(*) FROM b) = $12 THEN 0
   ELSE (SELECT 'sessionfix: ' || count(*) || ' rows written for the ' || $12 || ' rows locked' FROM w)::int END`,
 		ident(BackupTable), ident(tr.tb.name), ident(tr.col.name), ident(tr.col.base))
-	b.Queue(q, rels, tids, keys, olds, news, oldHash, newHash, a.info.RunID, tr.tb.name, tr.key.name, tr.col.name, int64(len(cs)))
+	sd, err := w.prepared(ctx, q, []uint32{oidOIDArray, oidTIDArray, oidTextArray, oidTextArray, oidTextArray, oidTextArray, oidTextArray,
+		oidText, oidText, oidText, oidText, oidInt8})
+	if err != nil {
+		return err
+	}
+	b.ExecStatement(sd, [][]byte{rels, tids, textArray(keys), textArray(olds), textArray(news), textArray(oldHash), textArray(newHash),
+		[]byte(a.info.RunID), []byte(tr.tb.name), []byte(tr.key.name), []byte(tr.col.name), int8Bytes(int64(len(cs)))}, binaryFormat, binaryFormat)
+	return nil
 }
 
-// readWrite reads the result of queueWrite of n rows.
-func (a *applier) readWrite(br pgx.BatchResults, tr *tableRead, n int) (batchMark, error) {
+// readWrite reads the result of queueWrite of n rows (binary format: five int8, a tid[], an int4).
+func (a *applier) readWrite(br *pgconn.MultiResultReader, tr *tableRead, n int) (batchMark, error) {
 	m := batchMark{tr: tr}
 	var nw, nb int64
 	var tids []pgtype.TID
-	var guard int
-	if err := br.QueryRow().Scan(&nw, &nb, &m.bLo, &m.bHi, &m.xid, &tids, &guard); err != nil {
+	if err := readWriteRow(br, &nw, &nb, &m.bLo, &m.bHi, &m.xid, &tids); err != nil {
 		return m, fmt.Errorf("%s: write rows of %s: %w", a.s.ref, tr.spec.Table, err)
 	}
 	if nw != int64(n) || nb != int64(n) {
@@ -820,6 +856,40 @@ func (a *applier) readWrite(br pgx.BatchResults, tr *tableRead, n int) (batchMar
 	m.rows = nw
 	m.pages = pageRuns(tids)
 	return m, nil
+}
+
+// readWriteRow reads the one row of a write statement's result.
+func readWriteRow(br *pgconn.MultiResultReader, nw, nb, bLo, bHi, xid *int64, tids *[]pgtype.TID) error {
+	rr, err := nextResult(br)
+	if err != nil {
+		return err
+	}
+	if !rr.NextRow() {
+		if _, err := rr.Close(); err != nil {
+			return err
+		}
+		return errors.New("no result row")
+	}
+	v := rr.Values()
+	if len(v) != 7 {
+		rr.Close()
+		return errWire
+	}
+	for i, p := range []*int64{nw, nb, bLo, bHi, xid} {
+		if *p, err = readInt8(v[i]); err != nil {
+			rr.Close()
+			return err
+		}
+	}
+	if *tids, err = readTIDArray(v[5]); err == nil {
+		_, err = readInt4(v[6])
+	}
+	if err != nil {
+		rr.Close()
+		return err
+	}
+	_, err = rr.Close()
+	return err
 }
 
 // pageRuns is the heap pages of tids as runs of consecutive page numbers, each [first, last].
@@ -993,7 +1063,7 @@ func (a *applier) verifyMarks(ctx context.Context) (skipList, error) {
 		}
 		var idx []int32
 		var lo, hi []pgtype.TID
-		var xids []int64
+		var xids []string
 		var marks []*batchMark
 		for i := range a.marks {
 			m := &a.marks[i]
@@ -1004,12 +1074,14 @@ func (a *applier) verifyMarks(ctx context.Context) (skipList, error) {
 				idx = append(idx, int32(len(marks)))
 				lo = append(lo, pgtype.TID{BlockNumber: uint32(p[0]), Valid: true})
 				hi = append(hi, pgtype.TID{BlockNumber: uint32(p[1] + 1), Valid: true})
-				xids = append(xids, m.xid)
+				xids = append(xids, strconv.FormatInt(m.xid, 10))
 			}
 			marks = append(marks, m)
 		}
-		q := fmt.Sprintf(`SELECT s.i, (SELECT count(*) FROM %s t WHERE t.ctid >= s.lo AND t.ctid < s.hi AND t.xmin::text::bigint = s.x)
-FROM unnest($1::int[], $2::tid[], $3::tid[], $4::bigint[]) AS s(i, lo, hi, x)`, ident(tr.tb.name))
+		// xmin compared as an xid (the batch's, cast once per page run), not as text: the count
+		// reads every row version on those pages.
+		q := fmt.Sprintf(`SELECT s.i, (SELECT count(*) FROM %s t WHERE t.ctid >= s.lo AND t.ctid < s.hi AND t.xmin = s.x)
+FROM unnest($1::int[], $2::tid[], $3::tid[], $4::text[]::xid[]) AS s(i, lo, hi, x)`, ident(tr.tb.name))
 		rows, err := a.db.QueryContext(ctx, q, idx, lo, hi, xids)
 		if err != nil {
 			return out, err

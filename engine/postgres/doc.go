@@ -31,7 +31,7 @@
 // statement per table puts the old text into sessionfix_backup (run id, table, key column and
 // value, column, old text, MD5 of the old and the new text, the transaction's xid) and the new
 // text into each row where the lock found it (its ctid), COMMIT. The statements of a step go in
-// one round trip (pgx.Batch): a batch's writes, its COMMIT and the next batch's BEGIN and locks,
+// one round trip (pgconn.Batch): a batch's writes, its COMMIT and the next batch's BEGIN and locks,
 // so a batch costs one round trip; two writers (Writers: two connections, batches taken in
 // turn, two transactions in flight) keep the server working while a batch is checked and
 // spliced. After the last batch a verify pass reports each row the
@@ -48,7 +48,11 @@
 // and marks the backup row restored; every other row (rewritten by an application since,
 // deleted, locked) is left as it is and named in the error.
 //
-// postgres owns every use of the PostgreSQL driver (pgx's database/sql adapter, with sqlx); the
+// postgres owns every use of the PostgreSQL driver: pgx's database/sql adapter with sqlx for
+// reading the schema and the rows, undo and the verify pass; the writer's hot path (a round trip
+// per batch of hundreds of kilobytes) through pgx's protocol layer, pgconn, its parameters and
+// results encoded in PostgreSQL's binary format by wire.go (pgx's typed encoder spent a tenth of
+// the client's CPU growing buffers value by value). The
 // profile format and the per-value site finder are the SQLite engine's (sqlite.Profile,
 // sqlite.Compiled), which need no SQLite database.
 package postgres

@@ -161,7 +161,7 @@ func (s *Store) config() (*pgx.ConnConfig, error) {
 }
 
 // connectPipe opens one connection of pgx's own interface (config's settings), which can send
-// several statements in one round trip (pgx.Batch): the writer's.
+// several statements in one round trip (pgconn.Batch, through its PgConn: wire.go): the writer's.
 func (s *Store) connectPipe(ctx context.Context) (*pgx.Conn, error) {
 	cfg, err := s.config()
 	if err != nil {
