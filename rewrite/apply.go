@@ -91,7 +91,7 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 			return o
 		},
 		func(i int) Outcome { return Outcome{Ref: work[i].Snap.Ref, Err: ctx.Err()} },
-		func(o Outcome) error { outcomes = append(outcomes, o); return nil })
+		func(o Outcome) error { outcomes = append(outcomes, r.durable(o)); return nil })
 	res, err := r.finish(ctx.Err())
 	res.Outcomes = outcomes
 	return res, err
@@ -135,6 +135,19 @@ func (r *run) rewrite(ctx context.Context, ref store.Ref, ren []runlog.Rename, n
 	o := Outcome{Ref: ref, Change: ch, Err: err}
 	if ch != nil {
 		o.Edits = ch.Edits
+	}
+	return o
+}
+
+// durable returns o once its store's rename is durable (runlog.Run.Durable: the directory
+// fsyncs of the rewrites are made when a result is about to be reported, each covering every
+// rename made so far); a failure becomes o's error (the store is rewritten: Change stays).
+func (r *run) durable(o Outcome) Outcome {
+	if o.Change == nil {
+		return o
+	}
+	if err := r.rec.Durable(o.Ref.Path); err != nil && o.Err == nil {
+		o.Err = err
 	}
 	return o
 }

@@ -2,7 +2,9 @@ package rewrite
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/runlog"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // Every replace of the run's own state files (manifest.json at the start of a run, at its end
@@ -64,4 +67,84 @@ func TestStateFileReplacesSyncTheRunDirectory(t *testing.T) {
 	assert.Equal(t, 3, writes, "manifest written at the start, at the end and after undo")
 	assert.Equal(t, 3, synced)
 	assert.True(t, runsSynced, "the new run directory's entry in runs/ is fsynced")
+}
+
+// A run's store directories are made durable once each, after the renames, and before anything
+// relies on them: each store's directory is synced (a directory fsync, or a syncfs standing for
+// it: the seam sees the directory either way) after its rename and before the store is
+// reported (Apply's outcomes, Process's emit), every one before the final manifest is written;
+// no directory is synced twice.
+func TestRunSyncsEachStoreDirectoryOnceAfterItsRename(t *testing.T) {
+	base := t.TempDir()
+	var paths []string
+	for _, d := range []string{"p1", "p2", "p3", "p4"} {
+		dir := filepath.Join(base, d)
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		paths = append(paths, writeSession(t, dir, "s.jsonl", call("1", "mcp__a.b__c"), resp("1", "mcp__a.b__c")))
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	var mu sync.Mutex
+	var ops []string
+	defer fileio.SetFaultHook(func(op, path string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case op == fileio.FaultRename && strings.HasPrefix(path, base):
+			ops = append(ops, "rename "+filepath.Dir(path))
+		case op == fileio.FaultSyncDir && strings.HasPrefix(path, base):
+			ops = append(ops, "sync "+path)
+		case op == fileio.FaultWrite && filepath.Base(path) == manifestName:
+			ops = append(ops, "manifest")
+		}
+		return nil
+	})()
+	var stores []store.Store
+	for _, s := range scanned(t, paths...) {
+		stores = append(stores, s.Store)
+	}
+	var reported []string
+	res, err := Process(context.Background(), stores, naming.Policy{}, ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: state, Workers: 2}},
+		func(r *StoreResult) error {
+			if r.Outcome != nil && r.Outcome.Committed() {
+				require.NoError(t, r.Outcome.Err)
+				mu.Lock()
+				ops = append(ops, "reported "+filepath.Dir(r.Outcome.Ref.Path))
+				mu.Unlock()
+				reported = append(reported, r.Outcome.Ref.Path)
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	require.Equal(t, 4, res.Files)
+	require.Len(t, reported, 4)
+	mu.Lock()
+	defer mu.Unlock()
+	idx := func(s string) int {
+		for i, o := range ops {
+			if o == s {
+				return i
+			}
+		}
+		t.Fatalf("%q not seen in %v", s, ops)
+		return -1
+	}
+	last := -1
+	for i, o := range ops {
+		if o == "manifest" {
+			last = i
+		}
+	}
+	for _, p := range paths {
+		d := filepath.Dir(p)
+		assert.Less(t, idx("rename "+d), idx("sync "+d), "%v", ops)
+		assert.Less(t, idx("sync "+d), idx("reported "+d), "reported only once durable: %v", ops)
+		assert.Less(t, idx("sync "+d), last, "before the final manifest: %v", ops)
+		n := 0
+		for _, o := range ops {
+			if o == "sync "+d {
+				n++
+			}
+		}
+		assert.Equal(t, 1, n, "%s synced once: %v", d, ops)
+	}
 }

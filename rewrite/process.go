@@ -102,6 +102,9 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 		// Stores not started when ctx ends are reported as cancelled.
 		func(i int) *StoreResult { return &StoreResult{Store: stores[i], ScanErr: ctx.Err()} },
 		func(res *StoreResult) error {
+			if res.Outcome != nil {
+				*res.Outcome = r.durable(*res.Outcome) // reported rewritten once durable
+			}
 			if ctx.Err() != nil {
 				return nil // interrupted: the caller reports the interruption, not each store
 			}

@@ -48,6 +48,10 @@ func (r *Run) Move(ctx context.Context, ref store.Ref, to, why string) (MoveEntr
 	err := r.start()
 	r.mu.Unlock()
 	if err == nil {
+		// The store's rewrite (if any) durable at its path before it is linked elsewhere.
+		err = r.syncDirs()
+	}
+	if err == nil {
 		err = r.widenRootsFor(ref.Path, to)
 	}
 	if err == nil {

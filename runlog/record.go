@@ -65,6 +65,9 @@ type Run struct {
 	files   []fileRef
 	seq     int
 	initErr error
+	// dirs are the store directories whose fsync after a rename waits for the end of the run
+	// (syncDirs): each is fsynced once, before the final manifest or a move.
+	dirs fileio.DirSyncs
 }
 
 // fileRef is one rewritten store of a run: the journal line (offset, length) whose entry the
@@ -192,7 +195,7 @@ func (r *Run) rewrite(ctx context.Context, ref store.Ref, ren []Rename, names, s
 			return j.append(journalEntry{Event: "commit", Entry: entry})
 		},
 	}
-	ch, err := apply(fileio.WithTempRecorder(ctx, j.recordTemp), aopt)
+	ch, err := apply(fileio.WithDirSyncs(fileio.WithTempRecorder(ctx, j.recordTemp), &r.dirs), aopt)
 	var ce *fileio.CommittedError
 	if err != nil && (ch == nil || !errors.As(err, &ce)) {
 		_ = j.append(journalEntry{Event: "abort", Path: ref.Path, Reason: err.Error()})
@@ -258,10 +261,58 @@ func (r *Run) Finish(interrupted error) (Finished, error) {
 		}
 	}
 	res := Finished{RunID: r.id, Dir: r.dir, Manifest: r.m, Files: len(r.files)}
+	dirErr := r.syncDirsLocked()
 	if err := r.writeFinalManifest(); err != nil {
 		return res, fmt.Errorf("%w (the journal %s records every rewrite: undo reads it)", err, filepath.Join(r.dir, journalName))
 	}
-	return res, nil
+	return res, dirErr
+}
+
+// Durable returns once the rename of the rewritten store path is durable (its directory
+// fsynced, or its file system synced: fileio.DirSyncs, shared with the other stores renamed
+// meanwhile), to be called before the store is reported rewritten. An error means the store
+// holds its new bytes but a power loss may undo the rename: it is noted in the manifest
+// ("rewritten, then: …") and returned as a *fileio.CommittedError, as a rewrite's own error
+// after its rename is.
+func (r *Run) Durable(path string) error {
+	err := r.dirs.Durable(path)
+	if err == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ce := &fileio.CommittedError{Err: err}
+	if r.m != nil {
+		r.m.ToolNotes = append(r.m.ToolNotes, fmt.Sprintf("%s: rewritten, then: %s", path, ce))
+	}
+	return ce
+}
+
+// syncDirs makes the renames of the run's rewrites so far durable (fileio.DirSyncs.Sync).
+func (r *Run) syncDirs() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.syncDirsLocked()
+}
+
+// syncDirsLocked is syncDirs with r.mu held. A store whose directory could not be made durable
+// (and that Durable did not report) is noted in the manifest and the first such error returned.
+func (r *Run) syncDirsLocked() error {
+	failed := r.dirs.Sync()
+	if len(failed) == 0 {
+		return nil
+	}
+	paths := make([]string, 0, len(failed))
+	for p := range failed {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if r.m != nil {
+			r.m.ToolNotes = append(r.m.ToolNotes, fmt.Sprintf("%s: rewritten, then: %s", p, &fileio.CommittedError{Err: failed[p]}))
+		}
+	}
+	return fmt.Errorf("%s: %w", paths[0], &fileio.CommittedError{Err: failed[paths[0]]})
 }
 
 func sanitizeBase(s string) string {

@@ -1,6 +1,11 @@
 package fileio
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+)
 
 // dirSyncs groups the directory fsyncs of concurrent rewrites that share a directory (every
 // backup of a run is made in its run's backups/): one fsync that starts after an entry was
@@ -74,4 +79,191 @@ func syncDirGrouped(dir string) error {
 	}
 	d.synced = upto
 	return nil
+}
+
+// DirSyncs defers the directory fsync that ends a rewrite (RewriteFile's step 9) until the
+// caller asks for it (Durable, Sync), and then makes every directory renamed in since durable
+// at once: one syncfs(2) of each file system where that stands for their fsyncs, else one
+// fsync of each distinct directory. A run that rewrites a thousand sessions, each in its own
+// directory, waits for a few file-system commits, not a thousand. Safe for concurrent use.
+//
+// What the deferral gives up is only how early a rename is durable: until it is made so, a
+// power loss may undo the rename, and the store then holds its old bytes (the rename is
+// atomic: old or new, never a mix), which undo handles (a store that holds the original is
+// given its backup, byte-identical). The journal's "commit" line, fsynced before the rename,
+// still records the change. A process killed meanwhile loses nothing (the renames are in the
+// kernel). The caller makes a store durable before it reports it rewritten (Durable) and
+// everything before anything that relies on the new names (Sync: the run's final manifest, a
+// move of a rewritten store).
+type DirSyncs struct {
+	mu      sync.Mutex
+	pending map[string][]string // directory → the stores renamed in it and not yet made durable
+	order   []string            // the pending directories in the order first added
+	failed  map[string]error    // store → why its directory could not be made durable (not yet returned)
+	// tickets counts the stores added; ticket is each store's, until Durable returns for it;
+	// synced is the highest ticket a finished sync covered (every store added before it
+	// started).
+	tickets uint64
+	ticket  map[string]uint64
+	synced  uint64
+	syncMu  sync.Mutex // held while a sync runs
+}
+
+type dirSyncsKey struct{}
+
+// WithDirSyncs returns a context whose rewrites (RewriteFile) leave the fsync of the store's
+// directory after the rename to d instead of making it themselves.
+func WithDirSyncs(ctx context.Context, d *DirSyncs) context.Context {
+	return context.WithValue(ctx, dirSyncsKey{}, d)
+}
+
+// dirSyncsOf returns the context's DirSyncs, nil when the rewrite fsyncs its directory itself.
+func dirSyncsOf(ctx context.Context) *DirSyncs {
+	d, _ := ctx.Value(dirSyncsKey{}).(*DirSyncs)
+	return d
+}
+
+// add records that path (a store) was renamed in its directory.
+func (d *DirSyncs) add(path string) {
+	dir := filepath.Dir(path)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending == nil {
+		d.pending = map[string][]string{}
+	}
+	if d.ticket == nil {
+		d.ticket = map[string]uint64{}
+	}
+	d.tickets++
+	d.ticket[path] = d.tickets
+	if _, ok := d.pending[dir]; !ok {
+		d.order = append(d.order, dir)
+	}
+	d.pending[dir] = append(d.pending[dir], path)
+}
+
+// Durable returns once the rename of path (a store rewritten under WithDirSyncs) is durable:
+// at once when a sync since covered it, else after one more sync (Sync), which covers every
+// directory renamed in so far. It returns the error that kept path's directory from being made
+// durable (once), nil when it was (or path was never added).
+func (d *DirSyncs) Durable(path string) error {
+	d.mu.Lock()
+	t, added := d.ticket[path]
+	d.mu.Unlock()
+	if added {
+		d.sync(t)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.ticket, path)
+	err := d.failed[path]
+	delete(d.failed, path)
+	return err
+}
+
+// Sync makes every directory renamed in so far durable and returns, for each store whose
+// directory could not be made so and whose error Durable did not return yet, that error (nil
+// when none): the store holds its new bytes, but a power loss may undo the rename.
+func (d *DirSyncs) Sync() map[string]error {
+	d.mu.Lock()
+	t := d.tickets
+	d.mu.Unlock()
+	d.sync(t)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	failed := d.failed
+	d.failed, d.ticket = nil, nil
+	return failed
+}
+
+// dirSyncWorkers bounds the directory fsyncs a sync makes at once: concurrent fsyncs of
+// directories changed in the same file-system transaction share its commit.
+const dirSyncWorkers = 8
+
+// sync makes the pending directories durable: where several of them lie on one file system
+// whose syncfs(2) stands for their fsyncs (Linux 5.8 or newer; ext4, XFS, Btrfs, tmpfs: see
+// syncfs_linux.go), one syncfs of it; elsewhere one SyncDir of each (up to dirSyncWorkers at
+// once). It returns at once when a sync that started after ticket t was taken has finished.
+// A failure is kept in d.failed for each store of the directory.
+func (d *DirSyncs) sync(t uint64) {
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	d.mu.Lock()
+	if d.synced >= t {
+		d.mu.Unlock()
+		return
+	}
+	pending, order, upto := d.pending, d.order, d.tickets
+	d.pending, d.order = nil, nil
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.synced = upto
+		d.mu.Unlock()
+	}()
+	if len(order) == 0 {
+		return
+	}
+	errs := make([]error, len(order))
+	// Directories by file system: one syncfs where it stands for their fsyncs.
+	byFS := map[uint64][]int{}
+	var single []int
+	for i, dir := range order {
+		if dev, ok := fsKey(dir); ok {
+			byFS[dev] = append(byFS[dev], i)
+		} else {
+			single = append(single, i)
+		}
+	}
+	for _, idx := range byFS {
+		if len(idx) == 1 {
+			single = append(single, idx[0])
+			continue
+		}
+		err := syncFS(order[idx[0]])
+		for _, i := range idx {
+			switch {
+			case err != nil:
+				errs[i] = err
+			default:
+				// The fault seam of the directory fsyncs this syncfs stands for.
+				if ferr := Fault(FaultOpenDir, order[i]); ferr != nil {
+					errs[i] = fmt.Errorf("open directory %s: %w", order[i], ferr)
+				} else if ferr := Fault(FaultSyncDir, order[i]); ferr != nil {
+					errs[i] = fmt.Errorf("sync directory %s: %w", order[i], ferr)
+				}
+			}
+		}
+	}
+	if len(single) > 0 {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range min(dirSyncWorkers, len(single)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					errs[i] = SyncDir(order[i])
+				}
+			}()
+		}
+		for _, i := range single {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if d.failed == nil {
+			d.failed = map[string]error{}
+		}
+		for _, p := range pending[order[i]] {
+			d.failed[p] = err
+		}
+	}
 }

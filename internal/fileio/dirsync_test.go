@@ -194,3 +194,116 @@ func TestSyncDirGroupedFailureReachesEveryRequestItCovered(t *testing.T) {
 	// A request after the failure: its own fsync.
 	require.NoError(t, syncDirGrouped(dir))
 }
+
+// Under WithDirSyncs a rewrite leaves its directory's fsync to the DirSyncs: none is made
+// between the rename and the return; Durable of one store then makes every directory renamed
+// in so far durable at once (one syncfs where it stands for their fsyncs, else an fsync of
+// each: the seam sees each directory once either way), after the renames, and the other
+// stores' Durable make no more. A directory that cannot be synced is the error of its stores
+// only, returned once.
+func TestDirSyncsMakeTheRenamesDurableOnceForAll(t *testing.T) {
+	base := t.TempDir()
+	var paths, dirs []string
+	for _, d := range []string{"a", "b", "c"} {
+		dir := filepath.Join(base, d)
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		p := filepath.Join(dir, "s.jsonl")
+		require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+		paths, dirs = append(paths, p), append(dirs, dir)
+	}
+	var mu sync.Mutex
+	var ops []string
+	failB := errors.New("injected EIO")
+	defer SetFaultHook(func(op, path string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for i, dir := range dirs {
+			switch {
+			case op == FaultSyncDir && path == dir:
+				ops = append(ops, "sync "+dirs[i])
+				if i == 1 {
+					return failB
+				}
+			case op == FaultRename && filepath.Dir(path) == dir:
+				ops = append(ops, "rename "+dirs[i])
+			}
+		}
+		return nil
+	})()
+	ds := &DirSyncs{}
+	ctx := WithDirSyncs(context.Background(), ds)
+	for i, p := range paths {
+		_, err := RewriteFile(ctx, p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(base, "bk", string(rune('0'+i))),
+			BeforeCommit: upperSites})
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	assert.Equal(t, []string{"rename " + dirs[0], "rename " + dirs[1], "rename " + dirs[2]}, ops, "no directory fsync between the renames")
+	ops = nil
+	mu.Unlock()
+
+	require.NoError(t, ds.Durable(paths[0]))
+	mu.Lock()
+	assert.ElementsMatch(t, []string{"sync " + dirs[0], "sync " + dirs[1], "sync " + dirs[2]}, ops, "one sync covers every directory renamed in")
+	ops = nil
+	mu.Unlock()
+	err := ds.Durable(paths[1])
+	require.ErrorIs(t, err, failB)
+	assert.Contains(t, err.Error(), dirs[1])
+	require.NoError(t, ds.Durable(paths[2]))
+	require.NoError(t, ds.Durable(paths[1]), "an error is returned once")
+	assert.Empty(t, ds.Sync(), "nothing left to sync or report")
+	mu.Lock()
+	assert.Empty(t, ops, "the later stores were covered by the first sync")
+	mu.Unlock()
+	for _, p := range paths {
+		got, _ := os.ReadFile(p)
+		assert.Equal(t, "ABC\n", string(got))
+	}
+}
+
+// A Durable that comes while another's sync is running, for a store renamed after that sync
+// started, waits for a sync of its own: it never returns on a sync that did not cover it.
+func TestDirSyncsDurableWaitsForASyncThatCoversIt(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a", "s"), filepath.Join(base, "b", "s")
+	started, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	synced := map[string]int{}
+	defer SetFaultHook(func(op, path string) error {
+		if op != FaultSyncDir {
+			return nil
+		}
+		mu.Lock()
+		synced[path]++
+		first := path == filepath.Dir(a) && synced[path] == 1
+		mu.Unlock()
+		if first {
+			close(started)
+			<-release
+		}
+		return nil
+	})()
+	for _, p := range []string{a, b} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+	}
+	ds := &DirSyncs{}
+	ds.add(a)
+	done := make(chan error)
+	go func() { done <- ds.Durable(a) }()
+	<-started // the sync covering a (only) is running
+	ds.add(b)
+	bDone := make(chan error)
+	go func() { bDone <- ds.Durable(b) }()
+	select {
+	case <-bDone:
+		t.Fatal("Durable(b) returned before any sync covered b")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-done)
+	require.NoError(t, <-bDone)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, synced[filepath.Dir(b)], "b's directory synced by a sync of its own")
+}

@@ -17,6 +17,7 @@ const (
 	FaultRename  = "rename"    // the rename that replaces a store or a manifest
 	FaultOpenDir = "open-dir"  // opening a directory to fsync it
 	FaultSyncDir = "dir-fsync" // fsync of a directory
+	FaultSyncFS  = "syncfs"    // syncfs(2) of the file system holding a directory (path: the directory)
 )
 
 // FaultHook decides whether the operation op on path fails (nil: it goes ahead).

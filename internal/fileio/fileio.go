@@ -90,7 +90,8 @@ func HashFile(path string) (string, error) {
 //     rolled back (the old inode is linked back at path) and the file refused as in use;
 //     bytes appended to it without a writer left open are carried over to the end of the new
 //     file, and the file reported in use (a *CommittedError wrapping an *store.InUseError);
-//  9. fsync the directory, and check the old inode once more.
+//  9. fsync the directory (or, under WithDirSyncs, leave it to the run's DirSyncs.Sync: one
+//     fsync of each directory after the run's last rewrite), and check the old inode once more.
 //
 // A crash at any instant leaves the old file or the new one at path. An in-use refusal returns
 // an *store.InUseError and leaves the file, and no temp, behind. An error once the new file is in
@@ -512,7 +513,12 @@ func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
 		}
 		return ch, &CommittedError{Err: err}
 	}
-	dirErr := SyncDir(filepath.Dir(path))
+	var dirErr error
+	if ds := dirSyncsOf(r.ctx); ds != nil {
+		ds.add(path) // the run fsyncs the directory once, after its last rewrite there
+	} else {
+		dirErr = SyncDir(filepath.Dir(path))
+	}
 	// A writer whose open raced the first check is visible now.
 	if err := lw.check(); err != nil {
 		if errors.Is(err, errRolledBack) {
