@@ -1079,27 +1079,33 @@ func (a *applier) verifyMarks(ctx context.Context) (skipList, error) {
 			marks = append(marks, m)
 		}
 		// xmin compared as an xid (the batch's, cast once per page run), not as text: the count
-		// reads every row version on those pages.
+		// reads every row version on those pages. The runs are counted in two halves at once,
+		// on the pool's two connections (the server's time is the pass's: it reads every page
+		// the run wrote).
 		q := fmt.Sprintf(`SELECT s.i, (SELECT count(*) FROM %s t WHERE t.ctid >= s.lo AND t.ctid < s.hi AND t.xmin = s.x)
 FROM unnest($1::int[], $2::tid[], $3::tid[], $4::text[]::xid[]) AS s(i, lo, hi, x)`, ident(tr.tb.name))
-		rows, err := a.db.QueryContext(ctx, q, idx, lo, hi, xids)
-		if err != nil {
-			return out, err
-		}
 		found := make([]int64, len(marks))
-		for rows.Next() {
-			var i int32
-			var n int64
-			if err := rows.Scan(&i, &n); err != nil {
-				rows.Close()
+		half := len(idx) / 2
+		for half > 0 && half < len(idx) && idx[half] == idx[half-1] {
+			half++ // a batch's runs in one half
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for k, r := range [][2]int{{0, half}, {half, len(idx)}} {
+			if r[0] == r[1] {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[k] = a.countRuns(ctx, q, idx[r[0]:r[1]], lo[r[0]:r[1]], hi[r[0]:r[1]], xids[r[0]:r[1]], found)
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
 				return out, err
 			}
-			found[i] += n
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return out, err
 		}
 		for i, m := range marks {
 			if found[i] != m.rows {
@@ -1110,6 +1116,26 @@ FROM unnest($1::int[], $2::tid[], $3::tid[], $4::text[]::xid[]) AS s(i, lo, hi, 
 		}
 	}
 	return out, nil
+}
+
+// countRuns runs verifyMarks' count q over the page runs given and adds each run's count to
+// found at its mark's index (the halves hold the runs of different marks: no two goroutines
+// write one element).
+func (a *applier) countRuns(ctx context.Context, q string, idx []int32, lo, hi []pgtype.TID, xids []string, found []int64) error {
+	rows, err := a.db.QueryContext(ctx, q, idx, lo, hi, xids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int32
+		var n int64
+		if err := rows.Scan(&i, &n); err != nil {
+			return err
+		}
+		found[i] += n
+	}
+	return rows.Err()
 }
 
 // verifyRows adds to out the rows of tr, among the run's backup rows with ids from lo to hi

@@ -49,10 +49,12 @@
 // deleted, locked) is left as it is and named in the error.
 //
 // postgres owns every use of the PostgreSQL driver: pgx's database/sql adapter with sqlx for
-// reading the schema and the rows, undo and the verify pass; the writer's hot path (a round trip
-// per batch of hundreds of kilobytes) through pgx's protocol layer, pgconn, its parameters and
-// results encoded in PostgreSQL's binary format by wire.go (pgx's typed encoder spent a tenth of
-// the client's CPU growing buffers value by value). The
+// the schema, the read transaction's cursors, undo and the verify pass; the hot paths — the
+// scan's fetches (conn.Raw on the read transaction's connection) and the writer's round trips
+// (a round trip per batch of hundreds of kilobytes) — through pgx's protocol layer, pgconn,
+// parameters and results in PostgreSQL's binary format encoded by wire.go (pgx's typed encoder
+// spent a tenth of the client's CPU growing buffers value by value; database/sql copied each
+// value read twice). The
 // profile format and the per-value site finder are the SQLite engine's (sqlite.Profile,
 // sqlite.Compiled), which need no SQLite database.
 package postgres

@@ -336,6 +336,73 @@ func TestVerifyReportsOverwrite(t *testing.T) {
 	assert.Contains(t, strings.Join(ch.Warnings, "\n"), "chat id=c000003")
 }
 
+// TestVerifyReportsOverwritesInEveryBatch: the verify pass counts the batches' page runs in two
+// halves on two connections; an overwrite in an early batch and one in a late batch (one in each
+// half) are both reported, in batch order, and no other row.
+func TestVerifyReportsOverwritesInEveryBatch(t *testing.T) {
+	u := bigChats(t, 60)
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	orig := values(t, u, "chat", "chat")
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	edits := planEdits(snap)
+	require.Len(t, edits, 60)
+	overwrite := func(key string) chan error {
+		c := make(chan error, 1)
+		go func() {
+			_, err := db.Exec(`UPDATE chat SET chat = $1::json WHERE id = $2`, orig[key], key)
+			c <- err
+		}()
+		return c
+	}
+	// Ten edits (one chat each) per call; the writers hold back each call's last chat for the
+	// next batch, so batch k (k > 0) is chats 10k to 10k+9 and commits when its writer locks
+	// batch k+2: c000003 (batch 0) is written back once batch 2 is handed in, c000035
+	// (batch 3) once batch 5 is.
+	calls := 0
+	var apps []chan error
+	ch, err := st.ApplyBatches(ctx, snap, func() ([]store.Edit, error) {
+		calls++
+		switch calls {
+		case 3:
+			apps = append(apps, overwrite("c000003"))
+		case 6:
+			apps = append(apps, overwrite("c000035"))
+		case 7:
+			for _, app := range apps {
+				select {
+				case err := <-app:
+					require.NoError(t, err)
+				case <-time.After(30 * time.Second):
+					t.Fatal("the application's UPDATE still waits: its batch did not commit")
+				}
+			}
+			return nil, io.EOF
+		}
+		return edits[(calls-1)*10 : calls*10], nil
+	}, applyOpts(t, "run-halves"))
+	require.NotNil(t, ch)
+	var cerr *fileio.CommittedError
+	require.ErrorAs(t, err, &cerr)
+	assert.Contains(t, err.Error(), "2 rows rewritten by this run were overwritten since")
+	assert.Contains(t, err.Error(), "chat id=c000003, chat id=c000035")
+	var v verifyInfo
+	require.NoError(t, json.Unmarshal(ch.Verify, &v))
+	assert.Equal(t, int64(60), v.Rows)
+	after := values(t, u, "chat", "chat")
+	for k, old := range orig {
+		if k == "c000003" || k == "c000035" {
+			assert.Equal(t, old, after[k], k)
+		} else {
+			assert.NotEqual(t, old, after[k], k)
+		}
+	}
+}
+
 // TestLockedRowSkipped: a row another transaction holds is skipped after no wait (SKIP
 // LOCKED), named, the store in use (exit 4); the other rows are written.
 func TestLockedRowSkipped(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 	"github.com/zeebo/xxh3"
 
@@ -257,34 +258,56 @@ type rawRow struct {
 	scope sql.NullString
 }
 
-// fetchRows reads the rows of q (key, value text, xmin, scope): every row with a key, and the
-// bytes of their values.
-func fetchRows(ctx context.Context, tx *sqlx.Tx, q string, args ...any) ([]rawRow, int64, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
+// fetchRows reads the rows of q (key, value text, xmin, scope; keys, when not nil, its $1 of
+// type text[]): every row with a key, and the bytes of their values. It runs on the read
+// transaction's connection through pgx's protocol layer (conn.Raw: the connection the
+// transaction holds; results in binary format, wire.go): database/sql made a string of each
+// value and sqlx's RawBytes a copy of it, two copies of every kilobyte read.
+func fetchRows(ctx context.Context, conn *sqlx.Conn, q string, keys []string) ([]rawRow, int64, error) {
+	var out []rawRow
+	var size int64
+	err := conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", dc)
+		}
+		var params [][]byte
+		var oids []uint32
+		if keys != nil {
+			params, oids = [][]byte{textArray(keys)}, []uint32{oidTextArray}
+		}
+		rr := sc.Conn().PgConn().ExecParams(ctx, q, params, oids, binaryFormat, binaryFormat)
+		for rr.NextRow() {
+			v := rr.Values()
+			if len(v) != 4 {
+				rr.Close()
+				return errWire
+			}
+			if v[0] == nil {
+				continue // a NULL key in a table keyed by a profile's column: unreachable again
+			}
+			r := rawRow{key: string(v[0])}
+			if v[1] != nil {
+				r.val = append(make([]byte, 0, len(v[1])), v[1]...)
+				size += int64(len(v[1]))
+			}
+			var err error
+			if r.xmin, err = readInt8(v[2]); err != nil {
+				rr.Close()
+				return err
+			}
+			if v[3] != nil {
+				r.scope = sql.NullString{String: string(v[3]), Valid: true}
+			}
+			out = append(out, r)
+		}
+		_, err := rr.Close()
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	var out []rawRow
-	var size int64
-	for rows.Next() {
-		var key sql.NullString
-		var val sql.RawBytes
-		var r rawRow
-		if err := rows.Scan(&key, &val, &r.xmin, &r.scope); err != nil {
-			return nil, 0, err
-		}
-		if !key.Valid {
-			continue // a NULL key in a table keyed by a profile's column: unreachable again
-		}
-		r.key = key.String
-		if val != nil {
-			r.val = append(make([]byte, 0, len(val)), val...)
-			size += int64(len(val))
-		}
-		out = append(out, r)
-	}
-	return out, size, rows.Err()
+	return out, size, nil
 }
 
 // parse finds the sites of rows (a row whose value is NULL has none).
@@ -335,7 +358,7 @@ func (f *fetchSize) saw(rows int, size int64) {
 // parent through a cursor in key order, n rows a fetch, each fetch with the rows of its child
 // reads that belong to its rows; then the child rows whose parent row is not there. It stops
 // when ctx ends (the parser failed).
-func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, reads []*tableRead, n int, out chan<- chunk) error {
+func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, conn *sqlx.Conn, reads []*tableRead, n int, out chan<- chunk) error {
 	s := st.s
 	fb := &fetchSize{max: n, n: min(n, 64)}
 	send := func(c chunk) error {
@@ -367,7 +390,7 @@ func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, reads []*tableRead,
 				return err
 			}
 			want := fb.size()
-			rows, size, err := fetchRows(ctx, tx, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur))
+			rows, size, err := fetchRows(ctx, conn, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur), nil)
 			if err != nil {
 				return fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
 			}
@@ -380,7 +403,7 @@ func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, reads []*tableRead,
 				for _, k := range children {
 					q := fmt.Sprintf("SELECT %s FROM %s WHERE %s = ANY(($1::text[])::%s[])%s ORDER BY %s, %s",
 						k.selectList(""), ident(k.tb.name), ident(k.pcol.name), k.pcol.typ, k.where(""), ident(k.pcol.name), ident(k.key.name))
-					kr, ks, err := fetchRows(ctx, tx, q, keys)
+					kr, ks, err := fetchRows(ctx, conn, q, keys)
 					if err != nil {
 						return fmt.Errorf("read table %s of %s: %w", k.spec.Table, s.ref, err)
 					}
@@ -410,7 +433,7 @@ func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, reads []*tableRead,
 			}
 			for {
 				want := fb.size()
-				rows, size, err := fetchRows(ctx, tx, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur))
+				rows, size, err := fetchRows(ctx, conn, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur), nil)
 				if err != nil {
 					return fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
 				}
@@ -456,7 +479,12 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 		return nil, err
 	}
 	defer db.Close()
-	tx, err := db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	conn, err := db.Connx(ctx) // the read transaction's: its rows are fetched through conn.Raw
+	if err != nil {
+		return nil, fmt.Errorf("begin read transaction on %s: %w", s.ref, err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("begin read transaction on %s: %w", s.ref, err)
 	}
@@ -495,7 +523,7 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 	var ferr error
 	go func() {
 		defer close(chunks)
-		ferr = st.fetch(fctx, tx, reads, n, chunks)
+		ferr = st.fetch(fctx, tx, conn, reads, n, chunks)
 	}()
 	var perr error
 	for c := range chunks {
