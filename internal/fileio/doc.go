@@ -4,7 +4,8 @@
 //   - RewriteFile streams a file through a Transform into a temp file in the same directory
 //     (announced first to the run's TempRecorder, see WithTempRecorder), keeps a backup, fsyncs,
 //     checks the file is not in use (changed, locked, held open for writing), renames over it
-//     and fsyncs the directory; it returns the store.Change a run manifest records.
+//     and fsyncs the directory (under a run, DirSyncs: once for the renames of many stores,
+//     before each is reported); it returns the store.Change a run manifest records.
 //   - RestoreFile undoes such a Change from its backup (or reverseSplice's in-place reversal when
 //     the file was appended to after the run).
 //   - WriteOutputContext writes a user-named output path: a regular file by temp and
