@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync/atomic"
 
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/runlog"
@@ -48,6 +49,9 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		pb = NewPlanBuilder()
 	}
 	var prev *StorePlan // the batch planned last: a response's call may be in it (checkPairsAcross)
+	rel, _ := st.(siteReleaser)
+	var prevHold *heldSites // prev's sites, given back once prev is replaced and emitted
+	defer func() { prevHold.done() }()
 	facts := storeFacts(st.Ref().Path)
 	var guarded *store.Problem // the guard's problem, reported with the store's last result
 	notWritten := 0            // rewrites held because the store must not be written: notWritableProblem, with the last result
@@ -59,7 +63,13 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 			guarded = &pr
 		}
 		checkPairsAcross(prev, plan)
-		prev = plan
+		var hold *heldSites
+		if rel != nil {
+			hold = &heldSites{sites: sites, rel: rel}
+			hold.refs.Store(2) // prev, and the result until it was emitted
+		}
+		prevHold.done()
+		prev, prevHold = plan, hold
 		if pb != nil {
 			pb.Add(plan)
 		}
@@ -71,7 +81,11 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 				spErr = sp.add(plan.Edits())
 			}
 		}
-		part(&StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}})
+		res := &StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}}
+		if hold != nil {
+			res.release = hold.done
+		}
+		part(res)
 		parts++
 	}
 	// The batches are the store's to give (store.BatchScanner): held and planned as they are,
@@ -82,7 +96,13 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		if len(heldBatches) == 1 {
 			return heldBatches[0]
 		}
-		return slices.Concat(heldBatches...)
+		all := slices.Concat(heldBatches...)
+		if rel != nil {
+			for _, b := range heldBatches {
+				rel.ReleaseSites(b) // copied: nothing points into them
+			}
+		}
+		return all
 	}
 	snap, err := bs.ScanBatches(ctx, sopt, func(head *store.Snapshot, sites []store.Site) error {
 		if parts == 0 && nHeld+len(sites) <= BatchSites {
@@ -107,6 +127,9 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	if parts == 0 {
 		if heldBatches != nil {
 			snap.Sites = join()
+		}
+		if sites := snap.Sites; rel != nil && sites != nil {
+			res.release = func() { rel.ReleaseSites(sites) }
 		}
 		return planAndApply(ctx, st, snap, pol, opt, r, res)
 	}
@@ -149,6 +172,27 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		opt.ApplyOptions.Progress(snap.Ref)
 	}
 	return res
+}
+
+// siteReleaser is a store whose scan's Sites slices can be handed back for reuse once nothing
+// points into them any more (engine/jsonl: (*Store).ReleaseSites).
+type siteReleaser interface {
+	ReleaseSites([]store.Site)
+}
+
+// heldSites is one batch's sites with the holders that still point into them (its plan as
+// processBatches's prev, its result until emitted): the last done gives them back.
+type heldSites struct {
+	sites []store.Site
+	rel   siteReleaser
+	refs  atomic.Int32
+}
+
+// done drops one holder; h may be nil (nothing to give back).
+func (h *heldSites) done() {
+	if h != nil && h.refs.Add(-1) == 0 {
+		h.rel.ReleaseSites(h.sites)
+	}
 }
 
 // spool keeps the rewrite edits of a store planned batch by batch on disk (one record per

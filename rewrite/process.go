@@ -52,6 +52,9 @@ type StoreResult struct {
 	// no records, problems or identities); the last (Batch.Last) has the store's snapshot,
 	// without sites, an empty plan and, with Apply, the Outcome. Counts add up over the parts.
 	Batch *Batch
+	// release, when set, hands the sites the result's plan points into back to their store
+	// (siteReleaser) once the result was emitted.
+	release func()
 }
 
 // Batch numbers the results of a store planned batch by batch (see StoreResult.Batch).
@@ -102,6 +105,9 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 		// Stores not started when ctx ends are reported as cancelled.
 		func(i int) *StoreResult { return &StoreResult{Store: stores[i], ScanErr: ctx.Err()} },
 		func(res *StoreResult) error {
+			if res.release != nil {
+				defer res.release() // the result is valid only during emit
+			}
 			if res.Outcome != nil {
 				*res.Outcome = r.durable(*res.Outcome) // reported rewritten once durable
 			}
