@@ -75,22 +75,21 @@ func notifySignals(parent context.Context) (context.Context, func()) {
 // otherwise (tuneGC).
 const (
 	gcPercent     = 200
-	gcMemoryLimit = 256 << 20
+	gcMemoryLimit = 44 << 20
 )
 
-// tuneGC sets the collector for a run: GOGC 200 and a soft memory limit of 256 MiB, unless the
+// tuneGC sets the collector for a run: GOGC 200 and a soft memory limit of 44 MiB, unless the
 // environment (lookup: os.LookupEnv) says otherwise: GOGC set leaves GOGC alone, GOMEMLIMIT set
 // leaves both alone (who sets a memory limit asks for memory, not speed: GOGC stays at the
-// runtime's 100, or what GOGC says). A scan or fix
-// holds little (a store is read in batches: a live heap of ~13 MB for a SQLite database of any
-// size) and allocates a lot, so at the default GOGC 100 it collected every few MB: on a
-// 100k-part database, 15 rounds alternating on a quiet 2-core machine, scan took 0.19 s wall and
-// 0.27 s CPU at GOGC 100, 0.15 s and 0.22 s at 200 (0.13 s and 0.22 s at 400, with 46 instead
-// of 38 MiB peak RSS). It costs memory where much is held: a home of 4 sessions of 40,000
-// dotted names each (160 MiB) peaked at ~86 instead of ~61 MiB in scan and ~165 instead of
-// ~125 MiB in fix --apply (6 rounds each). The memory limit makes the collector work harder before a heap that does
-// grow (one dense session planned whole) passes it. It returns the values it set (-1: left to
-// the environment).
+// runtime's 100, or what GOGC says). A scan or fix holds little (a store is read in batches:
+// ~13 MB live for a SQLite database of any size, 10-18 MB for a dense JSONL corpus) and
+// allocates a lot: at GOGC 100 it collected every few MB (100k-part database, quiet 2 cores:
+// scan 0.19 s wall, 0.27 s CPU at GOGC 100, 0.15 s and 0.22 s at 200). The limit counts the
+// runtime's memory, not the binary's ~18 MiB of mapped code: at 44 MiB peak RSS stays under 64
+// MiB (issues 12, 29; at 256 MiB GOGC 200 let the dense corpus's fix --apply reach 78-92 MiB);
+// a heap that does grow (a session planned whole) is collected harder, the runtime capping the
+// collector at half the CPU past the limit. It returns the values it set (-1: left to the
+// environment).
 func tuneGC(lookup func(string) (string, bool)) (percent int, limit int64) {
 	percent, limit = -1, -1
 	_, gogc := lookup("GOGC")
