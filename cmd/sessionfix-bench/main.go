@@ -4,7 +4,7 @@
 // floor of the same work done by plain tools on the same data, in the same run, and prints ONE
 // table, a row's store labelled by its corpus:
 //
-//	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0×, peak RSS < 64 MiB
+//	JSONL  scan         vs  cat FILES | wc -l      target ≤ 2.0× wall, CPU ≤ 2.5× (dense: 2.0×), peak RSS < 64 MiB
 //	JSONL  fix --apply  vs  cp -r DST DST2 && sync  target ≤ 2.5×, peak RSS < 64 MiB
 //
 // (each JSONL corpus at its own sizes, or -jsonl's: a realistic corpus at 256 MiB, 1 and 4 GiB,

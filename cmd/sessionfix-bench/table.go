@@ -20,7 +20,11 @@ type Row struct {
 	RSS       int64         // peak RSS of the sessionfix runs, bytes
 	RSSTarget int64         // RSS must stay below this, bytes
 	Exit      int           // a sessionfix exit status other than 0 (the row is then not met)
-	Note      string        // shown after the verdict, e.g. "1 pair"
+	// CPURatio is the median of the per-pair ratios of CPU time (user + system) sessionfix/floor;
+	// with CPUTarget > 0 it is checked (the verdict's "CPU") and shown with its target before Note.
+	CPURatio  float64
+	CPUTarget float64
+	Note      string // shown after the verdict, e.g. "1 pair"
 }
 
 // Met reports the verdict: "met", or "not met (ratio, RSS, exit N)".
@@ -28,6 +32,9 @@ func (r Row) Met() string {
 	var why []string
 	if r.Target > 0 && r.Ratio > r.Target {
 		why = append(why, "ratio")
+	}
+	if r.CPUTarget > 0 && r.CPURatio > r.CPUTarget {
+		why = append(why, "CPU")
 	}
 	if r.RSSTarget > 0 && r.RSS >= r.RSSTarget {
 		why = append(why, "RSS")
@@ -51,6 +58,9 @@ func printTable(w io.Writer, rows []Row) {
 	fmt.Fprintln(w, "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, r := range rows {
 		met := r.Met()
+		if r.CPUTarget > 0 {
+			met += fmt.Sprintf("; CPU %.2f× floor CPU (target ≤ %.1f×)", r.CPURatio, r.CPUTarget)
+		}
 		if r.Note != "" {
 			met += "; " + r.Note
 		}

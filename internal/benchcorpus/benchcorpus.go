@@ -36,6 +36,10 @@ type JSONL struct {
 	// SizesMiB are the sizes make bench measures the corpus at; nil: sessionfix-bench's -jsonl
 	// sizes (a -jsonl given on the command line applies to every corpus).
 	SizesMiB []int64
+	// Dense says every record carries names (issue 29): the scan row's CPU target is then the
+	// wall target, 2× the floor's CPU, where a corpus of mostly large text and tool output
+	// (issue 12) is held to 2.5×.
+	Dense bool
 }
 
 // SQLite is a generator of one agent's SQLite database (the engine/sqlite engine).

@@ -22,6 +22,7 @@ var DenseCorpus = &benchcorpus.JSONL{
 	Store:    Store + " dense",
 	Fixture:  Fixture,
 	SizesMiB: []int64{512},
+	Dense:    true,
 	Generate: generator(true),
 }
 
