@@ -77,6 +77,16 @@ type Namer interface {
 	Decide(snap *store.Snapshot, pol Policy) []Decision
 }
 
+// Appender is a Namer that appends its decisions to a slice it is given: a caller planning
+// store after store (package rewrite's batches) hands the same memory back each time instead of
+// a new slice per store (112 bytes a site: ~100 MB a scan of make bench's dense corpus).
+// AppendDecisions(dst, snap, pol) returns append(dst, Decide(snap, pol)...), and reads dst's
+// spare capacity as scratch only.
+type Appender interface {
+	Namer
+	AppendDecisions(dst []Decision, snap *store.Snapshot, pol Policy) []Decision
+}
+
 // Policy holds the user's choices for the rewrite rule (naming.md "Classes") and, per agent,
 // what that agent's namer knows beyond the stores (SetAgent/AgentOf).
 type Policy struct {

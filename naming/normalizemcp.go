@@ -2,6 +2,7 @@ package naming
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
@@ -20,9 +21,14 @@ type NormalizeMcp struct{}
 
 // Decide returns one decision per site of snap, in site order (a site its store cannot
 // rewrite is guarded by ReadOnlyGuard).
-func (NormalizeMcp) Decide(snap *store.Snapshot, pol Policy) []Decision {
+func (n NormalizeMcp) Decide(snap *store.Snapshot, pol Policy) []Decision {
+	return n.AppendDecisions(make([]Decision, 0, len(snap.Sites)), snap, pol)
+}
+
+// AppendDecisions is Decide appending to out (Appender).
+func (NormalizeMcp) AppendDecisions(out []Decision, snap *store.Snapshot, pol Policy) []Decision {
 	pol.Index = normalizeIndex(pol.Index, snap)
-	out := make([]Decision, 0, len(snap.Sites))
+	out = slices.Grow(out, len(snap.Sites))
 	// A store repeats the same few names: classify each distinct name once (the result, New
 	// included, is shared by its sites).
 	cache := map[string]Decision{}

@@ -57,17 +57,14 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	notWritten := 0            // rewrites held because the store must not be written: notWritableProblem, with the last result
 	out := func(head *store.Snapshot, sites []store.Site) {
 		snap := &store.Snapshot{Ref: head.Ref, Agent: head.Agent, NotWritable: head.NotWritable, Sites: sites}
-		plan := PlanStore(st, snap, pol)
+		plan := planStore(st, snap, pol, true)
 		notWritten += plan.notWritten
 		if pr, ok := opt.Guard.guard(plan, facts); ok && guarded == nil {
 			guarded = &pr
 		}
 		checkPairsAcross(prev, plan)
-		var hold *heldSites
-		if rel != nil {
-			hold = &heldSites{sites: sites, rel: rel}
-			hold.refs.Store(2) // prev, and the result until it was emitted
-		}
+		hold := &heldSites{sites: sites, rel: rel, plan: plan}
+		hold.refs.Store(2) // prev, and the result until it was emitted
 		prevHold.done()
 		prev, prevHold = plan, hold
 		if pb != nil {
@@ -81,11 +78,7 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 				spErr = sp.add(plan.Edits())
 			}
 		}
-		res := &StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}}
-		if hold != nil {
-			res.release = hold.done
-		}
-		part(res)
+		part(&StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}, release: hold.done})
 		parts++
 	}
 	// The batches are the store's to give (store.BatchScanner): held and planned as they are,
@@ -180,18 +173,24 @@ type siteReleaser interface {
 	ReleaseSites([]store.Site)
 }
 
-// heldSites is one batch's sites with the holders that still point into them (its plan as
-// processBatches's prev, its result until emitted): the last done gives them back.
+// heldSites is one batch's sites and plan with the holders that still point into them (its
+// plan as processBatches's prev, its result until emitted): the last done gives them back, the
+// sites to their store when it takes them (rel not nil), the plan's decisions to
+// freeDecisions.
 type heldSites struct {
 	sites []store.Site
 	rel   siteReleaser
+	plan  *StorePlan
 	refs  atomic.Int32
 }
 
 // done drops one holder; h may be nil (nothing to give back).
 func (h *heldSites) done() {
 	if h != nil && h.refs.Add(-1) == 0 {
-		h.rel.ReleaseSites(h.sites)
+		if h.rel != nil {
+			h.rel.ReleaseSites(h.sites)
+		}
+		h.plan.release()
 	}
 }
 

@@ -71,7 +71,9 @@ type Batch struct {
 // size of the stores; those in memory hold at most WindowSites name sites together (a store
 // with more is processed alone; see storeWeights). A store that cannot be read or rewritten is reported through its
 // result; Process fails only when ctx is cancelled or emit returns an error. The returned
-// Result names the run (empty when nothing was rewritten).
+// Result names the run (empty when nothing was rewritten). A result is valid only during its
+// emit: its plan's decisions and its snapshot's sites are reused for later stores once emit
+// returned (a caller keeps what it needs by copying it).
 func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt ProcessOptions, emit func(*StoreResult) error) (*Result, error) {
 	workers := opt.Workers
 	if workers <= 0 {
@@ -209,7 +211,13 @@ func (w *storeWeights) scanned(snap *store.Snapshot) int64 {
 // opt.Planned (fix --plan) and rewrites it; shared by processOne and a store whose sites fit in
 // one batch (processBatches).
 func planAndApply(ctx context.Context, st store.Store, snap *store.Snapshot, pol naming.Policy, opt ProcessOptions, r *run, res *StoreResult) *StoreResult {
-	res.Plan = PlanStore(st, snap, pol)
+	plan := planStore(st, snap, pol, true)
+	res.Plan = plan
+	if sites := res.release; sites != nil {
+		res.release = func() { sites(); plan.release() }
+	} else {
+		res.release = plan.release
+	}
 	if pr, ok := notWritableProblem(snap, res.Plan.notWritten); ok {
 		snap.Problems = append(snap.Problems, pr)
 	}

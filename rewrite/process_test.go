@@ -35,8 +35,17 @@ func TestProcessOrdersAndRecordsFailures(t *testing.T) {
 	require.NoError(t, os.Remove(stores[1].Ref().Path)) // vanishes after discovery
 	var seen int64
 	var got []*StoreResult
+	var rewrites []int // each result's, counted during emit (its plan is valid only then)
 	_, err = Process(context.Background(), stores, naming.Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}, Progress: func(n int64) { seen += n }},
-		func(r *StoreResult) error { got = append(got, r); return nil })
+		func(r *StoreResult) error {
+			got = append(got, r)
+			n := -1
+			if r.Plan != nil {
+				n = r.Plan.Count(naming.ActRewrite)
+			}
+			rewrites = append(rewrites, n)
+			return nil
+		})
 	require.NoError(t, err)
 	require.Len(t, got, 3)
 	for i, r := range got {
@@ -44,7 +53,7 @@ func TestProcessOrdersAndRecordsFailures(t *testing.T) {
 	}
 	assert.NoError(t, got[0].ScanErr)
 	assert.ErrorIs(t, got[1].ScanErr, os.ErrNotExist)
-	assert.Equal(t, 1, got[2].Plan.Count(naming.ActRewrite))
+	assert.Equal(t, []int{1, -1, 1}, rewrites)
 	assert.Equal(t, 2*size.Size(), seen)
 }
 

@@ -36,8 +36,9 @@ func (p poisonStore) ReleaseSites(sites []store.Site) {
 // TestReleasedSitesNotReadAgain: the sites of a batched store are handed back to it
 // (siteReleaser) only once nothing reads them: each batch after its result was emitted and the
 // next batch was planned (checkPairsAcross reads the one before), the joined first batches at
-// once, a store planned whole after its result was emitted. Scanned and rewritten in parts and
-// whole, no result, decision or rewrite sees a released site.
+// once, a store planned whole after its result was emitted. The plans' decisions go back to
+// freeDecisions at the same points. Scanned and rewritten in parts and whole, no result,
+// decision or rewrite sees a released site or another plan's decision.
 func TestReleasedSitesNotReadAgain(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -72,7 +73,15 @@ func TestReleasedSitesNotReadAgain(t *testing.T) {
 				res, err := Process(ctx, stores, naming.Policy{}, ProcessOptions{Apply: apply, ApplyOptions: ApplyOptions{StateDir: filepath.Join(dir, "state"), Workers: 2}},
 					func(r *StoreResult) error {
 						require.NoError(t, r.ScanErr)
-						for _, d := range r.Plan.Decisions {
+						// Each decision is its plan's own (pooled decisions are not given back
+						// before the result was emitted): one per site, pointing into the
+						// plan's sites, in order.
+						sites := r.Plan.Snap.Sites
+						if r.Batch == nil || !r.Batch.Last {
+							require.Len(t, r.Plan.Decisions, len(sites))
+						}
+						for i, d := range r.Plan.Decisions {
+							require.Same(t, &sites[i], d.Site, "decision %d", i)
 							require.NotEqual(t, "POISON", d.Site.Name)
 							require.True(t, strings.HasPrefix(d.Site.Name, "mcp__srv.x__t"), d.Site.Name)
 							require.Positive(t, d.Site.Loc.Offset)
