@@ -178,42 +178,39 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 		}
 	}
 	also := GroupedRewrites(sp)
-	for _, d := range sp.Names() {
-		t.Sites++
-		t.ByClass[d.Class]++
-		if d.Class == mcpname.ClassLegacyDotted {
-			a.DottedLabels[a.dottedLabel(d.Site)]++
-		}
-		var m map[[3]string]*report.RenameRow
-		switch d.Action {
-		case naming.ActRewrite:
-			m = a.renames
-			if d.Class == mcpname.ClassLegacyDotted {
-				a.dotted[d.Site.Name] = true
-			}
-		case naming.ActKeep:
-			m = a.kept
-			t.Kept++
-			if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
-				t.KeptTruncated++
-			}
-			if d.KeepsRejected() {
-				t.KeptRejected++
-				a.keptRejected[keptKey{d.Class, d.Held}]++
-			}
-		default:
-			if d.Class == mcpname.ClassClean && mcpname.HasHashSuffix(d.Site.Name) {
-				a.hashClean[d.Site.Name]++
-			}
+	// Sites with equal decisions count alike: a plan repeats a few names many times (a dense
+	// session: ~20 names over 6,000 sites), so equal decisions are first counted in a small
+	// table (sameCount) and added once each, not looked up in the run's maps site by site.
+	var memo [64]struct {
+		d naming.Decision
+		n int
+	}
+	names := sp.Names()
+	for i := range names {
+		d := &names[i]
+		if d.Site.Units != nil || d.Site.Group != "" {
+			a.addName(d, 1, also)
 			continue
 		}
-		newName := d.New + also[d.Site.Group]
-		old := report.SiteName(d.Site)
-		k := [3]string{old.String(), newName, d.Note}
-		if m[k] == nil {
-			m[k] = &report.RenameRow{Old: old, New: newName, Class: string(d.Class), Reasons: report.RejectReasons(d.Class, d.Site), Note: d.Note}
+		name := d.Site.Name
+		h := len(name)
+		if h > 0 {
+			h = h*31 + int(name[h-1])*7 + int(name[h/2])
 		}
-		m[k].Count++
+		e := &memo[h&(len(memo)-1)]
+		if e.n > 0 && sameCount(&e.d, d) {
+			e.n++
+			continue
+		}
+		if e.n > 0 {
+			a.addName(&e.d, e.n, also)
+		}
+		e.d, e.n = *d, 1
+	}
+	for i := range memo {
+		if e := &memo[i]; e.n > 0 {
+			a.addName(&e.d, e.n, also)
+		}
 	}
 	if o := r.Outcome; o != nil && o.Err != nil {
 		if o.InUse() {
@@ -223,6 +220,54 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 		}
 	}
 	appendRow(row)
+}
+
+// sameCount reports whether decisions x and y (sites without Units or Group) count alike in a
+// Summary (addName): the same stored name, class, action, new name, notes and flags.
+func sameCount(x, y *naming.Decision) bool {
+	return x.Site.Name == y.Site.Name && x.Site.ReadOnly == y.Site.ReadOnly && x.Class == y.Class && x.Action == y.Action &&
+		x.New == y.New && x.Note == y.Note && x.Held == y.Held && x.Rejected == y.Rejected
+}
+
+// addName counts n sites decided as d (alike: sameCount) into the run's totals and rows;
+// also is the plan's GroupedRewrites.
+func (a *Summary) addName(d *naming.Decision, n int, also map[string]string) {
+	t := &a.Report.Totals
+	t.Sites += n
+	t.ByClass[d.Class] += n
+	if d.Class == mcpname.ClassLegacyDotted {
+		a.DottedLabels[a.dottedLabel(d.Site)] += n
+	}
+	var m map[[3]string]*report.RenameRow
+	switch d.Action {
+	case naming.ActRewrite:
+		m = a.renames
+		if d.Class == mcpname.ClassLegacyDotted {
+			a.dotted[d.Site.Name] = true
+		}
+	case naming.ActKeep:
+		m = a.kept
+		t.Kept += n
+		if d.Class == mcpname.ClassLegacyTruncated || d.Class == mcpname.ClassLegacyTruncatedDotted {
+			t.KeptTruncated += n
+		}
+		if d.KeepsRejected() {
+			t.KeptRejected += n
+			a.keptRejected[keptKey{d.Class, d.Held}] += n
+		}
+	default:
+		if d.Class == mcpname.ClassClean && mcpname.HasHashSuffix(d.Site.Name) {
+			a.hashClean[d.Site.Name] += n
+		}
+		return
+	}
+	newName := d.New + also[d.Site.Group]
+	old := report.SiteName(d.Site)
+	k := [3]string{old.String(), newName, d.Note}
+	if m[k] == nil {
+		m[k] = &report.RenameRow{Old: old, New: newName, Class: string(d.Class), Reasons: report.RejectReasons(d.Class, d.Site), Note: d.Note}
+	}
+	m[k].Count += n
 }
 
 // Finish completes the Summary: a clean name with a hash suffix that is the normalized form
