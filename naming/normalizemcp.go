@@ -60,8 +60,14 @@ func (NormalizeMcp) AppendDecisions(out []Decision, snap *store.Snapshot, pol Po
 // not modified; nil when there is nothing to know).
 func normalizeIndex(ix *mcpname.Index, snap *store.Snapshot) *mcpname.Index {
 	var dotted []string
-	for _, site := range snap.Sites {
-		if site.Units == nil && mcpname.HasPrefix(site.Name) && !mcpname.IsProviderSafe(site.Name) && !mcpname.IsTruncationShape(site.Name) {
+	seen := map[string]bool{} // each distinct name is looked at once (a store repeats a few)
+	for i := range snap.Sites {
+		site := &snap.Sites[i]
+		if site.Units != nil || seen[site.Name] {
+			continue
+		}
+		seen[site.Name] = true
+		if mcpname.HasPrefix(site.Name) && !mcpname.IsProviderSafe(site.Name) && !mcpname.IsTruncationShape(site.Name) {
 			dotted = append(dotted, site.Name)
 		}
 	}

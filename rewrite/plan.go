@@ -34,6 +34,10 @@ type StorePlan struct {
 	notWritten int
 	// pooled says Decisions came from freeDecisions (planStore): release gives them back.
 	pooled bool
+	// ungrouped says no decision's site has a Group (set by planStore, which looked): Names is
+	// then Decisions without a look at every site (Count, Names and the summary ask several
+	// times per plan).
+	ungrouped bool
 }
 
 // freeDecisions is the free list of Decisions slices Process's plans give back once their
@@ -140,14 +144,7 @@ func (sp *StorePlan) Count(a naming.Action) int {
 // first decision with the group's strongest action (see Count). The order is the plan's.
 // Without groups it is sp.Decisions itself (no copy: read only).
 func (sp *StorePlan) Names() []naming.Decision {
-	grouped := false
-	for i := range sp.Decisions {
-		if sp.Decisions[i].Site.Group != "" {
-			grouped = true
-			break
-		}
-	}
-	if !grouped {
+	if sp.ungrouped || !hasGroups(sp.Decisions) {
 		return sp.Decisions
 	}
 	out := make([]naming.Decision, 0, len(sp.Decisions))
@@ -167,6 +164,16 @@ func (sp *StorePlan) Names() []naming.Decision {
 		}
 	}
 	return out
+}
+
+// hasGroups reports whether a decision's site has a Group.
+func hasGroups(ds []naming.Decision) bool {
+	for i := range ds {
+		if ds[i].Site.Group != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func actionRank(a naming.Action) int {
@@ -240,6 +247,7 @@ func planStore(st store.Store, snap *store.Snapshot, pol naming.Policy, pooled b
 	} else {
 		sp.Decisions = NamerFor(snap.Agent).Decide(snap, pol)
 	}
+	sp.ungrouped = !hasGroups(sp.Decisions)
 	checkPairs(sp)
 	checkKeyClashes(sp)
 	if snap.NotWritable == "" && !utf8.ValidString(snap.Ref.Path) {

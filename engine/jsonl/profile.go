@@ -57,8 +57,16 @@ type Builder struct {
 	// strs interns names and paths, raws the raw tokens: a session repeats the same few names
 	// and paths many times, so sites share one copy (no allocation per site).
 	strs    map[string]string
-	raws    map[string][]byte
+	raws    map[string]token
 	pathBuf []byte
+}
+
+// token is an interned raw token: its bytes and, for a string token without a backslash, the
+// name it holds (its bytes between the quotes): one lookup gives a site both.
+type token struct {
+	raw   []byte
+	name  string
+	plain bool
 }
 
 // Snapshot is the snapshot being built (Records, Problems, Sites, Identities are the
@@ -108,19 +116,23 @@ func (b *Builder) intern(s string) string {
 	return s
 }
 
-// internRaw returns a copy of raw shared by every equal token of this file (read only).
-func (b *Builder) internRaw(raw []byte) []byte {
-	if r, ok := b.raws[string(raw)]; ok {
-		return r
+// internRaw returns raw's token shared by every equal token of this file (read only): a copy
+// of raw and, when raw is a string token (quotes included) without a backslash, its name.
+func (b *Builder) internRaw(raw []byte) token {
+	if t, ok := b.raws[string(raw)]; ok {
+		return t
 	}
-	r := append([]byte(nil), raw...)
+	t := token{raw: append([]byte(nil), raw...)}
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		t.name, t.plain = b.internBytes(raw[1:len(raw)-1]), true
+	}
 	if b.raws == nil {
-		b.raws = map[string][]byte{}
+		b.raws = map[string]token{}
 	}
 	if len(b.raws) < maxInterned {
-		b.raws[string(r)] = r
+		b.raws[string(t.raw)] = t
 	}
-	return r
+	return t
 }
 
 // maxProblemsPerKind caps how many problems of one reason a file reports one by one.
@@ -146,14 +158,21 @@ func (b *Builder) Value(c *jsonscan.Capture) (v jsonscan.Value, ok bool) {
 func (b *Builder) Site(c *jsonscan.Capture, kind store.SiteKind, field string) (store.Site, bool) {
 	var name string
 	var units []uint16
-	if body := c.Raw; !c.TooLong && len(body) >= 2 && bytes.IndexByte(body, '\\') < 0 {
-		name = b.internBytes(body[1 : len(body)-1]) // no escapes: the bytes are the name
+	var tok token
+	if !c.TooLong {
+		tok = b.internRaw(c.Raw)
+	}
+	if tok.plain {
+		name = tok.name // no escapes: the bytes are the name
 	} else {
 		v, ok := b.Value(c)
 		if !ok {
 			return store.Site{}, false
 		}
 		name, units = b.intern(v.Str), v.Units
+		if c.TooLong {
+			tok = b.internRaw(c.Raw)
+		}
 	}
 	b.pathBuf = c.Path.AppendText(b.pathBuf[:0])
 	s := store.Site{
@@ -162,7 +181,7 @@ func (b *Builder) Site(c *jsonscan.Capture, kind store.SiteKind, field string) (
 		Path:  b.internBytes(b.pathBuf),
 		Name:  name,
 		Units: units,
-		Raw:   b.internRaw(c.Raw),
+		Raw:   tok.raw,
 		Key:   c.Key,
 		Field: field,
 	}
