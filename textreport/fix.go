@@ -79,7 +79,7 @@ const (
 // budget cuts fs's rows to what planStoreRows and planRows leave (every row with -v or in
 // JSON), counting what it cut: curCut of the current store (all its parts), cutRows and
 // cutStores of the run.
-func (o *FixOutput) budget(fs report.FixStore) report.FixStore {
+func (o *FixOutput) budget(fs report.FixStore, rows int) report.FixStore {
 	if o.opts.Verbose || o.opts.Format == "json" {
 		return fs
 	}
@@ -87,13 +87,13 @@ func (o *FixOutput) budget(fs report.FixStore) report.FixStore {
 		o.curPath, o.curRows, o.curCut = fs.Path, 0, 0
 	}
 	room := max(0, min(planStoreRows-o.curRows, planRows-o.rows))
-	if len(fs.Decisions) <= room {
-		o.rows += len(fs.Decisions)
-		o.curRows += len(fs.Decisions)
+	if rows <= room {
+		o.rows += rows
+		o.curRows += rows
 		return fs
 	}
-	more := len(fs.Decisions) - room
-	fs.Decisions = fs.Decisions[:room]
+	more := rows - room
+	fs.Decisions = fs.Decisions[:min(room, len(fs.Decisions))]
 	o.rows += room
 	o.curRows += room
 	if o.curCut == 0 {
@@ -122,9 +122,20 @@ func (o *FixOutput) Store(r *rewrite.StoreResult) error {
 	if r.Plan == nil {
 		return closeOpen() // reported with the problems
 	}
-	fs, _ := pipeline.FixStoreOf(r, o.showPlan, o.opts.Verbose)
-	fs.Cont, fs.Open = r.Batch != nil && r.Batch.Index > 0, r.Batch != nil && !r.Batch.Last && !o.summary
-	if len(fs.Decisions) == 0 && fs.Outcome == nil {
+	// The rows budget will list (all with -v or in JSON): only those are built, the rest
+	// counted (rows).
+	cont := r.Batch != nil && r.Batch.Index > 0
+	limit := -1
+	if !o.opts.Verbose && o.opts.Format != "json" {
+		cur := o.curRows
+		if r.Plan.Snap.Ref.Path != o.curPath || !cont {
+			cur = 0
+		}
+		limit = max(0, min(planStoreRows-cur, planRows-o.rows))
+	}
+	fs, _, rows := pipeline.FixStoreRows(r, o.showPlan, o.opts.Verbose, limit)
+	fs.Cont, fs.Open = cont, r.Batch != nil && !r.Batch.Last && !o.summary
+	if rows == 0 && fs.Outcome == nil {
 		return closeOpen()
 	}
 	if o.opts.Format == "json" {
@@ -141,8 +152,8 @@ func (o *FixOutput) Store(r *rewrite.StoreResult) error {
 		o.skippedLine(fs)
 		return err
 	}
-	if len(fs.Decisions) > 0 {
-		fs = o.budget(fs)
+	if rows > 0 {
+		fs = o.budget(fs, rows)
 		tail := ""
 		if last && o.curCut > 0 {
 			tail = cutTail(o.curCut)
