@@ -351,9 +351,30 @@ func TestVerifyReportsOverwritesInEveryBatch(t *testing.T) {
 	defer db.Close()
 	edits := planEdits(snap)
 	require.Len(t, edits, 60)
+	// overwrite is the application: it waits until the run's commit of key is visible (the
+	// row no longer holds its old text), then writes its own copy (the old text) back. It
+	// waits for the commit rather than for a lock, so the test does not depend on when a
+	// writer locks its batch (an UPDATE made before the lock would leave the old text in
+	// place, the hash would match, and the run would rightly write over it).
 	overwrite := func(key string) chan error {
 		c := make(chan error, 1)
 		go func() {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				var now string
+				if err := db.QueryRow(`SELECT chat::text FROM chat WHERE id = $1`, key).Scan(&now); err != nil {
+					c <- err
+					return
+				}
+				if now != orig[key] {
+					break
+				}
+				if time.Now().After(deadline) {
+					c <- fmt.Errorf("%s: the run's commit never became visible", key)
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
 			_, err := db.Exec(`UPDATE chat SET chat = $1::json WHERE id = $2`, orig[key], key)
 			c <- err
 		}()
@@ -361,8 +382,9 @@ func TestVerifyReportsOverwritesInEveryBatch(t *testing.T) {
 	}
 	// Ten edits (one chat each) per call; the writers hold back each call's last chat for the
 	// next batch, so batch k (k > 0) is chats 10k to 10k+9 and commits when its writer locks
-	// batch k+2: c000003 (batch 0) is written back once batch 2 is handed in, c000035
-	// (batch 3) once batch 5 is.
+	// batch k+2: c000003 (batch 0) commits once batch 2 is handed in, c000035 (batch 3) once
+	// batch 5 is; the application writes each back after that commit and before the last call
+	// returns, so before the verify pass.
 	calls := 0
 	var apps []chan error
 	ch, err := st.ApplyBatches(ctx, snap, func() ([]store.Edit, error) {
