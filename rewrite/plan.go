@@ -13,10 +13,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/agent/all"
+	"github.com/sessionfix/sessionfix/internal/freelist"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
 	"github.com/sessionfix/sessionfix/store"
@@ -43,38 +43,8 @@ type StorePlan struct {
 // freeDecisions is the free list of Decisions slices Process's plans give back once their
 // result was emitted (StorePlan.release): the next store's plan appends to one (naming.Appender)
 // instead of allocating its own, 112 bytes a site (~100 MB of the ~175 MB a scan of make
-// bench's dense corpus allocated). Every slice in it is zero in full (no site or string of an
-// earlier store kept alive). At most maxFreeDecisions are kept: what is in the list is live
-// heap.
-var freeDecisions struct {
-	sync.Mutex
-	list [][]naming.Decision
-}
-
-const maxFreeDecisions = 2
-
-// getDecisions returns an empty slice with room for at least n decisions: the smallest of the
-// free list that is large enough, else a new one.
-func getDecisions(n int) []naming.Decision {
-	freeDecisions.Lock()
-	best := -1
-	for i, d := range freeDecisions.list {
-		if cap(d) >= n && (best < 0 || cap(d) < cap(freeDecisions.list[best])) {
-			best = i
-		}
-	}
-	if best >= 0 {
-		d := freeDecisions.list[best]
-		last := len(freeDecisions.list) - 1
-		freeDecisions.list[best] = freeDecisions.list[last]
-		freeDecisions.list[last] = nil
-		freeDecisions.list = freeDecisions.list[:last]
-		freeDecisions.Unlock()
-		return d[:0]
-	}
-	freeDecisions.Unlock()
-	return make([]naming.Decision, 0, n)
-}
+// bench's dense corpus allocated).
+var freeDecisions = freelist.List[naming.Decision]{Max: 2}
 
 // release gives a pooled plan's Decisions back to freeDecisions (cleared) and leaves the plan
 // without decisions; nothing for a plan that was not pooled, or nil. Only once nothing reads
@@ -83,28 +53,8 @@ func (sp *StorePlan) release() {
 	if sp == nil || !sp.pooled {
 		return
 	}
-	d := sp.Decisions[:cap(sp.Decisions)]
+	freeDecisions.Put(sp.Decisions)
 	sp.Decisions, sp.pooled = nil, false
-	if cap(d) == 0 {
-		return
-	}
-	clear(d)
-	d = d[:0]
-	freeDecisions.Lock()
-	defer freeDecisions.Unlock()
-	if len(freeDecisions.list) < maxFreeDecisions {
-		freeDecisions.list = append(freeDecisions.list, d)
-		return
-	}
-	small := 0 // replace the smallest when this one is larger
-	for i, f := range freeDecisions.list {
-		if cap(f) < cap(freeDecisions.list[small]) {
-			small = i
-		}
-	}
-	if cap(d) > cap(freeDecisions.list[small]) {
-		freeDecisions.list[small] = d
-	}
 }
 
 // Edits returns the edits of the store's rewrite decisions, in offset order.
@@ -243,7 +193,7 @@ func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePl
 func planStore(st store.Store, snap *store.Snapshot, pol naming.Policy, pooled bool) *StorePlan {
 	sp := &StorePlan{Store: st, Snap: snap}
 	if a, ok := NamerFor(snap.Agent).(naming.Appender); ok && pooled {
-		sp.Decisions, sp.pooled = a.AppendDecisions(getDecisions(len(snap.Sites)), snap, pol), true
+		sp.Decisions, sp.pooled = a.AppendDecisions(freeDecisions.Get(len(snap.Sites)), snap, pol), true
 	} else {
 		sp.Decisions = NamerFor(snap.Agent).Decide(snap, pol)
 	}

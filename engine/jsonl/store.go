@@ -18,11 +18,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
+	"github.com/sessionfix/sessionfix/internal/freelist"
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/internal/splice"
 	"github.com/sessionfix/sessionfix/store"
@@ -225,7 +225,7 @@ func (fs *fileScan) presize() {
 		limit = int64(batchSites)
 	}
 	if est := min(fs.size*density.sites.Load()/d, limit); est > 0 {
-		fs.snap.Sites = getSites(int(est + est/4))
+		fs.snap.Sites = freeSites.Get(int(est + est/4))
 	}
 }
 
@@ -248,7 +248,7 @@ func (fs *fileScan) flush(more bool, at int64) {
 			est = min(est, int64(fs.emitted)*(fs.size-at)/at)
 		}
 		est = max(est+est/4, 16)
-		snap.Sites = getSites(int(min(est, int64(batchSites+batchSites/4))))
+		snap.Sites = freeSites.Get(int(min(est, int64(batchSites+batchSites/4))))
 	}
 	fs.emitErr = fs.emit(snap, sites)
 }
@@ -385,38 +385,8 @@ func (fs *fileScan) read(ctx context.Context, f io.Reader, sc *jsonscan.Scanner,
 }
 
 // freeSites is the free list of Sites slices handed back with ReleaseSites: a scan starts its
-// slices (and each batch's) from it instead of allocating them. Every slice in it is zero in
-// full (no site of an earlier file kept alive). At most maxFreeSites are kept: what is in the
-// list is live heap, and the collector lets the heap grow to a multiple of that.
-var freeSites struct {
-	sync.Mutex
-	list [][]store.Site
-}
-
-const maxFreeSites = 2
-
-// getSites returns an empty slice with room for at least n sites: the smallest of the free
-// list that is large enough, else a new one.
-func getSites(n int) []store.Site {
-	freeSites.Lock()
-	best := -1
-	for i, s := range freeSites.list {
-		if cap(s) >= n && (best < 0 || cap(s) < cap(freeSites.list[best])) {
-			best = i
-		}
-	}
-	if best >= 0 {
-		s := freeSites.list[best]
-		last := len(freeSites.list) - 1
-		freeSites.list[best] = freeSites.list[last]
-		freeSites.list[last] = nil
-		freeSites.list = freeSites.list[:last]
-		freeSites.Unlock()
-		return s[:0]
-	}
-	freeSites.Unlock()
-	return make([]store.Site, 0, n)
-}
+// slices (and each batch's) from it instead of allocating them.
+var freeSites = freelist.List[store.Site]{Max: 2}
 
 // ReleaseSites hands back a Sites slice of a snapshot or batch this store's scan gave out
 // (Scan, ScanBatches), once nothing refers to it or to a site in it any more (no decision, no
@@ -426,29 +396,7 @@ func getSites(n int) []store.Site {
 // caused a fifth of its CPU. Any other use of the slice after the call is a bug.
 func (s *Store) ReleaseSites(sites []store.Site) { releaseSites(sites) }
 
-func releaseSites(sites []store.Site) {
-	if cap(sites) == 0 {
-		return
-	}
-	sites = sites[:cap(sites)]
-	clear(sites)
-	sites = sites[:0]
-	freeSites.Lock()
-	defer freeSites.Unlock()
-	if len(freeSites.list) < maxFreeSites {
-		freeSites.list = append(freeSites.list, sites)
-		return
-	}
-	small := 0 // replace the smallest when this one is larger
-	for i, f := range freeSites.list {
-		if cap(f) < cap(freeSites.list[small]) {
-			small = i
-		}
-	}
-	if cap(sites) > cap(freeSites.list[small]) {
-		freeSites.list[small] = sites
-	}
-}
+func releaseSites(sites []store.Site) { freeSites.Put(sites) }
 
 // utf8Repair says how to repair a file holding invalid UTF-8 (the problem of its first bad
 // line): no JSON text may hold such a byte (RFC 8259, section 8.1), and a byte outside the ASCII range
