@@ -418,12 +418,29 @@ func (w *walker) regular(path string, de fs.DirEntry) {
 	if f.notOwned(path, info, d.opt) {
 		return
 	}
-	if !f.add(d.ctx, path, info.Size(), fileio.IDOf(info), d.seen, false, d.opt.Backend) {
+	if sqliteSidecar(path) || !f.add(d.ctx, path, info.Size(), fileio.IDOf(info), d.seen, false, d.opt.Backend) {
 		f.Ignored++
 		if len(f.IgnoredPaths) < maxIgnoredListed {
 			f.IgnoredPaths = append(f.IgnoredPaths, path)
 		}
 	}
+}
+
+// sqliteSidecar says whether the file at path is one of SQLite's own files beside a database:
+// its name is a file's name beside it followed by "-wal", "-shm" or "-journal". Such a file is
+// never a store and is not opened: an agent's SQLite deletes and recreates its -wal and -shm
+// (the last connection's close), which made a walk that opened them report "another file than
+// the one found there" (exit 3) while the agent ran, and closing a descriptor of a file drops
+// every POSIX lock this process holds on it, SQLite's own locks on its -shm included
+// (https://sqlite.org/howtocorrupt.html, 2.2.1). It only looks (Lstat) at the database's name.
+func sqliteSidecar(path string) bool {
+	for _, ext := range []string{"-wal", "-shm", "-journal"} {
+		if base, ok := strings.CutSuffix(path, ext); ok && base != "" && !strings.HasSuffix(base, string(filepath.Separator)) {
+			fi, err := os.Lstat(base)
+			return err == nil && fi.Mode().IsRegular()
+		}
+	}
+	return false
 }
 
 // countStores sets each readable root directory's Stores: the targets under it (or under the
