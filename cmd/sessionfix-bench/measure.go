@@ -85,6 +85,7 @@ type pairSpec struct {
 	floor, sf func(i int) []string
 	sfFirst   bool              // each pair runs sessionfix, then the floor
 	afterSF   func(i int) error // untimed, after each sessionfix run (may be nil)
+	afterFl   func(i int) error // untimed, after each floor run (may be nil)
 	// server, when not nil, returns the CPU time a server's processes have spent so far (a
 	// database server both commands talk to): read before and after each timed run.
 	server func() (time.Duration, error)
@@ -127,6 +128,11 @@ func pairs(p pairSpec) (pairResult, error) {
 				srvF = append(srvF, srv)
 				if f.exit != 0 {
 					return res, fmt.Errorf("floor %v: exit %d", p.floor(i), f.exit)
+				}
+				if p.afterFl != nil {
+					if err := p.afterFl(i); err != nil {
+						return res, err
+					}
 				}
 				continue
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +66,26 @@ func TestMedian(t *testing.T) {
 		if got := median(c.in); got != c.want {
 			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// TestPairsHooks: each run's prep comes before it and its after-hook after it, the floor's too
+// (the PostgreSQL rows drop each run's database in it before the next is built).
+func TestPairsHooks(t *testing.T) {
+	var got []string
+	step := func(s string) { got = append(got, s) }
+	_, err := pairs(pairSpec{n: 2, sfFirst: true,
+		prep:    func(i int, floor bool) error { step(fmt.Sprintf("prep %d %v", i, floor)); return nil },
+		floor:   func(int) []string { return []string{"true"} },
+		sf:      func(int) []string { return []string{"true"} },
+		afterSF: func(i int) error { step(fmt.Sprintf("after sf %d", i)); return nil },
+		afterFl: func(i int) error { step(fmt.Sprintf("after floor %d", i)); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"prep 0 false", "after sf 0", "prep 0 true", "after floor 0", "prep 1 false", "after sf 1", "prep 1 true", "after floor 1"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("steps:\n got %q\nwant %q", got, want)
 	}
 }
