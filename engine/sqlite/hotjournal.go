@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	sqlite3 "github.com/mattn/go-sqlite3"
+
 	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -96,7 +98,11 @@ func rollBackHotJournal(ctx context.Context, path string, busy time.Duration, pi
 	conn.Close()
 	db.Close()
 	if _, still := HotJournal(path); still {
-		return false, fmt.Errorf("roll back the hot journal of %s: %s is still there", path, j)
+		// The read succeeded, so SQLite found no hot journal: a rollback that could not
+		// delete the journal fails the read (SQLITE_IOERR_DELETE). A journal with the magic
+		// there now is a live writer's, begun (or still held) while we looked: in use
+		// (torture writer-inserts-during-sqlite-fix, rollback-journal trials).
+		return false, &store.InUseError{Path: path, Reason: fmt.Sprintf("another connection is writing it (%s is a live writer's journal: SQLite read on without rolling it back)", j)}
 	}
 	return true, nil
 }
@@ -113,4 +119,15 @@ func hotJournalErr(path string, err error) error {
 		return &HotJournalError{Path: path, Journal: j}
 	}
 	return err
+}
+
+// journalAppeared reports whether err is SQLITE_READONLY_ROLLBACK met in the middle of a scan:
+// the read-only connection found a journal it judged hot between two of its reads (the open and
+// the schema read found none, or fix --apply had rolled it back). The journal was written after
+// the scan began, by a writer that left it hot for an instant or crashed: the store was written
+// while it was read (torture writer-inserts-during-sqlite-fix, rollback-journal trials: "read
+// table part: attempt to write a readonly database", exit 3 before).
+func journalAppeared(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrReadonlyRollback
 }

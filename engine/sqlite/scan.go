@@ -183,6 +183,8 @@ func (s *Store) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(
 		// rollback-journal mode) makes the store in use, not unreadable.
 		if err != nil && isBusy(err) {
 			snap, err = nil, &store.InUseError{Path: s.path, Reason: fmt.Sprintf("locked by another process; gave up reading it after %s (--busy-timeout)", s.opt.busy())}
+		} else if err != nil && journalAppeared(err) {
+			snap, err = nil, &store.InUseError{Path: s.path, Reason: "written while it was read: a rollback journal it judged hot appeared between two reads (a writer's, or one that crashed just now); run again once it is done"}
 		}
 	}()
 	st, err := fileState(s.path)
