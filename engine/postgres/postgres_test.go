@@ -639,3 +639,70 @@ INSERT INTO chat SELECT 'b' || g, ('{"messages": [{"output": [{"type": "function
 		assert.Equal(t, strings.Replace(orig[k], "srv_tool.", "srv_tool_", 1), now[k], k)
 	}
 }
+
+// TestScanChunksMergedInOrder: chunks parsed side by side (Parsers) give what one parser
+// reading every row in turn gives: each batch's sites in key order, batches in key order, the
+// problems of the rows in key order (the first maxProblemsPerKind of a kind, then the count),
+// one Progress call per value in key order, child rows with their chat.
+func TestScanChunksMergedInOrder(t *testing.T) {
+	srv := pgtest.Shared(t)
+	u := srv.WithPassword(srv.DB(t))
+	execSQL(t, u, `CREATE TABLE chat (id text PRIMARY KEY, chat text);
+CREATE TABLE chat_message (id text PRIMARY KEY, chat_id text, output json);
+INSERT INTO chat SELECT 'c' || lpad(g::text, 2, '0'), CASE WHEN g % 3 = 0 THEN '{"messages": [' || g ELSE
+ '{"messages": [{"output": [{"type": "function_call", "call_id": "k' || g || '", "name": "srv_tool.' || g || '"}]}]}' END FROM generate_series(1, 75) g;
+INSERT INTO chat_message SELECT 'm' || lpad(g::text, 2, '0'), 'c' || lpad(g::text, 2, '0'),
+ ('[{"type": "function_call", "call_id": "m' || g || '", "name": "msg_tool.' || g || '"}]')::json FROM generate_series(1, 75, 5) g;`)
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 4})
+	var sizes []int64
+	var batches [][]string
+	snap, err := st.ScanBatches(context.Background(), store.ScanOptions{Progress: func(n int64) { sizes = append(sizes, n) }},
+		func(_ *store.Snapshot, sites []store.Site) error {
+			var names []string
+			for _, s := range sites {
+				names = append(names, s.Name)
+			}
+			batches = append(batches, names)
+			return nil
+		})
+	require.NoError(t, err)
+	var want [][]string
+	var wantSizes []int64
+	var wantProblems []string
+	for g := 1; g <= 75; g++ {
+		if (g-1)%4 == 0 {
+			want = append(want, nil)
+		}
+		b := &want[len(want)-1]
+		if g%3 == 0 {
+			wantSizes = append(wantSizes, int64(len(fmt.Sprintf(`{"messages": [%d`, g))))
+			if len(wantProblems) < maxProblemsPerKind {
+				wantProblems = append(wantProblems, fmt.Sprintf("chat id=c%02d", g))
+			}
+		} else {
+			wantSizes = append(wantSizes, int64(len(fmt.Sprintf(`{"messages": [{"output": [{"type": "function_call", "call_id": "k%d", "name": "srv_tool.%d"}]}]}`, g, g))))
+			*b = append(*b, fmt.Sprintf("srv_tool.%d", g))
+		}
+		if (g-1)%4 == 3 || g == 75 {
+			// the batch's child rows come after its chat rows
+			for c := g - (g-1)%4; c <= g; c++ {
+				if c%5 == 1 {
+					*b = append(*b, fmt.Sprintf("msg_tool.%d", c))
+					wantSizes = append(wantSizes, int64(len(fmt.Sprintf(`[{"type": "function_call", "call_id": "m%d", "name": "msg_tool.%d"}]`, c, c))))
+				}
+			}
+		}
+	}
+	assert.Equal(t, want, batches)
+	var probs []string
+	for _, p := range snap.Problems {
+		if p.Loc.Row != "" {
+			probs = append(probs, p.Loc.Row)
+		} else {
+			probs = append(probs, p.Reason)
+		}
+	}
+	assert.Equal(t, append(wantProblems, "25 rows with invalid JSON in all (the first 20 are listed)"), probs)
+	assert.Equal(t, int64(75+15), snap.Records)
+	assert.Equal(t, wantSizes, sizes)
+}
