@@ -38,11 +38,14 @@ type verifyInfo struct {
 	Batches int64 `json:"batches"`
 }
 
-// backupDDL creates the backup table (and its run index) when missing.
+// backupDDL creates the backup table when missing. Its primary key is (run_id, id): the one
+// index every reader of it uses (undo reads a run's rows in id order, the verify pass a
+// batch's id range), so each backup row costs one index entry. A table made by an earlier
+// version (primary key id, and an index sessionfix_backup_run on (run_id, id)) is used as it is.
 func backupDDL() []string {
 	return []string{
 		`CREATE TABLE IF NOT EXISTS ` + ident(BackupTable) + ` (
-	id bigserial PRIMARY KEY,
+	id bigserial,
 	run_id text NOT NULL,
 	table_name text NOT NULL,
 	key_column text NOT NULL,
@@ -53,9 +56,9 @@ func backupDDL() []string {
 	new_hash text NOT NULL,
 	new_xmin bigint,
 	written_at timestamptz NOT NULL DEFAULT now(),
-	restored_at timestamptz
+	restored_at timestamptz,
+	PRIMARY KEY (run_id, id)
 )`,
-		`CREATE INDEX IF NOT EXISTS ` + ident(BackupTable+"_run") + ` ON ` + ident(BackupTable) + ` (run_id, id)`,
 	}
 }
 

@@ -706,3 +706,38 @@ INSERT INTO chat_message SELECT 'm' || lpad(g::text, 2, '0'), 'c' || lpad(g::tex
 	assert.Equal(t, int64(75+15), snap.Records)
 	assert.Equal(t, wantSizes, sizes)
 }
+
+// TestBackupTableOneIndex: a new sessionfix_backup has one index, its primary key (run_id, id),
+// which undo and the verify pass read by (each backup row costs one index entry); a table an
+// earlier version made (primary key id, index sessionfix_backup_run) is used as it is: a run
+// writes into it, and undo restores from it.
+func TestBackupTableOneIndex(t *testing.T) {
+	ctx := context.Background()
+	for _, old := range []bool{false, true} {
+		t.Run(fmt.Sprintf("earlier table %v", old), func(t *testing.T) {
+			u, _ := openwebuiDB(t)
+			if old {
+				execSQL(t, u, `CREATE TABLE sessionfix_backup (id bigserial PRIMARY KEY, run_id text NOT NULL, table_name text NOT NULL,
+ key_column text NOT NULL, key_value text NOT NULL, column_name text NOT NULL, old_text text NOT NULL, old_hash text NOT NULL,
+ new_hash text NOT NULL, new_xmin bigint, written_at timestamptz NOT NULL DEFAULT now(), restored_at timestamptz);
+CREATE INDEX sessionfix_backup_run ON sessionfix_backup (run_id, id);`)
+			}
+			before := values(t, u, "chat", "chat")
+			st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+			snap, err := st.Scan(ctx, store.ScanOptions{})
+			require.NoError(t, err)
+			ch, err := st.Apply(ctx, snap, planEdits(snap), applyOpts(t, "run-idx"))
+			require.NoError(t, err)
+			want := "sessionfix_backup_pkey (run_id, id)"
+			if old {
+				want = "sessionfix_backup_pkey (id); sessionfix_backup_run (run_id, id)"
+			}
+			assert.Equal(t, want, pgtest.Query(t, u, `SELECT string_agg(indexname || ' ' || substring(indexdef from '\(.*\)$'), '; ' ORDER BY indexname)
+ FROM pg_indexes WHERE tablename = 'sessionfix_backup'`))
+			assert.NotEqual(t, before, values(t, u, "chat", "chat"))
+			require.NoError(t, Open(u, Options{}).Restore(ctx, ch, false))
+			assert.Equal(t, before, values(t, u, "chat", "chat"), "undo gives every byte back")
+			assert.Equal(t, "0", pgtest.Query(t, u, `SELECT count(*) FROM sessionfix_backup WHERE restored_at IS NULL`), "every backup row marked restored")
+		})
+	}
+}

@@ -57,7 +57,7 @@ func (s *Store) Restore(ctx context.Context, ch *store.Change, force bool) (err 
 	if sch.table(BackupTable) == nil {
 		return &store.ChangedError{Path: s.ref, Reason: fmt.Sprintf("the backup table %s is gone", BackupTable)}
 	}
-	r := &restorer{s: s, db: db, sch: sch, force: force}
+	r := &restorer{s: s, db: db, sch: sch, force: force, run: info.RunID}
 	var last int64
 	n := s.opt.batch()
 	for {
@@ -84,6 +84,7 @@ type restorer struct {
 	db    *sqlx.DB
 	sch   *schema
 	force bool
+	run   string // the run's id (backup rows' run_id)
 
 	changed, locked, deleted, gone skipList
 }
@@ -116,7 +117,7 @@ func (r *restorer) restoreBatch(ctx context.Context, rows []backupRow) error {
 		done = append(done, ids...)
 	}
 	if len(done) > 0 {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET restored_at = now() WHERE id = ANY($1::bigint[])", ident(BackupTable)), done); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("UPDATE %s SET restored_at = now() WHERE run_id = $1 AND id = ANY($2::bigint[])", ident(BackupTable)), r.run, done); err != nil {
 			_ = tx.Rollback()
 			return fmt.Errorf("%s: mark %s: %w", s.ref, BackupTable, err)
 		}
