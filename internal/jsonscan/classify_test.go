@@ -34,6 +34,30 @@ func checkClassify(t testing.TB, p []byte) {
 			require.Equal(t, append([]int{-7}, wn...), gn, "%s: newlines of %d bytes %q", name, len(p), p)
 		}
 	}
+	// classifyIndex: the same answers, and (with AVX2) every word of the bitmaps written, also
+	// over the garbage of an earlier, longer chunk.
+	ix := chunkIndex{q: make([]uint64, 0, 8), b: make([]uint64, 0, 8)}
+	ix.size(len(p) + 200)
+	for k := range ix.q {
+		ix.q[k], ix.b[k] = ^uint64(0), 0x5555555555555555
+	}
+	gh, gc, gn := classifyIndex(p, []int{-7}, &ix)
+	require.Equal(t, [2]bool{wh, wc}, [2]bool{gh, gc}, "classifyIndex: high, ctl of %d bytes %q", len(p), p)
+	if !wc {
+		require.Equal(t, append([]int{-7}, wn...), gn, "classifyIndex: newlines of %d bytes %q", len(p), p)
+	}
+	require.Equal(t, hasAVX2 && !wc, ix.ok, "classifyIndex: bitmaps usable")
+	if hasAVX2 {
+		require.Len(t, ix.q, (len(p)+63)/64)
+		for j, c := range p {
+			require.Equal(t, c == '"', ix.q[j/64]>>(j%64)&1 == 1, "quote bit of byte %d of %q", j, p)
+			require.Equal(t, c == '\\', ix.b[j/64]>>(j%64)&1 == 1, "backslash bit of byte %d of %q", j, p)
+		}
+		for j := len(p); j < len(ix.q)*64; j++ {
+			require.Zero(t, ix.q[j/64]>>(j%64)&1, "quote bit past the end, %d of %d", j, len(p))
+			require.Zero(t, ix.b[j/64]>>(j%64)&1, "backslash bit past the end, %d of %d", j, len(p))
+		}
+	}
 }
 
 // TestClassifyRandom: classify and classifyGo against the byte loop on random inputs of every

@@ -57,6 +57,7 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 		return true, true
 	}
 	s.fstack, s.fcaps, s.fpath, s.fstarts = s.fstack[:0], s.fcaps[:0], s.fpath[:0], s.fstarts[:0]
+	x := s.fx
 	nd := s.top // the node of the value at line[i]
 	for {
 		i = skipWS(line, i, clean)
@@ -67,7 +68,7 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 		switch {
 		case c == '"' && (nd == nil || nd.capture < 0):
 			// A string no pattern captures: skipped (as valueEnd would, without its call).
-			j, good := skipStringLenient(line, i+1, clean)
+			j, good := skipStringLenient(line, i+1, clean, x)
 			if !good {
 				return false, false
 			}
@@ -81,14 +82,14 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 			i = j
 		case nd == nil || (c != '"' && c != '{' && c != '['):
 			// No pattern reaches into it (or a literal, never captured): skipped.
-			end, _, good, st := valueEnd(line, i, nil, s.maxDepth-len(s.fstack), s.vstack, clean, true)
+			end, _, good, st := valueEnd(line, i, nil, s.maxDepth-len(s.fstack), s.vstack, clean, true, x)
 			s.vstack = st
 			if !good {
 				return false, false
 			}
 			i = end
 		case c == '"':
-			j, good := skipStringLenient(line, i+1, clean)
+			j, good := skipStringLenient(line, i+1, clean, x)
 			if !good {
 				return false, false
 			}
@@ -185,12 +186,20 @@ func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
 	want := f.node.wantsKeys()
 	var j int
 	if want {
-		q := -1
-		nl := -1
-		if s.clean {
-			nl = len(line)
+		k := -1
+		if s.fx != nil {
+			if e, good := s.fx.stringEnd(start, len(line)); good {
+				k = e - 1
+			}
 		}
-		k := nextStop(line, start, &q, nl)
+		if k < 0 {
+			q := -1
+			nl := -1
+			if s.clean {
+				nl = len(line)
+			}
+			k = nextStop(line, start, &q, nl)
+		}
 		if k >= len(line) || line[k] != '"' || k+1-i > s.maxCap {
 			return 0, false // a backslash, a control byte, the end of the line or a long key
 		}
@@ -199,7 +208,7 @@ func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
 		f.child = f.node.childKey(line[start:k])
 	} else {
 		var good bool
-		if j, good = skipStringLenient(line, start, s.clean); !good {
+		if j, good = skipStringLenient(line, start, s.clean, s.fx); !good {
 			return 0, false
 		}
 		f.child = nil
@@ -248,8 +257,13 @@ func (s *Scanner) fastDeliver(line []byte, base int64) {
 }
 
 // skipStringLenient is skipString that also accepts "\u" escapes (four hex digits): for
-// values whose text no pattern looks at.
-func skipStringLenient(line []byte, i int, clean bool) (int, bool) {
+// values whose text no pattern looks at. x (nil: none) is the string index of a clean line.
+func skipStringLenient(line []byte, i int, clean bool, x *strIndex) (int, bool) {
+	if x != nil {
+		if j, ok := x.stringEnd(i, len(line)); ok {
+			return j, true
+		}
+	}
 	q := -1
 	nl := -1
 	if clean {

@@ -96,7 +96,9 @@ type Patterns struct {
 type node struct {
 	label    string // the key of the edge leading here ("" for [*], * and the root)
 	keys     map[string]*node
-	lits     []*node // the same children as keys, for a fast linear lookup
+	lits     []*node  // the same children as keys, for a fast linear lookup
+	labels   []string // labels[i] is lits[i].label: compared without loading each child node
+	wants    bool     // wantsKeys, kept up to date by add (read for every member of a record)
 	anyElem  *node
 	anyKey   *node
 	capture  int // pattern id capturing a string value here, or -1
@@ -144,12 +146,14 @@ func (p *Patterns) add(id int, pat string) error {
 			if n.anyKey == nil {
 				n.anyKey = newNode()
 			}
+			n.wants = true
 			n = n.anyKey
 		case "{}":
 			if !last {
 				return fmt.Errorf("compile pattern %q: {} must be the last step", pat)
 			}
 			n.keyCapID = id
+			n.wants = true
 			return nil
 		default:
 			p.lits[id] = append(p.lits[id], s)
@@ -162,6 +166,8 @@ func (p *Patterns) add(id int, pat string) error {
 				c.label = s
 				n.keys[s] = c
 				n.lits = append(n.lits, c)
+				n.labels = append(n.labels, s)
+				n.wants = true
 			}
 			n = c
 		}
@@ -203,10 +209,10 @@ func (n *node) childKey(key []byte) *node {
 	if n == nil {
 		return nil
 	}
-	if len(n.lits) <= 8 {
-		for _, c := range n.lits {
-			if string(key) == c.label {
-				return c
+	if len(n.labels) <= 8 {
+		for k, l := range n.labels {
+			if string(key) == l {
+				return n.lits[k]
 			}
 		}
 	} else if c, ok := n.keys[string(key)]; ok {
@@ -218,5 +224,5 @@ func (n *node) childKey(key []byte) *node {
 // wantsKeys reports whether some pattern needs the member keys of an object at n, either to
 // descend or to capture them.
 func (n *node) wantsKeys() bool {
-	return n != nil && (len(n.keys) > 0 || n.anyKey != nil || n.keyCapID >= 0)
+	return n != nil && n.wants
 }

@@ -173,7 +173,7 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte, clean 
 	if i == n {
 		return true, true, stack
 	}
-	end, _, ok, stack := valueEnd(line, i, needles, maxDepth, stack, clean, false)
+	end, _, ok, stack := valueEnd(line, i, needles, maxDepth, stack, clean, false, nil)
 	if !ok {
 		return false, false, stack
 	}
@@ -189,7 +189,8 @@ func fastValid(line []byte, needles [][]byte, maxDepth int, stack []byte, clean 
 // ok is false, at is where it gave up (at most len(line)): the bytes before it were read.
 // lenient (for values no pattern looks into, where no key matters) also accepts "\u" escapes
 // and, in a chunk that is not clean, '\t' and '\r' between tokens, as the full lexer does.
-func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, clean, lenient bool) (end, at int, ok bool, _ []byte) {
+// x (nil: none) is the string index of a clean line (strindex.go).
+func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, clean, lenient bool, x *strIndex) (end, at int, ok bool, _ []byte) {
 	stack = stack[:0]
 	n := len(line)
 	sclean := clean || !lenient // ' ' only between tokens
@@ -206,7 +207,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 			var j int
 			var good bool
 			if lenient {
-				j, good = skipStringLenient(line, i+1, clean)
+				j, good = skipStringLenient(line, i+1, clean, x)
 			} else {
 				j, good = skipString(line, i+1, clean)
 			}
@@ -225,7 +226,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 				break
 			}
 			stack = append(stack, '{')
-			if !key(line, &i, needles, clean, lenient) {
+			if !key(line, &i, needles, clean, lenient, x) {
 				return 0, i, false, stack
 			}
 			continue
@@ -280,7 +281,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 				i++
 				if top == '{' {
 					i = skipWS(line, i, sclean)
-					if !key(line, &i, needles, clean, lenient) {
+					if !key(line, &i, needles, clean, lenient, x) {
 						return 0, i, false, stack
 					}
 				}
@@ -298,7 +299,7 @@ func valueEnd(line []byte, i int, needles [][]byte, maxDepth int, stack []byte, 
 
 // key consumes `"key" :` at line[*i] (spaces allowed around the colon). It fails, like any
 // doubt, when the key token holds one of the needles: the record then goes to the full lexer.
-func key(line []byte, i *int, needles [][]byte, clean, lenient bool) bool {
+func key(line []byte, i *int, needles [][]byte, clean, lenient bool, x *strIndex) bool {
 	sclean := clean || !lenient
 	j := skipWS(line, *i, sclean)
 	if j >= len(line) || line[j] != '"' {
@@ -307,7 +308,7 @@ func key(line []byte, i *int, needles [][]byte, clean, lenient bool) bool {
 	start := j
 	var ok bool
 	if lenient {
-		j, ok = skipStringLenient(line, j+1, clean)
+		j, ok = skipStringLenient(line, j+1, clean, x)
 	} else {
 		j, ok = skipString(line, j+1, clean)
 	}

@@ -39,6 +39,8 @@ func scanBoth(t testing.TB, in []byte, chunk int) (pf, fast PrefilterStats) {
 	require.Equal(t, ref, full, "scan with every shortcut differs from the careful scan (chunk %d)", chunk)
 	lexer := scanAllWith(t, prefilterPatterns, Lines, in, chunk, func(s *Scanner) { s.noFastRecord = true })
 	require.Equal(t, ref, lexer, "full lexer without the whole-record lexer differs from the careful scan (chunk %d)", chunk)
+	noIndex := scanAllWith(t, prefilterPatterns, Lines, in, chunk, func(s *Scanner) { s.noIndex = true })
+	require.Equal(t, ref, noIndex, "whole-record lexer without the string index differs from the careful scan (chunk %d)", chunk)
 	got, st := scanPrefiltered(t, in, chunk)
 	require.Equal(t, ref, got, "prefiltered scan differs from the careful scan (chunk %d)", chunk)
 	return st, sc.PrefilterStats()
@@ -271,6 +273,10 @@ func FuzzPrefilterAgreesWithFullScan(f *testing.F) {
 		}
 		lexer := scanAllWith(t, prefilterPatterns, Lines, in, int(chunk), func(s *Scanner) { s.noFastRecord = true })
 		if !assert.Equal(t, ref, lexer, "full lexer without the whole-record lexer vs careful") {
+			t.FailNow()
+		}
+		noIndex := scanAllWith(t, prefilterPatterns, Lines, in, int(chunk), func(s *Scanner) { s.noIndex = true })
+		if !assert.Equal(t, ref, noIndex, "whole-record lexer without the string index vs careful") {
 			t.FailNow()
 		}
 	})

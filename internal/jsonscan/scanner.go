@@ -151,6 +151,12 @@ type Scanner struct {
 	fcaps   []fastCap
 	fpath   Path
 	fstarts []int64
+	// the string index (strindex.go): the current chunk's bitmaps, and the line fastRecord
+	// reads seen in them (fx: nil when there is none, or noIndex is set)
+	ix      chunkIndex
+	sx      strIndex
+	fx      *strIndex
+	noIndex bool
 }
 
 type frame struct {
@@ -298,8 +304,9 @@ func (s *Scanner) write(p []byte) (int, error) {
 func (s *Scanner) classifyChunk(p []byte) {
 	high, ctl := true, true
 	s.nls, s.nlCur, s.nlAt = s.nls[:0], 0, -1
+	s.ix.ok = false
 	if !s.careful {
-		high, ctl, s.nls = classify(p, s.nls)
+		high, ctl, s.nls = classifyIndex(p, s.nls, &s.ix)
 	}
 	if high || s.utf.nCarry > 0 {
 		s.utf.feed(p, s.off, &s.bad)
@@ -392,6 +399,11 @@ func (s *Scanner) wholeRecord(p []byte, i int, base int64) (int, bool) {
 		}
 	}
 	if !done && !s.careful && !s.noFastRecord {
+		s.fx = nil
+		if s.ix.ok && !s.noIndex {
+			s.sx = strIndex{q: s.ix.q, b: s.ix.b, at: i}
+			s.fx = &s.sx
+		}
 		if blank, done = s.fastRecord(line, base+int64(i)); done {
 			s.pstats.FastRecords++
 		} else {
@@ -556,7 +568,7 @@ func (s *Scanner) skipValue(p []byte, i *int, base int64) bool {
 		return false
 	}
 	line := p[:s.lineEnd(p, *i)]
-	end, failAt, ok, st := valueEnd(line, *i, nil, s.maxDepth-len(s.stack), s.vstack, s.clean, true)
+	end, failAt, ok, st := valueEnd(line, *i, nil, s.maxDepth-len(s.stack), s.vstack, s.clean, true, nil)
 	s.vstack = st
 	if ok && end == len(line) && (p[*i] == '-' || (p[*i] >= '0' && p[*i] <= '9')) {
 		ok, failAt = false, end

@@ -1,0 +1,75 @@
+package jsonscan
+
+import "math/bits"
+
+// The string index: where a string ends, found in bitmaps instead of byte by byte.
+//
+// classifyIndex, in the one vector pass over each chunk it already makes (UTF-8 need, control
+// bytes, newlines), also notes every '"' and every '\\' of the chunk as one bit per byte
+// (the stage 1 of simdjson, without its escape arithmetic). In a clean chunk (no control byte
+// but '\n', and a line holds no '\n') a string token is then valid and ends at the first '"'
+// after its opening quote whenever no '\\' comes before that quote: a few word operations per
+// string instead of a loop over its bytes. A string holding a backslash — and anything the
+// bitmaps cannot settle (a quote past the end of the line) — is read by the byte loop, as
+// before; so every answer is the byte loop's (TestStringIndexAgrees, FuzzStringIndex).
+
+// chunkIndex holds the bitmaps of the chunk being written: bit j of q[k] is set when byte
+// 64k+j of the chunk is '"', of b[k] when it is '\\'. ok says they were made for this chunk
+// and the chunk is clean; otherwise they must not be used.
+type chunkIndex struct {
+	q, b []uint64
+	ok   bool
+}
+
+// size makes q and b hold the words of an n-byte chunk (contents left to classifyIndex, which
+// writes every word).
+func (ix *chunkIndex) size(n int) {
+	w := (n + 63) / 64
+	if cap(ix.q) < w {
+		ix.q, ix.b = make([]uint64, w, w+w/4), make([]uint64, w, w+w/4)
+	}
+	ix.q, ix.b = ix.q[:w], ix.b[:w]
+}
+
+// strIndex is a clean chunk's bitmaps seen from the line being read, which starts at index at
+// of the chunk. A nil *strIndex means none: the byte loops decide.
+type strIndex struct {
+	q, b []uint64
+	at   int
+}
+
+// stringEnd returns the index just past the closing quote of the string whose body starts at
+// line[i] (n is len(line)) and true, when that quote lies in the line and no backslash comes
+// before it. false: the bitmaps do not settle it (a backslash, or no quote in the line), the
+// caller reads the string byte by byte.
+func (x *strIndex) stringEnd(i, n int) (int, bool) {
+	k := x.at + i
+	lim := x.at + n
+	w := k >> 6
+	if w >= len(x.q) {
+		return 0, false
+	}
+	sh := uint(k) & 63
+	m, b := x.q[w]>>sh, x.b[w]>>sh
+	at := k // the byte bit 0 of m stands for
+	for m == 0 {
+		if b != 0 {
+			return 0, false
+		}
+		w++
+		at = w << 6
+		if w >= len(x.q) || at >= lim {
+			return 0, false
+		}
+		m, b = x.q[w], x.b[w]
+	}
+	t := bits.TrailingZeros64(m)
+	if b&(1<<t-1) != 0 {
+		return 0, false
+	}
+	e := at + t
+	if e >= lim {
+		return 0, false
+	}
+	return e - x.at + 1, true
+}
