@@ -1,5 +1,7 @@
 package jsonscan
 
+import "math/bits"
+
 // The whole-record lexer (fastRecord): a JSON Lines record that lies whole in one Write is
 // read in one tight pass over its bytes — strings skipped with the vectorised searches of
 // nextStop, values no pattern reaches into skipped with valueEnd, the pattern nodes followed
@@ -260,8 +262,20 @@ func (s *Scanner) fastDeliver(line []byte, base int64) {
 // values whose text no pattern looks at. x (nil: none) is the string index of a clean line.
 func skipStringLenient(line []byte, i int, clean bool, x *strIndex) (int, bool) {
 	if x != nil {
-		if j, ok := x.stringEnd(i, len(line)); ok {
-			return j, true
+		// x.stringEnd, its common case written out here (it is too large to be inlined, and
+		// this is the call for most strings of a record)
+		k := x.at + i
+		w := k >> 6
+		if uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
+			sh := uint(k) & 63
+			if m := x.q[w] >> sh; m != 0 {
+				t := bits.TrailingZeros64(m)
+				if (x.b[w]>>sh)&(1<<t-1) == 0 && i+t < len(line) {
+					return i + t + 1, true
+				}
+			} else if j, ok := x.stringEndFar(k, w, len(line)); ok {
+				return j, true
+			}
 		}
 	}
 	q := -1

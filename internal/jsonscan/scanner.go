@@ -1013,6 +1013,7 @@ func (s *Scanner) Close() error {
 		return s.err
 	}
 	s.closed = true
+	defer s.ix.release()
 	if s.err != nil {
 		return s.err
 	}

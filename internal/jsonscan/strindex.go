@@ -1,6 +1,9 @@
 package jsonscan
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync"
+)
 
 // The string index: where a string ends, found in bitmaps instead of byte by byte.
 //
@@ -21,14 +24,30 @@ type chunkIndex struct {
 	ok   bool
 }
 
+// indexBufs holds the bitmaps of closed Scanners (*[2][]uint64: q and b) for the next one: a
+// store scan makes a Scanner per file, and a 1 MiB chunk's bitmaps are 256 KiB.
+var indexBufs sync.Pool
+
 // size makes q and b hold the words of an n-byte chunk (contents left to classifyIndex, which
 // writes every word).
 func (ix *chunkIndex) size(n int) {
 	w := (n + 63) / 64
 	if cap(ix.q) < w {
-		ix.q, ix.b = make([]uint64, w, w+w/4), make([]uint64, w, w+w/4)
+		if p, _ := indexBufs.Get().(*[2][]uint64); p != nil && cap(p[0]) >= w && cap(p[1]) >= w {
+			ix.q, ix.b = p[0], p[1]
+		} else {
+			ix.q, ix.b = make([]uint64, w, w+w/4), make([]uint64, w, w+w/4)
+		}
 	}
 	ix.q, ix.b = ix.q[:w], ix.b[:w]
+}
+
+// release hands the bitmaps over to the next Scanner (Close); ix holds none afterwards.
+func (ix *chunkIndex) release() {
+	if cap(ix.q) > 0 {
+		indexBufs.Put(&[2][]uint64{ix.q[:0], ix.b[:0]})
+	}
+	*ix = chunkIndex{}
 }
 
 // strIndex is a clean chunk's bitmaps seen from the line being read, which starts at index at
@@ -41,35 +60,54 @@ type strIndex struct {
 // stringEnd returns the index just past the closing quote of the string whose body starts at
 // line[i] (n is len(line)) and true, when that quote lies in the line and no backslash comes
 // before it. false: the bitmaps do not settle it (a backslash, or no quote in the line), the
-// caller reads the string byte by byte.
+// caller reads the string byte by byte. The common case — the quote in the same 64-bit word —
+// is small enough to be inlined; a string running into the next word goes on in stringEndFar.
 func (x *strIndex) stringEnd(i, n int) (int, bool) {
 	k := x.at + i
-	lim := x.at + n
 	w := k >> 6
-	if w >= len(x.q) {
+	if uint(w) >= uint(len(x.q)) || uint(w) >= uint(len(x.b)) {
 		return 0, false
 	}
 	sh := uint(k) & 63
-	m, b := x.q[w]>>sh, x.b[w]>>sh
-	at := k // the byte bit 0 of m stands for
-	for m == 0 {
-		if b != 0 {
-			return 0, false
-		}
-		w++
-		at = w << 6
-		if w >= len(x.q) || at >= lim {
-			return 0, false
-		}
-		m, b = x.q[w], x.b[w]
+	m := x.q[w] >> sh
+	if m == 0 {
+		return x.stringEndFar(k, w, n)
 	}
 	t := bits.TrailingZeros64(m)
-	if b&(1<<t-1) != 0 {
+	if (x.b[w]>>sh)&(1<<t-1) != 0 || i+t >= n {
 		return 0, false
 	}
-	e := at + t
-	if e >= lim {
+	return i + t + 1, true
+}
+
+// stringEndFar is stringEnd for a string body starting at chunk index k, in word w, whose
+// closing quote is not in word w.
+func (x *strIndex) stringEndFar(k, w, n int) (int, bool) {
+	if x.b[w]>>(uint(k)&63) != 0 {
 		return 0, false
 	}
-	return e - x.at + 1, true
+	lim := x.at + n
+	for {
+		w++
+		at := w << 6
+		if w >= len(x.q) || w >= len(x.b) || at >= lim {
+			return 0, false
+		}
+		m, b := x.q[w], x.b[w]
+		if m == 0 {
+			if b != 0 {
+				return 0, false
+			}
+			continue
+		}
+		t := bits.TrailingZeros64(m)
+		if b&(1<<t-1) != 0 {
+			return 0, false
+		}
+		e := at + t
+		if e >= lim {
+			return 0, false
+		}
+		return e - x.at + 1, true
+	}
 }

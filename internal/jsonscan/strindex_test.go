@@ -114,3 +114,25 @@ func FuzzStringIndex(f *testing.F) {
 		checkStringEnd(t, bytes.Repeat([]byte(`\"`), int(at))[:at], line, post)
 	})
 }
+
+// TestCloseHandsTheIndexOn: Close gives the chunk's bitmaps up (for the next Scanner: a
+// store scan makes one per file, and a 1 MiB chunk's bitmaps are 256 KiB), and a Scanner
+// written after another was closed reads the same records.
+func TestCloseHandsTheIndexOn(t *testing.T) {
+	in := []byte(strings.Repeat(`{"message":{"parts":[{"functionCall":{"id":"c1","name":"mcp__a__b.c"}}]},"t":"x\"y"}`+"\n", 2000))
+	var first []gotRecord
+	for range 3 {
+		var sc *Scanner
+		got := scanAllWith(t, prefilterPatterns, Lines, in, 0, func(s *Scanner) { sc = s })
+		if hasAVX2 {
+			require.Nil(t, sc.ix.q, "Close keeps no bitmaps")
+		}
+		if first == nil {
+			first = got
+			require.Len(t, first, 2000)
+			require.Len(t, first[1999].Captures, 2)
+		}
+		require.Equal(t, first, got)
+		require.Equal(t, scanCareful(t, in, 0), got)
+	}
+}
