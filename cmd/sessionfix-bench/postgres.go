@@ -35,7 +35,10 @@ func startPG(cfg config) (*pgServer, error) {
 		return &pgServer{admin: u, env: os.Environ(), stop: func() {}, data: os.Getenv("SESSIONFIX_BENCH_PGDATA")}, nil
 	}
 	script := filepath.Join(filepath.Dir(cfg.Fixtures), "scripts", "pgcluster")
-	dir := filepath.Join(cfg.Dir, "pgcluster")
+	dir, err := pgClusterDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
 	out, err := exec.Command(script, "start", dir).Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s start: %w (set SESSIONFIX_TEST_PG to a server instead)", script, err)
@@ -56,6 +59,19 @@ func startPG(cfg config) (*pgServer, error) {
 		return nil, fmt.Errorf("%s start printed no URL", script)
 	}
 	return s, nil
+}
+
+// pgClusterDir is the directory scripts/pgcluster makes the private cluster in, under the work
+// directory dir. As root the cluster is made and run as nobody (initdb refuses root), which must
+// pass through dir to reach it: dir is made 0711 (traversable, not listable; os.MkdirTemp makes
+// it 0700, and initdb then failed with "could not open file …/pgcluster/pw: Permission denied").
+func pgClusterDir(dir string) (string, error) {
+	if os.Geteuid() == 0 {
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "pgcluster"), nil
 }
 
 // cpu returns the CPU time (user + system) the server's processes have spent so far: the

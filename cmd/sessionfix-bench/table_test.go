@@ -2,9 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/agent/all/allbench"
 )
@@ -88,4 +93,20 @@ func TestPairsHooks(t *testing.T) {
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("steps:\n got %q\nwant %q", got, want)
 	}
+}
+
+// TestPGClusterDirAsRoot: as root the private cluster runs as nobody, who must pass through the
+// work directory (os.MkdirTemp makes it 0700: initdb could not read its password file).
+func TestPGClusterDirAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the work directory is left as it is when not root")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o700))
+	got, err := pgClusterDir(dir)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "pgcluster"), got)
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o711), st.Mode().Perm(), "traversable by nobody, not listable")
 }
