@@ -53,6 +53,8 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	var prevHold *heldSites // prev's sites, given back once prev is replaced and emitted
 	defer func() { prevHold.done() }()
 	facts := storeFacts(st.Ref().Path)
+	_, splices := st.(store.SpliceWriter) // the spool keeps what its ApplyBatches reads
+
 	var guarded *store.Problem // the guard's problem, reported with the store's last result
 	notWritten := 0            // rewrites held because the store must not be written: notWritableProblem, with the last result
 	out := func(head *store.Snapshot, sites []store.Site) {
@@ -72,10 +74,10 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		}
 		if opt.Apply && spErr == nil {
 			if sp == nil {
-				sp, spErr = newSpool()
+				sp, spErr = newSpool(splices)
 			}
 			if spErr == nil {
-				spErr = sp.add(plan.Edits())
+				spErr = sp.addPlan(plan)
 			}
 		}
 		part(&StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}, release: hold.done})
@@ -151,7 +153,7 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	case !ok:
 		o = Outcome{Ref: snap.Ref, Err: fmt.Errorf("%s: %w: the %s backend cannot rewrite in batches", snap.Ref.Path, store.ErrNotWritable, snap.Ref.Kind)}
 	default:
-		o = r.rewrite(ctx, snap.Ref, sp.renames(), sp.names,
+		o = r.rewrite(ctx, snap.Ref, sp.renames(), sp.rc.names,
 			func(ctx context.Context, aopt store.ApplyOptions) (*store.Change, error) {
 				next, err := sp.reader()
 				if err != nil {
@@ -195,8 +197,8 @@ func (h *heldSites) done() {
 }
 
 // spool keeps the rewrite edits of a store planned batch by batch on disk (one record per
-// batch, spoolCodec's encoding: every field of each store.Edit), with the counts the run
-// records (renames, names changed).
+// batch, appendEdits's encoding: every field of each store.Edit, or for a store.SpliceWriter
+// only the fields it reads), with the counts the run records (renames, names changed).
 type spool struct {
 	f      *os.File
 	named  bool // the file still has its name in the temp directory (remove unlinks it)
@@ -204,54 +206,75 @@ type spool struct {
 	w      *bufio.Writer
 	buf    []byte // one batch's encoding, reused
 	edits  int
-	names  int
-	counts map[[2]string]int
-	groups map[string]bool
+	rc     renameCounter
+	// splice: the edits are for a store.SpliceWriter: only the fields it reads are kept, and
+	// the batches read back share one slice (it holds one batch at a time).
+	splice bool
 }
 
 // newSpool creates the spool in the temp directory and unlinks it at once where the system lets
 // an open file lose its name (not Windows): a run killed at any instant leaves no spool behind
 // (one of a 10M-part database is ~330 MB), and its pages go when it is closed, without ever being
 // written to the disk if the kernel had not yet.
-func newSpool() (*spool, error) {
+func newSpool(splice bool) (*spool, error) {
 	f, err := os.CreateTemp("", "sessionfix-plan-*.spool")
 	if err != nil {
 		return nil, err
 	}
 	named := os.Remove(f.Name()) != nil
 	w := bufio.NewWriterSize(f, 256<<10)
-	return &spool{f: f, named: named, w: w, counts: map[[2]string]int{}, groups: map[string]bool{}}, nil
+	return &spool{f: f, named: named, w: w, splice: splice}, nil
 }
 
+// addPlan spools the edits of sp's rewrite decisions (sp.Edits(), without the copy).
+func (s *spool) addPlan(sp *StorePlan) error {
+	return s.addSeq(func(yield func(*store.Site, string)) {
+		for i := range sp.Decisions {
+			if d := &sp.Decisions[i]; d.Action == naming.ActRewrite {
+				yield(d.Site, d.New)
+			}
+		}
+	})
+}
+
+// add spools one batch of edits (addSeq).
 func (s *spool) add(edits []store.Edit) error {
-	if len(edits) == 0 {
+	return s.addSeq(func(yield func(*store.Site, string)) {
+		for i := range edits {
+			yield(&edits[i].Site, edits[i].New)
+		}
+	})
+}
+
+// addSeq spools one batch, the edits seq yields (each site and its new name; called twice),
+// and counts them (groups never span batches: a record is never split). A store.SpliceWriter's
+// spool keeps of each site only what the store reads (Loc.Offset, Loc.Line, Raw, Field): a
+// dense session's paths and names were most of its bytes.
+func (s *spool) addSeq(seq func(yield func(*store.Site, string))) error {
+	n, raw := 0, 0
+	seq(func(st *store.Site, _ string) { n, raw = n+1, raw+len(st.Raw) })
+	if n == 0 {
 		return nil
 	}
-	for _, e := range edits {
-		s.counts[[2]string{e.Site.Name, e.New}]++
-		if g := e.Site.Group; g != "" {
-			if s.groups[g] {
-				continue
-			}
-			s.groups[g] = true // groups never span batches: a record is never split
+	b := appendBatchHead(s.buf[:0], n, raw)
+	first, prevRow := true, ""
+	seq(func(st *store.Site, new string) {
+		s.rc.add(st, new)
+		if s.splice {
+			lean := store.Site{Loc: store.Loc{Line: st.Loc.Line, Offset: st.Loc.Offset}, Raw: st.Raw, Field: st.Field}
+			st = &lean
 		}
-		s.names++
-	}
-	s.edits += len(edits)
-	s.buf = appendEdits(s.buf[:0], edits)
-	_, err := s.w.Write(s.buf)
+		b = appendEdit(b, st, new, !first && st.Loc.Row == prevRow)
+		first, prevRow = false, st.Loc.Row
+	})
+	s.edits += n
+	s.buf = b
+	_, err := s.w.Write(b)
 	return err
 }
 
 // renames is FileEntry.Renames of the spooled edits.
-func (s *spool) renames() []runlog.Rename {
-	out := make([]runlog.Rename, 0, len(s.counts))
-	for k, n := range s.counts {
-		out = append(out, runlog.Rename{Old: k[0], New: k[1], Count: n})
-	}
-	sortRenames(out)
-	return out
-}
+func (s *spool) renames() []runlog.Rename { return s.rc.renames() }
 
 // reader flushes the spool and returns a function reading it back batch by batch (io.EOF at
 // the end): each batch as it was added, field for field.
@@ -262,7 +285,7 @@ func (s *spool) reader() (func() ([]store.Edit, error), error) {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read the plan back: %w", err)
 	}
-	d := &editDecoder{r: bufio.NewReaderSize(s.f, 256<<10)}
+	d := &editDecoder{r: bufio.NewReaderSize(s.f, 256<<10), reuse: s.splice}
 	return func() ([]store.Edit, error) {
 		if s.closed {
 			return nil, io.EOF
@@ -325,66 +348,75 @@ func appendEdits(b []byte, edits []store.Edit) []byte {
 	for i := range edits {
 		raw += len(edits[i].Site.Raw)
 	}
-	b = binary.AppendUvarint(b, uint64(len(edits)))
-	b = binary.AppendUvarint(b, uint64(raw))
-	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = appendBatchHead(b, len(edits), raw)
 	for i := range edits {
-		e := &edits[i]
-		st := &e.Site
-		var fl uint64
-		set := func(bit uint64, on bool) {
-			if on {
-				fl |= bit
-			}
+		b = appendEdit(b, &edits[i].Site, edits[i].New, i > 0 && edits[i].Site.Loc.Row == edits[i-1].Site.Loc.Row)
+	}
+	return b
+}
+
+// appendBatchHead appends the head of a batch of n edits whose Raw tokens are raw bytes.
+func appendBatchHead(b []byte, n, raw int) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(b, uint64(n)), uint64(raw))
+}
+
+// appendEdit appends one edit of a batch: st and its new name; sameRow says st's Loc.Row is the
+// edit's before it.
+func appendEdit(b []byte, st *store.Site, new string, sameRow bool) []byte {
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	var fl uint64
+	set := func(bit uint64, on bool) {
+		if on {
+			fl |= bit
 		}
-		set(spoolLine, st.Loc.Line != 0)
-		set(spoolRowID, st.Loc.RowID != 0)
-		set(spoolUnits, st.Units != nil)
-		set(spoolRaw, st.Raw != nil)
-		set(spoolKey, st.Key)
-		set(spoolCallID, st.CallID != "")
-		set(spoolServer, st.Server != "")
-		set(spoolGroup, st.Group != "")
-		set(spoolField, st.Field != "")
-		set(spoolScope, st.Scope != "")
-		set(spoolReadOnly, st.ReadOnly)
-		set(spoolSameRow, i > 0 && st.Loc.Row == edits[i-1].Site.Loc.Row)
-		set(spoolRowVersion, st.Loc.RowVersion != 0 || st.Loc.RowSum != 0)
-		b = binary.AppendUvarint(b, fl)
-		if fl&spoolSameRow == 0 {
-			b = str(b, st.Loc.Row)
+	}
+	set(spoolLine, st.Loc.Line != 0)
+	set(spoolRowID, st.Loc.RowID != 0)
+	set(spoolUnits, st.Units != nil)
+	set(spoolRaw, st.Raw != nil)
+	set(spoolKey, st.Key)
+	set(spoolCallID, st.CallID != "")
+	set(spoolServer, st.Server != "")
+	set(spoolGroup, st.Group != "")
+	set(spoolField, st.Field != "")
+	set(spoolScope, st.Scope != "")
+	set(spoolReadOnly, st.ReadOnly)
+	set(spoolSameRow, sameRow)
+	set(spoolRowVersion, st.Loc.RowVersion != 0 || st.Loc.RowSum != 0)
+	b = binary.AppendUvarint(b, fl)
+	if fl&spoolSameRow == 0 {
+		b = str(b, st.Loc.Row)
+	}
+	b = binary.AppendVarint(b, st.Loc.Offset)
+	if fl&spoolLine != 0 {
+		b = binary.AppendVarint(b, st.Loc.Line)
+	}
+	if fl&spoolRowID != 0 {
+		b = binary.AppendVarint(b, st.Loc.RowID)
+	}
+	if fl&spoolRowVersion != 0 {
+		b = binary.AppendVarint(b, st.Loc.RowVersion)
+		b = binary.AppendVarint(b, st.Loc.RowSum)
+	}
+	b = str(b, string(st.Kind))
+	b = str(b, st.Path)
+	b = str(b, st.Name)
+	b = str(b, new)
+	if fl&spoolUnits != 0 {
+		b = binary.AppendUvarint(b, uint64(len(st.Units)))
+		for _, u := range st.Units {
+			b = binary.AppendUvarint(b, uint64(u))
 		}
-		b = binary.AppendVarint(b, st.Loc.Offset)
-		if fl&spoolLine != 0 {
-			b = binary.AppendVarint(b, st.Loc.Line)
-		}
-		if fl&spoolRowID != 0 {
-			b = binary.AppendVarint(b, st.Loc.RowID)
-		}
-		if fl&spoolRowVersion != 0 {
-			b = binary.AppendVarint(b, st.Loc.RowVersion)
-			b = binary.AppendVarint(b, st.Loc.RowSum)
-		}
-		b = str(b, string(st.Kind))
-		b = str(b, st.Path)
-		b = str(b, st.Name)
-		b = str(b, e.New)
-		if fl&spoolUnits != 0 {
-			b = binary.AppendUvarint(b, uint64(len(st.Units)))
-			for _, u := range st.Units {
-				b = binary.AppendUvarint(b, uint64(u))
-			}
-		}
-		if fl&spoolRaw != 0 {
-			b = append(binary.AppendUvarint(b, uint64(len(st.Raw))), st.Raw...)
-		}
-		for _, f := range []struct {
-			bit uint64
-			s   string
-		}{{spoolCallID, st.CallID}, {spoolServer, st.Server}, {spoolGroup, st.Group}, {spoolField, st.Field}, {spoolScope, st.Scope}} {
-			if fl&f.bit != 0 {
-				b = str(b, f.s)
-			}
+	}
+	if fl&spoolRaw != 0 {
+		b = append(binary.AppendUvarint(b, uint64(len(st.Raw))), st.Raw...)
+	}
+	for _, f := range []struct {
+		bit uint64
+		s   string
+	}{{spoolCallID, st.CallID}, {spoolServer, st.Server}, {spoolGroup, st.Group}, {spoolField, st.Field}, {spoolScope, st.Scope}} {
+		if fl&f.bit != 0 {
+			b = str(b, f.s)
 		}
 	}
 	return b
@@ -396,6 +428,11 @@ type editDecoder struct {
 	r      *bufio.Reader
 	intern map[string]string
 	buf    []byte
+	// reuse: each batch is decoded into the slices of the one before (edits, raw): for a
+	// reader that holds one batch at a time (store.SpliceWriter).
+	reuse bool
+	edits []store.Edit
+	raw   []byte
 }
 
 const spoolInterned = 4096
@@ -421,8 +458,21 @@ func (d *editDecoder) batch() ([]store.Edit, error) {
 	if n > limit || rawLen > limit {
 		return nil, fmt.Errorf("a batch of %d edits, %d bytes of tokens: not a spool", n, rawLen)
 	}
-	raw := make([]byte, 0, rawLen)
-	edits := make([]store.Edit, n)
+	var raw []byte
+	var edits []store.Edit
+	if d.reuse {
+		if uint64(cap(d.raw)) < rawLen {
+			d.raw = make([]byte, 0, rawLen)
+		}
+		if uint64(cap(d.edits)) < n {
+			d.edits = make([]store.Edit, n)
+		}
+		raw, edits = d.raw[:0:rawLen], d.edits[:n]
+		clear(edits)
+	} else {
+		raw = make([]byte, 0, rawLen)
+		edits = make([]store.Edit, n)
+	}
 	for i := range edits {
 		e := &edits[i]
 		st := &e.Site

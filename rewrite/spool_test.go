@@ -50,14 +50,14 @@ func TestSpoolRoundTrip(t *testing.T) {
 	_, err = next()
 	assert.ErrorIs(t, err, io.EOF)
 	assert.Equal(t, 7, sp.edits)
-	assert.Equal(t, 7, sp.names)
+	assert.Equal(t, 7, sp.rc.names)
 }
 
 // TestSpoolCutShort: a spool that ends inside a batch is an error, not the end.
 func TestSpoolCutShort(t *testing.T) {
 	whole := appendEdits(nil, spoolEdits()[0])
 	for n := 1; n < len(whole); n++ {
-		sp, err := newSpool()
+		sp, err := newSpool(false)
 		require.NoError(t, err)
 		_, err = sp.w.Write(whole[:n])
 		require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestSpoolLeavesNoFile(t *testing.T) {
 // filledSpool is a new spool (removed when the test ends) holding the batches of spoolEdits.
 func filledSpool(t *testing.T) (*spool, [][]store.Edit) {
 	t.Helper()
-	sp, err := newSpool()
+	sp, err := newSpool(false)
 	require.NoError(t, err)
 	t.Cleanup(sp.remove)
 	batches := spoolEdits()

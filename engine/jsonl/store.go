@@ -41,7 +41,12 @@ var (
 	_ store.Restorer     = (*Store)(nil)
 	_ store.BatchScanner = (*Store)(nil)
 	_ store.BatchWriter  = (*Store)(nil)
+	_ store.SpliceWriter = (*Store)(nil)
 )
+
+// SplicesEdits says ApplyBatches splices each edit as the copy reaches it (store.SpliceWriter):
+// it reads of an edit only its offset, line, old token, Field and new name.
+func (s *Store) SplicesEdits() {}
 
 // BatchScans reports whether the store's profile lets ScanBatches hand sites out in batches
 // (Profile.Batched; store.BatchOptional).

@@ -84,6 +84,7 @@ type Copier struct {
 	pos      int64 // offset in src
 	delta    int64 // len(dst) - pos
 	tok, old []byte
+	lr       io.LimitedReader // the stretch up to the next edit, reused (io.CopyN allocated one an edit)
 }
 
 // NewCopier starts a copy of src to dst through a buffer of bufSize bytes; Close gives the
@@ -100,7 +101,7 @@ func (c *Copier) Edits(edits []store.Edit) error {
 		if e.Site.Loc.Offset < c.pos {
 			return &MismatchError{Site: e.Site}
 		}
-		if _, err := io.CopyN(c.dst, c.br, e.Site.Loc.Offset-c.pos); err != nil {
+		if err := c.copyN(e.Site.Loc.Offset - c.pos); err != nil {
 			return fmt.Errorf("copy up to offset %d: %w", e.Site.Loc.Offset, err)
 		}
 		if n := len(e.Site.Raw); cap(c.old) < n {
@@ -124,6 +125,20 @@ func (c *Copier) Edits(edits []store.Edit) error {
 		c.delta += int64(len(c.tok) - len(c.old))
 	}
 	return nil
+}
+
+// copyN is io.CopyN(c.dst, c.br, n) through c's own LimitedReader.
+func (c *Copier) copyN(n int64) error {
+	c.lr.R, c.lr.N = c.br, n
+	written, err := io.Copy(c.dst, &c.lr)
+	c.lr.R = nil
+	if written == n {
+		return nil
+	}
+	if err == nil {
+		err = io.EOF // src stopped early
+	}
+	return err
 }
 
 // Finish copies the rest of src.
