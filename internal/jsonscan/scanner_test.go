@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -260,4 +262,34 @@ func FuzzScannerAgreesWithEncodingJSON(f *testing.F) {
 			t.Fatalf("%q: scanner valid=%v, encoding/json valid=%v (%s)", s, got, want, whole[0].Err)
 		}
 	})
+}
+
+// TestAppendQuoteRunsAsBytes: AppendQuote appending runs of plain ASCII at once writes what
+// writing each byte on its own (quoteByByte, the loop it had before) writes, for strings of
+// every kind of byte: plain runs, escapes, controls, DEL, non-ASCII and invalid UTF-8.
+func TestAppendQuoteRunsAsBytes(t *testing.T) {
+	quoteByByte := func(s string) []byte {
+		dst := []byte{'"'}
+		for i := 0; i < len(s); {
+			if c := s[i]; c >= utf8.RuneSelf {
+				r, size := utf8.DecodeRuneInString(s[i:])
+				dst = utf8.AppendRune(dst, r)
+				i += size
+				continue
+			}
+			dst = appendASCII(dst, s[i])
+			i++
+		}
+		return append(dst, '"')
+	}
+	alphabet := []string{"a", "mcp__x_y__z", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", " ", "é", "\xff", "\xe2\x82", "€", "<&>/"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		require.Equal(t, string(quoteByByte(s)), string(AppendQuote([]byte("x"), s))[1:], "%q", s)
+	}
 }
