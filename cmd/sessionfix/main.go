@@ -75,18 +75,18 @@ func notifySignals(parent context.Context) (context.Context, func()) {
 // otherwise (tuneGC).
 const (
 	gcPercent     = 200
-	gcMemoryLimit = 44 << 20
+	gcMemoryLimit = 40 << 20
 )
 
-// tuneGC sets the collector for a run: GOGC 200 and a soft memory limit of 44 MiB, unless the
+// tuneGC sets the collector for a run: GOGC 200 and a soft memory limit of 40 MiB, unless the
 // environment (lookup: os.LookupEnv) says otherwise: GOGC set leaves GOGC alone, GOMEMLIMIT set
 // leaves both alone (who sets a memory limit asks for memory, not speed: GOGC stays at the
 // runtime's 100, or what GOGC says). A scan or fix holds little (a store is read in batches:
 // ~13 MB live for a SQLite database of any size, 10-18 MB for a dense JSONL corpus) and
 // allocates a lot: at GOGC 100 it collected every few MB (100k-part database, quiet 2 cores:
 // scan 0.19 s wall, 0.27 s CPU at GOGC 100, 0.15 s and 0.22 s at 200). The limit counts the
-// runtime's memory, not the binary's ~18 MiB of mapped code: at 44 MiB peak RSS stays under 64
-// MiB (issues 12, 29; at 256 MiB GOGC 200 let the dense corpus's fix --apply reach 78-92 MiB);
+// runtime's memory, not the binary's ~18 MiB of mapped code: peak RSS under 64 MiB (issues 12, 29;
+// 256 MiB let the dense fix --apply reach 78-92 MiB, 44 MiB 63-65, 40 MiB 4 MiB less);
 // a heap that does grow (a session planned whole) is collected harder, the runtime capping the
 // collector at half the CPU past the limit. It returns the values it set (-1: left to the
 // environment).

@@ -548,9 +548,9 @@ func TestTuneGC(t *testing.T) {
 
 	p, l := tuneGC(env(nil))
 	assert.Equal(t, 200, p)
-	assert.Equal(t, int64(44<<20), l)
+	assert.Equal(t, int64(40<<20), l)
 	assert.Equal(t, 200, debug.SetGCPercent(100), "GOGC 200 was set")
-	assert.Equal(t, int64(44<<20), debug.SetMemoryLimit(math.MaxInt64), "the limit was set")
+	assert.Equal(t, int64(40<<20), debug.SetMemoryLimit(math.MaxInt64), "the limit was set")
 
 	p, l = tuneGC(env(map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}))
 	assert.Equal(t, -1, p)
@@ -565,5 +565,5 @@ func TestTuneGC(t *testing.T) {
 
 	p, l = tuneGC(env(map[string]string{"GOGC": "100"}))
 	assert.Equal(t, -1, p)
-	assert.Equal(t, int64(44<<20), l, "GOGC alone still gets the limit")
+	assert.Equal(t, int64(40<<20), l, "GOGC alone still gets the limit")
 }
