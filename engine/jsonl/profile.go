@@ -59,6 +59,32 @@ type Builder struct {
 	strs    map[string]string
 	raws    map[string]token
 	pathBuf []byte
+	// paths holds the text of recently seen paths (pathText), direct-mapped by a hash of their
+	// elements: a session repeats a few dozen paths ("message.parts[0].functionCall.name")
+	// for every site.
+	paths [64]struct {
+		path jsonscan.Path
+		text string
+	}
+}
+
+// pathText returns p's text (Path.String), shared by every equal path of this file: from the
+// small cache when p was seen recently (compared element by element: the keys of literal
+// pattern edges are the same strings, so the comparison does not read their bytes), else
+// written and interned.
+func (b *Builder) pathText(p jsonscan.Path) string {
+	h := uint(len(p))
+	for i := range p {
+		h = h*31 + uint(len(p[i].Key)) + uint(p[i].Index)*7
+	}
+	e := &b.paths[h%uint(len(b.paths))]
+	if e.text != "" && e.path.Equal(p) {
+		return e.text
+	}
+	b.pathBuf = p.AppendText(b.pathBuf[:0])
+	t := b.internBytes(b.pathBuf)
+	e.path, e.text = append(e.path[:0], p...), t
+	return t
 }
 
 // token is an interned raw token: its bytes and, for a string token without a backslash, the
@@ -174,11 +200,10 @@ func (b *Builder) Site(c *jsonscan.Capture, kind store.SiteKind, field string) (
 			tok = b.internRaw(c.Raw)
 		}
 	}
-	b.pathBuf = c.Path.AppendText(b.pathBuf[:0])
 	s := store.Site{
 		Loc:   store.Loc{Line: c.Line, Offset: c.Offset},
 		Kind:  kind,
-		Path:  b.internBytes(b.pathBuf),
+		Path:  b.pathText(c.Path),
 		Name:  name,
 		Units: units,
 		Raw:   tok.raw,
