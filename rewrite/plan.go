@@ -44,7 +44,7 @@ type StorePlan struct {
 // result was emitted (StorePlan.release): the next store's plan appends to one (naming.Appender)
 // instead of allocating its own, 112 bytes a site (~100 MB of the ~175 MB a scan of make
 // bench's dense corpus allocated).
-var freeDecisions = freelist.List[naming.Decision]{Max: 2}
+var freeDecisions = freelist.List[naming.Decision]{Max: 4}
 
 // release gives a pooled plan's Decisions back to freeDecisions (cleared) and leaves the plan
 // without decisions; nothing for a plan that was not pooled, or nil. Only once nothing reads

@@ -391,7 +391,7 @@ func (fs *fileScan) read(ctx context.Context, f io.Reader, sc *jsonscan.Scanner,
 
 // freeSites is the free list of Sites slices handed back with ReleaseSites: a scan starts its
 // slices (and each batch's) from it instead of allocating them.
-var freeSites = freelist.List[store.Site]{Max: 2}
+var freeSites = freelist.List[store.Site]{Max: 4}
 
 // ReleaseSites hands back a Sites slice of a snapshot or batch this store's scan gave out
 // (Scan, ScanBatches), once nothing refers to it or to a site in it any more (no decision, no
