@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,14 +233,14 @@ func TestSiteFileCrashPoints(t *testing.T) {
 			a := writeSession(t, dir, "a.jsonl", lines...)
 			orig, _ := os.ReadFile(a)
 			state := filepath.Join(t.TempDir(), "state")
-			synced := false
+			var synced atomic.Bool // the hook runs in the apply's goroutines
 			defer fileio.SetFaultHook(func(op, path string) error {
 				switch {
 				case at == "sites fsync" && op == fileio.FaultSync && strings.HasSuffix(path, ".sites"):
 					return fmt.Errorf("injected: no space left on device")
 				case op == fileio.FaultSync && strings.HasSuffix(path, ".sites"):
-					synced = true
-				case at == "commit line" && synced && op == fileio.FaultWrite && filepath.Base(path) == journalName:
+					synced.Store(true)
+				case at == "commit line" && synced.Load() && op == fileio.FaultWrite && filepath.Base(path) == journalName:
 					return fmt.Errorf("injected: no space left on device")
 				}
 				return nil
