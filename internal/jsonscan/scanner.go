@@ -306,7 +306,11 @@ func (s *Scanner) classifyChunk(p []byte) {
 	s.nls, s.nlCur, s.nlAt = s.nls[:0], 0, -1
 	s.ix.ok = false
 	if !s.careful {
-		high, ctl, s.nls = classifyIndex(p, s.nls, &s.ix)
+		ix := &s.ix
+		if len(p) > maxIndexChunk {
+			ix = nil // no bitmaps of a huge chunk (see maxIndexChunk): the byte loops decide
+		}
+		high, ctl, s.nls = classifyIndex(p, s.nls, ix)
 	}
 	if high || s.utf.nCarry > 0 {
 		s.utf.feed(p, s.off, &s.bad)

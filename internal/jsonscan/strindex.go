@@ -24,6 +24,13 @@ type chunkIndex struct {
 	ok   bool
 }
 
+// maxIndexChunk is the largest chunk whose bitmaps are made (a quarter of its size). A JSONL
+// store is written in 1 MiB chunks (engine/jsonl's scanBufSize); a SQLite value is written whole
+// and then its newline, so its bitmaps were never read (a record must end in the chunk) yet made
+// and kept as large as the largest value — 25 MiB for a 100 MiB tool output. Past this size the
+// byte loops read the chunk, as they do with the index off.
+const maxIndexChunk = 4 << 20
+
 // indexBufs holds the bitmaps of closed Scanners (*[2][]uint64: q and b) for the next one: a
 // store scan makes a Scanner per file, and a 1 MiB chunk's bitmaps are 256 KiB.
 var indexBufs sync.Pool

@@ -136,3 +136,27 @@ func TestCloseHandsTheIndexOn(t *testing.T) {
 		require.Equal(t, scanCareful(t, in, 0), got)
 	}
 }
+
+// TestHugeChunkMakesNoIndex: a chunk larger than maxIndexChunk (a SQLite value written whole)
+// gets no bitmaps — they were made a quarter of its size and kept for the Scanner's life, never
+// read — and its records are the careful scan's; a 1 MiB chunk (a JSONL store's) still gets them.
+func TestHugeChunkMakesNoIndex(t *testing.T) {
+	rec := `{"message":{"parts":[{"functionCall":{"id":"c1","name":"mcp__a__b.c"}}]},"t":"x\"y"}` + "\n"
+	for _, tc := range []struct {
+		size  int
+		index bool
+	}{{1 << 20, true}, {maxIndexChunk + 4096, false}} {
+		in := []byte(strings.Repeat(rec, tc.size/len(rec)+1)[:tc.size])
+		in = in[:strings.LastIndexByte(string(in), '\n')+1]
+		s := New(prefilterPatterns, Lines, func(*Record) error { return nil })
+		_, err := s.Write(in)
+		require.NoError(t, err)
+		words := cap(s.ix.q)
+		require.NoError(t, s.Close())
+		got := scanAllWith(t, prefilterPatterns, Lines, in, 0, nil)
+		if hasAVX2 {
+			require.Equal(t, tc.index, words > 0, "%d-byte chunk: bitmaps made (%d words)", len(in), words)
+		}
+		require.Equal(t, scanCareful(t, in, 0), got, "%d-byte chunk", len(in))
+	}
+}
