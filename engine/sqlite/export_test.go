@@ -37,3 +37,11 @@ func SetBackupChunk(n int) func() {
 	backupChunk = n
 	return func() { backupChunk = old }
 }
+
+// SetLockWaitHook sets the hook rollBackHotJournal runs when its first read found the database
+// locked, before the read that waits; it returns a function restoring the previous one.
+func SetLockWaitHook(f func()) func() {
+	old := lockWaitHook
+	lockWaitHook = f
+	return func() { lockWaitHook = old }
+}

@@ -61,50 +61,79 @@ func HotJournal(path string) (string, bool) {
 	return j, bytes.Equal(head, journalMagic)
 }
 
+// lockWaitHook, when set (tests only), runs when rollBackHotJournal's first read found the
+// database locked by another connection, before the read that waits for it.
+var lockWaitHook func()
+
 // rollBackHotJournal rolls back the hot journal of the database at path (the file pin names;
 // zero: not known, openDB), if it has one, with a read-write connection: SQLite takes the
 // database's locks (waiting up to busy for a live writer), replays the journal's original pages
 // and deletes it — the database is then exactly as it was before the crashed transaction. It
 // reports whether a journal was rolled back; when one is still there afterwards (a live writer
-// holds its lock) it returns an error.
+// holds its lock) it returns an error. When another connection held the lock at first, the
+// journal was that live writer's: a journal gone after the wait was deleted by its writer and is
+// not reported as rolled back.
 func rollBackHotJournal(ctx context.Context, path string, busy time.Duration, pin store.FileID) (bool, error) {
 	j, hot := HotJournal(path)
 	if !hot {
 		return false, nil
 	}
-	db, err := openDB(path, modeRW, busy, pin)
-	if err != nil {
-		return false, err
+	// The first read under a SHARED lock finds the journal hot and rolls it back (it needs the
+	// EXCLUSIVE lock). It is tried once without waiting: a connection that had to wait for
+	// another's lock may find the journal gone because that live writer committed (or rolled
+	// back) meanwhile, and then nothing was rolled back here — claiming so would report a crash
+	// that never happened ("rolled back the hot journal a crashed writer left" after a live
+	// agent's commit).
+	err := readUnderLock(ctx, path, 0, pin)
+	waited := isBusy(err)
+	if waited {
+		if lockWaitHook != nil {
+			lockWaitHook()
+		}
+		err = readUnderLock(ctx, path, busy, pin)
 	}
-	defer db.Close()
-	conn, err := db.Connx(ctx)
 	if isBusy(err) {
 		// A live writer that spilled its cache has a journal with the magic too, and holds
 		// the lock: in use, not crashed (review3).
 		return false, inUse(path, busy)
 	} else if err != nil {
-		return false, fmt.Errorf("roll back the hot journal of %s: %w", path, err)
+		return false, err
 	}
-	defer conn.Close()
-	// The first read under a SHARED lock finds the journal hot and rolls it back (it needs the
-	// EXCLUSIVE lock, so a live writer makes it wait for the busy timeout).
-	var n int
-	if err := conn.GetContext(ctx, &n, "SELECT count(*) FROM sqlite_schema"); err != nil {
-		if isBusy(err) {
-			return false, inUse(path, busy)
-		}
-		return false, fmt.Errorf("roll back the hot journal of %s: %w", path, err)
-	}
-	conn.Close()
-	db.Close()
-	if _, still := HotJournal(path); still {
+	_, still := HotJournal(path)
+	switch {
+	case still:
 		// The read succeeded, so SQLite found no hot journal: a rollback that could not
 		// delete the journal fails the read (SQLITE_IOERR_DELETE). A journal with the magic
 		// there now is a live writer's, begun (or still held) while we looked: in use
 		// (torture writer-inserts-during-sqlite-fix, rollback-journal trials).
 		return false, &store.InUseError{Path: path, Reason: fmt.Sprintf("another connection is writing it (%s is a live writer's journal: SQLite read on without rolling it back)", j)}
+	case waited:
+		// Another connection held the lock when the journal was seen: the journal was that
+		// live writer's, and it deleted it when it committed or rolled back while we waited.
+		return false, nil
 	}
 	return true, nil
+}
+
+// readUnderLock opens the database at path read-write (waiting up to busy for another
+// connection's lock) and reads its schema's row count: the read that rolls a hot journal back.
+// A busy error is returned as it is (isBusy), others name the database.
+func readUnderLock(ctx context.Context, path string, busy time.Duration, pin store.FileID) error {
+	db, err := openDB(path, modeRW, busy, pin)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Connx(ctx)
+	if err == nil {
+		defer conn.Close()
+		var n int
+		err = conn.GetContext(ctx, &n, "SELECT count(*) FROM sqlite_schema")
+	}
+	if err != nil && !isBusy(err) {
+		return fmt.Errorf("roll back the hot journal of %s: %w", path, err)
+	}
+	return err
 }
 
 // hotJournalErr turns err from a read-only open of path into a *HotJournalError when the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -131,4 +132,48 @@ func TestLiveJournalDuringRollBackIsInUse(t *testing.T) {
 	assert.Contains(t, err.Error(), "another connection is writing it")
 	_, hot = sqlite.HotJournal(p)
 	assert.True(t, hot, "the live writer's journal is left alone")
+}
+
+// TestWriterCommittingDuringRollBackIsNoCrash: fix --apply sees a journal with the hot-journal
+// magic while a live writer is committing (it holds the database's lock: it spilled its cache),
+// waits for the lock, and finds the journal gone — the writer deleted it when it committed.
+// Nothing was rolled back, so the scan must not say "rolled back the hot journal a crashed writer
+// left". Before: it did (the read that waited could not tell the writer's commit from its own
+// rollback).
+func TestWriterCommittingDuringRollBackIsNoCrash(t *testing.T) {
+	ctx := context.Background()
+	p := buildJournalDB(t, "opencode.db", opencodeReal)
+	db, err := sqlx.Open("sqlite3", "file:"+p)
+	require.NoError(t, err)
+	defer db.Close()
+	conn, err := db.Connx(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	for _, q := range []string{"PRAGMA cache_size=1", "BEGIN", "CREATE TABLE junk(x)",
+		"WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<4000) INSERT INTO junk SELECT randomblob(500) FROM c"} {
+		_, err := conn.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	_, hot := sqlite.HotJournal(p)
+	require.True(t, hot, "the writer's spilled journal carries the magic")
+
+	committed := false
+	defer sqlite.SetLockWaitHook(func() {
+		_, err := conn.ExecContext(ctx, "COMMIT")
+		require.NoError(t, err)
+		committed = true
+	})()
+	st, err := sqlite.Detect(ctx, p, all.SQLiteOptions(sqlite.Options{BusyTimeout: 10 * time.Second, RollBack: true}))
+	require.NoError(t, err)
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	assert.True(t, committed, "the first read found the writer's lock")
+	for _, pr := range snap.Problems {
+		assert.NotContains(t, pr.Reason, "rolled back the hot journal", "a commit is no crash")
+	}
+	_, err = os.Stat(p + "-journal")
+	assert.True(t, os.IsNotExist(err), "the writer deleted its journal: %v", err)
+	var n int
+	require.NoError(t, conn.GetContext(ctx, &n, "SELECT count(*) FROM junk"))
+	assert.Equal(t, 4000, n, "the writer's commit stands")
 }
