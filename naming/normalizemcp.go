@@ -3,6 +3,7 @@ package naming
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/store"
@@ -30,12 +31,24 @@ func (NormalizeMcp) AppendDecisions(out []Decision, snap *store.Snapshot, pol Po
 	pol.Index = normalizeIndex(pol.Index, snap)
 	out = slices.Grow(out, len(snap.Sites))
 	// A store repeats the same few names: classify each distinct name once (the result, New
-	// included, is shared by its sites).
+	// included, is shared by its sites), found by the name's string (memo) before its bytes.
 	cache := map[string]Decision{}
+	var memo [memoSlots]struct {
+		name string
+		d    Decision
+	}
 	for i := range snap.Sites {
 		site := &snap.Sites[i]
 		if site.Units == nil {
+			m := &memo[memoSlot(site.Name)]
+			if sameString(m.name, site.Name) {
+				d := m.d
+				d.Site = site
+				out = append(out, ReadOnlyGuard(d))
+				continue
+			}
 			if d, ok := cache[site.Name]; ok {
+				m.name, m.d = site.Name, d
 				d.Site = site
 				out = append(out, ReadOnlyGuard(d))
 				continue
@@ -50,6 +63,8 @@ func (NormalizeMcp) AppendDecisions(out []Decision, snap *store.Snapshot, pol Po
 		d := normalizeDecision(site, c, pol)
 		if site.Units == nil {
 			cache[site.Name] = d
+			m := &memo[memoSlot(site.Name)]
+			m.name, m.d = site.Name, d
 		}
 		out = append(out, ReadOnlyGuard(d))
 	}
@@ -61,11 +76,18 @@ func (NormalizeMcp) AppendDecisions(out []Decision, snap *store.Snapshot, pol Po
 func normalizeIndex(ix *mcpname.Index, snap *store.Snapshot) *mcpname.Index {
 	var dotted []string
 	seen := map[string]bool{} // each distinct name is looked at once (a store repeats a few)
+	var memo [memoSlots]string
 	for i := range snap.Sites {
 		site := &snap.Sites[i]
-		if site.Units != nil || seen[site.Name] {
+		if site.Units != nil {
 			continue
 		}
+		m := &memo[memoSlot(site.Name)]
+		if sameString(*m, site.Name) || seen[site.Name] {
+			*m = site.Name
+			continue
+		}
+		*m = site.Name
 		seen[site.Name] = true
 		if mcpname.HasPrefix(site.Name) && !mcpname.IsProviderSafe(site.Name) && !mcpname.IsTruncationShape(site.Name) {
 			dotted = append(dotted, site.Name)
@@ -115,4 +137,24 @@ func normalizeDecision(site *store.Site, c mcpname.Classification, pol Policy) D
 		}
 	}
 	return d
+}
+
+// memoSlots is the size of the memos that find a name seen before by its string header, ahead
+// of a map lookup that hashes and compares its bytes: a store's scan gives the sites of one
+// distinct name one shared string (engine/jsonl interns them), so on a dense session (1.17
+// million sites, a few dozen names per batch) nearly every site is found without hashing.
+const memoSlots = 64
+
+// memoSlot is the memo slot of s: from the address of its bytes (equal strings made apart fall
+// in different slots and are found in the map instead).
+func memoSlot(s string) int {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return int((p>>3)^(p>>9)) & (memoSlots - 1)
+}
+
+// sameString reports whether a and b are one non-empty string: the same length and the same
+// bytes in memory (then equal). false says nothing: equal strings made apart, or "" (an
+// empty memo slot holds "", so an empty name is always looked up in the map).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.StringData(a) == unsafe.StringData(b)
 }

@@ -1,6 +1,8 @@
 package naming
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,4 +31,45 @@ func TestNormalizeMcpIsShared(t *testing.T) {
 	ds = n.Decide(snap, Policy{KeepTruncated: true})
 	assert.Equal(t, ActKeep, ds[2].Action)
 	assert.Equal(t, ActRewrite, ds[0].Action)
+}
+
+// The memos that find a name by its string give the decisions the map lookups give: sites
+// sharing one string per name (as engine/jsonl's scan makes them), more distinct names than
+// memo slots, equal names made apart, empty names and read-only sites, compared with the same
+// store whose every name is its own string (the memos never match: the maps decide).
+func TestNormalizeMcpMemoSameAsMaps(t *testing.T) {
+	names := []string{"", "mcp__srv__tool.x", "mcp__srv__tool_y", "mcp__com.example.enterprise-___documents_by_semantic_similarity",
+		"mcp__lit__literature.search_pubmed", "mcp__lit__literature_search_pubmed", "mcp__srv__tool_x_03uldg8"}
+	for i := range 3 * memoSlots {
+		names = append(names, fmt.Sprintf("mcp__s%d__t.%d", i%7, i), fmt.Sprintf("mcp__s%d__t_%d", i%5, i))
+	}
+	var shared []store.Site
+	for i := range 20 * len(names) {
+		name := names[(i*7+i/len(names))%len(names)]
+		if i%11 == 0 {
+			name = strings.Clone(name) // equal to a shared one, made apart
+		}
+		shared = append(shared, store.Site{Name: name, ReadOnly: i%13 == 0})
+	}
+	apart := make([]store.Site, len(shared))
+	for i, s := range shared {
+		s.Name = strings.Clone(s.Name)
+		apart[i] = s
+	}
+	for _, pol := range []Policy{{}, {KeepTruncated: true}} {
+		got := NormalizeMcp{}.Decide(&store.Snapshot{Sites: shared}, pol)
+		want := NormalizeMcp{}.Decide(&store.Snapshot{Sites: apart}, pol)
+		require.Len(t, got, len(want))
+		rewrites := 0
+		for i := range got {
+			require.Same(t, &shared[i], got[i].Site)
+			g, w := got[i], want[i]
+			g.Site, w.Site = nil, nil
+			require.Equal(t, w, g, "site %d (%q)", i, shared[i].Name)
+			if g.Action == ActRewrite {
+				rewrites++
+			}
+		}
+		assert.Greater(t, rewrites, len(got)/4, "dotted names are rewritten")
+	}
 }

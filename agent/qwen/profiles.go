@@ -128,7 +128,7 @@ func (st *stream) flushPart(b *jsonl.Builder) {
 // functionCall.args.name of a call whose name is "tool_call" (Qwen Code 0.2x deferred MCP
 // tools).
 func emitPart(b *jsonl.Builder, g *partGroup) {
-	callID := jsonl.String(g.fields[fcID])
+	callID := b.Text(g.fields[fcID])
 	if c := g.fields[fcName]; c != nil {
 		kind, field := g.kind, ""
 		if kind != store.SiteCall {
@@ -157,7 +157,7 @@ func emitPart(b *jsonl.Builder, g *partGroup) {
 			field = "response"
 		}
 		if s, ok := b.Site(c, kind, field); ok {
-			s.CallID = jsonl.String(g.fields[frID])
+			s.CallID = b.Text(g.fields[frID])
 			b.Add(s)
 		}
 	}
@@ -201,7 +201,7 @@ var Session = func() *jsonl.Profile {
 					st.flushPart(b)
 					if name := st.pending[0]; name != nil {
 						if s, ok := b.Site(name, store.SiteTelemetry, ""); ok {
-							s.Server, s.CallID = jsonl.String(st.pending[1]), jsonl.String(st.pending[2])
+							s.Server, s.CallID = b.Text(st.pending[1]), b.Text(st.pending[2])
 							b.Add(s)
 						}
 					}

@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"bytes"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -67,5 +69,57 @@ func BenchmarkClassify(b *testing.B) {
 				_, _, nls = c.f(in, nls[:0])
 			}
 		})
+	}
+}
+
+// BenchmarkScanDense is the whole-record lexer alone on make bench's dense Qwen corpus (every
+// record holds names), with Qwen Code's session patterns: the first 64 MiB of the files under
+// SESSIONFIX_BENCH_CORPUS (`sessionfix-bench -generate DIR -corpus qwen-dense`), in 1 MiB
+// chunks cut at line ends as engine/jsonl writes them. Skipped without the variable.
+func BenchmarkScanDense(b *testing.B) {
+	dir := os.Getenv("SESSIONFIX_BENCH_CORPUS")
+	if dir == "" {
+		b.Skip("SESSIONFIX_BENCH_CORPUS not set")
+	}
+	var in []byte
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") && len(in) < 64<<20 {
+			data, rerr := os.ReadFile(p)
+			if rerr != nil {
+				return rerr
+			}
+			in = append(in, data...)
+		}
+		return err
+	})
+	var pats []string
+	for _, pre := range []string{"message", "systemPayload.compressedHistory[*]", "systemPayload.history[*]"} {
+		for _, f := range []string{"functionCall.name", "functionCall.id", "functionCall.args.name", "functionResponse.name", "functionResponse.id"} {
+			pats = append(pats, pre+".parts[*]."+f)
+		}
+	}
+	pats = append(pats, "systemPayload.uiEvent.function_name", "systemPayload.uiEvent.mcp_server_name", "systemPayload.uiEvent.call_id")
+	pat := MustCompile(pats...)
+	b.SetBytes(int64(len(in)))
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		s := New(pat, Lines, func(r *Record) error { return nil })
+		s.SetCaptureFunc(func(*Capture) { n++ })
+		if err := s.SetPrefilter(`"function`, `"uiEvent"`); err != nil {
+			b.Fatal(err)
+		}
+		for off := 0; off < len(in); {
+			end := min(len(in), off+1<<20)
+			if end < len(in) {
+				end = off + bytes.LastIndexByte(in[off:end], '\n') + 1
+			}
+			_, _ = s.Write(in[off:end])
+			off = end
+		}
+		_ = s.Close()
+		if n == 0 {
+			b.Fatal("no captures")
+		}
 	}
 }

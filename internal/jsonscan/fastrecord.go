@@ -189,9 +189,21 @@ func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
 	var j int
 	if want {
 		k := -1
-		if s.fx != nil {
-			if e, good := s.fx.stringEnd(start, len(line)); good {
-				k = e - 1
+		if x := s.fx; x != nil {
+			// x.stringEnd(start, len(line)), its common case written out as in
+			// skipStringLenient (one call less for every key of a record)
+			p := x.at + start
+			w := p >> 6
+			if uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
+				sh := uint(p) & 63
+				if m := x.q[w] >> sh; m != 0 {
+					t := bits.TrailingZeros64(m)
+					if (x.b[w]>>sh)&(1<<t-1) == 0 && start+t < len(line) {
+						k = start + t
+					}
+				} else if e, good := x.stringEndFar(p, w, len(line)); good {
+					k = e - 1
+				}
 			}
 		}
 		if k < 0 {

@@ -94,11 +94,15 @@ type Patterns struct {
 }
 
 type node struct {
-	label    string // the key of the edge leading here ("" for [*], * and the root)
-	keys     map[string]*node
-	lits     []*node  // the same children as keys, for a fast linear lookup
-	labels   []string // labels[i] is lits[i].label: compared without loading each child node
-	wants    bool     // wantsKeys, kept up to date by add (read for every member of a record)
+	label  string // the key of the edge leading here ("" for [*], * and the root)
+	keys   map[string]*node
+	lits   []*node  // the same children as keys, for a fast linear lookup
+	labels []string // labels[i] is lits[i].label: compared without loading each child node
+	wants  bool     // wantsKeys, kept up to date by add (read for every member of a record)
+	// lens has bit min(len(k), 63) set for every literal key k of keys: a member key of a
+	// length no literal key has is none of them, found with one bit test (most keys of a
+	// record are not followed, and their lengths rarely match).
+	lens     uint64
 	anyElem  *node
 	anyKey   *node
 	capture  int // pattern id capturing a string value here, or -1
@@ -167,6 +171,7 @@ func (p *Patterns) add(id int, pat string) error {
 				n.keys[s] = c
 				n.lits = append(n.lits, c)
 				n.labels = append(n.labels, s)
+				n.lens |= 1 << min(len(s), 63)
 				n.wants = true
 			}
 			n = c
@@ -208,6 +213,9 @@ func splitPattern(pat string) ([]string, error) {
 func (n *node) childKey(key []byte) *node {
 	if n == nil {
 		return nil
+	}
+	if n.lens&(1<<min(len(key), 63)) == 0 {
+		return n.anyKey // no literal key is that long
 	}
 	if len(n.labels) <= 8 {
 		for k, l := range n.labels {
