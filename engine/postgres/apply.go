@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"crypto/md5"
 	"database/sql"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,12 +58,6 @@ func backupDDL() []string {
 	PRIMARY KEY (run_id, id)
 )`,
 	}
-}
-
-// md5Hex is PostgreSQL's md5(text) of b.
-func md5Hex(b []byte) string {
-	h := md5.Sum(b)
-	return hex.EncodeToString(h[:])
 }
 
 // rowEdits are the edits of one row.
@@ -348,9 +340,8 @@ type cand struct {
 	group  string
 	rel    uint32     // the table (a partition of a partitioned table) and place of the locked
 	tid    pgtype.TID // version: the UPDATE's target
-	old    []byte
-	nv     []byte
-	reason *skipList // why it is not written (nil: it may be)
+	nv     []byte     // the new text
+	reason *skipList  // why it is not written (nil: it may be)
 }
 
 // The writer's round trips (pgconn.Batch, wire.go: the statements of one step sent together, one Sync):
@@ -786,7 +777,7 @@ func (w *writer) check(ctx context.Context, lb *lockedBatch, order []*tableRead,
 						sk.tokenErr = err
 					}
 				} else {
-					c.old, c.nv = cur.val, nv
+					c.nv = nv
 				}
 			}
 			if c.reason != nil {
@@ -812,35 +803,43 @@ func (w *writer) check(ctx context.Context, lb *lockedBatch, order []*tableRead,
 // sessionfix_backup (run id, table, key column and value, column, old text, MD5 of the old and
 // the new text, the transaction's xid) and the new text into the row, found by where the lock
 // found it (tableoid and ctid: the row is locked, so it is still there; a ctid alone repeats
-// across the partitions of a partitioned table). It returns how many rows each part
+// across the partitions of a partitioned table). The backup's old text is copied from the locked
+// row by the server (every sub-statement sees the rows as they were before the statement), and
+// both MD5s are the server's md5() of the texts as it stores them (what undo and the verify pass
+// compare with): only the new texts cross the wire (the old ones came back with the lock), and
+// the client computes no hash. It returns how many rows each part
 // wrote, the xid (the xmin of the rows written), the range of the backup rows' ids and where
 // the rows' new versions are; when the rows written or backed up are not the rows locked, the
 // statement fails (a cast of its message to int, in a subquery: CASE cannot keep the planner
 // from folding a constant branch), so the COMMIT after it in the step is not run.
 func (a *applier) queueWrite(ctx context.Context, w *writer, b *pgconn.Batch, tr *tableRead, cs []*cand) error {
-	keys, olds, news := make([]string, len(cs)), make([][]byte, len(cs)), make([][]byte, len(cs))
-	oldHash, newHash := make([]string, len(cs)), make([]string, len(cs))
+	keys, news := make([]string, len(cs)), make([][]byte, len(cs))
 	for i, c := range cs {
-		keys[i], olds[i], news[i] = c.r.key, c.old, c.nv
-		oldHash[i], newHash[i] = md5Hex(c.old), md5Hex(c.nv)
+		keys[i], news[i] = c.r.key, c.nv
 	}
 	rels := binArray(oidOID, len(cs), 4*len(cs), func(b []byte, i int) []byte { return binary.BigEndian.AppendUint32(b, cs[i].rel) })
 	tids := binArray(oidTID, len(cs), 6*len(cs), func(b []byte, i int) []byte { return tidBytes(b, cs[i].tid) })
-	q := fmt.Sprintf(`WITH u AS (SELECT * FROM unnest($1::oid[], $2::tid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(r, c, k, o, v, oh, nh)),
-b AS (INSERT INTO %s (run_id, table_name, key_column, key_value, column_name, old_text, old_hash, new_hash, new_xmin)
- SELECT $8, $9, $10, u.k, $11, u.o, u.oh, u.nh, txid_current() %% 4294967296 FROM u RETURNING id),
-w AS (UPDATE %s AS t SET %s = u.v::%s FROM u WHERE t.ctid = u.c AND t.tableoid = u.r RETURNING t.ctid)
+	// The new text as the column will give it back: a bpchar value loses its trailing spaces.
+	newText := "u.v"
+	if tr.col.base == "bpchar" {
+		newText = "u.v::bpchar::text"
+	}
+	q := fmt.Sprintf(`WITH u AS (SELECT * FROM unnest($1::oid[], $2::tid[], $3::text[], $4::text[]) AS u(r, c, k, v)),
+b AS (INSERT INTO %[1]s (run_id, table_name, key_column, key_value, column_name, old_text, old_hash, new_hash, new_xmin)
+ SELECT $5, $6, $7, u.k, $8, t.%[3]s::text, md5(t.%[3]s::text), md5(%[5]s), txid_current() %% 4294967296
+ FROM u JOIN %[2]s AS t ON t.ctid = u.c AND t.tableoid = u.r RETURNING id),
+w AS (UPDATE %[2]s AS t SET %[3]s = u.v::%[4]s FROM u WHERE t.ctid = u.c AND t.tableoid = u.r RETURNING t.ctid)
 SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM b), (SELECT min(id) FROM b), (SELECT max(id) FROM b),
  txid_current() %% 4294967296, (SELECT array_agg(ctid) FROM w),
- CASE WHEN (SELECT count(*) FROM w) = $12 AND (SELECT count(*) FROM b) = $12 THEN 0
-  ELSE (SELECT 'sessionfix: ' || count(*) || ' rows written for the ' || $12 || ' rows locked' FROM w)::int END`,
-		ident(BackupTable), ident(tr.tb.name), ident(tr.col.name), ident(tr.col.base))
-	sd, err := w.prepared(ctx, q, []uint32{oidOIDArray, oidTIDArray, oidTextArray, oidTextArray, oidTextArray, oidTextArray, oidTextArray,
+ CASE WHEN (SELECT count(*) FROM w) = $9 AND (SELECT count(*) FROM b) = $9 THEN 0
+  ELSE (SELECT 'sessionfix: ' || count(*) || ' rows written for the ' || $9 || ' rows locked' FROM w)::int END`,
+		ident(BackupTable), ident(tr.tb.name), ident(tr.col.name), ident(tr.col.base), newText)
+	sd, err := w.prepared(ctx, q, []uint32{oidOIDArray, oidTIDArray, oidTextArray, oidTextArray,
 		oidText, oidText, oidText, oidText, oidInt8})
 	if err != nil {
 		return err
 	}
-	b.ExecStatement(sd, [][]byte{rels, tids, textArray(keys), textArray(olds), textArray(news), textArray(oldHash), textArray(newHash),
+	b.ExecStatement(sd, [][]byte{rels, tids, textArray(keys), textArray(news),
 		[]byte(a.info.RunID), []byte(tr.tb.name), []byte(tr.key.name), []byte(tr.col.name), int8Bytes(int64(len(cs)))}, binaryFormat, binaryFormat)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -740,4 +741,51 @@ CREATE INDEX sessionfix_backup_run ON sessionfix_backup (run_id, id);`)
 			assert.Equal(t, "0", pgtest.Query(t, u, `SELECT count(*) FROM sessionfix_backup WHERE restored_at IS NULL`), "every backup row marked restored")
 		})
 	}
+}
+
+// TestLatin1DatabaseUndo: in a database whose encoding is not UTF-8 (LATIN1, non-ASCII text
+// in the rows), the backup's old text is the row's text as the server had it, both hashes are
+// the server's md5() of the texts as stored (what undo and the verify pass compare with), and
+// undo gives every byte back.
+func TestLatin1DatabaseUndo(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", srv.WithPassword(srv.URL))
+	require.NoError(t, err)
+	defer admin.Close()
+	name := fmt.Sprintf("sf_latin1_%d", time.Now().UnixNano())
+	_, err = admin.Exec("CREATE DATABASE " + name + " ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
+	pu, err := url.Parse(srv.WithPassword(srv.URL))
+	require.NoError(t, err)
+	pu.Path = "/" + name
+	u := pu.String()
+	execSQL(t, u, `CREATE TABLE chat (id text PRIMARY KEY, chat json);
+INSERT INTO chat VALUES ('c1', '{"title": "Café ü", "messages": [{"output": [{"type": "function_call", "name": "a.b", "call_id": "x"}]}]}'),
+ ('c2', '{"title": "plain", "messages": [{"output": [{"type": "function_call", "name": "c.d", "call_id": "y"}]}]}');`)
+	before := values(t, u, "chat", "chat")
+	require.Contains(t, before["c1"], "Café ü")
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	edits := planEdits(snap)
+	require.Len(t, edits, 2)
+	ch, err := st.Apply(ctx, snap, edits, applyOpts(t, "run-l1"))
+	require.NoError(t, err)
+	after := values(t, u, "chat", "chat")
+	assert.Equal(t, strings.Replace(before["c1"], `"a.b"`, `"a_b"`, 1), after["c1"])
+	assert.Equal(t, strings.Replace(before["c2"], `"c.d"`, `"c_d"`, 1), after["c2"])
+
+	// The hashes are those of the stored texts (md5 of LATIN1 bytes for c1, not of UTF-8 ones).
+	db, err := sql.Open("pgx", u)
+	require.NoError(t, err)
+	defer db.Close()
+	var bad int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM sessionfix_backup b JOIN chat c ON c.id = b.key_value
+ WHERE b.run_id = 'run-l1/0001-db' AND (b.new_hash <> md5(c.chat::text) OR b.old_hash <> md5(b.old_text))`).Scan(&bad))
+	assert.Zero(t, bad)
+
+	require.NoError(t, Open(u, Options{}).Restore(ctx, ch, false))
+	assert.Equal(t, before, values(t, u, "chat", "chat"), "undo gives every byte back")
 }

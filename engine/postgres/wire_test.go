@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"crypto/md5"
 	"encoding/binary"
+	"encoding/hex"
 	"strconv"
 	"testing"
 
@@ -86,4 +88,10 @@ func TestWireArrays(t *testing.T) {
 	_, err = nextResult(br)
 	assert.ErrorContains(t, err, "division by zero")
 	require.Error(t, br.Close())
+}
+
+// md5Hex is PostgreSQL's md5(text) of b.
+func md5Hex(b []byte) string {
+	h := md5.Sum(b)
+	return hex.EncodeToString(h[:])
 }
