@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -67,6 +68,9 @@ type Builder struct {
 		path jsonscan.Path
 		text string
 	}
+	// recent holds the tokens internRaw returned last, direct-mapped by rawSlot: found with a
+	// cheap hash and one comparison instead of the map's hash of the whole token.
+	recent [64]token
 	// arena holds the bytes of the strings Text returned, in chunks of arenaChunk that are
 	// only ever appended to (a string made from it never changes).
 	arena []byte
@@ -153,7 +157,12 @@ func (b *Builder) intern(s string) string {
 // internRaw returns raw's token shared by every equal token of this file (read only): a copy
 // of raw and, when raw is a string token (quotes included) without a backslash, its name.
 func (b *Builder) internRaw(raw []byte) token {
+	e := &b.recent[rawSlot(raw)]
+	if len(raw) > 0 && bytes.Equal(e.raw, raw) {
+		return *e
+	}
 	if t, ok := b.raws[string(raw)]; ok {
+		*e = t
 		return t
 	}
 	t := token{raw: append([]byte(nil), raw...)}
@@ -166,7 +175,24 @@ func (b *Builder) internRaw(raw []byte) token {
 	if len(b.raws) < maxInterned {
 		b.raws[string(t.raw)] = t
 	}
+	*e = t
 	return t
+}
+
+// rawSlot is raw's slot in Builder.recent: from its length and its last 8 bytes (names of a
+// file share their first bytes, "mcp__server__", and differ in their last).
+func rawSlot(raw []byte) int {
+	h := uint64(len(raw))
+	if n := len(raw); n >= 8 {
+		h ^= binary.LittleEndian.Uint64(raw[n-8:])
+	} else {
+		for _, c := range raw {
+			h = h<<8 | uint64(c)
+		}
+	}
+	h ^= h >> 29
+	h *= 0x9e3779b97f4a7c15
+	return int(h >> 58) // 64 slots
 }
 
 // maxProblemsPerKind caps how many problems of one reason a file reports one by one.

@@ -58,3 +58,33 @@ func TestTextStringsStay(t *testing.T) {
 	})
 	assert.Less(t, allocs, 0.5, "a plain value is copied into the arena, not allocated")
 }
+
+// internRaw's recent-token slots answer as the map does: tokens that share their length and
+// last bytes (one slot), equal tokens in other buffers (one shared copy), escaped and short
+// ones, in an order that makes them evict each other.
+func TestInternRawRecentSlots(t *testing.T) {
+	b := &Builder{}
+	var toks []string
+	for i := range 300 {
+		toks = append(toks, fmt.Sprintf(`"mcp__s%03d__get_data"`, i)) // same length, same last 8 bytes
+	}
+	toks = append(toks, `"a"`, `"b"`, `""`, `"x\"y"`, `"mcp__a__b.c"`, `"é"`)
+	first := map[string]token{}
+	for round := range 3 {
+		for i := range toks {
+			tok := toks[(i*7+round)%len(toks)]
+			got := b.internRaw([]byte(tok)) // a fresh buffer each time
+			require.Equal(t, tok, string(got.raw))
+			plain := !strings.Contains(tok, `\`)
+			require.Equal(t, plain, got.plain, tok)
+			if plain {
+				require.Equal(t, tok[1:len(tok)-1], got.name)
+			}
+			if f, ok := first[tok]; ok {
+				require.Same(t, &f.raw[0], &got.raw[0], "equal tokens share one copy: %s", tok)
+			} else {
+				first[tok] = got
+			}
+		}
+	}
+}

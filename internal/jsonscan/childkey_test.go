@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,4 +54,33 @@ func TestChildKeyLengthFilter(t *testing.T) {
 			require.Equal(t, wantFound, found, "every literal key is found")
 		}
 	}
+}
+
+// A closed Scanner's newline list goes to the next Scanner (freeNLs), which reads its own
+// chunk's lines from it: records of a scan after one of a thousand short lines are those of
+// the careful byte loop (which keeps no newline list).
+func TestNewlineListReused(t *testing.T) {
+	p := MustCompile("message.parts[*].functionCall.name")
+	short := []byte(strings.Repeat(`{"a":1}`+"\n", 1000))
+	scanAll(t, p, Lines, short, 0) // closed: its list is kept
+	var in []byte
+	for i := range 40 {
+		in = fmt.Appendf(in, `{"pad":"%s","message":{"parts":[{"functionCall":{"name":"mcp__s__t.%d"}}]}}`+"\n", strings.Repeat("x", i*37), i)
+	}
+	for _, chunk := range []int{0, 700, 4096} {
+		got := scanAll(t, p, Lines, in, chunk)
+		want := scanAllWith(t, p, Lines, in, chunk, func(s *Scanner) { s.SetCareful(true) })
+		require.Len(t, got, 40)
+		require.Equal(t, want, got, "chunk %d", chunk)
+	}
+	for range 2 * freeNLs.Max {
+		freeNLs.Get(0) // empty the free list: it then holds only s's list
+	}
+	s := New(p, Lines, nil)
+	_, _ = s.Write(short)
+	require.NoError(t, s.Close())
+	s2 := New(p, Lines, nil)
+	_, _ = s2.Write(in[:10])
+	require.GreaterOrEqual(t, cap(s2.nls), 1000, "the list of the Scanner closed before")
+	require.NoError(t, s2.Close())
 }

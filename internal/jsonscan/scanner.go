@@ -303,6 +303,9 @@ func (s *Scanner) write(p []byte) (int, error) {
 // control byte but '\n', see classify), and the UTF-8 check where it may need one.
 func (s *Scanner) classifyChunk(p []byte) {
 	high, ctl := true, true
+	if s.nls == nil {
+		s.nls = freeNLs.Get(0)
+	}
 	s.nls, s.nlCur, s.nlAt = s.nls[:0], 0, -1
 	s.ix.ok = false
 	if !s.careful {
@@ -1017,7 +1020,13 @@ func (s *Scanner) Close() error {
 		return s.err
 	}
 	s.closed = true
-	defer s.ix.release()
+	defer func() {
+		s.ix.release()
+		if cap(s.nls) <= maxKeptNLs {
+			freeNLs.Put(s.nls)
+		}
+		s.nls = nil
+	}()
 	if s.err != nil {
 		return s.err
 	}

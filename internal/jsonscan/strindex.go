@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"math/bits"
 	"sync"
+
+	"github.com/sessionfix/sessionfix/internal/freelist"
 )
 
 // The string index: where a string ends, found in bitmaps instead of byte by byte.
@@ -34,6 +36,14 @@ const maxIndexChunk = 4 << 20
 // indexBufs holds the bitmaps of closed Scanners (*[2][]uint64: q and b) for the next one: a
 // store scan makes a Scanner per file, and a 1 MiB chunk's bitmaps are 256 KiB.
 var indexBufs sync.Pool
+
+// freeNLs holds the newline lists (Scanner.nls) of closed Scanners for the next one, as
+// indexBufs the bitmaps: each Scanner otherwise grew its own to a chunk's lines (a store scan
+// makes one per file: 10 MB allocated a scan of the dense bench corpus). Lists longer than
+// maxKeptNLs are left to the collector.
+var freeNLs = freelist.List[int]{Max: 4}
+
+const maxKeptNLs = 1 << 16
 
 // size makes q and b hold the words of an n-byte chunk (contents left to classifyIndex, which
 // writes every word).
