@@ -134,17 +134,15 @@ func emitPart(b *jsonl.Builder, g *partGroup) {
 		if kind != store.SiteCall {
 			field = "call"
 		}
-		if s, ok := b.Site(c, kind, field); ok {
+		if s := b.AddSite(c, kind, field); s != nil {
 			s.CallID = callID
-			b.Add(s)
-			if s.Name == "tool_call" && g.fields[fcArgsName] != nil {
+			if s.Name == "tool_call" && g.fields[fcArgsName] != nil { // (s is valid until the next site)
 				bk, bf := store.SiteBridge, ""
 				if g.kind != store.SiteCall {
 					bk, bf = g.kind, "bridge"
 				}
-				if bs, ok := b.Site(g.fields[fcArgsName], bk, bf); ok {
+				if bs := b.AddSite(g.fields[fcArgsName], bk, bf); bs != nil {
 					bs.CallID = callID
-					b.Add(bs)
 				}
 			}
 		}
@@ -156,9 +154,8 @@ func emitPart(b *jsonl.Builder, g *partGroup) {
 		} else {
 			field = "response"
 		}
-		if s, ok := b.Site(c, kind, field); ok {
+		if s := b.AddSite(c, kind, field); s != nil {
 			s.CallID = b.Text(g.fields[frID])
-			b.Add(s)
 		}
 	}
 }
@@ -200,9 +197,8 @@ var Session = func() *jsonl.Profile {
 				end: func(st *stream, b *jsonl.Builder) {
 					st.flushPart(b)
 					if name := st.pending[0]; name != nil {
-						if s, ok := b.Site(name, store.SiteTelemetry, ""); ok {
+						if s := b.AddSite(name, store.SiteTelemetry, ""); s != nil {
 							s.Server, s.CallID = b.Text(st.pending[1]), b.Text(st.pending[2])
-							b.Add(s)
 						}
 					}
 				},

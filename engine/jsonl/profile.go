@@ -216,23 +216,9 @@ func (b *Builder) Value(c *jsonscan.Capture) (v jsonscan.Value, ok bool) {
 // is reported). Name, Path and Raw are shared with equal values of the same file (read only).
 // The site is not added: see Add.
 func (b *Builder) Site(c *jsonscan.Capture, kind store.SiteKind, field string) (store.Site, bool) {
-	var name string
-	var units []uint16
-	var tok token
-	if !c.TooLong {
-		tok = b.internRaw(c.Raw)
-	}
-	if tok.plain {
-		name = tok.name // no escapes: the bytes are the name
-	} else {
-		v, ok := b.Value(c)
-		if !ok {
-			return store.Site{}, false
-		}
-		name, units = b.intern(v.Str), v.Units
-		if c.TooLong {
-			tok = b.internRaw(c.Raw)
-		}
+	name, units, raw, ok := b.siteName(c)
+	if !ok {
+		return store.Site{}, false
 	}
 	s := store.Site{
 		Loc:   store.Loc{Line: c.Line, Offset: c.Offset},
@@ -240,11 +226,64 @@ func (b *Builder) Site(c *jsonscan.Capture, kind store.SiteKind, field string) (
 		Path:  b.pathText(c.Path),
 		Name:  name,
 		Units: units,
-		Raw:   tok.raw,
+		Raw:   raw,
 		Key:   c.Key,
 		Field: field,
 	}
 	return s, true
+}
+
+// AddSite is Site and Add in one, the site written in place in the snapshot's Sites (a site is
+// 248 bytes: made, returned and appended it was copied three times, for every name of a
+// dense session). It returns the site added, for the caller to complete (CallID, Server, …):
+// the pointer is valid until the next site is added. nil: the value cannot be decoded (a
+// problem is reported) and nothing was added.
+func (b *Builder) AddSite(c *jsonscan.Capture, kind store.SiteKind, field string) *store.Site {
+	name, units, raw, ok := b.siteName(c)
+	if !ok {
+		return nil
+	}
+	sites := b.snap.Sites
+	if len(sites) < cap(sites) {
+		sites = sites[:len(sites)+1]
+	} else {
+		sites = append(sites, store.Site{})
+	}
+	b.snap.Sites = sites
+	s := &sites[len(sites)-1]
+	*s = store.Site{
+		Loc:   store.Loc{Line: c.Line, Offset: c.Offset},
+		Kind:  kind,
+		Path:  b.pathText(c.Path),
+		Name:  name,
+		Units: units,
+		Raw:   raw,
+		Key:   c.Key,
+		Field: field,
+	}
+	return s
+}
+
+// siteName returns the name, UTF-16 units (nil unless needed) and interned raw token of the
+// captured string value c, as Site gives them; ok false: it cannot be decoded (a problem is
+// reported).
+func (b *Builder) siteName(c *jsonscan.Capture) (name string, units []uint16, raw []byte, ok bool) {
+	var tok token
+	if !c.TooLong {
+		tok = b.internRaw(c.Raw)
+	}
+	if tok.plain {
+		return tok.name, nil, tok.raw, true // no escapes: the bytes are the name
+	}
+	v, ok := b.Value(c)
+	if !ok {
+		return "", nil, nil, false
+	}
+	name, units = b.intern(v.Str), v.Units
+	if c.TooLong {
+		tok = b.internRaw(c.Raw)
+	}
+	return name, units, tok.raw, true
 }
 
 // Intern returns s shared by every equal string of this file (for names a profile cuts out

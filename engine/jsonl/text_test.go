@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
+	"github.com/sessionfix/sessionfix/store"
 )
 
 // Builder.Text gives String's string for every token: plain ones copied into the arena, the
@@ -87,4 +88,40 @@ func TestInternRawRecentSlots(t *testing.T) {
 			}
 		}
 	}
+}
+
+// AddSite adds the site Site makes, in place: the same sites and problems as Site then Add for
+// plain, escaped, over-long and undecodable values, what the caller sets through the pointer
+// lands in the snapshot, and a site written over a slot a shortened Sites left behind keeps
+// nothing of it.
+func TestAddSiteIsSiteThenAdd(t *testing.T) {
+	caps := []*jsonscan.Capture{
+		{Raw: []byte(`"mcp__lit__literature.search_pubmed"`), Line: 3, Offset: 100, Path: jsonscan.Path{{Key: "message", Index: -1}, {Index: 2}}},
+		{Raw: []byte(`"mcp__x\u002ey"`), Line: 4, Offset: 200, Key: true},
+		{Raw: []byte(`"bad\q"`), Line: 5, Offset: 300},
+		{Raw: []byte(`"` + strings.Repeat("n", 40) + `"`), Line: 6, Offset: 400, TooLong: true, Len: 42},
+		{Raw: []byte(`"mcp__lit__literature.search_pubmed"`), Line: 7, Offset: 500, Path: jsonscan.Path{{Key: "message", Index: -1}, {Index: 3}}},
+	}
+	one := &Builder{snap: &store.Snapshot{}}
+	two := &Builder{snap: &store.Snapshot{Sites: make([]store.Site, 0, 2)}}
+	for i, c := range caps {
+		if s, ok := one.Site(c, store.SiteCall, "call"); ok {
+			s.CallID = fmt.Sprint("id", i)
+			one.Add(s)
+		}
+		if s := two.AddSite(c, store.SiteCall, "call"); s != nil {
+			s.CallID = fmt.Sprint("id", i)
+		}
+	}
+	require.Len(t, two.snap.Sites, 3, "the undecodable and over-long values add none")
+	assert.Equal(t, one.snap.Sites, two.snap.Sites)
+	assert.Equal(t, one.snap.Problems, two.snap.Problems)
+	assert.Equal(t, "id4", two.snap.Sites[2].CallID)
+
+	two.snap.Sites[2].Server = "stale"
+	two.snap.Sites = two.snap.Sites[:2] // an invalid record's sites dropped
+	s := two.AddSite(caps[0], store.SiteResponse, "")
+	require.NotNil(t, s)
+	assert.Equal(t, store.Site{Loc: store.Loc{Line: 3, Offset: 100}, Kind: store.SiteResponse, Path: "message[2]",
+		Name: "mcp__lit__literature.search_pubmed", Raw: []byte(`"mcp__lit__literature.search_pubmed"`)}, two.snap.Sites[2])
 }
