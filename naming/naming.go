@@ -183,10 +183,15 @@ const ReadOnlyNote = "reported only: this record is never rewritten"
 
 // ReadOnlyGuard turns a rewrite of a read-only site into a keep (ReadOnlyNote).
 func ReadOnlyGuard(d Decision) Decision {
+	guardReadOnly(&d)
+	return d
+}
+
+// guardReadOnly is ReadOnlyGuard in place.
+func guardReadOnly(d *Decision) {
 	if d.Site.ReadOnly && d.Action == ActRewrite {
 		d.Action, d.New, d.Note = ActKeep, "", ReadOnlyNote
 	}
-	return d
 }
 
 // ProviderSafe rewrites only names a provider rejects, with mcpname.Normalize (stores.md §3:

@@ -42,9 +42,11 @@ func (NormalizeMcp) AppendDecisions(out []Decision, snap *store.Snapshot, pol Po
 		if site.Units == nil {
 			m := &memo[memoSlot(site.Name)]
 			if sameString(m.name, site.Name) {
-				d := m.d
+				// (written in place: a Decision is 96 bytes, copied three times otherwise)
+				out = append(out, m.d)
+				d := &out[len(out)-1]
 				d.Site = site
-				out = append(out, ReadOnlyGuard(d))
+				guardReadOnly(d)
 				continue
 			}
 			if d, ok := cache[site.Name]; ok {

@@ -51,6 +51,9 @@ func TestNormalizeMcpMemoSameAsMaps(t *testing.T) {
 		}
 		shared = append(shared, store.Site{Name: name, ReadOnly: i%13 == 0})
 	}
+	for i := range 2000 { // a few names over and over: the memos find nearly all
+		shared = append(shared, store.Site{Name: names[i%7], ReadOnly: i%3 == 0})
+	}
 	apart := make([]store.Site, len(shared))
 	for i, s := range shared {
 		s.Name = strings.Clone(s.Name)

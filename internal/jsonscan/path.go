@@ -219,7 +219,9 @@ func (n *node) childKey(key []byte) *node {
 	}
 	if len(n.labels) <= 8 {
 		for k, l := range n.labels {
-			if string(key) == l {
+			// (labels are never empty; the last bytes first: keys of a label's length differ
+			// there more often than not, "function_args" and "function_name")
+			if len(l) == len(key) && l[len(l)-1] == key[len(key)-1] && string(key) == l {
 				return n.lits[k]
 			}
 		}
