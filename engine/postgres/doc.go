@@ -12,7 +12,8 @@
 // or ~/.pgpass.
 //
 // Reading (Scan, ScanBatches): one REPEATABLE READ, READ ONLY transaction (one snapshot of
-// every table; writers go on), each table read through a cursor in key order, BatchRows rows
+// every table; writers go on), each table read through a cursor in the order its rows are stored
+// (a sequential scan, synchronize_seqscans off), BatchRows rows
 // per fetch (two fetches parsed at once, Parsers, merged in fetch order), each value as the text the server stores (json and text columns: the exact bytes;
 // a jsonb column is read, but the store is then not writable, Snapshot.NotWritable: jsonb keeps
 // no text, so a byte-exact rewrite is impossible, and sessionfix never changes a column's type;
