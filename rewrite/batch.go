@@ -32,7 +32,11 @@ var BatchSites = 10_000
 // keys (checkKeyClashes) in different batches are not compared, and a call and its response
 // (checkPairs) only when they are in one batch or the response's batch follows the call's
 // (checkPairsAcross).
-func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult)) *StoreResult {
+//
+// scanned is processOne's: called once the store was read to its end, before its last
+// planning.
+func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult),
+	scanned func(snap *store.Snapshot, sites int, held bool)) *StoreResult {
 	res := &StoreResult{Store: st}
 	var (
 		parts int
@@ -99,7 +103,9 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		}
 		return all
 	}
+	total := 0 // sites handed out
 	snap, err := bs.ScanBatches(ctx, sopt, func(head *store.Snapshot, sites []store.Site) error {
+		total += len(sites)
 		if parts == 0 && nHeld+len(sites) <= BatchSites {
 			heldBatches = append(heldBatches, sites)
 			nHeld += len(sites)
@@ -123,11 +129,13 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		if heldBatches != nil {
 			snap.Sites = join()
 		}
+		scanned(snap, len(snap.Sites), true)
 		if sites := snap.Sites; rel != nil && sites != nil {
 			res.release = func() { rel.ReleaseSites(sites) }
 		}
 		return planAndApply(ctx, st, snap, pol, opt, r, res)
 	}
+	scanned(snap, total, false)
 	if guarded != nil {
 		snap.Problems = append(snap.Problems, *guarded)
 	}

@@ -102,7 +102,12 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 		weights{limit: WindowSites, of: func(i int) int64 { return sw.estimate(stores[i]) }},
 		func(i int, part func(*StoreResult), slot *runSlot) *StoreResult {
 			return processOne(fileio.WithCPUSlot(ctx, slot), stores[i], pol, opt, sopt, r, part,
-				func(snap *store.Snapshot) { slot.Reweigh(sw.scanned(snap)) })
+				func(snap *store.Snapshot, sites int, held bool) {
+					w := sw.scanned(snap, sites)
+					if held {
+						slot.Reweigh(w)
+					}
+				})
 		},
 		// Stores not started when ctx ends are reported as cancelled.
 		func(i int) *StoreResult { return &StoreResult{Store: stores[i], ScanErr: ctx.Err()} },
@@ -142,11 +147,12 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 
 // processOne scans, plans and rewrites one store; part hands out the leading results of a
 // store planned batch by batch (batch.go), the returned result is the store's last. scanned is
-// called with the snapshot of a store scanned whole (not a store.BatchScanner), before it is
-// planned.
-func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult), scanned func(*store.Snapshot)) *StoreResult {
+// called once the store is read, before it is planned: with the snapshot of a store scanned
+// whole, or of a store.BatchScanner whose sites came in one batch (its Sites holds them all), or
+// with the site count and size of one planned batch by batch (Sites nil, held: false).
+func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult), scanned func(snap *store.Snapshot, sites int, held bool)) *StoreResult {
 	if bs, ok := store.Batches(st); ok {
-		return processBatches(ctx, st, bs, pol, opt, sopt, r, part)
+		return processBatches(ctx, st, bs, pol, opt, sopt, r, part, scanned)
 	}
 	res := &StoreResult{Store: st}
 	snap, err := st.Scan(ctx, sopt)
@@ -154,7 +160,7 @@ func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt Proc
 		res.ScanErr = err
 		return res
 	}
-	scanned(snap)
+	scanned(snap, len(snap.Sites), true)
 	return planAndApply(ctx, st, snap, pol, opt, r, res)
 }
 
@@ -168,10 +174,16 @@ var WindowSites int64 = 24_000
 
 // storeWeights gives Process's stores their weight in sites (see weights): before a store is
 // scanned, an estimate from its size in bytes and the density (sites per byte) of the stores
-// scanned before in this Process, starting from priorSites per priorBytes; once scanned whole,
-// its site count. A store.BatchScanner holds at most about BatchSites sites at once (batch.go):
-// it weighs the estimate up to BatchSites, and is not corrected. A store whose size cannot be
+// scanned before in this Process (every store read to its end counts, a store.BatchScanner's
+// too), starting from priorSites per priorBytes; once it holds all its sites (scanned whole, or
+// a store.BatchScanner whose sites came in one batch), its site count. A store.BatchScanner
+// holds at most about BatchSites sites at once (batch.go): it weighs the estimate up to
+// BatchSites, corrected only when its sites came in one batch. A store whose size cannot be
 // read weighs 0 (its scan reports the error). Safe for concurrent use.
+//
+// Until 2026-12 a store.BatchScanner never counted into the density nor was corrected: make
+// bench's dense JSONL sessions (2.75 MiB, ~6,300 sites each, one batch) each weighed BatchSites
+// at the prior density for the whole run, so WindowSites held 2 of them where 3 fit.
 type storeWeights struct {
 	sites, bytes atomic.Int64 // of the stores scanned whole so far
 }
@@ -199,9 +211,10 @@ func (w *storeWeights) estimate(st store.Store) int64 {
 	return est
 }
 
-// scanned counts snap into the density and returns its weight: its site count.
-func (w *storeWeights) scanned(snap *store.Snapshot) int64 {
-	n := int64(len(snap.Sites))
+// scanned counts a store read to its end (its snapshot, sites found in it) into the density
+// and returns its weight: sites.
+func (w *storeWeights) scanned(snap *store.Snapshot, sites int) int64 {
+	n := int64(sites)
 	w.sites.Add(n)
 	w.bytes.Add(snap.State.Size)
 	return n

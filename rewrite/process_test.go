@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -120,6 +121,70 @@ func TestProcessWindowBoundsSites(t *testing.T) {
 	}
 }
 
+// slowBatchStore is a store.BatchScanner (a Qwen session: jsonl, Batched) whose scan takes a
+// second of a synctest bubble's clock and counts the stores between their scan and their
+// emit (in, at most maxIn).
+type slowBatchStore struct {
+	*jsonl.Store
+	mu        *sync.Mutex
+	in, maxIn *int
+}
+
+func (s slowBatchStore) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(*store.Snapshot, []store.Site) error) (*store.Snapshot, error) {
+	s.mu.Lock()
+	*s.in++
+	*s.maxIn = max(*s.maxIn, *s.in)
+	s.mu.Unlock()
+	time.Sleep(time.Second)
+	return s.Store.ScanBatches(ctx, opt, fn)
+}
+
+// A store.BatchScanner whose sites came in one batch weighs its sites once read, and every
+// store read counts into the density the next ones are estimated with: sessions of 1 MiB
+// holding 8 names each (4096 sites at the prior density, over a budget of 1,000: one at a
+// time) are held two or more at once once the first was read. Before, a BatchScanner
+// weighed its estimate at the prior density until emitted, and the stores went one by one.
+func TestProcessWeighsBatchedStoresBySites(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	pad := `{"message":{"parts":[{"text":"` + strings.Repeat("x", 1<<20) + `"}]}}`
+	for i := range 4 {
+		lines := []string{pad}
+		for k := range 8 {
+			lines = append(lines, call(fmt.Sprint(k), "mcp__a.b__c"))
+		}
+		paths = append(paths, writeSession(t, dir, fmt.Sprintf("s%d.jsonl", i), lines...))
+	}
+	synctest.Test(t, func(t *testing.T) {
+		defer func(v int64) { WindowSites = v }(WindowSites)
+		WindowSites = 1000
+		var mu sync.Mutex
+		var in, maxIn int
+		var stores []store.Store
+		for _, p := range paths {
+			st := jsonl.Open(p, qwen.Session)
+			_, ok := store.Batches(st)
+			require.True(t, ok, "a Qwen session is read in batches")
+			stores = append(stores, slowBatchStore{st, &mu, &in, &maxIn})
+		}
+		var got int
+		_, err := Process(context.Background(), stores, naming.Policy{}, ProcessOptions{ApplyOptions: ApplyOptions{Workers: 2}},
+			func(r *StoreResult) error {
+				require.NoError(t, r.ScanErr)
+				assert.Nil(t, r.Batch, "one batch: one result")
+				assert.Equal(t, 8, r.Plan.Count(naming.ActRewrite))
+				got++
+				mu.Lock()
+				in--
+				mu.Unlock()
+				return nil
+			})
+		require.NoError(t, err)
+		assert.Equal(t, 4, got)
+		assert.GreaterOrEqual(t, maxIn, 2, "stores in memory at once")
+	})
+}
+
 // storeWeights estimates a store before its scan from its size and the density of the stores
 // scanned before (starting at one site per 256 bytes), and weighs it by its sites after; a
 // store.BatchScanner's estimate stops at BatchSites; a store that cannot be stat'ed weighs 0.
@@ -130,7 +195,7 @@ func TestStoreWeights(t *testing.T) {
 	var w storeWeights
 	st := jsonl.Open(p, qwen.Session)
 	assert.Equal(t, int64(4096), w.estimate(st), "1 MiB at the prior density")
-	assert.Equal(t, int64(10), w.scanned(&store.Snapshot{Sites: make([]store.Site, 10), State: store.FileState{Size: 3 << 20}}))
+	assert.Equal(t, int64(10), w.scanned(&store.Snapshot{State: store.FileState{Size: 3 << 20}}, 10))
 	// (1024 + 10) sites per (256 KiB + 3 MiB): 1 MiB is 318 of them.
 	assert.Equal(t, int64(318), w.estimate(st))
 	assert.Equal(t, int64(0), w.estimate(jsonl.Open(filepath.Join(dir, "gone.jsonl"), qwen.Session)))
