@@ -30,6 +30,9 @@ type journal struct {
 	smu    sync.Mutex // one fsync at a time
 	synced int64      // bytes known durable (smu)
 	serr   error      // the first fsync error (smu)
+
+	pmu     sync.Mutex
+	planned map[string]int64 // temp name → where its TempPlanned line ends, until TempLinking (pmu)
 }
 
 // ErrRunInUse means another sessionfix process holds the run's journal lock: a fix --apply
@@ -186,9 +189,11 @@ func (j *journal) syncTo(end int64) error {
 
 // recordTemp is the fileio.TempRecorder of a run: each temp file event is a journal line. An
 // announcement (and a foreign name) is fsynced before the file is created; a planned one
-// (fileio.TempPlanned, journaled as an announcement) is made durable by the fsync of the
-// announcement that follows it; a "gone" line is not fsynced (lost in a crash, it only makes
-// the next cleanup look for a file that is not there).
+// (fileio.TempPlanned, journaled as an announcement) is made durable by the next fsync of the
+// journal (the announcement that follows it, the change's "commit" line) or, at the latest, by
+// its TempLinking, which writes nothing and returns once the planned line is durable; a "gone"
+// line is not fsynced (lost in a crash, it only makes the next cleanup look for a file that is
+// not there).
 func (j *journal) recordTemp(event, tmp, target string) error {
 	sync := true
 	switch event {
@@ -196,8 +201,30 @@ func (j *journal) recordTemp(event, tmp, target string) error {
 		sync = false
 	case fileio.TempPlanned:
 		event, sync = fileio.TempCreating, false
+	case fileio.TempLinking:
+		j.pmu.Lock()
+		end, ok := j.planned[tmp]
+		delete(j.planned, tmp)
+		j.pmu.Unlock()
+		if !ok {
+			j.mu.Lock()
+			end = j.end // not planned here: everything written so far
+			j.mu.Unlock()
+		}
+		return j.syncTo(end)
 	}
-	_, _, err := j.write(journalEntry{Event: event, Path: tmp, Store: target}, sync)
+	off, n, err := j.write(journalEntry{Event: event, Path: tmp, Store: target}, sync)
+	j.pmu.Lock()
+	defer j.pmu.Unlock()
+	switch {
+	case err == nil && !sync && event == fileio.TempCreating:
+		if j.planned == nil {
+			j.planned = map[string]int64{}
+		}
+		j.planned[tmp] = off + int64(n)
+	case event == fileio.TempGone || event == fileio.TempForeign:
+		delete(j.planned, tmp) // never linked: nothing waits for it
+	}
 	return err
 }
 

@@ -20,11 +20,14 @@ import (
 // content checksum the rewrite compares with the scan's (manifest version 4: the scan's
 // CRC-32C, computed in the pass that records the original's XXH3-128) can tell. The check is
 // the rewrite's (fileio.rewriteFile), made after the scan, the size and mtime check and the
-// backup link, before the rename.
+// backup link, before the rename. The change is made when the run writes its first manifest
+// (the run starts on the first store to rewrite: after its scan, before its rewrite opens it);
+// until the temp was written without a name, the hook was the temp's journaled announcement,
+// which now follows the copy.
 func TestFixRefusesAStoreChangedInPlaceSinceTheScan(t *testing.T) {
 	env := testEnv(t)
-	// The target alone, so that the first journal line the run writes is its temp's
-	// announcement, made after its scan and before its rewrite reads it.
+	// The target alone, so that the run starts (its first manifest) after the target's scan
+	// and before its rewrite reads it.
 	dir := filepath.Join(t.TempDir(), "dot-qwen")
 	target := filepath.Join(dir, faultTarget)
 	orig, err := os.ReadFile(filepath.Join("../../fixtures/qwen-real/dot-qwen", faultTarget))
@@ -43,10 +46,10 @@ func TestFixRefusesAStoreChangedInPlaceSinceTheScan(t *testing.T) {
 	require.NotEqual(t, orig[i], changed[i])
 
 	var done atomic.Bool
-	// The temp is announced in the journal before the rewrite reads the original: after the
-	// scan and the size and mtime check.
+	// The run's first manifest is written before the rewrite reads the original: after the
+	// scan.
 	restore := fileio.SetFaultHook(func(op, path string) error {
-		if op == fileio.FaultWrite && filepath.Base(path) == "journal.jsonl" && !done.Swap(true) {
+		if op == fileio.FaultWrite && filepath.Base(path) == "manifest.json" && !done.Swap(true) {
 			// a worker's goroutine: assert, not require
 			assert.NoError(t, os.WriteFile(target, changed, 0o640))
 			assert.NoError(t, os.Chtimes(target, fi.ModTime(), fi.ModTime()))

@@ -17,9 +17,27 @@ import (
 
 // The order a journaled change relies on: the backup's directory fsync (now started early and
 // shared) has completed before BeforeCommit journals the change; the CPU slot is given back
-// around the temp's announcement and once the temp is written, before the temp's fsync; and
-// the rename comes after both.
+// around a named temp's announcement (an anonymous temp is announced with the commit: nothing
+// to wait for before the copy) and once the temp is written, before the temp's fsync; and the
+// rename comes after both.
 func TestRewriteFileSyncsTheBackupDirectoryBeforeTheCommit(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		anon    bool
+		slotOps []string
+	}{
+		{"named temp", false, []string{"release", "acquire", "release", "temp-fsync"}},
+		{"anonymous temp", true, []string{"release", "temp-fsync"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(v bool) { anonTemps = v }(anonTemps)
+			anonTemps = tc.anon
+			testSyncsTheBackupDirectoryBeforeTheCommit(t, tc.slotOps)
+		})
+	}
+}
+
+func testSyncsTheBackupDirectoryBeforeTheCommit(t *testing.T, wantSlotOps []string) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
 	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
@@ -61,8 +79,8 @@ func TestRewriteFileSyncsTheBackupDirectoryBeforeTheCommit(t *testing.T) {
 			slotOps = append(slotOps, o)
 		}
 	}
-	assert.Equal(t, []string{"release", "acquire", "release", "temp-fsync"}, slotOps,
-		"the CPU slot is given back for the temp's announcement and once the temp is written, before its fsync")
+	assert.Equal(t, wantSlotOps, slotOps,
+		"the CPU slot is given back for a named temp's announcement and once the temp is written, before its fsync")
 	assert.Less(t, idx("commit"), idx("rename"), "%v", ops)
 	assert.Less(t, idx("temp-fsync"), idx("rename"), "%v", ops)
 	got, _ := os.ReadFile(p)

@@ -2,7 +2,8 @@
 // output file sessionfix writes:
 //
 //   - RewriteFile streams a file through a Transform into a temp file in the same directory
-//     (announced first to the run's TempRecorder, see WithTempRecorder), keeps a backup, fsyncs,
+//     (announced first to the run's TempRecorder, see WithTempRecorder; on Linux written without
+//     a name and given it, once announced, right before the rename: temp.go), keeps a backup, fsyncs,
 //     checks the file is not in use (changed, locked, held open for writing), renames over it
 //     and fsyncs the directory (under a run, DirSyncs: once for the renames of many stores,
 //     before each is reported); it returns the store.Change a run manifest records.

@@ -73,14 +73,17 @@ func HashFile(path string) (string, error) {
 //  3. in one streaming pass, copy the original into opt.BackupPath (or hard-link it), checksum
 //     it (its XXH3-128, recorded as Change.Before.Fingerprint, and want's checksums), and
 //     write the transformed content to a temp sibling (".<name><digits>", same directory,
-//     announced to the context's TempRecorder before it is created), checksummed too
+//     announced to the context's TempRecorder before it is created; where it can be, it is
+//     made without a name and given it after step 5: nameTemp), checksummed too
 //     (XXH3-128, Change.After.Fingerprint; see checksum.go);
 //  4. refuse when a checksum differs from want's (the content changed since the scan);
 //  5. give the temp the original's mode and mtime (owner best-effort) and fsync it; at the
 //     same time fsync the backup, wait for its directory's fsync (started as soon as the
 //     backup's name existed, during step 3, and shared with concurrent rewrites whose backups
 //     are in the same directory), then call opt.BeforeCommit (the caller journals the change:
-//     a journaled change has a durable backup);
+//     a journaled change has a durable backup); an anonymous temp's name and the kept name
+//     (step 7's way back) are announced before that journal line and, once it is durable, the
+//     original checked unchanged and both linked (nameTemp);
 //  6. set an inotify watch on the original (every later open of it is seen);
 //  7. check again that the original was not appended to, replaced or opened for writing (a
 //     read lease, or a fresh view of /proc when the kernel counts a writer), and rename the
@@ -132,6 +135,10 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if err := r.syncAndJournal(ch); err != nil { // step 5: fsyncs, then BeforeCommit
 		return nil, err
 	}
+	if err := r.nameTemp(); err != nil { // an anonymous temp's names
+		r.keepBackup = false
+		return nil, err
+	}
 	return r.replace(ch) // steps 6 to 9
 }
 
@@ -167,12 +174,15 @@ type replacement struct {
 	pf              *pendingFile // the temp
 	keep            string       // a second name of the old inode beside path ("" when none)
 	ownKeep         bool         // keep is ours: cleanup removes it (when still set)
-	bw, ow          *bufio.Writer
-	newFi           os.FileInfo // the temp's stat once its metadata is set
-	ownerErr        error       // the owner could not be given
-	written         int64
-	opens           *openWatch // opens of the old inode after the final check (watching)
-	watching        bool
+	// keepName is the kept name announced (TempPlanned) and made by nameTemp when the temp is
+	// anonymous ("" when it was not announced).
+	keepName string
+	bw, ow   *bufio.Writer
+	newFi    os.FileInfo // the temp's stat once its metadata is set
+	ownerErr error       // the owner could not be given
+	written  int64
+	opens    *openWatch // opens of the old inode after the final check (watching)
+	watching bool
 }
 
 // cleanup undoes what the steps made, the last first, as deferred calls would.
@@ -189,6 +199,9 @@ func (r *replacement) cleanup() {
 	if r.ownKeep && r.keep != "" {
 		os.Remove(r.keep)
 		_ = recordTemp(r.ctx, TempGone, r.keep, r.path)
+	}
+	if r.keepName != "" { // announced, never made (nameTemp not reached)
+		_ = recordTemp(r.ctx, TempGone, r.keepName, r.path)
 	}
 	if r.pf != nil {
 		r.pf.Cleanup() // removes the temp unless it was renamed
@@ -290,8 +303,16 @@ func (r *replacement) createBackup() error {
 // backup link serves). (On a file system without hard links a rollback is not possible: a late
 // writer is then reported, not rolled back.) The kept name is announced with the temp file's,
 // one durable journal write for both.
+//
+// Where the temp can be made without a name (newAnonPendingFile) nothing is named here: the
+// temp and the kept name are announced with the change's journal line and made once it is
+// durable (nameTemp), and nothing waits for the journal before the copy.
 func (r *replacement) createTemp() error {
 	ctx, path := r.ctx, r.path
+	if pf, ok := newAnonPendingFile(ctx, path); ok {
+		r.pf = pf
+		return r.takeRef()
+	}
 	linkKeep := func(tmp string) error { return os.Link(path, tmp) }
 	keepName := newTempName(path)
 	planned := recordTemp(ctx, TempPlanned, keepName, path) == nil
@@ -326,14 +347,67 @@ func (r *replacement) createTemp() error {
 			return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
 	}
-	// The reference for the final in-use check: stat again after the links (which touched the
-	// inode's ctime).
+	return r.takeRef()
+}
+
+// takeRef takes the reference for the final in-use check: the original's stat after the links
+// (which touched the inode's ctime).
+func (r *replacement) takeRef() error {
 	ref, err := r.orig.Stat()
 	if err != nil {
-		return fmt.Errorf("stat %s: %w", path, err)
+		return fmt.Errorf("stat %s: %w", r.path, err)
 	}
 	r.ref = ref
 	return nil
+}
+
+// nameTemp gives an anonymous temp (createTemp) its names once the change is journaled
+// (syncAndJournal announced them before the journal line, whose fsync made them durable:
+// TempLinking finds them so): first the original is checked as the final check will
+// (unchanged: not appended to, replaced, changed or opened for writing since the reference was
+// taken, before the copy), then its kept name is linked (the way back, as createTemp's), the
+// reference taken again (the link moved its ctime; its size and mtime must not have moved), and
+// the temp linked to its name. Nothing for a named temp.
+func (r *replacement) nameTemp() error {
+	if !r.pf.anon {
+		return nil
+	}
+	ctx, path := r.ctx, r.path
+	if err := unchanged(path, r.orig, r.ref); err != nil {
+		return err
+	}
+	linkKeep := func(tmp string) error { return os.Link(path, tmp) }
+	var kerr error
+	switch {
+	case r.keepName == "":
+		r.keep, kerr = makeTemp(ctx, path, linkKeep)
+	default:
+		if kerr = recordTemp(ctx, TempLinking, r.keepName, path); kerr != nil {
+			_ = recordTemp(ctx, TempGone, r.keepName, path)
+		} else if kerr = linkKeep(r.keepName); kerr == nil {
+			r.keep = r.keepName
+		} else if errors.Is(kerr, os.ErrExist) {
+			_ = recordTemp(ctx, TempForeign, r.keepName, path)
+			r.keep, kerr = makeTemp(ctx, path, linkKeep)
+		} else {
+			_ = recordTemp(ctx, TempGone, r.keepName, path)
+		}
+		r.keepName = "" // linked (keep), or journaled as not ours or gone
+	}
+	if kerr == nil {
+		r.ownKeep = true
+		if kfi, err := os.Stat(r.keep); err != nil || !os.SameFile(kfi, r.fi) {
+			return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
+		}
+	}
+	before := r.ref
+	if err := r.takeRef(); err != nil {
+		return err
+	}
+	if r.ref.Size() != before.Size() || !r.ref.ModTime().Equal(before.ModTime()) {
+		return &store.InUseError{Path: path, Reason: fmt.Sprintf("appended to while rewriting (size %d→%d)", before.Size(), r.ref.Size())}
+	}
+	return r.pf.link()
 }
 
 // copyAndTransform is steps 3 and 4: one pass over the original that copies it into the
@@ -435,6 +509,15 @@ func (r *replacement) finishTemp(written int64, before *sums, after hash.Hash) (
 func (r *replacement) syncAndJournal(ch *store.Change) error {
 	path := r.path
 	waitForDisk(r.ctx) // what is left is mostly waiting for the disk
+	if r.pf.anon {
+		// The names nameTemp makes, announced before the journal line: its fsync makes them
+		// durable too.
+		name := newTempName(path)
+		if recordTemp(r.ctx, TempPlanned, name, path) == nil {
+			r.keepName = name
+		}
+		r.pf.plan()
+	}
 	tempSynced := make(chan error, 1)
 	pf := r.pf
 	go func() { tempSynced <- pf.Sync() }()

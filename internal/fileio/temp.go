@@ -16,6 +16,13 @@ import (
 // scan recognises), and renames it over the store. A run that is killed leaves that temp
 // behind. So that the next run can remove it knowing it is sessionfix's own, the name is
 // announced to a TempRecorder (the run's journal) before the file is created.
+//
+// Where the system can (Linux, ext4/XFS/Btrfs/tmpfs: openAnonTemp) a rewrite's temp is made
+// without a name (O_TMPFILE) and written and fsynced so; it is given its name (linkat) only
+// right before the rename, once that name's announcement, written without a wait of its own
+// before the change's journal line, is durable with that line (TempPlanned, then TempLinking).
+// A run killed before then leaves nothing behind, and the rewrite does not wait for an fsync of
+// the journal before it starts copying.
 
 // Temp events passed to a TempRecorder.
 const (
@@ -23,14 +30,19 @@ const (
 	TempForeign  = "temp-foreign" // path existed already: it is not ours
 	TempGone     = "temp-done"    // path was renamed over the store or removed
 	// TempPlanned: path will be created by this run after the next TempCreating of the same
-	// rewrite; the recorder may make both announcements durable at once (with that one).
+	// rewrite, or once a TempLinking of path returned; the recorder may make it durable with the
+	// next line it makes durable.
 	TempPlanned = "temp-planned"
+	// TempLinking: path, announced before with TempPlanned, is about to be created (an
+	// anonymous temp linked to it, or a kept name): the recorder returns once that announcement
+	// is durable, at once when an fsync since it was written covered it. It writes nothing.
+	TempLinking = "temp-linking"
 )
 
 // TempRecorder journals the life of temp file tmp beside the store at target (event is one of
-// the Temp* constants). An error from TempCreating aborts the rewrite before the file exists;
-// when TempCreating returns nil, that announcement and every TempPlanned one before it are
-// durable.
+// the Temp* constants). An error from TempCreating or TempLinking aborts the rewrite before the
+// file exists; when TempCreating returns nil, that announcement and every TempPlanned one before
+// it are durable; when TempLinking returns nil, tmp's TempPlanned announcement is.
 type TempRecorder func(event, tmp, target string) error
 
 type tempRecorderKey struct{}
@@ -144,10 +156,17 @@ type pendingFile struct {
 	*os.File
 	ctx  context.Context
 	path string
+	name string // the temp's name; an anonymous temp's is the one it is to get (link)
 	done bool
+	// anon: made without a name (newAnonPendingFile); named by link. announced: its name's
+	// TempPlanned announcement was journaled (plan); linked: it has its name.
+	anon, announced, linked bool
 	// written counts the bytes written, flushed the first of them handed to startWriteback.
 	written, flushed int64
 }
+
+// Name is the temp's name (an anonymous temp's: the name it is to get).
+func (p *pendingFile) Name() string { return p.name }
 
 // writebackChunk is how many written bytes of a temp file are handed to the disk at once
 // while it is still being written (startWriteback).
@@ -163,7 +182,62 @@ func newPendingFile(ctx context.Context, path string) (*pendingFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create temp file next to %s: %w", path, err)
 	}
-	return &pendingFile{File: f, ctx: ctx, path: path}, nil
+	return &pendingFile{File: f, ctx: ctx, path: path, name: f.Name()}, nil
+}
+
+// anonTemps turns anonymous temps off when false (tests of the named temp's protocol).
+var anonTemps = true
+
+// newAnonPendingFile makes a temp for path without a name (openAnonTemp) and picks the name it
+// is to get; false where the system cannot (the caller makes a named one: newPendingFile).
+func newAnonPendingFile(ctx context.Context, path string) (*pendingFile, bool) {
+	if !anonTemps {
+		return nil, false
+	}
+	f, err := openAnonTemp(filepath.Dir(path))
+	if err != nil {
+		return nil, false
+	}
+	return &pendingFile{File: f, ctx: ctx, path: path, name: newTempName(path), anon: true}, true
+}
+
+// plan announces an anonymous temp's name (TempPlanned: journaled, durable with the next line
+// made durable); nothing for a named temp. The announcement not journaled, link announces
+// another name (and waits for it).
+func (p *pendingFile) plan() {
+	if p.anon && !p.announced && !p.linked {
+		p.announced = recordTemp(p.ctx, TempPlanned, p.name, p.path) == nil
+	}
+}
+
+// link gives an anonymous temp its name once that name's announcement is durable (TempLinking);
+// a name another process took meanwhile is left to it (TempForeign) and a new one announced and
+// used. Nothing for a named temp.
+func (p *pendingFile) link() error {
+	if !p.anon || p.linked {
+		return nil
+	}
+	if p.announced {
+		if err := recordTemp(p.ctx, TempLinking, p.name, p.path); err != nil {
+			return fmt.Errorf("record temp file for %s: %w", p.path, err)
+		}
+		err := linkAnonTemp(p.File, p.name)
+		if err == nil {
+			p.linked = true
+			return nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create temp file next to %s: %w", p.path, err)
+		}
+		_ = recordTemp(p.ctx, TempForeign, p.name, p.path)
+		p.announced = false
+	}
+	name, err := makeTemp(p.ctx, p.path, func(tmp string) error { return linkAnonTemp(p.File, tmp) })
+	if err != nil {
+		return fmt.Errorf("create temp file next to %s: %w", p.path, err)
+	}
+	p.name, p.linked = name, true
+	return nil
 }
 
 // Write goes through the fault seam.
@@ -188,15 +262,22 @@ func (p *pendingFile) Sync() error {
 	return p.File.Sync()
 }
 
-// Cleanup removes the temp unless it replaced path.
+// Cleanup removes the temp unless it replaced path (an anonymous temp never named is only
+// closed: the kernel frees it).
 func (p *pendingFile) Cleanup() {
 	if p.done {
 		return
 	}
 	p.File.Close()
-	os.Remove(p.Name())
 	p.done = true
-	_ = recordTemp(p.ctx, TempGone, p.Name(), p.path)
+	if p.anon && !p.linked {
+		if p.announced {
+			_ = recordTemp(p.ctx, TempGone, p.name, p.path)
+		}
+		return
+	}
+	os.Remove(p.name)
+	_ = recordTemp(p.ctx, TempGone, p.name, p.path)
 }
 
 // replace closes the temp (which the caller fsynced) and renames it over path (the directory
@@ -207,6 +288,9 @@ func (p *pendingFile) Cleanup() {
 // *TempSwappedError (Renamed after the rename: what is at path is not ours, the caller puts the
 // original back).
 func (p *pendingFile) replace() error {
+	if p.anon && !p.linked {
+		return errors.New("the temp file has no name yet") // a caller's mistake: link first
+	}
 	written, err := p.File.Stat()
 	if err != nil {
 		return err

@@ -20,17 +20,21 @@ import (
 // (b) right between the last check of the temp's name and the rename. The victim's times are
 // never set (they are set through the temp's descriptor), the rewrite fails with a
 // *TempSwappedError naming the temp, and the store is still its original regular file with its
-// content: in (b) the swapped-in link was renamed over it and the original is put back.
+// content: in (b) the swapped-in link was renamed over it and the original is put back. (a) is
+// a named temp's (anonymous temps have no name then: TestRewriteFileAnonymousTempNameTaken).
 func TestRewriteFileTempSwappedForASymlink(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		hook    *func(string)
 		renamed bool
+		named   bool
 	}{
-		{"before the times are set", &testHookTempWritten, false},
-		{"between the check and the rename", &testHookTempRename, true},
+		{"before the times are set", &testHookTempWritten, false, true},
+		{"between the check and the rename", &testHookTempRename, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer func(v bool) { anonTemps = v }(anonTemps)
+			anonTemps = !tc.named
 			dir := t.TempDir()
 			p := filepath.Join(dir, "s.jsonl")
 			require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
@@ -81,4 +85,54 @@ func TestRewriteFileTempSwappedForASymlink(t *testing.T) {
 			assert.Equal(t, []string{"s.jsonl"}, names, "nothing left beside the store")
 		})
 	}
+}
+
+// An anonymous temp's name taken (a symbolic link to someone else's file put there by the
+// directory's owner) before the temp is linked to it: the name is left to whoever took it, the
+// temp linked under a new one (announced first) and renamed over the store; the link and its
+// target are untouched.
+func TestRewriteFileAnonymousTempNameTaken(t *testing.T) {
+	dir := t.TempDir()
+	if f, err := openAnonTemp(dir); err != nil {
+		t.Skipf("no anonymous temp in %s: %v", dir, err)
+	} else {
+		f.Close()
+	}
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	victim := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("root only\n"), 0o600))
+	vt := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, os.Chtimes(victim, vt, vt))
+	squatted := ""
+	testHookTempWritten = func(tmp string) {
+		squatted = tmp
+		require.NoError(t, os.Symlink(victim, tmp))
+	}
+	defer func() { testHookTempWritten = nil }()
+	var events []string
+	rec := func(event, tmp, _ string) error {
+		if tmp == squatted {
+			events = append(events, event)
+		}
+		return nil
+	}
+	_, err := RewriteFile(WithTempRecorder(context.Background(), rec), p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
+	require.NoError(t, err)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "ABC\n", string(b))
+	assert.Equal(t, []string{TempPlanned, TempLinking, TempForeign}, events, "the taken name is journaled as not ours")
+	li, err := os.Lstat(squatted)
+	require.NoError(t, err)
+	assert.True(t, li.Mode()&os.ModeSymlink != 0, "the squatter's link is left as it is")
+	vfi, err := os.Stat(victim)
+	require.NoError(t, err)
+	assert.True(t, vfi.ModTime().Equal(vt))
+	b, err = os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "root only\n", string(b))
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, ents, 2, "the store and the squatter's link")
 }
