@@ -342,8 +342,10 @@ func lineCheck(r *report, trial, path, line, when string) bool {
 	return true
 }
 
-// writerOpensDuringCopy is the shape of issue 9 finding 1: when the temp file appears beside
-// the large session, open it O_WRONLY|O_APPEND; write a line after fix exited. The line must
+// writerOpensDuringCopy is the shape of issue 9 finding 1: when the copy starts (the session's
+// backup appears in the run directory, or its temp file beside it: a temp written without a
+// name appears only right before the rename), open it O_WRONLY|O_APPEND; write a line after
+// fix exited. The line must
 // be in the session: refused (exit 4, file untouched) or carried over/rolled back (exit 4); a
 // fix that exits 0 must not have lost it; undo must keep it and put the old names back.
 func writerOpensDuringCopy(h *harness, r *report) {
@@ -353,7 +355,7 @@ func writerOpensDuringCopy(h *harness, r *report) {
 		dir, state := h.fresh()
 		session := filepath.Join(dir, h.big)
 		cmd, out := h.start("fix", "--apply", "--yes", "--quiet", "--state-dir", state, dir)
-		f := openWhenTempAppears(session, 10*time.Second)
+		f := openWhenCopyStarts(session, state, 10*time.Second)
 		code := exitCode(cmd.Wait())
 		if f == nil {
 			r.note("temp-never-seen")
@@ -399,21 +401,35 @@ func undoKeeps(h *harness, r *report, trial, dir, state, session, line string) {
 	}
 }
 
-// openWhenTempAppears polls the session's directory for ".<name><digits>" and opens the
-// session for appending as soon as it is there.
-func openWhenTempAppears(session string, limit time.Duration) *os.File {
+// openWhenCopyStarts polls the session's directory for ".<name><digits>" and the run
+// directories under state for the session's backup ("backups/<n>-<name>", made before the
+// copy), and opens the session for appending as soon as either is there.
+func openWhenCopyStarts(session, state string, limit time.Duration) *os.File {
 	dir, base := filepath.Dir(session), filepath.Base(session)
-	re := regexp.MustCompile(`^\.` + regexp.QuoteMeta(base) + `[0-9]+$`)
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+	temp := regexp.MustCompile(`^\.` + regexp.QuoteMeta(base) + `[0-9]+$`)
+	backup := regexp.MustCompile(`^[0-9]+-` + regexp.QuoteMeta(base) + `$`)
+	started := func() bool {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
-			if re.MatchString(e.Name()) {
-				f, err := os.OpenFile(session, os.O_WRONLY|os.O_APPEND, 0)
-				if err != nil {
-					return nil
-				}
-				return f
+			if temp.MatchString(e.Name()) {
+				return true
 			}
+		}
+		bks, _ := filepath.Glob(filepath.Join(state, "runs", "*", "backups", "*"))
+		for _, p := range bks {
+			if backup.MatchString(filepath.Base(p)) {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+		if started() {
+			f, err := os.OpenFile(session, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return nil
+			}
+			return f
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
