@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 	"github.com/zeebo/xxh3"
@@ -310,11 +311,14 @@ type rawRow struct {
 }
 
 // fetchRows reads the rows of q (key, value text, xmin, scope; keys, when not nil, its $1 of
-// type text[]): every row with a key, and the bytes of their values. It runs on the read
+// type text[]): every row with a key, and the bytes of their values. A query with keys (a
+// fetch's child rows: the same text for every fetch) is prepared once on the connection and
+// kept in prep (parsed and planned once, not once a fetch: at 1M chats of the bench 2,000 such
+// queries took 1.6 s of the server's CPU, most of it for an empty chat_message). It runs on the read
 // transaction's connection through pgx's protocol layer (conn.Raw: the connection the
 // transaction holds; results in binary format, wire.go): database/sql made a string of each
 // value and sqlx's RawBytes a copy of it, two copies of every kilobyte read.
-func fetchRows(ctx context.Context, conn *sqlx.Conn, q string, keys []string) ([]rawRow, int64, error) {
+func fetchRows(ctx context.Context, conn *sqlx.Conn, q string, keys []string, prep map[string]*pgconn.StatementDescription) ([]rawRow, int64, error) {
 	var out []rawRow
 	var size int64
 	err := conn.Raw(func(dc any) error {
@@ -322,12 +326,21 @@ func fetchRows(ctx context.Context, conn *sqlx.Conn, q string, keys []string) ([
 		if !ok {
 			return fmt.Errorf("not a pgx connection: %T", dc)
 		}
-		var params [][]byte
-		var oids []uint32
+		pc := sc.Conn().PgConn()
+		var rr *pgconn.ResultReader
 		if keys != nil {
-			params, oids = [][]byte{textArray(keys)}, []uint32{oidTextArray}
+			sd := prep[q]
+			if sd == nil {
+				var err error
+				if sd, err = pc.Prepare(ctx, fmt.Sprintf("sessionfix_fetch_%d", len(prep)), q, []uint32{oidTextArray}); err != nil {
+					return err
+				}
+				prep[q] = sd
+			}
+			rr = pc.ExecPrepared(ctx, sd.Name, [][]byte{textArray(keys)}, binaryFormat, binaryFormat)
+		} else {
+			rr = pc.ExecParams(ctx, q, nil, nil, binaryFormat, binaryFormat)
 		}
-		rr := sc.Conn().PgConn().ExecParams(ctx, q, params, oids, binaryFormat, binaryFormat)
 		for rr.NextRow() {
 			v := rr.Values()
 			if len(v) != 4 {
@@ -409,6 +422,7 @@ func (f *fetchSize) saw(rows int, size int64) {
 func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, conn *sqlx.Conn, reads []*tableRead, n int, out chan<- chunk) error {
 	s := st.s
 	fb := &fetchSize{max: n, n: min(n, 64)}
+	prep := map[string]*pgconn.StatementDescription{} // the child rows' queries, prepared
 	send := func(c chunk) error {
 		select {
 		case out <- c:
@@ -441,7 +455,7 @@ func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, conn *sqlx.Conn, re
 				return err
 			}
 			want := fb.size()
-			rows, size, err := fetchRows(ctx, conn, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur), nil)
+			rows, size, err := fetchRows(ctx, conn, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur), nil, nil)
 			if err != nil {
 				return fmt.Errorf("read table %s of %s: %w", tr.spec.Table, s.ref, err)
 			}
@@ -454,7 +468,7 @@ func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, conn *sqlx.Conn, re
 				for _, k := range children {
 					q := fmt.Sprintf("SELECT %s FROM %s WHERE %s = ANY(($1::text[])::%s[])%s ORDER BY %s, %s",
 						k.selectList(""), ident(k.tb.name), ident(k.pcol.name), k.pcol.typ, k.where(""), ident(k.pcol.name), ident(k.key.name))
-					kr, ks, err := fetchRows(ctx, conn, q, keys)
+					kr, ks, err := fetchRows(ctx, conn, q, keys, prep)
 					if err != nil {
 						return fmt.Errorf("read table %s of %s: %w", k.spec.Table, s.ref, err)
 					}
@@ -484,7 +498,7 @@ func (st *scanState) fetch(ctx context.Context, tx *sqlx.Tx, conn *sqlx.Conn, re
 			}
 			for {
 				want := fb.size()
-				rows, size, err := fetchRows(ctx, conn, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur), nil)
+				rows, size, err := fetchRows(ctx, conn, fmt.Sprintf("FETCH FORWARD %d FROM %s", want, cur), nil, nil)
 				if err != nil {
 					return fmt.Errorf("read table %s of %s: %w", c.spec.Table, s.ref, err)
 				}
