@@ -752,7 +752,7 @@ func TestLatin1DatabaseUndo(t *testing.T) {
 	ctx := context.Background()
 	admin, err := sql.Open("pgx", srv.WithPassword(srv.URL))
 	require.NoError(t, err)
-	defer admin.Close()
+	t.Cleanup(func() { admin.Close() }) // after the DROP below (cleanups run last first): a deferred Close ran before it, and the DROP failed unseen
 	name := fmt.Sprintf("sf_latin1_%d", time.Now().UnixNano())
 	_, err = admin.Exec("CREATE DATABASE " + name + " ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
 	require.NoError(t, err)
