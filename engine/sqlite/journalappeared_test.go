@@ -143,19 +143,7 @@ func TestLiveJournalDuringRollBackIsInUse(t *testing.T) {
 func TestWriterCommittingDuringRollBackIsNoCrash(t *testing.T) {
 	ctx := context.Background()
 	p := buildJournalDB(t, "opencode.db", opencodeReal)
-	db, err := sqlx.Open("sqlite3", "file:"+p)
-	require.NoError(t, err)
-	defer db.Close()
-	conn, err := db.Connx(ctx)
-	require.NoError(t, err)
-	defer conn.Close()
-	for _, q := range []string{"PRAGMA cache_size=1", "BEGIN", "CREATE TABLE junk(x)",
-		"WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<4000) INSERT INTO junk SELECT randomblob(500) FROM c"} {
-		_, err := conn.ExecContext(ctx, q)
-		require.NoError(t, err, q)
-	}
-	_, hot := sqlite.HotJournal(p)
-	require.True(t, hot, "the writer's spilled journal carries the magic")
+	conn := spillingWriter(t, p)
 
 	committed := false
 	defer sqlite.SetLockWaitHook(func() {
