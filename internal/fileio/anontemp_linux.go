@@ -9,11 +9,12 @@ import (
 )
 
 // openAnonTemp opens a new regular file without a name in dir (open(2) O_TMPFILE, mode 0600),
-// to be named by linkAnonTemp; errors.ErrUnsupported (or open's error) where that is not to be
+// to be named by linkAnonTemp (label, the name it is to get, is the *os.File's name: what its
+// errors say); errors.ErrUnsupported (or open's error) where that is not to be
 // relied on: a file system other than ext4, XFS, Btrfs and tmpfs (syncFSMagic: their journal or
 // log commits the link before a later rename of the same name, so a rename that survives a
 // crash brings the linked, fsynced inode with it), or no /proc/self/fd to name it by.
-func openAnonTemp(dir string) (*os.File, error) {
+func openAnonTemp(dir, label string) (*os.File, error) {
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
@@ -24,7 +25,7 @@ func openAnonTemp(dir string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, errors.ErrUnsupported
 	}
-	return os.NewFile(uintptr(fd), dir), nil
+	return os.NewFile(uintptr(fd), label), nil
 }
 
 func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }

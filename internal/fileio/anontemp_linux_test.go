@@ -18,7 +18,7 @@ import (
 // openAnonTemp does not rely on: the named temp's protocol applies there, tested elsewhere).
 func anonSupported(t *testing.T, dir string) {
 	t.Helper()
-	f, err := openAnonTemp(dir)
+	f, err := openAnonTemp(dir, filepath.Join(dir, "t"))
 	if err != nil {
 		t.Skipf("no anonymous temp in %s: %v", dir, err)
 	}
@@ -146,4 +146,20 @@ func TestRewriteFileAnonymousTempRefusedLeavesNothing(t *testing.T) {
 	for tmp, ev := range events {
 		assert.Equal(t, TempPlanned+";"+TempGone+";", ev, tmp)
 	}
+}
+
+// An anonymous temp's errors name the temp it is to become, not its directory (before: a full
+// disk during the copy said "write <dir>: no space left on device", review of 77b034c).
+func TestAnonTempErrorsNameTheTemp(t *testing.T) {
+	dir := t.TempDir()
+	anonSupported(t, dir)
+	path := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o644))
+	p, ok := newAnonPendingFile(context.Background(), path)
+	require.True(t, ok)
+	require.NoError(t, p.File.Close())
+	_, err := p.File.Write([]byte("x"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "write "+p.Name()+":")
+	assert.NotContains(t, err.Error(), "write "+dir+":")
 }

@@ -194,11 +194,12 @@ func newAnonPendingFile(ctx context.Context, path string) (*pendingFile, bool) {
 	if !anonTemps {
 		return nil, false
 	}
-	f, err := openAnonTemp(filepath.Dir(path))
+	name := newTempName(path)
+	f, err := openAnonTemp(filepath.Dir(path), name)
 	if err != nil {
 		return nil, false
 	}
-	return &pendingFile{File: f, ctx: ctx, path: path, name: newTempName(path), anon: true}, true
+	return &pendingFile{File: f, ctx: ctx, path: path, name: name, anon: true}, true
 }
 
 // plan announces an anonymous temp's name (TempPlanned: journaled, durable with the next line
