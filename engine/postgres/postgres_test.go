@@ -789,3 +789,57 @@ INSERT INTO chat VALUES ('c1', '{"title": "Café ü", "messages": [{"output": [{
 	require.NoError(t, Open(u, Options{}).Restore(ctx, ch, false))
 	assert.Equal(t, before, values(t, u, "chat", "chat"), "undo gives every byte back")
 }
+
+// TestWriteStatementScansLockedRowsOnce: on the writer's connection, the write statement reads
+// the locked rows with one TID scan per part (the backup insert and the UPDATE), joined to the
+// batch's parameters without a nested loop: a nested loop rescans a TID scan for every row, and
+// each rescan asks the kernel for the table's size. Nor does it read the whole table (of 10,000
+// chats; a table of a few pages may well be read whole).
+func TestWriteStatementScansLockedRowsOnce(t *testing.T) {
+	u := bigChats(t, 10000)
+	execSQL(t, u, "ANALYZE chat")
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+	st.prof = testProfile(t)
+	var tr *tableRead
+	for _, r := range mustReads(t, st) {
+		if r != nil && r.spec.Table == "chat" {
+			tr = r
+		}
+	}
+	require.NotNil(t, tr)
+	conn, err := st.connectPipe(ctx)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	for _, q := range backupDDL() {
+		_, err := conn.Exec(ctx, q)
+		require.NoError(t, err)
+	}
+	_, err = conn.PgConn().Prepare(ctx, "sessionfix_w", writeSQL(tr), []uint32{oidOIDArray, oidTIDArray, oidTextArray, oidTextArray,
+		oidText, oidText, oidText, oidText, oidInt8})
+	require.NoError(t, err)
+	var plan string
+	require.NoError(t, conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) EXECUTE sessionfix_w('{}', '{}', '{}', '{}', 'r', 'chat', 'id', 'chat', 0)`).Scan(&plan))
+	var nodes []string
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		nodes = append(nodes, fmt.Sprintf("%v on %v", n["Node Type"], n["Relation Name"]))
+		if kids, ok := n["Plans"].([]any); ok {
+			for _, k := range kids {
+				walk(k.(map[string]any))
+			}
+		}
+	}
+	var top []map[string]map[string]any
+	require.NoError(t, json.Unmarshal([]byte(plan), &top))
+	walk(top[0]["Plan"])
+	assert.NotContains(t, nodes, "Nested Loop on <nil>", "the parameters joined to the rows by a nested loop: %v", nodes)
+	assert.NotContains(t, nodes, "Seq Scan on chat", "the whole table read: %v", nodes)
+	tidScans := 0
+	for _, n := range nodes {
+		if n == "Tid Scan on chat" {
+			tidScans++
+		}
+	}
+	assert.Equal(t, 2, tidScans, "one TID scan for the backup rows, one for the UPDATE: %v", nodes)
+}

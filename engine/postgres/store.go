@@ -162,11 +162,17 @@ func (s *Store) config() (*pgx.ConnConfig, error) {
 
 // connectPipe opens one connection of pgx's own interface (config's settings), which can send
 // several statements in one round trip (pgconn.Batch, through its PgConn: wire.go): the writer's.
+// Its statements are planned once, generically (plan_cache_mode), and without nested loops
+// (enable_nestloop off): the write statement (writeSQL) then joins its parameters to one TID
+// scan of the locked rows by a hash join, not a rescan of a TID scan per row. The writer's other
+// statements read one table each.
 func (s *Store) connectPipe(ctx context.Context) (*pgx.Conn, error) {
 	cfg, err := s.config()
 	if err != nil {
 		return nil, err
 	}
+	cfg.RuntimeParams["enable_nestloop"] = "off"
+	cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, s.scrub(fmt.Errorf("connect to %s: %w", s.ref, err))
