@@ -219,7 +219,11 @@ func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
 		}
 		j = k + 1
 		f.keyAt, f.keyEnd = start, k
-		f.child = f.node.childKey(line[start:k])
+		if nd := f.node; nd.litLen(k - start) {
+			f.child = nd.childKey(line[start:k])
+		} else {
+			f.child = nd.anyKey // childKey's answer, without its call
+		}
 	} else {
 		var good bool
 		if j, good = skipStringLenient(line, start, s.clean, s.fx); !good {

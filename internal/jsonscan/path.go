@@ -214,7 +214,7 @@ func (n *node) childKey(key []byte) *node {
 	if n == nil {
 		return nil
 	}
-	if n.lens&(1<<min(len(key), 63)) == 0 {
+	if !n.litLen(len(key)) {
 		return n.anyKey // no literal key is that long
 	}
 	if len(n.labels) <= 8 {
@@ -230,6 +230,11 @@ func (n *node) childKey(key []byte) *node {
 	}
 	return n.anyKey
 }
+
+// litLen reports whether some literal key of n (not nil) is l bytes long (or, l over 62, at
+// least 63): when not, a key of l bytes leads to n.anyKey. Small enough to be inlined, so the
+// lexer's loops test it before calling childKey (most member keys of a record fail it).
+func (n *node) litLen(l int) bool { return n.lens&(1<<min(l, 63)) != 0 }
 
 // wantsKeys reports whether some pattern needs the member keys of an object at n, either to
 // descend or to capture them.

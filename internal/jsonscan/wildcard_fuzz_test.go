@@ -1,9 +1,12 @@
 package jsonscan
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // wildPats reach into objects through `*` keys (fastKey gives the child node and the key bytes the
@@ -31,4 +34,28 @@ func FuzzWildcardPatternsCarefulEqualsFast(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFastRecordWildcardKeys: the whole-record lexer (fastRecord, which the seeds above, having no
+// newline, rarely reach) follows `*` keys of every length, beside literal keys of some lengths,
+// as the careful scan does: a member key of no literal key's length leads to the wildcard child
+// without a lookup (fastMember's length test), one of a literal key's length to the literal
+// child or, differing, the wildcard one.
+func TestFastRecordWildcardKeys(t *testing.T) {
+	pats := MustCompile("w.*.name", "w.lit.name", "w.literal_key.name", "v.lit.name", "x[*].*.id")
+	var b strings.Builder
+	for n := 0; n <= 70; n++ {
+		k := strings.Repeat("k", n)
+		fmt.Fprintf(&b, `{"w":{%q:{"name":"a%d"},"lit":{"name":"L"},"lid":{"name":"D"}},"v":{%q:{"name":"never"},"lit":{"name":"V"}},"x":[{%q:{"id":"i%d"}}]}`+"\n", k, n, k, k, n)
+	}
+	in := []byte(b.String())
+	ref := scanAllWith(t, pats, Lines, in, 0, func(s *Scanner) { s.careful = true })
+	var sc *Scanner
+	got := scanAllWith(t, pats, Lines, in, 0, func(s *Scanner) { sc = s })
+	require.Equal(t, ref, got)
+	require.EqualValues(t, 71, sc.PrefilterStats().FastRecords, "every record read by the whole-record lexer")
+	require.Len(t, ref, 71)
+	for _, r := range ref {
+		require.Len(t, r.Captures, 5, "the wildcard name, lit, lid (through *), V and the element's id: %v", r.Captures)
+	}
 }
