@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/all"
@@ -58,6 +59,8 @@ type Summary struct {
 	// nil), by name: a store repeats a few names thousands of times (issue 29: 0.1 s of a
 	// dense 512 MiB scan went to labelling each site again).
 	labels map[string]string
+	// added counts addName's calls (tests: equal decisions are counted together).
+	added int
 }
 
 // dottedLabel is ClassLabel(mcpname.ClassLegacyDotted, s), from the cache when s.Units is nil.
@@ -181,6 +184,13 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	// Sites with equal decisions count alike: a plan repeats a few names many times (a dense
 	// session: ~20 names over 6,000 sites), so equal decisions are first counted in a small
 	// table (sameCount) and added once each, not looked up in the run's maps site by site.
+	//
+	// A name's slots are two neighbours picked by the address of its bytes: a store's scan
+	// shares one copy of each name among its sites (engine/jsonl interns them), so equal names
+	// meet in the same slots without their bytes being read, and two names alternating in a
+	// session do not evict each other (with one slot picked from a name's length and two of
+	// its bytes, "…literature_search_pubmed" and "…literature.search_pubmed" took turns in one
+	// slot of the dense bench corpus, adding to the run's maps site by site).
 	var memo [64]struct {
 		d naming.Decision
 		n int
@@ -192,17 +202,22 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 			a.addName(d, 1, also)
 			continue
 		}
-		name := d.Site.Name
-		h := len(name)
-		if h > 0 {
-			h = h*31 + int(name[h-1])*7 + int(name[h/2])
-		}
-		e := &memo[h&(len(memo)-1)]
-		if e.n > 0 && sameCount(&e.d, d) {
-			e.n++
-			continue
-		}
+		h := uint64(uintptr(unsafe.Pointer(unsafe.StringData(d.Site.Name)))) * 0x9e3779b97f4a7c15 >> 58 // 0..63
+		e := &memo[h]
 		if e.n > 0 {
+			if sameCount(&e.d, d) {
+				e.n++
+				continue
+			}
+			o := &memo[h^1]
+			if o.n > 0 && sameCount(&o.d, d) {
+				o.n++
+				continue
+			}
+			if o.n == 0 {
+				o.d, o.n = *d, 1
+				continue
+			}
 			a.addName(&e.d, e.n, also)
 		}
 		e.d, e.n = *d, 1
@@ -232,6 +247,7 @@ func sameCount(x, y *naming.Decision) bool {
 // addName counts n sites decided as d (alike: sameCount) into the run's totals and rows;
 // also is the plan's GroupedRewrites.
 func (a *Summary) addName(d *naming.Decision, n int, also map[string]string) {
+	a.added++
 	t := &a.Report.Totals
 	t.Sites += n
 	t.ByClass[d.Class] += n
@@ -450,6 +466,9 @@ func (a *Summary) AppliedLine(names, stores, dbs int, skipped []report.SkippedRo
 // GroupedRewrites describes, for each Group of sites rewritten together, the rewrites of its
 // other fields (" (namespace mcp__lit)"), so a one-row-per-name report shows the whole new name.
 func GroupedRewrites(sp *rewrite.StorePlan) map[string]string {
+	if !sp.Grouped() {
+		return nil // no site has a Group: nothing to describe (and no site read)
+	}
 	first := map[string]bool{}
 	out := map[string]string{}
 	for _, d := range sp.Decisions {

@@ -108,3 +108,24 @@ func TestSummaryCountsAlike(t *testing.T) {
 	assert.NotEmpty(t, one.keptRejected)
 	assert.Positive(t, one.Report.Totals.KeptRejected)
 }
+
+// TestSummaryAlternatingNamesCountedTogether: two names taking turns in a session, as
+// "mcp__lit__literature_search_pubmed" and "mcp__lit__literature.search_pubmed" (same length,
+// same last and middle byte) do in the dense bench corpus, are each counted into the run's maps
+// once per store, not once per turn: they never evict each other from Summary.Add's table.
+func TestSummaryAlternatingNamesCountedTogether(t *testing.T) {
+	names := []string{"mcp__lit__literature_search_pubmed", "mcp__lit__literature.search_pubmed"}
+	sites := make([]store.Site, 4000)
+	for i := range sites {
+		n := names[i%2]
+		sites[i] = store.Site{Name: n, Raw: []byte(`"` + n + `"`), Loc: store.Loc{Line: int64(i + 1), Offset: int64(i * 100)}, Kind: store.SiteCall}
+	}
+	snap := &store.Snapshot{Ref: store.Ref{Path: "/x/s.jsonl", Kind: qwen.KindSession}, Sites: sites}
+	plan := &rewrite.StorePlan{Store: jsonl.Open("/x/s.jsonl", qwen.Session), Snap: snap, Decisions: naming.NormalizeMcp{}.Decide(snap, naming.Policy{})}
+	a := NewSummary(&scan.Found{})
+	a.Add(&rewrite.StoreResult{Store: plan.Store, Plan: plan})
+	assert.Equal(t, 2, a.added, "one count per name")
+	assert.Equal(t, 4000, a.Report.Totals.Sites)
+	assert.Equal(t, 2000, a.Report.Totals.ByClass[mcpname.ClassClean])
+	assert.Equal(t, 2000, a.Report.Totals.ByClass[mcpname.ClassLegacyDotted])
+}

@@ -116,6 +116,10 @@ func (sp *StorePlan) Names() []naming.Decision {
 	return out
 }
 
+// Grouped reports whether some decision's site has a Group (sites rewritten together: see
+// Names); without, Names is Decisions.
+func (sp *StorePlan) Grouped() bool { return !sp.ungrouped && hasGroups(sp.Decisions) }
+
 // hasGroups reports whether a decision's site has a Group.
 func hasGroups(ds []naming.Decision) bool {
 	for i := range ds {
@@ -197,9 +201,12 @@ func planStore(st store.Store, snap *store.Snapshot, pol naming.Policy, pooled b
 	} else {
 		sp.Decisions = NamerFor(snap.Agent).Decide(snap, pol)
 	}
-	sp.ungrouped = !hasGroups(sp.Decisions)
-	checkPairs(sp)
-	checkKeyClashes(sp)
+	sv := surveyPlan(sp)
+	sp.ungrouped = !sv.groups
+	checkPairsOf(sp, sv.pairs)
+	if sv.keys {
+		checkKeyClashes(sp)
+	}
 	if snap.NotWritable == "" && !utf8.ValidString(snap.Ref.Path) {
 		// A run's manifest and a plan file are JSON: a path that is not UTF-8 would be recorded
 		// with U+FFFD in it, and undo would look for (undo --force would create) another file.
@@ -216,11 +223,44 @@ func planStore(st store.Store, snap *store.Snapshot, pol naming.Policy, pooled b
 	}
 	// A namer gives its decisions in site order, which is position order for most stores
 	// (a JSONL file by offset; a SQLite batch by rowid, which is label order when the labels
-	// are): checked in one pass, sorted only when not.
-	if !slices.IsSortedFunc(sp.Decisions, byPosition) {
+	// are): checked in the survey's pass (nothing since reordered them), sorted only when not.
+	if !sv.sorted {
 		slices.SortStableFunc(sp.Decisions, byPosition)
 	}
 	return sp
+}
+
+// planSurvey is what planStore needs to know of a plan's sites, found in one pass over them
+// (a dense session's 6,000 sites are 1.5 MB: each pass over them reads that much memory).
+type planSurvey struct {
+	groups bool      // a site has a Group (StorePlan.ungrouped)
+	keys   bool      // a site is an object key with a Scope (checkKeyClashes has work)
+	sorted bool      // the decisions are in position order (byPosition)
+	pairs  pairSites // countPairSites
+}
+
+// surveyPlan looks at every decision's site of sp once.
+func surveyPlan(sp *StorePlan) planSurvey {
+	sv := planSurvey{sorted: true}
+	for i := range sp.Decisions {
+		d := &sp.Decisions[i]
+		s := d.Site
+		if s.Group != "" {
+			sv.groups = true
+		}
+		if s.Key && s.Scope != "" {
+			sv.keys = true
+		}
+		if i > 0 && sv.sorted {
+			// byPosition(previous, d) > 0, without copying both decisions
+			p, c := &sp.Decisions[i-1].Site.Loc, &s.Loc
+			if c.Row < p.Row || (c.Row == p.Row && c.Offset < p.Offset) {
+				sv.sorted = false
+			}
+		}
+		sv.pairs.add(s)
+	}
+	return sv
 }
 
 // holdRewrites keeps what sp would rewrite, each decision saying why (the file is not
@@ -279,8 +319,10 @@ func byPosition(x, y naming.Decision) int {
 // their own call) has nothing to compare and builds no map. The responses are read in place
 // (no list of them is made: 9 MB allocated per scan of the dense bench corpus) and the map of
 // calls is made at its size.
-func checkPairs(sp *StorePlan) {
-	n := countPairSites(sp)
+func checkPairs(sp *StorePlan) { checkPairsOf(sp, countPairSites(sp)) }
+
+// checkPairsOf is checkPairs given countPairSites(sp).
+func checkPairsOf(sp *StorePlan, n pairSites) {
 	if n.responses == 0 {
 		return
 	}
@@ -330,22 +372,26 @@ type pairSites struct{ responses, liveCalls, snapCalls int }
 func countPairSites(sp *StorePlan) pairSites {
 	var n pairSites
 	for i := range sp.Decisions {
-		s := sp.Decisions[i].Site
-		if s.CallID == "" {
-			continue
-		}
-		if isResponseSite(s) {
-			n.responses++
-		}
-		if isCallSite(s) {
-			if snapshotScope(s) {
-				n.snapCalls++
-			} else {
-				n.liveCalls++
-			}
-		}
+		n.add(sp.Decisions[i].Site)
 	}
 	return n
+}
+
+// add counts site s.
+func (n *pairSites) add(s *store.Site) {
+	if s.CallID == "" {
+		return
+	}
+	if isResponseSite(s) {
+		n.responses++
+	}
+	if isCallSite(s) {
+		if snapshotScope(s) {
+			n.snapCalls++
+		} else {
+			n.liveCalls++
+		}
+	}
 }
 
 // callIndex maps each call id of a plan, in its scope (pairKey), to the decision of its last

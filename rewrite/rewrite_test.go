@@ -418,3 +418,42 @@ func TestCheckPairsLastCallAndAllocations(t *testing.T) {
 	t.Logf("checkPairs of 5,000 pairs: %.0f allocations", allocs)
 	assert.LessOrEqual(t, allocs, 24.0, "the map of calls (made at its size: 18 allocations with Go 1.26) and nothing per response (59 before)")
 }
+
+// TestPlanStoreSortsSitesOutOfOrder: a namer's decisions come in site order, and planStore
+// sorts them by position (row label, then offset) when that is not position order, found in
+// the one pass that also looks for groups, keys and call ids (surveyPlan); in order, they are
+// left as they are.
+func TestPlanStoreSortsSitesOutOfOrder(t *testing.T) {
+	mk := func(locs ...store.Loc) *store.Snapshot {
+		snap := &store.Snapshot{Ref: store.Ref{Path: "/x/s.jsonl", Kind: qwen.KindSession}, Agent: qwen.ID}
+		for i, l := range locs {
+			n := fmt.Sprintf("mcp__s.%d__t", i)
+			snap.Sites = append(snap.Sites, store.Site{Loc: l, Kind: store.SiteCall, Name: n, Raw: []byte(`"` + n + `"`)})
+		}
+		return snap
+	}
+	order := func(sp *StorePlan) []string {
+		var out []string
+		for _, d := range sp.Decisions {
+			out = append(out, fmt.Sprintf("%s@%d", d.Site.Loc.Row, d.Site.Loc.Offset))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		locs []store.Loc
+		want []string
+	}{
+		{[]store.Loc{{Offset: 10}, {Offset: 20}, {Offset: 30}}, []string{"@10", "@20", "@30"}},
+		{[]store.Loc{{Offset: 10}, {Offset: 30}, {Offset: 20}}, []string{"@10", "@20", "@30"}},
+		{[]store.Loc{{Offset: 30}, {Offset: 10}}, []string{"@10", "@30"}},
+		{[]store.Loc{{Row: "b", Offset: 1}, {Row: "a", Offset: 9}, {Row: "a", Offset: 2}}, []string{"a@2", "a@9", "b@1"}},
+		{[]store.Loc{{Row: "a", Offset: 9}, {Row: "b", Offset: 1}}, []string{"a@9", "b@1"}},
+		{[]store.Loc{{Row: "b", Offset: 1}, {Row: "a", Offset: 9}}, []string{"a@9", "b@1"}},
+	} {
+		for _, pooled := range []bool{false, true} {
+			sp := planStore(nil, mk(c.locs...), naming.Policy{}, pooled)
+			assert.Equal(t, c.want, order(sp), "sites at %v (pooled %v)", c.locs, pooled)
+			sp.release()
+		}
+	}
+}
