@@ -85,7 +85,7 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	defer cancel()
 	// No bound by weight: the plan's sites are all in memory already.
 	_ = ordered(ctx, cancel, len(work), workers, applyWindow*workers, weights{},
-		func(i int, _ func(Outcome), slot *runSlot) Outcome {
+		func(i int, _ func(Outcome, int64), slot *runSlot) Outcome {
 			o := r.apply(fileio.WithCPUSlot(ctx, slot), work[i])
 			if opt.Progress != nil {
 				opt.Progress(work[i].Snap.Ref)

@@ -35,7 +35,7 @@ var BatchSites = 10_000
 //
 // scanned is processOne's: called once the store was read to its end, before its last
 // planning.
-func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult),
+func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult, int64),
 	scanned func(snap *store.Snapshot, sites int, held bool)) *StoreResult {
 	res := &StoreResult{Store: st}
 	var (
@@ -84,7 +84,7 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 				spErr = sp.addPlan(plan)
 			}
 		}
-		part(&StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}, release: hold.done})
+		part(&StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}, release: hold.done}, int64(len(sites)))
 		parts++
 	}
 	// The batches are the store's to give (store.BatchScanner): held and planned as they are,

@@ -36,6 +36,14 @@ type weights struct {
 // them waits for each in turn): the weight an item waits for is held only by earlier items,
 // which need nothing later items hold to be emitted, so waiting cannot deadlock.
 //
+// A part handed out while an earlier result of its item still waits to be emitted (the item's
+// scan runs ahead of the items before it: a store planned batch by batch) waits for that result
+// to be emitted, unless the weights have room for w, what the part holds (a batch's sites):
+// then it is queued (at most partQueue results of an item wait at once) and its work goes on
+// without waiting; w is given back once the part was emitted. Without weights a part waits. (A
+// dense session of 12,000 sites, planned in two parts, waited in its second part for every
+// session before it to be emitted, its rewrite not started, holding BatchSites of weight.)
+//
 // work may give its run slot back while it waits for the disk (slot.Release: a rewrite's
 // fsyncs) and take it again (slot.Acquire), so the next item's scan uses the CPU meanwhile;
 // the slot is given back when work returns, and while a part waits for the items before it
@@ -44,7 +52,7 @@ type weights struct {
 // window must be at least workers (Process and Apply give 2 × workers, or 4 × workers when
 // stores are rewritten: the rewrites waiting for the disk).
 func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, window int, wt weights,
-	work func(i int, part func(T), slot *runSlot) T, cancelled func(i int) T, emit func(T) error) error {
+	work func(i int, part func(res T, w int64), slot *runSlot) T, cancelled func(i int) T, emit func(T) error) error {
 	running := make(chan struct{}, workers)
 	windowSlots := make(chan struct{}, max(window, workers))
 	var bud *budget
@@ -53,12 +61,14 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 	}
 	type item struct {
 		res  T
-		slot *runSlot // set on the item's last result: its window slot and weight are given back once it is emitted
-		more bool     // more results of the same item follow
+		slot *runSlot      // set on the item's last result: its window slot and weight are given back once it is emitted
+		more bool          // more results of the same item follow
+		w    int64         // weight a queued part took (given back once it is emitted)
+		ack  chan struct{} // a part's: closed once it was received (its turn to be emitted came)
 	}
 	done := make([]chan item, n) // per item, in order
 	for i := range done {
-		done[i] = make(chan item, 1)
+		done[i] = make(chan item, partQueue)
 	}
 	go func() {
 		for i := 0; i < n; i++ {
@@ -89,15 +99,36 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 				// A part that must wait for the earlier items to be emitted waits without its
 				// run slot: an earlier item may need one to finish (a rewrite taking its slot
 				// again after a wait for the disk), else both would wait for ever.
-				part := func(res T) {
-					it := item{res: res, more: true}
-					select {
-					case done[i] <- it:
-						return
-					default:
+				var prev chan struct{} // the ack of the item's last part handed out
+				part := func(res T, w int64) {
+					it := item{res: res, more: true, ack: make(chan struct{})}
+					// The item's first waiting part may wait; another only with weight to spare.
+					waiting := false
+					if prev != nil {
+						select {
+						case <-prev:
+						default:
+							waiting = true
+						}
+					}
+					queue := !waiting
+					if waiting && bud != nil && bud.tryTake(w) {
+						queue, it.w = true, w
+					}
+					if queue {
+						select {
+						case done[i] <- it:
+							prev = it.ack
+							return
+						default: // partQueue results wait already
+							bud.give(it.w)
+							it.w = 0
+						}
 					}
 					held := slot.giveBack()
+					<-prev // every earlier result of the item was received: there is room
 					done[i] <- it
+					prev = it.ack
 					if held {
 						slot.Acquire()
 					}
@@ -112,11 +143,17 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 	for i := range n {
 		for {
 			it := <-done[i]
+			if it.ack != nil {
+				close(it.ack)
+			}
 			if emitErr == nil {
 				emitErr = emit(it.res)
 				if emitErr != nil {
 					cancel()
 				}
+			}
+			if it.w > 0 {
+				bud.give(it.w)
 			}
 			if it.slot != nil {
 				bud.giveBack(it.slot)
@@ -181,6 +218,36 @@ func (b *budget) set(slot *runSlot, w int64) {
 		case b.wake <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// partQueue is how many results of one item may wait to be emitted at once (ordered): the
+// first is always let wait, the others only with weight to spare.
+const partQueue = 4
+
+// tryTake takes w if it fits now (never waits); false when it does not (nothing taken).
+func (b *budget) tryTake(w int64) bool {
+	w = max(w, 0)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+w > b.limit {
+		return false
+	}
+	b.used += w
+	return true
+}
+
+// give gives back w that tryTake took, waking take; b may be nil (then w is 0).
+func (b *budget) give(w int64) {
+	if b == nil || w <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= w
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -25,7 +25,7 @@ func TestOrderedLongItemDoesNotIdleWorkers(t *testing.T) {
 	var startedBeforeFirstEmit int32 = -1
 	var got []int
 	err := ordered(ctx, cancel, 8, 2, 4, weights{},
-		func(i int, _ func(int), _ *runSlot) int {
+		func(i int, _ func(int, int64), _ *runSlot) int {
 			started.Add(1)
 			switch i {
 			case 0:
@@ -60,7 +60,7 @@ func TestOrderedReleaseLetsTheNextItemRun(t *testing.T) {
 	item1Started := make(chan struct{})
 	var got []int
 	err := ordered(ctx, cancel, 3, 1, 2, weights{},
-		func(i int, _ func(int), slot *runSlot) int {
+		func(i int, _ func(int, int64), slot *runSlot) int {
 			switch i {
 			case 0:
 				slot.Release()
@@ -96,7 +96,7 @@ func TestOrderedPartBlockedDoesNotHoldTheSlot(t *testing.T) {
 	finished := make(chan error, 1)
 	go func() {
 		finished <- ordered(ctx, cancel, 2, 1, 4, weights{},
-			func(i int, part func(int), slot *runSlot) int {
+			func(i int, part func(int, int64), slot *runSlot) int {
 				switch i {
 				case 0:
 					slot.Release() // the temp's announcement is fsynced
@@ -105,8 +105,8 @@ func TestOrderedPartBlockedDoesNotHoldTheSlot(t *testing.T) {
 					return 0
 				default:
 					close(item1Started)
-					part(10) // buffered
-					part(11) // waits for item 0's emit
+					part(10, 0) // buffered
+					part(11, 0) // waits for item 0's emit (no weights: a part never queues)
 					return 12
 				}
 			},
@@ -167,7 +167,7 @@ func TestOrderedWeightBoundsItemsInMemory(t *testing.T) {
 			var l poolLog
 			var got []int
 			err := ordered(ctx, cancel, 8, 4, 8, tc.wt,
-				func(i int, _ func(int), _ *runSlot) int {
+				func(i int, _ func(int, int64), _ *runSlot) int {
 					l.start(i)
 					time.Sleep(time.Second)
 					return i
@@ -190,7 +190,7 @@ func TestOrderedOverBudgetItemRunsAlone(t *testing.T) {
 		w := []int64{3, 3, 50, 3, 3}
 		var l poolLog
 		err := ordered(ctx, cancel, len(w), 2, 8, weights{limit: 10, of: func(i int) int64 { return w[i] }},
-			func(i int, _ func(int), _ *runSlot) int {
+			func(i int, _ func(int, int64), _ *runSlot) int {
 				l.start(i)
 				time.Sleep(time.Second)
 				return i
@@ -214,7 +214,7 @@ func TestOrderedReweigh(t *testing.T) {
 		item1Started := make(chan struct{})
 		var l poolLog
 		err := ordered(ctx, cancel, 4, 2, 8, weights{limit: 10, of: func(i int) int64 { return []int64{10, 1, 1, 1}[i] }},
-			func(i int, _ func(int), slot *runSlot) int {
+			func(i int, _ func(int, int64), slot *runSlot) int {
 				l.start(i)
 				switch i {
 				case 0:
@@ -243,7 +243,7 @@ func TestOrderedCancelWhileWaitingForWeight(t *testing.T) {
 		defer cancel()
 		var got []int
 		err := ordered(ctx, cancel, 3, 2, 8, weights{limit: 5, of: func(i int) int64 { return []int64{9, 1, 1}[i] }},
-			func(i int, _ func(int), _ *runSlot) int {
+			func(i int, _ func(int, int64), _ *runSlot) int {
 				time.Sleep(time.Second) // the next item is waiting for weight
 				cancel()
 				return i
@@ -266,7 +266,7 @@ func TestOrderedWeightsNoDeadlock(t *testing.T) {
 		item1Started := make(chan struct{})
 		var got []int
 		err := ordered(ctx, cancel, 4, 1, 4, weights{limit: 10, of: func(i int) int64 { return []int64{4, 4, 4, 20}[i] }},
-			func(i int, part func(int), slot *runSlot) int {
+			func(i int, part func(int, int64), slot *runSlot) int {
 				switch i {
 				case 0:
 					slot.Release() // the temp's announcement is fsynced
@@ -275,8 +275,8 @@ func TestOrderedWeightsNoDeadlock(t *testing.T) {
 					time.Sleep(time.Hour)
 				case 1:
 					close(item1Started)
-					part(10) // buffered
-					part(11) // waits for item 0's emit
+					part(10, 0) // buffered
+					part(11, 3) // waits for item 0's emit: 4 + 4 + 3 is more than the limit
 					return 12
 				}
 				return i
@@ -285,6 +285,52 @@ func TestOrderedWeightsNoDeadlock(t *testing.T) {
 			func(i int) error { got = append(got, i); return nil })
 		require.NoError(t, err)
 		assert.Equal(t, []int{0, 10, 11, 12, 2, 3}, got)
+	})
+}
+
+// A part handed out while an earlier part of its item still waits to be emitted is queued
+// when the weights have room for it (its work goes on: a store planned in parts is rewritten
+// while the stores before it finish), and waits when they have not; what a queued part took is
+// given back once it is emitted. Here item 0 waits for item 1 to end: before, item 1 waited in
+// its second part for item 0's emit, a deadlock (synctest reports it).
+func TestOrderedPartQueuedWithWeightToSpare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		item1Done := make(chan struct{})
+		var got []int
+		var started []int
+		var mu sync.Mutex
+		err := ordered(ctx, cancel, 4, 2, 8, weights{limit: 10, of: func(i int) int64 { return []int64{2, 2, 7, 1}[i] }},
+			func(i int, part func(int, int64), slot *runSlot) int {
+				mu.Lock()
+				started = append(started, i)
+				mu.Unlock()
+				switch i {
+				case 0:
+					slot.Release() // waiting for the disk
+					<-item1Done
+				case 1:
+					part(10, 3) // the first waits without weight
+					part(11, 3) // 2 + 2 + 3: queued
+					part(12, 3) // 2 + 2 + 3 + 3: queued, the weights are full
+					close(item1Done)
+					return 13
+				}
+				return i
+			},
+			func(i int) int { return -1 },
+			func(i int) error {
+				if i == 0 {
+					mu.Lock()
+					assert.ElementsMatch(t, []int{0, 1}, started, "item 2 (7) waits while the queued parts hold the weight")
+					mu.Unlock()
+				}
+				got = append(got, i)
+				return nil
+			})
+		require.NoError(t, err)
+		assert.Equal(t, []int{0, 10, 11, 12, 13, 2, 3}, got)
 	})
 }
 
@@ -301,7 +347,7 @@ func TestOrderedWeightsEmitErrorNegativeReweighNoItems(t *testing.T) {
 		var mu sync.Mutex
 		boom := errors.New("stdout closed")
 		err := ordered(ctx, cancel, 4, 2, 8, weights{limit: 10, of: func(i int) int64 { return []int64{8, 8, 1, 1}[i] }},
-			func(i int, _ func(int), _ *runSlot) int {
+			func(i int, _ func(int, int64), _ *runSlot) int {
 				mu.Lock()
 				started = append(started, i)
 				mu.Unlock()
@@ -320,7 +366,7 @@ func TestOrderedWeightsEmitErrorNegativeReweighNoItems(t *testing.T) {
 		item1Started := make(chan struct{})
 		var got []int
 		err := ordered(ctx, cancel, 2, 2, 8, weights{limit: 10, of: func(i int) int64 { return 10 }},
-			func(i int, _ func(int), slot *runSlot) int {
+			func(i int, _ func(int, int64), slot *runSlot) int {
 				if i == 0 {
 					slot.Reweigh(-5)
 					<-item1Started // a deadlock if item 0 still held weight
@@ -337,7 +383,7 @@ func TestOrderedWeightsEmitErrorNegativeReweighNoItems(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err := ordered(ctx, cancel, 0, 2, 4, weights{limit: 10, of: func(int) int64 { panic("no item to weigh") }},
-		func(i int, _ func(int), _ *runSlot) int { panic("no item to run") },
+		func(i int, _ func(int, int64), _ *runSlot) int { panic("no item to run") },
 		func(i int) int { panic("no item to cancel") },
 		func(int) error { panic("nothing to emit") })
 	assert.NoError(t, err)
@@ -356,7 +402,7 @@ func TestOrderedWeightAskedAgainWhileWaiting(t *testing.T) {
 		of := func(i int) int64 { mu.Lock(); defer mu.Unlock(); return est[i] }
 		var l poolLog
 		err := ordered(ctx, cancel, 2, 2, 4, weights{limit: 10, of: of},
-			func(i int, _ func(int), slot *runSlot) int {
+			func(i int, _ func(int, int64), slot *runSlot) int {
 				l.start(i)
 				if i == 0 {
 					time.Sleep(time.Second) // its scan

@@ -100,7 +100,7 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 	var rels []Relocation
 	emitErr := ordered(ctx, cancel, len(stores), workers, window,
 		weights{limit: WindowSites, of: func(i int) int64 { return sw.estimate(stores[i]) }},
-		func(i int, part func(*StoreResult), slot *runSlot) *StoreResult {
+		func(i int, part func(*StoreResult, int64), slot *runSlot) *StoreResult {
 			return processOne(fileio.WithCPUSlot(ctx, slot), stores[i], pol, opt, sopt, r, part,
 				func(snap *store.Snapshot, sites int, held bool) {
 					w := sw.scanned(snap, sites)
@@ -150,7 +150,7 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 // called once the store is read, before it is planned: with the snapshot of a store scanned
 // whole, or of a store.BatchScanner whose sites came in one batch (its Sites holds them all), or
 // with the site count and size of one planned batch by batch (Sites nil, held: false).
-func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult), scanned func(snap *store.Snapshot, sites int, held bool)) *StoreResult {
+func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult, int64), scanned func(snap *store.Snapshot, sites int, held bool)) *StoreResult {
 	if bs, ok := store.Batches(st); ok {
 		return processBatches(ctx, st, bs, pol, opt, sopt, r, part, scanned)
 	}
