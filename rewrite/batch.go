@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sessionfix/sessionfix/naming"
@@ -211,8 +212,9 @@ type spool struct {
 	f      *os.File
 	named  bool // the file still has its name in the temp directory (remove unlinks it)
 	closed bool
-	w      *bufio.Writer
-	buf    []byte // one batch's encoding, reused
+	w      *bufio.Writer // from spoolWriters, given back by close
+	r      *bufio.Reader // the reader's, from spoolReaders (nil until reader), given back by close
+	d      *editDecoder  // the last reader's
 	edits  int
 	rc     renameCounter
 	// splice: the edits are for a store.SpliceWriter: only the fields it reads are kept, and
@@ -230,9 +232,22 @@ func newSpool(splice bool) (*spool, error) {
 		return nil, err
 	}
 	named := os.Remove(f.Name()) != nil
-	w := bufio.NewWriterSize(f, 256<<10)
+	w := spoolWriters.Get().(*bufio.Writer)
+	w.Reset(f)
 	return &spool{f: f, named: named, w: w, splice: splice}, nil
 }
+
+// spoolBuf is the size of a spool's write and read buffers. spoolWriters and spoolReaders
+// keep them for the next spools: a store planned in parts makes one spool, and make bench's
+// dense corpus has 35 such sessions of 10,000–12,000 sites; with their encoding and decoding
+// buffers they were ~40 % of the bytes fix --apply allocated on it (each spool allocated
+// ~2 MB).
+const spoolBuf = 256 << 10
+
+var (
+	spoolWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, spoolBuf) }}
+	spoolReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, spoolBuf) }}
+)
 
 // addPlan spools the edits of sp's rewrite decisions (sp.Edits(), without the copy).
 func (s *spool) addPlan(sp *StorePlan) error {
@@ -264,7 +279,9 @@ func (s *spool) addSeq(seq func(yield func(*store.Site, string))) error {
 	if n == 0 {
 		return nil
 	}
-	b := appendBatchHead(s.buf[:0], n, raw)
+	// Each piece is encoded into the writer's free buffer (AvailableBuffer), not into a
+	// buffer of the whole batch that is then copied.
+	_, err := s.w.Write(appendBatchHead(s.w.AvailableBuffer(), n, raw))
 	first, prevRow := true, ""
 	seq(func(st *store.Site, new string) {
 		s.rc.add(st, new)
@@ -272,12 +289,12 @@ func (s *spool) addSeq(seq func(yield func(*store.Site, string))) error {
 			lean := store.Site{Loc: store.Loc{Line: st.Loc.Line, Offset: st.Loc.Offset}, Raw: st.Raw, Field: st.Field}
 			st = &lean
 		}
-		b = appendEdit(b, st, new, !first && st.Loc.Row == prevRow)
+		if err == nil {
+			_, err = s.w.Write(appendEdit(s.w.AvailableBuffer(), st, new, !first && st.Loc.Row == prevRow))
+		}
 		first, prevRow = false, st.Loc.Row
 	})
 	s.edits += n
-	s.buf = b
-	_, err := s.w.Write(b)
 	return err
 }
 
@@ -287,13 +304,24 @@ func (s *spool) renames() []runlog.Rename { return s.rc.renames() }
 // reader flushes the spool and returns a function reading it back batch by batch (io.EOF at
 // the end): each batch as it was added, field for field.
 func (s *spool) reader() (func() ([]store.Edit, error), error) {
+	if s.closed {
+		return nil, fmt.Errorf("read the plan back from %s: %w", s.f.Name(), os.ErrClosed)
+	}
 	if err := s.w.Flush(); err != nil {
 		return nil, fmt.Errorf("keep the plan on disk: %w", err) // as an add that failed says
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read the plan back: %w", err)
 	}
-	d := &editDecoder{r: bufio.NewReaderSize(s.f, 256<<10), reuse: s.splice}
+	if s.r == nil {
+		s.r = spoolReaders.Get().(*bufio.Reader)
+	}
+	s.r.Reset(s.f)
+	if s.d != nil {
+		s.d.release()
+	}
+	d := &editDecoder{r: s.r, reuse: s.splice}
+	s.d = d
 	return func() ([]store.Edit, error) {
 		if s.closed {
 			return nil, io.EOF
@@ -312,10 +340,22 @@ func (s *spool) reader() (func() ([]store.Edit, error), error) {
 	}, nil
 }
 
+// close closes the spool's file and gives its buffers back (to spoolWriters, spoolReaders).
 func (s *spool) close() {
 	if !s.closed {
 		s.closed = true
 		s.f.Close()
+		s.w.Reset(nil)
+		spoolWriters.Put(s.w)
+		s.w = nil
+		if s.d != nil {
+			s.d.release()
+		}
+		if s.r != nil {
+			s.r.Reset(nil)
+			spoolReaders.Put(s.r)
+			s.r = nil
+		}
 	}
 }
 
@@ -436,51 +476,64 @@ type editDecoder struct {
 	r      *bufio.Reader
 	intern map[string]string
 	buf    []byte
-	// reuse: each batch is decoded into the slices of the one before (edits, raw): for a
-	// reader that holds one batch at a time (store.SpliceWriter).
+	// reuse: for a reader that holds one batch at a time and takes batches cut anywhere
+	// (store.SpliceWriter): each batch is read spoolChunk edits at a time, into the slices of
+	// the chunk before (edits, from freeEdits; raw), so a batch of 10,000 edits needs 64 KB,
+	// not 2.6 MB.
 	reuse bool
 	edits []store.Edit
 	raw   []byte
+	// left and rawLeft are what the batch being read still holds: edits, and bytes of Raw
+	// tokens; prevRow is the Loc.Row of its last edit read.
+	left, rawLeft uint64
+	prevRow       string
 }
+
+// spoolChunk is how many edits editDecoder.batch reads back at once with reuse.
+const spoolChunk = editBatch
 
 const spoolInterned = 4096
 
-// batch reads the next batch: io.EOF when none is left, io.ErrUnexpectedEOF when the spool
-// ends inside one. The Raw tokens of a batch share one new allocation.
+// batch reads the next batch (with reuse: the next spoolChunk edits or fewer, a batch read in
+// chunks): io.EOF when none is left, io.ErrUnexpectedEOF when the spool ends inside one. The
+// Raw tokens of a batch share one new allocation (with reuse: of a chunk, the one before's).
 func (d *editDecoder) batch() ([]store.Edit, error) {
-	n, err := binary.ReadUvarint(d.r)
-	if err != nil {
-		return nil, err // io.EOF before a batch: the end
-	}
 	cut := func(err error) error {
 		if errors.Is(err, io.EOF) {
 			return io.ErrUnexpectedEOF
 		}
 		return err
 	}
-	rawLen, err := binary.ReadUvarint(d.r)
-	if err != nil {
-		return nil, cut(err)
-	}
-	const limit = 1 << 40
-	if n > limit || rawLen > limit {
-		return nil, fmt.Errorf("a batch of %d edits, %d bytes of tokens: not a spool", n, rawLen)
+	first := d.left == 0 // the chunk starts a batch
+	if first {
+		n, err := binary.ReadUvarint(d.r)
+		if err != nil {
+			return nil, err // io.EOF before a batch: the end
+		}
+		rawLen, err := binary.ReadUvarint(d.r)
+		if err != nil {
+			return nil, cut(err)
+		}
+		const limit = 1 << 40
+		if n > limit || rawLen > limit {
+			return nil, fmt.Errorf("a batch of %d edits, %d bytes of tokens: not a spool", n, rawLen)
+		}
+		d.left, d.rawLeft, d.prevRow = n, rawLen, ""
 	}
 	var raw []byte
 	var edits []store.Edit
 	if d.reuse {
-		if uint64(cap(d.raw)) < rawLen {
-			d.raw = make([]byte, 0, rawLen)
+		if d.edits == nil {
+			d.edits = freeEdits.Get(spoolChunk)
 		}
-		if uint64(cap(d.edits)) < n {
-			d.edits = make([]store.Edit, n)
-		}
-		raw, edits = d.raw[:0:rawLen], d.edits[:n]
+		k := min(d.left, uint64(cap(d.edits)))
+		raw, edits = d.raw[:0], d.edits[:k]
 		clear(edits)
 	} else {
-		raw = make([]byte, 0, rawLen)
-		edits = make([]store.Edit, n)
+		raw = make([]byte, 0, d.rawLeft)
+		edits = make([]store.Edit, d.left)
 	}
+	d.left -= uint64(len(edits))
 	for i := range edits {
 		e := &edits[i]
 		st := &e.Site
@@ -489,13 +542,14 @@ func (d *editDecoder) batch() ([]store.Edit, error) {
 			return nil, cut(err)
 		}
 		if fl&spoolSameRow != 0 {
-			if i == 0 {
+			if first && i == 0 {
 				return nil, fmt.Errorf("edit 1 of a batch has no row before it: not a spool")
 			}
-			st.Loc.Row = edits[i-1].Site.Loc.Row
+			st.Loc.Row = d.prevRow
 		} else if st.Loc.Row, err = d.str(false); err != nil {
 			return nil, cut(err)
 		}
+		d.prevRow = st.Loc.Row
 		if st.Loc.Offset, err = binary.ReadVarint(d.r); err != nil {
 			return nil, cut(err)
 		}
@@ -529,7 +583,7 @@ func (d *editDecoder) batch() ([]store.Edit, error) {
 			if err != nil {
 				return nil, cut(err)
 			}
-			if k > limit {
+			if k > 1<<40 {
 				return nil, fmt.Errorf("%d UTF-16 units: not a spool", k)
 			}
 			st.Units = make([]uint16, k)
@@ -546,11 +600,14 @@ func (d *editDecoder) batch() ([]store.Edit, error) {
 			if err != nil {
 				return nil, cut(err)
 			}
-			if k > uint64(cap(raw)-len(raw)) {
-				return nil, fmt.Errorf("a token of %d bytes past the batch's %d: not a spool", k, rawLen)
+			if k > d.rawLeft {
+				return nil, fmt.Errorf("a token of %d bytes past the batch's %d left: not a spool", k, d.rawLeft)
 			}
+			d.rawLeft -= k
 			at := len(raw)
-			raw = raw[:at+int(k)]
+			// With reuse the chunk's tokens grow raw as they come (the batch's length bounds
+			// them, not the chunk's); a token read before a growth keeps its array.
+			raw = slices.Grow(raw, int(k))[:at+int(k)]
 			if _, err := io.ReadFull(d.r, raw[at:]); err != nil {
 				return nil, cut(err)
 			}
@@ -569,7 +626,18 @@ func (d *editDecoder) batch() ([]store.Edit, error) {
 			}
 		}
 	}
+	if d.reuse {
+		d.raw = raw
+	}
 	return edits, nil
+}
+
+// release gives the decoder's chunk back (to freeEdits) once nothing reads it.
+func (d *editDecoder) release() {
+	if d.edits != nil {
+		freeEdits.Put(d.edits)
+		d.edits, d.raw = nil, nil
+	}
 }
 
 // str reads one string; interned, a string read before is the same string.
