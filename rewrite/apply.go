@@ -93,7 +93,7 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 			return o
 		},
 		func(i int) Outcome { return Outcome{Ref: work[i].Snap.Ref, Err: ctx.Err()} },
-		func(o Outcome) error { outcomes = append(outcomes, r.durable(o)); return nil })
+		func(o Outcome) error { outcomes = append(outcomes, o); return nil })
 	res, err := r.finish(ctx.Err())
 	res.Outcomes = outcomes
 	return res, err
@@ -231,7 +231,8 @@ func (rc *renameCounter) renames() []runlog.Rename {
 }
 
 // rewrite runs one store's rewrite through the run's record (runlog.Run.Rewrite): ren and
-// names describe the edits (FileEntry.Renames, names changed).
+// names describe the edits (FileEntry.Renames, names changed). It returns once the rename is
+// durable (durable), so the outcome can be reported as it is.
 func (r *run) rewrite(ctx context.Context, ref store.Ref, ren []runlog.Rename, names int,
 	apply func(context.Context, store.ApplyOptions) (*store.Change, error)) Outcome {
 	ch, err := r.rec.Rewrite(ctx, ref, ren, names, apply)
@@ -239,12 +240,16 @@ func (r *run) rewrite(ctx context.Context, ref store.Ref, ren []runlog.Rename, n
 	if ch != nil {
 		o.Edits = ch.Edits
 	}
-	return o
+	return r.durable(o)
 }
 
-// durable returns o once its store's rename is durable (runlog.Run.Durable: the directory
-// fsyncs of the rewrites are made when a result is about to be reported, each covering every
-// rename made so far); a failure becomes o's error (the store is rewritten: Change stays).
+// durable returns o once its store's rename is durable (runlog.Run.Durable: one sync covers
+// every rename made before it started, the other stores' rewritten meanwhile too); a failure
+// becomes o's error (the store is rewritten: Change stays). It is called by the worker that
+// rewrote the store, right after the rename, not where results are emitted: there, in store
+// order, each store's directory fsync held up every later result (~0.7 ms median, 3 ms p90,
+// ~250 ms a run on make bench's dense corpus, while the finished stores after it held their
+// window weight), and the next directories waited for the one before.
 func (r *run) durable(o Outcome) Outcome {
 	if o.Change == nil {
 		return o

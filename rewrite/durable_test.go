@@ -148,3 +148,54 @@ func TestRunSyncsEachStoreDirectoryOnceAfterItsRename(t *testing.T) {
 		assert.Equal(t, 1, n, "%s synced once: %v", d, ops)
 	}
 }
+
+// The fsync that makes a store's rename durable is made by the worker that rewrote the store,
+// before its result is handed on, not by the goroutine that emits the results in store order:
+// there each store's directory fsync held up the results of every store after it. While the
+// first store's result is being emitted (its emit waits), the two stores after it are
+// rewritten and their directories synced; before, their fsyncs waited for their own emits, after
+// the first's. Every store is still reported only once durable
+// (TestRunSyncsEachStoreDirectoryOnceAfterItsRename).
+func TestStoreDirectorySyncedByItsRewrite(t *testing.T) {
+	base := t.TempDir()
+	var paths []string
+	for _, d := range []string{"p1", "p2", "p3"} {
+		dir := filepath.Join(base, d)
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		paths = append(paths, writeSession(t, dir, "s.jsonl", call("1", "mcp__a.b__c"), resp("1", "mcp__a.b__c")))
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	var mu sync.Mutex
+	synced := map[string]bool{}
+	later := make(chan struct{}) // closed once p2 and p3 are synced
+	defer fileio.SetFaultHook(func(op, path string) error {
+		if op == fileio.FaultSyncDir && strings.HasPrefix(path, base) {
+			mu.Lock()
+			synced[path] = true
+			if synced[filepath.Dir(paths[1])] && synced[filepath.Dir(paths[2])] && later != nil {
+				close(later)
+				later = nil
+			}
+			mu.Unlock()
+		}
+		return nil
+	})()
+	waitLater := later
+	var stores []store.Store
+	for _, s := range scanned(t, paths...) {
+		stores = append(stores, s.Store)
+	}
+	res, err := Process(context.Background(), stores, naming.Policy{}, ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{StateDir: state, Workers: 2}},
+		func(r *StoreResult) error {
+			if r.Store.Ref().Path == paths[0] {
+				select {
+				case <-waitLater:
+				case <-time.After(10 * time.Second): // a deadlock guard, not a timing assertion
+					t.Error("the stores after the first were not made durable while its result was emitted")
+				}
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Files)
+}

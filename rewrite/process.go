@@ -115,9 +115,6 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 			if res.release != nil {
 				defer res.release() // the result is valid only during emit
 			}
-			if res.Outcome != nil {
-				*res.Outcome = r.durable(*res.Outcome) // reported rewritten once durable
-			}
 			if ctx.Err() != nil {
 				return nil // interrupted: the caller reports the interruption, not each store
 			}
