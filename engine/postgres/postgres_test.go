@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -302,11 +303,30 @@ func TestVerifyReportsOverwrite(t *testing.T) {
 			return batches[:10], nil
 		case len(batches) == 30:
 			// The application writes its old copy of c000003 back, which the first batch
-			// rewrites: its UPDATE waits for the batch's lock and writes once it committed
-			// (a writer commits a batch in the round trip that locks its next one: with
-			// Writers (2) writers, batch k and batch k+2 are the same writer's).
+			// rewrites, once that batch's commit is visible (a writer commits a batch in the
+			// round trip that locks its next one: with Writers (2) writers, batch k and batch
+			// k+2 are the same writer's). It waits for the commit, not for the batch's lock:
+			// the writer locks in its own goroutine, so an UPDATE sent now could come before
+			// the lock, leave the old text in place, and the run would rightly write over it
+			// (seen once in 20 runs at load 24).
 			app = make(chan error, 1)
 			go func() {
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					var now string
+					if err := db.QueryRow(`SELECT chat::text FROM chat WHERE id = 'c000003'`).Scan(&now); err != nil {
+						app <- err
+						return
+					}
+					if now != orig["c000003"] {
+						break
+					}
+					if time.Now().After(deadline) {
+						app <- errors.New("c000003: the run's commit never became visible")
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
 				_, err := db.Exec(`UPDATE chat SET chat = $1::json WHERE id = 'c000003'`, orig["c000003"])
 				app <- err
 			}()
