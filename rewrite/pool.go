@@ -49,6 +49,9 @@ type weights struct {
 // the slot is given back when work returns, and while a part waits for the items before it
 // to be emitted (taken again after). The item keeps its window slot and weight: at most window
 // items are in memory still, at most workers of them holding a run slot.
+// An item's results channel exists from when the starting goroutine reaches the item until
+// its last result was emitted: memory for about window items, whatever n is.
+//
 // window must be at least workers (Process and Apply give 2 × workers, or 4 × workers when
 // stores are rewritten: the rewrites waiting for the disk).
 func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, window int, wt weights,
@@ -66,12 +69,24 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 		w    int64         // weight a queued part took (given back once it is emitted)
 		ack  chan struct{} // a part's: closed once it was received (its turn to be emitted came)
 	}
-	done := make([]chan item, n) // per item, in order
-	for i := range done {
-		done[i] = make(chan item, partQueue)
+	// Each item's results go through its own channel, made when the item is reached (made
+	// counts them, guarded by dmu) and dropped once its last result was emitted: at most
+	// about window of them exist at once, whatever n is.
+	done := make([]chan item, n)
+	var dmu sync.Mutex
+	made := 0
+	dmade := sync.NewCond(&dmu)
+	chanOf := func(i int) chan item {
+		ch := make(chan item, partQueue)
+		dmu.Lock()
+		done[i], made = ch, i+1
+		dmu.Unlock()
+		dmade.Broadcast()
+		return ch
 	}
 	go func() {
 		for i := 0; i < n; i++ {
+			ch := chanOf(i)
 			slot := &runSlot{running: running, held: true, bud: bud}
 			acquired := false
 			select {
@@ -90,8 +105,9 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 			case <-ctx.Done():
 			}
 			if !acquired {
-				for ; i < n; i++ {
-					done[i] <- item{res: cancelled(i)}
+				ch <- item{res: cancelled(i)}
+				for i++; i < n; i++ {
+					chanOf(i) <- item{res: cancelled(i)}
 				}
 				return
 			}
@@ -117,7 +133,7 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 					}
 					if queue {
 						select {
-						case done[i] <- it:
+						case ch <- it:
 							prev = it.ack
 							return
 						default: // partQueue results wait already
@@ -127,7 +143,7 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 					}
 					held := slot.giveBack()
 					<-prev // every earlier result of the item was received: there is room
-					done[i] <- it
+					ch <- it
 					prev = it.ack
 					if held {
 						slot.Acquire()
@@ -135,14 +151,21 @@ func ordered[T any](ctx context.Context, cancel context.CancelFunc, n, workers, 
 				}
 				res := work(i, part, slot)
 				slot.Release()
-				done[i] <- item{res: res, slot: slot}
+				ch <- item{res: res, slot: slot}
 			}()
 		}
 	}()
 	var emitErr error
 	for i := range n {
+		dmu.Lock()
+		for made <= i {
+			dmade.Wait()
+		}
+		ch := done[i]
+		done[i] = nil
+		dmu.Unlock()
 		for {
-			it := <-done[i]
+			it := <-ch
 			if it.ack != nil {
 				close(it.ack)
 			}

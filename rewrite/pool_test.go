@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -419,4 +420,30 @@ func TestOrderedWeightAskedAgainWhileWaiting(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"start 0", "start 1", "emit 0", "emit 1"}, l.events)
 	})
+}
+
+// ordered holds the results channel of an item only from when the item is reached until its
+// last result was emitted, not one for every item for the whole run: halfway through 100,000
+// items the heap holds a few channels, not 100,000 (each with room for partQueue results:
+// ~29 MB live before; a home or fleet run can have that many stores).
+func TestOrderedChannelsLiveOnlyWhileInFlight(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const n = 100_000
+	var live uint64
+	err := ordered(ctx, cancel, n, 2, 8, weights{},
+		func(i int, _ func(int, int64), _ *runSlot) int { return i },
+		func(i int) int { return -1 },
+		func(i int) error {
+			if i == n/2 {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				live = ms.HeapAlloc
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	assert.Less(t, live, uint64(8<<20), "heap in use halfway through %d items", n)
+	t.Logf("heap in use halfway: %d bytes", live)
 }
