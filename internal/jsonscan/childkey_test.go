@@ -84,3 +84,43 @@ func TestNewlineListReused(t *testing.T) {
 	require.GreaterOrEqual(t, cap(s2.nls), 1000, "the list of the Scanner closed before")
 	require.NoError(t, s2.Close())
 }
+
+// TestChildKeyWords: keys of up to 16 bytes are compared with a node's few literal keys as two
+// words read from the key's slice (masked to its length: the bytes behind a key in its line are
+// not part of it). Every literal key is found with other bytes behind it in its slice, and with
+// none (a slice of capacity below 8 is compared byte by byte); a key differing from a literal key in
+// any one byte, or one byte longer or shorter, is not it.
+func TestChildKeyWords(t *testing.T) {
+	const alpha = "abcdefghijklmnopqrstuvwxyz"
+	for _, lens := range [][]int{{1, 2, 3, 7}, {8, 9, 15, 16}, {4, 12, 17, 20}, {5, 6, 10, 11, 13, 14, 16, 18}} {
+		var pats []string
+		for _, n := range lens {
+			pats = append(pats, "r."+alpha[:n]+".v")
+		}
+		pats = append(pats, "r.*.w")
+		nd := MustCompile(pats...).root.childKey([]byte("r"))
+		require.NotNil(t, nd)
+		want := func(key string) *node {
+			if c, ok := nd.keys[key]; ok {
+				return c
+			}
+			return nd.anyKey
+		}
+		// in a line: the key, its closing quote and more bytes behind it
+		inLine := func(key string) []byte { b := []byte(key + `":"` + alpha); return b[:len(key)] }
+		for _, n := range lens {
+			lit := alpha[:n]
+			for _, key := range []string{lit, lit[:n-1], lit + "x", "x" + lit[1:]} {
+				require.Same(t, want(key), nd.childKey(inLine(key)), "key %q in a line (labels of %v)", key, lens)
+				require.Same(t, want(key), nd.childKey([]byte(key)[:len(key):len(key)]), "key %q alone (labels of %v)", key, lens)
+			}
+			require.Same(t, nd.keys[lit], nd.childKey(inLine(lit)), "literal key %q found", lit)
+			for i := range n {
+				b := []byte(lit + `":1`)
+				b[i] ^= 0x20 // one byte differs
+				key := string(b[:n])
+				require.Same(t, nd.anyKey, nd.childKey(b[:n]), "key %q differing at byte %d from %q", key, i, lit)
+			}
+		}
+	}
+}

@@ -39,6 +39,9 @@ type fastCap struct {
 func skipWS(line []byte, i int, clean bool) int {
 	for i < len(line) {
 		c := line[i]
+		if c > ' ' {
+			return i // the common case, one compare: no whitespace byte is above ' '
+		}
 		if c != ' ' && (clean || (c != '\t' && c != '\r')) {
 			return i
 		}
@@ -62,11 +65,16 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 	x := s.fx
 	nd := s.top // the node of the value at line[i]
 	for {
-		i = skipWS(line, i, clean)
 		if i >= n {
 			return false, false
 		}
 		c := line[i]
+		if c <= ' ' { // (compact JSON has no whitespace: one compare of the byte the switch reads)
+			if i = skipWS(line, i, clean); i >= n {
+				return false, false
+			}
+			c = line[i]
+		}
 		switch {
 		case c == '"' && (nd == nil || nd.capture < 0):
 			// A string no pattern captures: skipped (as valueEnd would, without its call).
@@ -106,8 +114,16 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 			if len(s.fstack) >= s.maxDepth || (c == '{' && nd.keyCapID >= 0) {
 				return false, false
 			}
-			s.fstack = append(s.fstack, fastFrame{obj: c == '{', node: nd, start: base + int64(i)})
+			// (the frame written field by field: as one struct, it was copied with a write
+			// barrier over all of it while the collector marks)
+			if len(s.fstack) < cap(s.fstack) {
+				s.fstack = s.fstack[:len(s.fstack)+1]
+			} else {
+				s.fstack = append(s.fstack, fastFrame{})
+			}
 			f := &s.fstack[len(s.fstack)-1]
+			f.obj, f.node, f.start, f.index = c == '{', nd, base+int64(i), 0
+			f.child, f.keyAt, f.keyEnd = nil, 0, 0
 			i = skipWS(line, i+1, clean)
 			if c == '{' {
 				if i < n && line[i] == '}' {
@@ -130,59 +146,59 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 			nd = nd.anyElem
 			continue
 		}
-		var end bool
-		if i, nd, end, ok = s.fastNext(line, i, base); end {
-			return false, ok
+		// What follows the value (written out here, not called: one call less for every value
+		// of a record): containers closed, then the next member or element, whose value is
+		// read at the loop's top.
+	next:
+		for {
+			i = skipWS(line, i, clean)
+			if len(s.fstack) == 0 {
+				if i != n {
+					return false, false // data after the value
+				}
+				s.fastDeliver(line, base)
+				return false, true
+			}
+			if i >= n {
+				return false, false
+			}
+			f := &s.fstack[len(s.fstack)-1]
+			c := line[i]
+			if c == ',' {
+				if !f.obj {
+					f.index++
+					i, nd = i+1, f.node.anyElem
+					break next
+				}
+				j, good := s.fastMember(line, i+1, f)
+				if !good {
+					return false, false
+				}
+				i, nd = j, f.child
+				break next
+			}
+			if (f.obj && c == '}') || (!f.obj && c == ']') {
+				i++
+				s.fstack = s.fstack[:len(s.fstack)-1]
+				continue
+			}
+			return false, false
 		}
 	}
 }
 
-// fastNext reads what follows a value of the record fastRecord reads, at line[i]: it closes
-// containers, then goes on with the next member or element and returns the index and node of
-// its value. end is true when the record ended (or cannot be read here): ok then says whether it
-// was read (valid, its captures handed out) or must be left to the full lexer.
-func (s *Scanner) fastNext(line []byte, i int, base int64) (next int, nd *node, end, ok bool) {
-	n := len(line)
-	for {
-		i = skipWS(line, i, s.clean)
-		if len(s.fstack) == 0 {
-			if i != n {
-				return 0, nil, true, false // data after the value
-			}
-			s.fastDeliver(line, base)
-			return 0, nil, true, true
-		}
-		if i >= n {
-			return 0, nil, true, false
-		}
-		f := &s.fstack[len(s.fstack)-1]
-		c := line[i]
-		if c == ',' {
-			if !f.obj {
-				f.index++
-				return i + 1, f.node.anyElem, false, false
-			}
-			j, good := s.fastMember(line, skipWS(line, i+1, s.clean), f)
-			if !good {
-				return 0, nil, true, false
-			}
-			return j, f.child, false, false
-		}
-		if (f.obj && c == '}') || (!f.obj && c == ']') {
-			i++
-			s.fstack = s.fstack[:len(s.fstack)-1]
-			continue
-		}
-		return 0, nil, true, false
-	}
-}
-
-// fastMember reads the key token at line[i], the ':' after it and sets f's child and key; it
-// returns the index after the colon. A key with a backslash in an object whose node wants
-// keys, or longer than the capture limit there, is left to the full lexer (ok false).
+// fastMember reads the key token at line[i] (after whitespace), the ':' after it and sets f's
+// child and key; it returns the index after the colon. A key with a backslash in an object
+// whose node wants keys, or longer than the capture limit there, is left to the full lexer
+// (ok false).
 func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
-	if i >= len(line) || line[i] != '"' {
+	if i >= len(line) {
 		return 0, false
+	}
+	if line[i] != '"' {
+		if i = skipWS(line, i, s.clean); i >= len(line) || line[i] != '"' {
+			return 0, false
+		}
 	}
 	start := i + 1
 	want := f.node.wantsKeys()
@@ -230,6 +246,9 @@ func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
 			return 0, false
 		}
 		f.child = nil
+	}
+	if j < len(line) && line[j] == ':' {
+		return j + 1, true // (no whitespace before the colon: no call to skip it)
 	}
 	j = skipWS(line, j, s.clean)
 	if j >= len(line) || line[j] != ':' {

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -96,9 +97,10 @@ type Patterns struct {
 type node struct {
 	label  string // the key of the edge leading here ("" for [*], * and the root)
 	keys   map[string]*node
-	lits   []*node  // the same children as keys, for a fast linear lookup
-	labels []string // labels[i] is lits[i].label: compared without loading each child node
-	wants  bool     // wantsKeys, kept up to date by add (read for every member of a record)
+	lits   []*node      // the same children as keys, for a fast linear lookup
+	labels []string     // labels[i] is lits[i].label: compared without loading each child node
+	words  []labelWords // words[i] are labels[i]'s bytes as words (labelWordsOf)
+	wants  bool         // wantsKeys, kept up to date by add (read for every member of a record)
 	// lens has bit min(len(k), 63) set for every literal key k of keys: a member key of a
 	// length no literal key has is none of them, found with one bit test (most keys of a
 	// record are not followed, and their lengths rarely match).
@@ -171,6 +173,7 @@ func (p *Patterns) add(id int, pat string) error {
 				n.keys[s] = c
 				n.lits = append(n.lits, c)
 				n.labels = append(n.labels, s)
+				n.words = append(n.words, labelWordsOf(s))
 				n.lens |= 1 << min(len(s), 63)
 				n.wants = true
 			}
@@ -209,7 +212,9 @@ func splitPattern(pat string) ([]string, error) {
 }
 
 // childKey returns the node reached from n by an object member key (nil when no pattern goes
-// on). The lookup does not allocate.
+// on). The lookup does not allocate. A key of up to 16 bytes whose slice has room for 8 (the
+// rest of the line or chunk behind it: always, but at the very end of a chunk) is compared
+// with a few literal keys as two 64-bit words, without a call.
 func (n *node) childKey(key []byte) *node {
 	if n == nil {
 		return nil
@@ -218,6 +223,15 @@ func (n *node) childKey(key []byte) *node {
 		return n.anyKey // no literal key is that long
 	}
 	if len(n.labels) <= 8 {
+		if l := len(key); l <= 16 && cap(key) >= 8 {
+			w := keyWords(key)
+			for k := range n.words {
+				if n.words[k] == w {
+					return n.lits[k]
+				}
+			}
+			return n.anyKey
+		}
 		for k, l := range n.labels {
 			// (labels are never empty; the last bytes first: keys of a label's length differ
 			// there more often than not, "function_args" and "function_name")
@@ -229,6 +243,38 @@ func (n *node) childKey(key []byte) *node {
 		return c
 	}
 	return n.anyKey
+}
+
+// labelWords is a key of up to 16 bytes as its length and two little-endian words: its first
+// 8 bytes (fewer: the rest zero) and, past 8 bytes, its last 8 (they overlap below 16). Two keys
+// of up to 16 bytes are equal exactly when their labelWords are. A longer key gets a length
+// that no key of up to 16 bytes has (it is compared byte by byte).
+type labelWords struct {
+	n           int
+	first, last uint64
+}
+
+// labelWordsOf returns s's labelWords.
+func labelWordsOf(s string) labelWords {
+	if len(s) > 16 {
+		return labelWords{n: -1}
+	}
+	var b [16]byte
+	copy(b[:], s)
+	return keyWords(b[:len(s)])
+}
+
+// keyWords returns the labelWords of key (at most 16 bytes, cap(key) at least 8: its first
+// word is read whole and masked to its length).
+func keyWords(key []byte) labelWords {
+	l := len(key)
+	w := labelWords{n: l, first: binary.LittleEndian.Uint64(key[:8])}
+	if l < 8 {
+		w.first &= 1<<(8*uint(l)) - 1
+	} else if l > 8 {
+		w.last = binary.LittleEndian.Uint64(key[l-8 : l])
+	}
+	return w
 }
 
 // litLen reports whether some literal key of n (not nil) is l bytes long (or, l over 62, at
