@@ -53,7 +53,7 @@ func (sp *StorePlan) release() {
 	if sp == nil || !sp.pooled {
 		return
 	}
-	freeDecisions.Put(sp.Decisions)
+	freeDecisions.PutUsed(sp.Decisions) // appended to (naming.Appender), never cut
 	sp.Decisions, sp.pooled = nil, false
 }
 

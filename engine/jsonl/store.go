@@ -270,6 +270,7 @@ func (fs *fileScan) record(rec *jsonscan.Record) error {
 	}()
 	if rec.Err != nil && fs.stream != nil {
 		// Streamed sites of an invalid record are dropped.
+		clear(snap.Sites[fs.mark:]) // what is cut off is zero again (freelist.List.PutUsed)
 		snap.Sites = snap.Sites[:fs.mark]
 		fs.stream.Reset()
 	}
@@ -398,10 +399,11 @@ var freeSites = freelist.List[store.Site]{Max: 4}
 // plan, no report row pointing into it): the next scan reuses its memory. A dense session of
 // 6,300 names has 1.5 MB of sites; allocating a slice for each file and batch was three
 // quarters of the bytes a scan of the dense bench corpus allocated, and the collections they
-// caused a fifth of its CPU. Any other use of the slice after the call is a bug.
+// caused a fifth of its CPU. Any other use of the slice after the call is a bug, and so is
+// shortening it before: only its length is cleared (freelist.List.PutUsed).
 func (s *Store) ReleaseSites(sites []store.Site) { releaseSites(sites) }
 
-func releaseSites(sites []store.Site) { freeSites.Put(sites) }
+func releaseSites(sites []store.Site) { freeSites.PutUsed(sites) }
 
 // utf8Repair says how to repair a file holding invalid UTF-8 (the problem of its first bad
 // line): no JSON text may hold such a byte (RFC 8259, section 8.1), and a byte outside the ASCII range

@@ -511,3 +511,21 @@ func TestTornDocumentIsAnError(t *testing.T) {
 	assert.Contains(t, snap.Problems[0].Reason, "the file could not be read, so none of its names were scanned")
 	assert.Empty(t, snap.Sites)
 }
+
+// TestInvalidRecordClearsItsDroppedSites: the sites streamed from a record that turns out
+// invalid are dropped and their slots cleared, so a Sites slice is zero past its length when
+// it is given back (ReleaseSites clears only its length: freelist.List.PutUsed).
+func TestInvalidRecordClearsItsDroppedSites(t *testing.T) {
+	dir := t.TempDir()
+	valid := `{"type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"mcp__a.b__c"}}]}}`
+	invalid := `{"type":"assistant","message":{"role":"model","parts":[{"functionCall":{"id":"c2","name":"mcp__d.e__f"}},{"functionCall":{"id":"c3","name":"mcp__g.h__i"}}]},}`
+	p := writeFile(t, dir, "s.jsonl", []byte(valid+"\n"+invalid+"\n"))
+	snap, err := jsonl.Open(p, qwen.Session).Scan(context.Background(), store.ScanOptions{})
+	require.NoError(t, err)
+	require.Len(t, snap.Sites, 1, "the valid record's name")
+	require.Len(t, snap.Problems, 1, "the invalid record: %v", snap.Problems)
+	require.Greater(t, cap(snap.Sites), 1, "the dropped site (its first part, streamed when the second began) was in this slice")
+	for _, s := range snap.Sites[len(snap.Sites):cap(snap.Sites)] {
+		assert.Equal(t, store.Site{}, s, "past the length every site is zero")
+	}
+}

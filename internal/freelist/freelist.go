@@ -42,11 +42,26 @@ func (l *List[T]) Get(n int) []T {
 // Put clears s in full and keeps it: in a free place, else instead of the smallest kept slice
 // when s is larger; a slice of capacity 0 is dropped. The caller must not use s afterwards.
 func (l *List[T]) Put(s []T) {
+	clear(s[:cap(s)])
+	l.keep(s)
+}
+
+// PutUsed is Put for a slice whose elements past len(s) are zero: it came from Get (or make)
+// and was filled by appending or by writing below its length, and whatever its holder cut off
+// the end was cleared then. It clears s[:len(s)] only: the capacity a slice was given to grow
+// into and never used (a quarter more than a store's likely sites) is not written, so its
+// pages are neither cleared twice nor touched at all. Elements past len(s) left non-zero by a
+// caller that breaks the rule would only keep what they point to alive while the slice is kept.
+func (l *List[T]) PutUsed(s []T) {
+	clear(s)
+	l.keep(s)
+}
+
+// keep keeps the cleared slice s (Put).
+func (l *List[T]) keep(s []T) {
 	if cap(s) == 0 {
 		return
 	}
-	s = s[:cap(s)]
-	clear(s)
 	s = s[:0]
 	l.mu.Lock()
 	defer l.mu.Unlock()

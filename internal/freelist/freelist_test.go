@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestGetReusesTheSmallestLargeEnough(t *testing.T) {
@@ -36,4 +37,24 @@ func TestPutKeepsAtMostMaxTheLargest(t *testing.T) {
 	var zero List[int]
 	zero.Put(make([]int, 0, 10))
 	assert.Equal(t, 4, cap(zero.Get(4)), "the zero List keeps nothing")
+}
+
+// TestPutUsedClearsItsLengthOnly: PutUsed clears what the slice holds (nothing kept alive) and
+// leaves the capacity past its length as it is, unread and unwritten (zero by the rule of its
+// callers; a sentinel here shows it is not touched); Put clears the whole capacity.
+func TestPutUsedClearsItsLengthOnly(t *testing.T) {
+	x, y := 1, 2
+	l := List[*int]{Max: 2}
+	s := make([]*int, 3, 10)
+	s[0], s[2] = &x, &x
+	s[:5][4] = &y // past len: the rule says zero; a sentinel to see whether it is written
+	l.PutUsed(s)
+	got := l.Get(10)
+	require.Equal(t, 10, cap(got))
+	assert.Equal(t, []*int{nil, nil, nil}, got[:3], "the used length is cleared")
+	assert.Same(t, &y, got[:5][4], "past the length nothing is written")
+
+	l.Put(got[:3])
+	got = l.Get(10)
+	assert.Nil(t, got[:5][4], "Put clears the whole capacity")
 }
