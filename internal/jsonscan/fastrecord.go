@@ -1,6 +1,9 @@
 package jsonscan
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // The whole-record lexer (fastRecord): a JSON Lines record that lies whole in one Write is
 // read in one tight pass over its bytes — strings skipped with the vectorised searches of
@@ -258,22 +261,27 @@ func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
 }
 
 // fastCapture notes a captured string token line[at:end] with the path of the value being
-// read (as pathInto builds it).
+// read (as pathInto builds it). The path and its container starts are written into room made
+// for all of them at once (not appended element by element: every append wrote the slice's
+// header back, twice per container of every capture).
 func (s *Scanner) fastCapture(line []byte, id, at, end int) {
-	lo := len(s.fpath)
-	for k := range s.fstack {
+	lo, d := len(s.fpath), len(s.fstack)
+	s.fpath = slices.Grow(s.fpath, d)[:lo+d]
+	s.fstarts = slices.Grow(s.fstarts[:lo], d)[:lo+d]
+	path, starts := s.fpath[lo:lo+d], s.fstarts[lo:lo+d]
+	for k := range s.fstack[:d] {
 		f := &s.fstack[k]
-		s.fstarts = append(s.fstarts, f.start)
+		starts[k] = f.start
 		switch {
 		case !f.obj:
-			s.fpath = append(s.fpath, Elem{Index: f.index})
+			path[k] = Elem{Index: f.index}
 		case f.child != nil && f.child.label != "":
-			s.fpath = append(s.fpath, Elem{Key: f.child.label, Index: -1}) // a literal edge: no allocation
+			path[k] = Elem{Key: f.child.label, Index: -1} // a literal edge: no allocation
 		default:
-			s.fpath = append(s.fpath, Elem{Key: string(line[f.keyAt:f.keyEnd]), Index: -1})
+			path[k] = Elem{Key: string(line[f.keyAt:f.keyEnd]), Index: -1}
 		}
 	}
-	s.fcaps = append(s.fcaps, fastCap{pattern: id, at: at, end: end, lo: lo, hi: len(s.fpath)})
+	s.fcaps = append(s.fcaps, fastCap{pattern: id, at: at, end: end, lo: lo, hi: lo + d})
 }
 
 // fastDeliver hands out the captures of a record fastRecord read, as addCapture does.
