@@ -74,6 +74,10 @@ type Builder struct {
 	// arena holds the bytes of the strings Text returned, in chunks of arenaChunk that are
 	// only ever appended to (a string made from it never changes).
 	arena []byte
+	// texts holds the strings Text returned last, direct-mapped by rawSlot of their bytes: a
+	// call id comes back in its response and its telemetry a few records later, and is then
+	// given the string made for it before instead of a second copy in the arena.
+	texts [64]string
 }
 
 // arenaChunk is the size of a Builder's arena chunks; a value past an eighth of it gets its
@@ -312,6 +316,10 @@ func (b *Builder) Text(c *jsonscan.Capture) string {
 	if len(body) == 0 {
 		return ""
 	}
+	e := &b.texts[rawSlot(body)]
+	if *e == string(body) { // (no allocation for the comparison)
+		return *e
+	}
 	if cap(b.arena)-len(b.arena) < len(body) {
 		b.arena = make([]byte, 0, arenaChunk)
 	}
@@ -319,7 +327,8 @@ func (b *Builder) Text(c *jsonscan.Capture) string {
 	b.arena = append(b.arena, body...)
 	// The bytes at b.arena[at:] are never written again (the chunk is only appended to,
 	// and replaced when full): the string stays as made.
-	return unsafe.String(&b.arena[at], len(body))
+	*e = unsafe.String(&b.arena[at], len(body))
+	return *e
 }
 
 // String decodes an optional capture; "" when absent or undecodable.

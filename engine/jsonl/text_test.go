@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,4 +125,24 @@ func TestAddSiteIsSiteThenAdd(t *testing.T) {
 	require.NotNil(t, s)
 	assert.Equal(t, store.Site{Loc: store.Loc{Line: 3, Offset: 100}, Kind: store.SiteResponse, Path: "message[2]",
 		Name: "mcp__lit__literature.search_pubmed", Raw: []byte(`"mcp__lit__literature.search_pubmed"`)}, two.snap.Sites[2])
+}
+
+// TestTextSharesRecentValues: a value Text gave out a few values before (a call id coming back
+// in its response and telemetry) is given the same string again, not a second copy in the
+// arena; other values get their own.
+func TestTextSharesRecentValues(t *testing.T) {
+	b := &Builder{}
+	text := func(v string) string {
+		raw := []byte(`"` + v + `"`)
+		return b.Text(&jsonscan.Capture{Raw: raw, Len: int64(len(raw))})
+	}
+	first := text("call_ae4f964a83")
+	other := text("call_33b460e4ac")
+	used := len(b.arena)
+	again := text("call_ae4f964a83")
+	assert.Equal(t, "call_ae4f964a83", again)
+	assert.Same(t, unsafe.StringData(first), unsafe.StringData(again), "the same string again")
+	assert.Equal(t, used, len(b.arena), "nothing copied into the arena")
+	assert.Equal(t, "call_33b460e4ac", other)
+	assert.NotSame(t, unsafe.StringData(first), unsafe.StringData(text("call_ae4f964a84")), "another value, its own string")
 }
