@@ -485,12 +485,17 @@ func snapshotScope(s *store.Site) bool {
 // object (JSON.parse keeps only the last duplicate, so counts would be lost).
 func checkKeyClashes(sp *StorePlan) {
 	byScope := map[string][]int{}
-	for i, d := range sp.Decisions {
-		if d.Site.Key && d.Site.Scope != "" {
-			byScope[d.Site.Scope] = append(byScope[d.Site.Scope], i)
+	var scopes []string // in the order first seen: the warnings come in position order, run after run
+	for i := range sp.Decisions {
+		if s := sp.Decisions[i].Site; s.Key && s.Scope != "" {
+			if _, ok := byScope[s.Scope]; !ok {
+				scopes = append(scopes, s.Scope)
+			}
+			byScope[s.Scope] = append(byScope[s.Scope], i)
 		}
 	}
-	for _, idx := range byScope {
+	for _, scope := range scopes {
+		idx := byScope[scope]
 		seen := map[string]int{}
 		for _, i := range idx {
 			d := &sp.Decisions[i]

@@ -126,6 +126,32 @@ func TestPairsAndKeyClashes(t *testing.T) {
 	assert.Contains(t, sp.Warnings[0].Reason, "JSON keeps only one of duplicate keys")
 }
 
+// TestKeyClashWarningsInLineOrder: a store whose objects of several lines each hold a key that
+// would duplicate another (usage_record.jsonl, a tools.byName object a line) gets its warnings,
+// and keeps its keys, in line order on every run: the objects were visited in a map's order, so
+// two runs over the same files listed their warnings in different orders.
+func TestKeyClashWarningsInLineOrder(t *testing.T) {
+	dir := t.TempDir()
+	u := filepath.Join(dir, "usage_record.jsonl")
+	var b strings.Builder
+	for i := 1; i <= 8; i++ {
+		name := fmt.Sprintf("mcp__a.b__c%d", i)
+		fmt.Fprintf(&b, `{"tools":{"byName":{%q:{"count":1},"mcp__a_b__c%d_%s":{"count":2}}}}`+"\n", name, i, mcpname.Hash(name))
+	}
+	require.NoError(t, os.WriteFile(u, []byte(b.String()), 0o600))
+	sc := scanned(t, u)
+	for run := 0; run < 20; run++ {
+		sp := Build(sc, naming.Policy{}).Stores[0]
+		var lines []int64
+		for _, w := range sp.Warnings {
+			require.Contains(t, w.Reason, "JSON keeps only one of duplicate keys")
+			lines = append(lines, w.Loc.Line)
+		}
+		require.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8}, lines, "run %d: the warnings in line order", run)
+		assert.Equal(t, 0, sp.Count(naming.ActRewrite), "no key renamed onto another")
+	}
+}
+
 func TestApplyJournalManifestAndUndo(t *testing.T) {
 	dir := t.TempDir()
 	a := writeSession(t, dir, "a.jsonl", call("1", "mcp__a.b__c"), resp("1", "mcp__a.b__c"))
