@@ -29,6 +29,11 @@ type BatchWriter interface {
 // thousand at a time through one reused slice, and one keeping edits on disk keeps only those
 // fields, instead of a copy of every site (~250 bytes an edit: a fifth of the bytes fix --apply
 // allocated on make bench's dense corpus).
+//
+// The caller may therefore reuse what next returned: a batch's slice and the bytes of its
+// edits' Site.Raw stay valid only until next is called again (rewrite's spool reads the next
+// chunk of edits into them). A SpliceWriter must be done with a batch (or copy what it keeps
+// of it) before asking for the next one.
 type SpliceWriter interface {
 	BatchWriter
 	SplicesEdits()

@@ -55,8 +55,7 @@ func bulkOpencodeStore(t *testing.T) (dir, db string) {
 
 func crashDuringApply(t *testing.T, dir, state string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashDuringSQLiteApply$")
-	cmd.Env = append(os.Environ(), "SESSIONFIX_TEST_CRASH_DIR="+dir, "SESSIONFIX_TEST_CRASH_STATE="+state)
+	cmd := helperProcess(t, "TestHelperCrashDuringSQLiteApply", "SESSIONFIX_TEST_CRASH_DIR="+dir, "SESSIONFIX_TEST_CRASH_STATE="+state)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, string(out))

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sessionfix/sessionfix/pipeline"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/sessionfix/sessionfix/pipeline"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -99,4 +101,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// helperProcess is the command running this test binary's helper test name (a process that
+// holds a lock or crashes on purpose) with env added to ours. Its TMPDIR is a directory of t's:
+// the helper leaves its own temp directories (testscript's, its t.TempDir) behind when it ends
+// with os.Exit, and t's cleanup removes them with it.
+func helperProcess(t *testing.T, name string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+t.TempDir()), env...)
+	return cmd
 }

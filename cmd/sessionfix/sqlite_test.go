@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,8 +151,7 @@ func TestFixSQLiteInUse(t *testing.T) {
 	orig := dumpSHA(t, db)
 
 	lock := func() func() {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSQLiteWriteLock$")
-		cmd.Env = append(os.Environ(), "SESSIONFIX_TEST_SQLITE_LOCK="+db)
+		cmd := helperProcess(t, "TestHelperSQLiteWriteLock", "SESSIONFIX_TEST_SQLITE_LOCK="+db)
 		stdin, err := cmd.StdinPipe()
 		require.NoError(t, err)
 		stdout, err := cmd.StdoutPipe()
@@ -192,8 +190,7 @@ func TestFixSQLiteInUse(t *testing.T) {
 // reader gets past) and returns its release.
 func holdLock(t *testing.T, db string, exclusive bool) func() {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSQLiteWriteLock$")
-	cmd.Env = append(os.Environ(), "SESSIONFIX_TEST_SQLITE_LOCK="+db)
+	cmd := helperProcess(t, "TestHelperSQLiteWriteLock", "SESSIONFIX_TEST_SQLITE_LOCK="+db)
 	if exclusive {
 		cmd.Env = append(cmd.Env, "SESSIONFIX_TEST_SQLITE_EXCLUSIVE=1")
 	}

@@ -128,11 +128,7 @@ func TestRewriteFileAnonymousTempRefusedLeavesNothing(t *testing.T) {
 	_, err := RewriteFile(ctx, p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk"),
 		BeforeCommit: func(ch *store.Change) error {
 			// Another process appends once the change is journaled, before the names are made.
-			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-			require.NoError(t, err)
-			_, err = f.WriteString("late\n")
-			require.NoError(t, err)
-			require.NoError(t, f.Close())
+			appendLate(t, p)
 			return upperSites(ch)
 		}})
 	var iu *store.InUseError

@@ -45,6 +45,16 @@ func xxh128Text(b []byte) string {
 	return "xxh3-128:" + hex.EncodeToString(s[:])
 }
 
+// appendLate appends "late\n" to the file at path, as an agent writing its session does.
+func appendLate(t testing.TB, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("late\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
 // upperSites is upper with the site it changes recorded, as the JSONL store records them.
 func upperSites(ch *store.Change) error {
 	ch.Sites = []store.ByteEdit{{At: 0, Old: "abc", New: "ABC"}}
@@ -60,10 +70,7 @@ func TestRewriteFileCarriesOverALateAppend(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
 	want := stateOf(t, p)
 	testHookBeforeRename = func(path string) {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-		require.NoError(t, err)
-		_, _ = f.WriteString("late\n")
-		f.Close()
+		appendLate(t, path)
 	}
 	defer func() { testHookBeforeRename = nil }()
 	ch, err := RewriteFile(context.Background(), p, want, upper, store.ApplyOptions{BackupPath: filepath.Join(dir, "bk", "1"), BeforeCommit: upperSites})
@@ -249,10 +256,7 @@ func TestRestoreFileReadsBothAfterChecksums(t *testing.T) {
 				want := "abc\n"
 				switch what {
 				case "appended":
-					f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-					require.NoError(t, err)
-					_, _ = f.WriteString("late\n")
-					f.Close()
+					appendLate(t, p)
 					want = "abc\nlate\n"
 				case "changed":
 					require.NoError(t, os.WriteFile(p, []byte("ABD\n"), 0o600))

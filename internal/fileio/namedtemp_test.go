@@ -60,11 +60,7 @@ func TestRewriteFileNamedTempFallback(t *testing.T) {
 				ops = append(ops, "commit")
 				mu.Unlock()
 				if refused {
-					f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-					require.NoError(t, err)
-					_, err = f.WriteString("late\n")
-					require.NoError(t, err)
-					require.NoError(t, f.Close())
+					appendLate(t, p)
 				}
 				return upperSites(ch)
 			}})
