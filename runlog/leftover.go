@@ -151,10 +151,10 @@ func announcedTemps(path string) (order []string, open map[string]string, err er
 // the caller has journaled: a second flock of ours would fail against the first).
 func removeStoreTemps(out []Leftover, id string, order []string, open map[string]string) ([]Leftover, []journalEntry, func()) {
 	var gone []journalEntry
-	var held []*flock.Flock
+	var held []func()
 	unlock := func() {
 		for i := len(held) - 1; i >= 0; i-- {
-			_ = held[i].Unlock()
+			held[i]()
 		}
 	}
 	locked := map[string]bool{} // store → locked by another process
@@ -170,13 +170,13 @@ func removeStoreTemps(out []Leftover, id string, order []string, open map[string
 		// A store another process locks (a sessionfix run using its own journal) keeps its temp.
 		busy, seen := locked[target]
 		if !seen {
-			slk := flock.New(target)
-			ok, err := slk.TryLock()
-			busy = err == nil && !ok
+			// Locked by its descriptor (fileio.TryLockStore): never created, no link followed
+			// (a lock by name opens it O_CREAT: as root, a user's store replaced by a link to a
+			// file that does not exist would have it created).
+			release, b, _ := fileio.TryLockStore(target)
+			busy = b
 			locked[target] = busy
-			if ok {
-				held = append(held, slk)
-			}
+			held = append(held, release)
 		}
 		if busy {
 			continue

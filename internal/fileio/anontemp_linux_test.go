@@ -151,7 +151,7 @@ func TestAnonTempErrorsNameTheTemp(t *testing.T) {
 	anonSupported(t, dir)
 	path := filepath.Join(dir, "s.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o644))
-	p, ok := newAnonPendingFile(context.Background(), path)
+	p, ok := newAnonPendingFile(context.Background(), path, nil)
 	require.True(t, ok)
 	require.NoError(t, p.File.Close())
 	_, err := p.File.Write([]byte("x"))

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -118,6 +116,13 @@ func rewriteFile(ctx context.Context, path string, want store.FileState, transfo
 	if err := r.open(want); err != nil { // steps 1 and 2
 		return nil, err
 	}
+	pin, err := pinDir(path, r.fi)
+	if errors.Is(err, errDirMoved) {
+		return nil, &store.InUseError{Path: path, Reason: "replaced since it was scanned: " + err.Error()}
+	} else if err != nil {
+		return nil, fmt.Errorf("open directory of %s: %w", path, err)
+	}
+	r.pin = pin
 	if err := r.createBackup(); err != nil { // step 3: the backup
 		return nil, err
 	}
@@ -163,10 +168,11 @@ type replacement struct {
 	orig       *os.File    // the original, open (step 1)
 	fi         os.FileInfo // its stat when opened
 	ref        os.FileInfo // its stat after the links: the final check's reference
-	lock       *flock.Flock
-	otherLinks bool     // the original has other hard links: its backup is a copy
-	linked     bool     // the backup is a hard link to the original
-	bk         *os.File // the backup being copied (nil when linked)
+	locked     bool        // orig is locked (tryLockFile)
+	pin        *dirPin     // the store's directory, held open (pinDir) once orig is
+	otherLinks bool        // the original has other hard links: its backup is a copy
+	linked     bool        // the backup is a hard link to the original
+	bk         *os.File    // the backup being copied (nil when linked)
 	// backupDirSynced gets the result of the backup directory's fsync.
 	backupDirSynced chan error
 	ownBackup       bool // the backup is ours: cleanup removes it unless keepBackup
@@ -197,7 +203,7 @@ func (r *replacement) cleanup() {
 		putWriter(r.bw)
 	}
 	if r.ownKeep && r.keep != "" {
-		os.Remove(r.keep)
+		os.Remove(r.pin.path(r.keep))
 		_ = recordTemp(r.ctx, TempGone, r.keep, r.path)
 	}
 	if r.keepName != "" { // announced, never made (nameTemp not reached)
@@ -214,12 +220,10 @@ func (r *replacement) cleanup() {
 			os.Remove(r.opt.BackupPath)
 		}
 	}
-	if r.lock != nil {
-		r.lock.Unlock()
-	}
 	if r.orig != nil {
-		r.orig.Close()
+		r.orig.Close() // and its lock with it
 	}
+	r.pin.close()
 }
 
 // open is steps 1 and 2: the original opened as every store is (no link followed, no FIFO
@@ -244,14 +248,11 @@ func (r *replacement) open(want store.FileState) error {
 	if w := openWriters(orig, fi); len(w) > 0 {
 		return heldOpen(path, w)
 	}
-	lock := flock.New(path)
-	locked, lerr := lock.TryLock()
+	locked, lerr := tryLockFile(orig)
 	if lerr == nil && !locked {
 		return &store.InUseError{Path: path, Reason: "locked by another process (another sessionfix run, or an agent)"}
 	}
-	if locked {
-		r.lock = lock
-	}
+	r.locked = locked
 	return nil
 }
 
@@ -270,7 +271,7 @@ func (r *replacement) createBackup() error {
 	// other names keep the old content, as a rename-based replace must).
 	r.otherLinks = nlink(r.fi) > 1
 	if !r.otherLinks {
-		if err := os.Link(path, bpath); err == nil {
+		if err := os.Link(r.pin.path(path), bpath); err == nil {
 			if bfi, err := os.Stat(bpath); err == nil && os.SameFile(bfi, r.fi) {
 				r.linked = true
 			} else {
@@ -309,15 +310,15 @@ func (r *replacement) createBackup() error {
 // durable (nameTemp), and nothing waits for the journal before the copy.
 func (r *replacement) createTemp() error {
 	ctx, path := r.ctx, r.path
-	if pf, ok := newAnonPendingFile(ctx, path); ok {
+	if pf, ok := newAnonPendingFile(ctx, path, r.pin); ok {
 		r.pf = pf
 		return r.takeRef()
 	}
-	linkKeep := func(tmp string) error { return os.Link(path, tmp) }
+	linkKeep := r.linkKeep
 	keepName := newTempName(path)
 	planned := recordTemp(ctx, TempPlanned, keepName, path) == nil
 	waitForDisk(ctx) // the temp's announcement is fsynced first
-	pf, err := newPendingFile(ctx, path)
+	pf, err := newPendingFile(ctx, path, r.pin)
 	backToWork(ctx)
 	if err != nil {
 		if planned {
@@ -343,11 +344,16 @@ func (r *replacement) createTemp() error {
 	}
 	if kerr == nil {
 		r.ownKeep = true
-		if kfi, err := os.Stat(r.keep); err != nil || !os.SameFile(kfi, r.fi) {
+		if kfi, err := os.Stat(r.pin.path(r.keep)); err != nil || !os.SameFile(kfi, r.fi) {
 			return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
 	}
 	return r.takeRef()
+}
+
+// linkKeep makes tmp (a temp name beside the store) a second name of the original: the way back.
+func (r *replacement) linkKeep(tmp string) error {
+	return r.pin.err(os.Link(r.pin.path(r.path), r.pin.path(tmp)))
 }
 
 // takeRef takes the reference for the final in-use check: the original's stat after the links
@@ -373,10 +379,10 @@ func (r *replacement) nameTemp() error {
 		return nil
 	}
 	ctx, path := r.ctx, r.path
-	if err := unchanged(path, r.orig, r.ref); err != nil {
+	if err := unchanged(path, r.pin, r.orig, r.ref); err != nil {
 		return err
 	}
-	linkKeep := func(tmp string) error { return os.Link(path, tmp) }
+	linkKeep := r.linkKeep
 	var kerr error
 	switch {
 	case r.keepName == "":
@@ -396,7 +402,7 @@ func (r *replacement) nameTemp() error {
 	}
 	if kerr == nil {
 		r.ownKeep = true
-		if kfi, err := os.Stat(r.keep); err != nil || !os.SameFile(kfi, r.fi) {
+		if kfi, err := os.Stat(r.pin.path(r.keep)); err != nil || !os.SameFile(kfi, r.fi) {
 			return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
 	}
@@ -561,8 +567,8 @@ func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
 	BeforeCheck(r.ctx, path)
 	// From here to the rename nothing of ours opens the file: an open seen by the watch is
 	// another process's, and only then must /proc be looked at again after the rename.
-	r.opens, r.watching = watchOpens(path), true
-	if err := unchanged(path, r.orig, r.ref); err != nil {
+	r.opens, r.watching = watchOpens(r.pin.path(path)), true
+	if err := unchanged(path, r.pin, r.orig, r.ref); err != nil {
 		r.keepBackup = false
 		return nil, err
 	}
@@ -574,7 +580,7 @@ func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
 		if errors.As(err, &te) && te.Renamed {
 			// What replaced the temp is at path now, and the original inode is named only by
 			// the kept link and the backup: put the original back.
-			if perr := putBack(path, r.keep, r.fi); perr != nil {
+			if perr := putBack(path, r.pin, r.keep, r.fi); perr != nil {
 				return nil, fmt.Errorf("replace %s: %w; the original could not be put back (%v): it is kept at %s", path, err, perr, r.opt.BackupPath)
 			}
 			r.keep = ""
@@ -587,7 +593,7 @@ func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
 		testHookAfterRename(path)
 	}
 	// The new file is in place: from here on an error is returned with ch (a CommittedError).
-	lw := &lateWatch{ctx: r.ctx, path: path, orig: r.orig, old: r.fi, new: r.newFi, size: r.fi.Size(), written: r.written,
+	lw := &lateWatch{ctx: r.ctx, path: path, pin: r.pin, orig: r.orig, old: r.fi, new: r.newFi, size: r.fi.Size(), written: r.written,
 		backup: r.opt.BackupPath, linked: r.linked, keep: r.keep, ch: ch, opens: r.opens}
 	if err := lw.check(); err != nil {
 		if errors.Is(err, errRolledBack) {
@@ -600,7 +606,7 @@ func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
 	if ds := dirSyncsOf(r.ctx); ds != nil {
 		ds.add(path) // the run fsyncs the directory once, after its last rewrite there
 	} else {
-		dirErr = SyncDir(filepath.Dir(path))
+		dirErr = syncDirAt(filepath.Dir(path), r.pin)
 	}
 	// A writer whose open raced the first check is visible now.
 	if err := lw.check(); err != nil {
@@ -636,17 +642,17 @@ var testHookTempWritten func(tmp string)
 
 // putBack renames keep (a temp link to the original inode old, beside path) over path: the way
 // back when something else than the new content got renamed over path.
-func putBack(path, keep string, old os.FileInfo) error {
+func putBack(path string, pin *dirPin, keep string, old os.FileInfo) error {
 	if keep == "" {
 		return errors.New("no other name of the original beside it (no hard links here)")
 	}
-	if kfi, err := os.Lstat(keep); err != nil || !os.SameFile(kfi, old) {
+	if kfi, err := os.Lstat(pin.path(keep)); err != nil || !os.SameFile(kfi, old) {
 		return errors.New("the kept link to the original was replaced too")
 	}
-	if err := os.Rename(keep, path); err != nil {
-		return err
+	if err := os.Rename(pin.path(keep), pin.path(path)); err != nil {
+		return pin.err(err)
 	}
-	return SyncDir(filepath.Dir(path))
+	return syncDirAt(filepath.Dir(path), pin)
 }
 
 // CommittedError is an error that happened after a rewrite put the new file in place: the
@@ -693,6 +699,7 @@ func wasWere(n int64) string {
 type lateWatch struct {
 	ctx     context.Context
 	path    string
+	pin     *dirPin     // path's directory
 	orig    *os.File    // the old inode
 	old     os.FileInfo // its stat when scanned
 	new     os.FileInfo // the new inode
@@ -710,7 +717,7 @@ type lateWatch struct {
 func (w *lateWatch) check() error {
 	// No process opened the old inode since the final check found no writer: none holds it.
 	if !w.opens.opened() {
-		n, err := carryOver(w.orig, w.size+w.carried, w.path, w.new)
+		n, err := carryOver(w.orig, w.size+w.carried, w.path, w.pin, w.new)
 		w.carried += n
 		return err
 	}
@@ -724,7 +731,7 @@ func (w *lateWatch) check() error {
 		w.inUse = &store.InUseError{Path: w.path, Reason: reason + "; the replace was rolled back, nothing changed; stop the agent first"}
 		return errRolledBack
 	}
-	n, err := carryOver(w.orig, w.size+w.carried, w.path, w.new)
+	n, err := carryOver(w.orig, w.size+w.carried, w.path, w.pin, w.new)
 	w.carried += n
 	return err
 }
@@ -732,9 +739,9 @@ func (w *lateWatch) check() error {
 // rollBack puts the old inode back at path (a temp link to it renamed over the new file) and
 // moves to it whatever was appended to the new file meanwhile.
 func (w *lateWatch) rollBack() error {
-	nf, _, err := OpenRegular(w.path)
+	nf, _, err := OpenRegular(w.pin.path(w.path))
 	if err != nil {
-		return err
+		return w.pin.err(err)
 	}
 	defer nf.Close()
 	if nfi, err := nf.Stat(); err != nil || !os.SameFile(nfi, w.new) {
@@ -746,43 +753,43 @@ func (w *lateWatch) rollBack() error {
 			return errors.New("no other name of the old file to put back (no hard links here)")
 		}
 		var err error
-		if tmp, err = makeTemp(w.ctx, w.path, func(tmp string) error { return os.Link(w.backup, tmp) }); err != nil {
+		if tmp, err = makeTemp(w.ctx, w.path, func(tmp string) error { return w.pin.err(os.Link(w.backup, w.pin.path(tmp))) }); err != nil {
 			return err
 		}
 	}
-	if tfi, err := os.Stat(tmp); err != nil || !os.SameFile(tfi, w.old) {
-		os.Remove(tmp)
+	if tfi, err := os.Stat(w.pin.path(tmp)); err != nil || !os.SameFile(tfi, w.old) {
+		os.Remove(w.pin.path(tmp))
 		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
 		return errors.New("the backup is no longer the old file")
 	}
 	if err := Fault(FaultRename, w.path); err != nil {
-		os.Remove(tmp)
+		os.Remove(w.pin.path(tmp))
 		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
 		return err
 	}
-	if err := os.Rename(tmp, w.path); err != nil {
-		os.Remove(tmp)
+	if err := os.Rename(w.pin.path(tmp), w.pin.path(w.path)); err != nil {
+		os.Remove(w.pin.path(tmp))
 		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
-		return err
+		return w.pin.err(err)
 	}
 	_ = recordTemp(w.ctx, TempGone, tmp, w.path)
 	// Bytes appended to the new file while it was in place (beyond what we wrote and carried)
 	// belong at the end of the old one.
 	if nfi, err := nf.Stat(); err == nil && nfi.Size() > w.written+w.carried {
-		if _, err := carryOver(nf, w.written+w.carried, w.path, w.old); err != nil {
+		if _, err := carryOver(nf, w.written+w.carried, w.path, w.pin, w.old); err != nil {
 			return err
 		}
 	}
-	return SyncDir(filepath.Dir(w.path))
+	return syncDirAt(filepath.Dir(w.path), w.pin)
 }
 
-// unchanged checks that path is still the inode we read, that it did not grow or change and
-// that no other process holds it open for writing (the kernel's count, else a fresh view of
-// /proc).
-func unchanged(path string, orig *os.File, fi os.FileInfo) error {
-	now, err := os.Stat(path)
+// unchanged checks that path (in pin's directory) is still the inode we read, that it did not
+// grow or change and that no other process holds it open for writing (the kernel's count, else a
+// fresh view of /proc).
+func unchanged(path string, pin *dirPin, orig *os.File, fi os.FileInfo) error {
+	now, err := os.Stat(pin.path(path))
 	if err != nil {
-		return &store.InUseError{Path: path, Reason: "disappeared while rewriting: " + err.Error()}
+		return &store.InUseError{Path: path, Reason: "disappeared while rewriting: " + pin.err(err).Error()}
 	}
 	if !os.SameFile(now, fi) {
 		return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
@@ -810,26 +817,23 @@ func heldOpen(path string, writers []string) error {
 	return &store.InUseError{Path: path, Reason: "held open for writing by " + strings.Join(writers, ", ") + "; stop the agent first"}
 }
 
-// carryOver appends to path (which must still be the inode of dst) whatever src holds after
-// byte from, until src stops growing, and fsyncs it; it returns the bytes copied. The new
-// file is locked (flock) meanwhile, against another sessionfix run.
-func carryOver(src *os.File, from int64, path string, dst os.FileInfo) (int64, error) {
+// carryOver appends to path (in pin's directory; it must still be the inode of dst) whatever
+// src holds after byte from, until src stops growing, and fsyncs it; it returns the bytes
+// copied. The new file is locked (flock) meanwhile, against another sessionfix run.
+func carryOver(src *os.File, from int64, path string, pin *dirPin, dst os.FileInfo) (int64, error) {
 	sfi, err := src.Stat()
 	if err != nil || sfi.Size() <= from {
 		return 0, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|noFollowNonBlock, 0)
+	f, err := os.OpenFile(pin.path(path), os.O_WRONLY|os.O_APPEND|noFollowNonBlock, 0)
 	if err != nil {
-		return 0, fmt.Errorf("carry over late append to %s: %w", path, err)
+		return 0, fmt.Errorf("carry over late append to %s: %w", path, pin.err(err))
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, dst) {
 		return 0, fmt.Errorf("carry over late append to %s: replaced by another process", path)
 	}
-	lk := flock.New(path)
-	if ok, _ := lk.TryLock(); ok {
-		defer lk.Unlock()
-	}
+	_, _ = tryLockFile(f) // let go when f is closed
 	var n int64
 	for range 100 {
 		sfi, err := src.Stat()
@@ -926,7 +930,12 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		return fmt.Errorf("open backup %s: %w", ch.Backup, err)
 	}
 	defer src.Close()
-	pf, err := newPendingFile(ctx, path)
+	pin, err := pinDir(path, nil)
+	if err != nil {
+		return fmt.Errorf("open directory of %s: %w", path, err)
+	}
+	defer pin.close()
+	pf, err := newPendingFile(ctx, path, pin)
 	if err != nil {
 		return err
 	}
@@ -937,7 +946,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	var ownerErr error
 	if ch.Before.Owner != nil {
 		ownerErr = giveOwner(pf.File, path, ch.Before.Owner, true)
-	} else if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+	} else if fi, err := os.Lstat(pin.path(path)); err == nil && fi.Mode().IsRegular() {
 		chownLike(pf.File, fi)
 	}
 	if err := pf.Chmod(modeBits(ch.Before.Mode)); err != nil {
@@ -955,7 +964,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	if err := pf.replace(); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	if err := SyncDir(filepath.Dir(path)); err != nil {
+	if err := syncDirAt(filepath.Dir(path), pin); err != nil {
 		return &CommittedError{Err: err} // restored: undo records it
 	}
 	if ownerErr != nil {
@@ -1180,13 +1189,16 @@ func modeBits(m os.FileMode) os.FileMode {
 }
 
 // SyncDir fsyncs a directory so a file created or renamed in it is durable.
-func SyncDir(dir string) error {
+func SyncDir(dir string) error { return syncDirAt(dir, nil) }
+
+// syncDirAt is SyncDir of dir opened through pin (which holds dir open; nil: by name).
+func syncDirAt(dir string, pin *dirPin) error {
 	if err := Fault(FaultOpenDir, dir); err != nil {
 		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
-	d, err := os.Open(dir)
+	d, err := os.Open(pin.path(dir))
 	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
+		return fmt.Errorf("open directory %s: %w", dir, pin.err(err))
 	}
 	defer d.Close()
 	if err := Fault(FaultSyncDir, dir); err != nil {

@@ -156,7 +156,8 @@ type pendingFile struct {
 	*os.File
 	ctx  context.Context
 	path string
-	name string // the temp's name; an anonymous temp's is the one it is to get (link)
+	pin  *dirPin // path's directory (nil: named by path)
+	name string  // the temp's name; an anonymous temp's is the one it is to get (link)
 	done bool
 	// anon: made without a name (newAnonPendingFile); named by link. announced: its name's
 	// TempPlanned announcement was journaled (plan); linked: it has its name.
@@ -172,17 +173,18 @@ func (p *pendingFile) Name() string { return p.name }
 // while it is still being written (startWriteback).
 const writebackChunk = 1 << 20
 
-func newPendingFile(ctx context.Context, path string) (*pendingFile, error) {
+// newPendingFile makes a named temp for path, in pin's directory (nil: path's, by name).
+func newPendingFile(ctx context.Context, path string, pin *dirPin) (*pendingFile, error) {
 	var f *os.File
-	_, err := makeTemp(ctx, path, func(tmp string) error {
+	name, err := makeTemp(ctx, path, func(tmp string) error {
 		var err error
-		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err = pin.create(tmp)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create temp file next to %s: %w", path, err)
 	}
-	return &pendingFile{File: f, ctx: ctx, path: path, name: f.Name()}, nil
+	return &pendingFile{File: f, ctx: ctx, path: path, pin: pin, name: name}, nil
 }
 
 // anonTemps turns anonymous temps off when false (tests of the named temp's protocol).
@@ -190,16 +192,16 @@ var anonTemps = true
 
 // newAnonPendingFile makes a temp for path without a name (openAnonTemp) and picks the name it
 // is to get; false where the system cannot (the caller makes a named one: newPendingFile).
-func newAnonPendingFile(ctx context.Context, path string) (*pendingFile, bool) {
+func newAnonPendingFile(ctx context.Context, path string, pin *dirPin) (*pendingFile, bool) {
 	if !anonTemps {
 		return nil, false
 	}
 	name := newTempName(path)
-	f, err := openAnonTemp(filepath.Dir(path), name)
+	f, err := openAnonTemp(pin.path(filepath.Dir(path)), name)
 	if err != nil {
 		return nil, false
 	}
-	return &pendingFile{File: f, ctx: ctx, path: path, name: name, anon: true}, true
+	return &pendingFile{File: f, ctx: ctx, path: path, pin: pin, name: name, anon: true}, true
 }
 
 // plan announces an anonymous temp's name (TempPlanned: journaled, durable with the next line
@@ -222,7 +224,7 @@ func (p *pendingFile) link() error {
 		if err := recordTemp(p.ctx, TempLinking, p.name, p.path); err != nil {
 			return fmt.Errorf("record temp file for %s: %w", p.path, err)
 		}
-		err := linkAnonTemp(p.File, p.name)
+		err := p.pin.err(linkAnonTemp(p.File, p.pin.path(p.name)))
 		if err == nil {
 			p.linked = true
 			return nil
@@ -233,7 +235,7 @@ func (p *pendingFile) link() error {
 		_ = recordTemp(p.ctx, TempForeign, p.name, p.path)
 		p.announced = false
 	}
-	name, err := makeTemp(p.ctx, p.path, func(tmp string) error { return linkAnonTemp(p.File, tmp) })
+	name, err := makeTemp(p.ctx, p.path, func(tmp string) error { return p.pin.err(linkAnonTemp(p.File, p.pin.path(tmp))) })
 	if err != nil {
 		return fmt.Errorf("create temp file next to %s: %w", p.path, err)
 	}
@@ -277,7 +279,7 @@ func (p *pendingFile) Cleanup() {
 		}
 		return
 	}
-	os.Remove(p.name)
+	os.Remove(p.pin.path(p.name))
 	_ = recordTemp(p.ctx, TempGone, p.name, p.path)
 }
 
@@ -302,18 +304,18 @@ func (p *pendingFile) replace() error {
 	if err := Fault(FaultRename, p.path); err != nil {
 		return err
 	}
-	if li, err := os.Lstat(p.Name()); err != nil || !os.SameFile(li, written) {
+	if li, err := os.Lstat(p.pin.path(p.Name())); err != nil || !os.SameFile(li, written) {
 		return &TempSwappedError{Path: p.path, Temp: p.Name(), Now: describeSwap(li, err)}
 	}
 	if testHookTempRename != nil {
 		testHookTempRename(p.Name())
 	}
-	if err := os.Rename(p.Name(), p.path); err != nil {
-		return err
+	if err := os.Rename(p.pin.path(p.Name()), p.pin.path(p.path)); err != nil {
+		return p.pin.err(err)
 	}
 	p.done = true
 	_ = recordTemp(p.ctx, TempGone, p.Name(), p.path)
-	if li, err := os.Lstat(p.path); err != nil || !os.SameFile(li, written) {
+	if li, err := os.Lstat(p.pin.path(p.path)); err != nil || !os.SameFile(li, written) {
 		return &TempSwappedError{Path: p.path, Temp: p.Name(), Now: describeSwap(li, err), Renamed: true}
 	}
 	return nil

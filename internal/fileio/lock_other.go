@@ -1,0 +1,45 @@
+//go:build !unix
+
+package fileio
+
+import (
+	"os"
+	"sync"
+
+	"github.com/gofrs/flock"
+)
+
+// tryLockFile locks the file f was opened from by its name (gofrs/flock; see the unix version).
+// The lock is let go when the process ends: these systems are not run as root over other
+// users' homes.
+func tryLockFile(f *os.File) (bool, error) {
+	lk := flock.New(f.Name())
+	ok, err := lk.TryLock()
+	if ok {
+		heldLocks.Store(f, lk)
+	}
+	return ok, err
+}
+
+// unlockFile lets go of tryLockFile's lock.
+func unlockFile(f *os.File) {
+	if lk, ok := heldLocks.LoadAndDelete(f); ok {
+		_ = lk.(*flock.Flock).Unlock()
+	}
+}
+
+var heldLocks sync.Map
+
+// TryLockStore locks the store file at path (see the unix version).
+func TryLockStore(path string) (unlock func(), busy bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return func() {}, false, nil
+	}
+	ok, err := tryLockFile(f)
+	if !ok {
+		f.Close()
+		return func() {}, err == nil, err
+	}
+	return func() { unlockFile(f); f.Close() }, false, nil
+}
