@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -38,7 +39,12 @@ var binaryFormat = []int16{1}
 // no NULL, whose element i is elemOf(i) (appended to the buffer it is given), in one buffer of
 // size bytes (the total of the elements' lengths).
 func binArray(elem uint32, n, size int, elemOf func(b []byte, i int) []byte) []byte {
-	b := make([]byte, 0, 20+4*n+size)
+	return binAppend(make([]byte, 0, 20+4*n+size), elem, n, size, elemOf)
+}
+
+// binAppend is binArray appended to b (grown once, to hold it whole).
+func binAppend(b []byte, elem uint32, n, size int, elemOf func(b []byte, i int) []byte) []byte {
+	b = slices.Grow(b, 20+4*n+size)
 	b = binary.BigEndian.AppendUint32(b, 1) // ndim
 	b = binary.BigEndian.AppendUint32(b, 0) // no NULL
 	b = binary.BigEndian.AppendUint32(b, elem)

@@ -45,7 +45,13 @@ func Token(b []byte, e store.Edit) []byte {
 
 // Bytes returns val with every edit applied (offsets into val).
 func Bytes(val []byte, edits []store.Edit) ([]byte, error) {
-	out := make([]byte, 0, len(val)+64*len(edits))
+	return Append(make([]byte, 0, len(val)+64*len(edits)), val, edits)
+}
+
+// Append appends val with every edit applied (offsets into val) to out, and returns the
+// extended buffer; on a token mismatch it returns nil and a *MismatchError (out's bytes past
+// its length may have been written).
+func Append(out, val []byte, edits []store.Edit) ([]byte, error) {
 	pos := 0
 	for _, e := range edits {
 		off := int(e.Site.Loc.Offset)

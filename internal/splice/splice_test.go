@@ -29,6 +29,9 @@ func TestBytesAndCopyWriteTheSameEdits(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, Copy(&out, strings.NewReader(val), edits, 16))
 	assert.Equal(t, want, out.String())
+	app, err := Append([]byte("prefix|"), []byte(val), edits)
+	require.NoError(t, err)
+	assert.Equal(t, "prefix|"+want, string(app), "Append keeps what the buffer held")
 }
 
 // A token that is not at its offset (or edits out of order) is a *MismatchError naming the
