@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,6 +201,19 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	if snap != nil && snap.NotWritable != "" {
 		return nil, fmt.Errorf("rewrite %s: %w: %s", s.ref, store.ErrNotWritable, snap.NotWritable)
 	}
+	// The writers' connections are opened while the schema is read and the backup table made on
+	// the pool's (each connection is a round trip or more and an authentication: one after the
+	// other they were most of the time between the plan's end and the first lock).
+	dials := s.dialWriters(ctx)
+	var conns []*pgx.Conn
+	defer func() {
+		if conns == nil {
+			conns, _ = dials()
+		}
+		for _, c := range conns {
+			c.Close(context.WithoutCancel(ctx))
+		}
+	}()
 	db, err := s.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -229,12 +243,10 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 	}
 	a := &applier{s: s, db: db, reads: reads, aopt: opt, wrote: map[int]bool{},
 		info: verifyInfo{RunID: run, Schema: sch.schema, Table: BackupTable}}
-	for range Writers {
-		conn, err := s.connectPipe(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer conn.Close(context.WithoutCancel(ctx))
+	if conns, err = dials(); err != nil {
+		return nil, err
+	}
+	for _, conn := range conns {
 		a.writers = append(a.writers, &writer{a: a, conn: conn})
 	}
 	a.ch = &store.Change{Ref: s.Ref(), Backup: fmt.Sprintf("%s.%s run_id=%s", sch.schema, BackupTable, run)}
@@ -314,6 +326,34 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		return a.result(ctx, wait(err))
 	}
 	return a.result(ctx, wait(nil))
+}
+
+// dialWriters opens the Writers connections of an apply (connectPipe), each on its own
+// goroutine; the function it returns waits for them: every connection, or the first error
+// (the others closed).
+func (s *Store) dialWriters(ctx context.Context) func() ([]*pgx.Conn, error) {
+	conns := make([]*pgx.Conn, Writers)
+	errs := make([]error, Writers)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[i], errs[i] = s.connectPipe(ctx)
+		}()
+	}
+	return func() ([]*pgx.Conn, error) {
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			for _, c := range conns {
+				if c != nil {
+					c.Close(context.WithoutCancel(ctx))
+				}
+			}
+			return nil, errs[slices.IndexFunc(errs, func(e error) bool { return e != nil })]
+		}
+		return conns, nil
+	}
 }
 
 // specOf is the table read a site belongs to: the spec whose "table key=" starts the row label
@@ -1114,7 +1154,7 @@ FROM unnest($1::int[], $2::tid[], $3::tid[], $4::text[]::xid[]) AS s(i, lo, hi, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[k] = a.countRuns(ctx, q, h.idx, h.lo, h.hi, h.xids, found)
+				errs[k] = a.countRuns(ctx, a.verifyConn(k), q, h.idx, h.lo, h.hi, h.xids, found)
 			}()
 		}
 		wg.Wait()
@@ -1168,10 +1208,47 @@ func verifyHalves(marks []*batchMark) [2]pageRunList {
 	return h
 }
 
-// countRuns runs verifyMarks' count q over the page runs given and adds each run's count to
-// found at its mark's index (the halves hold the runs of different marks: no two goroutines
-// write one element).
-func (a *applier) countRuns(ctx context.Context, q string, idx []int32, lo, hi []pgtype.TID, xids []string, found []int64) error {
+// verifyConn is the connection verify's half k counts on: writer k's, idle once the writers
+// are done (no new connection for the pass: with the pool's own, the second half opened one),
+// nil when it is closed (a writer whose connection failed): the pool's.
+func (a *applier) verifyConn(k int) *pgx.Conn {
+	if k < len(a.writers) {
+		if c := a.writers[k].conn; c != nil && !c.IsClosed() && c.PgConn().TxStatus() == 'I' {
+			return c
+		}
+	}
+	return nil
+}
+
+// countRuns runs verifyMarks' count q over the page runs given on conn (nil: the pool's) and
+// adds each run's count to found at its mark's index (the halves hold the runs of different
+// marks: no two goroutines write one element).
+func (a *applier) countRuns(ctx context.Context, conn *pgx.Conn, q string, idx []int32, lo, hi []pgtype.TID, xids []string, found []int64) error {
+	add := func(i int32, n int64) error {
+		if i < 0 || int(i) >= len(found) {
+			return errWire
+		}
+		found[i] += n
+		return nil
+	}
+	if conn != nil {
+		rows, err := conn.Query(ctx, q, idx, lo, hi, xids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var i int32
+			var n int64
+			if err := rows.Scan(&i, &n); err != nil {
+				return err
+			}
+			if err := add(i, n); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
 	rows, err := a.db.QueryContext(ctx, q, idx, lo, hi, xids)
 	if err != nil {
 		return err
@@ -1183,7 +1260,9 @@ func (a *applier) countRuns(ctx context.Context, q string, idx []int32, lo, hi [
 		if err := rows.Scan(&i, &n); err != nil {
 			return err
 		}
-		found[i] += n
+		if err := add(i, n); err != nil {
+			return err
+		}
 	}
 	return rows.Err()
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
@@ -70,6 +72,9 @@ type Store struct {
 	secret string // the password in dsn ("" when none), scrubbed from every error
 	opt    Options
 	prof   *Profile
+	// sessions counts the connections the store opened (each authenticated session, in any
+	// pool): each is a server process started and an authentication.
+	sessions atomic.Int64
 }
 
 var (
@@ -156,6 +161,14 @@ func (s *Store) config() (*pgx.ConnConfig, error) {
 	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = ms(bound(s.opt.StatementTimeout, DefaultStatementTimeout) * 2)
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "sessionfix"
+	}
+	after := cfg.AfterConnect
+	cfg.AfterConnect = func(ctx context.Context, pc *pgconn.PgConn) error {
+		s.sessions.Add(1)
+		if after != nil {
+			return after(ctx, pc)
+		}
+		return nil
 	}
 	return cfg, nil
 }

@@ -64,3 +64,23 @@ INSERT INTO chat SELECT 'c' || lpad(g::text, 6, '0'), ('{"messages": [{"output":
 	assert.Less(t, perRow, 2.5*pad, "bytes allocated per row")
 	assert.Contains(t, values(t, u, "chat", "chat")["c000007"], `"srv_tool_7"`)
 }
+
+// TestApplyOpensWritersAndOnePool: an apply opens its two writers' connections and one of its
+// pool (the schema, the backup table); the verify pass counts its halves on the writers'
+// connections, idle by then, rather than opening another (each connection is a server
+// process started and an authentication). The verify pass still counts every batch.
+func TestApplyOpensWritersAndOnePool(t *testing.T) {
+	u := bigChats(t, 30)
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
+	snap, err := st.Scan(ctx, store.ScanOptions{})
+	require.NoError(t, err)
+	edits := planEdits(snap)
+	require.Len(t, edits, 30)
+	before := st.sessions.Load()
+	ch, err := st.Apply(ctx, snap, edits, applyOpts(t, "run-conns"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(Writers+1), st.sessions.Load()-before, "connections an apply opened")
+	require.NotNil(t, ch)
+	assert.Contains(t, values(t, u, "chat", "chat")["c000021"], `"srv_tool_21"`)
+}
