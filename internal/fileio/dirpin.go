@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sessionfix/sessionfix/internal/owner"
 )
 
 // A rewrite works in the directory of its store: the backup link is made from the store's name,
@@ -44,6 +46,47 @@ func pinDir(path string, store os.FileInfo) (*dirPin, error) {
 		}
 	}
 	return d, nil
+}
+
+// pinGoneStoreDir holds open the directory of path, a store that is not there (an undo
+// restoring a store removed since the run: no file to check the directory against). As root the
+// links on the way to the directory are resolved first (owner.Resolve: each must pass
+// owner.LinkRefusal), the directory they lead to is held open, and it must still be what the
+// path resolves to once open: else a *NotTheFileError (a link refused, or the directory swapped
+// meanwhile). By path alone, the store's owner swapping the directory for a link to one they may
+// not write, after undo found the store gone, had root create the store there. Off root, or
+// where directories cannot be held open (nil: see pinDir), it is pinDir(path, nil).
+func pinGoneStoreDir(path string) (*dirPin, error) {
+	if !owner.AsRoot() {
+		return pinDir(path, nil)
+	}
+	dir := filepath.Dir(path)
+	real, err := owner.Resolve(dir)
+	var le *owner.LinkError
+	if errors.As(err, &le) {
+		return nil, &NotTheFileError{Path: path, Reason: le.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, at, err := openDirPath(real)
+	if err != nil {
+		if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+			pe.Path = dir
+		}
+		return nil, err
+	}
+	if f == nil {
+		return pinDir(path, nil)
+	}
+	fi, err := f.Stat()
+	again, rerr := owner.Resolve(dir)
+	rfi, lerr := os.Lstat(real)
+	if err != nil || rerr != nil || again != real || lerr != nil || !os.SameFile(rfi, fi) {
+		f.Close()
+		return nil, &NotTheFileError{Path: path, Reason: "its directory changed while it was opened (swapped for a link?)"}
+	}
+	return &dirPin{dir: dir, f: f, at: at}, nil
 }
 
 // errDirMoved: the directory found at a store's directory's path no longer holds the file

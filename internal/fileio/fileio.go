@@ -930,7 +930,10 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		return fmt.Errorf("open backup %s: %w", ch.Backup, err)
 	}
 	defer src.Close()
-	pin, err := pinDir(path, nil)
+	if testHookRestoreGone != nil {
+		testHookRestoreGone(path)
+	}
+	pin, err := pinGoneStoreDir(path)
 	if err != nil {
 		return fmt.Errorf("open directory of %s: %w", path, err)
 	}
@@ -972,6 +975,10 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	}
 	return nil
 }
+
+// testHookRestoreGone runs when RestoreFile found the store gone, before it opens its directory
+// (tests only).
+var testHookRestoreGone func(path string)
 
 // appendedAfterRun reports whether path holds the run's "after" content followed by more
 // bytes, and ch records the sites needed to reverse the edits in place.
