@@ -279,7 +279,7 @@ func (r *replacement) createBackup() error {
 				return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 			}
 		} else if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("create backup of %s: %w", path, err)
+			return fmt.Errorf("create backup of %s: %w", path, r.pin.err(err))
 		}
 	}
 	if !r.linked {
@@ -843,13 +843,13 @@ func carryOver(src *os.File, from int64, path string, pin *dirPin, dst os.FileIn
 		m, err := io.CopyBuffer(faultWriter{w: f, path: path}, io.NewSectionReader(src, from+n, sfi.Size()-from-n), make([]byte, copyBufSize))
 		n += m
 		if err != nil {
-			return n, fmt.Errorf("carry over late append to %s: %w", path, err)
+			return n, fmt.Errorf("carry over late append to %s: %w", path, pin.err(err))
 		}
 	}
 	if err := Fault(FaultSync, path); err != nil {
 		return n, err
 	}
-	return n, f.Sync()
+	return n, pin.err(f.Sync())
 }
 
 // RestoreFile undoes ch at path. Unless force is set it first checks what path holds:
