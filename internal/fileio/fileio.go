@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -951,6 +952,11 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		ownerErr = giveOwner(pf.File, path, ch.Before.Owner, true)
 	} else if fi, err := os.Lstat(pin.path(path)); err == nil && fi.Mode().IsRegular() {
 		chownLike(pf.File, fi)
+	} else if bfi, err := src.Stat(); err == nil && ch.BackupLink && owner.AsRoot() {
+		// Nothing at path to take the owner from: a backup that is a hard link is the original
+		// inode, whose owner the store gets back (root's restore made it root's, mode 0600 and
+		// all: its agent could no longer read it). A copied backup says nothing of the owner.
+		chownLike(pf.File, bfi)
 	}
 	if err := pf.Chmod(modeBits(ch.Before.Mode)); err != nil {
 		return fmt.Errorf("chmod %s: %w", path, err)

@@ -73,3 +73,30 @@ func TestRestoreGoneStoreRefusesADirectorySwappedForALink(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreGoneStoreGivesTheOwnerBack: as root, undo --force of a user's store removed since
+// the run restores it owned by that user, taken from the backup when it is a hard link (the
+// original inode). Before, the restored store was root's (mode 0600: its owner's agent could no
+// longer read it).
+func TestRestoreGoneStoreGivesTheOwnerBack(t *testing.T) {
+	if !owner.AsRoot() {
+		t.Skip("needs root: gives a file to another user")
+	}
+	const user = 65534 // nobody
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("abc\n"), 0o600))
+	require.NoError(t, os.Chown(p, user, user))
+	ch, err := RewriteFile(context.Background(), p, stateOf(t, p), upper, store.ApplyOptions{BackupPath: filepath.Join(t.TempDir(), "bk")})
+	require.NoError(t, err)
+	require.True(t, ch.BackupLink)
+	require.NoError(t, os.Remove(p))
+	require.NoError(t, RestoreFile(context.Background(), p, ch, true))
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, &store.FileOwner{UID: user, GID: user}, ownerOf(fi))
+	assert.Equal(t, os.FileMode(0o600), fi.Mode())
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "abc\n", string(got))
+}
