@@ -30,7 +30,8 @@ var ErrTargetExists = errors.New("a file is already there")
 
 // MoveFile moves the regular file at from to to, durably and without ever replacing a file:
 // to must not exist (ErrTargetExists, wrapped); its missing parent directories are created
-// (mode 0700) and recorded in Move.Made. The file is opened without following a link
+// (mode 0700; as root, given the owner and group of the directory each is made in:
+// giveMadeDirs) and recorded in Move.Made. The file is opened without following a link
 // (O_NOFOLLOW: a symbolic link at from is refused) and refused with an *store.InUseError when
 // another process holds it open for writing (a read lease, else /proc). The move is a hard link
 // at to, the directories fsynced, then the name from removed and its directory fsynced: a crash
@@ -84,6 +85,11 @@ func MoveFile(ctx context.Context, from, to string) (Move, error) {
 			return m, err
 		}
 		m.Made = append(m.Made, d)
+	}
+	if err := giveMadeDirs(m.Made); err != nil {
+		removeMade(m.Made)
+		m.Made = nil
+		return m, err
 	}
 	if err := os.Link(from, to); err != nil {
 		removeMade(m.Made)

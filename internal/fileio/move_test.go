@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -96,4 +97,33 @@ func TestUnmoveFileRefusesAResumedFile(t *testing.T) {
 	err = UnmoveFile(context.Background(), m2, true)
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Contains(t, ce.Reason, "another file")
+}
+
+// TestMoveFileAsRootGivesMadeDirectoriesToTheirParentsOwner: as root, the directories MoveFile
+// makes on a user's store's new path (Copilot's session-state/<id>/) belong to the owner of the
+// directory each is made in (the user), not to root: before, they were root's, mode 0700, and
+// the user's agent could not reach the moved store. Needs root (chown).
+func TestMoveFileAsRootGivesMadeDirectoriesToTheirParentsOwner(t *testing.T) {
+	if !owner.AsRoot() {
+		t.Skip("needs root: gives files to another user")
+	}
+	const user = 65534 // nobody
+	home := t.TempDir()
+	require.NoError(t, os.Chown(home, user, user))
+	from := filepath.Join(home, "flat.jsonl")
+	require.NoError(t, os.WriteFile(from, []byte("x\n"), 0o600))
+	require.NoError(t, os.Chown(from, user, user))
+	to := filepath.Join(home, "session-state", "id1", "events.jsonl")
+	m, err := MoveFile(context.Background(), from, to)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(home, "session-state"), filepath.Join(home, "session-state", "id1")}, m.Made)
+	for _, d := range m.Made {
+		fi, err := os.Lstat(d)
+		require.NoError(t, err)
+		assert.Equal(t, &store.FileOwner{UID: user, GID: user}, ownerOf(fi), d)
+		assert.Equal(t, os.ModeDir|0o700, fi.Mode(), d)
+	}
+	require.NoError(t, UnmoveFile(context.Background(), m, false))
+	_, err = os.Lstat(filepath.Join(home, "session-state"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "undo removes the directories it made")
 }
