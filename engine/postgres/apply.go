@@ -685,14 +685,26 @@ func (a *applier) queueLock(ctx context.Context, w *writer, b *pgconn.Batch, tr 
 	for i, r := range rows {
 		keys[i] = r.key
 	}
-	q := fmt.Sprintf("SELECT tableoid::oid, ctid, %s::text, %s::text, xmin::text::bigint, %s::text FROM %s WHERE %s FOR UPDATE SKIP LOCKED",
-		ident(tr.key.name), ident(tr.col.name), ident(a.groupCol(tr).name), ident(tr.tb.name), tr.keyMatch())
+	q := fmt.Sprintf("SELECT tableoid::oid, ctid, %s::text, %s, xmin, %s::text FROM %s WHERE %s FOR UPDATE SKIP LOCKED",
+		ident(tr.key.name), lockedText(tr), ident(a.groupCol(tr).name), ident(tr.tb.name), tr.keyMatch())
 	sd, err := w.prepared(ctx, q, []uint32{oidTextArray})
 	if err != nil {
 		return err
 	}
 	b.ExecStatement(sd, [][]byte{textArray(keys)}, binaryFormat, binaryFormat)
 	return nil
+}
+
+// lockedText is the lock's expression of the value's text: a json column as it is (its binary
+// form, json_send, is its text, the bytes the plan's ::text read: ::text is an output and an
+// input conversion, two copies and a strlen of each row's text on the server), another column
+// as text (of text and varchar a relabeling; of bpchar without its trailing spaces, as the plan
+// read it).
+func lockedText(tr *tableRead) string {
+	if tr.col.base == "json" {
+		return ident(tr.col.name)
+	}
+	return ident(tr.col.name) + "::text"
 }
 
 // lockRow is one row as the writer locked it.
@@ -705,8 +717,8 @@ type lockRow struct {
 	dup   bool   // another row has the same key text
 }
 
-// readLock reads the result of queueLock (binary format: oid, tid, text, text or NULL, int8,
-// text or NULL); the rows' texts are appended to *vals (each row's val a slice of it: valid
+// readLock reads the result of queueLock (binary format: oid, tid, text, text or json or NULL,
+// xid (4 bytes, unsigned), text or NULL); the rows' texts are appended to *vals (each row's val a slice of it: valid
 // until *vals is reused).
 func (a *applier) readLock(br *pgconn.MultiResultReader, tr *tableRead, vals *[]byte) (map[string]*lockRow, error) {
 	rr, err := nextResult(br)
@@ -722,7 +734,7 @@ func (a *applier) readLock(br *pgconn.MultiResultReader, tr *tableRead, vals *[]
 		}
 		r := &lockRow{rel: binary.BigEndian.Uint32(v[0])}
 		if r.tid, err = readTID(v[1]); err == nil {
-			r.xmin, err = readInt8(v[4])
+			r.xmin, err = readXID(v[4])
 		}
 		if err != nil {
 			rr.Close()

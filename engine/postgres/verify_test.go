@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -83,4 +85,58 @@ func TestApplyOpensWritersAndOnePool(t *testing.T) {
 	assert.Equal(t, int64(Writers+1), st.sessions.Load()-before, "connections an apply opened")
 	require.NotNil(t, ch)
 	assert.Contains(t, values(t, u, "chat", "chat")["c000021"], `"srv_tool_21"`)
+}
+
+// TestLockReadsJSONAsItIs: the lock statement returns a json column as it is (its binary form is
+// its text: the bytes the plan read with ::text, without the server converting each row's text
+// out and back in) and xmin as an xid, not through text; a text column stays text. What it
+// returns is what the plan read, byte for byte (escapes, spacing, non-ASCII).
+func TestLockReadsJSONAsItIs(t *testing.T) {
+	srv := pgtest.Shared(t)
+	u := srv.WithPassword(srv.DB(t))
+	stored := `{"messages" : [{"output": [{"type": "function_call", "call_id": "k", "name": "srv_tool.\u00e9 ü"}]}],  "t":"\n"}`
+	execSQL(t, u, `CREATE TABLE chat (id text PRIMARY KEY, chat json); CREATE TABLE chat_message (id text PRIMARY KEY, chat_id text, output text);
+INSERT INTO chat VALUES ('c1', '`+stored+`'::json);`)
+	ctx := context.Background()
+	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}})
+	st.prof = testProfile(t)
+	conn, err := st.connectPipe(ctx)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	a := &applier{s: st, reads: mustReads(t, st)}
+	w := &writer{a: a, conn: conn}
+	types := map[string][]uint32{}
+	for _, tr := range a.reads {
+		b := &pgconn.Batch{}
+		require.NoError(t, a.queueLock(ctx, w, b, tr, []*rowEdits{{tr: tr, key: "c1"}}))
+		for q, sd := range w.stmts {
+			if !strings.Contains(q, "FROM "+ident(tr.tb.name)+" ") {
+				continue
+			}
+			var oids []uint32
+			for _, f := range sd.Fields {
+				oids = append(oids, f.DataTypeOID)
+			}
+			types[tr.spec.Table] = oids
+		}
+		if tr.spec.Table != "chat" {
+			continue
+		}
+		_, err := conn.Exec(ctx, "BEGIN")
+		require.NoError(t, err)
+		br := conn.PgConn().ExecBatch(ctx, b)
+		got, err := a.readLock(br, tr, &w.vals)
+		require.NoError(t, err)
+		require.NoError(t, br.Close())
+		_, err = conn.Exec(ctx, "ROLLBACK")
+		require.NoError(t, err)
+		require.NotNil(t, got["c1"])
+		assert.Equal(t, stored, string(got["c1"].val), "the text as stored")
+		var x int64
+		require.NoError(t, conn.QueryRow(ctx, "SELECT xmin::text::bigint FROM chat").Scan(&x))
+		assert.Equal(t, x, got["c1"].xmin)
+	}
+	// oid, tid, text, json (114) or text (25), xid (28), text
+	assert.Equal(t, []uint32{26, 27, 25, 114, 28, 25}, types["chat"])
+	assert.Equal(t, []uint32{26, 27, 25, 25, 28, 25}, types["chat_message"])
 }

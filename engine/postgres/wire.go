@@ -87,6 +87,15 @@ func readInt4(v []byte) (int32, error) {
 	return int32(binary.BigEndian.Uint32(v)), nil
 }
 
+// readXID decodes an xid (a transaction id: 4 bytes, unsigned; xidsend), as the int64 that
+// xmin::text::bigint gives.
+func readXID(v []byte) (int64, error) {
+	if len(v) != 4 {
+		return 0, errWire
+	}
+	return int64(binary.BigEndian.Uint32(v)), nil
+}
+
 func readTID(v []byte) (pgtype.TID, error) {
 	if len(v) != 6 {
 		return pgtype.TID{}, errWire
