@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"math/bits"
 	"slices"
 )
@@ -95,7 +96,14 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 			i = j
 		case nd == nil || (c != '"' && c != '{' && c != '['):
 			// No pattern reaches into it (or a literal, never captured): skipped.
-			end, _, good, st := valueEnd(line, i, nil, s.maxDepth-len(s.fstack), s.vstack, clean, true, x)
+			var end int
+			var good bool
+			var st []byte
+			if x != nil {
+				end, good, st = skipIndexed(line, i, s.maxDepth-len(s.fstack), s.vstack, x)
+			} else {
+				end, _, good, st = valueEnd(line, i, nil, s.maxDepth-len(s.fstack), s.vstack, clean, true, x)
+			}
 			s.vstack = st
 			if !good {
 				return false, false
@@ -134,9 +142,14 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 					s.fstack = s.fstack[:len(s.fstack)-1]
 					break
 				}
-				j, good := s.fastMember(line, i, f)
+				j, closed, good := s.fastMembers(line, i, f)
 				if !good {
 					return false, false
+				}
+				if closed {
+					i = j
+					s.fstack = s.fstack[:len(s.fstack)-1]
+					break
 				}
 				i, nd = j, f.child
 				continue
@@ -173,9 +186,14 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 					i, nd = i+1, f.node.anyElem
 					break next
 				}
-				j, good := s.fastMember(line, i+1, f)
+				j, closed, good := s.fastMembers(line, i+1, f)
 				if !good {
 					return false, false
+				}
+				if closed {
+					i = j
+					s.fstack = s.fstack[:len(s.fstack)-1]
+					continue
 				}
 				i, nd = j, f.child
 				break next
@@ -190,74 +208,140 @@ func (s *Scanner) fastRecord(line []byte, base int64) (blank, ok bool) {
 	}
 }
 
-// fastMember reads the key token at line[i] (after whitespace), the ':' after it and sets f's
-// child and key; it returns the index after the colon. A key with a backslash in an object
-// whose node wants keys, or longer than the capture limit there, is left to the full lexer
-// (ok false).
-func (s *Scanner) fastMember(line []byte, i int, f *fastFrame) (int, bool) {
-	if i >= len(line) {
-		return 0, false
-	}
-	if line[i] != '"' {
-		if i = skipWS(line, i, s.clean); i >= len(line) || line[i] != '"' {
-			return 0, false
+// fastMembers reads the members of the object of frame f from the key token at line[i]
+// (after whitespace). A member whose value no pattern reaches into (f's node has no child for
+// its key) is read whole here — key, colon, value, the ',' or '}' after it — and the next one
+// read, without going back to fastRecord's loop (most members of a dense record: a key that is
+// no pattern's, a string, number or small object after it). It returns at the first member a
+// pattern reaches into, with f's child and key set and the index after its colon (closed
+// false), or at the object's end with the index after its '}' (closed true). A key with a
+// backslash in an object whose node wants keys, or longer than the capture limit there, is
+// left to the full lexer (ok false), as is anything invalid.
+func (s *Scanner) fastMembers(line []byte, i int, f *fastFrame) (_ int, closed, ok bool) {
+	n := len(line)
+	clean, x := s.clean, s.fx
+	nd := f.node
+	want := nd.wantsKeys()
+	for {
+		if i >= n {
+			return 0, false, false
 		}
-	}
-	start := i + 1
-	want := f.node.wantsKeys()
-	var j int
-	if want {
-		k := -1
-		if x := s.fx; x != nil {
-			// x.stringEnd(start, len(line)), its common case written out as in
-			// skipStringLenient (one call less for every key of a record)
-			p := x.at + start
-			w := p >> 6
-			if uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
-				sh := uint(p) & 63
-				if m := x.q[w] >> sh; m != 0 {
-					t := bits.TrailingZeros64(m)
-					if (x.b[w]>>sh)&(1<<t-1) == 0 && start+t < len(line) {
-						k = start + t
+		if line[i] != '"' {
+			if i = skipWS(line, i, clean); i >= n || line[i] != '"' {
+				return 0, false, false
+			}
+		}
+		start := i + 1
+		var j int
+		var child *node
+		if want {
+			k := -1
+			if x != nil {
+				// x.stringEnd(start, n), its common case written out as in skipStringLenient
+				p := x.at + start
+				w := p >> 6
+				if uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
+					sh := uint(p) & 63
+					if m := x.q[w] >> sh; m != 0 {
+						t := bits.TrailingZeros64(m)
+						if (x.b[w]>>sh)&(1<<t-1) == 0 && start+t < n {
+							k = start + t
+						}
+					} else if e, good := x.stringEndFar(p, w, n); good {
+						k = e - 1
 					}
-				} else if e, good := x.stringEndFar(p, w, len(line)); good {
-					k = e - 1
 				}
 			}
-		}
-		if k < 0 {
-			q := -1
-			nl := -1
-			if s.clean {
-				nl = len(line)
+			if k < 0 {
+				q := -1
+				nl := -1
+				if clean {
+					nl = n
+				}
+				k = nextStop(line, start, &q, nl)
 			}
-			k = nextStop(line, start, &q, nl)
-		}
-		if k >= len(line) || line[k] != '"' || k+1-i > s.maxCap {
-			return 0, false // a backslash, a control byte, the end of the line or a long key
-		}
-		j = k + 1
-		f.keyAt, f.keyEnd = start, k
-		if nd := f.node; nd.litLen(k - start) {
-			f.child = nd.childKey(line[start:k])
+			if k >= n || line[k] != '"' || k+1-i > s.maxCap {
+				return 0, false, false // a backslash, a control byte, the end of the line or a long key
+			}
+			j = k + 1
+			if nd.litLen(k - start) {
+				child = nd.childKey(line[start:k])
+			} else {
+				child = nd.anyKey // childKey's answer, without its call
+			}
+			if child != nil {
+				f.child, f.keyAt, f.keyEnd = child, start, k
+			}
 		} else {
-			f.child = nd.anyKey // childKey's answer, without its call
+			var good bool
+			if j, good = skipStringLenient(line, start, clean, x); !good {
+				return 0, false, false
+			}
 		}
-	} else {
-		var good bool
-		if j, good = skipStringLenient(line, start, s.clean, s.fx); !good {
-			return 0, false
+		if j >= n || line[j] != ':' { // (no whitespace before the colon: no call to skip it)
+			if j = skipWS(line, j, clean); j >= n || line[j] != ':' {
+				return 0, false, false
+			}
 		}
-		f.child = nil
+		i = j + 1
+		if child != nil {
+			return i, false, true
+		}
+		// The value no pattern reaches into: skipped here, as fastRecord's loop would.
+		if i >= n {
+			return 0, false, false
+		}
+		c := line[i]
+		if c <= ' ' {
+			if i = skipWS(line, i, clean); i >= n {
+				return 0, false, false
+			}
+			c = line[i]
+		}
+		switch {
+		case c == '"':
+			var good bool
+			if i, good = skipStringLenient(line, i+1, clean, x); !good {
+				return 0, false, false
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			var good bool
+			if i, good = skipNumber(line, i); !good {
+				return 0, false, false
+			}
+		default:
+			var end int
+			var good bool
+			var st []byte
+			if x != nil {
+				end, good, st = skipIndexed(line, i, s.maxDepth-len(s.fstack), s.vstack, x)
+			} else {
+				end, _, good, st = valueEnd(line, i, nil, s.maxDepth-len(s.fstack), s.vstack, clean, true, x)
+			}
+			s.vstack = st
+			if !good {
+				return 0, false, false
+			}
+			i = end
+		}
+		// then ',' and the next key, or the object's end
+		if i >= n {
+			return 0, false, false
+		}
+		if c = line[i]; c <= ' ' {
+			if i = skipWS(line, i, clean); i >= n {
+				return 0, false, false
+			}
+			c = line[i]
+		}
+		if c == '}' {
+			return i + 1, true, true
+		}
+		if c != ',' {
+			return 0, false, false
+		}
+		i++
 	}
-	if j < len(line) && line[j] == ':' {
-		return j + 1, true // (no whitespace before the colon: no call to skip it)
-	}
-	j = skipWS(line, j, s.clean)
-	if j >= len(line) || line[j] != ':' {
-		return 0, false
-	}
-	return j + 1, true
 }
 
 // fastCapture notes a captured string token line[at:end] with the path of the value being
@@ -285,15 +369,21 @@ func (s *Scanner) fastCapture(line []byte, id, at, end int) {
 }
 
 // fastDeliver hands out the captures of a record fastRecord read, as addCapture does.
+// Streamed, each is written into s.capBuf field by field (as one struct, it was built on the
+// stack and copied over with a write barrier over all of it while the collector marks).
 func (s *Scanner) fastDeliver(line []byte, base int64) {
+	if s.onCapture != nil {
+		c := &s.capBuf
+		for _, fc := range s.fcaps {
+			c.Pattern, c.Offset, c.Len, c.Line, c.limit = fc.pattern, base+int64(fc.at), int64(fc.end-fc.at), s.line, s.maxCap
+			c.Key, c.TooLong = false, false
+			c.Raw, c.Path, c.Starts = line[fc.at:fc.end], s.fpath[fc.lo:fc.hi], s.fstarts[fc.lo:fc.hi]
+			s.onCapture(c)
+		}
+		return
+	}
 	for _, fc := range s.fcaps {
 		c := Capture{Pattern: fc.pattern, Offset: base + int64(fc.at), Len: int64(fc.end - fc.at), Line: s.line, limit: s.maxCap}
-		if s.onCapture != nil {
-			c.Raw, c.Path, c.Starts = line[fc.at:fc.end], s.fpath[fc.lo:fc.hi], s.fstarts[fc.lo:fc.hi]
-			s.capBuf = c
-			s.onCapture(&s.capBuf)
-			continue
-		}
 		c.Raw = append([]byte(nil), line[fc.at:fc.end]...)
 		c.Path = append(make(Path, 0, fc.hi-fc.lo), s.fpath[fc.lo:fc.hi]...)
 		c.Starts = append(make([]int64, 0, fc.hi-fc.lo), s.fstarts[fc.lo:fc.hi]...)
@@ -316,9 +406,9 @@ func skipStringLenient(line []byte, i int, clean bool, x *strIndex) (int, bool) 
 				if (x.b[w]>>sh)&(1<<t-1) == 0 && i+t < len(line) {
 					return i + t + 1, true
 				}
-			} else if j, ok := x.stringEndFar(k, w, len(line)); ok {
-				return j, true
 			}
+			// a backslash, or the closing quote in a later word: the bitmaps still decide
+			return x.skipBody(line, i)
 		}
 	}
 	q := -1
@@ -353,4 +443,167 @@ func skipStringLenient(line []byte, i int, clean bool, x *strIndex) (int, bool) 
 			return 0, false
 		}
 	}
+}
+
+// skipIndexed is valueEnd(line, i, nil, maxDepth, stack, true, true, x) for a line of a clean
+// chunk with its string index x (not nil): it skips the JSON value at line[i] (no whitespace
+// before it) that no pattern reaches into and returns the index just past it, or ok false where
+// valueEnd would. Written for that one case — no needles, strings ended in the bitmaps inline,
+// a member's key and colon read in the loop instead of by key — as most values a dense record's
+// patterns do not reach into are read here (the fields of tool results and usage counts).
+func skipIndexed(line []byte, i int, maxDepth int, stack []byte, x *strIndex) (end int, ok bool, _ []byte) {
+	stack = stack[:0]
+	n := len(line)
+	xq, xb, at := x.q, x.b, x.at
+	for {
+		// a value at line[i]
+		if i >= n {
+			return 0, false, stack
+		}
+		c := line[i]
+		if c == ' ' {
+			if i = skipWS(line, i, true); i >= n {
+				return 0, false, stack
+			}
+			c = line[i]
+		}
+		switch {
+		case c == '"':
+			// skipStringLenient(line, i+1, true, x), its common case written out
+			k := at + i + 1
+			w := k >> 6
+			if uint(w) < uint(len(xq)) && uint(w) < uint(len(xb)) {
+				sh := uint(k) & 63
+				if m := xq[w] >> sh; m != 0 {
+					if t := bits.TrailingZeros64(m); (xb[w]>>sh)&(1<<t-1) == 0 && i+1+t < n {
+						i += t + 2
+						break
+					}
+				}
+			}
+			j, good := x.skipBody(line, i+1)
+			if !good {
+				return 0, false, stack
+			}
+			i = j
+		case c == '{' || c == '[':
+			if len(stack) >= maxDepth {
+				return 0, false, stack
+			}
+			if i = skipWS(line, i+1, true); i >= n {
+				return 0, false, stack
+			}
+			if c == '{' {
+				if line[i] == '}' {
+					i++
+					break
+				}
+				stack = append(stack, '{')
+				if i = skipKeyIndexed(line, i, x); i < 0 {
+					return 0, false, stack
+				}
+				continue
+			}
+			if line[i] == ']' {
+				i++
+				break
+			}
+			stack = append(stack, '[')
+			continue
+		case c == '-' || (c >= '0' && c <= '9'):
+			j, good := skipNumber(line, i)
+			if !good {
+				return 0, false, stack
+			}
+			i = j
+		case c == 't':
+			if !bytes.HasPrefix(line[i:], []byte("true")) {
+				return 0, false, stack
+			}
+			i += 4
+		case c == 'f':
+			if !bytes.HasPrefix(line[i:], []byte("false")) {
+				return 0, false, stack
+			}
+			i += 5
+		case c == 'n':
+			if !bytes.HasPrefix(line[i:], []byte("null")) {
+				return 0, false, stack
+			}
+			i += 4
+		default:
+			return 0, false, stack
+		}
+		// after a value: close containers or go on with the next member / element
+		for {
+			if len(stack) == 0 {
+				return i, true, stack
+			}
+			if i >= n {
+				return 0, false, stack
+			}
+			c := line[i]
+			if c == ' ' {
+				if i = skipWS(line, i, true); i >= n {
+					return 0, false, stack
+				}
+				c = line[i]
+			}
+			top := stack[len(stack)-1]
+			if c == ',' {
+				i++
+				if top == '{' {
+					if i = skipKeyIndexed(line, i, x); i < 0 {
+						return 0, false, stack
+					}
+				}
+				break
+			}
+			if (top == '{' && c == '}') || (top == '[' && c == ']') {
+				i++
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			return 0, false, stack
+		}
+	}
+}
+
+// skipKeyIndexed is key(line, &i, nil, true, true, x) for skipIndexed: it reads `"key" :` at
+// line[i] (whitespace allowed around it) and returns the index after the colon, -1 where key
+// fails.
+func skipKeyIndexed(line []byte, i int, x *strIndex) int {
+	n := len(line)
+	if i >= n {
+		return -1
+	}
+	if line[i] != '"' {
+		if i = skipWS(line, i, true); i >= n || line[i] != '"' {
+			return -1
+		}
+	}
+	j := -1
+	k := x.at + i + 1
+	w := k >> 6
+	if uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
+		sh := uint(k) & 63
+		if m := x.q[w] >> sh; m != 0 {
+			if t := bits.TrailingZeros64(m); (x.b[w]>>sh)&(1<<t-1) == 0 && i+1+t < n {
+				j = i + t + 2
+			}
+		}
+	}
+	if j < 0 {
+		var good bool
+		if j, good = x.skipBody(line, i+1); !good {
+			return -1
+		}
+	}
+	if j < n && line[j] == ':' {
+		return j + 1
+	}
+	if j = skipWS(line, j, true); j >= n || line[j] != ':' {
+		return -1
+	}
+	return j + 1
 }

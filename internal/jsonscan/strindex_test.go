@@ -42,6 +42,10 @@ func checkStringEnd(t testing.TB, pre, line, post []byte) int {
 		wj, wok := skipStringLenient(line, i, true, nil)
 		gj, gok := skipStringLenient(line, i, true, x)
 		require.Equal(t, [2]any{wj, wok}, [2]any{gj, gok}, "skipStringLenient at line[%d] of %q with and without the index", i, line)
+		// skipBody, the bitmaps' slow path (backslashes, far quotes), gives the byte loop's
+		// answer for every start, valid or not
+		bj, bok := x.skipBody(line, i)
+		require.Equal(t, [2]any{wj, wok}, [2]any{bj, bok}, "skipBody at line[%d] of %q (at %d in the chunk)", i, line, len(pre))
 	}
 	return settled
 }
