@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -123,4 +124,95 @@ func TestChildKeyWords(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestChildKeyTable: a node's literal keys of up to 16 bytes are found in one probe of its key
+// table (ktab, lookupWords) as the map finds them — for random sets of 1–17 keys of 1–20 bytes
+// (those over 16 bytes have no slot: childKey compares them), sets sharing a prefix, looked up
+// with every key, keys one byte off, one byte longer and shorter — and a node whose keys cannot
+// have a table (over 15 keys) has none and childKey still answers as the map. Every node of the Qwen session patterns
+// has one (the whole-record lexer's members are looked up there). Seeded.
+func TestChildKeyTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 16))
+	const alpha = "abcdefghijklmnopqrstuvwxyz_$-0123456789" // (no ".": a pattern step)
+	tables := 0
+	for set := range 600 {
+		nk := 1 + r.IntN(17)
+		maxLen := 16
+		if set%5 == 0 {
+			maxLen = 20
+		}
+		keys := map[string]bool{}
+		prefix := alpha[:r.IntN(8)]
+		for len(keys) < nk {
+			n := 1 + r.IntN(maxLen)
+			b := []byte(prefix + strings.Repeat("x", n))[:n]
+			for i := len(prefix); i < n; i++ {
+				b[i] = alpha[r.IntN(len(alpha))]
+			}
+			keys[string(b)] = true
+		}
+		var pats []string
+		for k := range keys {
+			pats = append(pats, "r."+k+".v")
+		}
+		if set%2 == 0 {
+			pats = append(pats, "r.*.w")
+		}
+		nd := MustCompile(pats...).root.childKey([]byte("r"))
+		require.NotNil(t, nd)
+		if len(keys) > 15 {
+			require.False(t, nd.ktabOK, "no table for keys %q", pats)
+		} else if len(keys) <= 3 {
+			require.True(t, nd.ktabOK, "a table for the few keys %q", pats)
+		}
+		if nd.ktabOK {
+			tables++
+		}
+		want := func(key string) *node {
+			if c, ok := nd.keys[key]; ok {
+				return c
+			}
+			return nd.anyKey
+		}
+		for k := range keys {
+			tries := []string{k, k[:len(k)-1], k + "x", "x" + k[1:], k[:len(k)-1] + "~"}
+			for i := range len(k) {
+				b := []byte(k)
+				b[i] ^= 0x01
+				tries = append(tries, string(b))
+			}
+			for _, key := range tries {
+				inLine := []byte(key + `":"` + alpha)[:len(key)]
+				require.Same(t, want(key), nd.childKey(inLine), "key %q of set %q", key, pats)
+				if nd.ktabOK && len(key) <= 16 {
+					require.Same(t, want(key), nd.lookupWords(keyWords(inLine)), "key %q in the table of set %q", key, pats)
+				}
+			}
+		}
+	}
+	require.Greater(t, tables, 200, "too few sets had a table")
+	// the Qwen session patterns (as BenchmarkScanDense compiles them)
+	var pats []string
+	for _, pre := range []string{"message", "systemPayload.compressedHistory[*]", "systemPayload.history[*]"} {
+		for _, f := range []string{"functionCall.name", "functionCall.id", "functionCall.args.name", "functionResponse.name", "functionResponse.id"} {
+			pats = append(pats, pre+".parts[*]."+f)
+		}
+	}
+	pats = append(pats, "systemPayload.uiEvent.function_name", "systemPayload.uiEvent.mcp_server_name", "systemPayload.uiEvent.call_id")
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n == nil {
+			return
+		}
+		if len(n.lits) > 0 {
+			require.True(t, n.ktabOK, "node with keys %q has no key table", n.labels)
+		}
+		for _, c := range n.lits {
+			walk(c)
+		}
+		walk(n.anyElem)
+		walk(n.anyKey)
+	}
+	walk(MustCompile(pats...).root)
 }

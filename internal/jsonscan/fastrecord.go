@@ -264,10 +264,12 @@ func (s *Scanner) fastMembers(line []byte, i int, f *fastFrame) (_ int, closed, 
 				return 0, false, false // a backslash, a control byte, the end of the line or a long key
 			}
 			j = k + 1
-			if nd.litLen(k - start) {
-				child = nd.childKey(line[start:k])
-			} else {
+			if l := k - start; !nd.litLen(l) {
 				child = nd.anyKey // childKey's answer, without its call
+			} else if nd.ktabOK && l <= 16 && cap(line)-start >= 8 {
+				child = nd.lookupWords(keyWords(line[start:k])) // childKey's answer, inline
+			} else {
+				child = nd.childKey(line[start:k])
 			}
 			if child != nil {
 				f.child, f.keyAt, f.keyEnd = child, start, k

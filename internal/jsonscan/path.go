@@ -104,7 +104,14 @@ type node struct {
 	// lens has bit min(len(k), 63) set for every literal key k of keys: a member key of a
 	// length no literal key has is none of them, found with one bit test (most keys of a
 	// record are not followed, and their lengths rarely match).
-	lens     uint64
+	lens uint64
+	// ktab finds a literal key of up to 16 bytes by its words in one probe (keySlot): ktab[slot]
+	// is 1 + the index in lits of the one literal key in that slot, 0 for none (a key over 16
+	// bytes has no slot: no key looked up here is that long). ktabOK says no two literal keys of
+	// up to 16 bytes share a slot under kseed (else childKey's loop).
+	ktab     [16]uint8
+	kseed    uint64
+	ktabOK   bool
 	anyElem  *node
 	anyKey   *node
 	capture  int // pattern id capturing a string value here, or -1
@@ -176,6 +183,7 @@ func (p *Patterns) add(id int, pat string) error {
 				n.words = append(n.words, labelWordsOf(s))
 				n.lens |= 1 << min(len(s), 63)
 				n.wants = true
+				n.makeKeyTable()
 			}
 			n = c
 		}
@@ -222,6 +230,9 @@ func (n *node) childKey(key []byte) *node {
 	if !n.litLen(len(key)) {
 		return n.anyKey // no literal key is that long
 	}
+	if l := len(key); n.ktabOK && l <= 16 && cap(key) >= 8 {
+		return n.lookupWords(keyWords(key))
+	}
 	if len(n.labels) <= 8 {
 		if l := len(key); l <= 16 && cap(key) >= 8 {
 			w := keyWords(key)
@@ -241,6 +252,50 @@ func (n *node) childKey(key []byte) *node {
 		}
 	} else if c, ok := n.keys[string(key)]; ok {
 		return c
+	}
+	return n.anyKey
+}
+
+// keySeeds are the multipliers makeKeyTable tries, in turn, for a node's slots.
+var keySeeds = [...]uint64{0x9E3779B97F4A7C15, 0xff51afd7ed558ccd, 0xc4ceb9fe1a85ec53, 0x94d049bb133111eb,
+	0xbf58476d1ce4e5b9, 0x2545F4914F6CDD1D, 0xd6e8feb86659fd93, 0xa0761d6478bd642f}
+
+// keySlot returns the slot (0–15) of the key whose labelWords are w, under the multiplier seed.
+func keySlot(w labelWords, seed uint64) uint {
+	return uint(((w.first ^ (w.last * 0x9E3779B97F4A7C15)) + uint64(w.n)) * seed >> 60)
+}
+
+// makeKeyTable fills n's ktab for its literal keys of up to 16 bytes, with the first of
+// keySeeds under which no two of them share a slot; without one (or with over 15 keys) ktabOK
+// is false.
+func (n *node) makeKeyTable() {
+	n.ktab, n.ktabOK = [16]uint8{}, false
+	if len(n.lits) > 15 {
+		return
+	}
+seeds:
+	for _, seed := range keySeeds {
+		var t [16]uint8
+		for i, w := range n.words {
+			if w.n < 0 {
+				continue // over 16 bytes: compared by childKey, never looked up here
+			}
+			sl := keySlot(w, seed)
+			if t[sl] != 0 {
+				continue seeds
+			}
+			t[sl] = uint8(i + 1)
+		}
+		n.ktab, n.kseed, n.ktabOK = t, seed, true
+		return
+	}
+}
+
+// lookupWords returns the child of n (ktabOK) for the key of up to 16 bytes whose words are w:
+// one probe of ktab, one comparison.
+func (n *node) lookupWords(w labelWords) *node {
+	if e := n.ktab[keySlot(w, n.kseed)]; e != 0 && n.words[e-1] == w {
+		return n.lits[e-1]
 	}
 	return n.anyKey
 }
