@@ -235,12 +235,12 @@ func (s *Scanner) fastMembers(line []byte, i int, f *fastFrame) (_ int, closed, 
 		var j int
 		var child *node
 		if want {
+			// x.stringEnd(start, n), its common case written out as in skipStringLenient: k is
+			// the closing quote, in the line, when the bitmaps settle it (no backslash before it)
 			k := -1
 			if x != nil {
-				// x.stringEnd(start, n), its common case written out as in skipStringLenient
 				p := x.at + start
-				w := p >> 6
-				if uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
+				if w := p >> 6; uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
 					sh := uint(p) & 63
 					if m := x.q[w] >> sh; m != 0 {
 						t := bits.TrailingZeros64(m)
@@ -258,10 +258,12 @@ func (s *Scanner) fastMembers(line []byte, i int, f *fastFrame) (_ int, closed, 
 				if clean {
 					nl = n
 				}
-				k = nextStop(line, start, &q, nl)
+				if k = nextStop(line, start, &q, nl); k >= n || line[k] != '"' {
+					return 0, false, false // a backslash, a control byte or the end of the line
+				}
 			}
-			if k >= n || line[k] != '"' || k+1-i > s.maxCap {
-				return 0, false, false // a backslash, a control byte, the end of the line or a long key
+			if k+1-i > s.maxCap {
+				return 0, false, false // a key longer than the capture limit
 			}
 			j = k + 1
 			if l := k - start; !nd.litLen(l) {
@@ -302,6 +304,20 @@ func (s *Scanner) fastMembers(line []byte, i int, f *fastFrame) (_ int, closed, 
 		}
 		switch {
 		case c == '"':
+			// skipStringLenient's first step written out (no call for a string ending in the
+			// word it starts in)
+			if x != nil {
+				k := x.at + i + 1
+				if w := k >> 6; uint(w) < uint(len(x.q)) && uint(w) < uint(len(x.b)) {
+					sh := uint(k) & 63
+					if m := x.q[w] >> sh; m != 0 {
+						if t := bits.TrailingZeros64(m); (x.b[w]>>sh)&(1<<t-1) == 0 && i+1+t < n {
+							i += t + 2
+							break
+						}
+					}
+				}
+			}
 			var good bool
 			if i, good = skipStringLenient(line, i+1, clean, x); !good {
 				return 0, false, false
@@ -408,8 +424,17 @@ func skipStringLenient(line []byte, i int, clean bool, x *strIndex) (int, bool) 
 				if (x.b[w]>>sh)&(1<<t-1) == 0 && i+t < len(line) {
 					return i + t + 1, true
 				}
+			} else if x.b[w]>>sh == 0 && uint(w+1) < uint(len(x.q)) && uint(w+1) < uint(len(x.b)) {
+				// the closing quote in the next word (a string of up to 64 bytes crossing a
+				// word's end, as half the ids and times of a record do)
+				if m := x.q[w+1]; m != 0 {
+					t := bits.TrailingZeros64(m)
+					if j := i + (64 - int(sh)) + t; x.b[w+1]&(1<<t-1) == 0 && j < len(line) {
+						return j + 1, true
+					}
+				}
 			}
-			// a backslash, or the closing quote in a later word: the bitmaps still decide
+			// a backslash, or the closing quote further on: the bitmaps still decide
 			return x.skipBody(line, i)
 		}
 	}

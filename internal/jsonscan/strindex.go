@@ -140,17 +140,23 @@ func (x *strIndex) skipBody(line []byte, i int) (int, bool) {
 	n := len(line)
 	lim := x.at + n // chunk index of the line's end
 	k := x.at + i   // chunk index of the next byte to read
+	xq := x.q
+	xb := x.b
+	if len(xb) < len(xq) {
+		xq = xq[:len(xb)]
+	}
+	xb = xb[:len(xq)] // (one bounds check below for both)
 	for {
 		if k >= lim {
 			return 0, false // the line ends inside the string
 		}
 		w := k >> 6
-		if uint(w) >= uint(len(x.q)) || uint(w) >= uint(len(x.b)) {
+		if uint(w) >= uint(len(xq)) {
 			return skipStringLenient(line, k-x.at, true, nil) // (never: the line is in the chunk)
 		}
 		sh := uint(k) & 63
-		mq := x.q[w] >> sh
-		m := mq | x.b[w]>>sh
+		mq := xq[w] >> sh
+		m := mq | xb[w]>>sh
 		if m == 0 {
 			k = (w + 1) << 6
 			continue
@@ -164,7 +170,7 @@ func (x *strIndex) skipBody(line []byte, i int) (int, bool) {
 			return p - x.at + 1, true
 		}
 		e := p - x.at + 1 // a backslash at p: the escape's letter is line[e]
-		if e >= n {
+		if uint(e) >= uint(n) {
 			return 0, false
 		}
 		switch line[e] {

@@ -164,3 +164,31 @@ func TestHugeChunkMakesNoIndex(t *testing.T) {
 		require.Equal(t, scanCareful(t, in, 0), got, "%d-byte chunk", len(in))
 	}
 }
+
+// TestStringEndNextWord: strings crossing one word's end — starting at every byte of a word,
+// their closing quote in the next word (skipStringLenient's second word, read without
+// skipBody), with a backslash at every place before and after that quote, or the line ending
+// before it — end where the byte loop ends them.
+func TestStringEndNextWord(t *testing.T) {
+	settled := 0
+	for start := 0; start < 64; start++ {
+		for qpos := 64; qpos < 128; qpos += 9 {
+			if qpos <= start {
+				continue
+			}
+			body := []byte(strings.Repeat("s", qpos-start) + `"` + strings.Repeat("t", 20))
+			for bs := -1; bs < len(body); bs += 4 {
+				line := append([]byte(`"`), body...)
+				if bs >= 0 {
+					line[1+bs] = '\\'
+				}
+				pre := bytes.Repeat([]byte("p"), start) // the string's body at chunk index start+1
+				settled += checkStringEnd(t, pre, line, []byte(`"next"`))
+				settled += checkStringEnd(t, pre, line[:1+qpos-start], []byte(`"x"`)) // the line ends before the quote
+			}
+		}
+	}
+	if hasAVX2 {
+		require.Greater(t, settled, 10000)
+	}
+}
