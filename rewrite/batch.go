@@ -35,9 +35,14 @@ var BatchSites = 10_000
 // (checkPairsAcross).
 //
 // scanned is processOne's: called once the store was read to its end, before its last
-// planning.
+// planning. lighten is processOne's too: once a store.SpliceWriter planned in parts was read
+// to its end (nothing more to plan: its last batch is no longer kept for checkPairsAcross), its
+// weight is lowered to the sites of its parts not yet emitted, and lowered again as they are
+// emitted, so that its rewrite from the spool and the wait for its fsyncs hold no weight for
+// sites given back (make bench's dense corpus: 35 sessions of two parts each held BatchSites,
+// 10,000 of WindowSites' 24,000, through their rewrite and commit).
 func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult, int64),
-	scanned func(snap *store.Snapshot, sites int, held bool)) *StoreResult {
+	scanned func(snap *store.Snapshot, sites int, held bool), lighten func(w int64)) *StoreResult {
 	res := &StoreResult{Store: st}
 	var (
 		parts int
@@ -60,6 +65,7 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 	facts := storeFacts(st.Ref().Path)
 	_, splices := st.(store.SpliceWriter) // the spool keeps what its ApplyBatches reads
 
+	var held partsHeld         // the sites of the parts handed out and not yet emitted (lighten)
 	var guarded *store.Problem // the guard's problem, reported with the store's last result
 	notWritten := 0            // rewrites held because the store must not be written: notWritableProblem, with the last result
 	out := func(head *store.Snapshot, sites []store.Site) {
@@ -85,7 +91,9 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 				spErr = sp.addPlan(plan)
 			}
 		}
-		part(&StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}, release: hold.done}, int64(len(sites)))
+		n := int64(len(sites))
+		held.add(n)
+		part(&StoreResult{Store: st, Plan: plan, Batch: &Batch{Index: parts}, release: func() { hold.done(); held.emitted(n) }}, n)
 		parts++
 	}
 	// The batches are the store's to give (store.BatchScanner): held and planned as they are,
@@ -137,6 +145,14 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		return planAndApply(ctx, st, snap, pol, opt, r, res)
 	}
 	scanned(snap, total, false)
+	prevHold.done() // planned: no batch is compared with it any more
+	prevHold = nil
+	if splices {
+		// Its rewrite reads the spool back a few hundred edits at a time (editBatch): it
+		// holds no batch of sites. Another BatchWriter's reads a whole batch at once
+		// (spool.reader): it keeps its weight.
+		held.scanned(lighten)
+	}
 	if guarded != nil {
 		snap.Problems = append(snap.Problems, *guarded)
 	}
@@ -176,6 +192,40 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 		opt.ApplyOptions.Progress(snap.Ref)
 	}
 	return res
+}
+
+// partsHeld counts the sites of a store's parts handed out and not yet emitted (processBatches)
+// and, once the store was read to its end (scanned), lowers the store's weight to them each
+// time they change (lighten: never raises it). A part's sites are given back when it was
+// emitted and the store's scan is done, so the count is what the store holds from then on.
+type partsHeld struct {
+	mu      sync.Mutex
+	sites   int64
+	lighten func(int64) // set by scanned
+}
+
+func (h *partsHeld) add(n int64) {
+	h.mu.Lock()
+	h.sites += n
+	h.mu.Unlock()
+}
+
+// emitted is called (by the emitting goroutine) once a part of n sites was emitted.
+func (h *partsHeld) emitted(n int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sites -= n
+	if h.lighten != nil {
+		h.lighten(h.sites)
+	}
+}
+
+// scanned lowers the weight to the parts not yet emitted now and from then on.
+func (h *partsHeld) scanned(lighten func(int64)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lighten = lighten
+	lighten(h.sites)
 }
 
 // siteReleaser is a store whose scan's Sites slices can be handed back for reuse once nothing

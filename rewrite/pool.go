@@ -300,6 +300,31 @@ func (s *runSlot) Reweigh(w int64) {
 	}
 }
 
+// Lighten lowers the weight the item holds until it is emitted to w when w is less (never
+// raises it; w below 0 counts as 0), waking an item waiting for weight; it never waits. It does
+// nothing when ordered bounds no weight. Safe to call from any goroutine, also once the item's
+// weight was given back (it holds 0 then: nothing changes).
+func (s *runSlot) Lighten(w int64) {
+	if s == nil || s.bud == nil {
+		return
+	}
+	b := s.bud
+	w = b.clamp(w)
+	b.mu.Lock()
+	old := s.weight
+	if w >= old {
+		b.mu.Unlock()
+		return
+	}
+	b.used += w - old
+	s.weight = w
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Release gives the slot back.
 func (s *runSlot) Release() {
 	s.mu.Lock()

@@ -107,7 +107,7 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 					if held {
 						slot.Reweigh(w)
 					}
-				})
+				}, slot.Lighten)
 		},
 		// Stores not started when ctx ends are reported as cancelled.
 		func(i int) *StoreResult { return &StoreResult{Store: stores[i], ScanErr: ctx.Err()} },
@@ -146,10 +146,14 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 // store planned batch by batch (batch.go), the returned result is the store's last. scanned is
 // called once the store is read, before it is planned: with the snapshot of a store scanned
 // whole, or of a store.BatchScanner whose sites came in one batch (its Sites holds them all), or
-// with the site count and size of one planned batch by batch (Sites nil, held: false).
-func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult, int64), scanned func(snap *store.Snapshot, sites int, held bool)) *StoreResult {
+// with the site count and size of one planned batch by batch (Sites nil, held: false). lighten
+// lowers the weight the store holds until its last result is emitted to at most w sites (never
+// raises it; runSlot.Lighten): a store planned batch by batch calls it once its scan is done,
+// and again as its parts are emitted, with the sites its parts still hold.
+func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult, int64),
+	scanned func(snap *store.Snapshot, sites int, held bool), lighten func(w int64)) *StoreResult {
 	if bs, ok := store.Batches(st); ok {
-		return processBatches(ctx, st, bs, pol, opt, sopt, r, part, scanned)
+		return processBatches(ctx, st, bs, pol, opt, sopt, r, part, scanned, lighten)
 	}
 	res := &StoreResult{Store: st}
 	snap, err := st.Scan(ctx, sopt)

@@ -212,3 +212,73 @@ type batchStore struct{ store.Store }
 func (batchStore) ScanBatches(context.Context, store.ScanOptions, func(*store.Snapshot, []store.Site) error) (*store.Snapshot, error) {
 	return nil, nil
 }
+
+// slowApplyStore is a Qwen session (a store.BatchScanner and store.SpliceWriter) whose
+// rewrite takes a second of a synctest bubble's clock before it starts, then says when it
+// ended (applied).
+type slowApplyStore struct {
+	*jsonl.Store
+	applied *time.Time
+}
+
+func (s slowApplyStore) ApplyBatches(ctx context.Context, snap *store.Snapshot, next func() ([]store.Edit, error), opt store.ApplyOptions) (*store.Change, error) {
+	time.Sleep(time.Second)
+	ch, err := s.Store.ApplyBatches(ctx, snap, next, opt)
+	*s.applied = time.Now()
+	return ch, err
+}
+
+// startStore is a Qwen session that says when its scan started (started).
+type startStore struct {
+	*jsonl.Store
+	started *time.Time
+}
+
+func (s startStore) ScanBatches(ctx context.Context, opt store.ScanOptions, fn func(*store.Snapshot, []store.Site) error) (*store.Snapshot, error) {
+	*s.started = time.Now()
+	return s.Store.ScanBatches(ctx, opt, fn)
+}
+
+// A store.SpliceWriter planned in parts weighs, once read to its end, only the sites of its
+// parts not yet emitted: its rewrite (from the spool) and its fsyncs hold no weight, and the
+// next store's scan starts meanwhile. The first session (8 names, more than BatchSites 4, and
+// 64 KiB of text: estimated over the whole budget of 4 sites) is rewritten for a second; the
+// second session (4 KiB: estimated at 4 sites too) starts its scan before that rewrite ended. Before, the first held BatchSites
+// until its last result was emitted, after its rewrite: the second waited for it.
+func TestProcessLightensBatchedStoreAfterItsScan(t *testing.T) {
+	dir := t.TempDir()
+	lines := []string{`{"message":{"parts":[{"text":"` + strings.Repeat("x", 64<<10) + `"}]}}`}
+	for k := range 8 {
+		lines = append(lines, call(fmt.Sprint(k), "mcp__a.b__c"))
+	}
+	first := writeSession(t, dir, "s0.jsonl", lines...)
+	second := writeSession(t, dir, "s1.jsonl", `{"message":{"parts":[{"text":"`+strings.Repeat("x", 4<<10)+`"}]}}`, call("1", "mcp__a.b__c"))
+	synctest.Test(t, func(t *testing.T) {
+		defer func(w int64, b int) { WindowSites, BatchSites = w, b }(WindowSites, BatchSites)
+		WindowSites, BatchSites = 4, 4
+		var applied, started time.Time
+		a := slowApplyStore{jsonl.Open(first, qwen.Session), &applied}
+		_, ok := store.Batches(a)
+		require.True(t, ok, "a Qwen session is read in batches")
+		_, ok = store.Store(a).(store.SpliceWriter)
+		require.True(t, ok)
+		var results []*StoreResult
+		var rewrote []int
+		_, err := Process(context.Background(), []store.Store{a, startStore{jsonl.Open(second, qwen.Session), &started}}, naming.Policy{},
+			ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{Workers: 2, StateDir: filepath.Join(dir, "state")}},
+			func(r *StoreResult) error {
+				require.NoError(t, r.ScanErr)
+				results = append(results, r)
+				rewrote = append(rewrote, r.Plan.Count(naming.ActRewrite))
+				return nil
+			})
+		require.NoError(t, err)
+		require.Len(t, results, 3, "the first session's part and last result, then the second")
+		assert.Equal(t, []int{8, 0, 1}, rewrote)
+		require.NotNil(t, results[1].Outcome)
+		require.NoError(t, results[1].Outcome.Err)
+		assert.Equal(t, 8, results[1].Outcome.Edits)
+		require.False(t, applied.IsZero())
+		assert.True(t, started.Before(applied), "the second session's scan started at %v, the first's rewrite ended at %v", started, applied)
+	})
+}
