@@ -1249,23 +1249,25 @@ func (a *applier) countRuns(ctx context.Context, conn *pgx.Conn, q string, idx [
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var i int32
-			var n int64
-			if err := rows.Scan(&i, &n); err != nil {
-				return err
-			}
-			if err := add(i, n); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return readCounts(rows, add)
 	}
 	rows, err := a.db.QueryContext(ctx, q, idx, lo, hi, xids)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	return readCounts(rows, add)
+}
+
+// countRows is what readCounts reads of a query's rows: pgx.Rows and *sql.Rows both.
+type countRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// readCounts hands each (index int4, count int8) row of rows to add.
+func readCounts(rows countRows, add func(i int32, n int64) error) error {
 	for rows.Next() {
 		var i int32
 		var n int64
