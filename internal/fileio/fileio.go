@@ -1218,7 +1218,7 @@ func syncDirAt(dir string, pin *dirPin) error {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
+		return fmt.Errorf("sync directory %s: %w", dir, pin.err(err))
 	}
 	return nil
 }
