@@ -40,7 +40,7 @@ var BatchSites = 10_000
 // weight is lowered to the sites of its parts not yet emitted, and lowered again as they are
 // emitted, so that its rewrite from the spool and the wait for its fsyncs hold no weight for
 // sites given back (make bench's dense corpus: 35 sessions of two parts each held BatchSites,
-// 10,000 of the window's 24,000, through their rewrite and commit).
+// 10,000 of WindowSites' 24,000, through their rewrite and commit).
 func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, pol naming.Policy, opt ProcessOptions, sopt store.ScanOptions, r *run, part func(*StoreResult, int64),
 	scanned func(snap *store.Snapshot, sites int, held bool), lighten func(w int64)) *StoreResult {
 	res := &StoreResult{Store: st}

@@ -92,14 +92,14 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	window, windowSites := 2*workers, WindowSites
+	window := 2 * workers
 	if opt.Apply {
-		window, windowSites = applyWindow*workers, ApplyWindowSites
+		window = applyWindow * workers
 	}
 	sw := &storeWeights{}
 	var rels []Relocation
 	emitErr := ordered(ctx, cancel, len(stores), workers, window,
-		weights{limit: windowSites, of: func(i int) int64 { return sw.estimate(stores[i]) }},
+		weights{limit: WindowSites, of: func(i int) int64 { return sw.estimate(stores[i]) }},
 		func(i int, part func(*StoreResult, int64), slot *runSlot) *StoreResult {
 			return processOne(fileio.WithCPUSlot(ctx, slot), stores[i], pol, opt, sopt, r, part,
 				func(snap *store.Snapshot, sites int, held bool) {
@@ -172,16 +172,6 @@ func processOne(ctx context.Context, st store.Store, pol naming.Policy, opt Proc
 // alone), so a few dense stores do not fill the window (6 such sessions: 275 MB before). A
 // store with more sites than this runs alone. A variable for tests.
 var WindowSites int64 = 24_000
-
-// ApplyWindowSites is WindowSites when Process rewrites (ProcessOptions.Apply): a rewritten
-// store holds its sites until its fsyncs are done and it is emitted, so its sites stay in
-// memory longer than a scan's and fewer of the next stores are read meanwhile. Make bench's
-// dense corpus (sessions of ~6,300 sites) held 3 sessions at once within 24,000 (19,400
-// sites on average, the 4th waiting for room), ~3.6 within 28,000 (22,500-23,200): the
-// collector ran 16 -> 24 times, CPU +1.4 % (4 alternated pairs at load ~20), peak RSS the same
-// (56.2-56.8 MiB: the heap is held to the memory limit, cmd/sessionfix's gcMemoryLimit). A
-// variable for tests.
-var ApplyWindowSites int64 = 28_000
 
 // storeWeights gives Process's stores their weight in sites (see weights): before a store is
 // scanned, an estimate from its size in bytes and the density (sites per byte) of the stores

@@ -254,8 +254,8 @@ func TestProcessLightensBatchedStoreAfterItsScan(t *testing.T) {
 	first := writeSession(t, dir, "s0.jsonl", lines...)
 	second := writeSession(t, dir, "s1.jsonl", `{"message":{"parts":[{"text":"`+strings.Repeat("x", 4<<10)+`"}]}}`, call("1", "mcp__a.b__c"))
 	synctest.Test(t, func(t *testing.T) {
-		defer func(w int64, b int) { ApplyWindowSites, BatchSites = w, b }(ApplyWindowSites, BatchSites)
-		ApplyWindowSites, BatchSites = 4, 4
+		defer func(w int64, b int) { WindowSites, BatchSites = w, b }(WindowSites, BatchSites)
+		WindowSites, BatchSites = 4, 4
 		var applied, started time.Time
 		a := slowApplyStore{jsonl.Open(first, qwen.Session), &applied}
 		_, ok := store.Batches(a)
@@ -281,53 +281,4 @@ func TestProcessLightensBatchedStoreAfterItsScan(t *testing.T) {
 		require.False(t, applied.IsZero())
 		assert.True(t, started.Before(applied), "the second session's scan started at %v, the first's rewrite ended at %v", started, applied)
 	})
-}
-
-// With Apply, Process bounds the stores in memory by ApplyWindowSites, not WindowSites (a
-// rewritten store holds its sites until its fsyncs are done): a budget of 1 site there
-// processes sessions one at a time whatever WindowSites is, an unbounded one lets 2 workers
-// hold 2 or more at once with WindowSites at 1.
-func TestProcessApplyWindowSites(t *testing.T) {
-	for _, tc := range []struct {
-		scan, apply   int64
-		maxIn, maxIn2 int
-	}{{1, 1 << 40, 2, 4}, {1 << 40, 1, 1, 1}} {
-		dir := t.TempDir()
-		var paths []string
-		for i := range 4 {
-			lines := make([]string, 8)
-			for k := range lines {
-				lines[k] = call(fmt.Sprint(k), "mcp__a.b__c")
-			}
-			paths = append(paths, writeSession(t, dir, fmt.Sprintf("s%d.jsonl", i), lines...))
-		}
-		synctest.Test(t, func(t *testing.T) {
-			defer func(s, a int64) { WindowSites, ApplyWindowSites = s, a }(WindowSites, ApplyWindowSites)
-			WindowSites, ApplyWindowSites = tc.scan, tc.apply
-			var mu sync.Mutex
-			var in, maxIn int
-			var stores []store.Store
-			for _, p := range paths {
-				stores = append(stores, slowBatchStore{jsonl.Open(p, qwen.Session), &mu, &in, &maxIn})
-			}
-			var got int
-			_, err := Process(context.Background(), stores, naming.Policy{},
-				ProcessOptions{Apply: true, ApplyOptions: ApplyOptions{Workers: 2, StateDir: filepath.Join(dir, "state")}},
-				func(r *StoreResult) error {
-					require.NoError(t, r.ScanErr)
-					require.NotNil(t, r.Outcome)
-					require.NoError(t, r.Outcome.Err)
-					assert.Equal(t, 8, r.Outcome.Edits)
-					got++
-					mu.Lock()
-					in--
-					mu.Unlock()
-					return nil
-				})
-			require.NoError(t, err)
-			assert.Equal(t, 4, got)
-			assert.GreaterOrEqual(t, maxIn, tc.maxIn, "stores in memory at once with ApplyWindowSites %d", tc.apply)
-			assert.LessOrEqual(t, maxIn, tc.maxIn2, "stores in memory at once with ApplyWindowSites %d", tc.apply)
-		})
-	}
 }
