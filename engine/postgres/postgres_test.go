@@ -232,19 +232,27 @@ INSERT INTO chat SELECT 'c' || lpad(g::text, 6, '0'), ('{"messages": [{"output":
 	return u
 }
 
+// scannedChats is bigChats(t, n) opened with the test profile in batches of 10 rows and
+// scanned: the database's URL, the store, its snapshot, the edits planned on it (one a chat:
+// n of them) and each chat's text before any change, by id.
+func scannedChats(t *testing.T, n int) (u string, st *Store, snap *store.Snapshot, edits []store.Edit, orig map[string]string) {
+	t.Helper()
+	u = bigChats(t, n)
+	st = Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
+	snap, err := st.Scan(context.Background(), store.ScanOptions{})
+	require.NoError(t, err)
+	edits = planEdits(snap)
+	require.Len(t, edits, n)
+	return u, st, snap, edits, values(t, u, "chat", "chat")
+}
+
 // TestApplicationWritesDuringApply: an application that read a row before sessionfix committed
 // and writes its copy back afterwards undoes the fix silently; the verify pass after the commit
 // reports that row (exit 4), the other rows keep their fix, nothing is lost (the old text is in
 // sessionfix_backup), and undo refuses that row by name while restoring the others.
 func TestApplicationWritesDuringApply(t *testing.T) {
-	u := bigChats(t, 30)
+	u, st, snap, edits, orig := scannedChats(t, 30)
 	ctx := context.Background()
-	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
-	snap, err := st.Scan(ctx, store.ScanOptions{})
-	require.NoError(t, err)
-	edits := planEdits(snap)
-	require.Len(t, edits, 30)
-	orig := values(t, u, "chat", "chat")
 
 	// The application's copy of c000015, read before the fix.
 	appCopy := orig["c000015"]
@@ -284,16 +292,12 @@ func TestApplicationWritesDuringApply(t *testing.T) {
 // overwrote between sessionfix's commit of its batch and the end of the run: the Change is
 // recorded, the error is in use (exit 4) and names the row.
 func TestVerifyReportsOverwrite(t *testing.T) {
-	u := bigChats(t, 30)
+	u, st, snap, planned, orig := scannedChats(t, 30)
 	ctx := context.Background()
-	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
-	snap, err := st.Scan(ctx, store.ScanOptions{})
-	require.NoError(t, err)
-	orig := values(t, u, "chat", "chat")
 	db, err := sql.Open("pgx", u)
 	require.NoError(t, err)
 	defer db.Close()
-	batches := planEdits(snap)
+	batches := planned
 	first := true
 	var app chan error
 	ch, err := st.ApplyBatches(ctx, snap, func() ([]store.Edit, error) {
@@ -361,17 +365,12 @@ func TestVerifyReportsOverwrite(t *testing.T) {
 // halves on two connections; an overwrite in an early batch and one in a late batch (one in each
 // half) are both reported, in batch order, and no other row.
 func TestVerifyReportsOverwritesInEveryBatch(t *testing.T) {
-	u := bigChats(t, 60)
+	u, st, snap, planned, orig := scannedChats(t, 60)
 	ctx := context.Background()
-	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
-	snap, err := st.Scan(ctx, store.ScanOptions{})
-	require.NoError(t, err)
-	orig := values(t, u, "chat", "chat")
 	db, err := sql.Open("pgx", u)
 	require.NoError(t, err)
 	defer db.Close()
-	edits := planEdits(snap)
-	require.Len(t, edits, 60)
+	edits := planned
 	// overwrite is the application: it waits until the run's commit of key is visible (the
 	// row no longer holds its old text), then writes its own copy (the old text) back. It
 	// waits for the commit rather than for a lock, so the test does not depend on when a

@@ -75,13 +75,8 @@ INSERT INTO chat SELECT 'c' || lpad(g::text, 6, '0'), ('{"messages": [{"output":
 // connections, idle by then, rather than opening another (each connection is a server
 // process started and an authentication). The verify pass still counts every batch.
 func TestApplyOpensWritersAndOnePool(t *testing.T) {
-	u := bigChats(t, 30)
+	u, st, snap, edits, _ := scannedChats(t, 30)
 	ctx := context.Background()
-	st := Open(u, Options{Profiles: []*Profile{testProfile(t)}, BatchRows: 10})
-	snap, err := st.Scan(ctx, store.ScanOptions{})
-	require.NoError(t, err)
-	edits := planEdits(snap)
-	require.Len(t, edits, 30)
 	before := st.sessions.Load()
 	ch, err := st.Apply(ctx, snap, edits, applyOpts(t, "run-conns"))
 	require.NoError(t, err)
