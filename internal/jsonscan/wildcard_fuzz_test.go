@@ -39,7 +39,7 @@ func FuzzWildcardPatternsCarefulEqualsFast(f *testing.F) {
 // TestFastRecordWildcardKeys: the whole-record lexer (fastRecord, which the seeds above, having no
 // newline, rarely reach) follows `*` keys of every length, beside literal keys of some lengths,
 // as the careful scan does: a member key of no literal key's length leads to the wildcard child
-// without a lookup (fastMember's length test), one of a literal key's length to the literal
+// without a lookup (fastMembers' length test, node.litLen), one of a literal key's length to the literal
 // child or, differing, the wildcard one.
 func TestFastRecordWildcardKeys(t *testing.T) {
 	pats := MustCompile("w.*.name", "w.lit.name", "w.literal_key.name", "v.lit.name", "x[*].*.id")
