@@ -18,7 +18,7 @@ import (
 // openAnonTemp does not rely on: the named temp's protocol applies there, tested elsewhere).
 func anonSupported(t *testing.T, dir string) {
 	t.Helper()
-	f, err := openAnonTemp(dir, filepath.Join(dir, "t"))
+	f, err := openAnonTemp(nil, dir, filepath.Join(dir, "t"))
 	if err != nil {
 		t.Skipf("no anonymous temp in %s: %v", dir, err)
 	}

@@ -17,35 +17,47 @@ import (
 // over a user's home — create, link or rename files in a directory the user cannot write (issue
 // 30: a link is followed only to what its owner owns). A dirPin holds the store's directory open
 // (an O_PATH descriptor, checked to hold the very file the rewrite opened) and every step names
-// files through it ("/proc/self/fd/<n>/<name>"), so each lands in the directory the store was
-// read from, wherever that directory is renamed meanwhile.
+// files relative to that descriptor with the *at system calls (fstatat, openat, linkat,
+// renameat, unlinkat), so each lands in the directory the store was read from, wherever that
+// directory is renamed meanwhile. They need no /proc: only an anonymous temp's link and the
+// inotify watch of the store name the file through /proc/self/fd (without it the temp is a named
+// one and the watch answers "opened", the safe side).
 
-// dirPin is a store's directory held open. A nil *dirPin pins nothing (systems without
-// /proc/self/fd): its methods give paths and errors back unchanged.
+// dirPin is a store's directory held open. A nil *dirPin pins nothing (systems other than
+// Linux): its methods work on paths as they are.
 type dirPin struct {
 	dir string   // the directory as named (what messages say)
-	f   *os.File // the descriptor
-	at  string   // "/proc/self/fd/<n>": the directory through the descriptor
+	f   *os.File // the descriptor (O_PATH)
+	fd  int      // f's descriptor number
+	// at is "/proc/self/fd/<n>", the directory through the descriptor, where /proc leads there;
+	// "" otherwise.
+	at string
 }
 
 // pinDir holds open the directory of path. When store is not nil, the entry of path's name in
-// the directory opened must be that file (os.SameFile, no link followed), or the directory was
-// swapped since store was opened: an error wrapping errDirMoved. Where directories cannot be
-// held and named so, it returns nil and no error (paths are used as they are).
+// the directory opened must be that file (same device and inode, no link followed), or the
+// directory was swapped since store was opened: an error wrapping errDirMoved. Where
+// directories cannot be held open so (systems other than Linux), it returns nil and no error
+// (paths are used as they are).
 func pinDir(path string, store os.FileInfo) (*dirPin, error) {
 	dir := filepath.Dir(path)
 	f, at, err := openDirPath(dir)
 	if err != nil || f == nil {
 		return nil, err
 	}
-	d := &dirPin{dir: dir, f: f, at: at}
+	d := newDirPin(dir, f, at)
 	if store != nil {
-		if fi, err := os.Lstat(d.path(path)); err != nil || !os.SameFile(fi, store) {
+		if fi, err := d.lstat(path); err != nil || !sameFile(fi, store) {
 			d.close()
 			return nil, errDirMoved
 		}
 	}
 	return d, nil
+}
+
+// newDirPin is the dirPin of dir held open as f (at: see dirPin.at).
+func newDirPin(dir string, f *os.File, at string) *dirPin {
+	return &dirPin{dir: dir, f: f, fd: int(f.Fd()), at: at}
 }
 
 // pinGoneStoreDir holds open the directory of path, a store that is not there (an undo
@@ -86,32 +98,37 @@ func pinGoneStoreDir(path string) (*dirPin, error) {
 		f.Close()
 		return nil, &NotTheFileError{Path: path, Reason: "its directory changed while it was opened (swapped for a link?)"}
 	}
-	return &dirPin{dir: dir, f: f, at: at}, nil
+	return newDirPin(dir, f, at), nil
 }
 
 // errDirMoved: the directory found at a store's directory's path no longer holds the file
 // opened there.
 var errDirMoved = errors.New("its directory was replaced by another process")
 
-// path is p named through the pinned directory when p is the directory or one of its entries,
-// else p.
-func (d *dirPin) path(p string) string {
+// procPath is p named through /proc/self/fd/<n> of the pinned directory when p is the directory
+// or one of its entries and /proc leads there; "" when p is such a name but /proc does not
+// (the caller must not look p up by path: it may lead elsewhere); p itself otherwise (a path
+// outside the directory, or no pin).
+func (d *dirPin) procPath(p string) string {
 	if d == nil {
 		return p
 	}
-	if p == d.dir {
+	in := p == d.dir || filepath.Dir(p) == d.dir
+	switch {
+	case !in:
+		return p
+	case d.at == "":
+		return ""
+	case p == d.dir:
 		return d.at
 	}
-	if filepath.Dir(p) == d.dir {
-		return d.at + "/" + filepath.Base(p)
-	}
-	return p
+	return d.at + "/" + filepath.Base(p)
 }
 
 // err is err with the pinned directory's descriptor path in an *os.PathError or *os.LinkError
 // given back as the directory's name (messages name files as the user knows them).
 func (d *dirPin) err(err error) error {
-	if d == nil || err == nil {
+	if d == nil || err == nil || d.at == "" {
 		return err
 	}
 	unpin := func(p string) string {
@@ -131,13 +148,58 @@ func (d *dirPin) err(err error) error {
 	return err
 }
 
+// lstat is os.Lstat of p, through the pinned directory when p is it or one of its entries
+// (fstatat, no link followed). The error names p.
+func (d *dirPin) lstat(p string) (os.FileInfo, error) {
+	if d == nil {
+		return os.Lstat(p)
+	}
+	return d.lstatAt(p)
+}
+
+// link makes new a hard link to old (no link at old followed), each through the pinned
+// directory when it is one of its entries (linkat); the error is an *os.LinkError naming both.
+func (d *dirPin) link(old, new string) error { return linkPinned(d, old, d, new) }
+
+// linkPinned is link with old looked up through a and new through b (either nil: by path).
+func linkPinned(a *dirPin, old string, b *dirPin, new string) error {
+	if a == nil && b == nil {
+		return os.Link(old, new)
+	}
+	return linkAt(a, old, b, new)
+}
+
+// rename renames old to new, each through the pinned directory when it is one of its entries
+// (renameat); the error is an *os.LinkError naming both.
+func (d *dirPin) rename(old, new string) error {
+	if d == nil {
+		return os.Rename(old, new)
+	}
+	return d.renameAt(old, new)
+}
+
+// remove removes the file (not a directory) p, through the pinned directory when it is one of
+// its entries (unlinkat); the error names p.
+func (d *dirPin) remove(p string) error {
+	if d == nil {
+		return os.Remove(p)
+	}
+	return d.unlinkAt(p, false)
+}
+
+// openFile is os.OpenFile of p (O_CLOEXEC added), through the pinned directory when p is it or
+// one of its entries (openat); the *os.File and its errors are named p.
+func (d *dirPin) openFile(p string, flag int, perm os.FileMode) (*os.File, error) {
+	if d == nil {
+		return os.OpenFile(p, flag, perm)
+	}
+	return d.openAt(p, flag, perm)
+}
+
 // create creates the new file name (in the pinned directory: O_RDWR|O_CREATE|O_EXCL, mode
 // 0600); the *os.File is named name, as are its errors.
 func (d *dirPin) create(name string) (*os.File, error) {
-	if d == nil {
-		return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	}
-	return createAs(d.path(name), name)
+	return d.openFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 }
 
 // close releases the directory (nil-safe).

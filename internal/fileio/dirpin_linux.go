@@ -1,16 +1,21 @@
 package fileio
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // openDirPath opens dir as a path-only descriptor (O_PATH|O_DIRECTORY: no read permission
 // needed, nothing but lookups through it) and returns it with the name that reaches the
-// directory through it, /proc/self/fd/<n>; nil and no error when /proc/self/fd does not lead
-// there (no /proc mounted).
+// directory through it, /proc/self/fd/<n>, or "" when /proc/self/fd does not lead there (no
+// /proc mounted: the *at system calls still work through the descriptor).
 func openDirPath(dir string) (*os.File, string, error) {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -19,18 +24,137 @@ func openDirPath(dir string) (*os.File, string, error) {
 	at := "/proc/self/fd/" + strconv.Itoa(fd)
 	var a, b unix.Stat_t
 	if unix.Fstat(fd, &a) != nil || unix.Stat(at, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
-		unix.Close(fd)
-		return nil, "", nil
+		at = ""
 	}
 	return os.NewFile(uintptr(fd), dir), at, nil
 }
 
-// createAs creates the new file at path (open(2) O_RDWR|O_CREAT|O_EXCL, mode 0600) as an
-// *os.File named name (what its errors say).
-func createAs(path, name string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+// rel is how p is named for an *at system call: the pinned directory's descriptor and "." (p is
+// the directory) or p's base name (p is one of its entries); else AT_FDCWD and p.
+func (d *dirPin) rel(p string) (int, string) {
+	switch {
+	case d == nil:
+		return unix.AT_FDCWD, p
+	case p == d.dir:
+		return d.fd, "."
+	case filepath.Dir(p) == d.dir:
+		return d.fd, filepath.Base(p)
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return unix.AT_FDCWD, p
+}
+
+func (d *dirPin) lstatAt(p string) (os.FileInfo, error) {
+	fd, name := d.rel(p)
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "lstat", Path: p, Err: err}
+		}
+		break
+	}
+	return newStatInfo(filepath.Base(p), &st), nil
+}
+
+func linkAt(a *dirPin, old string, b *dirPin, new string) error {
+	ofd, oname := a.rel(old)
+	nfd, nname := b.rel(new)
+	if err := ignoringEINTR(func() error { return unix.Linkat(ofd, oname, nfd, nname, 0) }); err != nil {
+		return &os.LinkError{Op: "link", Old: old, New: new, Err: err}
+	}
+	return nil
+}
+
+func (d *dirPin) renameAt(old, new string) error {
+	ofd, oname := d.rel(old)
+	nfd, nname := d.rel(new)
+	if err := ignoringEINTR(func() error { return unix.Renameat(ofd, oname, nfd, nname) }); err != nil {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
+	}
+	return nil
+}
+
+// unlinkAt removes p (a directory with dir: AT_REMOVEDIR).
+func (d *dirPin) unlinkAt(p string, dir bool) error {
+	fd, name := d.rel(p)
+	flags := 0
+	if dir {
+		flags = unix.AT_REMOVEDIR
+	}
+	if err := ignoringEINTR(func() error { return unix.Unlinkat(fd, name, flags) }); err != nil {
+		return &os.PathError{Op: "remove", Path: p, Err: err}
+	}
+	return nil
+}
+
+func (d *dirPin) openAt(p string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, name := d.rel(p)
+	var nfd int
+	err := ignoringEINTR(func() error {
+		var err error
+		nfd, err = unix.Openat(fd, name, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
+		return err
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(nfd), p), nil
+}
+
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// statInfo is an os.FileInfo of an fstatat(2) (os builds one only from a path or an open
+// file). Its Sys is a *syscall.Stat_t, as os's is; compare it with sameFile, not os.SameFile.
+type statInfo struct {
+	name string
+	sys  syscall.Stat_t
+}
+
+func newStatInfo(name string, st *unix.Stat_t) *statInfo {
+	// x/sys/unix's Stat_t and syscall's are the same kernel structure on Linux.
+	return &statInfo{name: name, sys: *(*syscall.Stat_t)(unsafe.Pointer(st))}
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.sys.Size }
+func (s *statInfo) ModTime() time.Time { return time.Unix(s.sys.Mtim.Unix()) }
+func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
+func (s *statInfo) Sys() any           { return &s.sys }
+
+// Mode is os's mapping of st_mode (os/stat_linux.go).
+func (s *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(s.sys.Mode & 0o777)
+	switch s.sys.Mode & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if s.sys.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if s.sys.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if s.sys.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
 }

@@ -4,11 +4,20 @@ package fileio
 
 import "os"
 
-// openDirPath: directories are held open and named through their descriptor on Linux only
-// (/proc/self/fd); elsewhere a rewrite names files by path.
+// openDirPath: directories are held open and files named through their descriptor on Linux
+// only; elsewhere a rewrite names files by path (no dirPin: its methods take the path).
 func openDirPath(string) (*os.File, string, error) { return nil, "", nil }
 
-// createAs is not reached here (no directory is pinned): os.OpenFile of path.
-func createAs(path, _ string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+// The *at methods are not reached here: no dirPin is made.
+
+func (d *dirPin) lstatAt(p string) (os.FileInfo, error) { return os.Lstat(p) }
+
+func linkAt(_ *dirPin, old string, _ *dirPin, new string) error { return os.Link(old, new) }
+
+func (d *dirPin) renameAt(old, new string) error { return os.Rename(old, new) }
+
+func (d *dirPin) unlinkAt(p string, _ bool) error { return os.Remove(p) }
+
+func (d *dirPin) openAt(p string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(p, flag, perm)
 }

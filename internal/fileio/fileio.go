@@ -204,7 +204,7 @@ func (r *replacement) cleanup() {
 		putWriter(r.bw)
 	}
 	if r.ownKeep && r.keep != "" {
-		os.Remove(r.pin.path(r.keep))
+		_ = r.pin.remove(r.keep)
 		_ = recordTemp(r.ctx, TempGone, r.keep, r.path)
 	}
 	if r.keepName != "" { // announced, never made (nameTemp not reached)
@@ -272,15 +272,15 @@ func (r *replacement) createBackup() error {
 	// other names keep the old content, as a rename-based replace must).
 	r.otherLinks = nlink(r.fi) > 1
 	if !r.otherLinks {
-		if err := os.Link(r.pin.path(path), bpath); err == nil {
-			if bfi, err := os.Stat(bpath); err == nil && os.SameFile(bfi, r.fi) {
+		if err := linkPinned(r.pin, path, nil, bpath); err == nil {
+			if bfi, err := os.Lstat(bpath); err == nil && sameFile(bfi, r.fi) {
 				r.linked = true
 			} else {
 				os.Remove(bpath)
 				return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 			}
 		} else if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("create backup of %s: %w", path, r.pin.err(err))
+			return fmt.Errorf("create backup of %s: %w", path, err)
 		}
 	}
 	if !r.linked {
@@ -345,7 +345,7 @@ func (r *replacement) createTemp() error {
 	}
 	if kerr == nil {
 		r.ownKeep = true
-		if kfi, err := os.Stat(r.pin.path(r.keep)); err != nil || !os.SameFile(kfi, r.fi) {
+		if kfi, err := r.pin.lstat(r.keep); err != nil || !sameFile(kfi, r.fi) {
 			return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
 	}
@@ -354,7 +354,7 @@ func (r *replacement) createTemp() error {
 
 // linkKeep makes tmp (a temp name beside the store) a second name of the original: the way back.
 func (r *replacement) linkKeep(tmp string) error {
-	return r.pin.err(os.Link(r.pin.path(r.path), r.pin.path(tmp)))
+	return r.pin.link(r.path, tmp)
 }
 
 // takeRef takes the reference for the final in-use check: the original's stat after the links
@@ -403,7 +403,7 @@ func (r *replacement) nameTemp() error {
 	}
 	if kerr == nil {
 		r.ownKeep = true
-		if kfi, err := os.Stat(r.pin.path(r.keep)); err != nil || !os.SameFile(kfi, r.fi) {
+		if kfi, err := r.pin.lstat(r.keep); err != nil || !sameFile(kfi, r.fi) {
 			return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 		}
 	}
@@ -568,7 +568,7 @@ func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
 	BeforeCheck(r.ctx, path)
 	// From here to the rename nothing of ours opens the file: an open seen by the watch is
 	// another process's, and only then must /proc be looked at again after the rename.
-	r.opens, r.watching = watchOpens(r.pin.path(path)), true
+	r.opens, r.watching = watchOpens(r.pin.procPath(path)), true
 	if err := unchanged(path, r.pin, r.orig, r.ref); err != nil {
 		r.keepBackup = false
 		return nil, err
@@ -647,11 +647,11 @@ func putBack(path string, pin *dirPin, keep string, old os.FileInfo) error {
 	if keep == "" {
 		return errors.New("no other name of the original beside it (no hard links here)")
 	}
-	if kfi, err := os.Lstat(pin.path(keep)); err != nil || !os.SameFile(kfi, old) {
+	if kfi, err := pin.lstat(keep); err != nil || !sameFile(kfi, old) {
 		return errors.New("the kept link to the original was replaced too")
 	}
-	if err := os.Rename(pin.path(keep), pin.path(path)); err != nil {
-		return pin.err(err)
+	if err := pin.rename(keep, path); err != nil {
+		return err
 	}
 	return syncDirAt(filepath.Dir(path), pin)
 }
@@ -740,12 +740,12 @@ func (w *lateWatch) check() error {
 // rollBack puts the old inode back at path (a temp link to it renamed over the new file) and
 // moves to it whatever was appended to the new file meanwhile.
 func (w *lateWatch) rollBack() error {
-	nf, _, err := OpenRegular(w.pin.path(w.path))
+	nf, err := w.pin.openFile(w.path, os.O_RDONLY|noFollowNonBlock, 0)
 	if err != nil {
-		return w.pin.err(err)
+		return err
 	}
 	defer nf.Close()
-	if nfi, err := nf.Stat(); err != nil || !os.SameFile(nfi, w.new) {
+	if nfi, err := nf.Stat(); err != nil || !sameFile(nfi, w.new) {
 		return errors.New("the new file was replaced by another process")
 	}
 	tmp := w.keep
@@ -754,24 +754,24 @@ func (w *lateWatch) rollBack() error {
 			return errors.New("no other name of the old file to put back (no hard links here)")
 		}
 		var err error
-		if tmp, err = makeTemp(w.ctx, w.path, func(tmp string) error { return w.pin.err(os.Link(w.backup, w.pin.path(tmp))) }); err != nil {
+		if tmp, err = makeTemp(w.ctx, w.path, func(tmp string) error { return linkPinned(nil, w.backup, w.pin, tmp) }); err != nil {
 			return err
 		}
 	}
-	if tfi, err := os.Stat(w.pin.path(tmp)); err != nil || !os.SameFile(tfi, w.old) {
-		os.Remove(w.pin.path(tmp))
+	if tfi, err := w.pin.lstat(tmp); err != nil || !sameFile(tfi, w.old) {
+		_ = w.pin.remove(tmp)
 		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
 		return errors.New("the backup is no longer the old file")
 	}
 	if err := Fault(FaultRename, w.path); err != nil {
-		os.Remove(w.pin.path(tmp))
+		_ = w.pin.remove(tmp)
 		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
 		return err
 	}
-	if err := os.Rename(w.pin.path(tmp), w.pin.path(w.path)); err != nil {
-		os.Remove(w.pin.path(tmp))
+	if err := w.pin.rename(tmp, w.path); err != nil {
+		_ = w.pin.remove(tmp)
 		_ = recordTemp(w.ctx, TempGone, tmp, w.path)
-		return w.pin.err(err)
+		return err
 	}
 	_ = recordTemp(w.ctx, TempGone, tmp, w.path)
 	// Bytes appended to the new file while it was in place (beyond what we wrote and carried)
@@ -788,11 +788,11 @@ func (w *lateWatch) rollBack() error {
 // grow or change and that no other process holds it open for writing (the kernel's count, else a
 // fresh view of /proc).
 func unchanged(path string, pin *dirPin, orig *os.File, fi os.FileInfo) error {
-	now, err := os.Stat(pin.path(path))
+	now, err := pin.lstat(path)
 	if err != nil {
-		return &store.InUseError{Path: path, Reason: "disappeared while rewriting: " + pin.err(err).Error()}
+		return &store.InUseError{Path: path, Reason: "disappeared while rewriting: " + err.Error()}
 	}
-	if !os.SameFile(now, fi) {
+	if !sameFile(now, fi) {
 		return &store.InUseError{Path: path, Reason: "replaced by another process while rewriting"}
 	}
 	if now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
@@ -826,12 +826,12 @@ func carryOver(src *os.File, from int64, path string, pin *dirPin, dst os.FileIn
 	if err != nil || sfi.Size() <= from {
 		return 0, nil
 	}
-	f, err := os.OpenFile(pin.path(path), os.O_WRONLY|os.O_APPEND|noFollowNonBlock, 0)
+	f, err := pin.openFile(path, os.O_WRONLY|os.O_APPEND|noFollowNonBlock, 0)
 	if err != nil {
-		return 0, fmt.Errorf("carry over late append to %s: %w", path, pin.err(err))
+		return 0, fmt.Errorf("carry over late append to %s: %w", path, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, dst) {
+	if fi, err := f.Stat(); err != nil || !sameFile(fi, dst) {
 		return 0, fmt.Errorf("carry over late append to %s: replaced by another process", path)
 	}
 	_, _ = tryLockFile(f) // let go when f is closed
@@ -844,13 +844,13 @@ func carryOver(src *os.File, from int64, path string, pin *dirPin, dst os.FileIn
 		m, err := io.CopyBuffer(faultWriter{w: f, path: path}, io.NewSectionReader(src, from+n, sfi.Size()-from-n), make([]byte, copyBufSize))
 		n += m
 		if err != nil {
-			return n, fmt.Errorf("carry over late append to %s: %w", path, pin.err(err))
+			return n, fmt.Errorf("carry over late append to %s: %w", path, err)
 		}
 	}
 	if err := Fault(FaultSync, path); err != nil {
 		return n, err
 	}
-	return n, pin.err(f.Sync())
+	return n, f.Sync()
 }
 
 // RestoreFile undoes ch at path. Unless force is set it first checks what path holds:
@@ -950,7 +950,7 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 	var ownerErr error
 	if ch.Before.Owner != nil {
 		ownerErr = giveOwner(pf.File, path, ch.Before.Owner, true)
-	} else if fi, err := os.Lstat(pin.path(path)); err == nil && fi.Mode().IsRegular() {
+	} else if fi, err := pin.lstat(path); err == nil && fi.Mode().IsRegular() {
 		chownLike(pf.File, fi)
 	} else if bfi, err := src.Stat(); err == nil && ch.BackupLink && owner.AsRoot() {
 		// Nothing at path to take the owner from: a backup that is a hard link is the original
@@ -1209,16 +1209,16 @@ func syncDirAt(dir string, pin *dirPin) error {
 	if err := Fault(FaultOpenDir, dir); err != nil {
 		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
-	d, err := os.Open(pin.path(dir))
+	d, err := pin.openFile(dir, os.O_RDONLY|oDirectory, 0)
 	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, pin.err(err))
+		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
 	defer d.Close()
 	if err := Fault(FaultSyncDir, dir); err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("sync directory %s: %w", dir, pin.err(err))
+		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
 }

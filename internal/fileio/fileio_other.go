@@ -25,3 +25,9 @@ func openNoFollow(path string) (*os.File, error) { return os.Open(path) }
 
 // devIno is unknown here: UnmoveFile then checks size and mtime only.
 func devIno(os.FileInfo) (uint64, uint64) { return 0, 0 }
+
+// sameFile is os.SameFile (no other kind of stat is made here).
+func sameFile(a, b os.FileInfo) bool { return a != nil && b != nil && os.SameFile(a, b) }
+
+// oDirectory: no such flag here.
+const oDirectory = 0

@@ -58,3 +58,20 @@ func withRawFd(f *os.File, fn func(fd uintptr)) error {
 	}
 	return rc.Control(fn)
 }
+
+// sameFile is os.SameFile for stats of os and of a pinned directory's lookups (statInfo, which
+// os.SameFile does not know): the same device and inode.
+func sameFile(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	if ok1 && ok2 {
+		return sa.Dev == sb.Dev && sa.Ino == sb.Ino
+	}
+	return os.SameFile(a, b)
+}
+
+// oDirectory is O_DIRECTORY: an open that must find a directory.
+const oDirectory = syscall.O_DIRECTORY

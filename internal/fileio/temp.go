@@ -197,7 +197,7 @@ func newAnonPendingFile(ctx context.Context, path string, pin *dirPin) (*pending
 		return nil, false
 	}
 	name := newTempName(path)
-	f, err := openAnonTemp(pin.path(filepath.Dir(path)), name)
+	f, err := openAnonTemp(pin, filepath.Dir(path), name)
 	if err != nil {
 		return nil, false
 	}
@@ -224,7 +224,7 @@ func (p *pendingFile) link() error {
 		if err := recordTemp(p.ctx, TempLinking, p.name, p.path); err != nil {
 			return fmt.Errorf("record temp file for %s: %w", p.path, err)
 		}
-		err := p.pin.err(linkAnonTemp(p.File, p.pin.path(p.name)))
+		err := linkAnonTemp(p.File, p.pin, p.name)
 		if err == nil {
 			p.linked = true
 			return nil
@@ -235,7 +235,7 @@ func (p *pendingFile) link() error {
 		_ = recordTemp(p.ctx, TempForeign, p.name, p.path)
 		p.announced = false
 	}
-	name, err := makeTemp(p.ctx, p.path, func(tmp string) error { return p.pin.err(linkAnonTemp(p.File, p.pin.path(tmp))) })
+	name, err := makeTemp(p.ctx, p.path, func(tmp string) error { return linkAnonTemp(p.File, p.pin, tmp) })
 	if err != nil {
 		return fmt.Errorf("create temp file next to %s: %w", p.path, err)
 	}
@@ -279,7 +279,7 @@ func (p *pendingFile) Cleanup() {
 		}
 		return
 	}
-	os.Remove(p.pin.path(p.name))
+	_ = p.pin.remove(p.name)
 	_ = recordTemp(p.ctx, TempGone, p.name, p.path)
 }
 
@@ -304,18 +304,18 @@ func (p *pendingFile) replace() error {
 	if err := Fault(FaultRename, p.path); err != nil {
 		return err
 	}
-	if li, err := os.Lstat(p.pin.path(p.Name())); err != nil || !os.SameFile(li, written) {
+	if li, err := p.pin.lstat(p.Name()); err != nil || !sameFile(li, written) {
 		return &TempSwappedError{Path: p.path, Temp: p.Name(), Now: describeSwap(li, err)}
 	}
 	if testHookTempRename != nil {
 		testHookTempRename(p.Name())
 	}
-	if err := os.Rename(p.pin.path(p.Name()), p.pin.path(p.path)); err != nil {
-		return p.pin.err(err)
+	if err := p.pin.rename(p.Name(), p.path); err != nil {
+		return err
 	}
 	p.done = true
 	_ = recordTemp(p.ctx, TempGone, p.Name(), p.path)
-	if li, err := os.Lstat(p.pin.path(p.path)); err != nil || !os.SameFile(li, written) {
+	if li, err := p.pin.lstat(p.path); err != nil || !sameFile(li, written) {
 		return &TempSwappedError{Path: p.path, Temp: p.Name(), Now: describeSwap(li, err), Renamed: true}
 	}
 	return nil

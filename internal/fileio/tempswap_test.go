@@ -93,7 +93,7 @@ func TestRewriteFileTempSwappedForASymlink(t *testing.T) {
 // target are untouched.
 func TestRewriteFileAnonymousTempNameTaken(t *testing.T) {
 	dir := t.TempDir()
-	if f, err := openAnonTemp(dir, filepath.Join(dir, "t")); err != nil {
+	if f, err := openAnonTemp(nil, dir, filepath.Join(dir, "t")); err != nil {
 		t.Skipf("no anonymous temp in %s: %v", dir, err)
 	} else {
 		f.Close()
