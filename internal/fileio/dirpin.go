@@ -208,3 +208,42 @@ func (d *dirPin) close() {
 		d.f.Close()
 	}
 }
+
+// errNotADirectory: an entry on the way to a directory is a symbolic link or not a directory.
+var errNotADirectory = errors.New("a symbolic link or not a directory (a move never goes through a link)")
+
+// sub opens p, the directory itself or an entry of the pinned directory, as a directory held
+// open, without following a link at its name (O_PATH|O_DIRECTORY|O_NOFOLLOW), with its fstat:
+// an error matching fs.ErrNotExist when nothing is there, one wrapping errNotADirectory when it
+// is a symbolic link or not a directory. With no pin (nil: by path) the *dirPin is nil and the
+// stat p's lstat.
+func (d *dirPin) sub(p string) (*dirPin, os.FileInfo, error) {
+	if d == nil {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !fi.IsDir() {
+			return nil, nil, &os.PathError{Op: "open", Path: p, Err: errNotADirectory}
+		}
+		return nil, fi, nil
+	}
+	return d.subAt(p)
+}
+
+// mkdir makes the directory p (through the pinned directory when p is one of its entries:
+// mkdirat); the error names p.
+func (d *dirPin) mkdir(p string, perm os.FileMode) error {
+	if d == nil {
+		return os.Mkdir(p, perm)
+	}
+	return d.mkdirAt(p, perm)
+}
+
+// stat is the fstat of the pinned directory (dir: its path, lstat'ed when there is no pin).
+func (d *dirPin) stat(dir string) (os.FileInfo, error) {
+	if d == nil {
+		return os.Lstat(dir)
+	}
+	return d.f.Stat()
+}

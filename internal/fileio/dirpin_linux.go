@@ -158,3 +158,44 @@ func (s *statInfo) Mode() fs.FileMode {
 	}
 	return m
 }
+
+func (d *dirPin) subAt(p string) (*dirPin, os.FileInfo, error) {
+	fd, name := d.rel(p)
+	var nfd int
+	err := ignoringEINTR(func() error {
+		var err error
+		nfd, err = unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err == unix.ENOTDIR || err == unix.ELOOP {
+		return nil, nil, &os.PathError{Op: "open", Path: p, Err: errNotADirectory}
+	}
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(nfd), p)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	at := ""
+	if d.at != "" {
+		at = procFD(nfd)
+	}
+	return newDirPin(p, f, at), fi, nil
+}
+
+func (d *dirPin) mkdirAt(p string, perm os.FileMode) error {
+	fd, name := d.rel(p)
+	if err := ignoringEINTR(func() error { return unix.Mkdirat(fd, name, uint32(perm.Perm())) }); err != nil {
+		return &os.PathError{Op: "mkdir", Path: p, Err: err}
+	}
+	return nil
+}
+
+// chownSelf gives the pinned directory itself to uid and gid (fchownat of its descriptor,
+// AT_EMPTY_PATH).
+func (d *dirPin) chownSelf(uid, gid int) error {
+	return ignoringEINTR(func() error { return unix.Fchownat(d.fd, "", uid, gid, unix.AT_EMPTY_PATH) })
+}

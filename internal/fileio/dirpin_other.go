@@ -21,3 +21,9 @@ func (d *dirPin) unlinkAt(p string, _ bool) error { return os.Remove(p) }
 func (d *dirPin) openAt(p string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(p, flag, perm)
 }
+
+func (d *dirPin) subAt(p string) (*dirPin, os.FileInfo, error) { return (*dirPin)(nil).sub(p) }
+
+func (d *dirPin) mkdirAt(p string, perm os.FileMode) error { return os.Mkdir(p, perm) }
+
+func (d *dirPin) chownSelf(int, int) error { return nil }

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -30,13 +32,23 @@ var ErrTargetExists = errors.New("a file is already there")
 
 // MoveFile moves the regular file at from to to, durably and without ever replacing a file:
 // to must not exist (ErrTargetExists, wrapped); its missing parent directories are created
-// (mode 0700; as root, given the owner and group of the directory each is made in:
-// giveMadeDirs) and recorded in Move.Made. The file is opened without following a link
-// (O_NOFOLLOW: a symbolic link at from is refused) and refused with an *store.InUseError when
-// another process holds it open for writing (a read lease, else /proc). The move is a hard link
-// at to, the directories fsynced, then the name from removed and its directory fsynced: a crash
-// leaves the file under from, or under both names (one inode), never under neither. Both names
-// must be on one file system (the same home): a link across file systems fails (EXDEV).
+// (mode 0700; as root, given the owner and group of the directory each is made in) and
+// recorded in Move.Made. The file is opened without following a link (O_NOFOLLOW: a symbolic
+// link at from is refused) and refused with an *store.InUseError when another process holds it
+// open for writing (a read lease, else /proc). The move is a hard link at to, the directories
+// fsynced, then the name from removed and its directory fsynced: a crash leaves the file under
+// from, or under both names (one inode), never under neither. Both names must be on one file
+// system (the same home): a link across file systems fails (EXDEV).
+//
+// Every step goes through directories held open (see dirPin), never a path looked up again:
+// from's directory, checked to hold the file opened; and each directory on the way to to's,
+// opened (or made, then opened) one at a time from the one before without following a link (a
+// link on the way is refused, as undo refuses one: runlog.CheckRun), and, as root, refused when
+// it belongs to neither root nor the file's owner. The link, the checks that from and to name
+// the file, the unlink, the removal of directories made when the move fails (rmdir, never an
+// unlink) and the fsyncs all name files through them: the file's owner renaming a directory
+// away and putting a link in its place meanwhile cannot make a root run link, create or remove
+// anything elsewhere.
 func MoveFile(ctx context.Context, from, to string) (Move, error) {
 	m := Move{From: from, To: to}
 	if err := ctx.Err(); err != nil {
@@ -60,79 +72,238 @@ func MoveFile(ctx context.Context, from, to string) (Move, error) {
 	if w := openWritersFresh(f, fi); len(w) > 0 {
 		return m, &store.InUseError{Path: from, Reason: "open for writing by " + strings.Join(w, ", ")}
 	}
-	if _, err := os.Lstat(to); err == nil {
-		return m, fmt.Errorf("%s: %w", to, ErrTargetExists)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return m, err
+	src, err := pinDir(from, fi)
+	if errors.Is(err, errDirMoved) {
+		return m, &store.InUseError{Path: from, Reason: "replaced since it was opened: " + err.Error()}
+	} else if err != nil {
+		return m, fmt.Errorf("open directory of %s: %w", from, err)
 	}
+	defer src.close()
 	m.Dev, m.Ino = devIno(fi)
 	m.State = store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}
-	// Create the missing parents of to, outermost first.
-	var missing []string
-	for d := filepath.Dir(to); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return m, err
-		}
-		missing = append([]string{d}, missing...)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for _, d := range missing {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return m, err
-		}
-		m.Made = append(m.Made, d)
-	}
-	if err := giveMadeDirs(m.Made); err != nil {
-		removeMade(m.Made)
-		m.Made = nil
+	moveHook("pinned", from)
+	w, err := walkDirs(src, filepath.Dir(from), filepath.Dir(to), fi, true)
+	if err != nil {
 		return m, err
 	}
-	if err := os.Link(from, to); err != nil {
-		removeMade(m.Made)
-		m.Made = nil
+	defer w.close()
+	dst := w.last()
+	fail := func(err error) (Move, error) {
+		w.removeMade()
+		return m, err
+	}
+	if _, err := dst.lstat(to); err == nil {
+		return fail(fmt.Errorf("%s: %w", to, ErrTargetExists))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fail(err)
+	}
+	moveHook("made", from)
+	if err := linkPinned(src, from, dst, to); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return m, fmt.Errorf("%s: %w", to, ErrTargetExists)
+			return fail(fmt.Errorf("%s: %w", to, ErrTargetExists))
 		}
-		return m, err
+		return fail(err)
 	}
-	if err := syncMoveDirs(to, m.Made); err != nil {
+	if lfi, err := dst.lstat(to); err != nil || !sameFile(lfi, fi) {
+		_ = dst.remove(to)
+		return fail(&store.InUseError{Path: from, Reason: "replaced by another process while it was being moved"})
+	}
+	m.Made = w.madePaths()
+	if err := w.sync(); err != nil {
 		return m, err
 	}
 	if err := Fault("move-unlink", from); err != nil {
 		return m, err
 	}
-	if err := os.Remove(from); err != nil {
+	moveHook("linked", from)
+	if cur, err := src.lstat(from); err != nil || !sameFile(cur, fi) {
+		// Not the file moved any more: its name is left alone, the new one taken back.
+		if rerr := dst.remove(to); rerr == nil {
+			_ = syncDirAt(filepath.Dir(to), dst)
+			w.removeMade()
+			m.Made = nil
+		}
+		return m, &store.InUseError{Path: from, Reason: "replaced by another process while it was being moved"}
+	}
+	if err := src.remove(from); err != nil {
 		return m, err
 	}
-	return m, SyncDir(filepath.Dir(from))
+	return m, syncDirAt(filepath.Dir(from), src)
 }
 
-// syncMoveDirs fsyncs the directory holding to and, for each directory made, its parent.
-func syncMoveDirs(to string, made []string) error {
-	dirs := []string{filepath.Dir(to)}
-	for _, d := range made {
-		dirs = append(dirs, filepath.Dir(d))
+// testHookMove runs at the named steps of MoveFile ("pinned": from's directory held open;
+// "made": the directories on the way to to held open or made; "linked": the link at to made and
+// fsynced, before from is removed) (tests only).
+var testHookMove func(step, from string)
+
+func moveHook(step, from string) {
+	if testHookMove != nil {
+		testHookMove(step, from)
 	}
-	for _, d := range dirs {
-		if err := SyncDir(d); err != nil {
-			return err
+}
+
+// dirWalk is a directory held open and the directories below it on the way to another, each
+// held open (nil pins where none is: systems other than Linux, paths then), with which of them
+// the walk made.
+type dirWalk struct {
+	pins  []*dirPin
+	paths []string
+	made  []bool
+	own0  bool // pins[0] is the walk's own (closed with it)
+}
+
+// walkDirs holds open the directories from base (the directory at basePath, held open by the
+// caller; nil: by path) down to dir, one at a time, each opened from the one before without
+// following a link (O_PATH|O_DIRECTORY|O_NOFOLLOW): a symbolic link or another file on the way
+// is refused. A dir not at or below basePath is reached from its nearest existing ancestor,
+// opened as a gone store's directory is (pinGoneStoreDir: as root, each link on the way to it
+// must pass owner.LinkRefusal). With create, a missing directory is made (mkdirat, mode 0700),
+// then opened and checked to be the one made (a directory of the effective user), and as root
+// given the owner and group of the directory it was made in; as root an existing one must
+// belong to root or to the owner of file (the file to be put there): another user's directory
+// would give that user the file's name. Without create the walk ends, without an error, at the
+// first directory missing. On an error what the walk made is removed again.
+func walkDirs(base *dirPin, basePath, dir string, file os.FileInfo, create bool) (*dirWalk, error) {
+	w := &dirWalk{pins: []*dirPin{base}, paths: []string{basePath}, made: []bool{false}}
+	rel, err := filepath.Rel(basePath, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		anchor := filepath.Dir(dir)
+		for {
+			if _, err := os.Lstat(anchor); err == nil || filepath.Dir(anchor) == anchor {
+				break
+			}
+			anchor = filepath.Dir(anchor)
+		}
+		pin, err := pinGoneStoreDir(filepath.Join(anchor, "-"))
+		if err != nil {
+			return nil, fmt.Errorf("open directory %s: %w", anchor, err)
+		}
+		w.pins[0], w.paths[0], w.own0 = pin, anchor, true
+		rel, _ = filepath.Rel(anchor, dir)
+	}
+	if rel == "." {
+		return w, nil
+	}
+	cur := w.paths[0]
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		p := filepath.Join(cur, c)
+		parent := w.last()
+		sub, sfi, err := parent.sub(p)
+		made := false
+		if errors.Is(err, fs.ErrNotExist) && !create {
+			return w, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = parent.mkdir(p, 0o700); err == nil {
+				made = true
+			} else if errors.Is(err, fs.ErrExist) {
+				err = nil
+			}
+			if err == nil {
+				sub, sfi, err = parent.sub(p)
+			}
+			if err == nil && made && !madeByUs(sfi) {
+				sub.close()
+				err = fmt.Errorf("%s: replaced by another process right after it was made", p)
+			}
+			if err != nil && made {
+				_ = parent.unlinkAt(p, true)
+				made = false
+			}
+		}
+		if err == nil && made {
+			err = giveParentsOwner(sub, p, parent)
+			if err != nil {
+				sub.close()
+				_ = parent.unlinkAt(p, true)
+				made = false
+			}
+		} else if err == nil && create && owner.AsRoot() {
+			if why := foreignDir(sfi, file); why != "" {
+				sub.close()
+				err = fmt.Errorf("%s: %s: not moved into it", p, why)
+			}
+		}
+		if err != nil {
+			w.removeMade()
+			w.close()
+			return nil, err
+		}
+		w.pins, w.paths, w.made = append(w.pins, sub), append(w.paths, p), append(w.made, made)
+		cur = p
+	}
+	return w, nil
+}
+
+// last is the deepest directory of the walk.
+func (w *dirWalk) last() *dirPin { return w.pins[len(w.pins)-1] }
+
+// madePaths are the directories the walk made, outermost first.
+func (w *dirWalk) madePaths() []string {
+	var out []string
+	for i, made := range w.made {
+		if made {
+			out = append(out, w.paths[i])
+		}
+	}
+	return out
+}
+
+// sync fsyncs the deepest directory and the parent of each directory made.
+func (w *dirWalk) sync() error {
+	for i := len(w.pins) - 1; i >= 0; i-- {
+		if i == len(w.pins)-1 || w.made[i+1] {
+			if err := syncDirAt(w.paths[i], w.pins[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// removeMade removes the directories of made that are empty, innermost first.
-func removeMade(made []string) {
-	for i := len(made) - 1; i >= 0; i-- {
-		if os.Remove(made[i]) != nil {
+// removeMade removes the directories the walk made that are empty (rmdir through each one's
+// parent held open, never an unlink), innermost first, each removal fsynced; it stops at the
+// first that cannot be removed.
+func (w *dirWalk) removeMade() {
+	for i := len(w.pins) - 1; i > 0; i-- {
+		if !w.made[i] {
+			continue
+		}
+		if w.pins[i-1].unlinkAt(w.paths[i], true) != nil {
 			return
 		}
-		_ = SyncDir(filepath.Dir(made[i]))
+		w.made[i] = false
+		_ = syncDirAt(w.paths[i-1], w.pins[i-1])
 	}
+}
+
+// close releases the directories the walk opened.
+func (w *dirWalk) close() {
+	for i, p := range w.pins {
+		if i > 0 || w.own0 {
+			p.close()
+		}
+	}
+}
+
+// madeByUs reports whether fi (the directory just made) is a directory of the effective user.
+func madeByUs(fi os.FileInfo) bool {
+	if !fi.IsDir() {
+		return false
+	}
+	uid, ok := owner.UID(fi)
+	return !ok || int(uid) == owner.Euid()
+}
+
+// foreignDir says why root must not put the file whose stat is file into the existing directory
+// whose stat is fi ("" when it may): fi belongs neither to root nor to the file's owner.
+func foreignDir(fi, file os.FileInfo) string {
+	du, ok1 := owner.UID(fi)
+	fu, ok2 := owner.UID(file)
+	if !ok1 || !ok2 || du == 0 || du == fu {
+		return ""
+	}
+	return fmt.Sprintf("the directory belongs to %s, the file to %s", owner.Describe(du), owner.Describe(fu))
 }
 
 // UnmoveFile moves a file MoveFile moved back: the file at m.To must be a regular file, the
@@ -141,22 +312,31 @@ func removeMade(made []string) {
 // (ErrTargetExists) unless it is the same inode (a crash of MoveFile between link and
 // unlink: only the name at m.To is removed). Nothing at m.To and a regular file at m.From is a
 // move never made (or made undone): nil. The directories the move made are removed when
-// empty. Same durability as MoveFile.
+// empty. Same durability as MoveFile, and the same directories held open: m.From's and m.To's
+// (as root, each reached only through links that pass owner.LinkRefusal: pinGoneStoreDir), the
+// made ones walked from m.From's without following a link (walkDirs) and removed through their
+// parents (rmdir, never an unlink).
 func UnmoveFile(ctx context.Context, m Move, force bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := openNoFollow(m.To)
+	home, err := pinGoneStoreDir(m.From)
+	if err != nil {
+		return fmt.Errorf("open directory of %s: %w", m.From, err)
+	}
+	defer home.close()
+	at, f, err := openMoved(m.To)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			if fi, ferr := os.Lstat(m.From); ferr == nil && fi.Mode().IsRegular() {
-				removeMade(m.Made)
+			if fi, ferr := home.lstat(m.From); ferr == nil && fi.Mode().IsRegular() {
+				removeMadeDirs(home, m.From, m.Made)
 				return nil // never moved (a run killed before the link), or moved back already
 			}
 			return &store.ChangedError{Path: m.To, Reason: "no file is there any more"}
 		}
 		return err
 	}
+	defer at.close()
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
@@ -174,24 +354,64 @@ func UnmoveFile(ctx context.Context, m Move, force bool) error {
 	if w := openWritersFresh(f, fi); len(w) > 0 {
 		return &store.InUseError{Path: m.To, Reason: "open for writing by " + strings.Join(w, ", ")}
 	}
-	if cur, err := os.Lstat(m.From); err == nil {
-		if !os.SameFile(cur, fi) {
+	if cur, err := home.lstat(m.From); err == nil {
+		if !sameFile(cur, fi) {
 			return fmt.Errorf("%s: %w", m.From, ErrTargetExists)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
-	} else if err := os.Link(m.To, m.From); err != nil {
+	} else if err := linkPinned(at, m.To, home, m.From); err != nil {
+		return err
+	} else if cur, err := home.lstat(m.From); err != nil || !sameFile(cur, fi) {
+		_ = home.remove(m.From)
+		return &store.ChangedError{Path: m.To, Reason: "replaced by another process while it was being moved back"}
+	}
+	if err := syncDirAt(filepath.Dir(m.From), home); err != nil {
 		return err
 	}
-	if err := SyncDir(filepath.Dir(m.From)); err != nil {
+	if cur, err := at.lstat(m.To); err != nil || !sameFile(cur, fi) {
+		return &store.ChangedError{Path: m.To, Reason: "replaced by another process while it was being moved back (the file is back at " + m.From + ")"}
+	}
+	if err := at.remove(m.To); err != nil {
 		return err
 	}
-	if err := os.Remove(m.To); err != nil {
+	if err := syncDirAt(filepath.Dir(m.To), at); err != nil {
 		return err
 	}
-	if err := SyncDir(filepath.Dir(m.To)); err != nil {
-		return err
-	}
-	removeMade(m.Made)
+	removeMadeDirs(home, m.From, m.Made)
 	return nil
+}
+
+// openMoved opens the moved file at to (no link followed, no FIFO waited on) in its directory,
+// held open as pinGoneStoreDir holds one (as root, reached only through links that pass
+// owner.LinkRefusal); an error matching fs.ErrNotExist when either is not there.
+func openMoved(to string) (*dirPin, *os.File, error) {
+	at, err := pinGoneStoreDir(to)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := at.openFile(to, os.O_RDONLY|noFollowNonBlock, 0)
+	if err != nil {
+		at.close()
+		return nil, nil, err
+	}
+	return at, f, nil
+}
+
+// removeMadeDirs removes the directories of made (a move's Made, outermost first) that are
+// empty, innermost first, walking to them from the directory of from, held open as base
+// (walkDirs: no link followed) and removing each through its parent.
+func removeMadeDirs(base *dirPin, from string, made []string) {
+	if len(made) == 0 {
+		return
+	}
+	w, err := walkDirs(base, filepath.Dir(from), made[len(made)-1], nil, false)
+	if err != nil {
+		return
+	}
+	defer w.close()
+	for i, p := range w.paths {
+		w.made[i] = i > 0 && slices.Contains(made, p)
+	}
+	w.removeMade()
 }
