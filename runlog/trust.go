@@ -58,7 +58,10 @@ func (e *UntrustedError) Unwrap() error { return ErrUntrustedRun }
 // version number. Version 5 records a file change's byte edits compactly (store.SiteEncoder:
 // offsets and the old and new tokens once per distinct pair) inline (site_data) or in a file
 // beside the backup (site_file, with its size and SHA-256), not as a JSON object per name
-// (sites, versions 1 to 4, still undone). A manifest of a later version than this is refused
+// (sites, versions 1 to 4, still undone); since this binary a version 5 entry also records the
+// file's owner and group when its backup was taken (original_owner: optional, absent in older
+// runs, which are still undone; an older binary ignores it and undoes the run as before), so no
+// new version. A manifest of a later version than this is refused
 // (readManifest): this binary cannot know what it records.
 const ManifestVersion = 5
 

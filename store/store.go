@@ -395,7 +395,13 @@ type Change struct {
 	BackupLink bool      `json:"backup_is_link,omitempty"`
 	Before     FileState `json:"before"`
 	After      FileState `json:"after"`
-	Edits      int       `json:"names_changed"`
+	// OriginalOwner is the file's owner and group when the run read it and took its backup
+	// (file stores rewritten by internal/fileio; nil in runs recorded before it was, which are
+	// still undone). Undo --force of a file removed since the run gives the restored file this
+	// owner as root, but only when the directory it is restored into belongs to that owner
+	// (fileio.RestoreFile): a copied backup is root's and says nothing of the owner.
+	OriginalOwner *FileOwner `json:"original_owner,omitempty"`
+	Edits         int        `json:"names_changed"`
 	// Verify is backend-specific data undo uses to check the store still holds the "after"
 	// content (for files After's checksum suffices).
 	Verify []byte `json:"verify,omitempty"`

@@ -499,12 +499,17 @@ func (r *replacement) finishTemp(written int64, before *sums, after hash.Hash) (
 		lostOwner = wantOwner
 		xattrWarnings = append(xattrWarnings, r.ownerErr.Error())
 	}
+	var original *store.FileOwner // a rewrite's record of the owner, for undo of a store gone since
+	if meta == nil {
+		original = ownerOf(fi)
+	}
 	return &store.Change{
-		Warnings:   xattrWarnings,
-		Backup:     r.opt.BackupPath,
-		BackupLink: r.linked,
-		Before:     store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), Fingerprint: before.get(0), Owner: lostOwner},
-		After:      store.FileState{Size: written, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, xxh3Prefix)},
+		Warnings:      xattrWarnings,
+		Backup:        r.opt.BackupPath,
+		BackupLink:    r.linked,
+		OriginalOwner: original,
+		Before:        store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime(), Fingerprint: before.get(0), Owner: lostOwner},
+		After:         store.FileState{Size: written, Mode: newMode, ModTime: newMtime, Fingerprint: formatSum(after, xxh3Prefix)},
 	}, nil
 }
 
@@ -948,15 +953,23 @@ func RestoreFile(ctx context.Context, path string, ch *store.Change, force bool)
 		return fmt.Errorf("restore %s: %w", path, err)
 	}
 	var ownerErr error
-	if ch.Before.Owner != nil {
+	recorded := ch.Before.Owner // the owner a rewrite could not keep, else the one it read
+	if recorded == nil {
+		recorded = ch.OriginalOwner
+	}
+	if ch.Before.Owner != nil && !owner.AsRoot() {
 		ownerErr = giveOwner(pf.File, path, ch.Before.Owner, true)
 	} else if fi, err := pin.lstat(path); err == nil && fi.Mode().IsRegular() {
 		chownLike(pf.File, fi)
 	} else if bfi, err := src.Stat(); err == nil && ch.BackupLink && owner.AsRoot() {
 		// Nothing at path to take the owner from: a backup that is a hard link is the original
 		// inode, whose owner the store gets back (root's restore made it root's, mode 0600 and
-		// all: its agent could no longer read it). A copied backup says nothing of the owner.
+		// all: its agent could no longer read it).
 		chownLike(pf.File, bfi)
+	} else if recorded != nil && owner.AsRoot() {
+		// A copied backup is root's: the owner is the one the run recorded, given only as
+		// giveRecordedOwner allows.
+		ownerErr = giveRecordedOwner(pf.File, path, pin, *recorded)
 	}
 	if err := pf.Chmod(modeBits(ch.Before.Mode)); err != nil {
 		return fmt.Errorf("chmod %s: %w", path, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
@@ -80,4 +81,37 @@ func shellQuote(s string) string {
 		return "''"
 	}
 	return s
+}
+
+// giveRecordedOwner gives f, a store root restores where nothing was (undo --force of a store
+// removed since the run, its backup a copy: root's), the owner and group want the run recorded
+// — but only an owner the directory it is restored into (held open as pin) belongs to: the
+// manifest is not trusted input (runlog.CheckRun bounds who may have written it, not what it
+// says), and root must not give a file to another user, nor make one belong to a user in a
+// directory that user could not have made it in. The group is want's when it is the
+// directory's or one of the owner's groups (the user database: a group its owner could give the
+// file themselves), else the directory's. Otherwise f stays root's and the error (returned
+// inside a *CommittedError: restored) says why and how to give it.
+func giveRecordedOwner(f *os.File, path string, pin *dirPin, want store.FileOwner) error {
+	dir := filepath.Dir(path)
+	dfi, err := pin.stat(dir)
+	if err != nil {
+		return fmt.Errorf("restored as root's: its directory could not be checked (%v)", err)
+	}
+	d := ownerOf(dfi)
+	if d == nil {
+		return nil
+	}
+	if d.UID != want.UID {
+		return fmt.Errorf("restored as root's: the run recorded its owner as %s, group %d, but its directory %s belongs to %s, and as root a restored file is given back only to the owner of its directory (if %s is right: chown %d:%d %s)",
+			owner.Describe(want.UID), want.GID, dir, owner.Describe(d.UID), owner.Describe(want.UID), want.UID, want.GID, shellQuote(path))
+	}
+	gid := want.GID
+	if gid != d.GID && !owner.InGroup(want.UID, gid) {
+		gid = d.GID
+	}
+	if err := f.Chown(int(want.UID), int(gid)); err != nil {
+		return fmt.Errorf("restored as root's: chown to %s, group %d: %w", owner.Describe(want.UID), gid, err)
+	}
+	return nil
 }

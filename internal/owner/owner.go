@@ -32,6 +32,26 @@ func UID(fi fs.FileInfo) (uint32, bool) {
 	return 0, false
 }
 
+// InGroup reports whether the user uid is a member of the group gid in the user database (its
+// primary group or a supplementary one); false when the database does not say.
+func InGroup(uid, gid uint32) bool {
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return false
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		ids = []string{u.Gid}
+	}
+	want := strconv.FormatUint(uint64(gid), 10)
+	for _, id := range ids {
+		if id == want {
+			return true
+		}
+	}
+	return u.Gid == want
+}
+
 // Describe is "uid N (name)", or "uid N" when the user database has no name for it.
 func Describe(uid uint32) string {
 	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil && u.Username != "" {
