@@ -33,9 +33,10 @@ var ErrTargetExists = errors.New("a file is already there")
 // MoveFile moves the regular file at from to to, durably and without ever replacing a file:
 // to must not exist (ErrTargetExists, wrapped); its missing parent directories are created
 // (mode 0700; as root, given the owner and group of the directory each is made in) and
-// recorded in Move.Made. The file is opened without following a link (O_NOFOLLOW: a symbolic
-// link at from is refused) and refused with an *store.InUseError when another process holds it
-// open for writing (a read lease, else /proc). The move is a hard link at to, the directories
+// recorded in Move.Made. The file is opened as a store is (OpenStore: no link followed at its
+// name, as root none out of its owner's reach on the way, no FIFO waited on; anything but a
+// regular file is a *NotTheFileError, wrapped) and refused with an *store.InUseError when
+// another process holds it open for writing (a read lease, else /proc). The move is a hard link at to, the directories
 // fsynced, then the name from removed and its directory fsynced: a crash leaves the file under
 // from, or under both names (one inode), never under neither. Both names must be on one file
 // system (the same home): a link across file systems fails (EXDEV).
@@ -57,18 +58,19 @@ func MoveFile(ctx context.Context, from, to string) (Move, error) {
 	if err := Fault("move", from); err != nil {
 		return m, err
 	}
-	f, err := openNoFollow(from)
+	if li, err := os.Lstat(from); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		return m, fmt.Errorf("move %s: %w", from, &NotTheFileError{Path: from, Reason: "it is a symbolic link (not followed)"})
+	}
+	// A link swapped in after this is followed by OpenStore (as root only to what the link's
+	// owner owns), and then refused by pinDir: the name is not the file opened.
+	f, fi, err := OpenStore(from, store.FileID{})
+	if errors.Is(err, ErrNotTheFile) {
+		return m, fmt.Errorf("move %s: %w", from, err)
+	}
 	if err != nil {
 		return m, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return m, err
-	}
-	if !fi.Mode().IsRegular() {
-		return m, fmt.Errorf("%s: not a regular file (%s)", from, fi.Mode().Type())
-	}
 	if w := openWritersFresh(f, fi); len(w) > 0 {
 		return m, &store.InUseError{Path: from, Reason: "open for writing by " + strings.Join(w, ", ")}
 	}

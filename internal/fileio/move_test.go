@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/store"
@@ -54,7 +56,8 @@ func TestMoveFileRefuses(t *testing.T) {
 	link := filepath.Join(dir, "l.jsonl")
 	require.NoError(t, os.Symlink(from, link))
 	_, err = MoveFile(context.Background(), link, filepath.Join(dir, "l", "events.jsonl"))
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, ErrNotTheFile)
+	assert.Contains(t, err.Error(), "symbolic link")
 	assert.NoDirExists(t, filepath.Join(dir, "l"))
 	// A file open for writing is in use.
 	f, err := os.OpenFile(from, os.O_WRONLY|os.O_APPEND, 0)
@@ -126,4 +129,33 @@ func TestMoveFileAsRootGivesMadeDirectoriesToTheirParentsOwner(t *testing.T) {
 	require.NoError(t, UnmoveFile(context.Background(), m, false))
 	_, err = os.Lstat(filepath.Join(home, "session-state"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "undo removes the directories it made")
+}
+
+// TestMoveFileRefusesAFIFO: a FIFO swapped in for the store MoveFile is to move is refused at
+// once (opened O_NONBLOCK, then found not to be a regular file), naming it. Before, it was
+// opened without O_NONBLOCK: the run (root's, over users' homes from cron) hung in open(2)
+// until someone opened the FIFO for writing.
+func TestMoveFileRefusesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, unix.Mkfifo(from, 0o600))
+	done := make(chan error, 1)
+	go func() {
+		_, err := MoveFile(context.Background(), from, filepath.Join(dir, "s", "events.jsonl"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.ErrorIs(t, err, ErrNotTheFile)
+		assert.Contains(t, err.Error(), from)
+		assert.Contains(t, err.Error(), "FIFO")
+	case <-time.After(10 * time.Second):
+		// Let the blocked open go before failing.
+		if w, err := os.OpenFile(from, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("MoveFile is blocked opening a FIFO")
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "s"))
 }
