@@ -282,7 +282,7 @@ func newSpool(splice bool) (*spool, error) {
 		return nil, err
 	}
 	named := os.Remove(f.Name()) != nil
-	w := spoolWriters.Get().(*bufio.Writer)
+	w := getSpoolBuf(spoolWriters, func() *bufio.Writer { return bufio.NewWriterSize(nil, spoolBuf) })
 	w.Reset(f)
 	return &spool{f: f, named: named, w: w, splice: splice}, nil
 }
@@ -292,12 +292,36 @@ func newSpool(splice bool) (*spool, error) {
 // dense corpus has 35 such sessions of 10,000–12,000 sites; with their encoding and decoding
 // buffers they were ~40 % of the bytes fix --apply allocated on it (each spool allocated
 // ~2 MB).
+//
+// They are free lists of spoolsKept buffers, not sync.Pools: a garbage collection empties a
+// sync.Pool (in two), and under cmd/sessionfix's memory limit fix --apply on that corpus
+// collects every few MB: a spool after one allocated its two buffers again (6 MB a run).
 const spoolBuf = 256 << 10
 
+const spoolsKept = 2
+
 var (
-	spoolWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, spoolBuf) }}
-	spoolReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, spoolBuf) }}
+	spoolWriters = make(chan *bufio.Writer, spoolsKept)
+	spoolReaders = make(chan *bufio.Reader, spoolsKept)
 )
+
+// getSpoolBuf takes a buffer from the free list free, or makes one.
+func getSpoolBuf[T any](free chan T, fresh func() T) T {
+	select {
+	case b := <-free:
+		return b
+	default:
+		return fresh()
+	}
+}
+
+// putSpoolBuf gives b back to the free list free (dropped when it is full).
+func putSpoolBuf[T any](free chan T, b T) {
+	select {
+	case free <- b:
+	default:
+	}
+}
 
 // addPlan spools the edits of sp's rewrite decisions (sp.Edits(), without the copy).
 func (s *spool) addPlan(sp *StorePlan) error {
@@ -364,7 +388,7 @@ func (s *spool) reader() (func() ([]store.Edit, error), error) {
 		return nil, fmt.Errorf("read the plan back: %w", err)
 	}
 	if s.r == nil {
-		s.r = spoolReaders.Get().(*bufio.Reader)
+		s.r = getSpoolBuf(spoolReaders, func() *bufio.Reader { return bufio.NewReaderSize(nil, spoolBuf) })
 	}
 	s.r.Reset(s.f)
 	if s.d != nil {
@@ -396,14 +420,14 @@ func (s *spool) close() {
 		s.closed = true
 		s.f.Close()
 		s.w.Reset(nil)
-		spoolWriters.Put(s.w)
+		putSpoolBuf(spoolWriters, s.w)
 		s.w = nil
 		if s.d != nil {
 			s.d.release()
 		}
 		if s.r != nil {
 			s.r.Reset(nil)
-			spoolReaders.Put(s.r)
+			putSpoolBuf(spoolReaders, s.r)
 			s.r = nil
 		}
 	}

@@ -451,6 +451,11 @@ func (r *replacement) copyAndTransform(want store.FileState, transform Transform
 			return nil, nil, nil, fmt.Errorf("write backup of %s: %w", path, err)
 		}
 	}
+	// Flushed: the buffers go back now, not once the fsyncs are done (cleanup), so a rewrite
+	// waiting for the disk holds none.
+	putWriter(r.ow)
+	putWriter(r.bw)
+	r.ow, r.bw = nil, nil
 	for i, w := range wants[1:] {
 		if w != "" && before.get(i+1) != w {
 			return nil, nil, nil, &store.InUseError{Path: path, Reason: "content changed since it was scanned"}

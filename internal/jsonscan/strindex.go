@@ -2,7 +2,6 @@ package jsonscan
 
 import (
 	"math/bits"
-	"sync"
 
 	"github.com/sessionfix/sessionfix/internal/freelist"
 )
@@ -33,9 +32,13 @@ type chunkIndex struct {
 // byte loops read the chunk, as they do with the index off.
 const maxIndexChunk = 4 << 20
 
-// indexBufs holds the bitmaps of closed Scanners (*[2][]uint64: q and b) for the next one: a
-// store scan makes a Scanner per file, and a 1 MiB chunk's bitmaps are 256 KiB.
-var indexBufs sync.Pool
+// indexBufs holds the bitmaps of closed Scanners (q and b) for the next one: a store scan
+// makes a Scanner per file, and a 1 MiB chunk's bitmaps are 256 KiB. A free list of a few
+// (one is in use per scan in flight, about one per worker), not a sync.Pool, which a garbage
+// collection empties (in two): fix --apply on make bench's dense corpus, held to
+// cmd/sessionfix's memory limit, collects every few MB, and most scans allocated their bitmaps
+// again (5 MB a run).
+var indexBufs = make(chan [2][]uint64, 2)
 
 // freeNLs holds the newline lists (Scanner.nls) of closed Scanners for the next one, as
 // indexBufs the bitmaps: each Scanner otherwise grew its own to a chunk's lines (a store scan
@@ -50,7 +53,12 @@ const maxKeptNLs = 1 << 16
 func (ix *chunkIndex) size(n int) {
 	w := (n + 63) / 64
 	if cap(ix.q) < w {
-		if p, _ := indexBufs.Get().(*[2][]uint64); p != nil && cap(p[0]) >= w && cap(p[1]) >= w {
+		var p [2][]uint64
+		select {
+		case p = <-indexBufs:
+		default:
+		}
+		if cap(p[0]) >= w && cap(p[1]) >= w {
 			ix.q, ix.b = p[0], p[1]
 		} else {
 			ix.q, ix.b = make([]uint64, w, w+w/4), make([]uint64, w, w+w/4)
@@ -62,7 +70,10 @@ func (ix *chunkIndex) size(n int) {
 // release hands the bitmaps over to the next Scanner (Close); ix holds none afterwards.
 func (ix *chunkIndex) release() {
 	if cap(ix.q) > 0 {
-		indexBufs.Put(&[2][]uint64{ix.q[:0], ix.b[:0]})
+		select {
+		case indexBufs <- [2][]uint64{ix.q[:0], ix.b[:0]}:
+		default:
+		}
 	}
 	*ix = chunkIndex{}
 }

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -191,4 +192,22 @@ func TestStringEndNextWord(t *testing.T) {
 	if hasAVX2 {
 		require.Greater(t, settled, 10000)
 	}
+}
+
+// The bitmaps of a closed Scanner outlive garbage collections (red before: a sync.Pool, empty
+// after two, so that under cmd/sessionfix's memory limit most scans allocated theirs again).
+func TestIndexBitmapsOutliveCollections(t *testing.T) {
+	for len(indexBufs) > 0 {
+		<-indexBufs
+	}
+	var ix chunkIndex
+	ix.size(1 << 20)
+	q := &ix.q[0]
+	ix.release()
+	runtime.GC()
+	runtime.GC()
+	var again chunkIndex
+	again.size(1 << 20)
+	require.Same(t, q, &again.q[0], "the bitmaps given back are handed out again")
+	again.release()
 }

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/sessionfix/sessionfix/internal/jsonscan"
 	"github.com/sessionfix/sessionfix/store"
@@ -162,8 +161,15 @@ func (c *Copier) Close() {
 }
 
 // readers keeps the read buffers of finished copies for the next ones (one per rewritten
-// store: allocating them afresh was about a seventh of the bytes an apply allocated).
-var readers sync.Pool
+// store: allocating them afresh was about a seventh of the bytes an apply allocated): a free
+// list of readersKept, not a sync.Pool, which a garbage collection empties (in two): fix
+// --apply on make bench's dense corpus, held to cmd/sessionfix's memory limit, collects every
+// few MB.
+var readers = make(chan *bufio.Reader, readersKept)
+
+// readersKept is how many idle read buffers readers keeps: one is in use per copy (a
+// rewrite's transform; about one per worker).
+const readersKept = 4
 
 // getReader returns a buffered reader of size bytes reading src; pooled says it is Copy's own,
 // to be given back with putReader. A src that is already a *bufio.Reader of at least size
@@ -173,9 +179,13 @@ func getReader(src io.Reader, size int) (r *bufio.Reader, pooled bool) {
 	if b, ok := src.(*bufio.Reader); ok && b.Size() >= size {
 		return b, false
 	}
-	if r, ok := readers.Get().(*bufio.Reader); ok && r.Size() == size {
-		r.Reset(src)
-		return r, true
+	select {
+	case r := <-readers:
+		if r.Size() == size {
+			r.Reset(src)
+			return r, true
+		}
+	default:
 	}
 	return bufio.NewReaderSize(src, size), true
 }
@@ -183,5 +193,8 @@ func getReader(src io.Reader, size int) (r *bufio.Reader, pooled bool) {
 // putReader gives r back for reuse; r must not be used after.
 func putReader(r *bufio.Reader) {
 	r.Reset(nil)
-	readers.Put(r)
+	select {
+	case readers <- r:
+	default:
+	}
 }
