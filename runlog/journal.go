@@ -127,15 +127,44 @@ func (j *journal) appendLazy(e journalEntry) (off int64, n int, err error) { ret
 // write appends e, and fsyncs the journal when sync is set; it returns the line's offset and
 // length (with its newline).
 func (j *journal) write(e journalEntry, sync bool) (int64, int, error) {
-	b, err := marshalJournalLine(e)
+	buf := getLineBuf()
+	b, err := encodeJournalLine(buf, e)
 	if err != nil {
+		putLineBuf(buf)
 		return 0, 0, err
 	}
 	off, err := j.writeLine(b)
+	n := len(b)
+	putLineBuf(buf) // written: the bytes are the file's now
 	if err != nil || !sync {
-		return off, len(b), err
+		return off, n, err
 	}
-	return off, len(b), j.syncTo(off + int64(len(b)))
+	return off, n, j.syncTo(off + int64(n))
+}
+
+// lineBufs keeps the buffers journal lines were encoded into for the next lines (a free list
+// of a few, which a garbage collection does not empty, unlike a sync.Pool): one per rewrite
+// writing its line at once.
+var lineBufs = make(chan *bytes.Buffer, 4)
+
+func getLineBuf() *bytes.Buffer {
+	select {
+	case b := <-lineBufs:
+		return b
+	default:
+		return new(bytes.Buffer)
+	}
+}
+
+// putLineBuf gives b back (lineBufs); one grown past a large store's line (1 MiB) is dropped.
+func putLineBuf(b *bytes.Buffer) {
+	if b.Cap() > 1<<20 {
+		return
+	}
+	select {
+	case lineBufs <- b:
+	default:
+	}
 }
 
 // writeLine appends the line b and returns its offset.

@@ -293,8 +293,10 @@ func indentEntry(jr io.ReaderAt, f fileRef, line []byte) ([]byte, []byte, error)
 	if err != nil {
 		return nil, line, fmt.Errorf("journal line at byte %d is not the entry of %s", f.off, f.path)
 	}
+	// json.Indent grows its destination by twice the source first: grown less here, it was
+	// allocated twice.
 	var ind bytes.Buffer
-	ind.Grow(len(raw) + len(raw)/2)
+	ind.Grow(2 * len(raw))
 	if err := json.Indent(&ind, raw, "    ", "  "); err != nil {
 		return nil, line, fmt.Errorf("journal line at byte %d: the entry of %s: %w", f.off, f.path, err)
 	}

@@ -28,20 +28,32 @@ const SiteTableSize = 4096
 
 // SiteEncoder writes the compact encoding of byte edits to w.
 type SiteEncoder struct {
-	w *bufio.Writer
+	w io.Writer
+	// out is what is encoded and not yet written to w: written once it holds siteFlushAt
+	// bytes, and by Flush.
+	out []byte
 	// table numbers the pairs defined since it was last emptied, by pairKey: looked up
 	// without a copy (two strings an edit were a tenth of the bytes fix --apply allocated on
 	// make bench's dense corpus), copied only when defined.
 	table map[string]uint64
 	end   int64 // end of the previous edit
 	n     int64 // edits written
-	buf   []byte
 	key   []byte
 }
 
+// siteFlushAt is how many encoded bytes a SiteEncoder buffers before it writes them to w.
+const siteFlushAt = 16 << 10
+
 // NewSiteEncoder starts an encoding on w (buffered; Flush ends it).
 func NewSiteEncoder(w io.Writer) *SiteEncoder {
-	return &SiteEncoder{w: bufio.NewWriterSize(w, 16<<10), table: map[string]uint64{}}
+	return &SiteEncoder{w: w, table: map[string]uint64{}}
+}
+
+// Reset starts a new encoding on w, as NewSiteEncoder(w) would, keeping the memory e grew (its
+// buffer, its table) for it: what e buffered and not flushed is dropped.
+func (e *SiteEncoder) Reset(w io.Writer) {
+	e.w, e.out, e.end, e.n = w, e.out[:0], 0, 0
+	clear(e.table)
 }
 
 // Add appends one edit; edits must come in offset order without overlap.
@@ -49,7 +61,7 @@ func (e *SiteEncoder) Add(at int64, old, new []byte) error {
 	if at < e.end {
 		return fmt.Errorf("site at offset %d is before the end of the one before it (%d)", at, e.end)
 	}
-	b := binary.AppendUvarint(e.buf[:0], uint64(at-e.end))
+	b := binary.AppendUvarint(e.out, uint64(at-e.end))
 	// The pair's key: len(old), old, new (one key per pair: old's length says where it ends).
 	e.key = append(append(binary.AppendUvarint(e.key[:0], uint64(len(old))), old...), new...)
 	if ref, ok := e.table[string(e.key)]; ok {
@@ -63,18 +75,27 @@ func (e *SiteEncoder) Add(at int64, old, new []byte) error {
 		b = append(binary.AppendUvarint(b, uint64(len(old))), old...)
 		b = append(binary.AppendUvarint(b, uint64(len(new))), new...)
 	}
-	e.buf = b
+	e.out = b
 	e.end = at + int64(len(new))
 	e.n++
-	_, err := e.w.Write(b)
-	return err
+	if len(e.out) >= siteFlushAt {
+		return e.Flush()
+	}
+	return nil
 }
 
 // Count is the number of edits added.
 func (e *SiteEncoder) Count() int64 { return e.n }
 
 // Flush writes what is buffered.
-func (e *SiteEncoder) Flush() error { return e.w.Flush() }
+func (e *SiteEncoder) Flush() error {
+	if len(e.out) == 0 {
+		return nil
+	}
+	_, err := e.w.Write(e.out)
+	e.out = e.out[:0]
+	return err
+}
 
 // SiteDecoder reads the compact encoding back, one edit at a time.
 type SiteDecoder struct {

@@ -474,6 +474,7 @@ func (s *Store) ApplyBatches(ctx context.Context, snap *store.Snapshot, next fun
 		if !committed {
 			rec.discard()
 		}
+		rec.release()
 	}()
 	commit := opt.BeforeCommit
 	opt.BeforeCommit = func(ch *store.Change) error {
@@ -548,10 +549,39 @@ type siteRecorder struct {
 	created bool
 }
 
+// recorders keeps the recorders of finished rewrites (their encoder's buffer and table, their
+// memory buffer) for the next ones: a free list of a few, not a sync.Pool, which a garbage
+// collection empties (fix --apply on make bench's dense corpus, held to cmd/sessionfix's
+// memory limit, collects every few MB). Allocated afresh, a rewrite's recorder was ~40 KB of
+// buffers (its encoder's 16 KiB, its memory buffer grown to the inline encoding).
+var recorders = make(chan *siteRecorder, 4)
+
 func newSiteRecorder(path string) *siteRecorder {
+	select {
+	case r := <-recorders:
+		r.path = path
+		r.enc.Reset(r)
+		return r
+	default:
+	}
 	r := &siteRecorder{path: path}
 	r.enc = store.NewSiteEncoder(r)
 	return r
+}
+
+// release gives r back for the next rewrite (recorders) once its change was recorded or
+// discarded; r must not be used after. A recorder whose memory grew past the inline limit
+// (InlineSites) is not kept.
+func (r *siteRecorder) release() {
+	if r.mem.Cap() > 2*InlineSites {
+		return
+	}
+	r.mem.Reset()
+	r.path, r.f, r.h, r.size, r.created = "", nil, nil, 0, false
+	select {
+	case recorders <- r:
+	default:
+	}
 }
 
 // Write is the encoder's output: memory, then the file.
