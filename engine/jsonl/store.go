@@ -230,13 +230,29 @@ func (fs *fileScan) presize() {
 		limit = int64(batchSites)
 	}
 	if est := min(fs.size*density.sites.Load()/d, limit); est > 0 {
-		fs.snap.Sites = freeSites.Get(int(est + est/4))
+		fs.snap.Sites = freeSites.Get(int(withRoom(est, fs.emit != nil)))
 	}
+}
+
+// withRoom is the room a Sites slice is given for est sites likely: a quarter more (est is a
+// guess from the density of bytes scanned), but when the sites are handed out in batches no
+// more than a batch and the record that reaches it need (batchSites and a thirty-second: a
+// batch is handed out at the end of the record that brings it to batchSites, and a record
+// holds a few names). A batch's slice had a quarter more too: 12,500 sites, 3.1 MB, of which
+// 2,500 never used; the free list keeps the largest slices, so most stores of make bench's
+// dense corpus held one, and the live heap sat at the memory limit (cmd/sessionfix's), the
+// collector running every few MB.
+func withRoom(est int64, batched bool) int64 {
+	est += est / 4
+	if batched {
+		est = min(est, int64(batchSites+batchSites/32))
+	}
+	return est
 }
 
 // flush hands the sites gathered so far to emit; more says the file goes on from byte at (the
 // next batch then starts in a new slice sized for the sites the rest of the file likely holds,
-// at the density of the bytes before at, a quarter more, at most a batch's worth: a batch's
+// at the density of the bytes before at, with room (withRoom), at most a batch's: a batch's
 // slice for a file's last thousand sites was a sixth of the bytes a scan of the dense bench
 // corpus allocated).
 func (fs *fileScan) flush(more bool, at int64) {
@@ -252,8 +268,7 @@ func (fs *fileScan) flush(more bool, at int64) {
 		if at > 0 && fs.size > at {
 			est = min(est, int64(fs.emitted)*(fs.size-at)/at)
 		}
-		est = max(est+est/4, 16)
-		snap.Sites = freeSites.Get(int(min(est, int64(batchSites+batchSites/4))))
+		snap.Sites = freeSites.Get(int(max(withRoom(est, true), 16)))
 	}
 	fs.emitErr = fs.emit(snap, sites)
 }
@@ -433,7 +448,7 @@ func growSites(snap *store.Snapshot, scanned, size int64, batched bool) {
 		est = 1 << 20 // one site every few bytes of a huge file: let append take over
 	}
 	if int(est) > cap(snap.Sites) {
-		est += est / 4
+		est = withRoom(est, batched)
 		snap.Sites = slices.Grow(snap.Sites, int(est)-len(snap.Sites))
 	}
 }
