@@ -142,8 +142,9 @@ func (r *run) apply(ctx context.Context, sp *StorePlan) Outcome {
 // editBatch is how many edits editBatches hands out at once (64 KB of store.Edit).
 const editBatch = 256
 
-// editBatches returns the edits of sp's rewrite decisions (Edits, in the plan's order) as a
-// store.BatchWriter reads them (next): editBatch at a time in one reused slice, io.EOF after
+// editBatches returns the edits of sp's rewrite decisions (Edits, in the plan's order, each
+// with only the fields of its site a store.SpliceWriter reads) as a store.BatchWriter reads
+// them (next): editBatch at a time in one reused slice, io.EOF after
 // the last; done gives the slice back (to freeEdits) once the store no longer reads it. For a
 // store.SpliceWriter, which holds one batch at a time and takes batches cut anywhere: the
 // edits of a dense session, ~250 bytes each, were a fifth of the bytes fix --apply allocated
@@ -158,7 +159,10 @@ func (sp *StorePlan) editBatches() (next func() ([]store.Edit, error), done func
 				if buf == nil {
 					buf = freeEdits.Get(editBatch)
 				}
-				buf = append(buf, store.Edit{Site: *d.Site, New: d.New})
+				// Only what a store.SpliceWriter reads, as the spool keeps (addSeq): a copy of the
+				// whole site was 248 bytes and a dozen pointers, for every name rewritten.
+				s := d.Site
+				buf = append(buf, store.Edit{Site: store.Site{Loc: store.Loc{Line: s.Loc.Line, Offset: s.Loc.Offset}, Raw: s.Raw, Field: s.Field}, New: d.New})
 			}
 		}
 		if len(buf) == 0 {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"testing"
@@ -32,6 +33,9 @@ type batchCounter struct {
 	*jsonl.Store
 	batches, largest int
 	got              []string
+	// more counts edits whose site has more than a store.SpliceWriter reads (Loc.Offset,
+	// Loc.Line, Raw, Field).
+	more int
 }
 
 func (b *batchCounter) ApplyBatches(ctx context.Context, snap *store.Snapshot, next func() ([]store.Edit, error), opt store.ApplyOptions) (*store.Change, error) {
@@ -42,6 +46,10 @@ func (b *batchCounter) ApplyBatches(ctx context.Context, snap *store.Snapshot, n
 			b.largest = max(b.largest, len(edits))
 			for _, e := range edits {
 				b.got = append(b.got, fmt.Sprintf("%d:%s", e.Site.Loc.Offset, e.New))
+				lean := store.Site{Loc: store.Loc{Line: e.Site.Loc.Line, Offset: e.Site.Loc.Offset}, Raw: e.Site.Raw, Field: e.Site.Field}
+				if !reflect.DeepEqual(lean, e.Site) {
+					b.more++
+				}
 			}
 		}
 		return edits, err
@@ -51,7 +59,8 @@ func (b *batchCounter) ApplyBatches(ctx context.Context, snap *store.Snapshot, n
 // TestSpliceWriterGetsEditsInSmallBatches: a store planned whole whose writer splices edits as
 // it copies (store.SpliceWriter: engine/jsonl) is handed its edits editBatch at a time from the
 // plan's decisions, not as one copy of every site (at 275eabf: Apply with all 700 edits, and
-// ApplyBatches never called); the edits are the plan's, in order, and the run records the same
+// ApplyBatches never called), each with only what the writer reads of its site (before: a copy
+// of the whole site); the edits are the plan's, in order, and the run records the same
 // renames and names, the file the same bytes, and undo restores it.
 func TestSpliceWriterGetsEditsInSmallBatches(t *testing.T) {
 	dir := t.TempDir()
@@ -83,6 +92,7 @@ func TestSpliceWriterGetsEditsInSmallBatches(t *testing.T) {
 	assert.Equal(t, want, st.got, "the plan's edits, in order")
 	assert.Equal(t, 3, st.batches, "700 edits, %d at a time", editBatch)
 	assert.Equal(t, editBatch, st.largest)
+	assert.Zero(t, st.more, "edits carry only what a store.SpliceWriter reads (red before: whole sites)")
 
 	after, err := os.ReadFile(p)
 	require.NoError(t, err)
