@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -324,4 +325,26 @@ func TestDirSyncsDurableWaitsForASyncThatCoversIt(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 1, synced[filepath.Dir(b)], "b's directory synced by a sync of its own")
+}
+
+// TestSyncDirDoesNotWaitOnAFIFO: a directory whose fsync a run makes by name (DirSyncs: the
+// grouped fsyncs of a run's renames) that its owner replaced with a FIFO meanwhile is an error
+// at once (opened O_DIRECTORY: not a directory), not a wait in open(2) for a writer that never
+// comes: before (a plain open), a root run over a user's home from cron hung there.
+func TestSyncDirDoesNotWaitOnAFIFO(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "chats")
+	require.NoError(t, unix.Mkfifo(dir, 0o600))
+	done := make(chan error, 1)
+	go func() { done <- SyncDir(dir) }()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.ErrorIs(t, err, unix.ENOTDIR)
+		assert.Contains(t, err.Error(), dir)
+	case <-time.After(10 * time.Second):
+		if w, err := os.OpenFile(dir, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("SyncDir is blocked opening a FIFO")
+	}
 }
