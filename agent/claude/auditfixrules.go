@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -142,7 +143,8 @@ type RuleFilePlan struct {
 // rules to now's spelling for the tools (PlanRuleFile per file, NoteOverrides over all of them):
 // the report (mode "dry-run", Files and Rules filled) and one RuleFilePlan per file read, in
 // source order. Paths are made absolute and resolved through symbolic links (runs record
-// absolute, clean paths; a linked rule file is rewritten at its target, the link kept). A
+// absolute, clean paths; a linked rule file is rewritten at its target, the link kept; as root
+// a link another user owns the target of is refused: owner.LinkRefusal). A
 // missing file that was not given explicitly is skipped; any other file that cannot be read,
 // and every problem of a read file (file:line:column: reason), goes to problem and the run
 // continues.
@@ -154,7 +156,14 @@ func PlanRuleFiles(ctx context.Context, srcs []ClaudeSource, tools []mcpname.Cla
 		if abs, err := filepath.Abs(s.Path); err == nil {
 			s.Path = abs
 		}
-		if real, err := filepath.EvalSymlinks(s.Path); err == nil {
+		// As root a link is followed only to what its owner owns (owner.Resolve): a user's
+		// settings.json linked to another user's had root rewrite that user's rules.
+		real, err := owner.Resolve(s.Path)
+		if le := (*owner.LinkError)(nil); errors.As(err, &le) {
+			problem(fmt.Errorf("%s: %w: not read, not rewritten", s.Path, err))
+			continue
+		}
+		if err == nil {
 			s.Path = real
 		}
 		st := OpenRules(s.Path, s.Scope)

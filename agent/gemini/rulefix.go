@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -106,10 +106,18 @@ func planRuleFix(ctx context.Context, in agent.RuleFixInput) (*agent.RuleFixPlan
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		if real, err := filepath.EvalSymlinks(path); err == nil {
-			path = real // a linked rule file is rewritten at its target, the link kept
+		// A linked rule file is rewritten at its target, the link kept; as root only a link
+		// whose owner owns the target is followed (owner.Resolve), and the file is read as a
+		// config is (owner.ReadFile: no FIFO waited on, a regular file only).
+		real, err := owner.Resolve(path)
+		if le := (*owner.LinkError)(nil); errors.As(err, &le) {
+			in.Problem(fmt.Errorf("%s: %w: not read, not rewritten", path, err))
+			continue
 		}
-		data, err := os.ReadFile(path)
+		if err == nil {
+			path = real
+		}
+		data, _, err := owner.ReadFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !f.given:
 			continue

@@ -1,0 +1,53 @@
+package copilot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
+)
+
+// TestRuleFixAsRootRefusesALinkToAnotherUsersFile: as root, a rule file reached through a
+// user's link to another user's file (here a --rules-from script in the user's home) is not
+// read nor planned for rewriting: a problem names the refused link. Before, the link was
+// resolved with filepath.EvalSymlinks and root planned (and with --apply made) the rewrite of
+// the other user's script.
+func TestRuleFixAsRootRefusesALinkToAnotherUsersFile(t *testing.T) {
+	if !owner.AsRoot() {
+		t.Skip("needs root: the link rule applies as root, and the test gives files to other users")
+	}
+	const user, other = 65534, 1234
+	root := t.TempDir()
+	require.NoError(t, os.Chmod(root, 0o755))
+	home, victim := filepath.Join(root, "home"), filepath.Join(root, "victim")
+	for _, d := range []string{home, victim} {
+		require.NoError(t, os.Mkdir(d, 0o700))
+	}
+	require.NoError(t, os.Chown(home, user, user))
+	require.NoError(t, os.Chown(victim, other, other))
+	theirs := filepath.Join(victim, "ci.sh")
+	require.NoError(t, os.WriteFile(theirs, []byte(ciScript), 0o700))
+	require.NoError(t, os.Chown(theirs, other, other))
+	link := filepath.Join(home, "ci.sh")
+	require.NoError(t, os.Symlink(theirs, link))
+	require.NoError(t, os.Lchown(link, user, user))
+	inv := filepath.Join(t.TempDir(), "inv.json")
+	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"lit": {"tools": ["literature.search_pubmed", "get+data"]}, "foo.bar": {"tools": ["deploy.prod"]}}}`), 0o600))
+
+	in := ruleFixIn(t, inv, link)
+	var probs []string
+	in.Problem = func(err error) { probs = append(probs, err.Error()) }
+	plan, err := Agent.(agent.RuleFixer).RuleFix().Plan(context.Background(), in)
+	require.NoError(t, err)
+	require.Len(t, probs, 1, "%v", probs)
+	assert.True(t, strings.HasPrefix(probs[0], link+": "), probs[0])
+	assert.Contains(t, probs[0], "not followed")
+	assert.Empty(t, plan.Edits, "the other user's script is not planned")
+}
