@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/permission"
 )
@@ -207,7 +208,7 @@ func ParseRuleFile(path string, data []byte, scope permission.ClaudeScope) (*Rul
 
 // LoadRuleFile reads and parses the file at path.
 func LoadRuleFile(path string, scope permission.ClaudeScope) (*RuleFile, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := owner.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

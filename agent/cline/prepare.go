@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/naming"
@@ -70,7 +70,7 @@ func SettingsPath(dir string) string { return filepath.Join(dir, SettingsDir, MC
 // (permission/cline) and the servers' launch descriptions (for --discover; values are
 // secrets). A missing file is no settings and no error (ok false).
 func ReadSettings(path string, vars mcpconfig.Env) (set permcline.Settings, servers []agent.Server, ok bool, err error) {
-	data, err := os.ReadFile(path)
+	data, _, err := owner.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return set, nil, false, nil
 	}

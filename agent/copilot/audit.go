@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -94,7 +95,7 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 	a := &rules.Audit{ID: string(ID), Name: agentName, Words: rulescopilot.Words}
 	var ain rulescopilot.AuditInput
 	read := func(path, scope string, parse func(string, []byte) ([]rulescopilot.Rule, []rulescopilot.Problem), given bool) {
-		data, err := os.ReadFile(path)
+		data, _, err := owner.ReadFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !given:
 			return

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -91,7 +92,7 @@ func workspaceCwd(sessionPath string) string {
 	if filepath.Base(sessionPath) != EventsFile {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(sessionPath), WorkspaceFile))
+	b, _, err := owner.ReadFile(filepath.Join(filepath.Dir(sessionPath), WorkspaceFile))
 	if err != nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpinventory"
@@ -82,7 +83,7 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 	c := rulesgemini.Config{Release: now, Mode: mode}
 	var servers []agent.Server
 	for _, f := range files {
-		data, err := os.ReadFile(f.path)
+		data, _, err := owner.ReadFile(f.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !f.given:
 			continue

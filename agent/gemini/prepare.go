@@ -9,13 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpconfig"
 	"github.com/sessionfix/sessionfix/mcpname"
@@ -132,7 +132,7 @@ func settingsOf(in PrepareInput, h *HomeSessions) []string {
 // It looks at the file system; unreadable files give no root.
 func ProjectRoots(home string, sessions []string) []string {
 	slugs := map[string]string{} // slug → root
-	if b, err := os.ReadFile(filepath.Join(home, "projects.json")); err == nil {
+	if b, _, err := owner.ReadFile(filepath.Join(home, "projects.json")); err == nil {
 		var reg struct {
 			Projects map[string]string `json:"projects"`
 		}
@@ -151,7 +151,7 @@ func ProjectRoots(home string, sessions []string) []string {
 			continue
 		}
 		root := ""
-		if b, err := os.ReadFile(filepath.Join(proj, ".project_root")); err == nil {
+		if b, _, err := owner.ReadFile(filepath.Join(proj, ".project_root")); err == nil {
 			root = strings.TrimSpace(string(b))
 		}
 		root = cmp.Or(root, slugs[filepath.Base(proj)])

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/sessionfix/sessionfix/agent"
+	"github.com/sessionfix/sessionfix/internal/owner"
 	"github.com/sessionfix/sessionfix/internal/usage"
 	"github.com/sessionfix/sessionfix/mcpinventory"
 	permkilo "github.com/sessionfix/sessionfix/permission/kilo"
@@ -105,7 +106,7 @@ func auditRules(ctx context.Context, in agent.AuditInput) (*rules.Audit, error) 
 		f := cfg.RuleFile[cfg.Rules[i].Permission]
 		r.File, r.Scope = f, scopeOf(f, in)
 		if data[f] == nil {
-			data[f], _ = os.ReadFile(f)
+			data[f], _, _ = owner.ReadFile(f)
 		}
 		r.Line, r.Column = keyPos(data[f], cfg.Rules[i].Permission)
 	}

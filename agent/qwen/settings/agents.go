@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sessionfix/sessionfix/internal/owner"
 )
 
 // Agent is the part of a subagent file (.qwen/agents/<name>.md) that concerns tool names.
@@ -36,7 +38,7 @@ var frontMatterPattern = regexp.MustCompile(`^---\n([\s\S]*?)\n---\n([\s\S]*)$`)
 
 // LoadAgent reads one subagent file. See ParseAgent.
 func LoadAgent(path string) (*Agent, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := owner.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read agent %s: %w", path, err)
 	}
