@@ -367,11 +367,18 @@ func (fs *fileScan) read(ctx context.Context, f io.Reader, sc *jsonscan.Scanner,
 	defer putReadBuf(buf)
 	keep := 0 // bytes of an unfinished line carried to the front of buf
 	var read int64
+	unyielded := 0 // bytes read since the last fileio.Yield (one a read: buf is 1 MiB)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n, rerr := f.Read(buf[keep:])
+		// A scan never blocks (the page cache serves it): it lets goroutines waiting for a
+		// processor run, a rewrite's commit among them (fileio.Yield).
+		if unyielded += n; unyielded >= fileio.YieldEvery {
+			unyielded = 0
+			fileio.Yield()
+		}
 		if n > 0 && fp != nil {
 			fp.Write(buf[keep : keep+n])
 		}

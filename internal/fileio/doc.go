@@ -12,6 +12,9 @@
 //   - WriteOutputContext writes a user-named output path: a regular file by temp and
 //     rename, devices, FIFOs and links written through.
 //   - SetFaultHook / Fault is the seam fault tests use to fail any write, fsync or rename.
+//   - Yield is called by the long CPU phases that read a file (a rewrite's copy pass, a JSONL
+//     scan) after each read: goroutines back from a wait for the disk (a rewrite's fsyncs) get
+//     a processor within a read, not when the scan ends (yield.go).
 //
 // Errors: an *store.InUseError (errors.Is store.ErrInUse) when another process uses the file, a
 // *CommittedError when the new content is in place but a later step failed. The store contract

@@ -1252,17 +1252,21 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ctxReader stops a long copy when the context is cancelled.
+// ctxReader stops a long copy when the context is cancelled, and lets waiting goroutines run
+// every YieldEvery bytes (Yield).
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
+	y   yielder
 }
 
 func (c *ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(p)
+	n, err := c.r.Read(p)
+	c.y.read(n)
+	return n, err
 }
 
 // LinkCount returns the number of hard links of fi (1 where the platform does not say).
