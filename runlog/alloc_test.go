@@ -50,6 +50,9 @@ func TestEncodeJournalLineIsMarshalsLine(t *testing.T) {
 // keeps (lineBufs), not copied out by json.Marshal (red before: 20.9 KB for a line of 19.8 KB;
 // the journal of fix --apply on make bench's dense corpus is 3.4 MB).
 func TestJournalLineAllocatesLessThanTheLine(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates for its own bookkeeping")
+	}
 	j, err := openJournal(filepath.Join(t.TempDir(), journalName))
 	require.NoError(t, err)
 	defer j.close()
@@ -73,6 +76,9 @@ func TestJournalLineAllocatesLessThanTheLine(t *testing.T) {
 // twice its source, and a buffer grown by less first was allocated twice (red before: 98 KB
 // for an entry of 19.8 KB, now 41 KB).
 func TestIndentEntryAllocatesOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates for its own bookkeeping")
+	}
 	p := filepath.Join(t.TempDir(), journalName)
 	j, err := openJournal(p)
 	require.NoError(t, err)
