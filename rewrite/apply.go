@@ -67,7 +67,8 @@ func (o Outcome) Committed() bool { return o.Change != nil }
 // store.Writer, keeping a backup of each original in a new run directory
 // <StateDir>/runs/<run-id>/ with a journal and, at the end, manifest.json. A store that is in
 // use or fails is skipped and recorded; the others go on. Apply creates no run directory when
-// the plan has nothing to rewrite (Result.RunID is then empty).
+// the plan has nothing to rewrite (Result.RunID is then empty). The runtime has one processor
+// more while it runs (raiseProcs).
 func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	var work []*StorePlan
 	for _, sp := range p.Stores {
@@ -83,6 +84,7 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) (*Result, error) {
 	outcomes := make([]Outcome, 0, len(work))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer raiseProcs()()
 	// No bound by weight: the plan's sites are all in memory already.
 	_ = ordered(ctx, cancel, len(work), workers, applyWindow*workers, weights{},
 		func(i int, _ func(Outcome, int64), slot *runSlot) Outcome {

@@ -73,7 +73,8 @@ type Batch struct {
 // result; Process fails only when ctx is cancelled or emit returns an error. The returned
 // Result names the run (empty when nothing was rewritten). A result is valid only during its
 // emit: its plan's decisions and its snapshot's sites are reused for later stores once emit
-// returned (a caller keeps what it needs by copying it).
+// returned (a caller keeps what it needs by copying it). With Apply the runtime has one
+// processor more while Process runs (raiseProcs: commits block in fsync holding theirs).
 func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt ProcessOptions, emit func(*StoreResult) error) (*Result, error) {
 	workers := opt.Workers
 	if workers <= 0 {
@@ -95,6 +96,7 @@ func Process(ctx context.Context, stores []store.Store, pol naming.Policy, opt P
 	window := 2 * workers
 	if opt.Apply {
 		window = applyWindow * workers
+		defer raiseProcs()()
 	}
 	sw := &storeWeights{}
 	var rels []Relocation

@@ -1,0 +1,47 @@
+package rewrite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionfix/sessionfix/agent/qwen"
+	"github.com/sessionfix/sessionfix/engine/jsonl"
+	"github.com/sessionfix/sessionfix/naming"
+	"github.com/sessionfix/sessionfix/store"
+)
+
+// A rewriting Process runs with spareProcs more processors than before it (raiseProcs) and
+// gives them back when it returns; a Process that only scans leaves GOMAXPROCS alone, and so
+// does any when the environment sets GOMAXPROCS.
+func TestProcessApplyRaisesGOMAXPROCS(t *testing.T) {
+	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+		t.Skip("GOMAXPROCS is set: Process leaves it alone")
+	}
+	before := runtime.GOMAXPROCS(0)
+	run := func(apply bool) (during int) {
+		dir := t.TempDir()
+		p := writeSession(t, dir, "s.jsonl", call("1", "mcp__a.b__c"))
+		_, err := Process(context.Background(), []store.Store{jsonl.Open(p, qwen.Session)}, naming.Policy{},
+			ProcessOptions{Apply: apply, ApplyOptions: ApplyOptions{StateDir: filepath.Join(dir, "state"), Workers: 2}},
+			func(r *StoreResult) error { during = runtime.GOMAXPROCS(0); return nil })
+		require.NoError(t, err)
+		return during
+	}
+	assert.Equal(t, before+spareProcs, run(true), "GOMAXPROCS while a Process rewrites")
+	assert.Equal(t, before, runtime.GOMAXPROCS(0), "given back")
+	assert.Equal(t, before, run(false), "a scan leaves it alone")
+
+	// Two at once share one raise.
+	r1, r2 := raiseProcs(), raiseProcs()
+	assert.Equal(t, before+spareProcs, runtime.GOMAXPROCS(0))
+	r1()
+	assert.Equal(t, before+spareProcs, runtime.GOMAXPROCS(0), "raised until the last gives it back")
+	r2()
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+}
