@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionfix/sessionfix/internal/owner"
+	"github.com/sessionfix/sessionfix/internal/owner/ownertest"
 	"github.com/sessionfix/sessionfix/mcpname"
 	"github.com/sessionfix/sessionfix/permission"
 )
@@ -22,24 +22,10 @@ import (
 // rewritten by root (fix --rules --apply: the other user's file changed, in a directory the
 // link's owner could not even read).
 func TestPlanRuleFilesAsRootRefusesALinkToAnotherUsersFile(t *testing.T) {
-	if !owner.AsRoot() {
-		t.Skip("needs root: the link rule applies as root, and the test gives files to other users")
-	}
-	const user, other = 65534, 1234
-	root := t.TempDir()
-	require.NoError(t, os.Chmod(root, 0o755))
-	home, victim := filepath.Join(root, "home"), filepath.Join(root, "victim")
-	for _, d := range []string{home, victim} {
-		require.NoError(t, os.Mkdir(d, 0o700))
-	}
-	require.NoError(t, os.Chown(home, user, user))
-	require.NoError(t, os.Chown(victim, other, other))
+	home, victim := ownertest.Homes(t)
 	rules := []byte(`{"permissions":{"deny":["mcp__foo.bar__deploy.prod"]}}`)
-	theirs, mine := filepath.Join(victim, "settings.json"), filepath.Join(home, "mine.json")
-	require.NoError(t, os.WriteFile(theirs, rules, 0o600))
-	require.NoError(t, os.Chown(theirs, other, other))
-	require.NoError(t, os.WriteFile(mine, rules, 0o600))
-	require.NoError(t, os.Chown(mine, user, user))
+	theirs := ownertest.File(t, filepath.Join(victim, "settings.json"), rules, 0o600, ownertest.Other)
+	mine := ownertest.File(t, filepath.Join(home, "mine.json"), rules, 0o600, ownertest.User)
 	link := filepath.Join(home, "settings.json")
 	tools := []mcpname.ClaudeTool{{Server: "foo.bar", Tool: "deploy.prod"}}
 
@@ -48,8 +34,7 @@ func TestPlanRuleFilesAsRootRefusesALinkToAnotherUsersFile(t *testing.T) {
 		followed bool
 	}{{theirs, false}, {mine, true}} {
 		_ = os.Remove(link)
-		require.NoError(t, os.Symlink(tc.target, link))
-		require.NoError(t, os.Lchown(link, user, user))
+		ownertest.Link(t, tc.target, link, ownertest.User)
 		var probs []error
 		rep, files := PlanRuleFiles(context.Background(), []ClaudeSource{{Path: link, Scope: permission.ClaudeScopeUser}},
 			tools, permission.ClaudeNewest(), false, func(err error) { probs = append(probs, err) })

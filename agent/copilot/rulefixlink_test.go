@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionfix/sessionfix/agent"
-	"github.com/sessionfix/sessionfix/internal/owner"
+	"github.com/sessionfix/sessionfix/internal/owner/ownertest"
 )
 
 // TestRuleFixAsRootRefusesALinkToAnotherUsersFile: as root, a rule file reached through a
@@ -20,24 +20,9 @@ import (
 // resolved with filepath.EvalSymlinks and root planned (and with --apply made) the rewrite of
 // the other user's script.
 func TestRuleFixAsRootRefusesALinkToAnotherUsersFile(t *testing.T) {
-	if !owner.AsRoot() {
-		t.Skip("needs root: the link rule applies as root, and the test gives files to other users")
-	}
-	const user, other = 65534, 1234
-	root := t.TempDir()
-	require.NoError(t, os.Chmod(root, 0o755))
-	home, victim := filepath.Join(root, "home"), filepath.Join(root, "victim")
-	for _, d := range []string{home, victim} {
-		require.NoError(t, os.Mkdir(d, 0o700))
-	}
-	require.NoError(t, os.Chown(home, user, user))
-	require.NoError(t, os.Chown(victim, other, other))
-	theirs := filepath.Join(victim, "ci.sh")
-	require.NoError(t, os.WriteFile(theirs, []byte(ciScript), 0o700))
-	require.NoError(t, os.Chown(theirs, other, other))
-	link := filepath.Join(home, "ci.sh")
-	require.NoError(t, os.Symlink(theirs, link))
-	require.NoError(t, os.Lchown(link, user, user))
+	home, victim := ownertest.Homes(t)
+	theirs := ownertest.File(t, filepath.Join(victim, "ci.sh"), []byte(ciScript), 0o700, ownertest.Other)
+	link := ownertest.Link(t, theirs, filepath.Join(home, "ci.sh"), ownertest.User)
 	inv := filepath.Join(t.TempDir(), "inv.json")
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"lit": {"tools": ["literature.search_pubmed", "get+data"]}, "foo.bar": {"tools": ["deploy.prod"]}}}`), 0o600))
 

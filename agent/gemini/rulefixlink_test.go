@@ -12,7 +12,7 @@ import (
 
 	"github.com/sessionfix/sessionfix/agent"
 	"github.com/sessionfix/sessionfix/agent/gemini"
-	"github.com/sessionfix/sessionfix/internal/owner"
+	"github.com/sessionfix/sessionfix/internal/owner/ownertest"
 )
 
 // TestRuleFixAsRootRefusesALinkToAnotherUsersFile: as root, a user's ~/.gemini/settings.json
@@ -20,25 +20,13 @@ import (
 // refused link); before, root resolved the link with filepath.EvalSymlinks and planned (and
 // with --apply made) the rewrite of the other user's file.
 func TestRuleFixAsRootRefusesALinkToAnotherUsersFile(t *testing.T) {
-	if !owner.AsRoot() {
-		t.Skip("needs root: the link rule applies as root, and the test gives files to other users")
-	}
-	const user, other = 65534, 1234
-	root := t.TempDir()
-	require.NoError(t, os.Chmod(root, 0o755))
-	home, victim := filepath.Join(root, "home"), filepath.Join(root, "victim")
+	home, victim := ownertest.Homes(t)
 	g := filepath.Join(home, ".gemini")
-	for _, d := range []string{home, g, victim} {
-		require.NoError(t, os.Mkdir(d, 0o700))
-		require.NoError(t, os.Chown(d, user, user))
-	}
-	require.NoError(t, os.Chown(victim, other, other))
-	theirs := filepath.Join(victim, "settings.json")
-	copyFile(t, fx+"rules/deny/settings.json", theirs)
-	require.NoError(t, os.Chown(theirs, other, other))
-	link := filepath.Join(g, "settings.json")
-	require.NoError(t, os.Symlink(theirs, link))
-	require.NoError(t, os.Lchown(link, user, user))
+	ownertest.Dir(t, g, ownertest.User)
+	rules, err := os.ReadFile(fx + "rules/deny/settings.json")
+	require.NoError(t, err)
+	theirs := ownertest.File(t, filepath.Join(victim, "settings.json"), rules, 0o600, ownertest.Other)
+	link := ownertest.Link(t, theirs, filepath.Join(g, "settings.json"), ownertest.User)
 	inv := filepath.Join(t.TempDir(), "inv.json")
 	require.NoError(t, os.WriteFile(inv, []byte(`{"servers": {"foo.bar": {"tools": ["deploy.prod", "purge"]}}}`), 0o600))
 
