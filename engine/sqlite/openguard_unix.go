@@ -132,8 +132,8 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
-	"syscall"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -159,25 +159,5 @@ func pinnedOpen(want store.FileID, open func() error) (refused refusal, got stor
 	var dev, ino C.ulonglong
 	var m C.uint
 	refused = refusal(C.sf_disarm(&dev, &ino, &m))
-	return refused, store.FileID{Dev: uint64(dev), Ino: uint64(ino)}, fileMode(uint32(m)), err
-}
-
-// fileMode is the fs.FileMode of a stat st_mode.
-func fileMode(m uint32) fs.FileMode {
-	fm := fs.FileMode(m & 0o777)
-	switch m & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		fm |= fs.ModeDir
-	case syscall.S_IFIFO:
-		fm |= fs.ModeNamedPipe
-	case syscall.S_IFCHR:
-		fm |= fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFBLK:
-		fm |= fs.ModeDevice
-	case syscall.S_IFSOCK:
-		fm |= fs.ModeSocket
-	case syscall.S_IFLNK:
-		fm |= fs.ModeSymlink
-	}
-	return fm
+	return refused, store.FileID{Dev: uint64(dev), Ino: uint64(ino)}, fileio.FileMode(uint32(m)), err
 }

@@ -130,34 +130,8 @@ func (s *statInfo) ModTime() time.Time { return time.Unix(s.sys.Mtim.Unix()) }
 func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
 func (s *statInfo) Sys() any           { return &s.sys }
 
-// Mode is os's mapping of st_mode (os/stat_linux.go).
-func (s *statInfo) Mode() fs.FileMode {
-	m := fs.FileMode(s.sys.Mode & 0o777)
-	switch s.sys.Mode & syscall.S_IFMT {
-	case syscall.S_IFBLK:
-		m |= fs.ModeDevice
-	case syscall.S_IFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFDIR:
-		m |= fs.ModeDir
-	case syscall.S_IFIFO:
-		m |= fs.ModeNamedPipe
-	case syscall.S_IFLNK:
-		m |= fs.ModeSymlink
-	case syscall.S_IFSOCK:
-		m |= fs.ModeSocket
-	}
-	if s.sys.Mode&syscall.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if s.sys.Mode&syscall.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if s.sys.Mode&syscall.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
-}
+// Mode is os's mapping of st_mode (FileMode).
+func (s *statInfo) Mode() fs.FileMode { return FileMode(uint32(s.sys.Mode)) }
 
 func (d *dirPin) subAt(p string) (*dirPin, os.FileInfo, error) {
 	fd, name := d.rel(p)

@@ -3,6 +3,7 @@
 package fileio
 
 import (
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -75,3 +76,34 @@ func sameFile(a, b os.FileInfo) bool {
 
 // oDirectory is O_DIRECTORY: an open that must find a directory.
 const oDirectory = syscall.O_DIRECTORY
+
+// FileMode is the fs.FileMode of a stat(2) st_mode: its permission bits, its file type and its
+// setuid, setgid and sticky bits, as os maps them (os/stat_linux.go) for its own stats; for a
+// stat made otherwise (fstatat on a held directory, the SQLite open guard's fstat).
+func FileMode(m uint32) fs.FileMode {
+	fm := fs.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		fm |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		fm |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		fm |= fs.ModeDir
+	case syscall.S_IFIFO:
+		fm |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		fm |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		fm |= fs.ModeSocket
+	}
+	if m&syscall.S_ISGID != 0 {
+		fm |= fs.ModeSetgid
+	}
+	if m&syscall.S_ISUID != 0 {
+		fm |= fs.ModeSetuid
+	}
+	if m&syscall.S_ISVTX != 0 {
+		fm |= fs.ModeSticky
+	}
+	return fm
+}
