@@ -26,19 +26,7 @@ func TestMoveFileDirectorySwappedForALink(t *testing.T) {
 	}
 	for _, step := range []string{"pinned", "made", "linked"} {
 		t.Run(step, func(t *testing.T) {
-			const user = 65534 // nobody
-			root := t.TempDir()
-			require.NoError(t, os.Chmod(root, 0o755))
-			home, etc := filepath.Join(root, "home"), filepath.Join(root, "etc")
-			state := filepath.Join(home, "session-state")
-			for _, d := range []string{home, state, etc} {
-				require.NoError(t, os.Mkdir(d, 0o755))
-			}
-			require.NoError(t, os.Chown(home, user, user))
-			require.NoError(t, os.Chown(state, user, user))
-			from, to := filepath.Join(state, "id1.jsonl"), filepath.Join(state, "id1", "events.jsonl")
-			require.NoError(t, os.WriteFile(from, []byte("session\n"), 0o600))
-			require.NoError(t, os.Chown(from, user, user))
+			home, state, etc, from, to := flatSession(t)
 			// A root file of the name the move removes, in the directory the link leads to.
 			require.NoError(t, os.WriteFile(filepath.Join(etc, "id1.jsonl"), []byte("root\n"), 0o600))
 
@@ -51,7 +39,7 @@ func TestMoveFileDirectorySwappedForALink(t *testing.T) {
 				}
 				require.NoError(t, os.Rename(state, moved))
 				require.NoError(t, os.Symlink(etc, state))
-				require.NoError(t, os.Lchown(state, user, user))
+				require.NoError(t, os.Lchown(state, nobody, nobody))
 				swapped = true
 			}
 			m, err := MoveFile(context.Background(), from, to)
@@ -72,7 +60,7 @@ func TestMoveFileDirectorySwappedForALink(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(moved, "id1.jsonl"))
 			fi, err := os.Lstat(filepath.Join(moved, "id1"))
 			require.NoError(t, err)
-			assert.Equal(t, uint32(user), ownerOf(fi).UID, "the directory made is the user's")
+			assert.Equal(t, uint32(nobody), ownerOf(fi).UID, "the directory made is the user's")
 		})
 	}
 }
@@ -86,21 +74,9 @@ func TestUnmoveFileRefusesALinkOnTheWay(t *testing.T) {
 	if !owner.AsRoot() {
 		t.Skip("needs root: the link rule applies as root, and the test gives files to another user")
 	}
-	const user = 65534 // nobody
 	for _, swap := range []string{"session-state", "id1"} {
 		t.Run(swap, func(t *testing.T) {
-			root := t.TempDir()
-			require.NoError(t, os.Chmod(root, 0o755))
-			home, etc := filepath.Join(root, "home"), filepath.Join(root, "etc")
-			state := filepath.Join(home, "session-state")
-			for _, d := range []string{home, state, etc} {
-				require.NoError(t, os.Mkdir(d, 0o755))
-			}
-			require.NoError(t, os.Chown(home, user, user))
-			require.NoError(t, os.Chown(state, user, user))
-			from, to := filepath.Join(state, "id1.jsonl"), filepath.Join(state, "id1", "events.jsonl")
-			require.NoError(t, os.WriteFile(from, []byte("session\n"), 0o600))
-			require.NoError(t, os.Chown(from, user, user))
+			_, state, etc, from, to := flatSession(t)
 			m, err := MoveFile(context.Background(), from, to)
 			require.NoError(t, err)
 
@@ -115,7 +91,7 @@ func TestUnmoveFileRefusesALinkOnTheWay(t *testing.T) {
 			}
 			require.NoError(t, os.Rename(sw, sw+".away"))
 			require.NoError(t, os.Symlink(target, sw))
-			require.NoError(t, os.Lchown(sw, user, user))
+			require.NoError(t, os.Lchown(sw, nobody, nobody))
 
 			err = UnmoveFile(context.Background(), m, true)
 			require.Error(t, err)
@@ -125,4 +101,27 @@ func TestUnmoveFileRefusesALinkOnTheWay(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(etc, "id1.jsonl"), "nothing linked into it")
 		})
 	}
+}
+
+// nobody is the uid (and gid) of the home the move tests make.
+const nobody = 65534
+
+// flatSession makes, in a new temp directory every user may pass through, nobody's home with a
+// flat Copilot session home/session-state/id1.jsonl ("session\n", nobody's, 0600) and a root
+// directory etc beside it; it returns the three directories, the session and where a move puts
+// it (session-state/id1/events.jsonl).
+func flatSession(t *testing.T) (home, state, etc, from, to string) {
+	root := t.TempDir()
+	require.NoError(t, os.Chmod(root, 0o755))
+	home, etc = filepath.Join(root, "home"), filepath.Join(root, "etc")
+	state = filepath.Join(home, "session-state")
+	for _, d := range []string{home, state, etc} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.Chown(home, nobody, nobody))
+	require.NoError(t, os.Chown(state, nobody, nobody))
+	from, to = filepath.Join(state, "id1.jsonl"), filepath.Join(state, "id1", "events.jsonl")
+	require.NoError(t, os.WriteFile(from, []byte("session\n"), 0o600))
+	require.NoError(t, os.Chown(from, nobody, nobody))
+	return home, state, etc, from, to
 }
