@@ -16,14 +16,10 @@ import (
 // pairs were valid values.
 func checkSkipIndexed(t testing.TB, pre, line, post []byte) int {
 	t.Helper()
-	chunk := append(append(append(append([]byte(nil), pre...), line...), '\n'), post...)
-	var ix chunkIndex
-	_, ctl, _ := classifyIndex(chunk, nil, &ix)
-	require.False(t, ctl, "test chunk must be clean: %q", chunk)
-	if !ix.ok {
+	x, ok := lineIndex(t, pre, line, post)
+	if !ok {
 		return 0 // no AVX2: skipIndexed is never called
 	}
-	x := &strIndex{q: ix.q, b: ix.b, at: len(pre)}
 	valid := 0
 	var st []byte
 	for i := 0; i < len(line); i++ {

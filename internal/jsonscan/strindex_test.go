@@ -10,6 +10,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// lineIndex classifies the chunk pre, line, "\n", post (which must be clean: no control byte
+// but '\n') and returns the string index of line in it (at len(pre)); ok is false where the
+// CPU has no AVX2 (the chunk gets no index).
+func lineIndex(t testing.TB, pre, line, post []byte) (x *strIndex, ok bool) {
+	t.Helper()
+	chunk := append(append(append(append([]byte(nil), pre...), line...), '\n'), post...)
+	var ix chunkIndex
+	_, ctl, _ := classifyIndex(chunk, nil, &ix)
+	require.False(t, ctl, "test chunk must be clean: %q", chunk)
+	if !ix.ok {
+		return nil, false
+	}
+	return &strIndex{q: ix.q, b: ix.b, at: len(pre)}, true
+}
+
 // checkStringEnd puts line into a chunk at offset at (after pre, before "\n" and post) and
 // requires, for every start i of a string body in line (0..len(line)), that the string index
 // either leaves the string to the byte loop or gives the byte loop's answer
@@ -17,14 +32,10 @@ import (
 // many starts the index settled. The chunk must be clean (no control byte but '\n').
 func checkStringEnd(t testing.TB, pre, line, post []byte) int {
 	t.Helper()
-	chunk := append(append(append(append([]byte(nil), pre...), line...), '\n'), post...)
-	var ix chunkIndex
-	_, ctl, _ := classifyIndex(chunk, nil, &ix)
-	require.False(t, ctl, "test chunk must be clean: %q", chunk)
-	if !ix.ok {
+	x, ok := lineIndex(t, pre, line, post)
+	if !ok {
 		return 0 // no AVX2: nothing to compare
 	}
-	x := &strIndex{q: ix.q, b: ix.b, at: len(pre)}
 	settled := 0
 	for i := 0; i <= len(line); i++ {
 		j, ok := x.stringEnd(i, len(line))
