@@ -145,10 +145,14 @@ func announcedTemps(path string) (order []string, open map[string]string, err er
 
 // removeStoreTemps removes the announced temps (order, open: announcedTemps) of the run id
 // that are still there, each only when it is a temp sibling of its store ("." + the store's
-// name + digits, beside it) and no other process locks that store; it returns out with what
-// it removed added, the journal lines that record them gone (also for a temp not found), and
-// unlock, which lets go of the store locks taken (each store is locked once and held until
-// the caller has journaled: a second flock of ours would fail against the first).
+// name + digits, beside it), a regular file, and no other process locks that store; it returns
+// out with what it removed added (and each temp it could not reach or remove, with Err), the
+// journal lines that record them gone (also for a temp not found), and unlock, which lets go of
+// the store locks taken (each store is locked once and held until the caller has journaled: a
+// second flock of ours would fail against the first). Each store's directory is held open
+// (fileio.OpenLeftoverDir) and the lock, lstat and removal go through it: as root, a link on
+// the way that owner.LinkRefusal refuses (a user swapping a directory of their home for a link
+// to another's) reaches nothing, and the temp is reported with that error, not journaled gone.
 func removeStoreTemps(out []Leftover, id string, order []string, open map[string]string) ([]Leftover, []journalEntry, func()) {
 	var gone []journalEntry
 	var held []func()
@@ -157,34 +161,61 @@ func removeStoreTemps(out []Leftover, id string, order []string, open map[string
 			held[i]()
 		}
 	}
-	locked := map[string]bool{} // store → locked by another process
+	type storeDir struct {
+		dir    *fileio.LeftoverDir
+		err    error // the directory could not be held open
+		locked bool  // the store's lock was tried
+		busy   bool  // another process locks the store
+	}
+	dirs := map[string]*storeDir{}
+	defer func() {
+		for _, sd := range dirs {
+			if sd.dir != nil {
+				sd.dir.Close()
+			}
+		}
+	}()
 	for _, tmp := range order {
 		target, ok := open[tmp]
 		if !ok || target == "" || filepath.Dir(tmp) != filepath.Dir(target) || !fileio.IsTempName(filepath.Base(tmp), filepath.Base(target)) {
 			continue
 		}
-		if _, err := os.Lstat(tmp); err != nil {
+		sd := dirs[target]
+		if sd == nil {
+			sd = &storeDir{}
+			dirs[target] = sd
+			sd.dir, sd.err = fileio.OpenLeftoverDir(target)
+		}
+		if sd.err != nil && errors.Is(sd.err, fileio.ErrNotTheFile) {
+			out = append(out, Leftover{Path: tmp, RunID: id, Store: target, Err: sd.err})
+			continue
+		}
+		if sd.err != nil {
 			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "not found by cleanup"})
 			continue
 		}
-		// A store another process locks (a sessionfix run using its own journal) keeps its temp.
-		busy, seen := locked[target]
-		if !seen {
-			// Locked by its descriptor (fileio.TryLockStore): never created, no link followed
-			// (a lock by name opens it O_CREAT: as root, a user's store replaced by a link to a
-			// file that does not exist would have it created).
-			release, b, _ := fileio.TryLockStore(target)
-			busy = b
-			locked[target] = busy
-			held = append(held, release)
-		}
-		if busy {
+		if _, err := sd.dir.Lstat(tmp); err != nil {
+			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "not found by cleanup"})
 			continue
 		}
-		n := len(out)
-		out = removeLeftover(out, Leftover{Path: tmp, RunID: id, Store: target})
-		if len(out) > n && out[n].Err == nil {
-			gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "removed by cleanup"})
+		if !sd.locked {
+			// Locked by its descriptor: never created, no link followed (a lock by name opens
+			// it O_CREAT: as root, a user's store replaced by a link to a file that does not
+			// exist would have it created).
+			release, busy, _ := sd.dir.TryLockStore()
+			sd.locked, sd.busy = true, busy
+			held = append(held, release)
+		}
+		if sd.busy {
+			// A store another process locks (a sessionfix run using its own journal) keeps its
+			// temp.
+			continue
+		}
+		if removed, err := sd.dir.RemoveTemp(tmp); removed {
+			out = append(out, Leftover{Path: tmp, RunID: id, Store: target, Err: err})
+			if err == nil {
+				gone = append(gone, journalEntry{Event: fileio.TempGone, Path: tmp, Store: target, Reason: "removed by cleanup"})
+			}
 		}
 	}
 	return out, gone, unlock

@@ -29,17 +29,3 @@ func unlockFile(f *os.File) {
 }
 
 var heldLocks sync.Map
-
-// TryLockStore locks the store file at path (see the unix version).
-func TryLockStore(path string) (unlock func(), busy bool, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return func() {}, false, nil
-	}
-	ok, err := tryLockFile(f)
-	if !ok {
-		f.Close()
-		return func() {}, err == nil, err
-	}
-	return func() { unlockFile(f); f.Close() }, false, nil
-}
