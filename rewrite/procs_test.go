@@ -45,3 +45,41 @@ func TestProcessApplyRaisesGOMAXPROCS(t *testing.T) {
 	r2()
 	assert.Equal(t, before, runtime.GOMAXPROCS(0))
 }
+
+// The raise is given back as the runtime's default (runtime.SetDefaultGOMAXPROCS, which keeps
+// the runtime's automatic updates of GOMAXPROCS on), not by setting the number read before it
+// (which turns them off for good); a GOMAXPROCS set by someone else while raised stays as set;
+// with GODEBUG updatemaxprocs=0 the number read before is set back.
+func TestRaiseProcsRestoresTheDefault(t *testing.T) {
+	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+		t.Skip("GOMAXPROCS is set: raiseProcs leaves it alone")
+	}
+	t.Setenv("GODEBUG", "")
+	before := runtime.GOMAXPROCS(0)
+	defaults := 0
+	old := setDefaultProcs
+	setDefaultProcs = func() { defaults++; old() }
+	defer func() { setDefaultProcs = old }()
+
+	raiseProcs()()
+	assert.Equal(t, 1, defaults, "given back as the runtime's default")
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+
+	restore := raiseProcs()
+	runtime.GOMAXPROCS(before + 5)
+	restore()
+	assert.Equal(t, before+5, runtime.GOMAXPROCS(0), "a GOMAXPROCS set while raised stays as set")
+	assert.Equal(t, 1, defaults)
+	setDefaultProcs()
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+
+	t.Setenv("GODEBUG", "x=1,updatemaxprocs=0")
+	defaults = 0
+	raiseProcs()()
+	assert.Equal(t, 0, defaults, "updates off: the number read before is set back")
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	assert.True(t, updatesOff("updatemaxprocs=1,updatemaxprocs=0"))
+	assert.False(t, updatesOff("updatemaxprocs=0,updatemaxprocs=1"))
+	assert.False(t, updatesOff(""))
+	runtime.SetDefaultGOMAXPROCS()
+}
