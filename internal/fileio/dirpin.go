@@ -202,6 +202,25 @@ func (d *dirPin) create(name string) (*os.File, error) {
 	return d.openFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 }
 
+// hold is another hold of the pinned directory: a descriptor of its own, so that closing
+// either leaves the other open (nil for nil).
+func (d *dirPin) hold() (*dirPin, error) {
+	if d == nil {
+		return nil, nil
+	}
+	return d.holdAt()
+}
+
+// sameDir reports whether d and e hold the same directory (both nil: by path, the same).
+func (d *dirPin) sameDir(e *dirPin) bool {
+	if d == nil || e == nil {
+		return d == e
+	}
+	a, err1 := d.f.Stat()
+	b, err2 := e.f.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
 // close releases the directory (nil-safe).
 func (d *dirPin) close() {
 	if d != nil {

@@ -173,3 +173,15 @@ func (d *dirPin) mkdirAt(p string, perm os.FileMode) error {
 func (d *dirPin) chownSelf(uid, gid int) error {
 	return ignoringEINTR(func() error { return unix.Fchownat(d.fd, "", uid, gid, unix.AT_EMPTY_PATH) })
 }
+
+func (d *dirPin) holdAt() (*dirPin, error) {
+	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "fcntl", Path: d.dir, Err: err}
+	}
+	at := ""
+	if d.at != "" {
+		at = procFD(fd)
+	}
+	return newDirPin(d.dir, os.NewFile(uintptr(fd), d.dir), at), nil
+}

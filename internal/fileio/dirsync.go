@@ -97,9 +97,9 @@ func syncDirGrouped(dir string) error {
 // move of a rewritten store).
 type DirSyncs struct {
 	mu      sync.Mutex
-	pending map[string][]string // directory → the stores renamed in it and not yet made durable
-	order   []string            // the pending directories in the order first added
-	failed  map[string]error    // store → why its directory could not be made durable (not yet returned)
+	pending []*pendingDir            // the directories renamed in and not yet made durable, in the order first added
+	byDir   map[string][]*pendingDir // pending by the directory's path (one per directory held: a path swapped between two renames leads to two)
+	failed  map[string]error         // store → why its directory could not be made durable (not yet returned)
 	// tickets counts the stores added; ticket is each store's, until Durable returns for it;
 	// synced is the highest ticket a finished sync covered (every store added before it
 	// started).
@@ -107,6 +107,18 @@ type DirSyncs struct {
 	ticket  map[string]uint64
 	synced  uint64
 	syncMu  sync.Mutex // held while a sync runs
+}
+
+// pendingDir is a directory stores were renamed in, to be made durable: held open (the
+// rewrite's pinned directory, its own descriptor) so that the sync reaches the very directory
+// the renames were made in, wherever its path leads by then (as root over a user's home, the
+// user may have swapped it for a link or a FIFO: by path the sync failed for every directory
+// of the file system, or synced another file system). pin is nil where directories are not
+// held open (the path is used).
+type pendingDir struct {
+	dir    string
+	pin    *dirPin
+	stores []string
 }
 
 type dirSyncsKey struct{}
@@ -123,23 +135,37 @@ func dirSyncsOf(ctx context.Context) *DirSyncs {
 	return d
 }
 
-// add records that path (a store) was renamed in its directory.
-func (d *DirSyncs) add(path string) {
+// add records that path (a store) was renamed in its directory, held open by pin (nil: by
+// path). The directory is held (a descriptor of its own) until it is synced.
+func (d *DirSyncs) add(path string, pin *dirPin) {
 	dir := filepath.Dir(path)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.pending == nil {
-		d.pending = map[string][]string{}
+	if d.byDir == nil {
+		d.byDir = map[string][]*pendingDir{}
 	}
 	if d.ticket == nil {
 		d.ticket = map[string]uint64{}
 	}
 	d.tickets++
 	d.ticket[path] = d.tickets
-	if _, ok := d.pending[dir]; !ok {
-		d.order = append(d.order, dir)
+	var pd *pendingDir
+	for _, e := range d.byDir[dir] {
+		if pin.sameDir(e.pin) {
+			pd = e
+			break
+		}
 	}
-	d.pending[dir] = append(d.pending[dir], path)
+	if pd == nil {
+		held, err := pin.hold()
+		if err != nil {
+			held = nil // no descriptor to spare: by path, as before
+		}
+		pd = &pendingDir{dir: dir, pin: held}
+		d.byDir[dir] = append(d.byDir[dir], pd)
+		d.pending = append(d.pending, pd)
+	}
+	pd.stores = append(pd.stores, path)
 }
 
 // Durable returns once the rename of path (a store rewritten under WithDirSyncs) is durable:
@@ -193,23 +219,26 @@ func (d *DirSyncs) sync(t uint64) {
 		d.mu.Unlock()
 		return
 	}
-	pending, order, upto := d.pending, d.order, d.tickets
-	d.pending, d.order = nil, nil
+	pending, upto := d.pending, d.tickets
+	d.pending, d.byDir = nil, nil
 	d.mu.Unlock()
 	defer func() {
+		for _, pd := range pending {
+			pd.pin.close()
+		}
 		d.mu.Lock()
 		d.synced = upto
 		d.mu.Unlock()
 	}()
-	if len(order) == 0 {
+	if len(pending) == 0 {
 		return
 	}
-	errs := make([]error, len(order))
+	errs := make([]error, len(pending))
 	// Directories by file system: one syncfs where it stands for their fsyncs.
 	byFS := map[uint64][]int{}
 	var single []int
-	for i, dir := range order {
-		if dev, ok := fsKey(dir); ok {
+	for i, pd := range pending {
+		if dev, ok := fsKey(pd.dir, pd.pin); ok {
 			byFS[dev] = append(byFS[dev], i)
 		} else {
 			single = append(single, i)
@@ -220,17 +249,19 @@ func (d *DirSyncs) sync(t uint64) {
 			single = append(single, idx[0])
 			continue
 		}
-		err := syncFS(order[idx[0]])
+		first := pending[idx[0]]
+		err := syncFS(first.dir, first.pin)
 		for _, i := range idx {
+			dir := pending[i].dir
 			switch {
 			case err != nil:
 				errs[i] = err
 			default:
 				// The fault seam of the directory fsyncs this syncfs stands for.
-				if ferr := Fault(FaultOpenDir, order[i]); ferr != nil {
-					errs[i] = fmt.Errorf("open directory %s: %w", order[i], ferr)
-				} else if ferr := Fault(FaultSyncDir, order[i]); ferr != nil {
-					errs[i] = fmt.Errorf("sync directory %s: %w", order[i], ferr)
+				if ferr := Fault(FaultOpenDir, dir); ferr != nil {
+					errs[i] = fmt.Errorf("open directory %s: %w", dir, ferr)
+				} else if ferr := Fault(FaultSyncDir, dir); ferr != nil {
+					errs[i] = fmt.Errorf("sync directory %s: %w", dir, ferr)
 				}
 			}
 		}
@@ -243,7 +274,7 @@ func (d *DirSyncs) sync(t uint64) {
 			go func() {
 				defer wg.Done()
 				for i := range next {
-					errs[i] = SyncDir(order[i])
+					errs[i] = syncDirAt(pending[i].dir, pending[i].pin)
 				}
 			}()
 		}
@@ -262,7 +293,7 @@ func (d *DirSyncs) sync(t uint64) {
 		if d.failed == nil {
 			d.failed = map[string]error{}
 		}
-		for _, p := range pending[order[i]] {
+		for _, p := range pending[i].stores {
 			d.failed[p] = err
 		}
 	}

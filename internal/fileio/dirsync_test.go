@@ -307,11 +307,11 @@ func TestDirSyncsDurableWaitsForASyncThatCoversIt(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
 	}
 	ds := &DirSyncs{}
-	ds.add(a)
+	ds.add(a, nil)
 	done := make(chan error)
 	go func() { done <- ds.Durable(a) }()
 	<-started // the sync covering a (only) is running
-	ds.add(b)
+	ds.add(b, nil)
 	bDone := make(chan error)
 	go func() { bDone <- ds.Durable(b) }()
 	select {

@@ -615,7 +615,7 @@ func (r *replacement) replace(ch *store.Change) (*store.Change, error) {
 	}
 	var dirErr error
 	if ds := dirSyncsOf(r.ctx); ds != nil {
-		ds.add(path) // the run fsyncs the directory once, after its last rewrite there
+		ds.add(path, r.pin) // the run fsyncs the directory once, after its last rewrite there
 	} else {
 		dirErr = syncDirAt(filepath.Dir(path), r.pin)
 	}

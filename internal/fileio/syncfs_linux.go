@@ -2,6 +2,7 @@ package fileio
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,16 +41,18 @@ var syncFSKernel = sync.OnceValue(func() bool {
 
 // fsKey returns the identity of the file system holding dir (its device) and whether one
 // syncfs(2) of it may stand for an fsync of each of its directories (syncFSMagic, syncFSKernel).
-func fsKey(dir string) (dev uint64, ok bool) {
+// With pin (dir held open) the descriptor's fstat and fstatfs say; without, dir's by path.
+func fsKey(dir string, pin *dirPin) (dev uint64, ok bool) {
 	if !syncFSKernel() {
 		return 0, false
 	}
 	var st unix.Stat_t
-	if unix.Stat(dir, &st) != nil {
-		return 0, false
-	}
 	var fs unix.Statfs_t
-	if unix.Statfs(dir, &fs) != nil {
+	if pin != nil {
+		if unix.Fstat(pin.fd, &st) != nil || unix.Fstatfs(pin.fd, &fs) != nil {
+			return 0, false
+		}
+	} else if unix.Stat(dir, &st) != nil || unix.Statfs(dir, &fs) != nil {
 		return 0, false
 	}
 	if _, known := syncFSMagic[int64(fs.Type)]; !known {
@@ -60,17 +63,18 @@ func fsKey(dir string) (dev uint64, ok bool) {
 
 // syncFS makes every directory entry of the file system holding dir durable: syncfs(2) on dir
 // (which writes back and waits for the whole file system: its journal commit covers every
-// rename, link and create made before the call).
-func syncFS(dir string) error {
+// rename, link and create made before the call), opened through pin when it holds dir (nil: by
+// path; O_DIRECTORY either way: a FIFO is an error, not a wait).
+func syncFS(dir string, pin *dirPin) error {
 	if err := Fault(FaultSyncFS, dir); err != nil {
 		return err
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	f, err := pin.openFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
-	defer unix.Close(fd)
-	if err := unix.Syncfs(fd); err != nil {
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
 		return fmt.Errorf("syncfs %s: %w", dir, err)
 	}
 	return nil
