@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sessionfix/sessionfix/internal/fileio"
@@ -19,7 +20,8 @@ import (
 // where a directory is expected) is renamed to where that release opens the same bytes. A move is a record kind
 // of its own beside the rewritten files, never a change of a file's bytes:
 //
-//   - journal: a "move" line (sealed, fsynced) before the move names from and to; a "moved"
+//   - journal: a "move" line (sealed, fsynced) before the move names from and to; a
+//     "move-dir" line (fsynced) before each directory the move makes names it; a "moved"
 //     line after it holds the whole MoveEntry; a "move-abort" line says the move did not
 //     happen;
 //   - manifest: "moves" (Manifest.Moves), the moves made, in the order made;
@@ -59,7 +61,12 @@ func (r *Run) Move(ctx context.Context, ref store.Ref, to, why string) (MoveEntr
 	}
 	if err == nil {
 		var m fileio.Move
-		m, err = fileio.MoveFile(ctx, ref.Path, to)
+		// Each directory the move makes journaled first: a run killed before the "moved" line
+		// still tells undo which directories are the move's (recoverMoves).
+		mctx := fileio.WithMadeDirRecorder(ctx, func(d string) error {
+			return r.j.append(journalEntry{Event: "move-dir", Path: ref.Path, Dir: d})
+		})
+		m, err = fileio.MoveFile(mctx, ref.Path, to)
 		e.Move = m
 	}
 	if err != nil {
@@ -180,7 +187,8 @@ func undoMoves(ctx context.Context, m *Manifest, force bool) []UndoMove {
 
 // recoverMoves returns the moves the journal at path records: a "moved" line's entry, or, for
 // a "move" line with neither "moved" nor "move-abort" after it (a run killed during the move),
-// the entry it names (from and to only: undo then finds the file under either name). The
+// the entry it names (from and to: undo then finds the file under either name) with the
+// directories its "move-dir" lines announced as Made (undo removes them when empty). The
 // journal's seals are ReadRun's to check (recoverJournal).
 func recoverMoves(path string) []MoveEntry {
 	b, err := os.ReadFile(path)
@@ -205,6 +213,10 @@ func recoverMoves(path string) []MoveEntry {
 			}
 			at[e.Path] = len(out)
 			out = append(out, *e.Move)
+		case "move-dir":
+			if i, ok := at[e.Path]; ok && e.Dir != "" && !slices.Contains(out[i].Made, e.Dir) {
+				out[i].Made = append(slices.Clip(out[i].Made), e.Dir)
+			}
 		case "move-abort":
 			if i, ok := at[e.Path]; ok {
 				out[i] = MoveEntry{}

@@ -83,9 +83,9 @@ type Skipped struct {
 type journalEntry struct {
 	// Sum seals the line like Manifest.Checksum (first member, see trust.go).
 	Sum string `json:"sum,omitempty"`
-	// "commit" (about to replace), "done", "abort"; "move", "moved", "move-abort" (a store
-	// moved, move.go); fileio.TempCreating, TempForeign, TempGone (Path is the temp file,
-	// Store the file it is for).
+	// "commit" (about to replace), "done", "abort"; "move", "move-dir", "moved", "move-abort"
+	// (a store moved, move.go); fileio.TempCreating, TempForeign, TempGone (Path is the temp
+	// file, Store the file it is for).
 	Event string     `json:"event"`
 	Entry *FileEntry `json:"entry,omitempty"`
 	// Move is the move of a "move" (from and to) or "moved" (the whole entry) line.
@@ -93,6 +93,8 @@ type journalEntry struct {
 	Path   string     `json:"path,omitempty"`
 	Store  string     `json:"store,omitempty"`
 	Reason string     `json:"reason,omitempty"`
+	// Dir is the directory a "move-dir" line announces (Path: the store moved), made next.
+	Dir string `json:"dir,omitempty"`
 }
 
 const (

@@ -259,6 +259,13 @@ func (d *dirPin) mkdir(p string, perm os.FileMode) error {
 	return d.mkdirAt(p, perm)
 }
 
+// mkdirAs makes the directory p as mkdir does, owned from its creation by uid and gid (as
+// root: see mkdirAsParent); where a thread's file-system ids cannot be so set (systems other
+// than Linux) it is mkdir, and the directory the effective user's.
+func (d *dirPin) mkdirAs(p string, perm os.FileMode, uid, gid int) error {
+	return d.mkdirAsAt(p, perm, uid, gid)
+}
+
 // stat is the fstat of the pinned directory (dir: its path, lstat'ed when there is no pin).
 func (d *dirPin) stat(dir string) (os.FileInfo, error) {
 	if d == nil {

@@ -1,9 +1,11 @@
 package fileio
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -184,4 +186,34 @@ func (d *dirPin) holdAt() (*dirPin, error) {
 		at = procFD(fd)
 	}
 	return newDirPin(d.dir, os.NewFile(uintptr(fd), d.dir), at), nil
+}
+
+// mkdirAsAt makes p (mkdirat through d, or by path without a pin) with the calling thread's
+// file-system ids set to uid and gid (setfsgid(2), setfsuid(2)): the directory is theirs from
+// the instant it exists, and it is made only where they may make it (the kernel checks their
+// write permission on the directory it is made in, not root's). The ids are per thread: the
+// mkdirat runs on a goroutine locked to its own thread that is never unlocked, so the thread,
+// and its changed ids with it, ends when the goroutine does (no other goroutine ever runs with
+// them). The error is the mkdirat's, or one saying the ids could not be taken (nothing made).
+func (d *dirPin) mkdirAsAt(p string, perm os.FileMode, uid, gid int) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		_, _ = unix.SetfsgidRetGid(gid)
+		_, _ = unix.SetfsuidRetUid(uid)
+		// An invalid id (-1) changes nothing and returns the current one: the check.
+		cg, _ := unix.SetfsgidRetGid(-1)
+		cu, _ := unix.SetfsuidRetUid(-1)
+		if cu != uid || cg != gid {
+			done <- &os.PathError{Op: "mkdir", Path: p, Err: fmt.Errorf("could not take the file-system ids %d:%d (now %d:%d)", uid, gid, cu, cg)}
+			return
+		}
+		fd, name := d.rel(p)
+		done <- ignoringEINTR(func() error { return unix.Mkdirat(fd, name, uint32(perm.Perm())) })
+	}()
+	err := <-done
+	if errno, ok := err.(unix.Errno); ok {
+		return &os.PathError{Op: "mkdir", Path: p, Err: errno}
+	}
+	return err
 }

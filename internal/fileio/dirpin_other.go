@@ -29,3 +29,5 @@ func (d *dirPin) mkdirAt(p string, perm os.FileMode) error { return os.Mkdir(p, 
 func (d *dirPin) chownSelf(int, int) error { return nil }
 
 func (d *dirPin) holdAt() (*dirPin, error) { return nil, nil }
+
+func (d *dirPin) mkdirAsAt(p string, perm os.FileMode, _, _ int) error { return d.mkdir(p, perm) }

@@ -67,3 +67,12 @@ func giveParentsOwner(sub *dirPin, p string, parent *dirPin) error {
 	}
 	return nil
 }
+
+// fileIDs returns the owner and group of fi (ok false where its stat does not say).
+func fileIDs(fi os.FileInfo) (uid, gid uint32, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return st.Uid, st.Gid, true
+}

@@ -32,8 +32,9 @@ var ErrTargetExists = errors.New("a file is already there")
 
 // MoveFile moves the regular file at from to to, durably and without ever replacing a file:
 // to must not exist (ErrTargetExists, wrapped); its missing parent directories are created
-// (mode 0700; as root, given the owner and group of the directory each is made in) and
-// recorded in Move.Made. The file is opened as a store is (OpenStore: no link followed at its
+// (mode 0700; as root, with the owner and group of the directory each is made in from the
+// instant it exists), each announced first to the context's MadeDirRecorder
+// (WithMadeDirRecorder), and recorded in Move.Made. The file is opened as a store is (OpenStore: no link followed at its
 // name, as root none out of its owner's reach on the way, no FIFO waited on; anything but a
 // regular file is a *NotTheFileError, wrapped) and refused with an *store.InUseError when
 // another process holds it open for writing (a read lease, else /proc). The move is a hard link at to, the directories
@@ -84,7 +85,7 @@ func MoveFile(ctx context.Context, from, to string) (Move, error) {
 	m.Dev, m.Ino = devIno(fi)
 	m.State = store.FileState{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}
 	moveHook("pinned", from)
-	w, err := walkDirs(src, filepath.Dir(from), filepath.Dir(to), fi, true)
+	w, err := walkDirs(src, filepath.Dir(from), filepath.Dir(to), fi, madeDirRecorderOf(ctx))
 	if err != nil {
 		return m, err
 	}
@@ -133,9 +134,32 @@ func MoveFile(ctx context.Context, from, to string) (Move, error) {
 	return m, syncDirAt(filepath.Dir(from), src)
 }
 
+// MadeDirRecorder journals that MoveFile is about to make the directory dir (absolute, the
+// path as the move names it) on the way to its target: a run killed after the mkdir and before
+// the move is recorded as made (Move.Made) still lets undo know the directory is the move's (it
+// removes it when empty). An error keeps the directory from being made (the move fails).
+type MadeDirRecorder func(dir string) error
+
+type madeDirRecorderKey struct{}
+
+// WithMadeDirRecorder returns a context whose moves (MoveFile) announce each directory they
+// make to rec, durably, before making it.
+func WithMadeDirRecorder(ctx context.Context, rec MadeDirRecorder) context.Context {
+	return context.WithValue(ctx, madeDirRecorderKey{}, rec)
+}
+
+// madeDirRecorderOf is the context's MadeDirRecorder, or one that records nothing.
+func madeDirRecorderOf(ctx context.Context) MadeDirRecorder {
+	if rec, ok := ctx.Value(madeDirRecorderKey{}).(MadeDirRecorder); ok && rec != nil {
+		return rec
+	}
+	return func(string) error { return nil }
+}
+
 // testHookMove runs at the named steps of MoveFile ("pinned": from's directory held open;
-// "made": the directories on the way to to held open or made; "linked": the link at to made and
-// fsynced, before from is removed) (tests only).
+// "mkdir": a directory on the way to to made (with its path), before anything else is done to
+// it; "made": the directories on the way to to held open or made; "linked": the link at to made
+// and fsynced, before from is removed) (tests only).
 var testHookMove func(step, from string)
 
 func moveHook(step, from string) {
@@ -159,13 +183,15 @@ type dirWalk struct {
 // following a link (O_PATH|O_DIRECTORY|O_NOFOLLOW): a symbolic link or another file on the way
 // is refused. A dir not at or below basePath is reached from its nearest existing ancestor,
 // opened as a gone store's directory is (pinGoneStoreDir: as root, each link on the way to it
-// must pass owner.LinkRefusal). With create, a missing directory is made (mkdirat, mode 0700),
-// then opened and checked to be the one made (a directory of the effective user), and as root
-// given the owner and group of the directory it was made in; as root an existing one must
+// must pass owner.LinkRefusal). With create (not nil), a missing directory is announced to it
+// (an error ends the walk: nothing is made that was not announced), made (mkdirat, mode 0700;
+// as root with the owner and group of the directory it is made in: mkdirAsParent), then opened
+// and checked to be the one made, and as root given the owner and group of the directory it
+// was made in (where it was not made so already); as root an existing one must
 // belong to root or to the owner of file (the file to be put there): another user's directory
-// would give that user the file's name. Without create the walk ends, without an error, at the
-// first directory missing. On an error what the walk made is removed again.
-func walkDirs(base *dirPin, basePath, dir string, file os.FileInfo, create bool) (*dirWalk, error) {
+// would give that user the file's name. Without create (nil) the walk ends, without an error,
+// at the first directory missing. On an error what the walk made is removed again.
+func walkDirs(base *dirPin, basePath, dir string, file os.FileInfo, create MadeDirRecorder) (*dirWalk, error) {
 	w := &dirWalk{pins: []*dirPin{base}, paths: []string{basePath}, made: []bool{false}}
 	rel, err := filepath.Rel(basePath, dir)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -192,19 +218,22 @@ func walkDirs(base *dirPin, basePath, dir string, file os.FileInfo, create bool)
 		parent := w.last()
 		sub, sfi, err := parent.sub(p)
 		made := false
-		if errors.Is(err, fs.ErrNotExist) && !create {
+		if errors.Is(err, fs.ErrNotExist) && create == nil {
 			return w, nil
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			if err = parent.mkdir(p, 0o700); err == nil {
+			if err = create(p); err != nil {
+				err = fmt.Errorf("%s: not made: %w", p, err)
+			} else if err = mkdirAsParent(parent, cur, p); err == nil {
 				made = true
+				moveHook("mkdir", p)
 			} else if errors.Is(err, fs.ErrExist) {
 				err = nil
 			}
 			if err == nil {
 				sub, sfi, err = parent.sub(p)
 			}
-			if err == nil && made && !madeByUs(sfi) {
+			if err == nil && made && !madeByUs(sfi, parent, cur) {
 				sub.close()
 				err = fmt.Errorf("%s: replaced by another process right after it was made", p)
 			}
@@ -220,7 +249,7 @@ func walkDirs(base *dirPin, basePath, dir string, file os.FileInfo, create bool)
 				_ = parent.unlinkAt(p, true)
 				made = false
 			}
-		} else if err == nil && create && owner.AsRoot() {
+		} else if err == nil && create != nil && owner.AsRoot() {
 			if why := foreignDir(sfi, file); why != "" {
 				sub.close()
 				err = fmt.Errorf("%s: %s: not moved into it", p, why)
@@ -288,13 +317,47 @@ func (w *dirWalk) close() {
 	}
 }
 
-// madeByUs reports whether fi (the directory just made) is a directory of the effective user.
-func madeByUs(fi os.FileInfo) bool {
+// mkdirAsParent makes the directory p (mode 0700) in parent (held open, at parentPath). As
+// root it is made with the owner and group of parent from the instant it exists (mkdirAs:
+// the file-system ids of the thread making it), so that no instant leaves a root-owned 0700
+// directory in a user's home (a run killed between a mkdir and a chown did: the user's agent
+// could neither enter it nor make its own there); where ids cannot be so taken it is made
+// root's and given to parent's owner afterwards (giveParentsOwner, in walkDirs).
+func mkdirAsParent(parent *dirPin, parentPath, p string) error {
+	if !owner.AsRoot() {
+		return parent.mkdir(p, 0o700)
+	}
+	pfi, err := parent.stat(parentPath)
+	if err != nil {
+		return err
+	}
+	uid, gid, ok := fileIDs(pfi)
+	if !ok || uid == 0 {
+		return parent.mkdir(p, 0o700)
+	}
+	return parent.mkdirAs(p, 0o700, int(uid), int(gid))
+}
+
+// madeByUs reports whether fi (the directory just made in parent, held open at parentPath:
+// mkdirAsParent) is a directory of the user it was made as: the effective user, or as root
+// the owner of parent (or root, where it was made root's).
+func madeByUs(fi os.FileInfo, parent *dirPin, parentPath string) bool {
 	if !fi.IsDir() {
 		return false
 	}
 	uid, ok := owner.UID(fi)
-	return !ok || int(uid) == owner.Euid()
+	if !ok || int(uid) == owner.Euid() {
+		return true
+	}
+	if !owner.AsRoot() {
+		return false
+	}
+	pfi, err := parent.stat(parentPath)
+	if err != nil {
+		return false
+	}
+	puid, ok := owner.UID(pfi)
+	return ok && puid == uid
 }
 
 // foreignDir says why root must not put the file whose stat is file into the existing directory
@@ -407,7 +470,7 @@ func removeMadeDirs(base *dirPin, from string, made []string) {
 	if len(made) == 0 {
 		return
 	}
-	w, err := walkDirs(base, filepath.Dir(from), made[len(made)-1], nil, false)
+	w, err := walkDirs(base, filepath.Dir(from), made[len(made)-1], nil, nil)
 	if err != nil {
 		return
 	}

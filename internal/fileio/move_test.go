@@ -159,3 +159,39 @@ func TestMoveFileRefusesAFIFO(t *testing.T) {
 	}
 	assert.NoDirExists(t, filepath.Join(dir, "s"))
 }
+
+// TestMoveFileAnnouncesTheDirectoriesItMakes: each directory a move makes is announced to the
+// context's MadeDirRecorder before it exists, outermost first (a run killed after a mkdir
+// still has it journaled); an announcement that fails keeps the directory from being made and
+// fails the move, leaving the file where it was and nothing made.
+func TestMoveFileAnnouncesTheDirectoriesItMakes(t *testing.T) {
+	dir := t.TempDir()
+	from := filepath.Join(dir, "s.jsonl")
+	to := filepath.Join(dir, "s", "x", "events.jsonl")
+	require.NoError(t, os.WriteFile(from, []byte("session\n"), 0o600))
+	var announced []string
+	ctx := WithMadeDirRecorder(context.Background(), func(d string) error {
+		_, err := os.Lstat(d)
+		assert.ErrorIs(t, err, os.ErrNotExist, "announced before it is made")
+		announced = append(announced, d)
+		return nil
+	})
+	m, err := MoveFile(ctx, from, to)
+	require.NoError(t, err)
+	made := []string{filepath.Join(dir, "s"), filepath.Join(dir, "s", "x")}
+	assert.Equal(t, made, announced)
+	assert.Equal(t, made, m.Made)
+
+	require.NoError(t, UnmoveFile(context.Background(), m, false))
+	refused := errors.New("journal full")
+	ctx = WithMadeDirRecorder(context.Background(), func(d string) error {
+		if d == made[1] {
+			return refused
+		}
+		return nil
+	})
+	_, err = MoveFile(ctx, from, to)
+	require.ErrorIs(t, err, refused)
+	assert.NoDirExists(t, made[0], "what was made is removed again")
+	assert.FileExists(t, from)
+}

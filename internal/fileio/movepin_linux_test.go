@@ -125,3 +125,37 @@ func flatSession(t *testing.T) (home, state, etc, from, to string) {
 	require.NoError(t, os.Chown(from, nobody, nobody))
 	return home, state, etc, from, to
 }
+
+// TestMoveFileMakesTheDirectoryTheUsers: as root, the directory a move makes in a user's home
+// (session-state/<id>/) is the user's (owner and group of the directory it is made in) from
+// the instant it exists, so a run killed right after making it leaves no root-owned 0700
+// directory in the user's way (the agent could neither enter it nor put its session there).
+// Before, it was made root's and given to the user by a second call (fchownat): a kill between
+// the two left it root's.
+func TestMoveFileMakesTheDirectoryTheUsers(t *testing.T) {
+	if !owner.AsRoot() {
+		t.Skip("needs root: the test gives files to another user")
+	}
+	_, state, _, from, to := flatSession(t)
+	var at []string
+	defer func() { testHookMove = nil }()
+	testHookMove = func(s, p string) {
+		if s != "mkdir" {
+			return
+		}
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		o := ownerOf(fi)
+		at = append(at, p)
+		assert.Equal(t, uint32(nobody), o.UID, "the directory is the user's as soon as it is made")
+		assert.Equal(t, uint32(nobody), o.GID)
+	}
+	m, err := MoveFile(context.Background(), from, to)
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(state, "id1")}, at)
+	assert.Equal(t, []string{filepath.Join(state, "id1")}, m.Made)
+	fi, err := os.Lstat(filepath.Join(state, "id1"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	assert.Equal(t, uint32(nobody), ownerOf(fi).UID)
+}
