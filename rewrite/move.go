@@ -2,7 +2,9 @@ package rewrite
 
 import (
 	"context"
+	"errors"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/runlog"
 	"github.com/sessionfix/sessionfix/store"
 )
@@ -16,6 +18,9 @@ import (
 type MoveOutcome struct {
 	Entry runlog.MoveEntry
 	Err   error
+	// Moved is set when the store is at its new name (and the move recorded): Err, if any,
+	// came after the move (a *fileio.MovedError: a directory fsync, the journal).
+	Moved bool
 }
 
 // Relocation is one move a plan asks for (a dry run prints it; Process with Apply makes it).
@@ -32,7 +37,8 @@ func (r *run) moveAll(ctx context.Context, rels []Relocation) []MoveOutcome {
 	var out []MoveOutcome
 	for _, rel := range rels {
 		e, err := r.rec.Move(ctx, rel.Ref, rel.To, rel.Why)
-		out = append(out, MoveOutcome{Entry: e, Err: err})
+		var moved *fileio.MovedError
+		out = append(out, MoveOutcome{Entry: e, Err: err, Moved: err == nil || errors.As(err, &moved)})
 	}
 	return out
 }

@@ -42,8 +42,10 @@ type MoveEntry struct {
 // Move moves the store ref to the path to, for the reason why, and records it (after the
 // run's rewrites: fix --apply --move-legacy): the move is journaled ("move" then "moved" or
 // "move-abort") and, when made, recorded in the manifest; a move that fails leaves the store
-// where it was, is listed as skipped and its error returned. The entry returned is what was
-// recorded (its Made: the directories the move created).
+// where it was, is listed as skipped and its error returned. A move made whose last step
+// failed (a directory fsync after the old name was removed) or that the journal could not
+// record is recorded all the same and its error returned as a *fileio.MovedError. The entry
+// returned is what was recorded (its Made: the directories the move created).
 func (r *Run) Move(ctx context.Context, ref store.Ref, to, why string) (MoveEntry, error) {
 	e := MoveEntry{Move: fileio.Move{From: ref.Path, To: to}, Kind: ref.Kind, Why: why}
 	r.mu.Lock()
@@ -69,7 +71,8 @@ func (r *Run) Move(ctx context.Context, ref store.Ref, to, why string) (MoveEntr
 		m, err = fileio.MoveFile(mctx, ref.Path, to)
 		e.Move = m
 	}
-	if err != nil {
+	var moved *fileio.MovedError
+	if err != nil && !errors.As(err, &moved) {
 		if r.j != nil {
 			_ = r.j.append(journalEntry{Event: "move-abort", Path: ref.Path, Reason: err.Error()})
 		}
@@ -80,8 +83,9 @@ func (r *Run) Move(ctx context.Context, ref store.Ref, to, why string) (MoveEntr
 		r.mu.Unlock()
 		return e, err
 	}
+	// Moved (err, if any, a *fileio.MovedError: the move is made all the same): recorded.
 	if jerr := r.j.append(journalEntry{Event: "moved", Path: ref.Path, Move: &e}); jerr != nil {
-		err = fmt.Errorf("moved, but the journal could not record it: %w", jerr)
+		err = &fileio.MovedError{Err: fmt.Errorf("the journal could not record it: %w", jerr)}
 	}
 	r.mu.Lock()
 	r.m.Moves = append(r.m.Moves, e)

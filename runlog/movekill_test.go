@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionfix/sessionfix/internal/fileio"
 	"github.com/sessionfix/sessionfix/store"
 )
 
@@ -59,4 +61,73 @@ func TestUndoOfAMoveKilledAfterItsMkdirRemovesTheDirectory(t *testing.T) {
 	assert.NoError(t, outs[0].Err)
 	assert.NoDirExists(t, made, "the directory the move made is removed")
 	assert.FileExists(t, a)
+}
+
+// TestMoveThatFailsAfterItsLinkIsTakenBackOrRecorded: a move whose link at the new name is
+// made and whose next step fails is either taken back (the link removed, the directory made
+// removed: the "move-abort" line and the skipped entry then say what is so), or, when the old
+// name is already removed (the last directory fsync failed), recorded as made, with the error:
+// undo moves it back. Before, both were journaled "move-abort" and listed "not moved": the
+// first left the file under both names for good (undo knew of no move), the second left it
+// moved with no record of the move at all.
+func TestMoveThatFailsAfterItsLinkIsTakenBackOrRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(op, path, from string, n map[string]int) bool
+		moved bool
+	}{
+		{"before the old name is removed", func(op, path, from string, _ map[string]int) bool {
+			return op == "move-unlink" && path == from
+		}, false},
+		{"the old name's directory fsync", func(op, path, from string, n map[string]int) bool {
+			if op != fileio.FaultSyncDir || path != filepath.Dir(from) {
+				return false
+			}
+			n[path]++
+			return n[path] == 2 // the first: the made directory's parent, before the unlink
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a := filepath.Join(dir, "a.jsonl")
+			require.NoError(t, os.WriteFile(a, []byte("{}\n"), 0o600))
+			made := filepath.Join(dir, "a")
+			to := filepath.Join(made, "events.jsonl")
+			injected := errors.New("injected EIO")
+			n := map[string]int{}
+			restore := fileio.SetFaultHook(func(op, path string) error {
+				if tc.fault(op, path, a, n) {
+					return injected
+				}
+				return nil
+			})
+			now := func() time.Time { return time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC) }
+			r := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), Roots: []string{dir}, Now: now})
+			_, err := r.Move(context.Background(), store.Ref{Path: a, Kind: "test"}, to, "test")
+			restore()
+			require.ErrorIs(t, err, injected)
+			fin, ferr := r.Finish(nil)
+			require.NoError(t, ferr)
+			m, err := ReadRun(fin.Dir)
+			require.NoError(t, err)
+			if !tc.moved {
+				assert.FileExists(t, a)
+				assert.NoDirExists(t, made, "the link and the directory taken back")
+				assert.Empty(t, m.Moves)
+				require.Len(t, m.Skipped, 1)
+				return
+			}
+			assert.NoFileExists(t, a)
+			assert.FileExists(t, to)
+			require.Len(t, m.Moves, 1, "the move is recorded")
+			assert.Empty(t, m.Skipped)
+			require.NoError(t, CheckRun(fin.Dir, m))
+			outs, _, err := UndoRun(context.Background(), fin.Dir, m, nil, false, now)
+			require.NoError(t, err)
+			require.Len(t, outs, 1)
+			assert.NoError(t, outs[0].Err)
+			assert.FileExists(t, a)
+			assert.NoDirExists(t, made)
+		})
+	}
 }

@@ -272,6 +272,10 @@ func (o *FixOutput) End(a *pipeline.Summary, summary string, res *rewrite.Result
 			fmt.Fprintf(o.out, "would move %s -> %s (%s)\n", reports.Printable(m.From), reports.Printable(m.To), m.Why)
 		case m.Moved:
 			fmt.Fprintf(o.out, "moved %s -> %s\n", reports.Printable(m.From), reports.Printable(m.To))
+			if m.Error != "" {
+				Flush(o.out)
+				fmt.Fprintf(o.err, "%s: moved to %s, then: %s\n", reports.Printable(m.From), reports.Printable(m.To), reports.Printable(m.Error))
+			}
 		default:
 			Flush(o.out)
 			fmt.Fprintf(o.err, "%s: not moved to %s: %s\n", reports.Printable(m.From), reports.Printable(m.To), reports.Printable(m.Error))

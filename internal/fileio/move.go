@@ -112,27 +112,46 @@ func MoveFile(ctx context.Context, from, to string) (Move, error) {
 		return fail(&store.InUseError{Path: from, Reason: "replaced by another process while it was being moved"})
 	}
 	m.Made = w.madePaths()
-	if err := w.sync(); err != nil {
+	// Until from is removed a failure takes the new name back (and the directories made): the
+	// move did not happen. Where even that fails the file is under both names: a *MovedError,
+	// so that the move is recorded and undo removes the new name.
+	takeBack := func(err error) (Move, error) {
+		if rerr := dst.remove(to); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return m, &MovedError{Err: fmt.Errorf("%w; taking the new name back: %w", err, rerr)}
+		}
+		_ = syncDirAt(filepath.Dir(to), dst)
+		w.removeMade()
+		m.Made = nil
 		return m, err
 	}
+	if err := w.sync(); err != nil {
+		return takeBack(err)
+	}
 	if err := Fault("move-unlink", from); err != nil {
-		return m, err
+		return takeBack(err)
 	}
 	moveHook("linked", from)
 	if cur, err := src.lstat(from); err != nil || !sameFile(cur, fi) {
 		// Not the file moved any more: its name is left alone, the new one taken back.
-		if rerr := dst.remove(to); rerr == nil {
-			_ = syncDirAt(filepath.Dir(to), dst)
-			w.removeMade()
-			m.Made = nil
-		}
-		return m, &store.InUseError{Path: from, Reason: "replaced by another process while it was being moved"}
+		return takeBack(&store.InUseError{Path: from, Reason: "replaced by another process while it was being moved"})
 	}
 	if err := src.remove(from); err != nil {
-		return m, err
+		return takeBack(err)
 	}
-	return m, syncDirAt(filepath.Dir(from), src)
+	if err := syncDirAt(filepath.Dir(from), src); err != nil {
+		return m, &MovedError{Err: err}
+	}
+	return m, nil
 }
+
+// MovedError is an error of MoveFile after the file was moved (or is under both names): the
+// move is made and must be recorded (undo moves it back), but a power loss may undo part of it.
+type MovedError struct{ Err error }
+
+func (e *MovedError) Error() string { return e.Err.Error() + " (the file was moved)" }
+
+// Unwrap returns Err.
+func (e *MovedError) Unwrap() error { return e.Err }
 
 // MadeDirRecorder journals that MoveFile is about to make the directory dir (absolute, the
 // path as the move names it) on the way to its target: a run killed after the mkdir and before

@@ -359,7 +359,7 @@ type FixTail struct {
 }
 
 // MoveRow is one store fix --move-legacy moves: from, to, the agent's reason, and for an
-// apply whether it was moved (Error says why not).
+// apply whether it was moved (Error says why not, or, when Moved, what failed after the move).
 type MoveRow struct {
 	From  string `json:"from"`
 	To    string `json:"to"`
@@ -373,7 +373,7 @@ func MoveRows(moves []rewrite.Relocation, res *rewrite.Result) []MoveRow {
 	var out []MoveRow
 	if res != nil {
 		for _, m := range res.Moves {
-			r := MoveRow{From: m.Entry.From, To: m.Entry.To, Why: m.Entry.Why, Moved: m.Err == nil}
+			r := MoveRow{From: m.Entry.From, To: m.Entry.To, Why: m.Entry.Why, Moved: m.Moved}
 			if m.Err != nil {
 				r.Error = m.Err.Error()
 			}
