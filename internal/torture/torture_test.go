@@ -124,7 +124,8 @@ func TestTorture(t *testing.T) {
 
 // trialsOf is the number of trials of a scenario: def, or SESSIONFIX_TORTURE_TRIALS.
 // Other knobs: SESSIONFIX_TORTURE_BIN (a binary to test instead of building one),
-// SESSIONFIX_TORTURE_ONLY (comma-separated scenario names).
+// SESSIONFIX_TORTURE_ONLY (comma-separated scenario names), SESSIONFIX_TORTURE_STATE (where the
+// state directories are made: see fresh).
 func trialsOf(def int) int {
 	if n, err := strconv.Atoi(os.Getenv("SESSIONFIX_TORTURE_TRIALS")); err == nil && n > 0 {
 		return n
@@ -189,11 +190,22 @@ func newHarness(t *testing.T) *harness {
 }
 
 // fresh copies the corpus to a new directory (hard links are avoided: every file is its own
-// inode) and returns it with a new state directory on the same file system.
+// inode) and returns it with a new state directory on the same file system, or, with
+// SESSIONFIX_TORTURE_STATE set, in a new directory under that one (a state directory on another
+// file system than the stores: a tmpfs against the disk, where a rewrite's backup cannot be a
+// link and one file system's sync does not cover the other's).
 func (h *harness) fresh() (dir, state string) {
 	base := h.t.TempDir()
 	dir = filepath.Join(base, "dot-qwen")
 	copyTree(h.t, h.corpus, dir)
+	if at := os.Getenv("SESSIONFIX_TORTURE_STATE"); at != "" {
+		sbase, err := os.MkdirTemp(at, "torture-state")
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.t.Cleanup(func() { _ = os.RemoveAll(sbase) })
+		return dir, filepath.Join(sbase, "state")
+	}
 	return dir, filepath.Join(base, "state")
 }
 
