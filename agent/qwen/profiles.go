@@ -55,15 +55,16 @@ func contentPatterns(prefixes []string) []string {
 }
 
 // stream is the streaming state of one scan of a Qwen file: the part being collected and the
-// other pending captures of the record (copies in slots).
+// other pending captures of the record (kept in slots).
 type stream struct {
 	part    partGroup
 	partKey int64
 	partOn  bool
 	pending [3]*jsonscan.Capture
-	// slots hold the copies of streamed captures, their Raw and Path buffers reused from one
-	// part and record to the next: slot f for part field f, nPartFields+k for pending[k].
-	slots   [nPartFields + 3]jsonscan.Capture
+	// slots keep the streamed captures until the record ends (copies of those that are not
+	// Stable, in buffers reused from one part and record to the next): slot f for part field
+	// f, nPartFields+k for pending[k].
+	slots   [nPartFields + 3]jsonl.Slot
 	capture func(st *stream, c *jsonscan.Capture, b *jsonl.Builder)
 	end     func(st *stream, b *jsonl.Builder)
 }
@@ -112,7 +113,7 @@ func (st *stream) streamPart(c *jsonscan.Capture, b *jsonl.Builder, base int, ki
 		st.part = partGroup{}
 	}
 	st.partOn, st.partKey, st.part.kind = true, key, kind
-	st.part.fields[field] = jsonl.Keep(&st.slots[field], c)
+	st.part.fields[field] = st.slots[field].Keep(c)
 	return true
 }
 
@@ -191,7 +192,7 @@ var Session = func() *jsonl.Profile {
 			return &stream{
 				capture: func(st *stream, c *jsonscan.Capture, b *jsonl.Builder) {
 					if !st.streamPart(c, b, 0, kinds) && c.Pattern >= tel && c.Pattern < tel+3 {
-						st.pending[c.Pattern-tel] = jsonl.Keep(&st.slots[nPartFields+c.Pattern-tel], c)
+						st.pending[c.Pattern-tel] = st.slots[nPartFields+c.Pattern-tel].Keep(c)
 					}
 				},
 				end: func(st *stream, b *jsonl.Builder) {

@@ -394,7 +394,7 @@ func (s *Scanner) fastDeliver(line []byte, base int64) {
 		c := &s.capBuf
 		for _, fc := range s.fcaps {
 			c.Pattern, c.Offset, c.Len, c.Line, c.limit = fc.pattern, base+int64(fc.at), int64(fc.end-fc.at), s.line, s.maxCap
-			c.Key, c.TooLong = false, false
+			c.Key, c.TooLong, c.Stable = false, false, true
 			c.Raw, c.Path, c.Starts = line[fc.at:fc.end], s.fpath[fc.lo:fc.hi], s.fstarts[fc.lo:fc.hi]
 			s.onCapture(c)
 		}

@@ -32,7 +32,13 @@ type Capture struct {
 	Offset  int64 // absolute input offset of the opening quote
 	Len     int64 // byte length of the token, quotes included
 	Raw     []byte
-	Key     bool  // the capture is an object key
+	Key     bool // the capture is an object key
+	// Stable says Raw and Path stay as they are until the record's callback returned: a
+	// streamed capture of a record the whole-record lexer read (Raw is in the bytes given to
+	// the Write that ends the record, Path in the scanner's record buffers), which a streaming
+	// resolver may then keep until the record ends without copying them. False: they are valid
+	// only during the capture callback.
+	Stable  bool
 	Line    int64 // 1-based line of the token
 	TooLong bool  // longer than the capture limit; Raw is nil (Len still says how long)
 	limit   int   // the capture limit in bytes (for Value's error)

@@ -249,3 +249,60 @@ func TestStreamedCapturesEqualCollected(t *testing.T) {
 		require.True(t, collected[6].TooLong, "%+v", collected[6])
 	}
 }
+
+// A streamed capture of a record the whole-record lexer read is Stable: its Raw and Path are
+// still what they were during its callback when the record's callback runs (a streaming
+// resolver keeps them until then without copying). The full lexer's captures (careful mode, or
+// a record not whole in one Write) are not Stable.
+func TestStreamedCapturesStableUntilRecordEnd(t *testing.T) {
+	in := []byte(strings.Join([]string{
+		`{"message":{"parts":[{"functionCall":{"id":"i1","name":"mcp__a__b"}},{"functionResponse":{"name":"mcp__r__s","id":"i2"}}]}}`,
+		`{"systemPayload":{"uiEvent":{"function_name":"mcp__t__u","mcp_server_name":"t"}}}`,
+		`{"message":{"parts":[{"functionCall":{"name":"mcp__c__d","args":{"name":"x"}}}]}}`,
+	}, "\n") + "\n")
+	type seen struct {
+		c         *Capture // the scanner's own capture (its Raw and Path as handed out)
+		raw, path string   // copies taken during the callback
+		stable    bool
+	}
+	for _, tc := range []struct {
+		name    string
+		careful bool
+		chunk   int
+		stable  bool
+	}{
+		{"whole records", false, len(in), true},
+		{"careful", true, len(in), false},
+		{"records split across writes", false, 7, false},
+	} {
+		var cur []seen
+		records, captures := 0, 0
+		s := New(prefilterPatterns, Lines, func(r *Record) error {
+			require.Nil(t, r.Err)
+			records++
+			for _, c := range cur {
+				if c.stable {
+					// still what the callback saw: the scanner wrote nothing over it since
+					require.Equal(t, c.raw, string(c.c.Raw), tc.name)
+					require.Equal(t, c.path, c.c.Path.String(), tc.name)
+				}
+			}
+			cur = cur[:0]
+			return nil
+		})
+		s.SetCareful(tc.careful)
+		s.SetCaptureFunc(func(c *Capture) {
+			captures++
+			require.Equal(t, tc.stable, c.Stable, "%s: %s", tc.name, c.Path)
+			// a shallow copy: Raw and Path still point where the scanner put them
+			cur = append(cur, seen{c: &Capture{Raw: c.Raw, Path: c.Path}, raw: string(c.Raw), path: c.Path.String(), stable: c.Stable})
+		})
+		for off := 0; off < len(in); off += tc.chunk {
+			_, err := s.Write(in[off:min(len(in), off+tc.chunk)])
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.Close())
+		require.Equal(t, 3, records, tc.name)
+		require.Equal(t, 8, captures, tc.name)
+	}
+}
