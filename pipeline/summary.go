@@ -141,7 +141,8 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	a.Report.Bytes += snap.State.Size
 	a.Report.Records += snap.Records
 	row.Records, row.Problems, row.Bytes = snap.Records, len(snap.Problems)+len(sp.Warnings), snap.State.Size
-	row.Sites, row.Rewrite, row.Kept = len(sp.Names()), sp.Count(naming.ActRewrite), sp.Count(naming.ActKeep)
+	names := sp.Names()
+	row.Sites = len(names) // row.Rewrite and row.Kept: counted below, in the pass over the names
 	if snap.Failed() {
 		a.Failed = true
 	}
@@ -168,18 +169,6 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 			r.Stores++
 		}
 	}
-	t := &a.Report.Totals
-	rewrote := cont && a.Report.Stores[len(a.Report.Stores)-1].Rewrite > 0 // an earlier part counted the store
-	if !cont {
-		t.Stores++
-	}
-	t.Rewrite += row.Rewrite
-	if row.Rewrite > 0 && !rewrote {
-		t.RewriteStores++
-		if ref.Kind.Database() {
-			a.RewriteDBs++
-		}
-	}
 	also := GroupedRewrites(sp)
 	// Sites with equal decisions count alike: a plan repeats a few names many times (a dense
 	// session: ~20 names over 6,000 sites), so equal decisions are first counted in a small
@@ -195,9 +184,17 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 		d naming.Decision
 		n int
 	}
-	names := sp.Names()
+	//
+	// The same pass counts the store's rewrites and kept names (row.Rewrite, row.Kept: what
+	// sp.Count gives, without two more passes over its decisions).
 	for i := range names {
 		d := &names[i]
+		switch d.Action {
+		case naming.ActRewrite:
+			row.Rewrite++
+		case naming.ActKeep:
+			row.Kept++
+		}
 		if d.Site.Units != nil || d.Site.Group != "" {
 			a.addName(d, 1, also)
 			continue
@@ -225,6 +222,18 @@ func (a *Summary) Add(r *rewrite.StoreResult) {
 	for i := range memo {
 		if e := &memo[i]; e.n > 0 {
 			a.addName(&e.d, e.n, also)
+		}
+	}
+	t := &a.Report.Totals
+	rewrote := cont && a.Report.Stores[len(a.Report.Stores)-1].Rewrite > 0 // an earlier part counted the store
+	if !cont {
+		t.Stores++
+	}
+	t.Rewrite += row.Rewrite
+	if row.Rewrite > 0 && !rewrote {
+		t.RewriteStores++
+		if ref.Kind.Database() {
+			a.RewriteDBs++
 		}
 	}
 	if o := r.Outcome; o != nil && o.Err != nil {
