@@ -76,6 +76,9 @@ func processBatches(ctx context.Context, st store.Store, bs store.BatchScanner, 
 			guarded = &pr
 		}
 		checkPairsAcross(prev, plan)
+		if prev != nil {
+			prev.calls = nil // compared with its next batch: not held until its emit (before prevHold.done: a release writes it too)
+		}
 		hold := &heldSites{sites: sites, rel: rel, plan: plan}
 		hold.refs.Store(2) // prev, and the result until it was emitted
 		prevHold.done()

@@ -84,3 +84,17 @@ func TestCheckPairsAcrossAfterSort(t *testing.T) {
 		prev.release()
 	}
 }
+
+// A plan PlanStore returns holds no index of calls (only the next batch of a store planned
+// batch by batch reads it): the map is not kept alive with the plan.
+func TestPlanStoreKeepsNoCallIndex(t *testing.T) {
+	snap := &store.Snapshot{Ref: store.Ref{Path: "/x/s.jsonl", Kind: qwen.KindSession}, Agent: qwen.ID}
+	for i, k := range []store.SiteKind{store.SiteCall, store.SiteResponse} {
+		n := "mcp__s__t"
+		snap.Sites = append(snap.Sites, store.Site{Kind: k, CallID: "x", Name: n, Raw: []byte(`"` + n + `"`), Loc: store.Loc{Line: int64(i + 1), Offset: int64(10 * i)}})
+	}
+	sp := PlanStore(nil, snap, naming.Policy{})
+	require.Len(t, sp.Decisions, 2)
+	assert.Nil(t, sp.calls)
+	assert.Equal(t, pairSites{responses: 1, liveCalls: 1}, sp.pairSites())
+}

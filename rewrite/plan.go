@@ -198,7 +198,9 @@ func NamerFor(id store.AgentID) naming.Namer {
 // response are checked to end with the same name and object keys are kept distinct.
 // Decisions are sorted by position.
 func PlanStore(st store.Store, snap *store.Snapshot, pol naming.Policy) *StorePlan {
-	return planStore(st, snap, pol, false)
+	sp := planStore(st, snap, pol, false)
+	sp.calls = nil // only a next batch's checkPairsAcross reads it
+	return sp
 }
 
 // planStore is PlanStore; with pooled, an agent's naming.Appender appends the decisions to a

@@ -228,6 +228,7 @@ func (w *storeWeights) scanned(snap *store.Snapshot, sites int) int64 {
 // one batch (processBatches).
 func planAndApply(ctx context.Context, st store.Store, snap *store.Snapshot, pol naming.Policy, opt ProcessOptions, r *run, res *StoreResult) *StoreResult {
 	plan := planStore(st, snap, pol, true)
+	plan.calls = nil // only a next batch's checkPairsAcross reads it: not held until the emit
 	res.Plan = plan
 	if sites := res.release; sites != nil {
 		res.release = func() { sites(); plan.release() }
