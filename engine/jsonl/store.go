@@ -65,8 +65,11 @@ func (s *Store) Pin(id store.FileID) { s.pin = id }
 const readBufSize = 256 << 10
 
 // scanBufSize is Scan's read buffer: records shorter than it reach the scanner whole (the
-// literal prefilter sees them); longer ones stream through the full lexer.
-const scanBufSize = 1 << 20
+// whole-record lexer reads them); longer ones stream through the full lexer. Half a MiB: the
+// chunk and its bitmaps (a quarter of its size, jsonscan's chunkIndex) fit a core's 1 MiB
+// second-level cache between the read that fills the chunk, its classification and the
+// lexer's pass over it (1 MiB and its bitmaps did not).
+const scanBufSize = 512 << 10
 
 // readBufs recycles Scan's read buffers (one per worker in flight, not one per file; a free
 // list, not a sync.Pool, which every garbage collection empties).
@@ -367,7 +370,7 @@ func (fs *fileScan) read(ctx context.Context, f io.Reader, sc *jsonscan.Scanner,
 	defer putReadBuf(buf)
 	keep := 0 // bytes of an unfinished line carried to the front of buf
 	var read int64
-	unyielded := 0 // bytes read since the last fileio.Yield (one a read: buf is 1 MiB)
+	unyielded := 0 // bytes read since the last fileio.Yield (one a read: buf is 512 KiB)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -26,7 +26,7 @@ type chunkIndex struct {
 }
 
 // maxIndexChunk is the largest chunk whose bitmaps are made (a quarter of its size). A JSONL
-// store is written in 1 MiB chunks (engine/jsonl's scanBufSize); a SQLite value is written whole
+// store is written in 512 KiB chunks (engine/jsonl's scanBufSize); a SQLite value is written whole
 // and then its newline, so its bitmaps were never read (a record must end in the chunk) yet made
 // and kept as large as the largest value — 25 MiB for a 100 MiB tool output. Past this size the
 // byte loops read the chunk, as they do with the index off.
