@@ -7,126 +7,78 @@ import (
 	"sync"
 )
 
-// groupSyncs is the group commit of one kind of flush (a directory's fsync, a file system's
-// syncfs), per key (the directory, the file system's device): one flush that starts after a
-// change was made covers every change made before it, as the run journal's group commit does
-// for lines. Concurrent rewrites whose changes share a key share flushes.
-type groupSyncs[K comparable] struct {
-	mu sync.Mutex
-	m  map[K]*groupSync
+// dirSyncs groups the directory fsyncs of concurrent rewrites that share a directory (every
+// backup of a run is made in its run's backups/): one fsync that starts after an entry was
+// made covers every entry made before it, as the run journal's group commit does for lines.
+var dirSyncs struct {
+	mu   sync.Mutex
+	dirs map[string]*dirSync
 }
 
-// groupSync is the group-commit state of one key. tickets counts the requests: a request
-// takes its ticket after its change was made (link, create, write). synced is the highest
-// ticket a flush has covered: one whose ticket had been taken before that flush started.
-type groupSync struct {
+// dirSync is the group-commit state of one directory. tickets counts the requests: a request
+// takes its ticket after its entry was made (link, create). synced is the highest ticket an
+// fsync has covered: one whose ticket had been taken before that fsync started.
+type dirSync struct {
 	mu      sync.Mutex // guards tickets
-	smu     sync.Mutex // held for the flush; guards synced, failed and failErr
+	smu     sync.Mutex // held for the fsync; guards synced
 	tickets uint64
 	synced  uint64
-	// failed is the highest ticket a failed flush covered, failErr its error (guarded by smu).
+	// failed is the highest ticket a failed fsync covered, failErr its error (guarded by smu).
 	failed  uint64
 	failErr error
-	users   int // requests in progress (the entry is dropped at zero; guarded by groupSyncs.mu)
+	users   int // requests in progress (the entry is dropped at zero)
 }
 
-// wait returns once every change made under key before the call is durable: at once when a
-// flush of key that started after the call's ticket was taken has completed (another
-// request's), else after one more flush (a call of flush), which covers every ticket taken so
-// far. A failed flush makes nothing durable, and its error goes to every request whose ticket
-// it covered: Linux reports a writeback error to one fsync or syncfs only (errseq), so their
-// own retry could succeed without their change on disk. A request after it has its own flush.
-func (gs *groupSyncs[K]) wait(key K, flush func() error) error {
-	gs.mu.Lock()
-	if gs.m == nil {
-		gs.m = map[K]*groupSync{}
+// syncDirGrouped returns once every entry made in dir before the call is durable: at once when
+// an fsync of dir that started after the call's ticket was taken has completed (another
+// rewrite's), else after one more SyncDir, which covers every ticket taken so far. A failed
+// fsync makes nothing durable, and its error goes to every request whose ticket it covered:
+// Linux reports a writeback error to one fsync only (errseq), so their own retry could
+// succeed without their entry on disk. A request after it has its own fsync.
+func syncDirGrouped(dir string) error {
+	dirSyncs.mu.Lock()
+	if dirSyncs.dirs == nil {
+		dirSyncs.dirs = map[string]*dirSync{}
 	}
-	g := gs.m[key]
-	if g == nil {
-		g = &groupSync{}
-		gs.m[key] = g
+	d := dirSyncs.dirs[dir]
+	if d == nil {
+		d = &dirSync{}
+		dirSyncs.dirs[dir] = d
 	}
-	g.users++
-	gs.mu.Unlock()
+	d.users++
+	dirSyncs.mu.Unlock()
 	defer func() {
-		gs.mu.Lock()
-		if g.users--; g.users == 0 {
-			delete(gs.m, key)
+		dirSyncs.mu.Lock()
+		if d.users--; d.users == 0 {
+			delete(dirSyncs.dirs, dir)
 		}
-		gs.mu.Unlock()
+		dirSyncs.mu.Unlock()
 	}()
 
-	g.mu.Lock()
-	g.tickets++
-	t := g.tickets
-	g.mu.Unlock()
+	d.mu.Lock()
+	d.tickets++
+	t := d.tickets
+	d.mu.Unlock()
 
-	g.smu.Lock()
-	defer g.smu.Unlock()
-	if g.failed >= t {
-		// Checked first: a later flush's success does not prove a change an earlier one
+	d.smu.Lock()
+	defer d.smu.Unlock()
+	if d.failed >= t {
+		// Checked first: a later fsync's success does not prove an entry an earlier one
 		// failed to write is on disk.
-		return g.failErr
+		return d.failErr
 	}
-	if g.synced >= t {
+	if d.synced >= t {
 		return nil
 	}
-	g.mu.Lock()
-	upto := g.tickets // every ticket taken so far: its change exists before this flush starts
-	g.mu.Unlock()
-	if err := flush(); err != nil {
-		g.failed, g.failErr = upto, err
+	d.mu.Lock()
+	upto := d.tickets // every ticket taken so far: its entry exists before this fsync starts
+	d.mu.Unlock()
+	if err := SyncDir(dir); err != nil {
+		d.failed, d.failErr = upto, err
 		return err
 	}
-	g.synced = upto
+	d.synced = upto
 	return nil
-}
-
-// ticketsOf returns how many tickets key's group has given (0 when nobody waits). For tests.
-func (gs *groupSyncs[K]) ticketsOf(key K) uint64 {
-	gs.mu.Lock()
-	g := gs.m[key]
-	gs.mu.Unlock()
-	if g == nil {
-		return 0
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.tickets
-}
-
-// dirSyncs groups the directory fsyncs of concurrent rewrites that share a directory (every
-// backup of a run is made in its run's backups/) where no syncfs stands for them (sharedFS).
-var dirSyncs groupSyncs[string]
-
-// syncDirGrouped returns once every entry made in dir before the call is durable: one SyncDir
-// of dir shared with the other requests (groupSyncs.wait).
-func syncDirGrouped(dir string) error {
-	return dirSyncs.wait(dir, func() error { return SyncDir(dir) })
-}
-
-// fsSyncs groups the syncfs(2) calls of a file system (by device): one stream of rounds that
-// serves every request alike, a rewrite's before its rename (its temp, its backup's name:
-// syncShared) and a run's renames after (DirSyncs).
-var fsSyncs groupSyncs[uint64]
-
-// syncFSGrouped returns once every change made on the file system dev before the call (a
-// create, link, rename, a file's data written back and its metadata) is durable: one syncfs(2)
-// of it (through dir, a directory on it held open by pin: syncFS) shared with the other
-// requests (groupSyncs.wait).
-// Only where fsKey said that syncfs stands for fsyncs there.
-//
-// What it costs: syncfs writes back every dirty page of the file system (other processes' too,
-// where an fsync writes back one file's), commits its journal and, on ext4, writes the block
-// device's dirty metadata buffers in place (sync_blockdev): a request waits for what other
-// processes dirtied on the same file system before its round started, and the disk gets more,
-// smaller writes (make bench's dense apply on ext4: 3,000 → 4,650 write requests a run, for
-// 690 → 460 cache flushes and less device busy time). That is accepted as it was for the
-// renames (c2c5cec): the file system is the user's home, where a run's own temps are most of
-// what is dirty, and a round serves every store waiting; a large write in progress on the same
-// file system makes the run slower, never less safe.
-func syncFSGrouped(dev uint64, dir string, pin *dirPin) error {
-	return fsSyncs.wait(dev, func() error { return syncFS(dir, pin) })
 }
 
 // DirSyncs defers the directory fsync that ends a rewrite (RewriteFile's step 9) until the
@@ -256,11 +208,9 @@ const dirSyncWorkers = 8
 
 // sync makes the pending directories durable: where several of them lie on one file system
 // whose syncfs(2) stands for their fsyncs (Linux 5.8 or newer; ext4, XFS, Btrfs, tmpfs: see
-// syncfs_linux.go), one syncfs round of it, shared with the rewrites that wait for one before
-// their renames (syncFSGrouped: a round that starts after these renames serves them all);
-// elsewhere one SyncDir of each (up to dirSyncWorkers at once). It returns at once when a sync
-// that started after ticket t was taken has finished. A failure is kept in d.failed for each
-// store of the directory.
+// syncfs_linux.go), one syncfs of it; elsewhere one SyncDir of each (up to dirSyncWorkers at
+// once). It returns at once when a sync that started after ticket t was taken has finished.
+// A failure is kept in d.failed for each store of the directory.
 func (d *DirSyncs) sync(t uint64) {
 	d.syncMu.Lock()
 	defer d.syncMu.Unlock()
@@ -294,13 +244,13 @@ func (d *DirSyncs) sync(t uint64) {
 			single = append(single, i)
 		}
 	}
-	for dev, idx := range byFS {
+	for _, idx := range byFS {
 		if len(idx) == 1 {
 			single = append(single, idx[0])
 			continue
 		}
 		first := pending[idx[0]]
-		err := syncFSGrouped(dev, first.dir, first.pin)
+		err := syncFS(first.dir, first.pin)
 		for _, i := range idx {
 			dir := pending[i].dir
 			switch {

@@ -121,7 +121,13 @@ func TestSyncDirGroupedWaitsForAnFsyncStartedAfterIt(t *testing.T) {
 	// Wait until both have their tickets (a deadlock guard, not a timing assertion).
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if dirSyncs.ticketsOf(dir) == 3 {
+		dirSyncs.mu.Lock()
+		d := dirSyncs.dirs[dir]
+		dirSyncs.mu.Unlock()
+		d.mu.Lock()
+		n := d.tickets
+		d.mu.Unlock()
+		if n == 3 {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the requests never took their tickets")
@@ -138,7 +144,7 @@ func TestSyncDirGroupedWaitsForAnFsyncStartedAfterIt(t *testing.T) {
 	}
 	assert.Equal(t, 2, fsyncs, "the two later requests share one fsync")
 	dirSyncs.mu.Lock()
-	assert.Empty(t, dirSyncs.m, "no state kept once nobody waits")
+	assert.Empty(t, dirSyncs.dirs, "no state kept once nobody waits")
 	dirSyncs.mu.Unlock()
 }
 
@@ -183,7 +189,13 @@ func TestSyncDirGroupedFailureReachesEveryRequestItCovered(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if dirSyncs.ticketsOf(dir) == 3 {
+		dirSyncs.mu.Lock()
+		d := dirSyncs.dirs[dir]
+		dirSyncs.mu.Unlock()
+		d.mu.Lock()
+		n := d.tickets
+		d.mu.Unlock()
+		if n == 3 {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "the requests never took their tickets")

@@ -80,13 +80,7 @@ func HashFile(path string) (string, error) {
 //     same time fsync the backup, wait for its directory's fsync (started as soon as the
 //     backup's name existed, during step 3, and shared with concurrent rewrites whose backups
 //     are in the same directory), then call opt.BeforeCommit (the caller journals the change:
-//     a journaled change has a durable backup); where the store and the backup are on one file
-//     system whose syncfs(2) stands for fsyncs (sharedFS: Linux 5.8+, ext4, XFS, Btrfs, tmpfs),
-//     the temp's data (and a copied backup's) is written back instead, each file's own
-//     writeback errors returned (writeBack), and one syncfs shared with the run's other
-//     rewrites and renames (syncFSGrouped) stands for the fsyncs of the temp, the backup and
-//     the backups directory, before the journal line all the same (syncShared); an anonymous
-//     temp's name and the kept name
+//     a journaled change has a durable backup); an anonymous temp's name and the kept name
 //     (step 7's way back) are announced before that journal line and, once it is durable, the
 //     original checked unchanged and both linked (nameTemp);
 //  6. set an inotify watch on the original (every later open of it is seen);
@@ -180,17 +174,13 @@ type replacement struct {
 	otherLinks bool        // the original has other hard links: its backup is a copy
 	linked     bool        // the backup is a hard link to the original
 	bk         *os.File    // the backup being copied (nil when linked)
-	// backupDirSynced gets the result of the backup directory's fsync (nil when shared).
+	// backupDirSynced gets the result of the backup directory's fsync.
 	backupDirSynced chan error
-	// shared: the store and its backup are on one file system whose syncfs(2) stands for
-	// their fsyncs (sharedFS; fsDev is its device): syncShared makes them durable.
-	shared     bool
-	fsDev      uint64
-	ownBackup  bool // the backup is ours: cleanup removes it unless keepBackup
-	keepBackup bool
-	pf         *pendingFile // the temp
-	keep       string       // a second name of the old inode beside path ("" when none)
-	ownKeep    bool         // keep is ours: cleanup removes it (when still set)
+	ownBackup       bool // the backup is ours: cleanup removes it unless keepBackup
+	keepBackup      bool
+	pf              *pendingFile // the temp
+	keep            string       // a second name of the old inode beside path ("" when none)
+	ownKeep         bool         // keep is ours: cleanup removes it (when still set)
 	// keepName is the kept name announced (TempPlanned) and made by nameTemp when the temp is
 	// anonymous ("" when it was not announced).
 	keepName string
@@ -300,39 +290,13 @@ func (r *replacement) createBackup() error {
 		}
 		r.bk = bk
 	}
-	r.ownBackup = true
-	if dev, ok := sharedFS(path, r.pin, bpath); ok {
-		// Made durable with the temp, by a syncfs shared with the run's other rewrites.
-		r.shared, r.fsDev = true, dev
-		return nil
-	}
 	// The backup's name is made durable now, while the temp is announced and written: the
 	// commit waits for it.
 	synced := make(chan error, 1)
 	go func() { synced <- syncDirGrouped(filepath.Dir(bpath)) }()
 	r.backupDirSynced = synced
+	r.ownBackup = true
 	return nil
-}
-
-// sharedSyncs turns the shared syncfs of a rewrite's temp and backup off when false (tests of
-// the fsync path).
-var sharedSyncs = true
-
-// sharedFS returns the device of the file system holding both the store at path (its
-// directory held open by pin) and its backup at bpath, and whether one syncfs(2) of it may
-// stand for the fsyncs of the temp, the backup and the backups directory (fsKey of both
-// directories, the same device): elsewhere (a state directory on another file system, a file
-// system fsKey does not know) each is fsynced.
-func sharedFS(path string, pin *dirPin, bpath string) (uint64, bool) {
-	if !sharedSyncs {
-		return 0, false
-	}
-	dev, ok := fsKey(filepath.Dir(path), pin)
-	if !ok {
-		return 0, false
-	}
-	bdev, ok := fsKey(filepath.Dir(bpath), nil)
-	return dev, ok && bdev == dev
 }
 
 // createTemp makes the temp of step 3 (".<name><digits>" beside path, announced to the
@@ -571,18 +535,6 @@ func (r *replacement) syncAndJournal(ch *store.Change) error {
 		}
 		r.pf.plan()
 	}
-	if r.shared {
-		if err := r.syncShared(); err != nil {
-			return err
-		}
-		if r.opt.BeforeCommit != nil {
-			if err := r.opt.BeforeCommit(ch); err != nil {
-				return fmt.Errorf("journal change of %s: %w", path, err)
-			}
-		}
-		r.keepBackup = true
-		return nil
-	}
 	tempSynced := make(chan error, 1)
 	pf := r.pf
 	go func() { tempSynced <- pf.Sync() }()
@@ -613,42 +565,6 @@ func (r *replacement) syncAndJournal(ch *store.Change) error {
 		return backupErr
 	}
 	r.keepBackup = true
-	return nil
-}
-
-// syncShared is syncAndJournal's wait where one syncfs(2) of the file system holding the store
-// and its backup stands for their fsyncs (sharedFS): the temp's data is written back and
-// waited for, its writeback errors asked of its own descriptor (writeBack: no flush), and the
-// same for a copied backup; then one syncfs round shared with the run's other rewrites and
-// renames (syncFSGrouped) commits the file system's journal (the temp's size, mode, mtime and
-// owner, the backup's name) and flushes the disk's cache. A failed round fails every rewrite
-// it covered; this one is then not journaled, and the store keeps its old bytes.
-func (r *replacement) syncShared() error {
-	path, bpath := r.path, r.opt.BackupPath
-	if err := r.pf.writeBack(); err != nil {
-		return fmt.Errorf("sync temp for %s: %w", path, err)
-	}
-	if r.bk != nil {
-		if err := Fault(FaultSync, bpath); err != nil {
-			return fmt.Errorf("sync backup of %s: %w", path, err)
-		}
-		if err := writeBack(r.bk); err != nil {
-			return fmt.Errorf("sync backup of %s: %w", path, err)
-		}
-	}
-	// The round syncs the file system through the store's directory, held open (r.pin): the
-	// one fsKey was asked about.
-	if err := syncFSGrouped(r.fsDev, filepath.Dir(path), r.pin); err != nil {
-		return fmt.Errorf("sync temp and backup of %s: %w", path, err)
-	}
-	// The seams of the backups directory's fsync, which the syncfs stands for.
-	bdir := filepath.Dir(bpath)
-	if err := Fault(FaultOpenDir, bdir); err != nil {
-		return fmt.Errorf("open directory %s: %w", bdir, err)
-	}
-	if err := Fault(FaultSyncDir, bdir); err != nil {
-		return fmt.Errorf("sync directory %s: %w", bdir, err)
-	}
 	return nil
 }
 

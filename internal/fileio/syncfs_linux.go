@@ -43,9 +43,6 @@ var syncFSKernel = sync.OnceValue(func() bool {
 // syncfs(2) of it may stand for an fsync of each of its directories (syncFSMagic, syncFSKernel).
 // With pin (dir held open) the descriptor's fstat and fstatfs say; without, dir's by path.
 func fsKey(dir string, pin *dirPin) (dev uint64, ok bool) {
-	if testHookFSKey != nil {
-		return testHookFSKey(dir)
-	}
 	if !syncFSKernel() {
 		return 0, false
 	}
@@ -63,9 +60,6 @@ func fsKey(dir string, pin *dirPin) (dev uint64, ok bool) {
 	}
 	return uint64(st.Dev), true
 }
-
-// testHookFSKey, when set, answers fsKey (tests only: a directory on another file system).
-var testHookFSKey func(dir string) (uint64, bool)
 
 // syncFS makes every directory entry of the file system holding dir durable: syncfs(2) on dir
 // (which writes back and waits for the whole file system: its journal commit covers every

@@ -265,15 +265,6 @@ func (p *pendingFile) Sync() error {
 	return p.File.Sync()
 }
 
-// writeBack writes the temp's data to disk and returns its writeback errors, without the
-// flush an fsync makes (the caller's syncfs makes it), through the fault seam of its fsync.
-func (p *pendingFile) writeBack() error {
-	if err := Fault(FaultSync, p.Name()); err != nil {
-		return err
-	}
-	return writeBack(p.File)
-}
-
 // Cleanup removes the temp unless it replaced path (an anonymous temp never named is only
 // closed: the kernel frees it).
 func (p *pendingFile) Cleanup() {

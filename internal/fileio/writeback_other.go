@@ -6,6 +6,3 @@ import "os"
 
 // startWriteback is a Linux hint (sync_file_range); elsewhere the fsync does all the work.
 func startWriteback(*os.File, int64, int64) {}
-
-// writeBack is an fsync where syncfs does not stand for one (the shared path is Linux's).
-func writeBack(f *os.File) error { return f.Sync() }
