@@ -9,7 +9,7 @@ import (
 
 // spareProcs is how many processors (GOMAXPROCS) a rewriting Process or Apply adds to the
 // runtime's while it runs (raiseProcs).
-const spareProcs = 1
+const spareProcs = 2
 
 // procs counts the rewriting runs in progress (raiseProcs), what GOMAXPROCS was before the
 // first and what the raise set it to.
@@ -42,7 +42,11 @@ var setDefaultProcs = runtime.SetDefaultGOMAXPROCS
 // store's scan, or the pool's goroutine starting it, waited for a P. With one P more the
 // scans and copies (Workers of them) keep the CPUs busy while commits wait for the disk.
 // Make bench's dense 512 MiB fix --apply on disk, quiet, alternated: median wall 1.43 s
-// without, 1.35 s with (CPU 1.81 and 1.91 s, peak RSS unchanged).
+// without, 1.35 s with (CPU 1.81 and 1.91 s, peak RSS unchanged). Two more rather than one:
+// a trace of the quiet dense apply still had ~1 goroutine runnable on average while ~1.3 of
+// the 2 CPUs ran Go code (the commits' fsyncs of several stores hold Ps at once); 4 Ps on 2
+// CPUs against 3, quiet, alternated: wall faster in 13 of 16 pairs (paired medians 0.983 and
+// 0.977), CPU unchanged (1.78 s).
 func raiseProcs() (restore func()) {
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
